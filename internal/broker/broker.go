@@ -1,0 +1,93 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Consumer reads one channel of one transport. Implementations are safe for
+// concurrent use by several performers.
+//
+// Receive presents each message's delivery count per the contract of
+// requirements Group A (see PresentedCount). The settling calls take the
+// message Receive returned; its Receipt identifies it to the broker.
+type Consumer interface {
+	// Receive returns up to the channel's buffer size of messages, waiting at
+	// most timeout for the first. An empty slice with a nil error means none
+	// arrived. A message that cannot be decoded is returned with
+	// MessageType MTUnacceptable (and its Receipt) so the pump can reject it.
+	// An error means the channel failed (the pump backs off and retries).
+	Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error)
+	// Acknowledge removes the message from the broker.
+	Acknowledge(ctx context.Context, m *message.Message) error
+	// Requeue makes the message visible again after delay (0 = at once) with
+	// one broker call, or as few as the broker allows (NFR-3).
+	Requeue(ctx context.Context, m *message.Message, delay time.Duration) error
+	// Reject routes the message by reason through a Router and always
+	// settles it: no error escapes and it never panics (R-16..R-19).
+	Reject(ctx context.Context, m *message.Message, r message.Rejection) RejectResult
+	// Purge removes every message of the channel.
+	Purge(ctx context.Context) error
+	// Close releases the consumer's resources; messages still held are left
+	// to the broker.
+	Close(ctx context.Context) error
+}
+
+// BatchAcknowledger is implemented by consumers that can acknowledge several
+// messages in one broker call (SQS DeleteMessageBatch). The Proactor uses it
+// to settle asynchronously. It returns one error per message, nil for
+// success; len(result) == len(ms).
+type BatchAcknowledger interface {
+	AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error
+}
+
+// Producer publishes messages in its transport's Brighter wire format.
+type Producer interface {
+	// Send publishes m to the topic (or queue) named by m.Header.Topic.
+	Send(ctx context.Context, m *message.Message) error
+	// Close releases the producer's resources.
+	Close(ctx context.Context) error
+}
+
+// ChannelMaker provisions a subscription's infrastructure according to its
+// makeChannels setting: create makes what is missing, validate returns an
+// error naming what is missing, assume makes no call at all.
+type ChannelMaker interface {
+	EnsureChannels(ctx context.Context) error
+}
+
+// MakeChannels is Brighter's OnMissingChannel setting.
+type MakeChannels string
+
+// The makeChannels values.
+const (
+	// MakeCreate creates missing infrastructure (the default).
+	MakeCreate MakeChannels = "create"
+	// MakeValidate fails when infrastructure is missing.
+	MakeValidate MakeChannels = "validate"
+	// MakeAssume makes no infrastructure call.
+	MakeAssume MakeChannels = "assume"
+)
+
+// ErrChannelFailure wraps a transient failure of a channel (a broker that
+// cannot be reached, a throttled call). The pump backs off by
+// channelFailureDelay and tries again.
+var ErrChannelFailure = errors.New("channel failure")
+
+// PresentedCount is the delivery-count rule of the contract (R-1..R-3, R-28):
+// the count stamped in the stored message plus the broker's delivery attempt
+// minus one. A nil, zero or negative attempt counts as the first delivery
+// (AC-33): the result is never below the stamped count. A routed copy (one
+// carrying rejection metadata) presents its stamped count only.
+func PresentedCount(stamped, attempt int, routedCopy bool) int {
+	if stamped < 0 {
+		stamped = 0
+	}
+	if routedCopy || attempt <= 1 {
+		return stamped
+	}
+	return stamped + attempt - 1
+}

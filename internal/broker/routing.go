@@ -1,0 +1,167 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Settler is what a transport offers the Router to settle the original of a
+// rejected message, identified by its Receipt.
+type Settler interface {
+	// Acknowledge removes the message from the broker.
+	Acknowledge(ctx context.Context, m *message.Message) error
+	// Release makes the message visible again at once, with the transport's
+	// own requeue call (SQS ChangeMessageVisibility 0, Pub/Sub
+	// ModifyAckDeadline 0 or Nack, RocketMQ ChangeInvisibleDuration 0).
+	Release(ctx context.Context, m *message.Message) error
+}
+
+// Publisher sends a routed copy to a rejection destination (a queue or topic
+// name of the transport) in the transport's wire format.
+type Publisher interface {
+	Publish(ctx context.Context, destination string, m *message.Message) error
+}
+
+// Route names where a rejected message went.
+type Route string
+
+// The rejection routes (reference §7.1).
+const (
+	// RouteDeadLetter is the dead-letter queue (deadLetterRoutingKey).
+	RouteDeadLetter Route = "dead-letter"
+	// RouteInvalidMessage is the invalid-message channel
+	// (invalidMessageRoutingKey).
+	RouteInvalidMessage Route = "invalid-message"
+	// RouteNone means no destination was configured: the message was
+	// acknowledged and discarded with a Warning.
+	RouteNone Route = "none"
+)
+
+// RejectResult reports what Reject did. The message is always settled: it
+// was routed and acknowledged, released for redelivery, or acknowledged
+// without a destination.
+type RejectResult struct {
+	// Route is the route chosen by the rejection reason.
+	Route Route
+	// Destination is the queue or topic the copy was published to ("" for
+	// RouteNone).
+	Destination string
+	// Released is true when the publish failed and the original was released
+	// for redelivery instead of being acknowledged.
+	Released bool
+	// Err is the failure already logged at Error (publish, release or
+	// acknowledge), nil when everything succeeded.
+	Err error
+}
+
+// Stable log message texts of the Router (tests match them).
+const (
+	LogRejected           = "message rejected"
+	LogFallbackDeadLetter = "unacceptable message has no invalid-message channel; falling back to dead-letter queue"
+	LogDiscarded          = "rejected message discarded: no dead-letter or invalid-message destination"
+	LogRoutingFailed      = "rejection routing failed; message released for redelivery"
+	LogReleaseFailed      = "rejection routing failed and release failed; message will reappear when its lease lapses"
+	LogAckAfterRouteFail  = "rejected message routed but acknowledge failed; the routed copy may be duplicated"
+	LogDiscardAckFailed   = "rejected message could not be acknowledged; it will be redelivered"
+)
+
+// Router is the one rejection-routing implementation every transport uses
+// (R-15..R-19, reference §7). The zero value is not usable: set Publisher and
+// Settler. Destinations are the subscription's deadLetterRoutingKey and
+// invalidMessageRoutingKey.
+type Router struct {
+	// DeadLetter is the dead-letter destination, "" for none.
+	DeadLetter string
+	// Invalid is the invalid-message destination, "" for none.
+	Invalid string
+	// Publisher sends routed copies.
+	Publisher Publisher
+	// Settler acknowledges or releases the original.
+	Settler Settler
+	// Logger receives the Router's records; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for rejectionTimestamp; nil means time.Now.
+	Now func() time.Time
+}
+
+// Select returns the route and destination for a reason (reference §7.1):
+// Unacceptable goes to the invalid-message channel, falling back to the
+// dead-letter queue; every other reason goes to the dead-letter queue; with no
+// destination the route is RouteNone. fellBack reports the fallback.
+func (r *Router) Select(reason message.RejectionReason) (route Route, destination string, fellBack bool) {
+	if reason == message.ReasonUnacceptable {
+		if r.Invalid != "" {
+			return RouteInvalidMessage, r.Invalid, false
+		}
+		if r.DeadLetter != "" {
+			return RouteDeadLetter, r.DeadLetter, true
+		}
+		return RouteNone, "", false
+	}
+	if r.DeadLetter != "" {
+		return RouteDeadLetter, r.DeadLetter, false
+	}
+	return RouteNone, "", false
+}
+
+// Reject routes m by rej.Reason, publishing the stamped copy BEFORE
+// acknowledging the original. With no destination it acknowledges and
+// logs a Warning naming the message id and reason. When the publish
+// fails it does not acknowledge: it releases the original with the receipt m
+// still holds, logs an Error naming the message id and reason, and reports
+// the message settled. When the acknowledge fails after a successful
+// publish it logs an Error and reports settled. No error or panic escapes.
+func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rejection) (res RejectResult) {
+	log := r.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	id := m.Header.MessageID
+	defer func() {
+		if p := recover(); p != nil {
+			res.Err = fmt.Errorf("panic in rejection routing: %v", p)
+			log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "error", res.Err)
+		}
+	}()
+	route, dest, fellBack := r.Select(rej.Reason)
+	res.Route, res.Destination = route, dest
+	if route == RouteNone {
+		log.WarnContext(ctx, LogDiscarded, "message_id", id, "reason", rej.Reason.String(), "description", rej.Description)
+		if err := r.Settler.Acknowledge(ctx, m); err != nil {
+			res.Err = fmt.Errorf("acknowledge rejected message %s: %w", id, err)
+			log.ErrorContext(ctx, LogDiscardAckFailed, "message_id", id, "reason", rej.Reason.String(), "error", err)
+		}
+		return res
+	}
+	if fellBack {
+		log.InfoContext(ctx, LogFallbackDeadLetter, "message_id", id, "destination", dest)
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	routed := message.Stamp(m, dest, rej, now())
+	if err := r.Publisher.Publish(ctx, dest, routed); err != nil {
+		res.Released = true
+		res.Err = fmt.Errorf("publish message %s to %s: %w", id, dest, err)
+		if rerr := r.Settler.Release(ctx, m); rerr != nil {
+			res.Err = errors.Join(res.Err, fmt.Errorf("release message %s: %w", id, rerr))
+			log.ErrorContext(ctx, LogReleaseFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", res.Err)
+			return res
+		}
+		log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
+		return res
+	}
+	if err := r.Settler.Acknowledge(ctx, m); err != nil {
+		res.Err = fmt.Errorf("acknowledge message %s after routing to %s: %w", id, dest, err)
+		log.ErrorContext(ctx, LogAckAfterRouteFail, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
+		return res
+	}
+	log.InfoContext(ctx, LogRejected, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "handled_count", m.Header.HandledCount)
+	return res
+}

@@ -1,0 +1,12 @@
+// Package message holds the transport-neutral message model that every other
+// package of brighter shares: Message, Header, Bag, MessageType,
+// RejectionReason and the names of the five rejection-metadata keys that
+// Brighter (the .NET library) writes into the bag of a routed message.
+//
+// It implements the data side of requirements R-18 (rejection metadata) and
+// R-28 (the discriminator of a routed copy), and the header model of
+// reference §1 (brighter-semantics.md).
+//
+// This package must not import any other package of this module: it is the
+// bottom of the dependency graph (cmd -> pump -> broker -> message).
+package message

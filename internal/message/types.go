@@ -1,0 +1,123 @@
+package message
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// MessageType is Brighter's MessageType enum. It travels on every transport
+// as its enum name (for example "MT_COMMAND"), never as its number.
+type MessageType int
+
+// The values of MessageType, numbered as in Brighter's MessageHeader.cs.
+const (
+	// MTUnacceptable marks a message the consumer could not decode; the pump
+	// rejects it as Unacceptable.
+	MTUnacceptable MessageType = -1
+	// MTNone means nothing was received.
+	MTNone MessageType = 0
+	// MTCommand is a command: one handler.
+	MTCommand MessageType = 1
+	// MTEvent is an event: zero or more handlers. It is the default when a
+	// wire value is missing or cannot be parsed.
+	MTEvent MessageType = 2
+	// MTDocument is a document message.
+	MTDocument MessageType = 3
+	// MTQuit is the local stop signal; Brighter never sends it.
+	MTQuit MessageType = 4
+)
+
+var messageTypeNames = [...]string{"MT_UNACCEPTABLE", "MT_NONE", "MT_COMMAND", "MT_EVENT", "MT_DOCUMENT", "MT_QUIT"}
+
+// String returns the enum name Brighter writes on the wire, such as
+// "MT_COMMAND". An out-of-range value prints as its number.
+func (t MessageType) String() string {
+	i := int(t) + 1
+	if i >= 0 && i < len(messageTypeNames) {
+		return messageTypeNames[i]
+	}
+	return strconv.Itoa(int(t))
+}
+
+// ParseMessageType reads a wire value the way Brighter's parsers do: the enum
+// name (case-sensitive, as the SQS and Pub/Sub readers are) or its number.
+// It reports false, and MTEvent, for anything else, so a caller can apply
+// Brighter's fallback and still know the value was foreign.
+func ParseMessageType(s string) (MessageType, bool) {
+	for i, n := range messageTypeNames {
+		if n == s {
+			return MessageType(i - 1), true
+		}
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= int(MTUnacceptable) && n <= int(MTQuit) {
+		return MessageType(n), true
+	}
+	return MTEvent, false
+}
+
+// MarshalText writes the enum name.
+func (t MessageType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads an enum name or number; an unknown value is an error.
+func (t *MessageType) UnmarshalText(b []byte) error {
+	v, ok := ParseMessageType(string(b))
+	if !ok {
+		return fmt.Errorf("unknown message type %q: valid values are MT_COMMAND, MT_EVENT, MT_DOCUMENT, MT_UNACCEPTABLE, MT_NONE, MT_QUIT", b)
+	}
+	*t = v
+	return nil
+}
+
+// RejectionReason is why a message was rejected (Brighter's RejectionReason
+// enum). It selects the rejection route: Unacceptable goes to the
+// invalid-message channel, the others to the dead-letter queue.
+type RejectionReason int
+
+// The values of RejectionReason, numbered as in Brighter.
+const (
+	// ReasonNone is a rejection with no stated reason; it routes to the
+	// dead-letter queue.
+	ReasonNone RejectionReason = 0
+	// ReasonUnacceptable means the message cannot be handled as it is (it
+	// could not be decoded, or the handler said it is invalid).
+	ReasonUnacceptable RejectionReason = 1
+	// ReasonDeliveryError means the message could not be delivered: the
+	// handler rejected it or its redelivery budget ran out.
+	ReasonDeliveryError RejectionReason = 2
+)
+
+// String returns the enum name written as rejectionReason: "None",
+// "Unacceptable" or "DeliveryError".
+func (r RejectionReason) String() string {
+	switch r {
+	case ReasonNone:
+		return "None"
+	case ReasonUnacceptable:
+		return "Unacceptable"
+	case ReasonDeliveryError:
+		return "DeliveryError"
+	}
+	return strconv.Itoa(int(r))
+}
+
+// ParseRejectionReason reads an enum name ("None", "Unacceptable",
+// "DeliveryError"); it reports false for anything else.
+func ParseRejectionReason(s string) (RejectionReason, bool) {
+	switch s {
+	case "None":
+		return ReasonNone, true
+	case "Unacceptable":
+		return ReasonUnacceptable, true
+	case "DeliveryError":
+		return ReasonDeliveryError, true
+	}
+	return ReasonNone, false
+}
+
+// Rejection is a reason with an optional description (Brighter's
+// MessageRejectionReason record). The description becomes the
+// rejectionMessage key of the routed copy when it is not empty.
+type Rejection struct {
+	Reason      RejectionReason
+	Description string
+}

@@ -1,0 +1,155 @@
+package pump
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// EventKind says what happened.
+type EventKind int
+
+// The pump's events.
+const (
+	// EventReceived: a message was received; DeliveryCount is its presented
+	// count.
+	EventReceived EventKind = iota
+	// EventAcknowledged: the handler acked and the message was removed.
+	EventAcknowledged
+	// EventDeferred: the message was requeued with Delay.
+	EventDeferred
+	// EventBudgetExhausted: a Defer reached the redelivery budget; a
+	// DeliveryError rejection follows.
+	EventBudgetExhausted
+	// EventRejected: the message was rejected; Reason, Route and Destination
+	// say how; Err is set when routing failed and it was released.
+	EventRejected
+	// EventSettleFailed: an acknowledge or requeue failed; the message stays
+	// on the broker and will be redelivered.
+	EventSettleFailed
+	// EventChannelFailure: Receive failed; the pump backs off.
+	EventChannelFailure
+	// EventStarted: the pump started.
+	EventStarted
+	// EventStopped: the pump stopped; Err says why when it was not asked to.
+	EventStopped
+)
+
+var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped"}
+
+// String returns the event's kebab-case name, e.g. "budget-exhausted".
+func (k EventKind) String() string {
+	if int(k) >= 0 && int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one thing the pump did. Fields not relevant to a kind are zero.
+type Event struct {
+	Kind         EventKind
+	Time         time.Time
+	Subscription string
+	// Message is the message concerned (nil for pump-level events). Observers
+	// must not modify or retain it beyond the call unless they copy it.
+	Message *message.Message
+	// DeliveryCount is the message's count: presented on receive, incremented
+	// by a Defer.
+	DeliveryCount int
+	// Budget is the subscription's requeueCount (-1 = unlimited).
+	Budget int
+	// Outcome is the handler's outcome, where one was given.
+	Outcome Outcome
+	// Reason, Route and Destination describe a rejection.
+	Reason      message.RejectionReason
+	Description string
+	Route       broker.Route
+	Destination string
+	// Delay is the requeue delay of a Defer.
+	Delay time.Duration
+	// Duration is how long the handler took.
+	Duration time.Duration
+	// Err is the failure, if any.
+	Err error
+}
+
+// MessageID returns the id of the event's message, or "".
+func (e *Event) MessageID() string {
+	if e.Message == nil {
+		return ""
+	}
+	return e.Message.Header.MessageID
+}
+
+// Observer receives every event. Observe is called on the pump's goroutines,
+// concurrently; it must be quick and must not block (metrics, a bounded
+// channel, a log line).
+type Observer interface {
+	Observe(e Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Stable log message texts of the pump (tests match them).
+const (
+	LogReceived        = "message received"
+	LogAcknowledged    = "message acknowledged"
+	LogDeferred        = "message deferred"
+	LogBudgetExhausted = "redelivery budget exhausted; rejecting message"
+	LogHandlerFailed   = "handler failed; message deferred"
+	LogSettleFailed    = "settle failed; message stays on the broker for redelivery"
+	LogChannelFailure  = "channel failure; backing off"
+	LogStarted         = "message pump started"
+	LogStopped         = "message pump stopped"
+)
+
+// LogObserver writes events to a slog.Logger: per-message events at Debug
+// (so the hot path costs nothing at Info), budget exhaustion at Warning,
+// failures at Error, start and stop at Info. Rejections are logged by
+// broker.Router itself.
+type LogObserver struct {
+	Logger *slog.Logger
+}
+
+// Observe logs e.
+func (o LogObserver) Observe(e Event) {
+	l := o.Logger
+	ctx := context.Background()
+	switch e.Kind {
+	case EventReceived, EventAcknowledged, EventDeferred:
+		if e.Err != nil {
+			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
+		}
+		if !l.Enabled(ctx, slog.LevelDebug) {
+			return
+		}
+		msg := LogReceived
+		if e.Kind == EventAcknowledged {
+			msg = LogAcknowledged
+		} else if e.Kind == EventDeferred {
+			msg = LogDeferred
+		}
+		l.Debug(msg, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "delay", e.Delay)
+	case EventBudgetExhausted:
+		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
+	case EventSettleFailed:
+		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+	case EventChannelFailure:
+		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay)
+	case EventStarted:
+		l.Info(LogStarted, "subscription", e.Subscription)
+	case EventStopped:
+		if e.Err != nil {
+			l.Error(LogStopped, "subscription", e.Subscription, "error", e.Err)
+			return
+		}
+		l.Info(LogStopped, "subscription", e.Subscription)
+	}
+}

@@ -1,0 +1,553 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Variant is the pump variant (messagePumpType).
+type Variant string
+
+// The two variants.
+const (
+	// Reactor handles one message at a time per performer, in order.
+	Reactor Variant = "reactor"
+	// Proactor receives ahead and dispatches concurrently, keeping
+	// per-partition-key order.
+	Proactor Variant = "proactor"
+)
+
+// Defaults of Options, Brighter's where Brighter has one (reference §9.1).
+const (
+	DefaultTimeOut             = 300 * time.Millisecond
+	DefaultEmptyChannelDelay   = 500 * time.Millisecond
+	DefaultChannelFailureDelay = 1000 * time.Millisecond
+	DefaultDrainTimeout        = 10 * time.Second
+)
+
+// ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
+// unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).
+var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
+
+// Options are a subscription's pump settings, with Brighter's names.
+type Options struct {
+	// Subscription names the subscription in events and logs.
+	Subscription string
+	// Variant is Reactor or Proactor (required).
+	Variant Variant
+	// NoOfPerformers is how many performers run (Reactor) or how many
+	// receivers and workers run (Proactor); values below 1 mean 1.
+	NoOfPerformers int
+	// BufferSize is the batch size the consumer asks for (1..10); the
+	// Proactor bounds each lane to it.
+	BufferSize int
+	// TimeOut is how long one Receive waits.
+	TimeOut time.Duration
+	// RequeueCount is the redelivery budget: -1 = unlimited; any
+	// other value rejects a deferred message once its delivery count reaches
+	// it, so 1, 0 and anything below -1 reject on the first deferral
+	//
+	RequeueCount int
+	// RequeueDelay is the delay of a Defer that asks for none.
+	RequeueDelay time.Duration
+	// UnacceptableMessageLimit stops the pump after that many unacceptable
+	// messages (0 or less = never stop).
+	UnacceptableMessageLimit int
+	// UnacceptableMessageLimitWindow resets the unacceptable count when more
+	// than this much time passed since the count started (0 = never).
+	UnacceptableMessageLimitWindow time.Duration
+	// EmptyChannelDelay is the pause after an empty Receive.
+	EmptyChannelDelay time.Duration
+	// ChannelFailureDelay is the pause after a failed Receive (both
+	// variants; Brighter's Reactor ignores it, a quirk not copied).
+	ChannelFailureDelay time.Duration
+	// DrainTimeout bounds a graceful stop: in-flight handlers get this long
+	// to finish; after it their context is cancelled and Run returns,
+	// leaving unsettled messages to the broker.
+	DrainTimeout time.Duration
+}
+
+func (o *Options) normalise() error {
+	if o.Variant != Reactor && o.Variant != Proactor {
+		return fmt.Errorf("messagePumpType %q: valid values are reactor, proactor", o.Variant)
+	}
+	o.NoOfPerformers = max(o.NoOfPerformers, 1)
+	o.BufferSize = max(o.BufferSize, 1)
+	if o.TimeOut <= 0 {
+		o.TimeOut = DefaultTimeOut
+	}
+	if o.EmptyChannelDelay < 0 {
+		o.EmptyChannelDelay = 0
+	}
+	if o.ChannelFailureDelay < 0 {
+		o.ChannelFailureDelay = 0
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	return nil
+}
+
+// Pump runs one subscription.
+type Pump struct {
+	opts      Options
+	consumer  broker.Consumer
+	handler   Handler
+	observers []Observer
+
+	unaccMu    sync.Mutex
+	unaccCount int
+	unaccStart time.Time
+	limitHit   atomic.Bool
+}
+
+// New makes a pump. It returns an error for an unknown variant.
+func New(c broker.Consumer, h Handler, opts Options, observers ...Observer) (*Pump, error) {
+	if err := opts.normalise(); err != nil {
+		return nil, err
+	}
+	return &Pump{opts: opts, consumer: c, handler: h, observers: observers}, nil
+}
+
+// Options returns the pump's settings after defaults were applied.
+func (p *Pump) Options() Options { return p.opts }
+
+func (p *Pump) emit(e Event) {
+	e.Subscription = p.opts.Subscription
+	e.Budget = p.opts.RequeueCount
+	e.Time = time.Now()
+	for _, o := range p.observers {
+		o.Observe(e)
+	}
+}
+
+// Run pumps until ctx is cancelled, the consumer delivers MT_QUIT, or the
+// unacceptable-message limit is reached. Cancelling ctx is a graceful stop:
+// no more receives; messages received but not yet dispatched are released
+// for redelivery; handlers in flight get DrainTimeout to finish and settle.
+// It returns nil on a requested stop, ErrUnacceptableLimit (wrapped) at the
+// limit, or the error of a Receive that was not a channel failure.
+func (p *Pump) Run(ctx context.Context) error {
+	p.emit(Event{Kind: EventStarted})
+	r := &run{p: p, stop: make(chan struct{})}
+	// Settling must outlive the stop signal; handlers are cut off only when
+	// the drain timeout expires.
+	r.settleCtx = context.WithoutCancel(ctx)
+	var hcancel context.CancelFunc
+	r.handlerCtx, hcancel = context.WithCancel(r.settleCtx)
+	defer hcancel()
+	r.recvCtx, r.recvCancel = context.WithCancel(ctx)
+	defer r.recvCancel()
+
+	done := make(chan struct{})
+	go func() {
+		if p.opts.Variant == Reactor {
+			r.reactor()
+		} else {
+			r.proactor()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		r.halt(nil)
+		t := time.NewTimer(p.opts.DrainTimeout)
+		select {
+		case <-done:
+			t.Stop()
+		case <-t.C:
+			hcancel()
+			// Give cancelled handlers a moment to settle, then leave the rest
+			// to the broker.
+			select {
+			case <-done:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	err := r.err()
+	p.emit(Event{Kind: EventStopped, Err: err})
+	return err
+}
+
+// run is one execution of Run.
+type run struct {
+	p          *Pump
+	settleCtx  context.Context
+	handlerCtx context.Context
+	recvCtx    context.Context
+	recvCancel context.CancelFunc
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	errMu    sync.Mutex
+	fatal    error
+}
+
+// halt stops receiving; err, if not nil, is what Run will return.
+func (r *run) halt(err error) {
+	if err != nil {
+		r.errMu.Lock()
+		if r.fatal == nil {
+			r.fatal = err
+		}
+		r.errMu.Unlock()
+	}
+	r.stopOnce.Do(func() {
+		close(r.stop)
+		r.recvCancel()
+	})
+}
+
+func (r *run) err() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.fatal
+}
+
+func (r *run) stopping() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d or until the pump stops; it reports false when stopped.
+func (r *run) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !r.stopping()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.stop:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// receive does one Receive and handles failure and emptiness. It returns
+// the batch (nil when there is nothing to do now) and false when the pump
+// must stop.
+func (r *run) receive() ([]*message.Message, bool) {
+	p := r.p
+	if p.limitHit.Load() {
+		return nil, false
+	}
+	if r.stopping() {
+		return nil, false
+	}
+	ms, err := p.consumer.Receive(r.recvCtx, p.opts.TimeOut)
+	if err != nil {
+		if r.stopping() {
+			return nil, false
+		}
+		if errors.Is(err, broker.ErrChannelFailure) {
+			p.emit(Event{Kind: EventChannelFailure, Err: err, Delay: p.opts.ChannelFailureDelay})
+			return nil, r.sleep(p.opts.ChannelFailureDelay)
+		}
+		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
+		return nil, false
+	}
+	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
+		return nil, r.sleep(p.opts.EmptyChannelDelay)
+	}
+	return ms, true
+}
+
+// release gives a received but undispatched message back to the broker
+// during a stop.
+func (r *run) release(m *message.Message) {
+	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
+		return
+	}
+	if err := r.p.consumer.Requeue(r.settleCtx, m, 0); err != nil {
+		r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+	}
+}
+
+// reactor runs NoOfPerformers performers, each handling its batch in order.
+func (r *run) reactor() {
+	var wg sync.WaitGroup
+	for range r.p.opts.NoOfPerformers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ms, ok := r.receive()
+				if !ok {
+					return
+				}
+				for i, m := range ms {
+					if m.Header.MessageType == message.MTQuit {
+						r.halt(nil)
+					}
+					if r.stopping() {
+						for _, rest := range ms[i:] {
+							r.release(rest)
+						}
+						break
+					}
+					r.handle(m, nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+var laneSeed = maphash.MakeSeed()
+
+// proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
+// messages go to the worker owning the key's lane; keyless ones to a shared
+// queue any idle worker takes. Acknowledgements go to a settler that batches
+// them when the consumer offers broker.BatchAcknowledger.
+func (r *run) proactor() {
+	p := r.p
+	n := p.opts.NoOfPerformers
+	lanes := make([]chan *message.Message, n)
+	for i := range lanes {
+		lanes[i] = make(chan *message.Message, p.opts.BufferSize)
+	}
+	shared := make(chan *message.Message, n*p.opts.BufferSize)
+
+	var acks chan *message.Message
+	var settled sync.WaitGroup
+	if ba, ok := p.consumer.(broker.BatchAcknowledger); ok {
+		acks = make(chan *message.Message, n*p.opts.BufferSize*2)
+		settled.Add(1)
+		go func() {
+			defer settled.Done()
+			r.settler(ba, acks)
+		}()
+	}
+
+	var workers sync.WaitGroup
+	for i := range n {
+		workers.Add(1)
+		go func(own chan *message.Message) {
+			defer workers.Done()
+			for own != nil || shared != nil {
+				var m *message.Message
+				var ok bool
+				select {
+				case m, ok = <-own:
+					if !ok {
+						own = nil
+						continue
+					}
+				case m, ok = <-shared:
+					if !ok {
+						shared = nil
+						continue
+					}
+				}
+				if r.stopping() {
+					r.release(m)
+					continue
+				}
+				r.handle(m, acks)
+			}
+		}(lanes[i])
+	}
+
+	var receivers sync.WaitGroup
+	var next atomic.Uint64
+	for range n {
+		receivers.Add(1)
+		go func() {
+			defer receivers.Done()
+			for {
+				ms, ok := r.receive()
+				if !ok {
+					return
+				}
+				for _, m := range ms {
+					if m.Header.MessageType == message.MTQuit {
+						r.halt(nil)
+						continue
+					}
+					if k := m.Header.PartitionKey; k != "" {
+						lanes[maphash.String(laneSeed, k)%uint64(n)] <- m
+					} else if n == 1 {
+						lanes[0] <- m
+					} else {
+						select {
+						case shared <- m:
+						default:
+							// All lanes busy: queue round-robin so receiving
+							// stays bounded by the lanes' capacity.
+							lanes[next.Add(1)%uint64(n)] <- m
+						}
+					}
+				}
+			}
+		}()
+	}
+	receivers.Wait()
+	for _, l := range lanes {
+		close(l)
+	}
+	close(shared)
+	workers.Wait()
+	if acks != nil {
+		close(acks)
+		settled.Wait()
+	}
+}
+
+// settler acknowledges in batches of up to 10, flushing whenever no more
+// acknowledgements are waiting.
+func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan *message.Message) {
+	batch := make([]*message.Message, 0, 10)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		errs := ba.AcknowledgeBatch(r.settleCtx, batch)
+		for i, m := range batch {
+			var err error
+			if i < len(errs) {
+				err = errs[i]
+			}
+			if err != nil {
+				r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err})
+			} else {
+				r.p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack})
+			}
+			batch[i] = nil
+		}
+		batch = batch[:0]
+	}
+	for m := range acks {
+		batch = append(batch, m)
+		for len(batch) < cap(batch) {
+			select {
+			case m2, ok := <-acks:
+				if !ok {
+					flush()
+					return
+				}
+				batch = append(batch, m2)
+				continue
+			default:
+			}
+			break
+		}
+		flush()
+	}
+	flush()
+}
+
+// handle dispatches one message and settles it. With acks not nil,
+// acknowledgements are handed to the settler.
+func (r *run) handle(m *message.Message, acks chan<- *message.Message) {
+	p := r.p
+	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
+	if m.Header.MessageType == message.MTUnacceptable {
+		p.countUnacceptable(r)
+		desc := "failed to parse message"
+		if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
+			desc = s
+		}
+		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable)
+		return
+	}
+	start := time.Now()
+	res := r.dispatch(m)
+	took := time.Since(start)
+	switch res.Outcome {
+	case Ack:
+		if acks != nil {
+			acks <- m
+			return
+		}
+		if err := p.consumer.Acknowledge(r.settleCtx, m); err != nil {
+			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
+			return
+		}
+		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
+	case Reject:
+		p.countUnacceptable(r)
+		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject)
+	case Unacceptable:
+		p.countUnacceptable(r)
+		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable)
+	default: // Defer, and anything unknown: never lose the message.
+		r.requeue(m, res, took)
+	}
+}
+
+// dispatch calls the handler, turning a panic into a Defer with an error.
+func (r *run) dispatch(m *message.Message) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = Result{Outcome: Defer, Err: fmt.Errorf("handler panicked: %v", v)}
+		}
+	}()
+	return r.p.handler(r.handlerCtx, m)
+}
+
+// requeue applies the redelivery budget (R-4..R-7, reference §8.4): the
+// count goes up by one; with a budget (RequeueCount != -1) reached, the
+// message is rejected with DeliveryError; otherwise it is requeued.
+func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
+	p := r.p
+	m.Header.HandledCount++
+	if budget := p.opts.RequeueCount; budget != -1 && m.Header.HandledCount >= budget {
+		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: res.Err})
+		p.countUnacceptable(r)
+		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
+		if res.Reason != "" {
+			desc += ": " + res.Reason
+		}
+		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer)
+		return
+	}
+	delay := res.Delay
+	if delay <= 0 {
+		delay = p.opts.RequeueDelay
+	}
+	if err := p.consumer.Requeue(r.settleCtx, m, delay); err != nil {
+		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+		return
+	}
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+}
+
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome) {
+	res := r.p.consumer.Reject(r.settleCtx, m, rej)
+	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
+		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err})
+}
+
+// countUnacceptable implements Brighter's unacceptable-message window
+// (reference §8.5) and stops the pump at the limit.
+func (p *Pump) countUnacceptable(r *run) {
+	if p.opts.UnacceptableMessageLimit <= 0 {
+		return
+	}
+	p.unaccMu.Lock()
+	now := time.Now()
+	if p.unaccCount == 0 || (p.opts.UnacceptableMessageLimitWindow > 0 && now.Sub(p.unaccStart) > p.opts.UnacceptableMessageLimitWindow) {
+		p.unaccCount, p.unaccStart = 0, now
+	}
+	p.unaccCount++
+	n := p.unaccCount
+	p.unaccMu.Unlock()
+	if n >= p.opts.UnacceptableMessageLimit && p.limitHit.CompareAndSwap(false, true) {
+		r.halt(fmt.Errorf("subscription %s: %w: %d unacceptable messages (unacceptableMessageLimit %d)", p.opts.Subscription, ErrUnacceptableLimit, n, p.opts.UnacceptableMessageLimit))
+	}
+}
