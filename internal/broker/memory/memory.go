@@ -313,6 +313,12 @@ type ConsumerOptions struct {
 	VisibilityTimeout time.Duration
 	// DeadLetter and Invalid are the rejection destinations (queue names).
 	DeadLetter, Invalid string
+	// MaxReceiveCount and NativeDeadLetter model a native redrive policy
+	// (SQS maxReceiveCount): a message received MaxReceiveCount times is
+	// moved, unchanged and without rejection metadata, to NativeDeadLetter on
+	// its next receive. 0 means no native redrive.
+	MaxReceiveCount  int
+	NativeDeadLetter string
 	// StopWhenEmpty makes Receive return an MT_QUIT message once the queue
 	// holds nothing at all (ready, delayed or in flight), so a pump over
 	// captured messages ends by itself.
@@ -372,6 +378,15 @@ func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 			e := q.popReadyLocked()
 			if e == nil {
 				break
+			}
+			if c.opts.MaxReceiveCount > 0 && e.msg.DeliveryAttempt >= c.opts.MaxReceiveCount {
+				e.done = true
+				moved := e.msg.Clone()
+				moved.DeliveryAttempt = 0
+				dq := c.b.queueLocked(c.opts.NativeDeadLetter)
+				dq.ready = append(dq.ready, &entry{msg: moved, index: -1})
+				dq.signalLocked()
+				continue
 			}
 			out = append(out, c.deliverLocked(q, e, now))
 		}

@@ -1,0 +1,323 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Timing of the suite: every behaviour must complete well inside NFR-7's
+// 60 s observation window.
+const (
+	waitLong  = 45 * time.Second
+	waitShort = 15 * time.Second
+)
+
+// Variants are the two pump variants every behaviour runs in (NFR-8).
+var Variants = []pump.Variant{pump.Reactor, pump.Proactor}
+
+func pumpOptions(v pump.Variant, budget int) pump.Options {
+	return pump.Options{
+		Subscription:        "conformance",
+		Variant:             v,
+		NoOfPerformers:      1,
+		BufferSize:          1,
+		TimeOut:             time.Second,
+		RequeueCount:        budget,
+		EmptyChannelDelay:   10 * time.Millisecond,
+		ChannelFailureDelay: 100 * time.Millisecond,
+		DrainTimeout:        10 * time.Second,
+	}
+}
+
+func newMessage(f Fixture, id string) *message.Message {
+	m := message.New(id, "", message.MTCommand, []byte(`{"conformance":"`+id+`"}`))
+	if f.Ordered() {
+		m.Header.PartitionKey = "group-" + id
+	}
+	m.Header.CorrelationID = "corr-" + id
+	return m
+}
+
+func always(o pump.Outcome) pump.Handler {
+	return func(ctx context.Context, m *message.Message) pump.Result {
+		return pump.Result{Outcome: o, Reason: "conformance handler says " + o.String()}
+	}
+}
+
+func uniqueID(t *testing.T) string {
+	return strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()) + "-" + time.Now().Format("150405.000000")
+}
+
+// scenario is one pump run over a fresh channel.
+type scenario struct {
+	ch       Channel
+	rec      *RecordingConsumer
+	counter  *DispatchCounter
+	running  *Running
+	logs     *LogBuffer
+	id       string
+	consumer broker.Consumer
+}
+
+func run(t *testing.T, f Fixture, v pump.Variant, s Setup, h pump.Handler) *scenario {
+	t.Helper()
+	logger, logs := NewLogger()
+	s.Logger = logger
+	ch := f.Open(t, s)
+	sc := &scenario{ch: ch, logs: logs, counter: &DispatchCounter{}, id: uniqueID(t)}
+	sc.consumer = ch.Consumer(t, 1)
+	sc.rec = NewRecordingConsumer(sc.consumer)
+	ch.Send(t, newMessage(f, sc.id))
+	sc.running = Start(t, sc.rec, sc.counter.Wrap(h), pumpOptions(v, s.RequeueCount), pump.LogObserver{Logger: logger})
+	return sc
+}
+
+// firstOn waits for the scenario's message on a destination consumer and
+// returns it as received.
+func firstOn(t *testing.T, c broker.Consumer, id string, wait time.Duration) *message.Message {
+	t.Helper()
+	if c == nil {
+		t.Fatalf("the fixture has no such destination")
+	}
+	var got *message.Message
+	Eventually(t, wait, "message "+id+" on the destination", func() bool {
+		for _, m := range Drain(t, c, 2*time.Second, 10) {
+			if m.OriginalID() == id {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func checkMetadata(t *testing.T, m *message.Message, reason message.RejectionReason) {
+	t.Helper()
+	for _, k := range message.RejectionKeys {
+		if _, ok := m.Header.Bag[k]; !ok {
+			t.Errorf("routed copy lacks %s; bag = %v", k, m.Header.Bag)
+		}
+	}
+	if got, _ := m.Header.Bag.String(message.KeyRejectionReason); got != reason.String() {
+		t.Errorf("rejectionReason = %q, want %q", got, reason)
+	}
+	if got, _ := m.Header.Bag.String(message.KeyOriginalMessageType); got != message.MTCommand.String() {
+		t.Errorf("originalMessageType = %q, want MT_COMMAND", got)
+	}
+}
+
+// RunAll runs every behaviour over f in variant v and records each cell in l.
+func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
+	l.Run(t, "AC-1", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: -1}, always(pump.Defer))
+		Eventually(t, waitLong, "four deliveries", func() bool { return len(sc.rec.Counts(sc.id)) >= 4 })
+		sc.running.Quit(t)
+		counts := sc.rec.Counts(sc.id)
+		for i := 1; i < len(counts); i++ {
+			if counts[i] <= counts[i-1] {
+				t.Fatalf("counts %v do not strictly increase (R-1)", counts)
+			}
+		}
+	})
+	l.Run(t, "AC-2", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3}, always(pump.Ack))
+		Eventually(t, waitShort, "one delivery", func() bool { return sc.counter.Count(sc.id) == 1 })
+		sc.running.Quit(t)
+		if c := sc.rec.Counts(sc.id); len(c) != 1 || c[0] != 0 {
+			t.Fatalf("counts %v, want [0] (R-2)", c)
+		}
+	})
+	l.Run(t, "AC-42", f, v, func(t *testing.T) {
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: 2 * time.Second})
+		c := ch.Consumer(t, 1)
+		id := uniqueID(t)
+		ch.Send(t, newMessage(f, id))
+		ctx := context.Background()
+		var counts []int
+		Eventually(t, waitLong, "two deliveries with no requeue between them", func() bool {
+			ms, err := c.Receive(ctx, time.Second)
+			if err != nil {
+				t.Fatalf("receive: %v", err)
+			}
+			for _, m := range ms {
+				if m.OriginalID() == id {
+					counts = append(counts, m.Header.HandledCount)
+				}
+			}
+			return len(counts) >= 2
+		})
+		if counts[1] <= counts[0] {
+			t.Fatalf("counts %v: the lease-lapse redelivery did not present a greater count (R-1)", counts)
+		}
+	})
+
+	var dlqCopy *message.Message
+	var budgetRun *scenario
+	l.Run(t, "AC-3", f, v, func(t *testing.T) {
+		budgetRun = run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
+		sc := budgetRun
+		Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		sc.running.Quit(t)
+		if n := sc.counter.Count(sc.id); n < 1 || n > 3 {
+			t.Errorf("handler invoked %d times, want 1..3 (R-4)", n)
+		}
+		rj := sc.rec.Rejects(sc.id)
+		if len(rj) != 1 || rj[0].Rejection.Reason != message.ReasonDeliveryError || rj[0].Result.Route != broker.RouteDeadLetter {
+			t.Fatalf("rejections %+v, want exactly one DeliveryError to the dead-letter queue", rj)
+		}
+		if n := sc.logs.Count(pump.LogBudgetExhausted); n != 1 {
+			t.Errorf("%d budget-exhausted log records, want 1", n)
+		}
+	})
+	l.Run(t, "AC-4", f, v, func(t *testing.T) {
+		if budgetRun == nil {
+			t.Fatal("AC-3 did not run")
+		}
+		dlqCopy = firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
+		checkMetadata(t, dlqCopy, message.ReasonDeliveryError)
+		if dlqCopy.Header.HandledCount < 2 {
+			t.Errorf("dead-letter copy presents %d, want >= 2 (R-5)", dlqCopy.Header.HandledCount)
+		}
+		if dlqCopy.Receipt == nil {
+			t.Errorf("a copy read from the dead-letter queue has no receipt of its own")
+		}
+	})
+	l.Run(t, "AC-41", f, v, func(t *testing.T) {
+		if dlqCopy == nil {
+			t.Fatal("AC-4 did not read the dead-letter copy")
+		}
+		again := firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
+		if dlqCopy.Header.HandledCount < 3 || again.Header.HandledCount != dlqCopy.Header.HandledCount {
+			t.Fatalf("dead-letter reads present %d then %d, want the stamped count (>= 3) both times (R-28)", dlqCopy.Header.HandledCount, again.Header.HandledCount)
+		}
+	})
+	l.Run(t, "AC-5", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: -1, DeadLetter: true}, always(pump.Defer))
+		Eventually(t, waitLong, "more than 3 invocations", func() bool { return sc.counter.Count(sc.id) > 3 })
+		sc.running.Quit(t)
+		if rj := sc.rec.Rejects(sc.id); len(rj) != 0 {
+			t.Fatalf("rejections %+v with budget -1 (R-6)", rj)
+		}
+		for _, m := range Drain(t, sc.ch.DeadLetter(t), 2*time.Second, 10) {
+			if m.OriginalID() == sc.id {
+				t.Fatalf("message dead-lettered with budget -1 (R-6)")
+			}
+		}
+	})
+	l.Run(t, "AC-6/AC-35", f, v, func(t *testing.T) {
+		for _, budget := range []int{1, 0, -3} {
+			sc := run(t, f, v, Setup{RequeueCount: budget, DeadLetter: true}, always(pump.Defer))
+			Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+			sc.running.Quit(t)
+			if n := sc.counter.Count(sc.id); n != 1 {
+				t.Errorf("budget %d: %d invocations, want 1 (R-7)", budget, n)
+			}
+			if n := sc.rec.Requeues(sc.id); n != 0 {
+				t.Errorf("budget %d: %d requeue calls, want 0 (R-7)", budget, n)
+			}
+			if rj := sc.rec.Rejects(sc.id); len(rj) != 1 || rj[0].Rejection.Reason != message.ReasonDeliveryError {
+				t.Errorf("budget %d: rejections %+v, want one DeliveryError", budget, rj)
+			}
+		}
+	})
+	l.Run(t, "AC-8", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true, NativeMaxDeliveries: 5}, always(pump.Defer))
+		Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		sc.running.Quit(t)
+		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitShort)
+		checkMetadata(t, m, message.ReasonDeliveryError)
+		if native := sc.ch.Native(t); native != nil {
+			for _, n := range Drain(t, native, 2*time.Second, 10) {
+				if n.OriginalID() == sc.id {
+					t.Fatalf("message also on the native redrive target (R-8)")
+				}
+			}
+		}
+	})
+	l.Run(t, "AC-9", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 10, DeadLetter: true, NativeMaxDeliveries: 3}, always(pump.Defer))
+		native := sc.ch.Native(t)
+		if native == nil {
+			t.Fatal("the fixture configured no native redrive target")
+		}
+		m := firstOn(t, native, sc.id, waitLong)
+		sc.running.Quit(t)
+		if m.HasRejectionMetadata() {
+			t.Errorf("native copy carries rejection metadata %v (R-9)", m.Header.Bag)
+		}
+		if rj := sc.rec.Rejects(sc.id); len(rj) != 0 {
+			t.Errorf("Brighter rejected too: %+v (R-8: the native limit fired first)", rj)
+		}
+	})
+	l.Run(t, "R-16/unacceptable", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true}, always(pump.Unacceptable))
+		m := firstOn(t, sc.ch.Invalid(t), sc.id, waitLong)
+		sc.running.Quit(t)
+		checkMetadata(t, m, message.ReasonUnacceptable)
+	})
+	l.Run(t, "R-16/fallback", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Unacceptable))
+		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
+		sc.running.Quit(t)
+		checkMetadata(t, m, message.ReasonUnacceptable)
+	})
+	l.Run(t, "R-16/none", f, v, func(t *testing.T) {
+		logger, _ := NewLogger()
+		ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Logger: logger})
+		c := ch.Consumer(t, 1)
+		id := uniqueID(t)
+		ch.Send(t, newMessage(f, id))
+		ctx := context.Background()
+		var got *message.Message
+		Eventually(t, waitShort, "the message", func() bool {
+			ms, err := c.Receive(ctx, time.Second)
+			if err != nil {
+				t.Fatalf("receive: %v", err)
+			}
+			for _, m := range ms {
+				if m.OriginalID() == id {
+					got = m
+				}
+			}
+			return got != nil
+		})
+		res := c.Reject(ctx, got, message.Rejection{Reason: message.ReasonNone, Description: "conformance rejects with reason None"})
+		if res.Route != broker.RouteDeadLetter || res.Err != nil {
+			t.Fatalf("reject result %+v", res)
+		}
+		m := firstOn(t, ch.DeadLetter(t), id, waitShort)
+		checkMetadata(t, m, message.ReasonNone)
+	})
+	l.Run(t, "R-17", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3}, always(pump.Reject))
+		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		sc.running.Quit(t)
+		if n := sc.logs.Count(broker.LogDiscarded); n != 1 {
+			t.Fatalf("%d discard warnings, want 1", n)
+		}
+		if !strings.Contains(sc.logs.String(), `"message_id":"`+sc.id+`"`) || !strings.Contains(sc.logs.String(), `"level":"WARN"`) {
+			t.Fatalf("warning does not name the message id at WARN:\n%s", sc.logs.String())
+		}
+		if n := sc.counter.Count(sc.id); n != 1 {
+			t.Fatalf("%d invocations; the acknowledged message came back", n)
+		}
+	})
+	l.Run(t, "R-19", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true}, always(pump.Reject))
+		Eventually(t, waitShort, "a redelivery after the failed route", func() bool { return sc.counter.Count(sc.id) >= 2 })
+		sc.running.Quit(t)
+		if sc.logs.Count(broker.LogRoutingFailed) < 1 {
+			t.Fatalf("no %q Error:\n%s", broker.LogRoutingFailed, sc.logs.String())
+		}
+		if !strings.Contains(sc.logs.String(), `"level":"ERROR","msg":"`+broker.LogRoutingFailed+`"`) {
+			t.Fatalf("routing failure not logged at ERROR")
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package conformance
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Setup describes the channel a behaviour needs. A Fixture makes a fresh,
+// isolated channel for it (its own queue or topic names).
+type Setup struct {
+	// RequeueCount is the subscription's budget (informational for the
+	// fixture: the pump enforces it; Pub/Sub fixtures use it for R-11).
+	RequeueCount int
+	// DeadLetter and Invalid ask for those rejection destinations to be
+	// configured AND created.
+	DeadLetter, Invalid bool
+	// MissingDeadLetter configures a dead-letter destination that does not
+	// exist (makeChannels assume): routing must fail and release.
+	MissingDeadLetter bool
+	// NativeMaxDeliveries configures the broker's own redrive limit (SQS
+	// maxReceiveCount, Pub/Sub maxDeliveryAttempts, RocketMQ group maximum);
+	// 0 means none, or the transport's test default where one is required
+	// for the count to advance.
+	NativeMaxDeliveries int
+	// Lease is the visibility timeout / ack deadline / invisible duration to
+	// use; 0 means the fixture's default (long enough that no lease lapses
+	// during a test).
+	Lease time.Duration
+	// Logger receives the consumer's records (rejection routing logs).
+	Logger *slog.Logger
+}
+
+// Channel is one fresh channel of a transport under test.
+type Channel interface {
+	// Consumer returns the consumer the pump reads (buffer size 1..10 as
+	// given).
+	Consumer(t testing.TB, bufferSize int) broker.Consumer
+	// Send publishes m to the channel's topic in the transport's wire format.
+	Send(t testing.TB, m *message.Message)
+	// DeadLetter returns a consumer over the dead-letter destination built
+	// with the transport's ordinary consumer code, or nil if none.
+	DeadLetter(t testing.TB) broker.Consumer
+	// Invalid returns a consumer over the invalid-message destination.
+	Invalid(t testing.TB) broker.Consumer
+	// Native returns a consumer over the broker's own redrive target, or
+	// nil if the transport has none configured.
+	Native(t testing.TB) broker.Consumer
+}
+
+// Fixture is one configuration of one transport (for example SQS /
+// SqsFifo).
+type Fixture interface {
+	// Transport is the transport's name, e.g. "SQS", "Pub/Sub", "RocketMQ".
+	Transport() string
+	// Configuration is the configuration's name, e.g. "SqsStandard".
+	Configuration() string
+	// Open makes a fresh channel per s; the fixture cleans it up with
+	// t.Cleanup.
+	Open(t *testing.T, s Setup) Channel
+	// Ordered reports whether messages carry a partition key in this
+	// configuration (FIFO, ordering keys, message groups).
+	Ordered() bool
+}
+
+// Drain reads everything currently on c (up to max messages, waiting at
+// most wait for each batch), acknowledging nothing and releasing every
+// message at once so a second Drain sees the same messages. It returns the
+// messages as received (with presented counts).
+func Drain(t testing.TB, c broker.Consumer, wait time.Duration, max int) []*message.Message {
+	t.Helper()
+	ctx := context.Background()
+	var out []*message.Message
+	seen := map[string]bool{}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && len(out) < max {
+		ms, err := c.Receive(ctx, time.Second)
+		if err != nil {
+			t.Fatalf("drain receive: %v", err)
+		}
+		for _, m := range ms {
+			if seen[m.Header.MessageID] {
+				continue
+			}
+			seen[m.Header.MessageID] = true
+			out = append(out, m)
+		}
+		// Messages stay in flight while draining; they are released together.
+		if len(ms) == 0 && len(out) > 0 {
+			break
+		}
+	}
+	for _, m := range out {
+		if err := c.Requeue(ctx, m, 0); err != nil {
+			t.Logf("release after drain: %v", err)
+		}
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package conformance
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ledger collects the cells of the transports' conformance tests in this
+// test binary.
+var ledger = NewLedger()
+
+// emulators are started before the tests and stopped after them; each
+// transport's test file appends its starter in an init function.
+var emulators []func() (stop func(), err error)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var stops []func()
+	for _, start := range emulators {
+		stop, err := start()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: start emulator:", err)
+			for _, s := range stops {
+				s()
+			}
+			os.Exit(1)
+		}
+		stops = append(stops, stop)
+	}
+	code := m.Run()
+	for _, s := range stops {
+		s()
+	}
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && !testing.Short() {
+		if err := checkLedger(ledger.Render()); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// checkLedger compares the rendered ledger with docs/conformance.md, or
+// writes it when BRIGHTER_UPDATE_LEDGER=1.
+func checkLedger(rendered string) error {
+	path := filepath.Join("..", "..", "docs", "conformance.md")
+	if os.Getenv("BRIGHTER_UPDATE_LEDGER") == "1" {
+		return os.WriteFile(path, []byte(rendered), 0o644)
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read the committed ledger: %w", err)
+	}
+	if string(committed) != rendered {
+		return fmt.Errorf("docs/conformance.md is not current: run `make conformance-ledger` and commit it")
+	}
+	return nil
+}
