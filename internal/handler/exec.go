@@ -1,0 +1,317 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Exit codes of an exec handler's command (sysexits.h).
+const (
+	// ExitTempFail (EX_TEMPFAIL) asks for a Defer.
+	ExitTempFail = 75
+	// ExitDataErr (EX_DATAERR) marks the message Unacceptable.
+	ExitDataErr = 65
+)
+
+// Environment variables the exec handler sets from the message header.
+const (
+	EnvMessageID     = "BRIGHTER_MESSAGE_ID"
+	EnvTopic         = "BRIGHTER_TOPIC"
+	EnvMessageType   = "BRIGHTER_MESSAGE_TYPE"
+	EnvHandledCount  = "BRIGHTER_HANDLED_COUNT"
+	EnvCorrelationID = "BRIGHTER_CORRELATION_ID"
+	EnvContentType   = "BRIGHTER_CONTENT_TYPE"
+	EnvPartitionKey  = "BRIGHTER_PARTITION_KEY"
+	EnvTimestamp     = "BRIGHTER_TIMESTAMP"
+	EnvReplyTo       = "BRIGHTER_REPLY_TO"
+	EnvBag           = "BRIGHTER_BAG"
+	// EnvTraceParent, EnvTraceState and EnvBaggage are the names OTel
+	// tooling reads W3C trace context from; set only when the message
+	// carries a value.
+	EnvTraceParent = "TRACEPARENT"
+	EnvTraceState  = "TRACESTATE"
+	EnvBaggage     = "BAGGAGE"
+)
+
+// Defaults and bounds of the exec handler.
+const (
+	// DefaultTimeout is the exec and http handlers' timeout when none is
+	// configured.
+	DefaultTimeout = 30 * time.Second
+	// DefaultWaitDelay is how long the exec handler waits, after the command
+	// exited or was killed, for its output pipes to close.
+	DefaultWaitDelay = 2 * time.Second
+	// MaxCapture bounds the stdout and stderr kept of one run, per stream,
+	// in bytes; the rest is discarded.
+	MaxCapture = 64 << 10
+	// MaxReason bounds a reason text taken from a handler's output, in bytes.
+	MaxReason = 1024
+)
+
+// Stable log message texts of the exec handler.
+const (
+	msgExecOK           = "exec handler succeeded"
+	msgExecDeferred     = "exec handler deferred the message"
+	msgExecUnacceptable = "exec handler marked the message unacceptable"
+	msgExecFailed       = "exec handler failed"
+	msgExecBagEncode    = "exec handler could not encode the message bag"
+)
+
+// ExecOptions configures Exec.
+type ExecOptions struct {
+	// Command is the program to run: a name looked up in PATH, or a path.
+	// It is resolved once, by Exec. It never runs through a shell.
+	Command string
+	// Args are the program's arguments, passed as given (no shell
+	// interpretation, no expansion).
+	Args []string
+	// Env holds extra "NAME=value" entries added to the inherited
+	// environment. The message's BRIGHTER_*, TRACEPARENT, TRACESTATE and
+	// BAGGAGE variables are set after them and win; inherited values of
+	// those names are removed, so they always describe the message.
+	Env []string
+	// Timeout bounds one run; 0 or less means DefaultTimeout. On timeout the
+	// whole process group is killed and the message deferred.
+	Timeout time.Duration
+	// WaitDelay bounds how long the handler waits for output pipes after the
+	// command exited or was killed; 0 or less means DefaultWaitDelay.
+	WaitDelay time.Duration
+	// Logger receives the command's output and failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Exec returns a handler that runs opts.Command once per message, with
+// opts.Args as given (never through a shell), the body on stdin, and the
+// header in the environment (see the Env* constants; BRIGHTER_HANDLED_COUNT
+// is the presented delivery count, R-1; BRIGHTER_BAG is the bag as a JSON
+// object). The exit code selects the outcome: 0 Ack; 75 (EX_TEMPFAIL) Defer;
+// 65 (EX_DATAERR) Unacceptable, with the last line of stderr as the reason
+// (the rejectionMessage, R-18); any other exit, a failure to start, a
+// timeout or a cancelled ctx Defer with Result.Err set. The command's
+// process group is killed on timeout or cancellation. stdout and stderr are
+// captured (MaxCapture bytes each) into the log with the message id.
+//
+// Exec returns an error when Command is empty or cannot be found.
+func Exec(opts ExecOptions) (pump.Handler, error) {
+	if opts.Command == "" {
+		return nil, errors.New("exec handler: no command given")
+	}
+	path, err := exec.LookPath(opts.Command)
+	if err != nil {
+		return nil, fmt.Errorf("exec handler: command %q: %w", opts.Command, err)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.WaitDelay <= 0 {
+		opts.WaitDelay = DefaultWaitDelay
+	}
+	for _, kv := range opts.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("exec handler: environment entry %q is not NAME=value", kv)
+		}
+	}
+	e := &execHandler{
+		opts: opts,
+		path: path,
+		args: append([]string(nil), opts.Args...),
+		base: append(inheritedEnv(), opts.Env...),
+		log:  orDiscard(opts.Logger),
+	}
+	return e.handle, nil
+}
+
+type execHandler struct {
+	opts ExecOptions
+	path string
+	args []string
+	base []string
+	log  *slog.Logger
+}
+
+func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Result {
+	runCtx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	defer cancel()
+
+	var stdout, stderr capture
+	cmd := exec.CommandContext(runCtx, e.path, e.args...)
+	cmd.Stdin = bytes.NewReader(m.Body)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	cmd.Env = append(append(make([]string, 0, len(e.base)+16), e.base...), e.messageEnv(ctx, m)...)
+	cmd.WaitDelay = e.opts.WaitDelay
+	killGroup(cmd)
+
+	start := time.Now()
+	runErr := cmd.Run()
+	elapsed := time.Since(start)
+
+	attrs := []slog.Attr{
+		slog.String("message_id", m.Header.MessageID),
+		slog.String("command", e.opts.Command),
+		slog.Duration("elapsed", elapsed),
+	}
+	fail := func(err error) pump.Result {
+		e.log.LogAttrs(ctx, slog.LevelError, msgExecFailed, append(attrs,
+			slog.String("error", err.Error()),
+			slog.String("stderr", stderr.String()),
+			slog.String("stdout", stdout.String()))...)
+		return pump.Result{Outcome: pump.Defer, Err: err}
+	}
+
+	// A timeout or a cancellation wins over whatever exit the kill caused.
+	if cerr := runCtx.Err(); cerr != nil {
+		if errors.Is(cerr, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fail(fmt.Errorf("exec handler: %s: timed out after %s", e.opts.Command, e.opts.Timeout))
+		}
+		return fail(fmt.Errorf("exec handler: %s: cancelled: %w", e.opts.Command, context.Cause(ctx)))
+	}
+	if cmd.ProcessState == nil {
+		return fail(fmt.Errorf("exec handler: %s: could not start: %w", e.opts.Command, runErr))
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.Is(runErr, exec.ErrWaitDelay) && !errors.As(runErr, &exitErr) {
+		// The process ran but waiting for it or copying its I/O failed.
+		return fail(fmt.Errorf("exec handler: %s: %w", e.opts.Command, runErr))
+	}
+
+	code := cmd.ProcessState.ExitCode()
+	attrs = append(attrs, slog.Int("exit_code", code))
+	switch code {
+	case 0:
+		e.log.LogAttrs(ctx, slog.LevelDebug, msgExecOK, append(attrs, slog.String("stdout", stdout.String()))...)
+		return pump.Result{Outcome: pump.Ack}
+	case ExitTempFail:
+		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecDeferred, append(attrs, slog.String("stderr", stderr.String()))...)
+		return pump.Result{Outcome: pump.Defer, Reason: lastLine(stderr.Bytes(), "exit status 75 (EX_TEMPFAIL)")}
+	case ExitDataErr:
+		reason := lastLine(stderr.Bytes(), "exit status 65 (EX_DATAERR)")
+		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecUnacceptable, append(attrs,
+			slog.String("reason", reason), slog.String("stderr", stderr.String()))...)
+		return pump.Result{Outcome: pump.Unacceptable, Reason: reason}
+	case -1:
+		return fail(fmt.Errorf("exec handler: %s: %s", e.opts.Command, cmd.ProcessState))
+	}
+	return fail(fmt.Errorf("exec handler: %s: exit status %d: %s", e.opts.Command, code, lastLine(stderr.Bytes(), "no stderr")))
+}
+
+// messageEnv returns the environment entries that describe m.
+func (e *execHandler) messageEnv(ctx context.Context, m *message.Message) []string {
+	h := &m.Header
+	ts := ""
+	if !h.Timestamp.IsZero() {
+		ts = message.FormatWireTime(h.Timestamp)
+	}
+	env := []string{
+		envEntry(EnvMessageID, h.MessageID),
+		envEntry(EnvTopic, h.Topic),
+		envEntry(EnvMessageType, h.MessageType.String()),
+		envEntry(EnvHandledCount, strconv.Itoa(h.HandledCount)),
+		envEntry(EnvCorrelationID, h.CorrelationID),
+		envEntry(EnvContentType, h.ContentType),
+		envEntry(EnvPartitionKey, h.PartitionKey),
+		envEntry(EnvTimestamp, ts),
+		envEntry(EnvReplyTo, h.ReplyTo),
+		envEntry(EnvBag, e.bagJSON(ctx, m)),
+	}
+	for _, kv := range [...][2]string{{EnvTraceParent, h.TraceParent}, {EnvTraceState, h.TraceState}, {EnvBaggage, h.Baggage}} {
+		if kv[1] != "" {
+			env = append(env, envEntry(kv[0], kv[1]))
+		}
+	}
+	return env
+}
+
+// bagJSON returns the bag as a JSON object ("{}" when empty or when it
+// cannot be encoded, which is logged).
+func (e *execHandler) bagJSON(ctx context.Context, m *message.Message) string {
+	if len(m.Header.Bag) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(m.Header.Bag)
+	if err != nil {
+		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecBagEncode,
+			slog.String("message_id", m.Header.MessageID), slog.String("error", err.Error()))
+		return "{}"
+	}
+	return string(b)
+}
+
+// envEntry makes "name=value", dropping NUL bytes (which no environment can
+// hold) so that a header value can never stop the command from starting.
+func envEntry(name, value string) string {
+	return name + "=" + strings.ReplaceAll(value, "\x00", "")
+}
+
+// inheritedEnv returns this process's environment without the variables the
+// exec handler sets from a message.
+func inheritedEnv() []string {
+	env := os.Environ()
+	out := env[:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "BRIGHTER_"), name == EnvTraceParent, name == EnvTraceState, name == EnvBaggage:
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// lastLine returns the last non-blank line of b, trimmed and bounded to
+// MaxReason bytes of valid UTF-8, or def when there is none.
+func lastLine(b []byte, def string) string {
+	b = bytes.TrimSpace(b)
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = bytes.TrimSpace(b[i+1:])
+	}
+	if len(b) == 0 {
+		return def
+	}
+	return preview(b, MaxReason)
+}
+
+// capture is an io.Writer that keeps the first MaxCapture bytes written to
+// it and discards the rest, never failing the writer.
+type capture struct {
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	room := MaxCapture - c.buf.Len()
+	if room < len(p) {
+		c.truncated = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+// Bytes returns what was kept.
+func (c *capture) Bytes() []byte { return c.buf.Bytes() }
+
+// String returns what was kept as valid UTF-8, marked when output was cut.
+func (c *capture) String() string {
+	s := strings.ToValidUTF8(c.buf.String(), "\uFFFD")
+	if c.truncated {
+		s += "…[truncated]"
+	}
+	return s
+}
