@@ -1,0 +1,323 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Limits of the consumer's broker calls.
+const (
+	// MaxBufferSize is SQS's MaxNumberOfMessages limit (and Brighter's
+	// bufferSize limit).
+	MaxBufferSize = 10
+	// MaxWait is SQS's longest long poll (WaitTimeSeconds 20).
+	MaxWait = 20 * time.Second
+	// MaxRequeueDelay is SQS's longest visibility timeout (12 h); a longer
+	// requeue delay is capped to it.
+	MaxRequeueDelay = 12 * time.Hour
+)
+
+// Stable log message texts of the consumer (tests match them).
+const (
+	// LogUndecodable is logged at Warning for a received message that cannot
+	// be decoded; it is presented as MT_UNACCEPTABLE and routed by the pump.
+	LogUndecodable = "sqs message cannot be decoded; presenting it as unacceptable"
+)
+
+// ConsumerOptions configure a Consumer.
+type ConsumerOptions struct {
+	// Queue is the channel name (Brighter's ChannelName); the queue read is
+	// QueueName(Queue, Fifo). Required.
+	Queue string
+	// Fifo means the queue (and the rejection queues) are FIFO.
+	Fifo bool
+	// Envelope is rawMessageDelivery: false: the queue is subscribed to SNS
+	// and receives the SNS JSON envelope. The zero value reads raw delivery.
+	Envelope bool
+	// BufferSize is MaxNumberOfMessages per receive, 1..10 (0 means 1).
+	BufferSize int
+	// VisibilityTimeout, when positive, is asked for on each receive (whole
+	// seconds); 0 leaves the queue's own.
+	VisibilityTimeout time.Duration
+	// DeadLetter is deadLetterRoutingKey: the SQS queue rejected messages are
+	// sent to ("" for none); the name goes through QueueName(_, Fifo).
+	DeadLetter string
+	// Invalid is invalidMessageRoutingKey: the SQS queue unacceptable
+	// messages are sent to ("" for none, then the dead-letter queue).
+	Invalid string
+	// Logger receives the consumer's and the router's records; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Consumer reads one SQS queue. It implements broker.Consumer,
+// broker.BatchAcknowledger and broker.Settler, and is safe for concurrent
+// use by several performers.
+type Consumer struct {
+	c      *Clients
+	opts   ConsumerOptions
+	name   string
+	urls   *queueURLs
+	router broker.Router
+	log    *slog.Logger
+
+	attrNames []string
+	sysNames  []types.MessageSystemAttributeName
+}
+
+var (
+	_ broker.Consumer          = (*Consumer)(nil)
+	_ broker.BatchAcknowledger = (*Consumer)(nil)
+	_ broker.Settler           = (*Consumer)(nil)
+)
+
+// NewConsumer makes a consumer. It makes no broker call: the queue URL is
+// looked up on the first receive. It returns an error for an empty queue
+// name or a buffer size outside 1..10.
+func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
+	if opts.Queue == "" {
+		return nil, errors.New("sqs consumer: queue name is empty")
+	}
+	if opts.BufferSize == 0 {
+		opts.BufferSize = 1
+	}
+	if opts.BufferSize < 1 || opts.BufferSize > MaxBufferSize {
+		return nil, fmt.Errorf("sqs consumer for %s: bufferSize %d: valid values are 1..%d", opts.Queue, opts.BufferSize, MaxBufferSize)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	k := &Consumer{
+		c: c, opts: opts, log: log,
+		name:      QueueName(opts.Queue, opts.Fifo),
+		urls:      &queueURLs{c: c.SQS, fifo: opts.Fifo, m: map[string]string{}},
+		attrNames: []string{"All"},
+		sysNames:  []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+	}
+	k.router = broker.Router{Publisher: publisher{k}, Settler: k, Logger: log}
+	if opts.DeadLetter != "" {
+		k.router.DeadLetter = QueueName(opts.DeadLetter, opts.Fifo)
+	}
+	if opts.Invalid != "" {
+		k.router.Invalid = QueueName(opts.Invalid, opts.Fifo)
+	}
+	return k, nil
+}
+
+// QueueName returns the name of the queue the consumer reads.
+func (k *Consumer) QueueName() string { return k.name }
+
+func (k *Consumer) queueURL(ctx context.Context) (string, error) {
+	return k.urls.url(ctx, k.name)
+}
+
+// Receive makes one ReceiveMessage call for up to BufferSize messages,
+// long-polling for timeout rounded to whole seconds (at most 20 s), asking
+// for every message and system attribute (so ApproximateReceiveCount comes
+// with each message: NFR-1). Each message is decoded by Decode; one that
+// cannot be decoded is logged at Warning and returned as MT_UNACCEPTABLE
+// with its receipt (never dropped). A cancelled ctx returns no messages and
+// no error. A failure that may pass (network, throttling, a server error)
+// wraps broker.ErrChannelFailure; a missing queue or a refused credential
+// does not.
+func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	url, err := k.queueURL(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, classify(fmt.Errorf("receive from %s: %w", k.name, err))
+	}
+	wait := int32(math.Round(min(max(timeout, 0), MaxWait).Seconds()))
+	in := &sqs.ReceiveMessageInput{
+		QueueUrl:                    &url,
+		MaxNumberOfMessages:         int32(k.opts.BufferSize),
+		WaitTimeSeconds:             wait,
+		MessageAttributeNames:       k.attrNames,
+		MessageSystemAttributeNames: k.sysNames,
+	}
+	if k.opts.VisibilityTimeout > 0 {
+		in.VisibilityTimeout = int32(max(k.opts.VisibilityTimeout/time.Second, 1))
+	}
+	out, err := k.c.SQS.ReceiveMessage(ctx, in)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, classify(fmt.Errorf("ReceiveMessage from %s: %w", k.name, err))
+	}
+	if len(out.Messages) == 0 {
+		return nil, nil
+	}
+	dopts := DecodeOptions{Envelope: k.opts.Envelope, DefaultTopic: k.name}
+	ms := make([]*message.Message, len(out.Messages))
+	for i := range out.Messages {
+		m, err := Decode(out.Messages[i], dopts)
+		if err != nil {
+			k.log.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "queue", k.name, "reason", err.Error())
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// classify wraps err in broker.ErrChannelFailure unless it is an error that
+// retrying cannot cure.
+func classify(err error) error {
+	var missing *types.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return err
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "AccessDenied", "AccessDeniedException",
+			"InvalidClientTokenId", "UnrecognizedClientException", "InvalidAddress", "InvalidSecurity":
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", broker.ErrChannelFailure, err)
+}
+
+func receiptOf(m *message.Message) (string, error) {
+	r, ok := m.Receipt.(string)
+	if !ok || r == "" {
+		return "", fmt.Errorf("message %s has no SQS receipt handle", m.Header.MessageID)
+	}
+	return r, nil
+}
+
+// Acknowledge deletes the message (one DeleteMessage).
+func (k *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
+	r, err := receiptOf(m)
+	if err != nil {
+		return err
+	}
+	url, err := k.queueURL(ctx)
+	if err != nil {
+		return fmt.Errorf("acknowledge %s: %w", m.Header.MessageID, err)
+	}
+	if _, err := k.c.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: &r}); err != nil {
+		return fmt.Errorf("DeleteMessage %s from %s: %w", m.Header.MessageID, k.name, err)
+	}
+	return nil
+}
+
+// AcknowledgeBatch deletes the messages with DeleteMessageBatch, ten per
+// call. It returns one error per message (nil for success).
+func (k *Consumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	errs := make([]error, len(ms))
+	url, uerr := k.queueURL(ctx)
+	for start := 0; start < len(ms); start += MaxBufferSize {
+		end := min(start+MaxBufferSize, len(ms))
+		if uerr != nil {
+			for i := start; i < end; i++ {
+				errs[i] = fmt.Errorf("acknowledge %s: %w", ms[i].Header.MessageID, uerr)
+			}
+			continue
+		}
+		entries := make([]types.DeleteMessageBatchRequestEntry, 0, end-start)
+		for i := start; i < end; i++ {
+			r, err := receiptOf(ms[i])
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(r)})
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		out, err := k.c.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: entries})
+		if err != nil {
+			for _, e := range entries {
+				i, _ := strconv.Atoi(*e.Id)
+				errs[i] = fmt.Errorf("DeleteMessageBatch %s from %s: %w", ms[i].Header.MessageID, k.name, err)
+			}
+			continue
+		}
+		for _, f := range out.Failed {
+			if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= start && i < end {
+				errs[i] = fmt.Errorf("DeleteMessageBatch %s from %s: %s: %s", ms[i].Header.MessageID, k.name, aws.ToString(f.Code), aws.ToString(f.Message))
+			}
+		}
+	}
+	return errs
+}
+
+// Requeue makes the message visible again after delay with one
+// ChangeMessageVisibility (R-1 via the receive count, NFR-3): delay is
+// rounded up to whole seconds and capped at 12 h; 0 means at once. The
+// stored message is not rewritten.
+func (k *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
+	r, err := receiptOf(m)
+	if err != nil {
+		return err
+	}
+	url, err := k.queueURL(ctx)
+	if err != nil {
+		return fmt.Errorf("requeue %s: %w", m.Header.MessageID, err)
+	}
+	secs := int32((min(max(delay, 0), MaxRequeueDelay) + time.Second - 1) / time.Second)
+	if _, err := k.c.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: &r, VisibilityTimeout: secs}); err != nil {
+		return fmt.Errorf("ChangeMessageVisibility %s on %s to %ds: %w", m.Header.MessageID, k.name, secs, err)
+	}
+	return nil
+}
+
+// Release makes the message visible again at once (ChangeMessageVisibility
+// 0): the broker.Settler release of a failed rejection routing.
+func (k *Consumer) Release(ctx context.Context, m *message.Message) error {
+	return k.Requeue(ctx, m, 0)
+}
+
+// Reject routes the message through the shared broker.Router (R-15..R-19):
+// SendMessage of the stamped copy to the dead-letter or invalid-message
+// queue, then DeleteMessage; on a failed send ChangeMessageVisibility 0 and
+// an Error log. The copy never carries the receipt handle and keeps the
+// FIFO group id (its partition key).
+func (k *Consumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	return k.router.Reject(ctx, m, r)
+}
+
+// Purge deletes every message of the queue (PurgeQueue).
+func (k *Consumer) Purge(ctx context.Context) error {
+	url, err := k.queueURL(ctx)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", k.name, err)
+	}
+	if _, err := k.c.SQS.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: &url}); err != nil {
+		return fmt.Errorf("PurgeQueue %s: %w", k.name, err)
+	}
+	return nil
+}
+
+// Close does nothing: messages still held return to the queue when their
+// visibility timeout lapses.
+func (k *Consumer) Close(ctx context.Context) error { return nil }
+
+// publisher is the Router's broker.Publisher: SendMessage of the routed copy
+// to the destination queue (its URL looked up once and cached).
+type publisher struct{ k *Consumer }
+
+func (p publisher) Publish(ctx context.Context, destination string, m *message.Message) error {
+	url, err := p.k.urls.url(ctx, destination)
+	if err != nil {
+		return err
+	}
+	return sendSQS(ctx, p.k.c.SQS, url, m, nil)
+}

@@ -1,0 +1,241 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// ProducerOptions configure a Producer.
+type ProducerOptions struct {
+	// SNS makes the producer publish to SNS topics; otherwise it sends to SQS
+	// queues. Either way Header.Topic is the routing key, turned into a
+	// queue or topic name with QueueName / TopicName.
+	SNS bool
+	// Fifo means the queues or topics are FIFO: names get ".fifo" and every
+	// message needs a MessageGroupId (the partition key, else the message
+	// id).
+	Fifo bool
+	// MakeChannels is the publication's makeChannels: with create a missing
+	// queue or topic is created on first send; otherwise it must exist.
+	MakeChannels broker.MakeChannels
+	// Attributes are extra String message attributes written on every send
+	// (e.g. for SNS filter policies). Brighter's own attributes leave room
+	// for none on a message with subject, reply-to and correlation id: a send
+	// that would exceed 10 attributes fails with ErrTooManyAttributes.
+	Attributes map[string]string
+}
+
+// Producer publishes messages in Brighter's SQS or SNS wire format. It
+// implements broker.Producer and is safe for concurrent use.
+type Producer struct {
+	c      *Clients
+	opts   ProducerOptions
+	queues *queueURLs
+	topics *topicARNs
+}
+
+var _ broker.Producer = (*Producer)(nil)
+
+// NewProducer makes a producer over the clients.
+func NewProducer(c *Clients, opts ProducerOptions) *Producer {
+	create := opts.MakeChannels == broker.MakeCreate
+	return &Producer{
+		c: c, opts: opts,
+		queues: &queueURLs{c: c.SQS, create: create, fifo: opts.Fifo, m: map[string]string{}},
+		topics: &topicARNs{c: c.SNS, create: create, fifo: opts.Fifo, m: map[string]string{}},
+	}
+}
+
+// Send publishes m to the queue or topic its Header.Topic names (R-18's wire
+// format, reference §2.2-§2.7). It returns ErrTooManyAttributes (wrapped), a
+// queue or topic that cannot be found, or the SDK's error.
+func (p *Producer) Send(ctx context.Context, m *message.Message) error {
+	if p.opts.SNS {
+		name := TopicName(m.Header.Topic, p.opts.Fifo)
+		arn, err := p.topics.arn(ctx, name)
+		if err != nil {
+			return fmt.Errorf("send message %s: %w", m.Header.MessageID, err)
+		}
+		return publishSNS(ctx, p.c.SNS, arn, m, p.opts.Attributes, p.opts.Fifo)
+	}
+	name := QueueName(m.Header.Topic, p.opts.Fifo)
+	url, err := p.queues.url(ctx, name)
+	if err != nil {
+		return fmt.Errorf("send message %s: %w", m.Header.MessageID, err)
+	}
+	return sendSQS(ctx, p.c.SQS, url, m, p.opts.Attributes)
+}
+
+// Close does nothing: the clients hold no per-producer resources.
+func (p *Producer) Close(ctx context.Context) error { return nil }
+
+// sendSQS is the one SendMessage of this package (producer and rejection
+// routing alike).
+func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Message, extra map[string]string) error {
+	out, err := EncodeSQS(m, queueURL, extra)
+	if err != nil {
+		return err
+	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(out.Body), MessageAttributes: make(map[string]types.MessageAttributeValue, len(out.Attributes))}
+	for k, v := range out.Attributes {
+		in.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	fifo := strings.HasSuffix(queueURL, fifoSuffix)
+	if fifo {
+		// FIFO queues refuse per-message delays and need a group id.
+		in.MessageGroupId = aws.String(firstNonEmpty(out.GroupID, m.Header.MessageID))
+		if out.DeduplicationID != "" {
+			in.MessageDeduplicationId = aws.String(out.DeduplicationID)
+		}
+	} else if out.DelaySeconds > 0 {
+		in.DelaySeconds = out.DelaySeconds
+	}
+	if _, err := c.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err)
+	}
+	return nil
+}
+
+func publishSNS(ctx context.Context, c *sns.Client, topicARN string, m *message.Message, extra map[string]string, fifo bool) error {
+	out, err := EncodeSNS(m, topicARN, extra)
+	if err != nil {
+		return err
+	}
+	in := &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(out.Body), MessageAttributes: make(map[string]snstypes.MessageAttributeValue, len(out.Attributes))}
+	for k, v := range out.Attributes {
+		in.MessageAttributes[k] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	if out.Subject != "" {
+		in.Subject = aws.String(out.Subject)
+	}
+	if fifo || strings.HasSuffix(topicARN, fifoSuffix) {
+		in.MessageGroupId = aws.String(firstNonEmpty(out.GroupID, m.Header.MessageID))
+		if out.DeduplicationID != "" {
+			in.MessageDeduplicationId = aws.String(out.DeduplicationID)
+		}
+	}
+	if _, err := c.Publish(ctx, in); err != nil {
+		return fmt.Errorf("Publish %s to %s: %w", m.Header.MessageID, topicARN, err)
+	}
+	return nil
+}
+
+// queueURLs resolves queue names to URLs once per name (GetQueueUrl, or
+// CreateQueue when create is set) and caches successes only, so a queue
+// created later is found on the next try.
+type queueURLs struct {
+	c      *sqs.Client
+	create bool
+	fifo   bool
+	mu     sync.Mutex
+	m      map[string]string
+}
+
+func (q *queueURLs) url(ctx context.Context, name string) (string, error) {
+	q.mu.Lock()
+	u, ok := q.m[name]
+	q.mu.Unlock()
+	if ok {
+		return u, nil
+	}
+	out, err := q.c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		var missing *types.QueueDoesNotExist
+		if !q.create || !errors.As(err, &missing) {
+			return "", fmt.Errorf("queue %s: %w", name, err)
+		}
+		attrs := map[string]string{}
+		if q.fifo || strings.HasSuffix(name, fifoSuffix) {
+			attrs[string(types.QueueAttributeNameFifoQueue)] = "true"
+			attrs[string(types.QueueAttributeNameContentBasedDeduplication)] = "true"
+		}
+		cout, cerr := q.c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs, Tags: map[string]string{"Source": "Brighter"}})
+		if cerr != nil {
+			return "", fmt.Errorf("create queue %s: %w", name, cerr)
+		}
+		u = aws.ToString(cout.QueueUrl)
+	} else {
+		u = aws.ToString(out.QueueUrl)
+	}
+	q.mu.Lock()
+	q.m[name] = u
+	q.mu.Unlock()
+	return u, nil
+}
+
+// topicARNs resolves topic names to ARNs once per name: CreateTopic (which
+// is idempotent and returns the ARN) when create is set, else a search of
+// ListTopics.
+type topicARNs struct {
+	c      *sns.Client
+	create bool
+	fifo   bool
+	mu     sync.Mutex
+	m      map[string]string
+}
+
+func (t *topicARNs) arn(ctx context.Context, name string) (string, error) {
+	t.mu.Lock()
+	a, ok := t.m[name]
+	t.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	var err error
+	if t.create {
+		a, err = createTopic(ctx, t.c, name, t.fifo)
+	} else {
+		a, err = findTopic(ctx, t.c, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	t.mu.Lock()
+	t.m[name] = a
+	t.mu.Unlock()
+	return a, nil
+}
+
+// errTopicNotFound is returned by findTopic.
+var errTopicNotFound = errors.New("SNS topic does not exist")
+
+func createTopic(ctx context.Context, c *sns.Client, name string, fifo bool) (string, error) {
+	attrs := map[string]string{}
+	if fifo || strings.HasSuffix(name, fifoSuffix) {
+		attrs["FifoTopic"] = "true"
+		attrs["ContentBasedDeduplication"] = "true"
+	}
+	out, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name), Attributes: attrs, Tags: []snstypes.Tag{{Key: aws.String("Source"), Value: aws.String("Brighter")}}})
+	if err != nil {
+		return "", fmt.Errorf("create SNS topic %s: %w", name, err)
+	}
+	return aws.ToString(out.TopicArn), nil
+}
+
+func findTopic(ctx context.Context, c *sns.Client, name string) (string, error) {
+	p := sns.NewListTopicsPaginator(c, &sns.ListTopicsInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return "", fmt.Errorf("list SNS topics looking for %s: %w", name, err)
+		}
+		for _, t := range page.Topics {
+			if a := aws.ToString(t.TopicArn); strings.HasSuffix(a, ":"+name) {
+				return a, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, errTopicNotFound)
+}
