@@ -1,0 +1,31 @@
+// Package config reads brighter's subscriptions file (brighter.yaml): the
+// connections to each broker and the subscriptions that `brighter consume`,
+// `brighter lint`, `brighter dlq` and `brighter watch` act on.
+//
+// The file is YAML, with Brighter's parameter names (requeueCount,
+// requeueDelay, bufferSize, noOfPerformers, makeChannels, messagePumpType,
+// deadLetterRoutingKey, ...) and one block per transport for its native
+// settings (sqs, gcp, rocketmq, memory). Load and Parse apply Brighter's
+// defaults (reference §9 of brighter-semantics.md), expand ${VAR} and
+// ${VAR:-default} in scalar values, and check every field. Every problem is an
+// *Error naming file:line:column and the field's YAML path; all problems of a
+// file are returned together as Errors, so `brighter lint` can report each as
+// a finding and `brighter consume` can refuse to start before any broker call
+// (DESIGN.md, "Bad input never stops a consumer: ... a bad config is a clear
+// error before any broker call").
+//
+// What the file may legally say is this package's job; whether a legal value
+// is wise (a zero budget, R-7; a budget outranked by a native redrive limit,
+// R-10; a budget that cannot run down, R-11) is internal/lint's. The
+// positions kept for every key (Subscription.Pos, File.Pos) let lint point at
+// the line it judges.
+//
+// The YAML is decoded by walking github.com/goccy/go-yaml's syntax tree, not
+// by reflection, so that unknown fields, wrong types and ranges are reported
+// with the position of the offending key or value and the valid names or
+// values, and so that no input can make the decoder panic (FuzzParse).
+//
+// This package must not import any other package of this module: the CLI,
+// lint, the handler adapters and the transports depend on it, never the
+// reverse.
+package config

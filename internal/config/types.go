@@ -1,0 +1,432 @@
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// File is a parsed, defaulted and validated subscriptions file.
+type File struct {
+	// Path is the name the file was loaded under (as given to Load or Parse).
+	Path string
+	// Connections holds how to reach each broker.
+	Connections Connections
+	// Subscriptions are in file order; names are unique. Never empty.
+	Subscriptions []*Subscription
+
+	pos map[string]Position
+}
+
+// Pos returns the position of the key at the given YAML path, for example
+// "connections.gcp.projectId" or "subscriptions[1].handler.url". For a path
+// that was not present in the file it returns the position of the nearest
+// present ancestor, and the start of the file when there is none.
+func (f *File) Pos(path string) Position {
+	for p := path; p != ""; p = parentPath(p) {
+		if pos, ok := f.pos[p]; ok {
+			return pos
+		}
+	}
+	return Position{File: f.Path, Line: 1, Column: 1}
+}
+
+// Subscription returns the subscription with the given name, or nil.
+func (f *File) Subscription(name string) *Subscription {
+	for _, s := range f.Subscriptions {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// parentPath drops the last element of a YAML path: "a.b[2]" -> "a.b",
+// "a.b" -> "a", "a" -> "".
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// Connections holds the broker connection settings shared by every
+// subscription of a transport.
+type Connections struct {
+	AWS      AWSConnection
+	GCP      GCPConnection
+	RocketMQ RocketMQConnection
+}
+
+// AWSConnection is connections.aws. Empty fields leave the AWS SDK's own
+// resolution (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL*) to the transport.
+type AWSConnection struct {
+	Region string
+	// Endpoint is an http(s) URL (LocalStack, for example); optional.
+	Endpoint string
+	Profile  string
+}
+
+// GCPConnection is connections.gcp.
+type GCPConnection struct {
+	// ProjectID is the default project of every gcp subscription.
+	ProjectID string
+	// EmulatorHost is host:port of a Pub/Sub emulator; PUBSUB_EMULATOR_HOST
+	// is honoured by the transport when this is empty.
+	EmulatorHost string
+}
+
+// RocketMQConnection is connections.rocketmq. Endpoint is required when a
+// subscription uses transport rocketmq.
+type RocketMQConnection struct {
+	// Endpoint is the proxy's host:port.
+	Endpoint  string
+	Namespace string
+	AccessKey string
+	SecretKey string
+}
+
+// Transport names a broker.
+type Transport string
+
+// The transports a subscription may name.
+const (
+	TransportSQS      Transport = "sqs"
+	TransportGCP      Transport = "gcp"
+	TransportRocketMQ Transport = "rocketmq"
+	TransportMemory   Transport = "memory"
+)
+
+// Transports lists every valid transport, in the order error messages show.
+var transports = []string{string(TransportSQS), string(TransportGCP), string(TransportRocketMQ), string(TransportMemory)}
+
+// PumpType is messagePumpType: the pump variant (reference §8).
+type PumpType string
+
+// The pump variants. Their values equal internal/pump's Variant values.
+const (
+	Reactor  PumpType = "reactor"
+	Proactor PumpType = "proactor"
+)
+
+// MakeChannels is Brighter's OnMissingChannel: what to do when the queue,
+// topic or subscription does not exist.
+type MakeChannels string
+
+// The makeChannels values.
+const (
+	// MakeChannelsCreate creates missing infrastructure (the default).
+	MakeChannelsCreate MakeChannels = "create"
+	// MakeChannelsValidate checks that it exists and fails if not.
+	MakeChannelsValidate MakeChannels = "validate"
+	// MakeChannelsAssume makes no check at all.
+	MakeChannelsAssume MakeChannels = "assume"
+)
+
+// Defaults of the base subscription (reference §9.1, plus this tool's
+// drainTimeout).
+const (
+	DefaultBufferSize          = 1
+	DefaultNoOfPerformers      = 1
+	DefaultRequeueCount        = -1
+	DefaultEmptyChannelDelay   = 500 * time.Millisecond
+	DefaultChannelFailureDelay = time.Second
+	DefaultDrainTimeout        = 10 * time.Second
+	DefaultHandlerTimeout      = 30 * time.Second
+	// MaxBufferSize is the largest bufferSize (reference §8.6).
+	MaxBufferSize = 10
+	// MaxSQSTimeOut is SQS's longest long-poll wait.
+	MaxSQSTimeOut = 20 * time.Second
+	// MaxSQSVisibility is SQS's longest visibility timeout (and so the
+	// longest requeue delay an SQS subscription can honour).
+	MaxSQSVisibility = 12 * time.Hour
+)
+
+// DefaultTimeOut returns the receive timeout (timeOut) a subscription of the
+// given transport gets when the file does not set one: sqs 20s (the SQS
+// long-poll maximum), gcp 1s, rocketmq 20s, memory 300ms (Brighter's base
+// default); 300ms for an unknown transport.
+func DefaultTimeOut(t Transport) time.Duration {
+	switch t {
+	case TransportSQS, TransportRocketMQ:
+		return 20 * time.Second
+	case TransportGCP:
+		return time.Second
+	default:
+		return 300 * time.Millisecond
+	}
+}
+
+// Subscription is one entry of subscriptions: a channel on one transport,
+// its pump settings, its handler, and its transport's native settings.
+// Every field carries its default when the file did not set it.
+type Subscription struct {
+	// Name is unique within the file (required).
+	Name string
+	// Transport is the broker (required).
+	Transport Transport
+	// ChannelName is the queue (SQS), subscription (Pub/Sub) or topic read
+	// by the consumer group (RocketMQ); default Name.
+	ChannelName string
+	// RoutingKey is the topic; default ChannelName.
+	RoutingKey string
+	// MessagePumpType is reactor or proactor; default proactor.
+	MessagePumpType PumpType
+	// BufferSize is how many messages one receive may return, 1..10;
+	// default 1.
+	BufferSize int
+	// NoOfPerformers is the number of performers, >= 1; default 1.
+	NoOfPerformers int
+	// TimeOut is the receive timeout (long-poll wait); default
+	// DefaultTimeOut(Transport). SQS: at most 20s.
+	TimeOut time.Duration
+	// TimeOutSet reports whether the file set timeOut explicitly.
+	TimeOutSet bool
+	// RequeueCount is the delivery budget; -1 (the default) disables it.
+	// Any integer is legal here; lint judges 0 and values below -1.
+	RequeueCount int
+	// RequeueDelay is the delay of a requeue, >= 0; SQS at most 12h.
+	RequeueDelay time.Duration
+	// UnacceptableMessageLimit stops the pump after that many unacceptable
+	// messages (within the window, if set); 0 never stops. >= 0.
+	UnacceptableMessageLimit int
+	// UnacceptableMessageLimitWindow is the window of the limit; 0 means
+	// the whole run. >= 0.
+	UnacceptableMessageLimitWindow time.Duration
+	// EmptyChannelDelay is the pause after an empty receive; default 500ms.
+	EmptyChannelDelay time.Duration
+	// ChannelFailureDelay is the pause after a failed receive; default 1s.
+	ChannelFailureDelay time.Duration
+	// DrainTimeout bounds graceful shutdown; default 10s.
+	DrainTimeout time.Duration
+	// MakeChannels is create, validate or assume; default create.
+	MakeChannels MakeChannels
+	// DeadLetterRoutingKey is where DeliveryError rejections go ("" = none).
+	DeadLetterRoutingKey string
+	// InvalidMessageRoutingKey is where Unacceptable rejections go ("" =
+	// fall back to DeadLetterRoutingKey).
+	InvalidMessageRoutingKey string
+	// Handler is the user's code for each message (required).
+	Handler Handler
+
+	// SQS is the sqs block; non-nil (defaulted) when Transport is sqs,
+	// nil otherwise.
+	SQS *SQS
+	// GCP is the gcp block; non-nil (defaulted) when Transport is gcp.
+	GCP *GCP
+	// RocketMQ is the rocketmq block; non-nil when Transport is rocketmq.
+	RocketMQ *RocketMQ
+	// Memory is the memory block; non-nil (defaulted) when Transport is
+	// memory.
+	Memory *Memory
+
+	// Index is the subscription's position in File.Subscriptions.
+	Index int
+
+	self Position
+	pos  map[string]Position
+}
+
+// Pos returns the position of the key field (a YAML path relative to the
+// subscription, e.g. "requeueCount", "handler.url",
+// "sqs.redrivePolicy.maxReceiveCount") when the file set it, else the
+// position of its nearest present ancestor, else of the subscription itself
+// (its first key). Pos("") is the subscription's own position.
+func (s *Subscription) Pos(field string) Position {
+	for p := field; p != ""; p = parentPath(p) {
+		if pos, ok := s.pos[p]; ok {
+			return pos
+		}
+	}
+	return s.self
+}
+
+// Set reports whether the file set field (a path as for Pos) explicitly,
+// rather than leaving it to its default.
+func (s *Subscription) Set(field string) bool {
+	_, ok := s.pos[field]
+	return ok
+}
+
+// Path returns the subscription's YAML path, e.g. "subscriptions[2]".
+func (s *Subscription) Path() string { return subscriptionPath(s.Index) }
+
+// HandlerType names a handler adapter.
+type HandlerType string
+
+// The handler types.
+const (
+	HandlerBuiltin HandlerType = "builtin"
+	HandlerExec    HandlerType = "exec"
+	HandlerHTTP    HandlerType = "http"
+)
+
+// The builtin handler names, which are also the outcomes a builtin script
+// may list.
+const (
+	BuiltinLog          = "log"
+	BuiltinAck          = "ack"
+	BuiltinDefer        = "defer"
+	BuiltinReject       = "reject"
+	BuiltinFail         = "fail"
+	BuiltinUnacceptable = "unacceptable"
+)
+
+var builtinNames = []string{BuiltinLog, BuiltinAck, BuiltinDefer, BuiltinReject, BuiltinFail, BuiltinUnacceptable}
+
+// Handler is a subscription's handler block. Only the fields of Type are
+// set; the file may not carry fields of another type.
+type Handler struct {
+	// Type is builtin, exec or http (required).
+	Type HandlerType
+	// Timeout bounds one exec or http call; default 30s, > 0.
+	Timeout time.Duration
+
+	// Name is the builtin handler (log, ack, defer, reject, fail,
+	// unacceptable); exactly one of Name and Script is set for builtin.
+	Name string
+	// Script is a builtin script: Script[i] is the outcome of the delivery
+	// whose count (HandledCount) is i; the last entry repeats. Each is one
+	// of the builtin names. Written in the file as "defer,defer,ack".
+	Script []string
+
+	// Command is the exec program (required for exec); run without a
+	// shell.
+	Command string
+	// Args are the exec arguments.
+	Args []string
+	// Env is extra environment for the exec command.
+	Env map[string]string
+
+	// URL is the http endpoint, an absolute http or https URL (required
+	// for http).
+	URL string
+	// Headers are extra request headers for http (after ${VAR} expansion).
+	Headers map[string]string
+	// TLS configures the http client's TLS; nil when absent.
+	TLS *TLS
+}
+
+// TLS is handler.tls for http handlers. CertFile and KeyFile come together.
+type TLS struct {
+	CAFile             string
+	CertFile           string
+	KeyFile            string
+	InsecureSkipVerify bool
+}
+
+// SQS channel types (reference §9.2).
+const (
+	// ChannelPointToPoint reads a queue only.
+	ChannelPointToPoint = "pointToPoint"
+	// ChannelPubSub subscribes queue channelName to SNS topic routingKey.
+	ChannelPubSub = "pubSub"
+)
+
+// SQS queue types.
+const (
+	QueueStandard = "standard"
+	QueueFIFO     = "fifo"
+)
+
+// SQS is the sqs block (reference §9.2).
+type SQS struct {
+	// ChannelType is pointToPoint (default) or pubSub.
+	ChannelType string
+	// QueueType is standard (default) or fifo.
+	QueueType string
+	// VisibilityTimeout is 0..12h; default 30s.
+	VisibilityTimeout time.Duration
+	// RawMessageDelivery applies to pubSub; default true.
+	RawMessageDelivery bool
+	// ContentBasedDeduplication applies to fifo; default true.
+	ContentBasedDeduplication bool
+	// MessageRetentionPeriod is 60s..336h; default 96h.
+	MessageRetentionPeriod time.Duration
+	// RedrivePolicy is SQS's native redrive; nil when absent.
+	RedrivePolicy *RedrivePolicy
+	// Tags are queue tags.
+	Tags map[string]string
+}
+
+// RedrivePolicy is SQS's native dead-letter redrive.
+type RedrivePolicy struct {
+	// DeadLetterQueue is the queue name (required).
+	DeadLetterQueue string
+	// MaxReceiveCount is 1..1000 (required); lint compares it with
+	// requeueCount.
+	MaxReceiveCount int
+}
+
+// Pub/Sub subscription modes.
+const (
+	GCPModePull   = "pull"
+	GCPModeStream = "stream"
+)
+
+// GCP is the gcp block (reference §9.3).
+type GCP struct {
+	// ProjectID defaults to connections.gcp.projectId; required one way or
+	// the other.
+	ProjectID string
+	// Mode is pull or stream (default).
+	Mode string
+	// AckDeadline is >= 0; default 30s.
+	AckDeadline time.Duration
+	// EnableMessageOrdering orders by ordering key; default false.
+	EnableMessageOrdering bool
+	// MaxExtension caps stream lease extension; default 60m.
+	MaxExtension time.Duration
+	// MaxRequeueDelay is the retry policy's maximum backoff; default 600s.
+	MaxRequeueDelay time.Duration
+	// SubscriberMember is an IAM member granted subscriber; optional.
+	SubscriberMember string
+	// DeadLetterPolicy is Pub/Sub's native dead-lettering; nil when absent.
+	// Without one, delivery_attempt is not populated.
+	DeadLetterPolicy *DeadLetterPolicy
+	// Labels are subscription labels.
+	Labels map[string]string
+}
+
+// DeadLetterPolicy is Pub/Sub's native dead-letter policy.
+type DeadLetterPolicy struct {
+	// Topic is the dead-letter topic (required).
+	Topic string
+	// Subscription is the dead-letter topic's subscription; optional.
+	Subscription string
+	// MaxDeliveryAttempts is 5..100; default 10. Lint compares it with
+	// requeueCount.
+	MaxDeliveryAttempts int
+	// AckDeadline of the dead-letter subscription, >= 0; default 60s.
+	AckDeadline     time.Duration
+	PublisherMember string
+}
+
+// RocketMQ is the rocketmq block (reference §9.4).
+type RocketMQ struct {
+	// ConsumerGroup is required.
+	ConsumerGroup string
+	// InvisibleDuration is how long a received message stays hidden,
+	// > 0; default 30s.
+	InvisibleDuration time.Duration
+	// Tag is the filter expression; default "*".
+	Tag string
+	// MaxDeliveryAttempts is the group's broker retry policy, >= 1;
+	// default 16. Lint compares it with requeueCount.
+	MaxDeliveryAttempts int
+}
+
+// Memory is the memory block: the in-memory transport, for local runs and
+// tests.
+type Memory struct {
+	// Seed is a JSON-lines file of message records loaded at start;
+	// resolved against the config file's directory; "" = none.
+	Seed string
+	// Output is where the remaining messages of every queue are written as
+	// JSON lines at stop; resolved like Seed; "" = nowhere.
+	Output string
+	// StopWhenEmpty stops consume when every queue is empty.
+	StopWhenEmpty bool
+	// VisibilityTimeout is > 0; default 30s.
+	VisibilityTimeout time.Duration
+}
