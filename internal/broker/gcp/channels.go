@@ -1,0 +1,416 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/api/cloudresourcemanager/v1"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"github.com/brightergo/brighter/internal/broker"
+)
+
+// Stable log message texts of channel creation (tests match them).
+const (
+	// LogIAMTolerated is R-20's Warning: an IAM helper abandoned its binding.
+	LogIAMTolerated = "IAM binding for native dead-lettering abandoned; native dead-lettering may be inactive"
+	// LogBudgetInert is R-11's Warning (R-26: once per channel, at creation).
+	LogBudgetInert = "delivery budget cannot run down on this subscription"
+	// ConsequenceDeadLetteringInactive is R-20's fixed consequence text.
+	ConsequenceDeadLetteringInactive = "native dead-lettering may be inactive"
+	// ReasonNoDeadLetterPolicy is R-11's reason for Pub/Sub.
+	ReasonNoDeadLetterPolicy = "Pub/Sub sets delivery_attempt only on a subscription with a DeadLetterPolicy; without one the delivery count never advances"
+)
+
+// The IAM helpers of R-20 and the RPCs they make, as named in the Warning.
+const (
+	HelperDeadLetterPublisher = "ensureDeadLetterPublisherBinding"
+	HelperSubscriber          = "ensureSubscriptionSubscriberBinding"
+	RPCGetProject             = "cloudresourcemanager.projects.get"
+	RPCNewProjectsClient      = "cloudresourcemanager.NewService"
+	RPCGetIamPolicy           = "google.iam.v1.IAMPolicy/GetIamPolicy"
+	RPCSetIamPolicy           = "google.iam.v1.IAMPolicy/SetIamPolicy"
+)
+
+// Defaults of Brighter's GcpPubSubSubscription and DeadLetterPolicy (§9.3).
+const (
+	DefaultAckDeadline           = 30 * time.Second
+	DefaultMaxRequeueDelay       = 600 * time.Second
+	DefaultDeadLetterAckDeadline = 60 * time.Second
+	DefaultMaxDeliveryAttempts   = 10
+)
+
+// ErrChannelMissing is wrapped by EnsureChannels in validate mode for each
+// topic or subscription that does not exist.
+var ErrChannelMissing = errors.New("channel does not exist")
+
+// ClientConstructionError is the ONE non-status failure R-20 tolerates: the
+// Resource Manager client could not be constructed (credentials did not
+// resolve), so no RPC was issued and there is no status code to inspect.
+type ClientConstructionError struct{ Err error }
+
+// Error implements error.
+func (e *ClientConstructionError) Error() string {
+	return "construct Resource Manager client: " + e.Err.Error()
+}
+
+// Unwrap returns the construction error.
+func (e *ClientConstructionError) Unwrap() error { return e.Err }
+
+// ProjectNumberFunc returns the project number of project (Resource
+// Manager's GetProject). A failure to construct its client must be returned
+// as a *ClientConstructionError.
+type ProjectNumberFunc func(ctx context.Context, project string) (string, error)
+
+// ResourceManagerProjectNumber is the default ProjectNumberFunc: Cloud
+// Resource Manager v1 projects.get with Application Default Credentials.
+// PUBSUB_EMULATOR_HOST does not redirect it.
+func ResourceManagerProjectNumber(ctx context.Context, project string) (string, error) {
+	svc, err := cloudresourcemanager.NewService(ctx)
+	if err != nil {
+		return "", &ClientConstructionError{Err: err}
+	}
+	p, err := svc.Projects.Get(project).Context(ctx).Do()
+	if err != nil {
+		return "", fmt.Errorf("get project %s: %w", project, err)
+	}
+	return strconv.FormatInt(p.ProjectNumber, 10), nil
+}
+
+// DeadLetterPolicy is the subscription's native Pub/Sub dead-letter policy
+// (Brighter's DeadLetterPolicy, §9.3): after MaxDeliveryAttempts the service
+// forwards a message to Topic without Brighter's rejection metadata.
+type DeadLetterPolicy struct {
+	// Topic is the policy's dead-letter topic (id or full name). Required.
+	Topic string
+	// Subscription is the subscription made on Topic so forwarded messages
+	// are kept; "" means "dlq-<subscription>".
+	Subscription string
+	// MaxDeliveryAttempts is 5..100 on the real service; 0 means 10.
+	MaxDeliveryAttempts int
+	// AckDeadline is the ack deadline of Subscription; 0 means 60 s.
+	AckDeadline time.Duration
+	// PublisherMember is the member granted roles/pubsub.publisher on Topic;
+	// "" means the Pub/Sub service agent of the project.
+	PublisherMember string
+	// SubscriberMember is the member granted roles/pubsub.subscriber on the
+	// subscription; "" means the Pub/Sub service agent of the project.
+	SubscriberMember string
+}
+
+// ChannelOptions describes one subscription's infrastructure.
+type ChannelOptions struct {
+	// Topic is the source topic (id or full name). Required.
+	Topic string
+	// Subscription is the subscription (id or full name). Required.
+	Subscription string
+	// MakeChannels is create, validate or assume ("" means create).
+	MakeChannels broker.MakeChannels
+	// AckDeadline is the subscription's ack deadline; 0 means 30 s.
+	AckDeadline time.Duration
+	// EnableMessageOrdering creates the subscription with ordering.
+	EnableMessageOrdering bool
+	// RequeueDelay is the RetryPolicy's minimum back-off; 0 configures no
+	// RetryPolicy (immediate redelivery), as Brighter does.
+	RequeueDelay time.Duration
+	// MaxRequeueDelay is the RetryPolicy's maximum back-off; 0 means 600 s.
+	MaxRequeueDelay time.Duration
+	// RequeueCount is the delivery budget (-1 = unlimited); with any other
+	// value and no DeadLetterPolicy R-11's Warning is logged once.
+	RequeueCount int
+	// DeadLetterPolicy is the native policy; nil for none.
+	DeadLetterPolicy *DeadLetterPolicy
+	// DeadLetterTopic is deadLetterRoutingKey ("" for none); created with a
+	// subscription of the same id.
+	DeadLetterTopic string
+	// InvalidTopic is invalidMessageRoutingKey ("" for none); created with a
+	// subscription of the same id.
+	InvalidTopic string
+	// ProjectNumber derives the service agent; nil means
+	// ResourceManagerProjectNumber.
+	ProjectNumber ProjectNumberFunc
+	// Logger receives the Warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Channels provisions one subscription's infrastructure (broker.ChannelMaker).
+type Channels struct {
+	client *pubsub.Client
+	opts   ChannelOptions
+	log    *slog.Logger
+}
+
+// NewChannels makes a Channels for opts on client.
+func NewChannels(client *pubsub.Client, opts ChannelOptions) *Channels {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ProjectNumber == nil {
+		opts.ProjectNumber = ResourceManagerProjectNumber
+	}
+	if opts.MakeChannels == "" {
+		opts.MakeChannels = broker.MakeCreate
+	}
+	return &Channels{client: client, opts: opts, log: opts.Logger}
+}
+
+func (c *Channels) topic(t string) string { return topicName(c.client.Project(), t) }
+func (c *Channels) sub(s string) string   { return subscriptionName(c.client.Project(), s) }
+
+// EnsureChannels applies makeChannels: assume makes no broker call; validate
+// returns an error wrapping ErrChannelMissing naming each missing topic or
+// subscription; create makes the source topic, the DeadLetterPolicy's topic
+// and subscription, the subscription (ack deadline, ordering, RetryPolicy,
+// DeadLetterPolicy; an existing one is updated with an update mask), the
+// rejection topics each with a subscription, and the two IAM bindings of
+// R-20, tolerating only what R-20 names. In every mode it first logs R-11's
+// Warning once when RequeueCount != -1 and there is no DeadLetterPolicy
+// . Errors name the resource and wrap the service's error.
+func (c *Channels) EnsureChannels(ctx context.Context) error {
+	o := c.opts
+	if o.RequeueCount != -1 && o.DeadLetterPolicy == nil {
+		c.log.WarnContext(ctx, LogBudgetInert, "subscription", c.sub(o.Subscription), "requeue_count", o.RequeueCount, "reason", ReasonNoDeadLetterPolicy)
+	}
+	switch o.MakeChannels {
+	case broker.MakeAssume:
+		return nil
+	case broker.MakeValidate:
+		return c.validate(ctx)
+	case broker.MakeCreate:
+		return c.create(ctx)
+	}
+	return fmt.Errorf("makeChannels: unknown value %q: valid values are create, validate, assume", o.MakeChannels)
+}
+
+func (c *Channels) validate(ctx context.Context) error {
+	var errs []error
+	topics := []string{c.opts.Topic, c.opts.DeadLetterTopic, c.opts.InvalidTopic}
+	if c.opts.DeadLetterPolicy != nil {
+		topics = append(topics, c.opts.DeadLetterPolicy.Topic)
+	}
+	for _, t := range topics {
+		if t == "" {
+			continue
+		}
+		if _, err := c.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: c.topic(t)}); err != nil {
+			errs = append(errs, missing("topic", c.topic(t), err))
+		}
+	}
+	if _, err := c.client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: c.sub(c.opts.Subscription)}); err != nil {
+		errs = append(errs, missing("subscription", c.sub(c.opts.Subscription), err))
+	}
+	return errors.Join(errs...)
+}
+
+func missing(kind, name string, err error) error {
+	if status.Code(err) == codes.NotFound {
+		return fmt.Errorf("validate %s %s: %w", kind, name, ErrChannelMissing)
+	}
+	return fmt.Errorf("validate %s %s: %w", kind, name, err)
+}
+
+func (c *Channels) ensureTopic(ctx context.Context, t string) error {
+	_, err := c.client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: c.topic(t), Labels: map[string]string{"source": "brighter"}})
+	if err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("create topic %s: %w", c.topic(t), err)
+	}
+	return nil
+}
+
+// ensureSubscription creates s, or updates an existing one with an update
+// mask (never without one: it would crash the emulator).
+func (c *Channels) ensureSubscription(ctx context.Context, s *pubsubpb.Subscription, mask []string) error {
+	_, err := c.client.SubscriptionAdminClient.CreateSubscription(ctx, s)
+	if err == nil {
+		return nil
+	}
+	if status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("create subscription %s on %s: %w", s.Name, s.Topic, err)
+	}
+	if len(mask) == 0 {
+		return nil
+	}
+	if _, err := c.client.SubscriptionAdminClient.UpdateSubscription(ctx, &pubsubpb.UpdateSubscriptionRequest{Subscription: s, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}}); err != nil {
+		return fmt.Errorf("update subscription %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+func seconds(d, def time.Duration) int32 {
+	if d <= 0 {
+		d = def
+	}
+	return int32((d + time.Second - 1) / time.Second)
+}
+
+func (c *Channels) create(ctx context.Context) error {
+	o := c.opts
+	if err := c.ensureTopic(ctx, o.Topic); err != nil {
+		return err
+	}
+	sub := &pubsubpb.Subscription{
+		Name: c.sub(o.Subscription), Topic: c.topic(o.Topic), AckDeadlineSeconds: seconds(o.AckDeadline, DefaultAckDeadline),
+		EnableMessageOrdering: o.EnableMessageOrdering, Labels: map[string]string{"source": "brighter"},
+	}
+	if o.RequeueDelay > 0 {
+		maxDelay := o.MaxRequeueDelay
+		if maxDelay <= 0 {
+			maxDelay = DefaultMaxRequeueDelay
+		}
+		sub.RetryPolicy = &pubsubpb.RetryPolicy{MinimumBackoff: durationpb.New(o.RequeueDelay), MaximumBackoff: durationpb.New(maxDelay)}
+	}
+	dlp := o.DeadLetterPolicy
+	if dlp != nil {
+		if err := c.ensureTopic(ctx, dlp.Topic); err != nil {
+			return err
+		}
+		dsub := dlp.Subscription
+		if dsub == "" {
+			dsub = "dlq-" + lastSegment(o.Subscription)
+		}
+		if err := c.ensureSubscription(ctx, &pubsubpb.Subscription{Name: c.sub(dsub), Topic: c.topic(dlp.Topic),
+			AckDeadlineSeconds: seconds(dlp.AckDeadline, DefaultDeadLetterAckDeadline), Labels: map[string]string{"source": "brighter"}}, nil); err != nil {
+			return err
+		}
+		if err := c.ensureBinding(ctx, HelperDeadLetterPublisher, dlp.PublisherMember, "roles/pubsub.publisher", c.topic(dlp.Topic), true); err != nil {
+			return err
+		}
+		attempts := dlp.MaxDeliveryAttempts
+		if attempts == 0 {
+			attempts = DefaultMaxDeliveryAttempts
+		}
+		sub.DeadLetterPolicy = &pubsubpb.DeadLetterPolicy{DeadLetterTopic: c.topic(dlp.Topic), MaxDeliveryAttempts: int32(attempts)}
+	}
+	if err := c.ensureSubscription(ctx, sub, []string{"ack_deadline_seconds", "dead_letter_policy", "retry_policy", "labels"}); err != nil {
+		return err
+	}
+	if dlp != nil {
+		if err := c.ensureBinding(ctx, HelperSubscriber, dlp.SubscriberMember, "roles/pubsub.subscriber", sub.Name, false); err != nil {
+			return err
+		}
+	}
+	for _, t := range []string{o.DeadLetterTopic, o.InvalidTopic} {
+		if t == "" {
+			continue
+		}
+		if err := c.ensureTopic(ctx, t); err != nil {
+			return err
+		}
+		if err := c.ensureSubscription(ctx, &pubsubpb.Subscription{Name: c.sub(lastSegment(t)), Topic: c.topic(t),
+			AckDeadlineSeconds: seconds(0, DefaultDeadLetterAckDeadline), Labels: map[string]string{"source": "brighter"}}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func lastSegment(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '/' {
+			return name[i+1:]
+		}
+	}
+	return name
+}
+
+// ensureBinding is one IAM helper of R-20: derive the member (the service
+// agent from the project number unless member is set), read the resource's
+// policy, add the role binding if missing, write it back. A tolerated
+// failure (see toleratedIAM) abandons the rest of the helper with ONE
+// Warning; every other failure is returned.
+func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, resource string, onTopic bool) error {
+	if member == "" {
+		num, err := c.opts.ProjectNumber(ctx, c.client.Project())
+		if err != nil {
+			rpc := RPCGetProject
+			var ce *ClientConstructionError
+			if errors.As(err, &ce) {
+				rpc = RPCNewProjectsClient
+			}
+			return c.tolerate(ctx, helper, rpc, "projects/"+c.client.Project(), err)
+		}
+		member = "serviceAccount:service-" + num + "@gcp-sa-pubsub.iam.gserviceaccount.com"
+	}
+	get := c.client.SubscriptionAdminClient.GetIamPolicy
+	set := c.client.SubscriptionAdminClient.SetIamPolicy
+	if onTopic {
+		get, set = c.client.TopicAdminClient.GetIamPolicy, c.client.TopicAdminClient.SetIamPolicy
+	}
+	policy, err := get(ctx, &iampb.GetIamPolicyRequest{Resource: resource})
+	if err != nil {
+		return c.tolerate(ctx, helper, RPCGetIamPolicy, resource, err)
+	}
+	for _, b := range policy.Bindings {
+		if b.Role == role && slices.Contains(b.Members, member) {
+			return nil
+		}
+	}
+	policy.Bindings = append(policy.Bindings, &iampb.Binding{Role: role, Members: []string{member}})
+	if _, err := set(ctx, &iampb.SetIamPolicyRequest{Resource: resource, Policy: policy}); err != nil {
+		return c.tolerate(ctx, helper, RPCSetIamPolicy, resource, err)
+	}
+	return nil
+}
+
+// tolerate applies R-20's filter to err: a tolerated failure logs one
+// Warning with the five elements and returns nil; anything else is returned
+// wrapped with the helper, RPC and resource.
+func (c *Channels) tolerate(ctx context.Context, helper, rpc, resource string, err error) error {
+	code, ok := toleratedIAM(err)
+	if !ok {
+		return fmt.Errorf("%s: %s on %s: %w", helper, rpc, resource, err)
+	}
+	c.log.WarnContext(ctx, LogIAMTolerated, "helper", helper, "rpc", rpc, "resource", resource,
+		"status", code, "consequence", ConsequenceDeadLetteringInactive, "error", err)
+	return nil
+}
+
+// toleratedIAM is R-20's status filter, exactly: Unimplemented,
+// PermissionDenied and Unauthenticated (from a gRPC status, or the HTTP
+// 501/403/401 of a REST call), and a *ClientConstructionError (reported as
+// "ClientConstruction"). It reports the status name and true for those, and
+// false for every other error (NotFound, InvalidArgument, DeadlineExceeded,
+// ResourceExhausted, a context error, ...).
+func toleratedIAM(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	var ce *ClientConstructionError
+	if errors.As(err, &ce) {
+		return "ClientConstruction", true
+	}
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		switch gerr.Code {
+		case http.StatusNotImplemented:
+			return codes.Unimplemented.String(), true
+		case http.StatusForbidden:
+			return codes.PermissionDenied.String(), true
+		case http.StatusUnauthorized:
+			return codes.Unauthenticated.String(), true
+		}
+		return "", false
+	}
+	s, ok := status.FromError(err)
+	if !ok {
+		return "", false
+	}
+	switch s.Code() {
+	case codes.Unimplemented, codes.PermissionDenied, codes.Unauthenticated:
+		return s.Code().String(), true
+	}
+	return "", false
+}

@@ -1,0 +1,277 @@
+package gcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Attribute names of Brighter's Pub/Sub wire format (reference §3.1,
+// GCP/HeaderNames.cs). They are case-sensitive on send; on receive a
+// foreign attribute is compared with them case-insensitively.
+const (
+	AttrMessageType   = "MessageType"
+	AttrCorrelationID = "CorrelationId"
+	AttrTopic         = "Topic"
+	AttrHandledCount  = "HandledCount"
+	AttrReplyTo       = "ReplyTo"
+	AttrID            = "ce-id"
+	AttrContentType   = "ce-datacontenttype"
+	AttrTime          = "ce-time"
+	AttrSubject       = "ce-subject"
+	AttrSpecVersion   = "ce-specversion"
+	AttrType          = "ce-type"
+	AttrSource        = "ce-source"
+	AttrDataSchema    = "ce-dataschema"
+	AttrTraceParent   = "ce-traceparent"
+	AttrTraceState    = "ce-tracestate"
+	AttrBaggage       = "ce-baggage"
+)
+
+// ReceiptHandleKey is the bag key .NET Brighter keeps the ack id under. It is
+// never sent (a routed copy must not carry a stale ack id, R-18) and never
+// read back into the bag.
+const ReceiptHandleKey = "ReceiptHandle"
+
+// DefaultReceivedContentType is the content type of a received message that
+// carries no ce-datacontenttype (Brighter's Parser uses text/plain).
+const DefaultReceivedContentType = "text/plain"
+
+// headerAttrs are the 16 attributes read into header fields, lower-cased.
+var headerAttrs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range []string{AttrMessageType, AttrCorrelationID, AttrTopic, AttrHandledCount, AttrReplyTo,
+		AttrID, AttrContentType, AttrTime, AttrSubject, AttrSpecVersion, AttrType, AttrSource,
+		AttrDataSchema, AttrTraceParent, AttrTraceState, AttrBaggage} {
+		m[strings.ToLower(k)] = true
+	}
+	return m
+}()
+
+// isReserved reports whether an attribute or bag key is one of the header
+// attributes (case-insensitively) or the receipt-handle key.
+func isReserved(key string) bool {
+	return headerAttrs[strings.ToLower(key)] || strings.EqualFold(key, ReceiptHandleKey)
+}
+
+// Wire is one Pub/Sub message as it travels: what Encode produces for a
+// publish and what Decode reads from a pull or a stream. ID and PublishTime
+// are set by the service and ignored by Encode.
+type Wire struct {
+	// ID is the Pub/Sub message id (set by the service).
+	ID string
+	// Data is the body bytes.
+	Data []byte
+	// Attributes are the message attributes.
+	Attributes map[string]string
+	// OrderingKey is the ordering key ("" for none).
+	OrderingKey string
+}
+
+// Encode writes m in Brighter's Pub/Sub wire format (reference §3.2): data
+// is the body; ce-id, Topic, HandledCount, MessageType, ce-specversion,
+// ce-source, ce-time (RFC 3339 with milliseconds), ce-datacontenttype and
+// ce-baggage always; ce-type, CorrelationId, ReplyTo, ce-subject,
+// ce-dataschema, ce-traceparent and ce-tracestate when not empty; every bag
+// entry whose key is not a header attribute (compared case-insensitively) nor
+// ReceiptHandle becomes its own attribute, its value as text (strings as they
+// are, numbers in shortest form, booleans as .NET writes them, "True" /
+// "False", anything else as JSON). The ordering key is the partition key.
+func Encode(m *message.Message) Wire {
+	h := &m.Header
+	a := make(map[string]string, 16+len(h.Bag))
+	for k, v := range h.Bag {
+		if isReserved(k) {
+			continue
+		}
+		a[k] = bagText(v)
+	}
+	a[AttrID] = h.MessageID
+	a[AttrTopic] = h.Topic
+	a[AttrHandledCount] = strconv.Itoa(max(h.HandledCount, 0))
+	a[AttrMessageType] = h.MessageType.String()
+	a[AttrSpecVersion] = orDefault(h.SpecVersion, message.DefaultSpecVersion)
+	a[AttrSource] = orDefault(h.Source, message.DefaultSource)
+	ts := h.Timestamp
+	if ts.IsZero() {
+		ts = time.Unix(0, 0)
+	}
+	a[AttrTime] = message.FormatWireTime(ts)
+	a[AttrContentType] = h.ContentType
+	a[AttrBaggage] = h.Baggage
+	for k, v := range map[string]string{AttrType: h.Type, AttrCorrelationID: h.CorrelationID, AttrReplyTo: h.ReplyTo,
+		AttrSubject: h.Subject, AttrDataSchema: h.DataSchema, AttrTraceParent: h.TraceParent, AttrTraceState: h.TraceState} {
+		if v != "" {
+			a[k] = v
+		}
+	}
+	return Wire{Data: m.Body, Attributes: a, OrderingKey: h.PartitionKey}
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func bagText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case fmt.Stringer:
+		return x.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Errors of Decode; a message that fails to decode is presented as
+// MT_UNACCEPTABLE (see DecodeOrFailure).
+var (
+	// ErrBadHandledCount means the HandledCount attribute is not a
+	// non-negative integer.
+	ErrBadHandledCount = errors.New("HandledCount attribute is not a non-negative integer")
+	// ErrLocalMessageType means the MessageType attribute names a local-only
+	// type (MT_NONE, MT_QUIT, MT_UNACCEPTABLE) that a sender never writes.
+	ErrLocalMessageType = errors.New("MessageType attribute names a local-only message type")
+	// ErrBadBaggage means ce-baggage has an entry without '=' (Brighter's
+	// LoadBaggage throws on it).
+	ErrBadBaggage = errors.New("ce-baggage has an entry without '='")
+)
+
+// Decode reads a Pub/Sub message in Brighter's wire format (reference §3.3)
+// into a message whose HandledCount is the STAMPED count (count.go applies
+// the delivery attempt). Defaults follow Brighter's Parser: id from ce-id,
+// else the Pub/Sub message id; content type text/plain; an unknown or missing
+// MessageType is MT_EVENT; an unparseable ce-time is the zero time replaced
+// by now (the caller's clock, given as now). Every attribute that is not a
+// header attribute (case-insensitively) nor ReceiptHandle goes into the bag
+// as a string. The partition key is the ordering key.
+//
+// It returns an error (wrapping ErrBadHandledCount, ErrLocalMessageType or
+// ErrBadBaggage) for a message Brighter could not parse or that would
+// misdirect the pump; the message returned alongside is still filled as far
+// as possible so the caller can present it as MT_UNACCEPTABLE.
+func Decode(w Wire, now time.Time) (*message.Message, error) {
+	a := w.Attributes
+	id := a[AttrID]
+	if id == "" {
+		id = w.ID
+	}
+	m := &message.Message{Body: w.Data}
+	h := &m.Header
+	h.MessageID = id
+	h.Topic = a[AttrTopic]
+	h.MessageType = message.MTEvent
+	h.ContentType = DefaultReceivedContentType
+	h.Source = message.DefaultSource
+	h.SpecVersion = message.DefaultSpecVersion
+	h.Timestamp = now.UTC()
+	h.PartitionKey = w.OrderingKey
+	h.Bag = message.Bag{}
+	var errs []error
+	if s, ok := a[AttrHandledCount]; ok && s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("%w: %q", ErrBadHandledCount, s))
+		} else {
+			h.HandledCount = n
+		}
+	}
+	if s, ok := a[AttrMessageType]; ok {
+		mt, known := message.ParseMessageType(s)
+		switch {
+		case !known:
+			mt = message.MTEvent
+		case mt == message.MTNone || mt == message.MTQuit || mt == message.MTUnacceptable:
+			errs = append(errs, fmt.Errorf("%w: %q", ErrLocalMessageType, s))
+			mt = message.MTUnacceptable
+		}
+		h.MessageType = mt
+	}
+	if s := a[AttrContentType]; s != "" {
+		h.ContentType = s
+	}
+	if s := a[AttrTime]; s != "" {
+		if t, ok := message.ParseWireTime(s); ok {
+			h.Timestamp = t
+		}
+	}
+	if s := a[AttrSource]; s != "" {
+		h.Source = s
+	}
+	if s := a[AttrSpecVersion]; s != "" {
+		h.SpecVersion = s
+	}
+	h.CorrelationID, h.ReplyTo, h.Subject, h.Type = a[AttrCorrelationID], a[AttrReplyTo], a[AttrSubject], a[AttrType]
+	h.DataSchema, h.TraceParent, h.TraceState = a[AttrDataSchema], a[AttrTraceParent], a[AttrTraceState]
+	if s := a[AttrBaggage]; s != "" {
+		if err := checkBaggage(s); err != nil {
+			errs = append(errs, err)
+		} else {
+			h.Baggage = s
+		}
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !isReserved(k) {
+			h.Bag[k] = a[k]
+		}
+	}
+	if len(errs) > 0 {
+		return m, fmt.Errorf("decode Pub/Sub message %s: %w", id, errors.Join(errs...))
+	}
+	return m, nil
+}
+
+func checkBaggage(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		if !strings.Contains(part, "=") {
+			return fmt.Errorf("%w: %q", ErrBadBaggage, part)
+		}
+	}
+	return nil
+}
+
+// DecodeOrFailure decodes w; when Decode fails it returns the partly decoded
+// message with MessageType MT_UNACCEPTABLE (never nil, never dropped) and the
+// error, so the consumer can hand it to the pump to reject as Unacceptable.
+func DecodeOrFailure(w Wire, now time.Time) (*message.Message, error) {
+	m, err := Decode(w, now)
+	if err != nil {
+		m.Header.MessageType = message.MTUnacceptable
+	}
+	return m, err
+}

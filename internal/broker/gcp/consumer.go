@@ -1,0 +1,482 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Stable log message texts of the consumers (tests match them).
+const (
+	LogUndecodable = "Pub/Sub message could not be decoded; presenting it as unacceptable"
+)
+
+// maxAckDeadline is the longest ack deadline Pub/Sub accepts (600 s).
+const maxAckDeadline = 600 * time.Second
+
+// ConsumerOptions configures a PullConsumer or a StreamConsumer.
+type ConsumerOptions struct {
+	// Subscription is the subscription id in the client's project, or a full
+	// projects/<p>/subscriptions/<s> name. Required.
+	Subscription string
+	// BufferSize is the most messages one Receive returns (pull: the Pull's
+	// MaxMessages); values below 1 mean 1.
+	BufferSize int
+	// NoOfPerformers multiplies BufferSize into the stream consumer's flow
+	// control (MaxOutstandingMessages); values below 1 mean 1.
+	NoOfPerformers int
+	// MaxExtension is how long the stream consumer's client keeps extending
+	// a held message's lease (0 means the library's 60 min; a short value
+	// lets a lease lapse in a test, AC-42). Ignored by the pull consumer,
+	// which never extends a deadline.
+	MaxExtension time.Duration
+	// DeadLetterTopic is deadLetterRoutingKey: the topic a rejected message
+	// is published to ("" for none).
+	DeadLetterTopic string
+	// InvalidTopic is invalidMessageRoutingKey: the topic an unacceptable
+	// message is published to ("" falls back to DeadLetterTopic).
+	InvalidTopic string
+	// Logger receives the consumer's and the Router's records; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used for rejection timestamps and for a missing
+	// ce-time; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *ConsumerOptions) normalise() {
+	o.BufferSize = max(o.BufferSize, 1)
+	o.NoOfPerformers = max(o.NoOfPerformers, 1)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// subscriptionName returns the full resource name of a subscription.
+func subscriptionName(project, sub string) string {
+	if strings.HasPrefix(sub, "projects/") {
+		return sub
+	}
+	return "projects/" + project + "/subscriptions/" + sub
+}
+
+// topicName returns the full resource name of a topic.
+func topicName(project, topic string) string {
+	if strings.HasPrefix(topic, "projects/") {
+		return topic
+	}
+	return "projects/" + project + "/topics/" + topic
+}
+
+// transient reports whether a gRPC status is worth retrying after the
+// pump's channelFailureDelay.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// channelError wraps a receive failure: transient ones in
+// broker.ErrChannelFailure (the pump backs off and retries), others as they
+// are (the pump stops).
+func channelError(sub string, err error) error {
+	if transient(err) {
+		return fmt.Errorf("receive from %s: %w: %w", sub, broker.ErrChannelFailure, err)
+	}
+	return fmt.Errorf("receive from %s: %w", sub, err)
+}
+
+// pullReceipt is a pull delivery's receipt: its ack id.
+type pullReceipt struct{ ackID string }
+
+// ErrNoReceipt is returned when a message without this consumer's receipt is
+// settled (it was not received here, or it is a routed copy).
+var ErrNoReceipt = errors.New("pubsub: message has no receipt of this consumer")
+
+// PullConsumer reads a subscription with unary Pull: each Receive pulls up
+// to BufferSize messages and never extends their ack deadline, so a held
+// message returns when the subscription's ack deadline lapses. Requeue is
+// ModifyAckDeadline (one call); Reject goes through broker.Router with a
+// release of ModifyAckDeadline 0. It implements broker.Consumer and
+// broker.BatchAcknowledger. Safe for concurrent use; it does not own the
+// client.
+type PullConsumer struct {
+	client *pubsub.Client
+	sub    string
+	opts   ConsumerOptions
+	router *broker.Router
+}
+
+// NewPullConsumer makes a pull consumer on client. pub publishes routed
+// copies (normally a *Producer on the same client).
+func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerOptions) *PullConsumer {
+	opts.normalise()
+	c := &PullConsumer{client: client, sub: subscriptionName(client.Project(), opts.Subscription), opts: opts}
+	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
+		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now}
+	return c
+}
+
+// Receive pulls up to BufferSize messages, waiting at most timeout. An empty
+// result is (nil, nil). A message that cannot be decoded is returned as
+// MT_UNACCEPTABLE with its receipt. Transient failures wrap
+// broker.ErrChannelFailure.
+func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond))
+	defer cancel()
+	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(c.opts.BufferSize)})
+	if err != nil {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			return nil, nil // our own timeout: nothing arrived
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, channelError(c.sub, err)
+	}
+	out := make([]*message.Message, 0, len(resp.ReceivedMessages))
+	for _, rm := range resp.ReceivedMessages {
+		pm := rm.GetMessage()
+		var attempt *int
+		if rm.DeliveryAttempt > 0 {
+			a := int(rm.DeliveryAttempt)
+			attempt = &a
+		}
+		m := decodeDelivery(ctx, c.opts, c.sub, Wire{ID: pm.GetMessageId(), Data: pm.GetData(), Attributes: pm.GetAttributes(), OrderingKey: pm.GetOrderingKey()}, attempt)
+		m.Receipt = pullReceipt{ackID: rm.AckId}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// decodeDelivery decodes one delivery and presents its count; an undecodable
+// one becomes MT_UNACCEPTABLE with a Warning.
+func decodeDelivery(ctx context.Context, o ConsumerOptions, sub string, w Wire, attempt *int) *message.Message {
+	m, err := DecodeOrFailure(w, o.Now())
+	if err != nil {
+		o.Logger.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "subscription", sub, "error", err)
+	}
+	present(m, attempt)
+	return m
+}
+
+func ackID(m *message.Message) (string, error) {
+	r, ok := m.Receipt.(pullReceipt)
+	if !ok || r.ackID == "" {
+		return "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoReceipt)
+	}
+	return r.ackID, nil
+}
+
+// Acknowledge acknowledges m. It returns ErrNoReceipt for a message not
+// received by a pull consumer, or the service's error.
+func (c *PullConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
+	id, err := ackID(m)
+	if err != nil {
+		return err
+	}
+	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: []string{id}}); err != nil {
+		return fmt.Errorf("acknowledge message %s on %s: %w", m.Header.MessageID, c.sub, err)
+	}
+	return nil
+}
+
+// AcknowledgeBatch acknowledges ms in one Acknowledge call; the one error (or
+// nil) is reported for every message that had a receipt.
+func (c *PullConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	errs := make([]error, len(ms))
+	ids := make([]string, 0, len(ms))
+	idx := make([]int, 0, len(ms))
+	for i, m := range ms {
+		id, err := ackID(m)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ids, idx = append(ids, id), append(idx, i)
+	}
+	if len(ids) == 0 {
+		return errs
+	}
+	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: ids}); err != nil {
+		for _, i := range idx {
+			errs[i] = fmt.Errorf("acknowledge message %s on %s: %w", ms[i].Header.MessageID, c.sub, err)
+		}
+	}
+	return errs
+}
+
+// Requeue makes m visible again after delay with one ModifyAckDeadline call
+// (delay rounded up to whole seconds, at most 600 s; 0 = at once). On a
+// subscription with a RetryPolicy the policy's back-off applies on top.
+func (c *PullConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
+	id, err := ackID(m)
+	if err != nil {
+		return err
+	}
+	secs := int32((min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second)
+	if err := c.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: c.sub, AckIds: []string{id}, AckDeadlineSeconds: secs}); err != nil {
+		return fmt.Errorf("requeue message %s on %s: %w", m.Header.MessageID, c.sub, err)
+	}
+	return nil
+}
+
+// Reject routes m by reason through broker.Router (R-16..R-19): it publishes
+// the stamped copy (which carries no receipt) to the destination topic and
+// then acknowledges; on a failed publish it releases m with
+// ModifyAckDeadline 0. It always settles and never returns an error.
+func (c *PullConsumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	return c.router.Reject(ctx, m, r)
+}
+
+// Purge acknowledges every message of the subscription by seeking it to now.
+func (c *PullConsumer) Purge(ctx context.Context) error {
+	return seekNow(ctx, c.client, c.sub)
+}
+
+func seekNow(ctx context.Context, client *pubsub.Client, sub string) error {
+	_, err := client.SubscriptionAdminClient.Seek(ctx, &pubsubpb.SeekRequest{Subscription: sub, Target: &pubsubpb.SeekRequest_Time{Time: timestamppb.Now()}})
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", sub, err)
+	}
+	return nil
+}
+
+// Close does nothing: a pull consumer holds no stream, and messages it
+// returned are left to their ack deadline.
+func (c *PullConsumer) Close(ctx context.Context) error { return nil }
+
+type pullSettler struct{ c *PullConsumer }
+
+func (s pullSettler) Acknowledge(ctx context.Context, m *message.Message) error {
+	return s.c.Acknowledge(ctx, m)
+}
+
+func (s pullSettler) Release(ctx context.Context, m *message.Message) error {
+	return s.c.Requeue(ctx, m, 0)
+}
+
+// StreamConsumer reads a subscription with streaming pull
+// (Subscriber.Receive): flow control admits BufferSize x NoOfPerformers
+// outstanding messages, whose leases the client extends up to MaxExtension.
+// Acknowledge is Ack, Requeue and the release of R-19 are Nack (local, they
+// cannot fail; a requeue delay is the subscription's RetryPolicy). It
+// implements broker.Consumer. Safe for concurrent use; it does not own the
+// client.
+type StreamConsumer struct {
+	client *pubsub.Client
+	sub    *pubsub.Subscriber
+	name   string
+	opts   ConsumerOptions
+	router *broker.Router
+
+	msgs chan *pubsub.Message
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	lastErr error
+}
+
+// NewStreamConsumer makes a streaming consumer on client; the stream starts
+// on the first Receive. pub publishes routed copies.
+func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerOptions) *StreamConsumer {
+	opts.normalise()
+	name := subscriptionName(client.Project(), opts.Subscription)
+	s := client.Subscriber(name)
+	outstanding := opts.BufferSize * opts.NoOfPerformers
+	s.ReceiveSettings.MaxOutstandingMessages = outstanding
+	s.ReceiveSettings.NumGoroutines = 1
+	if opts.MaxExtension != 0 {
+		s.ReceiveSettings.MaxExtension = opts.MaxExtension
+	}
+	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorNackImmediately, Timeout: 5 * time.Second}
+	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan *pubsub.Message, outstanding)}
+	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
+		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
+	return c
+}
+
+// start runs the stream if it is not running; it returns the error the last
+// run ended with (once).
+func (c *StreamConsumer) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		select {
+		case <-c.done:
+			err := c.lastErr
+			c.done, c.lastErr = nil, nil
+			if err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.cancel, c.done = cancel, done
+	go func() {
+		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			select {
+			case c.msgs <- m:
+			case <-cctx.Done():
+				m.Nack()
+			}
+		})
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+func (c *StreamConsumer) running() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// Receive returns up to BufferSize messages the stream has delivered,
+// waiting at most timeout for the first. An undecodable message is returned
+// as MT_UNACCEPTABLE with its receipt. When the stream ended with an error,
+// Receive returns it (wrapped in broker.ErrChannelFailure when transient)
+// and restarts the stream on the next call.
+func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	if err := c.start(); err != nil {
+		return nil, channelError(c.name, err)
+	}
+	done := c.running()
+	t := time.NewTimer(max(timeout, time.Millisecond))
+	defer t.Stop()
+	var first *pubsub.Message
+	select {
+	case first = <-c.msgs:
+	case <-t.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-done:
+		return nil, nil // the next Receive reports the error and restarts
+	}
+	out := []*message.Message{c.convert(ctx, first)}
+	for len(out) < c.opts.BufferSize {
+		select {
+		case m := <-c.msgs:
+			out = append(out, c.convert(ctx, m))
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+func (c *StreamConsumer) convert(ctx context.Context, pm *pubsub.Message) *message.Message {
+	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
+	m.Receipt = pm
+	return m
+}
+
+func streamMsg(m *message.Message) (*pubsub.Message, error) {
+	pm, ok := m.Receipt.(*pubsub.Message)
+	if !ok || pm == nil {
+		return nil, fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoReceipt)
+	}
+	return pm, nil
+}
+
+// Acknowledge acks m on the stream (local; it returns only ErrNoReceipt).
+func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
+	pm, err := streamMsg(m)
+	if err != nil {
+		return err
+	}
+	pm.Ack()
+	return nil
+}
+
+// Requeue nacks m: it is redelivered at once, or after the subscription's
+// RetryPolicy back-off (requeueDelay). delay itself is not applied, so the
+// message does not hold a flow-control slot while it waits.
+func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
+	pm, err := streamMsg(m)
+	if err != nil {
+		return err
+	}
+	pm.Nack()
+	return nil
+}
+
+// Reject routes m through broker.Router (R-16..R-19): publish the stamped
+// copy, then Ack; on a failed publish Nack (prompt redelivery, never left
+// outstanding). It always settles and never returns an error.
+func (c *StreamConsumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	return c.router.Reject(ctx, m, r)
+}
+
+// Purge acknowledges every message of the subscription by seeking it to now.
+func (c *StreamConsumer) Purge(ctx context.Context) error {
+	return seekNow(ctx, c.client, c.name)
+}
+
+// Close stops the stream: buffered, undelivered messages are nacked and the
+// client nacks whatever it still holds (ShutdownBehaviorNackImmediately).
+func (c *StreamConsumer) Close(ctx context.Context) error {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	for {
+		select {
+		case m := <-c.msgs:
+			m.Nack()
+		case <-done:
+			for {
+				select {
+				case m := <-c.msgs:
+					m.Nack()
+				default:
+					return nil
+				}
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("close stream consumer of %s: %w", c.name, ctx.Err())
+		}
+	}
+}
+
+type streamSettler struct{ c *StreamConsumer }
+
+func (s streamSettler) Acknowledge(ctx context.Context, m *message.Message) error {
+	return s.c.Acknowledge(ctx, m)
+}
+
+func (s streamSettler) Release(ctx context.Context, m *message.Message) error {
+	return s.c.Requeue(ctx, m, 0)
+}
