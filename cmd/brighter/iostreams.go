@@ -1,0 +1,34 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IOStreams carries a command's input, output and error streams with their
+// terminal and colour facts, as gh's iostreams does, so commands can be run
+// from tests with buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutTTY and InTTY report whether stdout / stdin are terminals.
+	OutTTY, InTTY bool
+	// Color is true when stdout is a terminal and NO_COLOR is not set.
+	Color bool
+	// Getenv reads the environment (os.LookupEnv in production).
+	Getenv func(string) (string, bool)
+}
+
+func systemIO() *IOStreams {
+	outTTY := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		OutTTY: outTTY, InTTY: isatty.IsTerminal(os.Stdin.Fd()),
+		Color:  outTTY && !noColor,
+		Getenv: os.LookupEnv,
+	}
+}

@@ -1,0 +1,20 @@
+// Command brighter runs message consumers on AWS SQS/SNS, Google Cloud
+// Pub/Sub and RocketMQ 5 with a redelivery budget that runs down, routes
+// rejected messages to dead-letter and invalid-message destinations with
+// Brighter's rejection metadata, and gives operators tools around them
+// (lint, dlq, watch). It speaks the wire format of Brighter, the .NET
+// library.
+//
+// This package parses flags and wires packages together; the work is done in
+// internal/... . Exit codes: 0 clean stop, 1 runtime failure, 2 usage or
+// configuration error.
+package main
+
+import (
+	"context"
+	"os"
+)
+
+func main() {
+	os.Exit(run(context.Background(), systemIO(), os.Args[1:]))
+}

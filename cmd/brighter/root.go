@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
+func failureErr(err error) error { return &exitError{code: exitFailure, err: err} }
+
+// globalOptions are the root command's persistent flags.
+type globalOptions struct {
+	logFormat string
+	logLevel  string
+}
+
+// newLogger builds the slog logger the flags ask for; logs go to stderr.
+func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
+	var level slog.Level
+	switch strings.ToLower(g.logLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return nil, usageErr(fmt.Errorf("--log-level %q: valid values are debug, info, warn, error", g.logLevel))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(io.ErrOut, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(io.ErrOut, opts)), nil
+	}
+	return nil, usageErr(fmt.Errorf("--log-format %q: valid values are text, json", g.logFormat))
+}
+
+func newRootCmd(io *IOStreams) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "brighter",
+		Short: "Run message consumers whose redelivery budget runs down, on SQS/SNS, Pub/Sub and RocketMQ",
+		Long: `brighter runs message consumers on AWS SQS/SNS, Google Cloud Pub/Sub and RocketMQ 5.
+
+A poison message is delivered at most requeueCount times, then routed to the
+dead-letter queue with the rejection reason written on it, in the wire format
+of Brighter (the .NET library).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+
+	root.AddCommand(newConsumeCmd(io, g))
+	root.AddCommand(newSendCmd(io, g))
+	root.AddCommand(newVersionCmd(io))
+	return root
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, io *IOStreams, args []string) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(io.ErrOut, "brighter:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Errors cobra reports itself (unknown command or flag, bad args) are
+	// usage errors.
+	return exitUsage
+}
