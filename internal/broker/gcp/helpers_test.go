@@ -1,0 +1,284 @@
+package gcp
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+const testProject = "brighter-test"
+
+// faults is the fault-injecting unary interceptor of R-19's tests: it fails
+// Publish to a chosen topic, Acknowledge, or ModifyAckDeadline on demand,
+// before the call reaches the emulator.
+type faults struct {
+	publishTopic atomic.Value // string: full topic name whose Publish fails
+	ack          atomic.Bool
+	modAck       atomic.Bool
+}
+
+func (f *faults) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	switch r := req.(type) {
+	case *pubsubpb.PublishRequest:
+		if t, _ := f.publishTopic.Load().(string); t != "" && r.Topic == t {
+			return status.Error(codes.PermissionDenied, "injected publish fault")
+		}
+	case *pubsubpb.AcknowledgeRequest:
+		if f.ack.Load() {
+			return status.Error(codes.PermissionDenied, "injected acknowledge fault")
+		}
+	case *pubsubpb.ModifyAckDeadlineRequest:
+		if f.modAck.Load() {
+			return status.Error(codes.PermissionDenied, "injected modifyAckDeadline fault")
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// env is one in-process emulator (its own server, so no delivery counter is
+// shared with another test, local-brokers.md §2.4) with a client whose
+// connection carries the fault interceptor.
+type env struct {
+	srv    *pstest.Server
+	client *pubsub.Client
+	faults *faults
+	logs   *recorder
+	log    *slog.Logger
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := pstest.NewServer()
+	f := &faults{}
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(f.intercept))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := Connect(context.Background(), testProject, option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	t.Cleanup(func() {
+		_ = client.Close()
+		_ = conn.Close()
+		_ = srv.Close()
+	})
+	return &env{srv: srv, client: client, faults: f, logs: rec, log: slog.New(rec)}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// channels creates topic, subscription and routing topics with makeChannels
+// create; IAM members are set so no Resource Manager call is made.
+func (e *env) channels(t *testing.T, o ChannelOptions) {
+	t.Helper()
+	if o.DeadLetterPolicy != nil && o.DeadLetterPolicy.PublisherMember == "" {
+		o.DeadLetterPolicy.PublisherMember = "serviceAccount:test@example.iam.gserviceaccount.com"
+		o.DeadLetterPolicy.SubscriberMember = "serviceAccount:test@example.iam.gserviceaccount.com"
+	}
+	if o.Logger == nil {
+		o.Logger = e.log
+	}
+	if err := NewChannels(e.client, o).EnsureChannels(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatalf("EnsureChannels: %v", err)
+	}
+}
+
+type mode string
+
+const (
+	modePull   mode = "pull"
+	modeStream mode = "stream"
+)
+
+var modes = []mode{modePull, modeStream}
+
+func (e *env) consumer(t *testing.T, md mode, o ConsumerOptions) broker.Consumer {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = e.log
+	}
+	if o.BufferSize == 0 {
+		o.BufferSize = 10
+	}
+	p := NewProducer(e.client, ProducerOptions{EnableMessageOrdering: true})
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	var c broker.Consumer
+	if md == modePull {
+		c = NewPullConsumer(e.client, p, o)
+	} else {
+		c = NewStreamConsumer(e.client, p, o)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Close(ctx)
+	})
+	return c
+}
+
+func (e *env) send(t *testing.T, topic string, m *message.Message) {
+	t.Helper()
+	p := NewProducer(e.client, ProducerOptions{EnableMessageOrdering: true})
+	defer p.Close(context.Background())
+	m.Header.Topic = topic
+	if err := p.Send(ctxT(t, 10*time.Second), m); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+}
+
+// receiveOne polls c until one message arrives or d passes.
+func receiveOne(t *testing.T, c broker.Consumer, d time.Duration) *message.Message {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		ms, err := c.Receive(ctxT(t, d), 500*time.Millisecond)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		if len(ms) > 1 {
+			t.Fatalf("receive: %d messages, want 1", len(ms))
+		}
+		if len(ms) == 1 {
+			return ms[0]
+		}
+	}
+	t.Fatalf("no message within %v", d)
+	return nil
+}
+
+// expectNone asserts that c delivers nothing during d.
+func expectNone(t *testing.T, c broker.Consumer, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		ms, err := c.Receive(ctxT(t, d+time.Second), 300*time.Millisecond)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		if len(ms) > 0 {
+			t.Fatalf("unexpected delivery of %s (count %d)", ms[0].Header.MessageID, ms[0].Header.HandledCount)
+		}
+	}
+}
+
+// pullRaw reads one message of sub straight from the emulator (no codec),
+// acknowledging it, polling up to d.
+func (e *env) pullRaw(t *testing.T, sub string, d time.Duration) *pubsubpb.PubsubMessage {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		ctx := ctxT(t, 5*time.Second)
+		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(testProject, sub), MaxMessages: 1})
+		if err != nil {
+			t.Fatalf("pull %s: %v", sub, err)
+		}
+		if len(resp.ReceivedMessages) == 1 {
+			rm := resp.ReceivedMessages[0]
+			_ = e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(testProject, sub), AckIds: []string{rm.AckId}})
+			return rm.Message
+		}
+	}
+	t.Fatalf("nothing on %s within %v", sub, d)
+	return nil
+}
+
+func (e *env) topicExists(t *testing.T, topic string) bool {
+	_, err := e.client.TopicAdminClient.GetTopic(ctxT(t, 5*time.Second), &pubsubpb.GetTopicRequest{Topic: topicName(testProject, topic)})
+	if status.Code(err) == codes.NotFound {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get topic: %v", err)
+	}
+	return true
+}
+
+// recorder is a slog.Handler that keeps every record.
+type recorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	r.records = append(r.records, rec.Clone())
+	r.mu.Unlock()
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+// find returns the records at level whose message is msg.
+func (r *recorder) find(level slog.Level, msg string) []slog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []slog.Record
+	for _, rec := range r.records {
+		if rec.Level == level && rec.Message == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func (r *recorder) countLevel(level slog.Level) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rec := range r.records {
+		if rec.Level == level {
+			n++
+		}
+	}
+	return n
+}
+
+func attr(rec slog.Record, key string) string {
+	var v string
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value.String()
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// recordText renders a record's message and attributes for "contains" checks.
+func recordText(rec slog.Record) string {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	rec.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.Key + "=" + a.Value.String())
+		return true
+	})
+	return b.String()
+}
+
+func newMsg(id string) *message.Message {
+	return message.New(id, "", message.MTCommand, []byte(`{"n":1}`))
+}
