@@ -1,0 +1,67 @@
+package rocketmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/brightergo/brighter/internal/broker"
+)
+
+// LogNoCreate is logged when makeChannels is create: brighter, like Brighter,
+// never creates RocketMQ topics.
+const LogNoCreate = "makeChannels create has no effect on RocketMQ: topics and consumer groups are made by the broker's operator"
+
+// Channels is a RocketMQ subscription's makeChannels (broker.ChannelMaker).
+// RocketMQ topics and consumer groups are made by the broker's operator
+// (mqadmin or the dashboard); Brighter never creates them (reference §4.2,
+// §9.4), and neither does this. validate checks that every topic has a route.
+type Channels struct {
+	Connection
+	// Make is the makeChannels setting.
+	Make broker.MakeChannels
+	// Topics are the topics to check: the subscription's topic and its
+	// rejection destinations.
+	Topics []string
+	// Logger receives the Info record for create; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+var _ broker.ChannelMaker = Channels{}
+
+// EnsureChannels does nothing for assume; logs LogNoCreate at Info for
+// create; and for validate queries each topic's route, returning an error
+// naming the first topic that does not exist.
+func (c Channels) EnsureChannels(ctx context.Context) error {
+	switch c.Make {
+	case broker.MakeAssume:
+		return nil
+	case broker.MakeValidate:
+		if len(c.Topics) == 0 {
+			return errNoTopics
+		}
+		for _, t := range c.Topics {
+			if t == "" {
+				continue
+			}
+			p, err := NewProducer(ctx, ProducerOptions{Connection: c.Connection, Topic: t})
+			if err != nil {
+				return fmt.Errorf("rocketmq: validate topic %s: %w", t, err)
+			}
+			_ = p.Close(ctx)
+		}
+		return nil
+	default:
+		log := c.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.InfoContext(ctx, LogNoCreate, "topics", c.Topics)
+		return nil
+	}
+}
+
+// errNoTopics is returned by EnsureChannels in validate mode with no topic to
+// check.
+var errNoTopics = errors.New("rocketmq: no topic to validate")

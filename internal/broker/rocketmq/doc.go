@@ -1,0 +1,41 @@
+// Package rocketmq is brighter's RocketMQ 5 transport, on the official Go
+// client github.com/apache/rocketmq-clients/golang/v5 (v5.1.2): a Consumer on
+// a SimpleConsumer, a Producer, and makeChannels (Channels), in Brighter's
+// RocketMQ wire format (codec.go, reference §4) so .NET Brighter and brighter
+// read each other's messages.
+//
+// What it promises (ADR 0003):
+//
+//   - Delivery count (R-1..R-3, R-28): HandledCount stamped in the stored
+//     message + MessageView.DeliveryAttempt - 1, read at no extra call;
+//     a routed copy (carrying rejection metadata) presents its stamped count
+//     (count.go, DeliveryCount). RocketMQ's attempt is exact per consumer
+//     group.
+//   - Requeue: one ChangeInvisibleDuration to the requeue delay; the broker
+//     redelivers with DeliveryAttempt + 1.
+//   - Reject: broker.Router, sending the routed copy to the dead-letter or
+//     invalid-message topic with the Producer, then Ack; a failed send
+//     releases the original with ChangeInvisibleDuration 0 and logs an Error;
+//     no destination acks with a Warning.
+//   - Ack: the client reports success even when the broker refuses the
+//     receipt handle (local-brokers.md §3.2). The consumer refuses to ack a
+//     message whose invisible duration it knows has lapsed (ErrLeaseExpired);
+//     a refusal it cannot see leaves the message to be redelivered after its
+//     invisible duration, which at-least-once delivery tolerates.
+//   - Native dead-lettering: the broker moves a message that used up its
+//     consumer group's max delivery attempts to %DLQ%<group>, with no
+//     rejection metadata; when that maximum is below requeueCount it wins.
+//   - The client's own log goes to DefaultClientLogDir, not /logs and never
+//     the user's terminal (ConfigureClientLog).
+//
+// Caveats: makeChannels create does nothing (topics are made by the broker's
+// operator); the pump's receive timeout is not used (the long-polling wait is
+// AwaitDuration, fixed when the consumer is made); the client always dials
+// TLS without verifying the certificate. Tests run against rmqtest, an
+// in-process broker serving the real gRPC protocol; its differences from a
+// real broker are listed in its package comment, and
+// compose/docker-compose-rocketmq.yaml runs a real one.
+//
+// This package imports internal/broker and internal/message only; it must
+// never import internal/pump or another transport.
+package rocketmq
