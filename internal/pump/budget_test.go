@@ -1,0 +1,214 @@
+package pump_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// a budget of 3 with a handler that always defers gives exactly 3
+// handler invocations presenting 0, 1, 2 (the memory counter is exact), two
+// requeues, one DeliveryError rejection, and a dead-letter copy that
+// carries HandledCount 3 and the five metadata keys.
+func TestBudgetRejectsAfterRDeliveries_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m1", "")
+		var mu sync.Mutex
+		var seen []int
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+			mu.Lock()
+			seen = append(seen, m.Header.HandledCount)
+			mu.Unlock()
+			return pump.Result{Outcome: pump.Defer}
+		})
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil (MT_QUIT when the source is empty)", err)
+		}
+		if got := e.calls.Load(); got != 3 {
+			t.Fatalf("handler invocations = %d, want exactly 3", got)
+		}
+		if fmt.Sprint(seen) != "[0 1 2]" {
+			t.Errorf("presented counts = %v, want [0 1 2]", seen)
+		}
+		if n := e.events.count(pump.EventDeferred); n != 2 {
+			t.Errorf("deferred events = %d, want 2", n)
+		}
+		rej := e.events.of(pump.EventRejected)
+		if len(rej) != 1 || rej[0].Reason != message.ReasonDeliveryError || rej[0].Destination != dlqQueue {
+			t.Fatalf("rejections = %+v, want exactly one DeliveryError to %s", rej, dlqQueue)
+		}
+		dl := e.receiveAll(t, dlqQueue)
+		if len(dl) != 1 {
+			t.Fatalf("dead-letter queue holds %d messages, want 1", len(dl))
+		}
+		if dl[0].Header.HandledCount != 3 {
+			t.Errorf("dead-letter copy HandledCount = %d, want 3 (R-5, R-28)", dl[0].Header.HandledCount)
+		}
+		requireFiveKeys(t, dl[0], "DeliveryError")
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+	})
+}
+
+// requeueCount -1 never rejects; the count still advances.
+func TestUnlimitedBudgetNeverRejects_R6(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m1", "")
+		const defers = 25
+		var last atomic.Int64
+		e.start(t, fastOptions(v), func(_ context.Context, m *message.Message) pump.Result {
+			last.Store(int64(m.Header.HandledCount))
+			if m.Header.HandledCount < defers {
+				return pump.Result{Outcome: pump.Defer}
+			}
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != defers+1 {
+			t.Errorf("handler invocations = %d, want %d", got, defers+1)
+		}
+		if last.Load() != defers {
+			t.Errorf("last presented count = %d, want %d", last.Load(), defers)
+		}
+		if n := e.events.count(pump.EventRejected) + e.events.count(pump.EventBudgetExhausted); n != 0 {
+			t.Errorf("rejected/budget events = %d, want 0", n)
+		}
+		if d := e.b.Depth(dlqQueue); d != 0 {
+			t.Errorf("dead-letter depth = %d, want 0", d)
+		}
+	})
+}
+
+// budgets 1, 0 and -3 reject on the first deferral without calling
+// Requeue.
+func TestBudgetOneZeroOrBelowMinusOneRejectsOnFirstDeferral_R7(t *testing.T) {
+	for _, budget := range []int{1, 0, -3} {
+		t.Run(fmt.Sprintf("requeueCount=%d", budget), func(t *testing.T) {
+			t.Parallel()
+			forEachVariant(t, func(t *testing.T, v pump.Variant) {
+				e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+				cc := &countingConsumer{Consumer: e.c}
+				e.publish(t, srcQueue, "m1", "")
+				opts := fastOptions(v)
+				opts.RequeueCount = budget
+				e.startWith(t, cc, opts, deferAlways)
+				if err := e.wait(t, 10*time.Second); err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+				if got := e.calls.Load(); got != 1 {
+					t.Errorf("handler invocations = %d, want 1", got)
+				}
+				if got := cc.requeues.Load(); got != 0 {
+					t.Errorf("Requeue calls = %d, want 0", got)
+				}
+				rej := e.events.of(pump.EventRejected)
+				if len(rej) != 1 || rej[0].Reason != message.ReasonDeliveryError {
+					t.Fatalf("rejections = %+v, want one DeliveryError", rej)
+				}
+				dl := e.receiveAll(t, dlqQueue)
+				if len(dl) != 1 || dl[0].Header.HandledCount != 1 {
+					t.Fatalf("dead-letter = %v, want one copy with HandledCount 1", dl)
+				}
+			})
+		})
+	}
+}
+
+// R-4 (reporting): budget exhaustion is logged at Warning exactly once per
+// message, naming the message id, the count and the budget.
+func TestBudgetExhaustionWarningOncePerMessage_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		ids := []string{"a", "b", "c"}
+		for _, id := range ids {
+			e.publish(t, srcQueue, id, "")
+		}
+		opts := fastOptions(v)
+		opts.RequeueCount = 2
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		warns := withMsg(e.logs.records(t), pump.LogBudgetExhausted)
+		per := map[string]int{}
+		for _, w := range warns {
+			if w["level"] != "WARN" {
+				t.Errorf("budget record level = %v, want WARN", w["level"])
+			}
+			if attr(w, "delivery_count") != "2" || attr(w, "budget") != "2" {
+				t.Errorf("budget record = %v, want delivery_count 2 and budget 2", w)
+			}
+			per[attr(w, "message_id")]++
+		}
+		for _, id := range ids {
+			if per[id] != 1 {
+				t.Errorf("budget warnings for %s = %d, want exactly 1 (all: %v)", id, per[id], per)
+			}
+		}
+		if len(warns) != len(ids) {
+			t.Errorf("budget warnings = %d, want %d", len(warns), len(ids))
+		}
+	})
+}
+
+// Requeue delay: a deferred message is not redelivered before the
+// subscription's requeueDelay, and a handler's Result.Delay overrides it.
+func TestRequeueDelay_R4(t *testing.T) {
+	cases := []struct {
+		name       string
+		subDelay   time.Duration
+		hDelay     time.Duration
+		wantAtLeas time.Duration
+	}{
+		{"subscription requeueDelay", 150 * time.Millisecond, 0, 150 * time.Millisecond},
+		{"handler delay overrides", time.Hour, 120 * time.Millisecond, 120 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			forEachVariant(t, func(t *testing.T, v pump.Variant) {
+				e := newEnv(t, memory.ConsumerOptions{})
+				e.publish(t, srcQueue, "m1", "")
+				var mu sync.Mutex
+				var returned, again time.Time
+				opts := fastOptions(v)
+				opts.RequeueDelay = tc.subDelay
+				e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+					mu.Lock()
+					defer mu.Unlock()
+					if m.Header.HandledCount == 0 {
+						returned = time.Now()
+						return pump.Result{Outcome: pump.Defer, Delay: tc.hDelay}
+					}
+					again = time.Now()
+					return pump.Result{Outcome: pump.Ack}
+				})
+				waitFor(t, 10*time.Second, "redelivery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
+				mu.Lock()
+				gap := again.Sub(returned)
+				mu.Unlock()
+				if gap < tc.wantAtLeas {
+					t.Errorf("redelivered %v after the deferral, want at least %v", gap, tc.wantAtLeas)
+				}
+				d := e.events.of(pump.EventDeferred)
+				if len(d) != 1 || d[0].Delay != tc.wantAtLeas {
+					t.Errorf("deferred events = %+v, want one with Delay %v", d, tc.wantAtLeas)
+				}
+			})
+		})
+	}
+}
