@@ -300,7 +300,7 @@ func (h *httpHandler) setHeaders(ctx context.Context, hdr http.Header, m *messag
 	if ceType == "" {
 		ceType = "brighter." + mh.MessageType.String()
 	}
-	set := func(k, v string) { hdr[k] = []string{headerValue(v)} }
+	set := func(k, v string) { hdr.Set(k, headerValue(v)) }
 	set("ce-id", mh.MessageID)
 	set("ce-type", ceType)
 	set("ce-source", or(mh.Source, message.DefaultSource))
@@ -334,7 +334,7 @@ func (h *httpHandler) setHeaders(ctx context.Context, hdr http.Header, m *messag
 				slog.String("message_id", mh.MessageID), slog.String("header", kv[0]))
 			continue
 		}
-		hdr[kv[0]] = []string{kv[1]}
+		hdr.Set(kv[0], kv[1])
 	}
 }
 
