@@ -214,9 +214,14 @@ func (r *run) err() error {
 	return r.fatal
 }
 
+// stopping reports whether the pump is stopping. It reads the caller's
+// context too, so a performer sees a cancellation at once, before Run's
+// goroutine has turned it into halt.
 func (r *run) stopping() bool {
 	select {
 	case <-r.stop:
+		return true
+	case <-r.recvCtx.Done():
 		return true
 	default:
 		return false
@@ -337,8 +342,10 @@ func (r *run) proactor() {
 	var workers sync.WaitGroup
 	for i := range n {
 		workers.Add(1)
-		go func(own chan *message.Message) {
+		go func(own, shared chan *message.Message) {
 			defer workers.Done()
+			// own and shared are this worker's copies: setting one to nil
+			// when it closes must not touch the other workers'.
 			for own != nil || shared != nil {
 				var m *message.Message
 				var ok bool
@@ -360,18 +367,24 @@ func (r *run) proactor() {
 				}
 				r.handle(m, acks)
 			}
-		}(lanes[i])
+		}(lanes[i], shared)
 	}
 
 	var receivers sync.WaitGroup
 	var next atomic.Uint64
+	// recvMu makes receive-then-enqueue one step, so batches reach the lanes
+	// in the order the broker handed them out: two receivers racing between
+	// Receive and the lane send would reorder messages of one partition key.
+	var recvMu sync.Mutex
 	for range n {
 		receivers.Add(1)
 		go func() {
 			defer receivers.Done()
 			for {
+				recvMu.Lock()
 				ms, ok := r.receive()
 				if !ok {
+					recvMu.Unlock()
 					return
 				}
 				for _, m := range ms {
@@ -393,6 +406,7 @@ func (r *run) proactor() {
 						}
 					}
 				}
+				recvMu.Unlock()
 			}
 		}()
 	}

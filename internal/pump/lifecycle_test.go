@@ -1,0 +1,309 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// stamps records the times of receive calls through the receive fault hook.
+type stamps struct {
+	mu sync.Mutex
+	ts []time.Time
+}
+
+func (s *stamps) add() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ts = append(s.ts, time.Now())
+	return len(s.ts)
+}
+
+func (s *stamps) get() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.ts...)
+}
+
+// Channel failure: a receive failing with broker.ErrChannelFailure emits a
+// channel-failure event, the pump backs off by channelFailureDelay between
+// receives, and it recovers when the channel does.
+func TestChannelFailureBacksOffAndRecovers(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		const failures = 3
+		const backoff = 60 * time.Millisecond
+		var calls stamps
+		e.b.SetReceiveFault(func(string, *message.Message) error {
+			if calls.add() <= failures {
+				return errors.New("connection refused")
+			}
+			return nil
+		})
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.ChannelFailureDelay = backoff
+		e.start(t, opts, ack)
+		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
+		ts := calls.get()
+		if len(ts) < failures+1 {
+			t.Fatalf("receive calls = %d, want at least %d", len(ts), failures+1)
+		}
+		for i := 1; i <= failures; i++ {
+			if gap := ts[i].Sub(ts[i-1]); gap < backoff {
+				t.Errorf("receive %d came %v after failed receive %d, want at least %v", i+1, gap, i, backoff)
+			}
+		}
+		cf := e.events.of(pump.EventChannelFailure)
+		if len(cf) != failures {
+			t.Fatalf("channel-failure events = %d, want %d", len(cf), failures)
+		}
+		if !errors.Is(cf[0].Err, broker.ErrChannelFailure) || cf[0].Delay != backoff {
+			t.Errorf("channel-failure event = %+v, want ErrChannelFailure with Delay %v", cf[0], backoff)
+		}
+		if recs := withMsg(e.logs.records(t), pump.LogChannelFailure); len(recs) != failures {
+			t.Errorf("channel-failure records = %d, want %d", len(recs), failures)
+		}
+		if err := e.stop(t); err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	})
+}
+
+// Empty-channel delay: after an empty receive the pump waits
+// emptyChannelDelay before receiving again.
+func TestEmptyChannelDelay(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		const delay = 50 * time.Millisecond
+		var calls stamps
+		e.b.SetReceiveFault(func(string, *message.Message) error { calls.add(); return nil })
+		opts := fastOptions(v)
+		opts.EmptyChannelDelay = delay
+		e.start(t, opts, ack)
+		waitFor(t, 10*time.Second, "4 receives", func() bool { return len(calls.get()) >= 4 })
+		if err := e.stop(t); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		ts := calls.get()
+		for i := 1; i < 4; i++ {
+			if gap := ts[i].Sub(ts[i-1]); gap < delay+opts.TimeOut {
+				t.Errorf("receive %d came %v after empty receive %d, want at least %v", i+1, gap, i, delay+opts.TimeOut)
+			}
+		}
+	})
+}
+
+// Graceful shutdown: cancelling the context while a handler runs lets it
+// finish; its message is acknowledged; messages received but not
+// dispatched are released at once (not lost); Run returns nil.
+func TestGracefulShutdownFinishesInFlightAndReleasesRest(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		// One receive returns the whole batch, so when the handler runs the
+		// other five are held by the pump, undispatched.
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 6})
+		for i := range 6 {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		started := make(chan struct{})
+		release := make(chan struct{})
+		var hctxErr atomic.Value
+		opts := fastOptions(v)
+		opts.BufferSize = 6
+		var once sync.Once
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			once.Do(func() { close(started) })
+			<-release
+			hctxErr.Store(fmt.Sprint(ctx.Err()))
+			return pump.Result{Outcome: pump.Ack}
+		})
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("handler never started")
+		}
+		e.run() // the stop signal
+		select {
+		case err := <-e.done:
+			t.Fatalf("Run returned %v while a handler was still running", err)
+		default:
+		}
+		close(release)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if got := hctxErr.Load(); got != "<nil>" {
+			t.Errorf("handler context error = %v, want none inside the drain timeout", got)
+		}
+		if got := e.calls.Load(); got != 1 {
+			t.Errorf("handler invocations = %d, want 1", got)
+		}
+		if n := e.events.count(pump.EventAcknowledged); n != 1 {
+			t.Errorf("acknowledged = %d, want the in-flight message acked", n)
+		}
+		left := e.receiveAll(t, srcQueue)
+		if len(left) != 5 {
+			t.Fatalf("receivable at once after the stop = %d, want the 5 undispatched messages released", len(left))
+		}
+		for _, m := range left {
+			if m.Header.HandledCount != 1 {
+				t.Errorf("%s presents %d, want 1 (second delivery)", m.Header.MessageID, m.Header.HandledCount)
+			}
+		}
+	})
+}
+
+// Drain timeout: a handler still running when DrainTimeout expires has its
+// context cancelled and Run returns; its message stays on the broker.
+func TestDrainTimeoutCancelsHandler(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		e.publish(t, srcQueue, "m1", "")
+		started := make(chan struct{})
+		const drain = 100 * time.Millisecond
+		opts := fastOptions(v)
+		opts.DrainTimeout = drain
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			close(started)
+			<-ctx.Done()
+			return pump.Result{Outcome: pump.Defer, Err: ctx.Err()}
+		})
+		<-started
+		t0 := time.Now()
+		e.run()
+		if err := e.wait(t, 5*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if took := time.Since(t0); took < drain {
+			t.Errorf("Run returned %v after the stop, before the drain timeout %v", took, drain)
+		}
+		if d := e.b.Depth(srcQueue); d != 1 {
+			t.Errorf("source depth = %d, want the message kept", d)
+		}
+		if n := e.events.count(pump.EventAcknowledged); n != 0 {
+			t.Errorf("acknowledged = %d, want 0", n)
+		}
+	})
+}
+
+// Drain timeout with a handler that ignores its context: Run still returns,
+// leaving the unsettled message to the broker.
+func TestDrainTimeoutLeavesStuckHandlerMessage(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		e.publish(t, srcQueue, "m1", "")
+		started := make(chan struct{})
+		stuck := make(chan struct{})
+		t.Cleanup(func() { close(stuck) })
+		opts := fastOptions(v)
+		opts.DrainTimeout = 50 * time.Millisecond
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			close(started)
+			<-stuck
+			return pump.Result{Outcome: pump.Ack}
+		})
+		<-started
+		e.run()
+		if err := e.wait(t, 5*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if d := e.b.Depth(srcQueue); d != 1 {
+			t.Errorf("source depth = %d, want the message left to the broker", d)
+		}
+	})
+}
+
+// noOfPerformers: N performers run N handlers at once, never more.
+func TestNoOfPerformersRunsConcurrently(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const n = 3
+		e := newEnv(t, memory.ConsumerOptions{StopWhenEmpty: true})
+		for i := range 4 * n {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		var cur, peak atomic.Int64
+		release := make(chan struct{})
+		opts := fastOptions(v)
+		opts.NoOfPerformers = n
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			c := cur.Add(1)
+			for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
+			}
+			<-release
+			cur.Add(-1)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		waitFor(t, 10*time.Second, fmt.Sprintf("%d concurrent handlers", n), func() bool { return peak.Load() == n })
+		close(release)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if p := peak.Load(); p != n {
+			t.Errorf("peak concurrency = %d, want %d", p, n)
+		}
+		if got := e.events.count(pump.EventAcknowledged); got != 4*n {
+			t.Errorf("acknowledged = %d, want %d", got, 4*n)
+		}
+	})
+}
+
+// The Proactor keeps per-partition-key order with several workers and
+// bounds the messages it holds; the Reactor (one performer) keeps order
+// too.
+func TestPartitionKeyOrderAndBoundedInFlight(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const perKey = 40
+		keys := []string{"a", "b", "c", "d", "e"}
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 2, StopWhenEmpty: true})
+		for i := range perKey {
+			for _, k := range keys {
+				e.publish(t, srcQueue, fmt.Sprintf("%s-%03d", k, i), k)
+			}
+		}
+		cc := &countingConsumer{Consumer: e.c}
+		opts := fastOptions(v)
+		opts.BufferSize = 2
+		if v == pump.Proactor {
+			opts.NoOfPerformers = 3
+		}
+		var mu sync.Mutex
+		last := map[string]string{}
+		var disorder []string
+		e.startWith(t, cc, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			k := m.Header.PartitionKey
+			mu.Lock()
+			if prev := last[k]; prev >= m.Header.MessageID {
+				disorder = append(disorder, prev+" before "+m.Header.MessageID)
+			}
+			last[k] = m.Header.MessageID
+			mu.Unlock()
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 20*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if len(disorder) > 0 {
+			t.Errorf("per-key order broken: %v", disorder)
+		}
+		if got := e.events.count(pump.EventAcknowledged); got != perKey*len(keys) {
+			t.Errorf("acknowledged = %d, want %d", got, perKey*len(keys))
+		}
+		// Bound: lanes and shared queue (2 x n x bufferSize), one batch per
+		// receiver, one message per worker, the settler's queue (2 x n x
+		// bufferSize) and its batch of 10.
+		n, b := int64(opts.NoOfPerformers), int64(opts.BufferSize)
+		bound := 2*n*b + n*b + n + 2*n*b + 10
+		if got := cc.maxOut.Load(); got > bound {
+			t.Errorf("pump held %d unsettled messages at once, want at most %d", got, bound)
+		}
+	})
+}
