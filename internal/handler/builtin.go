@@ -55,9 +55,6 @@ const bodyPreviewBytes = 256
 // show them.
 var builtinNames = []string{BuiltinLog, BuiltinAck, BuiltinDefer, BuiltinReject, BuiltinFail, BuiltinUnacceptable}
 
-// scriptNames lists the valid items of a Script.
-var scriptNames = []string{BuiltinAck, BuiltinDefer, BuiltinReject, BuiltinFail, BuiltinUnacceptable}
-
 // BuiltinNames returns the names Builtin accepts, for help texts and config
 // validation.
 func BuiltinNames() []string { return append([]string(nil), builtinNames...) }
@@ -106,27 +103,37 @@ func Builtin(name string, logger *slog.Logger) (pump.Handler, error) {
 
 // Script returns a handler that answers from a comma-separated list of
 // outcomes such as "defer,defer,ack": a delivery presenting count n gets
-// item min(n, len-1), so the last item repeats. Items are ack, defer,
-// reject, fail and unacceptable, with spaces around them ignored. The
+// item min(n, len-1), so the last item repeats. Items are the builtin names
+// (log, ack, defer, reject, fail, unacceptable), with spaces around them
+// ignored; a log item acks without logging (ScriptItems takes a logger). The
 // handler keeps no state: the presented delivery count selects
 // the item, so a script behaves the same across restarts and replicas. An
 // empty spec or an unknown item is an error that lists the valid items.
 func Script(spec string) (pump.Handler, error) {
 	if strings.TrimSpace(spec) == "" {
-		return nil, fmt.Errorf("empty handler script: give a comma-separated list of %s", strings.Join(scriptNames, ", "))
+		return nil, fmt.Errorf("empty handler script: give a comma-separated list of %s", strings.Join(builtinNames, ", "))
 	}
-	parts := strings.Split(spec, ",")
-	steps := make([]pump.Result, len(parts))
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		r, ok := fixed(p)
-		if !ok {
-			return nil, fmt.Errorf("handler script %q: item %d %q is not an outcome: valid items are %s", spec, i+1, p, strings.Join(scriptNames, ", "))
+	return ScriptItems(strings.Split(spec, ","), nil)
+}
+
+// ScriptItems is Script over a list of items already split, such as
+// config.Handler.Script; log items log to logger (nil discards). An empty
+// list or an unknown item is an error that lists the valid items.
+func ScriptItems(items []string, logger *slog.Logger) (pump.Handler, error) {
+	if len(items) == 0 {
+		return nil, fmt.Errorf("empty handler script: give a list of %s", strings.Join(builtinNames, ", "))
+	}
+	steps := make([]pump.Handler, len(items))
+	for i, it := range items {
+		it = strings.TrimSpace(it)
+		h, err := Builtin(it, logger)
+		if err != nil {
+			return nil, fmt.Errorf("handler script %q: item %d %q is not an outcome: valid items are %s", strings.Join(items, ","), i+1, it, strings.Join(builtinNames, ", "))
 		}
-		steps[i] = r
+		steps[i] = h
 	}
-	return func(_ context.Context, m *message.Message) pump.Result {
-		return steps[min(max(m.Header.HandledCount, 0), len(steps)-1)]
+	return func(ctx context.Context, m *message.Message) pump.Result {
+		return steps[min(max(m.Header.HandledCount, 0), len(steps)-1)](ctx, m)
 	}, nil
 }
 

@@ -111,11 +111,31 @@ func TestScript_OutcomeByDeliveryCount_R1(t *testing.T) {
 }
 
 func TestScript_Errors(t *testing.T) {
-	for _, spec := range []string{"", "  ", "defer,,ack", "defer,log", "Ack"} {
+	for _, spec := range []string{"", "  ", "defer,,ack", "defer,explode", "Ack"} {
 		if _, err := Script(spec); err == nil {
 			t.Errorf("Script(%q) succeeded", spec)
 		} else if !strings.Contains(err.Error(), "unacceptable") {
 			t.Errorf("Script(%q) error %q does not list the valid items", spec, err)
 		}
+	}
+}
+
+func TestScriptItems_LogItemLogsAndAcks(t *testing.T) {
+	logger, lb := newTestLogger()
+	h, err := ScriptItems([]string{"defer", "log"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h(context.Background(), testMessage(0)); r.Outcome != pump.Defer {
+		t.Fatalf("count 0: %v", r.Outcome)
+	}
+	if r := h(context.Background(), testMessage(1)); r.Outcome != pump.Ack {
+		t.Fatalf("count 1: %v", r.Outcome)
+	}
+	if rec := lb.find(t, msgBuiltinLog); rec["delivery_count"] != float64(1) {
+		t.Fatalf("log record = %v", rec)
+	}
+	if _, err := ScriptItems(nil, nil); err == nil {
+		t.Fatal("ScriptItems(nil) succeeded")
 	}
 }
