@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func (d *decoder) decode(data []byte) {
 				p.Line, p.Column = se.Token.Position.Line, se.Token.Position.Column
 			}
 		}
-		d.errAt(p, "", "YAML syntax error: %s", msg)
+		d.errAt(p, "", "YAML syntax error: %s", goccyPos.ReplaceAllString(msg, "at line $1, column $2"))
 		return
 	}
 	var docs []*ast.DocumentNode
@@ -123,6 +124,9 @@ func (d *decoder) decode(data []byte) {
 	ast.Walk(anchorCollector(d.anchors), docs[0].Body)
 	d.file(docs[0].Body)
 }
+
+// goccyPos matches the "at [LINE:COL]" the YAML parser writes in messages.
+var goccyPos = regexp.MustCompile(`at \[(\d+):(\d+)\]`)
 
 // parseYAML runs the YAML parser, turning a panic inside it into an error so
 // no input can crash the caller.

@@ -396,6 +396,20 @@ subscriptions:
 			want: []string{`test.yaml:8:24: subscriptions[0].handler.headers.Authorization: environment variable TOKEN is not set (use ${TOKEN:-default} for a default)`},
 		},
 		{
+			name: "duplicate key",
+			src: `subscriptions:
+  - name: a
+    transport: memory
+    name: b
+`,
+			want: []string{`test.yaml:4:5: YAML syntax error: mapping key "name" already defined at line 2, column 5`},
+		},
+		{
+			name: "top level is a list",
+			src:  "- name: a\n",
+			want: []string{`test.yaml:1:1: must be a mapping (key: value), got a list`},
+		},
+		{
 			name: "empty subscriptions",
 			src:  "subscriptions: []\n",
 			want: []string{`test.yaml:1:1: subscriptions: at least one subscription is required`},
