@@ -97,7 +97,7 @@ const (
 	TransportMemory   Transport = "memory"
 )
 
-// Transports lists every valid transport, in the order error messages show.
+// transports lists every valid transport, in the order error messages show.
 var transports = []string{string(TransportSQS), string(TransportGCP), string(TransportRocketMQ), string(TransportMemory)}
 
 // PumpType is messagePumpType: the pump variant (reference §8).
