@@ -1,0 +1,22 @@
+// Package lint judges a parsed subscriptions file (internal/config) for
+// settings that are legal but will probably not behave as their author
+// meant, and writes the findings as text, JSON, SARIF 2.1.0 or GitHub
+// workflow-command annotations. It is the engine of `brighter lint` and of
+// the start-up check of `brighter consume` (R-25, NFR-4: each finding logged
+// once per subscription and rule, never per message).
+//
+// The budget rules are R-7 (zero or negative requeueCount), R-10 (a budget
+// outranked by a native redrive limit), R-11 (a budget that cannot run down)
+// and R-17 (a budget with nowhere to send an exhausted message); Rules lists
+// every rule with its stable id, severity and explanation.
+//
+// What is transport-specific (a native redrive limit, whether the delivery
+// count can advance, the lease a message is held for, a transport's own
+// ranges) is not decided here: each transport answers through the
+// TransportRules interface, and the caller passes one implementation per
+// transport (see internal/lint/rules). This package contains no switch over
+// transports.
+//
+// This package imports internal/config only (plus the standard library); it
+// must never import a broker transport, the pump or cobra.
+package lint

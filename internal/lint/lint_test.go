@@ -1,0 +1,367 @@
+package lint_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/lint/rules"
+)
+
+// header is prepended to every test file: connections every transport
+// needs.
+const header = `connections:
+  gcp:
+    projectId: demo
+  rocketmq:
+    endpoint: 127.0.0.1:8081
+subscriptions:
+`
+
+// sub renders one subscription with the given extra lines (indented under
+// the list item).
+func sub(transport string, extra ...string) string {
+	var b strings.Builder
+	b.WriteString("  - name: orders\n    transport: " + transport + "\n")
+	b.WriteString("    handler:\n      type: builtin\n      name: ack\n")
+	for _, e := range extra {
+		for _, l := range strings.Split(e, "\n") {
+			b.WriteString("    " + l + "\n")
+		}
+	}
+	if transport == "rocketmq" && !strings.Contains(b.String(), "rocketmq:") {
+		b.WriteString("    rocketmq:\n      consumerGroup: g\n")
+	}
+	return b.String()
+}
+
+func lintYAML(t *testing.T, yaml string) []lint.Finding {
+	t.Helper()
+	fs, _ := lint.New(rules.Default()).Source("brighter.yaml", []byte(header+yaml), func(string) (string, bool) { return "", false })
+	return fs
+}
+
+// only returns the findings of rule.
+func only(fs []lint.Finding, rule string) []lint.Finding {
+	var out []lint.Finding
+	for _, f := range fs {
+		if f.RuleID == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func dump(fs []lint.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "\n  %s: %s %s: %s", f.Pos, f.Severity, f.RuleID, f.Message)
+	}
+	return b.String()
+}
+
+// ruleCase is a file that trips rule (want findings) or not (want 0).
+type ruleCase struct {
+	name     string
+	yaml     string
+	want     int
+	contains []string
+	severity lint.Severity
+	line     int // 0: not checked
+}
+
+func runCases(t *testing.T, rule string, cases []ruleCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			all := lintYAML(t, c.yaml)
+			got := only(all, rule)
+			if len(got) != c.want {
+				t.Fatalf("%s findings = %d, want %d; all findings:%s", rule, len(got), c.want, dump(all))
+			}
+			for _, f := range got {
+				if f.Severity != c.severity {
+					t.Errorf("severity = %s, want %s", f.Severity, c.severity)
+				}
+				for _, s := range c.contains {
+					if !strings.Contains(f.Message, s) {
+						t.Errorf("message %q does not contain %q", f.Message, s)
+					}
+				}
+				if c.line != 0 && f.Pos.Line != c.line {
+					t.Errorf("line = %d, want %d (%s)", f.Pos.Line, c.line, f.Message)
+				}
+				if f.Pos.File != "brighter.yaml" || f.Pos.Column < 1 {
+					t.Errorf("position %s: want brighter.yaml with a column", f.Pos)
+				}
+			}
+		})
+	}
+}
+
+// Line numbers: header is 6 lines; "- name" is line 7, transport 8, handler
+// 9..11, extras from 12.
+
+func TestBudgetZero_R7_AC7(t *testing.T) {
+	runCases(t, lint.RuleBudgetZero, []ruleCase{
+		{name: "zero trips", yaml: sub("memory", "requeueCount: 0", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{`"orders"`, "requeueCount 0", "-1 (unlimited)", "1 (once only)"}, line: 12},
+		{name: "below -1 trips", yaml: sub("sqs", "requeueCount: -3", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"requeueCount -3"}},
+		{name: "three does not trip", yaml: sub("memory", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "minus one does not trip", yaml: sub("memory", "requeueCount: -1"), want: 0},
+		{name: "default does not trip", yaml: sub("memory"), want: 0},
+	})
+}
+
+func TestBudgetOutranked_R10_AC10(t *testing.T) {
+	sqs := func(r, m int) string {
+		return sub("sqs", fmt.Sprintf("requeueCount: %d", r), "deadLetterRoutingKey: dlq",
+			fmt.Sprintf("sqs:\n  redrivePolicy:\n    deadLetterQueue: redrive\n    maxReceiveCount: %d", m))
+	}
+	runCases(t, lint.RuleBudgetOutranked, []ruleCase{
+		{name: "sqs R5 M5 trips", yaml: sqs(5, 5), want: 1, severity: lint.SeverityWarning,
+			contains: []string{`"orders"`, "requeueCount 5", "maxReceiveCount 5", "effective limit is 5"}, line: 12},
+		{name: "sqs R7 M5 trips", yaml: sqs(7, 5), want: 1, severity: lint.SeverityWarning, contains: []string{"effective limit is 5"}},
+		{name: "sqs R3 M5 does not trip", yaml: sqs(3, 5), want: 0},
+		{name: "sqs no redrive does not trip", yaml: sub("sqs", "requeueCount: 50", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "unlimited does not trip", yaml: sub("sqs", "requeueCount: -1", "sqs:\n  redrivePolicy:\n    deadLetterQueue: r\n    maxReceiveCount: 1"), want: 0},
+		{name: "gcp R5 M5 trips", yaml: sub("gcp", "requeueCount: 5", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"),
+			want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5"}},
+		{name: "gcp R3 M5 does not trip", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"), want: 0},
+		{name: "rocketmq R16 default M16 trips", yaml: sub("rocketmq", "requeueCount: 16", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"rocketmq.maxDeliveryAttempts 16"}},
+		{name: "rocketmq R3 does not trip", yaml: sub("rocketmq", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}
+
+func TestBudgetCannotRunDown_R11_AC11(t *testing.T) {
+	runCases(t, lint.RuleBudgetCannotRunDown, []ruleCase{
+		{name: "gcp without dead-letter policy trips", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{`"orders"`, "requeueCount 3", "delivery_attempt", "gcp.deadLetterPolicy"}, line: 12},
+		{name: "gcp with dead-letter policy does not trip", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native"), want: 0},
+		{name: "gcp unlimited does not trip", yaml: sub("gcp", "requeueCount: -1"), want: 0},
+		{name: "sqs never trips", yaml: sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "rocketmq never trips", yaml: sub("rocketmq", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "memory never trips", yaml: sub("memory", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}
+
+func TestBudgetNoDeadLetter_R17(t *testing.T) {
+	runCases(t, lint.RuleBudgetNoDeadLetter, []ruleCase{
+		{name: "budget without destination trips", yaml: sub("sqs", "requeueCount: 3"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{`"orders"`, "requeueCount 3", "discarded", "deadLetterRoutingKey"}},
+		{name: "invalid-message key alone still trips", yaml: sub("sqs", "requeueCount: 3", "invalidMessageRoutingKey: bad"), want: 1, severity: lint.SeverityWarning},
+		{name: "budget with destination does not trip", yaml: sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "no budget does not trip", yaml: sub("sqs"), want: 0},
+	})
+}
+
+func TestDeadLetterIsSource(t *testing.T) {
+	runCases(t, lint.RuleDeadLetterIsSource, []ruleCase{
+		{name: "dead letter equals channel trips", yaml: sub("sqs", "deadLetterRoutingKey: orders"), want: 1, severity: lint.SeverityError,
+			contains: []string{`deadLetterRoutingKey "orders"`, "orders-dlq"}, line: 12},
+		{name: "invalid equals routing key trips", yaml: sub("gcp", "routingKey: orders-topic", "invalidMessageRoutingKey: orders-topic"), want: 1, severity: lint.SeverityError,
+			contains: []string{"invalidMessageRoutingKey", "topic (routingKey)"}},
+		{name: "sqs native dead-letter queue equals channel trips", yaml: sub("sqs", "sqs:\n  redrivePolicy:\n    deadLetterQueue: orders\n    maxReceiveCount: 5"), want: 1, severity: lint.SeverityError,
+			contains: []string{"sqs.redrivePolicy.deadLetterQueue"}},
+		{name: "gcp policy topic equals topic trips", yaml: sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: orders"), want: 1, severity: lint.SeverityError,
+			contains: []string{"gcp.deadLetterPolicy.topic"}},
+		{name: "separate destinations do not trip", yaml: sub("sqs", "deadLetterRoutingKey: orders-dlq", "invalidMessageRoutingKey: orders-invalid",
+			"sqs:\n  redrivePolicy:\n    deadLetterQueue: orders-redrive\n    maxReceiveCount: 5"), want: 0},
+	})
+}
+
+func TestBufferSizeRange(t *testing.T) {
+	runCases(t, lint.RuleBufferSizeRange, []ruleCase{
+		{name: "eleven is refused by the parser and reported under the rule", yaml: sub("sqs", "bufferSize: 11"), want: 1, severity: lint.SeverityError,
+			contains: []string{"bufferSize", "11"}, line: 12},
+		{name: "zero is refused", yaml: sub("memory", "bufferSize: 0"), want: 1, severity: lint.SeverityError},
+		{name: "ten does not trip", yaml: sub("sqs", "bufferSize: 10"), want: 0},
+	})
+	// A subscription built in code (not through the parser) is checked too.
+	s := &config.Subscription{Name: "x", Transport: config.TransportMemory, BufferSize: 0, RequeueCount: -1, Memory: &config.Memory{VisibilityTimeout: time.Second}}
+	if got := only(lint.New(rules.Default()).Subscription(s), lint.RuleBufferSizeRange); len(got) != 1 {
+		t.Fatalf("bufferSize 0 built in code: %d findings, want 1", len(got))
+	}
+}
+
+func TestGCPMaxDeliveryAttemptsRange(t *testing.T) {
+	runCases(t, lint.RuleGCPMaxDeliveryAttempts, []ruleCase{
+		{name: "101 is refused and reported under the rule", yaml: sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 101"), want: 1, severity: lint.SeverityError,
+			contains: []string{"101"}},
+		{name: "4 is refused", yaml: sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 4"), want: 1, severity: lint.SeverityError},
+		{name: "100 does not trip", yaml: sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 100"), want: 0},
+	})
+	g := rules.GCP{}
+	s := &config.Subscription{Name: "x", GCP: &config.GCP{DeadLetterPolicy: &config.DeadLetterPolicy{Topic: "t", MaxDeliveryAttempts: 3}}}
+	if got := only(g.Check(s), lint.RuleGCPMaxDeliveryAttempts); len(got) != 1 {
+		t.Fatalf("maxDeliveryAttempts 3 built in code: %d findings, want 1", len(got))
+	}
+	s.GCP.DeadLetterPolicy.MaxDeliveryAttempts = 0 // the service default, 5
+	if got := only(g.Check(s), lint.RuleGCPMaxDeliveryAttempts); len(got) != 0 {
+		t.Fatalf("maxDeliveryAttempts 0: %d findings, want 0", len(got))
+	}
+	if m, ok := g.NativeLimit(s); !ok || m.Value != 5 {
+		t.Fatalf("NativeLimit with maxDeliveryAttempts 0 = %v %v, want 5 (the service default)", m, ok)
+	}
+}
+
+func TestGCPAckDeadlineRange(t *testing.T) {
+	runCases(t, lint.RuleGCPAckDeadlineRange, []ruleCase{
+		{name: "5s trips", yaml: sub("gcp", "gcp:\n  ackDeadline: 5s"), want: 1, severity: lint.SeverityError, contains: []string{"gcp.ackDeadline 5s", "10s..600s"}, line: 13},
+		{name: "700s trips", yaml: sub("gcp", "gcp:\n  ackDeadline: 700s"), want: 1, severity: lint.SeverityError, contains: []string{"11m40s"}},
+		{name: "dead-letter subscription's deadline trips", yaml: sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: native\n    ackDeadline: 1h"), want: 1, severity: lint.SeverityError,
+			contains: []string{"gcp.deadLetterPolicy.ackDeadline"}},
+		{name: "30s does not trip", yaml: sub("gcp", "gcp:\n  ackDeadline: 30s"), want: 0},
+		{name: "0 (service default) does not trip", yaml: sub("gcp", "gcp:\n  ackDeadline: 0"), want: 0},
+	})
+}
+
+func TestSQSVisibilityTimeoutRange(t *testing.T) {
+	runCases(t, lint.RuleSQSVisibilityTimeoutRange, []ruleCase{
+		{name: "13h is refused and reported under the rule", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 13h"), want: 1, severity: lint.SeverityError, contains: []string{"13h"}},
+		{name: "12h does not trip", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 12h"), want: 0},
+	})
+	s := &config.Subscription{Name: "x", SQS: &config.SQS{VisibilityTimeout: 13 * time.Hour}}
+	if got := only(rules.SQS{}.Check(s), lint.RuleSQSVisibilityTimeoutRange); len(got) != 1 {
+		t.Fatalf("visibilityTimeout 13h built in code: %d findings, want 1", len(got))
+	}
+}
+
+func TestHandlerTimeoutExceedsLease(t *testing.T) {
+	exec := func(timeout string) string {
+		return "handler:\n  type: exec\n  command: ./handle\n  timeout: " + timeout
+	}
+	// sub() writes a builtin handler; replace it for these cases.
+	withExec := func(transport, timeout string, extra ...string) string {
+		s := sub(transport, extra...)
+		return strings.Replace(s, "    handler:\n      type: builtin\n      name: ack\n", indent(exec(timeout)), 1)
+	}
+	runCases(t, lint.RuleHandlerTimeoutExceedsLease, []ruleCase{
+		{name: "sqs 60s handler on 30s visibility trips", yaml: withExec("sqs", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"handler.timeout 1m", "sqs.visibilityTimeout 30s"}, line: 12},
+		{name: "sqs 20s handler does not trip", yaml: withExec("sqs", "20s"), want: 0},
+		{name: "gcp pull 60s handler on 30s ack deadline trips", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"gcp.ackDeadline 30s"}},
+		{name: "gcp stream extends the lease to maxExtension", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: stream\n  ackDeadline: 30s"), want: 0},
+		{name: "rocketmq 60s handler on 30s invisible duration trips", yaml: withExec("rocketmq", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"rocketmq.invisibleDuration 30s"}},
+		{name: "memory 60s handler on 30s visibility trips", yaml: withExec("memory", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning},
+		{name: "builtin handler has no timeout", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 1s"), want: 0},
+	})
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+func TestRequeueDelayExceedsLimit(t *testing.T) {
+	runCases(t, lint.RuleRequeueDelayExceedsLimit, []ruleCase{
+		{name: "gcp 15m trips", yaml: sub("gcp", "requeueDelay: 15m"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 15m", "10m"}, line: 12},
+		{name: "gcp beyond maxRequeueDelay trips", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"gcp.maxRequeueDelay 1m"}},
+		{name: "sqs 13h is refused and reported under the rule", yaml: sub("sqs", "requeueDelay: 13h"), want: 1, severity: lint.SeverityError},
+		{name: "gcp 5m does not trip", yaml: sub("gcp", "requeueDelay: 5m"), want: 0},
+		{name: "memory has no maximum", yaml: sub("memory", "requeueDelay: 100h"), want: 0},
+	})
+}
+
+func TestOrderingWithPerformers(t *testing.T) {
+	runCases(t, lint.RuleOrderingWithPerformers, []ruleCase{
+		{name: "ordered reactor with two performers trips", yaml: sub("gcp", "messagePumpType: reactor", "noOfPerformers: 2", "gcp:\n  enableMessageOrdering: true"), want: 1,
+			severity: lint.SeverityWarning, contains: []string{"noOfPerformers 2", "gcp.enableMessageOrdering"}, line: 13},
+		{name: "ordered proactor does not trip", yaml: sub("gcp", "messagePumpType: proactor", "noOfPerformers: 2", "gcp:\n  enableMessageOrdering: true"), want: 0},
+		{name: "ordered reactor with one performer does not trip", yaml: sub("gcp", "messagePumpType: reactor", "gcp:\n  enableMessageOrdering: true"), want: 0},
+		{name: "unordered reactor does not trip", yaml: sub("gcp", "messagePumpType: reactor", "noOfPerformers: 4"), want: 0},
+	})
+}
+
+func TestDrainShorterThanHandler(t *testing.T) {
+	runCases(t, lint.RuleDrainShorterThanHandler, []ruleCase{
+		{name: "10s drain for 60s handler trips", yaml: strings.Replace(sub("memory", "memory:\n  visibilityTimeout: 5m"), "type: builtin\n      name: ack", "type: http\n      url: http://localhost:8080/h\n      timeout: 60s", 1),
+			want: 1, severity: lint.SeverityNote, contains: []string{"drainTimeout 10s", "handler.timeout 1m"}},
+		{name: "builtin handler does not trip", yaml: sub("memory", "drainTimeout: 1s"), want: 0},
+	})
+}
+
+func TestConfigInvalidIsAFindingWithPosition(t *testing.T) {
+	fs := lintYAML(t, sub("memory", "requeueCont: 3"))
+	if len(fs) != 1 {
+		t.Fatalf("findings = %d, want 1:%s", len(fs), dump(fs))
+	}
+	f := fs[0]
+	if f.RuleID != lint.RuleConfigInvalid || f.Severity != lint.SeverityError || f.Pos.Line != 12 || f.Pos.Column != 5 {
+		t.Fatalf("finding = %+v, want config-invalid error at 12:5", f)
+	}
+	if !strings.Contains(f.Message, `did you mean "requeueCount"`) {
+		t.Errorf("message %q does not suggest requeueCount", f.Message)
+	}
+	syntax := lintYAML(t, "  - name: [\n")
+	if len(syntax) == 0 || syntax[0].RuleID != lint.RuleConfigInvalid {
+		t.Fatalf("a YAML syntax error gives %s, want a config-invalid finding", dump(syntax))
+	}
+}
+
+func TestConfigFindings_NotConfigErrors(t *testing.T) {
+	if _, ok := lint.ConfigFindings(errors.New("read subscriptions file: no such file")); ok {
+		t.Fatal("a read error was taken for config errors")
+	}
+	if fs, ok := lint.ConfigFindings(nil); !ok || fs != nil {
+		t.Fatalf("nil error: %v %v", fs, ok)
+	}
+}
+
+func TestExamplesHaveNoWarnings_AC32(t *testing.T) {
+	// A clean, realistic file of every transport produces no finding at
+	// Warning or above.
+	yaml := sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: orders-dlq", "sqs:\n  redrivePolicy:\n    deadLetterQueue: orders-redrive\n    maxReceiveCount: 5") +
+		strings.Replace(sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: pay-dlq", "gcp:\n  deadLetterPolicy:\n    topic: pay-native\n    maxDeliveryAttempts: 10"), "name: orders", "name: payments", 1)
+	for _, f := range lintYAML(t, yaml) {
+		if f.Severity >= lint.SeverityWarning {
+			t.Errorf("unexpected finding %s %s: %s", f.Severity, f.RuleID, f.Message)
+		}
+	}
+}
+
+func TestEveryRuleHasExplanation(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range lint.Rules() {
+		if seen[r.ID] {
+			t.Errorf("duplicate rule id %s", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Summary == "" || len(r.Explanation) < 80 {
+			t.Errorf("rule %s: summary or explanation missing", r.ID)
+		}
+		got, ok := lint.Lookup(r.ID)
+		if !ok || got.ID != r.ID {
+			t.Errorf("Lookup(%q) = %v, %v", r.ID, got.ID, ok)
+		}
+	}
+	if r, ok := lint.Lookup("r-11"); !ok || r.ID != lint.RuleBudgetCannotRunDown {
+		t.Errorf("Lookup by requirement r-11 = %q, %v", r.ID, ok)
+	}
+	if _, ok := lint.Lookup("no-such-rule"); ok {
+		t.Error("Lookup found an unknown rule")
+	}
+}
+
+func TestParseSeverity(t *testing.T) {
+	for in, want := range map[string]lint.Severity{"error": lint.SeverityError, "Warning": lint.SeverityWarning, "warn": lint.SeverityWarning, "note": lint.SeverityNote} {
+		if got, err := lint.ParseSeverity(in); err != nil || got != want {
+			t.Errorf("ParseSeverity(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := lint.ParseSeverity("fatal"); err == nil || !strings.Contains(err.Error(), "note, warning, error") {
+		t.Errorf("ParseSeverity(fatal) error = %v", err)
+	}
+}

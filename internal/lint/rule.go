@@ -1,0 +1,291 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity ranks a finding. The zero value is SeverityNote; a higher value is
+// more severe, so "at or above --fail-on" is a plain comparison.
+type Severity int
+
+// The severities, in increasing order. Their names are SARIF's result levels.
+const (
+	// SeverityNote is advice; it never fails a build unless asked.
+	SeverityNote Severity = iota
+	// SeverityWarning is a legal setting that probably does not do what its
+	// author meant (R-7, R-10, R-11 are Warnings, R-25).
+	SeverityWarning
+	// SeverityError is a setting the broker or brighter refuses, or one
+	// that loses or loops messages.
+	SeverityError
+)
+
+var severityNames = [...]string{"note", "warning", "error"}
+
+// String returns "note", "warning" or "error".
+func (s Severity) String() string {
+	if s < 0 || int(s) >= len(severityNames) {
+		return fmt.Sprintf("severity(%d)", int(s))
+	}
+	return severityNames[s]
+}
+
+// MarshalText writes the severity's name, so JSON shows "warning".
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ParseSeverity reads "note", "warning" or "error" (case-insensitive; "info"
+// is accepted for note and "warn" for warning). The error lists the valid
+// names.
+func ParseSeverity(name string) (Severity, error) {
+	switch strings.ToLower(name) {
+	case "note", "info":
+		return SeverityNote, nil
+	case "warning", "warn":
+		return SeverityWarning, nil
+	case "error":
+		return SeverityError, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q; valid values are note, warning, error", name)
+}
+
+// Rule is one check: a stable id (used in output, SARIF ruleId and
+// `--explain`), the requirement it implements if any, its default severity,
+// a one-line summary and a longer explanation.
+type Rule struct {
+	// ID is stable across releases: kebab-case, e.g. "budget-zero".
+	ID string
+	// Requirement is the requirement number the rule implements ("R-7"),
+	// or "" for an operator rule with none.
+	Requirement string
+	// Severity is the rule's default severity. A finding that comes from a
+	// file the parser refuses is always an Error, whatever the rule says.
+	Severity Severity
+	// Summary is one line, for SARIF shortDescription and listings.
+	Summary string
+	// Explanation is the text `brighter lint --explain ID` prints: why it
+	// matters, what the broker does, and how to fix it.
+	Explanation string
+}
+
+// The rule ids. They are part of brighter's interface: CI configurations
+// and SARIF baselines refer to them, so they are never renamed.
+const (
+	RuleConfigInvalid              = "config-invalid"
+	RuleBudgetZero                 = "budget-zero"
+	RuleBudgetOutranked            = "budget-outranked"
+	RuleBudgetCannotRunDown        = "budget-cannot-run-down"
+	RuleBudgetNoDeadLetter         = "budget-no-dead-letter"
+	RuleDeadLetterIsSource         = "dead-letter-is-source"
+	RuleBufferSizeRange            = "buffer-size-range"
+	RuleGCPMaxDeliveryAttempts     = "gcp-max-delivery-attempts-range"
+	RuleGCPAckDeadlineRange        = "gcp-ack-deadline-range"
+	RuleSQSVisibilityTimeoutRange  = "sqs-visibility-timeout-range"
+	RuleHandlerTimeoutExceedsLease = "handler-timeout-exceeds-lease"
+	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
+	RuleOrderingWithPerformers     = "ordering-with-performers"
+	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
+)
+
+// catalogue is every rule, in the order listings show them.
+var catalogue = []Rule{
+	{
+		ID: RuleConfigInvalid, Severity: SeverityError,
+		Summary: "the subscriptions file is not valid",
+		Explanation: `The subscriptions file could not be read as a valid brighter.yaml: a YAML
+syntax error, an unknown field, a wrong type, a missing required field or a
+value out of range. Each problem is reported at its line and column with the
+valid names or values. brighter consume refuses to start on such a file
+(exit 2) before any broker call.
+
+Fix: correct the field the finding points at; examples/ holds a valid file
+for every transport.`,
+	},
+	{
+		ID: RuleBudgetZero, Requirement: "R-7", Severity: SeverityWarning,
+		Summary: "requeueCount 0 or below -1 rejects every message on its first deferral",
+		Explanation: `requeueCount is the redelivery budget. -1 disables it; any other value
+enables it, and a deferred message is rejected (DeliveryError) once its
+delivery count reaches the budget. A budget of 0, or any value below -1 such
+as -3, is reached by the very first deferral (1 >= 0, 1 >= -3), so it
+behaves exactly like 1: the message is never requeued.
+
+That is far more likely a mistake than an intent, so lint reports it as a
+Warning (R-7, R-25). It never blocks a build or start-up unless you ask for it
+(--fail-on warning).
+
+Fix: use -1 for no budget (unlimited redelivery) or 1 to reject on the first
+deferral deliberately.`,
+	},
+	{
+		ID: RuleBudgetOutranked, Requirement: "R-10", Severity: SeverityWarning,
+		Summary: "requeueCount is at or above the native redrive limit, which fires first",
+		Explanation: `The broker has its own redelivery limit (SQS redrivePolicy.maxReceiveCount,
+Pub/Sub deadLetterPolicy.maxDeliveryAttempts, RocketMQ's consumer-group
+maxDeliveryAttempts). When requeueCount R is not -1 and R >= that limit M,
+brighter's budget cannot be relied on to fire first: the broker moves its
+stored copy to its own dead-letter destination, without brighter's rejection
+metadata, on delivery M. The effective limit is M. At R == M which one fires
+is not determined.
+
+Fix: set requeueCount below the native limit (R < M), so brighter rejects
+with metadata and the native limit stays a backstop; or raise the native
+limit above requeueCount.`,
+	},
+	{
+		ID: RuleBudgetCannotRunDown, Requirement: "R-11", Severity: SeverityWarning,
+		Summary: "requeueCount is set on a subscription whose delivery count cannot advance",
+		Explanation: `A budget runs down only if the delivery count a consumer presents advances on
+each redelivery (R-1). On some subscription shapes the transport cannot make
+it advance, and the budget is inert: a poison message is redelivered for
+ever (or until a native limit acts). The transport says why in the finding.
+Today: a Pub/Sub subscription without a deadLetterPolicy, because Pub/Sub
+fills delivery_attempt only on subscriptions that have one (A-1).
+
+brighter consume also logs this finding once when it opens the channel
+(R-26), never per message (NFR-4).
+
+Fix: give the subscription what the transport needs (for Pub/Sub a
+gcp.deadLetterPolicy with maxDeliveryAttempts above requeueCount), or set
+requeueCount: -1 to state that there is no budget.`,
+	},
+	{
+		ID: RuleBudgetNoDeadLetter, Requirement: "R-17", Severity: SeverityWarning,
+		Summary: "a budget is set but deadLetterRoutingKey is not: exhausted messages are discarded",
+		Explanation: `When a message exhausts its budget the pump rejects it with DeliveryError,
+and a rejection is routed to deadLetterRoutingKey. With no destination the
+message is acknowledged and discarded; only a Warning log line records it
+(R-17). That is rarely what a budget was set for.
+
+Fix: set deadLetterRoutingKey to a queue or topic that keeps rejected
+messages (brighter dlq peek / replay read it), or set requeueCount: -1 if
+the broker's own redrive should handle poison messages.`,
+	},
+	{
+		ID: RuleDeadLetterIsSource, Severity: SeverityError,
+		Summary: "a dead-letter or invalid-message destination is the subscription's own source",
+		Explanation: `deadLetterRoutingKey, invalidMessageRoutingKey (and the native
+sqs.redrivePolicy.deadLetterQueue or gcp.deadLetterPolicy.topic) must name a
+different queue or topic from the one the subscription reads. Routing a
+rejected message back to its source puts it straight back in front of the
+same handler: a rejected poison message loops for ever, and each loop adds a
+routed copy.
+
+Fix: name a separate destination, e.g. "<name>-dlq" and "<name>-invalid".`,
+	},
+	{
+		ID: RuleBufferSizeRange, Severity: SeverityError,
+		Summary: "bufferSize is outside 1..10",
+		Explanation: `bufferSize is how many messages one receive may return. Every transport
+takes 1..10 (SQS's MaxNumberOfMessages is at most 10; brighter applies the
+same bound everywhere so that a file means the same on every broker).
+
+Fix: use a value from 1 to 10; raise noOfPerformers for more concurrency.`,
+	},
+	{
+		ID: RuleGCPMaxDeliveryAttempts, Severity: SeverityError,
+		Summary: "gcp.deadLetterPolicy.maxDeliveryAttempts is outside 5..100",
+		Explanation: `Pub/Sub accepts a dead-letter policy's maxDeliveryAttempts from 5 to 100; 0
+means the service default of 5. Any other value is refused when the
+subscription is created or updated.
+
+Fix: use a value from 5 to 100, above requeueCount so that brighter's budget
+fires first (see budget-outranked).`,
+	},
+	{
+		ID: RuleGCPAckDeadlineRange, Severity: SeverityError,
+		Summary: "a Pub/Sub ack deadline is outside 10s..600s",
+		Explanation: `Pub/Sub accepts an ack deadline from 10 to 600 seconds (0 means the service
+default of 10 s). gcp.ackDeadline is the subscription's deadline and
+gcp.deadLetterPolicy.ackDeadline that of the dead-letter subscription; a
+value outside the range is refused when the subscription is created.
+
+Fix: use a value from 10s to 600s, longer than the handler usually takes.`,
+	},
+	{
+		ID: RuleSQSVisibilityTimeoutRange, Severity: SeverityError,
+		Summary: "sqs.visibilityTimeout is above 12h",
+		Explanation: `SQS accepts a visibility timeout from 0 to 43200 seconds (12 hours); a
+queue cannot be created or changed with more.
+
+Fix: use at most 12h.`,
+	},
+	{
+		ID: RuleHandlerTimeoutExceedsLease, Severity: SeverityWarning,
+		Summary: "handler.timeout is longer than the lease the broker grants a received message",
+		Explanation: `A received message is hidden from other consumers for a lease: SQS's
+visibility timeout, Pub/Sub's ack deadline (pull) or maximum lease extension
+(stream), RocketMQ's invisible duration, the memory transport's visibility
+timeout. If the handler may run longer than that (handler.timeout of an exec
+or http handler), the broker delivers the message again while the first
+delivery is still being handled: it is handled twice, concurrently, and its
+delivery count advances without a deferral.
+
+Fix: make the lease longer than handler.timeout, or shorten handler.timeout.`,
+	},
+	{
+		ID: RuleRequeueDelayExceedsLimit, Severity: SeverityWarning,
+		Summary: "requeueDelay is longer than the transport can delay a redelivery",
+		Explanation: `A requeue hides the message for requeueDelay, using the broker's own
+mechanism, which has a maximum: SQS's visibility timeout (12h), Pub/Sub's
+ack deadline and retry backoff (600s, or gcp.maxRequeueDelay if lower). A
+longer requeueDelay is capped there, so the message returns sooner than the
+file says. (The parser refuses an SQS requeueDelay above 12h outright.)
+
+Fix: use a requeueDelay within the transport's maximum.`,
+	},
+	{
+		ID: RuleOrderingWithPerformers, Severity: SeverityWarning,
+		Summary: "ordered delivery with a Reactor of several performers does not keep order",
+		Explanation: `With messagePumpType: reactor each performer receives and handles its own
+messages, one at a time. With noOfPerformers above 1 on an ordered channel
+(Pub/Sub enableMessageOrdering) two performers can hold messages of the same
+ordering key at once, so they may be handled out of order.
+
+Fix: use noOfPerformers: 1 with the Reactor, or messagePumpType: proactor,
+which keeps per-ordering-key order while dispatching concurrently.`,
+	},
+	{
+		ID: RuleDrainShorterThanHandler, Severity: SeverityNote,
+		Summary: "drainTimeout is shorter than handler.timeout",
+		Explanation: `On SIGINT or SIGTERM brighter consume stops receiving and waits up to
+drainTimeout for messages in flight. A handler that may run for up to
+handler.timeout can be cut off by a shorter drain; its message is not lost
+(it returns when its lease lapses) but it will be handled again.
+
+Fix: make drainTimeout at least handler.timeout, and keep the container's
+termination grace period above drainTimeout.`,
+	},
+}
+
+// Rules returns every rule, in listing order. The slice is a copy.
+func Rules() []Rule { return append([]Rule(nil), catalogue...) }
+
+// Lookup finds a rule by its id ("budget-zero") or by the requirement it
+// implements ("R-7", case-insensitive).
+func Lookup(idOrRequirement string) (Rule, bool) {
+	for _, r := range catalogue {
+		if r.ID == idOrRequirement || (r.Requirement != "" && strings.EqualFold(r.Requirement, idOrRequirement)) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// ruleIndex maps an id to its index in catalogue (for SARIF ruleIndex).
+var ruleIndex = func() map[string]int {
+	m := make(map[string]int, len(catalogue))
+	for i, r := range catalogue {
+		m[r.ID] = i
+	}
+	return m
+}()
+
+// ruleByID returns the rule with id; ok is false for an unknown id.
+func ruleByID(id string) (Rule, bool) {
+	i, ok := ruleIndex[id]
+	if !ok {
+		return Rule{}, false
+	}
+	return catalogue[i], true
+}

@@ -1,0 +1,280 @@
+// Package rules holds each transport's answers to internal/lint's
+// TransportRules questions: its native redelivery limit, whether a
+// budget can run down on it, the lease a received message is held for,
+// the longest requeue delay it honours, whether it delivers in order, and its
+// own range checks. One small type per transport, no switch: a new transport
+// adds a type and an entry in Default.
+//
+// The answers restate what each transport package does (internal/broker/sqs,
+// gcp, rocketmq, memory, and their doc.go), from the subscriptions file
+// alone; this package must not import a transport, so that lint stays a pure
+// function of the file.
+//
+// This package imports internal/config and internal/lint only.
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+)
+
+// Default returns the rules of every transport brighter knows, keyed by
+// transport, as lint.New takes them. Each call returns a fresh map.
+func Default() map[config.Transport]lint.TransportRules {
+	return map[config.Transport]lint.TransportRules{
+		config.TransportSQS:      SQS{},
+		config.TransportGCP:      GCP{},
+		config.TransportRocketMQ: RocketMQ{},
+		config.TransportMemory:   Memory{},
+	}
+}
+
+// Service limits the rules check against.
+const (
+	// SQSMaxVisibility is the longest SQS visibility timeout (43200 s), and
+	// so the longest requeue delay (ChangeMessageVisibility).
+	SQSMaxVisibility = 12 * time.Hour
+	// GCPMinAckDeadline and GCPMaxAckDeadline bound a Pub/Sub ack deadline;
+	// 0 means the service default, GCPMinAckDeadline.
+	GCPMinAckDeadline = 10 * time.Second
+	GCPMaxAckDeadline = 600 * time.Second
+	// GCPMinDeliveryAttempts and GCPMaxDeliveryAttempts bound a dead-letter
+	// policy's maxDeliveryAttempts; 0 means the service default,
+	// GCPMinDeliveryAttempts.
+	GCPMinDeliveryAttempts = 5
+	GCPMaxDeliveryAttempts = 100
+	// GCPDefaultMaxExtension is the stream client's default lease extension.
+	GCPDefaultMaxExtension = 60 * time.Minute
+	// RocketMQDefaultMaxDeliveryAttempts is a consumer group's default
+	// maximum delivery attempts.
+	RocketMQDefaultMaxDeliveryAttempts = 16
+)
+
+// SQS answers for SQS and SNS->SQS subscriptions: the native limit is
+// redrivePolicy.maxReceiveCount; ApproximateReceiveCount comes with every
+// receive, so a budget always runs down; the lease is visibilityTimeout.
+type SQS struct{}
+
+var _ lint.TransportRules = SQS{}
+
+// NativeLimit returns sqs.redrivePolicy.maxReceiveCount when a redrive
+// policy is configured.
+func (SQS) NativeLimit(s *config.Subscription) (lint.Limit, bool) {
+	if s.SQS == nil || s.SQS.RedrivePolicy == nil {
+		return lint.Limit{}, false
+	}
+	return lint.Limit{Value: s.SQS.RedrivePolicy.MaxReceiveCount, Field: "sqs.redrivePolicy.maxReceiveCount"}, true
+}
+
+// BudgetCanRunDown is always true on SQS: the count is ApproximateReceiveCount
+// (R-11 never trips).
+func (SQS) BudgetCanRunDown(*config.Subscription) (bool, string, string) { return true, "", "" }
+
+// Lease returns sqs.visibilityTimeout.
+func (SQS) Lease(s *config.Subscription) (lint.Span, bool) {
+	if s.SQS == nil {
+		return lint.Span{}, false
+	}
+	return lint.Span{Value: s.SQS.VisibilityTimeout, Field: "sqs.visibilityTimeout"}, true
+}
+
+// MaxRequeueDelay is SQS's 12h visibility-timeout maximum.
+func (SQS) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) {
+	return lint.Span{Value: SQSMaxVisibility, Field: "the SQS visibility-timeout maximum"}, true
+}
+
+// Ordered is false: on a FIFO queue SQS itself withholds a group's next
+// message while one is in flight, so performers cannot reorder a group.
+func (SQS) Ordered(*config.Subscription) (string, bool) { return "", false }
+
+// Check reports a visibility timeout above 12h and a native dead-letter
+// queue that is the subscription's own queue.
+func (SQS) Check(s *config.Subscription) []lint.Finding {
+	if s.SQS == nil {
+		return nil
+	}
+	var out []lint.Finding
+	if v := s.SQS.VisibilityTimeout; v > SQSMaxVisibility || v < 0 {
+		out = append(out, lint.Finding{RuleID: lint.RuleSQSVisibilityTimeoutRange, Field: "sqs.visibilityTimeout",
+			Message: fmt.Sprintf("subscription %q: sqs.visibilityTimeout %s is outside 0s..12h, which SQS refuses; use at most 12h", s.Name, lint.FmtDur(v))})
+	}
+	if rp := s.SQS.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.DeadLetterQueue == s.ChannelName {
+		out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "sqs.redrivePolicy.deadLetterQueue",
+			Message: fmt.Sprintf("subscription %q: sqs.redrivePolicy.deadLetterQueue %q is the subscription's own queue: redriven messages would come straight back; name a separate queue such as %q", s.Name, rp.DeadLetterQueue, s.ChannelName+"-native-dlq")})
+	}
+	return out
+}
+
+// GCP answers for Pub/Sub subscriptions: the native limit is
+// deadLetterPolicy.maxDeliveryAttempts; without a dead-letter policy Pub/Sub
+// does not fill delivery_attempt, so a budget cannot run down;
+// the lease is ackDeadline (pull) or maxExtension (stream, whose client
+// extends the deadline).
+type GCP struct{}
+
+var _ lint.TransportRules = GCP{}
+
+// NativeLimit returns gcp.deadLetterPolicy.maxDeliveryAttempts (0 is the
+// service default of 5) when a dead-letter policy is configured.
+func (GCP) NativeLimit(s *config.Subscription) (lint.Limit, bool) {
+	if s.GCP == nil || s.GCP.DeadLetterPolicy == nil {
+		return lint.Limit{}, false
+	}
+	m := s.GCP.DeadLetterPolicy.MaxDeliveryAttempts
+	if m == 0 {
+		m = GCPMinDeliveryAttempts
+	}
+	return lint.Limit{Value: m, Field: "gcp.deadLetterPolicy.maxDeliveryAttempts"}, true
+}
+
+// GCPNoDeadLetterPolicy is why a budget cannot run down on a Pub/Sub
+// subscription without a dead-letter policy.
+const GCPNoDeadLetterPolicy = "Pub/Sub fills delivery_attempt only on a subscription with a dead-letter policy and this one has no gcp.deadLetterPolicy, so the delivery count never advances"
+
+// BudgetCanRunDown is false when the subscription has no dead-letter policy
+//
+func (GCP) BudgetCanRunDown(s *config.Subscription) (bool, string, string) {
+	if s.GCP != nil && s.GCP.DeadLetterPolicy != nil {
+		return true, "", ""
+	}
+	return false, GCPNoDeadLetterPolicy,
+		fmt.Sprintf("add gcp.deadLetterPolicy with maxDeliveryAttempts of at least %d, or set requeueCount: -1", max(s.RequeueCount+1, GCPMinDeliveryAttempts))
+}
+
+// Lease returns gcp.ackDeadline for pull (0 is 10s) and gcp.maxExtension for
+// stream (0 is 60m).
+func (GCP) Lease(s *config.Subscription) (lint.Span, bool) {
+	if s.GCP == nil {
+		return lint.Span{}, false
+	}
+	if s.GCP.Mode == config.GCPModeStream {
+		v := s.GCP.MaxExtension
+		if v == 0 {
+			v = GCPDefaultMaxExtension
+		}
+		return lint.Span{Value: v, Field: "gcp.maxExtension"}, true
+	}
+	v := s.GCP.AckDeadline
+	if v == 0 {
+		v = GCPMinAckDeadline
+	}
+	return lint.Span{Value: v, Field: "gcp.ackDeadline"}, true
+}
+
+// MaxRequeueDelay is 600s (the longest ModifyAckDeadline and retry backoff),
+// or gcp.maxRequeueDelay when that is lower.
+func (GCP) MaxRequeueDelay(s *config.Subscription) (lint.Span, bool) {
+	if s.GCP != nil && s.GCP.MaxRequeueDelay > 0 && s.GCP.MaxRequeueDelay < GCPMaxAckDeadline {
+		return lint.Span{Value: s.GCP.MaxRequeueDelay, Field: "gcp.maxRequeueDelay"}, true
+	}
+	return lint.Span{Value: GCPMaxAckDeadline, Field: "the Pub/Sub ack-deadline maximum"}, true
+}
+
+// Ordered reports gcp.enableMessageOrdering.
+func (GCP) Ordered(s *config.Subscription) (string, bool) {
+	if s.GCP != nil && s.GCP.EnableMessageOrdering {
+		return "gcp.enableMessageOrdering", true
+	}
+	return "", false
+}
+
+// Check reports maxDeliveryAttempts outside 5..100, ack deadlines outside
+// 10s..600s, and a dead-letter policy topic that is the subscription's own
+// topic.
+func (GCP) Check(s *config.Subscription) []lint.Finding {
+	if s.GCP == nil {
+		return nil
+	}
+	var out []lint.Finding
+	ack := func(field string, v time.Duration) {
+		if v != 0 && (v < GCPMinAckDeadline || v > GCPMaxAckDeadline) {
+			out = append(out, lint.Finding{RuleID: lint.RuleGCPAckDeadlineRange, Field: field,
+				Message: fmt.Sprintf("subscription %q: %s %s is outside 10s..600s, which Pub/Sub refuses; use 10s to 600s", s.Name, field, lint.FmtDur(v))})
+		}
+	}
+	ack("gcp.ackDeadline", s.GCP.AckDeadline)
+	if p := s.GCP.DeadLetterPolicy; p != nil {
+		if m := p.MaxDeliveryAttempts; m != 0 && (m < GCPMinDeliveryAttempts || m > GCPMaxDeliveryAttempts) {
+			out = append(out, lint.Finding{RuleID: lint.RuleGCPMaxDeliveryAttempts, Field: "gcp.deadLetterPolicy.maxDeliveryAttempts",
+				Message: fmt.Sprintf("subscription %q: gcp.deadLetterPolicy.maxDeliveryAttempts %d is outside 5..100, which Pub/Sub refuses; use 5 to 100", s.Name, m)})
+		}
+		ack("gcp.deadLetterPolicy.ackDeadline", p.AckDeadline)
+		if p.Topic != "" && p.Topic == s.RoutingKey {
+			out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "gcp.deadLetterPolicy.topic",
+				Message: fmt.Sprintf("subscription %q: gcp.deadLetterPolicy.topic %q is the subscription's own topic: dead-lettered messages would come straight back; name a separate topic such as %q", s.Name, p.Topic, s.RoutingKey+"-native-dlq")})
+		}
+	}
+	return out
+}
+
+// RocketMQ answers for RocketMQ 5 subscriptions: the native limit is the
+// consumer group's maxDeliveryAttempts (default 16); DeliveryAttempt advances
+// on every redelivery, so a budget runs down; the lease is invisibleDuration.
+type RocketMQ struct{}
+
+var _ lint.TransportRules = RocketMQ{}
+
+// NativeLimit returns rocketmq.maxDeliveryAttempts (0 is the default 16).
+func (RocketMQ) NativeLimit(s *config.Subscription) (lint.Limit, bool) {
+	if s.RocketMQ == nil {
+		return lint.Limit{}, false
+	}
+	m := s.RocketMQ.MaxDeliveryAttempts
+	if m == 0 {
+		m = RocketMQDefaultMaxDeliveryAttempts
+	}
+	return lint.Limit{Value: m, Field: "rocketmq.maxDeliveryAttempts"}, true
+}
+
+// BudgetCanRunDown is always true: MessageView.DeliveryAttempt advances on
+// every redelivery (R-14's condition).
+func (RocketMQ) BudgetCanRunDown(*config.Subscription) (bool, string, string) { return true, "", "" }
+
+// Lease returns rocketmq.invisibleDuration.
+func (RocketMQ) Lease(s *config.Subscription) (lint.Span, bool) {
+	if s.RocketMQ == nil {
+		return lint.Span{}, false
+	}
+	return lint.Span{Value: s.RocketMQ.InvisibleDuration, Field: "rocketmq.invisibleDuration"}, true
+}
+
+// MaxRequeueDelay: no maximum is checked for RocketMQ.
+func (RocketMQ) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) { return lint.Span{}, false }
+
+// Ordered is false: the file has no ordering setting for RocketMQ.
+func (RocketMQ) Ordered(*config.Subscription) (string, bool) { return "", false }
+
+// Check has no RocketMQ-specific rule.
+func (RocketMQ) Check(*config.Subscription) []lint.Finding { return nil }
+
+// Memory answers for the in-memory transport: no native limit, the count
+// always advances, the lease is memory.visibilityTimeout.
+type Memory struct{}
+
+var _ lint.TransportRules = Memory{}
+
+// NativeLimit: the file configures no native redrive for memory.
+func (Memory) NativeLimit(*config.Subscription) (lint.Limit, bool) { return lint.Limit{}, false }
+
+// BudgetCanRunDown is always true: the memory broker counts every delivery.
+func (Memory) BudgetCanRunDown(*config.Subscription) (bool, string, string) { return true, "", "" }
+
+// Lease returns memory.visibilityTimeout.
+func (Memory) Lease(s *config.Subscription) (lint.Span, bool) {
+	if s.Memory == nil {
+		return lint.Span{}, false
+	}
+	return lint.Span{Value: s.Memory.VisibilityTimeout, Field: "memory.visibilityTimeout"}, true
+}
+
+// MaxRequeueDelay: the memory transport has no maximum.
+func (Memory) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) { return lint.Span{}, false }
+
+// Ordered is false: the memory transport makes no ordering promise.
+func (Memory) Ordered(*config.Subscription) (string, bool) { return "", false }
+
+// Check has no memory-specific rule.
+func (Memory) Check(*config.Subscription) []lint.Finding { return nil }
