@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
+	"time"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
 
 // TestMain lets testscript run this test binary as the `brighter` command.
@@ -20,7 +24,16 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/scripts/*.txtar: the CLI as a user runs it
 // (flags, exit codes, output, signals).
+//
+// Scripts that need SQS find the fauxqs emulator (started here, once, on
+// 127.0.0.1) through AWS_ENDPOINT_URL; a script that does not use it pays
+// nothing but the start-up.
 func TestScripts(t *testing.T) {
+	emu, err := sqstest.Start(context.Background())
+	if err != nil {
+		t.Fatalf("start the SQS emulator: %v", err)
+	}
+	t.Cleanup(emu.Stop)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/scripts",
 		RequireExplicitExec: true,
@@ -29,6 +42,13 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("AWS_ENDPOINT_URL", emu.Endpoint)
+			env.Setenv("AWS_REGION", sqstest.Region)
+			env.Setenv("AWS_ACCESS_KEY_ID", "test")
+			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			// Each script gets queue names of its own: fauxqs is shared.
+			env.Setenv("RUN", fmt.Sprintf("r%d", time.Now().UnixNano()%1e9))
 			return nil
 		},
 	})

@@ -33,6 +33,7 @@ type transports map[config.Transport]transportFactory
 func defaultTransports() transports {
 	return transports{
 		config.TransportMemory: &memoryTransport{},
+		config.TransportSQS:    &sqsTransport{},
 	}
 }
 

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/config"
+)
+
+// sqsTransport wires subscriptions with transport: sqs (SQS queues, and SNS
+// topics feeding them when channelType is pubSub). The AWS clients are made
+// once per command from connections.aws.
+type sqsTransport struct {
+	once    sync.Once
+	clients *sqs.Clients
+	err     error
+}
+
+func (t *sqsTransport) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
+	t.once.Do(func() {
+		a := f.Connections.AWS
+		t.clients, t.err = sqs.NewClients(ctx, a.Region, a.Endpoint, a.Profile)
+	})
+	return t.clients, t.err
+}
+
+// sqsChannelOptions maps a subscription to the transport's channel options.
+func sqsChannelOptions(s *config.Subscription) sqs.ChannelOptions {
+	q := s.SQS
+	o := sqs.ChannelOptions{
+		MakeChannels:      broker.MakeChannels(s.MakeChannels),
+		Queue:             s.ChannelName,
+		Fifo:              q.QueueType == config.QueueFIFO,
+		VisibilityTimeout: q.VisibilityTimeout,
+		Envelope:          q.ChannelType == config.ChannelPubSub && !q.RawMessageDelivery,
+		DeadLetter:        s.DeadLetterRoutingKey,
+		Invalid:           s.InvalidMessageRoutingKey,
+	}
+	if q.ChannelType == config.ChannelPubSub {
+		o.Topic = s.RoutingKey
+	}
+	if rp := q.RedrivePolicy; rp != nil {
+		o.RedrivePolicy = &sqs.RedrivePolicy{DeadLetterQueue: rp.DeadLetterQueue, MaxReceiveCount: rp.MaxReceiveCount}
+	}
+	return o
+}
+
+func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.clientsFor(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	co := sqsChannelOptions(s)
+	if err := sqs.NewChannelMaker(c, co).EnsureChannels(ctx); err != nil {
+		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
+	}
+	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
+		Queue: s.ChannelName, Fifo: co.Fifo, Envelope: co.Envelope, BufferSize: s.BufferSize,
+		VisibilityTimeout: s.SQS.VisibilityTimeout, DeadLetter: s.DeadLetterRoutingKey,
+		Invalid: s.InvalidMessageRoutingKey, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+}
+
+func (t *sqsTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.clientsFor(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return sqs.NewProducer(c, sqs.ProducerOptions{
+		SNS:          s.SQS.ChannelType == config.ChannelPubSub,
+		Fifo:         s.SQS.QueueType == config.QueueFIFO,
+		MakeChannels: broker.MakeChannels(s.MakeChannels),
+	}), nil
+}
