@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
