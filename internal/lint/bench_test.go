@@ -1,0 +1,101 @@
+package lint_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/lint/rules"
+)
+
+// benchFile generates a subscriptions file of n subscriptions cycling
+// through the four transports, with native limits, leases and handlers set
+// so that every rule is evaluated and some trip.
+func benchFile(n int) []byte {
+	var b strings.Builder
+	b.WriteString("connections:\n  gcp:\n    projectId: bench\n  rocketmq:\n    endpoint: 127.0.0.1:8081\nsubscriptions:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: sub-%d\n    requeueCount: %d\n    deadLetterRoutingKey: sub-%d-dlq\n    bufferSize: %d\n", i, i%7-1, i, i%10+1)
+		fmt.Fprintf(&b, "    handler:\n      type: exec\n      command: ./handle\n      timeout: %ds\n", 10+i%60)
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "    transport: sqs\n    sqs:\n      visibilityTimeout: 30s\n      redrivePolicy:\n        deadLetterQueue: sub-%d-redrive\n        maxReceiveCount: %d\n", i, i%9+1)
+		case 1:
+			fmt.Fprintf(&b, "    transport: gcp\n    messagePumpType: reactor\n    noOfPerformers: %d\n    gcp:\n      mode: pull\n      ackDeadline: 30s\n      enableMessageOrdering: true\n", i%3+1)
+			if i%8 == 1 {
+				fmt.Fprintf(&b, "      deadLetterPolicy:\n        topic: sub-%d-native\n        maxDeliveryAttempts: 5\n", i)
+			}
+		case 2:
+			b.WriteString("    transport: rocketmq\n    rocketmq:\n      consumerGroup: g\n      invisibleDuration: 30s\n")
+		case 3:
+			b.WriteString("    transport: memory\n    memory:\n      visibilityTimeout: 30s\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+const benchSubscriptions = 10000
+
+func noEnv(string) (string, bool) { return "", false }
+
+// BenchmarkParse parses the generated file: the baseline.
+func BenchmarkParse(b *testing.B) {
+	data := benchFile(benchSubscriptions)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := config.Parse("bench.yaml", data, noEnv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLint runs every rule over the parsed file (the rules alone).
+func BenchmarkLint(b *testing.B) {
+	data := benchFile(benchSubscriptions)
+	f, err := config.Parse("bench.yaml", data, noEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := lint.New(rules.Default())
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = len(l.File(f))
+	}
+	if n == 0 {
+		b.Fatal("the generated file trips no rule")
+	}
+}
+
+// BenchmarkLintSource is what `brighter lint FILE` does: parse, then lint.
+func BenchmarkLintSource(b *testing.B) {
+	data := benchFile(benchSubscriptions)
+	l := lint.New(rules.Default())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if fs, f := l.Source("bench.yaml", data, noEnv); f == nil {
+			b.Fatalf("generated file does not parse: %v", fs[0].Message)
+		}
+	}
+}
+
+// TestBenchFileParsesAndTrips keeps the benchmark's input honest.
+func TestBenchFileParsesAndTrips(t *testing.T) {
+	fs, f := lint.New(rules.Default()).Source("bench.yaml", benchFile(40), noEnv)
+	if f == nil {
+		t.Fatalf("generated file does not parse: %s", dump(fs))
+	}
+	seen := map[string]bool{}
+	for _, x := range fs {
+		seen[x.RuleID] = true
+	}
+	for _, id := range []string{lint.RuleBudgetZero, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleHandlerTimeoutExceedsLease, lint.RuleOrderingWithPerformers} {
+		if !seen[id] {
+			t.Errorf("the benchmark file trips no %s", id)
+		}
+	}
+}
