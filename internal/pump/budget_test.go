@@ -167,7 +167,7 @@ func TestBudgetExhaustionWarningOncePerMessage_R4(t *testing.T) {
 
 // Requeue delay: a deferred message is not redelivered before the
 // subscription's requeueDelay, and a handler's Result.Delay overrides it.
-func TestRequeueDelay_R4(t *testing.T) {
+func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 	cases := []struct {
 		name       string
 		subDelay   time.Duration

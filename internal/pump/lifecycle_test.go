@@ -37,7 +37,7 @@ func (s *stamps) get() []time.Time {
 // Channel failure: a receive failing with broker.ErrChannelFailure emits a
 // channel-failure event, the pump backs off by channelFailureDelay between
 // receives, and it recovers when the channel does.
-func TestChannelFailureBacksOffAndRecovers(t *testing.T) {
+func TestChannelFailureBacksOffAndRecovers_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		const failures = 3
@@ -81,7 +81,7 @@ func TestChannelFailureBacksOffAndRecovers(t *testing.T) {
 
 // Empty-channel delay: after an empty receive the pump waits
 // emptyChannelDelay before receiving again.
-func TestEmptyChannelDelay(t *testing.T) {
+func TestEmptyChannelDelay_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		const delay = 50 * time.Millisecond
@@ -106,7 +106,7 @@ func TestEmptyChannelDelay(t *testing.T) {
 // Graceful shutdown: cancelling the context while a handler runs lets it
 // finish; its message is acknowledged; messages received but not
 // dispatched are released at once (not lost); Run returns nil.
-func TestGracefulShutdownFinishesInFlightAndReleasesRest(t *testing.T) {
+func TestGracefulShutdownFinishesInFlightAndReleasesRest_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		// One receive returns the whole batch, so when the handler runs the
 		// other five are held by the pump, undispatched.
@@ -164,7 +164,7 @@ func TestGracefulShutdownFinishesInFlightAndReleasesRest(t *testing.T) {
 
 // Drain timeout: a handler still running when DrainTimeout expires has its
 // context cancelled and Run returns; its message stays on the broker.
-func TestDrainTimeoutCancelsHandler(t *testing.T) {
+func TestDrainTimeoutCancelsHandler_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		e.publish(t, srcQueue, "m1", "")
@@ -197,7 +197,7 @@ func TestDrainTimeoutCancelsHandler(t *testing.T) {
 
 // Drain timeout with a handler that ignores its context: Run still returns,
 // leaving the unsettled message to the broker.
-func TestDrainTimeoutLeavesStuckHandlerMessage(t *testing.T) {
+func TestDrainTimeoutLeavesStuckHandlerMessage_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		e.publish(t, srcQueue, "m1", "")
@@ -223,7 +223,7 @@ func TestDrainTimeoutLeavesStuckHandlerMessage(t *testing.T) {
 }
 
 // noOfPerformers: N performers run N handlers at once, never more.
-func TestNoOfPerformersRunsConcurrently(t *testing.T) {
+func TestNoOfPerformersRunsConcurrently_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const n = 3
 		e := newEnv(t, memory.ConsumerOptions{StopWhenEmpty: true})
@@ -259,7 +259,7 @@ func TestNoOfPerformersRunsConcurrently(t *testing.T) {
 // The Proactor keeps per-partition-key order with several workers and
 // bounds the messages it holds; the Reactor (one performer) keeps order
 // too.
-func TestPartitionKeyOrderAndBoundedInFlight(t *testing.T) {
+func TestPartitionKeyOrderAndBoundedInFlight_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const perKey = 40
 		keys := []string{"a", "b", "c", "d", "e"}

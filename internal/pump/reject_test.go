@@ -56,7 +56,7 @@ func TestUnacceptableMessageRejectedToInvalidQueue_R16(t *testing.T) {
 // unacceptableMessageLimit: the pump stops with ErrUnacceptableLimit, says
 // why, and leaves the messages it did not reject on the broker (reference
 // §8.5).
-func TestUnacceptableMessageLimitStopsPump_R16(t *testing.T) {
+func TestUnacceptableMessageLimitStopsPump_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{Invalid: invQueue})
 		for i := range 5 {
@@ -89,7 +89,7 @@ func TestUnacceptableMessageLimitStopsPump_R16(t *testing.T) {
 
 // unacceptableMessageLimitWindow: unacceptable messages spaced further apart
 // than the window never reach the limit; inside the window they do.
-func TestUnacceptableMessageLimitWindow_R16(t *testing.T) {
+func TestUnacceptableMessageLimitWindow_NFR8(t *testing.T) {
 	cases := []struct {
 		name     string
 		window   time.Duration
@@ -235,7 +235,7 @@ func TestRoutingPublishFailureReleasesMessage_R19(t *testing.T) {
 
 // Acknowledge failure: a settle-failed event, and the message stays on the
 // broker and is redelivered when its visibility timeout lapses.
-func TestAcknowledgeFailureRedelivers(t *testing.T) {
+func TestAcknowledgeFailureRedelivers_R16(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{VisibilityTimeout: 100 * time.Millisecond, StopWhenEmpty: true})
 		var fails atomic.Int64
@@ -272,7 +272,7 @@ func TestAcknowledgeFailureRedelivers(t *testing.T) {
 }
 
 // A handler panic is a Defer with an error: the message is never lost.
-func TestHandlerPanicDefers(t *testing.T) {
+func TestHandlerPanicDefersNeverLost_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
 		e.publish(t, srcQueue, "m1", "")
@@ -305,7 +305,7 @@ func TestHandlerPanicDefers(t *testing.T) {
 // MT_QUIT stops the pump: Run returns nil, nothing after the quit is
 // handled, and a message received before it is handled or released (never
 // lost).
-func TestQuitMessageStopsPump(t *testing.T) {
+func TestQuitMessageStopsPump_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		e.publish(t, srcQueue, "before", "")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -243,10 +244,17 @@ type queue struct {
 	head    int
 	waiting waitHeap // delayed and in-flight entries, by visibleAt
 	notify  chan struct{}
+	waiters int // receivers blocked on notify
 	tokens  uint64
 }
 
+// signalLocked wakes every receiver waiting on the queue. With none waiting
+// there is nobody to wake, so the channel is kept (no allocation per
+// acknowledge on a busy queue).
 func (q *queue) signalLocked() {
+	if q.waiters == 0 {
+		return
+	}
 	close(q.notify)
 	q.notify = make(chan struct{})
 }
@@ -404,23 +412,32 @@ func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 				wait = d
 			}
 		}
-		notify := q.notify
-		c.b.mu.Unlock()
 		if time.Until(deadline) <= 0 {
+			c.b.mu.Unlock()
 			return nil, nil
 		}
 		if wait <= 0 {
+			c.b.mu.Unlock()
 			continue
 		}
+		notify := q.notify
+		q.waiters++
+		c.b.mu.Unlock()
 		t := time.NewTimer(wait)
+		var done bool
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
+			done = true
 		case <-notify:
 		case <-t.C:
 		}
 		t.Stop()
+		c.b.mu.Lock()
+		q.waiters--
+		c.b.mu.Unlock()
+		if done {
+			return nil, nil
+		}
 	}
 }
 
@@ -431,16 +448,30 @@ func (c *Consumer) deliverLocked(q *queue, e *entry, now time.Time) *message.Mes
 	e.inFlight = true
 	e.visibleAt = now.Add(c.opts.VisibilityTimeout)
 	heap.Push(&q.waiting, e)
-	m := e.msg.Clone()
+	// One allocation holds the delivered copy and its receipt; the receipt
+	// travels as a pointer, so boxing it in Message.Receipt allocates
+	// nothing more.
+	d := &delivery{msg: *e.msg, rcpt: receipt{q: q, e: e, token: e.token}}
+	m := &d.msg
+	m.Header.Bag = maps.Clone(e.msg.Header.Bag)
+	if m.Header.Bag == nil {
+		m.Header.Bag = message.Bag{}
+	}
 	m.Header.HandledCount = broker.PresentedCount(e.msg.Header.HandledCount, e.msg.DeliveryAttempt, e.msg.HasRejectionMetadata())
-	m.Receipt = receipt{q: q, e: e, token: e.token}
+	m.Receipt = &d.rcpt
 	return m
+}
+
+// delivery is a received copy and its receipt, allocated together.
+type delivery struct {
+	msg  message.Message
+	rcpt receipt
 }
 
 // holdLocked finds the entry a message's receipt still holds.
 func (c *Consumer) holdLocked(m *message.Message) (*queue, *entry, error) {
-	r, ok := m.Receipt.(receipt)
-	if !ok {
+	r, ok := m.Receipt.(*receipt)
+	if !ok || r == nil {
 		return nil, nil, fmt.Errorf("message %s has no memory receipt: %w", m.Header.MessageID, ErrStaleReceipt)
 	}
 	if r.e.done || !r.e.inFlight || r.e.token != r.token {

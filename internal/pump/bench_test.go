@@ -1,0 +1,93 @@
+package pump_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// benchBuffer is the batch size of the benchmarks: Brighter's maximum
+// bufferSize.
+const benchBuffer = 10
+
+// benchChunk is how many messages are published (timer stopped) before
+// each Run.
+const benchChunk = 10000
+
+// fill publishes n fresh messages to q, numbered from first.
+func fill(b *testing.B, br *memory.Broker, q string, first, n int) {
+	b.Helper()
+	body := []byte(`{"n":1}`)
+	for i := first; i < first+n; i++ {
+		m := message.New("m"+strconv.Itoa(i), q, message.MTCommand, body)
+		if err := br.Publish(context.Background(), q, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPump runs b.N messages through a pump over the memory transport
+// with a no-op Ack handler and no observers. One op is one message: ns/op
+// and allocs/op are per message, msgs/s is the throughput. The messages are
+// published in chunks of benchChunk with the timer stopped; the pump stops
+// by itself (MT_QUIT from StopWhenEmpty) once a chunk is acknowledged and
+// is run again for the next. Compare allocs/op with
+// BenchmarkMemoryReceive (internal/broker/memory) to read the pump's own
+// allocations per message.
+func BenchmarkPump(b *testing.B) {
+	cases := []struct {
+		name       string
+		variant    pump.Variant
+		performers int
+	}{
+		{"reactor", pump.Reactor, 1},
+		{"proactor-2", pump.Proactor, 2},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			br := memory.NewBroker(false)
+			c := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: benchBuffer, StopWhenEmpty: true})
+			p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
+				return pump.Result{Outcome: pump.Ack}
+			}, pump.Options{
+				Subscription:   "bench",
+				Variant:        tc.variant,
+				NoOfPerformers: tc.performers,
+				BufferSize:     benchBuffer,
+				TimeOut:        10 * time.Millisecond,
+				RequeueCount:   -1,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var elapsed time.Duration
+			// Chunks keep the backlog (and so the live heap) the size a
+			// real consumer holds, not b.N messages: with everything
+			// pre-published the run measures page faults of a growing heap.
+			for done := 0; done < b.N; {
+				n := min(benchChunk, b.N-done)
+				b.StopTimer()
+				fill(b, br, "bench", done, n)
+				b.StartTimer()
+				start := time.Now()
+				if err := p.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+				done += n
+			}
+			b.StopTimer()
+			if d := br.Depth("bench"); d != 0 {
+				b.Fatalf("%d messages left on the queue", d)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+		})
+	}
+}
