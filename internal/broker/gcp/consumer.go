@@ -147,8 +147,10 @@ func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*m
 	defer cancel()
 	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(c.opts.BufferSize)})
 	if err != nil {
-		if ctx.Err() == nil && pctx.Err() != nil {
-			return nil, nil // our own timeout: nothing arrived
+		if ctx.Err() == nil && (pctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
+			// our own timeout (the server may report it before the local
+			// timer fires): nothing arrived
+			return nil, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
