@@ -146,7 +146,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		now = r.Now
 	}
 	routed := message.Stamp(m, dest, rej, now())
-	if err := r.Publisher.Publish(ctx, dest, routed); err != nil {
+	if err := r.publish(ctx, dest, routed); err != nil {
 		res.Released = true
 		res.Err = fmt.Errorf("publish message %s to %s: %w", id, dest, err)
 		if rerr := r.Settler.Release(ctx, m); rerr != nil {
@@ -164,4 +164,16 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	}
 	log.InfoContext(ctx, LogRejected, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "handled_count", m.Header.HandledCount)
 	return res
+}
+
+// publish calls the Publisher, turning a panic into an error so that a
+// panicking publisher is a failed publish: the original is released
+// not left leased.
+func (r *Router) publish(ctx context.Context, dest string, m *message.Message) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("publisher panicked: %v", p)
+		}
+	}()
+	return r.Publisher.Publish(ctx, dest, m)
 }
