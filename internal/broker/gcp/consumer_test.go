@@ -374,4 +374,3 @@ func TestLeaseLapse_CountAdvances_AC42(t *testing.T) {
 		}
 	})
 }
-

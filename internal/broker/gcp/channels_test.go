@@ -1,0 +1,149 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+func iamWarnings(t *testing.T, e *env) []slog.Record {
+	t.Helper()
+	ws := e.logs.find(slog.LevelWarn, LogIAMTolerated)
+	for _, w := range ws {
+		for _, k := range []string{"helper", "rpc", "resource", "status", "consequence"} {
+			if attr(w, k) == "" {
+				t.Errorf("warning lacks %s: %s", k, recordText(w))
+			}
+		}
+		if attr(w, "consequence") != ConsequenceDeadLetteringInactive {
+			t.Errorf("consequence %q", attr(w, "consequence"))
+		}
+	}
+	return ws
+}
+
+// TestEnsureChannels_IAMTolerated_AC20 runs channel creation with a
+// DeadLetterPolicy on the emulator, members unset (ambient credentials decide
+// the Resource Manager outcome: client construction fails or GetProject is
+// refused) and members set (GetIamPolicy is Unimplemented): creation
+// succeeds, exactly two Warnings (one per helper), and the channel is usable.
+func TestEnsureChannels_IAMTolerated_AC20(t *testing.T) {
+	t.Parallel()
+	for _, members := range []bool{false, true} {
+		name := map[bool]string{false: "members unset", true: "members set"}[members]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			p := &DeadLetterPolicy{Topic: "t.native", MaxDeliveryAttempts: 5}
+			if members {
+				p.PublisherMember, p.SubscriberMember = "serviceAccount:a@b.iam.gserviceaccount.com", "serviceAccount:a@b.iam.gserviceaccount.com"
+			}
+			err := NewChannels(e.client, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log}).EnsureChannels(ctxT(t, 30*time.Second))
+			if err != nil {
+				t.Fatalf("EnsureChannels: %v", err)
+			}
+			ws := iamWarnings(t, e)
+			if len(ws) != 2 || attr(ws[0], "helper") != HelperDeadLetterPublisher || attr(ws[1], "helper") != HelperSubscriber {
+				t.Fatalf("%d IAM warnings, want exactly two, one per helper: %v", len(ws), ws)
+			}
+			if members {
+				for _, w := range ws {
+					if attr(w, "rpc") != RPCGetIamPolicy || attr(w, "status") != "Unimplemented" {
+						t.Errorf("members set: %s", recordText(w))
+					}
+				}
+			} else {
+				for _, w := range ws {
+					if r := attr(w, "rpc"); r != RPCGetProject && r != RPCNewProjectsClient {
+						t.Errorf("members unset: Resource Manager not the abandoned step: %s", recordText(w))
+					}
+				}
+			}
+			if e.logs.countLevel(slog.LevelWarn) != 2 {
+				t.Errorf("%d warnings in all, want 2", e.logs.countLevel(slog.LevelWarn))
+			}
+			sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, "s")})
+			if err != nil || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 5 || sub.DeadLetterPolicy.GetDeadLetterTopic() != topicName(testProject, "t.native") {
+				t.Fatalf("subscription %v, %v", sub, err)
+			}
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s"})
+			e.send(t, "t", newMsg("usable"))
+			if m := receiveOne(t, c, 10*time.Second); m.Header.MessageID != "usable" {
+				t.Fatalf("got %s", m.Header.MessageID)
+			}
+		})
+	}
+}
+
+// TestEnsureChannels_NonToleratedPropagates_R20: a ProjectNumber failure
+// with any other status fails channel creation.
+func TestEnsureChannels_NonToleratedPropagates_R20(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	boom := errors.New("dns: no such host")
+	err := NewChannels(e.client, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterPolicy: dlp("t.native"), Logger: e.log,
+		ProjectNumber: func(context.Context, string) (string, error) { return "", boom }}).EnsureChannels(ctxT(t, 10*time.Second))
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), HelperDeadLetterPublisher) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(e.logs.find(slog.LevelWarn, LogIAMTolerated)); n != 0 {
+		t.Fatalf("%d tolerated warnings", n)
+	}
+}
+
+// TestEnsureChannels_CreateThenValidate: create makes the subscription with
+// ack deadline, ordering, retry policy and the rejection topics with their
+// subscriptions; a second create is harmless (update with a mask); validate
+// passes; validate of a missing subscription names it.
+func TestEnsureChannels_CreateThenValidate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 20 * time.Second, EnableMessageOrdering: true,
+		RequeueDelay: 2 * time.Second, DeadLetterTopic: "t.DLQ", InvalidTopic: "t.Invalid"}
+	e.channels(t, o)
+	e.channels(t, o)
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, "s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.AckDeadlineSeconds != 20 || !sub.EnableMessageOrdering || sub.RetryPolicy.GetMinimumBackoff().AsDuration() != 2*time.Second ||
+		sub.RetryPolicy.GetMaximumBackoff().AsDuration() != DefaultMaxRequeueDelay {
+		t.Errorf("subscription %v", sub)
+	}
+	for _, s := range []string{"t.DLQ", "t.Invalid"} {
+		if _, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, s)}); err != nil {
+			t.Errorf("subscription %s: %v", s, err)
+		}
+	}
+	o.MakeChannels = broker.MakeValidate
+	if err := NewChannels(e.client, o).EnsureChannels(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	o.Subscription = "absent"
+	err = NewChannels(e.client, o).EnsureChannels(ctxT(t, 5*time.Second))
+	if !errors.Is(err, ErrChannelMissing) || !strings.Contains(err.Error(), "subscriptions/absent") {
+		t.Fatalf("validate missing: %v", err)
+	}
+	if e.logs.countLevel(slog.LevelWarn) != 0 {
+		t.Errorf("warnings with requeueCount -1: %d", e.logs.countLevel(slog.LevelWarn))
+	}
+}
+
+// TestProducer_DelayRefused: Pub/Sub has no delayed publish.
+func TestProducer_DelayRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := message.New("d", "t", message.MTEvent, nil)
+	m.Header.Delay = time.Second
+	if err := NewProducer(e.client, ProducerOptions{}).Send(ctxT(t, 5*time.Second), m); !errors.Is(err, ErrDelayUnsupported) {
+		t.Fatalf("err = %v", err)
+	}
+}
