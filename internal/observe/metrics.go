@@ -1,0 +1,160 @@
+package observe
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Metric names (issue 8). Every per-message metric has the label
+// "subscription".
+const (
+	MetricReceived        = "brighter_messages_received_total"
+	MetricAcknowledged    = "brighter_messages_acknowledged_total"
+	MetricDeferred        = "brighter_messages_deferred_total"
+	MetricRejected        = "brighter_messages_rejected_total" // + reason, route
+	MetricRoutingFailures = "brighter_routing_failures_total"  // + reason, route
+	MetricBudgetExhausted = "brighter_budget_exhausted_total"
+	MetricSettleFailures  = "brighter_settle_failures_total" // + outcome
+	MetricChannelFailures = "brighter_channel_failures_total"
+	MetricHandlerDuration = "brighter_handler_duration_seconds" // + outcome
+	MetricDeliveryCount   = "brighter_delivery_count"
+	MetricInFlight        = "brighter_messages_in_flight"
+	MetricDLQDepth        = "brighter_dlq_depth"
+	MetricEventsDropped   = "brighter_events_dropped_total" // label sink
+	MetricReady           = "brighter_ready"
+)
+
+// Metrics is a pump.Observer that counts events into Prometheus metrics on
+// its own registry (one per consume run). Observe costs a map lookup and a
+// few atomic adds.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	received, acked, deferred, exhausted, channelFailures *prometheus.CounterVec
+	rejected, routingFailures, settleFailures             *prometheus.CounterVec
+	duration, deliveryCount                               *prometheus.HistogramVec
+	inFlight, dlqDepth                                    *prometheus.GaugeVec
+	ready                                                 prometheus.Gauge
+
+	subs sync.Map // subscription -> *subMetrics
+}
+
+// subMetrics are one subscription's label-resolved metrics.
+type subMetrics struct {
+	received, acked, deferred, exhausted, channelFailures prometheus.Counter
+	deliveryCount                                         prometheus.Observer
+	inFlight                                              prometheus.Gauge
+}
+
+// NewMetrics makes the metrics on a new registry, with the Go runtime and
+// process collectors.
+func NewMetrics() *Metrics {
+	sub := []string{"subscription"}
+	m := &Metrics{
+		reg:             prometheus.NewRegistry(),
+		received:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReceived, Help: "Messages received, per subscription."}, sub),
+		acked:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAcknowledged, Help: "Messages acknowledged after the handler acked."}, sub),
+		deferred:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeferred, Help: "Messages requeued after the handler deferred (R-4)."}, sub),
+		exhausted:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBudgetExhausted, Help: "Defers that reached the redelivery budget requeueCount and were rejected (R-4)."}, sub),
+		channelFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricChannelFailures, Help: "Receives that failed with a channel failure."}, sub),
+		rejected:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejected, Help: "Messages rejected, by reason and route (R-16)."}, []string{"subscription", "reason", "route"}),
+		routingFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingFailures, Help: "Rejections whose publish failed; the message was released for redelivery (R-19)."}, []string{"subscription", "reason", "route"}),
+		settleFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSettleFailures, Help: "Acknowledges or requeues that failed; the message stays on the broker."}, []string{"subscription", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricHandlerDuration, Help: "Handler duration in seconds, by outcome.",
+			Buckets: prometheus.DefBuckets}, []string{"subscription", "outcome"}),
+		deliveryCount: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDeliveryCount, Help: "Presented delivery count of received messages (R-1).",
+			Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 100}}, sub),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight, Help: "Messages received and not yet settled."}, sub),
+		dlqDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricDLQDepth, Help: "Messages on the dead-letter queue, where the broker reports it (SQS: approximate)."}, sub),
+		ready:    prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricReady, Help: "1 when every channel is open and the consumer is not draining."}),
+	}
+	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures,
+		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.ready,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry to serve (promhttp.HandlerFor) or gather.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// AddDropSource registers brighter_events_dropped_total{sink=sink}, read
+// from dropped at scrape time (a Stream's Dropped). It returns an error if
+// sink is already registered.
+func (m *Metrics) AddDropSource(sink string, dropped func() uint64) error {
+	c := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricEventsDropped, Help: "Events a slow live reader missed (the pump never waits for a reader).",
+		ConstLabels: prometheus.Labels{"sink": sink}}, func() float64 { return float64(dropped()) })
+	return m.reg.Register(c)
+}
+
+// SetReady sets brighter_ready.
+func (m *Metrics) SetReady(ready bool) {
+	if ready {
+		m.ready.Set(1)
+	} else {
+		m.ready.Set(0)
+	}
+}
+
+// SetDLQDepth sets brighter_dlq_depth for a subscription.
+func (m *Metrics) SetDLQDepth(subscription string, depth int64) {
+	m.dlqDepth.WithLabelValues(subscription).Set(float64(depth))
+}
+
+// Subscription creates a subscription's series at zero, so a scrape shows
+// them before the first message (rate() needs the zero).
+func (m *Metrics) Subscription(name string) { m.sub(name) }
+
+func (m *Metrics) sub(name string) *subMetrics {
+	if v, ok := m.subs.Load(name); ok {
+		return v.(*subMetrics)
+	}
+	s := &subMetrics{
+		received: m.received.WithLabelValues(name), acked: m.acked.WithLabelValues(name),
+		deferred: m.deferred.WithLabelValues(name), exhausted: m.exhausted.WithLabelValues(name),
+		channelFailures: m.channelFailures.WithLabelValues(name),
+		deliveryCount:   m.deliveryCount.WithLabelValues(name), inFlight: m.inFlight.WithLabelValues(name),
+	}
+	v, _ := m.subs.LoadOrStore(name, s)
+	return v.(*subMetrics)
+}
+
+// Observe implements pump.Observer.
+func (m *Metrics) Observe(e pump.Event) {
+	s := m.sub(e.Subscription)
+	switch e.Kind {
+	case pump.EventReceived:
+		s.received.Inc()
+		s.deliveryCount.Observe(float64(e.DeliveryCount))
+		s.inFlight.Inc()
+	case pump.EventAcknowledged:
+		s.acked.Inc()
+		s.inFlight.Dec()
+		m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+	case pump.EventDeferred:
+		s.deferred.Inc()
+		s.inFlight.Dec()
+		m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+	case pump.EventBudgetExhausted:
+		s.exhausted.Inc()
+	case pump.EventRejected:
+		s.inFlight.Dec()
+		m.rejected.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+		if e.Err != nil {
+			m.routingFailures.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+		}
+	case pump.EventSettleFailed:
+		// The message's flight ends here (it stays on the broker). A failed
+		// release during a stop is reported the same way for a message that
+		// was never dispatched, so the gauge may dip by one at shutdown.
+		s.inFlight.Dec()
+		m.settleFailures.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
+	case pump.EventChannelFailure:
+		s.channelFailures.Inc()
+	case pump.EventStarted:
+		// Series at zero from the start.
+	}
+}

@@ -1,0 +1,184 @@
+package observe
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Record kinds that are not pump event kinds (pump kinds use
+// pump.EventKind.String(): "received", "acknowledged", "deferred",
+// "budget-exhausted", "rejected", "settle-failed", "channel-failure",
+// "started", "stopped").
+const (
+	// KindSubscription describes a subscription: Info is set. The stream
+	// sends one per subscription to every new reader first.
+	KindSubscription = "subscription"
+	// KindDLQDepth reports the dead-letter queue's depth: Depth is set.
+	KindDLQDepth = "dlq-depth"
+	// KindDropped tells a reader how many records it missed because it read
+	// too slowly: Dropped is set.
+	KindDropped = "dropped"
+)
+
+// BodyPreviewBytes is the most of a message body a record carries.
+const BodyPreviewBytes = 256
+
+// Record is one line of /events: a pump event, a subscription description,
+// a DLQ depth or a drop notice. Fields not relevant to a kind are omitted.
+// It is the stable wire format between `consume --listen` and
+// `brighter watch` (issue 8).
+type Record struct {
+	// Kind is a pump event kind (pump.EventKind.String()) or one of
+	// KindSubscription, KindDLQDepth, KindDropped.
+	Kind string `json:"kind"`
+	// Time is when it happened (UTC, RFC 3339 with nanoseconds).
+	Time time.Time `json:"time"`
+	// Subscription is the subscription's name.
+	Subscription string `json:"subscription,omitempty"`
+	// MessageID is the message's id.
+	MessageID string `json:"messageId,omitempty"`
+	// DeliveryCount is the message's delivery count (R-1..R-4): presented
+	// on received, incremented on deferred and budget-exhausted.
+	DeliveryCount int `json:"deliveryCount"`
+	// Budget is the subscription's requeueCount (-1 = unlimited).
+	Budget int `json:"budget"`
+	// Outcome is the handler's outcome: ack, defer, reject, unacceptable.
+	Outcome string `json:"outcome,omitempty"`
+	// Reason is the rejection reason (DeliveryError, Unacceptable, ...).
+	Reason string `json:"reason,omitempty"`
+	// Description is the rejection message written on the routed copy.
+	Description string `json:"description,omitempty"`
+	// Route is where a rejection went: dead-letter, invalid-message, none.
+	Route string `json:"route,omitempty"`
+	// Destination is the routing key of the route.
+	Destination string `json:"destination,omitempty"`
+	// DelayMS is a Defer's requeue delay in milliseconds.
+	DelayMS int64 `json:"delayMs,omitempty"`
+	// DurationMS is how long the handler took, in milliseconds.
+	DurationMS float64 `json:"durationMs,omitempty"`
+	// Error is the failure's text, if any.
+	Error string `json:"error,omitempty"`
+	// Message carries header, bag and a body preview on received and
+	// rejected records.
+	Message *MessageDetail `json:"message,omitempty"`
+	// Info describes the subscription on KindSubscription records.
+	Info *SubscriptionInfo `json:"info,omitempty"`
+	// Depth is the number of messages on the dead-letter queue
+	// (KindDLQDepth); approximate where the broker says so (SQS).
+	Depth int64 `json:"depth,omitempty"`
+	// Dropped is how many records this reader missed (KindDropped).
+	Dropped uint64 `json:"dropped,omitempty"`
+}
+
+// MessageDetail is what the dashboard's details view shows of a message.
+type MessageDetail struct {
+	Topic         string `json:"topic,omitempty"`
+	MessageType   string `json:"messageType,omitempty"`
+	CorrelationID string `json:"correlationId,omitempty"`
+	ContentType   string `json:"contentType,omitempty"`
+	PartitionKey  string `json:"partitionKey,omitempty"`
+	TraceParent   string `json:"traceparent,omitempty"`
+	// Bag is a shallow copy of the header bag (rejection metadata included).
+	Bag map[string]any `json:"bag,omitempty"`
+	// BodyPreview is the body's first BodyPreviewBytes bytes, cut at a rune
+	// boundary; BodySize is the body's full size in bytes.
+	BodyPreview string `json:"bodyPreview,omitempty"`
+	BodySize    int    `json:"bodySize"`
+}
+
+// SubscriptionInfo describes a subscription's budget for the dashboard.
+type SubscriptionInfo struct {
+	// Transport is sqs, gcp, rocketmq or memory.
+	Transport string `json:"transport"`
+	// Budget is requeueCount, R (-1 = unlimited).
+	Budget int `json:"budget"`
+	// NativeLimit is the broker's own redrive limit, M (SQS
+	// maxReceiveCount, Pub/Sub maxDeliveryAttempts, RocketMQ
+	// maxDeliveryAttempts); 0 when there is none.
+	NativeLimit int `json:"nativeLimit"`
+	// EffectiveLimit is the delivery count at which a poison message
+	// leaves the queue: the smaller of R and M where both apply; -1 when
+	// neither does.
+	EffectiveLimit int `json:"effectiveLimit"`
+	// DeadLetter is deadLetterRoutingKey ("" = none).
+	DeadLetter string `json:"deadLetter,omitempty"`
+}
+
+// EffectiveLimit returns the delivery count at which a poison message leaves
+// its queue: min(budget, native) over the limits that apply (budget -1 and
+// native 0 do not); -1 when none does.
+func EffectiveLimit(budget, native int) int {
+	switch {
+	case budget < 0 && native <= 0:
+		return -1
+	case budget < 0:
+		return native
+	case native <= 0:
+		return budget
+	}
+	return min(budget, native)
+}
+
+// FromEvent converts a pump event to its record. It copies what it needs
+// from e.Message, so the record may outlive the call.
+func FromEvent(e pump.Event) Record {
+	r := Record{
+		Kind:          e.Kind.String(),
+		Time:          e.Time.UTC(),
+		Subscription:  e.Subscription,
+		MessageID:     e.MessageID(),
+		DeliveryCount: e.DeliveryCount,
+		Budget:        e.Budget,
+		Route:         string(e.Route),
+		Destination:   e.Destination,
+		DelayMS:       e.Delay.Milliseconds(),
+		DurationMS:    float64(e.Duration) / float64(time.Millisecond),
+		Description:   e.Description,
+	}
+	switch e.Kind {
+	case pump.EventAcknowledged, pump.EventDeferred, pump.EventBudgetExhausted, pump.EventRejected, pump.EventSettleFailed:
+		r.Outcome = e.Outcome.String()
+	}
+	if e.Kind == pump.EventRejected {
+		r.Reason = e.Reason.String()
+	}
+	if e.Err != nil {
+		r.Error = e.Err.Error()
+	}
+	if e.Message != nil && (e.Kind == pump.EventReceived || e.Kind == pump.EventRejected) {
+		r.Message = detailOf(e.Message)
+	}
+	return r
+}
+
+func detailOf(m *message.Message) *MessageDetail {
+	h := &m.Header
+	d := &MessageDetail{
+		Topic: h.Topic, MessageType: h.MessageType.String(), CorrelationID: h.CorrelationID,
+		ContentType: h.ContentType, PartitionKey: h.PartitionKey, TraceParent: h.TraceParent,
+		BodySize: len(m.Body), BodyPreview: preview(m.Body),
+	}
+	if len(h.Bag) > 0 {
+		d.Bag = make(map[string]any, len(h.Bag))
+		for k, v := range h.Bag {
+			d.Bag[k] = v
+		}
+	}
+	return d
+}
+
+// preview returns the first BodyPreviewBytes of b as text, cut at a rune
+// boundary, with invalid UTF-8 replaced.
+func preview(b []byte) string {
+	if len(b) > BodyPreviewBytes {
+		b = b[:BodyPreviewBytes]
+		for len(b) > 0 && !utf8.Valid(b) && len(b) > BodyPreviewBytes-utf8.UTFMax {
+			b = b[:len(b)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -1,0 +1,161 @@
+package observe
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Default sizes of a Stream's buffers.
+const (
+	// DefaultReaderBuffer is how many records a reader may fall behind
+	// before records are dropped for it.
+	DefaultReaderBuffer = 4096
+	// DefaultBacklog is how many recent records a new reader is sent first,
+	// so a dashboard that connects late still sees recent history.
+	DefaultBacklog = 256
+)
+
+// Stream is a pump.Observer that fans records out to live readers (the
+// /events endpoint, the in-process dashboard). Each reader has a bounded
+// buffer; when it is full the record is dropped for that reader and counted
+// (Dropped, and the reader's own drop count). Observe never blocks: it holds
+// a short mutex, converts the event and does non-blocking channel sends.
+type Stream struct {
+	readerBuffer int
+
+	mu      sync.Mutex
+	readers map[*Reader]struct{}
+	infos   []Record
+	depths  map[string]Record
+	backlog []Record // ring of the last len(backlog) records
+	next    int
+	filled  bool
+
+	dropped atomic.Uint64
+}
+
+// NewStream makes a stream whose readers buffer readerBuffer records and
+// whose new readers first receive up to backlog recent records (0 = none).
+// Non-positive readerBuffer means DefaultReaderBuffer.
+func NewStream(readerBuffer, backlog int) *Stream {
+	if readerBuffer <= 0 {
+		readerBuffer = DefaultReaderBuffer
+	}
+	if backlog < 0 {
+		backlog = 0
+	}
+	return &Stream{
+		readerBuffer: readerBuffer,
+		readers:      make(map[*Reader]struct{}),
+		depths:       make(map[string]Record),
+		backlog:      make([]Record, backlog),
+	}
+}
+
+// Describe records a subscription's description; every reader, present and
+// future, receives it (future readers first of all).
+func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
+	r := Record{Kind: KindSubscription, Subscription: subscription, Budget: info.Budget, Info: &info}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Time = nowUTC()
+	s.infos = append(s.infos, r)
+	s.fanoutLocked(r)
+}
+
+// Observe implements pump.Observer.
+func (s *Stream) Observe(e pump.Event) {
+	s.Publish(FromEvent(e))
+}
+
+// Publish sends r to every reader and keeps it in the backlog; the latest
+// KindDLQDepth record of each subscription is kept for new readers instead.
+func (s *Stream) Publish(r Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.Kind == KindDLQDepth {
+		s.depths[r.Subscription] = r
+	} else if len(s.backlog) > 0 {
+		s.backlog[s.next] = r
+		s.next++
+		if s.next == len(s.backlog) {
+			s.next, s.filled = 0, true
+		}
+	}
+	s.fanoutLocked(r)
+}
+
+func (s *Stream) fanoutLocked(r Record) {
+	for rd := range s.readers {
+		select {
+		case rd.ch <- r:
+		default:
+			rd.dropped.Add(1)
+			s.dropped.Add(1)
+		}
+	}
+}
+
+// Dropped returns how many records were dropped, over all readers, because
+// a reader's buffer was full.
+func (s *Stream) Dropped() uint64 { return s.dropped.Load() }
+
+// Readers returns the number of connected readers.
+func (s *Stream) Readers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.readers)
+}
+
+// Subscribe adds a reader. It first receives the subscription descriptions,
+// the latest DLQ depths and the backlog, then live records. The caller must
+// Close it.
+func (s *Stream) Subscribe() *Reader {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.infos) + len(s.depths) + len(s.backlog)
+	rd := &Reader{s: s, ch: make(chan Record, n+s.readerBuffer)}
+	for _, r := range s.infos {
+		rd.ch <- r
+	}
+	for _, r := range s.depths {
+		rd.ch <- r
+	}
+	if s.filled {
+		for _, r := range s.backlog[s.next:] {
+			rd.ch <- r
+		}
+	}
+	for _, r := range s.backlog[:s.next] {
+		rd.ch <- r
+	}
+	s.readers[rd] = struct{}{}
+	return rd
+}
+
+// Reader is one subscriber of a Stream.
+type Reader struct {
+	s       *Stream
+	ch      chan Record
+	dropped atomic.Uint64
+	once    sync.Once
+}
+
+// C delivers the reader's records. It is never closed; stop reading after
+// Close.
+func (rd *Reader) C() <-chan Record { return rd.ch }
+
+// TakeDropped returns how many records this reader missed since the last
+// call, and resets the count.
+func (rd *Reader) TakeDropped() uint64 { return rd.dropped.Swap(0) }
+
+// Close removes the reader from its stream.
+func (rd *Reader) Close() {
+	rd.once.Do(func() {
+		rd.s.mu.Lock()
+		delete(rd.s.readers, rd)
+		rd.s.mu.Unlock()
+	})
+}

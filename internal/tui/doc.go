@@ -1,0 +1,16 @@
+// Package tui is the terminal dashboard of `brighter watch` and
+// `brighter consume --tui` (issue 8): subscriptions with their rates,
+// outcomes, budget R, native limit M, effective limit and DLQ depth;
+// messages in flight and recently settled, each with its delivery count drawn
+// against its budget; and a log of rejections with reason and route.
+//
+// Model is a bubbletea (charm.land/bubbletea/v2) model fed with EventsMsg
+// batches of observe.Record, TotalsMsg from /metrics and TargetStatusMsg.
+// Batcher turns a stream of records into at most one EventsMsg per interval
+// (100ms: the dashboard redraws at most 10 times a second however fast
+// events arrive); Watch reads /events and /metrics of remote consumers and
+// keeps retrying an unreachable target.
+//
+// This package may import internal/observe, internal/pump and
+// internal/message; it must not import a transport or cmd.
+package tui

@@ -1,0 +1,952 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/observe"
+)
+
+// Limits of what the model keeps.
+const (
+	// MaxMessages is how many messages the messages panel remembers; the
+	// oldest settled ones are forgotten first.
+	MaxMessages = 1000
+	// MaxRejections is how many rejections the log keeps.
+	MaxRejections = 200
+	// MaxPending is how many records are held while paused; more are
+	// counted as skipped.
+	MaxPending = 50000
+	// rateWindow is the window of the received/s rate, in seconds.
+	rateWindow = 10
+	// DefaultWidth and DefaultHeight are used until the terminal reports
+	// its size.
+	DefaultWidth, DefaultHeight = 80, 24
+)
+
+// EventsMsg is a batch of records from the event stream.
+type EventsMsg struct {
+	Records []observe.Record
+	// Dropped is how many records the feeder could not keep up with.
+	Dropped uint64
+}
+
+// TotalsMsg carries one target's /metrics totals per subscription.
+type TotalsMsg struct {
+	Target string
+	Totals map[string]observe.Totals
+}
+
+// TargetStatusMsg reports whether a target's /events stream is connected.
+type TargetStatusMsg struct {
+	Target    string
+	Connected bool
+	// Err is why it is not connected; RetryIn when the next attempt is;
+	// Attempt counts failed attempts in a row.
+	Err     error
+	RetryIn time.Duration
+	Attempt int
+}
+
+// TickMsg refreshes the rates once a second.
+type TickMsg time.Time
+
+// Options configure a Model.
+type Options struct {
+	// Title is the first word of the header ("brighter watch").
+	Title string
+	// Targets are the consumers watched, shown in the header; empty for the
+	// in-process dashboard.
+	Targets []string
+	// NoColor renders without colour (NO_COLOR, or stdout not a terminal).
+	NoColor bool
+	// Now is the clock (time.Now when nil); Location the zone of the times
+	// shown (time.Local when nil).
+	Now      func() time.Time
+	Location *time.Location
+	// Tick is the rate refresh interval (1s when 0; negative: none, for
+	// tests).
+	Tick time.Duration
+}
+
+type sortMode int
+
+const (
+	sortRecent sortMode = iota
+	sortCount
+	sortID
+)
+
+var sortNames = [...]string{"recent", "count", "id"}
+
+type panel int
+
+const (
+	panelMessages panel = iota
+	panelRejections
+)
+
+type subState struct {
+	name    string
+	info    *observe.SubscriptionInfo
+	budget  int
+	counts  observe.Totals // from events
+	depth   int64
+	depthOK bool
+	buckets [rateWindow]struct {
+		sec int64
+		n   int
+	}
+}
+
+func (s *subState) countReceived(t time.Time) {
+	sec := t.Unix()
+	b := &s.buckets[((sec%rateWindow)+rateWindow)%rateWindow]
+	if b.sec != sec {
+		b.sec, b.n = sec, 0
+	}
+	b.n++
+}
+
+func (s *subState) rate(now time.Time) float64 {
+	n, sec := 0, now.Unix()
+	for _, b := range s.buckets {
+		if d := sec - b.sec; d >= 0 && d < rateWindow {
+			n += b.n
+		}
+	}
+	return float64(n) / rateWindow
+}
+
+type msgState struct {
+	id, sub      string
+	count        int
+	budget       int
+	state        string
+	settled      bool
+	updated      time.Time
+	detail       *observe.MessageDetail
+	reason       string
+	route        string
+	dest         string
+	desc         string
+	seq          uint64
+	lastDuration float64
+}
+
+type rejection struct {
+	at                          time.Time
+	id, sub                     string
+	count, budget               int
+	reason, route, dest, desc   string
+	err                         string
+	detail                      *observe.MessageDetail
+}
+
+type targetState struct {
+	connected bool
+	err       error
+	retryIn   time.Duration
+	attempt   int
+	seen      bool
+}
+
+// Model is the dashboard. Its zero value is not usable: call New.
+type Model struct {
+	opt    Options
+	styles styles
+	keys   keyMap
+
+	width, height int
+
+	subs       map[string]*subState
+	msgs       map[string]*msgState
+	rejections []rejection // newest first
+	seq        uint64
+	totals     map[string]map[string]observe.Totals // target -> sub -> totals
+	targets    map[string]*targetState
+	dropped    uint64
+
+	paused  bool
+	pending []observe.Record
+	skipped uint64
+
+	filter    textinput.Model
+	filtering bool
+	sort      sortMode
+	focus     panel
+	cursor    [2]int
+	details   bool
+	help      bool
+
+	// Updates and Views count calls, for the redraw budget (tests and the
+	// benchmark read them).
+	updates, views *int
+}
+
+// New returns a dashboard model.
+func New(o Options) Model {
+	if o.Title == "" {
+		o.Title = "brighter watch"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.Tick == 0 {
+		o.Tick = time.Second
+	}
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "message id, subscription or reason"
+	ti.CharLimit = 64
+	ti.SetWidth(40)
+	if o.NoColor {
+		ti.SetStyles(plainInputStyles())
+	}
+	m := Model{
+		opt: o, styles: newStyles(o.NoColor), keys: defaultKeys(),
+		width: DefaultWidth, height: DefaultHeight,
+		subs: map[string]*subState{}, msgs: map[string]*msgState{},
+		totals: map[string]map[string]observe.Totals{}, targets: map[string]*targetState{},
+		filter: ti, updates: new(int), views: new(int),
+	}
+	for _, t := range o.Targets {
+		m.targets[t] = &targetState{}
+	}
+	return m
+}
+
+// Counts returns how many times Update and View were called (the redraw
+// budget is checked with them).
+func (m Model) Counts() (updates, views int) { return *m.updates, *m.views }
+
+// Init starts the rate ticker.
+func (m Model) Init() tea.Cmd {
+	if m.opt.Tick < 0 {
+		return nil
+	}
+	return m.tick()
+}
+
+func (m Model) tick() tea.Cmd {
+	return tea.Tick(m.opt.Tick, func(t time.Time) tea.Msg { return TickMsg(t) })
+}
+
+// Update applies a message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	*m.updates++
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		return m, nil
+	case TickMsg:
+		return m, m.tick()
+	case EventsMsg:
+		m.dropped += msg.Dropped
+		if m.paused {
+			room := MaxPending - len(m.pending)
+			if room < len(msg.Records) {
+				m.skipped += uint64(len(msg.Records) - max(room, 0))
+				msg.Records = msg.Records[:max(room, 0)]
+			}
+			m.pending = append(m.pending, msg.Records...)
+			return m, nil
+		}
+		for i := range msg.Records {
+			m.apply(&msg.Records[i])
+		}
+		m.trim()
+		return m, nil
+	case TotalsMsg:
+		m.totals[msg.Target] = msg.Totals
+		return m, nil
+	case TargetStatusMsg:
+		t := m.targets[msg.Target]
+		if t == nil {
+			t = &targetState{}
+			m.targets[msg.Target] = t
+		}
+		t.seen, t.connected, t.err, t.retryIn, t.attempt = true, msg.Connected, msg.Err, msg.RetryIn, msg.Attempt
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if m.filtering {
+		switch {
+		case key.Matches(msg, m.keys.Apply):
+			m.filtering = false
+			m.filter.Blur()
+			m.cursor = [2]int{}
+			return m, nil
+		case key.Matches(msg, m.keys.Back):
+			m.filtering = false
+			m.filter.Blur()
+			m.filter.SetValue("")
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.filter, cmd = m.filter.Update(msg)
+		m.cursor = [2]int{}
+		return m, cmd
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.help = !m.help
+	case m.help && key.Matches(msg, k.Back):
+		m.help = false
+	case key.Matches(msg, k.Back):
+		if m.details {
+			m.details = false
+		} else if m.filter.Value() != "" {
+			m.filter.SetValue("")
+		}
+	case key.Matches(msg, k.Filter):
+		m.filtering, m.help, m.details = true, false, false
+		return m, m.filter.Focus()
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % sortMode(len(sortNames))
+	case key.Matches(msg, k.Pause):
+		m.paused = !m.paused
+		if !m.paused {
+			for i := range m.pending {
+				m.apply(&m.pending[i])
+			}
+			m.pending = nil
+			m.trim()
+		}
+	case key.Matches(msg, k.Details):
+		m.details = !m.details
+	case key.Matches(msg, k.Tab):
+		m.focus = 1 - m.focus
+	case key.Matches(msg, k.Up):
+		m.cursor[m.focus] = max(m.cursor[m.focus]-1, 0)
+	case key.Matches(msg, k.Down):
+		m.cursor[m.focus]++ // clamped when drawn
+	}
+	return m, nil
+}
+
+func msgKey(sub, id string) string { return sub + "\x00" + id }
+
+// apply folds one record into the state.
+func (m *Model) apply(r *observe.Record) {
+	switch r.Kind {
+	case observe.KindSubscription:
+		s := m.sub(r.Subscription)
+		s.info = r.Info
+		s.budget = r.Budget
+		return
+	case observe.KindDLQDepth:
+		s := m.sub(r.Subscription)
+		s.depth, s.depthOK = r.Depth, true
+		return
+	case observe.KindDropped:
+		m.dropped += r.Dropped
+		return
+	}
+	if r.Subscription == "" {
+		return
+	}
+	s := m.sub(r.Subscription)
+	s.budget = r.Budget
+	if r.MessageID == "" {
+		return
+	}
+	k := msgKey(r.Subscription, r.MessageID)
+	ms := m.msgs[k]
+	if ms == nil {
+		ms = &msgState{id: r.MessageID, sub: r.Subscription}
+		m.msgs[k] = ms
+	}
+	m.seq++
+	ms.seq, ms.updated, ms.count, ms.budget = m.seq, r.Time, r.DeliveryCount, r.Budget
+	if r.Message != nil {
+		ms.detail = r.Message
+	}
+	if r.DurationMS > 0 {
+		ms.lastDuration = r.DurationMS
+	}
+	switch r.Kind {
+	case "received":
+		s.counts.Received++
+		s.counts.InFlight++
+		s.countReceived(r.Time)
+		ms.state, ms.settled = "in flight", false
+	case "acknowledged":
+		s.counts.Acknowledged++
+		s.counts.InFlight--
+		ms.state, ms.settled = "acked", true
+	case "deferred":
+		s.counts.Deferred++
+		s.counts.InFlight--
+		ms.state, ms.settled = "deferred", true
+	case "budget-exhausted":
+		s.counts.BudgetExhausted++
+		ms.state = "budget spent"
+	case "rejected":
+		s.counts.Rejected++
+		s.counts.InFlight--
+		if r.Error != "" {
+			s.counts.RoutingFailures++
+		}
+		ms.state, ms.settled = "rejected", true
+		ms.reason, ms.route, ms.dest, ms.desc = r.Reason, r.Route, r.Destination, r.Description
+		m.rejections = append(m.rejections, rejection{})
+		copy(m.rejections[1:], m.rejections)
+		m.rejections[0] = rejection{at: r.Time, id: r.MessageID, sub: r.Subscription, count: r.DeliveryCount, budget: r.Budget,
+			reason: r.Reason, route: r.Route, dest: r.Destination, desc: r.Description, err: r.Error, detail: ms.detail}
+		if len(m.rejections) > MaxRejections {
+			m.rejections = m.rejections[:MaxRejections]
+		}
+	case "settle-failed":
+		s.counts.InFlight--
+		ms.state, ms.settled = "settle failed", true
+	}
+}
+
+func (m *Model) sub(name string) *subState {
+	s := m.subs[name]
+	if s == nil {
+		s = &subState{name: name, budget: -1}
+		m.subs[name] = s
+	}
+	return s
+}
+
+// trim forgets the oldest settled messages beyond MaxMessages.
+func (m *Model) trim() {
+	if len(m.msgs) <= MaxMessages {
+		return
+	}
+	all := make([]*msgState, 0, len(m.msgs))
+	for _, ms := range m.msgs {
+		all = append(all, ms)
+	}
+	slices.SortFunc(all, func(a, b *msgState) int {
+		if a.settled != b.settled {
+			if a.settled {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	for _, ms := range all[:len(all)-MaxMessages*4/5] {
+		delete(m.msgs, msgKey(ms.sub, ms.id))
+	}
+}
+
+// --- view -----------------------------------------------------------------
+
+// View renders the dashboard.
+func (m Model) View() tea.View {
+	*m.views++
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = m.opt.Title
+	return v
+}
+
+// Render returns the screen as a string of at most Height lines, each at
+// most Width cells wide.
+func (m Model) Render() string {
+	var lines []string
+	lines = append(lines, m.header())
+	lines = append(lines, m.targetLines()...)
+	switch {
+	case m.help:
+		lines = append(lines, m.helpLines()...)
+	case m.details:
+		lines = append(lines, m.detailLines()...)
+	default:
+		lines = append(lines, m.subLines()...)
+		rest := m.height - len(lines) - 1
+		msgH := max(rest*3/5, 3)
+		rejH := max(rest-msgH, 3)
+		lines = append(lines, m.messageLines(msgH)...)
+		lines = append(lines, m.rejectionLines(rejH)...)
+	}
+	if len(lines) > m.height-1 {
+		lines = lines[:m.height-1]
+	}
+	for len(lines) < m.height-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.footer())
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.width, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) header() string {
+	parts := []string{m.styles.title.Render(m.opt.Title)}
+	if n := len(m.opt.Targets); n > 0 {
+		ok := 0
+		for _, t := range m.targets {
+			if t.connected {
+				ok++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d targets connected", ok, n))
+	}
+	parts = append(parts, "sort: "+sortNames[m.sort])
+	if f := m.filter.Value(); f != "" && !m.filtering {
+		parts = append(parts, "filter: "+f)
+	}
+	if m.dropped > 0 {
+		parts = append(parts, m.styles.warn.Render(fmt.Sprintf("%d events dropped", m.dropped)))
+	}
+	if m.paused {
+		p := "PAUSED"
+		if n := len(m.pending); n > 0 {
+			p += fmt.Sprintf(" (%d waiting)", n)
+		}
+		parts = append(parts, m.styles.warn.Render(p))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (m Model) targetLines() []string {
+	var out []string
+	for _, t := range sortedKeys(m.targets) {
+		st := m.targets[t]
+		if st.connected || !st.seen {
+			continue
+		}
+		out = append(out, m.styles.bad.Render(fmt.Sprintf("✗ %s unreachable: %v", t, st.err)),
+			m.styles.bad.Render(fmt.Sprintf("  retrying in %s (attempt %d)", st.retryIn.Round(time.Second/10), st.attempt)))
+	}
+	if m.filtering {
+		out = append(out, m.filter.View())
+	}
+	return out
+}
+
+func (m Model) footer() string {
+	if m.filtering {
+		return m.styles.dim.Render("enter apply · esc clear")
+	}
+	return m.styles.dim.Render("/ filter · s sort · p pause · tab panel · enter details · ? help · q quit")
+}
+
+// matches applies the filter.
+func (m Model) matches(fields ...string) bool {
+	f := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	if f == "" {
+		return true
+	}
+	for _, s := range fields {
+		if strings.Contains(strings.ToLower(s), f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model) subTotals(name string) (observe.Totals, bool) {
+	var t observe.Totals
+	found := false
+	for _, bySub := range m.totals {
+		if x, ok := bySub[name]; ok {
+			found = true
+			t.Received += x.Received
+			t.Acknowledged += x.Acknowledged
+			t.Deferred += x.Deferred
+			t.Rejected += x.Rejected
+			t.BudgetExhausted += x.BudgetExhausted
+			t.RoutingFailures += x.RoutingFailures
+			t.InFlight += x.InFlight
+			if x.HasDLQDepth {
+				t.DLQDepth += x.DLQDepth
+				t.HasDLQDepth = true
+			}
+		}
+	}
+	return t, found
+}
+
+func (m Model) subLines() []string {
+	w := m.width
+	nameW := max(w-62, 8)
+	out := []string{
+		m.styles.section.Render("SUBSCRIPTIONS"),
+		m.styles.header.Render(fmt.Sprintf("%-*s %7s %6s %6s %6s %5s %4s %4s %4s %6s", nameW, "NAME", "RECV/S", "RECV", "ACK", "DEFER", "REJ", "R", "M", "EFF", "DLQ")),
+	}
+	names := sortedKeys(m.subs)
+	shown := 0
+	for _, n := range names {
+		s := m.subs[n]
+		if !m.matches(n) {
+			continue
+		}
+		t := s.counts
+		if tt, ok := m.subTotals(n); ok {
+			// /metrics counts everything since the consumer started;
+			// events only what this dashboard saw.
+			t = tt
+		}
+		r, mm, eff := fmtLimit(s.budget), "-", fmtLimit(s.budget)
+		if s.info != nil {
+			if s.info.NativeLimit > 0 {
+				mm = strconv.Itoa(s.info.NativeLimit)
+			}
+			eff = fmtLimit(s.info.EffectiveLimit)
+		}
+		dlq := "-"
+		switch {
+		case s.depthOK:
+			dlq = strconv.FormatInt(s.depth, 10)
+		case t.HasDLQDepth:
+			dlq = strconv.FormatFloat(t.DLQDepth, 'f', 0, 64)
+		}
+		line := fmt.Sprintf("%-*s %7.1f %6.0f %6.0f %6.0f %5.0f %4s %4s %4s %6s", nameW, ansi.Truncate(n, nameW, "…"),
+			s.rate(m.opt.Now()), t.Received, t.Acknowledged, t.Deferred, t.Rejected, r, mm, eff, dlq)
+		if t.Rejected > 0 {
+			line = m.styles.warn.Render(line)
+		}
+		out = append(out, line)
+		shown++
+	}
+	if shown == 0 {
+		msg := "waiting for events…"
+		if m.allUnreachable() {
+			msg = "no consumer reachable yet; still trying (see above)"
+		}
+		out = append(out, m.styles.dim.Render(msg))
+	}
+	return out
+}
+
+func (m Model) allUnreachable() bool {
+	if len(m.targets) == 0 {
+		return false
+	}
+	for _, t := range m.targets {
+		if t.connected || !t.seen {
+			return false
+		}
+	}
+	return true
+}
+
+func fmtLimit(n int) string {
+	if n < 0 {
+		return "∞"
+	}
+	return strconv.Itoa(n)
+}
+
+// visibleMessages returns the filtered, sorted messages.
+func (m Model) visibleMessages() []*msgState {
+	out := make([]*msgState, 0, len(m.msgs))
+	for _, ms := range m.msgs {
+		if m.matches(ms.id, ms.sub, ms.reason, ms.state) {
+			out = append(out, ms)
+		}
+	}
+	slices.SortFunc(out, func(a, b *msgState) int {
+		switch m.sort {
+		case sortCount:
+			if c := cmp.Compare(b.count, a.count); c != 0 {
+				return c
+			}
+		case sortID:
+			if c := cmp.Compare(a.id, b.id); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.sub, b.sub)
+		}
+		// In flight first, then most recently changed.
+		if a.settled != b.settled {
+			if a.settled {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	return out
+}
+
+func (m Model) visibleRejections() []rejection {
+	var out []rejection
+	for _, r := range m.rejections {
+		if m.matches(r.id, r.sub, r.reason, r.route) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// bar draws count against budget: "███░░ 3/5"; "3/∞" without a budget.
+func (m Model) bar(count, budget int) string {
+	if budget <= 0 {
+		return fmt.Sprintf("%d/%s", count, fmtLimit(budget))
+	}
+	const cells = 10
+	n := min(count*cells/budget, cells)
+	if count > 0 && n == 0 {
+		n = 1
+	}
+	full := strings.Repeat("█", n)
+	empty := strings.Repeat("░", cells-n)
+	style := m.styles.ok
+	if count >= budget {
+		style = m.styles.bad
+	} else if count*2 >= budget {
+		style = m.styles.warn
+	}
+	return style.Render(full) + m.styles.dim.Render(empty) + fmt.Sprintf(" %d/%d", count, budget)
+}
+
+func clampCursor(c, n int) int {
+	if n == 0 {
+		return 0
+	}
+	return min(max(c, 0), n-1)
+}
+
+// window returns the first index to show so that cursor is visible in rows.
+func window(cursor, rows int) int {
+	if cursor < rows {
+		return 0
+	}
+	return cursor - rows + 1
+}
+
+func (m Model) marker(selected bool) string {
+	if selected {
+		return "›"
+	}
+	return " "
+}
+
+func (m Model) messageLines(h int) []string {
+	msgs := m.visibleMessages()
+	inFlight := 0
+	for _, ms := range msgs {
+		if !ms.settled {
+			inFlight++
+		}
+	}
+	title := fmt.Sprintf("MESSAGES · %d in flight · %d recently settled", inFlight, len(msgs)-inFlight)
+	if m.focus == panelMessages {
+		title += " ◂"
+	}
+	idW := max(m.width-60, 10)
+	out := []string{
+		m.styles.section.Render(title),
+		m.styles.header.Render(fmt.Sprintf("  %-*s %-14s %-16s %-13s %s", idW, "MESSAGE ID", "SUBSCRIPTION", "COUNT/BUDGET", "STATE", "LAST")),
+	}
+	rows := h - 2
+	cur := clampCursor(m.cursor[panelMessages], len(msgs))
+	start := window(cur, rows)
+	for i := start; i < len(msgs) && i < start+rows; i++ {
+		ms := msgs[i]
+		sel := i == cur && m.focus == panelMessages
+		barPlain := ansi.Strip(m.bar(ms.count, ms.budget))
+		pad := max(16-ansi.StringWidth(barPlain), 0)
+		line := fmt.Sprintf("%s %-*s %-14s %s%s %-13s %s", m.marker(sel), idW, ansi.Truncate(ms.id, idW, "…"), ansi.Truncate(ms.sub, 14, "…"),
+			m.bar(ms.count, ms.budget), strings.Repeat(" ", pad), ms.state, ms.updated.In(m.opt.Location).Format("15:04:05"))
+		if sel {
+			line = m.styles.selected.Render(ansi.Strip(line))
+		}
+		out = append(out, line)
+	}
+	if len(msgs) == 0 {
+		out = append(out, m.styles.dim.Render("  no messages yet"))
+	}
+	return out
+}
+
+func (m Model) rejectionLines(h int) []string {
+	rs := m.visibleRejections()
+	title := fmt.Sprintf("REJECTIONS · %d", len(rs))
+	if m.focus == panelRejections {
+		title += " ◂"
+	}
+	idW := max(m.width-66, 10)
+	out := []string{
+		m.styles.section.Render(title),
+		m.styles.header.Render(fmt.Sprintf("  %-8s %-*s %5s %-14s %-15s %s", "TIME", idW, "MESSAGE ID", "COUNT", "REASON", "ROUTE", "DESTINATION")),
+	}
+	rows := h - 2
+	cur := clampCursor(m.cursor[panelRejections], len(rs))
+	start := window(cur, rows)
+	for i := start; i < len(rs) && i < start+rows; i++ {
+		r := rs[i]
+		sel := i == cur && m.focus == panelRejections
+		route := r.route
+		if r.err != "" {
+			route += " (failed)"
+		}
+		line := fmt.Sprintf("%s %-8s %-*s %5d %-14s %-15s %s", m.marker(sel), r.at.In(m.opt.Location).Format("15:04:05"), idW, ansi.Truncate(r.id, idW, "…"),
+			r.count, r.reason, route, r.dest)
+		switch {
+		case sel:
+			line = m.styles.selected.Render(line)
+		case r.err != "":
+			line = m.styles.bad.Render(line)
+		}
+		out = append(out, line)
+	}
+	if len(rs) == 0 {
+		out = append(out, m.styles.dim.Render("  no rejections"))
+	}
+	return out
+}
+
+func (m Model) detailLines() []string {
+	type kv struct{ k, v string }
+	var rows []kv
+	var d *observe.MessageDetail
+	title := "DETAILS"
+	if m.focus == panelMessages {
+		msgs := m.visibleMessages()
+		if len(msgs) == 0 {
+			return []string{m.styles.section.Render(title), "  nothing selected (esc to go back)"}
+		}
+		ms := msgs[clampCursor(m.cursor[panelMessages], len(msgs))]
+		d = ms.detail
+		title += " · message " + ms.id
+		rows = append(rows, kv{"subscription", ms.sub}, kv{"delivery count", ansi.Strip(m.bar(ms.count, ms.budget))}, kv{"state", ms.state})
+		if ms.reason != "" {
+			rows = append(rows, kv{"rejected", ms.reason + " → " + ms.route + " " + ms.dest}, kv{"rejection message", ms.desc})
+		}
+	} else {
+		rs := m.visibleRejections()
+		if len(rs) == 0 {
+			return []string{m.styles.section.Render(title), "  nothing selected (esc to go back)"}
+		}
+		r := rs[clampCursor(m.cursor[panelRejections], len(rs))]
+		d = r.detail
+		title += " · rejection of " + r.id
+		rows = append(rows, kv{"subscription", r.sub}, kv{"delivery count", ansi.Strip(m.bar(r.count, r.budget))},
+			kv{"reason", r.reason}, kv{"route", r.route + " " + r.dest}, kv{"rejection message", r.desc})
+		if r.err != "" {
+			rows = append(rows, kv{"routing error", r.err})
+		}
+	}
+	if d != nil {
+		rows = append(rows, kv{"topic", d.Topic}, kv{"message type", d.MessageType}, kv{"correlation id", d.CorrelationID},
+			kv{"content type", d.ContentType}, kv{"partition key", d.PartitionKey}, kv{"traceparent", d.TraceParent})
+		for _, k := range sortedKeys(d.Bag) {
+			rows = append(rows, kv{"bag." + k, fmt.Sprint(d.Bag[k])})
+		}
+	}
+	out := []string{m.styles.section.Render(title + " (esc to go back)")}
+	for _, r := range rows {
+		if r.v == "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("  %-18s %s", r.k, r.v))
+	}
+	if d != nil {
+		out = append(out, m.styles.section.Render(fmt.Sprintf("BODY · %d bytes", d.BodySize)))
+		body := strings.ReplaceAll(d.BodyPreview, "\r", "")
+		for _, l := range strings.Split(ansi.Wrap(body, m.width-4, ""), "\n") {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
+func (m Model) helpLines() []string {
+	out := []string{m.styles.section.Render("KEYS (? or esc to close)")}
+	for _, b := range m.keys.all() {
+		h := b.Help()
+		out = append(out, fmt.Sprintf("  %-12s %s", h.Key, h.Desc))
+	}
+	out = append(out, "",
+		"  COUNT/BUDGET draws a message's delivery count against requeueCount (R):",
+		"  at R the next Defer rejects it with DeliveryError to the dead-letter route.",
+		"  M is the broker's native redrive limit; EFF the smaller of R and M.")
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// --- keys and styles ------------------------------------------------------
+
+type keyMap struct {
+	Filter, Sort, Pause, Details, Help, Quit, Tab, Up, Down, Back, Apply key.Binding
+}
+
+func defaultKeys() keyMap {
+	return keyMap{
+		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter by message id, subscription or reason")),
+		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort messages: recent, count, id")),
+		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause / resume (events wait while paused)")),
+		Details: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details: headers, bag, body preview")),
+		Tab:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch between messages and rejections")),
+		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "move up")),
+		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "move down")),
+		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close details or help, clear the filter")),
+		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "this help")),
+		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Apply:   key.NewBinding(key.WithKeys("enter")),
+	}
+}
+
+func (k keyMap) all() []key.Binding {
+	return []key.Binding{k.Filter, k.Sort, k.Pause, k.Details, k.Tab, k.Up, k.Down, k.Back, k.Help, k.Quit}
+}
+
+type styles struct {
+	title, section, header, ok, warn, bad, dim, selected lipgloss.Style
+}
+
+func newStyles(noColor bool) styles {
+	if noColor {
+		p := lipgloss.NewStyle()
+		return styles{p, p, p, p, p, p, p, p}
+	}
+	return styles{
+		title:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		section:  lipgloss.NewStyle().Bold(true),
+		header:   lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
+		ok:       lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		bad:      lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
+		dim:      lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
+		selected: lipgloss.NewStyle().Reverse(true),
+	}
+}
+
+func plainInputStyles() textinput.Styles {
+	s := textinput.DefaultStyles(true)
+	p := lipgloss.NewStyle()
+	s.Focused = textinput.StyleState{Text: p, Placeholder: p, Suggestion: p, Prompt: p}
+	s.Blurred = s.Focused
+	s.Cursor.Color = nil
+	s.Cursor.Blink = false
+	return s
+}
