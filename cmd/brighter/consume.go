@@ -223,7 +223,6 @@ func (o *consumeOptions) run(ctx context.Context) error {
 // logStartupFindings logs the budget findings of the lint rules once per
 // subscription and rule (NFR-4), before any message moves.
 func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) {
-	_ = f
-	_ = subs
-	_ = logger
+	_ = f // the rules judge each subscription on its own
+	logLintFindings(context.Background(), logger, defaultLintRules(), subs)
 }

@@ -83,6 +83,7 @@ of Brighter (the .NET library).`,
 	root.AddCommand(newConsumeCmd(io, g))
 	root.AddCommand(newSendCmd(io, g))
 	root.AddCommand(newVersionCmd(io))
+	root.AddCommand(newLintCmd(io, g))
 	return root
 }
 
