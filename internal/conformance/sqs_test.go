@@ -1,0 +1,224 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// sqsEndpoint is the fauxqs emulator this test binary started.
+var sqsEndpoint string
+
+func init() {
+	emulators = append(emulators, func() (func(), error) {
+		emu, err := sqstest.Start(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("SQS conformance needs fauxqs: %w", err)
+		}
+		sqsEndpoint = emu.Endpoint
+		return emu.Stop, nil
+	})
+}
+
+// sqsFixture is one of the four AWS configurations (GO-MAPPING: SqsStandard,
+// SqsFifo, SnsStandard, SnsFifo), on fauxqs, with Brighter's default raw
+// delivery for the SNS subscriptions.
+type sqsFixture struct {
+	config string
+	sns    bool
+	fifo   bool
+	seq    atomic.Int64
+}
+
+func (f *sqsFixture) Transport() string     { return "SQS" }
+func (f *sqsFixture) Configuration() string { return f.config }
+func (f *sqsFixture) Ordered() bool         { return f.fifo }
+
+func sqsFixtures() []*sqsFixture {
+	return []*sqsFixture{
+		{config: "SqsStandard"},
+		{config: "SqsFifo", fifo: true},
+		{config: "SnsStandard", sns: true},
+		{config: "SnsFifo", sns: true, fifo: true},
+	}
+}
+
+// defaultSQSLease is long enough that no visibility timeout lapses during a
+// behaviour unless it asks for a short one.
+const defaultSQSLease = 30 * time.Second
+
+type sqsChannel struct {
+	f          *sqsFixture
+	c          *sqs.Clients
+	opts       sqs.ChannelOptions
+	logger     Setup
+	dlq, inv   string
+	native     string
+	routingKey string
+}
+
+func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
+	t.Helper()
+	c := sqs.NewClientsFromConfig(sqstest.Config(), sqsEndpoint)
+	base := fmt.Sprintf("conf-%s-%d-%d", strings.ToLower(f.config), time.Now().UnixNano()%1_000_000_000, f.seq.Add(1))
+	ch := &sqsChannel{f: f, c: c, logger: s}
+	lease := s.Lease
+	if lease == 0 {
+		lease = defaultSQSLease
+	}
+	ch.opts = sqs.ChannelOptions{Queue: base, Fifo: f.fifo, VisibilityTimeout: lease}
+	if f.sns {
+		ch.opts.Topic = base + ".topic"
+	}
+	if s.DeadLetter {
+		ch.dlq = base + "-dlq"
+		ch.opts.DeadLetter = ch.dlq
+	}
+	if s.MissingDeadLetter {
+		ch.dlq = base + "-missing-dlq" // configured on the consumer, never created
+	}
+	if s.Invalid {
+		ch.inv = base + "-invalid"
+		ch.opts.Invalid = ch.inv
+	}
+	if s.NativeMaxDeliveries > 0 {
+		ch.native = base + "-native"
+		ch.opts.RedrivePolicy = &sqs.RedrivePolicy{DeadLetterQueue: ch.native, MaxReceiveCount: s.NativeMaxDeliveries}
+	}
+	if err := sqs.NewChannelMaker(c, ch.opts).EnsureChannels(t.Context()); err != nil {
+		t.Fatalf("make channels: %v", err)
+	}
+	ch.routingKey = base
+	if f.sns {
+		ch.routingKey = ch.opts.Topic
+	}
+	return ch
+}
+
+func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, routed bool) broker.Consumer {
+	t.Helper()
+	o := sqs.ConsumerOptions{Queue: queue, Fifo: ch.f.fifo, BufferSize: bufferSize, Logger: ch.logger.Logger}
+	if routed {
+		o.DeadLetter, o.Invalid = ch.dlq, ch.inv
+	}
+	k, err := sqs.NewConsumer(ch.c, o)
+	if err != nil {
+		t.Fatalf("new consumer: %v", err)
+	}
+	return k
+}
+
+func (ch *sqsChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
+	return ch.consumer(t, ch.opts.Queue, bufferSize, true)
+}
+
+func (ch *sqsChannel) Send(t testing.TB, m *message.Message) {
+	t.Helper()
+	m.Header.Topic = ch.routingKey
+	p := sqs.NewProducer(ch.c, sqs.ProducerOptions{SNS: ch.f.sns, Fifo: ch.f.fifo, MakeChannels: broker.MakeValidate})
+	if err := p.Send(context.Background(), m); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+}
+
+func (ch *sqsChannel) reader(t testing.TB, q string) broker.Consumer {
+	if q == "" {
+		return nil
+	}
+	return ch.consumer(t, q, 10, false)
+}
+
+func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer { return ch.reader(t, ch.opts.DeadLetter) }
+func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer    { return ch.reader(t, ch.inv) }
+func (ch *sqsChannel) Native(t testing.TB) broker.Consumer     { return ch.reader(t, ch.native) }
+
+// TestSQSConformance runs every behaviour over the four AWS configurations
+// in both variants (R-12 as GO-MAPPING reads it, NFR-8) and records the
+// cells in the ledger.
+func TestSQSConformance(t *testing.T) {
+	for _, f := range sqsFixtures() {
+		for _, v := range Variants {
+			t.Run(f.config+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				RunAll(t, ledger, f, v)
+			})
+		}
+	}
+}
+
+// lockstepRun is what one budget-exhaustion run shows a user: the routed
+// copy's bag keys, its route and the log texts.
+type lockstepRun struct {
+	keys   []string
+	route  broker.Route
+	texts  []string
+	reason string
+}
+
+func sqsLockstepRun(t *testing.T, f *sqsFixture, v pump.Variant) lockstepRun {
+	t.Helper()
+	sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
+	Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+	sc.running.Quit(t)
+	m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitShort)
+	var out lockstepRun
+	for k := range m.Header.Bag {
+		if k != "messageDeduplicationId" { // FIFO only; not a rejection key
+			out.keys = append(out.keys, k)
+		}
+	}
+	slices.Sort(out.keys)
+	out.route = sc.rec.Rejects(sc.id)[0].Result.Route
+	out.reason, _ = m.Header.Bag.String(message.KeyRejectionReason)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(sc.logs.String()), "\n") {
+		var rec struct {
+			Level, Msg string
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Level != "DEBUG" && !seen[rec.Level+" "+rec.Msg] {
+			seen[rec.Level+" "+rec.Msg] = true
+			out.texts = append(out.texts, rec.Level+" "+rec.Msg)
+		}
+	}
+	slices.Sort(out.texts)
+	return out
+}
+
+// TestSQSDirectAndSNSInLockstep_AC13 runs the same budget-exhaustion
+// scenario on SQS direct and SNS->SQS (standard and FIFO) and requires
+// identical routes, metadata keys and log texts (R-12's lockstep as
+// GO-MAPPING reads it).
+func TestSQSDirectAndSNSInLockstep_AC13(t *testing.T) {
+	fs := sqsFixtures()
+	for _, v := range Variants {
+		for _, pair := range [][2]*sqsFixture{{fs[0], fs[2]}, {fs[1], fs[3]}} {
+			t.Run(pair[0].config+"-vs-"+pair[1].config+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				a, b := sqsLockstepRun(t, pair[0], v), sqsLockstepRun(t, pair[1], v)
+				if !slices.Equal(a.keys, b.keys) {
+					t.Errorf("bag keys differ:\n%s %v\n%s %v", pair[0].config, a.keys, pair[1].config, b.keys)
+				}
+				if a.route != b.route || a.reason != b.reason || a.route != broker.RouteDeadLetter {
+					t.Errorf("routes %s/%s reasons %s/%s", a.route, b.route, a.reason, b.reason)
+				}
+				if !slices.Equal(a.texts, b.texts) {
+					t.Errorf("log texts differ:\n%s %v\n%s %v", pair[0].config, a.texts, pair[1].config, b.texts)
+				}
+			})
+		}
+	}
+}
