@@ -9,11 +9,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -399,10 +397,8 @@ func (s *Server) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 	for {
 		cmd, err := stream.Recv()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return nil //nolint:nilerr // a client going away ends the stream
+			// EOF or a client going away: either ends the stream cleanly.
+			return nil
 		}
 		sub := cmd.GetSettings().GetSubscription()
 		if sub == nil || sub.GetGroup() == nil {
