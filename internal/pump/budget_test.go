@@ -172,7 +172,7 @@ func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 		name       string
 		subDelay   time.Duration
 		hDelay     time.Duration
-		wantAtLeas time.Duration
+		wantDelay time.Duration
 	}{
 		{"subscription requeueDelay", 150 * time.Millisecond, 0, 150 * time.Millisecond},
 		{"handler delay overrides", time.Hour, 120 * time.Millisecond, 120 * time.Millisecond},
@@ -201,12 +201,12 @@ func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 				mu.Lock()
 				gap := again.Sub(returned)
 				mu.Unlock()
-				if gap < tc.wantAtLeas {
-					t.Errorf("redelivered %v after the deferral, want at least %v", gap, tc.wantAtLeas)
+				if gap < tc.wantDelay {
+					t.Errorf("redelivered %v after the deferral, want at least %v", gap, tc.wantDelay)
 				}
 				d := e.events.of(pump.EventDeferred)
-				if len(d) != 1 || d[0].Delay != tc.wantAtLeas {
-					t.Errorf("deferred events = %+v, want one with Delay %v", d, tc.wantAtLeas)
+				if len(d) != 1 || d[0].Delay != tc.wantDelay {
+					t.Errorf("deferred events = %+v, want one with Delay %v", d, tc.wantDelay)
 				}
 			})
 		})

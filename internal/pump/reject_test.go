@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -246,9 +247,12 @@ func TestAcknowledgeFailureRedelivers_R16(t *testing.T) {
 			return nil
 		})
 		e.publish(t, srcQueue, "m1", "")
+		var mu sync.Mutex
 		var counts []int
 		e.start(t, fastOptions(v), func(_ context.Context, m *message.Message) pump.Result {
-			counts = append(counts, m.Header.HandledCount) // deliveries of one message never overlap
+			mu.Lock()
+			counts = append(counts, m.Header.HandledCount)
+			mu.Unlock()
 			return pump.Result{Outcome: pump.Ack}
 		})
 		if err := e.wait(t, 10*time.Second); err != nil {
@@ -311,9 +315,12 @@ func TestQuitMessageStopsPump_NFR8(t *testing.T) {
 		e.publish(t, srcQueue, "before", "")
 		e.publishMsg(t, srcQueue, message.New("quit", srcQueue, message.MTQuit, nil))
 		e.publish(t, srcQueue, "after", "")
+		var mu sync.Mutex
 		var handled []string
 		e.start(t, fastOptions(v), func(_ context.Context, m *message.Message) pump.Result {
-			handled = append(handled, m.Header.MessageID) // one message only
+			mu.Lock()
+			handled = append(handled, m.Header.MessageID)
+			mu.Unlock()
 			return pump.Result{Outcome: pump.Ack}
 		})
 		if err := e.wait(t, 10*time.Second); err != nil {
