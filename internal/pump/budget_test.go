@@ -169,9 +169,9 @@ func TestBudgetExhaustionWarningOncePerMessage_R4(t *testing.T) {
 // subscription's requeueDelay, and a handler's Result.Delay overrides it.
 func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 	cases := []struct {
-		name       string
-		subDelay   time.Duration
-		hDelay     time.Duration
+		name      string
+		subDelay  time.Duration
+		hDelay    time.Duration
 		wantDelay time.Duration
 	}{
 		{"subscription requeueDelay", 150 * time.Millisecond, 0, 150 * time.Millisecond},
