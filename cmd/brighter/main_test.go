@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
 
@@ -34,6 +35,11 @@ func TestScripts(t *testing.T) {
 		t.Fatalf("start the SQS emulator: %v", err)
 	}
 	t.Cleanup(emu.Stop)
+	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
+	if err != nil {
+		t.Fatalf("start the RocketMQ test broker: %v", err)
+	}
+	t.Cleanup(rmq.Close)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/scripts",
 		RequireExplicitExec: true,
@@ -47,6 +53,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("AWS_ACCESS_KEY_ID", "test")
 			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			env.Setenv("RMQ_ENDPOINT", rmq.Endpoint())
 			// Each script gets queue names of its own: fauxqs is shared.
 			env.Setenv("RUN", fmt.Sprintf("r%d", time.Now().UnixNano()%1e9))
 			return nil

@@ -32,8 +32,9 @@ type transports map[config.Transport]transportFactory
 // between commands or tests).
 func defaultTransports() transports {
 	return transports{
-		config.TransportMemory: &memoryTransport{},
-		config.TransportSQS:    &sqsTransport{},
+		config.TransportMemory:   &memoryTransport{},
+		config.TransportSQS:      &sqsTransport{},
+		config.TransportRocketMQ: rocketmqTransport{},
 	}
 }
 
