@@ -139,9 +139,11 @@ func (ch *sqsChannel) reader(t testing.TB, q string) broker.Consumer {
 	return ch.consumer(t, q, 10, false)
 }
 
-func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer { return ch.reader(t, ch.opts.DeadLetter) }
-func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer    { return ch.reader(t, ch.inv) }
-func (ch *sqsChannel) Native(t testing.TB) broker.Consumer     { return ch.reader(t, ch.native) }
+func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer {
+	return ch.reader(t, ch.opts.DeadLetter)
+}
+func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer { return ch.reader(t, ch.inv) }
+func (ch *sqsChannel) Native(t testing.TB) broker.Consumer  { return ch.reader(t, ch.native) }
 
 // TestSQSConformance runs every behaviour over the four AWS configurations
 // in both variants (R-12 as GO-MAPPING reads it, NFR-8) and records the
