@@ -59,7 +59,9 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 }
 
 // Send publishes m to the queue or topic its Header.Topic names (R-18's wire
-// format, reference §2.2-§2.7). It returns ErrTooManyAttributes (wrapped), a
+// format, reference §2.2-§2.7). Header.Delay becomes DelaySeconds on a
+// standard queue (capped at 900 s); FIFO queues and SNS have no per-message
+// delay, so it is not sent there. It returns ErrTooManyAttributes (wrapped), a
 // queue or topic that cannot be found, or the SDK's error.
 func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 	if p.opts.SNS {
