@@ -5,9 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
@@ -75,6 +83,9 @@ func TestLintBrokenFiles(t *testing.T) {
 			covered[rule.ID] = true
 		})
 	}
+	// The --live rules need a broker, not a file: TestLintLive_GCPDrift and
+	// internal/lint/live cover them.
+	covered[lint.RuleNativeLimitDrift], covered[lint.RuleLiveCheckFailed] = true, true
 	for _, r := range lint.Rules() {
 		if !covered[r.ID] {
 			t.Errorf("no broken file testdata/lint/%s.yaml", r.ID)
@@ -181,5 +192,74 @@ subscriptions:
 	}
 	if len(count) != len(want) {
 		t.Errorf("logged %v, want exactly %v", count, want)
+	}
+}
+
+// TestLintLive_GCPDrift runs `brighter lint --live` against the Pub/Sub
+// emulator (pstest, reached through connections.gcp.emulatorHost) with a
+// drift seeded there: the file says maxDeliveryAttempts 10, the subscription
+// has 5, and requeueCount 6 is outranked on the broker only (R-10).
+func TestLintLive_GCPDrift(t *testing.T) {
+	ctx := context.Background()
+	srv := pstest.NewServer()
+	t.Cleanup(func() { _ = srv.Close() })
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	client, err := pubsub.NewClient(ctx, "demo", option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	for _, topic := range []string{"payments", "payments-native"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: "projects/demo/subscriptions/payments-sub", Topic: "projects/demo/topics/payments",
+		DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 5},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := `connections:
+  gcp:
+    projectId: demo
+    emulatorHost: ` + srv.Addr + `
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    requeueCount: 6
+    deadLetterRoutingKey: payments-dlq
+    handler: {type: builtin, name: defer}
+    gcp:
+      deadLetterPolicy:
+        topic: payments-native
+        maxDeliveryAttempts: 10
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without --live the file alone looks fine.
+	io, out, errOut := fakeIO("", false)
+	if code := run(ctx, io, []string{"lint", "--fail-on", "warning", file}); code != exitOK {
+		t.Fatalf("lint without --live: exit %d\n%s%s", code, out, errOut)
+	}
+	io, out, errOut = fakeIO("", false)
+	code := run(ctx, io, []string{"lint", "--live", file})
+	if code != exitOK {
+		t.Fatalf("lint --live: exit %d, want 0 (warnings only)\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"warning native-limit-drift: subscription \"payments\": the file sets gcp.deadLetterPolicy.maxDeliveryAttempts 10 but the broker has 5",
+		"warning budget-outranked: subscription \"payments\": requeueCount 6 >= gcp.deadLetterPolicy.maxDeliveryAttempts 5 on the broker",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lint --live output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -161,6 +161,14 @@ func (c *check) finding(f Finding) Finding {
 	return f
 }
 
+// NewFinding returns a finding of rule on subscription s at field (a path
+// relative to s, "" for s itself), with the rule's severity and requirement
+// and the field's position; for checks that run outside the Linter, such as
+// --live (internal/lint/live).
+func NewFinding(s *config.Subscription, ruleID, field, message string) Finding {
+	return (&check{s: s}).finding(Finding{RuleID: ruleID, Field: field, Message: message})
+}
+
 // pick returns the first of fields the file set, else the first.
 func pick(s *config.Subscription, fields ...string) string {
 	for _, f := range fields {

@@ -85,6 +85,8 @@ const (
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
+	RuleNativeLimitDrift           = "native-limit-drift"
+	RuleLiveCheckFailed            = "live-check-failed"
 )
 
 // catalogue is every rule, in the order listings show them.
@@ -255,6 +257,32 @@ handler.timeout can be cut off by a shorter drain; its message is not lost
 
 Fix: make drainTimeout at least handler.timeout, and keep the container's
 termination grace period above drainTimeout.`,
+	},
+	{
+		ID: RuleNativeLimitDrift, Requirement: "R-10", Severity: SeverityWarning,
+		Summary: "the native redrive limit on the broker differs from the subscriptions file (--live)",
+		Explanation: `With --live, lint asks each broker for the native redrive limit actually in
+force (SQS GetQueueAttributes RedrivePolicy.maxReceiveCount, Pub/Sub
+GetSubscription deadLetterPolicy.maxDeliveryAttempts) and compares it with
+the file. A difference means the file does not describe the queue or
+subscription: someone changed it by hand, or makeChannels: assume/validate
+never applied the file's policy. budget-outranked (R-10) is then checked
+against the broker's value too, because that is the limit that fires.
+
+Fix: make the file and the broker agree: apply the file (makeChannels:
+create updates the policy) or change the file to what the broker has.`,
+	},
+	{
+		ID: RuleLiveCheckFailed, Severity: SeverityWarning,
+		Summary: "--live could not read a subscription's settings from its broker",
+		Explanation: `With --live, lint reads each subscription's native limit from its broker. When
+the queue or subscription does not exist, the broker cannot be reached, or
+the credentials are refused, the live comparison is skipped for that
+subscription and this finding says why.
+
+Fix: check connections in the file, the credentials in the environment, and
+that the queue or subscription exists (brighter consume with makeChannels:
+create creates it).`,
 	},
 }
 

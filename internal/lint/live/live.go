@@ -1,0 +1,189 @@
+// Package live is `brighter lint --live`: it asks each broker for the native
+// redelivery limit actually in force on a subscription (SQS
+// GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription
+// DeadLetterPolicy), reports drift between the subscriptions file and the
+// broker (native-limit-drift), and checks R-10 (budget-outranked) against
+// the broker's value, so the check holds against reality, not just the file.
+//
+// Each transport answers through the Prober interface; this package holds
+// the SQS and Pub/Sub probers. It reads only: no call here creates, changes
+// or deletes anything on a broker.
+//
+// This package imports internal/config, internal/lint and the broker
+// transports' client helpers; it must never import the pump or cobra.
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+)
+
+// Prober reads from the broker the native redelivery limit in force for a
+// subscription. ok is false when the broker has none configured; err
+// reports a subscription or queue that cannot be read (missing, broker
+// unreachable, access refused).
+type Prober interface {
+	NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (m lint.Limit, ok bool, err error)
+}
+
+// Check probes every subscription of f whose transport has a prober and
+// returns the findings: live-check-failed when the probe fails,
+// native-limit-drift when the broker's limit differs from the file's, and
+// budget-outranked (R-10) when the budget is at or above the broker's limit
+// but not the file's (the file check already reported the other case).
+// rules supplies the file's answers (lint.TransportRules.NativeLimit).
+func Check(ctx context.Context, f *config.File, probers map[config.Transport]Prober, rules map[config.Transport]lint.TransportRules) []lint.Finding {
+	if f == nil {
+		return nil
+	}
+	var out []lint.Finding
+	for _, s := range f.Subscriptions {
+		p, ok := probers[s.Transport]
+		tr := rules[s.Transport]
+		if !ok || tr == nil {
+			continue
+		}
+		live, liveOK, err := p.NativeLimit(ctx, f, s)
+		if err != nil {
+			out = append(out, lint.NewFinding(s, lint.RuleLiveCheckFailed, "",
+				fmt.Sprintf("subscription %q: could not read its native limit from the broker: %v", s.Name, err)))
+			continue
+		}
+		file, fileOK := tr.NativeLimit(s)
+		field := file.Field
+		if field == "" {
+			field = live.Field
+		}
+		switch {
+		case fileOK && !liveOK:
+			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+				fmt.Sprintf("subscription %q: the file sets %s %d but the broker has no native limit; apply the file or remove it there", s.Name, file.Field, file.Value)))
+		case !fileOK && liveOK:
+			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+				fmt.Sprintf("subscription %q: the broker has %s %d but the file sets none; add it to the file or remove it on the broker", s.Name, live.Field, live.Value)))
+		case fileOK && liveOK && file.Value != live.Value:
+			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+				fmt.Sprintf("subscription %q: the file sets %s %d but the broker has %d; apply the file or change it to %d", s.Name, file.Field, file.Value, live.Value, live.Value)))
+		}
+		r := s.RequeueCount
+		if liveOK && r > 0 && r >= live.Value && !(fileOK && r >= file.Value) {
+			out = append(out, lint.NewFinding(s, lint.RuleBudgetOutranked, "requeueCount",
+				fmt.Sprintf("subscription %q: requeueCount %d >= %s %d on the broker: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise the broker's limit above %d",
+					s.Name, r, live.Field, live.Value, live.Value, live.Value, r)))
+		}
+	}
+	lint.Sort(out)
+	return out
+}
+
+// SQSAPI is the part of the SQS client the SQS prober calls.
+type SQSAPI interface {
+	GetQueueUrl(ctx context.Context, in *awssqs.GetQueueUrlInput, opts ...func(*awssqs.Options)) (*awssqs.GetQueueUrlOutput, error)
+	GetQueueAttributes(ctx context.Context, in *awssqs.GetQueueAttributesInput, opts ...func(*awssqs.Options)) (*awssqs.GetQueueAttributesOutput, error)
+}
+
+// SQS probes SQS queues: GetQueueUrl for the subscription's queue (named as
+// the transport names it, sqs.QueueName), then GetQueueAttributes
+// RedrivePolicy. Client returns the client for a file (one per file's
+// connections.aws).
+type SQS struct {
+	Client func(ctx context.Context, f *config.File) (SQSAPI, error)
+}
+
+// NativeLimit returns the queue's RedrivePolicy maxReceiveCount.
+func (p SQS) NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (lint.Limit, bool, error) {
+	c, err := p.Client(ctx, f)
+	if err != nil {
+		return lint.Limit{}, false, err
+	}
+	fifo := s.SQS != nil && s.SQS.QueueType == config.QueueFIFO
+	name := sqs.QueueName(s.ChannelName, fifo)
+	u, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: &name})
+	if err != nil {
+		return lint.Limit{}, false, fmt.Errorf("queue %s: %w", name, err)
+	}
+	attrs, err := c.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
+		QueueUrl: u.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameRedrivePolicy},
+	})
+	if err != nil {
+		return lint.Limit{}, false, fmt.Errorf("queue %s attributes: %w", name, err)
+	}
+	raw := attrs.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)]
+	if raw == "" {
+		return lint.Limit{}, false, nil
+	}
+	m, err := parseRedrive(raw)
+	if err != nil {
+		return lint.Limit{}, false, fmt.Errorf("queue %s RedrivePolicy %q: %w", name, raw, err)
+	}
+	return lint.Limit{Value: m, Field: "sqs.redrivePolicy.maxReceiveCount"}, true, nil
+}
+
+// parseRedrive reads maxReceiveCount from an SQS RedrivePolicy, which
+// carries it as a number or as a string depending on who wrote it.
+func parseRedrive(raw string) (int, error) {
+	var rp struct {
+		MaxReceiveCount json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(raw), &rp); err != nil {
+		return 0, fmt.Errorf("not JSON: %w", err)
+	}
+	v := string(rp.MaxReceiveCount)
+	if s, err := strconv.Unquote(v); err == nil {
+		v = s
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("maxReceiveCount %s is not an integer", rp.MaxReceiveCount)
+	}
+	return n, nil
+}
+
+// GCP probes Pub/Sub subscriptions with GetSubscription. Client returns the
+// client for a project.
+type GCP struct {
+	Client func(ctx context.Context, f *config.File, project string) (*pubsub.Client, error)
+}
+
+// NativeLimit returns the subscription's DeadLetterPolicy
+// maxDeliveryAttempts (0 is the service default of 5).
+func (p GCP) NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (lint.Limit, bool, error) {
+	project := f.Connections.GCP.ProjectID
+	if s.GCP != nil && s.GCP.ProjectID != "" {
+		project = s.GCP.ProjectID
+	}
+	c, err := p.Client(ctx, f, project)
+	if err != nil {
+		return lint.Limit{}, false, err
+	}
+	name := fmt.Sprintf("projects/%s/subscriptions/%s", project, s.ChannelName)
+	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
+	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			return lint.Limit{}, false, fmt.Errorf("subscription %s does not exist", name)
+		}
+		return lint.Limit{}, false, fmt.Errorf("subscription %s: %w", name, err)
+	}
+	dlp := sub.GetDeadLetterPolicy()
+	if dlp == nil {
+		return lint.Limit{}, false, nil
+	}
+	m := int(dlp.GetMaxDeliveryAttempts())
+	if m == 0 {
+		m = 5
+	}
+	return lint.Limit{Value: m, Field: "gcp.deadLetterPolicy.maxDeliveryAttempts"}, true, nil
+}

@@ -1,0 +1,222 @@
+package live_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/lint/rules"
+)
+
+func parse(t *testing.T, yaml string) *config.File {
+	t.Helper()
+	f, err := config.Parse("brighter.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func find(fs []lint.Finding, sub, rule string) *lint.Finding {
+	for i := range fs {
+		if fs[i].Subscription == sub && fs[i].RuleID == rule {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func dump(fs []lint.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "\n  %s: %s %s: %s", f.Pos, f.Severity, f.RuleID, f.Message)
+	}
+	return b.String()
+}
+
+// TestGCPDrift_R10 seeds a drift in the Pub/Sub emulator: the file says
+// maxDeliveryAttempts 10, the broker has 5; requeueCount 6 passes the file's
+// R-10 check but not the broker's.
+func TestGCPDrift_R10(t *testing.T) {
+	ctx := context.Background()
+	srv := pstest.NewServer()
+	t.Cleanup(func() { _ = srv.Close() })
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	client, err := pubsub.NewClient(ctx, "demo", option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	for _, topic := range []string{"payments", "payments-native", "refunds", "audit"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := func(name, topic string, dlp *pubsubpb.DeadLetterPolicy) {
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name: "projects/demo/subscriptions/" + name, Topic: "projects/demo/topics/" + topic, AckDeadlineSeconds: 30, DeadLetterPolicy: dlp,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("payments-sub", "payments", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 5})
+	mk("refunds-sub", "refunds", nil)
+	mk("audit-sub", "audit", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 10})
+
+	f := parse(t, `connections:
+  gcp:
+    projectId: demo
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    requeueCount: 6
+    deadLetterRoutingKey: payments-dlq
+    handler: {type: builtin, name: defer}
+    gcp:
+      deadLetterPolicy:
+        topic: payments-native
+        maxDeliveryAttempts: 10
+  - name: refunds
+    transport: gcp
+    channelName: refunds-sub
+    requeueCount: 3
+    deadLetterRoutingKey: refunds-dlq
+    handler: {type: builtin, name: defer}
+    gcp:
+      deadLetterPolicy:
+        topic: refunds-native
+        maxDeliveryAttempts: 10
+  - name: audit
+    transport: gcp
+    channelName: audit-sub
+    requeueCount: 3
+    deadLetterRoutingKey: audit-dlq
+    handler: {type: builtin, name: defer}
+    gcp:
+      deadLetterPolicy:
+        topic: audit-native
+        maxDeliveryAttempts: 10
+  - name: missing
+    transport: gcp
+    channelName: missing-sub
+    handler: {type: builtin, name: ack}
+`)
+	probers := map[config.Transport]live.Prober{config.TransportGCP: live.GCP{
+		Client: func(context.Context, *config.File, string) (*pubsub.Client, error) { return client, nil },
+	}}
+	fs := live.Check(ctx, f, probers, rules.Default())
+
+	if d := find(fs, "payments", lint.RuleNativeLimitDrift); d == nil || !strings.Contains(d.Message, "maxDeliveryAttempts 10 but the broker has 5") || d.Pos.Line != 14 {
+		t.Errorf("payments drift finding = %+v%s", d, dump(fs))
+	}
+	if o := find(fs, "payments", lint.RuleBudgetOutranked); o == nil || !strings.Contains(o.Message, "requeueCount 6 >= gcp.deadLetterPolicy.maxDeliveryAttempts 5 on the broker") {
+		t.Errorf("payments R-10 on the broker = %+v%s", o, dump(fs))
+	}
+	if d := find(fs, "refunds", lint.RuleNativeLimitDrift); d == nil || !strings.Contains(d.Message, "broker has no native limit") {
+		t.Errorf("refunds drift = %+v%s", d, dump(fs))
+	}
+	if find(fs, "refunds", lint.RuleBudgetOutranked) != nil {
+		t.Errorf("refunds has no native limit on the broker; R-10 reported%s", dump(fs))
+	}
+	for _, rule := range []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleLiveCheckFailed} {
+		if find(fs, "audit", rule) != nil {
+			t.Errorf("audit agrees with the broker; %s reported%s", rule, dump(fs))
+		}
+	}
+	if m := find(fs, "missing", lint.RuleLiveCheckFailed); m == nil || !strings.Contains(m.Message, "does not exist") {
+		t.Errorf("missing subscription = %+v%s", m, dump(fs))
+	}
+	if len(fs) != 4 {
+		t.Errorf("findings = %d, want 4%s", len(fs), dump(fs))
+	}
+}
+
+// TestSQSDrift_R10 seeds a drift on the SQS emulator (fauxqs): the file says
+// maxReceiveCount 5, the queue has 3.
+func TestSQSDrift_R10(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	emu, err := sqstest.Start(ctx)
+	if err != nil {
+		t.Fatalf("start the SQS emulator: %v", err)
+	}
+	t.Cleanup(emu.Stop)
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)
+	mk := func(name string, attrs map[string]string) {
+		if _, err := c.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(run+"-redrive", nil)
+	arn := "arn:aws:sqs:us-east-1:000000000000:" + run + "-redrive"
+	mk(run+"-orders", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":"3"}`})
+	mk(run+"-refunds", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":5}`})
+
+	f := parse(t, fmt.Sprintf(`subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: %[1]s-orders
+    requeueCount: 4
+    deadLetterRoutingKey: orders-dlq
+    handler: {type: builtin, name: defer}
+    sqs:
+      redrivePolicy:
+        deadLetterQueue: %[1]s-redrive
+        maxReceiveCount: 5
+  - name: refunds
+    transport: sqs
+    channelName: %[1]s-refunds
+    requeueCount: 3
+    deadLetterRoutingKey: refunds-dlq
+    handler: {type: builtin, name: defer}
+    sqs:
+      redrivePolicy:
+        deadLetterQueue: %[1]s-redrive
+        maxReceiveCount: 5
+  - name: gone
+    transport: sqs
+    channelName: %[1]s-gone
+    handler: {type: builtin, name: ack}
+`, run))
+	probers := map[config.Transport]live.Prober{config.TransportSQS: live.SQS{
+		Client: func(context.Context, *config.File) (live.SQSAPI, error) { return c.SQS, nil },
+	}}
+	fs := live.Check(ctx, f, probers, rules.Default())
+	if d := find(fs, "orders", lint.RuleNativeLimitDrift); d == nil || !strings.Contains(d.Message, "maxReceiveCount 5 but the broker has 3") {
+		t.Errorf("orders drift = %+v%s", d, dump(fs))
+	}
+	if o := find(fs, "orders", lint.RuleBudgetOutranked); o == nil || !strings.Contains(o.Message, "requeueCount 4 >= sqs.redrivePolicy.maxReceiveCount 3 on the broker") {
+		t.Errorf("orders R-10 on the broker = %+v%s", o, dump(fs))
+	}
+	if find(fs, "refunds", lint.RuleNativeLimitDrift) != nil || find(fs, "refunds", lint.RuleBudgetOutranked) != nil {
+		t.Errorf("refunds agrees with the broker (maxReceiveCount as a JSON number)%s", dump(fs))
+	}
+	if g := find(fs, "gone", lint.RuleLiveCheckFailed); g == nil {
+		t.Errorf("a missing queue gives no live-check-failed%s", dump(fs))
+	}
+	if len(fs) != 3 {
+		t.Errorf("findings = %d, want 3%s", len(fs), dump(fs))
+	}
+}
