@@ -204,7 +204,7 @@ func TestSARIF_ValidatesAgainstSchema(t *testing.T) {
 					RuleIndex int    `json:"ruleIndex"`
 					Locations []struct {
 						PhysicalLocation struct {
-							ArtifactLocation struct{ URI string } `json:"artifactLocation"`
+							ArtifactLocation struct{ URI string }    `json:"artifactLocation"`
 							Region           struct{ StartLine int } `json:"region"`
 						} `json:"physicalLocation"`
 					} `json:"locations"`
