@@ -113,6 +113,17 @@ func (l *Ledger) Note(transport, text string) {
 	}
 }
 
+// configOrder is the ledger's column order (GO-MAPPING's nine
+// configurations); any other configuration sorts after them by name.
+var configOrder = []string{"SqsStandard", "SqsFifo", "SnsStandard", "SnsFifo", "Pull", "PullOrdering", "Stream", "StreamOrdering", "RocketMq"}
+
+func configRank(c string) string {
+	if i := slices.Index(configOrder, c); i >= 0 {
+		return fmt.Sprintf("%02d", i)
+	}
+	return "99" + c
+}
+
 // Render returns docs/conformance.md: one table per transport, rows =
 // behaviours, columns = configuration x variant. Transports are sorted by
 // name; a cell never run is shown as "-".
@@ -131,7 +142,8 @@ func (l *Ledger) Render() string {
 	var deferred []string
 	for _, tr := range transports {
 		fmt.Fprintf(&b, "\n## %s\n\n| behaviour | requirement |", tr)
-		cols := l.configs[tr]
+		cols := slices.Clone(l.configs[tr])
+		sort.SliceStable(cols, func(i, j int) bool { return configRank(cols[i]) < configRank(cols[j]) })
 		for _, c := range cols {
 			fmt.Fprintf(&b, " %s R | %s P |", c, c)
 		}
