@@ -84,6 +84,7 @@ of Brighter (the .NET library).`,
 	root.AddCommand(newSendCmd(io, g))
 	root.AddCommand(newVersionCmd(io))
 	root.AddCommand(newLintCmd(io, g))
+	root.AddCommand(newDemoCmd(io, g))
 	return root
 }
 

@@ -35,6 +35,7 @@ func defaultTransports() transports {
 		config.TransportMemory:   &memoryTransport{},
 		config.TransportSQS:      &sqsTransport{},
 		config.TransportRocketMQ: rocketmqTransport{},
+		config.TransportGCP:      &gcpTransport{},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -139,6 +140,9 @@ type ChannelOptions struct {
 	// InvalidTopic is invalidMessageRoutingKey ("" for none); created with a
 	// subscription of the same id.
 	InvalidTopic string
+	// Labels are added to the subscription's labels (which always carry
+	// source=brighter); optional.
+	Labels map[string]string
 	// ProjectNumber derives the service agent; nil means
 	// ResourceManagerProjectNumber.
 	ProjectNumber ProjectNumberFunc
@@ -263,7 +267,7 @@ func (c *Channels) create(ctx context.Context) error {
 	}
 	sub := &pubsubpb.Subscription{
 		Name: c.sub(o.Subscription), Topic: c.topic(o.Topic), AckDeadlineSeconds: seconds(o.AckDeadline, DefaultAckDeadline),
-		EnableMessageOrdering: o.EnableMessageOrdering, Labels: map[string]string{"source": "brighter"},
+		EnableMessageOrdering: o.EnableMessageOrdering, Labels: subscriptionLabels(o.Labels),
 	}
 	if o.RequeueDelay > 0 {
 		maxDelay := o.MaxRequeueDelay
@@ -315,6 +319,13 @@ func (c *Channels) create(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// subscriptionLabels returns extra merged over source=brighter.
+func subscriptionLabels(extra map[string]string) map[string]string {
+	out := map[string]string{"source": "brighter"}
+	maps.Copy(out, extra)
+	return out
 }
 
 func lastSegment(name string) string {

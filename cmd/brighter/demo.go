@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/broker/gcp/gcpdemo"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// demoOptions carries demo's flags and dependencies.
+type demoOptions struct {
+	io          *IOStreams
+	global      *globalOptions
+	keepRunning bool
+	listen      string
+	mode        string
+	variant     string
+	writeConfig string
+	timeout     time.Duration
+	// wait blocks a --keep-running demo until the user stops it; tests may
+	// replace it.
+	wait func(ctx context.Context)
+}
+
+func newDemoCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &demoOptions{io: io, global: g, wait: func(ctx context.Context) {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		<-ctx.Done()
+	}}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Watch a poison message run down its budget on an embedded Pub/Sub emulator",
+		Long: `Tell the whole story on an in-process Google Cloud Pub/Sub emulator: no cloud,
+no Docker, nothing to configure.
+
+The demo creates a topic and a subscription with requeueCount 3 and a native
+DeadLetterPolicy of 5 attempts, publishes four orders, and runs the message
+pump with a handler that acknowledges the good ones, defers the poison one
+every time and rejects the malformed one as unacceptable. It narrates each
+delivery with its delivery count, the budget firing on the poison order's
+third delivery, and the routed messages with their rejection metadata, read
+back through the ordinary consumer. It ends by itself, exit status 0.
+
+The narration goes to stdout; logs go to stderr. With --keep-running the
+emulator stays up afterwards, and the demo prints the PUBSUB_EMULATOR_HOST
+and a subscriptions file to use with brighter consume, send and dlq.`,
+		Example: `  # The story, start to finish, in a few seconds
+  brighter demo
+
+  # Keep the emulator up and play with it from another terminal
+  brighter demo --keep-running
+  brighter send --config /tmp/brighter-demo.yaml --subscription orders --body '{"orderId": 7}'
+  brighter consume --config /tmp/brighter-demo.yaml
+  brighter dlq peek --config /tmp/brighter-demo.yaml orders`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.keepRunning, "keep-running", false, "leave the emulator running after the story (until Ctrl-C)")
+	fl.StringVar(&o.listen, "listen", "127.0.0.1:0", "the emulator's listen address (port 0: a free port)")
+	fl.StringVar(&o.mode, "mode", "stream", "Pub/Sub consumer: stream (streaming pull) or pull (unary pull)")
+	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
+	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: brighter-demo.yaml in the temporary directory)")
+	fl.DurationVar(&o.timeout, "timeout", time.Minute, "give up when the story has not ended after this long")
+	return cmd
+}
+
+func (o *demoOptions) run(ctx context.Context) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	v := pump.Variant(o.variant)
+	if v != pump.Reactor && v != pump.Proactor {
+		return usageErr(fmt.Errorf("--pump %q: valid values are reactor, proactor", o.variant))
+	}
+	if o.mode != "stream" && o.mode != "pull" {
+		return usageErr(fmt.Errorf("--mode %q: valid values are stream, pull", o.mode))
+	}
+	d, err := gcpdemo.Start(ctx, gcpdemo.Options{
+		Out: o.io.Out, Logger: logger, Color: o.io.Color, Listen: o.listen,
+		Mode: o.mode, Variant: v, Timeout: o.timeout,
+	})
+	if err != nil {
+		return failureErr(err)
+	}
+	defer d.Close()
+	if _, err := d.Run(ctx); err != nil {
+		return failureErr(err)
+	}
+	if !o.keepRunning {
+		d.Line("")
+		d.Line("Run it again with --keep-running to keep the emulator up and try brighter consume, send and dlq against it.")
+		return nil
+	}
+	path := o.writeConfig
+	if path == "" {
+		path = filepath.Join(os.TempDir(), "brighter-demo.yaml")
+	}
+	if err := os.WriteFile(path, d.SubscriptionsFile(), 0o644); err != nil {
+		return failureErr(fmt.Errorf("write the demo's subscriptions file: %w", err))
+	}
+	d.Heading("The emulator keeps running")
+	d.Line("  export PUBSUB_EMULATOR_HOST=%s", d.EmulatorHost())
+	d.Line("  subscriptions file: %s (it names the emulator itself, so the export is only for other tools)", path)
+	d.Line("")
+	d.Line("Try, in another terminal:")
+	d.Line("  brighter send --config %s --subscription orders --body '{\"orderId\": 7}'", path)
+	d.Line("  brighter consume --config %s     # a defer handler: the message is dead-lettered after 3 deliveries", path)
+	d.Line("  brighter dlq peek --config %s orders", path)
+	d.Line("")
+	d.Line("Press Ctrl-C to stop the emulator.")
+	o.wait(ctx)
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"cloud.google.com/go/pubsub/v2"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/config"
+)
+
+// gcpTransport wires subscriptions with transport: gcp (Google Cloud
+// Pub/Sub, pull or streaming pull). One client is made per project and
+// command, from connections.gcp: emulatorHost when set, else the client
+// library's own PUBSUB_EMULATOR_HOST handling, else the real service with
+// Application Default Credentials.
+type gcpTransport struct {
+	mu      sync.Mutex
+	clients map[string]*pubsub.Client
+}
+
+var _ transportFactory = (*gcpTransport)(nil)
+
+// gcpClientOptions returns the client options for connections.gcp: an
+// explicit emulator host dials it in plain text without credentials, as the
+// library does for PUBSUB_EMULATOR_HOST.
+func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
+	if c.EmulatorHost == "" {
+		return nil
+	}
+	return []option.ClientOption{
+		option.WithEndpoint(c.EmulatorHost),
+		option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		option.WithTelemetryDisabled(),
+	}
+}
+
+// client returns the command's client for the subscription's project.
+func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
+	project := f.Connections.GCP.ProjectID
+	if s.GCP != nil && s.GCP.ProjectID != "" {
+		project = s.GCP.ProjectID
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.clients[project]; c != nil {
+		return c, nil
+	}
+	c, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
+	if err != nil {
+		return nil, err
+	}
+	if t.clients == nil {
+		t.clients = map[string]*pubsub.Client{}
+	}
+	t.clients[project] = c
+	return c, nil
+}
+
+// gcpChannelOptions maps a subscription to the transport's channel options
+// (makeChannels, the subscription's settings, its DeadLetterPolicy and the
+// two rejection topics).
+func gcpChannelOptions(s *config.Subscription, logger *slog.Logger) gcp.ChannelOptions {
+	g := s.GCP
+	o := gcp.ChannelOptions{
+		Topic:                 s.RoutingKey,
+		Subscription:          s.ChannelName,
+		MakeChannels:          broker.MakeChannels(s.MakeChannels),
+		AckDeadline:           g.AckDeadline,
+		EnableMessageOrdering: g.EnableMessageOrdering,
+		RequeueDelay:          s.RequeueDelay,
+		MaxRequeueDelay:       g.MaxRequeueDelay,
+		RequeueCount:          s.RequeueCount,
+		DeadLetterTopic:       s.DeadLetterRoutingKey,
+		InvalidTopic:          s.InvalidMessageRoutingKey,
+		Labels:                g.Labels,
+		Logger:                logger,
+	}
+	if p := g.DeadLetterPolicy; p != nil {
+		o.DeadLetterPolicy = &gcp.DeadLetterPolicy{
+			Topic: p.Topic, Subscription: p.Subscription, MaxDeliveryAttempts: p.MaxDeliveryAttempts,
+			AckDeadline: p.AckDeadline, PublisherMember: p.PublisherMember, SubscriberMember: g.SubscriberMember,
+		}
+	}
+	return o
+}
+
+// gcpConsumer makes the pull or stream consumer of sub on c.
+func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, bufferSize int, routes bool, logger *slog.Logger) broker.Consumer {
+	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering})
+	o := gcp.ConsumerOptions{
+		Subscription: sub, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
+		MaxExtension: s.GCP.MaxExtension, Logger: logger,
+	}
+	if routes {
+		o.DeadLetterTopic, o.InvalidTopic = s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey
+	}
+	if s.GCP.Mode == config.GCPModePull {
+		return gcp.NewPullConsumer(c, pub, o)
+	}
+	return gcp.NewStreamConsumer(c, pub, o)
+}
+
+func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.client(ctx, f, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := gcp.NewChannels(c, gcpChannelOptions(s, logger)).EnsureChannels(ctx); err != nil {
+		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
+	}
+	consumer := gcpConsumer(c, s, s.ChannelName, s.BufferSize, true, logger)
+	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+}
+
+func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.client(ctx, f, s)
+	if err != nil {
+		return nil, err
+	}
+	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
+}
