@@ -1,0 +1,516 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// dlqOptions carries the flags every dlq subcommand shares and its
+// dependencies.
+type dlqOptions struct {
+	io         *IOStreams
+	global     *globalOptions
+	transports transports
+	now        func() time.Time
+
+	configPath string
+	invalid    bool
+	native     bool
+	dlq        bool
+	visibility time.Duration
+	wait       time.Duration
+	output     string
+
+	// connection settings for a destination named by URL
+	region, endpoint, profile string
+	sns                       bool
+
+	reasons []string
+	topics  []string
+	since   string
+	until   string
+	ids     []string
+	grep    string
+	limit   int
+}
+
+func newDLQCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &dlqOptions{io: io, global: g, transports: defaultTransports(), now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Inspect, summarise and replay dead-lettered messages",
+		Long: `Inspect the messages a subscription's consumers dead-lettered, find out why,
+and put a chosen set back where they came from.
+
+A destination is a subscription of the subscriptions file (its
+deadLetterRoutingKey by default, --invalid for invalidMessageRoutingKey,
+--native for the broker's own redrive target) or a URL:
+
+  sqs://QUEUE                       an SQS queue (FIFO when it ends in .fifo);
+                                    connection from --region, --endpoint,
+                                    --profile and the AWS environment
+  memory://QUEUE?file=out.jsonl     a queue inside a memory.output file
+
+Messages are read through the transport's ordinary consumer, so the count
+shown is the one the rejecting consumer stamped (R-28). peek and stats
+remove nothing: each message read is held invisible for --visibility while
+the scan runs and made visible again when it ends.
+
+On the memory transport the dead letters live in the subscription's
+memory.output file (JSON lines, every queue of the run): peek and stats read
+the queue named by deadLetterRoutingKey inside it, and replay rewrites the
+file, moving the replayed messages to their destination queue.`,
+	}
+	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
+	return cmd
+}
+
+// addCommon declares the flags every subcommand has.
+func (o *dlqOptions) addCommon(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file (for a subscription name)")
+	fl.BoolVar(&o.dlq, "dlq", false, "read the subscription's deadLetterRoutingKey (the default)")
+	fl.BoolVar(&o.invalid, "invalid", false, "read the subscription's invalidMessageRoutingKey")
+	fl.BoolVar(&o.native, "native", false, "read the broker's own redrive target (SQS redrivePolicy.deadLetterQueue)")
+	fl.DurationVar(&o.visibility, "visibility", 5*time.Minute, "how long each message read stays invisible while the scan runs")
+	fl.DurationVar(&o.wait, "wait", time.Second, "how long one receive waits; an empty receive ends the scan")
+	fl.StringVar(&o.region, "region", "", "AWS region for sqs:// (default: the AWS environment)")
+	fl.StringVar(&o.endpoint, "endpoint", "", "broker endpoint for a URL destination (e.g. http://localhost:4566)")
+	fl.StringVar(&o.profile, "profile", "", "AWS profile for sqs://")
+	fl.StringSliceVar(&o.reasons, "reason", nil, "only these rejection reasons: None, Unacceptable, DeliveryError, NativeRedrive (repeatable)")
+	fl.StringSliceVar(&o.topics, "topic", nil, "only these original topics; globs allowed (repeatable)")
+	fl.StringVar(&o.since, "since", "", "only messages rejected at or after this time (RFC 3339, or a duration ago: 2h)")
+	fl.StringVar(&o.until, "until", "", "only messages rejected before this time (RFC 3339, or a duration ago)")
+	fl.StringSliceVar(&o.ids, "id", nil, "only these message ids (repeatable)")
+	fl.StringVar(&o.grep, "grep", "", "only messages whose rejection message matches this regular expression")
+	fl.IntVar(&o.limit, "limit", 0, "select at most this many messages (0: all)")
+	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
+}
+
+// filter builds the selection from the flags; errors are usage errors.
+func (o *dlqOptions) filter() (inspect.Filter, error) {
+	f := inspect.Filter{Reasons: o.reasons, Topics: o.topics, IDs: o.ids, Limit: o.limit}
+	var err error
+	now := o.now()
+	if f.Since, err = inspect.ParseTimeBound("since", o.since, now); err != nil {
+		return f, usageErr(err)
+	}
+	if f.Until, err = inspect.ParseTimeBound("until", o.until, now); err != nil {
+		return f, usageErr(err)
+	}
+	if o.grep != "" {
+		if f.Grep, err = regexp.Compile(o.grep); err != nil {
+			return f, usageErr(fmt.Errorf("--grep: %w", err))
+		}
+	}
+	if err := f.Validate(); err != nil {
+		return f, usageErr(err)
+	}
+	if o.visibility <= 0 {
+		return f, usageErr(fmt.Errorf("--visibility %s: must be positive", o.visibility))
+	}
+	return f, nil
+}
+
+// which names the destination flag in use.
+func (o *dlqOptions) which() string {
+	switch {
+	case o.invalid:
+		return "invalid"
+	case o.native:
+		return "native"
+	}
+	return "dlq"
+}
+
+// resolve turns the argument (a subscription name or a URL) into a target.
+func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
+	if strings.Contains(arg, "://") {
+		return o.resolveURL(arg)
+	}
+	f, err := loadConfig(o.io, o.configPath)
+	if err != nil {
+		return nil, err
+	}
+	s := f.Subscription(arg)
+	if s == nil {
+		_, err := selectSubscriptions(f, []string{arg})
+		return nil, usageErr(err)
+	}
+	t := &dlqTarget{f: f, s: s}
+	switch o.which() {
+	case "invalid":
+		t.dest = s.InvalidMessageRoutingKey
+		if t.dest == "" {
+			return nil, usageErr(fmt.Errorf("%s: subscription %s has no invalidMessageRoutingKey: its unacceptable messages go to its dead-letter queue (use --dlq)", s.Pos("invalidMessageRoutingKey"), s.Name))
+		}
+	case "native":
+		switch {
+		case s.SQS != nil && s.SQS.RedrivePolicy != nil:
+			t.dest = s.SQS.RedrivePolicy.DeadLetterQueue
+		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil && s.GCP.DeadLetterPolicy.Subscription != "":
+			t.dest = s.GCP.DeadLetterPolicy.Subscription
+		case s.RocketMQ != nil:
+			t.dest = "%DLQ%" + s.RocketMQ.ConsumerGroup
+		default:
+			return nil, usageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy.subscription)", s.Pos("transport"), s.Name))
+		}
+	default:
+		t.dest = s.DeadLetterRoutingKey
+		if t.dest == "" {
+			return nil, usageErr(fmt.Errorf("%s: subscription %s has no deadLetterRoutingKey: its rejected messages are discarded, not dead-lettered (try --native)", s.Pos("deadLetterRoutingKey"), s.Name))
+		}
+	}
+	t.url = string(s.Transport) + "://" + t.dest
+	return t, nil
+}
+
+// resolveURL synthesises a subscription for a destination named by URL.
+func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
+	u, err := url.Parse(arg)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+	}
+	name := strings.TrimPrefix(u.Host+u.Path, "/")
+	if name == "" {
+		return nil, usageErr(fmt.Errorf("destination %q names no queue", arg))
+	}
+	f := &config.File{Path: "(command line)"}
+	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate}
+	switch u.Scheme {
+	case "sqs":
+		f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
+		s.Transport = config.TransportSQS
+		s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
+		if strings.HasSuffix(name, ".fifo") {
+			s.SQS.QueueType = config.QueueFIFO
+		}
+		if o.sns {
+			s.SQS.ChannelType = config.ChannelPubSub
+		}
+	case "memory":
+		file := u.Query().Get("file")
+		if file == "" {
+			return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
+		}
+		s.Transport = config.TransportMemory
+		s.Memory = &config.Memory{Output: file}
+	case "pubsub", "rocketmq":
+		return nil, usageErr(fmt.Errorf("destination %q: %s:// is not available in this build of dlq; address it by subscription name", arg, u.Scheme))
+	default:
+		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, memory", arg, u.Scheme))
+	}
+	return &dlqTarget{f: f, s: s, dest: name, url: u.Scheme + "://" + name}, nil
+}
+
+// open resolves the argument and opens the transport's reader over it.
+func (o *dlqOptions) open(ctx context.Context, arg string, rewrite bool, logger *slog.Logger) (*dlqTarget, dlqTransport, *openedChannel, error) {
+	t, err := o.resolve(arg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	factory, err := o.transports.get(t.s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dt, ok := factory.(dlqTransport)
+	if !ok {
+		return nil, nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.s.Transport))
+	}
+	ch, err := dt.dlqReader(ctx, t, dlqReadOptions{visibility: o.visibility, rewrite: rewrite}, logger)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, failureErr(fmt.Errorf("%s: open: %w", t.url, err))
+	}
+	return t, dt, ch, nil
+}
+
+func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
+	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, Logger: logger}
+}
+
+func (o *dlqOptions) checkOutput() error {
+	if o.output != "table" && o.output != "json" {
+		return usageErr(fmt.Errorf("--output %q: valid values are table, json", o.output))
+	}
+	return nil
+}
+
+func newDLQPeekCmd(o *dlqOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "peek SUBSCRIPTION|URL",
+		Short: "Show dead-lettered messages with their rejection metadata, removing nothing",
+		Long: `Show the messages of a dead-letter destination: id, original topic,
+rejection reason and message, when it was rejected, its handled count, type
+and age. A message without rejection metadata was moved by the broker's own
+redrive (R-9) and is shown as such.
+
+--output json prints one JSON object per line with every header, the bag and
+the body (base64 when it is not UTF-8): the format a memory.seed file takes.
+Output is streamed: memory stays flat however many messages there are.`,
+		Example: `  # Why were the orders subscription's messages dead-lettered?
+  brighter dlq peek orders --config brighter.yaml
+
+  # Only budget exhaustions of the last hour, as JSON lines
+  brighter dlq peek orders --reason DeliveryError --since 1h --output json
+
+  # A queue by URL, with the AWS environment's credentials
+  brighter dlq peek sqs://orders-dlq --grep 'timeout' --limit 20`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.runPeek(cmd.Context(), args[0]) },
+	}
+	o.addCommon(cmd)
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	if err := o.checkOutput(); err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	t, _, ch, err := o.open(ctx, arg, false, logger)
+	if err != nil {
+		return err
+	}
+	defer ch.close(context.WithoutCancel(ctx))
+	var out inspect.Exporter
+	if o.output == "json" {
+		out = inspect.NewJSONLines(o.io.Out)
+	} else {
+		out = inspect.NewTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now)
+	}
+	counts, err := inspect.Peek(ctx, o.source(t, ch, logger), f, out)
+	if err != nil {
+		return failureErr(fmt.Errorf("peek %s: %w", t.url, err))
+	}
+	fmt.Fprintf(o.io.ErrOut, "%s: %d shown, %d read\n", t.url, counts.Selected, counts.Scanned)
+	return nil
+}
+
+func newDLQStatsCmd(o *dlqOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats SUBSCRIPTION|URL",
+		Short: "Count dead-lettered messages by reason, original topic and rejection message",
+		Long: `Summarise a dead-letter destination: how many messages, the oldest and
+newest rejection, and counts grouped by rejection reason, original topic and
+rejection message (normalised, so ids and numbers do not split groups).
+Nothing is removed.`,
+		Example: `  brighter dlq stats orders --config brighter.yaml
+  brighter dlq stats sqs://orders-dlq --output json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.runStats(cmd.Context(), args[0]) },
+	}
+	o.addCommon(cmd)
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	if err := o.checkOutput(); err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	t, _, ch, err := o.open(ctx, arg, false, logger)
+	if err != nil {
+		return err
+	}
+	defer ch.close(context.WithoutCancel(ctx))
+	st, _, err := inspect.Collect(ctx, o.source(t, ch, logger), f)
+	if err != nil {
+		return failureErr(fmt.Errorf("stats %s: %w", t.url, err))
+	}
+	if o.output == "json" {
+		err = st.WriteJSON(o.io.Out)
+	} else {
+		err = st.WriteTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now())
+	}
+	if err != nil {
+		return failureErr(err)
+	}
+	return nil
+}
+
+// dlqReplayOptions are replay's own flags.
+type dlqReplayOptions struct {
+	*dlqOptions
+	to          string
+	newID       bool
+	keepCount   bool
+	dryRun      bool
+	rate        float64
+	confirmOver int
+	yes         bool
+}
+
+func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqReplayOptions{dlqOptions: parent}
+	cmd := &cobra.Command{
+		Use:   "replay SUBSCRIPTION|URL",
+		Short: "Send dead-lettered messages back where they came from, safely",
+		Long: `For each selected message, publish it to --to (default: its originalTopic)
+and only then remove it from the dead-letter destination. A failed publish
+leaves the message where it is and the replay goes on; a crash at any
+instant leaves every message in the dead-letter destination, at its
+destination, or both, never neither. The summary says how many were
+replayed, skipped (not selected) and failed; any failure exits 1.
+
+The replayed message keeps its id (or gets a new one with --new-id), body,
+attributes and correlation id, loses the five rejection keys and the
+receipt, records replayedFrom and replayedAt, and starts with handled count
+0 (unless --keep-count) so its redelivery budget starts afresh. On a FIFO
+queue it keeps its message group and gets a fresh deduplication id.
+
+A destination that does not exist is never created: those messages fail
+and stay. More than --confirm-over messages ask for confirmation on a
+terminal and need --yes otherwise.`,
+		Example: `  # See what would happen, then do it
+  brighter dlq replay orders --reason DeliveryError --dry-run
+  brighter dlq replay orders --reason DeliveryError --yes
+
+  # Ten a second, to a staging queue, with new ids
+  brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
+	}
+	o.addCommon(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue (default: its originalTopic)")
+	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
+	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
+	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
+	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
+	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
+	fl.BoolVar(&o.sns, "sns", false, "for sqs://: publish replays to SNS topics instead of SQS queues")
+	return cmd
+}
+
+func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	if o.rate < 0 {
+		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
+	}
+	if o.confirmOver < 0 {
+		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
+	}
+	t, dt, ch, err := o.open(ctx, arg, !o.dryRun, logger)
+	if err != nil {
+		return err
+	}
+	closeReader := func() error { return ch.close(context.WithoutCancel(ctx)) }
+	src := o.source(t, ch, logger)
+
+	total := -1
+	if !o.dryRun && !o.yes && (f.Limit == 0 || f.Limit > o.confirmOver) {
+		n, err := inspect.Count(ctx, src, f)
+		if err != nil {
+			_ = closeReader()
+			return failureErr(fmt.Errorf("replay %s: count: %w", t.url, err))
+		}
+		total = n
+		if n > o.confirmOver {
+			if ok, err := o.confirm(n, t.url); !ok {
+				_ = closeReader()
+				return err
+			}
+		}
+	}
+	opts := inspect.ReplayOptions{To: o.to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	var bar *inspect.Bar
+	if o.io.OutTTY {
+		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
+		opts.Progress = bar
+	} else {
+		opts.Progress = inspect.NewLines(o.io.Out)
+	}
+	var prod broker.Producer
+	if !o.dryRun {
+		if prod, err = dt.dlqProducer(ctx, t, logger); err != nil {
+			_ = closeReader()
+			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
+		}
+	}
+	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
+	cerr := closeReader()
+	if prod != nil {
+		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
+	}
+	return o.finish(bar, sum, rerr, cerr, t)
+}
+
+// replaySelf is the name a replay must not publish back into: the
+// destination being read.
+func replaySelf(t *dlqTarget) string { return t.dest }
+
+func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
+	if bar != nil {
+		bar.Finish()
+	}
+	if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+		return failureErr(err)
+	}
+	switch {
+	case rerr != nil:
+		return failureErr(fmt.Errorf("replay %s: %w", t.url, rerr))
+	case cerr != nil:
+		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
+	case sum.Failed > 0:
+		return failureErr(fmt.Errorf("replay %s: %d messages failed; they are still in the dead-letter destination (or in both places, as logged)", t.url, sum.Failed))
+	}
+	return nil
+}
+
+// confirm asks on a terminal; off one it refuses without --yes.
+func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
+	if !o.io.InTTY {
+		return false, usageErr(fmt.Errorf("%d messages selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", n, name, o.confirmOver))
+	}
+	fmt.Fprintf(o.io.ErrOut, "Replay %d messages from %s? [y/N] ", n, name)
+	line, err := bufio.NewReader(o.io.In).ReadString('\n')
+	if err != nil && line == "" {
+		return false, failureErr(fmt.Errorf("read confirmation: %w", err))
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, failureErr(errors.New("replay cancelled"))
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/config"
+)
+
+// dlqTarget is the destination a dlq command reads: a subscription's
+// dead-letter, invalid-message or native redrive destination, or one named
+// by URL (then f and s are synthesised from flags and environment).
+type dlqTarget struct {
+	f *config.File
+	s *config.Subscription
+	// dest is the destination's channel name as the subscriptions file
+	// writes it (the transport applies its own naming, e.g. SQS QueueName).
+	dest string
+	// url names the destination in output and in replayedFrom.
+	url string
+}
+
+// dlqReadOptions say how a dlq command reads.
+type dlqReadOptions struct {
+	// visibility is how long each received message stays invisible while a
+	// scan runs (released at once when it ends).
+	visibility time.Duration
+	// rewrite is set by replay: the memory transport writes its file back
+	// when the reader is closed.
+	rewrite bool
+}
+
+// dlqTransport is what a transport offers `brighter dlq`: its ORDINARY
+// consumer over a dead-letter / invalid / native destination (so counts are
+// the stamped ones, R-28) and a producer for replay that never creates a
+// missing destination (a replay to a topic that does not exist fails
+// cleanly). A transportFactory that does not implement it cannot be used
+// by dlq.
+type dlqTransport interface {
+	dlqReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
+	dlqProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
+}
+
+var (
+	_ dlqTransport = (*memoryTransport)(nil)
+	_ dlqTransport = (*sqsTransport)(nil)
+)
+
+// dlqReader reads the queue named t.dest inside the subscription's
+// memory.output JSON-lines file (every queue of the in-memory broker, as
+// consume dumped it). With rewrite, closing it writes the file back (to a
+// temporary file, then renamed over it), without the messages replay
+// removed and with the replayed copies in their destination queues.
+func (t *memoryTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	path := tg.s.Memory.Output
+	if path == "" {
+		return nil, usageErr(fmt.Errorf("%s: subscription %s has no memory.output file: the memory transport's dead letters live only in that file", tg.s.Pos("memory"), tg.s.Name))
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("memory.output: %w", err)
+	}
+	b := t.broker()
+	_, err = b.Load(ctx, fh, "")
+	fh.Close()
+	if err != nil {
+		return nil, fmt.Errorf("memory.output %s: %w", path, err)
+	}
+	c := b.NewConsumer(memory.ConsumerOptions{Queue: tg.dest, BufferSize: 10, VisibilityTimeout: o.visibility, Logger: logger})
+	closeFn := func(ctx context.Context) error {
+		if !o.rewrite {
+			return nil
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+		if err != nil {
+			return fmt.Errorf("rewrite memory.output: %w", err)
+		}
+		if err := errors.Join(b.Dump(tmp), tmp.Close()); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("rewrite memory.output %s: %w", path, err)
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("rewrite memory.output %s: %w", path, err)
+		}
+		return nil
+	}
+	return &openedChannel{consumer: c, close: closeFn}, nil
+}
+
+// dlqProducer publishes into the same in-memory broker the reader loaded.
+func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	return memory.Producer{B: t.broker()}, nil
+}
+
+// dlqReader is the SQS consumer over the destination queue, ten messages a
+// receive, each held for o.visibility. The rejection routes are empty: dlq
+// never rejects.
+func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.clientsFor(ctx, tg.f)
+	if err != nil {
+		return nil, err
+	}
+	q := tg.s.SQS
+	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
+		Queue: tg.dest, Fifo: q.QueueType == config.QueueFIFO,
+		Envelope:   q.ChannelType == config.ChannelPubSub && !q.RawMessageDelivery,
+		BufferSize: sqs.MaxBufferSize, VisibilityTimeout: min(o.visibility, config.MaxSQSVisibility), Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+}
+
+// dlqProducer sends to SQS queues (SNS topics for a pubSub subscription),
+// FIFO when the subscription is, and never creates a missing queue or topic.
+func (t *sqsTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.clientsFor(ctx, tg.f)
+	if err != nil {
+		return nil, err
+	}
+	return sqs.NewProducer(c, sqs.ProducerOptions{
+		SNS:          tg.s.SQS.ChannelType == config.ChannelPubSub,
+		Fifo:         tg.s.SQS.QueueType == config.QueueFIFO,
+		MakeChannels: broker.MakeValidate,
+	}), nil
+}

@@ -1,0 +1,82 @@
+package inspect
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Described is what an operator wants to know about a dead-lettered
+// message, read from its header and its rejection metadata (R-18).
+type Described struct {
+	// ID is the message id.
+	ID string
+	// OriginalTopic is the bag's originalTopic, or the message's own topic
+	// for a message moved by a native redrive.
+	OriginalTopic string
+	// Reason is the rejectionReason, or ReasonNativeRedrive when the message
+	// carries no rejection metadata (R-9).
+	Reason string
+	// RejectionMessage is the rejectionMessage ("" when none).
+	RejectionMessage string
+	// RejectedAt is the rejectionTimestamp (zero when none or unreadable).
+	RejectedAt time.Time
+	// HandledCount is the count the consumer presented: the stamped count
+	// for a routed copy (R-28).
+	HandledCount int
+	// MessageType is the originalMessageType, else the header's type.
+	MessageType string
+	// Timestamp is when the message was created.
+	Timestamp time.Time
+	// NativeRedrive is true when the message carries no rejection metadata.
+	NativeRedrive bool
+}
+
+// Describe reads a message's rejection metadata. It never fails: missing or
+// unreadable values are left empty.
+func Describe(m *message.Message) Described {
+	b := m.Header.Bag
+	d := Described{ID: m.Header.MessageID, HandledCount: m.Header.HandledCount, Timestamp: m.Header.Timestamp, MessageType: m.Header.MessageType.String()}
+	if !m.HasRejectionMetadata() {
+		d.NativeRedrive, d.Reason, d.OriginalTopic = true, ReasonNativeRedrive, m.Header.Topic
+		return d
+	}
+	d.OriginalTopic, _ = b.String(message.KeyOriginalTopic)
+	d.Reason, _ = b.String(message.KeyRejectionReason)
+	if d.Reason == "" {
+		d.Reason = message.ReasonNone.String()
+	}
+	d.RejectionMessage, _ = b.String(message.KeyRejectionMessage)
+	if s, ok := b.String(message.KeyRejectionTimestamp); ok {
+		d.RejectedAt, _ = message.ParseWireTime(s)
+	}
+	if s, ok := b.String(message.KeyOriginalMessageType); ok && s != "" {
+		d.MessageType = s
+	}
+	return d
+}
+
+var (
+	reUUID   = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	reHex    = regexp.MustCompile(`(?i)\b(?:0x)?[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b(?:0x)?[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
+	reNumber = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?`)
+	reSpace  = regexp.MustCompile(`\s+`)
+)
+
+// Normalise turns a rejection message into its group key for Stats: UUIDs
+// and hexadecimal ids (8 or more characters, mixing digits and letters)
+// become "<id>", other numbers "<n>", and runs of white space one space, so
+// "order 42 failed" and "order 43 failed" count together.
+func Normalise(s string) string {
+	s = reUUID.ReplaceAllString(s, "<id>")
+	s = reHex.ReplaceAllStringFunc(s, func(h string) string {
+		if len(strings.TrimPrefix(strings.ToLower(h), "0x")) < 8 {
+			return h
+		}
+		return "<id>"
+	})
+	s = reNumber.ReplaceAllString(s, "<n>")
+	return strings.TrimSpace(reSpace.ReplaceAllString(s, " "))
+}

@@ -1,0 +1,204 @@
+package inspect
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"charm.land/lipgloss/v2/table"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Exporter writes the messages a peek selects, one at a time, so nothing but
+// the current page is kept in memory.
+type Exporter interface {
+	// Write renders one message.
+	Write(m *message.Message) error
+	// Flush writes whatever is buffered (the last page of a table).
+	Flush() error
+}
+
+// Peek scans the source (see Scan) and writes every selected message to out.
+// Nothing is removed: every message is released when the scan ends, so a
+// second peek shows the same messages with the same counts (R-28, AC-41).
+// It returns the scan's counts and the first error of the scan or out.
+func Peek(ctx context.Context, src *Source, f Filter, out Exporter) (ScanCounts, error) {
+	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+		return false, out.Write(m)
+	})
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
+	return counts, err
+}
+
+// JSONLines is the Exporter of `--output json`: one message.Record per line,
+// exactly the shape message.MarshalRecordJSON writes and the memory
+// transport reads back (memory.seed), every header, the bag and the body
+// (base64 when not UTF-8).
+type JSONLines struct {
+	w *bufio.Writer
+}
+
+// NewJSONLines writes records to w.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: bufio.NewWriter(w)} }
+
+// Write writes m's record and a newline.
+func (j *JSONLines) Write(m *message.Message) error {
+	line, err := message.MarshalRecordJSON(m)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	if _, err := j.w.Write(line); err != nil {
+		return fmt.Errorf("write record of message %s: %w", m.Header.MessageID, err)
+	}
+	return nil
+}
+
+// Flush flushes the buffered lines.
+func (j *JSONLines) Flush() error {
+	if err := j.w.Flush(); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return nil
+}
+
+// TablePage is how many rows one rendered table holds: a peek streams one
+// table per page, so memory stays flat however many messages there are.
+const TablePage = 50
+
+// MessageWidth is how many characters of a rejection message a table shows.
+const MessageWidth = 48
+
+// Table is the Exporter of a peek's default output: a lipgloss table of id,
+// original topic, reason, rejection message (shortened), rejected at
+// (relative and absolute), handled count, message type and age. On a
+// terminal (Styled) it has borders and colour; otherwise it is plain
+// columns, one message per line after the header.
+type Table struct {
+	w      io.Writer
+	styled bool
+	now    func() time.Time
+	rows   [][]string
+}
+
+// NewTable renders to w; styled selects borders and colour (a terminal).
+// now is the clock for relative times (nil means time.Now).
+func NewTable(w io.Writer, styled bool, now func() time.Time) *Table {
+	if now == nil {
+		now = time.Now
+	}
+	return &Table{w: w, styled: styled, now: now}
+}
+
+// PeekHeaders are the column titles of the peek table.
+var PeekHeaders = []string{"ID", "ORIGINAL TOPIC", "REASON", "REJECTION MESSAGE", "REJECTED AT", "COUNT", "TYPE", "AGE"}
+
+// Write adds m's row; a full page is rendered at once.
+func (t *Table) Write(m *message.Message) error {
+	d := Describe(m)
+	now := t.now()
+	rejected := "-"
+	if !d.RejectedAt.IsZero() {
+		rejected = Ago(now, d.RejectedAt) + " (" + d.RejectedAt.Format(time.RFC3339) + ")"
+	}
+	reason := d.Reason
+	if d.NativeRedrive {
+		reason = "moved by broker redrive"
+	}
+	age := "-"
+	if !d.Timestamp.IsZero() {
+		age = Ago(now, d.Timestamp)
+	}
+	t.rows = append(t.rows, []string{d.ID, d.OriginalTopic, reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
+	if len(t.rows) >= TablePage {
+		return t.Flush()
+	}
+	return nil
+}
+
+// Flush renders the rows held.
+func (t *Table) Flush() error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	err := renderTable(t.w, t.styled, PeekHeaders, t.rows)
+	t.rows = t.rows[:0]
+	return err
+}
+
+var (
+	headerStyle = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")).Padding(0, 1)
+	cellStyle   = lipgloss.NewStyle().Padding(0, 1)
+	plainHeader = lipgloss.NewStyle().PaddingRight(2)
+	plainCell   = lipgloss.NewStyle().PaddingRight(2)
+)
+
+// renderTable writes one lipgloss table.
+func renderTable(w io.Writer, styled bool, headers []string, rows [][]string) error {
+	tb := table.New().Headers(headers...).Rows(rows...)
+	if styled {
+		tb = tb.Border(lipgloss.RoundedBorder()).StyleFunc(func(row, col int) lipgloss.Style {
+			if row == table.HeaderRow {
+				return headerStyle
+			}
+			return cellStyle
+		})
+	} else {
+		tb = tb.Border(lipgloss.HiddenBorder()).BorderTop(false).BorderBottom(false).BorderLeft(false).
+			BorderRight(false).BorderColumn(false).BorderHeader(false).StyleFunc(func(row, col int) lipgloss.Style {
+			if row == table.HeaderRow {
+				return plainHeader
+			}
+			return plainCell
+		})
+	}
+	s := tb.String()
+	if !styled {
+		// Trailing padding is noise in a pipe.
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimRight(l, " ")
+		}
+		s = strings.Join(lines, "\n")
+	}
+	if _, err := io.WriteString(w, s+"\n"); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+// Shorten cuts s to at most n runes, ending in "…" when cut; new lines
+// become spaces.
+func Shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n || n < 1 {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// Ago renders how long before now t was, coarsely: "45s ago", "12m ago",
+// "3h ago", "5d ago"; a future t is "in the future".
+func Ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+}

@@ -1,0 +1,196 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/time/rate"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// KeyDeduplicationID is the bag key of the FIFO deduplication id (SQS
+// MessageDeduplicationId, as Brighter names it). Replay writes a fresh one
+// on a message with a partition key, so SQS does not silently drop a
+// re-send inside its five-minute deduplication window.
+const KeyDeduplicationID = "messageDeduplicationId"
+
+// ErrNoDestination is returned (wrapped) for a message that names no
+// original topic (or only the destination it sits in) when no --to was
+// given.
+var ErrNoDestination = errors.New("no destination: the message carries no originalTopic; give --to")
+
+// ReplayOptions say how to replay.
+type ReplayOptions struct {
+	// To is the topic (or queue) every replayed message is published to;
+	// "" means each message's originalTopic.
+	To string
+	// NewID gives each replayed message a new id (a UUID).
+	NewID bool
+	// KeepCount keeps the presented HandledCount; by default it is reset to
+	// 0 so the replayed message's budget starts afresh (R-5).
+	KeepCount bool
+	// DryRun reports what would be replayed and changes nothing.
+	DryRun bool
+	// Rate limits publishes to this many per second; 0 means no limit.
+	Rate float64
+	// Progress is told about every selected message; nil means none.
+	Progress Progress
+	// Now is the clock for replayedAt; nil means time.Now.
+	Now func() time.Time
+}
+
+// Outcome is what happened to one selected message.
+type Outcome struct {
+	// ID is the message's id in the destination it was read from.
+	ID string
+	// NewID is the id it was published with (ID unless ReplayOptions.NewID).
+	NewID string
+	// Destination is where it was (or would be) published.
+	Destination string
+	// DryRun is true when nothing was done.
+	DryRun bool
+	// Err is why it failed; nil when it was replayed.
+	Err error
+}
+
+// Progress is told about every selected message of a replay, in order.
+type Progress interface {
+	Done(o Outcome)
+}
+
+// Summary is the end of a replay.
+type Summary struct {
+	// Replayed is how many were published and removed (or, with DryRun,
+	// would be).
+	Replayed int `json:"replayed"`
+	// Skipped is how many were read and not selected; they stay in place.
+	Skipped int `json:"skipped"`
+	// Failed is how many selected messages could not be replayed (each
+	// stays in the dead-letter destination) or were published but not
+	// removed (each is in both places).
+	Failed int `json:"failed"`
+	// DryRun is true when nothing was changed.
+	DryRun bool `json:"dryRun"`
+}
+
+// ReplayCopy returns the message to publish for m, read from the source
+// named from (a URL), and its destination. The copy keeps m's id (or gets a
+// new one with NewID), body, attributes, bag and correlation id; loses the
+// five rejection keys, the pump's RejectionReason text and the receipt;
+// records replayedFrom and replayedAt (RFC 3339, UTC); has HandledCount 0
+// unless KeepCount; has no delay; and, when it has a partition key (a FIFO
+// group), keeps it with a fresh deduplication id. The destination is o.To,
+// else the originalTopic (for a message moved by a native redrive, its own
+// topic); it returns ErrNoDestination when that is empty or is self (the
+// destination being read).
+func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time.Time) (*message.Message, string, error) {
+	dest := o.To
+	if dest == "" {
+		dest = Describe(m).OriginalTopic
+		if dest == "" || dest == self {
+			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoDestination)
+		}
+	}
+	c := m.Clone()
+	c.Receipt, c.DeliveryAttempt = nil, 0
+	message.StripRejection(c.Header.Bag)
+	delete(c.Header.Bag, "ReceiptHandle")
+	c.Header.Bag[message.KeyReplayedFrom] = from
+	c.Header.Bag[message.KeyReplayedAt] = now.UTC().Format(time.RFC3339Nano)
+	if c.Header.PartitionKey != "" {
+		c.Header.Bag[KeyDeduplicationID] = uuid.NewString()
+	} else {
+		delete(c.Header.Bag, KeyDeduplicationID)
+	}
+	if o.NewID {
+		c.Header.MessageID = uuid.NewString()
+	}
+	if !o.KeepCount {
+		c.Header.HandledCount = 0
+	}
+	c.Header.Delay = 0
+	c.Header.Topic = dest
+	return c, dest, nil
+}
+
+// Replay scans the source and, for each message the filter selects,
+// publishes its ReplayCopy with p and only then acknowledges (removes) it
+// from the source: a failed publish leaves the message where it was and the
+// replay goes on; a failed acknowledge leaves it in both places. At no
+// instant is a message in neither place. Messages not selected, not
+// replayed or not removed are released when the scan ends.
+//
+// It returns the summary and an error only when the scan itself failed
+// (receive, ctx); per-message failures are counted in Summary.Failed and
+// logged at Error with the message id.
+func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f Filter, o ReplayOptions) (Summary, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	var lim *rate.Limiter
+	if o.Rate > 0 {
+		lim = rate.NewLimiter(rate.Limit(o.Rate), 1)
+	}
+	log := src.logger()
+	sum := Summary{DryRun: o.DryRun}
+	report := func(out Outcome) {
+		if out.Err != nil {
+			sum.Failed++
+		} else {
+			sum.Replayed++
+		}
+		if o.Progress != nil {
+			o.Progress.Done(out)
+		}
+	}
+	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+		id := m.Header.MessageID
+		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
+		if err != nil {
+			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "error", err)
+			report(Outcome{ID: id, Err: err})
+			return false, nil
+		}
+		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun}
+		if o.DryRun {
+			report(out)
+			return false, nil
+		}
+		if lim != nil {
+			if err := lim.Wait(ctx); err != nil {
+				return false, fmt.Errorf("replay: %w", err)
+			}
+		}
+		if err := p.Send(ctx, c); err != nil {
+			out.Err = fmt.Errorf("publish to %s: %w", dest, err)
+			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", dest, "error", err)
+			report(out)
+			return false, nil
+		}
+		if err := src.Consumer.Acknowledge(ctx, m); err != nil {
+			out.Err = fmt.Errorf("published to %s but not removed from %s (it is now in both places): %w", dest, src.Name, err)
+			log.ErrorContext(ctx, LogRemoveFailed, "message_id", id, "source", src.Name, "destination", dest, "error", err)
+			report(out)
+			return false, nil
+		}
+		log.InfoContext(ctx, LogReplayed, "message_id", id, "new_id", c.Header.MessageID, "source", src.Name, "destination", dest)
+		report(out)
+		return true, nil
+	})
+	sum.Skipped = counts.Skipped
+	return sum, err
+}
+
+// Count scans the source and returns how many messages the filter selects
+// (at most its limit); nothing is removed. Replay uses it to ask for
+// confirmation before a large replay.
+func Count(ctx context.Context, src *Source, f Filter) (int, error) {
+	counts, err := Scan(ctx, src, f, func(context.Context, *message.Message) (bool, error) { return false, nil })
+	return counts.Selected, err
+}

@@ -1,0 +1,215 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Defaults of a Source.
+const (
+	// DefaultWait is how long one receive of a scan waits for messages; a
+	// receive that returns none ends the scan.
+	DefaultWait = time.Second
+	// DefaultReleaseWorkers is how many releases run at once when a scan
+	// ends.
+	DefaultReleaseWorkers = 16
+	// staleBatches is how many receives in a row may bring only messages the
+	// scan has seen (their hold lapsed) before it stops.
+	staleBatches = 3
+)
+
+// Stable log message texts of this package (tests match them).
+const (
+	LogReleaseFailed = "dlq message could not be released; it reappears when its visibility timeout lapses"
+	LogReplayed      = "dlq message replayed"
+	LogReplayFailed  = "dlq message replay failed; it stays in the dead-letter destination"
+	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
+)
+
+// Source is a destination to inspect, read through the transport's
+// ordinary consumer.
+type Source struct {
+	// Consumer reads the destination. It should hold each received message
+	// invisible for longer than the scan takes (the commands ask for a
+	// visibility timeout of several minutes).
+	Consumer broker.Consumer
+	// Name names the destination in replayedFrom and in messages, as a URL
+	// (sqs://orders-dlq, memory://orders-dlq).
+	Name string
+	// Wait is how long one receive waits; 0 means DefaultWait. A receive
+	// that brings nothing ends the scan.
+	Wait time.Duration
+	// ReleaseWorkers is how many releases run at once; 0 means
+	// DefaultReleaseWorkers.
+	ReleaseWorkers int
+	// Logger receives the package's records; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (s *Source) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}
+
+// Visit is called for each selected message of a scan. It returns removed
+// true when it acknowledged (removed) the message itself; otherwise the scan
+// releases the message when it ends. An error stops the scan.
+type Visit func(ctx context.Context, m *message.Message) (removed bool, err error)
+
+// ScanCounts reports what a scan saw.
+type ScanCounts struct {
+	// Scanned is how many distinct messages were received.
+	Scanned int
+	// Selected is how many passed the filter (at most Filter.Limit).
+	Selected int
+	// Skipped is Scanned - Selected: received, not selected, left in place.
+	Skipped int
+	// ReleaseFailed is how many held messages could not be released at once
+	// (they reappear when their visibility timeout lapses).
+	ReleaseFailed int
+}
+
+// held is what a scan keeps per message until it releases it: the id for
+// logs and the transport's receipt.
+type held struct {
+	id      string
+	receipt any
+}
+
+// identity is the key a scan recognises a message it has seen by: its id
+// and, for a routed copy, its rejection time, so a message rejected twice
+// (after a replay) is two entries, while a re-read of one stored copy is one.
+func identity(m *message.Message) string {
+	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
+	return m.Header.MessageID + "\x00" + ts
+}
+
+// Scan reads the source until a receive brings nothing (or only messages it
+// has already seen, staleBatches times in a row), the filter's limit is
+// reached, visit fails or ctx ends. Each distinct message that passes f is
+// handed to visit; every message visit did not remove, selected or not, is
+// held (kept invisible) and released at once when the scan ends, so a scan
+// never removes anything by itself and reads each message once. Memory grows
+// with a receipt and an identity key per message, never with bodies.
+//
+// It returns the counts and the first error of receive, visit or ctx; the
+// releases happen even then (with ctx's values but not its cancellation).
+func Scan(ctx context.Context, src *Source, f Filter, visit Visit) (ScanCounts, error) {
+	var (
+		counts ScanCounts
+		hold   []held
+		seen   = map[string]struct{}{}
+		stale  int
+		err    error
+	)
+	wait := src.Wait
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+scan:
+	for ctx.Err() == nil {
+		ms, rerr := src.Consumer.Receive(ctx, wait)
+		if rerr != nil {
+			err = fmt.Errorf("receive from %s: %w", src.Name, rerr)
+			break
+		}
+		if len(ms) == 0 {
+			break
+		}
+		fresh := false
+		for i, m := range ms {
+			if m.Header.MessageType == message.MTQuit {
+				continue
+			}
+			key := identity(m)
+			if _, dup := seen[key]; dup {
+				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+				continue
+			}
+			fresh = true
+			seen[key] = struct{}{}
+			counts.Scanned++
+			if (f.Limit > 0 && counts.Selected >= f.Limit) || !f.Match(m) {
+				counts.Skipped++
+				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+				continue
+			}
+			counts.Selected++
+			removed, verr := visit(ctx, m)
+			if !removed {
+				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+			}
+			if verr != nil {
+				err = verr
+				for _, rest := range ms[i+1:] {
+					hold = append(hold, held{rest.Header.MessageID, rest.Receipt})
+				}
+				break scan
+			}
+			if f.Limit > 0 && counts.Selected >= f.Limit {
+				for _, rest := range ms[i+1:] {
+					hold = append(hold, held{rest.Header.MessageID, rest.Receipt})
+				}
+				break scan
+			}
+		}
+		if fresh {
+			stale = 0
+		} else if stale++; stale >= staleBatches {
+			break
+		}
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	counts.ReleaseFailed = release(context.WithoutCancel(ctx), src, hold)
+	return counts, err
+}
+
+// release makes every held message visible again at once, several at a
+// time, and returns how many failed (each logged with its id).
+func release(ctx context.Context, src *Source, hold []held) int {
+	if len(hold) == 0 {
+		return 0
+	}
+	workers := src.ReleaseWorkers
+	if workers <= 0 {
+		workers = DefaultReleaseWorkers
+	}
+	workers = min(workers, len(hold))
+	var (
+		mu     sync.Mutex
+		failed int
+		wg     sync.WaitGroup
+		next   = make(chan held)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range next {
+				m := &message.Message{Header: message.Header{MessageID: h.id}, Receipt: h.receipt}
+				if err := src.Consumer.Requeue(ctx, m, 0); err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+					src.logger().WarnContext(ctx, LogReleaseFailed, "message_id", h.id, "source", src.Name, "error", err)
+				}
+			}
+		}()
+	}
+	for _, h := range hold {
+		next <- h
+	}
+	close(next)
+	wg.Wait()
+	return failed
+}

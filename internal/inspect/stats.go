@@ -1,0 +1,145 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Group is one line of Stats: the messages that share a rejection reason, an
+// original topic and a normalised rejection message.
+type Group struct {
+	Reason        string    `json:"reason"`
+	OriginalTopic string    `json:"originalTopic"`
+	Message       string    `json:"message"`
+	Count         int       `json:"count"`
+	Oldest        time.Time `json:"oldest"`
+	Newest        time.Time `json:"newest"`
+}
+
+// Stats summarises a destination: totals, oldest and newest rejection, and
+// counts by reason, by original topic and by group. Its JSON form is what
+// `brighter dlq stats --output json` prints.
+type Stats struct {
+	Source   string         `json:"source"`
+	Total    int            `json:"total"`
+	Oldest   *time.Time     `json:"oldest"`
+	Newest   *time.Time     `json:"newest"`
+	ByReason map[string]int `json:"byReason"`
+	ByTopic  map[string]int `json:"byTopic"`
+	Groups   []Group        `json:"groups"`
+}
+
+type groupKey struct{ reason, topic, msg string }
+
+// Collect scans the source (nothing is removed) and summarises the messages
+// the filter selects. Memory grows with the number of groups, not of
+// messages. Groups are sorted by count, largest first, then by key.
+func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, error) {
+	st := &Stats{Source: src.Name, ByReason: map[string]int{}, ByTopic: map[string]int{}}
+	groups := map[groupKey]*Group{}
+	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+		st.add(groups, m)
+		return false, nil
+	})
+	st.Groups = make([]Group, 0, len(groups))
+	for _, g := range groups {
+		st.Groups = append(st.Groups, *g)
+	}
+	sort.Slice(st.Groups, func(i, j int) bool {
+		a, b := st.Groups[i], st.Groups[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if a.Reason != b.Reason {
+			return a.Reason < b.Reason
+		}
+		if a.OriginalTopic != b.OriginalTopic {
+			return a.OriginalTopic < b.OriginalTopic
+		}
+		return a.Message < b.Message
+	})
+	return st, counts, err
+}
+
+func (st *Stats) add(groups map[groupKey]*Group, m *message.Message) {
+	d := Describe(m)
+	at := d.RejectedAt
+	if at.IsZero() {
+		at = d.Timestamp
+	}
+	st.Total++
+	st.ByReason[d.Reason]++
+	st.ByTopic[d.OriginalTopic]++
+	if !at.IsZero() {
+		if st.Oldest == nil || at.Before(*st.Oldest) {
+			t := at
+			st.Oldest = &t
+		}
+		if st.Newest == nil || at.After(*st.Newest) {
+			t := at
+			st.Newest = &t
+		}
+	}
+	k := groupKey{d.Reason, d.OriginalTopic, Normalise(d.RejectionMessage)}
+	g := groups[k]
+	if g == nil {
+		g = &Group{Reason: k.reason, OriginalTopic: k.topic, Message: k.msg}
+		groups[k] = g
+	}
+	g.Count++
+	if !at.IsZero() {
+		if g.Oldest.IsZero() || at.Before(g.Oldest) {
+			g.Oldest = at
+		}
+		if at.After(g.Newest) {
+			g.Newest = at
+		}
+	}
+}
+
+// WriteJSON writes the stats as one indented JSON object.
+func (st *Stats) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(st); err != nil {
+		return fmt.Errorf("write stats: %w", err)
+	}
+	return nil
+}
+
+// StatsHeaders are the column titles of the stats table.
+var StatsHeaders = []string{"COUNT", "REASON", "ORIGINAL TOPIC", "REJECTION MESSAGE (normalised)", "OLDEST", "NEWEST"}
+
+// WriteTable writes a summary line and a table of the groups; styled as for
+// NewTable.
+func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
+	span := ""
+	if st.Oldest != nil && st.Newest != nil {
+		span = fmt.Sprintf(", oldest %s, newest %s", Ago(now, *st.Oldest), Ago(now, *st.Newest))
+	}
+	if _, err := fmt.Fprintf(w, "%s: %d messages%s\n", st.Source, st.Total, span); err != nil {
+		return fmt.Errorf("write stats: %w", err)
+	}
+	if len(st.Groups) == 0 {
+		return nil
+	}
+	rows := make([][]string, 0, len(st.Groups))
+	for _, g := range st.Groups {
+		rows = append(rows, []string{strconv.Itoa(g.Count), g.Reason, g.OriginalTopic, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+	}
+	return renderTable(w, styled, StatsHeaders, rows)
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return Ago(now, t)
+}
