@@ -108,6 +108,7 @@ func (st *Stats) add(groups map[groupKey]*Group, m *message.Message) {
 func (st *Stats) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(st); err != nil {
 		return fmt.Errorf("write stats: %w", err)
 	}
