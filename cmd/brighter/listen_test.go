@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/tui"
+)
+
+// listenSyncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type listenSyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *listenSyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *listenSyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// listenAddr waits for the listener's log line and returns its address.
+func listenAddr(t *testing.T, logs *listenSyncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == observe.LogListening {
+				return l.Addr
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %q log line:\n%s", observe.LogListening, logs.String())
+	return ""
+}
+
+// End to end on the memory transport (issue 8): `consume --listen` with a
+// deferring builtin handler and requeueCount 3; the dashboard model, fed
+// from /events and /metrics exactly as `brighter watch` feeds it, shows the
+// delivery count rising to the budget and the DeliveryError rejection to
+// the dead-letter route (R-4, R-5, R-16).
+func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "brighter.yaml")
+	seed := filepath.Join(dir, "in.jsonl")
+	listenMust(t, os.WriteFile(seed, []byte(`{"id":"poison-1","topic":"orders","messageType":"MT_COMMAND","body":"{\"poison\":true}"}`+"\n"), 0o644))
+	listenMust(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`subscriptions:
+  - name: orders
+    transport: memory
+    messagePumpType: reactor
+    requeueCount: 3
+    requeueDelay: 20ms
+    emptyChannelDelay: 10ms
+    deadLetterRoutingKey: orders-dlq
+    handler: {type: builtin, name: defer}
+    memory:
+      seed: %s
+`, seed)), 0o644))
+
+	logs := &listenSyncBuffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: logs, Getenv: func(string) (string, bool) { return "", false }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, io, []string{"consume", "--config", cfg, "--listen", "127.0.0.1:0", "--log-format", "json"})
+	}()
+	base := "http://" + listenAddr(t, logs)
+
+	// Ready once the channel is open.
+	listenWaitUntil(t, "ready", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+
+	// The watch side: the same Watch, Batcher and Model as `brighter watch`.
+	msgs := make(chan tea.Msg, 1024)
+	send := func(m tea.Msg) { msgs <- m }
+	b := tui.NewBatcher(20*time.Millisecond, 0)
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	go b.Run(wctx, send)
+	go tui.Watch(wctx, http.DefaultClient, base, b, send)
+
+	var model tea.Model = tui.New(tui.Options{Targets: []string{base}, NoColor: true, Tick: -1})
+	var counts []int
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case m := <-msgs:
+			if em, ok := m.(tui.EventsMsg); ok {
+				for _, r := range em.Records {
+					if r.MessageID == "poison-1" && (r.Kind == "received" || r.Kind == "deferred" || r.Kind == "rejected") {
+						counts = append(counts, r.DeliveryCount)
+					}
+				}
+			}
+			model, _ = model.Update(m)
+		case <-deadline:
+			t.Fatalf("dashboard never showed the rejection; counts %v; screen:\n%s", counts, ansi.Strip(model.(tui.Model).Render()))
+		}
+		screen := ansi.Strip(model.(tui.Model).Render())
+		if strings.Contains(screen, "DeliveryError") && strings.Contains(screen, "1/1 targets connected") {
+			for _, want := range []string{"poison-1", "██████████ 3/3", "rejected", "dead-letter", "orders-dlq"} {
+				if !strings.Contains(screen, want) {
+					t.Fatalf("screen lacks %q:\n%s", want, screen)
+				}
+			}
+			break
+		}
+	}
+	// The count climbed one step per delivery to the budget:
+	// received 0, deferred 1, received 1, deferred 2, received 2, rejected 3.
+	if got, want := fmt.Sprint(counts), "[0 1 1 2 2 3]"; got != want {
+		t.Fatalf("poison-1 delivery counts seen = %s, want %s", got, want)
+	}
+
+	// /metrics agrees, and the DLQ depth is reported from the memory broker.
+	listenWaitUntil(t, "dlq depth 1 in /metrics", func() bool {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		totals, err := observe.ParseTotals(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := totals["orders"]
+		return o.Received == 3 && o.Deferred == 2 && o.Rejected == 1 && o.BudgetExhausted == 1 && o.HasDLQDepth && o.DLQDepth == 1
+	})
+
+	cancel()
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Fatalf("consume exited %d; logs:\n%s", code, logs.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("consume did not stop")
+	}
+}
+
+func TestConsumeListen_BadAddressIsUsageError(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte("subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, name: ack}\n"), 0o644))
+	errOut := &listenSyncBuffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: errOut, Getenv: func(string) (string, bool) { return "", false }}
+	if code := run(context.Background(), io, []string{"consume", "--config", cfg, "--listen", "nope"}); code != exitUsage {
+		t.Fatalf("exit %d, want %d: %s", code, exitUsage, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "--listen") {
+		t.Fatalf("error does not name --listen: %s", errOut.String())
+	}
+}
+
+func TestNormaliseTargets(t *testing.T) {
+	got, err := normaliseTargets([]string{"127.0.0.1:9464", "https://a.example/"})
+	if err != nil || fmt.Sprint(got) != "[http://127.0.0.1:9464 https://a.example]" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if _, err := normaliseTargets([]string{"ftp://x"}); err == nil {
+		t.Fatal("ftp target accepted")
+	}
+}
+
+func listenMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listenWaitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
