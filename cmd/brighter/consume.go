@@ -24,6 +24,9 @@ type consumeOptions struct {
 	configPath    string
 	subscriptions []string
 	transports    transports
+	// listen is --listen (observability address, "" = off); tui is --tui.
+	listen string
+	tui    bool
 	// signals delivers SIGINT/SIGTERM; tests may replace it.
 	signals func() (<-chan os.Signal, func())
 	// exit ends the process on a second signal.
@@ -53,7 +56,10 @@ messages to the broker.`,
   brighter consume --config brighter.yaml
 
   # Run one subscription, logging JSON at debug level
-  brighter consume --config brighter.yaml --subscription orders --log-format json --log-level debug`,
+  brighter consume --config brighter.yaml --subscription orders --log-format json --log-level debug
+
+  # Serve Prometheus metrics, health and the event stream on 127.0.0.1:9464
+  brighter consume --config brighter.yaml --listen 9464`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context())
@@ -61,6 +67,8 @@ messages to the broker.`,
 	}
 	cmd.Flags().StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file")
 	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
+	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
+	cmd.Flags().BoolVar(&o.tui, "tui", false, "show the live dashboard (brighter watch) in this terminal")
 	return cmd
 }
 
@@ -133,6 +141,14 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		return usageErr(err)
 	}
 	logStartupFindings(logger, f, subs)
+	if o.tui {
+		logger = quietForTUI(o.io, logger)
+	}
+	obs, err := o.startObservers(ctx, logger, subs)
+	if err != nil {
+		return err
+	}
+	defer obs.close(context.WithoutCancel(ctx))
 
 	// Build everything before any pump starts: a bad handler or transport
 	// setting is a configuration error (exit 2) before messages move.
@@ -166,7 +182,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 			closeAll()
 			return failureErr(fmt.Errorf("subscription %s: open channel: %w", s.Name, err))
 		}
-		p, err := pump.New(ch.consumer, h, pumpOptions(s), pump.LogObserver{Logger: logger})
+		obs.addDepth(o.transports, s, ch.consumer)
+		p, err := pump.New(ch.consumer, h, pumpOptions(s), obs.observers(pump.LogObserver{Logger: logger})...)
 		if err != nil {
 			_ = ch.close(ctx)
 			closeAll()
@@ -197,6 +214,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}()
 
 	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
+	obs.running(runCtx)
+	defer o.startTUI(runCtx, stop, obs)()
 	var wg sync.WaitGroup
 	errs := make([]error, len(units))
 	for i, u := range units {
