@@ -268,8 +268,8 @@ func TestReplay_FIFOKeepsGroup(t *testing.T) {
 	makeQueues(t, c, queue, dlq, true)
 	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
 	p := sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate})
+	deadLetter(t, c, dlq, "f1", qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-7")
 	for round := 1; round <= 2; round++ {
-		deadLetter(t, c, dlq, "f1", qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-7")
 		src := source(reader(t, c, dlq, true), dn)
 		sum, err := inspect.Replay(context.Background(), src, dn, p, inspect.Filter{}, inspect.ReplayOptions{})
 		if err != nil || sum.Replayed != 1 {
@@ -278,6 +278,12 @@ func TestReplay_FIFOKeepsGroup(t *testing.T) {
 		m := drain(t, c, qn, true, 1)[0]
 		if m.Header.PartitionKey != "customer-7" || m.Header.MessageID != "f1" {
 			t.Fatalf("round %d: got group %q id %s, want customer-7 f1", round, m.Header.PartitionKey, m.Header.MessageID)
+		}
+		// It fails again and the Router dead-letters it again, carrying the
+		// deduplication id it arrived with: the next replay must not reuse it.
+		again := message.Stamp(m, dn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "again"}, time.Now())
+		if err := p.Send(context.Background(), again); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
