@@ -1,0 +1,134 @@
+package inspect_test
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+func routed(id, topic string, reason message.RejectionReason, desc string, at time.Time) *message.Message {
+	m := message.New(id, topic, message.MTCommand, []byte("{}"))
+	return message.Stamp(m, "dlq", message.Rejection{Reason: reason, Description: desc}, at)
+}
+
+func TestNormalise(t *testing.T) {
+	for in, want := range map[string]string{
+		"order 42 failed":                                   "order <n> failed",
+		"order 43  failed\n":                                "order <n> failed",
+		"id 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b not found": "id <id> not found",
+		"trace deadbeef01 lost":                             "trace <id> lost",
+		"no customer":                                       "no customer",
+	} {
+		if got := inspect.Normalise(in); got != want {
+			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFilter_Match_R9(t *testing.T) {
+	now := time.Now()
+	m := routed("a", "orders", message.ReasonDeliveryError, "timed out", now)
+	native := message.New("n", "orders", message.MTEvent, nil) // moved by the broker: no metadata
+	cases := []struct {
+		f    inspect.Filter
+		m    *message.Message
+		want bool
+	}{
+		{inspect.Filter{}, m, true},
+		{inspect.Filter{Reasons: []string{"deliveryerror"}}, m, true},
+		{inspect.Filter{Reasons: []string{"Unacceptable"}}, m, false},
+		{inspect.Filter{Reasons: []string{"native"}}, native, true},
+		{inspect.Filter{Reasons: []string{"native"}}, m, false},
+		{inspect.Filter{Topics: []string{"ord*"}}, m, true},
+		{inspect.Filter{Topics: []string{"payments"}}, m, false},
+		{inspect.Filter{Since: now.Add(-time.Minute)}, m, true},
+		{inspect.Filter{Since: now.Add(time.Minute)}, m, false},
+		{inspect.Filter{Until: now.Add(-time.Minute)}, m, false},
+		{inspect.Filter{IDs: []string{"b", "a"}}, m, true},
+		{inspect.Filter{IDs: []string{"b"}}, m, false},
+		{inspect.Filter{Grep: regexp.MustCompile("time.*out")}, m, true},
+		{inspect.Filter{Grep: regexp.MustCompile("refused")}, m, false},
+	}
+	for i, c := range cases {
+		if got := c.f.Match(c.m); got != c.want {
+			t.Errorf("case %d: Match = %v, want %v", i, got, c.want)
+		}
+	}
+	if d := inspect.Describe(native); !d.NativeRedrive || d.Reason != inspect.ReasonNativeRedrive {
+		t.Errorf("native message described as %+v", d)
+	}
+}
+
+func TestFilter_Validate(t *testing.T) {
+	for _, f := range []inspect.Filter{{Reasons: []string{"Nope"}}, {Topics: []string{"["}}, {Limit: -1}, {Since: time.Now(), Until: time.Now().Add(-time.Hour)}} {
+		if err := f.Validate(); err == nil {
+			t.Errorf("%+v: no error", f)
+		}
+	}
+	if _, err := inspect.ParseTimeBound("since", "yesterday", time.Now()); err == nil {
+		t.Error("ParseTimeBound accepted yesterday")
+	}
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	if got, _ := inspect.ParseTimeBound("since", "2h", now); !got.Equal(now.Add(-2 * time.Hour)) {
+		t.Errorf("2h ago = %v", got)
+	}
+}
+
+func TestReplayCopy_R5(t *testing.T) {
+	m := routed("a", "orders", message.ReasonDeliveryError, "x", time.Now())
+	m.Header.HandledCount, m.Receipt, m.Header.PartitionKey = 4, "rcpt", "g1"
+	m.Header.Bag[inspect.KeyDeduplicationID] = "old"
+	c, dest, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{}, time.Now())
+	if err != nil || dest != "orders" {
+		t.Fatalf("dest %q err %v", dest, err)
+	}
+	if c.Receipt != nil || c.Header.HandledCount != 0 || c.Header.Topic != "orders" || c.Header.PartitionKey != "g1" || c.HasRejectionMetadata() {
+		t.Errorf("copy %+v", c.Header)
+	}
+	if c.Header.Bag[inspect.KeyDeduplicationID] == "old" || c.Header.Bag[message.KeyReplayedFrom] != "sqs://dlq" {
+		t.Errorf("bag %v", c.Header.Bag)
+	}
+	if m.Header.HandledCount != 4 || !m.HasRejectionMetadata() {
+		t.Error("ReplayCopy changed the original")
+	}
+	native := message.New("n", "dlq", message.MTEvent, nil)
+	if _, _, err := inspect.ReplayCopy(native, "sqs://dlq", "dlq", inspect.ReplayOptions{}, time.Now()); !errors.Is(err, inspect.ErrNoDestination) {
+		t.Errorf("replay into itself: %v", err)
+	}
+}
+
+func TestTable_PlainAndJSON(t *testing.T) {
+	now := time.Now()
+	var buf bytes.Buffer
+	tb := inspect.NewTable(&buf, false, func() time.Time { return now })
+	if err := tb.Write(routed("a", "orders", message.ReasonUnacceptable, strings.Repeat("long ", 30), now.Add(-3*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"ID", "ORIGINAL TOPIC", "a ", "orders", "Unacceptable", "…", "3m ago", "MT_COMMAND"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	j := inspect.NewJSONLines(&buf)
+	m := routed("b", "orders", message.ReasonNone, "", now)
+	m.Body = []byte{0xff, 0xfe}
+	if err := j.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Flush()
+	back, err := message.UnmarshalRecordJSON(bytes.TrimSpace(buf.Bytes()))
+	if err != nil || !bytes.Equal(back.Body, m.Body) || back.Header.Bag[message.KeyOriginalTopic] != "orders" {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}
