@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,11 +40,20 @@ type ReplayOptions struct {
 	DryRun bool
 	// Rate limits publishes to this many per second; 0 means no limit.
 	Rate float64
-	// Progress is told about every selected message; nil means none.
+	// Workers is how many messages are published and removed at once; 0
+	// means DefaultReplayWorkers. Messages with the same partition key (a
+	// FIFO group, an ordering key) always go through the same worker, in the
+	// order they were read.
+	Workers int
+	// Progress is told about every selected message; nil means none. It is
+	// called from one goroutine at a time.
 	Progress Progress
 	// Now is the clock for replayedAt; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultReplayWorkers is the default of ReplayOptions.Workers.
+const DefaultReplayWorkers = 4
 
 // Outcome is what happened to one selected message.
 type Outcome struct {
@@ -139,7 +150,10 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	log := src.logger()
 	sum := Summary{DryRun: o.DryRun}
+	var mu sync.Mutex
 	report := func(out Outcome) {
+		mu.Lock()
+		defer mu.Unlock()
 		if out.Err != nil {
 			sum.Failed++
 		} else {
@@ -149,6 +163,49 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			o.Progress.Done(out)
 		}
 	}
+	// move publishes one message and only then removes it; on failure the
+	// message is released at once and stays in the destination it was read
+	// from (or, when only the remove failed, is in both places).
+	move := func(ctx context.Context, m *message.Message, c *message.Message, out Outcome) {
+		id := m.Header.MessageID
+		if err := p.Send(ctx, c); err != nil {
+			out.Err = fmt.Errorf("publish to %s: %w", out.Destination, err)
+			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", out.Destination, "error", err)
+			release(context.WithoutCancel(ctx), src, []held{{id, m.Receipt}})
+			report(out)
+			return
+		}
+		if err := src.Consumer.Acknowledge(ctx, m); err != nil {
+			out.Err = fmt.Errorf("published to %s but not removed from %s (it is now in both places): %w", out.Destination, src.Name, err)
+			log.ErrorContext(ctx, LogRemoveFailed, "message_id", id, "source", src.Name, "destination", out.Destination, "error", err)
+			release(context.WithoutCancel(ctx), src, []held{{id, m.Receipt}})
+			report(out)
+			return
+		}
+		log.InfoContext(ctx, LogReplayed, "message_id", id, "new_id", c.Header.MessageID, "source", src.Name, "destination", out.Destination)
+		report(out)
+	}
+	type job struct {
+		m, c *message.Message
+		out  Outcome
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = DefaultReplayWorkers
+	}
+	lanes := make([]chan job, workers)
+	var wg sync.WaitGroup
+	for i := range lanes {
+		lanes[i] = make(chan job, 16)
+		wg.Add(1)
+		go func(in <-chan job) {
+			defer wg.Done()
+			for j := range in {
+				move(ctx, j.m, j.c, j.out)
+			}
+		}(lanes[i])
+	}
+	seed := maphash.MakeSeed()
 	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
@@ -167,22 +224,18 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 				return false, fmt.Errorf("replay: %w", err)
 			}
 		}
-		if err := p.Send(ctx, c); err != nil {
-			out.Err = fmt.Errorf("publish to %s: %w", dest, err)
-			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", dest, "error", err)
-			report(out)
-			return false, nil
+		key := m.Header.PartitionKey
+		if key == "" {
+			key = id
 		}
-		if err := src.Consumer.Acknowledge(ctx, m); err != nil {
-			out.Err = fmt.Errorf("published to %s but not removed from %s (it is now in both places): %w", dest, src.Name, err)
-			log.ErrorContext(ctx, LogRemoveFailed, "message_id", id, "source", src.Name, "destination", dest, "error", err)
-			report(out)
-			return false, nil
-		}
-		log.InfoContext(ctx, LogReplayed, "message_id", id, "new_id", c.Header.MessageID, "source", src.Name, "destination", dest)
-		report(out)
+		// The worker owns the message from here: it removes or releases it.
+		lanes[maphash.String(seed, key)%uint64(workers)] <- job{m: m, c: c, out: out}
 		return true, nil
 	})
+	for _, l := range lanes {
+		close(l)
+	}
+	wg.Wait()
 	sum.Skipped = counts.Skipped
 	return sum, err
 }

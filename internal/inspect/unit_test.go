@@ -19,8 +19,8 @@ func routed(id, topic string, reason message.RejectionReason, desc string, at ti
 
 func TestNormalise(t *testing.T) {
 	for in, want := range map[string]string{
-		"order 42 failed":                                   "order <n> failed",
-		"order 43  failed\n":                                "order <n> failed",
+		"order 42 failed":    "order <n> failed",
+		"order 43  failed\n": "order <n> failed",
 		"id 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b not found": "id <id> not found",
 		"trace deadbeef01 lost":                             "trace <id> lost",
 		"no customer":                                       "no customer",

@@ -1,0 +1,205 @@
+package inspect_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// seedMany puts n routed copies (Brighter's wire format, as the Router
+// writes them) on queue with SendMessageBatch, 16 batches at a time.
+func seedMany(b testing.TB, c *sqs.Clients, queue, origin string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	u, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		fail atomic.Value
+	)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				start := int(next.Add(10)) - 10
+				if start >= n {
+					return
+				}
+				var entries []types.SendMessageBatchRequestEntry
+				for i := start; i < min(start+10, n); i++ {
+					m := message.New(fmt.Sprintf("bench-%d", i), origin, message.MTEvent, []byte(`{"orderId":`+strconv.Itoa(i)+`,"pad":"`+strings.Repeat("x", 200)+`"}`))
+					m.Header.HandledCount = 3
+					r := message.Stamp(m, queue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "order " + strconv.Itoa(i) + " timed out"}, time.Now())
+					out, err := sqs.EncodeSQS(r, *u.QueueUrl, nil)
+					if err != nil {
+						fail.Store(err)
+						return
+					}
+					attrs := map[string]types.MessageAttributeValue{}
+					for k, v := range out.Attributes {
+						attrs[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+					}
+					entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(out.Body), MessageAttributes: attrs})
+				}
+				if _, err := c.SQS.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: u.QueueUrl, Entries: entries}); err != nil {
+					fail.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := fail.Load().(error); err != nil {
+		b.Fatalf("seed %s: %v", queue, err)
+	}
+}
+
+const replayN = 5000
+
+// BenchmarkDLQReplay5000 compares `brighter dlq replay` (inspect.Replay over
+// the ordinary SQS consumer and producer) with a plain aws-sdk-go-v2 loop of
+// ReceiveMessage(10) / SendMessage / DeleteMessage over the same emulator,
+// in the same run. Target (issue 7): brighter >= 0.8 of the plain loop's
+// messages per second.
+func BenchmarkDLQReplay5000(b *testing.B) {
+	c := clients(b)
+	b.Run("brighter", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			dest, dlq := uniq("bench-dest"), uniq("bench-dlq")
+			makeQueues(b, c, dest, dlq, false)
+			seedMany(b, c, dlq, dest, replayN)
+			src := &inspect.Source{Consumer: reader(b, c, dlq, false), Name: "sqs://" + dlq, Wait: time.Second, Logger: discardLogger()}
+			p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+			b.StartTimer()
+			start := time.Now()
+			sum, err := inspect.Replay(context.Background(), src, dlq, p, inspect.Filter{}, inspect.ReplayOptions{})
+			el := time.Since(start)
+			if err != nil || sum.Replayed != replayN {
+				b.Fatalf("%+v %v", sum, err)
+			}
+			b.ReportMetric(float64(replayN)/el.Seconds(), "msgs/s")
+		}
+	})
+	b.Run("plain-sdk", func(b *testing.B) {
+		ctx := context.Background()
+		for range b.N {
+			b.StopTimer()
+			dest, dlq := uniq("bench-dest"), uniq("bench-dlq")
+			makeQueues(b, c, dest, dlq, false)
+			seedMany(b, c, dlq, dest, replayN)
+			du, _ := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
+			tu, _ := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dest)})
+			b.StartTimer()
+			start := time.Now()
+			moved := 0
+			for moved < replayN {
+				out, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: du.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+					MessageAttributeNames: []string{"All"}, VisibilityTimeout: 120})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(out.Messages) == 0 {
+					break
+				}
+				for _, m := range out.Messages {
+					if _, err := c.SQS.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: tu.QueueUrl, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := c.SQS.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: du.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+						b.Fatal(err)
+					}
+					moved++
+				}
+			}
+			el := time.Since(start)
+			if moved != replayN {
+				b.Fatalf("moved %d", moved)
+			}
+			b.ReportMetric(float64(replayN)/el.Seconds(), "msgs/s")
+		}
+	})
+}
+
+const peekN = 50000
+
+// BenchmarkDLQPeek50000 peeks 50,000 dead-lettered messages as JSON lines
+// (to io.Discard) and reports the process's peak resident memory during the
+// peek (VmRSS sampled every 20 ms from /proc/self/status, after the seeding
+// garbage was returned with debug.FreeOSMemory). Target (issue 7): under
+// 64 MiB.
+func BenchmarkDLQPeek50000(b *testing.B) {
+	c := clients(b)
+	dlq := uniq("bench-peek")
+	makeQueues(b, c, dlq, "", false)
+	seedMany(b, c, dlq, "orders", peekN)
+	b.ResetTimer()
+	for range b.N {
+		debug.FreeOSMemory()
+		stop := make(chan struct{})
+		var peak atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			for {
+				if r := rssBytes(); r > peak.Load() {
+					peak.Store(r)
+				}
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		src := &inspect.Source{Consumer: reader(b, c, dlq, false), Name: "sqs://" + dlq, Wait: time.Second, Logger: discardLogger()}
+		counts, err := inspect.Peek(context.Background(), src, inspect.Filter{}, inspect.NewJSONLines(io.Discard))
+		close(stop)
+		<-done
+		if err != nil || counts.Selected != peekN {
+			b.Fatalf("%+v %v", counts, err)
+		}
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
+	}
+}
+
+// rssBytes reads VmRSS of this process (0 where /proc is missing).
+func rssBytes() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
