@@ -229,13 +229,13 @@ func TestEvents_SlowReaderDoesNotBlockAndDropsAreCounted(t *testing.T) {
 	waitFor(t, func() bool { return st.Readers() == 1 })
 
 	e := poisonEvents("orders")[0]
-	const n = 200_000
+	const n = 50_000
 	start := time.Now()
 	for range n {
 		st.Observe(e)
 	}
 	took := time.Since(start)
-	if per := took / n; per > 20*time.Microsecond {
+	if per := took / n; per > time.Millisecond { // a blocking send would hang here for ever
 		t.Fatalf("Observe took %v per event with a stalled reader", per)
 	}
 	if st.Dropped() == 0 {

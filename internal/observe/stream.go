@@ -27,9 +27,9 @@ type Stream struct {
 
 	mu      sync.Mutex
 	readers map[*Reader]struct{}
-	infos   []Record
-	depths  map[string]Record
-	backlog []Record // ring of the last len(backlog) records
+	infos   []*Record
+	depths  map[string]*Record
+	backlog []*Record // ring of the last len(backlog) records
 	next    int
 	filled  bool
 
@@ -49,15 +49,15 @@ func NewStream(readerBuffer, backlog int) *Stream {
 	return &Stream{
 		readerBuffer: readerBuffer,
 		readers:      make(map[*Reader]struct{}),
-		depths:       make(map[string]Record),
-		backlog:      make([]Record, backlog),
+		depths:       make(map[string]*Record),
+		backlog:      make([]*Record, backlog),
 	}
 }
 
 // Describe records a subscription's description; every reader, present and
 // future, receives it (future readers first of all).
 func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
-	r := Record{Kind: KindSubscription, Subscription: subscription, Budget: info.Budget, Info: &info}
+	r := &Record{Kind: KindSubscription, Subscription: subscription, Budget: info.Budget, Info: &info}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Time = nowUTC()
@@ -67,12 +67,17 @@ func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
 
 // Observe implements pump.Observer.
 func (s *Stream) Observe(e pump.Event) {
-	s.Publish(FromEvent(e))
+	r := FromEvent(e)
+	s.publish(&r)
 }
 
 // Publish sends r to every reader and keeps it in the backlog; the latest
 // KindDLQDepth record of each subscription is kept for new readers instead.
-func (s *Stream) Publish(r Record) {
+func (s *Stream) Publish(r Record) { s.publish(&r) }
+
+// publish shares r (read-only from here on) with every reader: the pump
+// pays for one pointer per reader, not a copy of the record.
+func (s *Stream) publish(r *Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.Kind == KindDLQDepth {
@@ -87,7 +92,7 @@ func (s *Stream) Publish(r Record) {
 	s.fanoutLocked(r)
 }
 
-func (s *Stream) fanoutLocked(r Record) {
+func (s *Stream) fanoutLocked(r *Record) {
 	for rd := range s.readers {
 		select {
 		case rd.ch <- r:
@@ -116,7 +121,7 @@ func (s *Stream) Subscribe() *Reader {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.infos) + len(s.depths) + len(s.backlog)
-	rd := &Reader{s: s, ch: make(chan Record, n+s.readerBuffer)}
+	rd := &Reader{s: s, ch: make(chan *Record, n+s.readerBuffer)}
 	for _, r := range s.infos {
 		rd.ch <- r
 	}
@@ -138,14 +143,14 @@ func (s *Stream) Subscribe() *Reader {
 // Reader is one subscriber of a Stream.
 type Reader struct {
 	s       *Stream
-	ch      chan Record
+	ch      chan *Record
 	dropped atomic.Uint64
 	once    sync.Once
 }
 
-// C delivers the reader's records. It is never closed; stop reading after
-// Close.
-func (rd *Reader) C() <-chan Record { return rd.ch }
+// C delivers the reader's records, shared with other readers: treat them
+// as read-only. It is never closed; stop reading after Close.
+func (rd *Reader) C() <-chan *Record { return rd.ch }
 
 // TakeDropped returns how many records this reader missed since the last
 // call, and resets the count.

@@ -91,15 +91,26 @@ func (b *Batcher) Run(ctx context.Context, send func(tea.Msg)) {
 // (consume --tui). It closes rd when it returns.
 func FeedStream(ctx context.Context, rd *observe.Reader, b *Batcher) {
 	defer rd.Close()
+	// Drain on a ticker, never wait on the channel: the pump's sends then
+	// never wake this goroutine (see observe.DrainInterval).
+	t := time.NewTicker(observe.DrainInterval)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case r := <-rd.C():
+		case now := <-t.C:
 			if d := rd.TakeDropped(); d > 0 {
-				b.Add(observe.Record{Kind: observe.KindDropped, Time: r.Time, Dropped: d})
+				b.Add(observe.Record{Kind: observe.KindDropped, Time: now.UTC(), Dropped: d})
 			}
-			b.Add(r)
+			for more := true; more; {
+				select {
+				case r := <-rd.C():
+					b.Add(*r)
+				default:
+					more = false
+				}
+			}
 		}
 	}
 }
