@@ -124,9 +124,8 @@ type env struct {
 	events *recorder
 	calls  atomic.Int64 // handler invocations
 
-	run    context.CancelFunc
-	done   chan error
-	result error
+	run  context.CancelFunc
+	done chan error
 }
 
 const (
