@@ -8,7 +8,7 @@ GO      ?= go
 BIN     ?= bin/brighter
 PKGS    ?= ./...
 
-.PHONY: all build test unit deps vet staticcheck lint fmt-check bench conformance-ledger clean
+.PHONY: all build test unit deps vet staticcheck lint fmt-check bench conformance-ledger sqs-emulator clean
 
 all: build
 
@@ -39,6 +39,11 @@ unit:
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
+
+# The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
+# (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.
+sqs-emulator: deps
+	FAUXQS_PORT=4566 node internal/broker/sqs/sqstest/serve-local.mjs
 
 # Rewrite docs/conformance.md from a full conformance run.
 conformance-ledger: deps
