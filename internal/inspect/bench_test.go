@@ -158,6 +158,7 @@ func BenchmarkDLQPeek50000(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		debug.FreeOSMemory()
+		base := rssBytes()
 		stop := make(chan struct{})
 		var peak atomic.Int64
 		done := make(chan struct{})
@@ -184,6 +185,7 @@ func BenchmarkDLQPeek50000(b *testing.B) {
 			b.Fatalf("%+v %v", counts, err)
 		}
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(base)/(1<<20), "start-RSS-MiB")
 	}
 }
 

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"time"
@@ -87,9 +88,15 @@ type held struct {
 // identity is the key a scan recognises a message it has seen by: its id
 // and, for a routed copy, its rejection time, so a message rejected twice
 // (after a replay) is two entries, while a re-read of one stored copy is one.
-func identity(m *message.Message) string {
+// It is kept as a 64-bit hash (8 bytes a message, not the strings).
+func identity(seed maphash.Seed, m *message.Message) uint64 {
 	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
-	return m.Header.MessageID + "\x00" + ts
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(m.Header.MessageID)
+	h.WriteByte(0)
+	h.WriteString(ts)
+	return h.Sum64()
 }
 
 // Scan reads the source until a receive brings nothing (or only messages it
@@ -106,7 +113,8 @@ func Scan(ctx context.Context, src *Source, f Filter, visit Visit) (ScanCounts, 
 	var (
 		counts ScanCounts
 		hold   []held
-		seen   = map[string]struct{}{}
+		seen   = map[uint64]struct{}{}
+		seed   = maphash.MakeSeed()
 		stale  int
 		err    error
 	)
@@ -129,7 +137,7 @@ scan:
 			if m.Header.MessageType == message.MTQuit {
 				continue
 			}
-			key := identity(m)
+			key := identity(seed, m)
 			if _, dup := seen[key]; dup {
 				hold = append(hold, held{m.Header.MessageID, m.Receipt})
 				continue
