@@ -26,7 +26,10 @@ type gcpTransport struct {
 	clients map[string]*pubsub.Client
 }
 
-var _ transportFactory = (*gcpTransport)(nil)
+var (
+	_ transportFactory = (*gcpTransport)(nil)
+	_ dlqTransport     = (*gcpTransport)(nil)
+)
 
 // gcpClientOptions returns the client options for connections.gcp: an
 // explicit emulator host dials it in plain text without credentials, as the
@@ -127,4 +130,31 @@ func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.S
 		return nil, err
 	}
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
+}
+
+// dlqReader reads the destination with the ordinary consumer (so routed
+// copies present their stamped count, R-28): a rejection topic is read
+// through the subscription of the same id that makeChannels creates, the
+// native target through the DeadLetterPolicy's subscription. dlq never
+// rejects, so the reader has no routes.
+func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.client(ctx, tg.f, tg.s)
+	if err != nil {
+		return nil, err
+	}
+	s := *tg.s
+	g := config.GCP{}
+	if s.GCP != nil {
+		g = *s.GCP
+	}
+	g.Mode = config.GCPModePull // a scan must not hold a stream's leases
+	s.GCP = &g
+	consumer := gcpConsumer(c, &s, tg.dest, 10, false, logger)
+	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+}
+
+// dlqProducer publishes to existing topics only: Pub/Sub never creates a
+// topic on publish, so a replay to a missing topic fails with NotFound.
+func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	return t.producer(ctx, tg.f, tg.s, logger)
 }
