@@ -1,0 +1,584 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// pubsubProject is the emulator project of every Pub/Sub cell.
+const pubsubProject = "brighter-conformance"
+
+// pubsubNoNativeLimit is the DeadLetterPolicy limit of a Setup without a
+// native limit. Pub/Sub fills delivery_attempt only on a subscription with
+// a DeadLetterPolicy (ADR 0002), so every channel has one; this limit is
+// Pub/Sub's maximum and above every budget and delivery the suite reaches.
+const pubsubNoNativeLimit = 100
+
+// pubsubMinNativeLimit is Pub/Sub's smallest maxDeliveryAttempts.
+const pubsubMinNativeLimit = 5
+
+// pubsubMember is the IAM member named for both R-20 bindings, so no
+// Resource Manager call is made (the emulator has no IAM: GetIamPolicy is
+// Unimplemented and tolerated with R-20's Warning).
+const pubsubMember = "serviceAccount:conformance@brighter-conformance.iam.gserviceaccount.com"
+
+// pubsubFixture is one of the four Pub/Sub configurations (GO-MAPPING: Pull,
+// PullOrdering, Stream, StreamOrdering) on an in-process pstest emulator of
+// its own. Every channel gets its own topic: the emulator's delivery
+// counter is shared by the subscriptions of a topic (local-brokers.md §2.4).
+type pubsubFixture struct {
+	config   string
+	mode     string
+	ordering bool
+	seq      atomic.Int64
+
+	once   sync.Once
+	srv    *pstest.Server
+	conn   *grpc.ClientConn
+	client *pubsub.Client
+	err    error
+}
+
+func pubsubFixtures() []*pubsubFixture {
+	return []*pubsubFixture{
+		{config: "Pull", mode: config.GCPModePull},
+		{config: "PullOrdering", mode: config.GCPModePull, ordering: true},
+		{config: "Stream", mode: config.GCPModeStream},
+		{config: "StreamOrdering", mode: config.GCPModeStream, ordering: true},
+	}
+}
+
+func (f *pubsubFixture) Transport() string     { return "Pub/Sub" }
+func (f *pubsubFixture) Configuration() string { return f.config }
+func (f *pubsubFixture) Ordered() bool         { return f.ordering }
+
+// Deferred defers AC-9: its native limit of 3 is below Pub/Sub's minimum
+// maxDeliveryAttempts of 5. The emulator would accept 3, but a cell proven
+// with a limit the service refuses would be a fake.
+func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
+	if behaviour == "AC-9" {
+		return "AC-9's native limit of 3 is below Pub/Sub's minimum maxDeliveryAttempts (5), so no real subscription can be configured as the behaviour needs; R-8's other half is AC-8, and R-9's native copy without metadata is proven by AC-43", true
+	}
+	return "", false
+}
+
+// start starts the fixture's emulator once; t.Cleanup of the top-level test
+// stops it.
+func (f *pubsubFixture) start(t *testing.T) {
+	f.once.Do(func() {
+		f.srv = pstest.NewServer()
+		f.conn, f.err = grpc.NewClient(f.srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if f.err != nil {
+			return
+		}
+		f.client, f.err = gcp.Connect(context.Background(), pubsubProject, option.WithGRPCConn(f.conn), option.WithTelemetryDisabled())
+	})
+	if f.err != nil {
+		t.Fatalf("Pub/Sub emulator: %v", f.err)
+	}
+}
+
+func (f *pubsubFixture) stop() {
+	if f.client != nil {
+		_ = f.client.Close()
+	}
+	if f.conn != nil {
+		_ = f.conn.Close()
+	}
+	if f.srv != nil {
+		_ = f.srv.Close()
+	}
+}
+
+// pubsubChannel is one fresh topic with its subscription.
+type pubsubChannel struct {
+	f                    *pubsubFixture
+	topic, sub           string
+	dlq, invalid, native string // topics; each read through the subscription of the same id ("dlq-<sub>" for native)
+	lease                time.Duration
+	logger               Setup
+	readers              atomic.Int64
+}
+
+func (f *pubsubFixture) Open(t *testing.T, s Setup) Channel { return f.open(t, s, true) }
+
+// open makes the channel; withPolicy false leaves out the DeadLetterPolicy
+// (AC-11 only).
+func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChannel {
+	t.Helper()
+	f.start(t)
+	n := f.seq.Add(1)
+	base := fmt.Sprintf("conf-%s-%d", strings.ToLower(f.config), n)
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler) // R-20's emulator Warnings are not this behaviour's business
+	}
+	c := &pubsubChannel{f: f, topic: base, sub: base + "-sub", lease: s.Lease, logger: s}
+	o := gcp.ChannelOptions{
+		Topic: c.topic, Subscription: c.sub, MakeChannels: broker.MakeCreate, RequeueCount: s.RequeueCount,
+		EnableMessageOrdering: f.ordering, AckDeadline: s.Lease, Logger: s.Logger,
+	}
+	if o.AckDeadline == 0 {
+		o.AckDeadline = 30 * time.Second
+	}
+	if s.DeadLetter {
+		c.dlq = base + "-dlq"
+		o.DeadLetterTopic = c.dlq
+	}
+	if s.MissingDeadLetter {
+		c.dlq = base + "-missing" // configured on the consumer only: never created
+	}
+	if s.Invalid {
+		c.invalid = base + "-invalid"
+		o.InvalidTopic = c.invalid
+	}
+	if withPolicy {
+		limit := s.NativeMaxDeliveries
+		if limit == 0 {
+			limit = pubsubNoNativeLimit
+		}
+		if limit < pubsubMinNativeLimit {
+			t.Fatalf("native limit %d is below Pub/Sub's minimum %d", limit, pubsubMinNativeLimit)
+		}
+		c.native = base + "-native"
+		o.DeadLetterPolicy = &gcp.DeadLetterPolicy{Topic: c.native, MaxDeliveryAttempts: limit,
+			PublisherMember: pubsubMember, SubscriberMember: pubsubMember}
+	}
+	if err := gcp.NewChannels(f.client, o).EnsureChannels(t.Context()); err != nil {
+		t.Fatalf("make channels: %v", err)
+	}
+	return c
+}
+
+// consumer makes the fixture's consumer (pull or stream) over sub.
+func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, invalid string, mode string) broker.Consumer {
+	t.Helper()
+	pub := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
+	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, MaxExtension: c.lease,
+		DeadLetterTopic: dlq, InvalidTopic: invalid, Logger: c.logger.Logger}
+	var k broker.Consumer
+	if mode == config.GCPModePull {
+		k = gcp.NewPullConsumer(c.f.client, pub, o)
+	} else {
+		k = gcp.NewStreamConsumer(c.f.client, pub, o)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = k.Close(ctx)
+		_ = pub.Close(ctx)
+	})
+	return k
+}
+
+func (c *pubsubChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
+	return c.consumer(t, c.sub, bufferSize, c.dlq, c.invalid, c.f.mode)
+}
+
+func (c *pubsubChannel) Send(t testing.TB, m *message.Message) {
+	t.Helper()
+	p := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
+	defer p.Close(context.Background())
+	m.Header.Topic = c.topic
+	if err := p.Send(context.Background(), m); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+}
+
+// reader reads a destination with the fixture's ordinary consumer (R-28),
+// through the subscription makeChannels created for it.
+//
+// Destinations are read with the pull consumer in every configuration: a
+// stream reader keeps receiving into its buffer after a scan ends, so the
+// next reader would wait out the stream's ack deadline. The count a copy
+// presents is the same function of its attributes in both consumers.
+func (c *pubsubChannel) reader(t testing.TB, sub string) broker.Consumer {
+	if sub == "" {
+		return nil
+	}
+	return c.consumer(t, sub, 10, "", "", config.GCPModePull)
+}
+
+func (c *pubsubChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(t, c.dlq) }
+func (c *pubsubChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(t, c.invalid) }
+
+// Native reads the DeadLetterPolicy's subscription with the pull consumer.
+// The emulator forwards a dead-lettered message again and again
+// (local-brokers.md §2.4); readers look for the first copy only.
+func (c *pubsubChannel) Native(t testing.TB) broker.Consumer {
+	if c.native == "" {
+		return nil
+	}
+	return c.consumer(t, "dlq-"+c.sub, 10, "", "", config.GCPModePull)
+}
+
+func (c *pubsubChannel) topicExists(t testing.TB, topic string) bool {
+	t.Helper()
+	_, err := c.f.client.TopicAdminClient.GetTopic(context.Background(), &pubsubpb.GetTopicRequest{Topic: "projects/" + pubsubProject + "/topics/" + topic})
+	if status.Code(err) == codes.NotFound {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get topic %s: %v", topic, err)
+	}
+	return true
+}
+
+// receiveID receives until the message with id arrives (other messages are
+// released), failing after wait.
+func receiveID(t *testing.T, c broker.Consumer, id string, wait time.Duration) *message.Message {
+	t.Helper()
+	var got *message.Message
+	Eventually(t, wait, "message "+id, func() bool {
+		ms, err := c.Receive(context.Background(), time.Second)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range ms {
+			if m.OriginalID() == id && got == nil {
+				got = m
+				continue
+			}
+			_ = c.Requeue(context.Background(), m, 0)
+		}
+		return got != nil
+	})
+	return got
+}
+
+// expectGone asserts that the source does not deliver id again during d
+// (AC-15, AC-17: "a subsequent read of the source returns MT_NONE").
+func expectGone(t *testing.T, c broker.Consumer, id string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		ms, err := c.Receive(context.Background(), 500*time.Millisecond)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range ms {
+			if m.OriginalID() == id {
+				t.Fatalf("message %s delivered again from the source after it was settled (count %d)", id, m.Header.HandledCount)
+			}
+		}
+	}
+}
+
+// TestPubSubConformance runs every shared behaviour and the Pub/Sub rows
+// over the four configurations in both variants (R-13, R-15..R-21, NFR-8),
+// each configuration on its own emulator, all in parallel.
+func TestPubSubConformance(t *testing.T) {
+	fs := pubsubFixtures()
+	t.Cleanup(func() {
+		for _, f := range fs {
+			f.stop()
+		}
+	})
+	attempts := &attemptLog{values: map[string][]int{}}
+	// The eight groups mostly wait on the emulator's clocks (a 10 s stream
+	// ack deadline, AC-43's 10 s window), so they run concurrently rather
+	// than under -parallel's CPU-count limit: t.Run may be called from
+	// several goroutines at once.
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		for _, v := range Variants {
+			wg.Go(func() {
+				t.Run(f.config+"/"+string(v), func(t *testing.T) {
+					RunAll(t, ledger, f, v)
+					runPubSubRows(t, ledger, f, v, attempts)
+				})
+			})
+		}
+	}
+	wg.Wait()
+	ledger.Note("Pub/Sub", "Pub/Sub cells run on the in-process emulator (cloud.google.com/go/pubsub/v2/pstest), one per "+
+		"configuration, each channel on its own topic (the emulator shares its delivery counter between the subscriptions of a "+
+		"topic). Every channel has a DeadLetterPolicy, because Pub/Sub fills delivery_attempt only with one (ADR 0002); where a "+
+		"behaviour asks for no native limit the policy's maxDeliveryAttempts is 100, above every budget and delivery of the suite. "+
+		"Go has one form of each consumer call, so the direct-consumer rows (AC-14, AC-15, AC-39) run the same calls in both "+
+		"columns; the other rows drive a real pump of that variant. Rejection destinations are read with the pull consumer in every "+
+		"configuration (a stream reader keeps buffering after a scan ends).")
+	ledger.Note("Pub/Sub", "AC-39 (A-2), delivery_attempt measured on the emulator over three deliveries of one message, "+
+		"each released at once, on a subscription with a DeadLetterPolicy: "+attempts.String()+". A-2 holds: populated and "+
+		"strictly advancing, so the delivery count is the broker counter (AC-19's branch).")
+}
+
+// attemptLog collects AC-39's measurements per configuration and variant.
+type attemptLog struct {
+	mu     sync.Mutex
+	values map[string][]int
+}
+
+func (a *attemptLog) add(key string, v []int) {
+	a.mu.Lock()
+	a.values[key] = v
+	a.mu.Unlock()
+}
+
+// String renders the measurements grouped by identical sequences, in a
+// stable order.
+func (a *attemptLog) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	bySeq := map[string][]string{}
+	for k, v := range a.values {
+		s := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ", "), "[]")
+		bySeq[s] = append(bySeq[s], k)
+	}
+	var parts []string
+	for s, ks := range bySeq {
+		slices.Sort(ks)
+		parts = append(parts, fmt.Sprintf("%s on %s", s, strings.Join(ks, ", ")))
+	}
+	slices.Sort(parts)
+	if len(parts) == 0 {
+		return "not measured"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runPubSubRows runs the Pub/Sub-specific rows over f in variant v.
+func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, attempts *attemptLog) {
+	l.Run(t, "AC-14", f, v, func(t *testing.T) {
+		mode := f.mode
+		yaml := fmt.Sprintf(`connections: {gcp: {projectId: p}}
+subscriptions:
+  - name: orders
+    transport: gcp
+    deadLetterRoutingKey: orders.DLQ
+    invalidMessageRoutingKey: orders.Invalid
+    handler: {type: builtin, name: ack}
+    gcp: {mode: %s, enableMessageOrdering: %t}
+`, mode, f.ordering)
+		file, err := config.Parse("ac14.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		s := file.Subscription("orders")
+		if s.DeadLetterRoutingKey != "orders.DLQ" || s.InvalidMessageRoutingKey != "orders.Invalid" {
+			t.Fatalf("routing keys read back %q, %q", s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey)
+		}
+	})
+
+	l.Run(t, "AC-15", f, v, func(t *testing.T) {
+		logger, _ := NewLogger()
+		ch := f.open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger}, true)
+		c := ch.Consumer(t, 1)
+		// one reader per destination: a second stream on the same
+		// subscription would compete with the first for the next copy
+		invalid, dead := ch.Invalid(t), ch.DeadLetter(t)
+		for _, tc := range []struct {
+			reason message.RejectionReason
+			desc   string
+			dest   broker.Consumer
+			keys   int
+		}{
+			{message.ReasonUnacceptable, "bad payload", invalid, 5},
+			{message.ReasonDeliveryError, "gave up", dead, 5},
+			{message.ReasonNone, "", dead, 4},
+		} {
+			id := uniqueID(t) + "-" + tc.reason.String()
+			ch.Send(t, newMessage(f, id))
+			m := receiveID(t, c, id, waitLong) // a pull cancelled by its timeout under load holds a message until its 30 s ack deadline
+			res := c.Reject(context.Background(), m, message.Rejection{Reason: tc.reason, Description: tc.desc})
+			if res.Err != nil || res.Released {
+				t.Fatalf("%s: reject result %+v", tc.reason, res)
+			}
+			got := firstOn(t, tc.dest, id, waitShort)
+			n := 0
+			for _, k := range message.RejectionKeys {
+				if _, ok := got.Header.Bag[k]; ok {
+					n++
+				}
+			}
+			if n != tc.keys {
+				t.Errorf("%s: %d metadata keys, want %d; bag %v (R-18)", tc.reason, n, tc.keys, got.Header.Bag)
+			}
+			if r, _ := got.Header.Bag.String(message.KeyRejectionReason); r != tc.reason.String() {
+				t.Errorf("%s: rejectionReason %q", tc.reason, r)
+			}
+			for k := range got.Header.Bag {
+				if strings.EqualFold(k, "ReceiptHandle") {
+					t.Errorf("%s: routed copy carries %s", tc.reason, k)
+				}
+			}
+			expectGone(t, c, id, 1500*time.Millisecond)
+		}
+	})
+
+	l.Run(t, "AC-16", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Unacceptable))
+		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
+		sc.running.Quit(t)
+		checkMetadata(t, m, message.ReasonUnacceptable)
+	})
+
+	l.Run(t, "AC-17", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3}, always(pump.Unacceptable))
+		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		expectGone(t, sc.ch.(*pubsubChannel).Consumer(t, 1), sc.id, 1500*time.Millisecond)
+		sc.running.Quit(t)
+		logs := sc.logs.String()
+		if n := sc.logs.Count(broker.LogDiscarded); n != 1 {
+			t.Fatalf("%d discard Warnings, want 1:\n%s", n, logs)
+		}
+		line := lineWith(logs, broker.LogDiscarded)
+		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, sc.id) || !strings.Contains(line, "Unacceptable") {
+			t.Fatalf("Warning does not name the id and Unacceptable: %s", line)
+		}
+		if n := sc.counter.Count(sc.id); n != 1 {
+			t.Fatalf("%d invocations: the acknowledged message came back", n)
+		}
+	})
+
+	l.Run(t, "AC-18", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
+		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		rejectedAt := time.Now()
+		Eventually(t, 10*time.Second, "a redelivery within W = 10 s of the failed route", func() bool { return sc.counter.Count(sc.id) >= 2 })
+		if took := time.Since(rejectedAt); took > 10*time.Second {
+			t.Fatalf("redelivered after %v", took)
+		}
+		sc.running.Quit(t)
+		rj := sc.rec.Rejects(sc.id)[0]
+		if !rj.Result.Released || rj.Result.Err == nil {
+			t.Errorf("reject result %+v, want released with the publish error", rj.Result)
+		}
+		line := lineWith(sc.logs.String(), broker.LogRoutingFailed)
+		if !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, sc.id) || !strings.Contains(line, "DeliveryError") {
+			t.Fatalf("no Error naming the id and DeliveryError: %q", line)
+		}
+		ch := sc.ch.(*pubsubChannel)
+		if ch.topicExists(t, ch.dlq) {
+			t.Fatalf("the missing routing topic %s was created", ch.dlq)
+		}
+	})
+
+	l.Run(t, "AC-43", f, v, func(t *testing.T) {
+		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, NativeMaxDeliveries: pubsubMinNativeLimit}, always(pump.Defer))
+		ch := sc.ch.(*pubsubChannel)
+		native := ch.Native(t)
+		var forwarded *message.Message
+		Eventually(t, 60*time.Second, "the message on the DeadLetterPolicy's subscription", func() bool {
+			ms, err := native.Receive(context.Background(), 500*time.Millisecond)
+			if err != nil {
+				t.Fatalf("receive native: %v", err)
+			}
+			for _, m := range ms {
+				if m.OriginalID() == sc.id && forwarded == nil {
+					forwarded = m // the first forwarded only: the emulator forwards again and again
+				}
+			}
+			return forwarded != nil
+		})
+		arrival := sc.counter.Count(sc.id)
+		// W = 10 s: the source must not deliver the message again.
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if n := sc.counter.Count(sc.id); n != arrival {
+				t.Fatalf("invocations went from %d to %d after the native forward", arrival, n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		sc.running.Quit(t)
+		if forwarded.HasRejectionMetadata() {
+			t.Errorf("the native forwarded carries rejection metadata (R-9): %v", forwarded.Header.Bag)
+		}
+		if n := sc.counter.Count(sc.id); n <= 3 || n != arrival {
+			t.Errorf("invocations %d after quit, %d on arrival: want equal and more than 3", n, arrival)
+		}
+		line := lineWith(sc.logs.String(), broker.LogRoutingFailed)
+		if !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, sc.id) || !strings.Contains(line, "DeliveryError") {
+			t.Errorf("no R-19 Error naming the id and DeliveryError: %q", line)
+		}
+		if ch.topicExists(t, ch.dlq) {
+			t.Errorf("the missing routing topic %s was created", ch.dlq)
+		}
+	})
+
+	l.Run(t, "AC-11", f, v, func(t *testing.T) {
+		logger, logs := NewLogger()
+		ch := f.open(t, Setup{RequeueCount: 3, Logger: logger}, false)
+		c := ch.Consumer(t, 1)
+		rec := NewRecordingConsumer(c)
+		counter := &DispatchCounter{}
+		const messages = 25
+		ids := make([]string, messages)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%s-%02d", uniqueID(t), i)
+			ch.Send(t, newMessage(f, ids[i]))
+		}
+		running := Start(t, rec, counter.Wrap(always(pump.Ack)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
+		Eventually(t, waitLong, "every message handled", func() bool {
+			for _, id := range ids {
+				if counter.Count(id) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		running.Quit(t)
+		if n := logs.Count(gcp.LogBudgetInert); n != 1 {
+			t.Fatalf("%d R-11 Warnings for one channel and %d messages, want exactly 1:\n%s", n, messages, logs.String())
+		}
+		line := lineWith(logs.String(), gcp.LogBudgetInert)
+		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, ch.sub) || !strings.Contains(line, `"requeue_count":3`) || !strings.Contains(line, "DeadLetterPolicy") {
+			t.Fatalf("the Warning does not name the subscription, 3 and the reason: %s", line)
+		}
+		if n := logs.Count(pump.LogBudgetExhausted); n != 0 {
+			t.Fatalf("%d budget Warnings on the receive path", n)
+		}
+	})
+
+	l.Run(t, "AC-39", f, v, func(t *testing.T) {
+		logger, _ := NewLogger()
+		ch := f.open(t, Setup{RequeueCount: -1, NativeMaxDeliveries: pubsubMinNativeLimit, Logger: logger}, true)
+		c := ch.Consumer(t, 1)
+		id := uniqueID(t)
+		ch.Send(t, newMessage(f, id))
+		var seen []int
+		for range 3 {
+			m := receiveID(t, c, id, waitLong) // a pull cancelled by its timeout under load holds a message until its 30 s ack deadline
+			seen = append(seen, m.DeliveryAttempt)
+			if err := c.Requeue(context.Background(), m, 0); err != nil {
+				t.Fatalf("requeue: %v", err)
+			}
+		}
+		attempts.add(f.config+" "+string(v), seen)
+		t.Logf("delivery_attempt on three deliveries: %v", seen)
+		if seen[0] != 1 || seen[1] <= seen[0] || seen[2] <= seen[1] {
+			t.Errorf("delivery_attempt %v: not populated and strictly advancing from 1 (A-2)", seen)
+		}
+	})
+}
+
+// lineWith returns the first log line containing msg's record text.
+func lineWith(logs, msg string) string {
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, `"msg":"`+msg+`"`) {
+			return l
+		}
+	}
+	return ""
+}
