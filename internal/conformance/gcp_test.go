@@ -119,7 +119,6 @@ type pubsubChannel struct {
 	dlq, invalid, native string // topics; each read through the subscription of the same id ("dlq-<sub>" for native)
 	lease                time.Duration
 	logger               Setup
-	readers              atomic.Int64
 }
 
 func (f *pubsubFixture) Open(t *testing.T, s Setup) Channel { return f.open(t, s, true) }
