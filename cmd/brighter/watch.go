@@ -44,7 +44,7 @@ Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit
   brighter watch
 
   # Two replicas of the same consumer
-  brighter watch --target http://10.0.0.5:9464 --target http://10.0.0.6:9464`,
+  brighter watch --target http://orders-1.internal:9464 --target http://orders-2.internal:9464`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			targets, err := normaliseTargets(o.targets)
