@@ -321,3 +321,35 @@ func (p publisher) Publish(ctx context.Context, destination string, m *message.M
 	}
 	return sendSQS(ctx, p.k.c.SQS, url, m, nil)
 }
+
+// ErrNoDeadLetter is returned by DeadLetterDepth when the consumer has no
+// dead-letter queue.
+var ErrNoDeadLetter = errors.New("sqs consumer has no dead-letter queue")
+
+// DeadLetterDepth returns ApproximateNumberOfMessages of the dead-letter
+// queue (deadLetterRoutingKey): one GetQueueAttributes call (and one
+// GetQueueUrl the first time), made by the dashboard's poller, never on the
+// message path. The figure is SQS's approximation. It returns
+// ErrNoDeadLetter when no dead-letter queue is configured, or the SDK's
+// error wrapped with the queue name.
+func (k *Consumer) DeadLetterDepth(ctx context.Context) (int64, error) {
+	if k.router.DeadLetter == "" {
+		return 0, ErrNoDeadLetter
+	}
+	url, err := k.urls.url(ctx, k.router.DeadLetter)
+	if err != nil {
+		return 0, err
+	}
+	out, err := k.c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("dead-letter depth of %s: %w", k.router.DeadLetter, err)
+	}
+	n, err := strconv.ParseInt(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("dead-letter depth of %s: %w", k.router.DeadLetter, err)
+	}
+	return n, nil
+}

@@ -434,3 +434,28 @@ func TestNewClientsHonoursEndpointEnvironment(t *testing.T) {
 		t.Errorf("explicit endpoint did not win over the environment: %v", err)
 	}
 }
+
+func TestDeadLetterDepthCountsRoutedMessages(t *testing.T) {
+	t.Parallel()
+	c := testClients(t)
+	q, dlq := uniq("depth"), uniq("depth-dlq")
+	k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: dlq}, ConsumerOptions{DeadLetter: dlq})
+	ctx := context.Background()
+	if n, err := k.DeadLetterDepth(ctx); err != nil || n != 0 {
+		t.Fatalf("depth of an empty dead-letter queue = %d, %v; want 0", n, err)
+	}
+	for range 2 {
+		send(t, c, ProducerOptions{}, newMessage(q))
+		m := receiveOne(t, k, 10*time.Second)
+		if res := k.Reject(ctx, m, message.Rejection{Reason: message.ReasonDeliveryError}); res.Err != nil {
+			t.Fatalf("reject: %v", res.Err)
+		}
+	}
+	if n, err := k.DeadLetterDepth(ctx); err != nil || n != 2 {
+		t.Fatalf("depth = %d, %v; want 2", n, err)
+	}
+	noDLQ := setup(t, c, ChannelOptions{Queue: uniq("depth-none")}, ConsumerOptions{})
+	if _, err := noDLQ.DeadLetterDepth(ctx); !errors.Is(err, ErrNoDeadLetter) {
+		t.Fatalf("depth without a dead-letter queue: %v, want ErrNoDeadLetter", err)
+	}
+}
