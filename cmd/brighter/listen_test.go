@@ -16,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/tui"
 )
@@ -55,17 +56,18 @@ func listenAddr(t *testing.T, logs *listenSyncBuffer) string {
 	return ""
 }
 
-// End to end on the memory transport (issue 8): `consume --listen` with a
-// deferring builtin handler and requeueCount 3; the dashboard model, fed
-// from /events and /metrics exactly as `brighter watch` feeds it, shows the
-// delivery count rising to the budget and the DeliveryError rejection to
-// the dead-letter route (R-4, R-5, R-16).
+// End to end (issue 8): `consume --listen` with a deferring builtin handler
+// and requeueCount 3, on the memory transport and on SQS (fauxqs); the
+// dashboard model, fed from /events and /metrics exactly as `brighter
+// watch` feeds it, shows the delivery count rising to the budget and the
+// DeliveryError rejection to the dead-letter route, and /metrics reports the
+// DLQ depth (R-4, R-5, R-16).
 func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "brighter.yaml")
-	seed := filepath.Join(dir, "in.jsonl")
-	listenMust(t, os.WriteFile(seed, []byte(`{"id":"poison-1","topic":"orders","messageType":"MT_COMMAND","body":"{\"poison\":true}"}`+"\n"), 0o644))
-	listenMust(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`subscriptions:
+	t.Run("memory", func(t *testing.T) {
+		dir := t.TempDir()
+		seed := filepath.Join(dir, "in.jsonl")
+		listenMust(t, os.WriteFile(seed, []byte(`{"id":"poison-1","topic":"orders","messageType":"MT_COMMAND","body":"{\"poison\":true}"}`+"\n"), 0o644))
+		watchDrill(t, "poison-1", "orders-dlq", fmt.Sprintf(`subscriptions:
   - name: orders
     transport: memory
     messagePumpType: reactor
@@ -76,10 +78,49 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
     handler: {type: builtin, name: defer}
     memory:
       seed: %s
-`, seed)), 0o644))
+`, seed))
+	})
+	t.Run("sqs", func(t *testing.T) {
+		emu := sharedSQS(t)
+		t.Setenv("AWS_ENDPOINT_URL", emu.Endpoint)
+		t.Setenv("AWS_REGION", sqstest.Region)
+		t.Setenv("AWS_ACCESS_KEY_ID", "test")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+		run := fmt.Sprintf("w%d", time.Now().UnixNano()%1e9)
+		id := "poison-" + run
+		cfg := fmt.Sprintf(`subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: orders-%[1]s
+    messagePumpType: proactor
+    timeOut: 1s
+    requeueCount: 3
+    emptyChannelDelay: 10ms
+    deadLetterRoutingKey: orders-dlq-%[1]s
+    handler: {type: builtin, name: defer}
+`, run)
+		// The queue exists before consume starts: send creates it.
+		path := filepath.Join(t.TempDir(), "send.yaml")
+		listenMust(t, os.WriteFile(path, []byte(cfg), 0o644))
+		io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: &listenSyncBuffer{}, Getenv: os.LookupEnv}
+		if code := run0(io, "send", "--config", path, "--subscription", "orders", "--id", id, "--body", `{"poison":true}`); code != exitOK {
+			t.Fatalf("send exited %d: %s", code, io.ErrOut)
+		}
+		watchDrill(t, id, "orders-dlq-"+run, cfg)
+	})
+}
+
+func run0(io *IOStreams, args ...string) int { return run(context.Background(), io, args) }
+
+// watchDrill runs consume --listen over cfg and watches message id run down
+// its budget of 3 into dlq.
+func watchDrill(t *testing.T, id, dlq, config string) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(config), 0o644))
 
 	logs := &listenSyncBuffer{}
-	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: logs, Getenv: func(string) (string, bool) { return "", false }}
+	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: logs, Getenv: os.LookupEnv}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	exit := make(chan int, 1)
@@ -109,13 +150,13 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 
 	var model tea.Model = tui.New(tui.Options{Targets: []string{base}, NoColor: true, Tick: -1})
 	var counts []int
-	deadline := time.After(15 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case m := <-msgs:
 			if em, ok := m.(tui.EventsMsg); ok {
 				for _, r := range em.Records {
-					if r.MessageID == "poison-1" && (r.Kind == "received" || r.Kind == "deferred" || r.Kind == "rejected") {
+					if r.MessageID == id && (r.Kind == "received" || r.Kind == "deferred" || r.Kind == "rejected") {
 						counts = append(counts, r.DeliveryCount)
 					}
 				}
@@ -126,7 +167,7 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 		}
 		screen := ansi.Strip(model.(tui.Model).Render())
 		if strings.Contains(screen, "DeliveryError") && strings.Contains(screen, "1/1 targets connected") {
-			for _, want := range []string{"poison-1", "██████████ 3/3", "rejected", "dead-letter", "orders-dlq"} {
+			for _, want := range []string{id[:min(len(id), 20)], "██████████ 3/3", "rejected", "dead-letter", dlq[:min(len(dlq), 12)]} {
 				if !strings.Contains(screen, want) {
 					t.Fatalf("screen lacks %q:\n%s", want, screen)
 				}
@@ -137,7 +178,7 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 	// The count climbed one step per delivery to the budget:
 	// received 0, deferred 1, received 1, deferred 2, received 2, rejected 3.
 	if got, want := fmt.Sprint(counts), "[0 1 1 2 2 3]"; got != want {
-		t.Fatalf("poison-1 delivery counts seen = %s, want %s", got, want)
+		t.Fatalf("%s delivery counts seen = %s, want %s", id, got, want)
 	}
 
 	// /metrics agrees, and the DLQ depth is reported from the memory broker.
@@ -152,6 +193,9 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := totals["orders"]
+		if o.Received > 3 {
+			t.Fatalf("received %v times, want 3", o.Received)
+		}
 		return o.Received == 3 && o.Deferred == 2 && o.Rejected == 1 && o.BudgetExhausted == 1 && o.HasDLQDepth && o.DLQDepth == 1
 	})
 
@@ -199,10 +243,10 @@ func listenMust(t *testing.T, err error) {
 
 func listenWaitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
+			t.Fatalf("%s: not within 20s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

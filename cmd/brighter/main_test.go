@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,11 +31,7 @@ func TestMain(m *testing.M) {
 // 127.0.0.1) through AWS_ENDPOINT_URL; a script that does not use it pays
 // nothing but the start-up.
 func TestScripts(t *testing.T) {
-	emu, err := sqstest.Start(context.Background())
-	if err != nil {
-		t.Fatalf("start the SQS emulator: %v", err)
-	}
-	t.Cleanup(emu.Stop)
+	emu := sharedSQS(t)
 	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
 		t.Fatalf("start the RocketMQ test broker: %v", err)
@@ -83,4 +80,22 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+var (
+	sqsOnce sync.Once
+	sqsEmu  *sqstest.Emulator
+	sqsErr  error
+)
+
+// sharedSQS starts one fauxqs emulator for the tests of this binary that
+// need it. It is not stopped explicitly: the wrapper exits when the test
+// binary's end closes its stdin.
+func sharedSQS(t testing.TB) *sqstest.Emulator {
+	t.Helper()
+	sqsOnce.Do(func() { sqsEmu, sqsErr = sqstest.Start(context.Background()) })
+	if sqsErr != nil {
+		t.Fatalf("start the SQS emulator: %v", sqsErr)
+	}
+	return sqsEmu
 }
