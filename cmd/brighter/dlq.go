@@ -37,6 +37,10 @@ type dlqOptions struct {
 	// connection settings for a destination named by URL
 	region, endpoint, profile string
 	sns                       bool
+	rocketmqEndpoint          string
+
+	// group is the RocketMQ consumer group a dlq command reads with.
+	group string
 
 	reasons []string
 	topics  []string
@@ -62,12 +66,35 @@ deadLetterRoutingKey by default, --invalid for invalidMessageRoutingKey,
   sqs://QUEUE                       an SQS queue (FIFO when it ends in .fifo);
                                     connection from --region, --endpoint,
                                     --profile and the AWS environment
+  pubsub://projects/P/subscriptions/S
+                                    a Pub/Sub subscription; an emulator from
+                                    --endpoint or PUBSUB_EMULATOR_HOST, else
+                                    the service with Application Default
+                                    Credentials; replays go to topics of P
+  rocketmq://TOPIC?group=G          a RocketMQ topic (a rejection topic or
+                                    %DLQ%<group>) read by consumer group G
+                                    (default brighter-dlq-reader); proxy from
+                                    --rocketmq-endpoint or ROCKETMQ_ENDPOINT
+                                    (ROCKETMQ_NAMESPACE, ROCKETMQ_ACCESS_KEY,
+                                    ROCKETMQ_SECRET_KEY)
   memory://QUEUE?file=out.jsonl     a queue inside a memory.output file
 
 Messages are read through the transport's ordinary consumer, so the count
 shown is the one the rejecting consumer stamped (R-28). peek and stats
 remove nothing: each message read is held invisible for --visibility while
 the scan runs and made visible again when it ends.
+
+RocketMQ keeps a topic's messages for every consumer group, so dlq reads
+with a consumer group of its own: --group, by default the subscription's
+consumerGroup followed by "-dlq-reader" (or brighter-dlq-reader for a URL),
+never the subscription's own group. "Removed" means acknowledged for that
+group; each peek is one delivery for it, so give the group a high retry
+maximum on a real broker (see docs/commands/dlq.md).
+
+SQS FIFO: a message group's later messages are held back by SQS while its
+earlier ones are in flight, and a peek holds everything it read, so peek
+and stats show at most the first batch (up to 10) of each message group.
+replay removes as it goes and reaches every message.
 
 On the memory transport the dead letters live in the subscription's
 memory.output file (JSON lines, every queue of the run): peek and stats read
@@ -84,12 +111,14 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file (for a subscription name)")
 	fl.BoolVar(&o.dlq, "dlq", false, "read the subscription's deadLetterRoutingKey (the default)")
 	fl.BoolVar(&o.invalid, "invalid", false, "read the subscription's invalidMessageRoutingKey")
-	fl.BoolVar(&o.native, "native", false, "read the broker's own redrive target (SQS redrivePolicy.deadLetterQueue)")
+	fl.BoolVar(&o.native, "native", false, "read the broker's own redrive target (SQS redrivePolicy.deadLetterQueue, Pub/Sub deadLetterPolicy's subscription, RocketMQ %DLQ%<consumerGroup>)")
 	fl.DurationVar(&o.visibility, "visibility", 5*time.Minute, "how long each message read stays invisible while the scan runs")
 	fl.DurationVar(&o.wait, "wait", time.Second, "how long one receive waits; an empty receive ends the scan")
 	fl.StringVar(&o.region, "region", "", "AWS region for sqs:// (default: the AWS environment)")
-	fl.StringVar(&o.endpoint, "endpoint", "", "broker endpoint for a URL destination (e.g. http://localhost:4566)")
+	fl.StringVar(&o.endpoint, "endpoint", "", "endpoint for a URL destination: SQS http://localhost:4566, Pub/Sub emulator localhost:8085")
 	fl.StringVar(&o.profile, "profile", "", "AWS profile for sqs://")
+	fl.StringVar(&o.rocketmqEndpoint, "rocketmq-endpoint", "", "RocketMQ proxy host:port for rocketmq:// (default: $ROCKETMQ_ENDPOINT)")
+	fl.StringVar(&o.group, "group", "", "RocketMQ consumer group to read with (default: CONSUMERGROUP-dlq-reader, or the URL's ?group=, or brighter-dlq-reader)")
 	fl.StringSliceVar(&o.reasons, "reason", nil, "only these rejection reasons: None, Unacceptable, DeliveryError, NativeRedrive (repeatable)")
 	fl.StringSliceVar(&o.topics, "topic", nil, "only these original topics; globs allowed (repeatable)")
 	fl.StringVar(&o.since, "since", "", "only messages rejected at or after this time (RFC 3339, or a duration ago: 2h)")
@@ -161,12 +190,16 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 		switch {
 		case s.SQS != nil && s.SQS.RedrivePolicy != nil:
 			t.dest = s.SQS.RedrivePolicy.DeadLetterQueue
-		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil && s.GCP.DeadLetterPolicy.Subscription != "":
+		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
+			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
 			t.dest = s.GCP.DeadLetterPolicy.Subscription
+			if t.dest == "" {
+				t.dest = "dlq-" + s.ChannelName
+			}
 		case s.RocketMQ != nil:
 			t.dest = "%DLQ%" + s.RocketMQ.ConsumerGroup
 		default:
-			return nil, usageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy.subscription)", s.Pos("transport"), s.Name))
+			return nil, usageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy)", s.Pos("transport"), s.Name))
 		}
 	default:
 		t.dest = s.DeadLetterRoutingKey
@@ -175,11 +208,61 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 		}
 	}
 	t.url = string(s.Transport) + "://" + t.dest
+	switch s.Transport {
+	case config.TransportGCP:
+		t.url = "pubsub://" + gcpSubscriptionPath(f, s, t.dest)
+	case config.TransportRocketMQ:
+		t.group = o.group
+		if t.group == "" {
+			t.group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
+		}
+		if t.group == s.RocketMQ.ConsumerGroup {
+			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", t.group))
+		}
+		t.url = "rocketmq://" + t.dest + "?group=" + url.QueryEscape(t.group)
+	}
 	return t, nil
+}
+
+// readerGroupSuffix makes the default RocketMQ reader group of a
+// subscription: CONSUMERGROUP-dlq-reader.
+const readerGroupSuffix = "-dlq-reader"
+
+// defaultURLReaderGroup is the RocketMQ reader group of a rocketmq:// URL
+// without ?group= and without --group.
+const defaultURLReaderGroup = "brighter-dlq-reader"
+
+// gcpSubscriptionPath is projects/P/subscriptions/S for a subscription id
+// of the subscription's project.
+func gcpSubscriptionPath(f *config.File, s *config.Subscription, sub string) string {
+	if strings.HasPrefix(sub, "projects/") {
+		return sub
+	}
+	project := f.Connections.GCP.ProjectID
+	if s.GCP != nil && s.GCP.ProjectID != "" {
+		project = s.GCP.ProjectID
+	}
+	return "projects/" + project + "/subscriptions/" + sub
+}
+
+// env reads an environment variable through the command's IO streams.
+func (o *dlqOptions) env(name string) string {
+	if o.io.Getenv == nil {
+		return ""
+	}
+	v, _ := o.io.Getenv(name)
+	return v
 }
 
 // resolveURL synthesises a subscription for a destination named by URL.
 func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
+	scheme, _, _ := strings.Cut(arg, "://")
+	switch scheme {
+	case "rocketmq":
+		return o.resolveRocketMQURL(arg)
+	case "pubsub":
+		return o.resolvePubSubURL(arg)
+	}
 	u, err := url.Parse(arg)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
@@ -208,12 +291,75 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 		}
 		s.Transport = config.TransportMemory
 		s.Memory = &config.Memory{Output: file}
-	case "pubsub", "rocketmq":
-		return nil, usageErr(fmt.Errorf("destination %q: %s:// is not available in this build of dlq; address it by subscription name", arg, u.Scheme))
 	default:
-		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, memory", arg, u.Scheme))
+		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, pubsub, rocketmq, memory", arg, u.Scheme))
 	}
 	return &dlqTarget{f: f, s: s, dest: name, url: u.Scheme + "://" + name}, nil
+}
+
+// resolvePubSubURL reads pubsub://projects/P/subscriptions/S. The emulator
+// is --endpoint when given; otherwise the client library honours
+// PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
+// Credentials.
+func (o *dlqOptions) resolvePubSubURL(arg string) (*dlqTarget, error) {
+	rest := strings.TrimPrefix(arg, "pubsub://")
+	rest, _, _ = strings.Cut(rest, "?")
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	if len(parts) != 4 || parts[0] != "projects" || parts[2] != "subscriptions" || parts[1] == "" || parts[3] == "" {
+		return nil, usageErr(fmt.Errorf("destination %q: want pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION", arg))
+	}
+	project, sub := parts[1], parts[3]
+	f := &config.File{Path: "(command line)"}
+	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
+	s := &config.Subscription{
+		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
+		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
+	}
+	return &dlqTarget{f: f, s: s, dest: sub, url: "pubsub://projects/" + project + "/subscriptions/" + sub}, nil
+}
+
+// resolveRocketMQURL reads rocketmq://TOPIC?group=G. TOPIC may be written
+// raw (%DLQ%orders) or escaped (%25DLQ%25orders). The proxy is
+// --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
+// $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
+func (o *dlqOptions) resolveRocketMQURL(arg string) (*dlqTarget, error) {
+	rest := strings.TrimPrefix(arg, "rocketmq://")
+	raw, query, _ := strings.Cut(rest, "?")
+	topic := strings.Trim(raw, "/")
+	if un, err := url.PathUnescape(topic); err == nil && !strings.Contains(topic, "%DLQ%") {
+		topic = un
+	}
+	if topic == "" {
+		return nil, usageErr(fmt.Errorf("destination %q names no topic: want rocketmq://TOPIC?group=GROUP", arg))
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+	}
+	group := o.group
+	if group == "" {
+		group = q.Get("group")
+	}
+	if group == "" {
+		group = defaultURLReaderGroup
+	}
+	endpoint := o.rocketmqEndpoint
+	if endpoint == "" {
+		endpoint = o.env("ROCKETMQ_ENDPOINT")
+	}
+	if endpoint == "" {
+		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", arg))
+	}
+	f := &config.File{Path: "(command line)"}
+	f.Connections.RocketMQ = config.RocketMQConnection{
+		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),
+		AccessKey: o.env("ROCKETMQ_ACCESS_KEY"), SecretKey: o.env("ROCKETMQ_SECRET_KEY"),
+	}
+	s := &config.Subscription{
+		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
+		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
+	}
+	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: "rocketmq://" + topic + "?group=" + url.QueryEscape(group)}, nil
 }
 
 // open resolves the argument and opens the transport's reader over it.
@@ -230,7 +376,7 @@ func (o *dlqOptions) open(ctx context.Context, arg string, rewrite bool, logger 
 	if !ok {
 		return nil, nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.s.Transport))
 	}
-	ch, err := dt.dlqReader(ctx, t, dlqReadOptions{visibility: o.visibility, rewrite: rewrite}, logger)
+	ch, err := dt.dlqReader(ctx, t, dlqReadOptions{visibility: o.visibility, wait: o.wait, rewrite: rewrite}, logger)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {

@@ -26,6 +26,9 @@ type dlqTarget struct {
 	dest string
 	// url names the destination in output and in replayedFrom.
 	url string
+	// group is the RocketMQ consumer group the destination is read with
+	// (never the subscription's own group); "" for other transports.
+	group string
 }
 
 // dlqReadOptions say how a dlq command reads.
@@ -33,6 +36,9 @@ type dlqReadOptions struct {
 	// visibility is how long each received message stays invisible while a
 	// scan runs (released at once when it ends).
 	visibility time.Duration
+	// wait is how long one receive waits (RocketMQ: the consumer's long
+	// polling AwaitDuration, fixed when the consumer is made).
+	wait time.Duration
 	// rewrite is set by replay: the memory transport writes its file back
 	// when the reader is closed.
 	rewrite bool
@@ -52,6 +58,7 @@ type dlqTransport interface {
 var (
 	_ dlqTransport = (*memoryTransport)(nil)
 	_ dlqTransport = (*sqsTransport)(nil)
+	_ dlqTransport = rocketmqTransport{}
 )
 
 // dlqReader reads the queue named t.dest inside the subscription's

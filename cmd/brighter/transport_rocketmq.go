@@ -47,3 +47,28 @@ func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Sub
 func (rocketmqTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f), Logger: logger})
 }
+
+// dlqReader reads the destination topic (a rejection topic or
+// %DLQ%<consumerGroup>) with the ordinary consumer, so routed copies present
+// their stamped count, in the reader group tg.group: RocketMQ keeps a
+// topic's messages per consumer group, and dlq must never take messages
+// from the subscription's own consumers. Each message is held for
+// o.visibility (its invisible duration) and the long poll is o.wait. dlq
+// never rejects, so the reader has no routes.
+func (rocketmqTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	c, err := rocketmq.NewConsumer(ctx, rocketmq.ConsumerOptions{
+		Connection: rocketmqConnection(tg.f), Topic: tg.dest, ConsumerGroup: tg.group,
+		InvisibleDuration: o.visibility, AwaitDuration: o.wait, BufferSize: rocketmq.MaxBufferSize, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &openedChannel{consumer: c, close: c.Close}, nil
+}
+
+// dlqProducer sends each replayed message to its Header.Topic. RocketMQ
+// clients never create topics, so a replay to a missing topic fails with
+// TOPIC_NOT_FOUND (after the client's retries) and the message stays.
+func (rocketmqTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.f), Logger: logger})
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,7 +161,7 @@ func BenchmarkDLQPeek50000(b *testing.B) {
 		debug.FreeOSMemory()
 		base := rssBytes()
 		stop := make(chan struct{})
-		var peak atomic.Int64
+		var peak, peakHeap, peakLive atomic.Int64
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -169,6 +170,13 @@ func BenchmarkDLQPeek50000(b *testing.B) {
 			for {
 				if r := rssBytes(); r > peak.Load() {
 					peak.Store(r)
+				}
+				h, l := heapBytes()
+				if h > peakHeap.Load() {
+					peakHeap.Store(h)
+				}
+				if l > peakLive.Load() {
+					peakLive.Store(l)
 				}
 				select {
 				case <-stop:
@@ -186,7 +194,17 @@ func BenchmarkDLQPeek50000(b *testing.B) {
 		}
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(base)/(1<<20), "start-RSS-MiB")
+		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(peakLive.Load())/(1<<20), "peak-live-MiB")
 	}
+}
+
+// heapBytes reads the runtime's heap object bytes (live and not yet swept)
+// and the live heap marked by the last GC.
+func heapBytes() (objects, live int64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
 }
 
 // rssBytes reads VmRSS of this process (0 where /proc is missing).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -166,24 +167,25 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// move publishes one message and only then removes it; on failure the
 	// message is released at once and stays in the destination it was read
 	// from (or, when only the remove failed, is in both places).
-	move := func(ctx context.Context, m *message.Message, c *message.Message, out Outcome) {
+	move := func(ctx context.Context, m *message.Message, c *message.Message, out Outcome) bool {
 		id := m.Header.MessageID
 		if err := p.Send(ctx, c); err != nil {
 			out.Err = fmt.Errorf("publish to %s: %w", out.Destination, err)
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", out.Destination, "error", err)
 			release(context.WithoutCancel(ctx), src, []held{{id, m.Receipt}})
 			report(out)
-			return
+			return false
 		}
 		if err := src.Consumer.Acknowledge(ctx, m); err != nil {
 			out.Err = fmt.Errorf("published to %s but not removed from %s (it is now in both places): %w", out.Destination, src.Name, err)
 			log.ErrorContext(ctx, LogRemoveFailed, "message_id", id, "source", src.Name, "destination", out.Destination, "error", err)
 			release(context.WithoutCancel(ctx), src, []held{{id, m.Receipt}})
 			report(out)
-			return
+			return false
 		}
 		log.InfoContext(ctx, LogReplayed, "message_id", id, "new_id", c.Header.MessageID, "source", src.Name, "destination", out.Destination)
 		report(out)
+		return true
 	}
 	type job struct {
 		m, c *message.Message
@@ -194,19 +196,30 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		workers = DefaultReplayWorkers
 	}
 	lanes := make([]chan job, workers)
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		pending sync.WaitGroup // jobs handed to a lane and not yet settled
+		removed atomic.Int64   // messages removed since the last settle
+	)
 	for i := range lanes {
 		lanes[i] = make(chan job, 16)
 		wg.Add(1)
 		go func(in <-chan job) {
 			defer wg.Done()
 			for j := range in {
-				move(ctx, j.m, j.c, j.out)
+				if move(ctx, j.m, j.c, j.out) {
+					removed.Add(1)
+				}
+				pending.Done()
 			}
 		}(lanes[i])
 	}
 	seed := maphash.MakeSeed()
-	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+	settle := func() bool {
+		pending.Wait()
+		return removed.Swap(0) > 0
+	}
+	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
 		if err != nil {
@@ -229,9 +242,10 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			key = id
 		}
 		// The worker owns the message from here: it removes or releases it.
+		pending.Add(1)
 		lanes[maphash.String(seed, key)%uint64(workers)] <- job{m: m, c: c, out: out}
 		return true, nil
-	})
+	}, settle)
 	for _, l := range lanes {
 		close(l)
 	}

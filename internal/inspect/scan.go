@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +86,17 @@ type held struct {
 	receipt any
 }
 
+// holdOf is what a scan keeps of m: copies of its id and (when it is a
+// string, as SQS's receipt handle is) its receipt, so the strings kept do
+// not pin the buffers the transport decoded them from.
+func holdOf(m *message.Message) held {
+	r := m.Receipt
+	if s, ok := r.(string); ok {
+		r = strings.Clone(s)
+	}
+	return held{strings.Clone(m.Header.MessageID), r}
+}
+
 // identity is the key a scan recognises a message it has seen by: its id
 // and, for a routed copy, its rejection time, so a message rejected twice
 // (after a replay) is two entries, while a re-read of one stored copy is one.
@@ -110,6 +122,17 @@ func identity(seed maphash.Seed, m *message.Message) uint64 {
 // It returns the counts and the first error of receive, visit or ctx; the
 // releases happen even then (with ctx's values but not its cancellation).
 func Scan(ctx context.Context, src *Source, f Filter, visit Visit) (ScanCounts, error) {
+	return scan(ctx, src, f, visit, nil)
+}
+
+// scan is Scan with settle: called when a receive brings nothing, it waits
+// until every message visit took over has been removed or released and
+// reports whether any was removed since its last call; then the scan
+// receives again instead of ending. A broker that holds back what follows
+// an in-flight message (an SQS FIFO message group, a RocketMQ message group)
+// returns nothing while a replay's removals are still under way, and only
+// the removal lets it deliver the rest of the group.
+func scan(ctx context.Context, src *Source, f Filter, visit Visit, settle func() bool) (ScanCounts, error) {
 	var (
 		counts ScanCounts
 		hold   []held
@@ -130,6 +153,9 @@ scan:
 			break
 		}
 		if len(ms) == 0 {
+			if settle != nil && settle() {
+				continue
+			}
 			break
 		}
 		fresh := false
@@ -139,7 +165,7 @@ scan:
 			}
 			key := identity(seed, m)
 			if _, dup := seen[key]; dup {
-				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+				hold = append(hold, holdOf(m))
 				continue
 			}
 			fresh = true
@@ -147,24 +173,24 @@ scan:
 			counts.Scanned++
 			if (f.Limit > 0 && counts.Selected >= f.Limit) || !f.Match(m) {
 				counts.Skipped++
-				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+				hold = append(hold, holdOf(m))
 				continue
 			}
 			counts.Selected++
 			removed, verr := visit(ctx, m)
 			if !removed {
-				hold = append(hold, held{m.Header.MessageID, m.Receipt})
+				hold = append(hold, holdOf(m))
 			}
 			if verr != nil {
 				err = verr
 				for _, rest := range ms[i+1:] {
-					hold = append(hold, held{rest.Header.MessageID, rest.Receipt})
+					hold = append(hold, holdOf(rest))
 				}
 				break scan
 			}
 			if f.Limit > 0 && counts.Selected >= f.Limit {
 				for _, rest := range ms[i+1:] {
-					hold = append(hold, held{rest.Header.MessageID, rest.Receipt})
+					hold = append(hold, holdOf(rest))
 				}
 				break scan
 			}
