@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func TestDeliveryCount_WithDeadLetterPolicy_R1_R2(t *testing.T) {
 // TestRequeue_NoDeadLetterPolicy_AC11_AC29 (both consumers): without a
 // DeadLetterPolicy requeue redelivers with count 0 (delivery_attempt unset),
 // and R-11's Warning was logged exactly once, at channel creation, never per
-// message.
+// message, after 100 messages went through the channel (AC-29).
 func TestRequeue_NoDeadLetterPolicy_AC11_AC29(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
 		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3})
@@ -71,6 +72,26 @@ func TestRequeue_NoDeadLetterPolicy_AC11_AC29(t *testing.T) {
 			}
 			if err := c.Requeue(ctxT(t, 5*time.Second), m, 0); err != nil {
 				t.Fatal(err)
+			}
+		}
+		// AC-29: 100 messages through the channel, still one Warning.
+		for i := 2; i <= 100; i++ {
+			e.send(t, "t", newMsg(fmt.Sprintf("m-%d", i)))
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for acked := 0; acked < 100; {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d of 100 messages received", acked)
+			}
+			ms, err := c.Receive(ctxT(t, 5*time.Second), 500*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if err := c.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+					t.Fatal(err)
+				}
+				acked++
 			}
 		}
 		ws := e.logs.find(slog.LevelWarn, LogBudgetInert)
