@@ -138,12 +138,20 @@ func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerO
 	return c
 }
 
-// Receive pulls up to BufferSize messages, waiting at most timeout. An empty
-// result is (nil, nil). A message that cannot be decoded is returned as
-// MT_UNACCEPTABLE with its receipt. Transient failures wrap
-// broker.ErrChannelFailure.
+// PullGrace is added to the receive timeout to make the Pull call's own
+// deadline. The service (and the emulator, after 500 ms) answers an empty
+// Pull by itself; cancelling a Pull the server has already answered with
+// messages would leave them leased to nobody until their ack deadline
+// lapses, so the client gives the server time to answer first.
+const PullGrace = 2 * time.Second
+
+// Receive pulls up to BufferSize messages in one Pull call, which the server
+// answers when messages are available or after its own short wait; the call
+// is cut off at timeout + PullGrace. An empty result is (nil, nil). A message
+// that cannot be decoded is returned as MT_UNACCEPTABLE with its receipt.
+// Transient failures wrap broker.ErrChannelFailure.
 func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond))
+	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond)+PullGrace)
 	defer cancel()
 	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(c.opts.BufferSize)})
 	if err != nil {
