@@ -69,7 +69,7 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&o.keepRunning, "keep-running", false, "leave the emulator running after the story (until Ctrl-C)")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:0", "the emulator's listen address (port 0: a free port)")
-	fl.StringVar(&o.mode, "mode", "stream", "Pub/Sub consumer: stream (streaming pull) or pull (unary pull)")
+	fl.StringVar(&o.mode, "mode", "pull", "Pub/Sub consumer: pull (unary pull) or stream (streaming pull)")
 	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
 	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: brighter-demo.yaml in the temporary directory)")
 	fl.DurationVar(&o.timeout, "timeout", time.Minute, "give up when the story has not ended after this long")
