@@ -154,7 +154,13 @@ func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 }
 
 // dlqProducer publishes to existing topics only: Pub/Sub never creates a
-// topic on publish, so a replay to a missing topic fails with NotFound.
+// topic on publish, so a replay to a missing topic fails with NotFound. It
+// publishes with message ordering, so a replayed message keeps its ordering
+// key (its partition key), as a FIFO replay keeps its message group.
 func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	return t.producer(ctx, tg.f, tg.s, logger)
+	c, err := t.client(ctx, tg.f, tg.s)
+	if err != nil {
+		return nil, err
+	}
+	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: true}), nil
 }

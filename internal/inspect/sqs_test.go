@@ -3,6 +3,7 @@ package inspect_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"sync"
 	"testing"
@@ -318,5 +319,36 @@ func TestStats_GroupsNormalised(t *testing.T) {
 	}
 	if depth(t, c, dlq) != 5 {
 		t.Fatal("stats removed messages")
+	}
+}
+
+// TestReplay_FIFOGroupBeyondOneBatch replays a FIFO DLQ holding fifteen
+// messages of one message group: SQS holds back the group's later messages
+// while earlier ones are in flight, so the scan must let the replay's
+// removals finish before it takes an empty receive for the end. All fifteen
+// arrive, in order, in their group.
+func TestReplay_FIFOGroupBeyondOneBatch(t *testing.T) {
+	c := clients(t)
+	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
+	makeQueues(t, c, queue, dlq, true)
+	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
+	const n = 15
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
+	}
+	p := sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate})
+	src := source(reader(t, c, dlq, true), dn)
+	// A short poll (no long-poll wait to hide the gap): the receive that
+	// follows a batch finds the group held back while its deletes run.
+	src.Wait = 100 * time.Millisecond
+	sum, err := inspect.Replay(context.Background(), src, dn, p, inspect.Filter{}, inspect.ReplayOptions{})
+	if err != nil || sum.Replayed != n || sum.Failed != 0 {
+		t.Fatalf("summary %+v %v, want %d replayed", sum, err, n)
+	}
+	got := drain(t, c, qn, true, n)
+	for i, m := range got {
+		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want || m.Header.PartitionKey != "customer-9" {
+			t.Fatalf("message %d: %s in group %q, want %s in customer-9", i, m.Header.MessageID, m.Header.PartitionKey, want)
+		}
 	}
 }
