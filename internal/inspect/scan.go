@@ -97,17 +97,21 @@ func holdOf(m *message.Message) held {
 	return held{strings.Clone(m.Header.MessageID), r}
 }
 
-// identity is the key a scan recognises a message it has seen by: its id
-// and, for a routed copy, its rejection time, so a message rejected twice
-// (after a replay) is two entries, while a re-read of one stored copy is one.
-// It is kept as a 64-bit hash (8 bytes a message, not the strings).
+// identity is the key a scan recognises a message it has seen by: its id,
+// for a routed copy its rejection time, and for a replayed copy its replay
+// time, so a message rejected twice (after a replay), or a replayed copy
+// beside its original, is two entries, while a re-read of one stored copy
+// is one. It is kept as a 64-bit hash (8 bytes a message, not the strings).
 func identity(seed maphash.Seed, m *message.Message) uint64 {
 	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
+	at, _ := m.Header.Bag.String(message.KeyReplayedAt)
 	var h maphash.Hash
 	h.SetSeed(seed)
 	h.WriteString(m.Header.MessageID)
 	h.WriteByte(0)
 	h.WriteString(ts)
+	h.WriteByte(0)
+	h.WriteString(at)
 	return h.Sum64()
 }
 
