@@ -8,7 +8,7 @@ GO      ?= go
 BIN     ?= bin/brighter
 PKGS    ?= ./...
 
-.PHONY: all build test unit deps vet staticcheck lint fmt-check bench conformance-ledger sqs-emulator clean
+.PHONY: all build test unit deps vet staticcheck lint fmt-check bench conformance-ledger conformance-rocketmq-real sqs-emulator clean
 
 all: build
 
@@ -44,6 +44,12 @@ bench: deps
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.
 sqs-emulator: deps
 	FAUXQS_PORT=4566 node internal/broker/sqs/sqstest/serve-local.mjs
+
+# The RocketMQ conformance rows against a real RocketMQ 5 (needs a Docker
+# engine; not run in CI, which has none): records AC-23 on a real broker.
+conformance-rocketmq-real:
+	docker compose -f compose/docker-compose-rocketmq.yaml up -d --wait
+	BRIGHTER_ROCKETMQ_ENDPOINT=127.0.0.1:8081 $(GO) test -count=1 -v -run 'TestRocketMQ' ./internal/conformance
 
 # Rewrite docs/conformance.md from a full conformance run.
 conformance-ledger: deps

@@ -3,6 +3,9 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,9 +16,46 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// rmqServer is the in-process RocketMQ 5 test broker every RocketMQ cell runs
-// against (started by TestMain through emulators).
-var rmqServer *rmqtest.Server
+// rmqAdmin is what the RocketMQ fixture needs of a broker besides the
+// client protocol: its endpoint, topic creation and a consumer group's
+// maximum delivery attempts. The in-process test broker provides it; so
+// does composeAdmin for a real broker started from
+// compose/docker-compose-rocketmq.yaml.
+type rmqAdmin interface {
+	Endpoint() string
+	CreateTopic(name string)
+	SetMaxDeliveryAttempts(group string, n int)
+}
+
+// rmqServer is the broker every RocketMQ cell runs against (started by
+// TestMain through emulators): the in-process test broker, or the real one
+// named by BRIGHTER_ROCKETMQ_ENDPOINT (`make conformance-rocketmq-real`).
+var rmqServer rmqAdmin
+
+// composeAdmin administers a real RocketMQ 5 started with
+// compose/docker-compose-rocketmq.yaml, through mqadmin inside its broker
+// container. It is used only by `make conformance-rocketmq-real`, never in
+// CI (no Docker engine there).
+type composeAdmin struct{ endpoint string }
+
+func (a composeAdmin) Endpoint() string { return a.endpoint }
+
+func (a composeAdmin) mqadmin(args ...string) {
+	cmd := exec.Command("docker", append([]string{"compose", "-f", "../../compose/docker-compose-rocketmq.yaml", "exec", "-T", "broker", "sh", "mqadmin"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("mqadmin %v: %v\n%s", args, err, out))
+	}
+}
+
+func (a composeAdmin) CreateTopic(name string) {
+	a.mqadmin("updateTopic", "-n", "namesrv:9876", "-c", "DefaultCluster", "-t", name)
+}
+
+// SetMaxDeliveryAttempts sets the group's retry maximum: RocketMQ counts
+// retries, so n deliveries are n-1 retries.
+func (a composeAdmin) SetMaxDeliveryAttempts(group string, n int) {
+	a.mqadmin("updateSubGroup", "-n", "namesrv:9876", "-c", "DefaultCluster", "-g", group, "-r", strconv.Itoa(max(n-1, 0)))
+}
 
 // rmqNoNativeLimit stands for "no native redrive within the run": RocketMQ
 // always has a group maximum (16 by default), so a Setup without one gets a
@@ -24,6 +64,10 @@ const rmqNoNativeLimit = 10000
 
 func init() {
 	emulators = append(emulators, func() (func(), error) {
+		if ep := os.Getenv("BRIGHTER_ROCKETMQ_ENDPOINT"); ep != "" {
+			rmqServer = composeAdmin{endpoint: ep}
+			return func() {}, nil
+		}
 		srv, err := rmqtest.Start(rmqtest.Options{})
 		if err != nil {
 			return nil, err
