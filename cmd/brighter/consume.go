@@ -197,6 +197,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	defer stop()
 	sigs, unsubscribe := o.signals()
 	defer unsubscribe()
+	finished := make(chan struct{})
+	defer close(finished)
 	go func() {
 		select {
 		case <-sigs:
@@ -209,7 +211,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		case <-sigs:
 			logger.Warn(logConsumeForced)
 			o.exit(exitFailure)
-		case <-ctx.Done():
+		case <-finished:
 		}
 	}()
 
