@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,9 +65,23 @@ func seedMany(b testing.TB, c *sqs.Clients, queue, origin string, n int) {
 					}
 					entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(out.Body), MessageAttributes: attrs})
 				}
-				if _, err := c.SQS.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: u.QueueUrl, Entries: entries}); err != nil {
-					fail.Store(err)
-					return
+				// Entries the emulator refused are sent again (a batch can
+				// succeed in part), a few times at most.
+				for try := 0; len(entries) > 0; try++ {
+					out, err := c.SQS.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: u.QueueUrl, Entries: entries})
+					if err != nil {
+						fail.Store(err)
+						return
+					}
+					if len(out.Failed) > 0 && try == 4 {
+						fail.Store(fmt.Errorf("%d entries refused 5 times: %s", len(out.Failed), aws.ToString(out.Failed[0].Message)))
+						return
+					}
+					refused := map[string]bool{}
+					for _, f := range out.Failed {
+						refused[aws.ToString(f.Id)] = true
+					}
+					entries = slices.DeleteFunc(entries, func(e types.SendMessageBatchRequestEntry) bool { return !refused[aws.ToString(e.Id)] })
 				}
 			}
 		}()
