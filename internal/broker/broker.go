@@ -44,6 +44,21 @@ type BatchAcknowledger interface {
 	AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error
 }
 
+// ConcurrentReceiver is implemented by consumers whose Receive may run in
+// several goroutines at once without reordering the messages of one
+// ordering key (partition key): the broker either hands an ordering key's
+// messages to one receive at a time and holds later ones back while earlier
+// ones are unsettled (SQS FIFO message groups), or promises no order at all
+// (SQS standard queues). When
+// ReceivesConcurrently reports true the Proactor lets its receivers' Receive
+// calls (long polls) overlap; otherwise, or when a consumer does not
+// implement this interface (the memory transport, wrappers), it serialises
+// receive-then-enqueue so the order the broker handed messages out in is the
+// order they reach the workers (per-key order of the Proactor; ADR 0004).
+type ConcurrentReceiver interface {
+	ReceivesConcurrently() bool
+}
+
 // Producer publishes messages in its transport's Brighter wire format.
 type Producer interface {
 	// Send publishes m to the topic (or queue) named by m.Header.Topic.

@@ -298,10 +298,10 @@ func TestPartitionKeyOrderAndBoundedInFlight_NFR8(t *testing.T) {
 			t.Errorf("acknowledged = %d, want %d", got, perKey*len(keys))
 		}
 		// Bound: lanes and shared queue (2 x n x bufferSize), one batch per
-		// receiver, one message per worker, the settler's queue (2 x n x
-		// bufferSize) and its batch of 10.
+		// receiver, one message per worker, the settlers' queue (2 x n x
+		// bufferSize) and a batch of 10 per settler (one per performer).
 		n, b := int64(opts.NoOfPerformers), int64(opts.BufferSize)
-		bound := 2*n*b + n*b + n + 2*n*b + 10
+		bound := 2*n*b + n*b + n + 2*n*b + 10*max(n, 1)
 		if got := cc.maxOut.Load(); got > bound {
 			t.Errorf("pump held %d unsettled messages at once, want at most %d", got, bound)
 		}

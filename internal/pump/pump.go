@@ -320,8 +320,9 @@ var laneSeed = maphash.MakeSeed()
 
 // proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
 // messages go to the worker owning the key's lane; keyless ones to a shared
-// queue any idle worker takes. Acknowledgements go to a settler that batches
-// them when the consumer offers broker.BatchAcknowledger.
+// queue any idle worker takes. When the consumer offers
+// broker.BatchAcknowledger, acknowledgements go to NoOfPerformers settlers
+// that batch them.
 func (r *run) proactor() {
 	p := r.p
 	n := p.opts.NoOfPerformers
@@ -335,11 +336,16 @@ func (r *run) proactor() {
 	var settled sync.WaitGroup
 	if ba, ok := p.consumer.(broker.BatchAcknowledger); ok {
 		acks = make(chan *message.Message, n*p.opts.BufferSize*2)
-		settled.Add(1)
-		go func() {
-			defer settled.Done()
-			r.settler(ba, acks)
-		}()
+		// One settler per performer, so that batch acknowledgements (one
+		// broker round trip each) overlap as the receives do; acknowledging
+		// has no order to keep.
+		for range n {
+			settled.Add(1)
+			go func() {
+				defer settled.Done()
+				r.settler(ba, acks)
+			}()
+		}
 	}
 
 	var workers sync.WaitGroup
@@ -375,18 +381,34 @@ func (r *run) proactor() {
 
 	var receivers sync.WaitGroup
 	var next atomic.Uint64
-	// recvMu makes receive-then-enqueue one step, so batches reach the lanes
-	// in the order the broker handed them out: two receivers racing between
-	// Receive and the lane send would reorder messages of one partition key.
+	// recvMu orders the receivers' hand-offs to the lanes. A consumer whose
+	// broker cannot reorder a key across concurrent receives
+	// (broker.ConcurrentReceiver: SQS) holds it for the enqueue of a batch
+	// only, so the long polls overlap. Any other (the memory transport) holds
+	// it across Receive too: receive-then-enqueue is one step, so batches
+	// reach the lanes in the order the broker handed them out, as two
+	// receivers racing between Receive and the lane send would reorder
+	// messages of one partition key (ADR 0004).
 	var recvMu sync.Mutex
+	overlap := false
+	if cr, ok := p.consumer.(broker.ConcurrentReceiver); ok {
+		overlap = cr.ReceivesConcurrently()
+	}
 	for range n {
 		receivers.Add(1)
 		go func() {
 			defer receivers.Done()
 			for {
-				recvMu.Lock()
+				if !overlap {
+					recvMu.Lock()
+				}
 				ms, ok := r.receive()
-				if !ok {
+				if overlap {
+					if !ok {
+						return
+					}
+					recvMu.Lock()
+				} else if !ok {
 					recvMu.Unlock()
 					return
 				}

@@ -79,10 +79,18 @@ type Consumer struct {
 }
 
 var (
-	_ broker.Consumer          = (*Consumer)(nil)
-	_ broker.BatchAcknowledger = (*Consumer)(nil)
-	_ broker.Settler           = (*Consumer)(nil)
+	_ broker.Consumer           = (*Consumer)(nil)
+	_ broker.BatchAcknowledger  = (*Consumer)(nil)
+	_ broker.Settler            = (*Consumer)(nil)
+	_ broker.ConcurrentReceiver = (*Consumer)(nil)
 )
+
+// ReceivesConcurrently reports true: concurrent ReceiveMessage calls cannot
+// reorder a partition key's messages, because a FIFO queue hands a message
+// group to one receive at a time and holds its later messages back until the
+// earlier ones are deleted, and a standard queue promises no order to keep.
+// The Proactor then lets its receivers' long polls overlap.
+func (k *Consumer) ReceivesConcurrently() bool { return true }
 
 // NewConsumer makes a consumer. It makes no broker call: the queue URL is
 // looked up on the first receive. It returns an error for an empty queue
