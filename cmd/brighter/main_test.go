@@ -42,6 +42,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
+			"waitfile": cmdWaitFile,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
@@ -98,4 +99,33 @@ func sharedSQS(t testing.TB) *sqstest.Emulator {
 		t.Fatalf("start the SQS emulator: %v", sqsErr)
 	}
 	return sqsEmu
+}
+
+// cmdWaitFile is the testscript command `waitfile NAME [TIMEOUT]`: it waits
+// until the file NAME exists (a handler writes it), polling every 20 ms, and
+// fails after TIMEOUT (default 60s). Scripts use it instead of sleeping for a
+// guessed time before they signal a background consume.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile NAME [TIMEOUT]")
+	}
+	timeout := time.Minute
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("waitfile: %v", err)
+		}
+		timeout = d
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not appear within %s", args[0], timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
