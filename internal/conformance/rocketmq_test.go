@@ -181,6 +181,7 @@ func TestRocketMQ(t *testing.T) {
 	ledger.Note(f.Transport(), "RocketMQ cells are proven on the in-process test broker "+
 		"(internal/broker/rocketmq/rmqtest), which follows RocketMQ 5's documented semantics: a lease-lapse "+
 		"redelivery presents DeliveryAttempt + 1 (R-14's condition), so the cells are implemented. The "+
-		"real-broker measurement of AC-23 (compose/docker-compose-rocketmq.yaml) is still to be recorded; "+
+		"real-broker measurement of AC-23 is still to be recorded: `make conformance-rocketmq-real` runs these "+
+		"rows against compose/docker-compose-rocketmq.yaml (needs Docker); "+
 		"the test broker's differences from a real one are listed in its package comment and ADR 0003.")
 }
