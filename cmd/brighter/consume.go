@@ -180,7 +180,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		ch, err := factory.open(ctx, f, s, sl)
 		if err != nil {
 			closeAll()
-			return failureErr(fmt.Errorf("subscription %s: open channel: %w", s.Name, err))
+			return wrapExit(exitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.consumer)
 		p, err := pump.New(ch.consumer, h, pumpOptions(s), obs.observers(pump.LogObserver{Logger: logger})...)

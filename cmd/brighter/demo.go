@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -86,7 +87,10 @@ func (o *demoOptions) run(ctx context.Context) error {
 		return usageErr(fmt.Errorf("--pump %q: valid values are reactor, proactor", o.variant))
 	}
 	if o.mode != "stream" && o.mode != "pull" {
-		return usageErr(fmt.Errorf("--mode %q: valid values are stream, pull", o.mode))
+		return usageErr(fmt.Errorf("--mode %q: valid values are pull, stream", o.mode))
+	}
+	if o.writeConfig != "" && !o.keepRunning {
+		return usageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
 	}
 	d, err := gcpdemo.Start(ctx, gcpdemo.Options{
 		Out: o.io.Out, Logger: logger, Color: o.io.Color, Listen: o.listen,
@@ -97,6 +101,9 @@ func (o *demoOptions) run(ctx context.Context) error {
 	}
 	defer d.Close()
 	if _, err := d.Run(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return failureErr(fmt.Errorf("%w (the story did not finish within --timeout %s)", err, o.timeout))
+		}
 		return failureErr(err)
 	}
 	if !o.keepRunning {

@@ -29,6 +29,17 @@ func (e *exitError) Unwrap() error { return e.err }
 func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
 func failureErr(err error) error { return &exitError{code: exitFailure, err: err} }
 
+// wrapExit adds context to err, keeping the exit code an inner exitError
+// already chose (a seed file that does not parse is a usage error even when
+// it surfaces while opening a channel), else using code.
+func wrapExit(code int, err error, format string, args ...any) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code, err = ee.code, ee.err
+	}
+	return &exitError{code: code, err: fmt.Errorf(format+": %w", append(args, err)...)}
+}
+
 // globalOptions are the root command's persistent flags.
 type globalOptions struct {
 	logFormat string
@@ -79,6 +90,12 @@ of Brighter (the .NET library).`,
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	// Check the global flags for every command, including those that log
+	// nothing (a typo in --log-format must not pass silently).
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		_, err := g.newLogger(io)
+		return err
+	}
 
 	root.AddCommand(newConsumeCmd(io, g))
 	root.AddCommand(newSendCmd(io, g))

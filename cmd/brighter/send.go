@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -118,6 +119,9 @@ func (o *sendOptions) run(ctx context.Context) error {
 		if !ok || k == "" {
 			return usageErr(fmt.Errorf("--header %q: want key=value", h))
 		}
+		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
+			return usageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy (R-28)", h, k))
+		}
 		bag[k] = v
 	}
 	body, err := o.readBody()
@@ -139,7 +143,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 	}
 	p, err := factory.producer(ctx, f, s, logger)
 	if err != nil {
-		return failureErr(fmt.Errorf("subscription %s: producer: %w", s.Name, err))
+		return wrapExit(exitFailure, err, "subscription %s: producer", s.Name)
 	}
 	defer p.Close(context.WithoutCancel(ctx))
 	topic := s.RoutingKey

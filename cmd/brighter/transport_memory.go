@@ -32,12 +32,12 @@ func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Su
 	if m.Seed != "" {
 		fh, err := os.Open(m.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("memory.seed: %w", err)
+			return nil, usageErr(fmt.Errorf("memory.seed: %w", err))
 		}
 		n, err := b.Load(ctx, fh, s.ChannelName)
 		fh.Close()
 		if err != nil {
-			return nil, fmt.Errorf("memory.seed %s: %w", m.Seed, err)
+			return nil, usageErr(fmt.Errorf("memory.seed %s: %w", m.Seed, err))
 		}
 		logger.Info("memory channel seeded", "file", m.Seed, "messages", n, "queue", s.ChannelName)
 	}
@@ -60,5 +60,5 @@ func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Su
 }
 
 func (t *memoryTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
-	return nil, errors.New("the memory transport lives inside one consume process: add messages to its memory.seed file instead")
+	return nil, usageErr(errors.New("the memory transport lives inside one consume process: add messages to its memory.seed file instead"))
 }

@@ -56,7 +56,7 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 	}
 	co := sqsChannelOptions(s)
 	if err := sqs.NewChannelMaker(c, co).EnsureChannels(ctx); err != nil {
-		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
+		return nil, fmt.Errorf("channels: %w", err)
 	}
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
 		Queue: s.ChannelName, Fifo: co.Fifo, Envelope: co.Envelope, BufferSize: s.BufferSize,

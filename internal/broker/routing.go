@@ -162,7 +162,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		log.ErrorContext(ctx, LogAckAfterRouteFail, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
 		return res
 	}
-	log.InfoContext(ctx, LogRejected, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "handled_count", m.Header.HandledCount)
+	log.InfoContext(ctx, LogRejected, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "delivery_count", m.Header.HandledCount)
 	return res
 }
 

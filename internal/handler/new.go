@@ -44,7 +44,10 @@ func New(cfg config.Handler, logger *slog.Logger) (pump.Handler, error) {
 		return nil, fmt.Errorf("unknown handler type %q: valid types are %s, %s, %s", cfg.Type, config.HandlerBuiltin, config.HandlerExec, config.HandlerHTTP)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s handler: %w", cfg.Type, err)
+		if cfg.Type == config.HandlerBuiltin {
+			return nil, fmt.Errorf("builtin handler: %w", err)
+		}
+		return nil, err // the exec and http adapters name themselves
 	}
 	return h, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -65,6 +66,11 @@ const MaxAttributes = 10
 // ErrTooManyAttributes is returned by the encoders when a message would carry
 // more than MaxAttributes message attributes (AWS would reject the send).
 var ErrTooManyAttributes = errors.New("too many message attributes")
+
+// ErrBodyNotText is returned (wrapped) by EncodeSQS and EncodeSNS for a body
+// SQS cannot carry: empty, or not UTF-8 text, with a content type that is
+// not one of the compressed types sent as base64.
+var ErrBodyNotText = errors.New("SQS and SNS carry a non-empty UTF-8 text body")
 
 // ErrUndecodable wraps every reason a received message could not be decoded
 // (an SNS envelope that is not JSON, a bag that is not a JSON object, a
@@ -195,6 +201,8 @@ func encode(m *message.Message, topic string, extra map[string]string, sns bool)
 	out := Outgoing{Body: string(m.Body), Attributes: attrs}
 	if _, ok := compressedTypes[ct]; ok {
 		out.Body = base64.StdEncoding.EncodeToString(m.Body)
+	} else if len(m.Body) == 0 || !utf8.Valid(m.Body) {
+		return Outgoing{}, fmt.Errorf("message %s: body of %d bytes is empty or not UTF-8 text: %w; base64-encode binary data (or send it with a compressed content type such as application/gzip)", h.MessageID, len(m.Body), ErrBodyNotText)
 	}
 	if h.PartitionKey != "" {
 		out.GroupID = h.PartitionKey

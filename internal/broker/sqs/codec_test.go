@@ -394,3 +394,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestEncodeRefusesBodiesSQSCannotCarry(t *testing.T) {
+	for name, body := range map[string][]byte{"empty": nil, "binary": {0xff, 0xfe, 0x00}} {
+		m := message.New("id-"+name, "q", message.MTEvent, body)
+		if _, err := EncodeSQS(m, "url", nil); !errors.Is(err, ErrBodyNotText) {
+			t.Errorf("%s body: err = %v, want ErrBodyNotText", name, err)
+		}
+	}
+	gz := message.New("id-gz", "q", message.MTEvent, []byte{0x1f, 0x8b, 0xff})
+	gz.Header.ContentType = "application/gzip"
+	if _, err := EncodeSQS(gz, "url", nil); err != nil {
+		t.Errorf("compressed binary body: %v", err)
+	}
+}
