@@ -33,9 +33,9 @@ lint: fmt-check vet staticcheck
 test: deps lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-# Quick local iteration: skips the slow emulator layers. CI never uses it.
-unit:
-	$(GO) test -short -count=1 $(PKGS)
+# Quick local iteration: every test without -race. CI never uses it.
+unit: deps
+	$(GO) test -count=1 $(PKGS)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
