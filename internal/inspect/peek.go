@@ -24,14 +24,30 @@ type Exporter interface {
 	Flush() error
 }
 
+// BatchEnder is an Exporter that wants to know when one receive's messages
+// have all been written: it shows them then (JSONLines flushes, Table
+// renders its page once rows have waited TableLinger), so a slow scan, or
+// one interrupted, has already printed what it read.
+type BatchEnder interface {
+	// EndBatch writes what should be shown now.
+	EndBatch() error
+}
+
 // Peek scans the source (see Scan) and writes every selected message to out.
 // Nothing is removed: every message is released when the scan ends, so a
 // second peek shows the same messages with the same counts (R-28, AC-41).
+// When out is a BatchEnder it is told after each receive. When ctx ends
+// (an interrupt) the scan stops, out is flushed with what was read so far
+// and every held message is made visible again before Peek returns.
 // It returns the scan's counts and the first error of the scan or out.
 func Peek(ctx context.Context, src *Source, f Filter, out Exporter) (ScanCounts, error) {
-	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+	var h hooks
+	if b, ok := out.(BatchEnder); ok {
+		h.batch = b.EndBatch
+	}
+	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		return false, out.Write(m)
-	})
+	}, h)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = ferr
 	}
@@ -62,6 +78,9 @@ func (j *JSONLines) Write(m *message.Message) error {
 	return nil
 }
 
+// EndBatch flushes the lines of one receive, so they are shown at once.
+func (j *JSONLines) EndBatch() error { return j.Flush() }
+
 // Flush flushes the buffered lines.
 func (j *JSONLines) Flush() error {
 	if err := j.w.Flush(); err != nil {
@@ -73,6 +92,11 @@ func (j *JSONLines) Flush() error {
 // TablePage is how many rows one rendered table holds: a peek streams one
 // table per page, so memory stays flat however many messages there are.
 const TablePage = 50
+
+// TableLinger is how long rows may wait for their page to fill: at the end
+// of a receive, rows held longer than this are rendered as a (shorter)
+// table, so a slow scan shows what it read within about this time.
+const TableLinger = time.Second
 
 // MessageWidth is how many characters of a rejection message a table shows.
 const MessageWidth = 48
@@ -87,6 +111,8 @@ type Table struct {
 	styled bool
 	now    func() time.Time
 	rows   [][]string
+	// first is when the oldest row held was added (wall clock).
+	first time.Time
 }
 
 // NewTable renders to w; styled selects borders and colour (a terminal).
@@ -117,8 +143,19 @@ func (t *Table) Write(m *message.Message) error {
 	if !d.Timestamp.IsZero() {
 		age = Ago(now, d.Timestamp)
 	}
+	if len(t.rows) == 0 {
+		t.first = time.Now()
+	}
 	t.rows = append(t.rows, []string{d.ID, d.OriginalTopic, reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
 	if len(t.rows) >= TablePage {
+		return t.Flush()
+	}
+	return nil
+}
+
+// EndBatch renders the rows held when they have waited TableLinger.
+func (t *Table) EndBatch() error {
+	if len(t.rows) > 0 && time.Since(t.first) >= TableLinger {
 		return t.Flush()
 	}
 	return nil

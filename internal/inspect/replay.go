@@ -137,6 +137,16 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 // instant is a message in neither place. Messages not selected, not
 // replayed or not removed are released when the scan ends.
 //
+// Each message is handled at most once a run: a message whose id (or new
+// id) this run has already replayed, failed or reported is left untouched
+// (held, then released) and counted nowhere, so a replay beside a consumer
+// that dead-letters the replayed copies again ends.
+//
+// When ctx ends (an interrupt) the scan stops reading; publishes already
+// under way finish with their removes, messages handed over but not yet
+// published are released, and every message the scan holds is made
+// visible again before Replay returns ctx's error.
+//
 // It returns the summary and an error only when the scan itself failed
 // (receive, ctx); per-message failures are counted in Summary.Failed and
 // logged at Error with the message id.
@@ -167,7 +177,12 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// move publishes one message and only then removes it; on failure the
 	// message is released at once and stays in the destination it was read
 	// from (or, when only the remove failed, is in both places).
+	//
+	// It runs with ctx's values but not its cancellation: once a publish has
+	// started, an interrupt lets it and the remove that follows finish, so
+	// an interrupted replay leaves no message published but not removed.
 	move := func(ctx context.Context, m *message.Message, c *message.Message, out Outcome) bool {
+		ctx = context.WithoutCancel(ctx)
 		id := m.Header.MessageID
 		if err := p.Send(ctx, c); err != nil {
 			out.Err = fmt.Errorf("publish to %s: %w", out.Destination, err)
@@ -207,6 +222,13 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		go func(in <-chan job) {
 			defer wg.Done()
 			for j := range in {
+				if ctx.Err() != nil {
+					// Interrupted before its publish began: leave it where it
+					// is, visible at once, counted neither way.
+					release(context.WithoutCancel(ctx), src, []held{holdOf(j.m)})
+					pending.Done()
+					continue
+				}
 				if move(ctx, j.m, j.c, j.out) {
 					removed.Add(1)
 				}
@@ -215,18 +237,31 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		}(lanes[i])
 	}
 	seed := maphash.MakeSeed()
+	// handled holds the id (and the new id) of every message this run has
+	// replayed, tried to replay or reported: a copy that comes back to the
+	// source while the scan runs (a consumer dead-lettered the replayed
+	// message again) has the same id but a new rejection time, and is left
+	// where it is, neither replayed again nor counted. Only the scan's
+	// goroutine reads and writes it.
+	handled := map[string]struct{}{}
+	known := func(m *message.Message) bool {
+		_, ok := handled[m.Header.MessageID]
+		return ok
+	}
 	settle := func() bool {
 		pending.Wait()
 		return removed.Swap(0) > 0
 	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
+		handled[id] = struct{}{}
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
 		if err != nil {
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "error", err)
 			report(Outcome{ID: id, Err: err})
 			return false, nil
 		}
+		handled[c.Header.MessageID] = struct{}{}
 		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun}
 		if o.DryRun {
 			report(out)
@@ -245,7 +280,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		pending.Add(1)
 		lanes[maphash.String(seed, key)%uint64(workers)] <- job{m: m, c: c, out: out}
 		return true, nil
-	}, settle)
+	}, hooks{settle: settle, known: known})
 	for _, l := range lanes {
 		close(l)
 	}

@@ -125,18 +125,37 @@ func identity(seed maphash.Seed, m *message.Message) uint64 {
 //
 // It returns the counts and the first error of receive, visit or ctx; the
 // releases happen even then (with ctx's values but not its cancellation).
+// When ctx ends (an interrupt) the receive under way finishes (it waits at
+// most src.Wait), nothing more is visited, and everything held, including
+// what that receive brought, is released before Scan returns ctx's error.
 func Scan(ctx context.Context, src *Source, f Filter, visit Visit) (ScanCounts, error) {
-	return scan(ctx, src, f, visit, nil)
+	return scan(ctx, src, f, visit, hooks{})
 }
 
-// scan is Scan with settle: called when a receive brings nothing, it waits
+// hooks are scan's optional callbacks; the zero value has none.
+type hooks struct {
+	// settle: see scan.
+	settle func() bool
+	// known: see scan.
+	known func(*message.Message) bool
+	// batch is called after each non-empty receive has been visited (peek
+	// flushes its output there, so what was read is shown at once).
+	batch func() error
+}
+
+// scan is Scan with hooks. h.settle: called when a receive brings nothing, it waits
 // until every message visit took over has been removed or released and
 // reports whether any was removed since its last call; then the scan
 // receives again instead of ending. A broker that holds back what follows
 // an in-flight message (an SQS FIFO message group, a RocketMQ message group)
 // returns nothing while a replay's removals are still under way, and only
 // the removal lets it deliver the rest of the group.
-func scan(ctx context.Context, src *Source, f Filter, visit Visit, settle func() bool) (ScanCounts, error) {
+//
+// h.known, when not nil, names messages the caller has already dealt with in
+// this run (a replayed message dead-lettered again while the scan runs): such
+// a message is held and released like a re-read, never counted, filtered or
+// visited, so a scan that keeps meeting them ends as a stale one does.
+func scan(ctx context.Context, src *Source, f Filter, visit Visit, h hooks) (ScanCounts, error) {
 	var (
 		counts ScanCounts
 		hold   []held
@@ -151,24 +170,37 @@ func scan(ctx context.Context, src *Source, f Filter, visit Visit, settle func()
 	}
 scan:
 	for ctx.Err() == nil {
-		ms, rerr := src.Consumer.Receive(ctx, wait)
+		// The receive is not cancelled with ctx: a receive cancelled after
+		// the broker answered would leave what it took invisible, out of
+		// reach of the release below. An interrupt waits for it (at most
+		// wait) and releases what it brought.
+		ms, rerr := src.Consumer.Receive(context.WithoutCancel(ctx), wait)
 		if rerr != nil {
 			err = fmt.Errorf("receive from %s: %w", src.Name, rerr)
 			break
 		}
 		if len(ms) == 0 {
-			if settle != nil && settle() {
+			if h.settle != nil && h.settle() {
 				continue
 			}
 			break
 		}
 		fresh := false
 		for i, m := range ms {
+			if ctx.Err() != nil {
+				// Interrupted: visit nothing more, release the rest.
+				for _, rest := range ms[i:] {
+					if rest.Header.MessageType != message.MTQuit {
+						hold = append(hold, holdOf(rest))
+					}
+				}
+				break scan
+			}
 			if m.Header.MessageType == message.MTQuit {
 				continue
 			}
 			key := identity(seed, m)
-			if _, dup := seen[key]; dup {
+			if _, dup := seen[key]; dup || (h.known != nil && h.known(m)) {
 				hold = append(hold, holdOf(m))
 				continue
 			}
@@ -197,6 +229,12 @@ scan:
 					hold = append(hold, holdOf(rest))
 				}
 				break scan
+			}
+		}
+		if h.batch != nil {
+			if berr := h.batch(); berr != nil {
+				err = berr
+				break
 			}
 		}
 		if fresh {

@@ -1,0 +1,196 @@
+package inspect_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// outcomes records every Outcome a replay reports, by id.
+type outcomes struct {
+	mu   sync.Mutex
+	byID map[string]int
+	n    int
+	// after, when set, is called with the running total after each outcome.
+	after func(n int)
+}
+
+func (o *outcomes) Done(out inspect.Outcome) {
+	o.mu.Lock()
+	if o.byID == nil {
+		o.byID = map[string]int{}
+	}
+	o.byID[out.ID]++
+	o.n++
+	n := o.n
+	o.mu.Unlock()
+	if o.after != nil {
+		o.after(n)
+	}
+}
+
+// TestReplay_BesideADeferringConsumer_EachMessageOnce_R5 replays a DLQ while
+// a pump with a defer handler and requeueCount 1 consumes the destination:
+// each replayed copy is dead-lettered again within the scan, with the same
+// id and a new rejection time. The replay must end, having replayed each
+// message exactly once and left the returning copies in the DLQ, released.
+func TestReplay_BesideADeferringConsumer_EachMessageOnce_R5(t *testing.T) {
+	const n = 5
+	c := clients(t)
+	queue, dlq := uniq("orders"), uniq("orders-dlq")
+	makeQueues(t, c, queue, dlq, false)
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("r%d", i), queue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "timed out"}, 3, false, "")
+	}
+	k, err := sqs.NewConsumer(c, sqs.ConsumerOptions{Queue: queue, DeadLetter: dlq, BufferSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pump.New(k, func(ctx context.Context, m *message.Message) pump.Result { return pump.Result{Outcome: pump.Defer} },
+		pump.Options{Variant: pump.Reactor, TimeOut: time.Second, RequeueCount: 1, EmptyChannelDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, stopPump := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = p.Run(pctx) }()
+	defer func() { stopPump(); wg.Wait() }()
+
+	// A long receive wait gives the re-dead-lettered copies time to come
+	// back while the scan still runs.
+	src := &inspect.Source{Consumer: reader(t, c, dlq, false), Name: "sqs://" + dlq, Wait: 3 * time.Second, Logger: discardLogger()}
+	prod := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	rec := &outcomes{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sum, err := inspect.Replay(ctx, src, dlq, prod, inspect.Filter{}, inspect.ReplayOptions{Progress: rec})
+	if err != nil {
+		t.Fatalf("replay did not end cleanly within its deadline: %v (summary %+v, outcomes %v)", err, sum, rec.byID)
+	}
+	if sum.Replayed != n || sum.Failed != 0 {
+		t.Fatalf("summary %+v, want %d replayed, 0 failed", sum, n)
+	}
+	for i := range n {
+		if id := fmt.Sprintf("r%d", i); rec.byID[id] != 1 {
+			t.Errorf("message %s handled %d times, want exactly once (all: %v)", id, rec.byID[id], rec.byID)
+		}
+	}
+	if len(rec.byID) != n {
+		t.Errorf("outcomes for %v, want only r0..r%d", rec.byID, n-1)
+	}
+	// Every replayed copy was dead-lettered again and is back in the DLQ,
+	// visible (released, not removed, not republished).
+	deadline := time.Now().Add(20 * time.Second)
+	for visible(t, c, dlq) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("DLQ: %d visible of %d held, want the %d re-dead-lettered copies visible", visible(t, c, dlq), depth(t, c, dlq), n)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, not a wait for a condition
+	}
+}
+
+// cancelAfter is an Exporter that cancels the scan after it has written
+// after messages.
+type cancelAfter struct {
+	inspect.Exporter
+	after   int
+	written int
+	cancel  context.CancelFunc
+}
+
+func (c *cancelAfter) Write(m *message.Message) error {
+	c.written++
+	if c.written == c.after {
+		c.cancel()
+	}
+	return c.Exporter.Write(m)
+}
+
+// seedRouted dead-letters n routed copies into a fresh DLQ whose original
+// topic exists, and returns both names.
+func seedRouted(t *testing.T, c *sqs.Clients, n int) (dlq, topic string) {
+	t.Helper()
+	dlq, topic = uniq("int-dlq"), uniq("int-topic")
+	makeQueues(t, c, topic, dlq, false)
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("i%d", i), topic, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, false, "")
+	}
+	return dlq, topic
+}
+
+// TestPeek_Interrupted_ReleasesAtOnce cancels a peek after three messages
+// (what Ctrl-C does): the three are printed, and every message the scan held
+// is visible again as soon as Peek returns, not after --visibility.
+func TestPeek_Interrupted_ReleasesAtOnce(t *testing.T) {
+	const n = 25
+	c := clients(t)
+	dlq, _ := seedRouted(t, c, n)
+	src := source(reader(t, c, dlq, false), dlq)
+	src.Logger = discardLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var buf bytes.Buffer
+	out := &cancelAfter{Exporter: inspect.NewJSONLines(&buf), after: 3, cancel: cancel}
+	counts, err := inspect.Peek(ctx, src, inspect.Filter{}, out)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("peek error %v, want context.Canceled", err)
+	}
+	if got := bytes.Count(buf.Bytes(), []byte("\n")); got != 3 || counts.Selected != 3 {
+		t.Errorf("printed %d lines, selected %d; want the 3 read before the interrupt", got, counts.Selected)
+	}
+	if v := visible(t, c, dlq); v != n {
+		t.Fatalf("%d of %d visible right after the interrupted peek, want all (released at once)", v, n)
+	}
+	// A second peek sees them all.
+	if got := peekJSON(t, source(reader(t, c, dlq, false), dlq), inspect.Filter{}); len(got) != n {
+		t.Fatalf("peek after the interrupt shows %d, want %d", len(got), n)
+	}
+}
+
+// TestReplay_Interrupted_LosesNothingAndReleases cancels a replay after
+// three outcomes: the scan stops, each message is either replayed (in the
+// destination, gone from the DLQ) or still in the DLQ and visible at once;
+// none is in neither place, none is left invisible.
+func TestReplay_Interrupted_LosesNothingAndReleases(t *testing.T) {
+	const n = 25
+	c := clients(t)
+	dlq, topic := seedRouted(t, c, n)
+	src := source(reader(t, c, dlq, false), dlq)
+	src.Logger = discardLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &outcomes{after: func(k int) {
+		if k == 3 {
+			cancel()
+		}
+	}}
+	prod := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	sum, err := inspect.Replay(ctx, src, dlq, prod, inspect.Filter{}, inspect.ReplayOptions{Progress: rec, Workers: 2})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("replay error %v, want context.Canceled", err)
+	}
+	if sum.Failed != 0 || sum.Replayed < 3 || sum.Replayed >= n {
+		t.Fatalf("summary %+v, want at least 3 and fewer than %d replayed, none failed", sum, n)
+	}
+	left := depth(t, c, dlq)
+	if v := visible(t, c, dlq); v != left {
+		t.Fatalf("%d of the %d messages left in the DLQ are visible right after the interrupt, want all", v, left)
+	}
+	if left != n-sum.Replayed {
+		t.Fatalf("DLQ holds %d after %d replayed, want %d", left, sum.Replayed, n-sum.Replayed)
+	}
+	if got := depth(t, c, topic); got != sum.Replayed {
+		t.Fatalf("destination holds %d, want the %d replayed", got, sum.Replayed)
+	}
+}
