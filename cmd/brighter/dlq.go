@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"os/signal"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +28,10 @@ type dlqOptions struct {
 	global     *globalOptions
 	transports transports
 	now        func() time.Time
+	// signals delivers SIGINT/SIGTERM; tests may replace it.
+	signals func() (<-chan os.Signal, func())
+	// exit ends the process on a second signal.
+	exit func(int)
 
 	configPath string
 	invalid    bool
@@ -52,7 +59,11 @@ type dlqOptions struct {
 }
 
 func newDLQCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &dlqOptions{io: io, global: g, transports: defaultTransports(), now: time.Now}
+	o := &dlqOptions{io: io, global: g, transports: defaultTransports(), now: time.Now, exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		return ch, func() { signal.Stop(ch) }
+	}}
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "Inspect, summarise and replay dead-lettered messages",
@@ -95,6 +106,12 @@ SQS FIFO: a message group's later messages are held back by SQS while its
 earlier ones are in flight, and a peek holds everything it read, so peek
 and stats show at most the first batch (up to 10) of each message group.
 replay removes as it goes and reaches every message.
+
+Ctrl-C (SIGINT) or SIGTERM stops a scan: the receive under way finishes
+(at most --wait), a replay finishes the publishes and removes it has begun,
+every message the scan holds is made visible again at once, what was read
+is printed with the summary, and the command exits 130. A second signal
+exits 130 at once, leaving held messages invisible until --visibility lapses.
 
 On the memory transport the dead letters live in the subscription's
 memory.output file (JSON lines, every queue of the run): peek and stats read
@@ -165,10 +182,62 @@ func (o *dlqOptions) which() string {
 	return "dlq"
 }
 
+// exitInterrupted is the exit code of a dlq command stopped by SIGINT or
+// SIGTERM (128 + SIGINT, as shells report it).
+const exitInterrupted = 130
+
+// Stable log texts of the dlq commands' signal handling.
+const (
+	logDLQStopping = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
+	logDLQForced   = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
+)
+
+// interruptible returns a context that ends on the first SIGINT/SIGTERM;
+// a second signal exits the process with exitInterrupted at once. stop ends
+// the watch.
+func (o *dlqOptions) interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
+	ictx, cancel := context.WithCancel(ctx)
+	if o.signals == nil {
+		return ictx, cancel
+	}
+	sigs, unsubscribe := o.signals()
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		logger.Warn(logDLQStopping)
+		cancel()
+		select {
+		case <-sigs:
+			logger.Warn(logDLQForced)
+			if o.exit != nil {
+				o.exit(exitInterrupted)
+			}
+		case <-finished:
+		}
+	}()
+	return ictx, func() {
+		close(finished)
+		unsubscribe()
+		cancel()
+	}
+}
+
+// interrupted is the error of a run stopped by a signal: exit code 130.
+func interrupted(what string) error {
+	return &exitError{code: exitInterrupted, err: fmt.Errorf("%s: interrupted; every message read was made visible again", what)}
+}
+
 // resolve turns the argument (a subscription name or a URL) into a target.
 func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	if strings.Contains(arg, "://") {
 		return o.resolveURL(arg)
+	}
+	if o.sns {
+		return nil, usageErr(fmt.Errorf("--sns applies only to an sqs:// URL; subscription %s publishes replays as its channelType says", arg))
 	}
 	f, err := loadConfig(o.io, o.configPath)
 	if err != nil {
@@ -443,6 +512,8 @@ func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
 		return err
 	}
 	defer ch.close(context.WithoutCancel(ctx))
+	ctx, stop := o.interruptible(ctx, logger)
+	defer stop()
 	var out inspect.Exporter
 	if o.output == "json" {
 		out = inspect.NewJSONLines(o.io.Out)
@@ -450,6 +521,10 @@ func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
 		out = inspect.NewTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now)
 	}
 	counts, err := inspect.Peek(ctx, o.source(t, ch, logger), f, out)
+	if ctx.Err() != nil {
+		fmt.Fprintf(o.io.ErrOut, "%s: %d shown, %d read (interrupted)\n", t.url, counts.Selected, counts.Scanned)
+		return interrupted("peek " + t.url)
+	}
 	if err != nil {
 		return failureErr(fmt.Errorf("peek %s: %w", t.url, err))
 	}
@@ -492,14 +567,22 @@ func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
 		return err
 	}
 	defer ch.close(context.WithoutCancel(ctx))
+	ctx, stop := o.interruptible(ctx, logger)
+	defer stop()
 	st, _, err := inspect.Collect(ctx, o.source(t, ch, logger), f)
-	if err != nil {
+	stopped := ctx.Err() != nil
+	if err != nil && !stopped {
 		return failureErr(fmt.Errorf("stats %s: %w", t.url, err))
 	}
+	// An interrupted run prints the counts of what it read so far.
 	if o.output == "json" {
 		err = st.WriteJSON(o.io.Out)
 	} else {
 		err = st.WriteTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now())
+	}
+	if stopped {
+		fmt.Fprintf(o.io.ErrOut, "%s: interrupted after %d messages; the counts cover only those\n", t.url, st.Total)
+		return interrupted("stats " + t.url)
 	}
 	if err != nil {
 		return failureErr(err)
@@ -539,7 +622,11 @@ queue it keeps its message group and gets a fresh deduplication id.
 
 A destination that does not exist is never created: those messages fail
 and stay. More than --confirm-over messages ask for confirmation on a
-terminal and need --yes otherwise.`,
+terminal and need --yes otherwise; without --yes the replay then handles
+at most the number confirmed (or --confirm-over when none was asked). Each message is handled at most once a run: a replayed
+message that a consumer dead-letters again while the replay runs (same id,
+new rejection time) is left in the dead-letter destination, counted neither
+replayed nor failed.`,
 		Example: `  # See what would happen, then do it
   brighter dlq replay orders --reason DeliveryError --dry-run
   brighter dlq replay orders --reason DeliveryError --yes
@@ -558,7 +645,7 @@ terminal and need --yes otherwise.`,
 	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
 	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
-	fl.BoolVar(&o.sns, "sns", false, "for sqs://: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	return cmd
 }
 
@@ -583,10 +670,17 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	}
 	closeReader := func() error { return ch.close(context.WithoutCancel(ctx)) }
 	src := o.source(t, ch, logger)
+	ctx, stop := o.interruptible(ctx, logger)
+	defer stop()
 
 	total := -1
 	if !o.dryRun && !o.yes && (f.Limit == 0 || f.Limit > o.confirmOver) {
 		n, err := inspect.Count(ctx, src, f)
+		if ctx.Err() != nil {
+			_ = closeReader()
+			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.url)
+			return interrupted("replay " + t.url)
+		}
 		if err != nil {
 			_ = closeReader()
 			return failureErr(fmt.Errorf("replay %s: count: %w", t.url, err))
@@ -597,6 +691,17 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 				_ = closeReader()
 				return err
 			}
+		}
+		// The replay never goes beyond what was confirmed (n) or, without a
+		// confirmation, beyond --confirm-over, even when more messages arrive
+		// (or come back) while it runs.
+		capped := max(n, o.confirmOver)
+		if capped == 0 {
+			_ = closeReader()
+			return o.finish(nil, inspect.Summary{}, nil, nil, t)
+		}
+		if f.Limit == 0 || f.Limit > capped {
+			f.Limit = capped
 		}
 	}
 	opts := inspect.ReplayOptions{To: o.to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
@@ -618,6 +723,16 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	cerr := closeReader()
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
+	}
+	if ctx.Err() != nil {
+		if bar != nil {
+			bar.Finish()
+		}
+		if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+			return failureErr(err)
+		}
+		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.url)
+		return interrupted("replay " + t.url)
 	}
 	return o.finish(bar, sum, rerr, cerr, t)
 }
