@@ -64,6 +64,12 @@ func newDLQCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 		return ch, func() { signal.Stop(ch) }
 	}}
+	return newDLQCmdWith(o)
+}
+
+// newDLQCmdWith builds the dlq command over o (tests replace its signals
+// and exit).
+func newDLQCmdWith(o *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "Inspect, summarise and replay dead-lettered messages",
