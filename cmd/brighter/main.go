@@ -7,7 +7,7 @@
 //
 // This package parses flags and wires packages together; the work is done in
 // internal/... . Exit codes: 0 clean stop, 1 runtime failure, 2 usage or
-// configuration error.
+// configuration error, 130 a dlq command interrupted by SIGINT or SIGTERM.
 package main
 
 import (
