@@ -15,9 +15,13 @@ import (
 
 // Defaults of a Source.
 const (
-	// DefaultWait is how long one receive of a scan waits for messages; a
-	// receive that returns none ends the scan.
+	// DefaultWait is how long one receive of a scan waits for messages;
+	// emptyReceives receives in a row that return none end the scan.
 	DefaultWait = time.Second
+	// emptyReceives is how many empty receives in a row end a scan: one
+	// alone can come early from a busy broker (seen on the SQS emulator
+	// under load) and would make a peek or replay miss messages.
+	emptyReceives = 2
 	// DefaultReleaseWorkers is how many releases run at once when a scan
 	// ends.
 	DefaultReleaseWorkers = 16
@@ -162,6 +166,7 @@ func scan(ctx context.Context, src *Source, f Filter, visit Visit, h hooks) (Sca
 		seen   = map[uint64]struct{}{}
 		seed   = maphash.MakeSeed()
 		stale  int
+		empty  int
 		err    error
 	)
 	wait := src.Wait
@@ -183,8 +188,12 @@ scan:
 			if h.settle != nil && h.settle() {
 				continue
 			}
+			if empty++; empty < emptyReceives {
+				continue
+			}
 			break
 		}
+		empty = 0
 		fresh := false
 		for i, m := range ms {
 			if ctx.Err() != nil {
