@@ -501,25 +501,49 @@ Output is streamed: memory stays flat however many messages there are.`,
 	return cmd
 }
 
-func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
+// readScan is what peek and stats share before their scan: the logger, the
+// checked --output, the filter, the destination opened for reading, and a
+// context that the first SIGINT or SIGTERM cancels. done closes the channel
+// and stops listening for signals.
+type readScan struct {
+	logger *slog.Logger
+	f      inspect.Filter
+	t      *dlqTarget
+	ch     *openedChannel
+	ctx    context.Context
+	done   func()
+}
+
+func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, error) {
 	logger, err := o.global.newLogger(o.io)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := o.checkOutput(); err != nil {
-		return err
+		return nil, err
 	}
 	f, err := o.filter()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t, _, ch, err := o.open(ctx, arg, false, logger)
 	if err != nil {
+		return nil, err
+	}
+	sctx, stop := o.interruptible(ctx, logger)
+	return &readScan{logger: logger, f: f, t: t, ch: ch, ctx: sctx, done: func() {
+		stop()
+		ch.close(context.WithoutCancel(ctx))
+	}}, nil
+}
+
+func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
+	rs, err := o.openReadScan(ctx, arg)
+	if err != nil {
 		return err
 	}
-	defer ch.close(context.WithoutCancel(ctx))
-	ctx, stop := o.interruptible(ctx, logger)
-	defer stop()
+	defer rs.done()
+	ctx, t, logger, f, ch := rs.ctx, rs.t, rs.logger, rs.f, rs.ch
 	var out inspect.Exporter
 	if o.output == "json" {
 		out = inspect.NewJSONLines(o.io.Out)
@@ -557,24 +581,12 @@ Nothing is removed.`,
 }
 
 func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
-	logger, err := o.global.newLogger(o.io)
+	rs, err := o.openReadScan(ctx, arg)
 	if err != nil {
 		return err
 	}
-	if err := o.checkOutput(); err != nil {
-		return err
-	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	t, _, ch, err := o.open(ctx, arg, false, logger)
-	if err != nil {
-		return err
-	}
-	defer ch.close(context.WithoutCancel(ctx))
-	ctx, stop := o.interruptible(ctx, logger)
-	defer stop()
+	defer rs.done()
+	ctx, t, logger, f, ch := rs.ctx, rs.t, rs.logger, rs.f, rs.ch
 	st, _, err := inspect.Collect(ctx, o.source(t, ch, logger), f)
 	stopped := ctx.Err() != nil
 	if err != nil && !stopped {
