@@ -1,7 +1,9 @@
 package observe
 
 import (
+	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -63,8 +65,12 @@ type Record struct {
 	// Error is the failure's text, if any.
 	Error string `json:"error,omitempty"`
 	// Message carries header, bag and a body preview on received and
-	// rejected records.
+	// rejected records. On a record made by FromEvent it is nil and the
+	// detail is built on first use by Detail (and by MarshalJSON), on the
+	// reader's goroutine, not the pump's.
 	Message *MessageDetail `json:"message,omitempty"`
+	// lazy builds Message from the event's message once, when first read.
+	lazy *lazyDetail
 	// Info describes the subscription on KindSubscription records.
 	Info *SubscriptionInfo `json:"info,omitempty"`
 	// Depth is the number of messages on the dead-letter queue
@@ -150,9 +156,48 @@ func FromEvent(e pump.Event) Record {
 		r.Error = e.Err.Error()
 	}
 	if e.Message != nil && (e.Kind == pump.EventReceived || e.Kind == pump.EventRejected) {
-		r.Message = detailOf(e.Message)
+		// Defer the detail to the reader: the pump and transports never
+		// modify the header fields, bag or body a detail reads once the
+		// message has been received (the pump changes only HandledCount), so
+		// reading them later is safe; it keeps the observer cheap on the
+		// pump's goroutine (issue 8's throughput target).
+		r.lazy = &lazyDetail{src: e.Message}
 	}
 	return r
+}
+
+// lazyDetail builds a MessageDetail once, on first use.
+type lazyDetail struct {
+	once sync.Once
+	src  *message.Message
+	d    *MessageDetail
+}
+
+func (l *lazyDetail) get() *MessageDetail {
+	l.once.Do(func() {
+		l.d = detailOf(l.src)
+		l.src = nil
+	})
+	return l.d
+}
+
+// Detail returns the record's message detail: Message when set, else the
+// detail built once from the event's message; nil when the record has none.
+// It is safe for concurrent use by the stream's readers.
+func (r *Record) Detail() *MessageDetail {
+	if r.Message != nil || r.lazy == nil {
+		return r.Message
+	}
+	return r.lazy.get()
+}
+
+// MarshalJSON writes the record with its message detail filled in.
+func (r *Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	c := *(*plain)(r)
+	c.Message = r.Detail()
+	c.lazy = nil
+	return json.Marshal(c)
 }
 
 func detailOf(m *message.Message) *MessageDetail {

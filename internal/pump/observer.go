@@ -54,7 +54,10 @@ type Event struct {
 	Time         time.Time
 	Subscription string
 	// Message is the message concerned (nil for pump-level events). Observers
-	// must not modify or retain it beyond the call unless they copy it.
+	// must not modify it. They may read its header (but for HandledCount,
+	// which the pump increments on a Defer: use DeliveryCount), bag and body
+	// after the call: neither the pump nor a transport modifies those once
+	// the message has been received.
 	Message *message.Message
 	// DeliveryCount is the message's count: presented on receive, incremented
 	// by a Defer.

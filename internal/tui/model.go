@@ -380,8 +380,8 @@ func (m *Model) apply(r *observe.Record) {
 	}
 	m.seq++
 	ms.seq, ms.updated, ms.count, ms.budget = m.seq, r.Time, r.DeliveryCount, r.Budget
-	if r.Message != nil {
-		ms.detail = r.Message
+	if d := r.Detail(); d != nil {
+		ms.detail = d
 	}
 	if r.DurationMS > 0 {
 		ms.lastDuration = r.DurationMS
