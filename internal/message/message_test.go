@@ -3,6 +3,7 @@ package message_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"reflect"
 	"regexp"
@@ -244,4 +245,17 @@ func FuzzParseMessageType(f *testing.F) {
 			t.Fatalf("%q -> %v -> %q -> %v, %v", s, mt, mt.String(), back, ok)
 		}
 	})
+}
+
+func TestParseWireMessageTypeRefusesLocalTypes(t *testing.T) {
+	for _, s := range []string{"MT_QUIT", "MT_NONE", "4", "0"} {
+		if mt, err := message.ParseWireMessageType(s); !errors.Is(err, message.ErrLocalMessageType) || mt != message.MTUnacceptable {
+			t.Errorf("%q: %v, %v; want MT_UNACCEPTABLE and message.ErrLocalMessageType", s, mt, err)
+		}
+	}
+	for s, want := range map[string]message.MessageType{"MT_UNACCEPTABLE": message.MTUnacceptable, "-1": message.MTUnacceptable, "MT_COMMAND": message.MTCommand, "MT_DOCUMENT": message.MTDocument, "2": message.MTEvent, "nonsense": message.MTEvent, "": message.MTEvent} {
+		if mt, err := message.ParseWireMessageType(s); err != nil || mt != want {
+			t.Errorf("%q: %v, %v; want %v", s, mt, err, want)
+		}
+	}
 }

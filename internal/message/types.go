@@ -1,6 +1,7 @@
 package message
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -120,4 +121,35 @@ func ParseRejectionReason(s string) (RejectionReason, bool) {
 type Rejection struct {
 	Reason      RejectionReason
 	Description string
+}
+
+// ErrLocalMessageType is returned by ParseWireMessageType for a type that
+// is local to a pump and never sent (MT_NONE, MT_QUIT): taken at its word it
+// would stop the pump (MT_QUIT) or leave the message unsettled as an empty
+// poll (MT_NONE).
+var ErrLocalMessageType = errors.New("message type is local to a pump and never sent")
+
+// IsLocal reports whether t is one of the pump-local types MT_NONE and
+// MT_QUIT, which no producer writes. MT_UNACCEPTABLE is not local: a message
+// that could not be decoded is routed to the invalid-message channel with
+// that type, as Brighter does, and is read back as such.
+func (t MessageType) IsLocal() bool {
+	return t == MTNone || t == MTQuit
+}
+
+// ParseWireMessageType reads a message type received from a broker: the
+// enum name or number as ParseMessageType, an unknown value falling back to
+// MT_EVENT as Brighter's readers do, and a local-only type refused with
+// ErrLocalMessageType (the codecs then present the message as
+// MT_UNACCEPTABLE so it is routed, never obeyed). Every transport's decoder
+// uses it.
+func ParseWireMessageType(s string) (MessageType, error) {
+	mt, ok := ParseMessageType(s)
+	if !ok {
+		return MTEvent, nil
+	}
+	if mt.IsLocal() {
+		return MTUnacceptable, fmt.Errorf("%w: %q", ErrLocalMessageType, s)
+	}
+	return mt, nil
 }

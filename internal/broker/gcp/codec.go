@@ -158,7 +158,7 @@ var (
 	ErrBadHandledCount = errors.New("HandledCount attribute is not a non-negative integer")
 	// ErrLocalMessageType means the MessageType attribute names a local-only
 	// type (MT_NONE, MT_QUIT, MT_UNACCEPTABLE) that a sender never writes.
-	ErrLocalMessageType = errors.New("MessageType attribute names a local-only message type")
+	ErrLocalMessageType = message.ErrLocalMessageType
 	// ErrBadBaggage means ce-baggage has an entry without '=' (Brighter's
 	// LoadBaggage throws on it).
 	ErrBadBaggage = errors.New("ce-baggage has an entry without '='")
@@ -204,13 +204,9 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 		}
 	}
 	if s, ok := a[AttrMessageType]; ok {
-		mt, known := message.ParseMessageType(s)
-		switch {
-		case !known:
-			mt = message.MTEvent
-		case mt == message.MTNone || mt == message.MTQuit || mt == message.MTUnacceptable:
-			errs = append(errs, fmt.Errorf("%w: %q", ErrLocalMessageType, s))
-			mt = message.MTUnacceptable
+		mt, err := message.ParseWireMessageType(s)
+		if err != nil {
+			errs = append(errs, err)
 		}
 		h.MessageType = mt
 	}

@@ -234,7 +234,7 @@ var (
 	// ErrLocalMessageType means the wire names a message type that is never
 	// sent (MT_NONE, MT_QUIT, MT_UNACCEPTABLE); taking it at its word would
 	// stop the pump or hide the message.
-	ErrLocalMessageType = errors.New("message type is local only")
+	ErrLocalMessageType = message.ErrLocalMessageType
 )
 
 // Decode reads a received message in Brighter's wire format (reference
@@ -262,9 +262,10 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h.MessageID, h.Topic, h.PartitionKey = id, w.Topic, w.MessageGroup
 	h.MessageType = message.MTEvent
 	if s, ok := p[PropMessageType]; ok && s != "" {
-		mt, known := parseTypeFold(s)
-		if known && (mt == message.MTNone || mt == message.MTQuit || mt == message.MTUnacceptable) {
-			return nil, fmt.Errorf("%s %q: %w", PropMessageType, s, ErrLocalMessageType)
+		// RocketMQ's reader ignores case (reference §1.1).
+		mt, err := message.ParseWireMessageType(strings.ToUpper(strings.TrimSpace(s)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", PropMessageType, err)
 		}
 		h.MessageType = mt
 	}
@@ -332,15 +333,6 @@ func bagOf(w Wire, id string) message.Bag {
 		bag[BagKeys] = keys
 	}
 	return bag
-}
-
-// parseTypeFold parses a message type name ignoring case, as Brighter's
-// RocketMQ reader does; unknown values are MT_EVENT (known = false).
-func parseTypeFold(s string) (message.MessageType, bool) {
-	if mt, ok := message.ParseMessageType(strings.ToUpper(strings.TrimSpace(s))); ok {
-		return mt, true
-	}
-	return message.MTEvent, false
 }
 
 func firstNonEmpty(ss ...string) string {

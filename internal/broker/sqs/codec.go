@@ -377,7 +377,10 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	}
 	mt := message.MTEvent
 	if s, ok := src.get(AttrMessageType); ok {
-		mt, _ = message.ParseMessageType(s)
+		var err error
+		if mt, err = message.ParseWireMessageType(s); err != nil {
+			return nil, fmt.Errorf("SQS message %s: %w: %w", aws.ToString(sm.MessageId), ErrUndecodable, err)
+		}
 	}
 	m := message.New(id, topic, mt, nil)
 	h := &m.Header

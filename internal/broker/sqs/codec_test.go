@@ -260,6 +260,9 @@ func TestDecodeUndecodableIsUnacceptableWithReceipt_R16(t *testing.T) {
 			MessageAttributes: map[string]types.MessageAttributeValue{"bag": {DataType: aws.String("String"), StringValue: aws.String(`null`)}}},
 		"gzip body not base64": {MessageId: aws.String("e4"), ReceiptHandle: aws.String("rh4"), Body: aws.String("%%%"),
 			MessageAttributes: map[string]types.MessageAttributeValue{"content-type": {DataType: aws.String("String"), StringValue: aws.String("application/gzip")}}},
+		// a hostile producer's MT_QUIT must be routed, never stop the pump
+		"local message type": {MessageId: aws.String("e5"), ReceiptHandle: aws.String("rh5"), Body: aws.String("b"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"message-type": {DataType: aws.String("String"), StringValue: aws.String("MT_QUIT")}}},
 	}
 	for name, sm := range cases {
 		t.Run(name, func(t *testing.T) {
