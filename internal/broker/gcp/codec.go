@@ -157,7 +157,7 @@ var (
 	// non-negative integer.
 	ErrBadHandledCount = errors.New("HandledCount attribute is not a non-negative integer")
 	// ErrLocalMessageType means the MessageType attribute names a local-only
-	// type (MT_NONE, MT_QUIT, MT_UNACCEPTABLE) that a sender never writes.
+	// type (MT_NONE, MT_QUIT) that a sender never writes (message.ErrLocalMessageType).
 	ErrLocalMessageType = message.ErrLocalMessageType
 	// ErrBadBaggage means ce-baggage has an entry without '=' (Brighter's
 	// LoadBaggage throws on it).

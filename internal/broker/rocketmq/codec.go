@@ -232,7 +232,7 @@ var (
 	// hold (a HandledCount or Delayed that is not a non-negative integer).
 	ErrBadProperty = errors.New("malformed property")
 	// ErrLocalMessageType means the wire names a message type that is never
-	// sent (MT_NONE, MT_QUIT, MT_UNACCEPTABLE); taking it at its word would
+	// sent (MT_NONE, MT_QUIT: message.ErrLocalMessageType); taking it at its word would
 	// stop the pump or hide the message.
 	ErrLocalMessageType = message.ErrLocalMessageType
 )
