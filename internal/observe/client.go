@@ -21,16 +21,19 @@ const maxRecordBytes = 1 << 20
 func ReadEvents(r io.Reader, fn func(Record)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxRecordBytes)
+	// One decode target for the whole stream (fn receives a copy): zeroed
+	// before each line so no pointer or map is shared between two records.
+	rec := new(Record)
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var rec Record
-		if err := json.Unmarshal(line, &rec); err != nil {
+		*rec = Record{}
+		if err := json.Unmarshal(line, rec); err != nil {
 			return fmt.Errorf("read events: bad record %.80q: %w", line, err)
 		}
-		fn(rec)
+		fn(*rec)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read events: %w", err)

@@ -193,11 +193,21 @@ func (r *Record) Detail() *MessageDetail {
 
 // MarshalJSON writes the record with its message detail filled in.
 func (r *Record) MarshalJSON() ([]byte, error) {
-	type plain Record
-	c := *(*plain)(r)
-	c.Message = r.Detail()
-	c.lazy = nil
-	return json.Marshal(c)
+	var w wireRecord
+	r.toWire(&w)
+	return json.Marshal(&w)
+}
+
+// wireRecord is Record without its methods, so encoding/json writes its
+// fields directly (no MarshalJSON call, no re-scan of the output).
+type wireRecord Record
+
+// toWire copies r into w with its message detail filled in, ready to
+// encode; a writer reuses one w for every record.
+func (r *Record) toWire(w *wireRecord) {
+	*w = wireRecord(*r)
+	w.Message = r.Detail()
+	w.lazy = nil
 }
 
 func detailOf(m *message.Message) *MessageDetail {

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,24 +147,26 @@ func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request) {
 	rd := s.Stream.Subscribe()
 	defer rd.Close()
 
-	var buf []byte
+	// One encoder and buffer serve the whole connection: a record costs an
+	// encode into reused memory, not a fresh slice.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	wr := new(wireRecord)
 	write := func(r *Record) error {
-		b, err := json.Marshal(r)
-		if err != nil {
+		buf.Reset()
+		if sse {
+			buf.WriteString("event: ")
+			buf.WriteString(r.Kind)
+			buf.WriteString("\ndata: ")
+		}
+		r.toWire(wr)
+		if err := enc.Encode(wr); err != nil { // Encode ends the line
 			return fmt.Errorf("encode record: %w", err)
 		}
-		buf = buf[:0]
 		if sse {
-			buf = append(buf, "event: "...)
-			buf = append(buf, r.Kind...)
-			buf = append(buf, "\ndata: "...)
-			buf = append(buf, b...)
-			buf = append(buf, "\n\n"...)
-		} else {
-			buf = append(buf, b...)
-			buf = append(buf, '\n')
+			buf.WriteByte('\n')
 		}
-		_, err = w.Write(buf)
+		_, err := w.Write(buf.Bytes())
 		return err
 	}
 	// The reader drains its buffer on a ticker rather than waiting on it:

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -17,33 +18,43 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// benchMessages is how many messages one pump run handles.
-const benchMessages = 4000
+// benchLoad is one load BenchmarkDashboard measures: how long the handler
+// spins per message (wall time) and how many messages one pump run handles
+// (about 0.2-0.4 s of pumping). Every message makes two events (received,
+// acknowledged), so the event rate is twice the message rate.
+type benchLoad struct {
+	name     string
+	work     time.Duration
+	messages int
+}
 
-// benchWork is the CPU time the handler spends per message: it keeps the
-// pump near 10,000-20,000 messages (twice as many events) a second on one
-// performer, the load the issue names.
-const benchWork = 50 * time.Microsecond
+// benchLoads: the load issue 8 names (10,000 events/s: 180 µs per message
+// makes about 5,300 messages and 10,600 events a second) and a heavier one,
+// three and a half times that, to show how the cost grows with the rate.
+var benchLoads = []benchLoad{
+	{name: "events=10k", work: 180 * time.Microsecond, messages: 2000},
+	{name: "events=35k", work: 50 * time.Microsecond, messages: 4000},
+}
 
 func burn(d time.Duration) {
 	for start := time.Now(); time.Since(start) < d; {
 	}
 }
 
-// runPump pumps benchMessages messages through a Reactor over the memory
+// runPump pumps load.messages messages through a Reactor over the memory
 // transport with the given observers and returns how long it took.
-func runPump(tb testing.TB, observers ...pump.Observer) time.Duration {
+func runPump(tb testing.TB, load benchLoad, observers ...pump.Observer) time.Duration {
 	tb.Helper()
 	br := memory.NewBroker(false)
 	body := []byte(`{"n":1}`)
-	for i := range benchMessages {
+	for i := range load.messages {
 		if err := br.Publish(context.Background(), "bench", message.New("m"+strconv.Itoa(i), "bench", message.MTCommand, body)); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	c := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: 10, StopWhenEmpty: true})
 	p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
-		burn(benchWork)
+		burn(load.work)
 		return pump.Result{Outcome: pump.Ack}
 	}, pump.Options{Subscription: "bench", Variant: pump.Reactor, RequeueCount: 3}, observers...)
 	if err != nil {
@@ -121,28 +132,46 @@ func (d *dashboard) close() {
 }
 
 // BenchmarkDashboard measures, in one run, the pump's throughput without
-// and with a connected dashboard (issue 8, Performance): the events go
-// through /events into the model at well over 10,000 a second; the ratio
-// target is at least 0.95 (reported, not asserted) and the dashboard must
-// redraw at most 10 times a second (asserted: it is the throttle's job). Runs alternate so drift hits both sides alike.
+// and with a connected dashboard (issue 8, Performance), at the issue's
+// 10,000 events a second and at about 35,000: the events go through /events
+// into the model, all in the pump's own process (as `consume --tui` runs it;
+// `brighter watch` in its own process leaves only the /events encoding in
+// the pump's process). The ratio target
+// is at least 0.95 at 10,000 events/s (reported, not asserted) and the
+// dashboard must redraw at most 10 times a second (asserted: it is the
+// throttle's job). Runs alternate so drift hits both sides alike.
 //
 //	go test -run '^$' -bench Dashboard -benchtime 3x ./internal/tui
 func BenchmarkDashboard(b *testing.B) {
+	for _, load := range benchLoads {
+		b.Run(load.name, func(b *testing.B) { benchDashboard(b, load) })
+	}
+}
+
+func benchDashboard(b *testing.B, load benchLoad) {
 	d := startDashboard(b)
 	defer d.close()
-	runPump(b) // warm up
+	runPump(b, load) // warm up
 	var without, with time.Duration
 	var ratios []float64
+	var gcAlone, gcWatched uint32
+	var ms runtime.MemStats
+	numGC := func() uint32 { runtime.ReadMemStats(&ms); return ms.NumGC }
 	views0 := d.views.Load()
 	start := time.Now()
 	for b.Loop() {
 		// Short alternating pairs: noise from the rest of the machine lands
 		// on both sides of a pair, and the median pair discards bursts.
 		for range benchPairs {
-			a := runPump(b)
-			w := runPump(b, d.stream)
+			g0 := numGC()
+			a := runPump(b, load)
+			g1 := numGC()
+			w := runPump(b, load, d.stream)
+			g2 := numGC()
 			without += a
 			with += w
+			gcAlone += g1 - g0
+			gcWatched += g2 - g1
 			ratios = append(ratios, a.Seconds()/w.Seconds())
 		}
 	}
@@ -151,22 +180,26 @@ func BenchmarkDashboard(b *testing.B) {
 	slices.Sort(ratios)
 	ratio := ratios[len(ratios)/2]
 	runs := float64(len(ratios))
-	eventsPerSec := 2 * benchMessages * runs / with.Seconds()
+	msgs := float64(load.messages) * runs
+	eventsPerSec := 2 * msgs / with.Seconds()
 	redrawsPerSec := float64(views) / elapsed.Seconds()
 	b.ReportMetric(ratio, "throughput-ratio")
-	b.ReportMetric(benchMessages*runs/without.Seconds(), "msgs/s-alone")
-	b.ReportMetric(benchMessages*runs/with.Seconds(), "msgs/s-watched")
+	b.ReportMetric(msgs/without.Seconds(), "msgs/s-alone")
+	b.ReportMetric(msgs/with.Seconds(), "msgs/s-watched")
 	b.ReportMetric(eventsPerSec, "events/s")
 	b.ReportMetric(redrawsPerSec, "redraws/s")
 	b.ReportMetric(float64(d.stream.Dropped()), "dropped")
-	b.Logf("median pair ratio %.3f (min %.3f, max %.3f); %.0f events/s watched; %.2f redraws/s", ratio, ratios[0], ratios[len(ratios)-1], eventsPerSec, redrawsPerSec)
+	b.ReportMetric(float64(gcAlone)/runs, "GCs/run-alone")
+	b.ReportMetric(float64(gcWatched)/runs, "GCs/run-watched")
+	b.Logf("median pair ratio %.3f (min %.3f, max %.3f); %.0f events/s watched; %.2f redraws/s; GCs per run %.1f alone, %.1f watched",
+		ratio, ratios[0], ratios[len(ratios)-1], eventsPerSec, redrawsPerSec, float64(gcAlone)/runs, float64(gcWatched)/runs)
 	// Targets are measured and reported, not asserted: a loaded machine
 	// must not fail `make bench` (docs/performance.md records the figures).
 	if eventsPerSec < 10000 {
-		b.Logf("BELOW TARGET: only %.0f events/s reached the stream; the target needs at least 10,000", eventsPerSec)
+		b.Logf("BELOW LOAD: only %.0f events/s reached the stream; the target is measured at 10,000 or more", eventsPerSec)
 	}
 	if ratio < 0.95 {
-		b.Logf("BELOW TARGET: throughput with a dashboard is %.3f of without; the target is >= 0.95", ratio)
+		b.Logf("BELOW TARGET: throughput with a dashboard is %.3f of without; the target is >= 0.95 (at 10,000 events/s)", ratio)
 	}
 	if redrawsPerSec > 10.5 {
 		b.Errorf("dashboard redrew %.1f times a second; want <= 10", redrawsPerSec)
@@ -174,7 +207,7 @@ func BenchmarkDashboard(b *testing.B) {
 }
 
 // benchPairs is how many without/with pairs one benchmark iteration runs.
-const benchPairs = 15
+const benchPairs = 12
 
 // TestDashboard_10kEventsPerSecond_RedrawsAtMost10PerSecond pushes 10,000
 // events a second for a second through /events into the model: every

@@ -65,7 +65,10 @@ func (b *Batcher) Take() (EventsMsg, bool) {
 		return EventsMsg{}, false
 	}
 	m := EventsMsg{Records: b.buf, Dropped: b.dropped}
-	b.buf, b.dropped = make([]observe.Record, 0, len(m.Records)), 0
+	// Room for half as much again as this batch: a steady stream then fills
+	// the next batch without regrowing (and copying) it.
+	n := len(m.Records)
+	b.buf, b.dropped = make([]observe.Record, 0, min(n+n/2, b.limit)), 0
 	return m, true
 }
 
