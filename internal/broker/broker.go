@@ -67,6 +67,18 @@ type Producer interface {
 	Close(ctx context.Context) error
 }
 
+// BatchProducer is implemented by producers that can publish several
+// messages in one broker call (SQS SendMessageBatch, SNS PublishBatch); the
+// replay of `brighter dlq` uses it to cut its round trips (issue 7). Each
+// message goes to the topic (or queue) its Header.Topic names, as with
+// Send; messages to one destination keep their order. It returns one error
+// per message, nil for success; len(result) == len(ms). A message whose
+// error is nil was published; one with an error was not (as far as the
+// broker said).
+type BatchProducer interface {
+	SendBatch(ctx context.Context, ms []*message.Message) []error
+}
+
 // ChannelMaker provisions a subscription's infrastructure according to its
 // makeChannels setting: create makes what is missing, validate returns an
 // error naming what is missing, assume makes no call at all.

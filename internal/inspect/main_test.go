@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,14 +48,26 @@ func clients(t testing.TB) *sqs.Clients {
 }
 
 // faultClient fails the SQS operations fault chooses (by X-Amz-Target)
-// before they leave the process.
+// before they leave the process, and counts the calls of each operation.
 type faultClient struct {
 	inner aws.HTTPClient
 	fault func(op string) error
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+// count returns how many calls of op were made (failed ones included).
+func (f *faultClient) count(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
 }
 
 func (f *faultClient) Do(r *http.Request) (*http.Response, error) {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+	f.mu.Lock()
+	f.calls[op]++
+	f.mu.Unlock()
 	if err := f.fault(op); err != nil {
 		if r.Body != nil {
 			_, _ = io.Copy(io.Discard, r.Body)
@@ -66,10 +79,19 @@ func (f *faultClient) Do(r *http.Request) (*http.Response, error) {
 
 func faultyClients(t testing.TB, fault func(op string) error) *sqs.Clients {
 	t.Helper()
+	c, _ := countingClients(t, fault)
+	return c
+}
+
+// countingClients is faultyClients that also returns the fault client, to
+// count calls by operation.
+func countingClients(t testing.TB, fault func(op string) error) (*sqs.Clients, *faultClient) {
+	t.Helper()
+	fc := &faultClient{inner: awshttp.NewBuildableClient(), fault: fault, calls: map[string]int{}}
 	cfg := sqstest.Config()
-	cfg.HTTPClient = &faultClient{inner: awshttp.NewBuildableClient(), fault: fault}
+	cfg.HTTPClient = fc
 	cfg.RetryMaxAttempts = 1
-	return sqs.NewClientsFromConfig(cfg, endpoint)
+	return sqs.NewClientsFromConfig(cfg, endpoint), fc
 }
 
 var seq atomic.Int64

@@ -43,8 +43,10 @@ func NewClients(ctx context.Context, region, endpoint, profile string) (*Clients
 
 // NewClientsFromConfig makes the clients from an aws.Config (tests use it to
 // install static credentials or a fault-injecting HTTP client). endpoint is
-// as for NewClients.
+// as for NewClients. cfg's HTTP client is wrapped so that the SDK cannot
+// have a connection closed under a response (see bodyShield).
 func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
+	cfg = shielded(cfg)
 	return &Clients{
 		SQS: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
 			if endpoint != "" {

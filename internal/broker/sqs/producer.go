@@ -38,7 +38,8 @@ type ProducerOptions struct {
 }
 
 // Producer publishes messages in Brighter's SQS or SNS wire format. It
-// implements broker.Producer and is safe for concurrent use.
+// implements broker.Producer and broker.BatchProducer and is safe for
+// concurrent use.
 type Producer struct {
 	c      *Clients
 	opts   ProducerOptions
@@ -46,7 +47,10 @@ type Producer struct {
 	topics *topicARNs
 }
 
-var _ broker.Producer = (*Producer)(nil)
+var (
+	_ broker.Producer      = (*Producer)(nil)
+	_ broker.BatchProducer = (*Producer)(nil)
+)
 
 // NewProducer makes a producer over the clients.
 func NewProducer(c *Clients, opts ProducerOptions) *Producer {
@@ -86,9 +90,23 @@ func (p *Producer) Close(ctx context.Context) error { return nil }
 // sendSQS is the one SendMessage of this package (producer and rejection
 // routing alike).
 func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Message, extra map[string]string) error {
-	out, err := EncodeSQS(m, queueURL, extra)
+	in, err := sqsSendInput(queueURL, m, extra)
 	if err != nil {
 		return err
+	}
+	if _, err := c.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err)
+	}
+	return nil
+}
+
+// sqsSendInput encodes m as the SendMessage request to queueURL: the one
+// place where Brighter's SQS wire format becomes a request (SendMessage and
+// SendMessageBatch entries alike). It returns EncodeSQS's errors.
+func sqsSendInput(queueURL string, m *message.Message, extra map[string]string) (*sqs.SendMessageInput, error) {
+	out, err := EncodeSQS(m, queueURL, extra)
+	if err != nil {
+		return nil, err
 	}
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(out.Body), MessageAttributes: make(map[string]types.MessageAttributeValue, len(out.Attributes))}
 	for k, v := range out.Attributes {
@@ -104,16 +122,26 @@ func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Mes
 	} else if out.DelaySeconds > 0 {
 		in.DelaySeconds = out.DelaySeconds
 	}
-	if _, err := c.SendMessage(ctx, in); err != nil {
-		return fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err)
+	return in, nil
+}
+
+func publishSNS(ctx context.Context, c *sns.Client, topicARN string, m *message.Message, extra map[string]string, fifo bool) error {
+	in, err := snsPublishInput(topicARN, m, extra, fifo)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Publish(ctx, in); err != nil {
+		return fmt.Errorf("Publish %s to %s: %w", m.Header.MessageID, topicARN, err)
 	}
 	return nil
 }
 
-func publishSNS(ctx context.Context, c *sns.Client, topicARN string, m *message.Message, extra map[string]string, fifo bool) error {
+// snsPublishInput encodes m as the SNS Publish request to topicARN (Publish
+// and PublishBatch entries alike). It returns EncodeSNS's errors.
+func snsPublishInput(topicARN string, m *message.Message, extra map[string]string, fifo bool) (*sns.PublishInput, error) {
 	out, err := EncodeSNS(m, topicARN, extra)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	in := &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(out.Body), MessageAttributes: make(map[string]snstypes.MessageAttributeValue, len(out.Attributes))}
 	for k, v := range out.Attributes {
@@ -128,10 +156,7 @@ func publishSNS(ctx context.Context, c *sns.Client, topicARN string, m *message.
 			in.MessageDeduplicationId = aws.String(out.DeduplicationID)
 		}
 	}
-	if _, err := c.Publish(ctx, in); err != nil {
-		return fmt.Errorf("Publish %s to %s: %w", m.Header.MessageID, topicARN, err)
-	}
-	return nil
+	return in, nil
 }
 
 // queueURLs resolves queue names to URLs once per name (GetQueueUrl, or

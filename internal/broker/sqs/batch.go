@@ -1,0 +1,197 @@
+package sqs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Limits of one SendMessageBatch or PublishBatch call.
+const (
+	// MaxBatchEntries is the most entries one batch call takes (SQS and SNS).
+	MaxBatchEntries = 10
+	// MaxBatchBytes is the most payload (bodies plus attribute names, types
+	// and values, in bytes) one batch call carries: 256 KiB, the limit SQS
+	// and SNS have always had. A message larger than this alone is sent in a
+	// batch of its own, where the broker judges it as it would a Send.
+	MaxBatchBytes = 256 * 1024
+)
+
+// SendBatch publishes ms as Send would, but ten to a call: SendMessageBatch
+// per queue, or PublishBatch per SNS topic, in the order given (so a FIFO
+// group keeps its order within a destination). It returns one error per
+// message (nil: the broker listed it as successful): a destination that
+// cannot be resolved, an encoding error (ErrTooManyAttributes), an entry the
+// broker refused (its code and message), a failed call, or an entry the
+// broker did not mention at all. It implements broker.BatchProducer (issue 7).
+func (p *Producer) SendBatch(ctx context.Context, ms []*message.Message) []error {
+	errs := make([]error, len(ms))
+	byDest := map[string][]int{}
+	var order []string
+	for i, m := range ms {
+		name := QueueName(m.Header.Topic, p.opts.Fifo)
+		if p.opts.SNS {
+			name = TopicName(m.Header.Topic, p.opts.Fifo)
+		}
+		if _, ok := byDest[name]; !ok {
+			order = append(order, name)
+		}
+		byDest[name] = append(byDest[name], i)
+	}
+	for _, name := range order {
+		idx := byDest[name]
+		if p.opts.SNS {
+			p.publishBatch(ctx, name, ms, idx, errs)
+		} else {
+			p.sendBatch(ctx, name, ms, idx, errs)
+		}
+	}
+	return errs
+}
+
+// batchEntry is one encoded message of a batch: its index in the caller's
+// slice and its payload size.
+type batchEntry[E any] struct {
+	i     int
+	size  int
+	entry E
+}
+
+// chunks splits entries into calls of at most MaxBatchEntries entries and
+// MaxBatchBytes bytes, in order.
+func chunks[E any](entries []batchEntry[E]) [][]batchEntry[E] {
+	var out [][]batchEntry[E]
+	var cur []batchEntry[E]
+	size := 0
+	for _, e := range entries {
+		if len(cur) > 0 && (len(cur) == MaxBatchEntries || size+e.size > MaxBatchBytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, e)
+		size += e.size
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// settleBatch records the outcome of one batch call in errs: every entry
+// the broker listed as successful keeps nil; a failed entry gets its code
+// and message; a failed call, or an entry not mentioned, gets an error.
+func settleBatch[E any](chunk []batchEntry[E], ms []*message.Message, errs []error, op, dest string, callErr error, ok []string, failed map[string]string) {
+	done := make(map[string]bool, len(ok))
+	for _, id := range ok {
+		done[id] = true
+	}
+	for _, e := range chunk {
+		id := strconv.Itoa(e.i)
+		mid := ms[e.i].Header.MessageID
+		switch {
+		case callErr != nil:
+			errs[e.i] = fmt.Errorf("%s %s to %s: %w", op, mid, dest, callErr)
+		case done[id]:
+		case failed[id] != "":
+			errs[e.i] = fmt.Errorf("%s %s to %s: refused: %s", op, mid, dest, failed[id])
+		default:
+			errs[e.i] = fmt.Errorf("%s %s to %s: the broker did not report the entry", op, mid, dest)
+		}
+	}
+}
+
+func (p *Producer) sendBatch(ctx context.Context, name string, ms []*message.Message, idx []int, errs []error) {
+	url, err := p.queues.url(ctx, name)
+	if err != nil {
+		for _, i := range idx {
+			errs[i] = fmt.Errorf("send message %s: %w", ms[i].Header.MessageID, err)
+		}
+		return
+	}
+	var entries []batchEntry[types.SendMessageBatchRequestEntry]
+	for _, i := range idx {
+		in, err := sqsSendInput(url, ms[i], p.opts.Attributes)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		size := len(aws.ToString(in.MessageBody))
+		for k, v := range in.MessageAttributes {
+			size += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+		}
+		entries = append(entries, batchEntry[types.SendMessageBatchRequestEntry]{i: i, size: size, entry: types.SendMessageBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(i)), MessageBody: in.MessageBody, MessageAttributes: in.MessageAttributes,
+			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId, DelaySeconds: in.DelaySeconds,
+		}})
+	}
+	for _, chunk := range chunks(entries) {
+		req := &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: make([]types.SendMessageBatchRequestEntry, len(chunk))}
+		for j, e := range chunk {
+			req.Entries[j] = e.entry
+		}
+		out, err := p.c.SQS.SendMessageBatch(ctx, req)
+		var ok []string
+		failed := map[string]string{}
+		if err == nil {
+			for _, s := range out.Successful {
+				ok = append(ok, aws.ToString(s.Id))
+			}
+			for _, f := range out.Failed {
+				failed[aws.ToString(f.Id)] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
+			}
+		}
+		settleBatch(chunk, ms, errs, "SendMessageBatch", url, err, ok, failed)
+	}
+}
+
+func (p *Producer) publishBatch(ctx context.Context, name string, ms []*message.Message, idx []int, errs []error) {
+	arn, err := p.topics.arn(ctx, name)
+	if err != nil {
+		for _, i := range idx {
+			errs[i] = fmt.Errorf("send message %s: %w", ms[i].Header.MessageID, err)
+		}
+		return
+	}
+	var entries []batchEntry[snstypes.PublishBatchRequestEntry]
+	for _, i := range idx {
+		in, err := snsPublishInput(arn, ms[i], p.opts.Attributes, p.opts.Fifo)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		size := len(aws.ToString(in.Message)) + len(aws.ToString(in.Subject))
+		for k, v := range in.MessageAttributes {
+			size += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+		}
+		entries = append(entries, batchEntry[snstypes.PublishBatchRequestEntry]{i: i, size: size, entry: snstypes.PublishBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(i)), Message: in.Message, MessageAttributes: in.MessageAttributes, Subject: in.Subject,
+			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId,
+		}})
+	}
+	for _, chunk := range chunks(entries) {
+		req := &sns.PublishBatchInput{TopicArn: aws.String(arn), PublishBatchRequestEntries: make([]snstypes.PublishBatchRequestEntry, len(chunk))}
+		for j, e := range chunk {
+			req.PublishBatchRequestEntries[j] = e.entry
+		}
+		out, err := p.c.SNS.PublishBatch(ctx, req)
+		var ok []string
+		failed := map[string]string{}
+		if err == nil {
+			for _, s := range out.Successful {
+				ok = append(ok, aws.ToString(s.Id))
+			}
+			for _, f := range out.Failed {
+				failed[aws.ToString(f.Id)] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
+			}
+		}
+		settleBatch(chunk, ms, errs, "PublishBatch", arn, err, ok, failed)
+	}
+}
