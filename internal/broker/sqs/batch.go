@@ -85,35 +85,70 @@ func chunks[E any](entries []batchEntry[E]) [][]batchEntry[E] {
 	return out
 }
 
-// settleBatch records the outcome of one batch call in errs: every entry
-// the broker listed as successful keeps nil; a failed entry gets its code
-// and message; a failed call, or an entry not mentioned, gets an error.
-func settleBatch[E any](chunk []batchEntry[E], ms []*message.Message, errs []error, op, dest string, callErr error, ok []string, failed map[string]string) {
-	done := make(map[string]bool, len(ok))
-	for _, id := range ok {
-		done[id] = true
-	}
-	for _, e := range chunk {
-		id := strconv.Itoa(e.i)
-		mid := ms[e.i].Header.MessageID
-		switch {
-		case callErr != nil:
-			errs[e.i] = fmt.Errorf("%s %s to %s: %w", op, mid, dest, callErr)
-		case done[id]:
-		case failed[id] != "":
-			errs[e.i] = fmt.Errorf("%s %s to %s: refused: %s", op, mid, dest, failed[id])
-		default:
-			errs[e.i] = fmt.Errorf("%s %s to %s: the broker did not report the entry", op, mid, dest)
+// batchResult is what the broker said about one batch call's entries, by
+// entry id.
+type batchResult struct {
+	ok     map[string]bool
+	failed map[string]string
+}
+
+func newBatchResult() batchResult {
+	return batchResult{ok: map[string]bool{}, failed: map[string]string{}}
+}
+
+// refuse records a failed entry's code and message.
+func (r batchResult) refuse(id, code, msg *string) {
+	r.failed[aws.ToString(id)] = aws.ToString(code) + ": " + aws.ToString(msg)
+}
+
+// sendChunks makes one call per chunk of entries (see chunks) and records
+// the outcome of every entry in errs: nil for one the broker listed as
+// successful; its code and message for one it refused; the error of a
+// failed call; an error for one it did not mention at all. op and dest
+// name the call and destination in the errors.
+func sendChunks[E any](entries []batchEntry[E], ms []*message.Message, errs []error, op, dest string, call func([]E) (batchResult, error)) {
+	for _, chunk := range chunks(entries) {
+		req := make([]E, len(chunk))
+		for j, e := range chunk {
+			req[j] = e.entry
+		}
+		res, callErr := call(req)
+		for _, e := range chunk {
+			id := strconv.Itoa(e.i)
+			mid := ms[e.i].Header.MessageID
+			switch {
+			case callErr != nil:
+				errs[e.i] = fmt.Errorf("%s %s to %s: %w", op, mid, dest, callErr)
+			case res.ok[id]:
+			case res.failed[id] != "":
+				errs[e.i] = fmt.Errorf("%s %s to %s: refused: %s", op, mid, dest, res.failed[id])
+			default:
+				errs[e.i] = fmt.Errorf("%s %s to %s: the broker did not report the entry", op, mid, dest)
+			}
 		}
 	}
+}
+
+// failAll gives every message of idx the error of its destination.
+func failAll(ms []*message.Message, idx []int, errs []error, err error) {
+	for _, i := range idx {
+		errs[i] = fmt.Errorf("send message %s: %w", ms[i].Header.MessageID, err)
+	}
+}
+
+// attrSize is the payload size of a batch entry's attributes in bytes.
+func attrSize[V any](attrs map[string]V, typ, val func(V) *string) int {
+	n := 0
+	for k, v := range attrs {
+		n += len(k) + len(aws.ToString(typ(v))) + len(aws.ToString(val(v)))
+	}
+	return n
 }
 
 func (p *Producer) sendBatch(ctx context.Context, name string, ms []*message.Message, idx []int, errs []error) {
 	url, err := p.queues.url(ctx, name)
 	if err != nil {
-		for _, i := range idx {
-			errs[i] = fmt.Errorf("send message %s: %w", ms[i].Header.MessageID, err)
-		}
+		failAll(ms, idx, errs, err)
 		return
 	}
 	var entries []batchEntry[types.SendMessageBatchRequestEntry]
@@ -123,41 +158,33 @@ func (p *Producer) sendBatch(ctx context.Context, name string, ms []*message.Mes
 			errs[i] = err
 			continue
 		}
-		size := len(aws.ToString(in.MessageBody))
-		for k, v := range in.MessageAttributes {
-			size += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
-		}
+		size := len(aws.ToString(in.MessageBody)) + attrSize(in.MessageAttributes,
+			func(v types.MessageAttributeValue) *string { return v.DataType }, func(v types.MessageAttributeValue) *string { return v.StringValue })
 		entries = append(entries, batchEntry[types.SendMessageBatchRequestEntry]{i: i, size: size, entry: types.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: in.MessageBody, MessageAttributes: in.MessageAttributes,
 			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId, DelaySeconds: in.DelaySeconds,
 		}})
 	}
-	for _, chunk := range chunks(entries) {
-		req := &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: make([]types.SendMessageBatchRequestEntry, len(chunk))}
-		for j, e := range chunk {
-			req.Entries[j] = e.entry
+	sendChunks(entries, ms, errs, "SendMessageBatch", url, func(es []types.SendMessageBatchRequestEntry) (batchResult, error) {
+		out, err := p.c.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: es})
+		if err != nil {
+			return batchResult{}, err
 		}
-		out, err := p.c.SQS.SendMessageBatch(ctx, req)
-		var ok []string
-		failed := map[string]string{}
-		if err == nil {
-			for _, s := range out.Successful {
-				ok = append(ok, aws.ToString(s.Id))
-			}
-			for _, f := range out.Failed {
-				failed[aws.ToString(f.Id)] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
-			}
+		r := newBatchResult()
+		for _, s := range out.Successful {
+			r.ok[aws.ToString(s.Id)] = true
 		}
-		settleBatch(chunk, ms, errs, "SendMessageBatch", url, err, ok, failed)
-	}
+		for _, f := range out.Failed {
+			r.refuse(f.Id, f.Code, f.Message)
+		}
+		return r, nil
+	})
 }
 
 func (p *Producer) publishBatch(ctx context.Context, name string, ms []*message.Message, idx []int, errs []error) {
 	arn, err := p.topics.arn(ctx, name)
 	if err != nil {
-		for _, i := range idx {
-			errs[i] = fmt.Errorf("send message %s: %w", ms[i].Header.MessageID, err)
-		}
+		failAll(ms, idx, errs, err)
 		return
 	}
 	var entries []batchEntry[snstypes.PublishBatchRequestEntry]
@@ -167,31 +194,25 @@ func (p *Producer) publishBatch(ctx context.Context, name string, ms []*message.
 			errs[i] = err
 			continue
 		}
-		size := len(aws.ToString(in.Message)) + len(aws.ToString(in.Subject))
-		for k, v := range in.MessageAttributes {
-			size += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
-		}
+		size := len(aws.ToString(in.Message)) + len(aws.ToString(in.Subject)) + attrSize(in.MessageAttributes,
+			func(v snstypes.MessageAttributeValue) *string { return v.DataType }, func(v snstypes.MessageAttributeValue) *string { return v.StringValue })
 		entries = append(entries, batchEntry[snstypes.PublishBatchRequestEntry]{i: i, size: size, entry: snstypes.PublishBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), Message: in.Message, MessageAttributes: in.MessageAttributes, Subject: in.Subject,
 			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId,
 		}})
 	}
-	for _, chunk := range chunks(entries) {
-		req := &sns.PublishBatchInput{TopicArn: aws.String(arn), PublishBatchRequestEntries: make([]snstypes.PublishBatchRequestEntry, len(chunk))}
-		for j, e := range chunk {
-			req.PublishBatchRequestEntries[j] = e.entry
+	sendChunks(entries, ms, errs, "PublishBatch", arn, func(es []snstypes.PublishBatchRequestEntry) (batchResult, error) {
+		out, err := p.c.SNS.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(arn), PublishBatchRequestEntries: es})
+		if err != nil {
+			return batchResult{}, err
 		}
-		out, err := p.c.SNS.PublishBatch(ctx, req)
-		var ok []string
-		failed := map[string]string{}
-		if err == nil {
-			for _, s := range out.Successful {
-				ok = append(ok, aws.ToString(s.Id))
-			}
-			for _, f := range out.Failed {
-				failed[aws.ToString(f.Id)] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
-			}
+		r := newBatchResult()
+		for _, s := range out.Successful {
+			r.ok[aws.ToString(s.Id)] = true
 		}
-		settleBatch(chunk, ms, errs, "PublishBatch", arn, err, ok, failed)
-	}
+		for _, f := range out.Failed {
+			r.refuse(f.Id, f.Code, f.Message)
+		}
+		return r, nil
+	})
 }
