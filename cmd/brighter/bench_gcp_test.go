@@ -15,11 +15,9 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -56,18 +54,7 @@ const (
 // ratio (brighter / plain). The emulator's own delivery rate bounds both
 // sides (docs/performance.md).
 func BenchmarkConsumePubSub(b *testing.B) {
-	srv := pstest.NewServer()
-	b.Cleanup(func() { _ = srv.Close() })
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = conn.Close() })
-	client, err := gcp.Connect(context.Background(), benchGCPProject, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = client.Close() })
+	client, srv := gcptest.Start(b, benchGCPProject, nil, gcp.Connect)
 	dir := b.TempDir()
 	var brighterTook, plainTook time.Duration
 	b.ResetTimer()

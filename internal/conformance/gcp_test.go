@@ -13,15 +13,12 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -54,11 +51,7 @@ type pubsubFixture struct {
 	ordering bool
 	seq      atomic.Int64
 
-	once   sync.Once
-	srv    *pstest.Server
-	conn   *grpc.ClientConn
-	client *pubsub.Client
-	err    error
+	client *pubsub.Client // set by start, before any Open
 }
 
 func pubsubFixtures() []*pubsubFixture {
@@ -84,32 +77,9 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	return "", false
 }
 
-// start starts the fixture's emulator once; t.Cleanup of the top-level test
-// stops it.
-func (f *pubsubFixture) start(t *testing.T) {
-	f.once.Do(func() {
-		f.srv = pstest.NewServer()
-		f.conn, f.err = grpc.NewClient(f.srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if f.err != nil {
-			return
-		}
-		f.client, f.err = gcp.Connect(context.Background(), pubsubProject, option.WithGRPCConn(f.conn), option.WithTelemetryDisabled())
-	})
-	if f.err != nil {
-		t.Fatalf("Pub/Sub emulator: %v", f.err)
-	}
-}
-
-func (f *pubsubFixture) stop() {
-	if f.client != nil {
-		_ = f.client.Close()
-	}
-	if f.conn != nil {
-		_ = f.conn.Close()
-	}
-	if f.srv != nil {
-		_ = f.srv.Close()
-	}
+// start starts the fixture's own emulator; tb's cleanup stops it.
+func (f *pubsubFixture) start(tb testing.TB) {
+	f.client, _ = gcptest.Start(tb, pubsubProject, nil, gcp.Connect)
 }
 
 // pubsubChannel is one fresh topic with its subscription.
@@ -127,7 +97,6 @@ func (f *pubsubFixture) Open(t *testing.T, s Setup) Channel { return f.open(t, s
 // (AC-11 only).
 func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChannel {
 	t.Helper()
-	f.start(t)
 	n := f.seq.Add(1)
 	base := fmt.Sprintf("conf-%s-%d", strings.ToLower(f.config), n)
 	if s.Logger == nil {
@@ -289,11 +258,9 @@ func expectGone(t *testing.T, c broker.Consumer, id string, d time.Duration) {
 // each configuration on its own emulator, all in parallel.
 func TestPubSubConformance(t *testing.T) {
 	fs := pubsubFixtures()
-	t.Cleanup(func() {
-		for _, f := range fs {
-			f.stop()
-		}
-	})
+	for _, f := range fs {
+		f.start(t)
+	}
 	attempts := &attemptLog{values: map[string][]int{}}
 	// The eight groups mostly wait on the emulator's clocks (a 10 s stream
 	// ack deadline, AC-43's 10 s window), so they run concurrently rather

@@ -4,21 +4,14 @@ import (
 	"context"
 	"regexp"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -31,35 +24,16 @@ const psProject = "brighter-inspect"
 const psMember = "serviceAccount:inspect@brighter-inspect.iam.gserviceaccount.com"
 
 // psEnv is one in-process Pub/Sub emulator (pstest) with a client whose
-// connection fails Acknowledge on demand.
+// connection fails Acknowledge on demand (faults.FailAcknowledge).
 type psEnv struct {
-	client  *pubsub.Client
-	failAck atomic.Bool
+	client *pubsub.Client
+	faults *gcptest.Faults
 }
 
 func newPS(t *testing.T) *psEnv {
 	t.Helper()
-	srv := pstest.NewServer()
-	e := &psEnv{}
-	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if _, ok := req.(*pubsubpb.AcknowledgeRequest); ok && e.failAck.Load() {
-			return status.Error(codes.PermissionDenied, "injected: acknowledge refused")
-		}
-		return invoker(ctx, method, req, reply, cc, opts...)
-	}
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.client, err = gcp.Connect(context.Background(), psProject, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.client.Close()
-		_ = conn.Close()
-		_ = srv.Close()
-	})
+	e := &psEnv{faults: &gcptest.Faults{}}
+	e.client, _ = gcptest.Start(t, psProject, e.faults, gcp.Connect)
 	return e
 }
 
@@ -253,12 +227,12 @@ func TestReplayPubSub_FaultBetweenPublishAndRemove(t *testing.T) {
 	e := newPS(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(dlq)
-	e.failAck.Store(true)
+	e.faults.FailAcknowledge(true)
 	sum, err := inspect.Replay(context.Background(), src, dlq, e.producer(t), inspect.Filter{IDs: []string{"m1"}}, inspect.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.failAck.Store(false)
+	e.faults.FailAcknowledge(false)
 	if sum.Failed != 1 || sum.Replayed != 0 {
 		t.Fatalf("summary %+v, want 1 failed", sum)
 	}

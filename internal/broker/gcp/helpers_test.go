@@ -5,57 +5,38 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
 const testProject = "brighter-test"
 
-// faults is the fault-injecting unary interceptor of R-19's tests: it fails
-// Publish to a chosen topic, Acknowledge, or ModifyAckDeadline on demand,
-// before the call reaches the emulator.
+// faults gives the switches of a gcptest.Faults the names this package's
+// tests use (e.faults.ack.Store(true) and so on).
 type faults struct {
-	publishTopic atomic.Value // string: full topic name whose Publish fails
-	ack          atomic.Bool
-	modAck       atomic.Bool
+	publishTopic faultSwitch[string] // full topic name whose Publish fails; "" for none
+	ack          faultSwitch[bool]
+	modAck       faultSwitch[bool]
 }
 
-func (f *faults) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	switch r := req.(type) {
-	case *pubsubpb.PublishRequest:
-		if t, _ := f.publishTopic.Load().(string); t != "" && r.Topic == t {
-			return status.Error(codes.PermissionDenied, "injected publish fault")
-		}
-	case *pubsubpb.AcknowledgeRequest:
-		if f.ack.Load() {
-			return status.Error(codes.PermissionDenied, "injected acknowledge fault")
-		}
-	case *pubsubpb.ModifyAckDeadlineRequest:
-		if f.modAck.Load() {
-			return status.Error(codes.PermissionDenied, "injected modifyAckDeadline fault")
-		}
-	}
-	return invoker(ctx, method, req, reply, cc, opts...)
-}
+// faultSwitch sets one fault of a gcptest.Faults.
+type faultSwitch[T any] func(T)
+
+func (s faultSwitch[T]) Store(v T) { s(v) }
 
 // env is one in-process emulator (its own server, so no delivery counter is
 // shared with another test, local-brokers.md §2.4) with a client whose
 // connection carries the fault interceptor.
 type env struct {
-	srv    *pstest.Server
 	client *pubsub.Client
 	faults *faults
 	logs   *recorder
@@ -64,23 +45,11 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv := pstest.NewServer()
-	f := &faults{}
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(f.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := Connect(context.Background(), testProject, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := &gcptest.Faults{}
+	client, _ := gcptest.Start(t, testProject, f, Connect)
 	rec := &recorder{}
-	t.Cleanup(func() {
-		_ = client.Close()
-		_ = conn.Close()
-		_ = srv.Close()
-	})
-	return &env{srv: srv, client: client, faults: f, logs: rec, log: slog.New(rec)}
+	return &env{client: client, faults: &faults{publishTopic: f.FailPublishTo, ack: f.FailAcknowledge, modAck: f.FailModifyAckDeadline},
+		logs: rec, log: slog.New(rec)}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

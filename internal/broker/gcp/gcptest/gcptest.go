@@ -1,0 +1,108 @@
+// Package gcptest is test support for tests that run against the real
+// in-process Pub/Sub emulator (cloud.google.com/go/pubsub/v2/pstest): Start
+// starts a fresh emulator and connects a client to it, and Faults makes that
+// client's unary calls fail on demand, before they reach the emulator.
+//
+// Typical use:
+//
+//	f := &gcptest.Faults{}
+//	client, srv := gcptest.Start(t, "my-project", f, gcp.Connect)
+//	f.FailAcknowledge(true)
+//
+// This package is for tests only; non-test code must not import it. It does
+// not import package gcp (whose own tests use it), so Start takes the
+// connect function as an argument.
+package gcptest
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Faults is a fault-injecting gRPC unary client interceptor. Each fault is
+// off in the zero value and can be switched on and off at any time, from any
+// goroutine, while the client is in use. An injected fault fails the call
+// with gRPC code PermissionDenied (which the Pub/Sub client does not retry)
+// and never sends it to the emulator.
+type Faults struct {
+	publishTopic atomic.Pointer[string]
+	ack          atomic.Bool
+	modAck       atomic.Bool
+}
+
+// FailPublishTo makes every Publish to topic, a full topic name
+// ("projects/P/topics/T"), fail with "injected publish fault". An empty
+// topic stops the fault; publishes to other topics are never affected.
+func (f *Faults) FailPublishTo(topic string) { f.publishTopic.Store(&topic) }
+
+// FailAcknowledge switches on (true) or off (false) the failure of every
+// Acknowledge call, with "injected acknowledge fault".
+func (f *Faults) FailAcknowledge(on bool) { f.ack.Store(on) }
+
+// FailModifyAckDeadline switches on (true) or off (false) the failure of
+// every ModifyAckDeadline call (a nack or a lease extension), with
+// "injected modifyAckDeadline fault".
+func (f *Faults) FailModifyAckDeadline(on bool) { f.modAck.Store(on) }
+
+// Intercept is the grpc.UnaryClientInterceptor that applies the faults
+// switched on at the time of the call; any other call is passed to invoker
+// unchanged.
+func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	switch r := req.(type) {
+	case *pubsubpb.PublishRequest:
+		if t := f.publishTopic.Load(); t != nil && *t != "" && r.Topic == *t {
+			return status.Error(codes.PermissionDenied, "injected publish fault")
+		}
+	case *pubsubpb.AcknowledgeRequest:
+		if f.ack.Load() {
+			return status.Error(codes.PermissionDenied, "injected acknowledge fault")
+		}
+	case *pubsubpb.ModifyAckDeadlineRequest:
+		if f.modAck.Load() {
+			return status.Error(codes.PermissionDenied, "injected modifyAckDeadline fault")
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// ConnectFunc makes a Pub/Sub client for project with opts; gcp.Connect is
+// the one the callers pass.
+type ConnectFunc func(ctx context.Context, project string, opts ...option.ClientOption) (*pubsub.Client, error)
+
+// Start starts a fresh in-process emulator (its own server, so no delivery
+// counter is shared with another caller), dials it without transport
+// security through f's interceptor (no interceptor when f is nil), and
+// connects a client for project with connect, passing the connection and
+// option.WithTelemetryDisabled. It returns the client and the server (for
+// its address or its stored messages). A dial or connect error fails tb at
+// once. tb's cleanup closes the client, the connection and then the server.
+func Start(tb testing.TB, project string, f *Faults, connect ConnectFunc) (*pubsub.Client, *pstest.Server) {
+	tb.Helper()
+	srv := pstest.NewServer()
+	tb.Cleanup(func() { _ = srv.Close() })
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if f != nil {
+		dial = append(dial, grpc.WithUnaryInterceptor(f.Intercept))
+	}
+	conn, err := grpc.NewClient(srv.Addr, dial...)
+	if err != nil {
+		tb.Fatalf("dial the Pub/Sub emulator at %s: %v", srv.Addr, err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	client, err := connect(context.Background(), project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
+	if err != nil {
+		tb.Fatalf("connect to the Pub/Sub emulator: %v", err)
+	}
+	tb.Cleanup(func() { _ = client.Close() })
+	return client, srv
+}
