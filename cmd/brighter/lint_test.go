@@ -10,13 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 )
@@ -201,18 +198,7 @@ subscriptions:
 // has 5, and requeueCount 6 is outranked on the broker only.
 func TestLintLive_GCPDrift(t *testing.T) {
 	ctx := context.Background()
-	srv := pstest.NewServer()
-	t.Cleanup(func() { _ = srv.Close() })
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	client, err := pubsub.NewClient(ctx, "demo", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
 	for _, topic := range []string{"payments", "payments-native"} {
 		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
 			t.Fatal(err)

@@ -215,7 +215,7 @@ func TestReject_FailedPublishReleases_R19(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
 		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 60 * time.Second, DeadLetterTopic: "t.DLQ"})
 		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
-		e.faults.publishTopic.Store(topicName(testProject, "t.DLQ"))
+		e.faults.FailPublishTo(topicName(testProject, "t.DLQ"))
 		e.send(t, "t", newMsg("f-1"))
 		start := time.Now()
 		res := c.Reject(ctxT(t, 10*time.Second), receiveOne(t, c, 10*time.Second), message.Rejection{Reason: message.ReasonDeliveryError})
@@ -231,7 +231,7 @@ func TestReject_FailedPublishReleases_R19(t *testing.T) {
 			t.Fatalf("redelivered %s after %v", again.Header.MessageID, time.Since(start))
 		}
 		// the next routing of the same message works once the fault is gone
-		e.faults.publishTopic.Store("")
+		e.faults.FailPublishTo("")
 		if res := c.Reject(ctxT(t, 10*time.Second), again, message.Rejection{Reason: message.ReasonDeliveryError}); res.Err != nil || res.Released {
 			t.Fatalf("second reject %+v", res)
 		}
@@ -280,9 +280,9 @@ func TestReject_FailedAckAfterPublish_R16(t *testing.T) {
 	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
 	e.send(t, "t", newMsg("k-1"))
 	m := receiveOne(t, c, 10*time.Second)
-	e.faults.ack.Store(true)
+	e.faults.FailAcknowledge(true)
 	res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonDeliveryError})
-	e.faults.ack.Store(false)
+	e.faults.FailAcknowledge(false)
 	if res.Err == nil || res.Released || res.Route != broker.RouteDeadLetter {
 		t.Fatalf("result %+v", res)
 	}
@@ -309,8 +309,8 @@ func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
 	e.send(t, "t", newMsg("r-1"))
 	m := receiveOne(t, c, 10*time.Second)
-	e.faults.publishTopic.Store(topicName(testProject, "t.DLQ"))
-	e.faults.modAck.Store(true)
+	e.faults.FailPublishTo(topicName(testProject, "t.DLQ"))
+	e.faults.FailModifyAckDeadline(true)
 	res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonDeliveryError})
 	if !res.Released || res.Err == nil {
 		t.Fatalf("result %+v", res)

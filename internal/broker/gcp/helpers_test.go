@@ -20,25 +20,12 @@ import (
 
 const testProject = "brighter-test"
 
-// faults gives the switches of a gcptest.Faults the names this package's
-// tests use (e.faults.ack.Store(true) and so on).
-type faults struct {
-	publishTopic faultSwitch[string] // full topic name whose Publish fails; "" for none
-	ack          faultSwitch[bool]
-	modAck       faultSwitch[bool]
-}
-
-// faultSwitch sets one fault of a gcptest.Faults.
-type faultSwitch[T any] func(T)
-
-func (s faultSwitch[T]) Store(v T) { s(v) }
-
 // env is one in-process emulator (its own server, so no delivery counter is
 // shared with another test, local-brokers.md §2.4) with a client whose
 // connection carries the fault interceptor.
 type env struct {
 	client *pubsub.Client
-	faults *faults
+	faults *gcptest.Faults
 	logs   *recorder
 	log    *slog.Logger
 }
@@ -48,8 +35,7 @@ func newEnv(t *testing.T) *env {
 	f := &gcptest.Faults{}
 	client, _ := gcptest.Start(t, testProject, f, Connect)
 	rec := &recorder{}
-	return &env{client: client, faults: &faults{publishTopic: f.FailPublishTo, ack: f.FailAcknowledge, modAck: f.FailModifyAckDeadline},
-		logs: rec, log: slog.New(rec)}
+	return &env{client: client, faults: f, logs: rec, log: slog.New(rec)}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
