@@ -307,3 +307,59 @@ func TestPartitionKeyOrderAndBoundedInFlight_NFR8(t *testing.T) {
 		}
 	})
 }
+
+// enteringConsumer tells entered whenever a Receive begins and records
+// whether a Receive saw its context cancelled.
+type enteringConsumer struct {
+	broker.Consumer
+	entered   chan struct{}
+	cancelled atomic.Bool
+}
+
+func (c *enteringConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	select {
+	case c.entered <- struct{}{}:
+	default:
+	}
+	ms, err := c.Consumer.Receive(ctx, timeout)
+	if ctx.Err() != nil {
+		c.cancelled.Store(true)
+	}
+	return ms, err
+}
+
+// A stop does not cancel a receive already waiting on the broker (a long
+// poll abandoned by its client can still take a message on the broker's
+// side and leave it invisible, a delivery spent): the receive runs to its
+// end, and a message it brings is released at once after every receive has
+// ended, not handled and not left invisible (NFR-8, ADR 0004).
+func TestStopLetsTheReceiveInProgressEndAndReleasesWhatItBrought_NFR8(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1})
+		c := &enteringConsumer{Consumer: e.c, entered: make(chan struct{}, 1)}
+		opts := fastOptions(v)
+		opts.TimeOut = 500 * time.Millisecond
+		opts.NoOfPerformers = 2 // in the Reactor too: a second performer's receive must not take the released message
+		e.startWith(t, c, opts, ack)
+		select {
+		case <-c.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no receive began")
+		}
+		e.run() // the stop signal, while the receive waits on an empty queue
+		e.publish(t, srcQueue, "late", "")
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if c.cancelled.Load() {
+			t.Error("a receive saw its context cancelled by the stop")
+		}
+		if n := e.calls.Load(); n != 0 {
+			t.Errorf("handler invocations = %d, want 0 after a stop", n)
+		}
+		left := e.receiveAll(t, srcQueue)
+		if len(left) != 1 || left[0].Header.MessageID != "late" || left[0].Header.HandledCount != 1 {
+			t.Fatalf("receivable at once after the stop: %d messages %v, want 'late' once, released after one delivery", len(left), left)
+		}
+	})
+}

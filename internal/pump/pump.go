@@ -134,8 +134,13 @@ func (p *Pump) emit(e Event) {
 
 // Run pumps until ctx is cancelled, the consumer delivers MT_QUIT, or the
 // unacceptable-message limit is reached. Cancelling ctx is a graceful stop:
-// no more receives; messages received but not yet dispatched are released
-// for redelivery; handlers in flight get DrainTimeout to finish and settle.
+// no more receives start; a receive already waiting on the broker is not
+// cancelled but allowed to end (within TimeOut, SQS's long poll at most
+// 20 s), because a long poll abandoned by its client can still take a
+// message on the broker's side and leave it invisible, with a delivery
+// spent, until its lease lapses (ADR 0004); messages received but not yet
+// dispatched, that receive's included, are released for redelivery at once;
+// handlers in flight get DrainTimeout to finish and settle.
 // It returns nil on a requested stop, ErrUnacceptableLimit (wrapped) at the
 // limit, or the error of a Receive that was not a channel failure.
 func (p *Pump) Run(ctx context.Context) error {
@@ -149,6 +154,11 @@ func (p *Pump) Run(ctx context.Context) error {
 	defer hcancel()
 	r.recvCtx, r.recvCancel = context.WithCancel(ctx)
 	defer r.recvCancel()
+	// Receives are not cancelled by a stop (see above), only when Run gives
+	// up on them.
+	var rcancel context.CancelFunc
+	r.brokerCtx, rcancel = context.WithCancel(r.settleCtx)
+	defer rcancel()
 
 	done := make(chan struct{})
 	go func() {
@@ -169,11 +179,12 @@ func (p *Pump) Run(ctx context.Context) error {
 			t.Stop()
 		case <-t.C:
 			hcancel()
-			// Give cancelled handlers a moment to settle, then leave the rest
+			// Give cancelled handlers a moment to settle and a receive still
+			// waiting on the broker the rest of its wait, then leave the rest
 			// to the broker.
 			select {
 			case <-done:
-			case <-time.After(time.Second):
+			case <-time.After(max(time.Second, p.opts.TimeOut+receiveGrace)):
 			}
 		}
 	}
@@ -182,16 +193,23 @@ func (p *Pump) Run(ctx context.Context) error {
 	return err
 }
 
+// receiveGrace is how much longer than TimeOut a stop waits for a receive
+// in progress (Pub/Sub's pull waits TimeOut plus its own 2 s grace).
+const receiveGrace = 3 * time.Second
+
 // run is one execution of Run.
 type run struct {
 	p          *Pump
 	settleCtx  context.Context
 	handlerCtx context.Context
-	recvCtx    context.Context
+	recvCtx    context.Context // cancelled by a stop: tells the loops to stop
 	recvCancel context.CancelFunc
+	brokerCtx  context.Context // what Receive runs with: not cancelled by a stop
 
 	stopOnce sync.Once
 	stop     chan struct{}
+	heldMu   sync.Mutex
+	held     []*message.Message // released at the end of a stop (release)
 	errMu    sync.Mutex
 	fatal    error
 }
@@ -257,7 +275,7 @@ func (r *run) receive() ([]*message.Message, bool) {
 	if r.stopping() {
 		return nil, false
 	}
-	ms, err := p.consumer.Receive(r.recvCtx, p.opts.TimeOut)
+	ms, err := p.consumer.Receive(r.brokerCtx, p.opts.TimeOut)
 	if err != nil {
 		if r.stopping() {
 			return nil, false
@@ -276,13 +294,29 @@ func (r *run) receive() ([]*message.Message, bool) {
 }
 
 // release gives a received but undispatched message back to the broker
-// during a stop.
+// during a stop. It is held until every receive of this run has ended, so
+// that a receive still waiting on the broker cannot take it again, and is
+// then made visible at once by releaseHeld.
 func (r *run) release(m *message.Message) {
 	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
 		return
 	}
-	if err := r.p.consumer.Requeue(r.settleCtx, m, 0); err != nil {
-		r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+	r.heldMu.Lock()
+	r.held = append(r.held, m)
+	r.heldMu.Unlock()
+}
+
+// releaseHeld releases what release held; it runs once every receive loop
+// has returned.
+func (r *run) releaseHeld() {
+	r.heldMu.Lock()
+	held := r.held
+	r.held = nil
+	r.heldMu.Unlock()
+	for _, m := range held {
+		if err := r.p.consumer.Requeue(r.settleCtx, m, 0); err != nil {
+			r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+		}
 	}
 }
 
@@ -314,6 +348,7 @@ func (r *run) reactor() {
 		}()
 	}
 	wg.Wait()
+	r.releaseHeld()
 }
 
 var laneSeed = maphash.MakeSeed()
@@ -441,6 +476,7 @@ func (r *run) proactor() {
 	}
 	close(shared)
 	workers.Wait()
+	r.releaseHeld()
 	if acks != nil {
 		close(acks)
 		settled.Wait()
