@@ -32,6 +32,9 @@ type Described struct {
 	Timestamp time.Time
 	// NativeRedrive is true when the message carries no rejection metadata.
 	NativeRedrive bool
+	// ReplayedFrom is the bag's replayedFrom: the destination (a URL) a
+	// `dlq replay` read this message from; "" when it was never replayed.
+	ReplayedFrom string
 }
 
 // Describe reads a message's rejection metadata. It never fails: missing or
@@ -39,6 +42,7 @@ type Described struct {
 func Describe(m *message.Message) Described {
 	b := m.Header.Bag
 	d := Described{ID: m.Header.MessageID, HandledCount: m.Header.HandledCount, Timestamp: m.Header.Timestamp, MessageType: m.Header.MessageType.String()}
+	d.ReplayedFrom, _ = b.String(message.KeyReplayedFrom)
 	if !m.HasRejectionMetadata() {
 		d.NativeRedrive, d.Reason, d.OriginalTopic = true, ReasonNativeRedrive, m.Header.Topic
 		return d

@@ -136,7 +136,11 @@ func (t *Table) Write(m *message.Message) error {
 		rejected = Ago(now, d.RejectedAt) + " (" + d.RejectedAt.Format(time.RFC3339) + ")"
 	}
 	reason := d.Reason
-	if d.NativeRedrive {
+	switch {
+	case d.NativeRedrive && d.ReplayedFrom != "":
+		// A replayed copy not rejected again (e.g. on a source queue).
+		reason = "replayed from " + d.ReplayedFrom
+	case d.NativeRedrive:
 		reason = "moved by broker redrive"
 	}
 	age := "-"

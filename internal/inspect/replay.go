@@ -228,7 +228,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 				continue
 			}
 			moved++
-			log.InfoContext(ctx, LogReplayed, "message_id", id, "new_id", j.c.Header.MessageID, "source", src.Name, "destination", j.out.Destination)
+			log.DebugContext(ctx, LogReplayed, "message_id", id, "new_id", j.c.Header.MessageID, "source", src.Name, "destination", j.out.Destination)
 		}
 		release(ctx, src, back)
 		for _, j := range jobs {

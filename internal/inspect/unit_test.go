@@ -119,6 +119,21 @@ func TestTable_PlainAndJSON(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	// A message without rejection metadata is a native redrive, unless a
+	// replay put it there (a peek of a source queue).
+	buf.Reset()
+	tb = inspect.NewTable(&buf, false, func() time.Time { return now })
+	native := message.New("n", "orders", message.MTCommand, []byte("{}"))
+	replayed := message.New("r", "orders", message.MTCommand, []byte("{}"))
+	replayed.Header.Bag[message.KeyReplayedFrom] = "sqs://orders-dlq"
+	_ = tb.Write(native)
+	_ = tb.Write(replayed)
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "moved by broker redrive") || !strings.Contains(out, "replayed from sqs://orders-dlq") {
+		t.Errorf("native and replayed rows:\n%s", out)
+	}
 	buf.Reset()
 	j := inspect.NewJSONLines(&buf)
 	m := routed("b", "orders", message.ReasonNone, "", now)
