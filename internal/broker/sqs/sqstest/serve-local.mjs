@@ -15,6 +15,11 @@ const stop = async () => {
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
-// Exit when the parent (the Go test binary) closes our stdin.
-process.stdin.on("end", stop);
-process.stdin.resume();
+// Under a Go test binary (FAUXQS_EXIT_ON_STDIN_END=1, set by sqstest.Start),
+// exit when the parent closes our stdin, so a crashed test leaves no emulator
+// behind. Started by hand (`make sqs-emulator`, in the background or not) it
+// runs until SIGINT or SIGTERM.
+if (process.env.FAUXQS_EXIT_ON_STDIN_END === "1") {
+  process.stdin.on("end", stop);
+  process.stdin.resume();
+}

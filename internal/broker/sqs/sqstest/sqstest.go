@@ -103,7 +103,7 @@ func Start(ctx context.Context) (*Emulator, error) {
 	}
 	cmd := exec.Command(node, filepath.Join(root, wrapperPath))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "FAUXQS_PORT=0", "FAUXQS_LOGGER=false")
+	cmd.Env = append(os.Environ(), "FAUXQS_PORT=0", "FAUXQS_LOGGER=false", "FAUXQS_EXIT_ON_STDIN_END=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("fauxqs emulator: %w", err)

@@ -1,11 +1,15 @@
 package sqstest
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestStartFailsWithInstallHintWhenFauxqsIsMissing(t *testing.T) {
@@ -39,5 +43,59 @@ func TestStartServesHealthOnLoopback(t *testing.T) {
 	e.Stop()
 	if healthy(context.Background(), e.Endpoint) {
 		t.Error("emulator still answers after Stop")
+	}
+}
+
+// TestWrapperStartedByHandOutlivesItsStdin: `make sqs-emulator` run in the
+// background (stdin at end of file at once) keeps serving until SIGTERM;
+// only under sqstest.Start (FAUXQS_EXIT_ON_STDIN_END=1) does the end of
+// stdin stop it.
+func TestWrapperStartedByHandOutlivesItsStdin(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(root, wrapperPath))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "FAUXQS_PORT=0") // stdin: /dev/null
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
+		t.Fatal("the wrapper printed nothing")
+	}
+	go func() {
+		for sc.Scan() {
+		}
+		exited <- cmd.Wait()
+	}()
+	endpoint := strings.TrimPrefix(sc.Text(), "fauxqs listening on ")
+	if !healthy(context.Background(), endpoint) {
+		t.Fatalf("not healthy at %s", endpoint)
+	}
+	// The observation window in which a wrapper that obeys the end of stdin
+	// would have exited (it does so as soon as it is listening).
+	select {
+	case err := <-exited:
+		t.Fatalf("the wrapper exited on its own (%v) with stdin at end of file", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if !healthy(context.Background(), endpoint) {
+		t.Fatal("not healthy after stdin ended")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wrapper did not exit on SIGTERM")
 	}
 }
