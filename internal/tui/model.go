@@ -97,13 +97,17 @@ const (
 )
 
 type subState struct {
-	name    string
-	info    *observe.SubscriptionInfo
-	budget  int
-	counts  observe.Totals // from events
-	depth   int64
-	depthOK bool
-	buckets [rateWindow]struct {
+	name   string
+	info   *observe.SubscriptionInfo
+	budget int
+	counts observe.Totals // from events
+	// atScrape is counts when the last /metrics totals arrived: the row
+	// shows those totals plus the events seen since, so it moves with the
+	// messages panel between scrapes.
+	atScrape observe.Totals
+	depth    int64
+	depthOK  bool
+	buckets  [rateWindow]struct {
 		sec int64
 		n   int
 	}
@@ -272,6 +276,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case TotalsMsg:
 		m.totals[msg.Target] = msg.Totals
+		for _, sub := range m.subs {
+			sub.atScrape = sub.counts
+		}
 		return m, nil
 	case TargetStatusMsg:
 		t := m.targets[msg.Target]
@@ -602,9 +609,14 @@ func (m Model) subLines() []string {
 		}
 		t := s.counts
 		if tt, ok := m.subTotals(n); ok {
-			// /metrics counts everything since the consumer started;
-			// events only what this dashboard saw.
+			// /metrics counts everything since the consumer started, events
+			// only what this dashboard saw: the last scrape plus the events
+			// since it.
 			t = tt
+			t.Received += s.counts.Received - s.atScrape.Received
+			t.Acknowledged += s.counts.Acknowledged - s.atScrape.Acknowledged
+			t.Deferred += s.counts.Deferred - s.atScrape.Deferred
+			t.Rejected += s.counts.Rejected - s.atScrape.Rejected
 		}
 		r, mm, eff := fmtLimit(s.budget), "-", fmtLimit(s.budget)
 		if s.info != nil {

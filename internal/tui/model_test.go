@@ -204,6 +204,26 @@ func TestModel_Totals_FromMetricsWin(t *testing.T) {
 	}
 }
 
+// Between two scrapes the subscription row moves with the events: the last
+// /metrics totals plus what arrived since (a fresh user saw the row lag the
+// messages panel by the scrape interval).
+func TestModel_Totals_PlusEventsSinceTheScrape(t *testing.T) {
+	m := feed(newTestModel("a"), poisonRun())
+	m, _ = m.Update(TotalsMsg{Target: "a", Totals: map[string]observe.Totals{"orders": {Received: 100, Acknowledged: 90, Deferred: 6, Rejected: 4}}})
+	m = feed(m, []observe.Record{
+		{Kind: "received", Time: t0.Add(time.Second), Subscription: "orders", MessageID: "late-1", Budget: 3},
+		{Kind: "deferred", Time: t0.Add(time.Second), Subscription: "orders", MessageID: "late-1", DeliveryCount: 1, Budget: 3, Outcome: "defer"},
+	})
+	s := ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "   101     90      7     4") {
+		t.Fatalf("orders row should be the scrape plus the two events since:\n%s", s)
+	}
+	m, _ = m.Update(TotalsMsg{Target: "a", Totals: map[string]observe.Totals{"orders": {Received: 101, Acknowledged: 90, Deferred: 7, Rejected: 4}}})
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "   101     90      7     4") {
+		t.Fatalf("a new scrape replaces, not adds:\n%s", s)
+	}
+}
+
 func TestModel_NoColor(t *testing.T) {
 	plain := feed(newTestModel(), poisonRun()).(Model).Render()
 	if strings.Contains(plain, "\x1b[") {
