@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -172,9 +173,42 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 		return f, usageErr(err)
 	}
 	if o.visibility <= 0 {
-		return f, usageErr(fmt.Errorf("--visibility %s: must be positive", o.visibility))
+		return f, usageErr(fmt.Errorf("--visibility %s: must be more than 0s (at most %s on SQS)", o.visibility, shortDuration(config.MaxSQSVisibility)))
+	}
+	if o.wait <= 0 {
+		return f, usageErr(fmt.Errorf("--wait %s: must be more than 0s (SQS long-polls at most %s a receive)", o.wait, shortDuration(config.MaxSQSTimeOut)))
 	}
 	return f, nil
+}
+
+// checkTarget refuses the flags the destination's transport cannot honour:
+// on SQS a --visibility above its maximum visibility timeout (12h), which
+// the consumer would otherwise cut down without a word.
+func (o *dlqOptions) checkTarget(t *dlqTarget) error {
+	if t.s.Transport == config.TransportSQS && o.visibility > config.MaxSQSVisibility {
+		return usageErr(fmt.Errorf("--visibility %s: on SQS it must be more than 0s and at most %s (SQS's maximum visibility timeout)", shortDuration(o.visibility), shortDuration(config.MaxSQSVisibility)))
+	}
+	return nil
+}
+
+// shortDuration writes d without zero minutes and seconds: 12h, 5m, 1h30m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// plural is "1 message", "2 messages".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // which names the destination flag in use.
@@ -239,6 +273,9 @@ func interrupted(what string) error {
 
 // resolve turns the argument (a subscription name or a URL) into a target.
 func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, usageErr(errors.New("a subscription name or URL is required (SUBSCRIPTION, or sqs://QUEUE, pubsub://projects/P/subscriptions/S, rocketmq://TOPIC, memory://QUEUE?file=F)"))
+	}
 	if strings.Contains(arg, "://") {
 		return o.resolveURL(arg)
 	}
@@ -251,8 +288,14 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	}
 	s := f.Subscription(arg)
 	if s == nil {
-		_, err := selectSubscriptions(f, []string{arg})
-		return nil, usageErr(err)
+		if len(f.Subscriptions) == 0 {
+			return nil, usageErr(fmt.Errorf("no subscription %q in %s (it has none)", arg, f.Path))
+		}
+		known := make([]string, 0, len(f.Subscriptions))
+		for _, s := range f.Subscriptions {
+			known = append(known, s.Name)
+		}
+		return nil, usageErr(fmt.Errorf("no subscription %q in %s (known: %s)", arg, f.Path, strings.Join(known, ", ")))
 	}
 	t := &dlqTarget{f: f, s: s}
 	switch o.which() {
@@ -267,10 +310,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 			t.dest = s.SQS.RedrivePolicy.DeadLetterQueue
 		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
 			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
-			t.dest = s.GCP.DeadLetterPolicy.Subscription
-			if t.dest == "" {
-				t.dest = "dlq-" + s.ChannelName
-			}
+			t.dest = gcpNativeSubscription(s)
 		case s.RocketMQ != nil:
 			t.dest = "%DLQ%" + s.RocketMQ.ConsumerGroup
 		default:
@@ -337,19 +377,18 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 		return o.resolveRocketMQURL(arg)
 	case "pubsub":
 		return o.resolvePubSubURL(arg)
-	}
-	u, err := url.Parse(arg)
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
-	}
-	name := strings.TrimPrefix(u.Host+u.Path, "/")
-	if name == "" {
-		return nil, usageErr(fmt.Errorf("destination %q names no queue", arg))
+	case "sqs", "memory":
+	default:
+		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, pubsub, rocketmq, memory", arg, scheme))
 	}
 	f := &config.File{Path: "(command line)"}
-	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate}
-	switch u.Scheme {
-	case "sqs":
+	s := &config.Subscription{MakeChannels: config.MakeChannelsValidate}
+	var name string
+	if scheme == "sqs" {
+		var err error
+		if name, err = parseSQSURL(arg); err != nil {
+			return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+		}
 		f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
 		s.Transport = config.TransportSQS
 		s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
@@ -359,17 +398,107 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 		if o.sns {
 			s.SQS.ChannelType = config.ChannelPubSub
 		}
-	case "memory":
-		file := u.Query().Get("file")
+	} else {
+		queue, file, err := parseMemoryURL(arg)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+		}
 		if file == "" {
 			return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
 		}
+		name = queue
 		s.Transport = config.TransportMemory
 		s.Memory = &config.Memory{Output: file}
-	default:
-		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, pubsub, rocketmq, memory", arg, u.Scheme))
 	}
-	return &dlqTarget{f: f, s: s, dest: name, url: u.Scheme + "://" + name}, nil
+	s.Name, s.ChannelName, s.RoutingKey = name, name, name
+	return &dlqTarget{f: f, s: s, dest: name, url: scheme + "://" + name}, nil
+}
+
+// parseSQSURL returns the queue named by sqs://QUEUE. Anything an SQS queue
+// name cannot carry (a query, a fragment, credentials, a path) is refused
+// rather than ignored.
+func parseSQSURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "sqs" {
+		return "", fmt.Errorf("want sqs://QUEUE")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", fmt.Errorf("an sqs:// URL takes no query (?%s): want sqs://QUEUE; connection settings are flags (--region, --endpoint, --profile)", u.RawQuery)
+	}
+	if u.Fragment != "" || u.User != nil || u.Port() != "" {
+		return "", fmt.Errorf("want sqs://QUEUE, a queue name alone")
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(u.Host+u.Path, "/"), "/")
+	if name == "" {
+		return "", fmt.Errorf("names no queue: want sqs://QUEUE")
+	}
+	if strings.Contains(name, "/") {
+		return "", fmt.Errorf("want sqs://QUEUE, a queue name (not a queue URL)")
+	}
+	return name, nil
+}
+
+// parseMemoryURL returns the queue and the file (?file=, may be empty) of
+// memory://QUEUE?file=PATH; any other query parameter is refused.
+func parseMemoryURL(raw string) (queue, file string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", err
+	}
+	q := u.Query()
+	for k := range q {
+		if k != "file" {
+			return "", "", fmt.Errorf("unknown query parameter %q: a memory:// URL takes only ?file=PATH", k)
+		}
+	}
+	queue = strings.TrimPrefix(u.Host+u.Path, "/")
+	if queue == "" {
+		return "", "", fmt.Errorf("names no queue: want memory://QUEUE?file=PATH")
+	}
+	return queue, q.Get("file"), nil
+}
+
+// parsePubSubURL splits pubsub://projects/P/KIND/ID, KIND being
+// subscriptions or topics. A query is refused.
+func parsePubSubURL(raw string) (project, kind, id string, err error) {
+	rest := strings.TrimPrefix(raw, "pubsub://")
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery {
+		return "", "", "", fmt.Errorf("a pubsub:// URL takes no query (?%s); the emulator is --endpoint or PUBSUB_EMULATOR_HOST", query)
+	}
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	if len(parts) != 4 || parts[0] != "projects" || parts[1] == "" || parts[3] == "" || (parts[2] != "subscriptions" && parts[2] != "topics") {
+		return "", "", "", errors.New("not a pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION or pubsub://projects/PROJECT/topics/TOPIC URL")
+	}
+	return parts[1], parts[2], parts[3], nil
+}
+
+// parseRocketMQURL returns the topic and query of rocketmq://TOPIC?group=G.
+// TOPIC may be written raw (%DLQ%orders) or escaped (%25DLQ%25orders). A
+// query parameter other than group is refused.
+func parseRocketMQURL(raw string) (string, url.Values, error) {
+	rest := strings.TrimPrefix(raw, "rocketmq://")
+	rawTopic, query, _ := strings.Cut(rest, "?")
+	topic := strings.Trim(rawTopic, "/")
+	if un, err := url.PathUnescape(topic); err == nil && !strings.Contains(topic, "%DLQ%") {
+		topic = un
+	}
+	if topic == "" {
+		return "", nil, errors.New("names no topic: want rocketmq://TOPIC?group=GROUP")
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", nil, err
+	}
+	for k := range q {
+		if k != "group" {
+			return "", nil, fmt.Errorf("unknown query parameter %q: a rocketmq:// URL takes only ?group=GROUP", k)
+		}
+	}
+	return topic, q, nil
 }
 
 // resolvePubSubURL reads pubsub://projects/P/subscriptions/S. The emulator
@@ -377,13 +506,13 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 // PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
 // Credentials.
 func (o *dlqOptions) resolvePubSubURL(arg string) (*dlqTarget, error) {
-	rest := strings.TrimPrefix(arg, "pubsub://")
-	rest, _, _ = strings.Cut(rest, "?")
-	parts := strings.Split(strings.Trim(rest, "/"), "/")
-	if len(parts) != 4 || parts[0] != "projects" || parts[2] != "subscriptions" || parts[1] == "" || parts[3] == "" {
-		return nil, usageErr(fmt.Errorf("destination %q: want pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION", arg))
+	project, kind, sub, err := parsePubSubURL(arg)
+	if err == nil && kind != "subscriptions" {
+		err = errors.New("a topic is read through one of its subscriptions")
 	}
-	project, sub := parts[1], parts[3]
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w: want pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION", arg, err))
+	}
 	f := &config.File{Path: "(command line)"}
 	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
 	s := &config.Subscription{
@@ -398,16 +527,7 @@ func (o *dlqOptions) resolvePubSubURL(arg string) (*dlqTarget, error) {
 // --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
 // $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
 func (o *dlqOptions) resolveRocketMQURL(arg string) (*dlqTarget, error) {
-	rest := strings.TrimPrefix(arg, "rocketmq://")
-	raw, query, _ := strings.Cut(rest, "?")
-	topic := strings.Trim(raw, "/")
-	if un, err := url.PathUnescape(topic); err == nil && !strings.Contains(topic, "%DLQ%") {
-		topic = un
-	}
-	if topic == "" {
-		return nil, usageErr(fmt.Errorf("destination %q names no topic: want rocketmq://TOPIC?group=GROUP", arg))
-	}
-	q, err := url.ParseQuery(query)
+	topic, q, err := parseRocketMQURL(arg)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
@@ -439,27 +559,49 @@ func (o *dlqOptions) resolveRocketMQURL(arg string) (*dlqTarget, error) {
 
 // open resolves the argument and opens the transport's reader over it.
 func (o *dlqOptions) open(ctx context.Context, arg string, rewrite bool, logger *slog.Logger) (*dlqTarget, dlqTransport, *openedChannel, error) {
-	t, err := o.resolve(arg)
+	t, dt, err := o.target(arg)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	ch, err := o.openReader(ctx, t, dt, rewrite, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return t, dt, ch, nil
+}
+
+// target resolves the argument, checks the flags against its transport and
+// returns the transport's dlq support; it reads nothing.
+func (o *dlqOptions) target(arg string) (*dlqTarget, dlqTransport, error) {
+	t, err := o.resolve(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := o.checkTarget(t); err != nil {
+		return nil, nil, err
 	}
 	factory, err := o.transports.get(t.s)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	dt, ok := factory.(dlqTransport)
 	if !ok {
-		return nil, nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.s.Transport))
+		return nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.s.Transport))
 	}
+	return t, dt, nil
+}
+
+// openReader opens the transport's reader over t.
+func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTransport, rewrite bool, logger *slog.Logger) (*openedChannel, error) {
 	ch, err := dt.dlqReader(ctx, t, dlqReadOptions{visibility: o.visibility, wait: o.wait, rewrite: rewrite}, logger)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
-			return nil, nil, nil, err
+			return nil, err
 		}
-		return nil, nil, nil, failureErr(fmt.Errorf("%s: open: %w", t.url, err))
+		return nil, failureErr(fmt.Errorf("%s: open: %w", t.url, err))
 	}
-	return t, dt, ch, nil
+	return ch, nil
 }
 
 func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
@@ -556,7 +698,7 @@ func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
 		return interrupted("peek " + t.url)
 	}
 	if err != nil {
-		return failureErr(fmt.Errorf("peek %s: %w", t.url, err))
+		return failureErr(naming(t, "peek", err))
 	}
 	fmt.Fprintf(o.io.ErrOut, "%s: %d shown, %d read\n", t.url, counts.Selected, counts.Scanned)
 	return nil
@@ -587,10 +729,10 @@ func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
 	}
 	defer rs.done()
 	ctx, t, logger, f, ch := rs.ctx, rs.t, rs.logger, rs.f, rs.ch
-	st, _, err := inspect.Collect(ctx, o.source(t, ch, logger), f)
+	st, counts, err := inspect.Collect(ctx, o.source(t, ch, logger), f)
 	stopped := ctx.Err() != nil
 	if err != nil && !stopped {
-		return failureErr(fmt.Errorf("stats %s: %w", t.url, err))
+		return failureErr(naming(t, "stats", err))
 	}
 	// An interrupted run prints the counts of what it read so far.
 	if o.output == "json" {
@@ -599,12 +741,15 @@ func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
 		err = st.WriteTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now())
 	}
 	if stopped {
-		fmt.Fprintf(o.io.ErrOut, "%s: interrupted after %d messages; the counts cover only those\n", t.url, st.Total)
+		fmt.Fprintf(o.io.ErrOut, "%s: interrupted after %s; the counts cover only those\n", t.url, plural(st.Total, "message"))
 		return interrupted("stats " + t.url)
 	}
 	if err != nil {
 		return failureErr(err)
 	}
+	// As peek says how many it showed of how many it read: a filter that
+	// selects nothing must not look like an empty destination.
+	fmt.Fprintf(o.io.ErrOut, "%s: %d counted, %d read\n", t.url, counts.Selected, counts.Scanned)
 	return nil
 }
 
@@ -612,6 +757,7 @@ func (o *dlqOptions) runStats(ctx context.Context, arg string) error {
 type dlqReplayOptions struct {
 	*dlqOptions
 	to          string
+	toSet       bool
 	newID       bool
 	keepCount   bool
 	dryRun      bool
@@ -638,13 +784,22 @@ receipt, records replayedFrom and replayedAt, and starts with handled count
 0 (unless --keep-count) so its redelivery budget starts afresh. On a FIFO
 queue it keeps its message group and gets a fresh deduplication id.
 
+--to takes a topic or queue name, or a URL of the source's transport
+(sqs://QUEUE, pubsub://projects/P/topics/T, rocketmq://TOPIC, memory://QUEUE);
+it may not be the destination being read (that would only strip the
+messages' rejection metadata): that, an empty --to and another transport's
+URL are refused before anything is read (exit 2).
+
 A destination that does not exist is never created: those messages fail
 and stay. More than --confirm-over messages ask for confirmation on a
-terminal and need --yes otherwise; without --yes the replay then handles
-at most the number confirmed (or --confirm-over when none was asked). Each message is handled at most once a run: a replayed
-message that a consumer dead-letters again while the replay runs (same id,
-new rejection time) is left in the dead-letter destination, counted neither
-replayed nor failed.`,
+terminal and need --yes otherwise (a declined confirmation exits 2, with
+nothing replayed); without --yes the replay then handles at most the
+number confirmed (or --confirm-over when none was asked).
+
+Each message is handled at most once a run: a replayed message that a
+consumer dead-letters again while the replay runs (same id, new rejection
+time) is left in the dead-letter destination, counted neither replayed nor
+failed.`,
 		Example: `  # See what would happen, then do it
   brighter dlq replay orders --reason DeliveryError --dry-run
   brighter dlq replay orders --reason DeliveryError --yes
@@ -652,11 +807,14 @@ replayed nor failed.`,
   # Ten a second, to a staging queue, with new ids
   brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.toSet = cmd.Flags().Changed("to")
+			return o.run(cmd.Context(), args[0])
+		},
 	}
 	o.addCommon(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue (default: its originalTopic)")
+	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
 	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
 	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
@@ -682,7 +840,15 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if o.confirmOver < 0 {
 		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
 	}
-	t, dt, ch, err := o.open(ctx, arg, !o.dryRun, logger)
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return err
+	}
+	to, err := o.replayTo(ctx, t, dt, logger)
+	if err != nil {
+		return err
+	}
+	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
 		return err
 	}
@@ -701,7 +867,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		if err != nil {
 			_ = closeReader()
-			return failureErr(fmt.Errorf("replay %s: count: %w", t.url, err))
+			return failureErr(naming(t, "replay", err))
 		}
 		total = n
 		if n > o.confirmOver {
@@ -722,7 +888,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: o.to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	opts := inspect.ReplayOptions{To: to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
 	var bar *inspect.Bar
 	if o.io.OutTTY {
 		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
@@ -755,6 +921,15 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	return o.finish(bar, sum, rerr, cerr, t)
 }
 
+// naming adds "what URL: " to err unless err already names the destination
+// (a receive error of inspect does), so the URL is said once.
+func naming(t *dlqTarget, what string, err error) error {
+	if strings.Contains(err.Error(), t.url) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", what, t.url, err)
+}
+
 // replaySelf is the name a replay must not publish back into: the
 // destination being read.
 func replaySelf(t *dlqTarget) string { return t.dest }
@@ -768,11 +943,15 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 	}
 	switch {
 	case rerr != nil:
-		return failureErr(fmt.Errorf("replay %s: %w", t.url, rerr))
+		return failureErr(naming(t, "replay", rerr))
 	case cerr != nil:
 		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
 	case sum.Failed > 0:
-		return failureErr(fmt.Errorf("replay %s: %d messages failed; they are still in the dead-letter destination (or in both places, as logged)", t.url, sum.Failed))
+		where := "they are"
+		if sum.Failed == 1 {
+			where = "it is"
+		}
+		return failureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.url, plural(sum.Failed, "message"), where))
 	}
 	return nil
 }
@@ -782,14 +961,19 @@ func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 	if !o.io.InTTY {
 		return false, usageErr(fmt.Errorf("%d messages selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", n, name, o.confirmOver))
 	}
-	fmt.Fprintf(o.io.ErrOut, "Replay %d messages from %s? [y/N] ", n, name)
+	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
 	line, err := bufio.NewReader(o.io.In).ReadString('\n')
-	if err != nil && line == "" {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return false, failureErr(fmt.Errorf("read confirmation: %w", err))
+	}
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(o.io.ErrOut)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return true, nil
 	}
-	return false, failureErr(errors.New("replay cancelled"))
+	// Declined (or no answer: end of input): a refused replay, exit 2 as
+	// without --yes off a terminal; nothing was replayed.
+	return false, usageErr(errors.New("replay cancelled; nothing was replayed"))
 }

@@ -1,10 +1,20 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
 )
 
 func dlqOpts(env map[string]string) *dlqOptions {
@@ -61,5 +71,184 @@ func TestDLQResolveURL_Errors(t *testing.T) {
 	}
 	if _, err := dlqOpts(nil).resolve("rocketmq://orders-dlq"); err == nil || !strings.Contains(err.Error(), "ROCKETMQ_ENDPOINT") {
 		t.Errorf("no endpoint: error %v, want one naming ROCKETMQ_ENDPOINT", err)
+	}
+}
+
+// writeMemoryDLQ writes a memory.output file with n routed copies in queue
+// orders-dlq and returns its path.
+func writeMemoryDLQ(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"p%d","topic":"orders-dlq","messageType":"MT_COMMAND","handledCount":3,"bag":{"originalTopic":"orders","originalMessageType":"MT_COMMAND","rejectionReason":"DeliveryError","rejectionMessage":"budget exhausted","rejectionTimestamp":"2026-01-01T00:00:00Z"},"body":"{}"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDLQReplay_DeclinedConfirmationExits2 answers the confirmation prompt
+// of a replay above --confirm-over on a terminal: "n", an empty line or the
+// end of input is a refused replay (exit 2, as without --yes off a
+// terminal), not a failure (exit 1), and nothing moves; "y" replays.
+func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
+	for name, answer := range map[string]string{"n": "n\n", "no": "no\n", "empty line": "\n", "end of input": ""} {
+		t.Run(name, func(t *testing.T) {
+			path := writeMemoryDLQ(t, 2)
+			io, out, errOut := fakeIO(answer, false)
+			io.InTTY = true
+			code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "1"})
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitUsage, out, errOut)
+			}
+			if !strings.Contains(errOut.String(), "Replay 2 messages from memory://orders-dlq? [y/N] ") || !strings.Contains(errOut.String(), "brighter: replay cancelled") {
+				t.Errorf("stderr lacks the prompt or the cancellation:\n%s", errOut)
+			}
+			after, _ := os.ReadFile(path)
+			for _, id := range []string{"p0", "p1"} {
+				if !strings.Contains(string(after), `"id":"`+id+`","topic":"orders-dlq"`) {
+					t.Errorf("a declined replay moved %s:\n%s", id, after)
+				}
+			}
+		})
+	}
+	t.Run("y", func(t *testing.T) {
+		path := writeMemoryDLQ(t, 1)
+		io, out, errOut := fakeIO("y\n", false)
+		io.InTTY = true
+		code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "0"})
+		if code != exitOK || !strings.Contains(out.String(), "replayed 1, skipped 0, failed 0") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		if !strings.Contains(errOut.String(), "Replay 1 message from memory://orders-dlq? [y/N] ") {
+			t.Errorf("prompt for one message is not singular:\n%s", errOut)
+		}
+	})
+}
+
+// TestDLQReplay_PubSubTo replays from Pub/Sub subscriptions on the emulator
+// (pstest): --to may be pubsub://projects/P/topics/T; a --to naming the
+// topic the subscription being read is attached to (asked of Pub/Sub, or as
+// the subscriptions file names it) is refused before any pull (exit 2), as
+// are a subscription URL and another transport's URL.
+func TestDLQReplay_PubSubTo(t *testing.T) {
+	ctx := context.Background()
+	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
+	for _, topic := range []string{"orders-dlq", "feed", "other", "native-dlq"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sub, topic := range map[string]string{"orders-dlq": "orders-dlq", "reader": "feed", "other-sub": "other", "dlq-orders": "native-dlq"} {
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name: "projects/demo/subscriptions/" + sub, Topic: "projects/demo/topics/" + topic, AckDeadlineSeconds: 60,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := `connections:
+  gcp:
+    projectId: demo
+    emulatorHost: ` + srv.Addr + `
+subscriptions:
+  - name: orders
+    transport: gcp
+    channelName: orders
+    deadLetterRoutingKey: orders-dlq
+    handler: {type: builtin, name: ack}
+    gcp:
+      deadLetterPolicy:
+        topic: native-dlq
+        maxDeliveryAttempts: 10
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := gcp.NewProducer(client, gcp.ProducerOptions{})
+	m := message.Stamp(message.New("m1", "orders", message.MTCommand, []byte(`{}`)), "orders-dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, time.Now())
+	if err := p.Send(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	url := func(sub string) string { return "pubsub://projects/demo/subscriptions/" + sub }
+	dlq := func(args ...string) (int, string, string) {
+		io, out, errOut := fakeIO("", false)
+		code := run(ctx, io, append([]string{"dlq"}, args...))
+		return code, out.String(), errOut.String()
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{url("orders-dlq"), "--to", "orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{url("orders-dlq"), "--to", "pubsub://projects/demo/topics/orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{url("orders-dlq"), "--to", "projects/demo/topics/orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{url("reader"), "--to", "feed"}, "that is " + url("reader") + ", the dead-letter destination being read"},
+		{[]string{"orders", "--config", file, "--to", "orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{"orders", "--config", file, "--native", "--to", "pubsub://projects/demo/topics/native-dlq"}, "that is " + url("dlq-orders") + ", the dead-letter destination being read"},
+		{[]string{url("orders-dlq"), "--to", url("other-sub")}, "a replay publishes to a topic: want pubsub://projects/PROJECT/topics/TOPIC"},
+		{[]string{url("orders-dlq"), "--to", "sqs://other"}, "a URL of scheme sqs, but " + url("orders-dlq") + " is read over gcp"},
+	} {
+		code, out, errOut := dlq(append(append([]string{"replay"}, c.args...), "--endpoint", srv.Addr, "--yes")...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("replay %v: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", c.args, code, exitUsage, c.want, out, errOut)
+		}
+	}
+	// Nothing was pulled by the refused replays: the message is still there.
+	if code, out, errOut := dlq("stats", url("orders-dlq"), "--endpoint", srv.Addr); code != exitOK || !strings.Contains(errOut, "1 counted, 1 read") {
+		t.Fatalf("stats after the refused replays: exit %d\n%s%s", code, out, errOut)
+	}
+	// Another topic of the same id in another project, a subscription's own
+	// id (not its topic), are other destinations.
+	for _, to := range []string{"pubsub://projects/elsewhere/topics/orders-dlq", "reader"} {
+		if code, out, errOut := dlq("replay", url("reader"), "--endpoint", srv.Addr, "--to", to, "--dry-run"); code != exitOK {
+			t.Errorf("replay --to %s: exit %d, want 0\n%s%s", to, code, out, errOut)
+		}
+	}
+	// pubsub://projects/demo/topics/other is the topic other.
+	code, out, errOut := dlq("replay", url("orders-dlq"), "--endpoint", srv.Addr, "--to", "pubsub://projects/demo/topics/other", "--yes")
+	if code != exitOK || !strings.Contains(out, "replayed m1 -> other") {
+		t.Fatalf("replay --to pubsub://projects/demo/topics/other: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = dlq("peek", url("other-sub"), "--endpoint", srv.Addr, "--output", "json")
+	if code != exitOK || !strings.Contains(out, `"replayedFrom":"`+url("orders-dlq")+`"`) {
+		t.Fatalf("peek the topic replayed to: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestDLQToName checks how --to is read for each transport: a name as it
+// is, a URL of the source's transport as the name it carries.
+func TestDLQToName(t *testing.T) {
+	o := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "x:1"})
+	target := func(arg string) *dlqTarget {
+		tg, err := o.resolve(arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	sqsT, pubsubT := target("sqs://orders-dlq"), target("pubsub://projects/demo/subscriptions/orders-dlq")
+	rmqT, memT := target("rocketmq://%DLQ%orders?group=g"), target("memory://orders-dlq?file=out.jsonl")
+	for _, c := range []struct {
+		t        *dlqTarget
+		to, want string
+	}{
+		{sqsT, "orders", "orders"},
+		{sqsT, "sqs://orders", "orders"},
+		{pubsubT, "pubsub://projects/demo/topics/orders", "orders"},
+		{pubsubT, "pubsub://projects/other/topics/orders", "projects/other/topics/orders"},
+		{pubsubT, "projects/other/topics/orders", "projects/other/topics/orders"},
+		{rmqT, "rocketmq://orders", "orders"},
+		{rmqT, "rocketmq://%25DLQ%25other", "%DLQ%other"},
+		{rmqT, "rocketmq://%DLQ%other", "%DLQ%other"},
+		{memT, "memory://orders", "orders"},
+		{memT, "memory://orders?file=./out.jsonl", "orders"},
+	} {
+		got, err := toName(c.t, c.to)
+		if err != nil || got != c.want {
+			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.url, got, err, c.want)
+		}
 	}
 }

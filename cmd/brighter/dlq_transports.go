@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/broker/sqs"
@@ -117,6 +120,16 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 		return nil, err
 	}
 	q := tg.s.SQS
+	// Look the queue up first: a missing queue (or a refused credential) is
+	// reported once, here, rather than by the first receive of the scan
+	// through three layers that each name the queue.
+	name := sqs.QueueName(tg.dest, q.QueueType == config.QueueFIFO)
+	if _, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)}); err != nil {
+		if name != tg.dest {
+			return nil, fmt.Errorf("queue %s: %w", name, err)
+		}
+		return nil, err
+	}
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
 		Queue: tg.dest, Fifo: q.QueueType == config.QueueFIFO,
 		Envelope:   q.ChannelType == config.ChannelPubSub && !q.RawMessageDelivery,

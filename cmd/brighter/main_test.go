@@ -30,7 +30,14 @@ func TestMain(m *testing.M) {
 // Scripts that need SQS find the fauxqs emulator (started here, once, on
 // 127.0.0.1) through AWS_ENDPOINT_URL; a script that does not use it pays
 // nothing but the start-up.
-func TestScripts(t *testing.T) {
+func TestScripts(t *testing.T) { runScripts(t, "../../testdata/scripts") }
+
+// TestDLQScripts runs cmd/brighter/testdata/scripts/*.txtar (the dlq
+// command's usage, addressing and messages) the same way.
+func TestDLQScripts(t *testing.T) { runScripts(t, "testdata/scripts") }
+
+// runScripts runs the scripts of dir with fauxqs and a RocketMQ test broker.
+func runScripts(t *testing.T, dir string) {
 	emu := sharedSQS(t)
 	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
@@ -38,7 +45,7 @@ func TestScripts(t *testing.T) {
 	}
 	t.Cleanup(rmq.Close)
 	testscript.Run(t, testscript.Params{
-		Dir:                 "../../testdata/scripts",
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -163,4 +165,18 @@ func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *s
 		return nil, err
 	}
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: true}), nil
+}
+
+// dlqSourceTopic asks Pub/Sub which topic the subscription tg reads is
+// attached to (its full name, projects/P/topics/T).
+func (t *gcpTransport) dlqSourceTopic(ctx context.Context, tg *dlqTarget) (string, error) {
+	c, err := t.client(ctx, tg.f, tg.s)
+	if err != nil {
+		return "", err
+	}
+	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: strings.TrimPrefix(tg.url, "pubsub://")})
+	if err != nil {
+		return "", err
+	}
+	return sub.GetTopic(), nil
 }
