@@ -959,7 +959,7 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 // confirm asks on a terminal; off one it refuses without --yes.
 func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 	if !o.io.InTTY {
-		return false, usageErr(fmt.Errorf("%d messages selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", n, name, o.confirmOver))
+		return false, usageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver))
 	}
 	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
 	line, err := bufio.NewReader(o.io.In).ReadString('\n')

@@ -32,10 +32,6 @@ func TestMain(m *testing.M) {
 // nothing but the start-up.
 func TestScripts(t *testing.T) { runScripts(t, "../../testdata/scripts") }
 
-// TestDLQScripts runs cmd/brighter/testdata/scripts/*.txtar (the dlq
-// command's usage, addressing and messages) the same way.
-func TestDLQScripts(t *testing.T) { runScripts(t, "testdata/scripts") }
-
 // runScripts runs the scripts of dir with fauxqs and a RocketMQ test broker.
 func runScripts(t *testing.T, dir string) {
 	emu := sharedSQS(t)

@@ -125,7 +125,11 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 	if st.Oldest != nil && st.Newest != nil {
 		span = fmt.Sprintf(", oldest %s, newest %s", Ago(now, *st.Oldest), Ago(now, *st.Newest))
 	}
-	if _, err := fmt.Fprintf(w, "%s: %d messages%s\n", st.Source, st.Total, span); err != nil {
+	noun := "messages"
+	if st.Total == 1 {
+		noun = "message"
+	}
+	if _, err := fmt.Fprintf(w, "%s: %d %s%s\n", st.Source, st.Total, noun, span); err != nil {
 		return fmt.Errorf("write stats: %w", err)
 	}
 	if len(st.Groups) == 0 {
