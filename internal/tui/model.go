@@ -275,6 +275,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.trim()
 		return m, nil
 	case TotalsMsg:
+		if m.paused {
+			// Frozen with the events: a scrape taken now would count the
+			// events still waiting, and count them twice once they are
+			// applied. The first scrape after resuming sets things right.
+			return m, nil
+		}
 		m.totals[msg.Target] = msg.Totals
 		for _, sub := range m.subs {
 			sub.atScrape = sub.counts

@@ -224,6 +224,31 @@ func TestModel_Totals_PlusEventsSinceTheScrape(t *testing.T) {
 	}
 }
 
+// Pause freezes the subscription row too, and resuming does not count the
+// held events twice (a fresh user saw 5/1 -> 6/2 while paused, then 7/3).
+func TestModel_Pause_FreezesTotalsWithoutDoubleCounting(t *testing.T) {
+	m := feed(newTestModel("a"), poisonRun())
+	m, _ = m.Update(TotalsMsg{Target: "a", Totals: map[string]observe.Totals{"orders": {Received: 5, Acknowledged: 1}}})
+	row := func() string { return ansi.Strip(m.(Model).Render()) }
+	if !strings.Contains(row(), "     5      1") {
+		t.Fatalf("before pause:\n%s", row())
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	late := []observe.Record{
+		{Kind: "received", Time: t0.Add(time.Second), Subscription: "orders", MessageID: "late-1", Budget: 3},
+		{Kind: "acknowledged", Time: t0.Add(time.Second), Subscription: "orders", MessageID: "late-1", Budget: 3, Outcome: "ack"},
+	}
+	m = feed(m, late)
+	m, _ = m.Update(TotalsMsg{Target: "a", Totals: map[string]observe.Totals{"orders": {Received: 6, Acknowledged: 2}}})
+	if !strings.Contains(row(), "     5      1") {
+		t.Fatalf("paused: the row moved:\n%s", row())
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	if !strings.Contains(row(), "     6      2") {
+		t.Fatalf("resumed: want 6 received, 2 acknowledged (no double count):\n%s", row())
+	}
+}
+
 func TestModel_NoColor(t *testing.T) {
 	plain := feed(newTestModel(), poisonRun()).(Model).Render()
 	if strings.Contains(plain, "\x1b[") {
