@@ -142,6 +142,9 @@ func (m *Metrics) Observe(e pump.Event) {
 		s.exhausted.Inc()
 	case pump.EventRejected:
 		s.inFlight.Dec()
+		if e.Duration > 0 { // a handler ran: its run ends in this rejection
+			m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+		}
 		m.rejected.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
 		if e.Err != nil {
 			m.routingFailures.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -360,6 +361,90 @@ func TestStopLetsTheReceiveInProgressEndAndReleasesWhatItBrought_NFR8(t *testing
 		left := e.receiveAll(t, srcQueue)
 		if len(left) != 1 || left[0].Header.MessageID != "late" || left[0].Header.HandledCount != 1 {
 			t.Fatalf("receivable at once after the stop: %d messages %v, want 'late' once, released after one delivery", len(left), left)
+		}
+	})
+}
+
+// A handler cut off by the drain timeout did not get to decide: its message
+// is released at once, neither counted nor judged, so a stop can never
+// dead-letter a healthy message (with requeueCount 1 a counted Defer would
+// have exhausted the budget). A fresh user saw a slow handler's message
+// dead-lettered after two restarts.
+func TestDrainTimeoutCutOff_ReleasesWithoutCountingOrRejecting_NFR8(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue})
+		e.publish(t, srcQueue, "slow", "")
+		started := make(chan struct{})
+		opts := fastOptions(v)
+		opts.DrainTimeout = 50 * time.Millisecond
+		opts.RequeueCount = 1
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			close(started)
+			<-ctx.Done()
+			return pump.Result{Outcome: pump.Defer, Err: ctx.Err()}
+		})
+		<-started
+		e.run()
+		if err := e.wait(t, 5*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if n := e.events.count(pump.EventRejected) + e.events.count(pump.EventBudgetExhausted); n != 0 {
+			t.Fatalf("%d rejection or budget events, want none for a cut-off handler", n)
+		}
+		cut := e.events.of(pump.EventDeferred)
+		if len(cut) != 1 || !errors.Is(cut[0].Err, pump.ErrCutOff) || cut[0].DeliveryCount != 0 {
+			t.Fatalf("deferred events %+v, want one ErrCutOff with the count unchanged (0)", cut)
+		}
+		if d := e.b.Depth(dlqQueue); d != 0 {
+			t.Fatalf("dead-letter queue holds %d, want 0", d)
+		}
+		left := e.receiveAll(t, srcQueue)
+		if len(left) != 1 || left[0].Header.MessageID != "slow" {
+			t.Fatalf("source after the stop: %v, want 'slow' visible at once", left)
+		}
+	})
+}
+
+// The dead-letter copy of a message whose budget ran out says why the last
+// delivery failed: the handler's Reason, or else its error (an exec
+// handler's exit 1 and stderr, an http 500).
+func TestBudgetExhausted_DescriptionCarriesTheLastError_R18(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue})
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.RequeueCount = 1
+		e.start(t, opts, func(context.Context, *message.Message) pump.Result {
+			return pump.Result{Outcome: pump.Defer, Err: errors.New("exit status 1: poison body")}
+		})
+		waitFor(t, 5*time.Second, "a rejection", func() bool { return e.events.count(pump.EventRejected) == 1 })
+		rj := e.events.of(pump.EventRejected)[0]
+		if !strings.HasSuffix(rj.Description, "reached requeueCount 1: exit status 1: poison body") {
+			t.Fatalf("description %q, want the budget text and the handler's error", rj.Description)
+		}
+		if rj.Duration <= 0 {
+			t.Errorf("rejected event Duration %v, want the handler's run time", rj.Duration)
+		}
+	})
+}
+
+// Every event that ends a handler run carries how long it took, including
+// acknowledgements settled in batches by the Proactor's settlers.
+func TestOutcomeEventsCarryHandlerDuration(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		for i := range 3 {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		e.start(t, fastOptions(v), func(context.Context, *message.Message) pump.Result {
+			time.Sleep(2 * time.Millisecond) // the handler's work, measured
+			return pump.Result{Outcome: pump.Ack}
+		})
+		waitFor(t, 5*time.Second, "three acknowledgements", func() bool { return e.events.count(pump.EventAcknowledged) == 3 })
+		for _, ev := range e.events.of(pump.EventAcknowledged) {
+			if ev.Duration < 2*time.Millisecond {
+				t.Errorf("%s acknowledged with Duration %v, want the handler's >= 2ms", ev.MessageID(), ev.Duration)
+			}
 		}
 	})
 }

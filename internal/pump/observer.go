@@ -73,7 +73,9 @@ type Event struct {
 	Destination string
 	// Delay is the requeue delay of a Defer.
 	Delay time.Duration
-	// Duration is how long the handler took.
+	// Duration is how long the handler took, on the events that end a
+	// handler run (acknowledged, deferred, rejected, settle-failed); 0 on a
+	// rejection no handler ran for (a message that could not be decoded).
 	Duration time.Duration
 	// Err is the failure, if any.
 	Err error

@@ -367,10 +367,10 @@ func (r *run) proactor() {
 	}
 	shared := make(chan *message.Message, n*p.opts.BufferSize)
 
-	var acks chan *message.Message
+	var acks chan ackItem
 	var settled sync.WaitGroup
 	if ba, ok := p.consumer.(broker.BatchAcknowledger); ok {
-		acks = make(chan *message.Message, n*p.opts.BufferSize*2)
+		acks = make(chan ackItem, n*p.opts.BufferSize*2)
 		// One settler per performer, so that batch acknowledgements (one
 		// broker round trip each) overlap as the receives do; acknowledging
 		// has no order to keep.
@@ -485,37 +485,41 @@ func (r *run) proactor() {
 
 // settler acknowledges in batches of up to 10, flushing whenever no more
 // acknowledgements are waiting.
-func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan *message.Message) {
-	batch := make([]*message.Message, 0, 10)
+func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
+	batch := make([]ackItem, 0, 10)
+	ms := make([]*message.Message, 0, 10)
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		errs := ba.AcknowledgeBatch(r.settleCtx, batch)
-		for i, m := range batch {
+		for _, a := range batch {
+			ms = append(ms, a.m)
+		}
+		errs := ba.AcknowledgeBatch(r.settleCtx, ms)
+		for i, a := range batch {
 			var err error
 			if i < len(errs) {
 				err = errs[i]
 			}
 			if err != nil {
-				r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err})
+				r.p.emit(Event{Kind: EventSettleFailed, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Err: err, Duration: a.took})
 			} else {
-				r.p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack})
+				r.p.emit(Event{Kind: EventAcknowledged, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Duration: a.took})
 			}
-			batch[i] = nil
+			batch[i], ms[i] = ackItem{}, nil
 		}
-		batch = batch[:0]
+		batch, ms = batch[:0], ms[:0]
 	}
-	for m := range acks {
-		batch = append(batch, m)
+	for a := range acks {
+		batch = append(batch, a)
 		for len(batch) < cap(batch) {
 			select {
-			case m2, ok := <-acks:
+			case a2, ok := <-acks:
 				if !ok {
 					flush()
 					return
 				}
-				batch = append(batch, m2)
+				batch = append(batch, a2)
 				continue
 			default:
 			}
@@ -526,9 +530,23 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan *message.Message)
 	flush()
 }
 
+// ackItem is an acknowledgement waiting for a settler: the message and how
+// long its handler took (for the acknowledged event).
+type ackItem struct {
+	m    *message.Message
+	took time.Duration
+}
+
+// ErrCutOff is the Err of the EventDeferred emitted for a message whose
+// handler was still running when a stop's DrainTimeout expired: the
+// handler was cancelled and did not get to decide, so the message is
+// released (requeue 0) without counting a delivery or applying the
+// redelivery budget (R-4 judges handler outcomes, not our shutdown).
+var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released, not counted")
+
 // handle dispatches one message and settles it. With acks not nil,
 // acknowledgements are handed to the settler.
-func (r *run) handle(m *message.Message, acks chan<- *message.Message) {
+func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 	p := r.p
 	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
 	if m.Header.MessageType == message.MTUnacceptable {
@@ -537,16 +555,23 @@ func (r *run) handle(m *message.Message, acks chan<- *message.Message) {
 		if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable)
+		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0)
 		return
 	}
 	start := time.Now()
 	res := r.dispatch(m)
 	took := time.Since(start)
+	if res.Outcome != Ack && r.handlerCtx.Err() != nil {
+		// Cut off by the stop: the handler's verdict is the cancellation's,
+		// not the message's. Release it, uncounted and unjudged.
+		p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: ErrCutOff})
+		r.release(m)
+		return
+	}
 	switch res.Outcome {
 	case Ack:
 		if acks != nil {
-			acks <- m
+			acks <- ackItem{m: m, took: took}
 			return
 		}
 		if err := p.consumer.Acknowledge(r.settleCtx, m); err != nil {
@@ -556,10 +581,10 @@ func (r *run) handle(m *message.Message, acks chan<- *message.Message) {
 		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
 	case Reject:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject)
+		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable)
+		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
 	default: // Defer, and anything unknown: never lose the message.
 		r.requeue(m, res, took)
 	}
@@ -585,10 +610,13 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
 		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
+		// The last failure's cause, so the dead-letter copy says why.
 		if res.Reason != "" {
 			desc += ": " + res.Reason
+		} else if res.Err != nil {
+			desc += ": " + res.Err.Error()
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer)
+		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
 		return
 	}
 	delay := res.Delay
@@ -602,10 +630,11 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
 }
 
-func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome) {
+// reject routes m; took is how long its handler ran (0 when none ran).
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) {
 	res := r.p.consumer.Reject(r.settleCtx, m, rej)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
-		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err})
+		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took})
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window
