@@ -75,7 +75,7 @@ subscriptions:
 	if !reflect.DeepEqual(g.GCP, wantGCP) || g.SQS != nil || g.RocketMQ != nil || g.Memory != nil {
 		t.Errorf("gcp block = %+v (sqs %v rocketmq %v memory %v), want %+v and no other block", g.GCP, g.SQS, g.RocketMQ, g.Memory, wantGCP)
 	}
-	if g.Handler.Command != "./h.sh" || g.Handler.Timeout != 30*time.Second {
+	if g.Handler.Command != "dir/h.sh" || g.Handler.Timeout != 30*time.Second { // relative to the file
 		t.Errorf("exec handler = %+v", g.Handler)
 	}
 
@@ -164,13 +164,34 @@ func TestParse_ExplicitValues(t *testing.T) {
 	h := s.Handler
 	wantH := config.Handler{Type: config.HandlerHTTP, Timeout: 5 * time.Second, URL: "https://example.com/h",
 		Headers: map[string]string{"X-Team": "payments", "X-N": "3"},
-		TLS:     &config.TLS{CAFile: "ca.pem", CertFile: "c.pem", KeyFile: "k.pem", InsecureSkipVerify: true}}
+		TLS: &config.TLS{CAFile: filepath.Join("conf", "ca.pem"), CertFile: filepath.Join("conf", "c.pem"), KeyFile: filepath.Join("conf", "k.pem"),
+			InsecureSkipVerify: true}}
 	if !reflect.DeepEqual(h, wantH) {
 		t.Errorf("handler = %+v, want %+v", h, wantH)
 	}
 	wantM := &config.Memory{Seed: filepath.Join("conf", "seed.jsonl"), Output: "/tmp/out.jsonl", StopWhenEmpty: true, VisibilityTimeout: 5 * time.Second}
 	if !reflect.DeepEqual(s.Memory, wantM) {
 		t.Errorf("memory = %+v, want %+v", s.Memory, wantM)
+	}
+}
+
+// TestParse_ExecCommandRelativeToTheFile: an exec command given as a
+// relative path resolves against the file's directory, as memory paths do
+// (a fresh user's ./handler.sh passed lint and failed consume when run from
+// another directory); a bare name is left for the PATH lookup.
+func TestParse_ExecCommandRelativeToTheFile(t *testing.T) {
+	for _, tc := range []struct{ file, command, want string }{
+		{filepath.Join("conf", "b.yaml"), "./handler.sh", "conf/handler.sh"},
+		{filepath.Join("conf", "b.yaml"), "bin/h", "conf/bin/h"},
+		{"b.yaml", "./handler.sh", "./handler.sh"},
+		{filepath.Join("conf", "b.yaml"), "python3", "python3"},
+		{filepath.Join("conf", "b.yaml"), "/usr/bin/env", "/usr/bin/env"},
+	} {
+		src := "subscriptions:\n  - name: s\n    transport: memory\n    handler: {type: exec, command: " + tc.command + "}\n"
+		f := mustParse(t, tc.file, src, noEnv())
+		if got := f.Subscriptions[0].Handler.Command; got != tc.want {
+			t.Errorf("%s in %s: command %q, want %q", tc.command, tc.file, got, tc.want)
+		}
 	}
 }
 

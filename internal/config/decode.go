@@ -600,6 +600,20 @@ func (d *decoder) memory(ents []entry) *Memory {
 	return m
 }
 
+// resolveCommand makes an exec command given as a relative path (one with a
+// slash, like ./handler.sh) relative to the config file's directory, as
+// resolvePath does; a bare name (python3) is left for a PATH lookup.
+func (d *decoder) resolveCommand(c string) string {
+	if !strings.ContainsRune(c, '/') || filepath.IsAbs(c) {
+		return c
+	}
+	p := filepath.Join(d.dir, c)
+	if !strings.ContainsRune(p, '/') {
+		p = "./" + p // still a path, never a PATH lookup
+	}
+	return p
+}
+
 // resolvePath makes a relative path relative to the config file's directory.
 func (d *decoder) resolvePath(p string) string {
 	if p == "" || filepath.IsAbs(p) {
@@ -656,6 +670,7 @@ func (d *decoder) handler(he entry, h *Handler) {
 			if d.str(e, &h.Command) && h.Command == "" {
 				d.errorf(e.val, e.path, "must not be empty")
 			}
+			h.Command = d.resolveCommand(h.Command)
 		case "args":
 			h.Args = d.strList(e)
 		case "env":
@@ -672,10 +687,13 @@ func (d *decoder) handler(he entry, h *Handler) {
 				switch e.key {
 				case "caFile":
 					d.str(e, &h.TLS.CAFile)
+					h.TLS.CAFile = d.resolvePath(h.TLS.CAFile)
 				case "certFile":
 					d.str(e, &h.TLS.CertFile)
+					h.TLS.CertFile = d.resolvePath(h.TLS.CertFile)
 				case "keyFile":
 					d.str(e, &h.TLS.KeyFile)
+					h.TLS.KeyFile = d.resolvePath(h.TLS.KeyFile)
 				case "insecureSkipVerify":
 					d.boolean(e, &h.TLS.InsecureSkipVerify)
 				}

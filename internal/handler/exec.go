@@ -150,7 +150,14 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	cmd.Stdin = bytes.NewReader(m.Body)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	cmd.Env = append(append(make([]string, 0, len(e.base)+16), e.base...), e.messageEnv(ctx, m)...)
+	menv, cleanup, err := spillLargeEnv(e.messageEnv(ctx, m))
+	defer cleanup()
+	if err != nil {
+		e.log.LogAttrs(ctx, slog.LevelError, msgExecFailed, slog.String("message_id", m.Header.MessageID),
+			slog.String("command", e.opts.Command), slog.String("error", err.Error()))
+		return pump.Result{Outcome: pump.Defer, Err: err}
+	}
+	cmd.Env = append(append(make([]string, 0, len(e.base)+16), e.base...), menv...)
 	cmd.WaitDelay = e.opts.WaitDelay
 	killGroup(cmd)
 
@@ -232,6 +239,48 @@ func (e *execHandler) messageEnv(ctx context.Context, m *message.Message) []stri
 		}
 	}
 	return env
+}
+
+// MaxEnvValue is the longest message value (bytes) put in an exec
+// handler's environment as it is. Linux refuses to start a process with
+// any one environment string over 128 KiB ("argument list too long"), so a
+// longer value (a large bag, a hostile header) is written to a file
+// instead: NAME is set empty and NAME_FILE names the file, which is removed
+// when the run ends.
+const MaxEnvValue = 64 * 1024
+
+// spillLargeEnv returns env with every value longer than MaxEnvValue moved
+// to a temporary file (see MaxEnvValue), and a cleanup that removes those
+// files. It returns an error when a file cannot be written.
+func spillLargeEnv(env []string) ([]string, func(), error) {
+	var files []string
+	cleanup := func() {
+		for _, f := range files {
+			_ = os.Remove(f)
+		}
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if len(val) <= MaxEnvValue {
+			out = append(out, kv)
+			continue
+		}
+		f, err := os.CreateTemp("", "brighter-"+strings.ToLower(name)+"-*")
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("exec handler: %s is %d bytes, too long for the environment, and its file could not be made: %w", name, len(val), err)
+		}
+		files = append(files, f.Name())
+		_, werr := f.WriteString(val)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, cleanup, fmt.Errorf("exec handler: write %s to %s: %w", name, f.Name(), werr)
+		}
+		out = append(out, name+"=", name+"_FILE="+f.Name())
+	}
+	return out, cleanup, nil
 }
 
 // bagJSON returns the bag as a JSON object ("{}" when empty or when it

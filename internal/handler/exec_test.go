@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,6 +151,40 @@ func TestExec_EnvironmentAndStdin_R1(t *testing.T) {
 	body, err := os.ReadFile(bodyFile)
 	if err != nil || string(body) != `{"order":42}` {
 		t.Fatalf("stdin = %q (%v)", body, err)
+	}
+}
+
+// A bag too long for the environment (Linux refuses any one string over
+// 128 KiB: "argument list too long", which a fresh user hit with three
+// 100 KB headers) reaches the handler in a file named by BRIGHTER_BAG_FILE,
+// removed after the run; the command starts and acknowledges.
+func TestExec_LargeBagGoesThroughAFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "seen")
+	cmd := script(t, dir, "s", `{ printf '%s|' "$BRIGHTER_BAG"; printf '%s|' "$BRIGHTER_BAG_FILE"; cat "$BRIGHTER_BAG_FILE"; } > "$OUT"`)
+	h := mustExec(t, ExecOptions{Command: cmd, Env: []string{"OUT=" + out}})
+	m := testMessage(0)
+	big := strings.Repeat("x", 100_000)
+	for i := range 3 {
+		m.Header.Bag[fmt.Sprintf("big-%d", i)] = big
+	}
+	if r := h(context.Background(), m); r.Outcome != pump.Ack || r.Err != nil {
+		t.Fatalf("%+v, want Ack", r)
+	}
+	seen, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.SplitN(string(seen), "|", 3)
+	if len(parts) != 3 || parts[0] != "" || parts[1] == "" {
+		t.Fatalf("BRIGHTER_BAG %q, BRIGHTER_BAG_FILE %q: want the first empty and the second set", parts[0], parts[1])
+	}
+	var bag map[string]any
+	if err := json.Unmarshal([]byte(parts[2]), &bag); err != nil || bag["big-2"] != big || bag["tenant"] != "acme" {
+		t.Fatalf("the file does not hold the bag (%v)", err)
+	}
+	if _, err := os.Stat(parts[1]); !os.IsNotExist(err) {
+		t.Errorf("%s still exists after the run (%v)", parts[1], err)
 	}
 }
 
