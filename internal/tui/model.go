@@ -564,6 +564,9 @@ func (m Model) footer() string {
 }
 
 // matches applies the filter.
+// filterSet reports whether a filter is set.
+func (m Model) filterSet() bool { return strings.TrimSpace(m.filter.Value()) != "" }
+
 func (m Model) matches(fields ...string) bool {
 	f := strings.ToLower(strings.TrimSpace(m.filter.Value()))
 	if f == "" {
@@ -648,7 +651,10 @@ func (m Model) subLines() []string {
 	}
 	if shown == 0 {
 		msg := "waiting for events…"
-		if m.allUnreachable() {
+		switch {
+		case len(m.subs) > 0 && m.filterSet():
+			msg = "no subscription matches the filter " + strconv.Quote(strings.TrimSpace(m.filter.Value()))
+		case m.allUnreachable():
 			msg = "no consumer reachable yet; still trying (see above)"
 		}
 		out = append(out, m.styles.dim.Render(msg))
@@ -793,7 +799,11 @@ func (m Model) messageLines(h int) []string {
 		out = append(out, line)
 	}
 	if len(msgs) == 0 {
-		out = append(out, m.styles.dim.Render("  no messages yet"))
+		if len(m.msgs) > 0 && m.filterSet() {
+			out = append(out, m.styles.dim.Render("  no message matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+		} else {
+			out = append(out, m.styles.dim.Render("  no messages yet"))
+		}
 	}
 	return out
 }

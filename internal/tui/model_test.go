@@ -132,6 +132,7 @@ func TestModel_Keys_Golden(t *testing.T) {
 		{"key_sort_id", []string{"s", "s"}, "sort: id"},
 		{"key_filter", append(append([]string{"/"}, strings.Split("poison", "")...), "enter"), "filter: poison"},
 		{"key_filter_typing", append([]string{"/"}, strings.Split("pay", "")...), "/pay"},
+		{"key_filter_nomatch", append(append([]string{"/"}, strings.Split("zzz", "")...), "enter"), `no subscription matches the filter "zzz"`},
 		{"key_details_message", []string{"down", "down", "enter"}, "bag.tenant"},
 		{"key_details_rejection", []string{"tab", "down", "enter"}, "redelivery budget exhausted"},
 		{"key_help", []string{"?"}, "KEYS"},
