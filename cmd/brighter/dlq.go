@@ -173,10 +173,10 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 		return f, usageErr(err)
 	}
 	if o.visibility <= 0 {
-		return f, usageErr(fmt.Errorf("--visibility %s: must be more than 0s (at most %s on SQS)", o.visibility, shortDuration(config.MaxSQSVisibility)))
+		return f, usageErr(fmt.Errorf("--visibility %s: must be more than 0s (at most %s on SQS)", o.visibility, config.FormatDuration(config.MaxSQSVisibility)))
 	}
 	if o.wait <= 0 {
-		return f, usageErr(fmt.Errorf("--wait %s: must be more than 0s (SQS long-polls at most %s a receive)", o.wait, shortDuration(config.MaxSQSTimeOut)))
+		return f, usageErr(fmt.Errorf("--wait %s: must be more than 0s (SQS long-polls at most %s a receive)", o.wait, config.FormatDuration(config.MaxSQSTimeOut)))
 	}
 	return f, nil
 }
@@ -186,21 +186,9 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 // the consumer would otherwise cut down without a word.
 func (o *dlqOptions) checkTarget(t *dlqTarget) error {
 	if t.s.Transport == config.TransportSQS && o.visibility > config.MaxSQSVisibility {
-		return usageErr(fmt.Errorf("--visibility %s: on SQS it must be more than 0s and at most %s (SQS's maximum visibility timeout)", shortDuration(o.visibility), shortDuration(config.MaxSQSVisibility)))
+		return usageErr(fmt.Errorf("--visibility %s: on SQS it must be more than 0s and at most %s (SQS's maximum visibility timeout)", config.FormatDuration(o.visibility), config.FormatDuration(config.MaxSQSVisibility)))
 	}
 	return nil
-}
-
-// shortDuration writes d without zero minutes and seconds: 12h, 5m, 1h30m.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // plural is "1 message", "2 messages".

@@ -425,10 +425,10 @@ func (d *decoder) transportBlocks(s *Subscription, by map[string]entry) {
 	case TransportSQS:
 		s.SQS = d.sqs(ents)
 		if e, ok := by["timeOut"]; ok && s.TimeOut > MaxSQSTimeOut {
-			d.rangeErr(e, fmtDur(s.TimeOut), "0s.."+fmtDur(MaxSQSTimeOut)+" for sqs (the long-poll maximum)")
+			d.rangeErr(e, FormatDuration(s.TimeOut), "0s.."+FormatDuration(MaxSQSTimeOut)+" for sqs (the long-poll maximum)")
 		}
 		if e, ok := by["requeueDelay"]; ok && s.RequeueDelay > MaxSQSVisibility {
-			d.rangeErr(e, fmtDur(s.RequeueDelay), "0s.."+fmtDur(MaxSQSVisibility)+" for sqs (the visibility timeout maximum)")
+			d.rangeErr(e, FormatDuration(s.RequeueDelay), "0s.."+FormatDuration(MaxSQSVisibility)+" for sqs (the visibility timeout maximum)")
 		}
 	case TransportGCP:
 		s.GCP = d.gcp(ents)
@@ -1192,25 +1192,26 @@ func (d *decoder) dur(e entry, dst *time.Duration, r durRange) bool {
 	}
 	switch {
 	case r.positive && v <= 0:
-		d.rangeErr(e, fmtDur(v), "> 0s")
+		d.rangeErr(e, FormatDuration(v), "> 0s")
 		return false
 	case v < r.min:
-		valid := ">= " + fmtDur(r.min)
+		valid := ">= " + FormatDuration(r.min)
 		if r.max > 0 {
-			valid = fmtDur(r.min) + ".." + fmtDur(r.max)
+			valid = FormatDuration(r.min) + ".." + FormatDuration(r.max)
 		}
-		d.rangeErr(e, fmtDur(v), valid)
+		d.rangeErr(e, FormatDuration(v), valid)
 		return false
 	case r.max > 0 && v > r.max:
-		d.rangeErr(e, fmtDur(v), fmtDur(r.min)+".."+fmtDur(r.max))
+		d.rangeErr(e, FormatDuration(v), FormatDuration(r.min)+".."+FormatDuration(r.max))
 		return false
 	}
 	*dst = v
 	return true
 }
 
-// fmtDur prints a duration without trailing zero units: 12h, 1m30s, 300ms.
-func fmtDur(v time.Duration) string {
+// FormatDuration writes a duration without trailing zero units, the way
+// the subscriptions file is written: 12h, 1m30s, 300ms (not 12h0m0s).
+func FormatDuration(v time.Duration) string {
 	s := v.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

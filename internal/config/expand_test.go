@@ -54,10 +54,10 @@ func TestClosest(t *testing.T) {
 			t.Errorf("closest(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := fmtDur(12 * 3600e9); got != "12h" {
-		t.Errorf("fmtDur(12h) = %q", got)
+	if got := FormatDuration(12 * 3600e9); got != "12h" {
+		t.Errorf("FormatDuration(12h) = %q", got)
 	}
-	if got := fmtDur(90e9); got != "1m30s" {
-		t.Errorf("fmtDur(90s) = %q", got)
+	if got := FormatDuration(90e9); got != "1m30s" {
+		t.Errorf("FormatDuration(90s) = %q", got)
 	}
 }

@@ -225,7 +225,7 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	if timedHandler && s.DrainTimeout < s.Handler.Timeout {
 		c.add(RuleDrainShorterThanHandler, pick(s, "drainTimeout", "handler.timeout"),
 			"subscription %q: drainTimeout %s is shorter than handler.timeout %s: a graceful stop may cut a handler off and its message will be handled again; set drainTimeout to at least %s",
-			name, fmtDur(s.DrainTimeout), fmtDur(s.Handler.Timeout), fmtDur(s.Handler.Timeout))
+			name, config.FormatDuration(s.DrainTimeout), config.FormatDuration(s.Handler.Timeout), config.FormatDuration(s.Handler.Timeout))
 	}
 	if tr == nil {
 		return c.out
@@ -251,13 +251,13 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	if lease, ok := tr.Lease(s); ok && timedHandler && s.Handler.Timeout > lease.Value {
 		c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", lease.Field),
 			"subscription %q: handler.timeout %s is longer than %s %s: a message still being handled is delivered again; make %s longer than %s or shorten handler.timeout",
-			name, fmtDur(s.Handler.Timeout), lease.Field, fmtDur(lease.Value), lastElem(lease.Field), fmtDur(s.Handler.Timeout))
+			name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), lastElem(lease.Field), config.FormatDuration(s.Handler.Timeout))
 	}
 	// requeueDelay beyond what the transport can delay.
 	if mx, ok := tr.MaxRequeueDelay(s); ok && s.RequeueDelay > mx.Value {
 		c.add(RuleRequeueDelayExceedsLimit, "requeueDelay",
 			"subscription %q: requeueDelay %s is longer than %s %s, so a requeued message returns after %s; use at most %s",
-			name, fmtDur(s.RequeueDelay), mx.Field, fmtDur(mx.Value), fmtDur(mx.Value), fmtDur(mx.Value))
+			name, config.FormatDuration(s.RequeueDelay), mx.Field, config.FormatDuration(mx.Value), config.FormatDuration(mx.Value), config.FormatDuration(mx.Value))
 	}
 	// Ordered delivery with a multi-performer Reactor.
 	if field, ok := tr.Ordered(s); ok && s.MessagePumpType == config.Reactor && s.NoOfPerformers > 1 {
@@ -297,22 +297,6 @@ func lastElem(path string) string {
 	}
 	return path
 }
-
-// fmtDur prints a duration without trailing zero units: 12h, 1m30s, 300ms.
-func fmtDur(v time.Duration) string {
-	s := v.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// FmtDur formats a duration as the findings do (30s, 1m30s, 12h); for
-// TransportRules implementations writing their own messages.
-func FmtDur(v time.Duration) string { return fmtDur(v) }
 
 // configRules maps the field a config error concerns (its last path
 // elements) to the rule that explains it, for range errors only.

@@ -99,7 +99,7 @@ func (SQS) Check(s *config.Subscription) []lint.Finding {
 	var out []lint.Finding
 	if v := s.SQS.VisibilityTimeout; v > SQSMaxVisibility || v < 0 {
 		out = append(out, lint.Finding{RuleID: lint.RuleSQSVisibilityTimeoutRange, Field: "sqs.visibilityTimeout",
-			Message: fmt.Sprintf("subscription %q: sqs.visibilityTimeout %s is outside 0s..12h, which SQS refuses; use at most 12h", s.Name, lint.FmtDur(v))})
+			Message: fmt.Sprintf("subscription %q: sqs.visibilityTimeout %s is outside 0s..12h, which SQS refuses; use at most 12h", s.Name, config.FormatDuration(v))})
 	}
 	if rp := s.SQS.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.DeadLetterQueue == s.ChannelName {
 		out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "sqs.redrivePolicy.deadLetterQueue",
@@ -192,7 +192,7 @@ func (GCP) Check(s *config.Subscription) []lint.Finding {
 	ack := func(field string, v time.Duration) {
 		if v != 0 && (v < GCPMinAckDeadline || v > GCPMaxAckDeadline) {
 			out = append(out, lint.Finding{RuleID: lint.RuleGCPAckDeadlineRange, Field: field,
-				Message: fmt.Sprintf("subscription %q: %s %s is outside 10s..600s, which Pub/Sub refuses; use 10s to 600s", s.Name, field, lint.FmtDur(v))})
+				Message: fmt.Sprintf("subscription %q: %s %s is outside 10s..600s, which Pub/Sub refuses; use 10s to 600s", s.Name, field, config.FormatDuration(v))})
 		}
 	}
 	ack("gcp.ackDeadline", s.GCP.AckDeadline)
