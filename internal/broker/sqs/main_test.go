@@ -29,17 +29,7 @@ import (
 // endpoint is the fauxqs emulator shared by every test of this binary.
 var endpoint string
 
-func TestMain(m *testing.M) {
-	emu, err := sqstest.Start(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sqs tests need the fauxqs emulator:", err)
-		os.Exit(1)
-	}
-	endpoint = emu.Endpoint
-	code := m.Run()
-	emu.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(sqstest.RunTests(m, "sqs", &endpoint)) }
 
 func testClients(t testing.TB) *Clients {
 	t.Helper()

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -216,4 +217,20 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// RunTests is a test binary's TestMain body for tests that share one
+// emulator: it starts fauxqs, stores its endpoint in *endpoint, runs m and
+// stops the emulator. It returns m.Run's exit code, or 1 (after printing
+// why, naming suite) when the emulator cannot start. Use it as
+// os.Exit(sqstest.RunTests(m, "inspect", &endpoint)).
+func RunTests(m *testing.M, suite string, endpoint *string) int {
+	emu, err := Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s tests need the fauxqs emulator: %v\n", suite, err)
+		return 1
+	}
+	defer emu.Stop()
+	*endpoint = emu.Endpoint
+	return m.Run()
 }
