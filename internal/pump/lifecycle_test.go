@@ -398,6 +398,12 @@ func TestDrainTimeoutCutOff_ReleasesWithoutCountingOrRejecting_NFR8(t *testing.T
 		if d := e.b.Depth(dlqQueue); d != 0 {
 			t.Fatalf("dead-letter queue holds %d, want 0", d)
 		}
+		if recs := withMsg(e.logs.records(t), pump.LogCutOff); len(recs) != 1 || recs[0]["level"] != "WARN" || recs[0]["message_id"] != "slow" {
+			t.Errorf("cut-off log records %v, want one Warn naming the message", recs)
+		}
+		if recs := withMsg(e.logs.records(t), pump.LogHandlerFailed); len(recs) != 0 {
+			t.Errorf("a cut-off handler was logged as failed: %v", recs)
+		}
 		left := e.receiveAll(t, srcQueue)
 		if len(left) != 1 || left[0].Header.MessageID != "slow" {
 			t.Fatalf("source after the stop: %v, want 'slow' visible at once", left)

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -109,10 +110,13 @@ const (
 	LogDeferred        = "message deferred"
 	LogBudgetExhausted = "redelivery budget exhausted; rejecting message"
 	LogHandlerFailed   = "handler failed; message deferred"
-	LogSettleFailed    = "settle failed; message stays on the broker for redelivery"
-	LogChannelFailure  = "channel failure; backing off"
-	LogStarted         = "message pump started"
-	LogStopped         = "message pump stopped"
+	// LogCutOff is logged (Warn) for a handler cut off by a stop's drain
+	// timeout: its message was released, not counted (ErrCutOff).
+	LogCutOff         = "handler cut off by the stop; message released, not counted"
+	LogSettleFailed   = "settle failed; message stays on the broker for redelivery"
+	LogChannelFailure = "channel failure; backing off"
+	LogStarted        = "message pump started"
+	LogStopped        = "message pump stopped"
 )
 
 // LogObserver writes events to a slog.Logger: per-message events at Debug
@@ -129,6 +133,10 @@ func (o LogObserver) Observe(e Event) {
 	ctx := context.Background()
 	switch e.Kind {
 	case EventReceived, EventAcknowledged, EventDeferred:
+		if errors.Is(e.Err, ErrCutOff) {
+			l.Warn(LogCutOff, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
+			return
+		}
 		if e.Err != nil {
 			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
 		}
