@@ -181,9 +181,11 @@ type Model struct {
 	targets    map[string]*targetState
 	dropped    uint64
 
-	paused  bool
-	pending []observe.Record
-	skipped uint64
+	paused bool
+	// pausedAt is when the dashboard was last paused or resumed.
+	pausedAt time.Time
+	pending  []observe.Record
+	skipped  uint64
 
 	filter    textinput.Model
 	filtering bool
@@ -340,6 +342,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.sort = (m.sort + 1) % sortMode(len(sortNames))
 	case key.Matches(msg, k.Pause):
 		m.paused = !m.paused
+		m.pausedAt = m.opt.Now()
 		if !m.paused {
 			for i := range m.pending {
 				m.apply(&m.pending[i])
@@ -564,6 +567,15 @@ func (m Model) footer() string {
 }
 
 // matches applies the filter.
+// rateNow is the instant rates are measured at: the moment of the pause
+// while paused, so the whole row stays frozen.
+func (m Model) rateNow() time.Time {
+	if m.paused {
+		return m.pausedAt
+	}
+	return m.opt.Now()
+}
+
 // filterSet reports whether a filter is set.
 func (m Model) filterSet() bool { return strings.TrimSpace(m.filter.Value()) != "" }
 
@@ -642,7 +654,7 @@ func (m Model) subLines() []string {
 			dlq = strconv.FormatFloat(t.DLQDepth, 'f', 0, 64)
 		}
 		line := fmt.Sprintf("%-*s %7.1f %6.0f %6.0f %6.0f %5.0f %4s %4s %4s %6s", nameW, ansi.Truncate(n, nameW, "…"),
-			s.rate(m.opt.Now()), t.Received, t.Acknowledged, t.Deferred, t.Rejected, r, mm, eff, dlq)
+			s.rate(m.rateNow()), t.Received, t.Acknowledged, t.Deferred, t.Rejected, r, mm, eff, dlq)
 		if t.Rejected > 0 {
 			line = m.styles.warn.Render(line)
 		}
@@ -840,7 +852,11 @@ func (m Model) rejectionLines(h int) []string {
 		out = append(out, line)
 	}
 	if len(rs) == 0 {
-		out = append(out, m.styles.dim.Render("  no rejections"))
+		if len(m.rejections) > 0 && m.filterSet() {
+			out = append(out, m.styles.dim.Render("  no rejection matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+		} else {
+			out = append(out, m.styles.dim.Render("  no rejections"))
+		}
 	}
 	return out
 }

@@ -250,6 +250,33 @@ func TestModel_Pause_FreezesTotalsWithoutDoubleCounting(t *testing.T) {
 	}
 }
 
+// While paused the rate column is frozen with the counts: it is measured at
+// the moment of the pause, not decayed by the clock.
+func TestModel_Pause_FreezesTheRate(t *testing.T) {
+	now := t0.Add(5 * time.Second)
+	m := tea.Model(New(Options{NoColor: true, Now: func() time.Time { return now }, Location: time.UTC, Tick: -1}))
+	m = feed(m, poisonRun())
+	rate := func() string {
+		for _, l := range strings.Split(ansi.Strip(m.(Model).Render()), "\n") {
+			if strings.HasPrefix(l, "orders ") {
+				return strings.Fields(l)[1]
+			}
+		}
+		t.Fatal("no orders row")
+		return ""
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	before := rate()
+	now = now.Add(30 * time.Second)
+	if after := rate(); after != before {
+		t.Fatalf("RECV/S went %s -> %s while paused", before, after)
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	if resumed := rate(); resumed == before {
+		t.Fatalf("RECV/S still %s 30s later after resuming; the rate should age again", resumed)
+	}
+}
+
 func TestModel_NoColor(t *testing.T) {
 	plain := feed(newTestModel(), poisonRun()).(Model).Render()
 	if strings.Contains(plain, "\x1b[") {
