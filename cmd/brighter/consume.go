@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -124,7 +125,10 @@ const (
 	logConsumeStarting = "consume starting"
 	logConsumeStopping = "signal received; draining (send it again to exit at once)"
 	logConsumeForced   = "second signal; exiting at once, unsettled messages are left to the broker"
-	logConsumeStopped  = "consume stopped"
+	// forcedExitGrace is how long a second signal waits for cut-off
+	// handlers (exec process groups killed) before the process exits.
+	forcedExitGrace   = 2 * time.Second
+	logConsumeStopped = "consume stopped"
 )
 
 func (o *consumeOptions) run(ctx context.Context) error {
@@ -199,6 +203,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	defer unsubscribe()
 	finished := make(chan struct{})
 	defer close(finished)
+	pumpsDone := make(chan struct{}) // closed when every pump has returned
 	go func() {
 		select {
 		case <-sigs:
@@ -210,6 +215,16 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		select {
 		case <-sigs:
 			logger.Warn(logConsumeForced)
+			// Cancel the handlers first, so exec handlers' process groups
+			// are killed and their messages released, and give them a
+			// moment to return; then exit whatever is left.
+			for _, u := range units {
+				u.pump.CutOff()
+			}
+			select {
+			case <-pumpsDone:
+			case <-time.After(forcedExitGrace):
+			}
 			o.exit(exitFailure)
 		case <-finished:
 		}
@@ -233,6 +248,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	close(pumpsDone)
 	err = errors.Join(errs...)
 	logger.Info(logConsumeStopped, "error", err)
 	if err != nil {

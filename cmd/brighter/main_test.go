@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +48,7 @@ func runScripts(t *testing.T, dir string) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"waitfile": cmdWaitFile,
+			"pidgone":  cmdPidGone,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
@@ -130,5 +133,34 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitfile: %s did not appear within %s", args[0], timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdPidGone is the testscript command `pidgone FILE [TIMEOUT]`: FILE holds
+// a process id (a handler wrote it); it waits until no such process exists,
+// polling every 20 ms, and fails after TIMEOUT (default 10s). Scripts use it
+// to prove a handler's process was killed.
+func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: pidgone FILE [TIMEOUT]")
+	}
+	timeout := 10 * time.Second
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("pidgone: %v", err)
+		}
+		timeout = d
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil || pid <= 0 {
+		ts.Fatalf("pidgone: %s holds no process id: %v", args[0], err)
+	}
+	deadline := time.Now().Add(timeout)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			ts.Fatalf("pidgone: process %d still exists after %s", pid, timeout)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not a wait for a condition
 	}
 }

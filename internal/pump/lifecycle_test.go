@@ -454,3 +454,45 @@ func TestOutcomeEventsCarryHandlerDuration(t *testing.T) {
 		}
 	})
 }
+
+// CutOff (consume's second signal) stops the run and cancels running
+// handlers at once, without waiting for the drain timeout; the cut-off
+// message is released, not counted.
+func TestCutOffStopsAndCancelsHandlersAtOnce_NFR8(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		e.publish(t, srcQueue, "slow", "")
+		started := make(chan struct{})
+		opts := fastOptions(v)
+		opts.DrainTimeout = time.Minute
+		c := e.c
+		h := func(ctx context.Context, m *message.Message) pump.Result {
+			close(started)
+			<-ctx.Done()
+			return pump.Result{Outcome: pump.Defer, Err: ctx.Err()}
+		}
+		p, err := pump.New(c, h, opts, e.events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.Run(context.Background()) }()
+		<-started
+		p.CutOff()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return soon after CutOff (drain timeout is a minute)")
+		}
+		cut := e.events.of(pump.EventDeferred)
+		if len(cut) != 1 || !errors.Is(cut[0].Err, pump.ErrCutOff) {
+			t.Fatalf("deferred events %+v, want one ErrCutOff", cut)
+		}
+		if left := e.receiveAll(t, srcQueue); len(left) != 1 {
+			t.Fatalf("source holds %d visible, want the cut-off message released", len(left))
+		}
+	})
+}

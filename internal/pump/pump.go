@@ -107,6 +107,20 @@ type Pump struct {
 	unaccCount int
 	unaccStart time.Time
 	limitHit   atomic.Bool
+
+	// cutHandlers cancels the running handlers' context (see CutOff).
+	cutHandlers atomic.Pointer[context.CancelFunc]
+}
+
+// CutOff stops the current Run (as cancelling its context does) and
+// cancels the context of every handler at once, as the drain timeout would:
+// `consume`'s second signal uses it so that exec handlers' process groups
+// are killed before the process exits. Their messages are released
+// uncounted (ErrCutOff). It does nothing when no Run is under way.
+func (p *Pump) CutOff() {
+	if f := p.cutHandlers.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // New makes a pump. It returns an error for an unknown variant.
@@ -154,6 +168,9 @@ func (p *Pump) Run(ctx context.Context) error {
 	defer hcancel()
 	r.recvCtx, r.recvCancel = context.WithCancel(ctx)
 	defer r.recvCancel()
+	cut := context.CancelFunc(func() { r.halt(nil); hcancel() })
+	p.cutHandlers.Store(&cut)
+	defer p.cutHandlers.Store(nil)
 	// Receives are not cancelled by a stop (see above), only when Run gives
 	// up on them.
 	var rcancel context.CancelFunc
