@@ -27,8 +27,11 @@ type Group struct {
 // counts by reason, by original topic and by group. Its JSON form is what
 // `brighter dlq stats --output json` prints.
 type Stats struct {
-	Source   string         `json:"source"`
-	Total    int            `json:"total"`
+	Source string `json:"source"`
+	// Total is how many messages the filter selected (and are counted here).
+	Total int `json:"total"`
+	// Read is how many distinct messages the scan read, selected or not.
+	Read     int            `json:"read"`
 	Oldest   *time.Time     `json:"oldest"`
 	Newest   *time.Time     `json:"newest"`
 	ByReason map[string]int `json:"byReason"`
@@ -48,6 +51,7 @@ func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, er
 		st.add(groups, m)
 		return false, nil
 	})
+	st.Read = counts.Scanned
 	st.Groups = make([]Group, 0, len(groups))
 	for _, g := range groups {
 		st.Groups = append(st.Groups, *g)
