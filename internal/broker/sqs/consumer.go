@@ -148,7 +148,7 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		return nil, classify(fmt.Errorf("receive from %s: %w", k.name, err))
+		return nil, classify(err) // it names the queue already ("queue NAME: ...")
 	}
 	wait := int32(math.Round(min(max(timeout, 0), MaxWait).Seconds()))
 	in := &sqs.ReceiveMessageInput{
