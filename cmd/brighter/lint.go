@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -261,15 +260,7 @@ func (o *lintOptions) runExplain() error {
 }
 
 // toolVersion is brighter's version as `brighter version` prints it.
-func toolVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+func toolVersion() string { return currentVersion().Version }
 
 // logLintFinding is the stable text of the start-up log of a lint finding.
 const logLintFinding = "subscription configuration will probably not behave as written"

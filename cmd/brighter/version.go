@@ -1,31 +1,129 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3";
-// otherwise the module version from the build info is shown.
-var version = ""
+// Release builds set these with -ldflags, for example
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/brighter
+//
+// Empty values are taken from the build info the Go toolchain embeds: the
+// module version of `go install github.com/brightergo/brighter/cmd/brighter@v1.2.3`,
+// and the VCS revision, time and modified flag of a build from a checkout.
+var (
+	version = ""
+	commit  = ""
+)
+
+// versionInfo is what `brighter version` reports.
+type versionInfo struct {
+	// Version is the release (v1.2.3), the module version of a `go install
+	// ...@version`, or "(devel)" for a build from a checkout.
+	Version string `json:"version"`
+	// Revision is the VCS commit the binary was built from; "" when unknown.
+	Revision string `json:"revision,omitempty"`
+	// Time is the commit time (RFC 3339); "" when unknown.
+	Time string `json:"time,omitempty"`
+	// Modified reports a build from a checkout with uncommitted changes.
+	Modified bool `json:"modified"`
+	// GoVersion is the Go toolchain that built the binary (go1.26.8).
+	GoVersion string `json:"goVersion"`
+	// Platform is GOOS/GOARCH.
+	Platform string `json:"platform"`
+}
+
+// readVersion builds the version from the ldflags overrides and the build
+// info (bi may be nil: no build info).
+func readVersion(bi *debug.BuildInfo, ldVersion, ldCommit string) versionInfo {
+	v := versionInfo{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi != nil {
+		if bi.Main.Version != "" {
+			v.Version = bi.Main.Version
+		}
+		if bi.GoVersion != "" {
+			v.GoVersion = bi.GoVersion
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Revision = s.Value
+			case "vcs.time":
+				v.Time = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			}
+		}
+	}
+	if ldVersion != "" {
+		v.Version = ldVersion
+	}
+	if ldCommit != "" {
+		v.Revision = ldCommit
+	}
+	return v
+}
+
+// currentVersion is this binary's version.
+func currentVersion() versionInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return readVersion(bi, version, commit)
+}
+
+// String is the one-line form: "brighter v1.2.3 (commit 0123abc, modified, go1.26.8 linux/amd64)".
+func (v versionInfo) String() string {
+	var details []string
+	if v.Revision != "" {
+		rev := v.Revision
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		details = append(details, "commit "+rev)
+	}
+	if v.Modified {
+		details = append(details, "modified")
+	}
+	details = append(details, v.GoVersion+" "+v.Platform)
+	return fmt.Sprintf("brighter %s (%s)", v.Version, strings.Join(details, ", "))
+}
+
+// Values of version --output.
+var versionOutputs = []string{"text", "json"}
 
 func newVersionCmd(io *IOStreams) *cobra.Command {
-	return &cobra.Command{
+	output := "text"
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print brighter's version",
-		Args:  cobra.NoArgs,
+		Short: "Print brighter's version, commit and Go version",
+		Long: `Print the version of this binary: the release or module version, the commit
+it was built from (and whether the checkout had uncommitted changes), and the
+Go toolchain and platform.`,
+		Example: `  brighter version
+  brighter version -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := version
-			if v == "" {
-				v = "(devel)"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-					v = bi.Main.Version
+			v := currentVersion()
+			switch output {
+			case "text":
+				fmt.Fprintln(io.Out, v)
+			case "json":
+				enc := json.NewEncoder(io.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(v); err != nil {
+					return failureErr(err)
 				}
+			default:
+				return usageErr(fmt.Errorf("--output %q: valid values are %s", output, strings.Join(versionOutputs, ", ")))
 			}
-			fmt.Fprintf(io.Out, "brighter %s\n", v)
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(versionOutputs, ", "))
+	return cmd
 }
