@@ -100,6 +100,7 @@ of Brighter (the .NET library).`,
 	root.AddCommand(newConsumeCmd(io, g))
 	root.AddCommand(newSendCmd(io, g))
 	root.AddCommand(newVersionCmd(io))
+	root.AddCommand(newSchemaCmd(io))
 	root.AddCommand(newWatchCmd(io, g))
 	root.AddCommand(newDLQCmd(io, g))
 	root.AddCommand(newLintCmd(io, g))

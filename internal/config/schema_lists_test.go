@@ -1,0 +1,79 @@
+package config
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// TestSchemaListsMatchDecoder: every field name and enum value the decoder
+// knows is the schema's, and no other, so the two cannot drift apart when a
+// field or value is added to one of them.
+func TestSchemaListsMatchDecoder(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	at := func(path ...string) any {
+		var v any = doc
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("schema: %v: not an object at %q", path, p)
+			}
+			v = m[p]
+		}
+		return v
+	}
+	keys := func(path ...string) []string {
+		m, _ := at(path...).(map[string]any)
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		return out
+	}
+	enum := func(path ...string) []string {
+		var out []string
+		for _, v := range at(append(path, "enum")...).([]any) {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	same := func(what string, schema, decoder []string) {
+		t.Helper()
+		a, b := slices.Clone(schema), slices.Clone(decoder)
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: schema has %v, decoder has %v", what, a, b)
+		}
+	}
+	same("top-level fields", keys("properties"), topFields)
+	same("connections fields", keys("properties", "connections", "properties"), connFields)
+	same("connections.aws fields", keys("properties", "connections", "properties", "aws", "properties"), awsFields)
+	same("connections.gcp fields", keys("properties", "connections", "properties", "gcp", "properties"), gcpConnFields)
+	same("connections.rocketmq fields", keys("properties", "connections", "properties", "rocketmq", "properties"), rocketConnFlds)
+	same("subscription fields", keys("$defs", "subscription", "properties"), subFields)
+	for tr, fields := range blockFields {
+		same(string(tr)+" block fields", keys("$defs", string(tr), "properties"), fields)
+	}
+	same("handler fields", keys("$defs", "handler", "properties"), allHandlerFields)
+	same("tls fields", keys("$defs", "handler", "properties", "tls", "properties"), tlsFields)
+	same("transport", enum("$defs", "subscription", "properties", "transport"), transports)
+	same("messagePumpType", enum("$defs", "subscription", "properties", "messagePumpType"), pumpTypes)
+	same("makeChannels", enum("$defs", "subscription", "properties", "makeChannels"), makeChannels)
+	same("handler type", enum("$defs", "handler", "properties", "type"), handlerTypes)
+	same("builtin outcomes", enum("$defs", "outcome"), builtinNames)
+	same("sqs channelType", enum("$defs", "sqs", "properties", "channelType"), channelTypes)
+	same("sqs queueType", enum("$defs", "sqs", "properties", "queueType"), queueTypes)
+	same("gcp mode", enum("$defs", "gcp", "properties", "mode"), gcpModes)
+	for i, h := range []HandlerType{HandlerBuiltin, HandlerExec, HandlerHTTP} {
+		names := at("$defs", "handler", "allOf").([]any)[i].(map[string]any)["then"].(map[string]any)["propertyNames"].(map[string]any)["enum"].([]any)
+		var got []string
+		for _, n := range names {
+			got = append(got, n.(string))
+		}
+		same(string(h)+" handler fields", got, handlerFields[h])
+	}
+}
