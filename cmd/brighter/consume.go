@@ -66,8 +66,9 @@ messages to the broker.`,
 			return o.run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file")
+	cmd.Flags().StringVarP(&o.configPath, "config", "c", defaultConfigPath, "subscriptions file")
 	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
+	_ = cmd.RegisterFlagCompletionFunc("subscription", subscriptionNames(io))
 	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
 	cmd.Flags().BoolVar(&o.tui, "tui", false, "show the live dashboard (brighter watch) in this terminal")
 	return cmd

@@ -74,6 +74,8 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
 	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: brighter-demo.yaml in the temporary directory)")
 	fl.DurationVar(&o.timeout, "timeout", time.Minute, "give up when the story has not ended after this long")
+	completeValues(cmd, []string{"pull", "stream"}, "mode")
+	completeValues(cmd, []string{string(pump.Reactor), string(pump.Proactor)}, "pump")
 	return cmd
 }
 

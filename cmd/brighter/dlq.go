@@ -35,12 +35,15 @@ type dlqOptions struct {
 	exit func(int)
 
 	configPath string
-	invalid    bool
-	native     bool
-	dlq        bool
-	visibility time.Duration
-	wait       time.Duration
-	output     string
+	// subscription is -s/--subscription: the destination, as the
+	// positional argument names it.
+	subscription string
+	invalid      bool
+	native       bool
+	dlq          bool
+	visibility   time.Duration
+	wait         time.Duration
+	output       string
 
 	// connection settings for a destination named by URL
 	region, endpoint, profile string
@@ -133,6 +136,9 @@ file, moving the replayed messages to their destination queue.`,
 func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file (for a subscription name)")
+	fl.StringVarP(&o.subscription, "subscription", "s", "", "the subscription whose dead letters to read (or give it, or a URL, as the argument)")
+	_ = cmd.RegisterFlagCompletionFunc("subscription", subscriptionNames(o.io))
+	cmd.ValidArgsFunction = completeSubscriptionArg(o.io)
 	fl.BoolVar(&o.dlq, "dlq", false, "read the subscription's deadLetterRoutingKey (the default)")
 	fl.BoolVar(&o.invalid, "invalid", false, "read the subscription's invalidMessageRoutingKey")
 	fl.BoolVar(&o.native, "native", false, "read the broker's own redrive target (SQS redrivePolicy.deadLetterQueue, Pub/Sub deadLetterPolicy's subscription, RocketMQ %DLQ%<consumerGroup>)")
@@ -150,7 +156,43 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringSliceVar(&o.ids, "id", nil, "only these message ids (repeatable)")
 	fl.StringVar(&o.grep, "grep", "", "only messages whose rejection message matches this regular expression")
 	fl.IntVar(&o.limit, "limit", 0, "select at most this many messages (0: all)")
+	completeValues(cmd, dlqReasons, "reason")
 	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
+}
+
+// destination returns the destination the command line names: the
+// argument or -s/--subscription, exactly one of them.
+func (o *dlqOptions) destination(cmd *cobra.Command, args []string) (string, error) {
+	switch {
+	case len(args) == 1 && cmd.Flags().Changed("subscription"):
+		return "", usageErr(fmt.Errorf("name the destination once: as the argument (%q) or with --subscription (%q), not both", args[0], o.subscription))
+	case len(args) == 1:
+		return args[0], nil
+	}
+	return o.subscription, nil
+}
+
+// runWith is a RunE that resolves the destination and calls run with it.
+func (o *dlqOptions) runWith(run func(cmd *cobra.Command, dest string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		dest, err := o.destination(cmd, args)
+		if err != nil {
+			return err
+		}
+		return run(cmd, dest)
+	}
+}
+
+// dlqReasons are the values of --reason.
+var dlqReasons = []string{"None", "Unacceptable", "DeliveryError", inspect.ReasonNativeRedrive}
+
+// dlqOutputs are the values of dlq peek and stats --output.
+var dlqOutputs = []string{"table", "json"}
+
+// addOutput declares peek's and stats' --output.
+func (o *dlqOptions) addOutput(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(dlqOutputs, ", "))
+	completeValues(cmd, dlqOutputs, "output")
 }
 
 // filter builds the selection from the flags; errors are usage errors.
@@ -605,7 +647,7 @@ func (o *dlqOptions) checkOutput() error {
 
 func newDLQPeekCmd(o *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "peek SUBSCRIPTION|URL",
+		Use:   "peek [SUBSCRIPTION|URL]",
 		Short: "Show dead-lettered messages with their rejection metadata, removing nothing",
 		Long: `Show the messages of a dead-letter destination: id, original topic,
 rejection reason and message, when it was rejected, its handled count, type
@@ -617,17 +659,18 @@ the body (base64 when it is not UTF-8): the format a memory.seed file takes.
 Output is streamed: memory stays flat however many messages there are.`,
 		Example: `  # Why were the orders subscription's messages dead-lettered?
   brighter dlq peek orders --config brighter.yaml
+  brighter dlq peek -c brighter.yaml -s orders
 
   # Only budget exhaustions of the last hour, as JSON lines
   brighter dlq peek orders --reason DeliveryError --since 1h --output json
 
   # A queue by URL, with the AWS environment's credentials
   brighter dlq peek sqs://orders-dlq --grep 'timeout' --limit 20`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.runPeek(cmd.Context(), args[0]) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.runPeek(cmd.Context(), dest) }),
 	}
 	o.addCommon(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	o.addOutput(cmd)
 	return cmd
 }
 
@@ -694,19 +737,20 @@ func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
 
 func newDLQStatsCmd(o *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "stats SUBSCRIPTION|URL",
+		Use:   "stats [SUBSCRIPTION|URL]",
 		Short: "Count dead-lettered messages by reason, original topic and rejection message",
 		Long: `Summarise a dead-letter destination: how many messages, the oldest and
 newest rejection, and counts grouped by rejection reason, original topic and
 rejection message (normalised, so ids and numbers do not split groups).
 Nothing is removed.`,
 		Example: `  brighter dlq stats orders --config brighter.yaml
+  brighter dlq stats -c brighter.yaml -s orders -o json
   brighter dlq stats sqs://orders-dlq --output json`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.runStats(cmd.Context(), args[0]) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.runStats(cmd.Context(), dest) }),
 	}
 	o.addCommon(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	o.addOutput(cmd)
 	return cmd
 }
 
@@ -757,7 +801,7 @@ type dlqReplayOptions struct {
 func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
 	o := &dlqReplayOptions{dlqOptions: parent}
 	cmd := &cobra.Command{
-		Use:   "replay SUBSCRIPTION|URL",
+		Use:   "replay [SUBSCRIPTION|URL]",
 		Short: "Send dead-lettered messages back where they came from, safely",
 		Long: `For each selected message, publish it to --to (default: its originalTopic)
 and only then remove it from the dead-letter destination. A failed publish
@@ -794,11 +838,11 @@ failed.`,
 
   # Ten a second, to a staging queue, with new ids
   brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
 			o.toSet = cmd.Flags().Changed("to")
-			return o.run(cmd.Context(), args[0])
-		},
+			return o.run(cmd.Context(), dest)
+		}),
 	}
 	o.addCommon(cmd)
 	fl := cmd.Flags()

@@ -59,7 +59,7 @@ func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	case "error":
 		level = slog.LevelError
 	default:
-		return nil, usageErr(fmt.Errorf("--log-level %q: valid values are debug, info, warn, error", g.logLevel))
+		return nil, usageErr(fmt.Errorf("--log-level %q: valid values are %s", g.logLevel, strings.Join(logLevels, ", ")))
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
@@ -68,7 +68,7 @@ func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(io.ErrOut, opts)), nil
 	}
-	return nil, usageErr(fmt.Errorf("--log-format %q: valid values are text, json", g.logFormat))
+	return nil, usageErr(fmt.Errorf("--log-format %q: valid values are %s", g.logFormat, strings.Join(logFormats, ", ")))
 }
 
 func newRootCmd(io *IOStreams) *cobra.Command {
@@ -87,8 +87,10 @@ of Brighter (the .NET library).`,
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
-	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: "+strings.Join(logFormats, ", "))
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: "+strings.Join(logLevels, ", "))
+	completeValues(root, logFormats, "log-format")
+	completeValues(root, logLevels, "log-level")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	// Check the global flags for every command, including those that log
 	// nothing (a typo in --log-format must not pass silently).

@@ -54,13 +54,15 @@ Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.configPath, "config", "c", "brighter.yaml", "subscriptions file")
+	fl.StringVarP(&o.configPath, "config", "c", defaultConfigPath, "subscriptions file")
 	fl.StringVarP(&o.subscription, "subscription", "s", "", "subscription whose transport and routingKey to use (required)")
+	_ = cmd.RegisterFlagCompletionFunc("subscription", subscriptionNames(io))
 	fl.StringVar(&o.topic, "topic", "", "topic to publish to instead of the subscription's routingKey")
 	fl.StringVar(&o.body, "body", "", "message body")
 	fl.StringVar(&o.file, "file", "", "read the body from this file ('-' for stdin)")
 	fl.StringVar(&o.id, "id", "", "message id (default: a new UUID)")
-	fl.StringVar(&o.messageType, "type", "MT_EVENT", "message type: MT_COMMAND, MT_EVENT or MT_DOCUMENT")
+	fl.StringVar(&o.messageType, "type", "MT_EVENT", "message type: "+strings.Join(sendTypes, ", "))
+	completeValues(cmd, sendTypes, "type")
 	fl.StringVar(&o.correlationID, "correlation-id", "", "correlation id")
 	fl.StringVar(&o.partitionKey, "partition-key", "", "partition key (SQS FIFO group, Pub/Sub ordering key, RocketMQ message group)")
 	fl.StringVar(&o.contentType, "content-type", message.DefaultContentType, "content type of the body")
@@ -95,6 +97,9 @@ func (o *sendOptions) readBody() ([]byte, error) {
 	}
 }
 
+// sendTypes are the message types send may stamp.
+var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
+
 // Stable log text of send.
 const logSent = "message sent"
 
@@ -105,7 +110,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 	}
 	mt, ok := message.ParseMessageType(o.messageType)
 	if !ok || mt == message.MTQuit || mt == message.MTNone || mt == message.MTUnacceptable {
-		return usageErr(fmt.Errorf("--type %q: valid values are MT_COMMAND, MT_EVENT, MT_DOCUMENT", o.messageType))
+		return usageErr(fmt.Errorf("--type %q: valid values are %s", o.messageType, strings.Join(sendTypes, ", ")))
 	}
 	if o.handledCount < 0 {
 		return usageErr(fmt.Errorf("--handled-count %d: must be 0 or more", o.handledCount))

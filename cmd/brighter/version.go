@@ -125,5 +125,6 @@ Go toolchain and platform.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(versionOutputs, ", "))
+	completeValues(cmd, versionOutputs, "output")
 	return cmd
 }
