@@ -26,7 +26,7 @@ staticcheck:
 	$(GO) tool staticcheck $(PKGS)
 
 fmt-check:
-	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal deploy); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
 
 lint: fmt-check vet staticcheck
 
