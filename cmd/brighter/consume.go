@@ -117,6 +117,9 @@ func pumpOptions(s *config.Subscription) pump.Options {
 		UnacceptableMessageLimitWindow: s.UnacceptableMessageLimitWindow,
 		EmptyChannelDelay:              s.EmptyChannelDelay,
 		ChannelFailureDelay:            s.ChannelFailureDelay,
+		MaxChannelFailureDelay:         s.MaxChannelFailureDelay,
+		CallTimeout:                    s.CallTimeout,
+		StallAfter:                     s.StallAfter,
 		DrainTimeout:                   s.DrainTimeout,
 	}
 }

@@ -93,6 +93,9 @@ func (ob *consumeObservers) observers(log pump.Observer) []pump.Observer {
 	if ob.metrics != nil {
 		out = append(out, ob.metrics)
 	}
+	if ob.health != nil {
+		out = append(out, ob.health)
+	}
 	if ob.stream != nil {
 		out = append(out, ob.stream)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/observe"
 )
 
 // Exit codes.
@@ -63,10 +65,12 @@ func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
+	// Repeated Errors are rate-limited with a count of what was
+	// suppressed (issue 13).
 	case "text", "":
-		return slog.New(slog.NewTextHandler(io.ErrOut, opts)), nil
+		return slog.New(observe.RateLimit(slog.NewTextHandler(io.ErrOut, opts), observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(io.ErrOut, opts)), nil
+		return slog.New(observe.RateLimit(slog.NewJSONHandler(io.ErrOut, opts), observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
 	}
 	return nil, usageErr(fmt.Errorf("--log-format %q: valid values are %s", g.logFormat, strings.Join(logFormats, ", ")))
 }

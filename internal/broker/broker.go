@@ -118,3 +118,25 @@ func PresentedCount(stamped, attempt int, routedCopy bool) int {
 	}
 	return stamped + attempt - 1
 }
+
+// callTimeoutKey keys the per-call timeout WithCallTimeout stores.
+type callTimeoutKey struct{}
+
+// WithCallTimeout returns ctx carrying d, the deadline CallContext gives
+// each broker call made under it (issue 13: every broker call has a
+// deadline). The pump uses it for Reject, whose Router makes several calls
+// (publish, then acknowledge or release): each gets d of its own, so a
+// publish that timed out still leaves the release its time.
+func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callTimeoutKey{}, d)
+}
+
+// CallContext returns the context of one broker call: ctx with the timeout
+// WithCallTimeout stored, or ctx unchanged (and a no-op cancel) when none
+// was stored.
+func CallContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Value(callTimeoutKey{}).(time.Duration); ok && d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}

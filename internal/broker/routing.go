@@ -132,7 +132,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	res.Route, res.Destination = route, dest
 	if route == RouteNone {
 		log.WarnContext(ctx, LogDiscarded, "message_id", id, "reason", rej.Reason.String(), "description", rej.Description)
-		if err := r.Settler.Acknowledge(ctx, m); err != nil {
+		if err := r.acknowledge(ctx, m); err != nil {
 			res.Err = fmt.Errorf("acknowledge rejected message %s: %w", id, err)
 			log.ErrorContext(ctx, LogDiscardAckFailed, "message_id", id, "reason", rej.Reason.String(), "error", err)
 		}
@@ -149,7 +149,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	if err := r.publish(ctx, dest, routed); err != nil {
 		res.Released = true
 		res.Err = fmt.Errorf("publish message %s to %s: %w", id, dest, err)
-		if rerr := r.Settler.Release(ctx, m); rerr != nil {
+		if rerr := r.release(ctx, m); rerr != nil {
 			res.Err = errors.Join(res.Err, fmt.Errorf("release message %s: %w", id, rerr))
 			log.ErrorContext(ctx, LogReleaseFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", res.Err)
 			return res
@@ -157,7 +157,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
 		return res
 	}
-	if err := r.Settler.Acknowledge(ctx, m); err != nil {
+	if err := r.acknowledge(ctx, m); err != nil {
 		res.Err = fmt.Errorf("acknowledge message %s after routing to %s: %w", id, dest, err)
 		log.ErrorContext(ctx, LogAckAfterRouteFail, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
 		return res
@@ -170,10 +170,26 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 // panicking publisher is a failed publish: the original is released
 // not left leased.
 func (r *Router) publish(ctx context.Context, dest string, m *message.Message) (err error) {
+	ctx, cancel := CallContext(ctx)
+	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("publisher panicked: %v", p)
 		}
 	}()
 	return r.Publisher.Publish(ctx, dest, m)
+}
+
+// acknowledge and release make one Settler call each, within the call
+// timeout ctx carries (CallContext).
+func (r *Router) acknowledge(ctx context.Context, m *message.Message) error {
+	ctx, cancel := CallContext(ctx)
+	defer cancel()
+	return r.Settler.Acknowledge(ctx, m)
+}
+
+func (r *Router) release(ctx context.Context, m *message.Message) error {
+	ctx, cancel := CallContext(ctx)
+	defer cancel()
+	return r.Settler.Release(ctx, m)
 }

@@ -285,7 +285,7 @@ func (d *decoder) subscriptions(e *entry) {
 var subFields = []string{
 	"name", "transport", "channelName", "routingKey", "messagePumpType", "bufferSize", "noOfPerformers",
 	"timeOut", "requeueCount", "requeueDelay", "unacceptableMessageLimit", "unacceptableMessageLimitWindow",
-	"emptyChannelDelay", "channelFailureDelay", "drainTimeout", "makeChannels", "deadLetterRoutingKey",
+	"emptyChannelDelay", "channelFailureDelay", "maxChannelFailureDelay", "callTimeout", "stallAfter", "drainTimeout", "makeChannels", "deadLetterRoutingKey",
 	"invalidMessageRoutingKey", "handler", "sqs", "gcp", "rocketmq", "memory",
 }
 
@@ -300,16 +300,19 @@ var (
 func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 	path := subscriptionPath(i)
 	s := &Subscription{
-		Index:               i,
-		MessagePumpType:     Proactor,
-		BufferSize:          DefaultBufferSize,
-		NoOfPerformers:      DefaultNoOfPerformers,
-		RequeueCount:        DefaultRequeueCount,
-		EmptyChannelDelay:   DefaultEmptyChannelDelay,
-		ChannelFailureDelay: DefaultChannelFailureDelay,
-		DrainTimeout:        DefaultDrainTimeout,
-		MakeChannels:        MakeChannelsCreate,
-		pos:                 map[string]Position{},
+		Index:                  i,
+		MessagePumpType:        Proactor,
+		BufferSize:             DefaultBufferSize,
+		NoOfPerformers:         DefaultNoOfPerformers,
+		RequeueCount:           DefaultRequeueCount,
+		EmptyChannelDelay:      DefaultEmptyChannelDelay,
+		ChannelFailureDelay:    DefaultChannelFailureDelay,
+		MaxChannelFailureDelay: DefaultMaxChannelFailureDelay,
+		CallTimeout:            DefaultCallTimeout,
+		StallAfter:             DefaultStallAfter,
+		DrainTimeout:           DefaultDrainTimeout,
+		MakeChannels:           MakeChannelsCreate,
+		pos:                    map[string]Position{},
 	}
 	d.sub, d.subBase = s, path+"."
 	defer func() { d.sub, d.subBase = nil, "" }()
@@ -373,6 +376,12 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 			d.dur(e, &s.EmptyChannelDelay, durRange{})
 		case "channelFailureDelay":
 			d.dur(e, &s.ChannelFailureDelay, durRange{})
+		case "maxChannelFailureDelay":
+			d.dur(e, &s.MaxChannelFailureDelay, durRange{})
+		case "callTimeout":
+			d.dur(e, &s.CallTimeout, durRange{})
+		case "stallAfter":
+			d.dur(e, &s.StallAfter, durRange{})
 		case "drainTimeout":
 			d.dur(e, &s.DrainTimeout, durRange{})
 		case "makeChannels":

@@ -131,8 +131,16 @@ const (
 	DefaultRequeueCount        = -1
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond
 	DefaultChannelFailureDelay = time.Second
-	DefaultDrainTimeout        = 10 * time.Second
-	DefaultHandlerTimeout      = 30 * time.Second
+	// DefaultMaxChannelFailureDelay caps the back-off of repeated channel
+	// failures (issue 13).
+	DefaultMaxChannelFailureDelay = 30 * time.Second
+	// DefaultCallTimeout is the deadline of each settle and routing call.
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultStallAfter is how long a channel may fail before /readyz says
+	// not ready.
+	DefaultStallAfter     = 60 * time.Second
+	DefaultDrainTimeout   = 10 * time.Second
+	DefaultHandlerTimeout = 30 * time.Second
 	// MaxBufferSize is the largest bufferSize (reference §8.6).
 	MaxBufferSize = 10
 	// MaxSQSTimeOut is SQS's longest long-poll wait.
@@ -196,7 +204,20 @@ type Subscription struct {
 	// EmptyChannelDelay is the pause after an empty receive; default 500ms.
 	EmptyChannelDelay time.Duration
 	// ChannelFailureDelay is the pause after a failed receive; default 1s.
+	// Repeated failures double it, with jitter, up to
+	// MaxChannelFailureDelay.
 	ChannelFailureDelay time.Duration
+	// MaxChannelFailureDelay caps the back-off of repeated channel
+	// failures; default 30s (issue 13).
+	MaxChannelFailureDelay time.Duration
+	// CallTimeout is the deadline of each settle call (acknowledge,
+	// requeue, and each call of a rejection: publish, acknowledge or
+	// release); default 30s. A call that times out fails like any other.
+	CallTimeout time.Duration
+	// StallAfter is how long the channel's broker calls may fail with no
+	// success between before the subscription is reported stalled
+	// (/readyz 503, brighter_stalled 1); default 60s.
+	StallAfter time.Duration
 	// DrainTimeout bounds graceful shutdown; default 10s.
 	DrainTimeout time.Duration
 	// MakeChannels is create, validate or assume; default create.

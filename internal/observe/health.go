@@ -1,20 +1,30 @@
 package observe
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/brightergo/brighter/internal/pump"
 )
 
 func nowUTC() time.Time { return time.Now().UTC() }
 
 // Health is the consumer's readiness (issue 8): not ready until every
-// channel is open, ready while pumping, not ready again while draining.
-// /healthz answers 200 whenever the process serves HTTP.
+// channel is open, ready while pumping, not ready again while draining,
+// and not ready while any subscription is stalled (issue 13: its broker
+// calls have failed for stallAfter with no success; pump.EventStalled
+// until pump.EventChannelRecovered). /healthz answers 200 whenever the
+// process serves HTTP: a stalled channel can recover, so a restart is not
+// asked for. Health is a pump.Observer for the stall events.
 type Health struct {
-	mu     sync.Mutex
-	ready  bool
-	reason string
+	mu      sync.Mutex
+	ready   bool
+	reason  string
+	stalled map[string]string // subscription -> why
 	// onChange, if set, is told every change (the brighter_ready gauge).
 	onChange func(ready bool)
 }
@@ -32,10 +42,43 @@ func (h *Health) SetNotReady(reason string) { h.set(false, reason) }
 func (h *Health) set(ready bool, reason string) {
 	h.mu.Lock()
 	h.ready, h.reason = ready, reason
+	h.changedLocked()
+}
+
+// changedLocked tells onChange the combined state and unlocks h.mu.
+func (h *Health) changedLocked() {
+	ok, _ := h.readyLocked()
 	f := h.onChange
 	h.mu.Unlock()
 	if f != nil {
-		f(ready)
+		f(ok)
+	}
+}
+
+// Observe implements pump.Observer: EventStalled makes the consumer not
+// ready, naming the subscription, since when and the last error;
+// EventChannelRecovered (and EventStopped) undo it.
+func (h *Health) Observe(e pump.Event) {
+	switch e.Kind {
+	case pump.EventStalled:
+		why := fmt.Sprintf("subscription %s: no successful broker call since %s (%d failed)", e.Subscription, e.Since.UTC().Format(time.RFC3339), e.Failures)
+		if e.Err != nil {
+			why += ": " + e.Err.Error()
+		}
+		h.mu.Lock()
+		if h.stalled == nil {
+			h.stalled = map[string]string{}
+		}
+		h.stalled[e.Subscription] = why
+		h.changedLocked()
+	case pump.EventChannelRecovered, pump.EventStopped:
+		h.mu.Lock()
+		if _, ok := h.stalled[e.Subscription]; !ok {
+			h.mu.Unlock()
+			return
+		}
+		delete(h.stalled, e.Subscription)
+		h.changedLocked()
 	}
 }
 
@@ -43,7 +86,26 @@ func (h *Health) set(ready bool, reason string) {
 func (h *Health) Ready() (bool, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ready, h.reason
+	return h.readyLocked()
+}
+
+func (h *Health) readyLocked() (bool, string) {
+	if !h.ready {
+		return false, h.reason
+	}
+	if len(h.stalled) == 0 {
+		return true, ""
+	}
+	subs := make([]string, 0, len(h.stalled))
+	for s := range h.stalled {
+		subs = append(subs, s)
+	}
+	slices.Sort(subs)
+	whys := make([]string, len(subs))
+	for i, s := range subs {
+		whys[i] = h.stalled[s]
+	}
+	return false, strings.Join(whys, "; ")
 }
 
 // ServeReadyz answers 200 "ready" or 503 "not ready: <reason>".
@@ -69,7 +131,7 @@ func ServeHealthz(w http.ResponseWriter, _ *http.Request) {
 func (h *Health) OnChange(f func(ready bool)) {
 	h.mu.Lock()
 	h.onChange = f
-	ready := h.ready
+	ready, _ := h.readyLocked()
 	h.mu.Unlock()
 	f(ready)
 }

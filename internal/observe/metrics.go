@@ -26,6 +26,9 @@ const (
 	MetricDLQDepth        = "brighter_dlq_depth"
 	MetricEventsDropped   = "brighter_events_dropped_total" // label sink
 	MetricReady           = "brighter_ready"
+	// MetricStalled is 1 while a subscription has had no successful broker
+	// call for stallAfter (pump.EventStalled), 0 otherwise (issue 13).
+	MetricStalled = "brighter_stalled"
 )
 
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
@@ -37,7 +40,7 @@ type Metrics struct {
 	received, acked, deferred, exhausted, channelFailures *prometheus.CounterVec
 	rejected, routingFailures, settleFailures             *prometheus.CounterVec
 	duration, deliveryCount                               *prometheus.HistogramVec
-	inFlight, dlqDepth                                    *prometheus.GaugeVec
+	inFlight, dlqDepth, stalled                           *prometheus.GaugeVec
 	ready                                                 prometheus.Gauge
 
 	subs sync.Map // subscription -> *subMetrics
@@ -47,7 +50,7 @@ type Metrics struct {
 type subMetrics struct {
 	received, acked, deferred, exhausted, channelFailures prometheus.Counter
 	deliveryCount                                         prometheus.Observer
-	inFlight                                              prometheus.Gauge
+	inFlight, stalled                                     prometheus.Gauge
 }
 
 // NewMetrics makes the metrics on a new registry, with the Go runtime and
@@ -70,10 +73,11 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 100}}, sub),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight, Help: "Messages received and not yet settled."}, sub),
 		dlqDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricDLQDepth, Help: "Messages on the dead-letter queue, where the broker reports it (SQS: approximate)."}, sub),
-		ready:    prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricReady, Help: "1 when every channel is open and the consumer is not draining."}),
+		stalled:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricStalled, Help: "1 while the subscription has had no successful broker call for stallAfter (its calls keep failing)."}, sub),
+		ready:    prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricReady, Help: "1 when every channel is open, none is stalled and the consumer is not draining (follows /readyz)."}),
 	}
 	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures,
-		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.ready,
+		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -117,6 +121,7 @@ func (m *Metrics) sub(name string) *subMetrics {
 		deferred: m.deferred.WithLabelValues(name), exhausted: m.exhausted.WithLabelValues(name),
 		channelFailures: m.channelFailures.WithLabelValues(name),
 		deliveryCount:   m.deliveryCount.WithLabelValues(name), inFlight: m.inFlight.WithLabelValues(name),
+		stalled: m.stalled.WithLabelValues(name),
 	}
 	v, _ := m.subs.LoadOrStore(name, s)
 	return v.(*subMetrics)
@@ -157,6 +162,10 @@ func (m *Metrics) Observe(e pump.Event) {
 		m.settleFailures.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
 	case pump.EventChannelFailure:
 		s.channelFailures.Inc()
+	case pump.EventStalled:
+		s.stalled.Set(1)
+	case pump.EventChannelRecovered:
+		s.stalled.Set(0)
 	case pump.EventStarted:
 		// Series at zero from the start.
 	}

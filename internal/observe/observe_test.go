@@ -309,3 +309,44 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestReadinessFollowsStallAndRecovery_Issue13: a stalled subscription
+// makes /readyz 503 naming it, since when and the last error, and
+// brighter_ready and brighter_stalled follow; its recovery makes it ready
+// again; /healthz stays 200 throughout.
+func TestReadinessFollowsStallAndRecovery_Issue13(t *testing.T) {
+	m := NewMetrics()
+	h := NewHealth()
+	h.OnChange(m.SetReady)
+	base := startServer(t, &Server{Metrics: m, Health: h})
+	h.SetReady()
+	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, o := range []pump.Observer{h, m} {
+		o.Observe(pump.Event{Kind: pump.EventStalled, Subscription: "orders", Since: since, Failures: 7, Err: errors.New("dial tcp 127.0.0.1:1: i/o timeout")})
+	}
+	code, body := get(t, base+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "subscription orders: no successful broker call since 2026-12-01T10:00:00Z (7 failed): dial tcp 127.0.0.1:1: i/o timeout") {
+		t.Fatalf("/readyz = %d %q", code, body)
+	}
+	if g := testutil.ToFloat64(m.ready); g != 0 {
+		t.Fatalf("brighter_ready = %v while stalled", g)
+	}
+	if g := testutil.ToFloat64(m.stalled.WithLabelValues("orders")); g != 1 {
+		t.Fatalf("brighter_stalled = %v while stalled", g)
+	}
+	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz = %d while stalled, want 200 (the channel can recover)", code)
+	}
+	for _, o := range []pump.Observer{h, m} {
+		o.Observe(pump.Event{Kind: pump.EventChannelRecovered, Subscription: "orders", Since: since, Failures: 8})
+	}
+	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz = %d %q after recovery", code, body)
+	}
+	if g := testutil.ToFloat64(m.ready); g != 1 {
+		t.Fatalf("brighter_ready = %v after recovery", g)
+	}
+	if g := testutil.ToFloat64(m.stalled.WithLabelValues("orders")); g != 0 {
+		t.Fatalf("brighter_stalled = %v after recovery", g)
+	}
+}

@@ -496,3 +496,52 @@ func TestCutOffStopsAndCancelsHandlersAtOnce_NFR8(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13: a
+// channel that keeps failing is retried after a pause that doubles up to
+// maxChannelFailureDelay (not channelFailureDelay for ever); once it has
+// failed for stallAfter the pump reports it stalled, once; when it
+// answers again the pump reports it recovered and handles the message.
+func TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		const failures = 6
+		var calls stamps
+		e.b.SetReceiveFault(func(string, *message.Message) error {
+			if calls.add() <= failures {
+				return errors.New("no credentials")
+			}
+			return nil
+		})
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.ChannelFailureDelay = 5 * time.Millisecond
+		opts.MaxChannelFailureDelay = 40 * time.Millisecond
+		opts.StallAfter = 30 * time.Millisecond
+		e.start(t, opts, ack)
+		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
+		cf := e.events.of(pump.EventChannelFailure)
+		if len(cf) != failures {
+			t.Fatalf("channel-failure events = %d, want %d", len(cf), failures)
+		}
+		for i, f := range cf {
+			want := min(opts.ChannelFailureDelay<<i, opts.MaxChannelFailureDelay)
+			if f.Failures != i+1 || f.Delay < want/2 || f.Delay > want || f.Delay < opts.ChannelFailureDelay {
+				t.Errorf("failure %d: failures %d, delay %s; want %d and a delay within [%s, %s]", i+1, f.Failures, f.Delay, i+1, want/2, want)
+			}
+			if !f.Since.Equal(cf[0].Since) {
+				t.Errorf("failure %d: since %s, want the episode's start %s", i+1, f.Since, cf[0].Since)
+			}
+		}
+		if st := e.events.of(pump.EventStalled); len(st) != 1 || st[0].Err == nil {
+			t.Errorf("stalled events = %+v, want one with the last error", st)
+		}
+		rec := e.events.of(pump.EventChannelRecovered)
+		if len(rec) != 1 || rec[0].Failures != failures {
+			t.Errorf("recovered events = %+v, want one after %d failures", rec, failures)
+		}
+		if err := e.stop(t); err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	})
+}

@@ -37,9 +37,17 @@ const (
 	EventStarted
 	// EventStopped: the pump stopped; Err says why when it was not asked to.
 	EventStopped
+	// EventStalled: the channel's broker calls have failed for StallAfter
+	// with no success between (no successful broker call for that long);
+	// Since is when the failures began, Err the last one. Emitted once per
+	// failure episode (issue 13).
+	EventStalled
+	// EventChannelRecovered: a broker call succeeded after Failures failed
+	// in a row since Since.
+	EventChannelRecovered
 )
 
-var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped"}
+var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped", "stalled", "channel-recovered"}
 
 // String returns the event's kebab-case name, e.g. "budget-exhausted".
 func (k EventKind) String() string {
@@ -80,6 +88,11 @@ type Event struct {
 	Duration time.Duration
 	// Err is the failure, if any.
 	Err error
+	// Since is when the channel began failing (channel-failure, stalled,
+	// channel-recovered); Failures is how many broker calls in a row have
+	// failed since then.
+	Since    time.Time
+	Failures int
 }
 
 // MessageID returns the id of the event's message, or "".
@@ -115,6 +128,8 @@ const (
 	LogCutOff         = "handler cut off by the stop; message released, not counted"
 	LogSettleFailed   = "settle failed; message stays on the broker for redelivery"
 	LogChannelFailure = "channel failure; backing off"
+	LogStalled        = "channel stalled: no successful broker call"
+	LogRecovered      = "channel recovered"
 	LogStarted        = "message pump started"
 	LogStopped        = "message pump stopped"
 )
@@ -155,7 +170,11 @@ func (o LogObserver) Observe(e Event) {
 	case EventSettleFailed:
 		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
 	case EventChannelFailure:
-		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay)
+		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay, "failures", e.Failures)
+	case EventStalled:
+		l.Error(LogStalled, "subscription", e.Subscription, "since", e.Since, "for", time.Since(e.Since).Round(time.Second), "error", e.Err)
+	case EventChannelRecovered:
+		l.Info(LogRecovered, "subscription", e.Subscription, "failed_for", time.Since(e.Since).Round(time.Millisecond), "failures", e.Failures)
 	case EventStarted:
 		l.Info(LogStarted, "subscription", e.Subscription)
 	case EventStopped:

@@ -31,6 +31,18 @@ const (
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond
 	DefaultChannelFailureDelay = 1000 * time.Millisecond
 	DefaultDrainTimeout        = 10 * time.Second
+	// DefaultMaxChannelFailureDelay caps the exponential back-off of
+	// repeated channel failures.
+	DefaultMaxChannelFailureDelay = 30 * time.Second
+	// DefaultCallTimeout bounds each settle call (acknowledge, requeue,
+	// reject's publish and acknowledge or release).
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultReceiveMargin is how much longer than TimeOut a receive may
+	// take before it is abandoned as a channel failure.
+	DefaultReceiveMargin = 10 * time.Second
+	// DefaultStallAfter is how long without a successful broker call makes
+	// a subscription stalled (EventStalled; /readyz 503).
+	DefaultStallAfter = 60 * time.Second
 )
 
 // ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
@@ -67,8 +79,27 @@ type Options struct {
 	// EmptyChannelDelay is the pause after an empty Receive.
 	EmptyChannelDelay time.Duration
 	// ChannelFailureDelay is the pause after a failed Receive (both
-	// variants; Brighter's Reactor ignores it, a quirk not copied).
+	// variants; Brighter's Reactor ignores it, a quirk not copied). Repeated
+	// failures double it, with jitter, up to MaxChannelFailureDelay; a
+	// successful receive resets it (issue 13).
 	ChannelFailureDelay time.Duration
+	// MaxChannelFailureDelay caps the back-off of repeated channel failures
+	// (0 = DefaultMaxChannelFailureDelay; never below ChannelFailureDelay).
+	MaxChannelFailureDelay time.Duration
+	// CallTimeout is the deadline of each settle call: acknowledge,
+	// requeue, and each broker call of a rejection (publish, then
+	// acknowledge or release). 0 = DefaultCallTimeout. A call that times out
+	// fails like any other (EventSettleFailed; the message stays on the
+	// broker).
+	CallTimeout time.Duration
+	// ReceiveMargin is added to TimeOut to make each Receive's deadline: a
+	// receive still unanswered then is abandoned and counted as a channel
+	// failure (0 = DefaultReceiveMargin).
+	ReceiveMargin time.Duration
+	// StallAfter is how long the channel may go without a successful broker
+	// call, while its calls fail, before the pump reports EventStalled
+	// (0 = DefaultStallAfter).
+	StallAfter time.Duration
 	// DrainTimeout bounds a graceful stop: in-flight handlers get this long
 	// to finish; after it their context is cancelled and Run returns,
 	// leaving unsettled messages to the broker.
@@ -93,6 +124,19 @@ func (o *Options) normalise() error {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
 	}
+	if o.MaxChannelFailureDelay <= 0 {
+		o.MaxChannelFailureDelay = DefaultMaxChannelFailureDelay
+	}
+	o.MaxChannelFailureDelay = max(o.MaxChannelFailureDelay, o.ChannelFailureDelay)
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.ReceiveMargin <= 0 {
+		o.ReceiveMargin = DefaultReceiveMargin
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = DefaultStallAfter
+	}
 	return nil
 }
 
@@ -110,6 +154,8 @@ type Pump struct {
 
 	// cutHandlers cancels the running handlers' context (see CutOff).
 	cutHandlers atomic.Pointer[context.CancelFunc]
+
+	health channelHealth
 }
 
 // CutOff stops the current Run (as cancelling its context does) and
@@ -210,6 +256,12 @@ func (p *Pump) Run(ctx context.Context) error {
 	return err
 }
 
+// call returns the context of one settle call: the settle context (not
+// cancelled by a stop) with CallTimeout as its deadline.
+func (r *run) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.settleCtx, r.p.opts.CallTimeout)
+}
+
 // receiveGrace is how much longer than TimeOut a stop waits for a receive
 // in progress (Pub/Sub's pull waits TimeOut plus its own 2 s grace).
 const receiveGrace = 3 * time.Second
@@ -292,18 +344,29 @@ func (r *run) receive() ([]*message.Message, bool) {
 	if r.stopping() {
 		return nil, false
 	}
-	ms, err := p.consumer.Receive(r.brokerCtx, p.opts.TimeOut)
+	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
+	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
+	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
+	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
+	cancel()
+	if timedOut && len(ms) == 0 {
+		// Transports return nothing for a cancelled call: a deadline that
+		// expired is the broker not answering, a channel failure.
+		err = fmt.Errorf("%w: receive got no answer within %s (timeOut %s + margin %s): %w",
+			broker.ErrChannelFailure, deadline, p.opts.TimeOut, p.opts.ReceiveMargin, context.DeadlineExceeded)
+	}
 	if err != nil {
-		if r.stopping() {
+		if r.stopping() && !timedOut {
 			return nil, false
 		}
 		if errors.Is(err, broker.ErrChannelFailure) {
-			p.emit(Event{Kind: EventChannelFailure, Err: err, Delay: p.opts.ChannelFailureDelay})
-			return nil, r.sleep(p.opts.ChannelFailureDelay)
+			delay := p.failed(err, true)
+			return nil, r.sleep(delay)
 		}
 		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
 		return nil, false
 	}
+	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
 		return nil, r.sleep(p.opts.EmptyChannelDelay)
 	}
@@ -331,7 +394,11 @@ func (r *run) releaseHeld() {
 	r.held = nil
 	r.heldMu.Unlock()
 	for _, m := range held {
-		if err := r.p.consumer.Requeue(r.settleCtx, m, 0); err != nil {
+		ctx, cancel := r.call()
+		err := r.p.consumer.Requeue(ctx, m, 0)
+		cancel()
+		r.p.settled(err)
+		if err != nil {
 			r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		}
 	}
@@ -512,12 +579,15 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 		for _, a := range batch {
 			ms = append(ms, a.m)
 		}
-		errs := ba.AcknowledgeBatch(r.settleCtx, ms)
+		ctx, cancel := r.call()
+		errs := ba.AcknowledgeBatch(ctx, ms)
+		cancel()
 		for i, a := range batch {
 			var err error
 			if i < len(errs) {
 				err = errs[i]
 			}
+			r.p.settled(err)
 			if err != nil {
 				r.p.emit(Event{Kind: EventSettleFailed, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Err: err, Duration: a.took})
 			} else {
@@ -591,7 +661,11 @@ func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 			acks <- ackItem{m: m, took: took}
 			return
 		}
-		if err := p.consumer.Acknowledge(r.settleCtx, m); err != nil {
+		ctx, cancel := r.call()
+		err := p.consumer.Acknowledge(ctx, m)
+		cancel()
+		p.settled(err)
+		if err != nil {
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
@@ -640,7 +714,11 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	if delay <= 0 {
 		delay = p.opts.RequeueDelay
 	}
-	if err := p.consumer.Requeue(r.settleCtx, m, delay); err != nil {
+	ctx, cancel := r.call()
+	err := p.consumer.Requeue(ctx, m, delay)
+	cancel()
+	p.settled(err)
+	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		return
 	}
@@ -649,7 +727,9 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 
 // reject routes m; took is how long its handler ran (0 when none ran).
 func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) {
-	res := r.p.consumer.Reject(r.settleCtx, m, rej)
+	// The Router bounds each of its broker calls by the call timeout.
+	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
+	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took})
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -48,12 +50,41 @@ func (s bodyShield) Do(r *http.Request) (*http.Response, error) {
 	return s.inner.Do(r)
 }
 
+// Timeouts of the default HTTP client (issue 13): a broker that accepts a
+// connection and never answers must fail the call, not hold it for ever.
+// The pump's own deadlines (receive: timeOut plus a margin; settle:
+// callTimeout) cut calls off first; these bound calls made without one
+// (dlq, send, lint --live, channel making).
+const (
+	// DialTimeout bounds a TCP connect.
+	DialTimeout = 5 * time.Second
+	// TLSHandshakeTimeout bounds a TLS handshake.
+	TLSHandshakeTimeout = 5 * time.Second
+	// ResponseHeaderTimeout bounds the wait for a response once the request
+	// is written: the longest long poll (20 s) plus a margin.
+	ResponseHeaderTimeout = MaxWait + 10*time.Second
+)
+
+// withTimeouts returns the SDK's buildable client c with the timeouts above.
+func withTimeouts(c *awshttp.BuildableClient) aws.HTTPClient {
+	return c.
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = DialTimeout }).
+		WithTransportOptions(func(t *http.Transport) {
+			t.TLSHandshakeTimeout = TLSHandshakeTimeout
+			t.ResponseHeaderTimeout = ResponseHeaderTimeout
+		})
+}
+
 // shielded returns cfg with its HTTP client (the SDK's default when none)
-// wrapped in bodyShield.
+// wrapped in bodyShield; the SDK's buildable client (what
+// LoadDefaultConfig installs) gets the timeouts above.
 func shielded(cfg aws.Config) aws.Config {
 	inner := cfg.HTTPClient
-	if inner == nil {
-		inner = awshttp.NewBuildableClient()
+	switch c := inner.(type) {
+	case nil:
+		inner = withTimeouts(awshttp.NewBuildableClient())
+	case *awshttp.BuildableClient:
+		inner = withTimeouts(c)
 	}
 	cfg.HTTPClient = bodyShield{inner: inner}
 	return cfg

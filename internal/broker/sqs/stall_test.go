@@ -1,0 +1,197 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// blackHole is HTTP middleware that, while on, holds the requests of the
+// chosen operations until their context ends, as a server that accepts a
+// connection and never answers does (issue 13). Nothing reaches the
+// emulator, so a held receive takes no message and a held delete leaves
+// the message on the queue.
+type blackHole struct {
+	inner aws.HTTPClient
+	ops   map[string]bool
+	on    atomic.Bool
+	held  atomic.Int64
+}
+
+func (b *blackHole) Do(r *http.Request) (*http.Response, error) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+	if b.on.Load() && b.ops[op] {
+		b.held.Add(1)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	return b.inner.Do(r)
+}
+
+func blackHoled(t testing.TB, ops ...string) (*Clients, *blackHole) {
+	t.Helper()
+	b := &blackHole{inner: awshttp.NewBuildableClient(), ops: map[string]bool{}}
+	for _, op := range ops {
+		b.ops[op] = true
+	}
+	b.on.Store(true)
+	cfg := sqstest.Config()
+	cfg.HTTPClient = b
+	cfg.RetryMaxAttempts = 1
+	return NewClientsFromConfig(cfg, endpoint), b
+}
+
+// eventLog keeps a pump's events and signals each kind's arrival.
+type eventLog struct {
+	mu     sync.Mutex
+	events []pump.Event
+	kinds  chan pump.EventKind
+}
+
+func newEventLog() *eventLog { return &eventLog{kinds: make(chan pump.EventKind, 1024)} }
+
+func (l *eventLog) Observe(e pump.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.kinds <- e.Kind:
+	default:
+	}
+}
+
+// await waits for an event of kind k that matches ok (nil = any).
+func (l *eventLog) await(t *testing.T, k pump.EventKind, within time.Duration, ok func(pump.Event) bool) pump.Event {
+	t.Helper()
+	deadline := time.After(within)
+	seen := 0
+	for {
+		l.mu.Lock()
+		for ; seen < len(l.events); seen++ {
+			if e := l.events[seen]; e.Kind == k && (ok == nil || ok(e)) {
+				l.mu.Unlock()
+				return e
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.kinds:
+		case <-deadline:
+			t.Fatalf("no %s event within %s", k, within)
+		}
+	}
+}
+
+func runPump(t *testing.T, k *Consumer, h pump.Handler, opts pump.Options, obs ...pump.Observer) {
+	t.Helper()
+	p, err := pump.New(k, h, opts, obs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run = %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the pump did not stop")
+		}
+	})
+}
+
+// TestBlackHoledReceiveTimesOutAndRecovers_Issue13: a ReceiveMessage the
+// broker never answers is abandoned at timeOut + receiveMargin as a
+// channel failure (backing off, the timeout in its error); after stallAfter
+// the subscription is stalled and readiness says so; once the fault is
+// lifted the channel recovers, readiness returns, and the message waiting
+// on the queue is handled: nothing lost. Both variants.
+func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c, hole := blackHoled(t, "ReceiveMessage")
+			q := uniq("hole-recv-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{})
+			m := newMessage(q)
+			send(t, testClients(t), ProducerOptions{}, m)
+			events := newEventLog()
+			health := observe.NewHealth()
+			health.SetReady()
+			runPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+				pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, ReceiveMargin: 300 * time.Millisecond,
+					ChannelFailureDelay: 20 * time.Millisecond, MaxChannelFailureDelay: 100 * time.Millisecond, StallAfter: 2 * time.Second, RequeueCount: 3},
+				events, health)
+			f := events.await(t, pump.EventChannelFailure, 20*time.Second, nil)
+			if !errors.Is(f.Err, context.DeadlineExceeded) || !strings.Contains(f.Err.Error(), "no answer within") {
+				t.Fatalf("channel failure error = %v, want the receive deadline", f.Err)
+			}
+			if f.Delay <= 0 {
+				t.Fatalf("channel failure delay = %s, want a back-off", f.Delay)
+			}
+			events.await(t, pump.EventStalled, 20*time.Second, nil)
+			if ok, why := health.Ready(); ok || !strings.Contains(why, "subscription "+q+": no successful broker call since") {
+				t.Fatalf("readiness while stalled = %v %q", ok, why)
+			}
+			hole.on.Store(false)
+			events.await(t, pump.EventChannelRecovered, 20*time.Second, nil)
+			if ok, why := health.Ready(); !ok {
+				t.Fatalf("not ready after recovery: %s", why)
+			}
+			got := events.await(t, pump.EventAcknowledged, 20*time.Second, nil)
+			if got.MessageID() != m.Header.MessageID {
+				t.Fatalf("acknowledged %s, want %s", got.MessageID(), m.Header.MessageID)
+			}
+			if hole.held.Load() == 0 {
+				t.Fatal("no receive was held by the black hole")
+			}
+		})
+	}
+}
+
+// TestBlackHoledSettleTimesOutAndRecovers_Issue13: an acknowledge the
+// broker never answers fails at callTimeout (settle-failed, the deadline
+// in its error) and the message stays on the queue; once the fault is
+// lifted it is redelivered and acknowledged: nothing lost. Both variants
+// (the Proactor acknowledges in batches).
+func TestBlackHoledSettleTimesOutAndRecovers_Issue13(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c, hole := blackHoled(t, "DeleteMessage", "DeleteMessageBatch")
+			q := uniq("hole-settle-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{VisibilityTimeout: time.Second})
+			m := newMessage(q)
+			send(t, testClients(t), ProducerOptions{}, m)
+			events := newEventLog()
+			runPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+				pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, CallTimeout: 300 * time.Millisecond, RequeueCount: 3}, events)
+			f := events.await(t, pump.EventSettleFailed, 20*time.Second, nil)
+			if !errors.Is(f.Err, context.DeadlineExceeded) || f.MessageID() != m.Header.MessageID {
+				t.Fatalf("settle failure = %s %v, want %s with a deadline", f.MessageID(), f.Err, m.Header.MessageID)
+			}
+			hole.on.Store(false)
+			events.await(t, pump.EventAcknowledged, 20*time.Second, func(e pump.Event) bool { return e.MessageID() == m.Header.MessageID })
+			if n := depth(t, testClients(t), q); n != 0 {
+				t.Fatalf("queue depth %d after the acknowledge, want 0", n)
+			}
+		})
+	}
+}

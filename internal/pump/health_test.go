@@ -1,0 +1,29 @@
+package pump
+
+import (
+	"testing"
+	"time"
+)
+
+// TestChannelFailureBackoffGrowsToTheCapWithJitter_Issue13: the pause
+// after the n-th failure in a row is channelFailureDelay at first, then
+// doubles (a random point in the upper half of the doubled value, never
+// below the base) up to maxChannelFailureDelay.
+func TestChannelFailureBackoffGrowsToTheCapWithJitter_Issue13(t *testing.T) {
+	base, limit := 100*time.Millisecond, 2*time.Second
+	if d := backoff(base, limit, 1); d != base {
+		t.Fatalf("first pause %s, want %s", d, base)
+	}
+	for n := 2; n <= 12; n++ {
+		want := min(base<<(n-1), limit)
+		for range 50 {
+			d := backoff(base, limit, n)
+			if d < want/2 || d > want || d < base {
+				t.Fatalf("pause after failure %d = %s, want within [%s, %s]", n, d, want/2, want)
+			}
+		}
+	}
+	if d := backoff(0, limit, 5); d != 0 {
+		t.Fatalf("zero base gave %s", d)
+	}
+}
