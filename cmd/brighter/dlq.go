@@ -101,7 +101,7 @@ deadLetterRoutingKey by default, --invalid for invalidMessageRoutingKey,
   memory://QUEUE?file=out.jsonl     a queue inside a memory.output file
 
 Messages are read through the transport's ordinary consumer, so the count
-shown is the one the rejecting consumer stamped (R-28). peek and stats
+shown is the one the rejecting consumer stamped. peek and stats
 remove nothing: each message read is held invisible for --visibility while
 the scan runs and made visible again when it ends.
 
@@ -110,7 +110,7 @@ with a consumer group of its own: --group, by default the subscription's
 consumerGroup followed by "-dlq-reader" (or brighter-dlq-reader for a URL),
 never the subscription's own group. "Removed" means acknowledged for that
 group; each peek is one delivery for it, so give the group a high retry
-maximum on a real broker (see docs/commands/dlq.md).
+maximum on a real broker.
 
 SQS FIFO: a message group's later messages are held back by SQS while its
 earlier ones are in flight, and a peek holds everything it read, so peek
@@ -652,7 +652,7 @@ func newDLQPeekCmd(o *dlqOptions) *cobra.Command {
 		Long: `Show the messages of a dead-letter destination: id, original topic,
 rejection reason and message, when it was rejected, its handled count, type
 and age. A message without rejection metadata was moved by the broker's own
-redrive (R-9) and is shown as such.
+redrive and is shown as such.
 
 --output json prints one JSON object per line with every header, the bag and
 the body (base64 when it is not UTF-8): the format a memory.seed file takes.

@@ -63,9 +63,9 @@ func newLintCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 		Short: "Check subscriptions files for budgets and dead-letter settings that will not behave as meant",
 		Long: `Check one or more subscriptions files, given with -c/--config or as arguments
 (default brighter.yaml; - reads standard input), for settings that are legal but will probably not behave as their
-author meant: a zero budget (R-7), a budget outranked by the broker's own
-redrive limit (R-10), a budget that cannot run down (R-11), a budget with no
-dead-letter destination, a dead-letter destination equal to the source,
+author meant: a zero budget, a budget outranked by the broker's own redrive
+limit, a budget that cannot run down, a budget with no dead-letter
+destination, a dead-letter destination equal to the source,
 out-of-range broker settings, and a handler timeout longer than the lease.
 
 Each finding is "file:line:col: severity rule: message". A file that does not
@@ -105,9 +105,11 @@ annotations on the pull request).`,
   # Also compare the native limits with what the brokers actually have
   brighter lint --live brighter.yaml
 
-  # Why does budget-outranked matter? (rule id or requirement number)
+  # Why does budget-outranked matter?
   brighter lint --explain budget-outranked
-  brighter lint --explain R-11`,
+
+  # Every rule, its severity and summary
+  brighter lint --list-rules`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("format") {
 				// On stderr: stdout may be a JSON or SARIF report.
@@ -125,7 +127,7 @@ annotations on the pull request).`,
 	completeValues(cmd, lint.Formats, "output", "format")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
-	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (its id, or a requirement such as R-7) and exit")
+	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
 	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
 	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub) and report drift")
 	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
@@ -277,7 +279,7 @@ func (o *lintOptions) runExplain() error {
 		for _, r := range lint.Rules() {
 			ids = append(ids, r.ID)
 		}
-		return usageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s (or a requirement: R-7, R-10, R-11, R-17)", o.explain, strings.Join(ids, ", ")))
+		return usageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s", o.explain, strings.Join(ids, ", ")))
 	}
 	title := r.ID
 	if r.Requirement != "" {

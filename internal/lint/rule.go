@@ -113,7 +113,7 @@ as -3, is reached by the very first deferral (1 >= 0, 1 >= -3), so it
 behaves exactly like 1: the message is never requeued.
 
 That is far more likely a mistake than an intent, so lint reports it as a
-Warning (R-7, R-25). It never blocks a build or start-up unless you ask for it
+Warning. It never blocks a build or start-up unless you ask for it
 (--fail-on warning).
 
 Fix: use -1 for no budget (unlimited redelivery) or 1 to reject on the first
@@ -138,14 +138,14 @@ limit above requeueCount.`,
 		ID: RuleBudgetCannotRunDown, Requirement: "R-11", Severity: SeverityWarning,
 		Summary: "requeueCount is set on a subscription whose delivery count cannot advance",
 		Explanation: `A budget runs down only if the delivery count a consumer presents advances on
-each redelivery (R-1). On some subscription shapes the transport cannot make
+each redelivery. On some subscription shapes the transport cannot make
 it advance, and the budget is inert: a poison message is redelivered for
 ever (or until a native limit acts). The transport says why in the finding.
 Today: a Pub/Sub subscription without a deadLetterPolicy, because Pub/Sub
-fills delivery_attempt only on subscriptions that have one (A-1).
+fills delivery_attempt only on subscriptions that have one.
 
-brighter consume also logs this finding once when it opens the channel
-(R-26), never per message (NFR-4).
+brighter consume also logs this finding once when it opens the channel,
+never per message.
 
 Fix: give the subscription what the transport needs (for Pub/Sub a
 gcp.deadLetterPolicy with maxDeliveryAttempts above requeueCount), or set
@@ -156,8 +156,8 @@ requeueCount: -1 to state that there is no budget.`,
 		Summary: "a budget is set but deadLetterRoutingKey is not: exhausted messages are discarded",
 		Explanation: `When a message exhausts its budget the pump rejects it with DeliveryError,
 and a rejection is routed to deadLetterRoutingKey. With no destination the
-message is acknowledged and discarded; only a Warning log line records it
-(R-17). That is rarely what a budget was set for.
+message is acknowledged and discarded; only a Warning log line records it.
+That is rarely what a budget was set for.
 
 Fix: set deadLetterRoutingKey to a queue or topic that keeps rejected
 messages (brighter dlq peek / replay read it), or set requeueCount: -1 if
@@ -266,7 +266,7 @@ force (SQS GetQueueAttributes RedrivePolicy.maxReceiveCount, Pub/Sub
 GetSubscription deadLetterPolicy.maxDeliveryAttempts) and compares it with
 the file. A difference means the file does not describe the queue or
 subscription: someone changed it by hand, or makeChannels: assume/validate
-never applied the file's policy. budget-outranked (R-10) is then checked
+never applied the file's policy. budget-outranked is then checked
 against the broker's value too, because that is the limit that fires.
 
 Fix: make the file and the broker agree: apply the file (makeChannels:

@@ -4,8 +4,9 @@
 // TLS with a self-signed certificate generated at Start, so the real Go
 // client v5.1.2 talks to it unchanged (local-brokers.md §3). No RocketMQ
 // broker can be installed on the machines this project is built on; this
-// package is what the RocketMQ transport and its conformance rows run
-// against, and what `brighter demo --transport rocketmq` can use.
+// package is what the RocketMQ transport, its conformance rows and the CLI's
+// RocketMQ testscripts run against. (brighter demo runs on an embedded
+// Pub/Sub emulator only; it has no RocketMQ variant.)
 //
 // # What it implements (RocketMQ 5's documented semantics)
 //
