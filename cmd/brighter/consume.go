@@ -191,7 +191,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 			return wrapExit(exitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.consumer)
-		p, err := pump.New(ch.consumer, h, pumpOptions(s), obs.observers(pump.LogObserver{Logger: logger})...)
+		p, err := pump.New(ch.consumer, h, pumpOptions(s), obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true})...)
 		if err != nil {
 			_ = ch.close(ctx)
 			closeAll()
@@ -208,6 +208,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	finished := make(chan struct{})
 	defer close(finished)
 	pumpsDone := make(chan struct{}) // closed when every pump has returned
+	forced := make(chan struct{})    // closed on the second signal
 	go func() {
 		select {
 		case <-sigs:
@@ -219,6 +220,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		select {
 		case <-sigs:
 			logger.Warn(logConsumeForced)
+			close(forced)
 			// Cancel the handlers first, so exec handlers' process groups
 			// are killed and their messages released, and give them a
 			// moment to return; then exit whatever is left.
@@ -253,11 +255,19 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}
 	wg.Wait()
 	close(pumpsDone)
-	err = errors.Join(errs...)
-	logger.Info(logConsumeStopped, "error", err)
-	if err != nil {
+	// After a second signal the run ends in failure however the pumps
+	// returned: the process must not exit 0 before the exit above does.
+	select {
+	case <-forced:
+		return failureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
+	default:
+	}
+	// A failure is said once, by the error this returns (the last line
+	// brighter prints), not also in a log line.
+	if err := errors.Join(errs...); err != nil {
 		return failureErr(err)
 	}
+	logger.Info(logConsumeStopped)
 	return nil
 }
 

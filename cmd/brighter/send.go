@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -100,8 +102,12 @@ func (o *sendOptions) readBody() ([]byte, error) {
 // sendTypes are the message types send may stamp.
 var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
 
-// Stable log text of send.
-const logSent = "message sent"
+// Stable log texts of send: one line for a single message; for --count N,
+// one line at the end (each message at Debug).
+const (
+	logSent     = "message sent"
+	logSentBulk = "messages sent"
+)
 
 func (o *sendOptions) run(ctx context.Context) error {
 	logger, err := o.global.newLogger(o.io)
@@ -125,7 +131,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 			return usageErr(fmt.Errorf("--header %q: want key=value", h))
 		}
 		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
-			return usageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy (R-28)", h, k))
+			return usageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", h, k))
 		}
 		bag[k] = v
 	}
@@ -155,6 +161,19 @@ func (o *sendOptions) run(ctx context.Context) error {
 	if o.topic != "" {
 		topic = o.topic
 	}
+	// Several messages: a progress bar on a terminal instead of the ids, and
+	// one log line at the end instead of one per message.
+	bulk := o.count > 1
+	var bar *inspect.Bar
+	if bulk && o.io.OutTTY {
+		bar = inspect.NewBar(o.io.ErrOut, o.count, "sending to "+topic)
+		defer bar.Finish()
+	}
+	level := slog.LevelInfo
+	if bulk {
+		level = slog.LevelDebug
+	}
+	sent := 0
 	for range o.count {
 		id := o.id
 		if id == "" {
@@ -169,10 +188,21 @@ func (o *sendOptions) run(ctx context.Context) error {
 			m.Header.Bag[k] = v
 		}
 		if err := p.Send(ctx, m); err != nil {
+			if bulk {
+				return failureErr(fmt.Errorf("send to %s: %d of %d sent: %w", topic, sent, o.count, err))
+			}
 			return failureErr(fmt.Errorf("send to %s: %w", topic, err))
 		}
-		logger.Info(logSent, "message_id", id, "topic", topic, "transport", string(s.Transport))
-		fmt.Fprintln(o.io.Out, id)
+		sent++
+		logger.Log(ctx, level, logSent, "message_id", id, "topic", topic, "transport", string(s.Transport))
+		if bar != nil {
+			bar.Done(inspect.Outcome{ID: id})
+		} else {
+			fmt.Fprintln(o.io.Out, id)
+		}
+	}
+	if bulk {
+		logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport))
 	}
 	return nil
 }

@@ -134,12 +134,18 @@ const (
 	LogStopped        = "message pump stopped"
 )
 
-// LogObserver writes events to a slog.Logger: per-message events at Debug
-// (so the hot path costs nothing at Info), budget exhaustion at Warning,
+// LogObserver writes events to a slog.Logger: receives and
+// acknowledgements at Debug (so the happy path costs nothing at Info), each
+// deferral at Info (a message going round again is what an operator watches
+// for: the redelivery budget running down), budget exhaustion at Warning,
 // failures at Error, start and stop at Info. Rejections are logged by
 // broker.Router itself.
 type LogObserver struct {
 	Logger *slog.Logger
+	// StopErrorReported says the caller reports Run's error itself (brighter
+	// consume prints it as its last line): a failed stop is then logged at
+	// Info with failed=true, so the error is said once.
+	StopErrorReported bool
 }
 
 // Observe logs e.
@@ -154,6 +160,11 @@ func (o LogObserver) Observe(e Event) {
 		}
 		if e.Err != nil {
 			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
+			return
+		}
+		if e.Kind == EventDeferred {
+			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "delay", e.Delay)
+			return
 		}
 		if !l.Enabled(ctx, slog.LevelDebug) {
 			return
@@ -161,10 +172,8 @@ func (o LogObserver) Observe(e Event) {
 		msg := LogReceived
 		if e.Kind == EventAcknowledged {
 			msg = LogAcknowledged
-		} else if e.Kind == EventDeferred {
-			msg = LogDeferred
 		}
-		l.Debug(msg, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "delay", e.Delay)
+		l.Debug(msg, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 	case EventBudgetExhausted:
 		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 	case EventSettleFailed:
@@ -178,6 +187,10 @@ func (o LogObserver) Observe(e Event) {
 	case EventStarted:
 		l.Info(LogStarted, "subscription", e.Subscription)
 	case EventStopped:
+		if e.Err != nil && o.StopErrorReported {
+			l.Info(LogStopped, "subscription", e.Subscription, "failed", true)
+			return
+		}
 		if e.Err != nil {
 			l.Error(LogStopped, "subscription", e.Subscription, "error", e.Err)
 			return
