@@ -26,15 +26,16 @@ import (
 
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/ociimage"
 )
 
 // manifestDir is where the Kubernetes manifests live, relative to this
 // package.
 const manifestDir = "kubernetes"
 
-// configPath is where the Deployment mounts the subscriptions file, and the
-// path the image's consume reads by default.
-const configPath = "/etc/brighter/brighter.yaml"
+// configPath is where the Deployment mounts the subscriptions file: the
+// path the image's commands read by default.
+const configPath = ociimage.DefaultConfig
 
 // drainSlack is what terminationGracePeriodSeconds must leave beyond the
 // largest drainTimeout: closing the channels and the listener after the
@@ -338,8 +339,9 @@ func TestDeploymentAgreesWithConsume(t *testing.T) {
 		t.Error("readOnlyRootFilesystem: want true")
 	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
 		t.Error("allowPrivilegeEscalation: want false")
-	case psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0:
-		t.Error("pod: want runAsNonRoot and a non-zero runAsUser")
+	case psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != ociimage.UID ||
+		psc.RunAsGroup == nil || *psc.RunAsGroup != ociimage.GID:
+		t.Errorf("pod: want runAsNonRoot and the image's user %d:%d", ociimage.UID, ociimage.GID)
 	case sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL"):
 		t.Error("capabilities: want drop ALL")
 	}

@@ -1,11 +1,14 @@
 package deploy_test
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/brightergo/brighter/internal/ociimage"
 )
 
 // binary is the brighter binary built once for the package's tests.
@@ -13,11 +16,11 @@ var binary struct {
 	once sync.Once
 	path string
 	err  error
-	out  []byte
 }
 
-// brighterBinary builds ./cmd/brighter from this commit, as the image does
-// (CGO off, -trimpath), once per test binary, and returns its path.
+// brighterBinary builds ./cmd/brighter from this commit as the image does
+// (ociimage.BuildBinary: static, -trimpath), once per test binary, and
+// returns its path.
 func brighterBinary(t *testing.T) string {
 	t.Helper()
 	binary.once.Do(func() {
@@ -27,13 +30,10 @@ func brighterBinary(t *testing.T) string {
 			return
 		}
 		binary.path = filepath.Join(dir, "brighter")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", binary.path, "./cmd/brighter")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		binary.out, binary.err = cmd.CombinedOutput()
+		binary.err = ociimage.BuildBinary(context.Background(), ociimage.BuildOptions{ModuleDir: "..", Out: binary.path, Arch: runtime.GOARCH})
 	})
 	if binary.err != nil {
-		t.Fatalf("go build ./cmd/brighter: %v\n%s", binary.err, binary.out)
+		t.Fatal(binary.err)
 	}
 	return binary.path
 }
