@@ -118,8 +118,8 @@ func (o *sendOptions) run(ctx context.Context) error {
 	if !ok || mt == message.MTQuit || mt == message.MTNone || mt == message.MTUnacceptable {
 		return usageErr(fmt.Errorf("--type %q: valid values are %s", o.messageType, strings.Join(sendTypes, ", ")))
 	}
-	if o.handledCount < 0 {
-		return usageErr(fmt.Errorf("--handled-count %d: must be 0 or more", o.handledCount))
+	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
+		return usageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
 	}
 	if o.count < 1 {
 		return usageErr(fmt.Errorf("--count %d: must be 1 or more", o.count))

@@ -107,8 +107,12 @@ var ErrChannelFailure = errors.New("channel failure")
 // PresentedCount is the delivery-count rule of the contract (R-1..R-3, R-28):
 // the count stamped in the stored message plus the broker's delivery attempt
 // minus one. A nil, zero or negative attempt counts as the first delivery
-// (AC-33): the result is never below the stamped count. A routed copy (one
-// carrying rejection metadata) presents its stamped count only.
+// (AC-33): the result is never below the stamped count, never negative (a
+// negative stamp counts as 0), and saturates at math.MaxInt instead of
+// wrapping (issue 14: decoders refuse a stamp at or above
+// message.HandledCountLimit, but the broker's attempt is not theirs to
+// bound). A routed copy (one carrying rejection metadata) presents its
+// stamped count only.
 func PresentedCount(stamped, attempt int, routedCopy bool) int {
 	if stamped < 0 {
 		stamped = 0
@@ -116,7 +120,24 @@ func PresentedCount(stamped, attempt int, routedCopy bool) int {
 	if routedCopy || attempt <= 1 {
 		return stamped
 	}
-	return stamped + attempt - 1
+	return message.SaturatingAdd(stamped, attempt-1)
+}
+
+// BudgetSpent is how many deliveries of m, this one included, count against
+// the redelivery budget of the channel m was received from (R-4, R-11, R-28;
+// docs/adr/0001 §9). For a source message it is the presented count plus one
+// (the count the pump stamps after a deferral). For a routed copy (R-28's
+// discriminator: rejection metadata in the bag) it is the broker's delivery
+// attempt on this channel (at least 1): the copy presents the stamped count of
+// the channel that rejected it, which never advances here, so judging the
+// budget on it would make the budget inert (and forging the two metadata keys
+// onto a source message would make any budget inert). It saturates, never
+// wraps.
+func BudgetSpent(m *message.Message) int {
+	if m.HasRejectionMetadata() {
+		return max(m.DeliveryAttempt, 1)
+	}
+	return message.SaturatingAdd(max(m.Header.HandledCount, 0), 1)
 }
 
 // callTimeoutKey keys the per-call timeout WithCallTimeout stores.

@@ -90,6 +90,9 @@ func FromRecord(r Record) (*Message, error) {
 	if r.HandledCount < 0 {
 		return nil, fmt.Errorf("handledCount: %d is negative", r.HandledCount)
 	}
+	if r.HandledCount >= HandledCountLimit {
+		return nil, fmt.Errorf("handledCount: %d is at or above the limit of %d", r.HandledCount, HandledCountLimit)
+	}
 	m := New(r.ID, r.Topic, mt, nil)
 	h := &m.Header
 	if r.Timestamp != "" {

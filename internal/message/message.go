@@ -121,8 +121,21 @@ type Message struct {
 	Receipt any
 	// DeliveryAttempt is the broker's own delivery counter for this receive
 	// (1 on the first delivery; 0 when the broker gives none). It is
-	// information only: Header.HandledCount is the presented count.
+	// information only: Header.HandledCount is the presented count. The
+	// pump judges a routed copy's redelivery budget on it (R-11, R-28;
+	// docs/adr/0001 §9).
 	DeliveryAttempt int
+	// Undecodable says why a received message could not be decoded: the
+	// field and the problem (for example `bag: not a JSON object`). A
+	// consumer sets it together with MessageType MT_UNACCEPTABLE; the pump
+	// routes the message as Unacceptable with it as the rejection
+	// description. "" for a message that decoded. Never copied by Clone.
+	Undecodable string
+	// WireMessageType is the message type exactly as received when the
+	// decoder did not take it (a local type such as MT_QUIT, or text it could
+	// not read); Stamp writes it as originalMessageType so the
+	// invalid-message copy says what the sender wrote. "" otherwise.
+	WireMessageType string
 }
 
 // New makes a message with Brighter's header defaults: the given id, topic and

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,6 +258,33 @@ func TestParseWireMessageTypeRefusesLocalTypes(t *testing.T) {
 	for s, want := range map[string]message.MessageType{"MT_UNACCEPTABLE": message.MTUnacceptable, "-1": message.MTUnacceptable, "MT_COMMAND": message.MTCommand, "MT_DOCUMENT": message.MTDocument, "2": message.MTEvent, "nonsense": message.MTEvent, "": message.MTEvent} {
 		if mt, err := message.ParseWireMessageType(s); err != nil || mt != want {
 			t.Errorf("%q: %v, %v; want %v", s, mt, err, want)
+		}
+	}
+}
+
+// Issue 14: a stamped count is a whole number below HandledCountLimit; every
+// other value is an error naming it, never 0 and never wrapped.
+func TestParseHandledCountBounds(t *testing.T) {
+	for in, want := range map[string]int{"0": 0, " 3 ": 3, "999999": 999999} {
+		if got, err := message.ParseHandledCount(in); err != nil || got != want {
+			t.Errorf("message.ParseHandledCount(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	for in, frag := range map[string]string{"1000000": "at or above the limit", "9223372036854775807": "at or above the limit",
+		"9223372036854775808": "at or above the limit", "-1": "negative", "x": "not a whole number", "": "not a whole number", "1.5": "not a whole number"} {
+		if _, err := message.ParseHandledCount(in); !errors.Is(err, message.ErrBadHandledCount) || !strings.Contains(err.Error(), frag) {
+			t.Errorf("message.ParseHandledCount(%q) err = %v, want ErrBadHandledCount saying %q", in, err, frag)
+		}
+	}
+	if got := message.ClampStamp(math.MaxInt); got != message.HandledCountLimit-1 {
+		t.Errorf("message.ClampStamp(MaxInt) = %d", got)
+	}
+	if got := message.SaturatingAdd(math.MaxInt-1, 5); got != math.MaxInt {
+		t.Errorf("SaturatingAdd overflowed to %d", got)
+	}
+	for _, f := range []float64{-1, 1.5, 1e6, math.Inf(1), math.NaN()} {
+		if _, err := message.HandledCountFromNumber(f); !errors.Is(err, message.ErrBadHandledCount) {
+			t.Errorf("message.HandledCountFromNumber(%v) accepted", f)
 		}
 	}
 }

@@ -57,7 +57,8 @@ func (m *Message) HasRejectionMetadata() bool {
 
 // Stamp returns the copy of m to publish to a rejection destination:
 // the header and bag copied, the receipt NOT copied, the five metadata keys
-// written (rejectionMessage only when the description is not empty), the
+// written (originalMessageType is the received type text when the decoder
+// did not take it, Message.WireMessageType; rejectionMessage only when the description is not empty), the
 // pump's PascalCase RejectionReason text as Brighter writes it, and the topic
 // set to destination. m itself is left unchanged, so its receipt can still
 // release it if the publish fails.
@@ -66,6 +67,9 @@ func Stamp(m *Message, destination string, r Rejection, now time.Time) *Message 
 	c.Header.Bag[KeyOriginalTopic] = m.Header.Topic
 	c.Header.Bag[KeyRejectionTimestamp] = now.UTC().Format(RejectionTimestampLayout)
 	c.Header.Bag[KeyOriginalMessageType] = m.Header.MessageType.String()
+	if m.WireMessageType != "" {
+		c.Header.Bag[KeyOriginalMessageType] = m.WireMessageType
+	}
 	c.Header.Bag[KeyRejectionReason] = r.Reason.String()
 	if r.Description != "" {
 		c.Header.Bag[KeyRejectionMessage] = r.Description

@@ -639,7 +639,9 @@ func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 	if m.Header.MessageType == message.MTUnacceptable {
 		p.countUnacceptable(r)
 		desc := "failed to parse message"
-		if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
+		if m.Undecodable != "" {
+			desc = m.Undecodable
+		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
 		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0)
@@ -692,15 +694,24 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 }
 
 // requeue applies the redelivery budget (R-4..R-7, reference §8.4): the
-// count goes up by one; with a budget (RequeueCount != -1) reached, the
-// message is rejected with DeliveryError; otherwise it is requeued.
+// count goes up by one (saturating, never wrapping); with a budget
+// (RequeueCount != -1) reached by broker.BudgetSpent, the message is
+// rejected with DeliveryError; otherwise it is requeued. A routed copy's
+// budget is judged on this channel's own delivery attempt while its
+// HandledCount stays the stamped evidence of the source channel (R-11,
+// R-28; docs/adr/0001 §9).
 func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	p := r.p
-	m.Header.HandledCount++
-	if budget := p.opts.RequeueCount; budget != -1 && m.Header.HandledCount >= budget {
+	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
+	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
+	if budget := p.opts.RequeueCount; budget != -1 && spent >= budget {
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
 		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
+		if m.HasRejectionMetadata() {
+			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s)",
+				spent, budget, presented, routedFrom(m))
+		}
 		// The last failure's cause, so the dead-letter copy says why.
 		if res.Reason != "" {
 			desc += ": " + res.Reason
@@ -723,6 +734,15 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 		return
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+}
+
+// routedFrom names the topic a routed copy was rejected from, for a
+// rejection description.
+func routedFrom(m *message.Message) string {
+	if s, _ := m.Header.Bag.String(message.KeyOriginalTopic); s != "" {
+		return s
+	}
+	return "an unnamed topic"
 }
 
 // reject routes m; took is how long its handler ran (0 when none ran).

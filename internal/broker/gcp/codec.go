@@ -94,7 +94,7 @@ func Encode(m *message.Message) Wire {
 	}
 	a[AttrID] = h.MessageID
 	a[AttrTopic] = h.Topic
-	a[AttrHandledCount] = strconv.Itoa(max(h.HandledCount, 0))
+	a[AttrHandledCount] = strconv.Itoa(message.ClampStamp(h.HandledCount))
 	a[AttrMessageType] = h.MessageType.String()
 	a[AttrSpecVersion] = orDefault(h.SpecVersion, message.DefaultSpecVersion)
 	a[AttrSource] = orDefault(h.Source, message.DefaultSource)
@@ -153,9 +153,9 @@ func bagText(v any) string {
 // Errors of Decode; a message that fails to decode is presented as
 // MT_UNACCEPTABLE (see DecodeOrFailure).
 var (
-	// ErrBadHandledCount means the HandledCount attribute is not a
-	// non-negative integer.
-	ErrBadHandledCount = errors.New("HandledCount attribute is not a non-negative integer")
+	// ErrBadHandledCount means the HandledCount attribute is not a whole
+	// number in 0..message.HandledCountLimit-1 (message.ErrBadHandledCount).
+	ErrBadHandledCount = message.ErrBadHandledCount
 	// ErrLocalMessageType means the MessageType attribute names a local-only
 	// type (MT_NONE, MT_QUIT) that a sender never writes (message.ErrLocalMessageType).
 	ErrLocalMessageType = message.ErrLocalMessageType
@@ -196,9 +196,11 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h.Bag = message.Bag{}
 	var errs []error
 	if s, ok := a[AttrHandledCount]; ok && s != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 0 {
-			errs = append(errs, fmt.Errorf("%w: %q", ErrBadHandledCount, s))
+		n, err := message.ParseHandledCount(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrHandledCount, err))
+			// Keep the value: the invalid-message copy says what came.
+			h.Bag[AttrHandledCount+"Received"] = s
 		} else {
 			h.HandledCount = n
 		}
@@ -206,7 +208,8 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	if s, ok := a[AttrMessageType]; ok {
 		mt, err := message.ParseWireMessageType(s)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrMessageType, err))
+			m.WireMessageType = s
 		}
 		h.MessageType = mt
 	}
@@ -228,7 +231,7 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h.DataSchema, h.TraceParent, h.TraceState = a[AttrDataSchema], a[AttrTraceParent], a[AttrTraceState]
 	if s := a[AttrBaggage]; s != "" {
 		if err := checkBaggage(s); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrBaggage, err))
 		} else {
 			h.Baggage = s
 		}
@@ -262,12 +265,15 @@ func checkBaggage(s string) error {
 }
 
 // DecodeOrFailure decodes w; when Decode fails it returns the partly decoded
-// message with MessageType MT_UNACCEPTABLE (never nil, never dropped) and the
+// message with MessageType MT_UNACCEPTABLE (never nil, never dropped; its id,
+// every attribute that is not a header in the bag, the received type text in
+// WireMessageType, the attribute and the problem in Undecodable) and the
 // error, so the consumer can hand it to the pump to reject as Unacceptable.
 func DecodeOrFailure(w Wire, now time.Time) (*message.Message, error) {
 	m, err := Decode(w, now)
 	if err != nil {
 		m.Header.MessageType = message.MTUnacceptable
+		m.Undecodable = strings.ReplaceAll(strings.TrimPrefix(err.Error(), "decode Pub/Sub message "+m.Header.MessageID+": "), "\n", "; ")
 	}
 	return m, err
 }

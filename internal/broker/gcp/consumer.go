@@ -185,7 +185,7 @@ func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*m
 func decodeDelivery(ctx context.Context, o ConsumerOptions, sub string, w Wire, attempt *int) *message.Message {
 	m, err := DecodeOrFailure(w, o.Now())
 	if err != nil {
-		o.Logger.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "subscription", sub, "error", err)
+		o.Logger.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "pubsub_message_id", w.ID, "subscription", sub, "error", err)
 	}
 	present(m, attempt)
 	return m

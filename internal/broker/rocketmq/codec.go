@@ -137,7 +137,7 @@ func Encode(m *message.Message, topic, defaultTag string, now time.Time) *rmq.Me
 	}
 	put(PropID, h.MessageID)
 	put(PropTopic, h.Topic)
-	put(PropHandledCount, strconv.Itoa(max(h.HandledCount, 0)))
+	put(PropHandledCount, strconv.Itoa(message.ClampStamp(h.HandledCount)))
 	put(PropMessageType, h.MessageType.String())
 	ts := h.Timestamp
 	if ts.IsZero() {
@@ -229,7 +229,9 @@ func bagKeys(v any) []string {
 // Errors Decode returns (wrapped with the property and value).
 var (
 	// ErrBadProperty means a Brighter property holds a value it cannot
-	// hold (a HandledCount or Delayed that is not a non-negative integer).
+	// hold (a HandledCount that is not a whole number below
+	// message.HandledCountLimit, a Delayed that is not a non-negative
+	// integer of at most a year).
 	ErrBadProperty = errors.New("malformed property")
 	// ErrLocalMessageType means the wire names a message type that is never
 	// sent (MT_NONE, MT_QUIT: message.ErrLocalMessageType); taking it at its word would
@@ -249,8 +251,11 @@ var (
 // (BagKeys), so a routed or replayed copy keeps its steering.
 //
 // It returns an error wrapping ErrBadProperty or ErrLocalMessageType for a
-// message that cannot be taken as Brighter's; the consumer then presents it as
-// MT_UNACCEPTABLE (see Unacceptable).
+// message that cannot be taken as Brighter's. The message is then still
+// returned, decoded as far as it goes, as MT_UNACCEPTABLE: its id, every
+// readable property, the received type text in WireMessageType and each
+// property with its problem in Undecodable (issue 14), so the consumer can
+// hand it to the pump to route. The message is never nil.
 func Decode(w Wire, now time.Time) (*message.Message, error) {
 	p := w.Properties
 	id := p[PropID]
@@ -261,27 +266,38 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h := &m.Header
 	h.MessageID, h.Topic, h.PartitionKey = id, w.Topic, w.MessageGroup
 	h.MessageType = message.MTEvent
+	h.Bag = bagOf(w, id)
+	var problems []string
+	var errs []error
 	if s, ok := p[PropMessageType]; ok && s != "" {
 		// RocketMQ's reader ignores case (reference §1.1).
 		mt, err := message.ParseWireMessageType(strings.ToUpper(strings.TrimSpace(s)))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", PropMessageType, err)
+			problems = append(problems, PropMessageType+": "+err.Error())
+			errs = append(errs, err)
+			m.WireMessageType = s
 		}
 		h.MessageType = mt
 	}
 	if s, ok := p[PropHandledCount]; ok && s != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%s %q: %w", PropHandledCount, s, ErrBadProperty)
+		n, err := message.ParseHandledCount(s)
+		if err != nil {
+			problems = append(problems, PropHandledCount+": "+err.Error())
+			errs = append(errs, fmt.Errorf("%s: %w: %w", PropHandledCount, ErrBadProperty, err))
+			h.Bag[PropHandledCount+"Received"] = s
+		} else {
+			h.HandledCount = n
 		}
-		h.HandledCount = n
 	}
 	if s, ok := p[PropDelay]; ok && s != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || n < 0 || n > int64(24*365*time.Hour/time.Millisecond) {
-			return nil, fmt.Errorf("%s %q: %w", PropDelay, s, ErrBadProperty)
+			problems = append(problems, fmt.Sprintf("%s: %q is not a whole number of milliseconds from 0 to a year", PropDelay, s))
+			errs = append(errs, fmt.Errorf("%s %q: %w", PropDelay, s, ErrBadProperty))
+			h.Bag[PropDelay+"Received"] = s
+		} else {
+			h.Delay = time.Duration(n) * time.Millisecond
 		}
-		h.Delay = time.Duration(n) * time.Millisecond
 	}
 	h.Timestamp = now.UTC()
 	if t, ok := message.ParseWireTime(p[PropTime]); ok {
@@ -295,23 +311,25 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h.SpecVersion = firstNonEmpty(p[PropSpecVersion], message.DefaultSpecVersion)
 	h.Type, h.Subject, h.DataSchema, h.DataRef = p[PropType], p[PropSubject], p[PropDataSchema], p[PropDataRef]
 	h.TraceParent, h.TraceState, h.Baggage = p[PropTraceParent], p[PropTraceState], p[PropBaggage]
-	h.Bag = bagOf(w, id)
+	if len(problems) > 0 {
+		h.MessageType = message.MTUnacceptable
+		m.Undecodable = strings.Join(problems, "; ")
+		return m, fmt.Errorf("RocketMQ message %s (id %s): %w", w.MessageID, id, errors.Join(errs...))
+	}
 	return m, nil
 }
 
 // Unacceptable is the message the consumer presents for a wire message Decode
-// refused: MT_UNACCEPTABLE, the id and topic it can find, the body unchanged
-// and the non-header properties in the bag, so the routed copy on the
-// invalid-message topic loses nothing an operator needs.
+// refused: Decode's partial message, MT_UNACCEPTABLE, with the id and topic it
+// can find, the body unchanged and the non-header properties in the bag, so
+// the routed copy on the invalid-message topic loses nothing an operator
+// needs. Undecodable is "undecodable" when Decode found no fault.
 func Unacceptable(w Wire, now time.Time) *message.Message {
-	id := w.Properties[PropID]
-	if id == "" {
-		id = w.MessageID
+	m, _ := Decode(w, now)
+	m.Header.MessageType = message.MTUnacceptable
+	if m.Undecodable == "" {
+		m.Undecodable = "undecodable"
 	}
-	m := message.New(id, w.Topic, message.MTUnacceptable, w.Body)
-	m.Header.Timestamp = now.UTC()
-	m.Header.PartitionKey = w.MessageGroup
-	m.Header.Bag = bagOf(w, id)
 	return m
 }
 

@@ -210,12 +210,10 @@ func (c *Consumer) present(mv *rmq.MessageView, start time.Time) *message.Messag
 	attempt := mv.GetDeliveryAttempt()
 	m, err := Decode(w, c.now())
 	if err != nil {
-		c.log.Warn(LogUndecodable, "message_id", w.MessageID, "subscription", c.opts.Topic, "reason", err.Error())
-		m = Unacceptable(w, c.now())
-		m.Header.HandledCount = DeliveryCount(0, attempt, false)
-	} else {
-		m.Header.HandledCount = DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
+		// Decode returned the message as MT_UNACCEPTABLE, identity kept.
+		c.log.Warn(LogUndecodable, "message_id", m.Header.MessageID, "rocketmq_message_id", w.MessageID, "subscription", c.opts.Topic, "reason", err.Error())
 	}
+	m.Header.HandledCount = DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
 	m.DeliveryAttempt = int(attempt)
 	m.Receipt = &receipt{mv: mv, leaseEnd: start.Add(c.opts.InvisibleDuration)}
 	return m

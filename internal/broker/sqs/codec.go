@@ -166,7 +166,7 @@ func encode(m *message.Message, topic string, extra map[string]string, sns bool)
 		}
 		bag[k] = v
 	}
-	bag[BagHandledCount] = strconv.Itoa(max(h.HandledCount, 0))
+	bag[BagHandledCount] = strconv.Itoa(message.ClampStamp(h.HandledCount))
 	bagJSON, err := json.Marshal(bag)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("encode bag of message %s: %w", h.MessageID, err)
@@ -252,31 +252,30 @@ type DecodeOptions struct {
 // receipt handle (never the bag) and DeliveryAttempt the receive count.
 //
 // A message from a producer that is not Brighter decodes with defaults: id =
-// the SQS MessageId, MT_EVENT, topic = opts.DefaultTopic. When the message
-// cannot be decoded (ErrUndecodable: an envelope that is not JSON, a bag that
-// is not a JSON object, a compressed body that is not base64), Decode returns
-// BOTH an MT_UNACCEPTABLE message (id, receipt, raw body, delivery count) and
-// the error, so the caller can log the reason and the pump can route the
-// message; the result is never nil and Decode never panics.
+// the SQS MessageId, MT_EVENT, topic = opts.DefaultTopic. When part of the
+// message cannot be taken (ErrUndecodable: an envelope that is not JSON, a
+// bag that is not a JSON object, a stamped count that is not a whole number
+// below message.HandledCountLimit, a local message type such as MT_QUIT, a
+// compressed body that is not base64), Decode returns BOTH the message,
+// decoded as far as it goes, as MT_UNACCEPTABLE and the error: the Brighter
+// id when the id attribute is readable, every readable attribute and bag
+// entry (an unreadable bag is kept as text under the bag key "bag"), the raw
+// body, the received type text in WireMessageType, and in Undecodable the
+// field and the problem, which the pump uses as the rejection message
+// (issue 14). The result is never nil and Decode never panics.
 func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	attempt := receiveCount(sm.Attributes)
-	m, err := decode(sm, opts)
-	if err != nil {
-		m = failure(sm, opts)
+	m, problems := decode(sm, opts)
+	var err error
+	if len(problems) > 0 {
+		m.Header.MessageType = message.MTUnacceptable
+		m.Undecodable = strings.Join(problems, "; ")
+		err = fmt.Errorf("SQS message %s (id %s): %w: %s", aws.ToString(sm.MessageId), m.Header.MessageID, ErrUndecodable, m.Undecodable)
 	}
 	m.Receipt = aws.ToString(sm.ReceiptHandle)
 	m.DeliveryAttempt = attempt
 	m.Header.HandledCount = broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
 	return m, err
-}
-
-// failure is Brighter's Message.FailureMessage, keeping the raw body so the
-// copy routed to the invalid-message queue loses nothing.
-func failure(sm types.Message, opts DecodeOptions) *message.Message {
-	m := message.New(aws.ToString(sm.MessageId), opts.DefaultTopic, message.MTUnacceptable, []byte(aws.ToString(sm.Body)))
-	m.Header.ContentType = "text/plain"
-	m.Header.PartitionKey = sm.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
-	return m
 }
 
 // envelope is the SNS notification JSON an SQS queue receives when the
@@ -331,18 +330,22 @@ func (a attrSource) each(f func(name, value string)) {
 	}
 }
 
-func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
+// decode reads sm as far as it goes; problems name each field it could not
+// take and why ("bag: not a JSON object: ..."). The message is never nil.
+func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
+	var problems []string
 	body := aws.ToString(sm.Body)
 	src := attrSource{sqs: sm.MessageAttributes}
 	var envSubject string
 	if opts.Envelope && len(sm.MessageAttributes) == 0 {
 		var env envelope
 		if err := json.Unmarshal([]byte(body), &env); err != nil {
-			return nil, fmt.Errorf("SNS envelope of SQS message %s is not JSON: %w: %w", aws.ToString(sm.MessageId), ErrUndecodable, err)
+			problems = append(problems, "SNS envelope (the body): not JSON: "+err.Error())
+		} else {
+			src.env = &env
+			body = env.Message
+			envSubject = env.Subject
 		}
-		src.env = &env
-		body = env.Message
-		envSubject = env.Subject
 	}
 	var ce map[string]string
 	if s, ok := src.get(AttrCloudEventHeaders); ok && s != "" {
@@ -355,7 +358,8 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 			if err == nil {
 				err = errors.New("null")
 			}
-			return nil, fmt.Errorf("bag of SQS message %s is not a JSON object: %w: %w", aws.ToString(sm.MessageId), ErrUndecodable, err)
+			problems = append(problems, "bag: not a JSON object: "+err.Error())
+			bag = message.Bag{AttrBag: s}
 		}
 	}
 	src.each(func(name, value string) {
@@ -376,13 +380,16 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 		topic = topicName(s)
 	}
 	mt := message.MTEvent
+	var wireType string
 	if s, ok := src.get(AttrMessageType); ok {
 		var err error
 		if mt, err = message.ParseWireMessageType(s); err != nil {
-			return nil, fmt.Errorf("SQS message %s: %w: %w", aws.ToString(sm.MessageId), ErrUndecodable, err)
+			problems = append(problems, "message-type: "+err.Error())
+			wireType = s
 		}
 	}
 	m := message.New(id, topic, mt, nil)
+	m.WireMessageType = wireType
 	h := &m.Header
 	h.Bag = bag
 
@@ -422,17 +429,24 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 		h.Subject = ce[AttrSubject]
 	}
 
-	h.HandledCount = stampedCount(bag)
-	if h.HandledCount == 0 {
+	n, ok, err := stampedCount(bag)
+	if err != nil {
+		problems = append(problems, "bag handled-count: "+err.Error())
+	} else {
+		delete(bag, BagHandledCount)
+	}
+	if ok {
+		h.HandledCount = n
+	} else if s, ok := src.get(AttrHandledCount); ok && s != "" && err == nil {
 		// A top-level handled-count attribute (what Brighter's envelope reader
 		// looks for; no Brighter producer writes it).
-		if s, ok := src.get(AttrHandledCount); ok {
-			if n, err := strconv.Atoi(s); err == nil && n > 0 {
-				h.HandledCount = n
-			}
+		if n, err := message.ParseHandledCount(s); err != nil {
+			problems = append(problems, "handled-count attribute: "+err.Error())
+			bag[AttrHandledCount] = s
+		} else {
+			h.HandledCount = n
 		}
 	}
-	delete(bag, BagHandledCount)
 
 	h.Source = firstNonEmpty(attrOr(src, AttrSource), ce[AttrSource], message.DefaultSource)
 	h.Type = firstNonEmpty(attrOr(src, AttrType), ce[AttrType])
@@ -445,11 +459,14 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	if _, ok := compressedTypes[h.ContentType]; ok {
 		b, err := base64.StdEncoding.DecodeString(body)
 		if err != nil {
-			return nil, fmt.Errorf("body of SQS message %s (content type %s) is not base64: %w: %w", aws.ToString(sm.MessageId), h.ContentType, ErrUndecodable, err)
+			problems = append(problems, "body: content type "+h.ContentType+" but not base64: "+err.Error())
+			// Keep the text: the invalid-message copy must carry what came.
+			h.ContentType = "text/plain"
+		} else {
+			m.Body = b
 		}
-		m.Body = b
 	}
-	return m, nil
+	return m, problems
 }
 
 func hasNonEmpty(src attrSource, name string) bool {

@@ -358,9 +358,15 @@ func TestReceiveCountReadsSystemAttribute_AC33(t *testing.T) {
 			t.Errorf("receiveCount(%q) = %d, want %d", in, got, want)
 		}
 	}
-	for in, want := range map[any]int{"4": 4, float64(2): 2, "x": 0, nil: 0, "-1": 0} {
-		if got := stampedCount(message.Bag{BagHandledCount: in}); got != want {
-			t.Errorf("stampedCount(%v) = %d, want %d", in, got, want)
+	for in, want := range map[any]int{"4": 4, float64(2): 2, "": 0} {
+		if got, _, err := stampedCount(message.Bag{BagHandledCount: in}); got != want || err != nil {
+			t.Errorf("stampedCount(%v) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	// A junk stamp is an error (the message is Unacceptable), never 0.
+	for _, in := range []any{"x", nil, "-1", float64(-1), 2.5, "9223372036854775807", "1000000", true, []any{}} {
+		if _, _, err := stampedCount(message.Bag{BagHandledCount: in}); !errors.Is(err, message.ErrBadHandledCount) {
+			t.Errorf("stampedCount(%#v) err = %v, want ErrBadHandledCount", in, err)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 	for i := range out.Messages {
 		m, err := Decode(out.Messages[i], dopts)
 		if err != nil {
-			k.log.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "queue", k.name, "reason", err.Error())
+			k.log.WarnContext(ctx, LogUndecodable, "message_id", m.Header.MessageID, "sqs_message_id", aws.ToString(out.Messages[i].MessageId), "queue", k.name, "reason", err.Error())
 		}
 		ms[i] = m
 	}

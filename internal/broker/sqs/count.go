@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -33,18 +34,41 @@ func receiveCount(sys map[string]string) int {
 	return n
 }
 
-// stampedCount reads the bag's handled-count, a JSON string ("3") as
-// Brighter writes it or a number; anything else, or a negative value, is 0.
-func stampedCount(bag message.Bag) int {
-	switch v := bag[BagHandledCount].(type) {
-	case string:
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return n
-		}
-	case float64:
-		if v > 0 && v < 1<<31 {
-			return int(v)
-		}
+// stampedCount reads the bag's handled-count: a JSON string ("3") as
+// Brighter writes it, or a number. ok is false when the bag has none (or an
+// empty string). A value that is not a whole number in
+// 0..message.HandledCountLimit-1 is an error (the message is then
+// Unacceptable, issue 14): never read as 0, never wrapped.
+func stampedCount(bag message.Bag) (n int, ok bool, err error) {
+	v, present := bag[BagHandledCount]
+	if !present {
+		return 0, false, nil
 	}
-	return 0
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return 0, false, nil
+		}
+		n, err = message.ParseHandledCount(x)
+	case float64:
+		n, err = message.HandledCountFromNumber(x)
+	default:
+		err = fmt.Errorf("%w: a JSON %s, not a string or number", message.ErrBadHandledCount, jsonKind(x))
+	}
+	return n, err == nil, err
+}
+
+// jsonKind names the JSON type of a decoded value, for an error.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
 }

@@ -1,0 +1,170 @@
+package pump_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// routedCopy returns what a rejecting consumer of srcQueue publishes to
+// dlqQueue: a copy stamped with its count and the five metadata keys.
+func routedCopy(id string, stamped int) *message.Message {
+	m := message.New(id, srcQueue, message.MTCommand, []byte(`{}`))
+	m.Header.HandledCount = stamped
+	return message.Stamp(m, dlqQueue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "budget"}, time.Now())
+}
+
+// R-11, R-28 (issue 14): a subscription that consumes a dead-letter queue
+// has a budget that runs down. A deferring handler with requeueCount 3 is
+// invoked exactly 3 times per routed copy, every delivery presents the
+// stamped count of the source channel (R-28, as AC-41 asks), and the copy is
+// then routed by THIS subscription's dead-letter key as a DeliveryError.
+func TestRoutedCopyBudgetRunsDownOnItsOwnChannel_R11_R28(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const dlq2 = "orders.dlq.dlq"
+		e := newEnv(t, memory.ConsumerOptions{Queue: dlqQueue, DeadLetter: dlq2, StopWhenEmpty: true})
+		e.publishMsg(t, dlqQueue, routedCopy("c1", 5))
+		var mu sync.Mutex
+		var seen []int
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+			mu.Lock()
+			seen = append(seen, m.Header.HandledCount)
+			mu.Unlock()
+			return pump.Result{Outcome: pump.Defer}
+		})
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 3 {
+			t.Fatalf("handler invocations = %d, want exactly 3 (the budget must run down)", got)
+		}
+		mu.Lock()
+		for i, c := range seen {
+			if c != 5 {
+				t.Errorf("delivery %d presented %d, want the stamped 5 every time (R-28)", i+1, c)
+			}
+		}
+		mu.Unlock()
+		out := e.receiveAll(t, dlq2)
+		if len(out) != 1 {
+			t.Fatalf("%s holds %d messages, want 1", dlq2, len(out))
+		}
+		if got, _ := out[0].Header.Bag.String(message.KeyOriginalTopic); got != dlqQueue {
+			t.Errorf("originalTopic = %q, want %q (routed by this subscription)", got, dlqQueue)
+		}
+		if got, _ := out[0].Header.Bag.String(message.KeyRejectionMessage); !strings.Contains(got, "delivery 3 on this channel reached requeueCount 3") {
+			t.Errorf("rejectionMessage = %q, want it to say the channel's own delivery 3 reached the budget", got)
+		}
+		if d := e.b.Depth(dlqQueue); d != 0 {
+			t.Errorf("%s depth = %d, want 0", dlqQueue, d)
+		}
+	})
+}
+
+// R-11 (issue 14): a raw producer that forges originalTopic and
+// rejectionTimestamp onto a source message cannot make its budget inert.
+func TestForgedRejectionMetadataDoesNotMakeBudgetInert_R11(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		m := message.New("f1", srcQueue, message.MTCommand, []byte(`{}`))
+		m.Header.Bag[message.KeyOriginalTopic] = "elsewhere"
+		m.Header.Bag[message.KeyRejectionTimestamp] = "2026-01-01T00:00:00.0000000+00:00"
+		e.publishMsg(t, srcQueue, m)
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 3 {
+			t.Fatalf("handler invocations = %d, want exactly 3", got)
+		}
+		if n := len(e.receiveAll(t, dlqQueue)); n != 1 {
+			t.Errorf("dead-letter queue holds %d, want 1", n)
+		}
+	})
+}
+
+// Issue 14: the pump's +1 saturates. A count at math.MaxInt (what a wrapped
+// sum would overflow from) is rejected on its first deferral and never
+// presented negative.
+func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		m := message.New("big", srcQueue, message.MTCommand, []byte(`{}`))
+		m.Header.HandledCount = math.MaxInt
+		e.publishMsg(t, srcQueue, m)
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 1 {
+			t.Fatalf("handler invocations = %d, want 1", got)
+		}
+		for _, ev := range e.events.of(pump.EventRejected) {
+			if ev.DeliveryCount < 0 {
+				t.Errorf("rejected event count %d, want >= 0 (saturated, not wrapped)", ev.DeliveryCount)
+			}
+		}
+		if n := len(e.receiveAll(t, dlqQueue)); n != 1 {
+			t.Errorf("dead-letter queue holds %d, want 1", n)
+		}
+	})
+}
+
+// FuzzBudgetRejectsByRthDelivery is the pump half of issue 14's property: for
+// any stamped count, with or without (forged or genuine) rejection metadata,
+// a deferring handler under requeueCount R is invoked at most R times and
+// the message ends on the dead-letter queue, in both variants. Seeds in
+// testdata/fuzz/FuzzBudgetRejectsByRthDelivery.
+func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
+	f.Add(0, false, uint8(3))
+	f.Add(math.MaxInt, false, uint8(3))
+	f.Add(5, true, uint8(3))
+	f.Add(-7, true, uint8(1))
+	f.Fuzz(func(t *testing.T, stamped int, metadata bool, r uint8) {
+		budget := int(r%6) + 1
+		for _, v := range variants {
+			e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+			m := message.New("p", srcQueue, message.MTCommand, []byte(`{}`))
+			m.Header.HandledCount = stamped
+			if metadata {
+				m.Header.Bag[message.KeyOriginalTopic] = "t"
+				m.Header.Bag[message.KeyRejectionTimestamp] = "x"
+			}
+			e.publishMsg(t, srcQueue, m)
+			opts := fastOptions(v)
+			opts.RequeueCount = budget
+			var low bool
+			e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+				if m.Header.HandledCount < 0 {
+					low = true
+				}
+				return pump.Result{Outcome: pump.Defer}
+			})
+			if err := e.wait(t, 10*time.Second); err != nil {
+				t.Fatalf("%s: Run = %v", v, err)
+			}
+			if got := e.calls.Load(); got > int64(budget) || got < 1 {
+				t.Fatalf("%s: stamped %d metadata %v budget %d: %d invocations, want 1..%d", v, stamped, metadata, budget, got, budget)
+			}
+			if low {
+				t.Fatalf("%s: a negative count was presented", v)
+			}
+			if n := len(e.receiveAll(t, dlqQueue)); n != 1 {
+				t.Fatalf("%s: dead-letter queue holds %d, want 1", v, n)
+			}
+		}
+	})
+}
