@@ -208,12 +208,11 @@ subscriptions:
     bufferSize: ${BUF}
     requeueCount: "${COUNT}"
     timeOut: ${WAIT:-5s}
-    deadLetterRoutingKey: literal-$${NOT_A_VAR}-$HOME
     handler:
       type: exec
       command: ${CMD}
       args: ["--token=${TOKEN}"]
-      env: {MODE: "${MODE:-}"}
+      env: {MODE: "${MODE:-}", LIT: "literal-$${NOT_A_VAR}-$HOME"}
     sqs:
       rawMessageDelivery: ${RAW}
 `
@@ -226,11 +225,11 @@ subscriptions:
 	if s.Name != "orders" || s.BufferSize != 7 || s.RequeueCount != 3 || s.TimeOut != 5*time.Second {
 		t.Errorf("name %q bufferSize %d requeueCount %d timeOut %v, want orders 7 3 5s", s.Name, s.BufferSize, s.RequeueCount, s.TimeOut)
 	}
-	if s.DeadLetterRoutingKey != "literal-${NOT_A_VAR}-$HOME" {
-		t.Errorf("deadLetterRoutingKey = %q, want the escape and the bare $ kept", s.DeadLetterRoutingKey)
+	if s.Handler.Env["LIT"] != "literal-${NOT_A_VAR}-$HOME" {
+		t.Errorf("handler.env.LIT = %q, want the escape and the bare $ kept", s.Handler.Env["LIT"])
 	}
 	if s.Handler.Command != "/bin/handler" || !reflect.DeepEqual(s.Handler.Args, []string{"--token=s3cret"}) ||
-		!reflect.DeepEqual(s.Handler.Env, map[string]string{"MODE": ""}) {
+		!reflect.DeepEqual(s.Handler.Env, map[string]string{"MODE": "", "LIT": "literal-${NOT_A_VAR}-$HOME"}) {
 		t.Errorf("handler = %+v", s.Handler)
 	}
 	if s.SQS.RawMessageDelivery {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 )
 
 // Load reads the subscriptions file at path and returns it parsed, defaulted
@@ -60,10 +60,21 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 	d.decode(data)
 	if len(d.errs) > 0 {
 		sortErrors(d.errs)
+		if n := len(d.errs); n > MaxErrors {
+			// A hostile file (10,000 aliases of one subscription) must not
+			// become a 10,000-line report.
+			rest := d.errs[MaxErrors]
+			d.errs = append(d.errs[:MaxErrors:MaxErrors], &Error{File: rest.File, Line: rest.Line, Column: rest.Column,
+				Msg: fmt.Sprintf("%d more problems from here on are not listed", n-MaxErrors)})
+		}
 		return nil, d.errs
 	}
 	return d.f, nil
 }
+
+// MaxErrors is how many problems Parse lists; one more Error says how many
+// were left out.
+const MaxErrors = 100
 
 // maxAliasResolutions bounds how many aliases and merge keys one file may
 // resolve, so a self-referencing anchor cannot loop.
@@ -94,10 +105,17 @@ type entry struct {
 }
 
 func (d *decoder) decode(data []byte) {
+	data = bytes.TrimPrefix(data, utf8BOM)
 	f, err := parseYAML(data)
 	if err != nil {
 		var se *yaml.SyntaxError
+		var le *limitError
 		p := Position{File: d.name, Line: 1, Column: 1}
+		if errors.As(err, &le) {
+			p.Line, p.Column = le.line, le.col
+			d.errAt(p, "", "%s", le.msg)
+			return
+		}
 		msg := err.Error()
 		if errors.As(err, &se) {
 			msg = se.Message
@@ -130,15 +148,6 @@ var goccyPos = regexp.MustCompile(`at \[(\d+):(\d+)\]`)
 
 // parseYAML runs the YAML parser, turning a panic inside it into an error so
 // no input can crash the caller.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("the YAML parser failed on this input: %v", r)
-		}
-	}()
-	return parser.ParseBytes(data, 0)
-}
-
 // anchorCollector records every anchor of a document by name.
 type anchorCollector map[string]ast.Node
 
@@ -410,6 +419,7 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 		s.TimeOut = DefaultTimeOut(s.Transport)
 	}
 	d.transportBlocks(s, by)
+	d.checkNames(s)
 	return s, nameNode
 }
 
@@ -549,7 +559,17 @@ func (d *decoder) gcp(ents []entry) *GCP {
 				case "subscription":
 					d.str(e, &p.Subscription)
 				case "maxDeliveryAttempts":
-					d.intIn(e, &p.MaxDeliveryAttempts, 5, 100)
+					// Pub/Sub takes 0 as its default, 5 (issue 14): store
+					// the effective value so lint and the channel maker
+					// see what the service applies.
+					if d.intIn(e, &p.MaxDeliveryAttempts, 0, 100) {
+						switch {
+						case p.MaxDeliveryAttempts == 0:
+							p.MaxDeliveryAttempts = GCPDefaultMaxDeliveryAttempts
+						case p.MaxDeliveryAttempts < GCPDefaultMaxDeliveryAttempts:
+							d.rangeErr(e, strconv.Itoa(p.MaxDeliveryAttempts), "0 (the service default, 5) or 5..100")
+						}
+					}
 				case "ackDeadline":
 					d.dur(e, &p.AckDeadline, durRange{})
 				case "publisherMember":

@@ -253,7 +253,7 @@ subscriptions:
 		{
 			name: "gcp needs a project and a dlq topic",
 			src: `subscriptions:
-  - name: a
+  - name: abc
     transport: gcp
     handler: {type: builtin, name: ack}
     gcp:
@@ -264,7 +264,7 @@ subscriptions:
 				`test.yaml:5:5: subscriptions[0].gcp.projectId: required field is missing; set gcp.projectId here or connections.gcp.projectId`,
 				`test.yaml:6:13: subscriptions[0].gcp.mode: unknown mode "streaming" (did you mean "stream"?); valid values are pull, stream`,
 				`test.yaml:7:7: subscriptions[0].gcp.deadLetterPolicy.topic: required field is missing; the dead-letter topic`,
-				`test.yaml:7:47: subscriptions[0].gcp.deadLetterPolicy.maxDeliveryAttempts: 3 is out of range; valid values are 5..100`,
+				`test.yaml:7:47: subscriptions[0].gcp.deadLetterPolicy.maxDeliveryAttempts: 3 is out of range; valid values are 0 (the service default, 5) or 5..100`,
 			},
 		},
 		{

@@ -415,13 +415,18 @@ type DeadLetterPolicy struct {
 	Topic string
 	// Subscription is the dead-letter topic's subscription; optional.
 	Subscription string
-	// MaxDeliveryAttempts is 5..100; default 10. Lint compares it with
-	// requeueCount.
+	// MaxDeliveryAttempts is 5..100; default 10 when the key is absent. A
+	// file's 0 is stored as GCPDefaultMaxDeliveryAttempts, what Pub/Sub
+	// applies for 0 (issue 14). Lint compares it with requeueCount.
 	MaxDeliveryAttempts int
 	// AckDeadline of the dead-letter subscription, >= 0; default 60s.
 	AckDeadline     time.Duration
 	PublisherMember string
 }
+
+// GCPDefaultMaxDeliveryAttempts is what Pub/Sub applies for a dead-letter
+// policy's maxDeliveryAttempts of 0, and the smallest value it accepts.
+const GCPDefaultMaxDeliveryAttempts = 5
 
 // RocketMQ is the rocketmq block (reference §9.4).
 type RocketMQ struct {

@@ -133,6 +133,10 @@ func TestBudgetOutranked_R10_AC10(t *testing.T) {
 		{name: "gcp R5 M5 trips", yaml: sub("gcp", "requeueCount: 5", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"),
 			want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5"}},
 		{name: "gcp R3 M5 does not trip", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"), want: 0},
+		// Issue 14: the file's 0 is Pub/Sub's default, 5, and is judged as 5.
+		{name: "gcp R5 M0 trips as 5", yaml: sub("gcp", "requeueCount: 5", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 0"),
+			want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5", "effective limit is 5"}},
+		{name: "gcp R4 M0 does not trip", yaml: sub("gcp", "requeueCount: 4", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 0"), want: 0},
 		{name: "rocketmq R16 default M16 trips", yaml: sub("rocketmq", "requeueCount: 16", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"rocketmq.maxDeliveryAttempts 16"}},
 		{name: "rocketmq R3 does not trip", yaml: sub("rocketmq", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
