@@ -121,7 +121,17 @@ func pumpOptions(s *config.Subscription) pump.Options {
 		CallTimeout:                    s.CallTimeout,
 		StallAfter:                     s.StallAfter,
 		DrainTimeout:                   s.DrainTimeout,
+		MaxLeaseExtension:              maxLeaseExtension(s.MaxLeaseExtension),
 	}
+}
+
+// maxLeaseExtension maps the file's maxLeaseExtension (0 = off) to the
+// pump's (negative = off, 0 = the default).
+func maxLeaseExtension(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // Stable log texts of consume.

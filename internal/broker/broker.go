@@ -161,3 +161,45 @@ func CallContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	}
 	return ctx, func() {}
 }
+
+// ErrStaleReceipt is wrapped by a transport's settling or lease-extending
+// call when the broker says the receipt no longer holds the message: it was
+// settled already, or its lease lapsed and the broker handed it out again
+// (SQS ReceiptHandleIsInvalid / MessageNotInflight, a RocketMQ invalid
+// receipt handle). Such a settle did nothing; the pump logs it at Warn with
+// the message id and counts it (issue 12). Brokers that settle a stale
+// receipt silently (SQS DeleteMessage) cannot report it; lease extension
+// keeps that from happening.
+var ErrStaleReceipt = errors.New("stale receipt: the broker no longer holds the message for it")
+
+// LeaseExtender is implemented by consumers whose broker lends a received
+// message for a lease (SQS visibility timeout, Pub/Sub ack deadline,
+// RocketMQ invisible duration) and lets the client extend it. The pump
+// keeps the lease of every message it holds (buffered or in a handler)
+// until the message is settled, extending it once the message has been held
+// for half its lease, and drops a message whose lease lapsed before it was
+// dispatched (R-4, R-5; docs/adr/0005-leases.md). A consumer whose client
+// manages leases itself (the Pub/Sub streaming client) does not implement
+// it.
+type LeaseExtender interface {
+	// Lease returns how long the broker holds a message for this consumer
+	// from the moment it is received (or its lease last extended); 0 when
+	// unknown, and then the pump neither extends nor drops.
+	Lease() time.Duration
+	// ExtendLeases makes each message's lease d from now, in as few broker
+	// calls as the broker allows (NFR-3), each with ctx's deadline. It
+	// returns one error per message, nil for success; len(result) ==
+	// len(ms). An error wrapping ErrStaleReceipt means the broker no longer
+	// holds that message for its receipt.
+	ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error
+}
+
+// BoundedReceiver is implemented by consumers that can receive fewer than
+// their buffer size in one call. The Proactor asks for no more messages
+// than its free buffer slots can take (issue 12: receive-ahead never holds
+// more than the buffer needs).
+type BoundedReceiver interface {
+	// ReceiveUpTo is Receive returning at most max messages (max >= 1;
+	// values above the consumer's buffer size mean the buffer size).
+	ReceiveUpTo(ctx context.Context, timeout time.Duration, max int) ([]*message.Message, error)
+}

@@ -52,7 +52,7 @@ subscriptions:
 		Name: "q", Transport: config.TransportSQS, ChannelName: "q", RoutingKey: "q",
 		MessagePumpType: config.Proactor, BufferSize: 1, NoOfPerformers: 1, TimeOut: 20 * time.Second,
 		RequeueCount: -1, EmptyChannelDelay: 500 * time.Millisecond, ChannelFailureDelay: time.Second,
-		DrainTimeout: 10 * time.Second, MakeChannels: config.MakeChannelsCreate,
+		DrainTimeout: 10 * time.Second, MaxLeaseExtension: time.Hour, MakeChannels: config.MakeChannelsCreate,
 		Handler: config.Handler{Type: config.HandlerBuiltin, Name: "ack", Timeout: 30 * time.Second},
 		SQS: &config.SQS{
 			ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, VisibilityTimeout: 30 * time.Second,
@@ -112,7 +112,7 @@ func exported(s *config.Subscription) config.Subscription {
 		TimeOut: s.TimeOut, TimeOutSet: s.TimeOutSet, RequeueCount: s.RequeueCount, RequeueDelay: s.RequeueDelay,
 		UnacceptableMessageLimit: s.UnacceptableMessageLimit, UnacceptableMessageLimitWindow: s.UnacceptableMessageLimitWindow,
 		EmptyChannelDelay: s.EmptyChannelDelay, ChannelFailureDelay: s.ChannelFailureDelay, DrainTimeout: s.DrainTimeout,
-		MakeChannels: s.MakeChannels, DeadLetterRoutingKey: s.DeadLetterRoutingKey, InvalidMessageRoutingKey: s.InvalidMessageRoutingKey,
+		MaxLeaseExtension: s.MaxLeaseExtension, MakeChannels: s.MakeChannels, DeadLetterRoutingKey: s.DeadLetterRoutingKey, InvalidMessageRoutingKey: s.InvalidMessageRoutingKey,
 		Handler: s.Handler, SQS: s.SQS, GCP: s.GCP, RocketMQ: s.RocketMQ, Memory: s.Memory, Index: s.Index,
 	}
 }
@@ -137,6 +137,7 @@ func TestParse_ExplicitValues(t *testing.T) {
     emptyChannelDelay: 0
     channelFailureDelay: 2s
     drainTimeout: 1m
+    maxLeaseExtension: 10m
     makeChannels: validate
     deadLetterRoutingKey: dlq
     invalidMessageRoutingKey: bad
@@ -158,7 +159,7 @@ func TestParse_ExplicitValues(t *testing.T) {
 		s.NoOfPerformers != 4 || s.TimeOut != 2*time.Second || !s.TimeOutSet || s.RequeueCount != -3 ||
 		s.RequeueDelay != 90*time.Second || s.UnacceptableMessageLimit != 5 || s.UnacceptableMessageLimitWindow != time.Minute ||
 		s.EmptyChannelDelay != 0 || s.ChannelFailureDelay != 2*time.Second || s.DrainTimeout != time.Minute ||
-		s.MakeChannels != config.MakeChannelsValidate || s.DeadLetterRoutingKey != "dlq" || s.InvalidMessageRoutingKey != "bad" {
+		s.MaxLeaseExtension != 10*time.Minute || s.MakeChannels != config.MakeChannelsValidate || s.DeadLetterRoutingKey != "dlq" || s.InvalidMessageRoutingKey != "bad" {
 		t.Errorf("subscription fields not read: %+v", exported(s))
 	}
 	h := s.Handler

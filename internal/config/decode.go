@@ -294,7 +294,7 @@ func (d *decoder) subscriptions(e *entry) {
 var subFields = []string{
 	"name", "transport", "channelName", "routingKey", "messagePumpType", "bufferSize", "noOfPerformers",
 	"timeOut", "requeueCount", "requeueDelay", "unacceptableMessageLimit", "unacceptableMessageLimitWindow",
-	"emptyChannelDelay", "channelFailureDelay", "maxChannelFailureDelay", "callTimeout", "stallAfter", "drainTimeout", "makeChannels", "deadLetterRoutingKey",
+	"emptyChannelDelay", "channelFailureDelay", "maxChannelFailureDelay", "callTimeout", "stallAfter", "drainTimeout", "maxLeaseExtension", "makeChannels", "deadLetterRoutingKey",
 	"invalidMessageRoutingKey", "handler", "sqs", "gcp", "rocketmq", "memory",
 }
 
@@ -320,6 +320,7 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 		CallTimeout:            DefaultCallTimeout,
 		StallAfter:             DefaultStallAfter,
 		DrainTimeout:           DefaultDrainTimeout,
+		MaxLeaseExtension:      DefaultMaxLeaseExtension,
 		MakeChannels:           MakeChannelsCreate,
 		pos:                    map[string]Position{},
 	}
@@ -393,6 +394,8 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 			d.dur(e, &s.StallAfter, durRange{})
 		case "drainTimeout":
 			d.dur(e, &s.DrainTimeout, durRange{})
+		case "maxLeaseExtension":
+			d.dur(e, &s.MaxLeaseExtension, durRange{})
 		case "makeChannels":
 			var v string
 			if d.enum(e, &v, "makeChannels", makeChannels) {

@@ -141,6 +141,9 @@ const (
 	DefaultStallAfter     = 60 * time.Second
 	DefaultDrainTimeout   = 10 * time.Second
 	DefaultHandlerTimeout = 30 * time.Second
+	// DefaultMaxLeaseExtension is maxLeaseExtension's default (the Pub/Sub
+	// client's MaxExtension default; docs/adr/0005-leases.md).
+	DefaultMaxLeaseExtension = time.Hour
 	// MaxBufferSize is the largest bufferSize (reference §8.6).
 	MaxBufferSize = 10
 	// MaxSQSTimeOut is SQS's longest long-poll wait.
@@ -220,6 +223,11 @@ type Subscription struct {
 	StallAfter time.Duration
 	// DrainTimeout bounds graceful shutdown; default 10s.
 	DrainTimeout time.Duration
+	// MaxLeaseExtension caps how long past its first lease the pump keeps
+	// extending a held message's lease (SQS visibility timeout, Pub/Sub
+	// pull ack deadline, RocketMQ invisible duration); 0 turns extension
+	// off; default 1h (issue 12, docs/adr/0005-leases.md). >= 0.
+	MaxLeaseExtension time.Duration
 	// MakeChannels is create, validate or assume; default create.
 	MakeChannels MakeChannels
 	// DeadLetterRoutingKey is where DeliveryError rejections go ("" = none).

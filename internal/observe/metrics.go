@@ -1,11 +1,13 @@
 package observe
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -29,6 +31,12 @@ const (
 	// MetricStalled is 1 while a subscription has had no successful broker
 	// call for stallAfter (pump.EventStalled), 0 otherwise (issue 13).
 	MetricStalled = "brighter_stalled"
+	// Leases (issue 12, docs/adr/0005-leases.md).
+	MetricLeaseExtensions        = "brighter_lease_extensions_total"
+	MetricLeaseExtensionFailures = "brighter_lease_extension_failures_total"
+	MetricLeasesLapsed           = "brighter_leases_lapsed_total"
+	MetricLeasesCapped           = "brighter_leases_capped_total"
+	MetricStaleSettles           = "brighter_stale_settles_total" // + outcome
 )
 
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
@@ -42,6 +50,8 @@ type Metrics struct {
 	duration, deliveryCount                               *prometheus.HistogramVec
 	inFlight, dlqDepth, stalled                           *prometheus.GaugeVec
 	ready                                                 prometheus.Gauge
+	leaseExt, leaseExtFail, leaseLapsed, leaseCapped      *prometheus.CounterVec
+	staleSettles                                          *prometheus.CounterVec
 
 	subs sync.Map // subscription -> *subMetrics
 }
@@ -75,9 +85,19 @@ func NewMetrics() *Metrics {
 		dlqDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricDLQDepth, Help: "Messages on the dead-letter queue, where the broker reports it (SQS: approximate)."}, sub),
 		stalled:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricStalled, Help: "1 while the subscription has had no successful broker call for stallAfter (its calls keep failing)."}, sub),
 		ready:    prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricReady, Help: "1 when every channel is open, none is stalled and the consumer is not draining (follows /readyz)."}),
+		leaseExt: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeaseExtensions, Help: "Lease extensions of held messages (one per message extended)."}, sub),
+		leaseExtFail: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeaseExtensionFailures,
+			Help: "Lease extensions that failed; the message stays on the broker."}, sub),
+		leaseLapsed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeasesLapsed,
+			Help: "Messages dropped before dispatch because their lease had lapsed (the broker redelivers them)."}, sub),
+		leaseCapped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeasesCapped,
+			Help: "Messages held past maxLeaseExtension, whose lease was left to lapse."}, sub),
+		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
+			Help: "Settles and lease extensions the broker refused for a stale receipt."}, []string{"subscription", "outcome"}),
 	}
 	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
+		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -160,6 +180,20 @@ func (m *Metrics) Observe(e pump.Event) {
 		// was never dispatched, so the gauge may dip by one at shutdown.
 		s.inFlight.Dec()
 		m.settleFailures.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
+		if errors.Is(e.Err, broker.ErrStaleReceipt) {
+			m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
+		}
+	case pump.EventLeaseExtended:
+		m.leaseExt.WithLabelValues(e.Subscription).Inc()
+	case pump.EventLeaseExtendFailed:
+		m.leaseExtFail.WithLabelValues(e.Subscription).Inc()
+		if errors.Is(e.Err, broker.ErrStaleReceipt) {
+			m.staleSettles.WithLabelValues(e.Subscription, "extend").Inc()
+		}
+	case pump.EventLeaseLapsed:
+		m.leaseLapsed.WithLabelValues(e.Subscription).Inc()
+	case pump.EventLeaseCapped:
+		m.leaseCapped.WithLabelValues(e.Subscription).Inc()
 	case pump.EventChannelFailure:
 		s.channelFailures.Inc()
 	case pump.EventStalled:

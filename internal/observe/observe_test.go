@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -348,5 +349,43 @@ func TestReadinessFollowsStallAndRecovery_Issue13(t *testing.T) {
 	}
 	if g := testutil.ToFloat64(m.stalled.WithLabelValues("orders")); g != 0 {
 		t.Fatalf("brighter_stalled = %v after recovery", g)
+	}
+}
+
+// Lease events are counted: extensions, failures, lapsed drops, caps and
+// stale settles (issue 12).
+func TestMetrics_LeaseCounters(t *testing.T) {
+	m := NewMetrics()
+	stale := fmt.Errorf("DeleteMessage: %w", broker.ErrStaleReceipt)
+	for _, e := range []pump.Event{
+		{Kind: pump.EventLeaseExtended}, {Kind: pump.EventLeaseExtended},
+		{Kind: pump.EventLeaseExtendFailed, Err: errors.New("timeout")},
+		{Kind: pump.EventLeaseExtendFailed, Err: stale},
+		{Kind: pump.EventLeaseLapsed},
+		{Kind: pump.EventLeaseCapped},
+		{Kind: pump.EventSettleFailed, Outcome: pump.Ack, Err: stale},
+		{Kind: pump.EventSettleFailed, Outcome: pump.Ack, Err: errors.New("unreachable")},
+	} {
+		e.Subscription = "orders"
+		m.Observe(e)
+	}
+	for name, want := range map[string]float64{
+		MetricLeaseExtensions: 2, MetricLeaseExtensionFailures: 2, MetricLeasesLapsed: 1, MetricLeasesCapped: 1, MetricStaleSettles: 2,
+	} {
+		mfs, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				for _, mm := range mf.GetMetric() {
+					got += mm.GetCounter().GetValue()
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }

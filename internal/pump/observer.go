@@ -45,9 +45,25 @@ const (
 	// EventChannelRecovered: a broker call succeeded after Failures failed
 	// in a row since Since.
 	EventChannelRecovered
+	// EventLeaseExtended: a held message's lease was extended; Delay is the
+	// new lease from the call (issue 12).
+	EventLeaseExtended
+	// EventLeaseExtendFailed: extending a held message's lease failed (Err);
+	// the pump tries again while the lease lasts, and a message whose lease
+	// lapses before dispatch is dropped for the broker to redeliver.
+	EventLeaseExtendFailed
+	// EventLeaseLapsed: a received message's lease ran out before it was
+	// dispatched; it was dropped without a handler or a broker call (the
+	// broker redelivers it).
+	EventLeaseLapsed
+	// EventLeaseCapped: a held message reached maxLeaseExtension; its lease
+	// is extended no more and the broker will redeliver it when it lapses.
+	// Delay is how long it had been held.
+	EventLeaseCapped
 )
 
-var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped", "stalled", "channel-recovered"}
+var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped", "stalled", "channel-recovered",
+	"lease-extended", "lease-extend-failed", "lease-lapsed", "lease-capped"}
 
 // String returns the event's kebab-case name, e.g. "budget-exhausted".
 func (k EventKind) String() string {
@@ -125,8 +141,22 @@ const (
 	LogHandlerFailed   = "handler failed; message deferred"
 	// LogCutOff is logged (Warn) for a handler cut off by a stop's drain
 	// timeout: its message was released, not counted (ErrCutOff).
-	LogCutOff         = "handler cut off by the stop; message released, not counted"
-	LogSettleFailed   = "settle failed; message stays on the broker for redelivery"
+	LogCutOff       = "handler cut off by the stop; message released, not counted"
+	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
+	// LogStaleSettle is logged (Warn) for a settle the broker refused
+	// because its receipt was stale (broker.ErrStaleReceipt): the message's
+	// lease had lapsed and the broker handed it out again.
+	LogStaleSettle = "settle used a stale receipt; the broker had already handed the message out again"
+	// LogLeaseExtended is logged (Debug) for each lease extension.
+	LogLeaseExtended = "message lease extended"
+	// LogLeaseExtendFailed is logged (Error) for a failed extension.
+	LogLeaseExtendFailed = "lease extension failed; the message stays on the broker and is redelivered if its lease lapses"
+	// LogLeaseLapsed is logged (Debug) for a message dropped before
+	// dispatch because its lease had lapsed.
+	LogLeaseLapsed = "message lease lapsed before dispatch; dropped for the broker to redeliver"
+	// LogLeaseCapped is logged (Warn) when a message reaches
+	// maxLeaseExtension.
+	LogLeaseCapped    = "message held past maxLeaseExtension; its lease is extended no more and the broker will redeliver it"
 	LogChannelFailure = "channel failure; backing off"
 	LogStalled        = "channel stalled: no successful broker call"
 	LogRecovered      = "channel recovered"
@@ -177,7 +207,23 @@ func (o LogObserver) Observe(e Event) {
 	case EventBudgetExhausted:
 		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 	case EventSettleFailed:
+		if errors.Is(e.Err, broker.ErrStaleReceipt) {
+			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+			return
+		}
 		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+	case EventLeaseExtended:
+		l.Debug(LogLeaseExtended, "subscription", e.Subscription, "message_id", e.MessageID(), "lease", e.Delay)
+	case EventLeaseExtendFailed:
+		if errors.Is(e.Err, broker.ErrStaleReceipt) {
+			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", "extend", "error", e.Err)
+			return
+		}
+		l.Error(LogLeaseExtendFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "error", e.Err)
+	case EventLeaseLapsed:
+		l.Debug(LogLeaseLapsed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
+	case EventLeaseCapped:
+		l.Warn(LogLeaseCapped, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay)
 	case EventChannelFailure:
 		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay, "failures", e.Failures)
 	case EventStalled:

@@ -104,6 +104,14 @@ type Options struct {
 	// to finish; after it their context is cancelled and Run returns,
 	// leaving unsettled messages to the broker.
 	DrainTimeout time.Duration
+	// MaxLeaseExtension caps lease extension: a held message's lease is
+	// extended (when the consumer implements broker.LeaseExtender) until it
+	// is settled, but never past its first lease plus this much; at the cap
+	// the pump stops extending, the lease lapses and the broker redelivers
+	// the message (EventLeaseCapped). 0 means DefaultMaxLeaseExtension;
+	// negative turns extension off (lapsed messages are still dropped
+	// before dispatch). Issue 12, docs/adr/0005-leases.md.
+	MaxLeaseExtension time.Duration
 }
 
 func (o *Options) normalise() error {
@@ -136,6 +144,9 @@ func (o *Options) normalise() error {
 	}
 	if o.StallAfter <= 0 {
 		o.StallAfter = DefaultStallAfter
+	}
+	if o.MaxLeaseExtension == 0 {
+		o.MaxLeaseExtension = DefaultMaxLeaseExtension
 	}
 	return nil
 }
@@ -223,6 +234,13 @@ func (p *Pump) Run(ctx context.Context) error {
 	r.brokerCtx, rcancel = context.WithCancel(r.settleCtx)
 	defer rcancel()
 
+	r.leases = newLeases(p.consumer, p.opts.MaxLeaseExtension, p.emit)
+	leasesDone := make(chan struct{})
+	if r.leases != nil {
+		go r.leases.run(r.settleCtx, leasesDone)
+	}
+	defer close(leasesDone)
+
 	done := make(chan struct{})
 	go func() {
 		if p.opts.Variant == Reactor {
@@ -274,6 +292,7 @@ type run struct {
 	recvCtx    context.Context // cancelled by a stop: tells the loops to stop
 	recvCancel context.CancelFunc
 	brokerCtx  context.Context // what Receive runs with: not cancelled by a stop
+	leases     *leases         // nil when the consumer lends no lease
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -333,10 +352,10 @@ func (r *run) sleep(d time.Duration) bool {
 	}
 }
 
-// receive does one Receive and handles failure and emptiness. It returns
-// the batch (nil when there is nothing to do now) and false when the pump
-// must stop.
-func (r *run) receive() ([]*message.Message, bool) {
+// receive does one Receive of at most limit messages (0: the consumer's
+// buffer size) and handles failure and emptiness. It returns the batch (nil
+// when there is nothing to do now) and false when the pump must stop.
+func (r *run) receive(limit int) ([]*message.Message, bool) {
 	p := r.p
 	if p.limitHit.Load() {
 		return nil, false
@@ -346,7 +365,16 @@ func (r *run) receive() ([]*message.Message, bool) {
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
-	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
+	var ms []*message.Message
+	var err error
+	if br, ok := p.consumer.(broker.BoundedReceiver); ok && limit > 0 {
+		ms, err = br.ReceiveUpTo(rctx, p.opts.TimeOut, limit)
+	} else {
+		ms, err = p.consumer.Receive(rctx, p.opts.TimeOut)
+	}
+	if len(ms) > 0 {
+		r.leases.hold(ms, time.Now())
+	}
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
 	if timedOut && len(ms) == 0 {
@@ -381,6 +409,7 @@ func (r *run) release(m *message.Message) {
 	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
 		return
 	}
+	r.leases.end(m)
 	r.heldMu.Lock()
 	r.held = append(r.held, m)
 	r.heldMu.Unlock()
@@ -412,7 +441,7 @@ func (r *run) reactor() {
 		go func() {
 			defer wg.Done()
 			for {
-				ms, ok := r.receive()
+				ms, ok := r.receive(0)
 				if !ok {
 					return
 				}
@@ -442,9 +471,22 @@ var laneSeed = maphash.MakeSeed()
 // queue any idle worker takes. When the consumer offers
 // broker.BatchAcknowledger, acknowledgements go to NoOfPerformers settlers
 // that batch them.
+//
+// The receive-ahead buffer has NoOfPerformers x BufferSize slots: a message
+// takes one from its receive until a worker takes it to dispatch, and a
+// receive asks for no more messages than the free slots (when the consumer
+// implements broker.BoundedReceiver; otherwise it waits for a whole
+// BufferSize of free slots). So no more messages wait than the buffer
+// holds, and none waits for a lease it does not need (issue 12).
 func (r *run) proactor() {
 	p := r.p
 	n := p.opts.NoOfPerformers
+	b := p.opts.BufferSize
+	slots := make(chan struct{}, n*b)
+	for range n * b {
+		slots <- struct{}{}
+	}
+	_, bounded := p.consumer.(broker.BoundedReceiver)
 	lanes := make([]chan *message.Message, n)
 	for i := range lanes {
 		lanes[i] = make(chan *message.Message, p.opts.BufferSize)
@@ -489,6 +531,10 @@ func (r *run) proactor() {
 						continue
 					}
 				}
+				select {
+				case slots <- struct{}{}: // its buffer slot is free again
+				default:
+				}
 				if r.stopping() {
 					r.release(m)
 					continue
@@ -518,24 +564,32 @@ func (r *run) proactor() {
 		go func() {
 			defer receivers.Done()
 			for {
+				free, ok := r.takeSlots(slots, b, !bounded)
+				if !ok {
+					return
+				}
 				if !overlap {
 					recvMu.Lock()
 				}
-				ms, ok := r.receive()
+				ms, ok := r.receive(free)
 				if overlap {
 					if !ok {
+						putSlots(slots, free)
 						return
 					}
 					recvMu.Lock()
 				} else if !ok {
 					recvMu.Unlock()
+					putSlots(slots, free)
 					return
 				}
+				queued := 0
 				for _, m := range ms {
 					if m.Header.MessageType == message.MTQuit {
 						r.halt(nil)
 						continue
 					}
+					queued++
 					if k := m.Header.PartitionKey; k != "" {
 						lanes[maphash.String(laneSeed, k)%uint64(n)] <- m
 					} else if n == 1 {
@@ -551,6 +605,7 @@ func (r *run) proactor() {
 					}
 				}
 				recvMu.Unlock()
+				putSlots(slots, free-queued)
 			}
 		}()
 	}
@@ -564,6 +619,46 @@ func (r *run) proactor() {
 	if acks != nil {
 		close(acks)
 		settled.Wait()
+	}
+}
+
+// takeSlots waits for one free buffer slot and takes up to want: all of
+// them, waiting, when whole is set. It returns how many it took and false
+// when the pump stopped first (having given back what it took).
+func (r *run) takeSlots(slots chan struct{}, want int, whole bool) (int, bool) {
+	got := 0
+	for got < want {
+		if got > 0 && !whole {
+			select {
+			case <-slots:
+				got++
+				continue
+			default:
+				return got, true
+			}
+		}
+		select {
+		case <-slots:
+			got++
+		case <-r.stop:
+			putSlots(slots, got)
+			return 0, false
+		case <-r.recvCtx.Done():
+			putSlots(slots, got)
+			return 0, false
+		}
+	}
+	return got, true
+}
+
+// putSlots gives back k buffer slots (never more than the buffer has).
+func putSlots(slots chan struct{}, k int) {
+	for range k {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return
+		}
 	}
 }
 
@@ -633,10 +728,20 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 
 // handle dispatches one message and settles it. With acks not nil,
 // acknowledgements are handed to the settler.
+//
+// A message whose lease lapsed while it waited is not dispatched: it is
+// dropped without a broker call (the broker redelivers it) and reported as
+// EventLeaseLapsed (issue 12). A dispatched message's lease tracking ends
+// before it is settled.
 func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 	p := r.p
+	if r.leases != nil && r.leases.lapsed(m, time.Now()) {
+		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
+		return
+	}
 	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
 	if m.Header.MessageType == message.MTUnacceptable {
+		r.leases.end(m)
 		p.countUnacceptable(r)
 		desc := "failed to parse message"
 		if m.Undecodable != "" {
@@ -650,6 +755,7 @@ func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 	start := time.Now()
 	res := r.dispatch(m)
 	took := time.Since(start)
+	r.leases.end(m)
 	if res.Outcome != Ack && r.handlerCtx.Err() != nil {
 		// Cut off by the stop: the handler's verdict is the cancellation's,
 		// not the message's. Release it, uncounted and unjudged.

@@ -29,6 +29,12 @@ type receiveTracker struct {
 func (c *receiveTracker) ReceivesConcurrently() bool { return c.concurrent }
 
 func (c *receiveTracker) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	return c.ReceiveUpTo(ctx, d, 0)
+}
+
+// ReceiveUpTo is Receive of at most limit (0: the buffer size): the pump
+// calls it (broker.BoundedReceiver), and it must be counted too.
+func (c *receiveTracker) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
 	cur := c.inFlight.Add(1)
 	defer c.inFlight.Add(-1)
 	c.calls.Add(1)
@@ -41,7 +47,10 @@ func (c *receiveTracker) Receive(ctx context.Context, d time.Duration) ([]*messa
 			return nil, nil
 		}
 	}
-	return c.Consumer.Receive(ctx, d)
+	if limit <= 0 {
+		return c.Consumer.Receive(ctx, d)
+	}
+	return c.Consumer.ReceiveUpTo(ctx, d, limit)
 }
 
 var _ broker.ConcurrentReceiver = (*receiveTracker)(nil)
@@ -123,4 +132,8 @@ type countingReceiver struct {
 
 func (c *countingReceiver) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
 	return c.tracker.Receive(ctx, d)
+}
+
+func (c *countingReceiver) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
+	return c.tracker.ReceiveUpTo(ctx, d, limit)
 }

@@ -20,8 +20,8 @@ import (
 
 // ErrStaleReceipt is returned when a message is settled with a receipt that
 // no longer holds it (it was settled already, or its visibility timeout
-// lapsed and it was received again).
-var ErrStaleReceipt = errors.New("memory: receipt is stale")
+// lapsed and it was received again). It wraps broker.ErrStaleReceipt.
+var ErrStaleReceipt = fmt.Errorf("memory: %w", broker.ErrStaleReceipt)
 
 // ErrNoQueue is returned by a publish to a queue that does not exist when the
 // broker was made with RequireQueues.
@@ -46,6 +46,7 @@ type Broker struct {
 	releaseFault atomic.Pointer[Fault]
 	ackFault     atomic.Pointer[Fault]
 	receiveFault atomic.Pointer[Fault]
+	extendFault  atomic.Pointer[Fault]
 }
 
 // NewBroker makes an empty broker. With requireQueues, a publish to a queue
@@ -69,6 +70,10 @@ func (b *Broker) SetAcknowledgeFault(f Fault) { b.ackFault.Store(&f) }
 // SetReceiveFault installs a fault on receives; the error is wrapped in
 // broker.ErrChannelFailure. The message argument is nil.
 func (b *Broker) SetReceiveFault(f Fault) { b.receiveFault.Store(&f) }
+
+// SetExtendFault installs a fault on lease extensions (ExtendLeases), called
+// once per message.
+func (b *Broker) SetExtendFault(f Fault) { b.extendFault.Store(&f) }
 
 func fire(p *atomic.Pointer[Fault], q string, m *message.Message) error {
 	if f := p.Load(); f != nil && *f != nil {
@@ -335,8 +340,9 @@ type ConsumerOptions struct {
 	Logger *slog.Logger
 }
 
-// Consumer reads one queue of a Broker. It implements broker.Consumer and
-// broker.BatchAcknowledger.
+// Consumer reads one queue of a Broker. It implements broker.Consumer,
+// broker.BatchAcknowledger, broker.LeaseExtender and
+// broker.BoundedReceiver.
 type Consumer struct {
 	b      *Broker
 	opts   ConsumerOptions
@@ -346,6 +352,8 @@ type Consumer struct {
 var (
 	_ broker.Consumer          = (*Consumer)(nil)
 	_ broker.BatchAcknowledger = (*Consumer)(nil)
+	_ broker.LeaseExtender     = (*Consumer)(nil)
+	_ broker.BoundedReceiver   = (*Consumer)(nil)
 )
 
 // NewConsumer makes a consumer of opts.Queue, creating the queue.
@@ -372,6 +380,13 @@ func (p publisher) Publish(ctx context.Context, dest string, m *message.Message)
 // for the first. Each receive increments the stored message's delivery
 // attempt and presents broker.PresentedCount.
 func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	return c.ReceiveUpTo(ctx, timeout, c.opts.BufferSize)
+}
+
+// ReceiveUpTo is Receive returning at most limit messages (at most
+// BufferSize; below 1 means 1): broker.BoundedReceiver.
+func (c *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
+	limit = min(max(limit, 1), c.opts.BufferSize)
 	if err := fire(&c.b.receiveFault, c.opts.Queue, nil); err != nil {
 		return nil, fmt.Errorf("receive from %s: %w: %w", c.opts.Queue, broker.ErrChannelFailure, err)
 	}
@@ -382,7 +397,7 @@ func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 		now := time.Now()
 		q.promoteLocked(now)
 		var out []*message.Message
-		for len(out) < c.opts.BufferSize {
+		for len(out) < limit {
 			e := q.popReadyLocked()
 			if e == nil {
 				break
@@ -526,6 +541,37 @@ func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	heap.Fix(&q.waiting, e.index)
 	q.signalLocked()
 	return nil
+}
+
+// Lease returns the visibility timeout: how long a received message stays
+// invisible (broker.LeaseExtender).
+func (c *Consumer) Lease() time.Duration { return c.opts.VisibilityTimeout }
+
+// ExtendLeases makes each message invisible for d from now
+// (broker.LeaseExtender). A message no longer held by its receipt gets
+// ErrStaleReceipt, as does one whose lease lapsed already; the extend fault's error is returned as it is.
+func (c *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	errs := make([]error, len(ms))
+	for i, m := range ms {
+		if err := fire(&c.b.extendFault, c.opts.Queue, m); err != nil {
+			errs[i] = fmt.Errorf("extend lease of %s: %w", m.Header.MessageID, err)
+			continue
+		}
+		c.b.mu.Lock()
+		q, e, err := c.holdLocked(m)
+		if err == nil && !e.visibleAt.After(time.Now()) {
+			// Its lease lapsed: anyone may receive it now (SQS says
+			// MessageNotInflight).
+			err = fmt.Errorf("message %s: lease lapsed: %w", m.Header.MessageID, ErrStaleReceipt)
+		}
+		if err == nil {
+			e.visibleAt = time.Now().Add(max(d, 0))
+			heap.Fix(&q.waiting, e.index)
+		}
+		c.b.mu.Unlock()
+		errs[i] = err
+	}
+	return errs
 }
 
 // Release makes the message visible again at once (broker.Settler).

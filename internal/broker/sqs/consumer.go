@@ -64,8 +64,9 @@ type ConsumerOptions struct {
 }
 
 // Consumer reads one SQS queue. It implements broker.Consumer,
-// broker.BatchAcknowledger and broker.Settler, and is safe for concurrent
-// use by several performers.
+// broker.BatchAcknowledger, broker.Settler, broker.LeaseExtender and
+// broker.BoundedReceiver, and is safe for concurrent use by several
+// performers.
 type Consumer struct {
 	c      *Clients
 	opts   ConsumerOptions
@@ -83,6 +84,8 @@ var (
 	_ broker.BatchAcknowledger  = (*Consumer)(nil)
 	_ broker.Settler            = (*Consumer)(nil)
 	_ broker.ConcurrentReceiver = (*Consumer)(nil)
+	_ broker.LeaseExtender      = (*Consumer)(nil)
+	_ broker.BoundedReceiver    = (*Consumer)(nil)
 )
 
 // ReceivesConcurrently reports true: concurrent ReceiveMessage calls cannot
@@ -143,6 +146,13 @@ func (k *Consumer) queueURL(ctx context.Context) (string, error) {
 // wraps broker.ErrChannelFailure; a missing queue or a refused credential
 // does not.
 func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	return k.ReceiveUpTo(ctx, timeout, k.opts.BufferSize)
+}
+
+// ReceiveUpTo is Receive asking for at most limit messages
+// (MaxNumberOfMessages min(limit, BufferSize), at least 1):
+// broker.BoundedReceiver.
+func (k *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
 	url, err := k.queueURL(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -153,7 +163,7 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 	wait := int32(math.Round(min(max(timeout, 0), MaxWait).Seconds()))
 	in := &sqs.ReceiveMessageInput{
 		QueueUrl:                    &url,
-		MaxNumberOfMessages:         int32(k.opts.BufferSize),
+		MaxNumberOfMessages:         int32(min(max(limit, 1), k.opts.BufferSize)),
 		WaitTimeSeconds:             wait,
 		MessageAttributeNames:       k.attrNames,
 		MessageSystemAttributeNames: k.sysNames,
@@ -181,6 +191,89 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 		ms[i] = m
 	}
 	return ms, nil
+}
+
+// staleCodes are the SQS error codes that say a receipt handle no longer
+// holds its message (it was deleted, or its visibility timeout lapsed and
+// it was received again).
+var staleCodes = map[string]bool{
+	"ReceiptHandleIsInvalid": true, "AWS.SimpleQueueService.ReceiptHandleIsInvalid": true,
+	"MessageNotInflight": true, "AWS.SimpleQueueService.MessageNotInflight": true,
+	"InvalidReceiptHandle": true,
+}
+
+// stale wraps err in broker.ErrStaleReceipt when SQS said the receipt is
+// stale; otherwise it returns err unchanged.
+func stale(err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) && staleCodes[api.ErrorCode()] {
+		return fmt.Errorf("%w: %w", broker.ErrStaleReceipt, err)
+	}
+	return err
+}
+
+// staleEntry is stale for a failed batch entry's code.
+func staleEntry(code string, err error) error {
+	if staleCodes[code] {
+		return fmt.Errorf("%w: %w", broker.ErrStaleReceipt, err)
+	}
+	return err
+}
+
+// Lease returns the visibility timeout the consumer asks for on each
+// receive, in the whole seconds SQS grants, or 0 when it leaves the queue's
+// own (then the pump does not manage leases): broker.LeaseExtender.
+func (k *Consumer) Lease() time.Duration {
+	if k.opts.VisibilityTimeout <= 0 {
+		return 0
+	}
+	return max(k.opts.VisibilityTimeout/time.Second, 1) * time.Second
+}
+
+// ExtendLeases sets the visibility timeout of each message to d from now
+// (rounded up to whole seconds, at most 12 h) with
+// ChangeMessageVisibilityBatch, ten per call (NFR-3): broker.LeaseExtender.
+// A receipt SQS calls invalid or not in flight gets an error wrapping
+// broker.ErrStaleReceipt.
+func (k *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	errs := make([]error, len(ms))
+	secs := int32((min(max(d, time.Second), MaxRequeueDelay) + time.Second - 1) / time.Second)
+	url, uerr := k.queueURL(ctx)
+	for start := 0; start < len(ms); start += MaxBufferSize {
+		end := min(start+MaxBufferSize, len(ms))
+		if uerr != nil {
+			for i := start; i < end; i++ {
+				errs[i] = fmt.Errorf("extend lease of %s: %w", ms[i].Header.MessageID, uerr)
+			}
+			continue
+		}
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, end-start)
+		for i := start; i < end; i++ {
+			r, err := receiptOf(ms[i])
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(r), VisibilityTimeout: secs})
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		out, err := k.c.SQS.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url, Entries: entries})
+		if err != nil {
+			for _, e := range entries {
+				i, _ := strconv.Atoi(*e.Id)
+				errs[i] = fmt.Errorf("ChangeMessageVisibilityBatch %s on %s to %ds: %w", ms[i].Header.MessageID, k.name, secs, err)
+			}
+			continue
+		}
+		for _, f := range out.Failed {
+			if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= start && i < end {
+				errs[i] = staleEntry(aws.ToString(f.Code), fmt.Errorf("ChangeMessageVisibilityBatch %s on %s to %ds: %s: %s", ms[i].Header.MessageID, k.name, secs, aws.ToString(f.Code), aws.ToString(f.Message)))
+			}
+		}
+	}
+	return errs
 }
 
 // classify wraps err in broker.ErrChannelFailure unless it is an error that
@@ -220,7 +313,7 @@ func (k *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 		return fmt.Errorf("acknowledge %s: %w", m.Header.MessageID, err)
 	}
 	if _, err := k.c.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: &r}); err != nil {
-		return fmt.Errorf("DeleteMessage %s from %s: %w", m.Header.MessageID, k.name, err)
+		return stale(fmt.Errorf("DeleteMessage %s from %s: %w", m.Header.MessageID, k.name, err))
 	}
 	return nil
 }
@@ -260,7 +353,7 @@ func (k *Consumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) 
 		}
 		for _, f := range out.Failed {
 			if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= start && i < end {
-				errs[i] = fmt.Errorf("DeleteMessageBatch %s from %s: %s: %s", ms[i].Header.MessageID, k.name, aws.ToString(f.Code), aws.ToString(f.Message))
+				errs[i] = staleEntry(aws.ToString(f.Code), fmt.Errorf("DeleteMessageBatch %s from %s: %s: %s", ms[i].Header.MessageID, k.name, aws.ToString(f.Code), aws.ToString(f.Message)))
 			}
 		}
 	}
@@ -282,7 +375,7 @@ func (k *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	}
 	secs := int32((min(max(delay, 0), MaxRequeueDelay) + time.Second - 1) / time.Second)
 	if _, err := k.c.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: &r, VisibilityTimeout: secs}); err != nil {
-		return fmt.Errorf("ChangeMessageVisibility %s on %s to %ds: %w", m.Header.MessageID, k.name, secs, err)
+		return stale(fmt.Errorf("ChangeMessageVisibility %s on %s to %ds: %w", m.Header.MessageID, k.name, secs, err))
 	}
 	return nil
 }

@@ -1,0 +1,343 @@
+package sqs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// sqsLease is the visibility timeout of the lease tests: short, so CI stays
+// fast; handler times are multiples of it.
+const sqsLease = 2 * time.Second
+
+// leaseRun is a pump over an SQS consumer with its events and log kept.
+type leaseRun struct {
+	mu     sync.Mutex
+	events []pump.Event
+	logs   bytes.Buffer
+	calls  map[string]int
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (r *leaseRun) Observe(e pump.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *leaseRun) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logs.Write(p)
+}
+
+func (r *leaseRun) count(k pump.EventKind) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *leaseRun) of(k pump.EventKind) []pump.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []pump.Event
+	for _, e := range r.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (r *leaseRun) logText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logs.String()
+}
+
+func (r *leaseRun) handled() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// startLeasePump runs a pump over k; h's invocations are counted per id.
+func startLeasePump(t *testing.T, k *Consumer, opts pump.Options, h pump.Handler) *leaseRun {
+	t.Helper()
+	r := &leaseRun{calls: map[string]int{}, done: make(chan error, 1)}
+	logger := slog.New(slog.NewJSONHandler(r, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	counted := func(ctx context.Context, m *message.Message) pump.Result {
+		r.mu.Lock()
+		r.calls[m.Header.MessageID]++
+		r.mu.Unlock()
+		return h(ctx, m)
+	}
+	p, err := pump.New(k, counted, opts, r, pump.LogObserver{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- p.Run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+func (r *leaseRun) stop(t *testing.T) {
+	t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Error("the pump did not stop")
+	}
+}
+
+// waitUntil polls cond until it holds or within passes.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval
+	}
+}
+
+func sleepFor(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func leaseOptions(v pump.Variant, bufferSize int) pump.Options {
+	return pump.Options{Subscription: "lease", Variant: v, BufferSize: bufferSize, TimeOut: time.Second,
+		RequeueCount: -1, EmptyChannelDelay: 10 * time.Millisecond, ChannelFailureDelay: 100 * time.Millisecond}
+}
+
+// readAll receives everything visible on the queue with a fresh consumer.
+func readAll(t *testing.T, c *Clients, queue string) []*message.Message {
+	t.Helper()
+	k, err := NewConsumer(c, ConsumerOptions{Queue: queue, BufferSize: 10, VisibilityTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*message.Message
+	for {
+		ms, err := k.Receive(context.Background(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) == 0 {
+			return out
+		}
+		out = append(out, ms...)
+	}
+}
+
+// A deferring handler slower than half the visibility timeout, with
+// messages waiting in the receive-ahead buffer: each message is handled
+// exactly requeueCount times, dead-lettered once, and the source ends empty
+// (R-4, R-5, issue 12: ChangeMessageVisibilityBatch keeps the leases).
+func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs, budget = 3, 3
+			c := testClients(t)
+			q, dlq := uniq("lease-"+string(v)), uniq("lease-dlq-"+string(v))
+			k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: dlq}, ConsumerOptions{BufferSize: msgs, VisibilityTimeout: sqsLease})
+			for range msgs {
+				send(t, c, ProducerOptions{}, newMessage(q))
+			}
+			opts := leaseOptions(v, msgs)
+			opts.RequeueCount = budget
+			r := startLeasePump(t, k, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				sleepFor(ctx, sqsLease*11/20) // just over half the lease
+				return pump.Result{Outcome: pump.Defer}
+			})
+			waitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.count(pump.EventRejected) >= msgs })
+			r.stop(t)
+			for id, n := range r.handled() {
+				if n != budget {
+					t.Errorf("%s handled %d times, want %d", id, n, budget)
+				}
+			}
+			copies := map[string]int{}
+			for _, m := range readAll(t, c, dlq) {
+				copies[m.Header.MessageID]++
+			}
+			if len(copies) != msgs {
+				t.Errorf("dead-letter queue holds %d distinct messages, want %d", len(copies), msgs)
+			}
+			for id, n := range copies {
+				if n != 1 {
+					t.Errorf("%s dead-lettered %d times, want once", id, n)
+				}
+			}
+			if left := readAll(t, c, q); len(left) != 0 {
+				t.Errorf("source still holds %d messages", len(left))
+			}
+			if r.count(pump.EventLeaseExtended) == 0 {
+				t.Error("no lease extended")
+			}
+			if n := r.count(pump.EventSettleFailed); n != 0 {
+				t.Errorf("%d settles failed: %v", n, r.of(pump.EventSettleFailed))
+			}
+		})
+	}
+}
+
+// An acknowledging handler slower than the whole visibility timeout
+// handles each message once (issue 12).
+func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 2
+			c := testClients(t)
+			q := uniq("lease-ack-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: msgs, VisibilityTimeout: sqsLease})
+			for range msgs {
+				send(t, c, ProducerOptions{}, newMessage(q))
+			}
+			r := startLeasePump(t, k, leaseOptions(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
+				sleepFor(ctx, sqsLease*5/4)
+				return pump.Result{Outcome: pump.Ack}
+			})
+			waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
+			r.stop(t)
+			got := r.handled()
+			if len(got) != msgs {
+				t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
+			}
+			for id, n := range got {
+				if n != 1 {
+					t.Errorf("%s handled %d times, want once", id, n)
+				}
+			}
+			if left := readAll(t, c, q); len(left) != 0 {
+				t.Errorf("source still holds %d messages", len(left))
+			}
+		})
+	}
+}
+
+// With handlers far shorter than half the visibility timeout, lease
+// management makes no ChangeMessageVisibility call at all (NFR-1, NFR-3):
+// the calls are counted on the wire.
+func TestNoVisibilityCallWhenHandlersShort_NFR3(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 30
+			var visibilityCalls atomic.Int64
+			fc, _ := faultyClients(t, func(op, _ string) error {
+				if strings.HasPrefix(op, "ChangeMessageVisibility") {
+					visibilityCalls.Add(1)
+				}
+				return nil
+			})
+			c := testClients(t)
+			q := uniq("lease-short-" + string(v))
+			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: 10, VisibilityTimeout: 10 * time.Second})
+			for range msgs {
+				send(t, c, ProducerOptions{}, newMessage(q))
+			}
+			r := startLeasePump(t, k, leaseOptions(v, 10), func(context.Context, *message.Message) pump.Result {
+				return pump.Result{Outcome: pump.Ack}
+			})
+			waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
+			r.stop(t)
+			if n := visibilityCalls.Load(); n != 0 {
+				t.Errorf("ChangeMessageVisibility calls = %d, want 0", n)
+			}
+		})
+	}
+}
+
+// A settle made with a receipt SQS no longer holds (the lease lapsed with
+// extension off, and the message was received again) is logged at Warn
+// with the message id and reported as broker.ErrStaleReceipt, not lost
+// silently (issue 12).
+func TestStaleSettleLoggedAtWarn(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q := uniq("lease-stale-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: 1, VisibilityTimeout: time.Second})
+			m := newMessage(q)
+			send(t, c, ProducerOptions{}, m)
+			thief, err := NewConsumer(c, ConsumerOptions{Queue: q, VisibilityTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := leaseOptions(v, 1)
+			opts.MaxLeaseExtension = -1 // off: the lease lapses under the handler
+			var stolen atomic.Bool
+			r := startLeasePump(t, k, opts, func(ctx context.Context, got *message.Message) pump.Result {
+				if stolen.Load() {
+					return pump.Result{Outcome: pump.Ack}
+				}
+				// Another consumer takes the message once its lease lapsed.
+				deadline := time.Now().Add(20 * time.Second)
+				for time.Now().Before(deadline) {
+					ms, err := thief.Receive(ctx, time.Second)
+					if err == nil && len(ms) == 1 {
+						stolen.Store(true)
+						break
+					}
+				}
+				return pump.Result{Outcome: pump.Defer}
+			})
+			waitUntil(t, 30*time.Second, "a failed settle", func() bool { return r.count(pump.EventSettleFailed) > 0 })
+			r.stop(t)
+			if !stolen.Load() {
+				t.Fatal("the second consumer never received the message")
+			}
+			fails := r.of(pump.EventSettleFailed)
+			if !errors.Is(fails[0].Err, broker.ErrStaleReceipt) {
+				t.Errorf("settle error %v does not wrap broker.ErrStaleReceipt", fails[0].Err)
+			}
+			logs := r.logText()
+			want := fmt.Sprintf(`"level":"WARN","msg":%q`, pump.LogStaleSettle)
+			if !strings.Contains(logs, want) || !strings.Contains(logs, m.Header.MessageID) {
+				t.Errorf("log lacks a WARN %q naming %s:\n%s", pump.LogStaleSettle, m.Header.MessageID, logs)
+			}
+		})
+	}
+}

@@ -1,0 +1,384 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// testLease is the memory transport's visibility timeout in the lease
+// tests; handler times are fractions and multiples of it.
+const testLease = 500 * time.Millisecond
+
+// perID counts handler invocations per message id.
+type perID struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *perID) add(id string) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[id]++
+	c.mu.Unlock()
+}
+
+func (c *perID) get() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// sleepCtx waits d or until ctx ends (a handler that takes d).
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// Messages that wait in the buffer behind handlers slower than half the
+// lease keep their leases: a deferring handler runs exactly requeueCount
+// times per message, each message reaches the dead-letter queue once, and
+// the source ends empty (R-4, R-5, issue 12).
+func TestLeaseExtendedWhileBuffered_R4_R5(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const msgs, budget = 4, 3
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: msgs, VisibilityTimeout: testLease, DeadLetter: dlqQueue, StopWhenEmpty: true})
+		for i := range msgs {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		opts := fastOptions(v)
+		opts.BufferSize = msgs
+		opts.RequeueCount = budget
+		var calls perID
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			sleepCtx(ctx, testLease*3/5) // longer than half the lease
+			return pump.Result{Outcome: pump.Defer}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		for id, n := range calls.get() {
+			if n != budget {
+				t.Errorf("message %s handled %d times, want %d (requeueCount)", id, n, budget)
+			}
+		}
+		dlq := map[string]int{}
+		for _, m := range e.receiveAll(t, dlqQueue) {
+			dlq[m.Header.MessageID]++
+		}
+		for i := range msgs {
+			if id := fmt.Sprintf("m%d", i); dlq[id] != 1 {
+				t.Errorf("dead-letter copies of %s = %d, want 1", id, dlq[id])
+			}
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+		if e.events.count(pump.EventLeaseExtended) == 0 {
+			t.Error("no lease was extended, though messages waited longer than half the lease")
+		}
+		if n := e.events.count(pump.EventLeaseLapsed); n != 0 {
+			t.Errorf("%d messages lapsed, want none", n)
+		}
+	})
+}
+
+// An acknowledging handler slower than the whole lease handles each message
+// once: its lease is extended while it runs (issue 12).
+func TestAckHandlerSlowerThanLeaseHandlesOnce_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const msgs = 3
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: msgs, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		for i := range msgs {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		opts := fastOptions(v)
+		opts.BufferSize = msgs
+		var calls perID
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			sleepCtx(ctx, testLease*3/2)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		got := calls.get()
+		if len(got) != msgs {
+			t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
+		}
+		for id, n := range got {
+			if n != 1 {
+				t.Errorf("message %s handled %d times, want 1", id, n)
+			}
+		}
+		if n := e.events.count(pump.EventAcknowledged); n != msgs {
+			t.Errorf("acknowledged = %d, want %d", n, msgs)
+		}
+	})
+}
+
+// With handlers much shorter than half the lease and nothing waiting long,
+// lease management makes no broker call at all (NFR-1, NFR-3).
+func TestNoLeaseCallWhenHandlersShort_NFR3(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const msgs = 200
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 10, VisibilityTimeout: 5 * time.Second, StopWhenEmpty: true})
+		var extendCalls atomic.Int64
+		e.b.SetExtendFault(func(string, *message.Message) error { extendCalls.Add(1); return nil })
+		for i := range msgs {
+			e.publish(t, srcQueue, fmt.Sprintf("m%03d", i), "")
+		}
+		opts := fastOptions(v)
+		opts.BufferSize = 10
+		opts.NoOfPerformers = 2
+		e.start(t, opts, ack)
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := e.events.count(pump.EventAcknowledged); n != msgs {
+			t.Fatalf("acknowledged = %d, want %d", n, msgs)
+		}
+		if n := extendCalls.Load(); n != 0 {
+			t.Errorf("lease extension calls = %d, want 0", n)
+		}
+	})
+}
+
+// A message whose lease lapsed while it waited in the buffer (extension
+// turned off) is dropped without reaching the handler, logged at Debug with
+// its id, reported as EventLeaseLapsed, and handled once when the broker
+// delivers it again (issue 12).
+func TestLapsedLeaseDroppedBeforeDispatch_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const msgs = 3
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: msgs, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		for i := range msgs {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		opts := fastOptions(v)
+		opts.BufferSize = msgs
+		opts.MaxLeaseExtension = -1 // off
+		var calls perID
+		var first atomic.Bool
+		var firstID atomic.Value
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			if first.CompareAndSwap(false, true) {
+				firstID.Store(m.Header.MessageID)
+				// The others' leases lapse meanwhile (and this one's: the
+				// Proactor may receive it again and handle that copy).
+				sleepCtx(ctx, testLease*6/5)
+			}
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		lapsed := e.events.of(pump.EventLeaseLapsed)
+		if len(lapsed) == 0 {
+			t.Fatal("no message was dropped for a lapsed lease")
+		}
+		for id, n := range calls.get() {
+			if id != firstID.Load() && n != 1 {
+				t.Errorf("message %s handled %d times, want 1 (a lapsed copy must not reach the handler)", id, n)
+			}
+		}
+		if n := len(calls.get()); n != msgs {
+			t.Errorf("handled %d distinct messages, want %d", n, msgs)
+		}
+		recs := withMsg(e.logs.records(t), pump.LogLeaseLapsed)
+		if len(recs) != len(lapsed) {
+			t.Errorf("%d %q records, want %d", len(recs), pump.LogLeaseLapsed, len(lapsed))
+		}
+		for _, r := range recs {
+			if r["level"] != "DEBUG" || attr(r, "message_id") == "" {
+				t.Errorf("lapsed record %v: want level DEBUG and a message_id", r)
+			}
+		}
+		if e.events.count(pump.EventLeaseExtended) != 0 {
+			t.Error("a lease was extended with maxLeaseExtension off")
+		}
+	})
+}
+
+// An extension call that fails is logged at Error with the message id; the
+// message is never lost: it stays on the broker, is redelivered once its
+// lease lapses, and is in the end acknowledged (issue 12).
+func TestLeaseExtensionFailureLoggedNotLost(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		const msgs = 3
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: msgs, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		var failing atomic.Bool
+		failing.Store(true)
+		e.b.SetExtendFault(func(string, *message.Message) error {
+			if failing.Load() {
+				return errors.New("injected extension failure")
+			}
+			return nil
+		})
+		for i := range msgs {
+			e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+		}
+		opts := fastOptions(v)
+		opts.BufferSize = msgs
+		var calls perID
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			sleepCtx(ctx, testLease*3/5)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		waitFor(t, 30*time.Second, "a failed extension", func() bool { return e.events.count(pump.EventLeaseExtendFailed) > 0 })
+		failing.Store(false)
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0: every message acknowledged in the end", d)
+		}
+		if n := len(calls.get()); n != msgs {
+			t.Errorf("handled %d distinct messages, want %d", n, msgs)
+		}
+		recs := withMsg(e.logs.records(t), pump.LogLeaseExtendFailed)
+		if len(recs) == 0 {
+			t.Fatalf("no %q record", pump.LogLeaseExtendFailed)
+		}
+		for _, r := range recs {
+			if r["level"] != "ERROR" || attr(r, "message_id") == "" {
+				t.Errorf("extension failure record %v: want level ERROR and a message_id", r)
+			}
+		}
+	})
+}
+
+// At maxLeaseExtension the pump stops extending, says so at Warn with the
+// message id, and leaves the message to the broker (issue 12).
+func TestLeaseExtensionCapped(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m0", "")
+		opts := fastOptions(v)
+		opts.MaxLeaseExtension = testLease / 2
+		var calls atomic.Int64
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			if calls.Add(1) == 1 {
+				sleepCtx(ctx, testLease*3) // past the lease plus the cap
+			}
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		// The Proactor may receive m0 again once the capped lease lapsed
+		// and hold that copy behind the running handler, so it may reach
+		// the cap too.
+		capped := e.events.of(pump.EventLeaseCapped)
+		if len(capped) == 0 {
+			t.Fatal("no lease-capped event")
+		}
+		for _, c := range capped {
+			if c.MessageID() != "m0" || c.Delay < testLease/2 {
+				t.Errorf("lease-capped event for %s after %v, want m0 after at least %v", c.MessageID(), c.Delay, testLease/2)
+			}
+		}
+		if e.events.count(pump.EventLeaseExtended) == 0 {
+			t.Error("no extension before the cap")
+		}
+		recs := withMsg(e.logs.records(t), pump.LogLeaseCapped)
+		if len(recs) != len(capped) {
+			t.Errorf("%d capped records, want %d", len(recs), len(capped))
+		}
+		for _, r := range recs {
+			if r["level"] != "WARN" || attr(r, "message_id") != "m0" {
+				t.Errorf("capped record %v, want WARN for m0", r)
+			}
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+	})
+}
+
+// limitRecorder checks every receive the Proactor makes: the messages it
+// holds in its buffer (received, not yet in a handler) plus what it asks
+// for never exceed its buffer, give or take the n messages a worker has
+// taken from the buffer but not yet handed to the handler.
+type limitRecorder struct {
+	*memory.Consumer
+	received, dispatched atomic.Int64
+	mu                   sync.Mutex
+	exceeds              []string
+	bound                int64
+	maxAsk               int
+}
+
+func (c *limitRecorder) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
+	held := c.received.Load() - c.dispatched.Load()
+	if held+int64(limit) > c.bound || limit < 1 || limit > c.maxAsk {
+		c.mu.Lock()
+		c.exceeds = append(c.exceeds, fmt.Sprintf("asked for %d while holding %d", limit, held))
+		c.mu.Unlock()
+	}
+	ms, err := c.Consumer.ReceiveUpTo(ctx, d, limit)
+	for _, m := range ms {
+		if m.Header.MessageType != message.MTQuit {
+			c.received.Add(1)
+		}
+	}
+	return ms, err
+}
+
+// The Proactor's receive-ahead asks only for what its free buffer slots can
+// take (NoOfPerformers x BufferSize slots, one per message from its receive
+// until a worker takes it): no more messages wait than the buffer holds
+// (issue 12).
+func TestProactorReceivesOnlyFreeSlots(t *testing.T) {
+	for _, c := range []struct{ n, b int }{{1, 1}, {1, 4}, {2, 3}} {
+		t.Run(fmt.Sprintf("performers%d-buffer%d", c.n, c.b), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 40
+			e := newEnv(t, memory.ConsumerOptions{BufferSize: c.b, StopWhenEmpty: true})
+			for i := range msgs {
+				e.publish(t, srcQueue, fmt.Sprintf("m%02d", i), "")
+			}
+			lr := &limitRecorder{Consumer: e.c, bound: int64(c.n*c.b + c.n), maxAsk: c.b}
+			opts := fastOptions(pump.Proactor)
+			opts.NoOfPerformers, opts.BufferSize = c.n, c.b
+			e.startWith(t, lr, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				lr.dispatched.Add(1)
+				sleepCtx(ctx, 5*time.Millisecond) // workers busy: the buffer fills
+				return pump.Result{Outcome: pump.Ack}
+			})
+			if err := e.wait(t, 60*time.Second); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if n := e.events.count(pump.EventAcknowledged); n != msgs {
+				t.Fatalf("acknowledged = %d, want %d", n, msgs)
+			}
+			lr.mu.Lock()
+			defer lr.mu.Unlock()
+			if len(lr.exceeds) > 0 {
+				t.Errorf("receives beyond the free buffer slots (%d performers x bufferSize %d): %v", c.n, c.b, lr.exceeds)
+			}
+		})
+	}
+}
