@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -158,7 +159,9 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	logStartupFindings(logger, f, subs)
+	if err := logStartupFindings(logger, f, subs); err != nil {
+		return err
+	}
 	if o.tui {
 		logger = quietForTUI(o.io, logger)
 	}
@@ -281,9 +284,19 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// logStartupFindings logs the budget findings of the lint rules once per
-// subscription and rule (NFR-4), before any message moves.
-func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) {
-	_ = f // the rules judge each subscription on its own
-	logLintFindings(context.Background(), logger, defaultLintRules(), subs)
+// logStartupFindings logs the findings of the lint rules once per
+// subscription and rule (NFR-4), before any message moves, and returns an
+// error (exit 2) naming every finding `brighter lint` reports as an Error:
+// consume refuses what lint refuses (issue 14: a dead-letter queue equal to
+// the source was logged and consumed anyway).
+func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) error {
+	errs := logLintFindings(context.Background(), logger, defaultLintRules(), f, subs)
+	if len(errs) == 0 {
+		return nil
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = fmt.Sprintf("%s: error %s: %s", e.Pos, e.RuleID, e.Message)
+	}
+	return usageErr(fmt.Errorf("%s\nbrighter consume does not start a subscription that brighter lint reports as an error (brighter lint --explain RULE says why)", strings.Join(lines, "\n")))
 }

@@ -303,13 +303,18 @@ func defaultLintRules() map[config.Transport]lint.TransportRules { return rules.
 // finding (the budget rules) at Warn, an Error finding
 // at Error, a note at Info. Two findings of one rule on one subscription
 // (both routing keys equal to the source, say) share one record, their
-// messages joined. Nothing here runs per message.
-func logLintFindings(ctx context.Context, logger *slog.Logger, transports map[config.Transport]lint.TransportRules, subs []*config.Subscription) {
+// messages joined. Each subscription is judged within file (the
+// cross-subscription rules need the others). It returns the Error findings,
+// which consume refuses to start with. Nothing here runs per message.
+func logLintFindings(ctx context.Context, logger *slog.Logger, transports map[config.Transport]lint.TransportRules, file *config.File, subs []*config.Subscription) (errs []lint.Finding) {
 	l := lint.New(transports)
 	for _, s := range subs {
 		var order []string
 		byRule := map[string][]lint.Finding{}
-		for _, f := range l.Subscription(s) {
+		for _, f := range l.SubscriptionIn(file, s) {
+			if f.Severity == lint.SeverityError {
+				errs = append(errs, f)
+			}
 			if _, ok := byRule[f.RuleID]; !ok {
 				order = append(order, f.RuleID)
 			}
@@ -337,6 +342,7 @@ func logLintFindings(ctx context.Context, logger *slog.Logger, transports map[co
 			logger.Log(ctx, level, logLintFinding, attrs...)
 		}
 	}
+	return errs
 }
 
 // liveProbers returns the --live probers of the SQS and Pub/Sub transports.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -151,7 +152,13 @@ subscriptions:
 	}
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	logStartupFindings(logger, f, f.Subscriptions)
+	// The dead-letter-is-source Error refuses the start-up (exit 2) and
+	// names the finding (issue 14).
+	err = logStartupFindings(logger, f, f.Subscriptions)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "error dead-letter-is-source") {
+		t.Errorf("logStartupFindings = %v, want a usage error (exit 2) naming dead-letter-is-source", err)
+	}
 
 	type rec struct {
 		Level, Msg, Subscription, Rule, Requirement, Finding string

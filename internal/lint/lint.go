@@ -109,7 +109,18 @@ func (l *Linter) File(f *config.File) []Finding {
 	var out []Finding
 	for _, s := range f.Subscriptions {
 		out = l.appendSubscription(out, s)
+		out = appendRejectionConsumers(out, f, s)
 	}
+	Sort(out)
+	return out
+}
+
+// SubscriptionIn returns the findings of subscription s of file f: those of
+// Subscription plus the rules that compare it with the file's other
+// subscriptions (consumes-rejection-destination), ordered by position then
+// rule id. consume runs it for each subscription it starts.
+func (l *Linter) SubscriptionIn(f *config.File, s *config.Subscription) []Finding {
+	out := appendRejectionConsumers(l.appendSubscription(nil, s), f, s)
 	Sort(out)
 	return out
 }

@@ -369,3 +369,34 @@ func TestParseSeverity(t *testing.T) {
 		t.Errorf("ParseSeverity(fatal) error = %v", err)
 	}
 }
+
+// named renders a subscription called name (sub's shape).
+func named(name, transport string, extra ...string) string {
+	return strings.Replace(sub(transport, extra...), "- name: orders", "- name: "+name, 1)
+}
+
+// Issue 14: a subscription that reads another's rejection destination is
+// named with its pair and how its budget behaves, as the transport resolves
+// names (SQS '.' is '_'; Pub/Sub compares the topic), on every transport.
+func TestConsumesRejectionDestination_R28(t *testing.T) {
+	runCases(t, lint.RuleConsumesRejectionDestination, []ruleCase{
+		{name: "sqs dlq processor with a budget", yaml: sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: orders.dlq") +
+			named("dlq-processor", "sqs", "channelName: orders_dlq", "requeueCount: 3", "deadLetterRoutingKey: parked"),
+			want: 1, severity: lint.SeverityNote,
+			contains: []string{`subscription "dlq-processor" reads "orders.dlq", which is subscription "orders"'s deadLetterRoutingKey`, "at most 3 times per copy", `routed to its deadLetterRoutingKey "parked"`}},
+		{name: "invalid-message queue, no budget", yaml: sub("memory", "invalidMessageRoutingKey: bad") +
+			named("bad-reader", "memory", "channelName: bad", "requeueCount: -1"),
+			want: 1, severity: lint.SeverityNote, contains: []string{"invalidMessageRoutingKey", "requeueCount is -1", "for ever"}},
+		{name: "no dead letter of its own", yaml: sub("rocketmq", "deadLetterRoutingKey: orders-dlq") +
+			named("dlq-reader", "rocketmq", "channelName: orders-dlq", "requeueCount: 2", "rocketmq:\n  consumerGroup: g2"),
+			want: 1, severity: lint.SeverityNote, contains: []string{"at most 2 times", "discarded"}},
+		{name: "gcp compares the topic", yaml: sub("gcp", "deadLetterRoutingKey: orders-dlq") +
+			named("dlq-reader", "gcp", "channelName: any-sub", "routingKey: orders-dlq"),
+			want: 1, severity: lint.SeverityNote},
+		{name: "native redrive queue", yaml: sub("sqs", "sqs:\n  redrivePolicy:\n    deadLetterQueue: redrive\n    maxReceiveCount: 5") +
+			named("redrive-reader", "sqs", "channelName: redrive", "requeueCount: 3"),
+			want: 1, severity: lint.SeverityNote, contains: []string{"carry no rejection metadata", "may fire at once"}},
+		{name: "other transport does not trip", yaml: sub("sqs", "deadLetterRoutingKey: dlq") + named("dlq-reader", "memory", "channelName: dlq"), want: 0},
+		{name: "unrelated subscriptions do not trip", yaml: sub("sqs", "deadLetterRoutingKey: dlq") + named("other", "sqs", "channelName: other"), want: 0},
+	})
+}

@@ -87,6 +87,9 @@ const (
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
+	// RuleConsumesRejectionDestination is issue 14's cross-subscription
+	// rule: a subscription reads another's rejection destination.
+	RuleConsumesRejectionDestination = "consumes-rejection-destination"
 )
 
 // catalogue is every rule, in the order listings show them.
@@ -174,6 +177,26 @@ same handler: a rejected poison message loops for ever, and each loop adds a
 routed copy.
 
 Fix: name a separate destination, e.g. "<name>-dlq" and "<name>-invalid".`,
+	},
+	{
+		ID: RuleConsumesRejectionDestination, Requirement: "R-28", Severity: SeverityNote,
+		Summary: "a subscription reads another subscription's dead-letter or invalid-message destination",
+		Explanation: `A subscription whose channel is another subscription's deadLetterRoutingKey or
+invalidMessageRoutingKey (a "DLQ processor") receives routed copies. Each
+copy carries the rejection metadata and presents the count the rejecting
+subscription stamped, however often it is read (R-28), so that operators
+see the source's evidence. Its own requeueCount is judged on the broker's
+delivery attempts on this channel instead: a deferring handler with
+requeueCount 3 is invoked at most 3 times per copy, and the copy is then
+routed by this subscription's own deadLetterRoutingKey (docs/adr/0001 §9).
+With requeueCount -1 it is redelivered for ever. Copies moved by the
+broker's own redrive (sqs.redrivePolicy, gcp.deadLetterPolicy) carry no
+metadata and present the source's stamped count plus this queue's counter.
+
+The finding names the pair and says how the budget behaves; it is a Note.
+
+Fix: nothing, if this is the DLQ processor you meant; give it a
+deadLetterRoutingKey of its own so copies it gives up on are kept.`,
 	},
 	{
 		ID: RuleBufferSizeRange, Severity: SeverityError,
