@@ -299,8 +299,8 @@ var subFields = []string{
 }
 
 var (
-	pumpTypes    = []string{string(Reactor), string(Proactor)}
-	makeChannels = []string{string(MakeChannelsCreate), string(MakeChannelsValidate), string(MakeChannelsAssume)}
+	pumpTypes    = schemaEnum("$defs", "subscription", "properties", "messagePumpType")
+	makeChannels = schemaEnum("$defs", "subscription", "properties", "makeChannels")
 )
 
 // subscription decodes one item of subscriptions; it returns nil when the
@@ -480,9 +480,9 @@ var blockFields = map[Transport][]string{
 }
 
 var (
-	channelTypes = []string{ChannelPointToPoint, ChannelPubSub}
-	queueTypes   = []string{QueueStandard, QueueFIFO}
-	gcpModes     = []string{GCPModePull, GCPModeStream}
+	channelTypes = schemaEnum("$defs", "sqs", "properties", "channelType")
+	queueTypes   = schemaEnum("$defs", "sqs", "properties", "queueType")
+	gcpModes     = schemaEnum("$defs", "gcp", "properties", "mode")
 )
 
 func (d *decoder) sqs(ents []entry) *SQS {
@@ -655,7 +655,7 @@ func (d *decoder) resolvePath(p string) string {
 }
 
 var (
-	handlerTypes  = []string{string(HandlerBuiltin), string(HandlerExec), string(HandlerHTTP)}
+	handlerTypes  = schemaEnum("$defs", "handler", "properties", "type")
 	handlerFields = map[HandlerType][]string{
 		HandlerBuiltin: {"type", "name", "script"},
 		HandlerExec:    {"type", "timeout", "command", "args", "env"},

@@ -25,6 +25,12 @@
 // with the position of the offending key or value and the valid names or
 // values, and so that no input can make the decoder panic (FuzzParse).
 //
+// The JSON Schema of the file (Schema, `brighter schema`) is embedded here;
+// the decoder takes every enum's values from it, and the range and
+// cross-field checks stay in the decoder, where each problem keeps its
+// file:line:column and the closest valid name (a schema validator reports
+// JSON pointers, not YAML positions).
+//
 // This package must not import any other package of this module: the CLI,
 // lint, the handler adapters and the transports depend on it, never the
 // reverse.

@@ -60,14 +60,16 @@ func TestSchemaListsMatchDecoder(t *testing.T) {
 	}
 	same("handler fields", keys("$defs", "handler", "properties"), allHandlerFields)
 	same("tls fields", keys("$defs", "handler", "properties", "tls", "properties"), tlsFields)
-	same("transport", enum("$defs", "subscription", "properties", "transport"), transports)
-	same("messagePumpType", enum("$defs", "subscription", "properties", "messagePumpType"), pumpTypes)
-	same("makeChannels", enum("$defs", "subscription", "properties", "makeChannels"), makeChannels)
-	same("handler type", enum("$defs", "handler", "properties", "type"), handlerTypes)
-	same("builtin outcomes", enum("$defs", "outcome"), builtinNames)
-	same("sqs channelType", enum("$defs", "sqs", "properties", "channelType"), channelTypes)
-	same("sqs queueType", enum("$defs", "sqs", "properties", "queueType"), queueTypes)
-	same("gcp mode", enum("$defs", "gcp", "properties", "mode"), gcpModes)
+	// The decoder reads its enums from the schema; the Go constants the
+	// rest of brighter switches on must be exactly those values.
+	same("transport", enum("$defs", "subscription", "properties", "transport"), []string{string(TransportSQS), string(TransportGCP), string(TransportRocketMQ), string(TransportMemory)})
+	same("messagePumpType", enum("$defs", "subscription", "properties", "messagePumpType"), []string{string(Reactor), string(Proactor)})
+	same("makeChannels", enum("$defs", "subscription", "properties", "makeChannels"), []string{string(MakeChannelsCreate), string(MakeChannelsValidate), string(MakeChannelsAssume)})
+	same("handler type", enum("$defs", "handler", "properties", "type"), []string{string(HandlerBuiltin), string(HandlerExec), string(HandlerHTTP)})
+	same("builtin outcomes", enum("$defs", "outcome"), []string{BuiltinLog, BuiltinAck, BuiltinDefer, BuiltinReject, BuiltinFail, BuiltinUnacceptable})
+	same("sqs channelType", enum("$defs", "sqs", "properties", "channelType"), []string{ChannelPointToPoint, ChannelPubSub})
+	same("sqs queueType", enum("$defs", "sqs", "properties", "queueType"), []string{QueueStandard, QueueFIFO})
+	same("gcp mode", enum("$defs", "gcp", "properties", "mode"), []string{GCPModePull, GCPModeStream})
 	for i, h := range []HandlerType{HandlerBuiltin, HandlerExec, HandlerHTTP} {
 		names := at("$defs", "handler", "allOf").([]any)[i].(map[string]any)["then"].(map[string]any)["propertyNames"].(map[string]any)["enum"].([]any)
 		var got []string

@@ -98,7 +98,7 @@ const (
 )
 
 // transports lists every valid transport, in the order error messages show.
-var transports = []string{string(TransportSQS), string(TransportGCP), string(TransportRocketMQ), string(TransportMemory)}
+var transports = schemaEnum("$defs", "subscription", "properties", "transport")
 
 // PumpType is messagePumpType: the pump variant (reference §8).
 type PumpType string
@@ -301,7 +301,7 @@ const (
 	BuiltinUnacceptable = "unacceptable"
 )
 
-var builtinNames = []string{BuiltinLog, BuiltinAck, BuiltinDefer, BuiltinReject, BuiltinFail, BuiltinUnacceptable}
+var builtinNames = schemaEnum("$defs", "outcome")
 
 // Handler is a subscription's handler block. Only the fields of Type are
 // set; the file may not carry fields of another type.
