@@ -170,6 +170,11 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer obs.close(context.WithoutCancel(ctx))
+	tel, stopTelemetry, err := o.startTelemetry(ctx, logger, subs)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 
 	// Build everything before any pump starts: a bad handler or transport
 	// setting is a configuration error (exit 2) before messages move.
@@ -204,7 +209,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 			return wrapExit(exitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.consumer)
-		p, err := pump.New(ch.consumer, h, pumpOptions(s), obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true})...)
+		p, err := pump.New(ch.consumer, tel.Wrap(h), pumpOptions(s), append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
 		if err != nil {
 			_ = ch.close(ctx)
 			closeAll()
