@@ -131,19 +131,24 @@ esac
 	}
 	type counts struct{ process, handle, send int }
 	got := map[string]*counts{}
+	// countsOf returns the counts of the message a process span handled.
+	countsOf := func(process tracetest.SpanStub) (string, *counts) {
+		id := ""
+		for _, a := range process.Attributes {
+			if a.Key == "messaging.message.id" {
+				id = a.Value.AsString()
+			}
+		}
+		if got[id] == nil {
+			got[id] = &counts{}
+		}
+		return id, got[id]
+	}
 	for _, s := range spans {
 		switch {
 		case strings.HasPrefix(s.Name, "process "):
-			id := ""
-			for _, a := range s.Attributes {
-				if a.Key == "messaging.message.id" {
-					id = a.Value.AsString()
-				}
-			}
-			if got[id] == nil {
-				got[id] = &counts{}
-			}
-			got[id].process++
+			id, c := countsOf(s)
+			c.process++
 			if len(s.Links) != 1 || s.Links[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 				t.Errorf("%s: process span links %+v, want the producer's", id, s.Links)
 			}
@@ -153,17 +158,9 @@ esac
 				t.Errorf("span %s: parent is not a process span", s.Name)
 				continue
 			}
-			id := ""
-			for _, a := range parent.Attributes {
-				if a.Key == "messaging.message.id" {
-					id = a.Value.AsString()
-				}
-			}
-			if got[id] == nil {
-				got[id] = &counts{}
-			}
+			id, c := countsOf(parent)
 			if s.Name == telemetry.SpanHandle {
-				got[id].handle++
+				c.handle++
 				// The exec handler got this span's context as TRACEPARENT.
 				want := "00-" + s.SpanContext.TraceID().String() + "-" + s.SpanContext.SpanID().String() + "-01"
 				var found bool
@@ -176,7 +173,7 @@ esac
 					t.Errorf("%s: no handler run saw TRACEPARENT %s (seen %v)", id, want, seen)
 				}
 			} else {
-				got[id].send++
+				c.send++
 				if s.Name != "send "+strings.TrimSuffix(id, "-1")+"-dlq" {
 					t.Errorf("%s: send span %q", id, s.Name)
 				}
