@@ -138,7 +138,7 @@ func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
 			runPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
 				pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, ReceiveMargin: 300 * time.Millisecond,
 					ChannelFailureDelay: 20 * time.Millisecond, MaxChannelFailureDelay: 100 * time.Millisecond, StallAfter: 2 * time.Second, RequeueCount: 3},
-				events, health)
+				health, events) // health first: observers run in order, so it has seen each event before await returns
 			f := events.await(t, pump.EventChannelFailure, 20*time.Second, nil)
 			if !errors.Is(f.Err, context.DeadlineExceeded) || !strings.Contains(f.Err.Error(), "no answer within") {
 				t.Fatalf("channel failure error = %v, want the receive deadline", f.Err)
