@@ -327,4 +327,5 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			t.Fatalf("routing failure not logged at ERROR")
 		}
 	})
+	runHostile(t, l, f, v)
 }
