@@ -743,7 +743,11 @@ func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 	if m.Header.MessageType == message.MTUnacceptable {
 		r.leases.end(m)
 		p.countUnacceptable(r)
-		desc := "failed to parse message"
+		// The consumer names the field and the problem when it could not
+		// decode the message; without that, the message itself arrived
+		// typed MT_UNACCEPTABLE (issue 14: say so, not a bare "failed to
+		// parse").
+		desc := "message type: the message arrived as MT_UNACCEPTABLE"
 		if m.Undecodable != "" {
 			desc = m.Undecodable
 		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
