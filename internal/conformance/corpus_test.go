@@ -430,19 +430,23 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 // and empty bodies, bad timestamps and cloudeventheaders, forged metadata)
 // raw to the emulator and drives it through one real pump per variant.
 func TestMalformedMessageCorpus_Issue14(t *testing.T) {
-	pubsub := pubsubFixtures()[0] // Pull
-	pubsub.start(t)
+	// Pub/Sub's pull and stream consumers receive through different
+	// code, so both run the corpus.
+	pull, stream := pubsubFixtures()[0], pubsubFixtures()[2]
+	pull.start(t)
+	stream.start(t)
 	transports := []struct {
 		f     Fixture
 		cases []corpusCase
 	}{
 		{sqsFixtures()[0], sqsCorpus()}, // SqsStandard
-		{pubsub, pubsubCorpus()},
+		{pull, pubsubCorpus()},
+		{stream, pubsubCorpus()},
 		{&rocketFixture{}, rocketCorpus()},
 	}
 	for _, tr := range transports {
 		for _, v := range Variants {
-			t.Run(strings.ReplaceAll(tr.f.Transport(), "/", "")+"/"+string(v), func(t *testing.T) {
+			t.Run(strings.ReplaceAll(tr.f.Transport(), "/", "")+"/"+tr.f.Configuration()+"/"+string(v), func(t *testing.T) {
 				t.Parallel()
 				runCorpus(t, tr.f, v, tr.cases)
 			})
