@@ -419,6 +419,25 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 			}
 		}
 	}
+	// The consumer's Warning for an undecodable message names both ids
+	// (a message typed MT_UNACCEPTABLE on the wire decodes: no Warning).
+	warned := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["level"] != "WARN" {
+			continue
+		}
+		for _, k := range []string{"sqs_message_id", "pubsub_message_id", "rocketmq_message_id"} {
+			if id, _ := rec["message_id"].(string); id != "" && rec[k] != nil && rec[k] != "" {
+				warned[id] = true
+			}
+		}
+	}
+	for i, c := range cases {
+		if c.invalid && !c.lostID && c.name != "MT_UNACCEPTABLE" && !warned[ids[i]] {
+			t.Errorf("%s: no Warning naming the Brighter id %s and the broker's id", c.name, ids[i])
+		}
+	}
 	if t.Failed() {
 		t.Logf("logs:\n%s", logs.String())
 	}
