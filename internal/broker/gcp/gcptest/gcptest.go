@@ -1,12 +1,17 @@
-// Package gcptest is test support for tests that run against the real
-// in-process Pub/Sub emulator (cloud.google.com/go/pubsub/v2/pstest): Start
-// starts a fresh emulator and connects a client to it, and Faults makes that
-// client's unary calls fail on demand, before they reach the emulator.
+// Package gcptest is test support for tests that run against Google's own
+// Pub/Sub emulator (the Java server of the Debian package
+// google-cloud-cli-pubsub-emulator, issue 15): one emulator per test binary,
+// started on a free loopback port by the first Start and stopped by Main;
+// Start gives each test its own project on it and a client, and Faults makes
+// that client's unary calls fail on demand, before they reach the emulator.
 //
 // Typical use:
 //
+//	func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
+//
 //	f := &gcptest.Faults{}
-//	client, srv := gcptest.Start(t, "my-project", f, gcp.Connect)
+//	client, srv := gcptest.Start(t, "orders", f, gcp.Connect)
+//	// names: "projects/" + srv.Project + "/topics/..."
 //	f.FailAcknowledge(true)
 //
 // This package is for tests only; non-test code must not import it. It does
@@ -16,12 +21,12 @@ package gcptest
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -79,17 +84,37 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 // the one the callers pass.
 type ConnectFunc func(ctx context.Context, project string, opts ...option.ClientOption) (*pubsub.Client, error)
 
-// Start starts a fresh in-process emulator (its own server, so no delivery
-// counter is shared with another caller), dials it without transport
-// security through f's interceptor (no interceptor when f is nil), and
-// connects a client for project with connect, passing the connection and
-// option.WithTelemetryDisabled. It returns the client and the server (for
-// its address or its stored messages). A dial or connect error fails tb at
-// once. tb's cleanup closes the client, the connection and then the server.
-func Start(tb testing.TB, project string, f *Faults, connect ConnectFunc) (*pubsub.Client, *pstest.Server) {
+// Server is what Start gives a test: the shared emulator's address and the
+// test's own project on it.
+type Server struct {
+	// Addr is the emulator's gRPC address (host:port), for a config's
+	// connections.gcp.emulatorHost or PUBSUB_EMULATOR_HOST.
+	Addr string
+	// Project is the project id this test owns on the emulator: prefix, a
+	// hyphen and a number unique in the test binary, so tests (parallel
+	// ones too) never see each other's topics, subscriptions or counters.
+	Project string
+}
+
+// projects numbers the projects handed out by Start.
+var projects atomic.Int64
+
+// Start gives the test its own project on the test binary's Google Pub/Sub
+// emulator (Shared: started on first use, stopped by Main), dials it
+// without transport security through f's interceptor (no interceptor when f
+// is nil), and connects a client for that project with connect, passing the
+// connection and option.WithTelemetryDisabled. prefix starts the project id
+// (a lowercase letter first, at most 20 characters, as the service
+// requires). An emulator that cannot start (not installed, see InstallHint)
+// or a dial or connect error fails tb at once: there is no skip. tb's
+// cleanup closes the client and the connection.
+func Start(tb testing.TB, prefix string, f *Faults, connect ConnectFunc) (*pubsub.Client, *Server) {
 	tb.Helper()
-	srv := pstest.NewServer()
-	tb.Cleanup(func() { _ = srv.Close() })
+	emu, err := Shared()
+	if err != nil {
+		tb.Fatalf("Pub/Sub emulator: %v", err)
+	}
+	srv := &Server{Addr: emu.Addr, Project: fmt.Sprintf("%s-%d", prefix, projects.Add(1))}
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if f != nil {
 		dial = append(dial, grpc.WithUnaryInterceptor(f.Intercept))
@@ -99,7 +124,7 @@ func Start(tb testing.TB, project string, f *Faults, connect ConnectFunc) (*pubs
 		tb.Fatalf("dial the Pub/Sub emulator at %s: %v", srv.Addr, err)
 	}
 	tb.Cleanup(func() { _ = conn.Close() })
-	client, err := connect(context.Background(), project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
+	client, err := connect(context.Background(), srv.Project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
 	if err != nil {
 		tb.Fatalf("connect to the Pub/Sub emulator: %v", err)
 	}

@@ -2,7 +2,9 @@ package gcptest_test
 
 import (
 	"context"
+	"os"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/grpc/codes"
@@ -12,12 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
-const (
-	project = "gcptest"
-	topic   = "projects/" + project + "/topics/t"
-	other   = "projects/" + project + "/topics/other"
-	sub     = "projects/" + project + "/subscriptions/s"
-)
+func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
 
 // TestFaults_SwitchOnAndOff drives each fault on the emulator: while on, the
 // call fails with PermissionDenied and nothing reaches the emulator; once
@@ -25,7 +22,10 @@ const (
 func TestFaults_SwitchOnAndOff(t *testing.T) {
 	ctx := context.Background()
 	f := &gcptest.Faults{}
-	client, srv := gcptest.Start(t, project, f, gcp.Connect)
+	client, srv := gcptest.Start(t, "gcptest", f, gcp.Connect)
+	topic := "projects/" + srv.Project + "/topics/faulted"
+	other := "projects/" + srv.Project + "/topics/other"
+	sub := "projects/" + srv.Project + "/subscriptions/faulted-sub"
 	for _, name := range []string{topic, other} {
 		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: name}); err != nil {
 			t.Fatal(err)
@@ -44,25 +44,36 @@ func TestFaults_SwitchOnAndOff(t *testing.T) {
 			t.Fatalf("%s: %v, want the injected PermissionDenied", what, err)
 		}
 	}
+	pull := func() []*pubsubpb.ReceivedMessage {
+		t.Helper()
+		resp, err := client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
+		if err != nil {
+			t.Fatalf("pull: %v", err)
+		}
+		return resp.ReceivedMessages
+	}
 
 	f.FailPublishTo(topic)
 	wantDenied("publish to the faulted topic", publish(topic))
 	if err := publish(other); err != nil {
 		t.Fatalf("publish to another topic: %v", err)
 	}
-	if n := len(srv.Messages()); n != 1 {
-		t.Fatalf("emulator holds %d messages, want 1 (the faulted publish must not reach it)", n)
+	if got := pull(); len(got) != 0 {
+		t.Fatalf("the faulted publish reached the emulator: %d messages", len(got))
 	}
 	f.FailPublishTo("")
 	if err := publish(topic); err != nil {
 		t.Fatalf("publish after the fault is off: %v", err)
 	}
 
-	resp, err := client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: 1})
-	if err != nil || len(resp.ReceivedMessages) != 1 {
-		t.Fatalf("pull: %v, %d messages, want 1", err, len(resp.GetReceivedMessages()))
+	var got []*pubsubpb.ReceivedMessage
+	for deadline := time.Now().Add(10 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		got = pull()
 	}
-	ackIDs := []string{resp.ReceivedMessages[0].AckId}
+	if len(got) != 1 {
+		t.Fatalf("pull: %d messages, want 1", len(got))
+	}
+	ackIDs := []string{got[0].AckId}
 
 	f.FailModifyAckDeadline(true)
 	wantDenied("modifyAckDeadline", client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: ackIDs, AckDeadlineSeconds: 30}))
@@ -79,19 +90,33 @@ func TestFaults_SwitchOnAndOff(t *testing.T) {
 	}
 }
 
-// TestStart_FreshServerPerCall checks that two calls get two emulators: a
-// topic made on one is not on the other.
-func TestStart_FreshServerPerCall(t *testing.T) {
+// TestStart_OwnProjectPerCall_Issue15 checks that two calls share the test
+// binary's one emulator but get two projects: a topic made in one is not in
+// the other.
+func TestStart_OwnProjectPerCall_Issue15(t *testing.T) {
 	ctx := context.Background()
-	a, srvA := gcptest.Start(t, project, nil, gcp.Connect)
-	b, srvB := gcptest.Start(t, project, nil, gcp.Connect)
-	if srvA.Addr == srvB.Addr {
-		t.Fatalf("both calls share the emulator at %s", srvA.Addr)
+	a, srvA := gcptest.Start(t, "gcptest", nil, gcp.Connect)
+	b, srvB := gcptest.Start(t, "gcptest", nil, gcp.Connect)
+	if srvA.Addr != srvB.Addr {
+		t.Fatalf("two emulators (%s, %s), want one per test binary", srvA.Addr, srvB.Addr)
 	}
-	if _, err := a.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+	if srvA.Project == srvB.Project {
+		t.Fatalf("both calls got project %s", srvA.Project)
+	}
+	if _, err := a.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + srvA.Project + "/topics/orders"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: topic}); status.Code(err) != codes.NotFound {
-		t.Fatalf("get topic on the second emulator: %v, want NotFound", err)
+	if _, err := b.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: "projects/" + srvB.Project + "/topics/orders"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("get topic in the second project: %v, want NotFound", err)
+	}
+}
+
+// TestEmulator_ValidatesNames_Issue15 pins that the server is the real
+// emulator, not pstest: a one-letter topic name is InvalidArgument.
+func TestEmulator_ValidatesNames_Issue15(t *testing.T) {
+	client, srv := gcptest.Start(t, "gcptest", nil, gcp.Connect)
+	_, err := client.TopicAdminClient.CreateTopic(context.Background(), &pubsubpb.Topic{Name: "projects/" + srv.Project + "/topics/t"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("create topic \"t\": %v, want InvalidArgument", err)
 	}
 }

@@ -1,0 +1,208 @@
+package gcptest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EmulatorPath is where the Debian package google-cloud-cli-pubsub-emulator
+// installs Google's Pub/Sub emulator; when it is not there, the package's
+// file list (dpkg -L) is searched, then $PATH.
+const EmulatorPath = "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator"
+
+// InstallHint is the one line that says how to install the emulator when it
+// cannot be found (make deps does it when Java is present).
+const InstallHint = "Google's Pub/Sub emulator is not installed: run `make deps` or `apt-get update && apt-get install -y google-cloud-cli-pubsub-emulator` (needs Java 11+)"
+
+// errNotInstalled is FindEmulator's error.
+var errNotInstalled = errors.New(InstallHint)
+
+// readyLine is what the emulator logs once it accepts gRPC calls.
+const readyLine = "Server started, listening on"
+
+// startTimeout bounds the emulator's start-up (about 10 s on 2 idle cores;
+// a loaded CI machine is slower).
+const startTimeout = 120 * time.Second
+
+// Emulator is one running Google Pub/Sub emulator process (a Java server)
+// listening on Addr (host:port on the loopback interface).
+type Emulator struct {
+	// Addr is the emulator's gRPC address, for PUBSUB_EMULATOR_HOST or a
+	// config's connections.gcp.emulatorHost.
+	Addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	log  strings.Builder
+}
+
+// shared is the test binary's one emulator: started by the first Shared
+// call, stopped by StopShared (Main calls it). It is process state by
+// nature: one Java server per test binary, not one per test.
+var shared struct {
+	mu  sync.Mutex
+	emu *Emulator
+	err error
+}
+
+// Main runs the tests of m and then stops the shared emulator if a test
+// started it; a package whose tests call Start uses it as its TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
+func Main(m *testing.M) int {
+	code := m.Run()
+	StopShared()
+	return code
+}
+
+// Shared returns the test binary's emulator, starting it on the first call
+// (about 10 s). A failed start is remembered and returned by every later
+// call. The error names what to install when the emulator is missing.
+func Shared() (*Emulator, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.emu == nil && shared.err == nil {
+		// A port picked free can be taken before Java binds it: retry.
+		for range 3 {
+			shared.emu, shared.err = StartEmulator(startTimeout)
+			if shared.err == nil || errors.Is(shared.err, errNotInstalled) {
+				break
+			}
+		}
+	}
+	return shared.emu, shared.err
+}
+
+// StopShared stops the shared emulator if it was started; later Shared
+// calls fail. It is safe to call more than once.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.emu != nil {
+		shared.emu.Stop()
+		shared.emu = nil
+	}
+	if shared.err == nil {
+		shared.err = errors.New("the shared Pub/Sub emulator was stopped")
+	}
+}
+
+// FindEmulator returns the path of cloud-pubsub-emulator, or an error
+// carrying InstallHint.
+func FindEmulator() (string, error) {
+	if _, err := os.Stat(EmulatorPath); err == nil {
+		return EmulatorPath, nil
+	}
+	if out, err := exec.Command("dpkg", "-L", "google-cloud-cli-pubsub-emulator").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(line, "/bin/cloud-pubsub-emulator") {
+				return line, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath("cloud-pubsub-emulator"); err == nil {
+		return p, nil
+	}
+	return "", errNotInstalled
+}
+
+// StartEmulator starts a new emulator on a free loopback port in its own
+// process group and waits up to timeout for it to log that it is listening.
+// The caller must Stop it. Errors: the emulator is missing (InstallHint), no
+// free port, the process did not start, exited or was not ready in time
+// (with its log).
+func StartEmulator(timeout time.Duration) (*Emulator, error) {
+	bin, err := FindEmulator()
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("pick a port for the Pub/Sub emulator: %w", err)
+	}
+	e := &Emulator{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
+	e.cmd = exec.Command(bin, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	e.cmd.Stdout, e.cmd.Stderr = pw, pw
+	if err := e.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the Pub/Sub emulator %s: %w", bin, err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		signalled := false
+		for sc.Scan() {
+			e.mu.Lock()
+			if e.log.Len() < 256*1024 {
+				e.log.WriteString(sc.Text() + "\n")
+			}
+			e.mu.Unlock()
+			if !signalled && strings.Contains(sc.Text(), readyLine) {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	go func() {
+		_ = e.cmd.Wait()
+		_ = pw.Close()
+		close(e.done)
+	}()
+	select {
+	case <-ready:
+		return e, nil
+	case <-e.done:
+		return nil, fmt.Errorf("the Pub/Sub emulator exited before it was ready: %s", e.Log())
+	case <-time.After(timeout):
+		e.Stop()
+		return nil, fmt.Errorf("the Pub/Sub emulator was not ready within %v: %s", timeout, e.Log())
+	}
+}
+
+// Log returns what the emulator has printed so far (up to 256 KiB).
+func (e *Emulator) Log() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.log.String()
+}
+
+// Stop ends the emulator's whole process group (the Java server spawns
+// children): SIGTERM, then SIGKILL after 5 s. It returns once the process
+// has exited.
+func (e *Emulator) Stop() {
+	pgid := e.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-e.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-e.done
+	}
+	// Children that outlived the leader.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
