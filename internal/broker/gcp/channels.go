@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
@@ -30,6 +32,10 @@ const (
 	LogIAMTolerated = "IAM binding for native dead-lettering abandoned; native dead-lettering may be inactive"
 	// LogBudgetInert is R-11's Warning (R-26: once per channel, at creation).
 	LogBudgetInert = "delivery budget cannot run down on this subscription"
+	// LogLabelsNotUpdated is the Warning of a restart whose subscription
+	// labels differ from the configuration on a server that refuses labels
+	// in an update mask (Google's emulator); the other fields are updated.
+	LogLabelsNotUpdated = "subscription labels differ but the server refused to update them; left as they are"
 	// ConsequenceDeadLetteringInactive is R-20's fixed consequence text.
 	ConsequenceDeadLetteringInactive = "native dead-lettering may be inactive"
 	// ReasonNoDeadLetterPolicy is R-11's reason for Pub/Sub.
@@ -234,8 +240,14 @@ func (c *Channels) ensureTopic(ctx context.Context, t string) error {
 	return nil
 }
 
-// ensureSubscription creates s, or updates an existing one with an update
-// mask (never without one: it would crash the emulator).
+// ensureSubscription creates s, or, when it exists, reads it, compares the
+// fields named in mask (ack_deadline_seconds, dead_letter_policy,
+// retry_policy, labels) and updates only those that differ, with an update
+// mask (never without one: it would crash pstest); nothing differing means
+// no update at all, so a restart on unchanged configuration makes no write
+// (issue 15). Labels that differ are updated too, but a server that refuses
+// labels in the mask (Google's emulator: InvalidArgument) gets the update
+// again without them, and a Warning says the labels were left as they are.
 func (c *Channels) ensureSubscription(ctx context.Context, s *pubsubpb.Subscription, mask []string) error {
 	_, err := c.client.SubscriptionAdminClient.CreateSubscription(ctx, s)
 	if err == nil {
@@ -247,10 +259,50 @@ func (c *Channels) ensureSubscription(ctx context.Context, s *pubsubpb.Subscript
 	if len(mask) == 0 {
 		return nil
 	}
-	if _, err := c.client.SubscriptionAdminClient.UpdateSubscription(ctx, &pubsubpb.UpdateSubscriptionRequest{Subscription: s, UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}}); err != nil {
-		return fmt.Errorf("update subscription %s: %w", s.Name, err)
+	cur, err := c.client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: s.Name})
+	if err != nil {
+		return fmt.Errorf("read subscription %s: %w", s.Name, err)
+	}
+	differ := differingFields(cur, s, mask)
+	if len(differ) == 0 {
+		return nil
+	}
+	_, err = c.client.SubscriptionAdminClient.UpdateSubscription(ctx, &pubsubpb.UpdateSubscriptionRequest{Subscription: s, UpdateMask: &fieldmaskpb.FieldMask{Paths: differ}})
+	if err != nil && status.Code(err) == codes.InvalidArgument && slices.Contains(differ, "labels") {
+		c.log.WarnContext(ctx, LogLabelsNotUpdated, "subscription", s.Name, "error", err.Error())
+		differ = slices.DeleteFunc(differ, func(f string) bool { return f == "labels" })
+		if len(differ) == 0 {
+			return nil
+		}
+		_, err = c.client.SubscriptionAdminClient.UpdateSubscription(ctx, &pubsubpb.UpdateSubscriptionRequest{Subscription: s, UpdateMask: &fieldmaskpb.FieldMask{Paths: differ}})
+	}
+	if err != nil {
+		return fmt.Errorf("update subscription %s (%s): %w", s.Name, strings.Join(differ, ", "), err)
 	}
 	return nil
+}
+
+// differingFields returns the fields of mask whose value in want differs
+// from cur, in mask's order.
+func differingFields(cur, want *pubsubpb.Subscription, mask []string) []string {
+	var out []string
+	for _, f := range mask {
+		var same bool
+		switch f {
+		case "ack_deadline_seconds":
+			same = cur.GetAckDeadlineSeconds() == want.GetAckDeadlineSeconds()
+		case "dead_letter_policy":
+			same = proto.Equal(cur.GetDeadLetterPolicy(), want.GetDeadLetterPolicy())
+		case "retry_policy":
+			same = proto.Equal(cur.GetRetryPolicy(), want.GetRetryPolicy())
+		case "labels":
+			same = maps.Equal(cur.GetLabels(), want.GetLabels())
+		}
+		if !same {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func seconds(d, def time.Duration) int32 {

@@ -42,11 +42,11 @@ func TestEnsureChannels_IAMTolerated_AC20(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			p := &DeadLetterPolicy{Topic: "t.native", MaxDeliveryAttempts: 5}
+			p := &DeadLetterPolicy{Topic: "orders.native", MaxDeliveryAttempts: 5}
 			if members {
 				p.PublisherMember, p.SubscriberMember = "serviceAccount:a@b.iam.gserviceaccount.com", "serviceAccount:a@b.iam.gserviceaccount.com"
 			}
-			err := NewChannels(e.client, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log}).EnsureChannels(ctxT(t, 30*time.Second))
+			err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log}).EnsureChannels(ctxT(t, 30*time.Second))
 			if err != nil {
 				t.Fatalf("EnsureChannels: %v", err)
 			}
@@ -70,12 +70,12 @@ func TestEnsureChannels_IAMTolerated_AC20(t *testing.T) {
 			if e.logs.countLevel(slog.LevelWarn) != 2 {
 				t.Errorf("%d warnings in all, want 2", e.logs.countLevel(slog.LevelWarn))
 			}
-			sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, "s")})
-			if err != nil || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 5 || sub.DeadLetterPolicy.GetDeadLetterTopic() != topicName(testProject, "t.native") {
+			sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+			if err != nil || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 5 || sub.DeadLetterPolicy.GetDeadLetterTopic() != topicName(e.project, "orders.native") {
 				t.Fatalf("subscription %v, %v", sub, err)
 			}
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s"})
-			e.send(t, "t", newMsg("usable"))
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub"})
+			e.send(t, "orders", newMsg("usable"))
 			if m := receiveOne(t, c, 10*time.Second); m.Header.MessageID != "usable" {
 				t.Fatalf("got %s", m.Header.MessageID)
 			}
@@ -89,7 +89,7 @@ func TestEnsureChannels_NonToleratedPropagates_R20(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	boom := errors.New("dns: no such host")
-	err := NewChannels(e.client, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterPolicy: dlp("t.native"), Logger: e.log,
+	err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, DeadLetterPolicy: dlp("orders.native"), Logger: e.log,
 		ProjectNumber: func(context.Context, string) (string, error) { return "", boom }}).EnsureChannels(ctxT(t, 10*time.Second))
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), HelperDeadLetterPublisher) {
 		t.Fatalf("err = %v", err)
@@ -106,11 +106,11 @@ func TestEnsureChannels_NonToleratedPropagates_R20(t *testing.T) {
 func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	o := ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 20 * time.Second, EnableMessageOrdering: true,
-		RequeueDelay: 2 * time.Second, DeadLetterTopic: "t.DLQ", InvalidTopic: "t.Invalid"}
+	o := ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 20 * time.Second, EnableMessageOrdering: true,
+		RequeueDelay: 2 * time.Second, DeadLetterTopic: "orders.DLQ", InvalidTopic: "orders.Invalid"}
 	e.channels(t, o)
 	e.channels(t, o)
-	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, "s")})
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +118,8 @@ func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 		sub.RetryPolicy.GetMaximumBackoff().AsDuration() != DefaultMaxRequeueDelay {
 		t.Errorf("subscription %v", sub)
 	}
-	for _, s := range []string{"t.DLQ", "t.Invalid"} {
-		if _, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(testProject, s)}); err != nil {
+	for _, s := range []string{"orders.DLQ", "orders.Invalid"} {
+		if _, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, s)}); err != nil {
 			t.Errorf("subscription %s: %v", s, err)
 		}
 	}
@@ -137,11 +137,54 @@ func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 	}
 }
 
+// TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15: a second create
+// on unchanged options reads the subscription and makes no update (Google's
+// emulator refused the old fixed mask with labels in it); a changed ack
+// deadline and RetryPolicy are updated; changed labels, which the emulator
+// refuses in a mask, leave a Warning and do not fail the start.
+func TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 20 * time.Second,
+		RequeueDelay: 2 * time.Second, DeadLetterPolicy: &DeadLetterPolicy{Topic: "orders-native", MaxDeliveryAttempts: 5},
+		DeadLetterTopic: "orders.DLQ", Labels: map[string]string{"team": "a"}}
+	e.channels(t, o)
+	e.channels(t, o)
+	if n := e.faults.Calls("UpdateSubscription"); n != 0 {
+		t.Fatalf("restart on unchanged options made %d UpdateSubscription calls, want 0", n)
+	}
+	o.AckDeadline, o.RequeueDelay = 30*time.Second, 3*time.Second
+	e.channels(t, o)
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.AckDeadlineSeconds != 30 || sub.RetryPolicy.GetMinimumBackoff().AsDuration() != 3*time.Second || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 5 {
+		t.Fatalf("after the changed restart: %v", sub)
+	}
+	if n := e.faults.Calls("UpdateSubscription"); n != 1 {
+		t.Fatalf("changed restart made %d UpdateSubscription calls, want 1", n)
+	}
+	o.Labels = map[string]string{"team": "b"}
+	o.AckDeadline = 40 * time.Second
+	e.channels(t, o)
+	sub, err = e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.AckDeadlineSeconds != 40 {
+		t.Fatalf("ack deadline %d after a restart with new labels, want 40", sub.AckDeadlineSeconds)
+	}
+	if sub.Labels["team"] != "b" && len(e.logs.find(slog.LevelWarn, LogLabelsNotUpdated)) != 1 {
+		t.Fatalf("labels %v not updated and no %q Warning", sub.Labels, LogLabelsNotUpdated)
+	}
+}
+
 // TestProducer_DelayRefused: Pub/Sub has no delayed publish.
 func TestProducer_DelayRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	m := message.New("d", "t", message.MTEvent, nil)
+	m := message.New("d", "orders", message.MTEvent, nil)
 	m.Header.Delay = time.Second
 	if err := NewProducer(e.client, ProducerOptions{}).Send(ctxT(t, 5*time.Second), m); !errors.Is(err, ErrDelayUnsupported) {
 		t.Fatalf("err = %v", err)

@@ -34,9 +34,9 @@ func dlp(topic string) *DeadLetterPolicy {
 // message presents 0, then one more on each requeue (delivery_attempt - 1).
 func TestDeliveryCount_WithDeadLetterPolicy_R1_R2(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3, DeadLetterPolicy: dlp("t.native")})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s"})
-		e.send(t, "t", newMsg("m-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: dlp("orders.native")})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub"})
+		e.send(t, "orders", newMsg("m-1"))
 		for want := 0; want < 3; want++ {
 			m := receiveOne(t, c, 10*time.Second)
 			if m.Header.HandledCount != want || m.DeliveryAttempt != want+1 {
@@ -62,9 +62,9 @@ func TestDeliveryCount_WithDeadLetterPolicy_R1_R2(t *testing.T) {
 // message, after 100 messages went through the channel (AC-29).
 func TestRequeue_NoDeadLetterPolicy_AC11_AC29(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s"})
-		e.send(t, "t", newMsg("m-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub"})
+		e.send(t, "orders", newMsg("m-1"))
 		for i := 0; i < 3; i++ {
 			m := receiveOne(t, c, 10*time.Second)
 			if m.Header.HandledCount != 0 || m.DeliveryAttempt != 0 {
@@ -76,7 +76,7 @@ func TestRequeue_NoDeadLetterPolicy_AC11_AC29(t *testing.T) {
 		}
 		// AC-29: 100 messages through the channel, still one Warning.
 		for i := 2; i <= 100; i++ {
-			e.send(t, "t", newMsg(fmt.Sprintf("m-%d", i)))
+			e.send(t, "orders", newMsg(fmt.Sprintf("m-%d", i)))
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for acked := 0; acked < 100; {
@@ -95,7 +95,7 @@ func TestRequeue_NoDeadLetterPolicy_AC11_AC29(t *testing.T) {
 			}
 		}
 		ws := e.logs.find(slog.LevelWarn, LogBudgetInert)
-		if len(ws) != 1 || attr(ws[0], "requeue_count") != "3" || !strings.HasSuffix(attr(ws[0], "subscription"), "/subscriptions/s") {
+		if len(ws) != 1 || attr(ws[0], "requeue_count") != "3" || !strings.HasSuffix(attr(ws[0], "subscription"), "/subscriptions/orders-sub") {
 			t.Fatalf("R-11 warnings: %d (%v), want exactly one naming subscription and budget", len(ws), ws)
 		}
 	})
@@ -122,21 +122,21 @@ func hasAttrs(t *testing.T, pm *pubsubpb.PubsubMessage, want map[string]string, 
 // afterwards; a read of the DLQ presents the stamped count.
 func TestReject_RoutesByReasonWithMetadata_AC15_R18(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3, DeadLetterPolicy: dlp("t.native"),
-			DeadLetterTopic: "t.DLQ", InvalidTopic: "t.Invalid"})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ", InvalidTopic: "t.Invalid"})
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: dlp("orders.native"),
+			DeadLetterTopic: "orders.DLQ", InvalidTopic: "orders.Invalid"})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.DLQ", InvalidTopic: "orders.Invalid"})
 		cases := []struct {
 			id    string
 			rej   message.Rejection
 			dest  string
 			route broker.Route
 		}{
-			{"bad", message.Rejection{Reason: message.ReasonUnacceptable, Description: "bad payload"}, "t.Invalid", broker.RouteInvalidMessage},
-			{"spent", message.Rejection{Reason: message.ReasonDeliveryError, Description: "budget spent"}, "t.DLQ", broker.RouteDeadLetter},
-			{"none", message.Rejection{Reason: message.ReasonNone}, "t.DLQ", broker.RouteDeadLetter},
+			{"bad", message.Rejection{Reason: message.ReasonUnacceptable, Description: "bad payload"}, "orders.Invalid", broker.RouteInvalidMessage},
+			{"spent", message.Rejection{Reason: message.ReasonDeliveryError, Description: "budget spent"}, "orders.DLQ", broker.RouteDeadLetter},
+			{"none", message.Rejection{Reason: message.ReasonNone}, "orders.DLQ", broker.RouteDeadLetter},
 		}
 		for _, tc := range cases {
-			e.send(t, "t", newMsg(tc.id))
+			e.send(t, "orders", newMsg(tc.id))
 			m := receiveOne(t, c, 10*time.Second)
 			if tc.id == "spent" { // advance the count to 1 before rejecting
 				if err := c.Requeue(ctxT(t, 5*time.Second), m, 0); err != nil {
@@ -150,7 +150,7 @@ func TestReject_RoutesByReasonWithMetadata_AC15_R18(t *testing.T) {
 				t.Fatalf("%s: reject result %+v", tc.id, res)
 			}
 			pm := e.pullRaw(t, tc.dest, 10*time.Second)
-			want := map[string]string{"originalTopic": "t", "originalMessageType": "MT_COMMAND", "rejectionReason": tc.rej.Reason.String(),
+			want := map[string]string{"originalTopic": "orders", "originalMessageType": "MT_COMMAND", "rejectionReason": tc.rej.Reason.String(),
 				"rejectionTimestamp": "*", AttrID: tc.id, AttrTopic: tc.dest}
 			var absent = []string{ReceiptHandleKey}
 			if tc.rej.Description != "" {
@@ -178,23 +178,23 @@ func TestReject_RoutesByReasonWithMetadata_AC15_R18(t *testing.T) {
 // TestReject_UnacceptableFallsBackToDeadLetter_AC16 (both consumers).
 func TestReject_UnacceptableFallsBackToDeadLetter_AC16(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterTopic: "t.DLQ"})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
-		e.send(t, "t", newMsg("u-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, DeadLetterTopic: "orders.DLQ"})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.DLQ"})
+		e.send(t, "orders", newMsg("u-1"))
 		res := c.Reject(ctxT(t, 10*time.Second), receiveOne(t, c, 10*time.Second), message.Rejection{Reason: message.ReasonUnacceptable})
 		if res.Route != broker.RouteDeadLetter || res.Err != nil {
 			t.Fatalf("result %+v", res)
 		}
-		hasAttrs(t, e.pullRaw(t, "t.DLQ", 10*time.Second), map[string]string{"rejectionReason": "Unacceptable", AttrID: "u-1"})
+		hasAttrs(t, e.pullRaw(t, "orders.DLQ", 10*time.Second), map[string]string{"rejectionReason": "Unacceptable", AttrID: "u-1"})
 	})
 }
 
 // TestReject_NoDestinationAcksWithWarning_AC17 (both consumers).
 func TestReject_NoDestinationAcksWithWarning_AC17(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s"})
-		e.send(t, "t", newMsg("n-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub"})
+		e.send(t, "orders", newMsg("n-1"))
 		res := c.Reject(ctxT(t, 10*time.Second), receiveOne(t, c, 10*time.Second), message.Rejection{Reason: message.ReasonUnacceptable, Description: "bad payload"})
 		if res.Route != broker.RouteNone || res.Err != nil {
 			t.Fatalf("result %+v", res)
@@ -213,10 +213,10 @@ func TestReject_NoDestinationAcksWithWarning_AC17(t *testing.T) {
 // deadline.
 func TestReject_FailedPublishReleases_R19(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 60 * time.Second, DeadLetterTopic: "t.DLQ"})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
-		e.faults.FailPublishTo(topicName(testProject, "t.DLQ"))
-		e.send(t, "t", newMsg("f-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 60 * time.Second, DeadLetterTopic: "orders.DLQ"})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.DLQ"})
+		e.faults.FailPublishTo(topicName(e.project, "orders.DLQ"))
+		e.send(t, "orders", newMsg("f-1"))
 		start := time.Now()
 		res := c.Reject(ctxT(t, 10*time.Second), receiveOne(t, c, 10*time.Second), message.Rejection{Reason: message.ReasonDeliveryError})
 		if !res.Released || res.Err == nil {
@@ -235,7 +235,7 @@ func TestReject_FailedPublishReleases_R19(t *testing.T) {
 		if res := c.Reject(ctxT(t, 10*time.Second), again, message.Rejection{Reason: message.ReasonDeliveryError}); res.Err != nil || res.Released {
 			t.Fatalf("second reject %+v", res)
 		}
-		e.pullRaw(t, "t.DLQ", 10*time.Second)
+		e.pullRaw(t, "orders.DLQ", 10*time.Second)
 	})
 }
 
@@ -245,12 +245,12 @@ func TestReject_FailedPublishReleases_R19(t *testing.T) {
 // absent.
 func TestReject_MissingTopicAssume_AC18(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 60 * time.Second})
-		if err := NewChannels(e.client, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterTopic: "t.missing", MakeChannels: broker.MakeAssume, Logger: e.log}).EnsureChannels(ctxT(t, 5*time.Second)); err != nil {
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 60 * time.Second})
+		if err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, DeadLetterTopic: "orders.missing", MakeChannels: broker.MakeAssume, Logger: e.log}).EnsureChannels(ctxT(t, 5*time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.missing"})
-		e.send(t, "t", newMsg("a-1"))
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.missing"})
+		e.send(t, "orders", newMsg("a-1"))
 		m := receiveOne(t, c, 10*time.Second)
 		rejected := time.Now()
 		res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonDeliveryError, Description: "budget spent"})
@@ -264,7 +264,7 @@ func TestReject_MissingTopicAssume_AC18(t *testing.T) {
 		if again := receiveOne(t, c, 10*time.Second); again.Header.MessageID != "a-1" || time.Since(rejected) > 10*time.Second {
 			t.Fatalf("redelivery %s after %v", again.Header.MessageID, time.Since(rejected))
 		}
-		if e.topicExists(t, "t.missing") {
+		if e.topicExists(t, "orders.missing") {
 			t.Fatal("routing topic exists afterwards")
 		}
 	})
@@ -276,9 +276,9 @@ func TestReject_MissingTopicAssume_AC18(t *testing.T) {
 func TestReject_FailedAckAfterPublish_R16(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterTopic: "t.DLQ"})
-	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
-	e.send(t, "t", newMsg("k-1"))
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, DeadLetterTopic: "orders.DLQ"})
+	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.DLQ"})
+	e.send(t, "orders", newMsg("k-1"))
 	m := receiveOne(t, c, 10*time.Second)
 	e.faults.FailAcknowledge(true)
 	res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonDeliveryError})
@@ -289,8 +289,8 @@ func TestReject_FailedAckAfterPublish_R16(t *testing.T) {
 	if es := e.logs.find(slog.LevelError, broker.LogAckAfterRouteFail); len(es) != 1 || attr(es[0], "message_id") != "k-1" {
 		t.Fatalf("ack-after-route errors: %d", len(es))
 	}
-	hasAttrs(t, e.pullRaw(t, "t.DLQ", 10*time.Second), map[string]string{AttrID: "k-1", "rejectionReason": "DeliveryError"})
-	e.send(t, "t", newMsg("k-2"))
+	hasAttrs(t, e.pullRaw(t, "orders.DLQ", 10*time.Second), map[string]string{AttrID: "k-1", "rejectionReason": "DeliveryError"})
+	e.send(t, "orders", newMsg("k-2"))
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) { // k-1 may come back when its deadline lapses; k-2 must arrive
 		if m := receiveOne(t, c, 10*time.Second); m.Header.MessageID == "k-2" {
@@ -305,11 +305,11 @@ func TestReject_FailedAckAfterPublish_R16(t *testing.T) {
 func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, DeadLetterTopic: "t.DLQ"})
-	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", DeadLetterTopic: "t.DLQ"})
-	e.send(t, "t", newMsg("r-1"))
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, DeadLetterTopic: "orders.DLQ"})
+	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", DeadLetterTopic: "orders.DLQ"})
+	e.send(t, "orders", newMsg("r-1"))
 	m := receiveOne(t, c, 10*time.Second)
-	e.faults.FailPublishTo(topicName(testProject, "t.DLQ"))
+	e.faults.FailPublishTo(topicName(e.project, "orders.DLQ"))
 	e.faults.FailModifyAckDeadline(true)
 	res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonDeliveryError})
 	if !res.Released || res.Err == nil {
@@ -325,9 +325,9 @@ func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 // rejecting it routes it to the invalid topic.
 func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, InvalidTopic: "t.Invalid"})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", InvalidTopic: "t.Invalid"})
-		_, err := e.client.TopicAdminClient.Publish(ctxT(t, 5*time.Second), &pubsubpb.PublishRequest{Topic: topicName(testProject, "t"),
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, InvalidTopic: "orders.Invalid"})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", InvalidTopic: "orders.Invalid"})
+		_, err := e.client.TopicAdminClient.Publish(ctxT(t, 5*time.Second), &pubsubpb.PublishRequest{Topic: topicName(e.project, "orders"),
 			Messages: []*pubsubpb.PubsubMessage{{Data: []byte("x"), Attributes: map[string]string{AttrID: "bad-1", AttrHandledCount: "lots"}}}})
 		if err != nil {
 			t.Fatal(err)
@@ -342,7 +342,7 @@ func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 		if res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonUnacceptable}); res.Route != broker.RouteInvalidMessage || res.Err != nil {
 			t.Fatalf("reject %+v", res)
 		}
-		hasAttrs(t, e.pullRaw(t, "t.Invalid", 10*time.Second), map[string]string{AttrID: "bad-1", "originalMessageType": "MT_UNACCEPTABLE"})
+		hasAttrs(t, e.pullRaw(t, "orders.Invalid", 10*time.Second), map[string]string{AttrID: "bad-1", "originalMessageType": "MT_UNACCEPTABLE"})
 	})
 }
 
@@ -350,13 +350,13 @@ func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 // of one ordering key arrive in publish order.
 func TestOrdering_PerKeyOrder(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, EnableMessageOrdering: true})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", BufferSize: 1})
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, EnableMessageOrdering: true})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1})
 		for i := 1; i <= 3; i++ {
 			for _, k := range []string{"k1", "k2"} {
 				m := newMsg(k + "-" + string(rune('0'+i)))
 				m.Header.PartitionKey = k
-				e.send(t, "t", m)
+				e.send(t, "orders", m)
 			}
 		}
 		got := map[string][]string{}
@@ -382,9 +382,9 @@ func TestOrdering_PerKeyOrder(t *testing.T) {
 // ack deadline.
 func TestLeaseLapse_CountAdvances_AC42(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
-		e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: 3, AckDeadline: time.Second, DeadLetterPolicy: dlp("t.native")})
-		c := e.consumer(t, md, ConsumerOptions{Subscription: "s", MaxExtension: time.Second})
-		e.send(t, "t", newMsg("l-1"))
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, AckDeadline: time.Second, DeadLetterPolicy: dlp("orders.native")})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", MaxExtension: time.Second})
+		e.send(t, "orders", newMsg("l-1"))
 		first := receiveOne(t, c, 10*time.Second)
 		second := receiveOne(t, c, 20*time.Second)
 		if second.Header.MessageID != "l-1" || second.Header.HandledCount <= first.Header.HandledCount {

@@ -25,13 +25,16 @@
 // PUBSUB_EMULATOR_HOST is honoured by the client library itself (no
 // credentials are looked up when it is set); Connect only passes options on.
 //
-// Emulator caveats (pstest, local-brokers.md §2.4) that tests design around:
-// the delivery counter is shared by every subscription of a topic (each test
-// uses its own server or topic); a dead-lettered message is forwarded to the
-// policy's topic again and again (tests stop after the first copy);
-// UpdateSubscription without an update mask crashes the emulator (this
-// package always sends a mask); there is no IAM service (GetIamPolicy is
-// Unimplemented, tolerated by R-20).
+// The tests run on Google's own Pub/Sub emulator (gcptest, issue 15;
+// local-brokers.md §2b), each in its own project. Its differences from the
+// service that this package meets: it refuses labels in an UpdateSubscription
+// mask (ensureSubscription updates only differing fields and retries without
+// labels), it has no IAM service (GetIamPolicy is Unimplemented, tolerated by
+// R-20), and it fills delivery_attempt on a subscription with only a
+// RetryPolicy, where the service's documentation says only a
+// DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
+// demo's in-process pstest (gcpdemo) has further gaps (local-brokers.md
+// §2.4); an update is never sent without a mask, which would crash it.
 //
 // This package imports internal/broker and internal/message only; it must
 // never import internal/pump, another transport, or cobra.

@@ -18,24 +18,23 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-const testProject = "brighter-test"
-
-// env is one in-process emulator (its own server, so no delivery counter is
-// shared with another test, local-brokers.md §2.4) with a client whose
-// connection carries the fault interceptor.
+// env is the test's own project on the test binary's Google Pub/Sub
+// emulator (gcptest) with a client whose connection carries the fault
+// interceptor.
 type env struct {
-	client *pubsub.Client
-	faults *gcptest.Faults
-	logs   *recorder
-	log    *slog.Logger
+	client  *pubsub.Client
+	project string
+	faults  *gcptest.Faults
+	logs    *recorder
+	log     *slog.Logger
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	f := &gcptest.Faults{}
-	client, _ := gcptest.Start(t, testProject, f, Connect)
+	client, srv := gcptest.Start(t, "brighter-test", f, Connect)
 	rec := &recorder{}
-	return &env{client: client, faults: f, logs: rec, log: slog.New(rec)}
+	return &env{client: client, project: srv.Project, faults: f, logs: rec, log: slog.New(rec)}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
@@ -145,13 +144,13 @@ func (e *env) pullRaw(t *testing.T, sub string, d time.Duration) *pubsubpb.Pubsu
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		ctx := ctxT(t, 5*time.Second)
-		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(testProject, sub), MaxMessages: 1})
+		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(e.project, sub), MaxMessages: 1})
 		if err != nil {
 			t.Fatalf("pull %s: %v", sub, err)
 		}
 		if len(resp.ReceivedMessages) == 1 {
 			rm := resp.ReceivedMessages[0]
-			_ = e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(testProject, sub), AckIds: []string{rm.AckId}})
+			_ = e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(e.project, sub), AckIds: []string{rm.AckId}})
 			return rm.Message
 		}
 	}
@@ -160,7 +159,7 @@ func (e *env) pullRaw(t *testing.T, sub string, d time.Duration) *pubsubpb.Pubsu
 }
 
 func (e *env) topicExists(t *testing.T, topic string) bool {
-	_, err := e.client.TopicAdminClient.GetTopic(ctxT(t, 5*time.Second), &pubsubpb.GetTopicRequest{Topic: topicName(testProject, topic)})
+	_, err := e.client.TopicAdminClient.GetTopic(ctxT(t, 5*time.Second), &pubsubpb.GetTopicRequest{Topic: topicName(e.project, topic)})
 	if status.Code(err) == codes.NotFound {
 		return false
 	}

@@ -22,6 +22,8 @@ package gcptest
 import (
 	"context"
 	"fmt"
+	"path"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -43,6 +45,21 @@ type Faults struct {
 	publishTopic atomic.Pointer[string]
 	ack          atomic.Bool
 	modAck       atomic.Bool
+	calls        sync.Map // full method name -> *atomic.Int64
+}
+
+// Calls returns how many unary calls of method (its last path segment, as
+// "UpdateSubscription") went through the interceptor, injected faults
+// included.
+func (f *Faults) Calls(method string) int64 {
+	var n int64
+	f.calls.Range(func(k, v any) bool {
+		if path.Base(k.(string)) == method {
+			n += v.(*atomic.Int64).Load()
+		}
+		return true
+	})
+	return n
 }
 
 // FailPublishTo makes every Publish to topic, a full topic name
@@ -63,6 +80,8 @@ func (f *Faults) FailModifyAckDeadline(on bool) { f.modAck.Store(on) }
 // switched on at the time of the call; any other call is passed to invoker
 // unchanged.
 func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	n, _ := f.calls.LoadOrStore(method, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
 	switch r := req.(type) {
 	case *pubsubpb.PublishRequest:
 		if t := f.publishTopic.Load(); t != nil && *t != "" && r.Topic == *t {
