@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,7 +31,11 @@ import (
 // endpoint is the fauxqs emulator shared by every test of this binary.
 var endpoint string
 
-func TestMain(m *testing.M) { os.Exit(sqstest.RunTests(m, "inspect", &endpoint)) }
+func TestMain(m *testing.M) {
+	code := sqstest.RunTests(m, "inspect", &endpoint)
+	gcptest.StopShared() // the Pub/Sub tests' Google emulator, if one started
+	os.Exit(code)
+}
 
 func clients(t testing.TB) *sqs.Clients {
 	t.Helper()

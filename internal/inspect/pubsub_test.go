@@ -17,23 +17,25 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-const psProject = "brighter-inspect"
-
 // psMember is named for the DeadLetterPolicy's IAM bindings so no Resource
 // Manager call is made (the emulator has no IAM; R-20 tolerates it).
 const psMember = "serviceAccount:inspect@brighter-inspect.iam.gserviceaccount.com"
 
-// psEnv is one in-process Pub/Sub emulator (pstest) with a client whose
-// connection fails Acknowledge on demand (faults.FailAcknowledge).
+// psEnv is the test's own project on the test binary's Google Pub/Sub
+// emulator (gcptest) with a client whose connection fails Acknowledge on
+// demand (faults.FailAcknowledge).
 type psEnv struct {
-	client *pubsub.Client
+	client  *pubsub.Client
+	project string
 	faults *gcptest.Faults
 }
 
 func newPS(t *testing.T) *psEnv {
 	t.Helper()
 	e := &psEnv{faults: &gcptest.Faults{}}
-	e.client, _ = gcptest.Start(t, psProject, e.faults, gcp.Connect)
+	var srv *gcptest.Server
+	e.client, srv = gcptest.Start(t, "brighter-inspect", e.faults, gcp.Connect)
+	e.project = srv.Project
 	return e
 }
 
@@ -60,7 +62,7 @@ func (e *psEnv) consumer(sub string, routes string) *gcp.PullConsumer {
 }
 
 func (e *psEnv) source(sub string) *inspect.Source {
-	return &inspect.Source{Consumer: e.consumer(sub, ""), Name: "pubsub://projects/" + psProject + "/subscriptions/" + sub,
+	return &inspect.Source{Consumer: e.consumer(sub, ""), Name: "pubsub://projects/" + e.project + "/subscriptions/" + sub,
 		Wait: 500 * time.Millisecond, Logger: discardLogger()}
 }
 

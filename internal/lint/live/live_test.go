@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -48,31 +49,35 @@ func dump(fs []lint.Finding) string {
 	return b.String()
 }
 
+// TestMain stops the Google Pub/Sub emulator the GCP test starts (issue 15).
+func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
+
 // TestGCPDrift_R10 seeds a drift in the Pub/Sub emulator: the file says
 // maxDeliveryAttempts 10, the broker has 5; requeueCount 6 passes the file's
 // R-10 check but not the broker's.
 func TestGCPDrift_R10(t *testing.T) {
 	ctx := context.Background()
-	client, _ := gcptest.Start(t, "demo", nil, gcp.Connect)
+	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
+	pj := srv.Project
 	for _, topic := range []string{"payments", "payments-native", "refunds", "audit"} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + topic}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mk := func(name, topic string, dlp *pubsubpb.DeadLetterPolicy) {
 		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-			Name: "projects/demo/subscriptions/" + name, Topic: "projects/demo/topics/" + topic, AckDeadlineSeconds: 30, DeadLetterPolicy: dlp,
+			Name: "projects/" + pj + "/subscriptions/" + name, Topic: "projects/" + pj + "/topics/" + topic, AckDeadlineSeconds: 30, DeadLetterPolicy: dlp,
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mk("payments-sub", "payments", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 5})
+	mk("payments-sub", "payments", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/" + pj + "/topics/payments-native", MaxDeliveryAttempts: 5})
 	mk("refunds-sub", "refunds", nil)
-	mk("audit-sub", "audit", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 10})
+	mk("audit-sub", "audit", &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/" + pj + "/topics/payments-native", MaxDeliveryAttempts: 10})
 
 	f := parse(t, `connections:
   gcp:
-    projectId: demo
+    projectId: `+pj+`
 subscriptions:
   - name: payments
     transport: gcp
