@@ -103,7 +103,7 @@ func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, bufferSiz
 	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering})
 	o := gcp.ConsumerOptions{
 		Subscription: sub, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
-		MaxExtension: s.GCP.MaxExtension, Logger: logger,
+		AckDeadline: s.GCP.AckDeadline, MaxExtension: s.GCP.MaxExtension, Logger: logger,
 	}
 	if routes {
 		o.DeadLetterTopic, o.InvalidTopic = s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey

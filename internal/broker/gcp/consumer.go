@@ -38,10 +38,16 @@ type ConsumerOptions struct {
 	// NoOfPerformers multiplies BufferSize into the stream consumer's flow
 	// control (MaxOutstandingMessages); values below 1 mean 1.
 	NoOfPerformers int
+	// AckDeadline is the subscription's ack deadline, the lease of a pulled
+	// message (makeChannels gives the subscription this value); 0 means
+	// DefaultAckDeadline. The pull consumer reports it as its Lease and the
+	// pump extends it with ModifyAckDeadline (lease.go); the stream consumer
+	// ignores it (its client manages leases).
+	AckDeadline time.Duration
 	// MaxExtension is how long the stream consumer's client keeps extending
 	// a held message's lease (0 means the library's 60 min; a short value
 	// lets a lease lapse in a test, AC-42). Ignored by the pull consumer,
-	// which never extends a deadline.
+	// whose deadlines the pump extends (AckDeadline).
 	MaxExtension time.Duration
 	// DeadLetterTopic is deadLetterRoutingKey: the topic a rejected message
 	// is published to ("" for none).
@@ -115,11 +121,12 @@ type pullReceipt struct{ ackID string }
 var ErrNoReceipt = errors.New("pubsub: message has no receipt of this consumer")
 
 // PullConsumer reads a subscription with unary Pull: each Receive pulls up
-// to BufferSize messages and never extends their ack deadline, so a held
-// message returns when the subscription's ack deadline lapses. Requeue is
+// to BufferSize messages; the pump keeps a held message's ack deadline with
+// ExtendLeases (ModifyAckDeadline, lease.go). Requeue is
 // ModifyAckDeadline (one call); Reject goes through broker.Router with a
-// release of ModifyAckDeadline 0. It implements broker.Consumer and
-// broker.BatchAcknowledger. Safe for concurrent use; it does not own the
+// release of ModifyAckDeadline 0. It implements broker.Consumer,
+// broker.BatchAcknowledger, broker.LeaseExtender and broker.BoundedReceiver.
+// Safe for concurrent use; it does not own the
 // client.
 type PullConsumer struct {
 	client *pubsub.Client
@@ -151,9 +158,13 @@ const PullGrace = 2 * time.Second
 // that cannot be decoded is returned as MT_UNACCEPTABLE with its receipt.
 // Transient failures wrap broker.ErrChannelFailure.
 func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	return c.ReceiveUpTo(ctx, timeout, c.opts.BufferSize)
+}
+
+func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
 	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond)+PullGrace)
 	defer cancel()
-	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(c.opts.BufferSize)})
+	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)})
 	if err != nil {
 		if ctx.Err() == nil && (pctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
 			// our own timeout (the server may report it before the local
