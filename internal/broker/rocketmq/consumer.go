@@ -40,7 +40,8 @@ const (
 // duration (its lease) has already lapsed: a real broker refuses the receipt
 // handle, and the Go client would report success anyway (local-brokers.md
 // §3.2), so the consumer does not send the Ack and says so.
-var ErrLeaseExpired = errors.New("rocketmq: invisible duration lapsed; receipt handle is stale")
+// It wraps broker.ErrStaleReceipt.
+var ErrLeaseExpired = fmt.Errorf("rocketmq: invisible duration lapsed; receipt handle is %w", broker.ErrStaleReceipt)
 
 // Connection says how to reach a RocketMQ 5 proxy. The CLI fills it from the
 // subscriptions file or the environment.
@@ -98,7 +99,8 @@ type ConsumerOptions struct {
 }
 
 // Consumer reads one RocketMQ topic with a SimpleConsumer. It implements
-// broker.Consumer and broker.Settler; rejection routing is broker.Router with
+// broker.Consumer, broker.Settler, broker.LeaseExtender and
+// broker.BoundedReceiver (lease.go); rejection routing is broker.Router with
 // a Producer as Publisher.
 type Consumer struct {
 	opts     ConsumerOptions
@@ -180,11 +182,15 @@ func NewConsumer(ctx context.Context, opts ConsumerOptions) (*Consumer, error) {
 // receipt (logged at Warn). "No message" is an empty slice; a cancelled ctx
 // is an empty slice too. Any other failure wraps broker.ErrChannelFailure.
 func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	return c.receive(ctx, c.opts.BufferSize)
+}
+
+func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, error) {
 	if ctx.Err() != nil {
 		return nil, nil
 	}
 	start := c.now()
-	mvs, err := c.sc.Receive(ctx, int32(c.opts.BufferSize), c.opts.InvisibleDuration)
+	mvs, err := c.sc.Receive(ctx, int32(limit), c.opts.InvisibleDuration)
 	if err != nil {
 		var st *rmq.ErrRpcStatus
 		if errors.As(err, &st) && st.GetCode() == int32(v2.Code_MESSAGE_NOT_FOUND) {
@@ -266,7 +272,7 @@ func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := c.sc.ChangeInvisibleDuration(r.mv, delay); err != nil {
-		return fmt.Errorf("rocketmq: requeue %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, delay, err)
+		return staleHandle(fmt.Errorf("rocketmq: requeue %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, delay, err))
 	}
 	r.leaseEnd = c.now().Add(delay)
 	return nil

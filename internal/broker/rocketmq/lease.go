@@ -1,0 +1,100 @@
+package rocketmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// maxConcurrentExtensions bounds the ChangeInvisibleDuration calls one
+// ExtendLeases makes at a time: RocketMQ changes one receipt per call, and
+// the client's call takes no context, so a batch runs side by side to fit
+// the pump's deadline.
+const maxConcurrentExtensions = 8
+
+var (
+	_ broker.LeaseExtender   = (*Consumer)(nil)
+	_ broker.BoundedReceiver = (*Consumer)(nil)
+)
+
+// ReceiveUpTo is Receive asking for at most limit messages
+// (maxMessageNum min(limit, BufferSize), at least 1): broker.BoundedReceiver
+// (issue 12: receive-ahead never holds more than the buffer needs).
+func (c *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
+	return c.receive(ctx, min(max(limit, 1), c.opts.BufferSize))
+}
+
+// Lease returns the invisible duration each receive asks for: how long a
+// received message is held for this consumer (broker.LeaseExtender,
+// docs/adr/0005-leases.md).
+func (c *Consumer) Lease() time.Duration { return c.opts.InvisibleDuration }
+
+// ExtendLeases makes each message invisible for d from now with
+// ChangeInvisibleDuration, one call per message (RocketMQ has no batch
+// form), up to eight at a time: broker.LeaseExtender. The client stores the
+// new receipt handle in the message's view, so later settles use it. A
+// message whose lease this consumer knows has lapsed is not sent (the
+// broker would refuse the handle) and, like one the broker calls an
+// invalid receipt handle, gets an error wrapping broker.ErrStaleReceipt.
+// Once ctx is done, messages not yet sent get ctx's error.
+func (c *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	errs := make([]error, len(ms))
+	d = max(d, 0)
+	sem := make(chan struct{}, maxConcurrentExtensions)
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		r, err := c.hold(m)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("rocketmq: extend lease of %s: %w", m.Header.MessageID, ctx.Err())
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = c.extend(m, r, d)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// extend changes one message's invisible duration to d, keeping the lease
+// end this consumer knows in step.
+func (c *Consumer) extend(m *message.Message, r *receipt, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := c.now()
+	if !start.Before(r.leaseEnd) {
+		return fmt.Errorf("rocketmq: extend lease of %s: invisible duration lapsed: %w", m.Header.MessageID, broker.ErrStaleReceipt)
+	}
+	if err := c.sc.ChangeInvisibleDuration(r.mv, d); err != nil {
+		return staleHandle(fmt.Errorf("rocketmq: extend lease of %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, d, err))
+	}
+	r.leaseEnd = start.Add(d)
+	return nil
+}
+
+// staleHandle wraps err in broker.ErrStaleReceipt when the broker answered
+// INVALID_RECEIPT_HANDLE (the handle was settled, superseded or expired);
+// otherwise it returns err unchanged.
+func staleHandle(err error) error {
+	var st *rmq.ErrRpcStatus
+	if errors.As(err, &st) && st.GetCode() == int32(v2.Code_INVALID_RECEIPT_HANDLE) {
+		return fmt.Errorf("%w: %w", broker.ErrStaleReceipt, err)
+	}
+	return err
+}
