@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/message"
@@ -31,6 +32,13 @@ var (
 	_ WireChannel = (*pubsubChannel)(nil)
 	_ WireChannel = (*rocketChannel)(nil)
 )
+
+// init stops the test binary's shared Pub/Sub emulator after the tests:
+// the Pub/Sub fixtures start it lazily (gcptest.Start), and without this
+// the Java process outlives the binary. StopShared is idempotent.
+func init() {
+	emulators = append(emulators, func() (func(), error) { return gcptest.StopShared, nil })
+}
 
 // rawSeq makes FIFO deduplication ids unique within the test binary.
 var rawSeq atomic.Int64
