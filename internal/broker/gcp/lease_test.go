@@ -12,12 +12,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
@@ -151,7 +147,7 @@ func (e *env) drain(t *testing.T, sub string) []string {
 	var ids []string
 	for {
 		ctx := ctxT(t, 10*time.Second)
-		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(testProject, sub), MaxMessages: 100})
+		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(e.project, sub), MaxMessages: 100})
 		if err != nil {
 			t.Fatalf("pull %s: %v", sub, err)
 		}
@@ -164,43 +160,9 @@ func (e *env) drain(t *testing.T, sub string) []string {
 			ids = append(ids, m.Header.MessageID)
 			acks = append(acks, rm.AckId)
 		}
-		if err := e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(testProject, sub), AckIds: acks}); err != nil {
+		if err := e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(e.project, sub), AckIds: acks}); err != nil {
 			t.Fatalf("acknowledge on %s: %v", sub, err)
 		}
-	}
-}
-
-// countingPull is a pull consumer on its own connection to e's emulator
-// whose unary calls are counted by method name (the last path element:
-// "ModifyAckDeadline", "Pull", "Acknowledge").
-func (e *env) countingPull(t *testing.T, addr string, o ConsumerOptions) (*PullConsumer, func(method string) int64) {
-	t.Helper()
-	var mu sync.Mutex
-	calls := map[string]int64{}
-	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		mu.Lock()
-		calls[method[strings.LastIndex(method, "/")+1:]]++
-		mu.Unlock()
-		return invoker(ctx, method, req, reply, cc, opts...)
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(count))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	client, err := Connect(context.Background(), testProject, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	if o.Logger == nil {
-		o.Logger = e.log
-	}
-	c := NewPullConsumer(client, NewProducer(client, ProducerOptions{}), o)
-	return c, func(method string) int64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return calls[method]
 	}
 }
 
@@ -228,10 +190,10 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			t.Parallel()
 			const msgs, budget = 3, 3
 			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: budget, AckDeadline: gcpLease, DeadLetterTopic: "t.DLQ", DeadLetterPolicy: dlp("t.native")})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", BufferSize: msgs, AckDeadline: gcpLease, DeadLetterTopic: "t.DLQ"})
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: budget, AckDeadline: gcpLease, DeadLetterTopic: "orders-dlq", DeadLetterPolicy: dlp("orders-native")})
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: msgs, AckDeadline: gcpLease, DeadLetterTopic: "orders-dlq"})
 			for i := range msgs {
-				e.send(t, "t", newMsg(fmt.Sprintf("x-%d", i)))
+				e.send(t, "orders", newMsg(fmt.Sprintf("x-%d", i)))
 			}
 			opts := leaseOptions(v, msgs)
 			opts.RequeueCount = budget
@@ -247,7 +209,7 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 				}
 			}
 			copies := map[string]int{}
-			for _, id := range e.drain(t, "t.DLQ") {
+			for _, id := range e.drain(t, "orders-dlq") {
 				copies[id]++
 			}
 			if len(copies) != msgs {
@@ -258,7 +220,7 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 					t.Errorf("%s dead-lettered %d times, want once", id, n)
 				}
 			}
-			if left := e.drain(t, "s"); len(left) != 0 {
+			if left := e.drain(t, "orders-sub"); len(left) != 0 {
 				t.Errorf("source still holds %v", left)
 			}
 			if r.count(pump.EventLeaseExtended) == 0 {
@@ -282,10 +244,10 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 				t.Parallel()
 				const msgs = 2
 				e := newEnv(t)
-				e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: gcpLease})
-				c := e.consumer(t, md, ConsumerOptions{Subscription: "s", BufferSize: msgs, AckDeadline: gcpLease})
+				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+				c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: msgs, AckDeadline: gcpLease})
 				for i := range msgs {
-					e.send(t, "t", newMsg(fmt.Sprintf("a-%d", i)))
+					e.send(t, "orders", newMsg(fmt.Sprintf("a-%d", i)))
 				}
 				r := startLeasePump(t, c, leaseOptions(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
 					sleepFor(ctx, gcpLease*5/4)
@@ -304,7 +266,7 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 						t.Errorf("%s handled %d times, want once", id, n)
 					}
 				}
-				if left := e.drain(t, "s"); len(left) != 0 {
+				if left := e.drain(t, "orders-sub"); len(left) != 0 {
 					t.Errorf("source still holds %v", left)
 				}
 			})
@@ -321,11 +283,12 @@ func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 30
-			f := newEnvAddr(t)
-			f.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: 10 * time.Second})
-			c, calls := f.countingPull(t, f.addr, ConsumerOptions{Subscription: "s", BufferSize: 10, AckDeadline: 10 * time.Second})
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 10 * time.Second})
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 10, AckDeadline: 10 * time.Second})
+			calls := e.faults.Calls
 			for i := range msgs {
-				f.send(t, "t", newMsg(fmt.Sprintf("s-%d", i)))
+				e.send(t, "orders", newMsg(fmt.Sprintf("s-%d", i)))
 			}
 			r := startLeasePump(t, c, leaseOptions(v, 10), func(context.Context, *message.Message) pump.Result {
 				return pump.Result{Outcome: pump.Ack}
@@ -336,7 +299,7 @@ func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 				t.Errorf("ModifyAckDeadline calls = %d, want 0", n)
 			}
 			if calls("Pull") == 0 || calls("Acknowledge") == 0 {
-				t.Errorf("the counter saw no Pull (%d) or Acknowledge (%d): it is not on the consumer's connection", calls("Pull"), calls("Acknowledge"))
+				t.Errorf("the counter saw no Pull (%d) or Acknowledge (%d): it does not see the consumer's calls", calls("Pull"), calls("Acknowledge"))
 			}
 		})
 	}
@@ -352,10 +315,10 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "t", Subscription: "s", RequeueCount: -1, AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "s", BufferSize: 1, AckDeadline: gcpLease})
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
 			e.faults.FailModifyAckDeadline(true)
-			e.send(t, "t", newMsg("f-1"))
+			e.send(t, "orders", newMsg("f-1"))
 			var first atomic.Bool
 			r := startLeasePump(t, c, leaseOptions(v, 1), func(ctx context.Context, m *message.Message) pump.Result {
 				if first.CompareAndSwap(false, true) {
@@ -377,24 +340,9 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			if !strings.Contains(logs, want) || !strings.Contains(logs, `"f-1"`) {
 				t.Errorf("log lacks an ERROR %q naming f-1:\n%s", pump.LogLeaseExtendFailed, logs)
 			}
-			if left := e.drain(t, "s"); len(left) != 0 {
+			if left := e.drain(t, "orders-sub"); len(left) != 0 {
 				t.Errorf("source still holds %v", left)
 			}
 		})
 	}
-}
-
-// addrEnv is an env that also knows its emulator's address, for a second
-// connection (countingPull).
-type addrEnv struct {
-	*env
-	addr string
-}
-
-func newEnvAddr(t *testing.T) addrEnv {
-	t.Helper()
-	f := &gcptest.Faults{}
-	client, srv := gcptest.Start(t, testProject, f, Connect)
-	rec := &recorder{}
-	return addrEnv{env: &env{client: client, faults: f, logs: rec, log: slog.New(rec)}, addr: srv.Addr}
 }
