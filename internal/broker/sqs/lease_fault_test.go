@@ -1,0 +1,65 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// A ChangeMessageVisibilityBatch that fails (an HTTP fault before it reaches
+// the emulator) is logged at Error with the message id and the message is
+// released to the broker, never lost: once the fault is gone it is
+// received again and acknowledged, and the queue ends empty (issue 12 fault
+// test).
+func TestFailedExtensionLoggedAndReleased(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			var failing atomic.Bool
+			failing.Store(true)
+			fc, _ := faultyClients(t, func(op, _ string) error {
+				if op == "ChangeMessageVisibilityBatch" && failing.Load() {
+					return errors.New("injected extension fault")
+				}
+				return nil
+			})
+			c := testClients(t)
+			q := uniq("lease-fault-" + string(v))
+			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: 1, VisibilityTimeout: sqsLease})
+			m := newMessage(q)
+			send(t, c, ProducerOptions{}, m)
+			var first atomic.Bool
+			r := startLeasePump(t, k, leaseOptions(v, 1), func(ctx context.Context, _ *message.Message) pump.Result {
+				if first.CompareAndSwap(false, true) {
+					sleepFor(ctx, sqsLease*3/2) // slower than the lease while every extension fails
+				}
+				return pump.Result{Outcome: pump.Ack}
+			})
+			waitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.count(pump.EventLeaseExtendFailed) > 0 })
+			failing.Store(false)
+			waitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.count(pump.EventAcknowledged) > 0 })
+			// The first handler's delete may have used a receipt SQS had
+			// already replaced; whatever came back must be handled and
+			// acknowledged too before the queue is read.
+			waitUntil(t, 60*time.Second, "every handling settled", func() bool {
+				return r.count(pump.EventAcknowledged)+r.count(pump.EventSettleFailed) >= r.handled()[m.Header.MessageID]
+			})
+			r.stop(t)
+			logs := r.logText()
+			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
+			if !strings.Contains(logs, want) || !strings.Contains(logs, m.Header.MessageID) {
+				t.Errorf("log lacks an ERROR %q naming %s:\n%s", pump.LogLeaseExtendFailed, m.Header.MessageID, logs)
+			}
+			if n := depth(t, c, q); n != 0 {
+				t.Errorf("queue still holds %d messages (visible, in flight or delayed)", n)
+			}
+		})
+	}
+}
