@@ -19,6 +19,9 @@ func benchFile(n int) []byte {
 	for i := range n {
 		fmt.Fprintf(&b, "  - name: sub-%d\n    requeueCount: %d\n    deadLetterRoutingKey: sub-%d-dlq\n    bufferSize: %d\n", i, i%7-1, i, i%10+1)
 		fmt.Fprintf(&b, "    handler:\n      type: exec\n      command: ./handle\n      timeout: %ds\n", 10+i%60)
+		if i%5 == 0 {
+			b.WriteString("    maxLeaseExtension: 0s\n")
+		}
 		switch i % 4 {
 		case 0:
 			fmt.Fprintf(&b, "    transport: sqs\n    sqs:\n      visibilityTimeout: 30s\n      redrivePolicy:\n        deadLetterQueue: sub-%d-redrive\n        maxReceiveCount: %d\n", i, i%9+1)
@@ -93,7 +96,7 @@ func TestBenchFileParsesAndTrips(t *testing.T) {
 	for _, x := range fs {
 		seen[x.RuleID] = true
 	}
-	for _, id := range []string{lint.RuleBudgetZero, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleHandlerTimeoutExceedsLease, lint.RuleOrderingWithPerformers} {
+	for _, id := range []string{lint.RuleBudgetZero, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleHandlerTimeoutExceedsLease, lint.RuleBufferedWaitExceedsLease, lint.RuleOrderingWithPerformers} {
 		if !seen[id] {
 			t.Errorf("the benchmark file trips no %s", id)
 		}

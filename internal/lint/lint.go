@@ -258,11 +258,10 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 				name, s.RequeueCount, why, fix)
 		}
 	}
-	// The handler may outlive the lease.
-	if lease, ok := tr.Lease(s); ok && timedHandler && s.Handler.Timeout > lease.Value {
-		c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", lease.Field),
-			"subscription %q: handler.timeout %s is longer than %s %s: a message still being handled is delivered again; make %s longer than %s or shorten handler.timeout",
-			name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), lastElem(lease.Field), config.FormatDuration(s.Handler.Timeout))
+	// The handler, or the buffer wait plus the handler, may outlive the
+	// lease (leases.go, issue 12).
+	if lease, ok := tr.Lease(s); ok && timedHandler {
+		c.leaseRules(tr, s, lease)
 	}
 	// requeueDelay beyond what the transport can delay.
 	if mx, ok := tr.MaxRequeueDelay(s); ok && s.RequeueDelay > mx.Value {

@@ -247,16 +247,38 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 		return strings.Replace(s, "    handler:\n      type: builtin\n      name: ack\n", indent(exec(timeout)), 1)
 	}
 	runCases(t, lint.RuleHandlerTimeoutExceedsLease, []ruleCase{
-		{name: "sqs 60s handler on 30s visibility trips", yaml: withExec("sqs", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning,
-			contains: []string{"handler.timeout 1m", "sqs.visibilityTimeout 30s"}, line: 12},
+		{name: "sqs 60s handler on 30s visibility without extension trips", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"handler.timeout 1m", "sqs.visibilityTimeout 30s", "maxLeaseExtension: 0"}, line: 12},
+		{name: "sqs 60s handler on 30s visibility is extended (issue 12)", yaml: withExec("sqs", "60s", "drainTimeout: 2m"), want: 0},
+		{name: "sqs 2h handler beyond 30s plus the 1h cap trips", yaml: withExec("sqs", "2h", "drainTimeout: 3h"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"handler.timeout 2h", "maxLeaseExtension 1h"}},
 		{name: "sqs 20s handler does not trip", yaml: withExec("sqs", "20s"), want: 0},
-		{name: "gcp pull 60s handler on 30s ack deadline trips", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 1, severity: lint.SeverityWarning,
+		{name: "gcp pull 60s handler on 30s ack deadline without extension trips", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"gcp.ackDeadline 30s"}},
+		{name: "gcp pull 60s handler is extended", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 0},
 		{name: "gcp stream extends the lease to maxExtension", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: stream\n  ackDeadline: 30s"), want: 0},
-		{name: "rocketmq 60s handler on 30s invisible duration trips", yaml: withExec("rocketmq", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning,
+		{name: "rocketmq 60s handler on 30s invisible duration without extension trips", yaml: withExec("rocketmq", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"rocketmq.invisibleDuration 30s"}},
-		{name: "memory 60s handler on 30s visibility trips", yaml: withExec("memory", "60s", "drainTimeout: 2m"), want: 1, severity: lint.SeverityWarning},
+		{name: "memory 60s handler on 30s visibility without extension trips", yaml: withExec("memory", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning},
 		{name: "builtin handler has no timeout", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 1s"), want: 0},
+	})
+}
+
+// Without lease extension the wait in the buffer plus the handler must fit
+// the lease (issue 12 point 5).
+func TestBufferedWaitExceedsLease(t *testing.T) {
+	withExec := func(transport, timeout string, extra ...string) string {
+		s := sub(transport, extra...)
+		return strings.Replace(s, "    handler:\n      type: builtin\n      name: ack\n", indent("handler:\n  type: exec\n  command: ./handle\n  timeout: "+timeout), 1)
+	}
+	runCases(t, lint.RuleBufferedWaitExceedsLease, []ruleCase{
+		{name: "sqs 10 x 5s proactor on 30s without extension trips", yaml: withExec("sqs", "5s", "bufferSize: 10", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"55s", "bufferSize 10", "sqs.visibilityTimeout 30s", "maxLeaseExtension: 0"}},
+		{name: "sqs 10 x 5s reactor on 30s without extension trips", yaml: withExec("sqs", "5s", "bufferSize: 10", "messagePumpType: reactor", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning, contains: []string{"50s"}},
+		{name: "sqs 10 x 5s with extension does not trip", yaml: withExec("sqs", "5s", "bufferSize: 10"), want: 0},
+		{name: "sqs 2 x 5s fits 30s", yaml: withExec("sqs", "5s", "bufferSize: 2", "maxLeaseExtension: 0s"), want: 0},
+		{name: "gcp stream is never extended by the pump", yaml: withExec("gcp", "5s", "bufferSize: 10", "gcp:\n  mode: stream\n  maxExtension: 30s"), want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.maxExtension 30s", "not extended by brighter"}},
+		{name: "a handler longer than the lease is the other rule", yaml: withExec("sqs", "40s", "bufferSize: 10", "drainTimeout: 1m", "maxLeaseExtension: 0s"), want: 0},
 	})
 }
 

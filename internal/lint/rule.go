@@ -82,6 +82,7 @@ const (
 	RuleGCPAckDeadlineRange        = "gcp-ack-deadline-range"
 	RuleSQSVisibilityTimeoutRange  = "sqs-visibility-timeout-range"
 	RuleHandlerTimeoutExceedsLease = "handler-timeout-exceeds-lease"
+	RuleBufferedWaitExceedsLease   = "buffered-wait-exceeds-lease"
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
@@ -246,7 +247,29 @@ or http handler), the broker delivers the message again while the first
 delivery is still being handled: it is handled twice, concurrently, and its
 delivery count advances without a deferral.
 
-Fix: make the lease longer than handler.timeout, or shorten handler.timeout.`,
+Brighter extends the lease of every message it holds (SQS with a
+visibilityTimeout, Pub/Sub pull, RocketMQ, memory) up to maxLeaseExtension
+past the first lease, so there the rule fires only for a handler.timeout
+longer than the lease plus maxLeaseExtension, or when maxLeaseExtension is 0.
+
+Fix: raise maxLeaseExtension (or leave it at its 1h default), make the lease
+longer than handler.timeout, or shorten handler.timeout.`,
+	},
+	{
+		ID: RuleBufferedWaitExceedsLease, Requirement: "R-4", Severity: SeverityWarning,
+		Summary: "without lease extension, the wait in the buffer plus the handler can outlast the lease",
+		Explanation: `A received batch of bufferSize messages is handled one after another by a
+Reactor performer, and a Proactor worker receives a batch ahead while it
+handles one, so a message may be held for about bufferSize (Proactor: plus
+one) times handler.timeout before it is settled. When brighter does not
+extend the lease (maxLeaseExtension: 0, an SQS visibilityTimeout of 0, or a
+Pub/Sub stream's gcp.maxExtension), a lease shorter than that lapses while the
+message waits: brighter drops it unhandled and the broker delivers it again
+with its delivery count advanced, or, if it is already in the handler, it is
+handled twice.
+
+Fix: set maxLeaseExtension above 0 (default 1h), lower bufferSize, or make
+the lease at least bufferSize x handler.timeout.`,
 	},
 	{
 		ID: RuleRequeueDelayExceedsLimit, Severity: SeverityWarning,

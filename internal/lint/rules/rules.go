@@ -81,6 +81,12 @@ func (SQS) Lease(s *config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: s.SQS.VisibilityTimeout, Field: "sqs.visibilityTimeout"}, true
 }
 
+// PumpExtendsLease is true with a visibilityTimeout above 0 (0 leaves the
+// queue's own, which the consumer does not know): lint.LeaseExtender.
+func (SQS) PumpExtendsLease(s *config.Subscription) bool {
+	return s.SQS != nil && s.SQS.VisibilityTimeout > 0
+}
+
 // MaxRequeueDelay is SQS's 12h visibility-timeout maximum.
 func (SQS) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: SQSMaxVisibility, Field: "the SQS visibility-timeout maximum"}, true
@@ -164,6 +170,12 @@ func (GCP) Lease(s *config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: v, Field: "gcp.ackDeadline"}, true
 }
 
+// PumpExtendsLease is true for pull (ModifyAckDeadline); a stream's client
+// extends leases itself up to gcp.maxExtension: lint.LeaseExtender.
+func (GCP) PumpExtendsLease(s *config.Subscription) bool {
+	return s.GCP != nil && s.GCP.Mode == config.GCPModePull
+}
+
 // MaxRequeueDelay is 600s (the longest ModifyAckDeadline and retry backoff),
 // or gcp.maxRequeueDelay when that is lower.
 func (GCP) MaxRequeueDelay(s *config.Subscription) (lint.Span, bool) {
@@ -241,6 +253,10 @@ func (RocketMQ) Lease(s *config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: s.RocketMQ.InvisibleDuration, Field: "rocketmq.invisibleDuration"}, true
 }
 
+// PumpExtendsLease is always true (ChangeInvisibleDuration):
+// lint.LeaseExtender.
+func (RocketMQ) PumpExtendsLease(*config.Subscription) bool { return true }
+
 // MaxRequeueDelay: no maximum is checked for RocketMQ.
 func (RocketMQ) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) { return lint.Span{}, false }
 
@@ -261,6 +277,12 @@ func (Memory) NativeLimit(*config.Subscription) (lint.Limit, bool) { return lint
 
 // BudgetCanRunDown is always true: the memory broker counts every delivery.
 func (Memory) BudgetCanRunDown(*config.Subscription) (bool, string, string) { return true, "", "" }
+
+// PumpExtendsLease is true with a visibilityTimeout above 0:
+// lint.LeaseExtender.
+func (Memory) PumpExtendsLease(s *config.Subscription) bool {
+	return s.Memory != nil && s.Memory.VisibilityTimeout > 0
+}
 
 // Lease returns memory.visibilityTimeout.
 func (Memory) Lease(s *config.Subscription) (lint.Span, bool) {

@@ -1,0 +1,77 @@
+package lint
+
+import (
+	"time"
+
+	"github.com/brightergo/brighter/internal/config"
+)
+
+// LeaseExtender is implemented by TransportRules whose consumer lets the
+// pump extend a held message's lease (docs/adr/0005-leases.md): SQS with a
+// visibilityTimeout, Pub/Sub pull, RocketMQ, memory. With maxLeaseExtension
+// above 0 such a message is held up to its first lease plus
+// maxLeaseExtension, so a handler longer than the lease is not redelivered
+// (issue 12).
+type LeaseExtender interface {
+	// PumpExtendsLease reports whether the pump extends the lease of s's
+	// messages when maxLeaseExtension allows it.
+	PumpExtendsLease(s *config.Subscription) bool
+}
+
+// heldFor is the longest a message may be held before its settle: the wait
+// in the buffer behind the messages received with it, then its own handler,
+// each up to handler.timeout. A Reactor performer handles its batch of
+// bufferSize one after another; a Proactor worker may also have received
+// ahead a full buffer while it handles one.
+func heldFor(s *config.Subscription) time.Duration {
+	n := max(s.BufferSize, 1)
+	if s.MessagePumpType != config.Reactor {
+		n++
+	}
+	return time.Duration(n) * s.Handler.Timeout
+}
+
+// leaseRules adds handler-timeout-exceeds-lease and
+// buffered-wait-exceeds-lease for a subscription with a timed handler.
+//
+// With lease extension (the transport extends and maxLeaseExtension > 0) a
+// message is kept up to lease + maxLeaseExtension, so only a handler longer
+// than that is redelivered while it runs; buffered wait costs nothing.
+// Without it the plain lease must cover the handler
+// (handler-timeout-exceeds-lease) and the wait in the buffer before it
+// (buffered-wait-exceeds-lease; the pump drops a lapsed message unhandled
+// and the broker redelivers it, with its count advanced).
+func (c *check) leaseRules(tr TransportRules, s *config.Subscription, lease Span) {
+	name := s.Name
+	ext, extends := tr.(LeaseExtender)
+	if extends && ext.PumpExtendsLease(s) && s.MaxLeaseExtension > 0 {
+		limit := lease.Value + s.MaxLeaseExtension
+		if s.Handler.Timeout > limit {
+			c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", "maxLeaseExtension"),
+				"subscription %q: handler.timeout %s is longer than %s %s plus maxLeaseExtension %s: a message still being handled is delivered again once its lease is extended no more; raise maxLeaseExtension to at least %s or shorten handler.timeout",
+				name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), config.FormatDuration(s.MaxLeaseExtension), config.FormatDuration(s.Handler.Timeout-lease.Value))
+		}
+		return
+	}
+	why := "lease extension is off (maxLeaseExtension: 0)"
+	fix := "set maxLeaseExtension above 0 (default 1h)"
+	if !extends || !ext.PumpExtendsLease(s) {
+		why = lease.Field + " is not extended by brighter on this transport"
+		fix = "make " + lastElem(lease.Field) + " longer"
+		if lease.Field == "sqs.visibilityTimeout" {
+			why = "sqs.visibilityTimeout 0s leaves the queue's own, which brighter does not extend"
+			fix = "set sqs.visibilityTimeout"
+		}
+	}
+	if lease.Value > 0 && s.Handler.Timeout > lease.Value {
+		c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", lease.Field),
+			"subscription %q: handler.timeout %s is longer than %s %s and %s: a message still being handled is delivered again; %s, make %s longer than %s or shorten handler.timeout",
+			name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), why, fix, lastElem(lease.Field), config.FormatDuration(s.Handler.Timeout))
+		return
+	}
+	if held := heldFor(s); lease.Value > 0 && held > lease.Value {
+		c.add(RuleBufferedWaitExceedsLease, pick(s, "bufferSize", lease.Field),
+			"subscription %q: a message may wait in the buffer and then be handled for %s (bufferSize %d, handler.timeout %s), longer than %s %s, and %s: it is dropped unhandled or handled again; %s, lower bufferSize or make %s at least %s",
+			name, config.FormatDuration(held), s.BufferSize, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), why, fix, lastElem(lease.Field), config.FormatDuration(held))
+	}
+}
