@@ -15,10 +15,11 @@ import (
 type Settler interface {
 	// Acknowledge removes the message from the broker.
 	Acknowledge(ctx context.Context, m *message.Message) error
-	// Release makes the message visible again at once, with the transport's
-	// own requeue call (SQS ChangeMessageVisibility 0, Pub/Sub
-	// ModifyAckDeadline 0 or Nack, RocketMQ ChangeInvisibleDuration 0).
-	Release(ctx context.Context, m *message.Message) error
+	// Release makes the message visible again after delay (0 = at once),
+	// with the transport's own requeue call (SQS ChangeMessageVisibility,
+	// Pub/Sub ModifyAckDeadline or Nack, RocketMQ ChangeInvisibleDuration),
+	// capping delay at what the broker allows.
+	Release(ctx context.Context, m *message.Message, delay time.Duration) error
 }
 
 // Publisher sends a routed copy to a rejection destination (a queue or topic
@@ -54,6 +55,9 @@ type RejectResult struct {
 	// Released is true when the publish failed and the original was released
 	// for redelivery instead of being acknowledged.
 	Released bool
+	// ReleaseDelay is the delay the original was released with when
+	// Released (RoutingFailureDelay of its delivery attempt; issue 13).
+	ReleaseDelay time.Duration
 	// Err is the failure already logged at Error (publish, release or
 	// acknowledge), nil when everything succeeded.
 	Err error
@@ -69,6 +73,37 @@ const (
 	LogAckAfterRouteFail  = "rejected message routed but acknowledge failed; the routed copy may be duplicated"
 	LogDiscardAckFailed   = "rejected message could not be acknowledged; it will be redelivered"
 )
+
+// The release delays of a failed rejection routing (issue 13: a failing
+// dead-letter destination cost hundreds of redeliveries a second).
+const (
+	// RoutingRetryBase is the release delay after the first failed routing
+	// of a message.
+	RoutingRetryBase = time.Second
+	// RoutingRetryMax is the longest release delay, unless the transport
+	// caps it lower (Router.MaxReleaseDelay).
+	RoutingRetryMax = 10 * time.Minute
+)
+
+// RoutingFailureDelay is how long a message whose rejection routing failed
+// is released for before the broker redelivers it: RoutingRetryBase doubled
+// for each delivery attempt after the first (the broker's own delivery
+// count, so it needs no local state and holds across replicas and restarts;
+// DESIGN.md "Scale"), at most limit (RoutingRetryMax when limit <= 0). An
+// unknown attempt (0, Pub/Sub without a dead-letter policy) counts as the
+// first. With the 1 s base a message costs about 1, 2, 4, ... s and then one
+// routing attempt per limit: a few broker calls a minute, not hundreds a
+// second.
+func RoutingFailureDelay(attempt int, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		limit = RoutingRetryMax
+	}
+	d := RoutingRetryBase
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
 
 // Router is the one rejection-routing implementation every transport uses
 // (R-15..R-19, reference §7). The zero value is not usable: set Publisher and
@@ -87,6 +122,9 @@ type Router struct {
 	Logger *slog.Logger
 	// Now is the clock for rejectionTimestamp; nil means time.Now.
 	Now func() time.Time
+	// MaxReleaseDelay caps the release delay of a failed routing at what
+	// the transport's requeue call allows; 0 means RoutingRetryMax.
+	MaxReleaseDelay time.Duration
 }
 
 // Select returns the route and destination for a reason (reference §7.1):
@@ -114,7 +152,9 @@ func (r *Router) Select(reason message.RejectionReason) (route Route, destinatio
 // logs a Warning naming the message id and reason. When the publish
 // fails it does not acknowledge: it releases the original with the receipt m
 // still holds, logs an Error naming the message id and reason, and reports
-// the message settled. When the acknowledge fails after a successful
+// the message settled; the release is delayed by
+// RoutingFailureDelay of the message's delivery attempt, so a destination
+// that keeps failing costs a few calls a minute per message. When the acknowledge fails after a successful
 // publish it logs an Error and reports settled. No error or panic escapes.
 func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rejection) (res RejectResult) {
 	log := r.Logger
@@ -148,13 +188,14 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	routed := message.Stamp(m, dest, rej, now())
 	if err := r.publish(ctx, dest, routed); err != nil {
 		res.Released = true
+		res.ReleaseDelay = RoutingFailureDelay(m.DeliveryAttempt, r.MaxReleaseDelay)
 		res.Err = fmt.Errorf("publish message %s to %s: %w", id, dest, err)
-		if rerr := r.release(ctx, m); rerr != nil {
+		if rerr := r.release(ctx, m, res.ReleaseDelay); rerr != nil {
 			res.Err = errors.Join(res.Err, fmt.Errorf("release message %s: %w", id, rerr))
 			log.ErrorContext(ctx, LogReleaseFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", res.Err)
 			return res
 		}
-		log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", err)
+		log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "delivery_attempt", m.DeliveryAttempt, "release_delay", res.ReleaseDelay, "error", err)
 		return res
 	}
 	if err := r.acknowledge(ctx, m); err != nil {
@@ -188,8 +229,8 @@ func (r *Router) acknowledge(ctx context.Context, m *message.Message) error {
 	return r.Settler.Acknowledge(ctx, m)
 }
 
-func (r *Router) release(ctx context.Context, m *message.Message) error {
+func (r *Router) release(ctx context.Context, m *message.Message, delay time.Duration) error {
 	ctx, cancel := CallContext(ctx)
 	defer cancel()
-	return r.Settler.Release(ctx, m)
+	return r.Settler.Release(ctx, m, delay)
 }

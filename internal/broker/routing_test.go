@@ -20,7 +20,8 @@ import (
 type fake struct {
 	calls      []string
 	published  []*message.Message
-	settled    []any // receipts seen by Acknowledge and Release
+	settled    []any           // receipts seen by Acknowledge and Release
+	delays     []time.Duration // delays seen by Release
 	publishErr error
 	releaseErr error
 	ackErr     error
@@ -42,8 +43,9 @@ func (f *fake) Acknowledge(_ context.Context, m *message.Message) error {
 	return f.ackErr
 }
 
-func (f *fake) Release(_ context.Context, m *message.Message) error {
+func (f *fake) Release(_ context.Context, m *message.Message, delay time.Duration) error {
 	f.calls = append(f.calls, "release")
+	f.delays = append(f.delays, delay)
 	f.settled = append(f.settled, m.Receipt)
 	return f.releaseErr
 }
@@ -280,5 +282,39 @@ func TestPresentedCount_AC33(t *testing.T) {
 		if got := broker.PresentedCount(tc.stamped, tc.attempt, tc.routed); got != tc.want {
 			t.Errorf("PresentedCount(%d, %d, %v) = %d, want %d", tc.stamped, tc.attempt, tc.routed, got, tc.want)
 		}
+	}
+}
+
+// Issue 13: a message released after a failed routing is released with a
+// delay that doubles with the broker's delivery attempt (no local state),
+// capped by the transport's limit, so a failing destination costs a few
+// calls a minute per message instead of hundreds a second.
+func TestRouterRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
+	for _, tc := range []struct {
+		attempt int
+		limit   time.Duration
+		want    time.Duration
+	}{
+		{0, 0, time.Second}, {1, 0, time.Second}, {2, 0, 2 * time.Second}, {4, 0, 8 * time.Second},
+		{10, 0, 512 * time.Second}, {11, 0, broker.RoutingRetryMax}, {1 << 20, 0, broker.RoutingRetryMax},
+		{10, 5 * time.Minute, 5 * time.Minute}, {3, 5 * time.Minute, 4 * time.Second},
+	} {
+		if got := broker.RoutingFailureDelay(tc.attempt, tc.limit); got != tc.want {
+			t.Errorf("RoutingFailureDelay(%d, %s) = %s, want %s", tc.attempt, tc.limit, got, tc.want)
+		}
+	}
+	f := &fake{publishErr: errors.New("no such queue")}
+	r, _ := newRouter(f, "orders.dlq", "")
+	r.MaxReleaseDelay = 30 * time.Second
+	for attempt := 1; attempt <= 7; attempt++ {
+		m := received("m9")
+		m.DeliveryAttempt = attempt
+		res := r.Reject(context.Background(), m, message.Rejection{Reason: message.ReasonDeliveryError})
+		if want := broker.RoutingFailureDelay(attempt, 30*time.Second); !res.Released || res.ReleaseDelay != want || f.delays[attempt-1] != want {
+			t.Fatalf("attempt %d: Reject = %+v, released with %v, want delay %s", attempt, res, f.delays, want)
+		}
+	}
+	if got := fmt.Sprint(f.delays); got != "[1s 2s 4s 8s 16s 30s 30s]" {
+		t.Errorf("release delays = %s, want doubling from 1s capped at 30s", got)
 	}
 }

@@ -26,7 +26,8 @@ const (
 	// DeliveryError rejection follows.
 	EventBudgetExhausted
 	// EventRejected: the message was rejected; Reason, Route and Destination
-	// say how; Err is set when routing failed and it was released.
+	// say how; Err is set when routing failed and it was released,
+	// Delay then being the release delay (issue 13).
 	EventRejected
 	// EventSettleFailed: an acknowledge or requeue failed; the message stays
 	// on the broker and will be redelivered.

@@ -861,7 +861,8 @@ func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took 
 	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
-		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took})
+		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
+		Delay: res.ReleaseDelay})
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window

@@ -141,7 +141,7 @@ func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerO
 	opts.normalise()
 	c := &PullConsumer{client: client, sub: subscriptionName(client.Project(), opts.Subscription), opts: opts}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
-		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now}
+		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now, MaxReleaseDelay: maxAckDeadline}
 	return c
 }
 
@@ -294,8 +294,9 @@ func (s pullSettler) Acknowledge(ctx context.Context, m *message.Message) error 
 	return s.c.Acknowledge(ctx, m)
 }
 
-func (s pullSettler) Release(ctx context.Context, m *message.Message) error {
-	return s.c.Requeue(ctx, m, 0)
+// Release is ModifyAckDeadline delay (at most 600 s; issue 13).
+func (s pullSettler) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return s.c.Requeue(ctx, m, delay)
 }
 
 // StreamConsumer reads a subscription with streaming pull
@@ -498,6 +499,9 @@ func (s streamSettler) Acknowledge(ctx context.Context, m *message.Message) erro
 	return s.c.Acknowledge(ctx, m)
 }
 
-func (s streamSettler) Release(ctx context.Context, m *message.Message) error {
-	return s.c.Requeue(ctx, m, 0)
+// Release is Nack: the streaming client cannot delay a redelivery, so the
+// delay of a failed routing is the subscription's RetryPolicy back-off
+// when it has one (requeueDelay; docs/adr/0004), else at once.
+func (s streamSettler) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return s.c.Requeue(ctx, m, delay)
 }

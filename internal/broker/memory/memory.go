@@ -574,9 +574,9 @@ func (c *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d ti
 	return errs
 }
 
-// Release makes the message visible again at once (broker.Settler).
-func (c *Consumer) Release(ctx context.Context, m *message.Message) error {
-	return c.Requeue(ctx, m, 0)
+// Release makes the message visible again after delay (broker.Settler).
+func (c *Consumer) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return c.Requeue(ctx, m, delay)
 }
 
 // Reject routes the message through the shared broker.Router.

@@ -278,10 +278,11 @@ func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	return nil
 }
 
-// Release makes the message visible again at once: ChangeInvisibleDuration 0
-// (broker.Settler, used by rejection routing when a publish fails, R-19).
-func (c *Consumer) Release(ctx context.Context, m *message.Message) error {
-	return c.Requeue(ctx, m, 0)
+// Release makes the message visible again after delay:
+// ChangeInvisibleDuration (broker.Settler, used by rejection routing when a
+// publish fails, R-19; the delay grows with the delivery attempt, issue 13).
+func (c *Consumer) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return c.Requeue(ctx, m, delay)
 }
 
 // Reject routes the message through broker.Router: the routed copy is sent to

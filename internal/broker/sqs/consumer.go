@@ -380,10 +380,11 @@ func (k *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	return nil
 }
 
-// Release makes the message visible again at once (ChangeMessageVisibility
-// 0): the broker.Settler release of a failed rejection routing.
-func (k *Consumer) Release(ctx context.Context, m *message.Message) error {
-	return k.Requeue(ctx, m, 0)
+// Release makes the message visible again after delay
+// (ChangeMessageVisibility, capped at 12 h): the broker.Settler release of a
+// failed rejection routing (R-19, issue 13).
+func (k *Consumer) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return k.Requeue(ctx, m, delay)
 }
 
 // Reject routes the message through the shared broker.Router (R-15..R-19):

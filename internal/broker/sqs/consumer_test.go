@@ -138,7 +138,7 @@ func TestRejectToDeadLetterWithFiveKeysAndNoReceipt_R16_R18_R28(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dk.Release(ctx, &message.Message{Receipt: aws.ToString(raw.ReceiptHandle)}); err != nil {
+	if err := dk.Release(ctx, &message.Message{Receipt: aws.ToString(raw.ReceiptHandle)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 { // read it twice through the ordinary consumer: the DLQ's own count never shows

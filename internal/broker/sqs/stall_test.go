@@ -195,3 +195,91 @@ func TestBlackHoledSettleTimesOutAndRecovers_Issue13(t *testing.T) {
 		})
 	}
 }
+
+// opCounter is HTTP middleware counting the SQS operations that pass.
+type opCounter struct {
+	inner aws.HTTPClient
+	mu    sync.Mutex
+	ops   map[string]int
+}
+
+func (c *opCounter) Do(r *http.Request) (*http.Response, error) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+	c.mu.Lock()
+	c.ops[op]++
+	c.mu.Unlock()
+	return c.inner.Do(r)
+}
+
+func (c *opCounter) count(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ops[op]
+}
+
+// TestRoutingFailureReleaseBacksOff_Issue13: with makeChannels assume and a
+// dead-letter queue that does not exist, every rejection routing fails and
+// the message is released with a delay that doubles with SQS's
+// receive count (1 s, 2 s, 4 s, ...), so in the first 6 s it is handled at
+// most a handful of times and costs a handful of SendMessage calls (it was
+// 1,200 handler invocations in 10 s). Once the queue exists the next
+// redelivery routes it: nothing lost. Both variants.
+func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			counter := &opCounter{inner: awshttp.NewBuildableClient(), ops: map[string]int{}}
+			cfg := sqstest.Config()
+			cfg.HTTPClient = counter
+			c := NewClientsFromConfig(cfg, endpoint)
+			q := uniq("route-backoff-" + string(v))
+			dlq := q + "-dlq"
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{DeadLetter: dlq})
+			m := newMessage(q)
+			send(t, testClients(t), ProducerOptions{}, m)
+			var handled atomic.Int64
+			events := newEventLog()
+			start := time.Now()
+			runPump(t, k, func(context.Context, *message.Message) pump.Result {
+				handled.Add(1)
+				return pump.Result{Outcome: pump.Reject, Reason: "cannot deliver"}
+			}, pump.Options{Subscription: q, Variant: v, TimeOut: 500 * time.Millisecond, RequeueCount: 3}, events)
+			first := events.await(t, pump.EventRejected, 20*time.Second, nil)
+			if first.Err == nil || first.Delay != time.Second {
+				t.Fatalf("first rejection: err %v, release delay %s; want a routing failure released for 1s", first.Err, first.Delay)
+			}
+			// Poll the window out: the counts may only stay small.
+			window := 6 * time.Second
+			for time.Since(start) < window {
+				if n := handled.Load(); n > 4 {
+					t.Fatalf("handled %d times in %s, want at most 4 (1 s, 2 s, 4 s back-off)", n, time.Since(start).Round(time.Millisecond))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			n, sends := handled.Load(), counter.count("SendMessage")
+			if n < 2 || n > 4 || sends > 4 {
+				t.Fatalf("in %s: handled %d times, %d SendMessage calls; want 2..4 and at most 4", window, n, sends)
+			}
+			var delays []time.Duration
+			events.mu.Lock()
+			for _, e := range events.events {
+				if e.Kind == pump.EventRejected {
+					delays = append(delays, e.Delay)
+				}
+			}
+			events.mu.Unlock()
+			for i, d := range delays {
+				if want := time.Second << i; d != want {
+					t.Fatalf("release delays %v, want doubling from 1s", delays)
+				}
+			}
+			if err := NewChannelMaker(testClients(t), ChannelOptions{Queue: dlq}).EnsureChannels(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			events.await(t, pump.EventRejected, 30*time.Second, func(e pump.Event) bool { return e.Err == nil && e.Destination == dlq })
+			if d := depth(t, testClients(t), dlq); d != 1 {
+				t.Fatalf("dead-letter queue depth %d, want 1", d)
+			}
+		})
+	}
+}
