@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/brightergo/brighter/internal/broker/gcp/gcpdemo"
+	"github.com/brightergo/brighter/internal/demo"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -22,6 +23,10 @@ type demoOptions struct {
 	global      *globalOptions
 	keepRunning bool
 	listen      string
+	emulator    string
+	// project names the project on a running emulator (--emulator); tests
+	// may replace it.
+	project     func() string
 	mode        string
 	variant     string
 	writeConfig string
@@ -32,7 +37,11 @@ type demoOptions struct {
 }
 
 func newDemoCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &demoOptions{io: io, global: g, wait: func(ctx context.Context) {
+	o := &demoOptions{io: io, global: g, project: func() string {
+		// A project of its own per run: nothing an earlier run left on the
+		// emulator joins the story.
+		return fmt.Sprintf("%s-%d", demo.Project, time.Now().Unix())
+	}, wait: func(ctx context.Context) {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		<-ctx.Done()
@@ -51,6 +60,11 @@ delivery with its delivery count, the budget firing on the poison order's
 third delivery, and the routed messages with their rejection metadata, read
 back through the ordinary consumer. It ends by itself, exit status 0.
 
+With --emulator HOST:PORT the same story runs on a Google Pub/Sub emulator
+that is already running (gcloud beta emulators pubsub start), in a project
+of its own (brighter-demo-<unix time>); the embedded emulator needs no Java
+and stays the default.
+
 The narration goes to stdout; logs go to stderr. With --keep-running the
 emulator stays up afterwards, and the demo prints the PUBSUB_EMULATOR_HOST
 and a subscriptions file to use with brighter consume, send and dlq.`,
@@ -61,15 +75,23 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
   brighter demo --keep-running
   brighter send --config /tmp/brighter-demo.yaml --subscription orders --body '{"orderId": 7}'
   brighter consume --config /tmp/brighter-demo.yaml
-  brighter dlq peek --config /tmp/brighter-demo.yaml orders`,
+  brighter dlq peek --config /tmp/brighter-demo.yaml orders
+
+  # The same story on Google's Pub/Sub emulator, started in another terminal
+  gcloud beta emulators pubsub start
+  brighter demo --emulator localhost:8085`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.emulator != "" && cmd.Flags().Changed("listen") {
+				return usageErr(fmt.Errorf("--listen and --emulator: --listen places the embedded emulator, --emulator names a running one; give one"))
+			}
 			return o.run(cmd.Context())
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&o.keepRunning, "keep-running", false, "leave the emulator running after the story (until Ctrl-C)")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:0", "the emulator's listen address (port 0: a free port)")
+	fl.StringVar(&o.emulator, "emulator", "", "tell the story on the running Google Pub/Sub emulator at this host:port instead of the embedded one")
 	fl.StringVar(&o.mode, "mode", "pull", "Pub/Sub consumer: pull (unary pull) or stream (streaming pull)")
 	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
 	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: brighter-demo.yaml in the temporary directory)")
@@ -94,10 +116,19 @@ func (o *demoOptions) run(ctx context.Context) error {
 	if o.writeConfig != "" && !o.keepRunning {
 		return usageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
 	}
-	d, err := gcpdemo.Start(ctx, gcpdemo.Options{
+	if o.emulator != "" {
+		if _, _, err := net.SplitHostPort(o.emulator); err != nil {
+			return usageErr(fmt.Errorf("--emulator %q: want host:port: %w", o.emulator, err))
+		}
+	}
+	do := demo.Options{
 		Out: o.io.Out, Logger: logger, Color: o.io.Color, Listen: o.listen,
-		Mode: o.mode, Variant: v, Timeout: o.timeout,
-	})
+		Mode: o.mode, Variant: v, Timeout: o.timeout, Emulator: o.emulator,
+	}
+	if o.emulator != "" {
+		do.Project = o.project()
+	}
+	d, err := demo.Start(ctx, do)
 	if err != nil {
 		return failureErr(err)
 	}
@@ -120,7 +151,11 @@ func (o *demoOptions) run(ctx context.Context) error {
 	if err := os.WriteFile(path, d.SubscriptionsFile(), 0o644); err != nil {
 		return failureErr(fmt.Errorf("write the demo's subscriptions file: %w", err))
 	}
-	d.Heading("The emulator keeps running")
+	if o.emulator != "" {
+		d.Heading("The emulator at " + o.emulator + " keeps running")
+	} else {
+		d.Heading("The emulator keeps running")
+	}
 	d.Line("  export PUBSUB_EMULATOR_HOST=%s", d.EmulatorHost())
 	d.Line("  subscriptions file: %s (it names the emulator itself, so the export is only for other tools)", path)
 	d.Line("")
@@ -128,6 +163,10 @@ func (o *demoOptions) run(ctx context.Context) error {
 	d.Line("  brighter send --config %s --subscription orders --body '{\"orderId\": 7}'", path)
 	d.Line("  brighter consume --config %s     # a defer handler: the message is dead-lettered after 3 deliveries", path)
 	d.Line("  brighter dlq peek --config %s orders", path)
+	if o.emulator != "" {
+		// The emulator is the user's: it runs on without the demo.
+		return nil
+	}
 	d.Line("")
 	d.Line("Press Ctrl-C to stop the emulator.")
 	o.wait(ctx)

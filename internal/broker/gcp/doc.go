@@ -33,7 +33,7 @@
 // R-20), and it fills delivery_attempt on a subscription with only a
 // RetryPolicy, where the service's documentation says only a
 // DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
-// demo's in-process pstest (gcpdemo) has further gaps (local-brokers.md
+// demo's in-process pstest (internal/demo) has further gaps (local-brokers.md
 // §2.4); an update is never sent without a mask, which would crash it.
 //
 // This package imports internal/broker and internal/message only; it must

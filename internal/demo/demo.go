@@ -1,6 +1,7 @@
-// Package gcpdemo is the engine of `brighter demo`: the poison-message story
+// Package demo is the engine of `brighter demo`: the poison-message story
 // told on an in-process Pub/Sub emulator (pstest), with no cloud, no Docker
-// and no configuration.
+// and no configuration, or on a running Google Pub/Sub emulator
+// (Options.Emulator).
 //
 // It starts the emulator, makes a topic and a subscription with
 // requeueCount 3 and a native DeadLetterPolicy of 5 through the gcp
@@ -15,7 +16,7 @@
 // under internal/broker that imports the pump: it is an application of the
 // transport, not part of it; internal/broker/gcp never imports this
 // package). It must not import cobra or anything under cmd.
-package gcpdemo
+package demo
 
 import (
 	"context"
@@ -42,7 +43,8 @@ import (
 
 // The demo's fixed names.
 const (
-	// Project is the emulator project id.
+	// Project is the emulator project id of the embedded emulator, and the
+	// default one on a running emulator.
 	Project = "brighter-demo"
 	// Topic is the topic the orders are published to.
 	Topic = "orders"
@@ -78,9 +80,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Color styles the narration with ANSI colours.
 	Color bool
-	// Listen is the emulator's listen address; "" means 127.0.0.1 on a free
-	// port.
+	// Listen is the embedded emulator's listen address; "" means 127.0.0.1
+	// on a free port. It is ignored with Emulator.
 	Listen string
+	// Emulator is the host:port of a running Google Pub/Sub emulator to tell
+	// the story on instead of the embedded one; "" starts the embedded
+	// emulator (pstest).
+	Emulator string
+	// Project is the project id on the emulator; "" means Project
+	// ("brighter-demo"). A run on a running emulator that an earlier run
+	// used should take a project of its own, so that no leftover message
+	// joins the story.
+	Project string
 	// Mode is "stream" (the default, streaming pull) or "pull".
 	Mode string
 	// Variant is the pump variant; "" means reactor (one message at a time,
@@ -109,7 +120,8 @@ type Summary struct {
 // Demo is a running emulator with the demo's channels.
 type Demo struct {
 	opts   Options
-	srv    *pstest.Server
+	srv    *pstest.Server // nil on a running emulator (Options.Emulator)
+	addr   string
 	conn   *grpc.ClientConn
 	client *pubsub.Client
 	n      *narrator
@@ -137,31 +149,46 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 60 * time.Second
 	}
-	listen := o.Listen
-	if listen == "" {
-		listen = "127.0.0.1:0"
+	if o.Project == "" {
+		o.Project = Project
 	}
-	// Check the address first: pstest panics when it cannot listen.
-	l, err := net.Listen("tcp", listen)
+	d := &Demo{opts: o, n: &narrator{w: o.Out, color: o.Color}}
+	where := "an in-process emulator, no cloud, no Docker"
+	if o.Emulator != "" {
+		d.addr = o.Emulator
+		where = "the emulator at " + o.Emulator
+	} else {
+		listen := o.Listen
+		if listen == "" {
+			listen = "127.0.0.1:0"
+		}
+		// Check the address first: pstest panics when it cannot listen.
+		l, err := net.Listen("tcp", listen)
+		if err != nil {
+			return nil, fmt.Errorf("start the Pub/Sub emulator on %s: %w", listen, err)
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		d.srv = pstest.NewServerWithAddress(addr)
+		d.addr = d.srv.Addr
+	}
+	var err error
+	d.conn, err = grpc.NewClient(d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("start the Pub/Sub emulator on %s: %w", listen, err)
+		d.Close()
+		return nil, fmt.Errorf("dial the Pub/Sub emulator at %s: %w", d.addr, err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	srv := pstest.NewServerWithAddress(addr)
-	d := &Demo{opts: o, srv: srv, n: &narrator{w: o.Out, color: o.Color}}
-	d.conn, err = grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		_ = srv.Close()
-		return nil, fmt.Errorf("dial the Pub/Sub emulator at %s: %w", srv.Addr, err)
-	}
-	d.client, err = gcp.Connect(ctx, Project, option.WithGRPCConn(d.conn), option.WithTelemetryDisabled())
+	d.client, err = gcp.Connect(ctx, o.Project, option.WithGRPCConn(d.conn), option.WithTelemetryDisabled())
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	d.n.title("brighter demo: a poison message on Google Cloud Pub/Sub (an in-process emulator, no cloud, no Docker)")
-	d.n.line("Started the Pub/Sub emulator at %s, project %s.", srv.Addr, Project)
+	d.n.title("brighter demo: a poison message on Google Cloud Pub/Sub (" + where + ")")
+	if d.srv != nil {
+		d.n.line("Started the Pub/Sub emulator at %s, project %s.", d.addr, o.Project)
+	} else {
+		d.n.line("Using the Pub/Sub emulator at %s, project %s.", d.addr, o.Project)
+	}
 	err = gcp.NewChannels(d.client, gcp.ChannelOptions{
 		Topic: Topic, Subscription: Subscription, RequeueCount: RequeueCount,
 		DeadLetterPolicy: &gcp.DeadLetterPolicy{
@@ -186,14 +213,14 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 
 // EmulatorHost is the emulator's host:port, the value of
 // PUBSUB_EMULATOR_HOST for other brighter commands.
-func (d *Demo) EmulatorHost() string { return d.srv.Addr }
+func (d *Demo) EmulatorHost() string { return d.addr }
 
 // SubscriptionsFile returns a subscriptions file (YAML) for `brighter
 // consume`, `send` and `dlq` against this emulator: the demo's subscription
 // with a defer handler, so a message sent to it runs down its budget.
 func (d *Demo) SubscriptionsFile() []byte {
 	return fmt.Appendf(nil, `# Written by brighter demo --keep-running: the demo's subscription on the
-# in-process Pub/Sub emulator at %[1]s.
+# Pub/Sub emulator at %[1]s.
 connections:
   gcp:
     projectId: %[2]s
@@ -215,10 +242,11 @@ subscriptions:
         maxDeliveryAttempts: %[10]d
         publisherMember: serviceAccount:demo@brighter-demo.iam.gserviceaccount.com
       subscriberMember: serviceAccount:demo@brighter-demo.iam.gserviceaccount.com
-`, d.srv.Addr, Project, Subscription, Topic, RequeueCount, DeadLetterTopic, InvalidTopic, d.opts.Mode, NativeTopic, MaxDeliveryAttempts)
+`, d.addr, d.opts.Project, Subscription, Topic, RequeueCount, DeadLetterTopic, InvalidTopic, d.opts.Mode, NativeTopic, MaxDeliveryAttempts)
 }
 
-// Close stops the emulator and its client.
+// Close closes the client and stops the embedded emulator (a running
+// emulator, Options.Emulator, is left running).
 func (d *Demo) Close() {
 	if d.client != nil {
 		_ = d.client.Close()
@@ -226,7 +254,9 @@ func (d *Demo) Close() {
 	if d.conn != nil {
 		_ = d.conn.Close()
 	}
-	_ = d.srv.Close()
+	if d.srv != nil {
+		_ = d.srv.Close()
+	}
 }
 
 // handler is the demo's message handler: good orders are acknowledged, the

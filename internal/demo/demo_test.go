@@ -1,16 +1,28 @@
-package gcpdemo
+package demo
 
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
+
+// TestMain stops the Google Pub/Sub emulator that the --emulator tests
+// start (gcptest.Shared) after the tests.
+func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
+
+// projects numbers the projects the --emulator tests take on the shared
+// emulator, so that parallel runs never see each other's messages.
+var projects atomic.Int64
 
 // TestDemo_StoryEndsWithRoutedCopies runs the whole story in both
 // consumers and both pump variants: two acks, the poison order presents
@@ -19,6 +31,26 @@ import (
 // count (R-5, R-28), the malformed order goes to the invalid topic (R-16),
 // the native policy never fires (R-8).
 func TestDemo_StoryEndsWithRoutedCopies_R4_R28(t *testing.T) {
+	testStory(t, func(t *testing.T) Options { return Options{} }, "Started the Pub/Sub emulator at 127.0.0.1:")
+}
+
+// TestDemo_GoogleEmulator_R4_R28 tells the same story on Google's own
+// Pub/Sub emulator, as `brighter demo --emulator HOST:PORT` does (issue 17),
+// each run in a project of its own on the shared emulator.
+func TestDemo_GoogleEmulator_R4_R28(t *testing.T) {
+	emu, err := gcptest.Shared()
+	if err != nil {
+		t.Fatalf("Google's Pub/Sub emulator: %v", err)
+	}
+	testStory(t, func(t *testing.T) Options {
+		return Options{Emulator: emu.Addr, Project: fmt.Sprintf("demo-%d", projects.Add(1))}
+	}, "Using the Pub/Sub emulator at "+emu.Addr+", project demo-")
+}
+
+// testStory runs the story in both consumers and both pump variants with
+// the options base gives, and checks the summary and the narration, whose
+// first lines must contain started.
+func testStory(t *testing.T, base func(t *testing.T) Options, started string) {
 	for _, mode := range []string{"stream", "pull"} {
 		for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 			t.Run(mode+"/"+string(v), func(t *testing.T) {
@@ -26,9 +58,14 @@ func TestDemo_StoryEndsWithRoutedCopies_R4_R28(t *testing.T) {
 				var out bytes.Buffer
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				d, err := Start(ctx, Options{Out: &out, Mode: mode, Variant: v, Timeout: 45 * time.Second})
+				o := base(t)
+				o.Out, o.Mode, o.Variant, o.Timeout = &out, mode, v, 45*time.Second
+				d, err := Start(ctx, o)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if !strings.Contains(out.String(), started) {
+					t.Errorf("narration does not start with %q:\n%s", started, out.String())
 				}
 				defer d.Close()
 				sum, err := d.Run(ctx)

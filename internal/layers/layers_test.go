@@ -1,0 +1,142 @@
+package layers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+const module = "github.com/brightergo/brighter/"
+
+// Levels of the module's packages, lowest first. A package imports only
+// packages of a lower level, with two exceptions: at levelApp (the
+// applications of the pump and the transports) siblings may import each
+// other (tui reads observe, lint/live extends lint), and a transport's own
+// sub-packages (its test support) may import it. The transports and the
+// pump share levelEngine, so neither imports the other.
+const (
+	levelBase   = iota // message, config and other leaves
+	levelBroker        // internal/broker: the interfaces and the routing
+	levelEngine        // the pump, and each transport with its test support
+	levelApp           // handler, observe, telemetry, inspect, lint, tui, demo, conformance
+	levelCmd           // cmd/..., deploy/...
+)
+
+// level returns the level of pkg (a path relative to the module) and its
+// group: the tree within which same-level imports are allowed (the
+// transport's root at levelEngine, "" where any sibling may be imported).
+// ok is false for a package the table does not place: a new package must be
+// placed here before it lands.
+func level(pkg string) (lvl int, group string, ok bool) {
+	switch {
+	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage":
+		return levelBase, pkg, true
+	case pkg == "internal/broker":
+		return levelBroker, pkg, true
+	case pkg == "internal/pump":
+		return levelEngine, pkg, true
+	case strings.HasPrefix(pkg, "internal/broker/"):
+		parts := strings.SplitN(pkg, "/", 4)
+		return levelEngine, strings.Join(parts[:3], "/"), true
+	case slices.Contains([]string{"internal/handler", "internal/observe", "internal/telemetry", "internal/inspect",
+		"internal/tui", "internal/demo", "internal/conformance", "internal/layers"}, pkg),
+		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
+		return levelApp, "", true
+	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"):
+		return levelCmd, "", true
+	}
+	return 0, "", false
+}
+
+// violations returns one line per import of imports (package -> the module
+// packages it imports, paths relative to the module) that runs up or across
+// the levels, and per package the table does not place.
+func violations(imports map[string][]string) []string {
+	var out []string
+	for from, tos := range imports {
+		lf, gf, ok := level(from)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: not placed in a level (add it to level in layers_test.go)", from))
+			continue
+		}
+		for _, to := range tos {
+			lt, gt, ok := level(to)
+			switch {
+			case !ok:
+				continue // reported as a package of its own
+			case lt < lf:
+			case lt == lf && (gf == "" || gf == gt):
+			default:
+				out = append(out, fmt.Sprintf("%s imports %s: an import up or across the layers", from, to))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLayers_DownwardImportsOnly_Issue17 loads every package of the module
+// (without its tests: a transport's integration tests run the pump over
+// it) and fails on any import that runs up or across the layers.
+func TestLayers_DownwardImportsOnly_Issue17(t *testing.T) {
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: "../.."}, "./...")
+	if err != nil {
+		t.Fatalf("load the module's packages: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Errorf("%s: %v", p.PkgPath, e)
+		}
+		from, ok := strings.CutPrefix(p.PkgPath, module)
+		if !ok {
+			continue
+		}
+		imports[from] = nil
+		for path := range p.Imports {
+			if to, ok := strings.CutPrefix(path, module); ok {
+				imports[from] = append(imports[from], to)
+			}
+		}
+	}
+	for _, want := range []string{"internal/pump", "internal/broker", "internal/broker/gcp", "internal/demo", "cmd/brighter"} {
+		if _, ok := imports[want]; !ok {
+			t.Fatalf("package %s not loaded: the test would check nothing (loaded %d)", want, len(imports))
+		}
+	}
+	for _, v := range violations(imports) {
+		t.Error(v)
+	}
+}
+
+// TestLayers_CheckerCatchesUpwardImports_Issue17 feeds the checker the
+// imports the rule forbids (the old gcpdemo under internal/broker importing
+// the pump, the pump importing a transport, a transport importing another,
+// broker importing a transport, a package nobody placed) and the ones it
+// allows, so the layering test cannot pass by checking nothing.
+func TestLayers_CheckerCatchesUpwardImports_Issue17(t *testing.T) {
+	got := violations(map[string][]string{
+		"internal/broker/gcp/gcpdemo": {"internal/pump", "internal/broker/gcp", "internal/message"},
+		"internal/pump":               {"internal/broker/sqs", "internal/broker"},
+		"internal/broker/sqs":         {"internal/broker/gcp", "internal/broker"},
+		"internal/broker":             {"internal/broker/memory", "internal/message"},
+		"internal/message":            {"internal/config"},
+		"internal/newthing":           {"internal/message"},
+		"internal/tui":                {"internal/observe", "internal/pump"},
+		"cmd/brighter":                {"internal/demo", "internal/broker/sqs"},
+	})
+	want := []string{
+		"internal/broker imports internal/broker/memory: an import up or across the layers",
+		"internal/broker/gcp/gcpdemo imports internal/pump: an import up or across the layers",
+		"internal/broker/sqs imports internal/broker/gcp: an import up or across the layers",
+		"internal/message imports internal/config: an import up or across the layers",
+		"internal/newthing: not placed in a level (add it to level in layers_test.go)",
+		"internal/pump imports internal/broker/sqs: an import up or across the layers",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
