@@ -128,22 +128,23 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 	})
 }
 
-// TestDLQReplay_PubSubTo replays from Pub/Sub subscriptions on the emulator
-// (pstest): --to may be pubsub://projects/P/topics/T; a --to naming the
+// TestDLQReplay_PubSubTo replays from Pub/Sub subscriptions on Google's
+// emulator: --to may be pubsub://projects/P/topics/T; a --to naming the
 // topic the subscription being read is attached to (asked of Pub/Sub, or as
 // the subscriptions file names it) is refused before any pull (exit 2), as
 // are a subscription URL and another transport's URL.
 func TestDLQReplay_PubSubTo(t *testing.T) {
 	ctx := context.Background()
 	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
+	pj := srv.Project
 	for _, topic := range []string{"orders-dlq", "feed", "other", "native-dlq"} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + topic}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for sub, topic := range map[string]string{"orders-dlq": "orders-dlq", "reader": "feed", "other-sub": "other", "dlq-orders": "native-dlq"} {
 		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-			Name: "projects/demo/subscriptions/" + sub, Topic: "projects/demo/topics/" + topic, AckDeadlineSeconds: 60,
+			Name: "projects/" + pj + "/subscriptions/" + sub, Topic: "projects/" + pj + "/topics/" + topic, AckDeadlineSeconds: 60,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestDLQReplay_PubSubTo(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "brighter.yaml")
 	yaml := `connections:
   gcp:
-    projectId: demo
+    projectId: ` + pj + `
     emulatorHost: ` + srv.Addr + `
 subscriptions:
   - name: orders
@@ -172,7 +173,7 @@ subscriptions:
 	if err := p.Send(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	url := func(sub string) string { return "pubsub://projects/demo/subscriptions/" + sub }
+	url := func(sub string) string { return "pubsub://projects/" + pj + "/subscriptions/" + sub }
 	dlq := func(args ...string) (int, string, string) {
 		io, out, errOut := fakeIO("", false)
 		code := run(ctx, io, append([]string{"dlq"}, args...))
@@ -183,11 +184,11 @@ subscriptions:
 		want string
 	}{
 		{[]string{url("orders-dlq"), "--to", "orders-dlq"}, "the dead-letter destination being read"},
-		{[]string{url("orders-dlq"), "--to", "pubsub://projects/demo/topics/orders-dlq"}, "the dead-letter destination being read"},
-		{[]string{url("orders-dlq"), "--to", "projects/demo/topics/orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{url("orders-dlq"), "--to", "pubsub://projects/" + pj + "/topics/orders-dlq"}, "the dead-letter destination being read"},
+		{[]string{url("orders-dlq"), "--to", "projects/" + pj + "/topics/orders-dlq"}, "the dead-letter destination being read"},
 		{[]string{url("reader"), "--to", "feed"}, "that is " + url("reader") + ", the dead-letter destination being read"},
 		{[]string{"orders", "--config", file, "--to", "orders-dlq"}, "the dead-letter destination being read"},
-		{[]string{"orders", "--config", file, "--native", "--to", "pubsub://projects/demo/topics/native-dlq"}, "that is " + url("dlq-orders") + ", the dead-letter destination being read"},
+		{[]string{"orders", "--config", file, "--native", "--to", "pubsub://projects/" + pj + "/topics/native-dlq"}, "that is " + url("dlq-orders") + ", the dead-letter destination being read"},
 		{[]string{url("orders-dlq"), "--to", url("other-sub")}, "a replay publishes to a topic: want pubsub://projects/PROJECT/topics/TOPIC"},
 		{[]string{url("orders-dlq"), "--to", "sqs://other"}, "a URL of scheme sqs, but " + url("orders-dlq") + " is read over gcp"},
 	} {
@@ -208,9 +209,9 @@ subscriptions:
 		}
 	}
 	// pubsub://projects/demo/topics/other is the topic other.
-	code, out, errOut := dlq("replay", url("orders-dlq"), "--endpoint", srv.Addr, "--to", "pubsub://projects/demo/topics/other", "--yes")
+	code, out, errOut := dlq("replay", url("orders-dlq"), "--endpoint", srv.Addr, "--to", "pubsub://projects/"+pj+"/topics/other", "--yes")
 	if code != exitOK || !strings.Contains(out, "replayed m1 -> other") {
-		t.Fatalf("replay --to pubsub://projects/demo/topics/other: exit %d\n%s%s", code, out, errOut)
+		t.Fatalf("replay --to pubsub://projects/"+pj+"/topics/other: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = dlq("peek", url("other-sub"), "--endpoint", srv.Addr, "--output", "json")
 	if code != exitOK || !strings.Contains(out, `"replayedFrom":"`+url("orders-dlq")+`"`) {

@@ -200,27 +200,28 @@ subscriptions:
 }
 
 // TestLintLive_GCPDrift runs `brighter lint --live` against the Pub/Sub
-// emulator (pstest, reached through connections.gcp.emulatorHost) with a
+// emulator (Google's, reached through connections.gcp.emulatorHost) with a
 // drift seeded there: the file says maxDeliveryAttempts 10, the subscription
 // has 5, and requeueCount 6 is outranked on the broker only (R-10).
 func TestLintLive_GCPDrift(t *testing.T) {
 	ctx := context.Background()
 	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
+	pj := srv.Project
 	for _, topic := range []string{"payments", "payments-native"} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/demo/topics/" + topic}); err != nil {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + topic}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-		Name: "projects/demo/subscriptions/payments-sub", Topic: "projects/demo/topics/payments",
-		DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/demo/topics/payments-native", MaxDeliveryAttempts: 5},
+		Name: "projects/" + pj + "/subscriptions/payments-sub", Topic: "projects/" + pj + "/topics/payments",
+		DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/" + pj + "/topics/payments-native", MaxDeliveryAttempts: 5},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "brighter.yaml")
 	yaml := `connections:
   gcp:
-    projectId: demo
+    projectId: ` + pj + `
     emulatorHost: ` + srv.Addr + `
 subscriptions:
   - name: payments

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,9 +22,19 @@ import (
 
 // TestMain lets testscript run this test binary as the `brighter` command.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopPubSubAfter{m}, map[string]func(){
 		"brighter": func() { os.Exit(run(context.Background(), systemIO(), os.Args[1:])) },
 	})
+}
+
+// stopPubSubAfter runs the tests, then stops the Google Pub/Sub emulator
+// that the Pub/Sub tests of this binary share (gcptest, issue 15).
+type stopPubSubAfter struct{ m *testing.M }
+
+func (s stopPubSubAfter) Run() int {
+	code := s.m.Run()
+	gcptest.StopShared()
+	return code
 }
 
 // TestScripts runs testdata/scripts/*.txtar: the CLI as a user runs it
