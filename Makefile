@@ -29,9 +29,20 @@ build:
 image:
 	$(GO) run ./deploy/mkimage -out bin -version "$(VERSION)" -revision "$(REVISION)" -epoch "$(SOURCE_DATE_EPOCH)" -licenses "$(LICENSES)" -arch "$(ARCH)"
 
+# Google's Pub/Sub emulator (the Pub/Sub tests start it, one per test
+# binary: internal/broker/gcp/gcptest): installed with apt-get when missing
+# and Java is there; otherwise one line says what to install.
+PUBSUB_EMULATOR := /usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator
+
 deps:
 	@command -v node >/dev/null || { echo "node is required for the SQS emulator (fauxqs): apt-get install nodejs npm"; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
+	@if [ ! -x $(PUBSUB_EMULATOR) ] && ! dpkg -L google-cloud-cli-pubsub-emulator 2>/dev/null | grep -q '/bin/cloud-pubsub-emulator$$'; then \
+	  command -v java >/dev/null || { echo "Google's Pub/Sub emulator is required and needs Java: apt-get install openjdk-17-jre-headless google-cloud-cli-pubsub-emulator"; exit 1; }; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq google-cloud-cli-pubsub-emulator >/dev/null \
+	    || { echo "could not install Google's Pub/Sub emulator: apt-get install google-cloud-cli-pubsub-emulator (from the Google Cloud CLI apt source)"; exit 1; }; \
+	fi
 
 vet:
 	$(GO) vet $(PKGS)
