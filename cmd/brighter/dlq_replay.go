@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// dlq replay: its flags, its run and its confirmation (--to is resolved in
+// dlq_to.go).
+
+// dlqReplayOptions are replay's own flags.
+type dlqReplayOptions struct {
+	*dlqOptions
+	to          string
+	toSet       bool
+	newID       bool
+	keepCount   bool
+	dryRun      bool
+	rate        float64
+	confirmOver int
+	yes         bool
+}
+
+func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqReplayOptions{dlqOptions: parent}
+	cmd := &cobra.Command{
+		Use:   "replay [SUBSCRIPTION|URL]",
+		Short: "Send dead-lettered messages back where they came from, safely",
+		Long: `For each selected message, publish it to --to (default: its originalTopic)
+and only then remove it from the dead-letter destination. A failed publish
+leaves the message where it is and the replay goes on; a crash at any
+instant leaves every message in the dead-letter destination, at its
+destination, or both, never neither. The summary says how many were
+replayed, skipped (not selected) and failed; any failure exits 1.
+
+The replayed message keeps its id (or gets a new one with --new-id), body,
+attributes and correlation id, loses the five rejection keys and the
+receipt, records replayedFrom and replayedAt, and starts with handled count
+0 (unless --keep-count) so its redelivery budget starts afresh. On a FIFO
+queue it keeps its message group and gets a fresh deduplication id.
+
+--to takes a topic or queue name, or a URL of the source's transport
+(sqs://QUEUE, pubsub://projects/P/topics/T, rocketmq://TOPIC, memory://QUEUE);
+it may not be the destination being read (that would only strip the
+messages' rejection metadata): that, an empty --to and another transport's
+URL are refused before anything is read (exit 2).
+
+A destination that does not exist is never created: those messages fail
+and stay. More than --confirm-over messages ask for confirmation on a
+terminal and need --yes otherwise (a declined confirmation exits 2, with
+nothing replayed); without --yes the replay then handles at most the
+number confirmed (or --confirm-over when none was asked).
+
+Each message is handled at most once a run: a replayed message that a
+consumer dead-letters again while the replay runs (same id, new rejection
+time) is left in the dead-letter destination, counted neither replayed nor
+failed.`,
+		Example: `  # See what would happen, then do it
+  brighter dlq replay orders --reason DeliveryError --dry-run
+  brighter dlq replay orders --reason DeliveryError --yes
+
+  # Ten a second, to a staging queue, with new ids
+  brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
+			o.toSet = cmd.Flags().Changed("to")
+			return o.run(cmd.Context(), dest)
+		}),
+	}
+	o.addCommon(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
+	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
+	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
+	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
+	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
+	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
+	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	return cmd
+}
+
+func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	if o.rate < 0 {
+		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
+	}
+	if o.confirmOver < 0 {
+		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
+	}
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return err
+	}
+	to, err := o.replayTo(ctx, t, dt, logger)
+	if err != nil {
+		return err
+	}
+	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
+	if err != nil {
+		return err
+	}
+	closeReader := func() error { return ch.close(context.WithoutCancel(ctx)) }
+	src := o.source(t, ch, logger)
+	ctx, stop := o.interruptible(ctx, logger)
+	defer stop()
+
+	total := -1
+	if !o.dryRun && !o.yes && (f.Limit == 0 || f.Limit > o.confirmOver) {
+		n, err := inspect.Count(ctx, src, f)
+		if ctx.Err() != nil {
+			_ = closeReader()
+			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.url)
+			return interrupted("replay " + t.url)
+		}
+		if err != nil {
+			_ = closeReader()
+			return failureErr(naming(t, "replay", err))
+		}
+		total = n
+		if n > o.confirmOver {
+			if ok, err := o.confirm(n, t.url); !ok {
+				_ = closeReader()
+				return err
+			}
+		}
+		// The replay never goes beyond what was confirmed (n) or, without a
+		// confirmation, beyond --confirm-over, even when more messages arrive
+		// (or come back) while it runs.
+		capped := max(n, o.confirmOver)
+		if capped == 0 {
+			_ = closeReader()
+			return o.finish(nil, inspect.Summary{}, nil, nil, t)
+		}
+		if f.Limit == 0 || f.Limit > capped {
+			f.Limit = capped
+		}
+	}
+	opts := inspect.ReplayOptions{To: to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	var bar *inspect.Bar
+	if o.io.OutTTY {
+		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
+		opts.Progress = bar
+	} else {
+		opts.Progress = inspect.NewLines(o.io.Out)
+	}
+	var prod broker.Producer
+	if !o.dryRun {
+		if prod, err = dt.dlqProducer(ctx, t, logger); err != nil {
+			_ = closeReader()
+			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
+		}
+	}
+	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
+	cerr := closeReader()
+	if prod != nil {
+		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
+	}
+	if ctx.Err() != nil {
+		if bar != nil {
+			bar.Finish()
+		}
+		if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+			return failureErr(err)
+		}
+		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.url)
+		return interrupted("replay " + t.url)
+	}
+	return o.finish(bar, sum, rerr, cerr, t)
+}
+
+// naming adds "what URL: " to err unless err already names the destination
+// (a receive error of inspect does), so the URL is said once.
+func naming(t *dlqTarget, what string, err error) error {
+	if strings.Contains(err.Error(), t.url) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", what, t.url, err)
+}
+
+// replaySelf is the name a replay must not publish back into: the
+// destination being read.
+func replaySelf(t *dlqTarget) string { return t.dest }
+
+func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
+	if bar != nil {
+		bar.Finish()
+	}
+	if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+		return failureErr(err)
+	}
+	switch {
+	case rerr != nil:
+		return failureErr(naming(t, "replay", rerr))
+	case cerr != nil:
+		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
+	case sum.Failed > 0:
+		where := "they are"
+		if sum.Failed == 1 {
+			where = "it is"
+		}
+		return failureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.url, plural(sum.Failed, "message"), where))
+	}
+	return nil
+}
+
+// confirm asks on a terminal; off one it refuses without --yes.
+func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
+	if !o.io.InTTY {
+		return false, usageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver))
+	}
+	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
+	line, err := bufio.NewReader(o.io.In).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, failureErr(fmt.Errorf("read confirmation: %w", err))
+	}
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(o.io.ErrOut)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	// Declined (or no answer: end of input): a refused replay, exit 2 as
+	// without --yes off a terminal; nothing was replayed.
+	return false, usageErr(errors.New("replay cancelled; nothing was replayed"))
+}
