@@ -184,10 +184,11 @@ subscriptions:
 		levels[key] = r.Level
 	}
 	want := map[string]string{
-		"orders/budget-zero":              "WARN",
-		"orders/budget-no-dead-letter":    "WARN",
-		"payments/budget-cannot-run-down": "WARN",
-		"payments/dead-letter-is-source":  "ERROR", // two fields, one record (once per rule)
+		"orders/budget-zero":               "WARN",
+		"orders/budget-no-dead-letter":     "WARN",
+		"payments/budget-cannot-run-down":  "WARN",
+		"payments/dead-letter-is-source":   "ERROR", // two fields, one record (once per rule)
+		"payments/routing-no-native-limit": "WARN",
 	}
 	for key, level := range want {
 		if count[key] != 1 || levels[key] != level {

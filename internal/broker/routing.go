@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -58,6 +60,10 @@ type RejectResult struct {
 	// ReleaseDelay is the delay the original was released with when
 	// Released (RoutingFailureDelay of its delivery attempt; issue 13).
 	ReleaseDelay time.Duration
+	// Permanent is true when the publish failed with ErrPermanent (after
+	// one try with a shortened rejection message for ErrTooLarge): the
+	// message was released with the longest delay.
+	Permanent bool
 	// Err is the failure already logged at Error (publish, release or
 	// acknowledge), nil when everything succeeded.
 	Err error
@@ -69,6 +75,8 @@ const (
 	LogFallbackDeadLetter = "unacceptable message has no invalid-message channel; falling back to dead-letter queue"
 	LogDiscarded          = "rejected message discarded: no dead-letter or invalid-message destination"
 	LogRoutingFailed      = "rejection routing failed; message released for redelivery"
+	LogRoutingPermanent   = "rejection routing can never succeed as it is; message released for redelivery after the longest delay"
+	LogRoutingShortened   = "routed copy too large; trying once with the rejection message shortened"
 	LogReleaseFailed      = "rejection routing failed and release failed; message will reappear when its lease lapses"
 	LogAckAfterRouteFail  = "rejected message routed but acknowledge failed; the routed copy may be duplicated"
 	LogDiscardAckFailed   = "rejected message could not be acknowledged; it will be redelivered"
@@ -104,6 +112,22 @@ func RoutingFailureDelay(attempt int, limit time.Duration) time.Duration {
 	}
 	return min(d, limit)
 }
+
+// ErrPermanent is wrapped by a Publisher's error when the publish can never
+// succeed as it is: the broker refused the request itself (too large, an
+// invalid destination name), not its own state. The Router does not retry
+// such a routing promptly: it releases the message with the longest delay
+// and reports it (issue 13).
+var ErrPermanent = errors.New("the broker refused the request as it is")
+
+// ErrTooLarge is wrapped by a Publisher's error when the routed copy is over
+// the broker's size limit (it wraps ErrPermanent). The Router tries once
+// more with the rejection message shortened to ShortRejectionMessage bytes.
+var ErrTooLarge = fmt.Errorf("message too large: %w", ErrPermanent)
+
+// ShortRejectionMessage is the length in bytes the Router cuts a
+// rejectionMessage to when the routed copy was too large (issue 13).
+const ShortRejectionMessage = 64
 
 // Router is the one rejection-routing implementation every transport uses
 // (R-15..R-19, reference §7). The zero value is not usable: set Publisher and
@@ -186,16 +210,31 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		now = r.Now
 	}
 	routed := message.Stamp(m, dest, rej, now())
-	if err := r.publish(ctx, dest, routed); err != nil {
+	err := r.publish(ctx, dest, routed)
+	if errors.Is(err, ErrTooLarge) && len(rej.Description) > ShortRejectionMessage {
+		log.WarnContext(ctx, LogRoutingShortened, "message_id", id, "destination", dest, "error", err)
+		short := rej
+		short.Description = shorten(rej.Description, ShortRejectionMessage)
+		err = r.publish(ctx, dest, message.Stamp(m, dest, short, now()))
+	}
+	if err != nil {
 		res.Released = true
 		res.ReleaseDelay = RoutingFailureDelay(m.DeliveryAttempt, r.MaxReleaseDelay)
+		if errors.Is(err, ErrPermanent) {
+			res.Permanent = true
+			res.ReleaseDelay = RoutingFailureDelay(math.MaxInt, r.MaxReleaseDelay)
+		}
 		res.Err = fmt.Errorf("publish message %s to %s: %w", id, dest, err)
 		if rerr := r.release(ctx, m, res.ReleaseDelay); rerr != nil {
 			res.Err = errors.Join(res.Err, fmt.Errorf("release message %s: %w", id, rerr))
 			log.ErrorContext(ctx, LogReleaseFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "error", res.Err)
 			return res
 		}
-		log.ErrorContext(ctx, LogRoutingFailed, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "delivery_attempt", m.DeliveryAttempt, "release_delay", res.ReleaseDelay, "error", err)
+		msg := LogRoutingFailed
+		if res.Permanent {
+			msg = LogRoutingPermanent
+		}
+		log.ErrorContext(ctx, msg, "message_id", id, "reason", rej.Reason.String(), "route", string(route), "destination", dest, "delivery_attempt", m.DeliveryAttempt, "release_delay", res.ReleaseDelay, "error", err)
 		return res
 	}
 	if err := r.acknowledge(ctx, m); err != nil {
@@ -233,4 +272,17 @@ func (r *Router) release(ctx context.Context, m *message.Message, delay time.Dur
 	ctx, cancel := CallContext(ctx)
 	defer cancel()
 	return r.Settler.Release(ctx, m, delay)
+}
+
+// shorten cuts s to at most n bytes on a rune boundary, ending it with "..."
+// when cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

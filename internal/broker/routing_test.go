@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -317,4 +318,39 @@ func TestRouterRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 	if got := fmt.Sprint(f.delays); got != "[1s 2s 4s 8s 16s 30s 30s]" {
 		t.Errorf("release delays = %s, want doubling from 1s capped at 30s", got)
 	}
+}
+
+// Issue 13: a routing publish that can never succeed is tried once more
+// with the rejection message shortened when it was too large, then released
+// with the longest delay and reported Permanent; one that fits once
+// shortened is routed and acknowledged.
+func TestRouterPermanentRoutingFailure_Issue13(t *testing.T) {
+	long := message.Rejection{Reason: message.ReasonDeliveryError, Description: strings.Repeat("é", 100)}
+	t.Run("still too large", func(t *testing.T) {
+		f := &fake{publishErr: fmt.Errorf("send: %w", broker.ErrTooLarge)}
+		r, buf := newRouter(f, "orders.dlq", "")
+		r.MaxReleaseDelay = 5 * time.Minute
+		res := r.Reject(context.Background(), received("m10"), long)
+		if !res.Released || !res.Permanent || res.ReleaseDelay != 5*time.Minute || !errors.Is(res.Err, broker.ErrTooLarge) {
+			t.Fatalf("Reject = %+v, want released permanent after 5m", res)
+		}
+		if fmt.Sprint(f.calls) != "[publish orders.dlq publish orders.dlq release]" {
+			t.Fatalf("calls = %v, want two publishes then a release", f.calls)
+		}
+		short, _ := f.published[1].Header.Bag.String(message.KeyRejectionMessage)
+		if len(short) > broker.ShortRejectionMessage || !strings.HasSuffix(short, "...") || !utf8.ValidString(short) {
+			t.Fatalf("shortened rejection message %q (%d bytes)", short, len(short))
+		}
+		if recs := logRecords(t, buf); recs[len(recs)-1]["msg"] != broker.LogRoutingPermanent || recs[len(recs)-1]["level"] != "ERROR" {
+			t.Fatalf("last record %v, want the permanent Error", recs[len(recs)-1])
+		}
+	})
+	t.Run("invalid destination", func(t *testing.T) {
+		f := &fake{publishErr: fmt.Errorf("send: %w", broker.ErrPermanent)}
+		r, _ := newRouter(f, "orders.dlq", "")
+		res := r.Reject(context.Background(), received("m11"), long)
+		if !res.Permanent || res.ReleaseDelay != broker.RoutingRetryMax || fmt.Sprint(f.calls) != "[publish orders.dlq release]" {
+			t.Fatalf("Reject = %+v, calls %v: want one publish, released for %s", res, f.calls, broker.RoutingRetryMax)
+		}
+	})
 }

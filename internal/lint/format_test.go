@@ -122,7 +122,7 @@ func TestTextFormat_LinesAndColour(t *testing.T) {
 	if !strings.Contains(plain.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, plain.String())
 	}
-	if !strings.HasSuffix(plain.String(), "2 errors, 3 warnings, 0 notes in 2 files\n") {
+	if !strings.HasSuffix(plain.String(), "2 errors, 4 warnings, 0 notes in 2 files\n") {
 		t.Errorf("text output summary:\n%s", plain.String())
 	}
 	var empty bytes.Buffer

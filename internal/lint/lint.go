@@ -250,6 +250,16 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 				name, s.RequeueCount, m.Field, m.Value, m.Value, m.Value, lastElem(m.Field), s.RequeueCount)
 		}
 	}
+	// R-19 (issue 13): a routing that keeps failing is ended only by a
+	// native limit. The memory transport has none, and needs none: its
+	// messages end with the process.
+	if s.Transport != config.TransportMemory && (s.DeadLetterRoutingKey != "" || s.InvalidMessageRoutingKey != "") {
+		if _, ok := tr.NativeLimit(s); !ok {
+			c.add(RuleRoutingNoNativeLimit, pick(s, "deadLetterRoutingKey", "invalidMessageRoutingKey"),
+				"subscription %q: no native redrive limit: a message whose rejection cannot be routed is redelivered every 10 minutes for ever; give the subscription a native redrive limit above requeueCount as a backstop",
+				name)
+		}
+	}
 	// the budget cannot run down.
 	if budget {
 		if ok, why, fix := tr.BudgetCanRunDown(s); !ok {

@@ -88,6 +88,7 @@ const (
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
+	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
@@ -154,6 +155,24 @@ never per message.
 Fix: give the subscription what the transport needs (for Pub/Sub a
 gcp.deadLetterPolicy with maxDeliveryAttempts above requeueCount), or set
 requeueCount: -1 to state that there is no budget.`,
+	},
+	{
+		ID: RuleRoutingNoNativeLimit, Requirement: "R-19", Severity: SeverityWarning,
+		Summary: "rejections are routed but no native redrive limit backs up a routing that keeps failing",
+		Explanation: `When the publish of a rejected message to its dead-letter or invalid-message
+destination fails, the message is not acknowledged: it is released and
+redelivered, with a delay that grows with its delivery count up to 10
+minutes. A routing that can never succeed (a copy over the broker's size
+limit, a destination name the broker refuses) is released with that longest
+delay at once. Either way only the broker's own redrive limit ends the loop:
+SQS redrivePolicy.maxReceiveCount, Pub/Sub deadLetterPolicy
+.maxDeliveryAttempts, RocketMQ's consumer-group maxDeliveryAttempts. Without
+one such a message comes back every 10 minutes for ever, logged at Error
+each time (brighter_routing_failures_total,
+brighter_routing_permanent_failures_total).
+
+Fix: give the subscription a native redrive limit above requeueCount, so the
+broker's dead-letter destination is the backstop.`,
 	},
 	{
 		ID: RuleBudgetNoDeadLetter, Requirement: "R-17", Severity: SeverityWarning,

@@ -14,20 +14,21 @@ import (
 // Metric names (issue 8). Every per-message metric has the label
 // "subscription".
 const (
-	MetricReceived        = "brighter_messages_received_total"
-	MetricAcknowledged    = "brighter_messages_acknowledged_total"
-	MetricDeferred        = "brighter_messages_deferred_total"
-	MetricRejected        = "brighter_messages_rejected_total" // + reason, route
-	MetricRoutingFailures = "brighter_routing_failures_total"  // + reason, route
-	MetricBudgetExhausted = "brighter_budget_exhausted_total"
-	MetricSettleFailures  = "brighter_settle_failures_total" // + outcome
-	MetricChannelFailures = "brighter_channel_failures_total"
-	MetricHandlerDuration = "brighter_handler_duration_seconds" // + outcome
-	MetricDeliveryCount   = "brighter_delivery_count"
-	MetricInFlight        = "brighter_messages_in_flight"
-	MetricDLQDepth        = "brighter_dlq_depth"
-	MetricEventsDropped   = "brighter_events_dropped_total" // label sink
-	MetricReady           = "brighter_ready"
+	MetricReceived         = "brighter_messages_received_total"
+	MetricAcknowledged     = "brighter_messages_acknowledged_total"
+	MetricDeferred         = "brighter_messages_deferred_total"
+	MetricRejected         = "brighter_messages_rejected_total"          // + reason, route
+	MetricRoutingFailures  = "brighter_routing_failures_total"           // + reason, route
+	MetricRoutingPermanent = "brighter_routing_permanent_failures_total" // + reason, route
+	MetricBudgetExhausted  = "brighter_budget_exhausted_total"
+	MetricSettleFailures   = "brighter_settle_failures_total" // + outcome
+	MetricChannelFailures  = "brighter_channel_failures_total"
+	MetricHandlerDuration  = "brighter_handler_duration_seconds" // + outcome
+	MetricDeliveryCount    = "brighter_delivery_count"
+	MetricInFlight         = "brighter_messages_in_flight"
+	MetricDLQDepth         = "brighter_dlq_depth"
+	MetricEventsDropped    = "brighter_events_dropped_total" // label sink
+	MetricReady            = "brighter_ready"
 	// MetricStalled is 1 while a subscription has had no successful broker
 	// call for stallAfter (pump.EventStalled), 0 otherwise (issue 13).
 	MetricStalled = "brighter_stalled"
@@ -47,6 +48,7 @@ type Metrics struct {
 
 	received, acked, deferred, exhausted, channelFailures *prometheus.CounterVec
 	rejected, routingFailures, settleFailures             *prometheus.CounterVec
+	routingPermanent                                      *prometheus.CounterVec
 	duration, deliveryCount                               *prometheus.HistogramVec
 	inFlight, dlqDepth, stalled                           *prometheus.GaugeVec
 	ready                                                 prometheus.Gauge
@@ -68,15 +70,16 @@ type subMetrics struct {
 func NewMetrics() *Metrics {
 	sub := []string{"subscription"}
 	m := &Metrics{
-		reg:             prometheus.NewRegistry(),
-		received:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReceived, Help: "Messages received, per subscription."}, sub),
-		acked:           prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAcknowledged, Help: "Messages acknowledged after the handler acked."}, sub),
-		deferred:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeferred, Help: "Messages requeued after the handler deferred."}, sub),
-		exhausted:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBudgetExhausted, Help: "Defers that reached the redelivery budget requeueCount and were rejected."}, sub),
-		channelFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricChannelFailures, Help: "Receives that failed with a channel failure."}, sub),
-		rejected:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejected, Help: "Messages rejected, by reason and route."}, []string{"subscription", "reason", "route"}),
-		routingFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingFailures, Help: "Rejections whose publish failed; the message was released for redelivery."}, []string{"subscription", "reason", "route"}),
-		settleFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSettleFailures, Help: "Acknowledges or requeues that failed; the message stays on the broker."}, []string{"subscription", "outcome"}),
+		reg:              prometheus.NewRegistry(),
+		received:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReceived, Help: "Messages received, per subscription."}, sub),
+		acked:            prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAcknowledged, Help: "Messages acknowledged after the handler acked."}, sub),
+		deferred:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeferred, Help: "Messages requeued after the handler deferred."}, sub),
+		exhausted:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBudgetExhausted, Help: "Defers that reached the redelivery budget requeueCount and were rejected."}, sub),
+		channelFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricChannelFailures, Help: "Receives that failed with a channel failure."}, sub),
+		rejected:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejected, Help: "Messages rejected, by reason and route."}, []string{"subscription", "reason", "route"}),
+		routingFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingFailures, Help: "Rejections whose publish failed; the message was released for redelivery."}, []string{"subscription", "reason", "route"}),
+		routingPermanent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingPermanent, Help: "Rejections whose publish can never succeed as it is (too large, invalid destination); the message was released with the longest delay."}, []string{"subscription", "reason", "route"}),
+		settleFailures:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSettleFailures, Help: "Acknowledges or requeues that failed; the message stays on the broker."}, []string{"subscription", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricHandlerDuration, Help: "Handler duration in seconds, by outcome.",
 			Buckets: prometheus.DefBuckets}, []string{"subscription", "outcome"}),
 		deliveryCount: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDeliveryCount, Help: "Presented delivery count of received messages.",
@@ -95,7 +98,7 @@ func NewMetrics() *Metrics {
 		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
 			Help: "Settles and lease extensions the broker refused for a stale receipt."}, []string{"subscription", "outcome"}),
 	}
-	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures,
+	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
 		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -173,6 +176,9 @@ func (m *Metrics) Observe(e pump.Event) {
 		m.rejected.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
 		if e.Err != nil {
 			m.routingFailures.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+			if e.Permanent {
+				m.routingPermanent.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+			}
 		}
 	case pump.EventSettleFailed:
 		// The message's flight ends here (it stays on the broker). A failed

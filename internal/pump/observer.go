@@ -97,6 +97,10 @@ type Event struct {
 	Description string
 	Route       broker.Route
 	Destination string
+	// Permanent is set on a rejected event whose routing can never succeed
+	// as it is (broker.ErrPermanent: too large, an invalid destination);
+	// the message was released with the longest delay (issue 13).
+	Permanent bool
 	// Delay is the requeue delay of a Defer.
 	Delay time.Duration
 	// Duration is how long the handler took, on the events that end a

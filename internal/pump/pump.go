@@ -862,7 +862,7 @@ func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took 
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
-		Delay: res.ReleaseDelay})
+		Delay: res.ReleaseDelay, Permanent: res.Permanent})
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window

@@ -12,6 +12,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -95,9 +96,35 @@ func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Mes
 		return err
 	}
 	if _, err := c.SendMessage(ctx, in); err != nil {
-		return fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err)
+		return classifySend(fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err))
 	}
 	return nil
+}
+
+// classifySend wraps broker.ErrTooLarge into err when SQS refused the
+// message for its size (InvalidParameterValue "Message must be shorter
+// than N bytes"), and broker.ErrPermanent when it refused the request as
+// malformed (InvalidAddress, InvalidParameterValue, InvalidMessageContents):
+// such a send can never succeed as it is (issue 13). Other errors are
+// returned as they are.
+func classifySend(err error) error {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return err
+	}
+	msg := strings.ToLower(api.ErrorMessage())
+	// The JSON protocol may carry the query protocol's prefixed code.
+	code := strings.TrimPrefix(api.ErrorCode(), "AWS.SimpleQueueService.")
+	switch code {
+	case "InvalidParameterValue", "InvalidParameter", "MessageTooLong":
+		if strings.Contains(msg, "shorter than") || strings.Contains(msg, "too long") || code == "MessageTooLong" {
+			return fmt.Errorf("%w: %w", broker.ErrTooLarge, err)
+		}
+		return fmt.Errorf("%w: %w", broker.ErrPermanent, err)
+	case "InvalidAddress", "InvalidMessageContents":
+		return fmt.Errorf("%w: %w", broker.ErrPermanent, err)
+	}
+	return err
 }
 
 // sqsSendInput encodes m as the SendMessage request to queueURL: the one

@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/observe"
@@ -279,6 +281,68 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 			events.await(t, pump.EventRejected, 30*time.Second, func(e pump.Event) bool { return e.Err == nil && e.Destination == dlq })
 			if d := depth(t, testClients(t), dlq); d != 1 {
 				t.Fatalf("dead-letter queue depth %d, want 1", d)
+			}
+		})
+	}
+}
+
+// TestOversizedRejectionEndsBounded_Issue13: a 1,048,000-byte message can
+// be received but its routed copy (the body plus rejection metadata) is over
+// SQS's 1 MiB limit, so the routing can never succeed. The Router tries
+// once more with the rejection message shortened, then classifies the
+// failure permanent: one Error, the message released for the longest delay
+// (10 min), counted; it is not handled again within the test's window, and
+// it is still on the queue (nothing lost). Both variants.
+func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			counter := &opCounter{inner: awshttp.NewBuildableClient(), ops: map[string]int{}}
+			cfg := sqstest.Config()
+			cfg.HTTPClient = counter
+			c := NewClientsFromConfig(cfg, endpoint)
+			q := uniq("oversized-" + string(v))
+			dlq := q + "-dlq"
+			if err := NewChannelMaker(testClients(t), ChannelOptions{Queue: dlq}).EnsureChannels(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			sink, logger := newSink()
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{DeadLetter: dlq, Logger: logger})
+			m := newMessage(q)
+			m.Body = []byte(strings.Repeat("x", 1_048_000))
+			send(t, testClients(t), ProducerOptions{}, m)
+			var handled atomic.Int64
+			events := newEventLog()
+			runPump(t, k, func(context.Context, *message.Message) pump.Result {
+				handled.Add(1)
+				return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
+			}, pump.Options{Subscription: q, Variant: v, TimeOut: 500 * time.Millisecond, RequeueCount: 3}, events)
+			rej := events.await(t, pump.EventRejected, 30*time.Second, nil)
+			if !rej.Permanent || !errors.Is(rej.Err, broker.ErrTooLarge) || rej.Delay != broker.RoutingRetryMax {
+				t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s, too large", rej.Permanent, rej.Delay, rej.Err, broker.RoutingRetryMax)
+			}
+			if n := counter.count("SendMessage"); n != 2 {
+				t.Fatalf("%d SendMessage calls, want 2 (the copy, then once shortened)", n)
+			}
+			// Several receive timeouts: the released message must stay away.
+			quiet := time.Now().Add(3 * time.Second)
+			for time.Now().Before(quiet) {
+				if n := handled.Load(); n != 1 {
+					t.Fatalf("handled %d times, want once", n)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if n := counter.count("SendMessage"); n != 2 {
+				t.Fatalf("%d SendMessage calls after the quiet window, want 2", n)
+			}
+			if d := depth(t, testClients(t), q); d != 1 {
+				t.Fatalf("source depth %d, want 1: the message stays on the broker", d)
+			}
+			if d := depth(t, testClients(t), dlq); d != 0 {
+				t.Fatalf("dead-letter depth %d, want 0", d)
+			}
+			if r, ok := sink.find(slog.LevelError, broker.LogRoutingPermanent); !ok || r.Attrs["message_id"] != m.Header.MessageID {
+				t.Fatalf("no Error %q naming %s: %+v", broker.LogRoutingPermanent, m.Header.MessageID, r)
 			}
 		})
 	}
