@@ -168,10 +168,23 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("pidgone: %s holds no process id: %v", args[0], err)
 	}
 	deadline := time.Now().Add(timeout)
-	for syscall.Kill(pid, 0) == nil {
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("pidgone: process %d still exists after %s", pid, timeout)
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval, not a wait for a condition
 	}
+}
+
+// zombie reports whether pid is a dead process not yet reaped (state Z in
+// /proc/PID/stat on Linux): an orphan whose new parent has not waited for it
+// yet still answers kill(pid, 0). Elsewhere it reports false.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

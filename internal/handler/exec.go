@@ -162,7 +162,7 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	killGroup(cmd)
 
 	start := time.Now()
-	runErr := cmd.Run()
+	runErr := runWithParentDeath(cmd)
 	elapsed := time.Since(start)
 
 	attrs := []slog.Attr{
