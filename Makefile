@@ -67,8 +67,11 @@ bench: deps
 
 # The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.
+# fauxqs on 127.0.0.1:$(FAUXQS_PORT) (make sqs-emulator FAUXQS_PORT=4577);
+# a busy port is one line on stderr and exit 1.
+FAUXQS_PORT ?= 4566
 sqs-emulator: deps
-	FAUXQS_PORT=4566 node internal/broker/sqs/sqstest/serve-local.mjs
+	@FAUXQS_PORT=$(FAUXQS_PORT) node internal/broker/sqs/sqstest/serve-local.mjs
 
 # The RocketMQ conformance rows against a real RocketMQ 5 (needs a Docker
 # engine; not run in CI, which has none): records AC-23 on a real broker.

@@ -6,7 +6,20 @@
 import { buildApp } from "fauxqs";
 
 const app = buildApp({ logger: process.env.FAUXQS_LOGGER === "true" });
-const addr = await app.listen({ port: Number(process.env.FAUXQS_PORT ?? 4566), host: "127.0.0.1" });
+const port = Number(process.env.FAUXQS_PORT || 4566);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`fauxqs: FAUXQS_PORT=${process.env.FAUXQS_PORT} is not a port (0..65535)`);
+  process.exit(2);
+}
+let addr;
+try {
+  addr = await app.listen({ port, host: "127.0.0.1" });
+} catch (err) {
+  // One line, not a stack trace (issue 13): a busy port is the usual cause.
+  const why = err.code === "EADDRINUSE" ? "is in use (another emulator?); set FAUXQS_PORT to another port" : err.message;
+  console.error(`fauxqs: cannot listen on 127.0.0.1:${port}: ${why}`);
+  process.exit(1);
+}
 console.log("fauxqs listening on " + addr);
 
 const stop = async () => {

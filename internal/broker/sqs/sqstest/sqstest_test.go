@@ -3,6 +3,7 @@ package sqstest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,5 +98,36 @@ func TestWrapperStartedByHandOutlivesItsStdin(t *testing.T) {
 	case <-exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the wrapper did not exit on SIGTERM")
+	}
+}
+
+// TestWrapperBusyPortIsOneLine_Issue13: `make sqs-emulator` on a port that
+// is taken exits 1 with one line naming the port and FAUXQS_PORT, not a
+// Node stack trace.
+func TestWrapperBusyPortIsOneLine_Issue13(t *testing.T) {
+	e, err := Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := e.Endpoint[strings.LastIndexByte(e.Endpoint, ':')+1:]
+	cmd := exec.Command("node", filepath.Join(root, wrapperPath))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "FAUXQS_PORT="+port)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("run on a busy port = %v, want exit 1", err)
+	}
+	got := stderr.String()
+	want := "fauxqs: cannot listen on 127.0.0.1:" + port + ": is in use (another emulator?); set FAUXQS_PORT to another port\n"
+	if got != want {
+		t.Fatalf("stderr = %q, want the one line %q", got, want)
 	}
 }
