@@ -28,11 +28,11 @@ import (
 // bufferSize x noOfPerformers) and NumGoroutines (1, as the stream consumer
 // uses).
 const (
-	benchGCPMessages   = 1000
+	benchGCPMessages   = 5000
 	benchGCPBuffer     = 10
 	benchGCPPerformers = 4
 	benchGCPProject    = "brighter-bench"
-	benchGCPPoll       = 50 * time.Millisecond
+	benchGCPPoll       = 20 * time.Millisecond
 	benchGCPDeadline   = 5 * time.Minute
 )
 
