@@ -190,3 +190,30 @@ func TestProducer_DelayRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestBudgetInert_RetryPolicyAlone_R11_Issue15 pins the rule R-11 relies on:
+// Google documents delivery_attempt only for a subscription with a
+// DeadLetterPolicy, so a budget on a subscription with only a RetryPolicy
+// (requeueDelay > 0) still gets the Warning, although Google's emulator
+// fills delivery_attempt there too (ADR 0002 §5); the emulator's counter is
+// logged, never relied on.
+func TestBudgetInert_RetryPolicyAlone_R11_Issue15(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, RequeueDelay: time.Second})
+	ws := e.logs.find(slog.LevelWarn, LogBudgetInert)
+	if len(ws) != 1 || attr(ws[0], "reason") != ReasonNoDeadLetterPolicy {
+		t.Fatalf("R-11 warnings with a RetryPolicy alone: %d, want exactly one with the documented reason", len(ws))
+	}
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	if err != nil || sub.RetryPolicy == nil || sub.DeadLetterPolicy != nil {
+		t.Fatalf("subscription %v (%v), want a RetryPolicy and no DeadLetterPolicy", sub, err)
+	}
+	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub"})
+	e.send(t, "orders", newMsg("r-1"))
+	m := receiveOne(t, c, 10*time.Second)
+	t.Logf("the emulator's delivery_attempt with a RetryPolicy alone: %d (not relied on)", m.DeliveryAttempt)
+	if err := c.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+		t.Fatal(err)
+	}
+}
