@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	gax "github.com/googleapis/gax-go/v2"
 	"log/slog"
 	"strings"
 	"sync"
@@ -164,7 +165,13 @@ func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*m
 func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
 	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond)+PullGrace)
 	defer cancel()
-	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)})
+	// No client-side retry: the gapic default retries Unavailable until
+	// the deadline and then reports only DeadlineExceeded, which would read
+	// as "nothing arrived" from a broker that cannot be reached (issue 13:
+	// dlq against an unreachable Pub/Sub said "0 messages" and exited 0).
+	// The error now names the host; the pump backs off on it.
+	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)},
+		gax.WithRetry(func() gax.Retryer { return nil }))
 	if err != nil {
 		if ctx.Err() == nil && (pctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
 			// our own timeout (the server may report it before the local
