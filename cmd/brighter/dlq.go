@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 )
@@ -396,26 +397,51 @@ func (o *dlqOptions) env(name string) string {
 	return v
 }
 
-// resolveURL synthesises a subscription for a destination named by URL.
+// dlqSchemeOrder is the order in which usage errors list the URL schemes.
+var dlqSchemeOrder = []config.Transport{config.TransportSQS, config.TransportGCP, config.TransportRocketMQ, config.TransportMemory}
+
+// scheme returns the transport whose URL scheme is name, and the names of
+// every scheme the command's transports have (for a usage error).
+func (o *dlqOptions) scheme(name string) (config.Transport, broker.AddressScheme, []string) {
+	var names []string
+	var found broker.AddressScheme
+	var tr config.Transport
+	for _, t := range dlqSchemeOrder {
+		dt, ok := o.transports[t].(dlqTransport)
+		if !ok {
+			continue
+		}
+		as := dt.addresses()
+		names = append(names, as.Scheme())
+		if as.Scheme() == name {
+			found, tr = as, t
+		}
+	}
+	return tr, found, names
+}
+
+// resolveURL synthesises a subscription for a destination named by URL,
+// parsed by its transport's own scheme.
 func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	scheme, _, _ := strings.Cut(arg, "://")
-	switch scheme {
-	case "rocketmq":
-		return o.resolveRocketMQURL(arg)
-	case "pubsub":
-		return o.resolvePubSubURL(arg)
-	case "sqs", "memory":
-	default:
-		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are sqs, pubsub, rocketmq, memory", arg, scheme))
+	tr, as, names := o.scheme(scheme)
+	if as == nil {
+		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", arg, scheme, strings.Join(names, ", ")))
+	}
+	a, err := as.Parse(arg)
+	switch tr {
+	case config.TransportRocketMQ:
+		return o.resolveRocketMQURL(arg, as, a, err)
+	case config.TransportGCP:
+		return o.resolvePubSubURL(arg, as, a, err)
+	}
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
 	f := &config.File{Path: "(command line)"}
 	s := &config.Subscription{MakeChannels: config.MakeChannelsValidate}
-	var name string
-	if scheme == "sqs" {
-		var err error
-		if name, err = parseSQSURL(arg); err != nil {
-			return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
-		}
+	name := a.Name
+	if tr == config.TransportSQS {
 		f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
 		s.Transport = config.TransportSQS
 		s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
@@ -426,141 +452,50 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 			s.SQS.ChannelType = config.ChannelPubSub
 		}
 	} else {
-		queue, file, err := parseMemoryURL(arg)
-		if err != nil {
-			return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
-		}
+		file := a.Params.Get("file")
 		if file == "" {
 			return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
 		}
-		name = queue
 		s.Transport = config.TransportMemory
 		s.Memory = &config.Memory{Output: file}
 	}
 	s.Name, s.ChannelName, s.RoutingKey = name, name, name
-	return &dlqTarget{f: f, s: s, dest: name, url: scheme + "://" + name}, nil
-}
-
-// parseSQSURL returns the queue named by sqs://QUEUE. Anything an SQS queue
-// name cannot carry (a query, a fragment, credentials, a path) is refused
-// rather than ignored.
-func parseSQSURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "sqs" {
-		return "", fmt.Errorf("want sqs://QUEUE")
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		return "", fmt.Errorf("an sqs:// URL takes no query (?%s): want sqs://QUEUE; connection settings are flags (--region, --endpoint, --profile)", u.RawQuery)
-	}
-	if u.Fragment != "" || u.User != nil || u.Port() != "" {
-		return "", fmt.Errorf("want sqs://QUEUE, a queue name alone")
-	}
-	name := strings.TrimSuffix(strings.TrimPrefix(u.Host+u.Path, "/"), "/")
-	if name == "" {
-		return "", fmt.Errorf("names no queue: want sqs://QUEUE")
-	}
-	if strings.Contains(name, "/") {
-		return "", fmt.Errorf("want sqs://QUEUE, a queue name (not a queue URL)")
-	}
-	return name, nil
-}
-
-// parseMemoryURL returns the queue and the file (?file=, may be empty) of
-// memory://QUEUE?file=PATH; any other query parameter is refused.
-func parseMemoryURL(raw string) (queue, file string, err error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", "", err
-	}
-	q := u.Query()
-	for k := range q {
-		if k != "file" {
-			return "", "", fmt.Errorf("unknown query parameter %q: a memory:// URL takes only ?file=PATH", k)
-		}
-	}
-	queue = strings.TrimPrefix(u.Host+u.Path, "/")
-	if queue == "" {
-		return "", "", fmt.Errorf("names no queue: want memory://QUEUE?file=PATH")
-	}
-	return queue, q.Get("file"), nil
-}
-
-// parsePubSubURL splits pubsub://projects/P/KIND/ID, KIND being
-// subscriptions or topics. A query is refused.
-func parsePubSubURL(raw string) (project, kind, id string, err error) {
-	rest := strings.TrimPrefix(raw, "pubsub://")
-	rest, query, hasQuery := strings.Cut(rest, "?")
-	if hasQuery {
-		return "", "", "", fmt.Errorf("a pubsub:// URL takes no query (?%s); the emulator is --endpoint or PUBSUB_EMULATOR_HOST", query)
-	}
-	parts := strings.Split(strings.Trim(rest, "/"), "/")
-	if len(parts) != 4 || parts[0] != "projects" || parts[1] == "" || parts[3] == "" || (parts[2] != "subscriptions" && parts[2] != "topics") {
-		return "", "", "", errors.New("not a pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION or pubsub://projects/PROJECT/topics/TOPIC URL")
-	}
-	return parts[1], parts[2], parts[3], nil
-}
-
-// parseRocketMQURL returns the topic and query of rocketmq://TOPIC?group=G.
-// TOPIC may be written raw (%DLQ%orders) or escaped (%25DLQ%25orders). A
-// query parameter other than group is refused.
-func parseRocketMQURL(raw string) (string, url.Values, error) {
-	rest := strings.TrimPrefix(raw, "rocketmq://")
-	rawTopic, query, _ := strings.Cut(rest, "?")
-	topic := strings.Trim(rawTopic, "/")
-	if un, err := url.PathUnescape(topic); err == nil && !strings.Contains(topic, "%DLQ%") {
-		topic = un
-	}
-	if topic == "" {
-		return "", nil, errors.New("names no topic: want rocketmq://TOPIC?group=GROUP")
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return "", nil, err
-	}
-	for k := range q {
-		if k != "group" {
-			return "", nil, fmt.Errorf("unknown query parameter %q: a rocketmq:// URL takes only ?group=GROUP", k)
-		}
-	}
-	return topic, q, nil
+	return &dlqTarget{f: f, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
 }
 
 // resolvePubSubURL reads pubsub://projects/P/subscriptions/S. The emulator
 // is --endpoint when given; otherwise the client library honours
 // PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
 // Credentials.
-func (o *dlqOptions) resolvePubSubURL(arg string) (*dlqTarget, error) {
-	project, kind, sub, err := parsePubSubURL(arg)
-	if err == nil && kind != "subscriptions" {
+func (o *dlqOptions) resolvePubSubURL(arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+	if err == nil && a.Kind != broker.AddressSubscription {
 		err = errors.New("a topic is read through one of its subscriptions")
 	}
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w: want pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION", arg, err))
+		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.ReadForm()))
 	}
+	project, sub := a.Project, a.Name
 	f := &config.File{Path: "(command line)"}
 	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
 	s := &config.Subscription{
 		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
 	}
-	return &dlqTarget{f: f, s: s, dest: sub, url: "pubsub://projects/" + project + "/subscriptions/" + sub}, nil
+	return &dlqTarget{f: f, s: s, dest: sub, url: as.Format(a)}, nil
 }
 
 // resolveRocketMQURL reads rocketmq://TOPIC?group=G. TOPIC may be written
 // raw (%DLQ%orders) or escaped (%25DLQ%25orders). The proxy is
 // --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
 // $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
-func (o *dlqOptions) resolveRocketMQURL(arg string) (*dlqTarget, error) {
-	topic, q, err := parseRocketMQURL(arg)
+func (o *dlqOptions) resolveRocketMQURL(arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
+	topic := a.Name
 	group := o.group
 	if group == "" {
-		group = q.Get("group")
+		group = a.Params.Get("group")
 	}
 	if group == "" {
 		group = defaultURLReaderGroup
@@ -581,7 +516,7 @@ func (o *dlqOptions) resolveRocketMQURL(arg string) (*dlqTarget, error) {
 		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
 	}
-	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: "rocketmq://" + topic + "?group=" + url.QueryEscape(group)}, nil
+	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
 }
 
 // open resolves the argument and opens the transport's reader over it.

@@ -19,7 +19,7 @@ import (
 
 func dlqOpts(env map[string]string) *dlqOptions {
 	io := &IOStreams{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-	return &dlqOptions{io: io}
+	return &dlqOptions{io: io, transports: defaultTransports()}
 }
 
 // TestDLQResolveURL_PubSubAndRocketMQ checks the two URL forms of issue 7's
@@ -247,7 +247,7 @@ func TestDLQToName(t *testing.T) {
 		{memT, "memory://orders", "orders"},
 		{memT, "memory://orders?file=./out.jsonl", "orders"},
 	} {
-		got, err := toName(c.t, c.to)
+		got, err := toName(c.t, o.transports[c.t.s.Transport].(dlqTransport), c.to)
 		if err != nil || got != c.want {
 			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.url, got, err, c.want)
 		}

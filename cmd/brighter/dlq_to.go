@@ -9,25 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 )
-
-// urlScheme is the URL scheme that names a transport's destinations.
-func urlScheme(t config.Transport) string {
-	if t == config.TransportGCP {
-		return "pubsub"
-	}
-	return string(t)
-}
-
-// toURLForm is the URL form --to takes for each transport.
-var toURLForm = map[config.Transport]string{
-	config.TransportSQS:      "sqs://QUEUE",
-	config.TransportGCP:      "pubsub://projects/PROJECT/topics/TOPIC",
-	config.TransportRocketMQ: "rocketmq://TOPIC",
-	config.TransportMemory:   "memory://QUEUE",
-}
 
 // replayTo resolves --to for a replay from t, before anything is read: a
 // URL of t's transport (sqs://QUEUE, pubsub://projects/P/topics/T,
@@ -45,7 +30,7 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 	if strings.TrimSpace(raw) == "" {
 		return "", usageErr(errors.New("--to is empty: give a topic or queue, or leave --to out to replay each message to its originalTopic"))
 	}
-	name, err := toName(t, raw)
+	name, err := toName(t, dt, raw)
 	if err != nil {
 		return "", usageErr(fmt.Errorf("--to %q: %w", raw, err))
 	}
@@ -59,53 +44,43 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 	return name, nil
 }
 
-// toName turns --to into the name t's producer publishes to.
-func toName(t *dlqTarget, raw string) (string, error) {
+// toName turns --to into the name t's producer publishes to, a URL being
+// parsed by the scheme of t's transport.
+func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 	scheme, _, isURL := strings.Cut(raw, "://")
 	if !isURL {
 		return raw, nil
 	}
-	if scheme != urlScheme(t.s.Transport) {
-		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", scheme, t.url, t.s.Transport, toURLForm[t.s.Transport])
+	as := dt.addresses()
+	if scheme != as.Scheme() {
+		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", scheme, t.url, t.s.Transport, as.PublishForm())
+	}
+	if t.s.Transport == config.TransportSQS && t.s.SQS.ChannelType == config.ChannelPubSub {
+		return "", fmt.Errorf("replays from %s are published to SNS topics, and an sqs:// URL names a queue: give the topic's name", t.url)
+	}
+	a, err := as.Parse(raw)
+	if err != nil {
+		return "", err
 	}
 	switch t.s.Transport {
-	case config.TransportSQS:
-		if t.s.SQS.ChannelType == config.ChannelPubSub {
-			return "", fmt.Errorf("replays from %s are published to SNS topics, and an sqs:// URL names a queue: give the topic's name", t.url)
-		}
-		return parseSQSURL(raw)
 	case config.TransportGCP:
-		project, kind, id, err := parsePubSubURL(raw)
-		if err != nil {
-			return "", err
+		if a.Kind != broker.AddressTopic {
+			return "", fmt.Errorf("a replay publishes to a topic: want %s", as.PublishForm())
 		}
-		if kind != "topics" {
-			return "", errors.New("a replay publishes to a topic: want pubsub://projects/PROJECT/topics/TOPIC")
+		if a.Project == gcpProject(t) {
+			return a.Name, nil
 		}
-		if project == gcpProject(t) {
-			return id, nil
-		}
-		return "projects/" + project + "/topics/" + id, nil
+		return "projects/" + a.Project + "/topics/" + a.Name, nil
 	case config.TransportRocketMQ:
-		topic, q, err := parseRocketMQURL(raw)
-		if err != nil {
-			return "", err
+		if len(a.Params) > 0 {
+			return "", fmt.Errorf("a publish has no consumer group: want %s", as.PublishForm())
 		}
-		if len(q) > 0 {
-			return "", errors.New("a publish has no consumer group: want rocketmq://TOPIC")
-		}
-		return topic, nil
 	case config.TransportMemory:
-		queue, file, err := parseMemoryURL(raw)
-		if err != nil {
-			return "", err
-		}
-		if file != "" && filepath.Clean(file) != filepath.Clean(t.s.Memory.Output) {
+		if file := a.Params.Get("file"); file != "" && filepath.Clean(file) != filepath.Clean(t.s.Memory.Output) {
 			return "", fmt.Errorf("a replay writes only into the file it reads (%s)", t.s.Memory.Output)
 		}
-		return queue, nil
 	}
-	return "", fmt.Errorf("transport %s takes no URL in --to", t.s.Transport)
+	return a.Name, nil
 }
 
 // isSelf reports whether name, as t's transport resolves it, is the

@@ -54,6 +54,9 @@ type dlqReadOptions struct {
 // cleanly). A transportFactory that does not implement it cannot be used
 // by dlq.
 type dlqTransport interface {
+	// addresses is the transport's own URL scheme: dlq parses and prints
+	// destinations named by URL with it (issue 17).
+	addresses() broker.AddressScheme
 	dlqReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
 	dlqProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
 }
@@ -106,6 +109,8 @@ func (t *memoryTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqRea
 	return &openedChannel{consumer: c, close: closeFn}, nil
 }
 
+func (t *memoryTransport) addresses() broker.AddressScheme { return memory.URLScheme{} }
+
 // dlqProducer publishes into the same in-memory broker the reader loaded.
 func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
 	return memory.Producer{B: t.broker()}, nil
@@ -140,6 +145,8 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	}
 	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
 }
+
+func (t *sqsTransport) addresses() broker.AddressScheme { return sqs.URLScheme{} }
 
 // dlqProducer sends to SQS queues (SNS topics for a pubSub subscription),
 // FIFO when the subscription is, and never creates a missing queue or topic.

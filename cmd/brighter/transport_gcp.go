@@ -134,6 +134,8 @@ func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.S
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
 }
 
+func (t *gcpTransport) addresses() broker.AddressScheme { return gcp.URLScheme{} }
+
 // dlqReader reads the destination with the ordinary consumer (so routed
 // copies present their stamped count, R-28): a rejection topic is read
 // through the subscription of the same id that makeChannels creates, the

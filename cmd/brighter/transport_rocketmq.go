@@ -48,6 +48,8 @@ func (rocketmqTransport) producer(ctx context.Context, f *config.File, s *config
 	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f), Logger: logger})
 }
 
+func (rocketmqTransport) addresses() broker.AddressScheme { return rocketmq.URLScheme{} }
+
 // dlqReader reads the destination topic (a rejection topic or
 // %DLQ%<consumerGroup>) with the ordinary consumer, so routed copies present
 // their stamped count, in the reader group tg.group: RocketMQ keeps a

@@ -1,0 +1,60 @@
+package rocketmq
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/brightergo/brighter/internal/broker"
+)
+
+// URLScheme is RocketMQ's address scheme, rocketmq://TOPIC?group=GROUP
+// (the group a reader reads in; a publish takes none). TOPIC may be written
+// raw (%DLQ%orders) or escaped (%25DLQ%25orders) (issue 17).
+type URLScheme struct{}
+
+var _ broker.AddressScheme = URLScheme{}
+
+// Scheme is "rocketmq".
+func (URLScheme) Scheme() string { return "rocketmq" }
+
+// ReadForm is "rocketmq://TOPIC?group=GROUP".
+func (URLScheme) ReadForm() string { return "rocketmq://TOPIC?group=GROUP" }
+
+// PublishForm is "rocketmq://TOPIC".
+func (URLScheme) PublishForm() string { return "rocketmq://TOPIC" }
+
+// Parse reads rocketmq://TOPIC?group=G into an Address of Kind
+// AddressTopic with the group, when given, in Params; any other query
+// parameter is refused.
+func (URLScheme) Parse(raw string) (broker.Address, error) {
+	rest := strings.TrimPrefix(raw, "rocketmq://")
+	rawTopic, query, _ := strings.Cut(rest, "?")
+	topic := strings.Trim(rawTopic, "/")
+	if un, err := url.PathUnescape(topic); err == nil && !strings.Contains(topic, "%DLQ%") {
+		topic = un
+	}
+	if topic == "" {
+		return broker.Address{}, errors.New("names no topic: want rocketmq://TOPIC?group=GROUP")
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return broker.Address{}, err
+	}
+	for k := range q {
+		if k != "group" {
+			return broker.Address{}, fmt.Errorf("unknown query parameter %q: a rocketmq:// URL takes only ?group=GROUP", k)
+		}
+	}
+	return broker.Address{Kind: broker.AddressTopic, Name: topic, Params: q}, nil
+}
+
+// Format prints rocketmq://TOPIC, with ?group= when Params has one.
+func (URLScheme) Format(a broker.Address) string {
+	s := "rocketmq://" + a.Name
+	if g := a.Params.Get("group"); g != "" {
+		s += "?group=" + url.QueryEscape(g)
+	}
+	return s
+}
