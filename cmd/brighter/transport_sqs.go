@@ -24,6 +24,11 @@ func (t *sqsTransport) clientsFor(ctx context.Context, f *config.File) (*sqs.Cli
 	t.once.Do(func() {
 		a := f.Connections.AWS
 		t.clients, t.err = sqs.NewClients(ctx, a.Region, a.Endpoint, a.Profile)
+		if t.err == nil {
+			// No credentials is a start-up error naming the sources tried,
+			// not a channel failure for ever (issue 13).
+			_, t.err = t.clients.CheckCredentials(ctx, a.Profile)
+		}
 	})
 	return t.clients, t.err
 }

@@ -2,7 +2,9 @@ package sqs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -59,4 +61,37 @@ func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
 			}
 		}),
 	}
+}
+
+// ErrNoCredentials is wrapped by CheckCredentials when the AWS credential
+// chain found no credentials (issue 13: consume retried a broker it could
+// never authenticate to, logging a channel failure eight times a second).
+var ErrNoCredentials = errors.New("no AWS credentials found")
+
+// credentialSources names what the default credential chain tries, in its
+// order, for the error of a chain that found nothing.
+const credentialSources = "the environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE), " +
+	"the shared config and credentials files (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE; SSO, credential_process), " +
+	"the container role (AWS_CONTAINER_CREDENTIALS_*) and the EC2 instance role (IMDS)"
+
+// CheckCredentials retrieves the clients' credentials once, before any
+// broker call, so that a consumer with none fails at start-up with one
+// error naming the sources tried (wrapping ErrNoCredentials) instead of
+// failing every receive. It returns the source the credentials came from
+// (the SDK's Credentials.Source, e.g. "EnvConfigCredentials") on success.
+// profile is the subscriptions file's profile ("" for the default chain).
+func (c *Clients) CheckCredentials(ctx context.Context, profile string) (string, error) {
+	p := c.SQS.Options().Credentials
+	if p == nil {
+		return "", fmt.Errorf("%w: no credential provider configured", ErrNoCredentials)
+	}
+	creds, err := p.Retrieve(ctx)
+	if err != nil {
+		tried := credentialSources
+		if profile != "" {
+			tried = "the shared config profile " + strconv.Quote(profile)
+		}
+		return "", fmt.Errorf("%w: tried %s: %w", ErrNoCredentials, tried, err)
+	}
+	return creds.Source, nil
 }
