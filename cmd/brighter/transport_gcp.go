@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -48,6 +50,26 @@ func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
 	}
 }
 
+// gcpProbeTimeout bounds the start-up probe of a Pub/Sub endpoint (issue
+// 13: an unreachable Pub/Sub made send and consume wait 60 s and then say
+// only "context deadline exceeded").
+const gcpProbeTimeout = 5 * time.Second
+
+// gcpEndpointSource names the Pub/Sub endpoint a command dials and where
+// it came from, for errors.
+func gcpEndpointSource(c config.GCPConnection) string {
+	if c.EmulatorHost != "" {
+		if c.EmulatorHost == os.Getenv("PUBSUB_EMULATOR_HOST") {
+			return c.EmulatorHost + " (connections.gcp.emulatorHost in the subscriptions file, equal to PUBSUB_EMULATOR_HOST)"
+		}
+		return c.EmulatorHost + " (connections.gcp.emulatorHost in the subscriptions file)"
+	}
+	if h := os.Getenv("PUBSUB_EMULATOR_HOST"); h != "" {
+		return h + " (PUBSUB_EMULATOR_HOST)"
+	}
+	return "pubsub.googleapis.com:443 (the real service, Application Default Credentials)"
+}
+
 // client returns the command's client for the subscription's project.
 func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
 	project := f.Connections.GCP.ProjectID
@@ -62,6 +84,10 @@ func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Sub
 	c, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
 	if err != nil {
 		return nil, err
+	}
+	if err := gcp.Probe(ctx, c, project, gcpProbeTimeout); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f.Connections.GCP), err)
 	}
 	if t.clients == nil {
 		t.clients = map[string]*pubsub.Client{}

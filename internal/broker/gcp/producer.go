@@ -8,7 +8,11 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -115,4 +119,40 @@ func (p *Producer) Close(ctx context.Context) error {
 		pub.Stop()
 	}
 	return nil
+}
+
+// ErrUnreachable is wrapped by Probe when Pub/Sub did not answer.
+var ErrUnreachable = errors.New("did not answer")
+
+// ErrNotAuthorized is wrapped by Probe when Pub/Sub refused the client's
+// credentials (Unauthenticated, PermissionDenied).
+var ErrNotAuthorized = errors.New("refused the credentials")
+
+// Probe makes one cheap call (GetTopic of a topic that need not exist, no
+// client-side retry) within timeout, so that a command fails at start-up
+// with a clear error when Pub/Sub cannot be reached (wrapping
+// ErrUnreachable) or refuses the credentials (ErrNotAuthorized), instead of
+// retrying until a distant deadline (issue 13). Any answer of the service,
+// NotFound included, means it is reachable.
+func Probe(ctx context.Context, c *pubsub.Client, project string, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := c.TopicAdminClient.GetTopic(pctx, &pubsubpb.GetTopicRequest{Topic: "projects/" + project + "/topics/brighter-probe"},
+		gax.WithRetry(func() gax.Retryer { return nil }))
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Errorf("%w: %w", ErrNotAuthorized, err)
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
+	}
+	return nil // any other answer (NotFound above all) means it is reachable
 }
