@@ -412,8 +412,8 @@ func (o *dlqOptions) scheme(name string) (config.Transport, broker.AddressScheme
 			continue
 		}
 		as := dt.addresses()
-		names = append(names, as.Scheme())
-		if as.Scheme() == name {
+		names = append(names, as.Forms().Scheme)
+		if as.Forms().Scheme == name {
 			found, tr = as, t
 		}
 	}
@@ -472,7 +472,7 @@ func (o *dlqOptions) resolvePubSubURL(arg string, as broker.AddressScheme, a bro
 		err = errors.New("a topic is read through one of its subscriptions")
 	}
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.ReadForm()))
+		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.Forms().Read))
 	}
 	project, sub := a.Project, a.Name
 	f := &config.File{Path: "(command line)"}

@@ -52,8 +52,8 @@ func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 		return raw, nil
 	}
 	as := dt.addresses()
-	if scheme != as.Scheme() {
-		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", scheme, t.url, t.s.Transport, as.PublishForm())
+	if scheme != as.Forms().Scheme {
+		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", scheme, t.url, t.s.Transport, as.Forms().Publish)
 	}
 	if t.s.Transport == config.TransportSQS && t.s.SQS.ChannelType == config.ChannelPubSub {
 		return "", fmt.Errorf("replays from %s are published to SNS topics, and an sqs:// URL names a queue: give the topic's name", t.url)
@@ -65,7 +65,7 @@ func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 	switch t.s.Transport {
 	case config.TransportGCP:
 		if a.Kind != broker.AddressTopic {
-			return "", fmt.Errorf("a replay publishes to a topic: want %s", as.PublishForm())
+			return "", fmt.Errorf("a replay publishes to a topic: want %s", as.Forms().Publish)
 		}
 		if a.Project == gcpProject(t) {
 			return a.Name, nil
@@ -73,7 +73,7 @@ func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 		return "projects/" + a.Project + "/topics/" + a.Name, nil
 	case config.TransportRocketMQ:
 		if len(a.Params) > 0 {
-			return "", fmt.Errorf("a publish has no consumer group: want %s", as.PublishForm())
+			return "", fmt.Errorf("a publish has no consumer group: want %s", as.Forms().Publish)
 		}
 	case config.TransportMemory:
 		if file := a.Params.Get("file"); file != "" && filepath.Clean(file) != filepath.Clean(t.s.Memory.Output) {

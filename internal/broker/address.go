@@ -1,6 +1,9 @@
 package broker
 
-import "net/url"
+import (
+	"fmt"
+	"net/url"
+)
 
 // Address is a destination named by URL in one transport's own scheme:
 // sqs://QUEUE, pubsub://projects/P/subscriptions/S (or topics/T),
@@ -32,18 +35,36 @@ const (
 // package has one (sqs.URLScheme, gcp.URLScheme, rocketmq.URLScheme,
 // memory.URLScheme); implementations are stateless.
 type AddressScheme interface {
-	// Scheme is the URL scheme without "://" ("sqs", "pubsub", ...).
-	Scheme() string
-	// ReadForm is the form of a URL naming a destination to read, for
-	// messages ("pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION").
-	ReadForm() string
-	// PublishForm is the form of a URL naming a destination to publish to
-	// ("pubsub://projects/PROJECT/topics/TOPIC").
-	PublishForm() string
+	// Forms names the scheme and the forms of its URLs.
+	Forms() SchemeForms
 	// Parse reads raw, a URL of this scheme. It refuses, with an error
 	// saying what the scheme takes, anything the scheme cannot carry
 	// rather than ignoring it.
 	Parse(raw string) (Address, error)
 	// Format prints a as a URL of this scheme; Parse(Format(a)) is a.
 	Format(a Address) string
+}
+
+// SchemeForms names a URL scheme and the forms of its URLs, for messages.
+type SchemeForms struct {
+	// Scheme is the URL scheme without "://" ("sqs", "pubsub", ...).
+	Scheme string
+	// Read is the form of a URL naming a destination to read
+	// ("pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION").
+	Read string
+	// Publish is the form of a URL naming a destination to publish to
+	// ("pubsub://projects/PROJECT/topics/TOPIC").
+	Publish string
+}
+
+// CheckParams refuses a query parameter of q other than allowed, naming
+// the one URL form the scheme takes (as "a memory:// URL takes only
+// ?file=PATH"); schemes call it from Parse.
+func CheckParams(q url.Values, scheme, allowed, form string) error {
+	for k := range q {
+		if k != allowed {
+			return fmt.Errorf("unknown query parameter %q: a %s:// URL takes only ?%s", k, scheme, form)
+		}
+	}
+	return nil
 }

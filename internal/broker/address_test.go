@@ -13,6 +13,14 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 )
 
+// Each transport's URLScheme is a broker.AddressScheme.
+var (
+	_ broker.AddressScheme = sqs.URLScheme{}
+	_ broker.AddressScheme = gcp.URLScheme{}
+	_ broker.AddressScheme = rocketmq.URLScheme{}
+	_ broker.AddressScheme = memory.URLScheme{}
+)
+
 // TestAddressSchemes_ParseFormat_Issue17: each transport's URL scheme
 // parses its forms, prints what it parsed back to the same URL, and refuses
 // what it cannot carry with a message naming its form.
@@ -35,8 +43,8 @@ func TestAddressSchemes_ParseFormat_Issue17(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want %+v", c.raw, got, err, c.want)
 			continue
 		}
-		if !strings.HasPrefix(c.raw, c.as.Scheme()+"://") {
-			t.Errorf("%s: scheme %q", c.raw, c.as.Scheme())
+		if !strings.HasPrefix(c.raw, c.as.Forms().Scheme+"://") {
+			t.Errorf("%s: scheme %q", c.raw, c.as.Forms().Scheme)
 		}
 		if f := c.as.Format(got); f != c.raw {
 			t.Errorf("Format(Parse(%s)) = %s", c.raw, f)

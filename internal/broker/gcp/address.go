@@ -13,16 +13,10 @@ import (
 // name behind pubsub:// (issue 17).
 type URLScheme struct{}
 
-var _ broker.AddressScheme = URLScheme{}
-
-// Scheme is "pubsub".
-func (URLScheme) Scheme() string { return "pubsub" }
-
-// ReadForm is "pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION".
-func (URLScheme) ReadForm() string { return "pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION" }
-
-// PublishForm is "pubsub://projects/PROJECT/topics/TOPIC".
-func (URLScheme) PublishForm() string { return "pubsub://projects/PROJECT/topics/TOPIC" }
+// Forms returns scheme pubsub, pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION to read, pubsub://projects/PROJECT/topics/TOPIC to publish.
+func (URLScheme) Forms() broker.SchemeForms {
+	return broker.SchemeForms{Scheme: "pubsub", Read: "pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION", Publish: "pubsub://projects/PROJECT/topics/TOPIC"}
+}
 
 // Parse reads pubsub://projects/P/subscriptions/S (Kind
 // AddressSubscription) or pubsub://projects/P/topics/T (AddressTopic). A

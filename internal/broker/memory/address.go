@@ -12,16 +12,10 @@ import (
 // memory://QUEUE?file=PATH: a queue of a memory.output file (issue 17).
 type URLScheme struct{}
 
-var _ broker.AddressScheme = URLScheme{}
-
-// Scheme is "memory".
-func (URLScheme) Scheme() string { return "memory" }
-
-// ReadForm is "memory://QUEUE?file=PATH".
-func (URLScheme) ReadForm() string { return "memory://QUEUE?file=PATH" }
-
-// PublishForm is "memory://QUEUE".
-func (URLScheme) PublishForm() string { return "memory://QUEUE" }
+// Forms returns scheme memory, memory://QUEUE?file=PATH to read, memory://QUEUE to publish.
+func (URLScheme) Forms() broker.SchemeForms {
+	return broker.SchemeForms{Scheme: "memory", Read: "memory://QUEUE?file=PATH", Publish: "memory://QUEUE"}
+}
 
 // Parse reads memory://QUEUE?file=PATH into an Address of Kind
 // AddressQueue with the file, when given, in Params; any other query
@@ -32,10 +26,8 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 		return broker.Address{}, err
 	}
 	q := u.Query()
-	for k := range q {
-		if k != "file" {
-			return broker.Address{}, fmt.Errorf("unknown query parameter %q: a memory:// URL takes only ?file=PATH", k)
-		}
+	if err := broker.CheckParams(q, "memory", "file", "file=PATH"); err != nil {
+		return broker.Address{}, err
 	}
 	queue := strings.TrimPrefix(u.Host+u.Path, "/")
 	if queue == "" {

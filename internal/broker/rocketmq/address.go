@@ -2,7 +2,6 @@ package rocketmq
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -14,16 +13,10 @@ import (
 // raw (%DLQ%orders) or escaped (%25DLQ%25orders) (issue 17).
 type URLScheme struct{}
 
-var _ broker.AddressScheme = URLScheme{}
-
-// Scheme is "rocketmq".
-func (URLScheme) Scheme() string { return "rocketmq" }
-
-// ReadForm is "rocketmq://TOPIC?group=GROUP".
-func (URLScheme) ReadForm() string { return "rocketmq://TOPIC?group=GROUP" }
-
-// PublishForm is "rocketmq://TOPIC".
-func (URLScheme) PublishForm() string { return "rocketmq://TOPIC" }
+// Forms returns scheme rocketmq, rocketmq://TOPIC?group=GROUP to read, rocketmq://TOPIC to publish.
+func (URLScheme) Forms() broker.SchemeForms {
+	return broker.SchemeForms{Scheme: "rocketmq", Read: "rocketmq://TOPIC?group=GROUP", Publish: "rocketmq://TOPIC"}
+}
 
 // Parse reads rocketmq://TOPIC?group=G into an Address of Kind
 // AddressTopic with the group, when given, in Params; any other query
@@ -42,10 +35,8 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	if err != nil {
 		return broker.Address{}, err
 	}
-	for k := range q {
-		if k != "group" {
-			return broker.Address{}, fmt.Errorf("unknown query parameter %q: a rocketmq:// URL takes only ?group=GROUP", k)
-		}
+	if err := broker.CheckParams(q, "rocketmq", "group", "group=GROUP"); err != nil {
+		return broker.Address{}, err
 	}
 	return broker.Address{Kind: broker.AddressTopic, Name: topic, Params: q}, nil
 }

@@ -12,16 +12,10 @@ import (
 // a queue URL); connection settings are never part of it (issue 17).
 type URLScheme struct{}
 
-var _ broker.AddressScheme = URLScheme{}
-
-// Scheme is "sqs".
-func (URLScheme) Scheme() string { return "sqs" }
-
-// ReadForm is "sqs://QUEUE".
-func (URLScheme) ReadForm() string { return "sqs://QUEUE" }
-
-// PublishForm is "sqs://QUEUE".
-func (URLScheme) PublishForm() string { return "sqs://QUEUE" }
+// Forms returns scheme sqs, sqs://QUEUE to read, sqs://QUEUE to publish.
+func (URLScheme) Forms() broker.SchemeForms {
+	return broker.SchemeForms{Scheme: "sqs", Read: "sqs://QUEUE", Publish: "sqs://QUEUE"}
+}
 
 // Parse reads sqs://QUEUE into an Address of Kind AddressQueue. A query, a
 // fragment, credentials, a port or a path are refused.
