@@ -326,6 +326,7 @@ type StreamConsumer struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	lastErr error
+	delayed map[*pubsub.Message]*time.Timer // requeued with a delay, Nacked when it runs out
 }
 
 // NewStreamConsumer makes a streaming consumer on client; the stream starts
@@ -447,15 +448,42 @@ func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) er
 	return nil
 }
 
-// Requeue nacks m: it is redelivered at once, or after the subscription's
-// RetryPolicy back-off (requeueDelay). delay itself is not applied, so the
-// message does not hold a flow-control slot while it waits.
+// Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
+// 600 s) m is held, its lease kept by the client library up to
+// MaxExtension, and Nacked when the delay has run out, so it is not
+// delivered again before the delay (issue 15: Google's emulator redelivered
+// a Nack at once despite the RetryPolicy). A held message occupies one of
+// the stream's flow-control slots while it waits; Close releases held
+// messages at once. It returns an error only when m did not come from this
+// consumer.
 func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
 	pm, err := streamMsg(m)
 	if err != nil {
 		return err
 	}
-	pm.Nack()
+	if delay <= 0 {
+		pm.Nack()
+		return nil
+	}
+	// A Nack is redelivered at once whatever the RetryPolicy says on
+	// Google's emulator (issue 15), so the message is held, its lease kept
+	// by the client library (up to MaxExtension), and Nacked when the delay
+	// has run out: it is not delivered again before the delay.
+	delay = min(delay, maxAckDeadline)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.delayed == nil {
+		c.delayed = map[*pubsub.Message]*time.Timer{}
+	}
+	c.delayed[pm] = time.AfterFunc(delay, func() {
+		c.mu.Lock()
+		_, held := c.delayed[pm]
+		delete(c.delayed, pm)
+		c.mu.Unlock()
+		if held {
+			pm.Nack()
+		}
+	})
 	return nil
 }
 
@@ -476,7 +504,15 @@ func (c *StreamConsumer) Purge(ctx context.Context) error {
 func (c *StreamConsumer) Close(ctx context.Context) error {
 	c.mu.Lock()
 	cancel, done := c.cancel, c.done
+	held := c.delayed
+	c.delayed = nil
 	c.mu.Unlock()
+	// Messages still waiting out a requeue delay are released now: the
+	// consumer that would keep their leases is going away.
+	for pm, t := range held {
+		t.Stop()
+		pm.Nack()
+	}
 	if cancel == nil {
 		return nil
 	}

@@ -395,3 +395,34 @@ func TestLeaseLapse_CountAdvances_AC42(t *testing.T) {
 		}
 	})
 }
+
+// TestRequeue_DelayIsReal_Issue15 (both consumers, Google's emulator): a
+// requeue with a delay of 3 s on a subscription whose RetryPolicy's minimum
+// back-off is that delay (requeueDelay) is not delivered again before the
+// delay, allowing the emulator 0.5 s of granularity. Pull: ModifyAckDeadline
+// of the delay; stream: Nack, delayed by the RetryPolicy (ADR 0002 §3).
+func TestRequeue_DelayIsReal_Issue15(t *testing.T) {
+	const delay = 3 * time.Second
+	forModes(t, func(t *testing.T, md mode, e *env) {
+		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, RequeueDelay: delay})
+		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub"})
+		e.send(t, "orders", newMsg("d-1"))
+		m := receiveOne(t, c, 10*time.Second)
+		requeued := time.Now()
+		if err := c.Requeue(ctxT(t, 5*time.Second), m, delay); err != nil {
+			t.Fatal(err)
+		}
+		again := receiveOne(t, c, delay+30*time.Second)
+		took := time.Since(requeued)
+		if again.Header.MessageID != "d-1" {
+			t.Fatalf("redelivered %s, want d-1", again.Header.MessageID)
+		}
+		if took < delay-500*time.Millisecond {
+			t.Fatalf("redelivered %v after a requeue with delay %v", took, delay)
+		}
+		t.Logf("%s: redelivered %v after a requeue with delay %v", md, took, delay)
+		if err := c.Acknowledge(ctxT(t, 5*time.Second), again); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
