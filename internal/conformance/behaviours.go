@@ -328,4 +328,5 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 		}
 	})
 	runHostile(t, l, f, v)
+	runLeases(t, l, f, v)
 }

@@ -162,7 +162,7 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, invalid string, mode string) broker.Consumer {
 	t.Helper()
 	pub := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
-	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, MaxExtension: c.lease,
+	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.lease,
 		DeadLetterTopic: dlq, InvalidTopic: invalid, Logger: c.logger.Logger}
 	var k broker.Consumer
 	if mode == config.GCPModePull {

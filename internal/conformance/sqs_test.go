@@ -109,6 +109,11 @@ func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, routed bool) broker.Consumer {
 	t.Helper()
 	o := sqs.ConsumerOptions{Queue: queue, Fifo: ch.f.fifo, BufferSize: bufferSize, Logger: ch.logger.Logger}
+	if queue == ch.opts.Queue {
+		// As consume does: the receive asks for the channel's visibility
+		// timeout, so the pump knows the lease and keeps it (issue 12).
+		o.VisibilityTimeout = ch.opts.VisibilityTimeout
+	}
 	if routed {
 		o.DeadLetter, o.Invalid = ch.dlq, ch.inv
 	}
