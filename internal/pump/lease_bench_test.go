@@ -1,0 +1,77 @@
+package pump_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// noLeases hides the memory consumer's broker.LeaseExtender (so the pump
+// tracks no lease) and keeps the interfaces the pump's hot path uses.
+type noLeases struct{ *memory.Consumer }
+
+func (n noLeases) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	return n.Consumer.AcknowledgeBatch(ctx, ms)
+}
+
+func (n noLeases) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
+	return n.Consumer.ReceiveUpTo(ctx, timeout, limit)
+}
+
+// BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease
+// the pump cannot see (off: it tracks nothing) and over the same consumer
+// with its 30 s lease under the default maxLeaseExtension (every message tracked from receive to
+// settle, the schedule ticking): with handlers far shorter than half the
+// lease, what lease management costs per message (issue 12: at most 3% of
+// throughput and no broker call; docs/performance.md).
+func BenchmarkPumpLeases(b *testing.B) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		for _, lm := range []struct {
+			name string
+			on   bool
+		}{{"off", false}, {"on", true}} {
+			b.Run(string(v)+"/leases-"+lm.name, func(b *testing.B) {
+				br := memory.NewBroker(false)
+				mc := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: benchBuffer, StopWhenEmpty: true, VisibilityTimeout: 30 * time.Second})
+				var c broker.Consumer = noLeases{mc}
+				if lm.on {
+					c = mc
+				}
+				p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
+					return pump.Result{Outcome: pump.Ack}
+				}, pump.Options{
+					Subscription: "bench", Variant: v, NoOfPerformers: 1, BufferSize: benchBuffer,
+					TimeOut: 10 * time.Millisecond, RequeueCount: -1,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				var elapsed time.Duration
+				for done := 0; done < b.N; {
+					n := min(benchChunk, b.N-done)
+					b.StopTimer()
+					fill(b, br, "bench", done, n)
+					b.StartTimer()
+					start := time.Now()
+					if err := p.Run(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					elapsed += time.Since(start)
+					done += n
+				}
+				b.StopTimer()
+				if d := br.Depth("bench"); d != 0 {
+					b.Fatalf("%d messages left on the queue", d)
+				}
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+			})
+		}
+	}
+}
