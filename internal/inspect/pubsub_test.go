@@ -27,7 +27,7 @@ const psMember = "serviceAccount:inspect@brighter-inspect.iam.gserviceaccount.co
 type psEnv struct {
 	client  *pubsub.Client
 	project string
-	faults *gcptest.Faults
+	faults  *gcptest.Faults
 }
 
 func newPS(t *testing.T) *psEnv {

@@ -24,7 +24,7 @@ const EmulatorPath = "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/clo
 
 // InstallHint is the one line that says how to install the emulator when it
 // cannot be found (make deps does it when Java is present).
-const InstallHint = "Google's Pub/Sub emulator is not installed: run `make deps` or `apt-get update && apt-get install -y google-cloud-cli-pubsub-emulator` (needs Java 11+)"
+const InstallHint = "google-cloud-cli-pubsub-emulator (Google's Pub/Sub emulator) is not installed: run `make deps` or `apt-get update && apt-get install -y google-cloud-cli-pubsub-emulator` (needs Java 11+)"
 
 // errNotInstalled is FindEmulator's error.
 var errNotInstalled = errors.New(InstallHint)
