@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -73,9 +72,9 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 
   # Keep the emulator up and play with it from another terminal
   brighter demo --keep-running
-  brighter send --config /tmp/brighter-demo.yaml --subscription orders --body '{"orderId": 7}'
-  brighter consume --config /tmp/brighter-demo.yaml
-  brighter dlq peek --config /tmp/brighter-demo.yaml orders
+  brighter send --config /tmp/brighter-demo-123.yaml --subscription orders --body '{"orderId": 7}'
+  brighter consume --config /tmp/brighter-demo-123.yaml
+  brighter dlq peek --config /tmp/brighter-demo-123.yaml orders
 
   # The same story on Google's Pub/Sub emulator, started in another terminal
   gcloud beta emulators pubsub start
@@ -94,7 +93,7 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 	fl.StringVar(&o.emulator, "emulator", "", "tell the story on the running Google Pub/Sub emulator at this host:port instead of the embedded one")
 	fl.StringVar(&o.mode, "mode", "pull", "Pub/Sub consumer: pull (unary pull) or stream (streaming pull)")
 	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
-	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: brighter-demo.yaml in the temporary directory)")
+	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: a new brighter-demo-*.yaml in the temporary directory, printed)")
 	fl.DurationVar(&o.timeout, "timeout", time.Minute, "give up when the story has not ended after this long")
 	completeValues(cmd, []string{"pull", "stream"}, "mode")
 	completeValues(cmd, []string{string(pump.Reactor), string(pump.Proactor)}, "pump")
@@ -144,12 +143,9 @@ func (o *demoOptions) run(ctx context.Context) error {
 		d.Line("Run it again with --keep-running to keep the emulator up and try brighter consume, send and dlq against it.")
 		return nil
 	}
-	path := o.writeConfig
-	if path == "" {
-		path = filepath.Join(os.TempDir(), "brighter-demo.yaml")
-	}
-	if err := os.WriteFile(path, d.SubscriptionsFile(), 0o644); err != nil {
-		return failureErr(fmt.Errorf("write the demo's subscriptions file: %w", err))
+	path, err := writeDemoConfig(o.writeConfig, d.SubscriptionsFile())
+	if err != nil {
+		return failureErr(err)
 	}
 	if o.emulator != "" {
 		d.Heading("The emulator at " + o.emulator + " keeps running")
@@ -171,4 +167,29 @@ func (o *demoOptions) run(ctx context.Context) error {
 	d.Line("Press Ctrl-C to stop the emulator.")
 	o.wait(ctx)
 	return nil
+}
+
+// writeDemoConfig writes the demo's subscriptions file to path, or, when
+// path is "", to a new file of its own in the temporary directory
+// (brighter-demo-*.yaml), never a fixed name another user or run could own
+// or race (issue 13). It returns the path written.
+func writeDemoConfig(path string, content []byte) (string, error) {
+	if path != "" {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return "", fmt.Errorf("write the demo's subscriptions file: %w", err)
+		}
+		return path, nil
+	}
+	f, err := os.CreateTemp("", "brighter-demo-*.yaml")
+	if err != nil {
+		return "", fmt.Errorf("write the demo's subscriptions file: %w", err)
+	}
+	if _, err := f.Write(content); err != nil {
+		_ = f.Close()
+		return "", fmt.Errorf("write the demo's subscriptions file %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write the demo's subscriptions file %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
 }
