@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 )
@@ -400,123 +399,37 @@ func (o *dlqOptions) env(name string) string {
 // dlqSchemeOrder is the order in which usage errors list the URL schemes.
 var dlqSchemeOrder = []config.Transport{config.TransportSQS, config.TransportGCP, config.TransportRocketMQ, config.TransportMemory}
 
-// scheme returns the transport whose URL scheme is name, and the names of
-// every scheme the command's transports have (for a usage error).
-func (o *dlqOptions) scheme(name string) (config.Transport, broker.AddressScheme, []string) {
+// scheme returns the dlq support of the transport whose URL scheme is
+// name (nil when none has it), and the names of every scheme the command's
+// transports have, for a usage error.
+func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
 	var names []string
-	var found broker.AddressScheme
-	var tr config.Transport
+	var found dlqTransport
 	for _, t := range dlqSchemeOrder {
 		dt, ok := o.transports[t].(dlqTransport)
 		if !ok {
 			continue
 		}
-		as := dt.addresses()
-		names = append(names, as.Forms().Scheme)
-		if as.Forms().Scheme == name {
-			found, tr = as, t
+		n := dt.addresses().Forms().Scheme
+		names = append(names, n)
+		if n == name {
+			found = dt
 		}
 	}
-	return tr, found, names
+	return found, names
 }
 
 // resolveURL synthesises a subscription for a destination named by URL,
-// parsed by its transport's own scheme.
+// parsed by its transport's own scheme; the transport makes the target.
 func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	scheme, _, _ := strings.Cut(arg, "://")
-	tr, as, names := o.scheme(scheme)
-	if as == nil {
+	dt, names := o.scheme(scheme)
+	if dt == nil {
 		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", arg, scheme, strings.Join(names, ", ")))
 	}
+	as := dt.addresses()
 	a, err := as.Parse(arg)
-	switch tr {
-	case config.TransportRocketMQ:
-		return o.resolveRocketMQURL(arg, as, a, err)
-	case config.TransportGCP:
-		return o.resolvePubSubURL(arg, as, a, err)
-	}
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
-	}
-	f := &config.File{Path: "(command line)"}
-	s := &config.Subscription{MakeChannels: config.MakeChannelsValidate}
-	name := a.Name
-	if tr == config.TransportSQS {
-		f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
-		s.Transport = config.TransportSQS
-		s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
-		if strings.HasSuffix(name, ".fifo") {
-			s.SQS.QueueType = config.QueueFIFO
-		}
-		if o.sns {
-			s.SQS.ChannelType = config.ChannelPubSub
-		}
-	} else {
-		file := a.Params.Get("file")
-		if file == "" {
-			return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
-		}
-		s.Transport = config.TransportMemory
-		s.Memory = &config.Memory{Output: file}
-	}
-	s.Name, s.ChannelName, s.RoutingKey = name, name, name
-	return &dlqTarget{f: f, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
-}
-
-// resolvePubSubURL reads pubsub://projects/P/subscriptions/S. The emulator
-// is --endpoint when given; otherwise the client library honours
-// PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
-// Credentials.
-func (o *dlqOptions) resolvePubSubURL(arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
-	if err == nil && a.Kind != broker.AddressSubscription {
-		err = errors.New("a topic is read through one of its subscriptions")
-	}
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.Forms().Read))
-	}
-	project, sub := a.Project, a.Name
-	f := &config.File{Path: "(command line)"}
-	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
-	s := &config.Subscription{
-		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
-		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
-	}
-	return &dlqTarget{f: f, s: s, dest: sub, url: as.Format(a)}, nil
-}
-
-// resolveRocketMQURL reads rocketmq://TOPIC?group=G. TOPIC may be written
-// raw (%DLQ%orders) or escaped (%25DLQ%25orders). The proxy is
-// --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
-// $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
-func (o *dlqOptions) resolveRocketMQURL(arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
-	}
-	topic := a.Name
-	group := o.group
-	if group == "" {
-		group = a.Params.Get("group")
-	}
-	if group == "" {
-		group = defaultURLReaderGroup
-	}
-	endpoint := o.rocketmqEndpoint
-	if endpoint == "" {
-		endpoint = o.env("ROCKETMQ_ENDPOINT")
-	}
-	if endpoint == "" {
-		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", arg))
-	}
-	f := &config.File{Path: "(command line)"}
-	f.Connections.RocketMQ = config.RocketMQConnection{
-		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),
-		AccessKey: o.env("ROCKETMQ_ACCESS_KEY"), SecretKey: o.env("ROCKETMQ_SECRET_KEY"),
-	}
-	s := &config.Subscription{
-		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
-		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
-	}
-	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
+	return dt.urlTarget(o, arg, as, a, err)
 }
 
 // open resolves the argument and opens the transport's reader over it.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,6 +58,10 @@ type dlqTransport interface {
 	// addresses is the transport's own URL scheme: dlq parses and prints
 	// destinations named by URL with it (issue 17).
 	addresses() broker.AddressScheme
+	// urlTarget makes the target of a destination named by URL: arg, as
+	// the transport's scheme as parsed it into a (err when it could not),
+	// with the connection from o's flags and environment.
+	urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error)
 	dlqReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
 	dlqProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
 }
@@ -160,4 +165,41 @@ func (t *sqsTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *s
 		Fifo:         tg.s.SQS.QueueType == config.QueueFIFO,
 		MakeChannels: broker.MakeValidate,
 	}), nil
+}
+
+// urlTarget reads sqs://QUEUE: the connection is --region, --endpoint and
+// --profile (else the SDK's own settings), a queue ending in .fifo is FIFO,
+// --sns publishes replays to SNS topics.
+func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+	}
+	name := a.Name
+	f := &config.File{Path: "(command line)"}
+	f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
+	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate, Transport: config.TransportSQS}
+	s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
+	if strings.HasSuffix(name, ".fifo") {
+		s.SQS.QueueType = config.QueueFIFO
+	}
+	if o.sns {
+		s.SQS.ChannelType = config.ChannelPubSub
+	}
+	return &dlqTarget{f: f, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
+}
+
+// urlTarget reads memory://QUEUE?file=PATH, a queue of a memory.output
+// file; the file is required.
+func (t *memoryTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+	}
+	file := a.Params.Get("file")
+	if file == "" {
+		return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
+	}
+	name := a.Name
+	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate,
+		Transport: config.TransportMemory, Memory: &config.Memory{Output: file}}
+	return &dlqTarget{f: &config.File{Path: "(command line)"}, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -207,4 +208,25 @@ func (t *gcpTransport) dlqSourceTopic(ctx context.Context, tg *dlqTarget) (strin
 		return "", err
 	}
 	return sub.GetTopic(), nil
+}
+
+// urlTarget reads pubsub://projects/P/subscriptions/S. The emulator
+// is --endpoint when given; otherwise the client library honours
+// PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
+// Credentials.
+func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+	if err == nil && a.Kind != broker.AddressSubscription {
+		err = errors.New("a topic is read through one of its subscriptions")
+	}
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.Forms().Read))
+	}
+	project, sub := a.Project, a.Name
+	f := &config.File{Path: "(command line)"}
+	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
+	s := &config.Subscription{
+		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
+		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
+	}
+	return &dlqTarget{f: f, s: s, dest: sub, url: as.Format(a)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
@@ -73,4 +74,39 @@ func (rocketmqTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqRead
 // TOPIC_NOT_FOUND (after the client's retries) and the message stays.
 func (rocketmqTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
 	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.f), Logger: logger})
+}
+
+// urlTarget reads rocketmq://TOPIC?group=G. TOPIC may be written
+// raw (%DLQ%orders) or escaped (%25DLQ%25orders). The proxy is
+// --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
+// $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
+func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
+	}
+	topic := a.Name
+	group := o.group
+	if group == "" {
+		group = a.Params.Get("group")
+	}
+	if group == "" {
+		group = defaultURLReaderGroup
+	}
+	endpoint := o.rocketmqEndpoint
+	if endpoint == "" {
+		endpoint = o.env("ROCKETMQ_ENDPOINT")
+	}
+	if endpoint == "" {
+		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", arg))
+	}
+	f := &config.File{Path: "(command line)"}
+	f.Connections.RocketMQ = config.RocketMQConnection{
+		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),
+		AccessKey: o.env("ROCKETMQ_ACCESS_KEY"), SecretKey: o.env("ROCKETMQ_SECRET_KEY"),
+	}
+	s := &config.Subscription{
+		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
+		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
+	}
+	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
 }
