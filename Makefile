@@ -1,7 +1,8 @@
 # brighter — build, test, lint and benchmark.
 # `make test` is the README's test command and what .ci/run calls: it installs
-# the emulators' npm packages, then runs go vet, staticcheck and every test
-# layer with -race (the Go tests start fauxqs, pstest and the RocketMQ test
+# the emulators (npm packages; Google's Pub/Sub emulator with apt-get when
+# missing), then runs go vet, staticcheck and every test layer with -race (the
+# Go tests start fauxqs, Google's Pub/Sub emulator and the RocketMQ test
 # broker themselves).
 
 GO      ?= go
