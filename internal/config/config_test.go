@@ -471,3 +471,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestGCPRoutingKeysReadBack_AC14 reads a gcp subscription's
+// deadLetterRoutingKey and invalidMessageRoutingKey back in every mode
+// (AC-14, R-15). It was a conformance row; it touches no emulator, so it is
+// a config test (issue 18).
+func TestGCPRoutingKeysReadBack_AC14(t *testing.T) {
+	for _, mode := range []string{config.GCPModePull, config.GCPModeStream} {
+		for _, ordering := range []bool{false, true} {
+			src := `connections: {gcp: {projectId: p}}
+subscriptions:
+  - name: orders
+    transport: gcp
+    deadLetterRoutingKey: orders.DLQ
+    invalidMessageRoutingKey: orders.Invalid
+    handler: {type: builtin, name: ack}
+    gcp: {mode: ` + mode + `, enableMessageOrdering: ` + map[bool]string{false: "false", true: "true"}[ordering] + `}
+`
+			f := mustParse(t, "ac14.yaml", src, func(string) (string, bool) { return "", false })
+			s := f.Subscription("orders")
+			if s.DeadLetterRoutingKey != "orders.DLQ" || s.InvalidMessageRoutingKey != "orders.Invalid" {
+				t.Errorf("%s ordering=%t: routing keys read back %q, %q", mode, ordering, s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey)
+			}
+		}
+	}
+}

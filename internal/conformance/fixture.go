@@ -30,7 +30,8 @@ type Setup struct {
 	NativeMaxDeliveries int
 	// Lease is the visibility timeout / ack deadline / invisible duration to
 	// use; 0 means the fixture's default (long enough that no lease lapses
-	// during a test).
+	// during a test). A fixture raises a Lease below its broker's minimum to
+	// that minimum (Pub/Sub: 10 s); RedeliveryBound reports the result.
 	Lease time.Duration
 	// Logger receives the consumer's records (rejection routing logs).
 	Logger *slog.Logger
@@ -51,6 +52,14 @@ type Channel interface {
 	// Native returns a consumer over the broker's own redrive target, or
 	// nil if the transport has none configured.
 	Native(t testing.TB) broker.Consumer
+	// SourceTopic is the topic (or queue) name Send publishes to, as a
+	// routed copy's originalTopic must name it.
+	SourceTopic() string
+	// RedeliveryBound is the longest a message received from the channel
+	// and never settled stays away before the broker delivers it again: the
+	// channel's lease plus any extension the transport's client makes on its
+	// own. Negative checks watch for longer than this (issue 18).
+	RedeliveryBound() time.Duration
 }
 
 // Fixture is one configuration of one transport (for example SQS /

@@ -121,13 +121,17 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler) // R-20's emulator Warnings are not this behaviour's business
 	}
-	c := &pubsubChannel{f: f, topic: base, sub: base + "-sub", lease: s.Lease, logger: s}
+	lease := s.Lease
+	switch {
+	case lease == 0:
+		lease = 30 * time.Second
+	case lease < pubsubMinAckDeadline:
+		lease = pubsubMinAckDeadline
+	}
+	c := &pubsubChannel{f: f, topic: base, sub: base + "-sub", lease: lease, logger: s}
 	o := gcp.ChannelOptions{
 		Topic: c.topic, Subscription: c.sub, MakeChannels: broker.MakeCreate, RequeueCount: s.RequeueCount,
-		EnableMessageOrdering: f.ordering, AckDeadline: s.Lease, Logger: s.Logger,
-	}
-	if o.AckDeadline == 0 {
-		o.AckDeadline = 30 * time.Second
+		EnableMessageOrdering: f.ordering, AckDeadline: lease, Logger: s.Logger,
 	}
 	if s.DeadLetter {
 		c.dlq = base + "-dlq"
@@ -155,7 +159,38 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 	if err := gcp.NewChannels(f.client, o).EnsureChannels(t.Context()); err != nil {
 		t.Fatalf("make channels: %v", err)
 	}
+	for _, dest := range []string{o.DeadLetterTopic, o.InvalidTopic} {
+		if dest != "" {
+			c.readerSubscription(t, dest)
+		}
+	}
 	return c
+}
+
+// pubsubMinAckDeadline is Pub/Sub's smallest ack deadline.
+const pubsubMinAckDeadline = 10 * time.Second
+
+// readerSubscription makes the subscription the suite reads the rejection
+// destination dest through, "<dest>-reader", before anything is published
+// to dest. It has a DeadLetterPolicy so that Pub/Sub fills its
+// delivery_attempt and advances it from read to read: without one the
+// attempt is unset, every read looks like a first delivery, and AC-41 could
+// not tell the stamped count from the reader's own counter (issue 18).
+func (c *pubsubChannel) readerSubscription(t *testing.T, dest string) {
+	t.Helper()
+	ctx := t.Context()
+	topics := "projects/" + c.f.client.Project() + "/topics/"
+	if _, err := c.f.client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topics + dest + "-reader-dl"}); err != nil && status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("create the reader's dead-letter topic: %v", err)
+	}
+	_, err := c.f.client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: "projects/" + c.f.client.Project() + "/subscriptions/" + dest + "-reader", Topic: topics + dest,
+		AckDeadlineSeconds: int32(pubsubMinAckDeadline / time.Second),
+		DeadLetterPolicy:   &pubsubpb.DeadLetterPolicy{DeadLetterTopic: topics + dest + "-reader-dl", MaxDeliveryAttempts: pubsubNoNativeLimit},
+	})
+	if err != nil && status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("create the reader subscription of %s: %v", dest, err)
+	}
 }
 
 // consumer makes the fixture's consumer (pull or stream) over sub.
@@ -207,8 +242,30 @@ func (c *pubsubChannel) reader(t testing.TB, sub string) broker.Consumer {
 	return c.consumer(t, sub, 10, "", "", config.GCPModePull)
 }
 
-func (c *pubsubChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(t, c.dlq) }
-func (c *pubsubChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(t, c.invalid) }
+// DeadLetter reads the dead-letter topic through its reader subscription
+// (readerSubscription); a missing destination has none.
+func (c *pubsubChannel) DeadLetter(t testing.TB) broker.Consumer {
+	if c.dlq == "" || strings.HasSuffix(c.dlq, "-missing") {
+		return nil
+	}
+	return c.reader(t, c.dlq+"-reader")
+}
+
+// Invalid reads the invalid-message topic through its reader subscription.
+func (c *pubsubChannel) Invalid(t testing.TB) broker.Consumer {
+	if c.invalid == "" {
+		return nil
+	}
+	return c.reader(t, c.invalid+"-reader")
+}
+
+// SourceTopic is the channel's topic.
+func (c *pubsubChannel) SourceTopic() string { return c.topic }
+
+// RedeliveryBound is the ack deadline plus the stream client's own lease
+// extension (MaxExtension is the lease in every channel); the pull consumer
+// extends nothing, but one bound serves both modes.
+func (c *pubsubChannel) RedeliveryBound() time.Duration { return 2 * c.lease }
 
 // Native reads the DeadLetterPolicy's subscription with the pull consumer.
 // Google's emulator forwards a dead-lettered message once, as the service
@@ -238,11 +295,7 @@ func receiveID(t *testing.T, c broker.Consumer, id string, wait time.Duration) *
 	t.Helper()
 	var got *message.Message
 	Eventually(t, wait, "message "+id, func() bool {
-		ms, err := c.Receive(context.Background(), time.Second)
-		if err != nil {
-			t.Fatalf("receive: %v", err)
-		}
-		for _, m := range ms {
+		for _, m := range receiveOnce(t, c, time.Second) {
 			if m.OriginalID() == id && got == nil {
 				got = m
 				continue
@@ -254,18 +307,16 @@ func receiveID(t *testing.T, c broker.Consumer, id string, wait time.Duration) *
 	return got
 }
 
-// expectGone asserts that the source does not deliver id again during d
-// (AC-15, AC-17: "a subsequent read of the source returns MT_NONE").
-func expectGone(t *testing.T, c broker.Consumer, id string, d time.Duration) {
+// expectGone asserts that the source does not deliver any of ids again
+// during d (AC-15: "a subsequent read of the source returns MT_NONE"); d
+// must be past the channel's redelivery bound (quietWindow).
+func expectGone(t *testing.T, c broker.Consumer, ids []string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		ms, err := c.Receive(context.Background(), 500*time.Millisecond)
-		if err != nil {
-			t.Fatalf("receive: %v", err)
-		}
-		for _, m := range ms {
-			if m.OriginalID() == id {
+		for _, m := range receiveOnce(t, c, 500*time.Millisecond) {
+			if slices.Contains(ids, m.OriginalID()) {
+				id := m.OriginalID()
 				t.Fatalf("message %s delivered again from the source after it was settled (count %d)", id, m.Header.HandledCount)
 			}
 		}
@@ -287,6 +338,12 @@ func TestPubSubConformance(t *testing.T) {
 	// several goroutines at once.
 	var wg sync.WaitGroup
 	for _, f := range fs {
+		wg.Go(func() {
+			t.Run(f.config+"/consumer", func(t *testing.T) {
+				RunConsumerRows(t, ledger, f)
+				runPubSubConsumerRows(t, ledger, f, attempts)
+			})
+		})
 		for _, v := range Variants {
 			wg.Go(func() {
 				t.Run(f.config+"/"+string(v), func(t *testing.T) {
@@ -300,11 +357,12 @@ func TestPubSubConformance(t *testing.T) {
 	ledger.Note("Pub/Sub", "Pub/Sub cells run on Google's Cloud Pub/Sub emulator ("+pubsubEmulatorVersion()+"), one project per "+
 		"configuration, each channel on its own topic. Every channel has a DeadLetterPolicy, because Pub/Sub fills delivery_attempt only with one (ADR 0002); where a "+
 		"behaviour asks for no native limit the policy's maxDeliveryAttempts is 100, above every budget and delivery of the suite. "+
-		"Go has one form of each consumer call, so the direct-consumer rows (AC-14, AC-15, AC-39) run the same calls in both "+
-		"columns; the other rows drive a real pump of that variant. Rejection destinations are read with the pull consumer in every "+
-		"configuration (a stream reader keeps buffering after a scan ends).")
+		"Rejection destinations are read with the pull consumer in every configuration (a stream reader keeps buffering after a scan "+
+		"ends), through a reader subscription of their own with a DeadLetterPolicy, so that the reader's delivery_attempt advances "+
+		"from read to read (AC-41). AC-14 (routing keys read back from a subscriptions file) is a config test, "+
+		"TestGCPRoutingKeysReadBack_AC14 in internal/config: it touches no emulator.")
 	ledger.Note("Pub/Sub", "AC-39 (A-2), delivery_attempt measured on the emulator over three deliveries of one message, "+
-		"each released at once, on a subscription with a DeadLetterPolicy: "+attempts.String()+". A-2 holds: populated and "+
+		"each released at once, on a subscription with a DeadLetterPolicy (one cell per configuration: no pump runs): "+attempts.String()+". A-2 holds: populated and "+
 		"strictly advancing, so the delivery count is the broker counter (AC-19's branch).")
 }
 
@@ -352,36 +410,17 @@ func (a *attemptLog) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// runPubSubRows runs the Pub/Sub-specific rows over f in variant v.
-func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, attempts *attemptLog) {
-	l.Run(t, "AC-14", f, v, func(t *testing.T) {
-		mode := f.mode
-		yaml := fmt.Sprintf(`connections: {gcp: {projectId: p}}
-subscriptions:
-  - name: orders
-    transport: gcp
-    deadLetterRoutingKey: orders.DLQ
-    invalidMessageRoutingKey: orders.Invalid
-    handler: {type: builtin, name: ack}
-    gcp: {mode: %s, enableMessageOrdering: %t}
-`, mode, f.ordering)
-		file, err := config.Parse("ac14.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
-		if err != nil {
-			t.Fatalf("parse: %v", err)
-		}
-		s := file.Subscription("orders")
-		if s.DeadLetterRoutingKey != "orders.DLQ" || s.InvalidMessageRoutingKey != "orders.Invalid" {
-			t.Fatalf("routing keys read back %q, %q", s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey)
-		}
-	})
-
-	l.Run(t, "AC-15", f, v, func(t *testing.T) {
+// runPubSubConsumerRows runs the Pub/Sub-specific consumer rows (no pump)
+// over f.
+func runPubSubConsumerRows(t *testing.T, l *Ledger, f *pubsubFixture, attempts *attemptLog) {
+	l.RunConsumer(t, "AC-15", f, func(t *testing.T) {
 		logger, _ := NewLogger()
-		ch := f.open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger}, true)
+		ch := f.open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger, Lease: shortLease}, true)
 		c := ch.Consumer(t, 1)
 		// one reader per destination: a second stream on the same
 		// subscription would compete with the first for the next copy
 		invalid, dead := ch.Invalid(t), ch.DeadLetter(t)
+		var ids []string
 		for _, tc := range []struct {
 			reason message.RejectionReason
 			desc   string
@@ -393,8 +432,9 @@ subscriptions:
 			{message.ReasonNone, "", dead, 4},
 		} {
 			id := uniqueID(t) + "-" + tc.reason.String()
+			ids = append(ids, id)
 			ch.Send(t, newMessage(f, id))
-			m := receiveID(t, c, id, waitLong) // a pull cancelled by its timeout under load holds a message until its 30 s ack deadline
+			m := receiveID(t, c, id, waitLong)
 			res := c.Reject(context.Background(), m, message.Rejection{Reason: tc.reason, Description: tc.desc})
 			if res.Err != nil || res.Released {
 				t.Fatalf("%s: reject result %+v", tc.reason, res)
@@ -412,40 +452,55 @@ subscriptions:
 			if r, _ := got.Header.Bag.String(message.KeyRejectionReason); r != tc.reason.String() {
 				t.Errorf("%s: rejectionReason %q", tc.reason, r)
 			}
+			if o, _ := got.Header.Bag.String(message.KeyOriginalTopic); o != ch.SourceTopic() {
+				t.Errorf("%s: originalTopic %q, want %q", tc.reason, o, ch.SourceTopic())
+			}
 			for k := range got.Header.Bag {
 				if strings.EqualFold(k, "ReceiptHandle") {
 					t.Errorf("%s: routed copy carries %s", tc.reason, k)
 				}
 			}
-			expectGone(t, c, id, 1500*time.Millisecond)
 		}
+		// past the ack deadline: a rejected original left unacknowledged
+		// would have come back
+		expectGone(t, c, ids, quietWindow(ch))
 	})
 
+	l.RunConsumer(t, "AC-39", f, func(t *testing.T) {
+		logger, _ := NewLogger()
+		ch := f.open(t, Setup{RequeueCount: -1, NativeMaxDeliveries: pubsubMinNativeLimit, Logger: logger}, true)
+		c := ch.Consumer(t, 1)
+		id := uniqueID(t)
+		ch.Send(t, newMessage(f, id))
+		var seen []int
+		for range 3 {
+			m := receiveID(t, c, id, waitLong) // a pull cancelled by its timeout under load holds a message until its 30 s ack deadline
+			seen = append(seen, m.DeliveryAttempt)
+			if err := c.Requeue(context.Background(), m, 0); err != nil {
+				t.Fatalf("requeue: %v", err)
+			}
+		}
+		attempts.add(f.config, seen)
+		t.Logf("delivery_attempt on three deliveries: %v", seen)
+		if seen[0] != 1 || seen[1] <= seen[0] || seen[2] <= seen[1] {
+			t.Errorf("delivery_attempt %v: not populated and strictly advancing from 1 (A-2)", seen)
+		}
+	})
+}
+
+// runPubSubRows runs the Pub/Sub-specific pump rows over f in variant v.
+func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, attempts *attemptLog) {
 	l.Run(t, "AC-16", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Unacceptable))
 		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
 		sc.running.Quit(t)
-		checkMetadata(t, m, message.ReasonUnacceptable)
+		checkMetadata(t, sc.ch, m, message.ReasonUnacceptable)
 	})
 
 	l.Run(t, "AC-17", f, v, func(t *testing.T) {
-		sc := run(t, f, v, Setup{RequeueCount: 3}, always(pump.Unacceptable))
-		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
-		expectGone(t, sc.ch.(*pubsubChannel).Consumer(t, 1), sc.id, 1500*time.Millisecond)
-		sc.running.Quit(t)
-		logs := sc.logs.String()
-		if n := sc.logs.Count(broker.LogDiscarded); n != 1 {
-			t.Fatalf("%d discard Warnings, want 1:\n%s", n, logs)
-		}
-		line := lineWith(logs, broker.LogDiscarded)
-		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, sc.id) || !strings.Contains(line, "Unacceptable") {
-			t.Fatalf("Warning does not name the id and Unacceptable: %s", line)
-		}
-		if n := sc.counter.Count(sc.id); n != 1 {
-			t.Fatalf("%d invocations: the acknowledged message came back", n)
-		}
+		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Unacceptable))
+		checkDiscarded(t, sc, message.ReasonUnacceptable)
 	})
-
 	l.Run(t, "AC-18", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
 		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
@@ -475,11 +530,7 @@ subscriptions:
 		native := ch.Native(t)
 		var forwarded *message.Message
 		Eventually(t, 60*time.Second, "the message on the DeadLetterPolicy's subscription", func() bool {
-			ms, err := native.Receive(context.Background(), 500*time.Millisecond)
-			if err != nil {
-				t.Fatalf("receive native: %v", err)
-			}
-			for _, m := range ms {
+			for _, m := range receiveOnce(t, native, 500*time.Millisecond) {
 				if m.OriginalID() == sc.id && forwarded == nil {
 					forwarded = m
 					if err := native.Acknowledge(context.Background(), m); err != nil {
@@ -526,8 +577,8 @@ subscriptions:
 	l.Run(t, "AC-11", f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
 		ch := f.open(t, Setup{RequeueCount: 3, Logger: logger}, false)
-		c := ch.Consumer(t, 1)
-		rec := NewRecordingConsumer(c)
+		buffer, _ := scale(v)
+		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
 		const messages = 25
 		ids := make([]string, messages)
@@ -535,46 +586,41 @@ subscriptions:
 			ids[i] = fmt.Sprintf("%s-%02d", uniqueID(t), i)
 			ch.Send(t, newMessage(f, ids[i]))
 		}
-		running := Start(t, rec, counter.Wrap(always(pump.Ack)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "every message handled", func() bool {
+		// The last message is deferred for ever: with no DeadLetterPolicy
+		// delivery_attempt is unset and the count never advances, so budget 3
+		// must never fire however often it is handled (R-11: the budget is
+		// inert, which the Warning says).
+		deferred := ids[messages-1]
+		h := func(ctx context.Context, m *message.Message) pump.Result {
+			if m.OriginalID() == deferred {
+				return pump.Result{Outcome: pump.Defer, Reason: "conformance defers"}
+			}
+			return pump.Result{Outcome: pump.Ack}
+		}
+		running := Start(t, rec.View(t), counter.Wrap(h), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
+		Eventually(t, waitLong, "every message handled and the deferred one past its budget", func() bool {
 			for _, id := range ids {
 				if counter.Count(id) == 0 {
 					return false
 				}
 			}
-			return true
+			return counter.Count(deferred) > 3+1
 		})
 		running.Quit(t)
-		if n := logs.Count(gcp.LogBudgetInert); n != 1 {
-			t.Fatalf("%d R-11 Warnings for one channel and %d messages, want exactly 1:\n%s", n, messages, logs.String())
+		if rj := rec.Rejects(deferred); len(rj) != 0 {
+			t.Fatalf("the deferred message was rejected %+v: the budget fired without a DeadLetterPolicy (R-11)", rj)
 		}
+		recs := logs.Records(t, gcp.LogBudgetInert)
+		if len(recs) != 1 {
+			t.Fatalf("%d R-11 Warnings for one channel and %d messages, want exactly 1:\n%s", len(recs), messages, logs.String())
+		}
+		r := recs[0]
 		line := lineWith(logs.String(), gcp.LogBudgetInert)
-		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, ch.sub) || !strings.Contains(line, `"requeue_count":3`) || !strings.Contains(line, "DeadLetterPolicy") {
+		if r["level"] != "WARN" || !strings.Contains(line, ch.sub) || !strings.Contains(line, `"requeue_count":3`) || !strings.Contains(line, "DeadLetterPolicy") {
 			t.Fatalf("the Warning does not name the subscription, 3 and the reason: %s", line)
 		}
 		if n := logs.Count(pump.LogBudgetExhausted); n != 0 {
-			t.Fatalf("%d budget Warnings on the receive path", n)
-		}
-	})
-
-	l.Run(t, "AC-39", f, v, func(t *testing.T) {
-		logger, _ := NewLogger()
-		ch := f.open(t, Setup{RequeueCount: -1, NativeMaxDeliveries: pubsubMinNativeLimit, Logger: logger}, true)
-		c := ch.Consumer(t, 1)
-		id := uniqueID(t)
-		ch.Send(t, newMessage(f, id))
-		var seen []int
-		for range 3 {
-			m := receiveID(t, c, id, waitLong) // a pull cancelled by its timeout under load holds a message until its 30 s ack deadline
-			seen = append(seen, m.DeliveryAttempt)
-			if err := c.Requeue(context.Background(), m, 0); err != nil {
-				t.Fatalf("requeue: %v", err)
-			}
-		}
-		attempts.add(f.config+" "+string(v), seen)
-		t.Logf("delivery_attempt on three deliveries: %v", seen)
-		if seen[0] != 1 || seen[1] <= seen[0] || seen[2] <= seen[1] {
-			t.Errorf("delivery_attempt %v: not populated and strictly advancing from 1 (A-2)", seen)
+			t.Fatalf("%d budget Warnings for a budget that cannot fire", n)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -58,8 +59,10 @@ type RejectCall struct {
 
 // RecordingConsumer decorates a real consumer: it records the integer
 // delivery count presented at each receive and counts Requeue and Reject
-// calls, keyed by original message id (R-27(c)). It forwards
-// broker.BatchAcknowledger when the inner consumer offers it.
+// calls, keyed by original message id (R-27(c)). Hand the pump View, not the
+// RecordingConsumer itself: View exposes exactly the optional capabilities
+// of the wrapped consumer (issue 18), so the pump takes the same paths it
+// takes in production.
 type RecordingConsumer struct {
 	broker.Consumer
 	mu       sync.Mutex
@@ -73,10 +76,9 @@ func NewRecordingConsumer(c broker.Consumer) *RecordingConsumer {
 	return &RecordingConsumer{Consumer: c, counts: map[string][]int{}, requeues: map[string]int{}}
 }
 
-// Receive records the presented count of each message received.
-func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	ms, err := r.Consumer.Receive(ctx, timeout)
+func (r *RecordingConsumer) record(ms []*message.Message) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, m := range ms {
 		if m.Header.MessageType == message.MTQuit || m.Header.MessageType == message.MTNone {
 			continue
@@ -84,7 +86,12 @@ func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) 
 		id := m.OriginalID()
 		r.counts[id] = append(r.counts[id], m.Header.HandledCount)
 	}
-	r.mu.Unlock()
+}
+
+// Receive records the presented count of each message received.
+func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	ms, err := r.Consumer.Receive(ctx, timeout)
+	r.record(ms)
 	return ms, err
 }
 
@@ -105,17 +112,90 @@ func (r *RecordingConsumer) Reject(ctx context.Context, m *message.Message, rej 
 	return res
 }
 
-// AcknowledgeBatch forwards to the inner consumer's batch call, or
-// acknowledges one by one.
-func (r *RecordingConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
-	if ba, ok := r.Consumer.(broker.BatchAcknowledger); ok {
-		return ba.AcknowledgeBatch(ctx, ms)
+// Capabilities of a consumer: the optional interfaces of broker.go it
+// implements, as bits.
+const (
+	capBatchAck = 1 << iota
+	capConcurrent
+	capLease
+	capBounded
+)
+
+// capabilities returns c's optional interfaces as bits.
+func capabilities(c broker.Consumer) int {
+	n := 0
+	if _, ok := c.(broker.BatchAcknowledger); ok {
+		n |= capBatchAck
 	}
-	errs := make([]error, len(ms))
-	for i, m := range ms {
-		errs[i] = r.Consumer.Acknowledge(ctx, m)
+	if cr, ok := c.(broker.ConcurrentReceiver); ok && cr.ReceivesConcurrently() {
+		n |= capConcurrent
 	}
-	return errs
+	if _, ok := c.(broker.LeaseExtender); ok {
+		n |= capLease
+	}
+	if _, ok := c.(broker.BoundedReceiver); ok {
+		n |= capBounded
+	}
+	return n
+}
+
+// upTo records the receives of a broker.BoundedReceiver.
+type upTo struct {
+	r *RecordingConsumer
+	b broker.BoundedReceiver
+}
+
+// ReceiveUpTo records the presented count of each message received.
+func (u upTo) ReceiveUpTo(ctx context.Context, timeout time.Duration, max int) ([]*message.Message, error) {
+	ms, err := u.b.ReceiveUpTo(ctx, timeout, max)
+	u.r.record(ms)
+	return ms, err
+}
+
+// View returns r as the pump should see it: a consumer with exactly the
+// optional capabilities (BatchAcknowledger, ConcurrentReceiver, LeaseExtender,
+// BoundedReceiver) of the wrapped consumer. It fails the test for a
+// combination no transport has yet (add a case here).
+func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
+	t.Helper()
+	in := r.Consumer
+	var v broker.Consumer
+	switch capabilities(in) {
+	case 0:
+		v = r
+	case capBatchAck:
+		v = struct {
+			*RecordingConsumer
+			broker.BatchAcknowledger
+		}{r, in.(broker.BatchAcknowledger)}
+	case capLease | capBounded:
+		v = struct {
+			*RecordingConsumer
+			broker.LeaseExtender
+			upTo
+		}{r, in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+	case capBatchAck | capLease | capBounded:
+		v = struct {
+			*RecordingConsumer
+			broker.BatchAcknowledger
+			broker.LeaseExtender
+			upTo
+		}{r, in.(broker.BatchAcknowledger), in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+	case capBatchAck | capConcurrent | capLease | capBounded:
+		v = struct {
+			*RecordingConsumer
+			broker.BatchAcknowledger
+			broker.ConcurrentReceiver
+			broker.LeaseExtender
+			upTo
+		}{r, in.(broker.BatchAcknowledger), in.(broker.ConcurrentReceiver), in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+	default:
+		t.Fatalf("RecordingConsumer.View: no transparent view for capabilities %b of %T", capabilities(in), in)
+	}
+	if got, want := capabilities(v), capabilities(in); got != want {
+		t.Fatalf("RecordingConsumer.View offers capabilities %b, the wrapped %T %b", got, in, want)
+	}
+	return v
 }
 
 // Counts returns the presented counts of every receive of the message, in
@@ -227,4 +307,42 @@ func (b *LogBuffer) Count(msg string) int {
 func NewLogger() (*slog.Logger, *LogBuffer) {
 	b := &LogBuffer{}
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
+}
+
+// Records returns every record with the message text msg, decoded from the
+// JSON handler's lines (attribute name to value).
+func (b *LogBuffer) Records(t testing.TB, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split([]byte(b.String()), []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// Stays checks cond every 50 ms for the whole window and fails the test
+// with msg the first time it does not hold (a negative check: something
+// must NOT happen; callers derive window from the lease or the delivery
+// schedule they observe, never guess it).
+func Stays(t testing.TB, window time.Duration, msg string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("within %s: %s", window, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !cond() {
+		t.Fatalf("within %s: %s", window, msg)
+	}
 }

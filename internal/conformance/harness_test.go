@@ -73,6 +73,8 @@ func (c *memoryChannel) reader(q string) broker.Consumer {
 	return c.b.NewConsumer(memory.ConsumerOptions{Queue: q, VisibilityTimeout: time.Minute})
 }
 
+func (c *memoryChannel) SourceTopic() string                     { return c.queue }
+func (c *memoryChannel) RedeliveryBound() time.Duration          { return c.lease }
 func (c *memoryChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(c.dlq) }
 func (c *memoryChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(c.invalid) }
 func (c *memoryChannel) Native(t testing.TB) broker.Consumer     { return c.reader(c.native) }
@@ -83,6 +85,10 @@ func TestHarnessOnMemoryTransport(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			RunAll(t, own, &memoryFixture{}, v)
 		})
+	}
+	RunConsumerRows(t, own, &memoryFixture{})
+	if sk := own.Skipped(); len(sk) > 0 {
+		t.Errorf("skipped cells prove nothing: %v", sk)
 	}
 	if out := own.Render(); testing.Verbose() {
 		t.Log(out)

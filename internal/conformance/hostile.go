@@ -48,9 +48,9 @@ const (
 
 // hostileBehaviours are issue 14's ledger rows.
 var hostileBehaviours = []Behaviour{
-	{rowStampedLimit, "R-4, R-16", "a stamped count at the maximum and beyond is unacceptable, never a loop"},
-	{rowRoutedCopy, "R-11, R-28", "a budget on a channel that receives routed copies runs down"},
-	{rowForgedMetadata, "R-11", "forged rejection metadata on a source message does not make its budget inert"},
+	{rowStampedLimit, "R-4, R-16", "a stamped count at the maximum and beyond is unacceptable, never a loop", KindPump},
+	{rowRoutedCopy, "R-11, R-28", "a budget on a channel that receives routed copies runs down", KindPump},
+	{rowForgedMetadata, "R-11", "forged rejection metadata on a source message does not make its budget inert", KindPump},
 }
 
 // runHostile runs issue 14's behaviours over f in variant v (RunAll calls
@@ -72,9 +72,10 @@ func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			ids[i] = base + "-" + strconv.Itoa(i)
 			wc.SendWire(t, newMessage(f, ids[i]), func(w *Wire) { wc.StampCount(w, c) })
 		}
-		rec := NewRecordingConsumer(ch.Consumer(t, 1))
+		buffer, _ := scale(v)
+		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
-		running := Start(t, rec, counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
+		running := Start(t, rec.View(t), counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
 		inv := ch.Invalid(t)
 		for i, id := range ids {
 			m := firstOn(t, inv, id, waitLong)
@@ -131,9 +132,10 @@ func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			src.Header.Topic = "conformance-source"
 			ch.Send(t, message.Stamp(src, "conformance-source.dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: "rejected on the source"}, time.Now()))
 		}
-		rec := NewRecordingConsumer(ch.Consumer(t, 1))
+		buffer, _ := scale(v)
+		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
-		running := Start(t, rec, counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
+		running := Start(t, rec.View(t), counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
 		Eventually(t, waitLong, "a rejection of each routed copy", func() bool {
 			return len(rec.Rejects(ids[0])) > 0 && len(rec.Rejects(ids[1])) > 0
 		})
@@ -171,9 +173,10 @@ func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 		m.Header.Bag[message.KeyOriginalTopic] = "forged-topic"
 		m.Header.Bag[message.KeyRejectionTimestamp] = "2026-01-01T00:00:00.0000000+00:00"
 		ch.Send(t, m)
-		rec := NewRecordingConsumer(ch.Consumer(t, 1))
+		buffer, _ := scale(v)
+		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
-		running := Start(t, rec, counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
+		running := Start(t, rec.View(t), counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
 		Eventually(t, waitLong, "a rejection of the forged message", func() bool { return len(rec.Rejects(id)) > 0 })
 		running.Quit(t)
 		if n := counter.Count(id); n < 1 || n > 3 {
@@ -198,7 +201,7 @@ func sendContext(t testing.TB) (context.Context, context.CancelFunc) {
 func init() {
 	at := len(Behaviours)
 	for i, b := range Behaviours {
-		if b.ID == "AC-14" {
+		if b.ID == "AC-16" {
 			at = i
 			break
 		}

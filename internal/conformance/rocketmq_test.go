@@ -92,7 +92,6 @@ type rocketChannel struct {
 	native                     string
 	lease                      time.Duration
 	logger                     Setup
-	readers                    atomic.Int64
 }
 
 func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
@@ -158,14 +157,31 @@ func (c *rocketChannel) Send(t testing.TB, m *message.Message) {
 	}
 }
 
-// reader is a consumer over a destination topic in a consumer group of its
-// own, built with the transport's ordinary consumer code.
+// reader is a consumer over a destination topic, built with the
+// transport's ordinary consumer code, in the one reader group of that
+// topic: every read of a destination is a delivery to the same group, so
+// the group's delivery attempt advances from read to read and AC-41 can
+// tell the stamped count from it (issue 18: a fresh group per read made
+// every re-read a first delivery).
 func (c *rocketChannel) reader(t testing.TB, topic string) broker.Consumer {
 	if topic == "" {
 		return nil
 	}
-	return c.open(t, topic, fmt.Sprintf("%s-reader-%d", c.group, c.readers.Add(1)), 10, 30*time.Second, "", "")
+	return c.open(t, topic, topic+"-reader", 10, rmqReaderLease, "", "")
 }
+
+// rmqReaderLease is the invisible duration of a destination reader: short,
+// so that a delivery lost with a broken receive stream (the client reports
+// DEADLINE_EXCEEDED under load) comes back well inside a reader's wait,
+// and longer than a Drain holds what it reads.
+const rmqReaderLease = 5 * time.Second
+
+// SourceTopic is the channel's topic.
+func (c *rocketChannel) SourceTopic() string { return c.topic }
+
+// RedeliveryBound is the invisible duration (the simple consumer extends
+// nothing on its own).
+func (c *rocketChannel) RedeliveryBound() time.Duration { return c.lease }
 
 func (c *rocketChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(t, c.dlq) }
 func (c *rocketChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(t, c.invalid) }
@@ -178,6 +194,7 @@ func TestRocketMQ(t *testing.T) {
 			RunAll(t, ledger, f, v)
 		})
 	}
+	RunConsumerRows(t, ledger, f)
 	ledger.Note(f.Transport(), "RocketMQ cells are proven on the in-process test broker "+
 		"(internal/broker/rocketmq/rmqtest), which follows RocketMQ 5's documented semantics: a lease-lapse "+
 		"redelivery presents DeliveryAttempt + 1 (R-14's condition), so the cells are implemented. The "+

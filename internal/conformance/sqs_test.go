@@ -59,6 +59,7 @@ func sqsFixtures() []*sqsFixture {
 const defaultSQSLease = 30 * time.Second
 
 type sqsChannel struct {
+	lease      time.Duration
 	f          *sqsFixture
 	c          *sqs.Clients
 	opts       sqs.ChannelOptions
@@ -77,6 +78,7 @@ func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 	if lease == 0 {
 		lease = defaultSQSLease
 	}
+	ch.lease = lease
 	ch.opts = sqs.ChannelOptions{Queue: base, Fifo: f.fifo, VisibilityTimeout: lease}
 	if f.sns {
 		ch.opts.Topic = base + ".topic"
@@ -148,7 +150,21 @@ func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer {
 	return ch.reader(t, ch.opts.DeadLetter)
 }
 func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer { return ch.reader(t, ch.inv) }
-func (ch *sqsChannel) Native(t testing.TB) broker.Consumer  { return ch.reader(t, ch.native) }
+
+// SourceTopic is the queue, or the SNS topic Send publishes to, as SQS
+// and SNS name it (sqs.QueueName, sqs.TopicName: "." becomes "_", FIFO
+// names end in ".fifo").
+func (ch *sqsChannel) SourceTopic() string {
+	if ch.f.sns {
+		return sqs.TopicName(ch.routingKey, ch.f.fifo)
+	}
+	return sqs.QueueName(ch.routingKey, ch.f.fifo)
+}
+
+// RedeliveryBound is the queue's visibility timeout (the SQS client extends
+// no lease on its own; the pump's extensions stop at the settle).
+func (ch *sqsChannel) RedeliveryBound() time.Duration      { return ch.lease }
+func (ch *sqsChannel) Native(t testing.TB) broker.Consumer { return ch.reader(t, ch.native) }
 
 // TestSQSConformance runs every behaviour over the four AWS configurations
 // in both variants (R-12 as GO-MAPPING reads it, NFR-8) and records the
@@ -161,6 +177,10 @@ func TestSQSConformance(t *testing.T) {
 				RunAll(t, ledger, f, v)
 			})
 		}
+		t.Run(f.config+"/consumer", func(t *testing.T) {
+			t.Parallel()
+			RunConsumerRows(t, ledger, f)
+		})
 	}
 }
 
