@@ -18,7 +18,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 LICENSES          ?= NOASSERTION
 ARCH              ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build image test unit deps vet staticcheck lint fmt-check bench conformance-ledger conformance-rocketmq-real sqs-emulator clean
+.PHONY: all build image test unit deps vet staticcheck lint fmt-check bench conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
 
 all: build
 
@@ -58,6 +58,18 @@ lint: fmt-check vet staticcheck
 
 test: deps lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(MAKE) mutants-ci
+
+# The mutation check of the conformance suite (issue 18): every deliberate
+# bug of internal/conformance/mutants, one at a time on a copy of the tree,
+# must fail a conformance cell. `mutants` runs them all and records the table
+# in docs/conformance.md; `mutants-ci` (part of make test) runs the few
+# marked CI, a minute or two.
+mutants: deps
+	$(GO) run ./internal/conformance/mutants -set all -write docs/conformance.md
+
+mutants-ci: deps
+	$(GO) run ./internal/conformance/mutants -set ci
 
 # Quick local iteration: every test without -race. CI never uses it.
 unit: deps

@@ -1,0 +1,412 @@
+// Command mutants is the mutation check of the conformance suite (issue
+// 18): it applies each of a maintained set of small deliberate bugs, one at
+// a time, to a temporary copy of the repository, runs the conformance cells
+// named for it (go test ./internal/conformance -run ...), and reports which
+// mutants the suite killed (a test failed) and which survived (every test
+// passed). Every mutant must be killed by the conformance suite alone; the
+// exit status is 1 when any survived, or when a mutant no longer applies
+// (its code moved: update the set).
+//
+// Usage (from the repository root, as `make mutants` runs it):
+//
+//	go run ./internal/conformance/mutants [-set all|ci] [-only NAME] [-write docs/conformance.md]
+//
+// -set ci runs the few mutants CI (make test) has time for; -write replaces
+// the table between the mutants markers of docs/conformance.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// mutant is one deliberate bug: Old, which must occur exactly once in File,
+// is replaced by New; Run is the -run pattern of the conformance cells that
+// must kill it.
+type mutant struct {
+	Name, What string
+	File       string
+	Old, New   string
+	Run        string
+	CI         bool
+}
+
+// cells builds a -run pattern: the test, its fixture/variant path, and the
+// rows (ledger ids with "-" removed and "/" as "_").
+func cells(test, path string, rows ...string) string {
+	return test + "/" + path + "/^(" + strings.Join(rows, "|") + ")$"
+}
+
+const (
+	sqsStd = "TestSQSConformance"
+	pubsub = "TestPubSubConformance"
+	rmq    = "TestRocketMQ"
+)
+
+// set is the maintained list of mutants.
+var set = []mutant{
+	{Name: "count-sqs", What: "SQS count rule ignores ApproximateReceiveCount",
+		File: "internal/broker/sqs/codec.go",
+		Old:  "broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
+		New:  "broker.PresentedCount(m.Header.HandledCount, 1, m.HasRejectionMetadata())",
+		Run:  cells(sqsStd, "SqsStandard/consumer", "AC42"), CI: true},
+	{Name: "count-pubsub", What: "Pub/Sub count rule ignores delivery_attempt",
+		File: "internal/broker/gcp/count.go",
+		Old:  "return broker.PresentedCount(stamped, a, routedCopy)",
+		New:  "return broker.PresentedCount(stamped, 1+0*a, routedCopy)",
+		Run:  cells(pubsub, "^Pull$/consumer", "AC42")},
+	{Name: "count-rocketmq", What: "RocketMQ count rule ignores DeliveryAttempt",
+		File: "internal/broker/rocketmq/count.go",
+		Old:  "return broker.PresentedCount(stamped, int(attempt), routedCopy)",
+		New:  "return broker.PresentedCount(stamped, 1, routedCopy)",
+		Run:  rmq + "/^AC42$"},
+	{Name: "r28-sqs", What: "SQS: a routed copy presents the dead-letter queue's own count (R-28 discriminator off)",
+		File: "internal/broker/sqs/codec.go",
+		Old:  "broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
+		New:  "broker.PresentedCount(m.Header.HandledCount, attempt, false)",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4", "AC41")},
+	{Name: "r28-pubsub", What: "Pub/Sub: a routed copy presents the reader's delivery_attempt (R-28 discriminator off)",
+		File: "internal/broker/gcp/count.go",
+		Old:  "DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
+		New:  "DeliveryCount(m.Header.HandledCount, attempt, false)",
+		Run:  cells(pubsub, "^Pull$/reactor", "AC3", "AC4", "AC41")},
+	{Name: "r28-rocketmq", What: "RocketMQ: a routed copy presents the reader group's attempt (R-28 discriminator off)",
+		File: "internal/broker/rocketmq/consumer.go",
+		Old:  "DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
+		New:  "DeliveryCount(m.Header.HandledCount, attempt, false)",
+		Run:  rmq + "/reactor/^(AC3|AC4|AC41)$"},
+	{Name: "budget-compare", What: "budget compared with > instead of >= (one delivery too many)",
+		File: "internal/pump/pump.go",
+		Old:  "budget != -1 && spent >= budget",
+		New:  "budget != -1 && spent > budget",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC6_AC35"), CI: true},
+	{Name: "routing-order", What: "the original is acknowledged before the routed copy is published",
+		File: "internal/broker/routing.go",
+		Old:  "\trouted := message.Stamp(m, dest, rej, now())\n",
+		New:  "\t_ = r.acknowledge(ctx, m)\n\trouted := message.Stamp(m, dest, rej, now())\n",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R19")},
+	{Name: "failed-publish-acks", What: "a failed publish is treated as routed (the original is acknowledged)",
+		File: "internal/broker/routing.go",
+		Old:  "if err := r.publish(ctx, dest, routed); err != nil {",
+		New:  "if err := r.publish(ctx, dest, routed); err != nil && false {",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R19")},
+	{Name: "failed-publish-no-release", What: "a failed publish leaves the original leased instead of releasing it",
+		File: "internal/broker/routing.go",
+		Old:  "if rerr := r.release(ctx, m); rerr != nil {",
+		New:  "if rerr := error(nil); rerr != nil {",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R19")},
+	{Name: "meta-originalTopic", What: "originalTopic names the destination instead of the source",
+		File: "internal/message/metadata.go",
+		Old:  "c.Header.Bag[KeyOriginalTopic] = m.Header.Topic",
+		New:  "c.Header.Bag[KeyOriginalTopic] = destination",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4")},
+	{Name: "meta-rejectionTimestamp", What: "rejectionTimestamp in a layout that does not parse",
+		File: "internal/message/metadata.go",
+		Old:  "now.UTC().Format(RejectionTimestampLayout)",
+		New:  "now.UTC().Format(time.Kitchen)",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4")},
+	{Name: "meta-originalMessageType", What: "originalMessageType always MT_EVENT",
+		File: "internal/message/metadata.go",
+		Old:  "c.Header.Bag[KeyOriginalMessageType] = m.Header.MessageType.String()\n\tif m.WireMessageType != \"\" {",
+		New:  "c.Header.Bag[KeyOriginalMessageType] = \"MT_EVENT\"\n\tif false {",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4")},
+	{Name: "meta-rejectionReason", What: "rejectionReason always DeliveryError",
+		File: "internal/message/metadata.go",
+		Old:  "c.Header.Bag[KeyRejectionReason] = r.Reason.String()",
+		New:  "c.Header.Bag[KeyRejectionReason] = message_reasonDeliveryError",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R16_unacceptable")},
+	{Name: "meta-rejectionMessage", What: "rejectionMessage written empty",
+		File: "internal/message/metadata.go",
+		Old:  "c.Header.Bag[KeyRejectionMessage] = r.Description",
+		New:  "c.Header.Bag[KeyRejectionMessage] = \"\"",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4")},
+	{Name: "route-invalid", What: "Unacceptable ignores the invalid-message channel",
+		File: "internal/broker/routing.go",
+		Old:  "\t\tif r.Invalid != \"\" {\n\t\t\treturn RouteInvalidMessage",
+		New:  "\t\tif false {\n\t\t\treturn RouteInvalidMessage",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R16_unacceptable")},
+	{Name: "route-fallback", What: "Unacceptable with no invalid-message channel does not fall back to the dead-letter queue",
+		File: "internal/broker/routing.go",
+		Old:  "\t\tif r.DeadLetter != \"\" {\n\t\t\treturn RouteDeadLetter, r.DeadLetter, true",
+		New:  "\t\tif false {\n\t\t\treturn RouteDeadLetter, r.DeadLetter, true",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R16_fallback")},
+	{Name: "proactor-batch-ack", What: "the Proactor's batch acknowledgement acknowledges nothing",
+		File: "internal/pump/pump.go",
+		Old:  "errs := ba.AcknowledgeBatch(ctx, ms)",
+		New:  "errs, _ := make([]error, len(ms)), ctx",
+		Run:  cells(sqsStd, "SqsStandard/proactor", "AC2")},
+	{Name: "single-ack", What: "an acknowledgement one by one does nothing (Reactor; Proactor without batch acknowledgement)",
+		File: "internal/pump/pump.go",
+		Old:  "\t\terr := p.consumer.Acknowledge(ctx, m)\n",
+		New:  "\t\terr, _ := error(nil), ctx\n",
+		Run:  rmq + "/proactor/^AC2$"},
+	{Name: "requeue-acks", What: "a deferral acknowledges instead of requeueing",
+		File: "internal/pump/pump.go",
+		Old:  "err := p.consumer.Requeue(ctx, m, delay)",
+		New:  "err := p.consumer.Acknowledge(ctx, m)",
+		Run:  cells(sqsStd, "SqsStandard/proactor", "AC1")},
+	{Name: "discard-no-ack", What: "no destination: the rejected message is not acknowledged",
+		File: "internal/broker/routing.go",
+		Old:  "if err := r.acknowledge(ctx, m); err != nil {\n\t\t\tres.Err = fmt.Errorf(\"acknowledge rejected message",
+		New:  "if err := error(nil); err != nil {\n\t\t\tres.Err = fmt.Errorf(\"acknowledge rejected message",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R17"), CI: true},
+	{Name: "discard-warn-level", What: "no destination: the Warning logged at Info",
+		File: "internal/broker/routing.go",
+		Old:  "log.WarnContext(ctx, LogDiscarded,",
+		New:  "log.InfoContext(ctx, LogDiscarded,",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R17")},
+	{Name: "discard-warn-reason", What: "no destination: the Warning does not name the reason",
+		File: "internal/broker/routing.go",
+		Old:  "\"message_id\", id, \"reason\", rej.Reason.String(), \"description\", rej.Description)",
+		New:  "\"message_id\", id, \"description\", rej.Description)",
+		Run:  cells(pubsub, "^Pull$/reactor", "AC17")},
+}
+
+func init() {
+	// metadata.go is package message: it cannot name message.ReasonDeliveryError.
+	for i := range set {
+		set[i].New = strings.ReplaceAll(set[i].New, "message_reasonDeliveryError", "ReasonDeliveryError.String()")
+	}
+}
+
+// result of one mutant.
+type result struct {
+	m       mutant
+	verdict string // killed, SURVIVED, stale, build failed
+	took    time.Duration
+	detail  string
+}
+
+func main() {
+	which := flag.String("set", "all", "all, or ci (the subset make test runs)")
+	only := flag.String("only", "", "run only the mutants with these names (comma-separated)")
+	write := flag.String("write", "", "replace the mutants table in this markdown file (docs/conformance.md)")
+	tableOut := flag.String("table", "", "also write the table section to this file")
+	timeout := flag.Duration("timeout", 10*time.Minute, "go test timeout per mutant")
+	flag.Parse()
+	root, err := os.Getwd()
+	if err != nil {
+		fail(err)
+	}
+	var results []result
+	bad := false
+	for _, m := range set {
+		if (*which == "ci" && !m.CI) || (*only != "" && !slices.Contains(strings.Split(*only, ","), m.Name)) {
+			continue
+		}
+		r := runMutant(root, m, *timeout)
+		fmt.Printf("%-28s %-12s %6.0fs  %s\n", m.Name, r.verdict, r.took.Seconds(), r.detail)
+		if r.verdict != "killed" {
+			bad = true
+		}
+		results = append(results, r)
+	}
+	if *tableOut != "" {
+		if err := os.WriteFile(*tableOut, []byte(table(results)), 0o644); err != nil {
+			fail(err)
+		}
+	}
+	if *write != "" && *which == "all" && *only == "" {
+		if err := writeTable(*write, results); err != nil {
+			fail(err)
+		}
+	}
+	if bad {
+		fmt.Println("mutants: some mutants were not killed by the conformance suite")
+		os.Exit(1)
+	}
+	fmt.Printf("mutants: all %d killed\n", len(results))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "mutants:", err)
+	os.Exit(2)
+}
+
+// runMutant copies the tree, applies m and runs its cells.
+func runMutant(root string, m mutant, timeout time.Duration) result {
+	start := time.Now()
+	r := result{m: m}
+	dir, err := os.MkdirTemp("", "brighter-mutant-")
+	if err != nil {
+		r.verdict, r.detail = "stale", err.Error()
+		return r
+	}
+	defer os.RemoveAll(dir)
+	if err := copyTree(root, dir); err != nil {
+		r.verdict, r.detail = "stale", err.Error()
+		return r
+	}
+	path := filepath.Join(dir, m.File)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		r.verdict, r.detail = "stale", err.Error()
+		return r
+	}
+	if n := bytes.Count(src, []byte(m.Old)); n != 1 {
+		r.verdict, r.detail = "stale", fmt.Sprintf("%s: the mutated code occurs %d times, want 1: update the mutant", m.File, n)
+		return r
+	}
+	if err := os.WriteFile(path, bytes.Replace(src, []byte(m.Old), []byte(m.New), 1), 0o644); err != nil {
+		r.verdict, r.detail = "stale", err.Error()
+		return r
+	}
+	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, "./internal/conformance")
+	r.took = time.Since(start)
+	switch {
+	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+		r.verdict, r.detail = "build failed", lastLines(out, 5)
+	case err == nil && bytes.Contains(out, []byte("no tests to run")):
+		r.verdict, r.detail = "stale", "the -run pattern matched no test: "+m.Run
+	case err == nil:
+		r.verdict, r.detail = "SURVIVED", "every cell of "+m.Run+" passed"
+	default:
+		r.verdict, r.detail = "killed", firstFail(out)
+	}
+	return r
+}
+
+func goCmd(dir string, d time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BRIGHTER_UPDATE_LEDGER=")
+	return cmd.CombinedOutput()
+}
+
+// copyTree copies the files git knows (tracked and untracked, not
+// ignored) and links node_modules (the SQS emulator).
+func copyTree(root, dst string) error {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("list files: %w", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if f == "" {
+			continue
+		}
+		if err := copyFile(filepath.Join(root, f), filepath.Join(dst, f)); err != nil {
+			if os.IsNotExist(err) {
+				continue // deleted in the work tree
+			}
+			return err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules")); err == nil {
+		return os.Symlink(filepath.Join(root, "node_modules"), filepath.Join(dst, "node_modules"))
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil || st.IsDir() {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// firstFail returns the failing cells (the most specific failing tests)
+// from go test output, and the first failure message.
+func firstFail(out []byte) string {
+	var names []string
+	msg := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "--- FAIL: ") {
+			name := strings.Fields(strings.TrimPrefix(t, "--- FAIL: "))[0]
+			for i, n := range names {
+				if strings.HasPrefix(name, n+"/") {
+					names = append(names[:i], names[i+1:]...)
+					break
+				}
+			}
+			names = append(names, name)
+		} else if msg == "" && strings.Contains(t, ".go:") && !strings.Contains(t, "(retried)") {
+			msg = t
+		}
+	}
+	if len(names) == 0 {
+		return lastLines(out, 3)
+	}
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	return strings.Join(names, ", ") + ": " + msg
+}
+
+func lastLines(out []byte, n int) string {
+	ls := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, " / ")
+}
+
+// Markers of the mutants table in docs/conformance.md (the ledger keeps
+// what lies between them when it regenerates the file).
+const (
+	beginMarker = "<!-- mutants:begin -->"
+	endMarker   = "<!-- mutants:end -->"
+)
+
+func writeTable(path string, results []result) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s ... %s section (regenerate it with make conformance-ledger)", path, beginMarker, endMarker)
+	}
+	s = s[:i] + table(results) + s[j+len(endMarker)+1:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// table renders the results between the markers.
+func table(results []result) string {
+	var b strings.Builder
+	b.WriteString(beginMarker + "\n")
+	fmt.Fprintf(&b, "Recorded by `make mutants` on %s: each mutant applied alone to a copy of the tree, then the conformance cells named run against it.\n\n", time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("| mutant | deliberate bug | file | cells run | verdict | killed by |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		by := ""
+		if r.verdict == "killed" {
+			by = r.detail
+		}
+		ci := ""
+		if r.m.CI {
+			ci = " (CI)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %s | %s | `%s` | %s | %s |\n", r.m.Name, ci, r.m.What, r.m.File, strings.ReplaceAll(r.m.Run, "|", `\|`), r.verdict, strings.ReplaceAll(by, "|", `\|`))
+	}
+	b.WriteString(endMarker + "\n")
+	return b.String()
+}
