@@ -22,7 +22,7 @@ const (
 	levelBroker        // internal/broker: the interfaces and the routing
 	levelEngine        // the pump, and each transport with its test support
 	levelApp           // handler, observe, telemetry, inspect, lint, tui, demo, conformance
-	levelCmd           // cmd/..., deploy/...
+	levelCmd           // cmd/..., deploy/..., internal/conformance/mutants
 )
 
 // level returns the level of pkg (a path relative to the module) and its
@@ -45,7 +45,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		"internal/tui", "internal/demo", "internal/conformance", "internal/layers"}, pkg),
 		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
 		return levelApp, "", true
-	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"):
+	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"),
+		pkg == "internal/conformance/mutants": // a program (make mutants), like the commands
 		return levelCmd, "", true
 	}
 	return 0, "", false
