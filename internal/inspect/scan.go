@@ -2,12 +2,15 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -28,6 +31,12 @@ const (
 	// staleBatches is how many receives in a row may bring only messages the
 	// scan has seen (their hold lapsed) before it stops.
 	staleBatches = 3
+	// receiveTries is how many times a scan tries a receive that fails with
+	// a channel failure (a dropped connection, a client that lost the
+	// broker's answer) before it gives up, backing off from
+	// receiveRetryDelay (doubling, with jitter) between tries.
+	receiveTries      = 3
+	receiveRetryDelay = 200 * time.Millisecond
 )
 
 // Stable log message texts of this package (tests match them).
@@ -36,6 +45,7 @@ const (
 	LogReplayed      = "dlq message replayed"
 	LogReplayFailed  = "dlq message replay failed; it stays in the dead-letter destination"
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
+	LogReceiveRetry  = "dlq receive failed; retrying"
 )
 
 // Source is a destination to inspect, read through the transport's
@@ -147,6 +157,25 @@ type hooks struct {
 	batch func() error
 }
 
+// receive is one receive of a scan: a channel failure is retried
+// receiveTries times in all with back-off (logged at Warn with the source
+// and error); any other error, or the last failure, is returned. The
+// receive itself is not cancelled with ctx (see scan); the waits between
+// tries are.
+func receive(ctx context.Context, src *Source, wait time.Duration) ([]*message.Message, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = receiveRetryDelay
+	return backoff.Retry(ctx, func() ([]*message.Message, error) {
+		ms, err := src.Consumer.Receive(context.WithoutCancel(ctx), wait)
+		if err != nil && !errors.Is(err, broker.ErrChannelFailure) {
+			return nil, backoff.Permanent(err)
+		}
+		return ms, err
+	}, backoff.WithBackOff(b), backoff.WithMaxTries(receiveTries), backoff.WithNotify(func(err error, d time.Duration) {
+		src.logger().Warn(LogReceiveRetry, "source", src.Name, "retry_in", d, "error", err.Error())
+	}))
+}
+
 // scan is Scan with hooks. h.settle: called when a receive brings nothing, it waits
 // until every message visit took over has been removed or released and
 // reports whether any was removed since its last call; then the scan
@@ -179,7 +208,7 @@ scan:
 		// the broker answered would leave what it took invisible, out of
 		// reach of the release below. An interrupt waits for it (at most
 		// wait) and releases what it brought.
-		ms, rerr := src.Consumer.Receive(context.WithoutCancel(ctx), wait)
+		ms, rerr := receive(ctx, src, wait)
 		if rerr != nil {
 			err = fmt.Errorf("receive from %s: %w", src.Name, rerr)
 			break

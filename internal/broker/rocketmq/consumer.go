@@ -199,6 +199,11 @@ func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, 
 		if ctx.Err() != nil {
 			return nil, nil
 		}
+		if lostResponse(err, c.now().Sub(start), c.opts.AwaitDuration) {
+			return nil, fmt.Errorf("rocketmq: receive from %s for group %s: %w: the client lost the broker's answer (%w); "+
+				"any message it carried comes back after the invisible duration with delivery attempt + 1",
+				c.opts.Topic, c.opts.ConsumerGroup, broker.ErrChannelFailure, err)
+		}
 		return nil, fmt.Errorf("rocketmq: receive from %s for group %s: %w: %w", c.opts.Topic, c.opts.ConsumerGroup, broker.ErrChannelFailure, err)
 	}
 	out := make([]*message.Message, 0, len(mvs))
@@ -206,6 +211,20 @@ func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, 
 		out = append(out, c.present(mv, start))
 	}
 	return out, nil
+}
+
+// clientDeadlineText is the whole error text rocketmq-clients v5.1.2 returns
+// when its receive context is done. It also returns it when the stream has
+// already ended, because the stream reader cancels that context right after
+// it signals completion, and a select that sees both may take either (ADR
+// 0003). Such a receive returns well before its deadline.
+const clientDeadlineText = "[error] CODE=DEADLINE_EXCEEDED"
+
+// lostResponse reports whether err is the client's deadline error returned
+// before the receive's own deadline (await plus the client's 3 s request
+// timeout): the broker answered, and the client dropped the answer.
+func lostResponse(err error, elapsed, await time.Duration) bool {
+	return err.Error() == clientDeadlineText && elapsed < await+2*time.Second
 }
 
 // present decodes one MessageView and applies the delivery-count rule. The

@@ -62,6 +62,10 @@ type env struct {
 	t   *testing.T
 	srv *rmqtest.Server
 	ctx context.Context
+	// lost counts receives that failed with a channel failure. The client
+	// can drop a receive response it got (ADR 0003): the broker then counts
+	// a delivery attempt nobody saw, so a count may run ahead by up to lost.
+	lost int
 }
 
 func newEnv(t *testing.T, topics ...string) *env {
@@ -172,15 +176,19 @@ func (e *env) transient(err error) bool {
 	}
 	if errors.Is(err, broker.ErrChannelFailure) {
 		e.t.Logf("receive (retried): %v", err)
+		e.lost++
 		return true
 	}
 	e.t.Fatalf("receive: %v", err)
 	return false
 }
 
-// receiveNone asserts that nothing arrives for the given time.
+// receiveNone asserts that nothing arrives for the given time: neither a
+// receive nor the broker (which also sees answers the client lost) may
+// hand anything out.
 func (e *env) receiveNone(c *rocketmq.Consumer, during time.Duration) {
 	e.t.Helper()
+	before := e.srv.Delivered()
 	deadline := time.Now().Add(during)
 	for time.Now().Before(deadline) {
 		ms, err := c.Receive(e.ctx, time.Second)
@@ -190,6 +198,19 @@ func (e *env) receiveNone(c *rocketmq.Consumer, during time.Duration) {
 		if len(ms) > 0 {
 			e.t.Fatalf("unexpected message %s (count %d)", ms[0].Header.MessageID, ms[0].Header.HandledCount)
 		}
+	}
+	if n := e.srv.Delivered() - before; n > 0 {
+		e.t.Fatalf("the broker handed out %d message(s) while nothing was due (the client lost the answer)", n)
+	}
+}
+
+// count fails the test unless m presents want, or up to one more for each
+// receive so far that the client lost (a delivery nobody saw still counts,
+// ADR 0003).
+func (e *env) count(m *message.Message, want int, what string) {
+	e.t.Helper()
+	if got := m.Header.HandledCount; got < want || got > want+e.lost {
+		e.t.Fatalf("%s: message %s count %d, want %d (+%d for receives the client lost)", what, m.Header.MessageID, got, want, e.lost)
 	}
 }
 

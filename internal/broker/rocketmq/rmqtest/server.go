@@ -148,6 +148,7 @@ type Server struct {
 	sendFault   atomic.Pointer[Fault]
 	ackFault    atomic.Pointer[Fault]
 	changeFault atomic.Pointer[Fault]
+	delivered   atomic.Int64
 
 	v2.UnimplementedMessagingServiceServer
 }
@@ -251,6 +252,12 @@ func (s *Server) Calls(method string) int {
 	defer s.mu.Unlock()
 	return s.calls[method]
 }
+
+// Delivered reports how many messages receive answers have handed out in
+// all (a redelivery counts again). A test that must see nothing arrive
+// checks it, because the Go client can lose an answer it was sent (ADR
+// 0003), and a receive that saw nothing proves nothing then.
+func (s *Server) Delivered() int { return int(s.delivered.Load()) }
 
 // Messages returns copies of every message stored on the topic (acknowledged
 // ones included: a RocketMQ topic is a log), by queue then offset.
@@ -524,6 +531,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 		notify := s.notify
 		s.mu.Unlock()
 		if len(msgs) > 0 {
+			s.delivered.Add(int64(len(msgs)))
 			return send(ok(), msgs)
 		}
 		wait := time.Until(pollEnd)
