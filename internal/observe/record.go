@@ -14,7 +14,7 @@ import (
 // Record kinds that are not pump event kinds (pump kinds use
 // pump.EventKind.String(): "received", "acknowledged", "deferred",
 // "budget-exhausted", "rejected", "settle-failed", "channel-failure",
-// "started", "stopped").
+// "stalled", "channel-recovered", "started", "stopped", ...).
 const (
 	// KindSubscription describes a subscription: Info is set. The stream
 	// sends one per subscription to every new reader first.
@@ -24,6 +24,10 @@ const (
 	// KindDropped tells a reader how many records it missed because it read
 	// too slowly: Dropped is set.
 	KindDropped = "dropped"
+	// KindLog is a Warn or Error log line of the consumer (issue 13: the
+	// dashboard shows them): Level, Text and Attrs are set, Subscription
+	// and MessageID when the line names them.
+	KindLog = "log"
 )
 
 // BodyPreviewBytes is the most of a message body a record carries.
@@ -78,6 +82,25 @@ type Record struct {
 	Depth int64 `json:"depth,omitempty"`
 	// Dropped is how many records this reader missed (KindDropped).
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Since is when the channel began failing and Failures how many broker
+	// calls in a row have failed since (channel-failure, stalled,
+	// channel-recovered; issue 13), so a dashboard that connects during a
+	// failure says since when.
+	Since    time.Time `json:"since,omitzero"`
+	Failures int       `json:"failures,omitempty"`
+	// Level ("WARN", "ERROR"), Text (the stable message text) and Attrs
+	// (the line's attributes, in order, but for subscription and
+	// message_id, which are in their own fields) describe a KindLog record.
+	Level string    `json:"level,omitempty"`
+	Text  string    `json:"text,omitempty"`
+	Attrs []LogAttr `json:"attrs,omitempty"`
+}
+
+// LogAttr is one attribute of a KindLog record; Key is dotted under its
+// groups ("request.status").
+type LogAttr struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // MessageDetail is what the dashboard's details view shows of a message.
@@ -144,6 +167,10 @@ func FromEvent(e pump.Event) Record {
 		DelayMS:       e.Delay.Milliseconds(),
 		DurationMS:    float64(e.Duration) / float64(time.Millisecond),
 		Description:   e.Description,
+		Failures:      e.Failures,
+	}
+	if !e.Since.IsZero() {
+		r.Since = e.Since.UTC()
 	}
 	switch e.Kind {
 	case pump.EventAcknowledged, pump.EventDeferred, pump.EventBudgetExhausted, pump.EventRejected, pump.EventSettleFailed:

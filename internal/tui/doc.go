@@ -4,6 +4,13 @@
 // messages in flight and recently settled, each with its delivery count drawn
 // against its budget; and a log of rejections with reason and route.
 //
+// Each subscription has a status line (connected, or failing since when
+// with the last error, from the channel-failure, stalled and
+// channel-recovered records; issue 13), the last Warn/Error log lines
+// (KindLog records, from observe.LogTee) are in a panel at the bottom, and
+// with Options.Interrupt (consume --tui) q drains the consumer and the
+// screen says "draining (N in flight)..." until the program is ended.
+//
 // Model is a bubbletea (charm.land/bubbletea/v2) model fed with EventsMsg
 // batches of observe.Record, TotalsMsg from /metrics and TargetStatusMsg.
 // Batcher turns a stream of records into at most one EventsMsg per interval

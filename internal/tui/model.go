@@ -27,6 +27,10 @@ const (
 	// MaxPending is how many records are held while paused; more are
 	// counted as skipped.
 	MaxPending = 50000
+	// MaxLogs is how many Warn/Error log lines the model keeps;
+	// DefaultLogLines how many the log panel shows (issue 13).
+	MaxLogs         = 100
+	DefaultLogLines = 5
 	// rateWindow is the window of the received/s rate, in seconds.
 	rateWindow = 10
 	// DefaultWidth and DefaultHeight are used until the terminal reports
@@ -61,6 +65,11 @@ type TargetStatusMsg struct {
 // TickMsg refreshes the rates once a second.
 type TickMsg time.Time
 
+// DrainingMsg tells the in-process dashboard that the consumer is draining
+// for a reason of its own (a signal, a pump that failed): it shows
+// "draining (N in flight)..." from then on, as after q (issue 13).
+type DrainingMsg struct{}
+
 // Options configure a Model.
 type Options struct {
 	// Title is the first word of the header ("brighter watch").
@@ -77,6 +86,16 @@ type Options struct {
 	// Tick is the rate refresh interval (1s when 0; negative: none, for
 	// tests).
 	Tick time.Duration
+	// Interrupt, when set, makes q (and ctrl+c) act like a signal to an
+	// in-process consumer (consume --tui, issue 13): the first asks it to
+	// drain and the dashboard stays, showing "draining (N in flight)...",
+	// until its caller ends the program; one while draining asks it to exit
+	// at once. It is called on its own goroutine and must not block. Nil:
+	// q quits the dashboard (brighter watch).
+	Interrupt func()
+	// LogLines is how many of the last Warn/Error log lines the log panel
+	// shows (DefaultLogLines when 0).
+	LogLines int
 }
 
 type sortMode int
@@ -111,6 +130,29 @@ type subState struct {
 		sec int64
 		n   int
 	}
+	health channelStatus
+}
+
+// channelStatus is what the subscription's channel-failure, stalled,
+// channel-recovered and stopped records said last (issue 13).
+type channelStatus struct {
+	// failing: broker calls have failed since since, failures in a row,
+	// the last with lastErr; stalled: for stallAfter (not ready).
+	failing  bool
+	since    time.Time
+	failures int
+	lastErr  string
+	stalled  bool
+	// stopped: the pump returned, with stopErr when it was not asked to.
+	stopped bool
+	stopErr string
+}
+
+// logLine is one Warn/Error log record.
+type logLine struct {
+	at                   time.Time
+	level, text, sub, id string
+	attrs                []observe.LogAttr
 }
 
 func (s *subState) countReceived(t time.Time) {
@@ -176,6 +218,8 @@ type Model struct {
 	subs       map[string]*subState
 	msgs       map[string]*msgState
 	rejections []rejection // newest first
+	logs       []logLine   // oldest first, at most MaxLogs
+	logCount   uint64      // every log line seen
 	seq        uint64
 	totals     map[string]map[string]observe.Totals // target -> sub -> totals
 	targets    map[string]*targetState
@@ -194,6 +238,9 @@ type Model struct {
 	cursor    [2]int
 	details   bool
 	help      bool
+	// draining: the consumer was asked to stop (q, or DrainingMsg);
+	// forced: q was pressed again while draining.
+	draining, forced bool
 
 	// Updates and Views count calls, for the redraw budget (tests and the
 	// benchmark read them).
@@ -214,6 +261,9 @@ func New(o Options) Model {
 	if o.Tick == 0 {
 		o.Tick = time.Second
 	}
+	if o.LogLines <= 0 {
+		o.LogLines = DefaultLogLines
+	}
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "message id, subscription or reason"
@@ -231,6 +281,9 @@ func New(o Options) Model {
 	}
 	for _, t := range o.Targets {
 		m.targets[t] = &targetState{}
+	}
+	if o.Interrupt != nil {
+		m.keys.Quit.SetHelp("q", "stop the consumer: drain, then exit (q again: exit at once)")
 	}
 	return m
 }
@@ -288,6 +341,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			sub.atScrape = sub.counts
 		}
 		return m, nil
+	case DrainingMsg:
+		m.draining = true
+		return m, nil
 	case TargetStatusMsg:
 		t := m.targets[msg.Target]
 		if t == nil {
@@ -324,7 +380,15 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m, tea.Quit
+		if m.opt.Interrupt == nil {
+			return m, tea.Quit
+		}
+		if m.draining {
+			m.forced = true
+		}
+		m.draining = true
+		interrupt := m.opt.Interrupt
+		return m, func() tea.Msg { interrupt(); return nil }
 	case key.Matches(msg, k.Help):
 		m.help = !m.help
 	case m.help && key.Matches(msg, k.Back):
@@ -379,6 +443,13 @@ func (m *Model) apply(r *observe.Record) {
 	case observe.KindDropped:
 		m.dropped += r.Dropped
 		return
+	case observe.KindLog:
+		m.logCount++
+		m.logs = append(m.logs, logLine{at: r.Time, level: r.Level, text: r.Text, sub: r.Subscription, id: r.MessageID, attrs: r.Attrs})
+		if len(m.logs) > MaxLogs {
+			m.logs = slices.Delete(m.logs, 0, len(m.logs)-MaxLogs*4/5)
+		}
+		return
 	}
 	if r.Subscription == "" {
 		return
@@ -386,6 +457,7 @@ func (m *Model) apply(r *observe.Record) {
 	s := m.sub(r.Subscription)
 	s.budget = r.Budget
 	if r.MessageID == "" {
+		m.applyHealth(s, r)
 		return
 	}
 	k := msgKey(r.Subscription, r.MessageID)
@@ -440,6 +512,36 @@ func (m *Model) apply(r *observe.Record) {
 	}
 }
 
+// applyHealth folds a subscription-level pump record into its status line:
+// a channel failure starts (or continues) a failing episode, stalled marks
+// it not ready, channel-recovered ends it, started and stopped bracket the
+// pump's run.
+func (m *Model) applyHealth(s *subState, r *observe.Record) {
+	h := &s.health
+	switch r.Kind {
+	case "channel-failure", "stalled":
+		if !h.failing {
+			h.failing, h.since = true, r.Time
+		}
+		if !r.Since.IsZero() {
+			h.since = r.Since
+		}
+		h.failures = max(h.failures, r.Failures)
+		if r.Error != "" {
+			h.lastErr = r.Error
+		}
+		if r.Kind == "stalled" {
+			h.stalled = true
+		}
+	case "channel-recovered":
+		*h = channelStatus{}
+	case "started":
+		*h = channelStatus{}
+	case "stopped":
+		h.stopped, h.stopErr = true, r.Error
+	}
+}
+
 func (m *Model) sub(name string) *subState {
 	s := m.subs[name]
 	if s == nil {
@@ -485,9 +587,17 @@ func (m Model) View() tea.View {
 
 // Render returns the screen as a string of at most Height lines, each at
 // most Width cells wide.
+//
+// The log panel and the key line are always at the bottom (the panels
+// above give way on a small screen), and a draining consumer says so right
+// under the header (issue 13).
 func (m Model) Render() string {
+	bottom := append(m.logPanel(), m.footer())
 	var lines []string
 	lines = append(lines, m.header())
+	if m.draining {
+		lines = append(lines, m.drainingLine())
+	}
 	lines = append(lines, m.targetLines()...)
 	switch {
 	case m.help:
@@ -496,19 +606,23 @@ func (m Model) Render() string {
 		lines = append(lines, m.detailLines()...)
 	default:
 		lines = append(lines, m.subLines()...)
-		rest := m.height - len(lines) - 1
+		rest := m.height - len(lines) - len(bottom)
 		msgH := max(rest*3/5, 3)
 		rejH := max(rest-msgH, 3)
 		lines = append(lines, m.messageLines(msgH)...)
 		lines = append(lines, m.rejectionLines(rejH)...)
 	}
-	if len(lines) > m.height-1 {
-		lines = lines[:m.height-1]
+	body := max(m.height-len(bottom), 1)
+	if len(lines) > body {
+		lines = lines[:body]
 	}
-	for len(lines) < m.height-1 {
+	for len(lines) < body {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.footer())
+	lines = append(lines, bottom...)
+	if len(lines) > m.height {
+		lines = lines[len(lines)-m.height:]
+	}
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, m.width, "…")
 	}
@@ -563,7 +677,155 @@ func (m Model) footer() string {
 	if m.filtering {
 		return m.styles.dim.Render("enter apply · esc clear")
 	}
+	if m.draining && m.opt.Interrupt != nil {
+		return m.styles.dim.Render("q exit at once (unsettled messages are left to the broker) · / filter · ? help")
+	}
 	return m.styles.dim.Render("/ filter · s sort · p pause · tab panel · enter details · ? help · q quit")
+}
+
+// inFlight counts the messages received and not yet settled, over every
+// subscription, whatever the filter.
+func (m Model) inFlight() int {
+	n := 0
+	for _, ms := range m.msgs {
+		if !ms.settled {
+			n++
+		}
+	}
+	return n
+}
+
+// drainingLine is shown from q (or DrainingMsg) until the program ends.
+func (m Model) drainingLine() string {
+	if m.forced {
+		return m.styles.bad.Render(fmt.Sprintf("exiting at once (%d in flight left to the broker)...", m.inFlight()))
+	}
+	return m.styles.warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", m.inFlight()))
+}
+
+// statusLines are the subscription's channel status under its row:
+// connected; failing since T (for how long, how many calls in a row,
+// whether that made the consumer not ready) with the last error on a line
+// of its own, cut in the middle to the width; or stopped.
+func (m Model) statusLines(s *subState) []string {
+	h := s.health
+	switch {
+	case h.stopped && h.stopErr != "":
+		return []string{m.styles.bad.Render("  ✗ stopped: " + squeeze(h.stopErr, m.width-13))}
+	case h.stopped:
+		return []string{m.styles.dim.Render("  ■ stopped")}
+	case h.failing:
+		head := "  ✗ failing since " + h.since.In(m.opt.Location).Format("15:04:05")
+		var extra []string
+		if d := m.rateNow().Sub(h.since); d >= time.Second {
+			extra = append(extra, d.Round(time.Second).String())
+		}
+		if h.failures > 0 {
+			extra = append(extra, fmt.Sprintf("%d failed calls", h.failures))
+		}
+		if len(extra) > 0 {
+			head += " (" + strings.Join(extra, ", ") + ")"
+		}
+		if h.stalled {
+			head += " · not ready"
+		}
+		out := []string{m.styles.bad.Render(head)}
+		if h.lastErr != "" {
+			const label = "    last error: "
+			e := strings.TrimPrefix(h.lastErr, "channel failure: ")
+			out = append(out, m.styles.bad.Render(label+squeeze(e, m.width-len(label))))
+		}
+		return out
+	}
+	return []string{m.styles.ok.Render("  ✓ connected")}
+}
+
+// squeeze fits s into w cells by cutting its middle: the start of an error
+// says which call failed, its end why ("connection refused").
+func squeeze(s string, w int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	sw := ansi.StringWidth(s)
+	if sw <= w || w < 8 {
+		return s
+	}
+	head := w / 3
+	tail := w - head - 1
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
+}
+
+// visibleLogs returns the log lines the filter lets through, oldest first.
+func (m Model) visibleLogs() []logLine {
+	if !m.filterSet() {
+		return m.logs
+	}
+	var out []logLine
+	for _, l := range m.logs {
+		if m.matches(l.text, l.sub, l.id) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// logPanel is the footer panel of the last Warn/Error log lines, oldest of
+// them first.
+func (m Model) logPanel() []string {
+	ls := m.visibleLogs()
+	title := "LOG · warnings and errors"
+	if m.logCount > 0 {
+		title += fmt.Sprintf(" · %d", m.logCount)
+	}
+	out := []string{m.styles.section.Render(title)}
+	if len(ls) == 0 {
+		return append(out, m.styles.dim.Render("  no warnings or errors"))
+	}
+	for _, l := range ls[max(len(ls)-m.opt.LogLines, 0):] {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  %s %-5s ", l.at.In(m.opt.Location).Format("15:04:05"), l.level)
+		if l.sub != "" {
+			b.WriteString(oneLine(l.sub) + ": ")
+		}
+		b.WriteString(oneLine(l.text))
+		if l.id != "" {
+			b.WriteString(" message_id=" + logValue(l.id))
+		}
+		// The error first: it is what a cut-off line must keep.
+		for _, a := range l.attrs {
+			if a.Key == "error" {
+				b.WriteString(" " + a.Key + "=" + logValue(a.Value))
+			}
+		}
+		for _, a := range l.attrs {
+			if a.Key != "error" {
+				b.WriteString(" " + a.Key + "=" + logValue(a.Value))
+			}
+		}
+		if l.level == "ERROR" {
+			out = append(out, m.styles.bad.Render(b.String()))
+		} else {
+			out = append(out, m.styles.warn.Render(b.String()))
+		}
+	}
+	return out
+}
+
+// oneLine turns line breaks and tabs into spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// logValue quotes a value as slog's text handler would when it has spaces,
+// quotes or an equals sign, or is empty.
+func logValue(v string) string {
+	if v == "" || strings.ContainsAny(v, " =\"\t\n") {
+		return strconv.Quote(v)
+	}
+	return v
 }
 
 // matches applies the filter.
@@ -659,6 +921,7 @@ func (m Model) subLines() []string {
 			line = m.styles.warn.Render(line)
 		}
 		out = append(out, line)
+		out = append(out, m.statusLines(s)...)
 		shown++
 	}
 	if shown == 0 {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +290,189 @@ func TestModel_NoColor(t *testing.T) {
 	}
 	if ansi.Strip(colored) == "" {
 		t.Error("colour screen is empty")
+	}
+}
+
+// failingRun is orders' channel failing since t0+1s (three calls, the
+// last error a long SDK message ending in the reason) and stalled, and
+// payments' channel failing, then recovered.
+func failingRun() []observe.Record {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	sdkErr := `channel failure: receive: operation error SQS: ReceiveMessage, exceeded maximum number of attempts, 3, https response error StatusCode: 0, RequestID: , request send failed, Post "http://127.0.0.1:1/": dial tcp 127.0.0.1:1: connect: connection refused`
+	recs := []observe.Record{
+		{Kind: "started", Time: at(0), Subscription: "orders", Budget: 3},
+		{Kind: "started", Time: at(0), Subscription: "payments", Budget: -1},
+	}
+	for i := 1; i <= 3; i++ {
+		recs = append(recs, observe.Record{Kind: "channel-failure", Time: at(1000 * i), Subscription: "orders", Budget: 3,
+			Since: at(1000), Failures: i, Error: sdkErr, DelayMS: 500})
+	}
+	recs = append(recs,
+		observe.Record{Kind: "stalled", Time: at(3001), Subscription: "orders", Budget: 3, Since: at(1000), Failures: 3, Error: sdkErr},
+		observe.Record{Kind: "channel-failure", Time: at(1500), Subscription: "payments", Budget: -1, Since: at(1500), Failures: 1, Error: "receive: context deadline exceeded"},
+		observe.Record{Kind: "channel-recovered", Time: at(2500), Subscription: "payments", Budget: -1, Since: at(1500), Failures: 1},
+	)
+	return recs
+}
+
+// Issue 13: each subscription has a status line under its row: connected,
+// or failing since when, for how long, how many calls, whether it is
+// stalled (not ready), and the last error cut in the middle so both the
+// failed call and the reason fit the width.
+func TestModel_Status_FailingSinceWithLastError_I13_Golden(t *testing.T) {
+	m := feed(newTestModel(), failingRun())
+	s := golden(t, "status_failing", m)
+	for _, want := range []string{
+		"✗ failing since 12:00:01 (4s, 3 failed calls) · not ready",
+		"    last error: receive: operation er…p 127.0.0.1:1: connect: connection refused",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	var paymentsStatus string
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "payments ") {
+			paymentsStatus = lines[i+1]
+		}
+	}
+	if strings.TrimSpace(paymentsStatus) != "✓ connected" {
+		t.Errorf("payments recovered; its status line = %q, want connected", paymentsStatus)
+	}
+	// Wider: the whole error fits.
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 250, Height: 24})
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, `Post "http://127.0.0.1:1/": dial tcp 127.0.0.1:1: connect: connection refused`) {
+		t.Errorf("250 columns wide, the whole error should show:\n%s", s)
+	}
+	// A recovery clears it; a stop says so.
+	m = feed(m, []observe.Record{{Kind: "channel-recovered", Time: t0.Add(4 * time.Second), Subscription: "orders", Budget: 3, Since: t0.Add(time.Second), Failures: 3}})
+	if s := ansi.Strip(m.(Model).Render()); strings.Contains(s, "failing") || strings.Count(s, "✓ connected") != 2 {
+		t.Errorf("after recovery both should be connected:\n%s", s)
+	}
+	m = feed(m, []observe.Record{{Kind: "stopped", Time: t0.Add(5 * time.Second), Subscription: "orders", Budget: 3, Error: "receive: access denied"}})
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "✗ stopped: receive: access denied") {
+		t.Errorf("a pump that stopped on an error should say so:\n%s", s)
+	}
+}
+
+// A dashboard that joins during a failure (brighter watch connecting late)
+// says since when from the record's Since, not from the first record it
+// happened to see.
+func TestModel_Status_SinceFromTheRecord_I13(t *testing.T) {
+	m := feed(newTestModel(), []observe.Record{{Kind: "channel-failure", Time: t0.Add(4 * time.Second), Subscription: "orders", Budget: 3,
+		Since: t0.Add(-55 * time.Second), Failures: 40, Error: "receive: connection refused"}})
+	s := ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "failing since 11:59:05 (1m0s, 40 failed calls)\n    last error: receive: connection refused") {
+		t.Fatalf("status line:\n%s", s)
+	}
+}
+
+func logRecords(n int) []observe.Record {
+	var recs []observe.Record
+	for i := 1; i <= n; i++ {
+		r := observe.Record{Kind: observe.KindLog, Time: t0.Add(time.Duration(i) * time.Second), Level: "ERROR", Text: "channel failure; backing off",
+			Subscription: "orders", Attrs: []observe.LogAttr{{Key: "error", Value: "receive: connection refused"}, {Key: "failures", Value: strconv.Itoa(i)}}}
+		if i%3 == 0 {
+			r = observe.Record{Kind: observe.KindLog, Time: t0.Add(time.Duration(i) * time.Second), Level: "WARN", Text: "redelivery budget exhausted; rejecting message",
+				Subscription: "orders", MessageID: "poison-" + strconv.Itoa(i), Attrs: []observe.LogAttr{{Key: "delivery_count", Value: "3"}, {Key: "budget", Value: "3"}}}
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// Issue 13: the last Warn/Error log lines are in a panel at the bottom,
+// oldest of the five first, with their attributes (message_id among them)
+// in slog's text form; the title counts every line seen.
+func TestModel_LogPanel_LastFiveWarnAndError_I13_Golden(t *testing.T) {
+	m := feed(newTestModel(), append(poisonRun(), logRecords(7)...))
+	s := golden(t, "log_panel", m)
+	for _, want := range []string{
+		"LOG · warnings and errors · 7",
+		"12:00:03 WARN  orders: redelivery budget exhausted; rejecting message message…",
+		`12:00:07 ERROR orders: channel failure; backing off error="receive: connectio…`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	for _, gone := range []string{"12:00:01 ERROR", "12:00:02 ERROR"} {
+		if strings.Contains(s, gone) {
+			t.Errorf("screen shows %q, older than the last five", gone)
+		}
+	}
+	// Wide enough, the whole line shows, the error before the other
+	// attributes.
+	w, _ := m.Update(tea.WindowSizeMsg{Width: 200, Height: 24})
+	wide := ansi.Strip(w.(Model).Render())
+	for _, want := range []string{
+		"12:00:03 WARN  orders: redelivery budget exhausted; rejecting message message_id=poison-3 delivery_count=3 budget=3",
+		`12:00:07 ERROR orders: channel failure; backing off error="receive: connection refused" failures=7`,
+	} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("200 columns wide, the screen lacks %q", want)
+		}
+	}
+	// The filter applies to the log lines too.
+	f := press(w, append(append([]string{"/"}, strings.Split("poison-6", "")...), "enter")...)
+	if s := ansi.Strip(f.(Model).Render()); strings.Contains(s, "failures=7") || !strings.Contains(s, "message_id=poison-6") {
+		t.Errorf("filtered log panel:\n%s", s)
+	}
+	// The panel survives a small screen: the panels above give way.
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 60, Height: 12})
+	small := golden(t, "log_panel_60x12", m)
+	if !strings.Contains(small, "12:00:07 ERROR orders: channel failure") || !strings.Contains(small, "/ filter") {
+		t.Errorf("small screen lost the log panel or the keys:\n%s", small)
+	}
+}
+
+// Issue 13: with Interrupt set (consume --tui), q asks the consumer to
+// drain and the dashboard stays, saying how many messages are in flight as
+// they settle; q again asks it to exit at once. Nothing quits the program
+// but its caller.
+func TestModel_Draining_AfterQ_I13_Golden(t *testing.T) {
+	interrupts := 0
+	o := Options{Title: "brighter consume", NoColor: true, Now: func() time.Time { return t0.Add(5 * time.Second) }, Location: time.UTC, Tick: -1,
+		Interrupt: func() { interrupts++ }}
+	recs := append(poisonRun(), observe.Record{Kind: "received", Time: t0.Add(600 * time.Millisecond), Subscription: "orders", MessageID: "slow-2", Budget: 3})
+	m := feed(New(o), recs)
+	m, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	if cmd == nil {
+		t.Fatal("q returned no command")
+	}
+	if msg := cmd(); msg != nil {
+		t.Fatalf("q's command returned %T; it must not quit the program", msg)
+	}
+	if interrupts != 1 {
+		t.Fatalf("Interrupt called %d times, want 1", interrupts)
+	}
+	s := golden(t, "draining", m)
+	if !strings.Contains(s, "draining (2 in flight)...") || !strings.Contains(s, "q exit at once") {
+		t.Errorf("screen does not say draining with 2 in flight")
+	}
+	m = feed(m, []observe.Record{
+		{Kind: "acknowledged", Time: t0.Add(time.Second), Subscription: "payments", MessageID: "slow-1", Budget: -1, Outcome: "ack"},
+		{Kind: "stopped", Time: t0.Add(time.Second), Subscription: "payments", Budget: -1},
+	})
+	s = ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "draining (1 in flight)...") || !strings.Contains(s, "■ stopped") {
+		t.Errorf("after one settle the screen should say 1 in flight and payments stopped:\n%s", s)
+	}
+	m, cmd = m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	if cmd == nil || cmd() != nil || interrupts != 2 {
+		t.Fatalf("second q: Interrupt called %d times, want 2", interrupts)
+	}
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "exiting at once (1 in flight left to the broker)...") {
+		t.Errorf("after a second q:\n%s", s)
+	}
+}
+
+// A consumer draining for a reason of its own (a signal) shows it too.
+func TestModel_Draining_Msg_I13(t *testing.T) {
+	m := feed(newTestModel(), poisonRun())
+	m, _ = m.Update(DrainingMsg{})
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "draining (1 in flight)...") {
+		t.Fatalf("screen after DrainingMsg:\n%s", s)
 	}
 }
