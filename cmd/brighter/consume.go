@@ -53,7 +53,12 @@ rejection metadata Brighter writes.
 
 SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
 drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
-messages to the broker.`,
+messages to the broker.
+
+With --tui, q does what a signal does: the first drains, and the dashboard
+says "draining (N in flight)..." until the process exits; q again exits at
+once. Each subscription has a status line (connected, or failing since when
+with the last error), and the last warnings and errors are at the bottom.`,
 		Example: `  # Run every subscription in brighter.yaml
   brighter consume --config brighter.yaml
 
@@ -140,6 +145,12 @@ const (
 	logConsumeStarting = "consume starting"
 	logConsumeStopping = "signal received; draining (send it again to exit at once)"
 	logConsumeForced   = "second signal; exiting at once, unsettled messages are left to the broker"
+	// logConsumeQuitKey is logged when q is pressed on the dashboard of
+	// consume --tui: it drains as a signal does.
+	logConsumeQuitKey = "dashboard quit; draining (press q again to exit at once)"
+	// logConsumeQuitForced is logged when q is pressed again while
+	// draining.
+	logConsumeQuitForced = "dashboard quit again; exiting at once, unsettled messages are left to the broker"
 	// forcedExitGrace is how long a second signal waits for cut-off
 	// handlers (exec process groups killed) before the process exits.
 	forcedExitGrace   = 2 * time.Second
@@ -147,10 +158,14 @@ const (
 )
 
 func (o *consumeOptions) run(ctx context.Context) error {
-	logger, err := o.global.newLogger(o.io)
+	if o.tui && !o.io.OutTTY {
+		return usageErr(errors.New("--tui draws a dashboard and needs a terminal on stdout; use --listen and `brighter watch` instead"))
+	}
+	logs, err := o.newLogs()
 	if err != nil {
 		return err
 	}
+	logger := logs.logger
 	f, err := loadConfig(o.io, o.configPath)
 	if err != nil {
 		return err
@@ -162,10 +177,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	if err := logStartupFindings(logger, f, subs); err != nil {
 		return err
 	}
-	if o.tui {
-		logger = quietForTUI(o.io, logger)
-	}
-	obs, err := o.startObservers(ctx, logger, subs)
+	obs, err := o.startObservers(ctx, logger, logs.stream, subs)
 	if err != nil {
 		return err
 	}
@@ -227,36 +239,53 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	defer close(finished)
 	pumpsDone := make(chan struct{}) // closed when every pump has returned
 	forced := make(chan struct{})    // closed on the second signal
+	// q on the dashboard is a signal's twin: the first drains, a second
+	// exits at once (issue 13).
+	quitKeys := make(chan struct{}, 2)
+	dash := o.startTUI(runCtx, stop, func() {
+		select {
+		case quitKeys <- struct{}{}:
+		default:
+		}
+	}, obs, logs)
+	defer dash.close()
 	go func() {
 		select {
 		case <-sigs:
+			logger.Info(logConsumeStopping)
+		case <-quitKeys:
+			logger.Info(logConsumeQuitKey)
 		case <-runCtx.Done():
-			return
+			// Draining for a reason of its own (a pump failed): a signal
+			// or q from now on is the second one.
 		}
-		logger.Info(logConsumeStopping)
 		stop()
 		select {
 		case <-sigs:
 			logger.Warn(logConsumeForced)
-			close(forced)
-			// Cancel the handlers first, so exec handlers' process groups
-			// are killed and their messages released, and give them a
-			// moment to return; then exit whatever is left.
-			for _, u := range units {
-				u.pump.CutOff()
-			}
-			select {
-			case <-pumpsDone:
-			case <-time.After(forcedExitGrace):
-			}
-			o.exit(exitFailure)
+		case <-quitKeys:
+			logger.Warn(logConsumeQuitForced)
 		case <-finished:
+			return
 		}
+		close(forced)
+		// Cancel the handlers first, so exec handlers' process groups are
+		// killed and their messages released, and give them a moment to
+		// return; then exit whatever is left.
+		for _, u := range units {
+			u.pump.CutOff()
+		}
+		select {
+		case <-pumpsDone:
+		case <-time.After(forcedExitGrace):
+		}
+		// Give the terminal back before the process ends.
+		dash.kill()
+		o.exit(exitFailure)
 	}()
 
 	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
 	obs.running(runCtx)
-	defer o.startTUI(runCtx, stop, obs)()
 	var wg sync.WaitGroup
 	errs := make([]error, len(units))
 	for i, u := range units {

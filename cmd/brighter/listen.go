@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mattn/go-isatty"
@@ -48,16 +49,14 @@ func nativeLimit(s *config.Subscription) int {
 }
 
 // startObservers builds what --listen and --tui ask for and starts the
-// listener. Nothing is built when neither is given.
-func (o *consumeOptions) startObservers(ctx context.Context, logger *slog.Logger, subs []*config.Subscription) (*consumeObservers, error) {
+// listener; stream is the event stream newLogs made (nil when neither is
+// given: nothing is built).
+func (o *consumeOptions) startObservers(ctx context.Context, logger *slog.Logger, stream *observe.Stream, subs []*config.Subscription) (*consumeObservers, error) {
 	ob := &consumeObservers{depths: map[string]observe.DeadLetterDepther{}, logger: logger}
-	if o.listen == "" && !o.tui {
+	if stream == nil {
 		return ob, nil
 	}
-	if o.tui && !o.io.OutTTY {
-		return nil, usageErr(errors.New("--tui draws a dashboard and needs a terminal on stdout; use --listen and `brighter watch` instead"))
-	}
-	ob.stream = observe.NewStream(0, observe.DefaultBacklog)
+	ob.stream = stream
 	for _, s := range subs {
 		m := nativeLimit(s)
 		ob.stream.Describe(s.Name, observe.SubscriptionInfo{Transport: string(s.Transport), Budget: s.RequeueCount, NativeLimit: m,
@@ -144,39 +143,141 @@ func (ob *consumeObservers) close(ctx context.Context) {
 	}
 }
 
-// quietForTUI keeps logs off a terminal the dashboard draws on: when stderr
-// is a terminal, logs are discarded (redirect stderr to a file to keep
-// them).
-func quietForTUI(io *IOStreams, logger *slog.Logger) *slog.Logger {
-	type fder interface{ Fd() uintptr }
-	if f, ok := io.ErrOut.(fder); ok && isatty.IsTerminal(f.Fd()) {
-		return slog.New(slog.DiscardHandler)
-	}
-	return logger
+// consumeLogs is consume's logger and where its Warn/Error lines also go.
+type consumeLogs struct {
+	logger *slog.Logger
+	// stream is the event stream of --listen and --tui (nil without
+	// either): Warn and Error lines are published on it as KindLog records
+	// (observe.LogTee), for the dashboard's log panel and /events.
+	stream *observe.Stream
+	// quiet, while set, keeps lines off stderr: the dashboard of --tui
+	// draws on the terminal stderr is (they still reach the stream).
+	quiet *atomic.Bool
+	// stderrTTY says whether stderr is a terminal.
+	stderrTTY bool
 }
 
-// startTUI runs the dashboard in-process, fed from the event stream, until
-// runCtx ends; quitting it calls stop (a graceful drain). The returned
-// function, called once the pumps have returned, ends it and waits.
-func (o *consumeOptions) startTUI(runCtx context.Context, stop func(), ob *consumeObservers) func() {
-	if !o.tui {
-		return func() {}
+// newLogs builds consume's logger: the flags' handler, behind LogTee when
+// there is an event stream, behind the rate limit of repeated Errors.
+func (o *consumeOptions) newLogs() (*consumeLogs, error) {
+	h, level, err := o.global.logHandler(o.io)
+	if err != nil {
+		return nil, err
 	}
-	model := tui.New(tui.Options{Title: "brighter consume", NoColor: !o.io.Color})
-	p := tea.NewProgram(model, tea.WithContext(runCtx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
+	type fder interface{ Fd() uintptr }
+	l := &consumeLogs{quiet: new(atomic.Bool)}
+	if f, ok := o.io.ErrOut.(fder); ok && isatty.IsTerminal(f.Fd()) {
+		l.stderrTTY = true
+	}
+	h = quietHandler{inner: h, quiet: l.quiet}
+	if o.listen != "" || o.tui {
+		l.stream = observe.NewStream(0, observe.DefaultBacklog)
+		h = observe.LogTee(h, max(level, slog.LevelWarn), l.stream)
+	}
+	l.logger = slog.New(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst))
+	return l, nil
+}
+
+// quietHandler drops every record while quiet is set (the dashboard owns
+// the terminal); otherwise it is inner.
+type quietHandler struct {
+	inner slog.Handler
+	quiet *atomic.Bool
+}
+
+func (h quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.inner.Enabled(ctx, l)
+}
+
+func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.quiet.Load() {
+		return nil
+	}
+	return h.inner.Handle(ctx, r)
+}
+
+func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietHandler{inner: h.inner.WithAttrs(as), quiet: h.quiet}
+}
+
+func (h quietHandler) WithGroup(name string) slog.Handler {
+	return quietHandler{inner: h.inner.WithGroup(name), quiet: h.quiet}
+}
+
+// dashboard is the running in-process dashboard of consume --tui; its
+// zero value (no --tui) does nothing.
+type dashboard struct {
+	p      *tea.Program
+	cancel context.CancelFunc
+	done   chan struct{}
+	logs   *consumeLogs
+}
+
+// close, called once the pumps have returned, ends the dashboard and waits
+// for it to give the terminal back; the logs go to stderr again.
+func (d *dashboard) close() {
+	if d.p == nil {
+		return
+	}
+	d.p.Quit()
+	<-d.done
+	d.cancel()
+	d.logs.quiet.Store(false)
+}
+
+// kill ends the dashboard at once, giving the terminal back (a forced
+// exit follows).
+func (d *dashboard) kill() {
+	if d.p == nil {
+		return
+	}
+	d.p.Kill()
+	<-d.done
+	d.logs.quiet.Store(false)
+}
+
+// startTUI runs the dashboard in-process, fed from the event stream (pump
+// events and Warn/Error log lines), until close or kill (issue 13): q
+// calls interrupt, as a signal would (the first drains, a second exits at
+// once), and the dashboard stays up, showing "draining (N in flight)...",
+// whatever started the drain, until the pumps have returned. While it
+// draws, logs are kept off a terminal stderr; redirect stderr to a file to
+// keep every line.
+func (o *consumeOptions) startTUI(runCtx context.Context, stop, interrupt func(), ob *consumeObservers, logs *consumeLogs) *dashboard {
+	if !o.tui {
+		return &dashboard{}
+	}
+	// The dashboard outlives runCtx: it shows the drain.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(runCtx))
+	model := tui.New(tui.Options{Title: "brighter consume", NoColor: !o.io.Color, Interrupt: interrupt})
+	// Signals are consume's to handle (the dashboard's own handler would
+	// quit it on SIGTERM and blank the screen for the drain); the size is
+	// the terminal's, 80x24 until it says (or when it cannot).
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10),
+		tea.WithoutSignalHandler(), tea.WithWindowSize(tui.DefaultWidth, tui.DefaultHeight))
+	d := &dashboard{p: p, cancel: cancel, done: make(chan struct{}), logs: logs}
+	if logs.stderrTTY {
+		logs.quiet.Store(true)
+	}
 	b := tui.NewBatcher(0, 0)
-	go b.Run(runCtx, p.Send)
-	go tui.FeedStream(runCtx, ob.stream.Subscribe(), b)
-	done := make(chan struct{})
+	go b.Run(ctx, p.Send)
+	go tui.FeedStream(ctx, ob.stream.Subscribe(), b)
 	go func() {
-		defer close(done)
-		if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && runCtx.Err() == nil {
+		select {
+		case <-runCtx.Done():
+			p.Send(tui.DrainingMsg{})
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		defer close(d.done)
+		_, err := p.Run()
+		if err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+			logs.quiet.Store(false)
 			ob.logger.Error(logTUIFailed, "error", err)
 		}
+		// The dashboard ended by itself (it failed): the consumer drains.
 		stop()
 	}()
-	return func() {
-		stop()
-		<-done
-	}
+	return d
 }

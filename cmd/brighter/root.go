@@ -49,7 +49,19 @@ type globalOptions struct {
 }
 
 // newLogger builds the slog logger the flags ask for; logs go to stderr.
+// Repeated Errors are rate-limited with a count of what was suppressed
+// (issue 13).
 func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
+	h, _, err := g.logHandler(io)
+	if err != nil {
+		return nil, err
+	}
+	return slog.New(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
+}
+
+// logHandler returns the handler the flags ask for, writing to stderr,
+// and its level; consume wraps it (observe.LogTee) before rate-limiting.
+func (g *globalOptions) logHandler(io *IOStreams) (slog.Handler, slog.Level, error) {
 	var level slog.Level
 	switch strings.ToLower(g.logLevel) {
 	case "debug":
@@ -61,18 +73,16 @@ func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	case "error":
 		level = slog.LevelError
 	default:
-		return nil, usageErr(fmt.Errorf("--log-level %q: valid values are %s", g.logLevel, strings.Join(logLevels, ", ")))
+		return nil, 0, usageErr(fmt.Errorf("--log-level %q: valid values are %s", g.logLevel, strings.Join(logLevels, ", ")))
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
-	// Repeated Errors are rate-limited with a count of what was
-	// suppressed (issue 13).
 	case "text", "":
-		return slog.New(observe.RateLimit(slog.NewTextHandler(io.ErrOut, opts), observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
+		return slog.NewTextHandler(io.ErrOut, opts), level, nil
 	case "json":
-		return slog.New(observe.RateLimit(slog.NewJSONHandler(io.ErrOut, opts), observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
+		return slog.NewJSONHandler(io.ErrOut, opts), level, nil
 	}
-	return nil, usageErr(fmt.Errorf("--log-format %q: valid values are %s", g.logFormat, strings.Join(logFormats, ", ")))
+	return nil, 0, usageErr(fmt.Errorf("--log-format %q: valid values are %s", g.logFormat, strings.Join(logFormats, ", ")))
 }
 
 func newRootCmd(io *IOStreams) *cobra.Command {

@@ -35,6 +35,10 @@ func newWatchCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 the messages in flight and recently settled with each delivery count drawn
 against its budget, and the rejections with reason and route.
 
+Under each subscription a status line says connected, or failing since when
+with the last error (and not ready once the consumer is stalled); the last
+warning and error log lines of the consumers are at the bottom.
+
 It reads each target's /events stream and /metrics. An unreachable target is
 shown as such and retried until it answers. NO_COLOR turns colour off.
 
