@@ -302,6 +302,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}
 	wg.Wait()
 	close(pumpsDone)
+	// The terminal back before the last lines: they go to stderr again.
+	dash.close()
 	// After a second signal the run ends in failure however the pumps
 	// returned: the process must not exit 0 before the exit above does.
 	select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
@@ -211,18 +212,22 @@ type dashboard struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	logs   *consumeLogs
+	once   sync.Once
 }
 
 // close, called once the pumps have returned, ends the dashboard and waits
-// for it to give the terminal back; the logs go to stderr again.
+// for it to give the terminal back; the logs go to stderr again. Calls
+// after the first do nothing.
 func (d *dashboard) close() {
 	if d.p == nil {
 		return
 	}
-	d.p.Quit()
-	<-d.done
-	d.cancel()
-	d.logs.quiet.Store(false)
+	d.once.Do(func() {
+		d.p.Quit()
+		<-d.done
+		d.cancel()
+		d.logs.quiet.Store(false)
+	})
 }
 
 // kill ends the dashboard at once, giving the terminal back (a forced

@@ -91,9 +91,12 @@ func (o *watchOptions) run(ctx context.Context) error {
 	defer cancel()
 	model := tui.New(tui.Options{Targets: o.targets, NoColor: !o.io.Color})
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
-	b := tui.NewBatcher(0, 0)
-	go b.Run(ctx, p.Send)
+	// One batcher per target: the dashboard keeps each one's channel
+	// status apart.
 	for _, t := range o.targets {
+		b := tui.NewBatcher(0, 0)
+		b.Target = t
+		go b.Run(ctx, p.Send)
 		go tui.Watch(ctx, o.client, t, b, p.Send)
 	}
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {

@@ -27,6 +27,11 @@ const DefaultBatchLimit = 100_000
 // the dashboard as one EventsMsg per interval. Add never blocks; past the
 // limit it counts records as dropped, reported in the next EventsMsg.
 type Batcher struct {
+	// Target, when set before the first Take, is put on every EventsMsg:
+	// brighter watch runs one Batcher per target, so the dashboard keeps
+	// each replica's channel status apart.
+	Target string
+
 	mu       sync.Mutex
 	buf      []observe.Record
 	dropped  uint64
@@ -64,7 +69,7 @@ func (b *Batcher) Take() (EventsMsg, bool) {
 	if len(b.buf) == 0 && b.dropped == 0 {
 		return EventsMsg{}, false
 	}
-	m := EventsMsg{Records: b.buf, Dropped: b.dropped}
+	m := EventsMsg{Records: b.buf, Dropped: b.dropped, Target: b.Target}
 	// Room for half as much again as this batch: a steady stream then fills
 	// the next batch without regrowing (and copying) it.
 	n := len(m.Records)

@@ -43,6 +43,10 @@ type EventsMsg struct {
 	Records []observe.Record
 	// Dropped is how many records the feeder could not keep up with.
 	Dropped uint64
+	// Target is the consumer the records came from (its Batcher's
+	// Target): brighter watch keeps each target's channel status apart;
+	// "" in-process.
+	Target string
 }
 
 // TotalsMsg carries one target's /metrics totals per subscription.
@@ -130,7 +134,9 @@ type subState struct {
 		sec int64
 		n   int
 	}
-	health channelStatus
+	// health is the channel status reported by each target ("" for the
+	// in-process dashboard); a target with none is connected.
+	health map[string]*channelStatus
 }
 
 // channelStatus is what the subscription's channel-failure, stalled,
@@ -228,7 +234,8 @@ type Model struct {
 	paused bool
 	// pausedAt is when the dashboard was last paused or resumed.
 	pausedAt time.Time
-	pending  []observe.Record
+	pending  []EventsMsg // held batches, pendingN records in all
+	pendingN int
 	skipped  uint64
 
 	filter    textinput.Model
@@ -316,16 +323,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventsMsg:
 		m.dropped += msg.Dropped
 		if m.paused {
-			room := MaxPending - len(m.pending)
+			room := MaxPending - m.pendingN
 			if room < len(msg.Records) {
 				m.skipped += uint64(len(msg.Records) - max(room, 0))
 				msg.Records = msg.Records[:max(room, 0)]
 			}
-			m.pending = append(m.pending, msg.Records...)
+			if len(msg.Records) > 0 {
+				m.pending = append(m.pending, EventsMsg{Records: msg.Records, Target: msg.Target})
+				m.pendingN += len(msg.Records)
+			}
 			return m, nil
 		}
 		for i := range msg.Records {
-			m.apply(&msg.Records[i])
+			m.apply(&msg.Records[i], msg.Target)
 		}
 		m.trim()
 		return m, nil
@@ -408,10 +418,12 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.paused = !m.paused
 		m.pausedAt = m.opt.Now()
 		if !m.paused {
-			for i := range m.pending {
-				m.apply(&m.pending[i])
+			for _, b := range m.pending {
+				for i := range b.Records {
+					m.apply(&b.Records[i], b.Target)
+				}
 			}
-			m.pending = nil
+			m.pending, m.pendingN = nil, 0
 			m.trim()
 		}
 	case key.Matches(msg, k.Details):
@@ -428,8 +440,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 
 func msgKey(sub, id string) string { return sub + "\x00" + id }
 
-// apply folds one record into the state.
-func (m *Model) apply(r *observe.Record) {
+// apply folds one record, from target, into the state.
+func (m *Model) apply(r *observe.Record, target string) {
 	switch r.Kind {
 	case observe.KindSubscription:
 		s := m.sub(r.Subscription)
@@ -457,7 +469,7 @@ func (m *Model) apply(r *observe.Record) {
 	s := m.sub(r.Subscription)
 	s.budget = r.Budget
 	if r.MessageID == "" {
-		m.applyHealth(s, r)
+		m.applyHealth(s, target, r)
 		return
 	}
 	k := msgKey(r.Subscription, r.MessageID)
@@ -516,8 +528,20 @@ func (m *Model) apply(r *observe.Record) {
 // a channel failure starts (or continues) a failing episode, stalled marks
 // it not ready, channel-recovered ends it, started and stopped bracket the
 // pump's run.
-func (m *Model) applyHealth(s *subState, r *observe.Record) {
-	h := &s.health
+func (m *Model) applyHealth(s *subState, target string, r *observe.Record) {
+	switch r.Kind {
+	case "channel-failure", "stalled", "channel-recovered", "started", "stopped":
+	default:
+		return
+	}
+	if s.health == nil {
+		s.health = map[string]*channelStatus{}
+	}
+	h := s.health[target]
+	if h == nil {
+		h = &channelStatus{}
+		s.health[target] = h
+	}
 	switch r.Kind {
 	case "channel-failure", "stalled":
 		if !h.failing {
@@ -649,7 +673,7 @@ func (m Model) header() string {
 	}
 	if m.paused {
 		p := "PAUSED"
-		if n := len(m.pending); n > 0 {
+		if n := m.pendingN; n > 0 {
 			p += fmt.Sprintf(" (%d waiting)", n)
 		}
 		parts = append(parts, m.styles.warn.Render(p))
@@ -707,15 +731,36 @@ func (m Model) drainingLine() string {
 // connected; failing since T (for how long, how many calls in a row,
 // whether that made the consumer not ready) with the last error on a line
 // of its own, cut in the middle to the width; or stopped.
+//
+// With several targets (replicas of one consumer) each target that is not
+// connected has lines of its own, named; "connected" means all are.
 func (m Model) statusLines(s *subState) []string {
-	h := s.health
+	var out []string
+	targets := sortedKeys(s.health)
+	for _, t := range targets {
+		name := ""
+		if len(targets) > 1 || len(m.opt.Targets) > 1 {
+			name = t + ": "
+		}
+		out = append(out, m.targetStatus(*s.health[t], name)...)
+	}
+	if len(out) == 0 {
+		return []string{m.styles.ok.Render("  ✓ connected")}
+	}
+	return out
+}
+
+// targetStatus is one target's status lines, nil when it is connected;
+// name prefixes them ("" with one target).
+func (m Model) targetStatus(h channelStatus, name string) []string {
 	switch {
 	case h.stopped && h.stopErr != "":
-		return []string{m.styles.bad.Render("  ✗ stopped: " + squeeze(h.stopErr, m.width-13))}
+		head := "  ✗ " + name + "stopped: "
+		return []string{m.styles.bad.Render(head + squeeze(h.stopErr, m.width-ansi.StringWidth(head)))}
 	case h.stopped:
-		return []string{m.styles.dim.Render("  ■ stopped")}
+		return []string{m.styles.dim.Render("  ■ " + name + "stopped")}
 	case h.failing:
-		head := "  ✗ failing since " + h.since.In(m.opt.Location).Format("15:04:05")
+		head := "  ✗ " + name + "failing since " + h.since.In(m.opt.Location).Format("15:04:05")
 		var extra []string
 		if d := m.rateNow().Sub(h.since); d >= time.Second {
 			extra = append(extra, d.Round(time.Second).String())
@@ -737,7 +782,7 @@ func (m Model) statusLines(s *subState) []string {
 		}
 		return out
 	}
-	return []string{m.styles.ok.Render("  ✓ connected")}
+	return nil
 }
 
 // squeeze fits s into w cells by cutting its middle: the start of an error

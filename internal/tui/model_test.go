@@ -476,3 +476,44 @@ func TestModel_Draining_Msg_I13(t *testing.T) {
 		t.Fatalf("screen after DrainingMsg:\n%s", s)
 	}
 }
+
+// brighter watch with two replicas of one consumer: each target's channel
+// status is its own, so one replica's recovery does not hide the other's
+// failure (issue 13).
+func TestModel_Status_PerTarget_I13(t *testing.T) {
+	a, b := "http://orders-1:9464", "http://orders-2:9464"
+	m := tea.Model(newTestModel(a, b))
+	fail := func(ms int) observe.Record {
+		return observe.Record{Kind: "channel-failure", Time: t0.Add(time.Duration(ms) * time.Millisecond), Subscription: "orders", Budget: 3,
+			Since: t0.Add(time.Second), Failures: 2, Error: "receive: connection refused"}
+	}
+	m, _ = m.Update(EventsMsg{Target: a, Records: []observe.Record{fail(1000)}})
+	m, _ = m.Update(EventsMsg{Target: b, Records: []observe.Record{fail(1500), {Kind: "channel-recovered", Time: t0.Add(2 * time.Second), Subscription: "orders", Budget: 3}}})
+	s := ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "✗ "+a+": failing since 12:00:01 (4s, 2 failed calls)") || strings.Contains(s, b+": failing") || strings.Contains(s, "✓ connected") {
+		t.Fatalf("orders-1 is failing, orders-2 recovered:\n%s", s)
+	}
+	m, _ = m.Update(EventsMsg{Target: a, Records: []observe.Record{{Kind: "channel-recovered", Time: t0.Add(3 * time.Second), Subscription: "orders", Budget: 3}}})
+	if s := ansi.Strip(m.(Model).Render()); strings.Contains(s, "failing") || !strings.Contains(s, "✓ connected") {
+		t.Fatalf("both recovered:\n%s", s)
+	}
+	// Paused, the records wait with their target.
+	m = press(m, "p")
+	m, _ = m.Update(EventsMsg{Target: b, Records: []observe.Record{fail(4000)}})
+	if s := ansi.Strip(m.(Model).Render()); strings.Contains(s, "failing") || !strings.Contains(s, "PAUSED (1 waiting)") {
+		t.Fatalf("paused:\n%s", s)
+	}
+	m = press(m, "p")
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "✗ "+b+": failing since") {
+		t.Fatalf("resumed:\n%s", s)
+	}
+}
+
+func TestBatcher_StampsItsTarget_I13(t *testing.T) {
+	b := NewBatcher(time.Hour, 0)
+	b.Target = "http://orders-1:9464"
+	b.Add(observe.Record{Kind: "received"})
+	if m, ok := b.Take(); !ok || m.Target != b.Target || len(m.Records) != 1 {
+		t.Fatalf("Take = %+v, %v", m, ok)
+	}
+}
