@@ -202,7 +202,16 @@ func receiveOnce(t testing.TB, c broker.Consumer, timeout time.Duration) []*mess
 // RunAll runs every pump row over f in variant v and records each cell in
 // l. The consumer rows run once per fixture through RunConsumerRows.
 func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
-	l.Run(t, "AC-1", f, v, func(t *testing.T) {
+	g := l.Group()
+	RunRows(t, g, f, v)
+	g.Wait()
+}
+
+// RunRows declares every shared pump row over f in variant v in g; the
+// caller waits for g.
+func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
+	l := g.l
+	g.Run(t, "AC-1", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: -1}, always(pump.Defer))
 		Eventually(t, waitLong, "four deliveries", func() bool { return len(sc.rec.Counts(sc.id)) >= 4 })
 		sc.running.Quit(t)
@@ -213,7 +222,7 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, "AC-2", f, v, func(t *testing.T) {
+	g.Run(t, "AC-2", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Ack))
 		Eventually(t, waitShort, "one delivery", func() bool { return sc.counter.Count(sc.id) == 1 })
 		// acknowledged: not delivered again past the lease (the pump's
@@ -225,55 +234,58 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 		}
 	})
 
-	var dlqCopy *message.Message
-	var budgetRun *scenario
-	l.Run(t, "AC-3", f, v, func(t *testing.T) {
-		budgetRun = run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
-		sc := budgetRun
-		Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
-		sc.running.Quit(t)
-		if n := sc.counter.Count(sc.id); n < 1 || n > 3 {
-			t.Errorf("handler invoked %d times, want 1..3 (R-4)", n)
-		}
-		rj := sc.rec.Rejects(sc.id)
-		if len(rj) != 1 || rj[0].Rejection.Reason != message.ReasonDeliveryError || rj[0].Result.Route != broker.RouteDeadLetter {
-			t.Fatalf("rejections %+v, want exactly one DeliveryError to the dead-letter queue", rj)
-		}
-		if n := sc.logs.Count(pump.LogBudgetExhausted); n != 1 {
-			t.Errorf("%d budget-exhausted log records, want 1", n)
-		}
+	// AC-3, AC-4 and AC-41 read one budget run in turn.
+	g.Go(func() {
+		var dlqCopy *message.Message
+		var budgetRun *scenario
+		l.Run(t, "AC-3", f, v, func(t *testing.T) {
+			budgetRun = run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
+			sc := budgetRun
+			Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+			sc.running.Quit(t)
+			if n := sc.counter.Count(sc.id); n < 1 || n > 3 {
+				t.Errorf("handler invoked %d times, want 1..3 (R-4)", n)
+			}
+			rj := sc.rec.Rejects(sc.id)
+			if len(rj) != 1 || rj[0].Rejection.Reason != message.ReasonDeliveryError || rj[0].Result.Route != broker.RouteDeadLetter {
+				t.Fatalf("rejections %+v, want exactly one DeliveryError to the dead-letter queue", rj)
+			}
+			if n := sc.logs.Count(pump.LogBudgetExhausted); n != 1 {
+				t.Errorf("%d budget-exhausted log records, want 1", n)
+			}
+		})
+		l.Run(t, "AC-4", f, v, func(t *testing.T) {
+			if budgetRun == nil {
+				t.Fatal("AC-3 did not run")
+			}
+			dlqCopy = firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
+			checkMetadata(t, budgetRun.ch, dlqCopy, message.ReasonDeliveryError)
+			if dlqCopy.Header.HandledCount < 2 {
+				t.Errorf("dead-letter copy presents %d, want >= 2 (R-5)", dlqCopy.Header.HandledCount)
+			}
+			if dlqCopy.Receipt == nil {
+				t.Errorf("a copy read from the dead-letter queue has no receipt of its own")
+			}
+		})
+		l.Run(t, "AC-41", f, v, func(t *testing.T) {
+			if dlqCopy == nil {
+				t.Fatal("AC-4 did not read the dead-letter copy")
+			}
+			// The second read goes through the same reader channel (Drain
+			// released the first), whose own delivery counter must have
+			// advanced: otherwise a codec presenting that counter instead of the
+			// stamped count would pass (issue 18).
+			again := firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
+			if again.DeliveryAttempt <= dlqCopy.DeliveryAttempt {
+				t.Fatalf("the dead-letter reader's delivery attempt went %d then %d: it does not advance, so this check could not fail", dlqCopy.DeliveryAttempt, again.DeliveryAttempt)
+			}
+			if dlqCopy.Header.HandledCount < 3 || again.Header.HandledCount != dlqCopy.Header.HandledCount {
+				t.Fatalf("dead-letter reads present %d then %d (delivery attempts %d, %d), want the stamped count (>= 3) both times (R-28)",
+					dlqCopy.Header.HandledCount, again.Header.HandledCount, dlqCopy.DeliveryAttempt, again.DeliveryAttempt)
+			}
+		})
 	})
-	l.Run(t, "AC-4", f, v, func(t *testing.T) {
-		if budgetRun == nil {
-			t.Fatal("AC-3 did not run")
-		}
-		dlqCopy = firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
-		checkMetadata(t, budgetRun.ch, dlqCopy, message.ReasonDeliveryError)
-		if dlqCopy.Header.HandledCount < 2 {
-			t.Errorf("dead-letter copy presents %d, want >= 2 (R-5)", dlqCopy.Header.HandledCount)
-		}
-		if dlqCopy.Receipt == nil {
-			t.Errorf("a copy read from the dead-letter queue has no receipt of its own")
-		}
-	})
-	l.Run(t, "AC-41", f, v, func(t *testing.T) {
-		if dlqCopy == nil {
-			t.Fatal("AC-4 did not read the dead-letter copy")
-		}
-		// The second read goes through the same reader channel (Drain
-		// released the first), whose own delivery counter must have
-		// advanced: otherwise a codec presenting that counter instead of the
-		// stamped count would pass (issue 18).
-		again := firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
-		if again.DeliveryAttempt <= dlqCopy.DeliveryAttempt {
-			t.Fatalf("the dead-letter reader's delivery attempt went %d then %d: it does not advance, so this check could not fail", dlqCopy.DeliveryAttempt, again.DeliveryAttempt)
-		}
-		if dlqCopy.Header.HandledCount < 3 || again.Header.HandledCount != dlqCopy.Header.HandledCount {
-			t.Fatalf("dead-letter reads present %d then %d (delivery attempts %d, %d), want the stamped count (>= 3) both times (R-28)",
-				dlqCopy.Header.HandledCount, again.Header.HandledCount, dlqCopy.DeliveryAttempt, again.DeliveryAttempt)
-		}
-	})
-	l.Run(t, "AC-5", f, v, func(t *testing.T) {
+	g.Run(t, "AC-5", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: -1, DeadLetter: true}, always(pump.Defer))
 		Eventually(t, waitLong, "more than 3 invocations", func() bool { return sc.counter.Count(sc.id) > 3 })
 		sc.running.Quit(t)
@@ -286,7 +298,7 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, "AC-6/AC-35", f, v, func(t *testing.T) {
+	g.Run(t, "AC-6/AC-35", f, v, func(t *testing.T) {
 		for _, budget := range []int{1, 0, -3} {
 			sc := run(t, f, v, Setup{RequeueCount: budget, DeadLetter: true}, always(pump.Defer))
 			Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
@@ -302,7 +314,7 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, "AC-8", f, v, func(t *testing.T) {
+	g.Run(t, "AC-8", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true, NativeMaxDeliveries: 5, Lease: shortLease}, always(pump.Defer))
 		Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 		// The routed message must have left the source: with the pump still
@@ -326,7 +338,7 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, "AC-9", f, v, func(t *testing.T) {
+	g.Run(t, "AC-9", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 10, DeadLetter: true, NativeMaxDeliveries: 3}, always(pump.Defer))
 		native := sc.ch.Native(t)
 		if native == nil {
@@ -341,7 +353,7 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			t.Errorf("Brighter rejected too: %+v (R-8: the native limit fired first)", rj)
 		}
 	})
-	l.Run(t, "R-16/unacceptable", f, v, func(t *testing.T) {
+	g.Run(t, "R-16/unacceptable", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true}, always(pump.Unacceptable))
 		m := firstOn(t, sc.ch.Invalid(t), sc.id, waitLong)
 		sc.running.Quit(t)
@@ -350,17 +362,17 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			t.Errorf("rejections %+v, want one to the invalid-message channel", rj)
 		}
 	})
-	l.Run(t, "R-16/fallback", f, v, func(t *testing.T) {
+	g.Run(t, "R-16/fallback", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Unacceptable))
 		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
 		sc.running.Quit(t)
 		checkMetadata(t, sc.ch, m, message.ReasonUnacceptable)
 	})
-	l.Run(t, "R-17", f, v, func(t *testing.T) {
+	g.Run(t, "R-17", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Reject))
 		checkDiscarded(t, sc, message.ReasonDeliveryError)
 	})
-	l.Run(t, "R-19", f, v, func(t *testing.T) {
+	g.Run(t, "R-19", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true}, always(pump.Reject))
 		Eventually(t, waitShort, "a redelivery after the failed route", func() bool { return sc.counter.Count(sc.id) >= 2 })
 		sc.running.Quit(t)
@@ -378,14 +390,22 @@ func RunAll(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			t.Fatalf("no %q Error naming the id and DeliveryError:\n%s", broker.LogRoutingFailed, sc.logs.String())
 		}
 	})
-	runHostile(t, l, f, v)
-	runLeases(t, l, f, v)
+	runHostile(t, g, f, v)
+	runLeases(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per
 // configuration) over f and records each cell in l.
 func RunConsumerRows(t *testing.T, l *Ledger, f Fixture) {
-	l.RunConsumer(t, "AC-42", f, func(t *testing.T) {
+	g := l.Group()
+	ConsumerRows(t, g, f)
+	g.Wait()
+}
+
+// ConsumerRows declares the shared consumer rows over f in g; the caller
+// waits for g.
+func ConsumerRows(t *testing.T, g *Group, f Fixture) {
+	g.RunConsumer(t, "AC-42", f, func(t *testing.T) {
 		ch := f.Open(t, Setup{RequeueCount: -1, Lease: 2 * time.Second})
 		c := ch.Consumer(t, 1)
 		id := uniqueID(t)
@@ -403,7 +423,7 @@ func RunConsumerRows(t *testing.T, l *Ledger, f Fixture) {
 			t.Fatalf("counts %v: the lease-lapse redelivery did not present a greater count (R-1)", counts)
 		}
 	})
-	l.RunConsumer(t, "R-16/none", f, func(t *testing.T) {
+	g.RunConsumer(t, "R-16/none", f, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Logger: logger})
 		c := ch.Consumer(t, 1)

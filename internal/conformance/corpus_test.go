@@ -449,6 +449,7 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 // and empty bodies, bad timestamps and cloudeventheaders, forged metadata)
 // raw to the emulator and drives it through one real pump per variant.
 func TestMalformedMessageCorpus_Issue14(t *testing.T) {
+	t.Parallel()
 	// Pub/Sub's pull and stream consumers receive through different
 	// code, so both run the corpus.
 	pull, stream := pubsubFixtures()[0], pubsubFixtures()[2]
@@ -461,7 +462,7 @@ func TestMalformedMessageCorpus_Issue14(t *testing.T) {
 		{sqsFixtures()[0], sqsCorpus()}, // SqsStandard
 		{pull, pubsubCorpus()},
 		{stream, pubsubCorpus()},
-		{&rocketFixture{}, rocketCorpus()},
+		{newRocketFixture(), rocketCorpus()},
 	}
 	for _, tr := range transports {
 		for _, v := range Variants {

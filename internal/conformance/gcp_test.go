@@ -327,6 +327,7 @@ func expectGone(t *testing.T, c broker.Consumer, ids []string, d time.Duration) 
 // over the four configurations in both variants (R-13, R-15..R-21, NFR-8),
 // each configuration in its own project on one emulator, all in parallel.
 func TestPubSubConformance(t *testing.T) {
+	t.Parallel()
 	fs := pubsubFixtures()
 	for _, f := range fs {
 		f.start(t)
@@ -340,15 +341,19 @@ func TestPubSubConformance(t *testing.T) {
 	for _, f := range fs {
 		wg.Go(func() {
 			t.Run(f.config+"/consumer", func(t *testing.T) {
-				RunConsumerRows(t, ledger, f)
-				runPubSubConsumerRows(t, ledger, f, attempts)
+				g := ledger.Group()
+				ConsumerRows(t, g, f)
+				runPubSubConsumerRows(t, g, f, attempts)
+				g.Wait()
 			})
 		})
 		for _, v := range Variants {
 			wg.Go(func() {
 				t.Run(f.config+"/"+string(v), func(t *testing.T) {
-					RunAll(t, ledger, f, v)
-					runPubSubRows(t, ledger, f, v, attempts)
+					g := ledger.Group()
+					RunRows(t, g, f, v)
+					runPubSubRows(t, g, f, v, attempts)
+					g.Wait()
 				})
 			})
 		}
@@ -412,8 +417,8 @@ func (a *attemptLog) String() string {
 
 // runPubSubConsumerRows runs the Pub/Sub-specific consumer rows (no pump)
 // over f.
-func runPubSubConsumerRows(t *testing.T, l *Ledger, f *pubsubFixture, attempts *attemptLog) {
-	l.RunConsumer(t, "AC-15", f, func(t *testing.T) {
+func runPubSubConsumerRows(t *testing.T, g *Group, f *pubsubFixture, attempts *attemptLog) {
+	g.RunConsumer(t, "AC-15", f, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger, Lease: shortLease}, true)
 		c := ch.Consumer(t, 1)
@@ -466,7 +471,7 @@ func runPubSubConsumerRows(t *testing.T, l *Ledger, f *pubsubFixture, attempts *
 		expectGone(t, c, ids, quietWindow(ch))
 	})
 
-	l.RunConsumer(t, "AC-39", f, func(t *testing.T) {
+	g.RunConsumer(t, "AC-39", f, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.open(t, Setup{RequeueCount: -1, NativeMaxDeliveries: pubsubMinNativeLimit, Logger: logger}, true)
 		c := ch.Consumer(t, 1)
@@ -489,19 +494,19 @@ func runPubSubConsumerRows(t *testing.T, l *Ledger, f *pubsubFixture, attempts *
 }
 
 // runPubSubRows runs the Pub/Sub-specific pump rows over f in variant v.
-func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, attempts *attemptLog) {
-	l.Run(t, "AC-16", f, v, func(t *testing.T) {
+func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, attempts *attemptLog) {
+	g.Run(t, "AC-16", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Unacceptable))
 		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
 		sc.running.Quit(t)
 		checkMetadata(t, sc.ch, m, message.ReasonUnacceptable)
 	})
 
-	l.Run(t, "AC-17", f, v, func(t *testing.T) {
+	g.Run(t, "AC-17", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Unacceptable))
 		checkDiscarded(t, sc, message.ReasonUnacceptable)
 	})
-	l.Run(t, "AC-18", f, v, func(t *testing.T) {
+	g.Run(t, "AC-18", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
 		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 		rejectedAt := time.Now()
@@ -524,7 +529,7 @@ func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, at
 		}
 	})
 
-	l.Run(t, "AC-43", f, v, func(t *testing.T) {
+	g.Run(t, "AC-43", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, NativeMaxDeliveries: pubsubMinNativeLimit}, always(pump.Defer))
 		ch := sc.ch.(*pubsubChannel)
 		native := ch.Native(t)
@@ -574,7 +579,7 @@ func runPubSubRows(t *testing.T, l *Ledger, f *pubsubFixture, v pump.Variant, at
 		}
 	})
 
-	l.Run(t, "AC-11", f, v, func(t *testing.T) {
+	g.Run(t, "AC-11", f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
 		ch := f.open(t, Setup{RequeueCount: 3, Logger: logger}, false)
 		buffer, _ := scale(v)

@@ -80,12 +80,16 @@ func (c *memoryChannel) Invalid(t testing.TB) broker.Consumer    { return c.read
 func (c *memoryChannel) Native(t testing.TB) broker.Consumer     { return c.reader(c.native) }
 
 func TestHarnessOnMemoryTransport(t *testing.T) {
+	t.Parallel()
 	own := NewLedger()
-	for _, v := range Variants {
-		t.Run(string(v), func(t *testing.T) {
-			RunAll(t, own, &memoryFixture{}, v)
-		})
-	}
+	t.Run("variants", func(t *testing.T) {
+		for _, v := range Variants {
+			t.Run(string(v), func(t *testing.T) {
+				t.Parallel()
+				RunAll(t, own, &memoryFixture{}, v)
+			})
+		}
+	})
 	RunConsumerRows(t, own, &memoryFixture{})
 	if sk := own.Skipped(); len(sk) > 0 {
 		t.Errorf("skipped cells prove nothing: %v", sk)

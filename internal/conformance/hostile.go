@@ -55,8 +55,8 @@ var hostileBehaviours = []Behaviour{
 
 // runHostile runs issue 14's behaviours over f in variant v (RunAll calls
 // it; AC-41, the other half of R-28, stays in RunAll unchanged).
-func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
-	l.Run(t, rowStampedLimit, f, v, func(t *testing.T) {
+func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
+	g.Run(t, rowStampedLimit, f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger})
 		wc, ok := ch.(WireChannel)
@@ -114,7 +114,7 @@ func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			t.Logf("logs:\n%s", logs.String())
 		}
 	})
-	l.Run(t, rowRoutedCopy, f, v, func(t *testing.T) {
+	g.Run(t, rowRoutedCopy, f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Logger: logger})
 		base := uniqueID(t)
@@ -163,7 +163,7 @@ func runHostile(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, rowForgedMetadata, f, v, func(t *testing.T) {
+	g.Run(t, rowForgedMetadata, f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Logger: logger})
 		id := uniqueID(t)

@@ -69,15 +69,15 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // runLeases runs issue 12's rows over f in variant v (RunAll calls it).
-func runLeases(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
+func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	if reason, ok := leaseDeferral(f); ok {
 		for _, b := range leaseBehaviours {
-			l.Defer(b.ID, f, v, reason)
+			g.l.Defer(b.ID, f, v, reason)
 		}
 		return
 	}
 	const msgs, budget = 2, 2
-	l.Run(t, "I12-1", f, v, func(t *testing.T) {
+	g.Run(t, "I12-1", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: conformanceLease, Logger: logger})
 		base := uniqueID(t)
@@ -127,7 +127,7 @@ func runLeases(t *testing.T, l *Ledger, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	l.Run(t, "I12-2", f, v, func(t *testing.T) {
+	g.Run(t, "I12-2", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, Lease: conformanceLease, Logger: logger})
 		base := uniqueID(t)

@@ -112,6 +112,7 @@ type cell struct {
 // Ledger collects the outcome of every cell run in this test binary and
 // renders docs/conformance.md.
 type Ledger struct {
+	slots   chan struct{} // bounds the rows running at once (Group)
 	mu      sync.Mutex
 	cells   map[cellKey]cell
 	configs map[string][]string // transport -> configurations in first-seen order
@@ -120,8 +121,51 @@ type Ledger struct {
 
 // NewLedger makes an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{cells: map[cellKey]cell{}, configs: map[string][]string{}, notes: map[string][]string{}}
+	return &Ledger{slots: make(chan struct{}, concurrentRows), cells: map[cellKey]cell{}, configs: map[string][]string{}, notes: map[string][]string{}}
 }
+
+// concurrentRows is how many rows of one ledger run at once. Rows mostly
+// wait on broker clocks (leases, quiet windows), so running them in series
+// made the suite as long as the sum of its windows; more at once than this
+// loads a two-core machine until lease timings suffer.
+const concurrentRows = 24
+
+// Group runs rows concurrently: each Run, RunConsumer or Go starts at once
+// in its own goroutine when one of the ledger's slots is free, and Wait
+// returns when all have ended. Rows that depend on each other go in series
+// inside one Go. The subtests keep their names (t.Run may be called from
+// several goroutines), so -run patterns select them as before.
+type Group struct {
+	l  *Ledger
+	wg sync.WaitGroup
+}
+
+// Group makes an empty group of l's rows.
+func (l *Ledger) Group() *Group { return &Group{l: l} }
+
+// Go runs fn, which declares rows with the Ledger's Run and RunConsumer in
+// series, in a slot of its own.
+func (g *Group) Go(fn func()) {
+	g.wg.Go(func() {
+		g.l.slots <- struct{}{}
+		defer func() { <-g.l.slots }()
+		fn()
+	})
+}
+
+// Run is Ledger.Run in a slot of its own.
+func (g *Group) Run(t *testing.T, id string, f Fixture, v pump.Variant, fn func(t *testing.T)) {
+	g.Go(func() { g.l.Run(t, id, f, v, fn) })
+}
+
+// RunConsumer is Ledger.RunConsumer in a slot of its own.
+func (g *Group) RunConsumer(t *testing.T, id string, f Fixture, fn func(t *testing.T)) {
+	g.Go(func() { g.l.RunConsumer(t, id, f, fn) })
+}
+
+// Wait returns when every row started in g has ended. Call it before the
+// test that declared them returns.
+func (g *Group) Wait() { g.wg.Wait() }
 
 func (l *Ledger) addConfig(transport, configuration string) {
 	if !slices.Contains(l.configs[transport], configuration) {

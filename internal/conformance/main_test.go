@@ -18,8 +18,22 @@ var ledger = NewLedger()
 // transport's test file appends its starter in an init function.
 var emulators []func() (stop func(), err error)
 
+// parallelCells is how many parallel tests of this package run at once
+// unless -parallel says otherwise. The cells mostly wait on broker clocks
+// (leases, ack deadlines, quiet windows), not on the CPU, so the default of
+// one per CPU would leave the suite waiting in series (the suite must stay well inside CI's time).
+const parallelCells = 16
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		if err := flag.Set("test.parallel", fmt.Sprint(parallelCells)); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: set -parallel:", err)
+			os.Exit(1)
+		}
+	}
 	var stops []func()
 	for _, start := range emulators {
 		stop, err := start()

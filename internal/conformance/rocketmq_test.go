@@ -80,7 +80,15 @@ func init() {
 // rocketFixture is RocketMQ's one configuration (GO-MAPPING: 9
 // configurations, RocketMQ: one) over the test broker, driven by the real Go
 // client.
-type rocketFixture struct{ seq atomic.Int64 }
+// rocketFixture opens channels on the one test broker of the binary; base
+// keeps the topics of two fixtures apart (the corpus and TestRocketMQ run
+// at once).
+type rocketFixture struct {
+	base int64
+	seq  atomic.Int64
+}
+
+func newRocketFixture() *rocketFixture { return &rocketFixture{base: time.Now().UnixNano() % 1_000_000_000} }
 
 func (f *rocketFixture) Transport() string     { return "RocketMQ" }
 func (f *rocketFixture) Configuration() string { return "RocketMq" }
@@ -99,7 +107,7 @@ func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
 	rocketmq.ConfigureClientLog(t.TempDir())
 	c := &rocketChannel{
 		conn:  rocketmq.Connection{Endpoint: rmqServer.Endpoint(), AccessKey: "conformance", SecretKey: "conformance"},
-		topic: fmt.Sprintf("conf-%d", n), group: fmt.Sprintf("conf-group-%d", n), lease: s.Lease, logger: s,
+		topic: fmt.Sprintf("conf-%d-%d", f.base, n), group: fmt.Sprintf("conf-group-%d-%d", f.base, n), lease: s.Lease, logger: s,
 	}
 	if c.lease == 0 {
 		c.lease = 30 * time.Second
@@ -188,9 +196,11 @@ func (c *rocketChannel) Invalid(t testing.TB) broker.Consumer    { return c.read
 func (c *rocketChannel) Native(t testing.TB) broker.Consumer     { return c.reader(t, c.native) }
 
 func TestRocketMQ(t *testing.T) {
-	f := &rocketFixture{}
+	t.Parallel()
+	f := newRocketFixture()
 	for _, v := range Variants {
 		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
 			RunAll(t, ledger, f, v)
 		})
 	}

@@ -170,6 +170,7 @@ func (ch *sqsChannel) Native(t testing.TB) broker.Consumer { return ch.reader(t,
 // in both variants (R-12 as GO-MAPPING reads it, NFR-8) and records the
 // cells in the ledger.
 func TestSQSConformance(t *testing.T) {
+	t.Parallel()
 	for _, f := range sqsFixtures() {
 		for _, v := range Variants {
 			t.Run(f.config+"/"+string(v), func(t *testing.T) {
@@ -230,6 +231,7 @@ func sqsLockstepRun(t *testing.T, f *sqsFixture, v pump.Variant) lockstepRun {
 // identical routes, metadata keys and log texts (R-12's lockstep as
 // GO-MAPPING reads it).
 func TestSQSDirectAndSNSInLockstep_AC13(t *testing.T) {
+	t.Parallel()
 	fs := sqsFixtures()
 	for _, v := range Variants {
 		for _, pair := range [][2]*sqsFixture{{fs[0], fs[2]}, {fs[1], fs[3]}} {
