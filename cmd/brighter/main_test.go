@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
@@ -53,6 +54,7 @@ func runScripts(t *testing.T, dir string) {
 		t.Fatalf("start the RocketMQ test broker: %v", err)
 	}
 	t.Cleanup(rmq.Close)
+	hole := blackHole(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
@@ -69,11 +71,48 @@ func runScripts(t *testing.T, dir string) {
 			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 			env.Setenv("RMQ_ENDPOINT", rmq.Endpoint())
+			env.Setenv("BLACKHOLE", hole)
 			// Each script gets queue names of its own: fauxqs is shared.
 			env.Setenv("RUN", fmt.Sprintf("r%d", time.Now().UnixNano()%1e9))
 			return nil
 		},
 	})
+}
+
+// blackHole listens on 127.0.0.1 and accepts every connection and never
+// answers on it (issue 13: a host that accepts connections and then says
+// nothing). It returns the host:port; the listener and the connections it
+// holds are closed when t ends.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("black hole: %v", err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
 
 // cmdExitCode is the testscript command `exitcode N prog args...`: it runs

@@ -51,11 +51,13 @@ func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
 	cfg = shielded(cfg)
 	return &Clients{
 		SQS: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+			o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, cfg.Region)))
 			if endpoint != "" {
 				o.BaseEndpoint = aws.String(endpoint)
 			}
 		}),
 		SNS: sns.NewFromConfig(cfg, func(o *sns.Options) {
+			o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, cfg.Region)))
 			if endpoint != "" {
 				o.BaseEndpoint = aws.String(endpoint)
 			}
@@ -94,4 +96,14 @@ func (c *Clients) CheckCredentials(ctx context.Context, profile string) (string,
 		return "", fmt.Errorf("%w: tried %s: %w", ErrNoCredentials, tried, err)
 	}
 	return creds.Source, nil
+}
+
+// endpointName names a service's endpoint in errors: the configured one, or
+// the AWS endpoint of the region (as the SDK resolves it, environment
+// overrides included).
+func endpointName(service, endpoint, region string) string {
+	if endpoint != "" {
+		return service + " at " + endpoint
+	}
+	return service + " (the AWS endpoint for region " + region + ")"
 }
