@@ -88,7 +88,9 @@ type rocketFixture struct {
 	seq  atomic.Int64
 }
 
-func newRocketFixture() *rocketFixture { return &rocketFixture{base: time.Now().UnixNano() % 1_000_000_000} }
+func newRocketFixture() *rocketFixture {
+	return &rocketFixture{base: time.Now().UnixNano() % 1_000_000_000}
+}
 
 func (f *rocketFixture) Transport() string     { return "RocketMQ" }
 func (f *rocketFixture) Configuration() string { return "RocketMq" }
