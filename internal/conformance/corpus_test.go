@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/sqs"
@@ -255,22 +254,6 @@ func rocketCorpus() []corpusCase {
 	return cs
 }
 
-// rejectCapture records every message the pump rejects.
-type rejectCapture struct {
-	broker.Consumer
-	mu       sync.Mutex
-	rejected []*message.Message
-	reasons  []message.Rejection
-}
-
-func (r *rejectCapture) Reject(ctx context.Context, m *message.Message, rej message.Rejection) broker.RejectResult {
-	r.mu.Lock()
-	r.rejected = append(r.rejected, m)
-	r.reasons = append(r.reasons, rej)
-	r.mu.Unlock()
-	return r.Consumer.Reject(ctx, m, rej)
-}
-
 // runCorpus publishes every case raw, runs ONE pump over the channel for
 // the whole corpus, and checks that each case is handled once with defaults
 // or routed as Unacceptable with its identity, and that a good message
@@ -317,21 +300,20 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 		}
 		return pump.Result{Outcome: pump.Ack}
 	}
-	rc := &rejectCapture{Consumer: ch.Consumer(t, 1)}
+	// The pump sees exactly the consumer's capabilities (issue 18).
 	opts := pumpOptions(v, 3)
 	opts.BufferSize = 10
-	running := Start(t, rc, h, opts, pump.LogObserver{Logger: logger})
+	rc := NewRecordingConsumer(ch.Consumer(t, opts.BufferSize))
+	running := Start(t, rc.View(t), h, opts, pump.LogObserver{Logger: logger})
 	settled := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		rc.mu.Lock()
-		defer rc.mu.Unlock()
 		done := map[int]bool{}
 		for i := range handled {
 			done[i] = true
 		}
-		for _, m := range rc.rejected {
-			if i := which(m); i >= 0 {
+		for _, r := range rc.AllRejects() {
+			if i := which(r.Message); i >= 0 {
 				done[i] = true
 			}
 		}
@@ -352,13 +334,11 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 	running.Quit(t)
 
 	rejected := map[int][]message.Rejection{}
-	rc.mu.Lock()
-	for k, m := range rc.rejected {
-		if i := which(m); i >= 0 {
-			rejected[i] = append(rejected[i], rc.reasons[k])
+	for _, r := range rc.AllRejects() {
+		if i := which(r.Message); i >= 0 {
+			rejected[i] = append(rejected[i], r.Rejection)
 		}
 	}
-	rc.mu.Unlock()
 	for i, c := range cases {
 		switch {
 		case c.invalid && len(handled[i]) > 0:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,10 @@ func (d *DispatchCounter) Reset() {
 
 // RejectCall records one Reject made through a RecordingConsumer.
 type RejectCall struct {
-	ID        string
+	ID string
+	// Message is the message as the pump rejected it (a corpus case may
+	// have no usable id: tests find it by correlation id or body).
+	Message   *message.Message
 	Rejection message.Rejection
 	Result    broker.RejectResult
 }
@@ -107,7 +111,7 @@ func (r *RecordingConsumer) Requeue(ctx context.Context, m *message.Message, del
 func (r *RecordingConsumer) Reject(ctx context.Context, m *message.Message, rej message.Rejection) broker.RejectResult {
 	res := r.Consumer.Reject(ctx, m, rej)
 	r.mu.Lock()
-	r.rejects = append(r.rejects, RejectCall{ID: m.OriginalID(), Rejection: rej, Result: res})
+	r.rejects = append(r.rejects, RejectCall{ID: m.OriginalID(), Message: m, Rejection: rej, Result: res})
 	r.mu.Unlock()
 	return res
 }
@@ -214,6 +218,14 @@ func (r *RecordingConsumer) Requeues(id string) int {
 }
 
 // Rejects returns every Reject call for the message.
+// AllRejects returns every Reject call so far, in order.
+func (r *RecordingConsumer) AllRejects() []RejectCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.rejects)
+}
+
+// Rejects returns the Reject calls of the message with this original id.
 func (r *RecordingConsumer) Rejects(id string) []RejectCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
