@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 )
@@ -339,7 +343,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
 			t.dest = gcpNativeSubscription(s)
 		case s.RocketMQ != nil:
-			t.dest = "%DLQ%" + s.RocketMQ.ConsumerGroup
+			t.dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
 		default:
 			return nil, usageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy)", s.Pos("transport"), s.Name))
 		}
@@ -352,7 +356,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	t.url = string(s.Transport) + "://" + t.dest
 	switch s.Transport {
 	case config.TransportGCP:
-		t.url = "pubsub://" + gcpSubscriptionPath(f, s, t.dest)
+		t.url = "pubsub://" + gcp.SubscriptionName(gcpProject(t), t.dest)
 	case config.TransportRocketMQ:
 		t.group = o.group
 		if t.group == "" {
@@ -361,7 +365,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 		if t.group == s.RocketMQ.ConsumerGroup {
 			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", t.group))
 		}
-		t.url = "rocketmq://" + t.dest + "?group=" + url.QueryEscape(t.group)
+		t.url = rocketmq.URLScheme{}.Format(broker.Address{Kind: broker.AddressTopic, Name: t.dest, Params: url.Values{"group": {t.group}}})
 	}
 	return t, nil
 }
@@ -373,19 +377,6 @@ const readerGroupSuffix = "-dlq-reader"
 // defaultURLReaderGroup is the RocketMQ reader group of a rocketmq:// URL
 // without ?group= and without --group.
 const defaultURLReaderGroup = "brighter-dlq-reader"
-
-// gcpSubscriptionPath is projects/P/subscriptions/S for a subscription id
-// of the subscription's project.
-func gcpSubscriptionPath(f *config.File, s *config.Subscription, sub string) string {
-	if strings.HasPrefix(sub, "projects/") {
-		return sub
-	}
-	project := f.Connections.GCP.ProjectID
-	if s.GCP != nil && s.GCP.ProjectID != "" {
-		project = s.GCP.ProjectID
-	}
-	return "projects/" + project + "/subscriptions/" + sub
-}
 
 // env reads an environment variable through the command's IO streams.
 func (o *dlqOptions) env(name string) string {
@@ -490,17 +481,43 @@ func (o *dlqOptions) checkOutput() error {
 	return nil
 }
 
-// readScan is what peek and stats share before their scan: the logger, the
-// checked --output, the filter, the destination opened for reading, and a
-// context that the first SIGINT or SIGTERM cancels. done closes the channel
-// and stops listening for signals.
+// newScanCmd completes cmd, a dlq command that scans a destination and
+// removes nothing (peek, stats): it takes the destination as at most one
+// argument, has the common flags and --output, and runs scan over the
+// destination opened for reading, closing it afterwards.
+func (o *dlqOptions) newScanCmd(cmd *cobra.Command, scan func(rs *readScan) error) *cobra.Command {
+	cmd.Args = cobra.MaximumNArgs(1)
+	cmd.RunE = o.runWith(func(cmd *cobra.Command, dest string) error {
+		rs, err := o.openReadScan(cmd.Context(), dest)
+		if err != nil {
+			return err
+		}
+		defer rs.done()
+		return scan(rs)
+	})
+	o.addCommon(cmd)
+	o.addOutput(cmd)
+	return cmd
+}
+
+// readScan is what peek and stats share before their scan: the checked
+// --output, the filter, the destination opened for reading and its
+// source, a context that the first SIGINT or SIGTERM cancels, and stderr
+// for the summary. done closes the channel and stops listening for
+// signals.
 type readScan struct {
-	logger *slog.Logger
 	f      inspect.Filter
 	t      *dlqTarget
-	ch     *openedChannel
+	source *inspect.Source
 	ctx    context.Context
 	done   func()
+	errOut io.Writer
+}
+
+// summarise prints the scan's summary line on stderr: the destination's
+// URL, ": ", then format with args.
+func (rs *readScan) summarise(format string, args ...any) {
+	fmt.Fprintf(rs.errOut, "%s: %s\n", rs.t.url, fmt.Sprintf(format, args...))
 }
 
 func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, error) {
@@ -520,7 +537,7 @@ func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, e
 		return nil, err
 	}
 	sctx, stop := o.interruptible(ctx, logger)
-	return &readScan{logger: logger, f: f, t: t, ch: ch, ctx: sctx, done: func() {
+	return &readScan{f: f, t: t, source: o.source(t, ch, logger), ctx: sctx, errOut: o.io.ErrOut, done: func() {
 		stop()
 		ch.close(context.WithoutCancel(ctx))
 	}}, nil

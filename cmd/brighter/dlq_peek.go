@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// dlq peek: its flags and its run.
+// dlq peek: its texts and its scan.
 
 func newDLQPeekCmd(o *dlqOptions) *cobra.Command {
-	cmd := &cobra.Command{
+	return o.newScanCmd(&cobra.Command{
 		Use:   "peek [SUBSCRIPTION|URL]",
 		Short: "Show dead-lettered messages with their rejection metadata, removing nothing",
 		Long: `Show the messages of a dead-letter destination: id, original topic,
@@ -32,35 +29,26 @@ Output is streamed: memory stays flat however many messages there are.`,
 
   # A queue by URL, with the AWS environment's credentials
   brighter dlq peek sqs://orders-dlq --grep 'timeout' --limit 20`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.runPeek(cmd.Context(), dest) }),
-	}
-	o.addCommon(cmd)
-	o.addOutput(cmd)
-	return cmd
+	}, o.peek)
 }
 
-func (o *dlqOptions) runPeek(ctx context.Context, arg string) error {
-	rs, err := o.openReadScan(ctx, arg)
-	if err != nil {
-		return err
-	}
-	defer rs.done()
-	ctx, t, logger, f, ch := rs.ctx, rs.t, rs.logger, rs.f, rs.ch
+// peek streams the messages rs selects as a table or JSON lines, then
+// says on stderr how many it showed of how many it read.
+func (o *dlqOptions) peek(rs *readScan) error {
 	var out inspect.Exporter
 	if o.output == "json" {
 		out = inspect.NewJSONLines(o.io.Out)
 	} else {
 		out = inspect.NewTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now)
 	}
-	counts, err := inspect.Peek(ctx, o.source(t, ch, logger), f, out)
-	if ctx.Err() != nil {
-		fmt.Fprintf(o.io.ErrOut, "%s: %d shown, %d read (interrupted)\n", t.url, counts.Selected, counts.Scanned)
-		return interrupted("peek " + t.url)
+	counts, err := inspect.Peek(rs.ctx, rs.source, rs.f, out)
+	if rs.ctx.Err() != nil {
+		rs.summarise("%d shown, %d read (interrupted)", counts.Selected, counts.Scanned)
+		return interrupted("peek " + rs.t.url)
 	}
 	if err != nil {
-		return failureErr(naming(t, "peek", err))
+		return failureErr(naming(rs.t, "peek", err))
 	}
-	fmt.Fprintf(o.io.ErrOut, "%s: %d shown, %d read\n", t.url, counts.Selected, counts.Scanned)
+	rs.summarise("%d shown, %d read", counts.Selected, counts.Scanned)
 	return nil
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -58,6 +58,10 @@ type dlqTransport interface {
 	// addresses is the transport's own URL scheme: dlq parses and prints
 	// destinations named by URL with it (issue 17).
 	addresses() broker.AddressScheme
+	// replayFrom is the destination t reads, as a replay's producer names
+	// destinations and as the subscriptions file (or URL) says: what the
+	// transport's scheme resolves --to against (PublishName, Same).
+	replayFrom(t *dlqTarget) broker.Address
 	// urlTarget makes the target of a destination named by URL: arg, as
 	// the transport's scheme as parsed it into a (err when it could not),
 	// with the connection from o's flags and environment.
@@ -116,6 +120,12 @@ func (t *memoryTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqRea
 
 func (t *memoryTransport) addresses() broker.AddressScheme { return memory.URLScheme{} }
 
+// replayFrom is the queue tg reads, in the memory.output file a replay
+// writes back.
+func (t *memoryTransport) replayFrom(tg *dlqTarget) broker.Address {
+	return broker.Address{Kind: broker.AddressQueue, Name: tg.dest, Params: url.Values{"file": {tg.s.Memory.Output}}}
+}
+
 // dlqProducer publishes into the same in-memory broker the reader loaded.
 func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
 	return memory.Producer{B: t.broker()}, nil
@@ -153,6 +163,16 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 
 func (t *sqsTransport) addresses() broker.AddressScheme { return sqs.URLScheme{} }
 
+// replayFrom is the queue tg reads, FIFO as the subscription is; a replay
+// from a pubSub subscription publishes to SNS topics (Kind AddressTopic).
+func (t *sqsTransport) replayFrom(tg *dlqTarget) broker.Address {
+	a := broker.Address{Kind: broker.AddressQueue, Name: tg.dest, FIFO: tg.s.SQS.QueueType == config.QueueFIFO}
+	if tg.s.SQS.ChannelType == config.ChannelPubSub {
+		a.Kind = broker.AddressTopic
+	}
+	return a
+}
+
 // dlqProducer sends to SQS queues (SNS topics for a pubSub subscription),
 // FIFO when the subscription is, and never creates a missing queue or topic.
 func (t *sqsTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
@@ -179,7 +199,7 @@ func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 	f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
 	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate, Transport: config.TransportSQS}
 	s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
-	if strings.HasSuffix(name, ".fifo") {
+	if a.FIFO {
 		s.SQS.QueueType = config.QueueFIFO
 	}
 	if o.sns {

@@ -32,8 +32,9 @@ type gcpTransport struct {
 }
 
 var (
-	_ transportFactory = (*gcpTransport)(nil)
-	_ dlqTransport     = (*gcpTransport)(nil)
+	_ transportFactory  = (*gcpTransport)(nil)
+	_ dlqTransport      = (*gcpTransport)(nil)
+	_ replaySourceAsker = (*gcpTransport)(nil)
 )
 
 // gcpClientOptions returns the client options for connections.gcp: an
@@ -196,9 +197,22 @@ func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *s
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: true}), nil
 }
 
-// dlqSourceTopic asks Pub/Sub which topic the subscription tg reads is
+// replayFrom is the topic a replay from tg must not publish into, as the
+// subscriptions file names it: the native target's deadLetterPolicy.topic;
+// else the subscription's own id (a rejection topic's subscription has the
+// topic's id; so, by that convention, has a subscription named by URL), in
+// the subscription's project.
+func (t *gcpTransport) replayFrom(tg *dlqTarget) broker.Address {
+	topic := tg.dest
+	if tg.s.GCP != nil && tg.s.GCP.DeadLetterPolicy != nil && tg.dest == gcpNativeSubscription(tg.s) {
+		topic = tg.s.GCP.DeadLetterPolicy.Topic
+	}
+	return broker.Address{Project: gcpProject(tg), Kind: broker.AddressTopic, Name: topic}
+}
+
+// replaySource asks Pub/Sub which topic the subscription tg reads is
 // attached to (its full name, projects/P/topics/T).
-func (t *gcpTransport) dlqSourceTopic(ctx context.Context, tg *dlqTarget) (string, error) {
+func (t *gcpTransport) replaySource(ctx context.Context, tg *dlqTarget) (string, error) {
 	c, err := t.client(ctx, tg.f, tg.s)
 	if err != nil {
 		return "", err
@@ -208,6 +222,23 @@ func (t *gcpTransport) dlqSourceTopic(ctx context.Context, tg *dlqTarget) (strin
 		return "", err
 	}
 	return sub.GetTopic(), nil
+}
+
+// gcpProject is the project of a Pub/Sub destination.
+func gcpProject(t *dlqTarget) string {
+	if t.s.GCP != nil && t.s.GCP.ProjectID != "" {
+		return t.s.GCP.ProjectID
+	}
+	return t.f.Connections.GCP.ProjectID
+}
+
+// gcpNativeSubscription is the subscription of a Pub/Sub subscription's
+// deadLetterPolicy: its subscription, else dlq-<channelName>.
+func gcpNativeSubscription(s *config.Subscription) string {
+	if sub := s.GCP.DeadLetterPolicy.Subscription; sub != "" {
+		return sub
+	}
+	return "dlq-" + s.ChannelName
 }
 
 // urlTarget reads pubsub://projects/P/subscriptions/S. The emulator

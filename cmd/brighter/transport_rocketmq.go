@@ -51,6 +51,11 @@ func (rocketmqTransport) producer(ctx context.Context, f *config.File, s *config
 
 func (rocketmqTransport) addresses() broker.AddressScheme { return rocketmq.URLScheme{} }
 
+// replayFrom is the topic tg reads.
+func (rocketmqTransport) replayFrom(tg *dlqTarget) broker.Address {
+	return broker.Address{Kind: broker.AddressTopic, Name: tg.dest}
+}
+
 // dlqReader reads the destination topic (a rejection topic or
 // %DLQ%<consumerGroup>) with the ordinary consumer, so routed copies present
 // their stamped count, in the reader group tg.group: RocketMQ keeps a

@@ -178,7 +178,7 @@ func NewChannels(client *pubsub.Client, opts ChannelOptions) *Channels {
 }
 
 func (c *Channels) topic(t string) string { return topicName(c.client.Project(), t) }
-func (c *Channels) sub(s string) string   { return subscriptionName(c.client.Project(), s) }
+func (c *Channels) sub(s string) string   { return SubscriptionName(c.client.Project(), s) }
 
 // EnsureChannels applies makeChannels: assume makes no broker call; validate
 // returns an error wrapping ErrChannelMissing naming each missing topic or

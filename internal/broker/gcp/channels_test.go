@@ -70,7 +70,7 @@ func TestEnsureChannels_IAMTolerated_AC20(t *testing.T) {
 			if e.logs.countLevel(slog.LevelWarn) != 2 {
 				t.Errorf("%d warnings in all, want 2", e.logs.countLevel(slog.LevelWarn))
 			}
-			sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+			sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, "orders-sub")})
 			if err != nil || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 5 || sub.DeadLetterPolicy.GetDeadLetterTopic() != topicName(e.project, "orders.native") {
 				t.Fatalf("subscription %v, %v", sub, err)
 			}
@@ -110,7 +110,7 @@ func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 		RequeueDelay: 2 * time.Second, DeadLetterTopic: "orders.DLQ", InvalidTopic: "orders.Invalid"}
 	e.channels(t, o)
 	e.channels(t, o)
-	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, "orders-sub")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 		t.Errorf("subscription %v", sub)
 	}
 	for _, s := range []string{"orders.DLQ", "orders.Invalid"} {
-		if _, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, s)}); err != nil {
+		if _, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, s)}); err != nil {
 			t.Errorf("subscription %s: %v", s, err)
 		}
 	}
@@ -155,7 +155,7 @@ func TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15(t *testing.T) {
 	}
 	o.AckDeadline, o.RequeueDelay = 30*time.Second, 3*time.Second
 	e.channels(t, o)
-	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, "orders-sub")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15(t *testing.T) {
 	o.Labels = map[string]string{"team": "b"}
 	o.AckDeadline = 40 * time.Second
 	e.channels(t, o)
-	sub, err = e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	sub, err = e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, "orders-sub")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestBudgetInert_RetryPolicyAlone_R11_Issue15(t *testing.T) {
 	if len(ws) != 1 || attr(ws[0], "reason") != ReasonNoDeadLetterPolicy {
 		t.Fatalf("R-11 warnings with a RetryPolicy alone: %d, want exactly one with the documented reason", len(ws))
 	}
-	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: subscriptionName(e.project, "orders-sub")})
+	sub, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, "orders-sub")})
 	if err != nil || sub.RetryPolicy == nil || sub.DeadLetterPolicy != nil {
 		t.Fatalf("subscription %v (%v), want a RetryPolicy and no DeadLetterPolicy", sub, err)
 	}

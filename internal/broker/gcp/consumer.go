@@ -75,8 +75,10 @@ func (o *ConsumerOptions) normalise() {
 	}
 }
 
-// subscriptionName returns the full resource name of a subscription.
-func subscriptionName(project, sub string) string {
+// SubscriptionName returns the full resource name of a subscription:
+// projects/P/subscriptions/S for an id S of project P, a full name as it
+// is.
+func SubscriptionName(project, sub string) string {
 	if strings.HasPrefix(sub, "projects/") {
 		return sub
 	}
@@ -140,7 +142,7 @@ type PullConsumer struct {
 // copies (normally a *Producer on the same client).
 func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerOptions) *PullConsumer {
 	opts.normalise()
-	c := &PullConsumer{client: client, sub: subscriptionName(client.Project(), opts.Subscription), opts: opts}
+	c := &PullConsumer{client: client, sub: SubscriptionName(client.Project(), opts.Subscription), opts: opts}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now, MaxReleaseDelay: maxAckDeadline}
 	return c
@@ -333,7 +335,7 @@ type StreamConsumer struct {
 // on the first Receive. pub publishes routed copies.
 func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerOptions) *StreamConsumer {
 	opts.normalise()
-	name := subscriptionName(client.Project(), opts.Subscription)
+	name := SubscriptionName(client.Project(), opts.Subscription)
 	s := client.Subscriber(name)
 	outstanding := opts.BufferSize * opts.NoOfPerformers
 	s.ReceiveSettings.MaxOutstandingMessages = outstanding

@@ -144,13 +144,13 @@ func (e *env) pullRaw(t *testing.T, sub string, d time.Duration) *pubsubpb.Pubsu
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		ctx := ctxT(t, 5*time.Second)
-		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(e.project, sub), MaxMessages: 1})
+		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: SubscriptionName(e.project, sub), MaxMessages: 1})
 		if err != nil {
 			t.Fatalf("pull %s: %v", sub, err)
 		}
 		if len(resp.ReceivedMessages) == 1 {
 			rm := resp.ReceivedMessages[0]
-			_ = e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(e.project, sub), AckIds: []string{rm.AckId}})
+			_ = e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: SubscriptionName(e.project, sub), AckIds: []string{rm.AckId}})
 			return rm.Message
 		}
 	}

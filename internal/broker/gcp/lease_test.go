@@ -147,7 +147,7 @@ func (e *env) drain(t *testing.T, sub string) []string {
 	var ids []string
 	for {
 		ctx := ctxT(t, 10*time.Second)
-		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: subscriptionName(e.project, sub), MaxMessages: 100})
+		resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: SubscriptionName(e.project, sub), MaxMessages: 100})
 		if err != nil {
 			t.Fatalf("pull %s: %v", sub, err)
 		}
@@ -160,7 +160,7 @@ func (e *env) drain(t *testing.T, sub string) []string {
 			ids = append(ids, m.Header.MessageID)
 			acks = append(acks, rm.AckId)
 		}
-		if err := e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscriptionName(e.project, sub), AckIds: acks}); err != nil {
+		if err := e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: SubscriptionName(e.project, sub), AckIds: acks}); err != nil {
 			t.Fatalf("acknowledge on %s: %v", sub, err)
 		}
 	}

@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -12,20 +11,13 @@ import (
 // a queue URL); connection settings are never part of it (issue 17).
 type URLScheme struct{}
 
-// Forms returns scheme sqs, sqs://QUEUE to read, sqs://QUEUE to publish.
-func (URLScheme) Forms() broker.SchemeForms {
-	return broker.SchemeForms{Scheme: "sqs", Read: "sqs://QUEUE", Publish: "sqs://QUEUE"}
-}
-
-// Parse reads sqs://QUEUE into an Address of Kind AddressQueue. A query, a
+// Parse reads sqs://QUEUE into an Address of Kind AddressQueue, FIFO when
+// QUEUE ends in .fifo (as SQS requires of a FIFO queue's name). A query, a
 // fragment, credentials, a port or a path are refused.
 func (URLScheme) Parse(raw string) (broker.Address, error) {
-	u, err := url.Parse(raw)
+	u, err := broker.ParseURL(raw, "sqs", "sqs://QUEUE")
 	if err != nil {
 		return broker.Address{}, err
-	}
-	if u.Scheme != "sqs" {
-		return broker.Address{}, fmt.Errorf("want sqs://QUEUE")
 	}
 	if u.RawQuery != "" || u.ForceQuery {
 		return broker.Address{}, fmt.Errorf("an sqs:// URL takes no query (?%s): want sqs://QUEUE; connection settings are flags (--region, --endpoint, --profile)", u.RawQuery)
@@ -40,8 +32,35 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	if strings.Contains(name, "/") {
 		return broker.Address{}, fmt.Errorf("want sqs://QUEUE, a queue name (not a queue URL)")
 	}
-	return broker.Address{Kind: broker.AddressQueue, Name: name}, nil
+	return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: strings.HasSuffix(name, fifoSuffix)}, nil
 }
 
 // Format prints sqs://QUEUE.
 func (URLScheme) Format(a broker.Address) string { return "sqs://" + a.Name }
+
+// PublishName returns a queue (or SNS topic) name as it is, and the queue
+// an sqs://QUEUE URL names. When from's Kind is AddressTopic the replay
+// publishes to SNS topics, which no sqs:// URL names: a URL is refused.
+func (s URLScheme) PublishName(to string, from broker.Address) (string, error) {
+	if from.Kind == broker.AddressTopic && strings.Contains(to, "://") {
+		return "", fmt.Errorf("replays from %s are published to SNS topics, and an sqs:// URL names a queue: give the topic's name", s.Format(from))
+	}
+	a, _, err := broker.ParsePublish(s, to)
+	if err != nil {
+		return "", err
+	}
+	return a.Name, nil
+}
+
+// Same reports whether name and self.Name are one queue once SQS naming
+// applies (QueueName: dots become underscores, a FIFO name ends in .fifo,
+// names are cut at 80 characters), FIFO as self is. A replay through SNS
+// is compared the same way: TopicName is QueueName under 80 characters.
+func (URLScheme) Same(name string, self broker.Address) bool {
+	return QueueName(name, self.FIFO) == QueueName(self.Name, self.FIFO)
+}
+
+// Forms returns scheme sqs, sqs://QUEUE to read, sqs://QUEUE to publish.
+func (URLScheme) Forms() broker.SchemeForms {
+	return broker.SchemeForms{Scheme: "sqs", Read: "sqs://QUEUE", Publish: "sqs://QUEUE"}
+}
