@@ -356,7 +356,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	t.url = string(s.Transport) + "://" + t.dest
 	switch s.Transport {
 	case config.TransportGCP:
-		t.url = "pubsub://" + gcp.SubscriptionName(gcpProject(t), t.dest)
+		t.url = gcp.URLScheme{}.Format(broker.Address{Project: gcpProject(t), Kind: broker.AddressSubscription, Name: t.dest})
 	case config.TransportRocketMQ:
 		t.group = o.group
 		if t.group == "" {

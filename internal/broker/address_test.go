@@ -71,203 +71,185 @@ func TestAddressSchemes_ParseFormat_Issue17(t *testing.T) {
 	}
 }
 
-// publishCase is one --to resolved by a scheme's PublishName against a
-// replay reading from: the name it must return, or (err != "") an error
-// containing err.
-type publishCase struct {
-	to        string
-	from      broker.Address
-	want, err string
-}
+// Destinations read by a replay, as each transport's dlq support gives
+// them to PublishName and Same.
+var (
+	sqsQueue = broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq"}
+	sqsFIFO  = broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", FIFO: true}
+	sqsSNS   = broker.Address{Kind: broker.AddressTopic, Name: "orders-dlq"}
+	psTopic  = broker.Address{Project: "p1", Kind: broker.AddressTopic, Name: "orders-dlq"}
+	rmqDLQ   = broker.Address{Kind: broker.AddressTopic, Name: rocketmq.DLQTopic("orders")}
+	memQueue = broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", Params: url.Values{"file": {"out.jsonl"}}}
+)
 
-func checkPublish(t *testing.T, as broker.AddressScheme, cases []publishCase) {
-	t.Helper()
-	for _, c := range cases {
-		got, err := as.PublishName(c.to, c.from)
+// long is a name longer than any broker takes (SQS 80, Pub/Sub 255).
+var long = strings.Repeat("n", 300)
+
+// TestAddressSchemes_PublishName_Issue17: each transport resolves a
+// replay's --to as its producer does: a name as it is (however long: the
+// broker judges it), a URL of its scheme as the destination it names.
+// Hostile input is refused with a message saying what the scheme takes:
+// no name, a query the scheme cannot carry, a URL of another scheme, SQS
+// a URL through SNS (which names topics), Pub/Sub a subscription,
+// RocketMQ a consumer group, memory another file.
+func TestAddressSchemes_PublishName_Issue17(t *testing.T) {
+	schemes := []broker.AddressScheme{sqs.URLScheme{}, gcp.URLScheme{}, rocketmq.URLScheme{}, memory.URLScheme{}}
+	froms := []broker.Address{sqsQueue, psTopic, rmqDLQ, memQueue}
+	for i, as := range schemes {
+		for _, to := range []string{"", " ", "\t\n"} {
+			if got, err := as.PublishName(to, froms[i]); err == nil || !strings.Contains(err.Error(), "names no destination") {
+				t.Errorf("%s PublishName(%q) = %q, %v; want it refused", as.Forms().Scheme, to, got, err)
+			}
+		}
+		for _, to := range []string{"orders", "orders.dlq", "orders.fifo", "orders?x=1", long} {
+			if got, err := as.PublishName(to, froms[i]); err != nil || got != to {
+				t.Errorf("%s PublishName(%q) = %q, %v; want the name as it is", as.Forms().Scheme, to, got, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		as   broker.AddressScheme
+		from broker.Address
+		to   string
+		want string // the name; or, after "error: ", what the error says
+	}{
+		{sqs.URLScheme{}, sqsQueue, "sqs://orders", "orders"},
+		{sqs.URLScheme{}, sqsFIFO, "sqs://orders.fifo", "orders.fifo"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://" + long, long},
+		{sqs.URLScheme{}, sqsSNS, "orders", "orders"},
+		{sqs.URLScheme{}, sqsSNS, "sqs://orders", "error: replays from sqs://orders-dlq are published to SNS topics, and an sqs:// URL names a queue"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://orders?region=eu-west-1", "error: takes no query"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://orders?", "error: takes no query"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://orders#x", "error: a queue name alone"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://user@orders", "error: a queue name alone"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://orders:443", "error: a queue name alone"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://sqs.eu-west-1.amazonaws.com/123/orders", "error: not a queue URL"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://", "error: names no queue"},
+		{sqs.URLScheme{}, sqsQueue, "sqs:///", "error: names no queue"},
+		{sqs.URLScheme{}, sqsQueue, "sqs://%zz", "error: invalid URL escape"},
+		{sqs.URLScheme{}, sqsQueue, "pubsub://projects/p/topics/t", "error: want sqs://QUEUE"},
+
+		{gcp.URLScheme{}, psTopic, "projects/p2/topics/orders", "projects/p2/topics/orders"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/orders", "orders"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p2/topics/orders", "projects/p2/topics/orders"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/orders.fifo", "orders.fifo"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/" + long, long},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/subscriptions/orders", "error: a replay publishes to a topic: want pubsub://projects/PROJECT/topics/TOPIC"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/orders?x=1", "error: takes no query"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/orders?", "error: takes no query"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/", "error: not a pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects//topics/orders", "error: not a pubsub://"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/queues/orders", "error: not a pubsub://"},
+		{gcp.URLScheme{}, psTopic, "pubsub://projects/p1/topics/a/b", "error: not a pubsub://"},
+		{gcp.URLScheme{}, psTopic, "pubsub://orders", "error: not a pubsub://"},
+		{gcp.URLScheme{}, psTopic, "sqs://orders", "error: not a pubsub://"},
+
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders", "orders"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://%DLQ%other", "%DLQ%other"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://%25DLQ%25other", "%DLQ%other"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://" + long, long},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?group=g", "error: a publish has no consumer group: want rocketmq://TOPIC"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?tag=x", `error: unknown query parameter "tag"`},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?group=%zz", "error: invalid URL escape"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://", "error: names no topic"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://?group=g", "error: names no topic"},
+		{rocketmq.URLScheme{}, rmqDLQ, "sqs://orders", "error: not a rocketmq:// URL"},
+
+		{memory.URLScheme{}, memQueue, "memory://orders", "orders"},
+		{memory.URLScheme{}, memQueue, "memory://orders?file=out.jsonl", "orders"},
+		{memory.URLScheme{}, memQueue, "memory://orders?file=./out.jsonl", "orders"},
+		{memory.URLScheme{}, memQueue, "memory://" + long, long},
+		{memory.URLScheme{}, memQueue, "memory://orders?file=other.jsonl", "error: a replay writes only into the file it reads (out.jsonl)"},
+		{memory.URLScheme{}, memQueue, "memory://orders?file=../out.jsonl", "error: a replay writes only into the file it reads"},
+		{memory.URLScheme{}, memQueue, "memory://orders?x=1", `error: unknown query parameter "x"`},
+		{memory.URLScheme{}, memQueue, "memory://?file=out.jsonl", "error: names no queue"},
+		{memory.URLScheme{}, memQueue, "rocketmq://orders", "error: want memory://QUEUE?file=PATH"},
+	} {
+		got, err := c.as.PublishName(c.to, c.from)
+		wantErr, refused := strings.CutPrefix(c.want, "error: ")
 		switch {
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("%s PublishName(%q, %+v) = %q, %v; want %q", as.Forms().Scheme, c.to, c.from, got, err, c.want)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || got != ""):
-			t.Errorf("%s PublishName(%q, %+v) = %q, %v; want an error containing %q", as.Forms().Scheme, c.to, c.from, got, err, c.err)
+		case refused && (err == nil || !strings.Contains(err.Error(), wantErr) || got != ""):
+			t.Errorf("%s PublishName(%q, %+v) = %q, %v; want an error containing %q", c.as.Forms().Scheme, c.to, c.from, got, err, wantErr)
+		case !refused && (err != nil || got != c.want):
+			t.Errorf("%s PublishName(%q, %+v) = %q, %v; want %q", c.as.Forms().Scheme, c.to, c.from, got, err, c.want)
 		}
 	}
 }
 
-// sameCase is one name compared by a scheme's Same with the destination
-// a replay reads.
-type sameCase struct {
-	name string
-	self broker.Address
-	want bool
-}
+// TestAddressSchemes_Same_Issue17: each transport compares a replay's
+// destination with the one read as it resolves names. SQS applies
+// QueueName to both (dots are underscores, a FIFO name ends in .fifo,
+// names are cut at 80 characters, 75 and .fifo for FIFO); Pub/Sub takes a
+// topic id as the topic of self's project; RocketMQ and memory compare
+// names as written, however long.
+func TestAddressSchemes_Same_Issue17(t *testing.T) {
+	sqsName := func(name string, fifo bool) broker.Address {
+		return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: fifo}
+	}
+	for _, c := range []struct {
+		as   broker.AddressScheme
+		name string
+		self broker.Address
+		want bool
+	}{
+		{sqs.URLScheme{}, "orders-dlq", sqsQueue, true},
+		{sqs.URLScheme{}, "orders.dlq", sqsName("orders_dlq", false), true},
+		{sqs.URLScheme{}, "orders_dlq", sqsName("orders.dlq", false), true},
+		{sqs.URLScheme{}, "orders-dlq2", sqsQueue, false},
+		{sqs.URLScheme{}, "", sqsQueue, false},
+		{sqs.URLScheme{}, "orders-dlq", sqsName("orders-dlq.fifo", true), true},
+		{sqs.URLScheme{}, "orders-dlq.fifo", sqsFIFO, true},
+		{sqs.URLScheme{}, "orders-dlq_fifo", sqsFIFO, true},
+		{sqs.URLScheme{}, "orders-dlq.fifo", sqsQueue, false},
+		{sqs.URLScheme{}, "orders-dlq", sqsName("orders-dlq.fifo", false), false},
+		{sqs.URLScheme{}, long, sqsName(long[:80], false), true},
+		{sqs.URLScheme{}, long + "x", sqsName(long+"y", false), true},
+		{sqs.URLScheme{}, long[:79] + "x", sqsName(long[:79]+"y", false), false},
+		{sqs.URLScheme{}, long, sqsName(long[:75]+".fifo", true), true},
+		{sqs.URLScheme{}, long[:74] + "x", sqsName(long[:74]+"y", true), false},
+		{sqs.URLScheme{}, "orders.dlq", broker.Address{Kind: broker.AddressTopic, Name: "orders_dlq"}, true},
 
-func checkSame(t *testing.T, as broker.AddressScheme, cases []sameCase) {
-	t.Helper()
-	for _, c := range cases {
-		if got := as.Same(c.name, c.self); got != c.want {
-			t.Errorf("%s Same(%q, %+v) = %v, want %v", as.Forms().Scheme, c.name, c.self, got, c.want)
+		{gcp.URLScheme{}, "orders-dlq", psTopic, true},
+		{gcp.URLScheme{}, "projects/p1/topics/orders-dlq", psTopic, true},
+		{gcp.URLScheme{}, "orders-dlq", broker.Address{Project: "p1", Name: "projects/p1/topics/orders-dlq"}, true},
+		{gcp.URLScheme{}, "projects/p2/topics/orders-dlq", psTopic, false},
+		{gcp.URLScheme{}, "orders-dlq", broker.Address{Project: "p2", Name: "projects/p1/topics/orders-dlq"}, false},
+		{gcp.URLScheme{}, "orders_dlq", psTopic, false},
+		{gcp.URLScheme{}, "", psTopic, false},
+		{gcp.URLScheme{}, long + "a", broker.Address{Project: "p1", Name: long + "b"}, false},
+
+		{rocketmq.URLScheme{}, "%DLQ%orders", rmqDLQ, true},
+		{rocketmq.URLScheme{}, "%25DLQ%25orders", rmqDLQ, false},
+		{rocketmq.URLScheme{}, "orders", rmqDLQ, false},
+		{rocketmq.URLScheme{}, "", rmqDLQ, false},
+		{rocketmq.URLScheme{}, long + "a", broker.Address{Name: long + "b"}, false},
+
+		{memory.URLScheme{}, "orders-dlq", memQueue, true},
+		{memory.URLScheme{}, "orders_dlq", memQueue, false},
+		{memory.URLScheme{}, "", memQueue, false},
+		{memory.URLScheme{}, long + "a", broker.Address{Name: long + "b"}, false},
+	} {
+		if got := c.as.Same(c.name, c.self); got != c.want {
+			t.Errorf("%s Same(%q, %+v) = %v, want %v", c.as.Forms().Scheme, c.name, c.self, got, c.want)
 		}
 	}
 }
 
-// Hostile names every scheme must refuse as a replay's --to: nothing, only
-// blanks.
-var emptyNames = []string{"", " ", "\t\n"}
-
-func refuseEmpty(from broker.Address) []publishCase {
-	var cs []publishCase
-	for _, n := range emptyNames {
-		cs = append(cs, publishCase{to: n, from: from, err: "names no destination"})
+// TestPubSubScheme_FormatFullName_Issue17: a subscription or topic given
+// by its full name prints as that name behind pubsub://.
+func TestPubSubScheme_FormatFullName_Issue17(t *testing.T) {
+	for _, c := range []struct {
+		a    broker.Address
+		want string
+	}{
+		{broker.Address{Project: "p1", Kind: broker.AddressSubscription, Name: "projects/p2/subscriptions/s"}, "pubsub://projects/p2/subscriptions/s"},
+		{broker.Address{Project: "p1", Kind: broker.AddressTopic, Name: "projects/p2/topics/t"}, "pubsub://projects/p2/topics/t"},
+		{broker.Address{Project: "p1", Kind: broker.AddressTopic, Name: "t"}, "pubsub://projects/p1/topics/t"},
+	} {
+		if got := (gcp.URLScheme{}).Format(c.a); got != c.want {
+			t.Errorf("Format(%+v) = %s, want %s", c.a, got, c.want)
+		}
 	}
-	return cs
-}
-
-// TestSQSScheme_PublishNameSame_Issue17: SQS resolves a replay's --to as
-// its producer does (a name as it is, sqs://QUEUE as QUEUE, no URL through
-// SNS) and compares names as QueueName makes them: dots are underscores, a
-// FIFO name ends in .fifo, names are cut at 80 characters.
-func TestSQSScheme_PublishNameSame_Issue17(t *testing.T) {
-	as := sqs.URLScheme{}
-	queue := broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq"}
-	fifo := broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", FIFO: true}
-	sns := broker.Address{Kind: broker.AddressTopic, Name: "orders-dlq"}
-	long := strings.Repeat("q", 200)
-	checkPublish(t, as, append(refuseEmpty(queue), []publishCase{
-		{to: "orders", from: queue, want: "orders"},
-		{to: "orders.dlq", from: queue, want: "orders.dlq"},
-		{to: "sqs://orders", from: queue, want: "orders"},
-		{to: "sqs://orders.fifo", from: fifo, want: "orders.fifo"},
-		{to: "sqs://" + long, from: queue, want: long},
-		{to: long, from: queue, want: long},
-		{to: "orders", from: sns, want: "orders"},
-		{to: "sqs://orders", from: sns, err: "replays from sqs://orders-dlq are published to SNS topics, and an sqs:// URL names a queue"},
-		{to: "sqs://orders?region=eu-west-1", from: queue, err: "takes no query"},
-		{to: "sqs://orders?", from: queue, err: "takes no query"},
-		{to: "sqs://orders#x", from: queue, err: "a queue name alone"},
-		{to: "sqs://user@orders", from: queue, err: "a queue name alone"},
-		{to: "sqs://orders:443", from: queue, err: "a queue name alone"},
-		{to: "sqs://sqs.eu-west-1.amazonaws.com/123/orders", from: queue, err: "not a queue URL"},
-		{to: "sqs://", from: queue, err: "names no queue"},
-		{to: "sqs:///", from: queue, err: "names no queue"},
-		{to: "pubsub://projects/p/topics/t", from: queue, err: "want sqs://QUEUE"},
-		{to: "sqs://%zz", from: queue, err: "invalid URL escape"},
-	}...))
-	checkSame(t, as, []sameCase{
-		{"orders-dlq", queue, true},
-		{"orders.dlq", broker.Address{Name: "orders_dlq"}, true},
-		{"orders_dlq", broker.Address{Name: "orders.dlq"}, true},
-		{"orders-dlq2", queue, false},
-		{"", queue, false},
-		// FIFO: the suffix is added, or kept, by QueueName on both sides.
-		{"orders-dlq", broker.Address{Name: "orders-dlq.fifo", FIFO: true}, true},
-		{"orders-dlq.fifo", fifo, true},
-		{"orders-dlq_fifo", fifo, true},
-		{"orders-dlq.fifo", queue, false},
-		{"orders-dlq", broker.Address{Name: "orders-dlq.fifo"}, false},
-		// Cut at 80 characters (75 and .fifo): longer names alike up to
-		// there are one queue on SQS.
-		{long, broker.Address{Name: long[:80]}, true},
-		{long + "x", broker.Address{Name: long + "y"}, true},
-		{long[:79] + "x", broker.Address{Name: long[:79] + "y"}, false},
-		{long, broker.Address{Name: long[:75] + ".fifo", FIFO: true}, true},
-		{long[:74] + "x", broker.Address{Name: long[:74] + "y", FIFO: true}, false},
-		// Through SNS, names compare the same way.
-		{"orders.dlq", broker.Address{Kind: broker.AddressTopic, Name: "orders_dlq"}, true},
-	})
-}
-
-// TestPubSubScheme_PublishNameSame_Issue17: Pub/Sub resolves --to to a
-// topic of the project read (its id) or of another (its full name),
-// refuses a subscription, and compares a topic id with a full name.
-func TestPubSubScheme_PublishNameSame_Issue17(t *testing.T) {
-	as := gcp.URLScheme{}
-	from := broker.Address{Project: "p1", Kind: broker.AddressTopic, Name: "orders-dlq"}
-	long := strings.Repeat("t", 300)
-	checkPublish(t, as, append(refuseEmpty(from), []publishCase{
-		{to: "orders", from: from, want: "orders"},
-		{to: "projects/p2/topics/orders", from: from, want: "projects/p2/topics/orders"},
-		{to: "pubsub://projects/p1/topics/orders", from: from, want: "orders"},
-		{to: "pubsub://projects/p2/topics/orders", from: from, want: "projects/p2/topics/orders"},
-		{to: "pubsub://projects/p1/topics/orders.fifo", from: from, want: "orders.fifo"},
-		{to: "pubsub://projects/p1/topics/" + long, from: from, want: long},
-		{to: "pubsub://projects/p1/subscriptions/orders", from: from, err: "a replay publishes to a topic: want pubsub://projects/PROJECT/topics/TOPIC"},
-		{to: "pubsub://projects/p1/topics/orders?x=1", from: from, err: "takes no query"},
-		{to: "pubsub://projects/p1/topics/orders?", from: from, err: "takes no query"},
-		{to: "pubsub://projects/p1/topics/", from: from, err: "not a pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION"},
-		{to: "pubsub://projects//topics/orders", from: from, err: "not a pubsub://"},
-		{to: "pubsub://projects/p1/queues/orders", from: from, err: "not a pubsub://"},
-		{to: "pubsub://projects/p1/topics/a/b", from: from, err: "not a pubsub://"},
-		{to: "pubsub://orders", from: from, err: "not a pubsub://"},
-		{to: "sqs://orders", from: from, err: "not a pubsub://"},
-	}...))
-	checkSame(t, as, []sameCase{
-		{"orders-dlq", from, true},
-		{"projects/p1/topics/orders-dlq", from, true},
-		{"orders-dlq", broker.Address{Project: "p1", Name: "projects/p1/topics/orders-dlq"}, true},
-		{"projects/p2/topics/orders-dlq", from, false},
-		{"orders-dlq", broker.Address{Project: "p2", Name: "projects/p1/topics/orders-dlq"}, false},
-		{"orders_dlq", from, false},
-		{"", from, false},
-		{long + "a", broker.Address{Project: "p1", Name: long + "b"}, false},
-	})
-}
-
-// TestRocketMQScheme_PublishNameSame_Issue17: RocketMQ resolves --to to
-// the topic a rocketmq://TOPIC URL names (raw or escaped), refuses a
-// consumer group or any other query, and compares topics as written.
-func TestRocketMQScheme_PublishNameSame_Issue17(t *testing.T) {
-	as := rocketmq.URLScheme{}
-	from := broker.Address{Kind: broker.AddressTopic, Name: rocketmq.DLQTopic("orders")}
-	long := strings.Repeat("t", 300)
-	checkPublish(t, as, append(refuseEmpty(from), []publishCase{
-		{to: "orders", from: from, want: "orders"},
-		{to: "rocketmq://orders", from: from, want: "orders"},
-		{to: "rocketmq://%DLQ%other", from: from, want: "%DLQ%other"},
-		{to: "rocketmq://%25DLQ%25other", from: from, want: "%DLQ%other"},
-		{to: "rocketmq://orders.fifo", from: from, want: "orders.fifo"},
-		{to: "rocketmq://" + long, from: from, want: long},
-		{to: "rocketmq://orders?group=g", from: from, err: "a publish has no consumer group: want rocketmq://TOPIC"},
-		{to: "rocketmq://orders?tag=x", from: from, err: `unknown query parameter "tag"`},
-		{to: "rocketmq://orders?group=%zz", from: from, err: "invalid URL escape"},
-		{to: "rocketmq://", from: from, err: "names no topic"},
-		{to: "rocketmq://?group=g", from: from, err: "names no topic"},
-		{to: "sqs://orders", from: from, err: "not a rocketmq:// URL"},
-	}...))
-	checkSame(t, as, []sameCase{
-		{"%DLQ%orders", from, true},
-		{"%25DLQ%25orders", from, false},
-		{"orders", from, false},
-		{"", from, false},
-		{long + "a", broker.Address{Name: long + "b"}, false},
-	})
-}
-
-// TestMemoryScheme_PublishNameSame_Issue17: the memory transport resolves
-// --to to the queue a memory://QUEUE URL names, in the file being read
-// only, and compares queues as written.
-func TestMemoryScheme_PublishNameSame_Issue17(t *testing.T) {
-	as := memory.URLScheme{}
-	from := broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", Params: url.Values{"file": {"out.jsonl"}}}
-	long := strings.Repeat("q", 300)
-	checkPublish(t, as, append(refuseEmpty(from), []publishCase{
-		{to: "orders", from: from, want: "orders"},
-		{to: "memory://orders", from: from, want: "orders"},
-		{to: "memory://orders?file=out.jsonl", from: from, want: "orders"},
-		{to: "memory://orders?file=./out.jsonl", from: from, want: "orders"},
-		{to: "memory://orders.fifo", from: from, want: "orders.fifo"},
-		{to: "memory://" + long, from: from, want: long},
-		{to: "memory://orders?file=other.jsonl", from: from, err: "a replay writes only into the file it reads (out.jsonl)"},
-		{to: "memory://orders?file=../out.jsonl", from: from, err: "a replay writes only into the file it reads"},
-		{to: "memory://orders?x=1", from: from, err: `unknown query parameter "x"`},
-		{to: "memory://?file=out.jsonl", from: from, err: "names no queue"},
-		{to: "rocketmq://orders", from: from, err: "want memory://QUEUE?file=PATH"},
-	}...))
-	checkSame(t, as, []sameCase{
-		{"orders-dlq", from, true},
-		{"orders_dlq", from, false},
-		{"", from, false},
-		{long + "a", broker.Address{Name: long + "b"}, false},
-	})
 }
 
 // TestURLHelpers_Issue17: the helpers the schemes share split, parse and

@@ -39,13 +39,13 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 }
 
 // Format prints pubsub://projects/P/subscriptions/S or
-// pubsub://projects/P/topics/T.
+// pubsub://projects/P/topics/T; a Name that is already a full name
+// (projects/...) is printed behind pubsub:// as it is.
 func (URLScheme) Format(a broker.Address) string {
-	kind := "subscriptions"
 	if a.Kind == broker.AddressTopic {
-		kind = "topics"
+		return "pubsub://" + topicName(a.Project, a.Name)
 	}
-	return "pubsub://projects/" + a.Project + "/" + kind + "/" + a.Name
+	return "pubsub://" + SubscriptionName(a.Project, a.Name)
 }
 
 // PublishName returns a topic id or full name (projects/P/topics/T) as it
