@@ -169,6 +169,16 @@ var set = []mutant{
 		Old:  "\"message_id\", id, \"reason\", rej.Reason.String(), \"description\", rej.Description)",
 		New:  "\"message_id\", id, \"description\", rej.Description)",
 		Run:  cells(pubsub, "^Pull$/reactor", "AC17")},
+	{Name: "requeue-delay-pubsub", What: "Pub/Sub pull requeue ignores the delay (ModifyAckDeadline 0)",
+		File: "internal/broker/gcp/consumer.go",
+		Old:  "secs := int32((min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second)",
+		New:  "secs := int32(0 * delay)",
+		Run:  cells(pubsub, "^Pull$/reactor", "I151")},
+	{Name: "requeue-delay-pump", What: "the pump drops the subscription's requeueDelay",
+		File: "internal/pump/pump.go",
+		Old:  "delay = p.opts.RequeueDelay",
+		New:  "delay = 0 * p.opts.RequeueDelay",
+		Run:  cells(sqsStd, "SqsStandard/proactor", "I151")},
 }
 
 func init() {
