@@ -393,6 +393,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runHostile(t, g, f, v)
 	runLeases(t, g, f, v)
 	runDelay(t, g, f, v)
+	runReplicas(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per

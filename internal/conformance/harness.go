@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,13 +75,31 @@ type RecordingConsumer struct {
 	mu       sync.Mutex
 	counts   map[string][]int
 	requeues map[string]int
+	acks     map[string]int
 	rejects  []RejectCall
+	receives atomic.Int64
+	killed   atomic.Bool
 }
 
 // NewRecordingConsumer wraps c.
 func NewRecordingConsumer(c broker.Consumer) *RecordingConsumer {
-	return &RecordingConsumer{Consumer: c, counts: map[string][]int{}, requeues: map[string]int{}}
+	return &RecordingConsumer{Consumer: c, counts: map[string][]int{}, requeues: map[string]int{}, acks: map[string]int{}}
 }
+
+// errKilled is what every call of a killed RecordingConsumer returns.
+var errKilled = errors.New("conformance: the consumer's process was killed; the call never reached the broker")
+
+// Kill cuts the consumer off from its broker as a SIGKILL of its process
+// would (issue 12, I12-3): from now on every Receive, settle (Acknowledge,
+// AcknowledgeBatch, Requeue, Reject) and lease extension fails without
+// reaching the broker and is not recorded, so whatever the consumer holds
+// is settled, released and extended no more and returns to the broker only
+// when its lease lapses. A call already under way completes. Close and
+// Purge still reach the broker (the test's cleanup).
+func (r *RecordingConsumer) Kill() { r.killed.Store(true) }
+
+// Receives returns how many receive calls reached the broker.
+func (r *RecordingConsumer) Receives() int64 { return r.receives.Load() }
 
 func (r *RecordingConsumer) record(ms []*message.Message) {
 	r.mu.Lock()
@@ -94,13 +115,38 @@ func (r *RecordingConsumer) record(ms []*message.Message) {
 
 // Receive records the presented count of each message received.
 func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	if r.killed.Load() {
+		return nil, fmt.Errorf("%w: %w", broker.ErrChannelFailure, errKilled)
+	}
+	r.receives.Add(1)
 	ms, err := r.Consumer.Receive(ctx, timeout)
 	r.record(ms)
 	return ms, err
 }
 
+// Acknowledge forwards the call and counts it when it succeeds.
+func (r *RecordingConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
+	if r.killed.Load() {
+		return errKilled
+	}
+	err := r.Consumer.Acknowledge(ctx, m)
+	if err == nil {
+		r.acked(m)
+	}
+	return err
+}
+
+func (r *RecordingConsumer) acked(m *message.Message) {
+	r.mu.Lock()
+	r.acks[m.OriginalID()]++
+	r.mu.Unlock()
+}
+
 // Requeue counts the call and forwards it.
 func (r *RecordingConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
+	if r.killed.Load() {
+		return errKilled
+	}
 	r.mu.Lock()
 	r.requeues[m.OriginalID()]++
 	r.mu.Unlock()
@@ -109,6 +155,9 @@ func (r *RecordingConsumer) Requeue(ctx context.Context, m *message.Message, del
 
 // Reject records the call and its result and forwards it.
 func (r *RecordingConsumer) Reject(ctx context.Context, m *message.Message, rej message.Rejection) broker.RejectResult {
+	if r.killed.Load() {
+		return broker.RejectResult{Err: errKilled}
+	}
 	res := r.Consumer.Reject(ctx, m, rej)
 	r.mu.Lock()
 	r.rejects = append(r.rejects, RejectCall{ID: m.OriginalID(), Message: m, Rejection: rej, Result: res})
@@ -151,9 +200,59 @@ type upTo struct {
 
 // ReceiveUpTo records the presented count of each message received.
 func (u upTo) ReceiveUpTo(ctx context.Context, timeout time.Duration, max int) ([]*message.Message, error) {
+	if u.r.killed.Load() {
+		return nil, fmt.Errorf("%w: %w", broker.ErrChannelFailure, errKilled)
+	}
+	u.r.receives.Add(1)
 	ms, err := u.b.ReceiveUpTo(ctx, timeout, max)
 	u.r.record(ms)
 	return ms, err
+}
+
+// batchAck records the acknowledgements of a broker.BatchAcknowledger.
+type batchAck struct {
+	r *RecordingConsumer
+	b broker.BatchAcknowledger
+}
+
+// AcknowledgeBatch forwards the call and counts each acknowledgement that
+// succeeded.
+func (a batchAck) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	errs := make([]error, len(ms))
+	if a.r.killed.Load() {
+		for i := range errs {
+			errs[i] = errKilled
+		}
+		return errs
+	}
+	errs = a.b.AcknowledgeBatch(ctx, ms)
+	for i, m := range ms {
+		if i < len(errs) && errs[i] == nil {
+			a.r.acked(m)
+		}
+	}
+	return errs
+}
+
+// leaseView forwards a broker.LeaseExtender's extensions until Kill.
+type leaseView struct {
+	r *RecordingConsumer
+	l broker.LeaseExtender
+}
+
+// Lease is the wrapped consumer's lease.
+func (v leaseView) Lease() time.Duration { return v.l.Lease() }
+
+// ExtendLeases forwards the call, or fails every extension once killed.
+func (v leaseView) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	if v.r.killed.Load() {
+		errs := make([]error, len(ms))
+		for i := range errs {
+			errs[i] = errKilled
+		}
+		return errs
+	}
+	return v.l.ExtendLeases(ctx, ms, d)
 }
 
 // View returns r as the pump should see it: a consumer with exactly the
@@ -170,29 +269,29 @@ func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
 	case capBatchAck:
 		v = struct {
 			*RecordingConsumer
-			broker.BatchAcknowledger
-		}{r, in.(broker.BatchAcknowledger)}
+			batchAck
+		}{r, batchAck{r, in.(broker.BatchAcknowledger)}}
 	case capLease | capBounded:
 		v = struct {
 			*RecordingConsumer
-			broker.LeaseExtender
+			leaseView
 			upTo
-		}{r, in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+		}{r, leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
 	case capBatchAck | capLease | capBounded:
 		v = struct {
 			*RecordingConsumer
-			broker.BatchAcknowledger
-			broker.LeaseExtender
+			batchAck
+			leaseView
 			upTo
-		}{r, in.(broker.BatchAcknowledger), in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
 	case capBatchAck | capConcurrent | capLease | capBounded:
 		v = struct {
 			*RecordingConsumer
-			broker.BatchAcknowledger
+			batchAck
 			broker.ConcurrentReceiver
-			broker.LeaseExtender
+			leaseView
 			upTo
-		}{r, in.(broker.BatchAcknowledger), in.(broker.ConcurrentReceiver), in.(broker.LeaseExtender), upTo{r, in.(broker.BoundedReceiver)}}
+		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, in.(broker.ConcurrentReceiver), leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
 	default:
 		t.Fatalf("RecordingConsumer.View: no transparent view for capabilities %b of %T", capabilities(in), in)
 	}
@@ -208,6 +307,13 @@ func (r *RecordingConsumer) Counts(id string) []int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]int(nil), r.counts[id]...)
+}
+
+// Acks returns how many acknowledgements of the message succeeded.
+func (r *RecordingConsumer) Acks(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.acks[id]
 }
 
 // Requeues returns how many Requeue calls the message had.
@@ -240,6 +346,7 @@ func (r *RecordingConsumer) Rejects(id string) []RejectCall {
 
 // Running is a pump started by Start.
 type Running struct {
+	p      *pump.Pump
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -252,7 +359,7 @@ func Start(t testing.TB, c broker.Consumer, h pump.Handler, opts pump.Options, o
 		t.Fatalf("pump.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Running{cancel: cancel, done: make(chan error, 1)}
+	r := &Running{p: p, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- p.Run(ctx) }()
 	t.Cleanup(func() { r.Quit(t) })
 	return r
@@ -274,6 +381,16 @@ func (r *Running) Quit(t testing.TB) {
 		t.Errorf("pump did not stop within 30s")
 	}
 	r.done = nil
+}
+
+// CutOff stops the pump at once, its handlers' contexts cancelled
+// (pump.CutOff), and waits for it as Quit does.
+func (r *Running) CutOff(t testing.TB) {
+	t.Helper()
+	if r.done != nil {
+		r.p.CutOff()
+	}
+	r.Quit(t)
 }
 
 // Eventually polls cond every 50 ms until it holds or timeout passes, then

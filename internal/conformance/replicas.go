@@ -1,0 +1,228 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// replicaBehaviours is issue 12's scale-out row: several replicas on one
+// channel keep the budget and the single dead-letter copy when one of them
+// dies (docs/adr/0005-leases.md).
+var replicaBehaviours = []Behaviour{
+	{"I12-3", "R-4, R-5", "two consumers on one channel, one killed (nothing it holds is settled) and replaced: every message acknowledged once, " +
+		"a deferring message at most R invocations across the replicas and one dead-letter copy, only the killed consumer's messages handled again (once, after their lease)", KindPump},
+}
+
+// replicaTally counts handler invocations per replica and message.
+type replicaTally struct {
+	mu sync.Mutex
+	by map[string]map[string]int // replica -> original id -> invocations
+}
+
+func (r *replicaTally) add(replica, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.by == nil {
+		r.by = map[string]map[string]int{}
+	}
+	if r.by[replica] == nil {
+		r.by[replica] = map[string]int{}
+	}
+	r.by[replica][id]++
+}
+
+// of returns the invocations of id by replica.
+func (r *replicaTally) of(replica, id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.by[replica][id]
+}
+
+// total returns every invocation so far.
+func (r *replicaTally) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, ids := range r.by {
+		for _, c := range ids {
+			n += c
+		}
+	}
+	return n
+}
+
+// runReplicas runs I12-3 over f in variant v (RunRows calls it).
+//
+// A victim pump and a survivor pump consume one channel. The victim's
+// handler hangs on the deferring message's first delivery, as a handler
+// does when its process is killed; the acknowledging messages are sent
+// with both receiving. Where the pump manages the consumer's leases
+// (broker.LeaseExtender), the victim holds the deferring message past its
+// lease and no other replica may get it meanwhile; the Pub/Sub stream
+// client manages its own, capped at the lease by the fixture (AC-42), so
+// there the kill comes as soon as the survivor is receiving. The victim is
+// killed: its consumer is
+// cut off from the broker (RecordingConsumer.Kill: no settle, release or
+// lease extension of what it holds reaches the broker any more, as after a
+// SIGKILL) and its pump cut off (pump.CutOff). A replacement pump starts in
+// its place. Every acknowledging message must be acknowledged exactly once
+// in all; a message the victim handled without its acknowledgement reaching
+// the broker is handled once more, after its lease lapses, and no other
+// message twice. The deferring message is handled at most R times across the
+// three pumps (the broker's delivery count carries the budget from one
+// replica to the next, a lease lapse included), rejected once, and has one
+// dead-letter copy. Nothing is handled again for a quiet window after.
+func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
+	g.Run(t, "I12-3", f, v, func(t *testing.T) {
+		const acks, budget = 4, 3
+		logger, _ := NewLogger()
+		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: shortLease, Logger: logger})
+		base := uniqueID(t)
+		poison := base + "-poison"
+		var ackIDs []string
+		for i := range acks {
+			ackIDs = append(ackIDs, fmt.Sprintf("%s-%d", base, i))
+		}
+		tally := &replicaTally{}
+		var hung atomic.Bool // true once the victim's handler hangs on the deferring message
+		handler := func(replica string) pump.Handler {
+			return func(ctx context.Context, m *message.Message) pump.Result {
+				tally.add(replica, m.OriginalID())
+				if replica == "victim" && m.OriginalID() == poison && hung.CompareAndSwap(false, true) {
+					<-ctx.Done() // the handler under way when the process dies
+					return pump.Result{Outcome: pump.Defer}
+				}
+				if m.OriginalID() == poison {
+					return pump.Result{Outcome: pump.Defer, Reason: "conformance handler defers the poison message"}
+				}
+				return pump.Result{Outcome: pump.Ack}
+			}
+		}
+		buffer, _ := scale(v)
+		opts := pumpOptions(v, budget)
+		recs := map[string]*RecordingConsumer{}
+		start := func(replica string) *Running {
+			recs[replica] = NewRecordingConsumer(ch.Consumer(t, buffer))
+			return Start(t, recs[replica].View(t), handler(replica), opts, pump.LogObserver{Logger: logger.With("replica", replica)})
+		}
+		// The victim takes the deferring message first and hangs on it;
+		// the acknowledging messages go out with both replicas receiving.
+		victim := start("victim")
+		ch.Send(t, newMessage(f, poison))
+		Eventually(t, waitLong, "the victim handling the deferring message", func() bool { return hung.Load() })
+		survivor := start("survivor")
+		for _, id := range ackIDs {
+			ch.Send(t, newMessage(f, id))
+		}
+		Eventually(t, waitShort, "the survivor receiving", func() bool { return recs["survivor"].Receives() > 0 })
+		if le, ok := recs["victim"].Consumer.(broker.LeaseExtender); ok && le.Lease() > 0 {
+			// The victim's pump keeps the hung message's lease: while the
+			// victim lives, no other replica gets it, past its lease.
+			Stays(t, le.Lease()*5/4, "another replica handled the message the live victim holds (its lease was not kept)", func() bool {
+				return tally.of("survivor", poison) == 0
+			})
+		}
+		recs["victim"].Kill()
+		victim.CutOff(t)
+		killed := time.Now()
+		restarted := start("restarted")
+
+		live := []string{"survivor", "restarted"}
+		acked := func(id string) int {
+			n := 0
+			for _, r := range recs {
+				n += r.Acks(id)
+			}
+			return n
+		}
+		rejects := func() []RejectCall {
+			var out []RejectCall
+			for _, r := range recs {
+				out = append(out, r.Rejects(poison)...)
+			}
+			return out
+		}
+		// The victim's messages come back when their leases lapse (within
+		// the channel's redelivery bound); a stream client the victim left
+		// running may take a redelivery and hold it for that bound again
+		// (once per delivery of the budget at worst).
+		wait := waitLong + time.Duration(budget)*ch.RedeliveryBound()
+		Eventually(t, wait, "every message acknowledged and the deferring one rejected", func() bool {
+			for _, id := range ackIDs {
+				if acked(id) == 0 {
+					return false
+				}
+			}
+			return len(rejects()) > 0
+		})
+		t.Logf("every message settled %s after the kill", time.Since(killed).Round(time.Millisecond))
+		n := tally.total()
+		Stays(t, quietWindow(ch), "a message handled again after every message was settled", func() bool { return tally.total() == n })
+		survivor.Quit(t)
+		restarted.Quit(t)
+
+		t.Logf("invocations by replica: %v", tally.by)
+		for _, id := range ackIDs {
+			if a := acked(id); a != 1 {
+				t.Errorf("%s acknowledged %d times, want once", id, a)
+			}
+			// A message the victim handled and did not get to acknowledge
+			// is the victim's loss: handled once more by a live replica.
+			// Any other message is handled once in all.
+			byVictim, byLive := tally.of("victim", id), 0
+			for _, r := range live {
+				byLive += tally.of(r, id)
+			}
+			want := 1
+			if byVictim > 0 && recs["victim"].Acks(id) == 0 {
+				want = 2
+			}
+			if got := byVictim + byLive; got != want || byVictim > 1 {
+				t.Errorf("%s handled %d times (victim %d, live %d), want %d: only a message the killed consumer held unacknowledged is handled again, once (R-4)", id, got, byVictim, byLive, want)
+			}
+		}
+		invocations := tally.of("victim", poison)
+		for _, r := range live {
+			invocations += tally.of(r, poison)
+		}
+		if invocations > budget {
+			t.Errorf("%s handled %d times across the replicas, want at most %d (R-4)", poison, invocations, budget)
+		}
+		if rj := rejects(); len(rj) != 1 || rj[0].Rejection.Reason != message.ReasonDeliveryError || rj[0].Result.Route != broker.RouteDeadLetter || rj[0].Result.Err != nil {
+			t.Errorf("rejections of %s %+v, want exactly one DeliveryError to the dead-letter queue", poison, rj)
+		}
+		copies := map[string]int{}
+		for _, m := range Drain(t, ch.DeadLetter(t), waitShort, 10) {
+			copies[m.OriginalID()]++
+		}
+		if copies[poison] != 1 {
+			t.Errorf("%s has %d dead-letter copies, want one (R-5): %v", poison, copies[poison], copies)
+		}
+		for _, id := range ackIDs {
+			if copies[id] != 0 {
+				t.Errorf("acknowledged %s is on the dead-letter queue", id)
+			}
+		}
+	})
+}
+
+// init registers issue 12's scale-out row after the other lease rows.
+func init() {
+	at := len(Behaviours)
+	for i, b := range Behaviours {
+		if b.ID == "AC-16" {
+			at = i
+			break
+		}
+	}
+	Behaviours = slices.Insert(Behaviours, at, replicaBehaviours...)
+}
