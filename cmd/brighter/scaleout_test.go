@@ -80,7 +80,7 @@ func TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12(t *testing.T) {
 				source:   "sqs://" + ch, sourceFlags: []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}},
 			scaleOutCase{name: "gcp", variant: v, lease: 10 * time.Second,
 				conn: fmt.Sprintf("  gcp:\n    projectId: %s\n    emulatorHost: %s\n", gsrv.Project, gsrv.Addr),
-				settings: "    gcp:\n      ackDeadline: 10s\n      subscriberMember: serviceAccount:test@example.iam.gserviceaccount.com\n" +
+				settings: "    gcp:\n      mode: pull\n      ackDeadline: 10s\n      subscriberMember: serviceAccount:test@example.iam.gserviceaccount.com\n" +
 					"      deadLetterPolicy: {topic: " + ch + "-native, maxDeliveryAttempts: 10, publisherMember: serviceAccount:test@example.iam.gserviceaccount.com}\n",
 				source: "pubsub://projects/" + gsrv.Project + "/subscriptions/" + ch, sourceFlags: []string{"--endpoint", gsrv.Addr}},
 			scaleOutCase{name: "rocketmq", variant: v, lease: 3 * time.Second,
@@ -160,7 +160,15 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 		}
 	}
 	victim.kill(t)
+	killed := time.Now()
 	replacement := startConsume(t, dir, file, "OUT="+out)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(out, "calls-"+poison))
+			t.Logf("the poison message's presented counts: %q; killed at %s; the logs:\n%s\n%s\n%s", b, killed.Format(time.RFC3339Nano),
+				victim.stderr.String(), survivor.stderr.String(), replacement.stderr.String())
+		}
+	})
 	rejected := func() int {
 		n := 0
 		for _, p := range []*consumeProc{victim, survivor, replacement} {
