@@ -196,6 +196,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		pump *pump.Pump
 	}
 	var units []unit
+	// Runs after closeAll (defers run last-in first-out).
+	defer o.transports.closeClients(logger)
 	closeAll := func() {
 		for _, u := range units {
 			if err := u.ch.close(context.WithoutCancel(ctx)); err != nil {

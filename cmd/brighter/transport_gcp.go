@@ -98,6 +98,20 @@ func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Sub
 	return c, nil
 }
 
+// closeClients closes every client made for a project, and forgets them.
+func (t *gcpTransport) closeClients() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	for project, c := range t.clients {
+		if err := c.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close Pub/Sub client of project %s: %w", project, err))
+		}
+	}
+	t.clients = nil
+	return errors.Join(errs...)
+}
+
 // gcpChannelOptions maps a subscription to the transport's channel options
 // (makeChannels, the subscription's settings, its DeadLetterPolicy and the
 // two rejection topics).

@@ -28,6 +28,27 @@ type transportFactory interface {
 // transports maps a transport name to its factory.
 type transports map[config.Transport]transportFactory
 
+// clientCloser is a factory that keeps broker clients across the channels
+// it opens (Pub/Sub: one client per project); closeClients closes them.
+type clientCloser interface {
+	closeClients() error
+}
+
+// closeClients closes the clients every factory keeps, logging a failure
+// at Error. consume calls it once its channels are closed: a stopped
+// consume leaves no connection (and so no streaming pull the broker still
+// feeds) behind, even when the process goes on (issue 15: a restart in the
+// same process found its messages held by the first start's stream).
+func (ts transports) closeClients(logger *slog.Logger) {
+	for name, f := range ts {
+		if c, ok := f.(clientCloser); ok {
+			if err := c.closeClients(); err != nil {
+				logger.Error("close broker clients failed", "transport", string(name), "error", err)
+			}
+		}
+	}
+}
+
 // defaultTransports returns a fresh set of factories (no shared state
 // between commands or tests).
 func defaultTransports() transports {
