@@ -275,7 +275,7 @@ func (e vocabError) KeywordPath() []string                     { return []string
 func (e vocabError) LocalizedString(p *message.Printer) string { return e.msg }
 
 // scriptEnv is the environment the files are decoded with: the variables
-// the testscripts set (RUN, RMQ_ENDPOINT), none other, so ${VAR:-default}
+// the testscripts set (RUN, RMQ_ENDPOINT, BLACKHOLE), none other, so ${VAR:-default}
 // takes its default as a user without those variables would.
 func scriptEnv(name string) (string, bool) {
 	switch name {
@@ -283,6 +283,8 @@ func scriptEnv(name string) (string, bool) {
 		return "r1", true
 	case "RMQ_ENDPOINT":
 		return "127.0.0.1:8081", true
+	case "BLACKHOLE":
+		return "127.0.0.1:9", true
 	}
 	return "", false
 }
