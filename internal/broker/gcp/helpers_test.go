@@ -158,6 +158,20 @@ func (e *env) pullRaw(t *testing.T, sub string, d time.Duration) *pubsubpb.Pubsu
 	return nil
 }
 
+// quietWindow is how long a test watches for a message that must not come
+// back on sub: the ack deadline the emulator granted the subscription (it
+// may hold more than was asked: Pub/Sub's minimum is 10 s), half as much
+// again for a loaded machine, plus a second.
+func (e *env) quietWindow(t *testing.T, sub string) time.Duration {
+	t.Helper()
+	s, err := e.client.SubscriptionAdminClient.GetSubscription(ctxT(t, 5*time.Second), &pubsubpb.GetSubscriptionRequest{Subscription: SubscriptionName(e.project, sub)})
+	if err != nil {
+		t.Fatalf("read subscription %s: %v", sub, err)
+	}
+	d := time.Duration(s.GetAckDeadlineSeconds()) * time.Second
+	return d + d/2 + time.Second
+}
+
 func (e *env) topicExists(t *testing.T, topic string) bool {
 	_, err := e.client.TopicAdminClient.GetTopic(ctxT(t, 5*time.Second), &pubsubpb.GetTopicRequest{Topic: topicName(e.project, topic)})
 	if status.Code(err) == codes.NotFound {

@@ -254,8 +254,9 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 					return pump.Result{Outcome: pump.Ack}
 				})
 				waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-				// A lapsed lease would bring a message back within a lease.
-				time.Sleep(gcpLease) // observation window: nothing may come back
+				// A lapsed lease would bring a message back within the
+				// subscription's ack deadline.
+				time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
 				r.stop(t)
 				got := r.handled()
 				if len(got) != msgs {
@@ -330,7 +331,7 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			waitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.count(pump.EventLeaseExtendFailed) > 0 })
 			e.faults.FailModifyAckDeadline(false)
 			waitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.count(pump.EventAcknowledged) > 0 })
-			time.Sleep(gcpLease) // observation window: a lost or unsettled message would come back
+			time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: a lost or unsettled message would come back
 			r.stop(t)
 			if n := r.handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
