@@ -104,6 +104,16 @@ const (
 // channelFailureDelay and tries again.
 var ErrChannelFailure = errors.New("channel failure")
 
+// ErrNotAuthorized is wrapped by a transport's error when the broker
+// refused the client's credentials or their permissions (SQS ExpiredToken,
+// InvalidClientTokenId, AccessDenied; Pub/Sub Unauthenticated,
+// PermissionDenied; RocketMQ UNAUTHORIZED, FORBIDDEN). At start-up a
+// command exits 1 with one error naming the endpoint and the credential
+// source; during consumption Pub/Sub and RocketMQ wrap it with
+// ErrChannelFailure too (the pump backs off and readiness turns 503 after
+// stallAfter), while SQS halts the pump (issue 13).
+var ErrNotAuthorized = errors.New("refused the credentials")
+
 // PresentedCount is the delivery-count rule of the contract (R-1..R-3, R-28):
 // the count stamped in the stored message plus the broker's delivery attempt
 // minus one. A nil, zero or negative attempt counts as the first delivery

@@ -107,9 +107,17 @@ func transient(err error) bool {
 }
 
 // channelError wraps a receive failure: transient ones in
-// broker.ErrChannelFailure (the pump backs off and retries), others as they
-// are (the pump stops).
+// broker.ErrChannelFailure (the pump backs off and retries); a refused
+// credential (Unauthenticated, PermissionDenied) in both
+// broker.ErrChannelFailure and broker.ErrNotAuthorized, since a credential
+// can be renewed or a permission granted while the consumer runs (issue
+// 13: the pump backs off, logs it at Error once per back-off and readiness
+// turns 503 after stallAfter); others as they are (the pump stops).
 func channelError(sub string, err error) error {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Errorf("receive from %s: %w: %w: %w", sub, broker.ErrChannelFailure, broker.ErrNotAuthorized, err)
+	}
 	if transient(err) {
 		return fmt.Errorf("receive from %s: %w: %w", sub, broker.ErrChannelFailure, err)
 	}
@@ -412,7 +420,15 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-done:
-		return nil, nil // the next Receive reports the error and restarts
+		// The stream ended while waiting: report its error now (the next
+		// Receive restarts it). Returning nothing would read as an answered
+		// call, and a stream that fails as it opens (refused credentials)
+		// would flap between failure and recovery ten times a second
+		// instead of backing off (issue 13).
+		if err := c.start(); err != nil {
+			return nil, channelError(c.name, err)
+		}
+		return nil, nil
 	}
 	out := []*message.Message{c.convert(ctx, first)}
 	for len(out) < c.opts.BufferSize {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -104,9 +106,41 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 		if pm.OrderingKey != "" {
 			pub.ResumePublish(pm.OrderingKey)
 		}
-		return fmt.Errorf("publish message %s to topic %s: %w", m.Header.MessageID, topic, err)
+		return classifyPublish(fmt.Errorf("publish message %s to topic %s: %w", m.Header.MessageID, topic, err))
 	}
 	return nil
+}
+
+// classifyPublish wraps into err what kind of refusal it is (issue 13): a
+// publish that can never succeed as it is wraps broker.ErrPermanent
+// (InvalidArgument: an invalid attribute or message), broker.ErrTooLarge
+// when the message or its attributes are over a limit (InvalidArgument
+// saying so, or the client's own ErrOversizedMessage), so that the Router
+// tries once with the rejection message shortened; a refused credential
+// wraps broker.ErrNotAuthorized. A topic that does not exist (NotFound) is
+// not permanent: it is the broker's state, which creating the topic cures,
+// and R-19/AC-18 require such a message released and redelivered within
+// 10 s (as SQS does for a missing queue). Other errors are returned as they
+// are.
+func classifyPublish(err error) error {
+	if errors.Is(err, pubsub.ErrOversizedMessage) {
+		return fmt.Errorf("%w: %w", broker.ErrTooLarge, err)
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		msg := strings.ToLower(st.Message())
+		if strings.Contains(msg, "too large") || strings.Contains(msg, "size") || strings.Contains(msg, "exceed") || strings.Contains(msg, "too long") {
+			return fmt.Errorf("%w: %w", broker.ErrTooLarge, err)
+		}
+		return fmt.Errorf("%w: %w", broker.ErrPermanent, err)
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Errorf("%w: %w", broker.ErrNotAuthorized, err)
+	}
+	return err
 }
 
 // Close flushes and stops every publisher. The client stays open.
@@ -125,8 +159,9 @@ func (p *Producer) Close(ctx context.Context) error {
 var ErrUnreachable = errors.New("did not answer")
 
 // ErrNotAuthorized is wrapped by Probe when Pub/Sub refused the client's
-// credentials (Unauthenticated, PermissionDenied).
-var ErrNotAuthorized = errors.New("refused the credentials")
+// credentials (Unauthenticated, PermissionDenied); it is
+// broker.ErrNotAuthorized.
+var ErrNotAuthorized = broker.ErrNotAuthorized
 
 // Probe makes one cheap call (GetTopic of a topic that need not exist, no
 // client-side retry) within timeout, so that a command fails at start-up

@@ -55,6 +55,19 @@ type Connection struct {
 	// ClientLogDir is where the client library's own log file goes; ""
 	// means DefaultClientLogDir (see ConfigureClientLog).
 	ClientLogDir string
+	// EndpointFrom names where Endpoint came from, for errors
+	// ("connections.rocketmq.endpoint in the subscriptions file", "the
+	// --rocketmq-endpoint flag", "ROCKETMQ_ENDPOINT"); "" names nothing.
+	EndpointFrom string
+}
+
+// where names the endpoint in errors: Endpoint and, when known, where it
+// came from (issue 13).
+func (c Connection) where() string {
+	if c.EndpointFrom == "" {
+		return c.Endpoint
+	}
+	return c.Endpoint + " (" + c.EndpointFrom + ")"
 }
 
 func (c Connection) config(group string) *rmq.Config {
@@ -163,7 +176,11 @@ func NewConsumer(ctx context.Context, opts ConsumerOptions) (*Consumer, error) {
 		return nil, fmt.Errorf("rocketmq: make consumer of %s for group %s: %w", opts.Topic, opts.ConsumerGroup, err)
 	}
 	if err := sc.Start(); err != nil {
-		return nil, fmt.Errorf("rocketmq: start consumer of %s for group %s at %s: %w", opts.Topic, opts.ConsumerGroup, opts.Endpoint, err)
+		if notAuthorized(err) {
+			// One clear start-up error naming the endpoint (issue 13).
+			return nil, fmt.Errorf("rocketmq: start consumer of %s for group %s at %s: %w: %w", opts.Topic, opts.ConsumerGroup, opts.where(), broker.ErrNotAuthorized, err)
+		}
+		return nil, fmt.Errorf("rocketmq: start consumer of %s for group %s at %s: %w", opts.Topic, opts.ConsumerGroup, opts.where(), err)
 	}
 	p, err := NewProducer(ctx, ProducerOptions{Connection: opts.Connection, Logger: log})
 	if err != nil {
@@ -203,6 +220,12 @@ func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, 
 			return nil, fmt.Errorf("rocketmq: receive from %s for group %s: %w: the client lost the broker's answer (%w); "+
 				"any message it carried comes back after the invisible duration with delivery attempt + 1",
 				c.opts.Topic, c.opts.ConsumerGroup, broker.ErrChannelFailure, err)
+		}
+		if notAuthorized(err) {
+			// A credential can be renewed or a permission granted while
+			// the consumer runs: back off, as for any channel failure
+			// (issue 13).
+			return nil, fmt.Errorf("rocketmq: receive from %s for group %s at %s: %w: %w: %w", c.opts.Topic, c.opts.ConsumerGroup, c.opts.where(), broker.ErrChannelFailure, broker.ErrNotAuthorized, err)
 		}
 		return nil, fmt.Errorf("rocketmq: receive from %s for group %s: %w: %w", c.opts.Topic, c.opts.ConsumerGroup, broker.ErrChannelFailure, err)
 	}

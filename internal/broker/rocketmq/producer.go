@@ -2,11 +2,14 @@ package rocketmq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -62,7 +65,10 @@ func NewProducer(ctx context.Context, opts ProducerOptions) (*Producer, error) {
 		return nil, fmt.Errorf("rocketmq: make producer: %w", err)
 	}
 	if err := p.Start(); err != nil {
-		return nil, fmt.Errorf("rocketmq: start producer at %s: %w", opts.Endpoint, err)
+		if notAuthorized(err) {
+			return nil, fmt.Errorf("rocketmq: start producer at %s: %w: %w", opts.where(), broker.ErrNotAuthorized, err)
+		}
+		return nil, fmt.Errorf("rocketmq: start producer at %s: %w", opts.where(), err)
 	}
 	return &Producer{opts: opts, p: p, now: time.Now}, nil
 }
@@ -86,9 +92,58 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 		return fmt.Errorf("rocketmq: send %s: no topic", m.Header.MessageID)
 	}
 	if _, err := p.p.Send(ctx, Encode(m, topic, p.opts.Tag, p.now())); err != nil {
-		return fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err)
+		return classifySend(fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err))
 	}
 	return nil
+}
+
+// classifySend wraps into err what kind of refusal it is (issue 13): a send
+// the broker refuses as it is wraps broker.ErrTooLarge (MESSAGE_BODY_TOO_LARGE,
+// PAYLOAD_TOO_LARGE, MESSAGE_PROPERTIES_TOO_LARGE,
+// REQUEST_HEADER_FIELDS_TOO_LARGE, or the client's own "message body size
+// exceeds the threshold") or broker.ErrPermanent (BAD_REQUEST, an illegal
+// topic, tag, key, message group, property key, message id or delivery
+// time, a property conflicting with the message type, a corrupted
+// message); a refused credential wraps broker.ErrNotAuthorized (retried
+// with the usual back-off). TOPIC_NOT_FOUND is not permanent: it is the
+// broker's state, which creating the topic cures, and R-19 wants such a
+// message released and redelivered soon (as SQS does for a missing queue,
+// Pub/Sub for a missing topic, AC-18). Other errors are returned as they
+// are.
+func classifySend(err error) error {
+	if strings.Contains(err.Error(), "message body size exceeds the threshold") {
+		return fmt.Errorf("%w: %w", broker.ErrTooLarge, err)
+	}
+	var st *rmq.ErrRpcStatus
+	if !errors.As(err, &st) {
+		return err
+	}
+	switch v2.Code(st.GetCode()) {
+	case v2.Code_MESSAGE_BODY_TOO_LARGE, v2.Code_PAYLOAD_TOO_LARGE, v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, v2.Code_REQUEST_HEADER_FIELDS_TOO_LARGE:
+		return fmt.Errorf("%w: %w", broker.ErrTooLarge, err)
+	case v2.Code_BAD_REQUEST, v2.Code_ILLEGAL_TOPIC, v2.Code_ILLEGAL_MESSAGE_TAG, v2.Code_ILLEGAL_MESSAGE_KEY,
+		v2.Code_ILLEGAL_MESSAGE_GROUP, v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, v2.Code_ILLEGAL_MESSAGE_ID,
+		v2.Code_ILLEGAL_DELIVERY_TIME, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, v2.Code_MESSAGE_CORRUPTED:
+		return fmt.Errorf("%w: %w", broker.ErrPermanent, err)
+	}
+	if notAuthorized(err) {
+		return fmt.Errorf("%w: %w", broker.ErrNotAuthorized, err)
+	}
+	return err
+}
+
+// notAuthorized reports whether err is the broker refusing the client's
+// credentials or permissions (UNAUTHORIZED, FORBIDDEN). rocketmq-clients
+// v5.1.2 formats the status of a failed start-up route query into text
+// (%v), so the code's name is looked for in the text as well.
+func notAuthorized(err error) bool {
+	var st *rmq.ErrRpcStatus
+	if errors.As(err, &st) {
+		c := v2.Code(st.GetCode())
+		return c == v2.Code_UNAUTHORIZED || c == v2.Code_FORBIDDEN
+	}
+	t := err.Error()
+	return strings.Contains(t, "CODE: "+v2.Code_UNAUTHORIZED.String()+",") || strings.Contains(t, "CODE: "+v2.Code_FORBIDDEN.String()+",")
 }
 
 // Close stops the producer.

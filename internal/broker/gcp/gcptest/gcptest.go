@@ -43,6 +43,9 @@ import (
 // and never sends it to the emulator.
 type Faults struct {
 	publishTopic atomic.Pointer[string]
+	publishErr   atomic.Pointer[topicFault]
+	pull         atomic.Pointer[error]
+	stream       atomic.Pointer[error]
 	ack          atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
@@ -67,6 +70,41 @@ func (f *Faults) Calls(method string) int64 {
 // topic stops the fault; publishes to other topics are never affected.
 func (f *Faults) FailPublishTo(topic string) { f.publishTopic.Store(&topic) }
 
+// topicFault is a publish fault on one topic with its own status.
+type topicFault struct {
+	topic string
+	err   error
+}
+
+// FailPublishWith makes every Publish to topic (a full topic name) fail
+// with err, a gRPC status error such as status.Error(codes.InvalidArgument,
+// "...") (issue 13: a publish the service refuses as it is). A nil err
+// stops it. It is independent of FailPublishTo.
+func (f *Faults) FailPublishWith(topic string, err error) {
+	f.publishErr.Store(&topicFault{topic: topic, err: err})
+}
+
+// FailPull makes every Pull fail with err (a gRPC status error, e.g.
+// Unauthenticated); nil stops it.
+func (f *Faults) FailPull(err error) { f.pull.Store(&err) }
+
+// FailStreamingPull makes every new StreamingPull stream fail with err at
+// once (InterceptStream); nil stops it. A stream already open is not cut.
+func (f *Faults) FailStreamingPull(err error) { f.stream.Store(&err) }
+
+// InterceptStream is the grpc.StreamClientInterceptor that applies
+// FailStreamingPull; every other stream is opened unchanged.
+func (f *Faults) InterceptStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	n, _ := f.calls.LoadOrStore(method, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	if path.Base(method) == "StreamingPull" {
+		if e := f.stream.Load(); e != nil && *e != nil {
+			return nil, *e
+		}
+	}
+	return streamer(ctx, desc, cc, method, opts...)
+}
+
 // FailAcknowledge switches on (true) or off (false) the failure of every
 // Acknowledge call, with "injected acknowledge fault".
 func (f *Faults) FailAcknowledge(on bool) { f.ack.Store(on) }
@@ -86,6 +124,13 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 	case *pubsubpb.PublishRequest:
 		if t := f.publishTopic.Load(); t != nil && *t != "" && r.Topic == *t {
 			return status.Error(codes.PermissionDenied, "injected publish fault")
+		}
+		if t := f.publishErr.Load(); t != nil && t.err != nil && r.Topic == t.topic {
+			return t.err
+		}
+	case *pubsubpb.PullRequest:
+		if e := f.pull.Load(); e != nil && *e != nil {
+			return *e
 		}
 	case *pubsubpb.AcknowledgeRequest:
 		if f.ack.Load() {
@@ -136,7 +181,7 @@ func Start(tb testing.TB, prefix string, f *Faults, connect ConnectFunc) (*pubsu
 	srv := &Server{Addr: emu.Addr, Project: fmt.Sprintf("%s-%d", prefix, projects.Add(1))}
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if f != nil {
-		dial = append(dial, grpc.WithUnaryInterceptor(f.Intercept))
+		dial = append(dial, grpc.WithUnaryInterceptor(f.Intercept), grpc.WithStreamInterceptor(f.InterceptStream))
 	}
 	conn, err := grpc.NewClient(srv.Addr, dial...)
 	if err != nil {

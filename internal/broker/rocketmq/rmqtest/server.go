@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
@@ -50,9 +51,31 @@ const defaultLongPoll = time.Second
 const clientRequestTimeout = 3 * time.Second
 
 // Fault makes an RPC fail on demand: a non-nil error makes the RPC answer
-// INTERNAL_ERROR with the error's text. topic and messageID name the message
-// the call is about.
+// INTERNAL_ERROR with the error's text, or the code of a *StatusError (an
+// authentication failure, a too-large body, ...). topic and messageID name
+// the message the call is about ("" for a receive or a route query).
 type Fault func(topic, messageID string) error
+
+// StatusError is an error a Fault returns to make the RPC answer Code
+// instead of INTERNAL_ERROR (issue 13: UNAUTHORIZED, FORBIDDEN,
+// MESSAGE_BODY_TOO_LARGE, ...), with Message as the status message.
+type StatusError struct {
+	Code    v2.Code
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Code.String() + ": " + e.Message }
+
+// faultStatus is the status an RPC answers for a Fault's err: the code of
+// a *StatusError, else INTERNAL_ERROR with what ("injected send fault")
+// and err's text.
+func faultStatus(what string, err error) *v2.Status {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return status(se.Code, "%s", se.Message)
+	}
+	return status(v2.Code_INTERNAL_ERROR, "%s: %v", what, err)
+}
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -148,6 +171,8 @@ type Server struct {
 	sendFault   atomic.Pointer[Fault]
 	ackFault    atomic.Pointer[Fault]
 	changeFault atomic.Pointer[Fault]
+	recvFault   atomic.Pointer[Fault]
+	routeFault  atomic.Pointer[Fault]
 	delivered   atomic.Int64
 
 	v2.UnimplementedMessagingServiceServer
@@ -243,6 +268,15 @@ func (s *Server) FailAck(f Fault) { s.ackFault.Store(&f) }
 // FailChangeInvisibleDuration installs (or removes) a fault on
 // ChangeInvisibleDuration; the invisibility is left unchanged.
 func (s *Server) FailChangeInvisibleDuration(f Fault) { s.changeFault.Store(&f) }
+
+// FailReceive installs (or removes) a fault on ReceiveMessage: the
+// receive answers the fault's status with no message (topic is the
+// queue's topic, messageID "").
+func (s *Server) FailReceive(f Fault) { s.recvFault.Store(&f) }
+
+// FailQueryRoute installs (or removes) a fault on QueryRoute, which every
+// client makes when it starts and every 30 s after (messageID "").
+func (s *Server) FailQueryRoute(f Fault) { s.routeFault.Store(&f) }
 
 // Calls reports how many times an RPC was served, by its method name
 // ("SendMessage", "ReceiveMessage", "AckMessage", "ChangeInvisibleDuration",
@@ -378,6 +412,9 @@ func (s *Server) route(topic string) []*v2.MessageQueue {
 func (s *Server) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v2.QueryRouteResponse, error) {
 	s.count("QueryRoute")
 	name := req.GetTopic().GetName()
+	if err := fire(&s.routeFault, name, ""); err != nil {
+		return &v2.QueryRouteResponse{Status: faultStatus("injected query-route fault", err)}, nil
+	}
 	s.mu.Lock()
 	exists := s.topics[name] != nil
 	if !exists && s.opts.AutoCreateTopics {
@@ -426,7 +463,7 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	for _, m := range req.GetMessages() {
 		topic, id := m.GetTopic().GetName(), m.GetSystemProperties().GetMessageId()
 		if err := fire(&s.sendFault, topic, id); err != nil {
-			st := status(v2.Code_INTERNAL_ERROR, "injected send fault: %v", err)
+			st := faultStatus("injected send fault", err)
 			return &v2.SendMessageResponse{Status: st, Entries: []*v2.SendResultEntry{{Status: st, MessageId: id}}}, nil
 		}
 		s.mu.Lock()
@@ -496,6 +533,9 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 			}
 		}
 		return nil
+	}
+	if err := fire(&s.recvFault, topic, ""); err != nil {
+		return send(faultStatus("injected receive fault", err), nil)
 	}
 	if group == "" {
 		return send(status(v2.Code_ILLEGAL_CONSUMER_GROUP, "consumer group is empty"), nil)
@@ -700,7 +740,7 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	for _, e := range req.GetEntries() {
 		var st *v2.Status
 		if err := fire(&s.ackFault, topic, e.GetMessageId()); err != nil {
-			st = status(v2.Code_INTERNAL_ERROR, "injected ack fault: %v", err)
+			st = faultStatus("injected ack fault", err)
 		} else {
 			s.mu.Lock()
 			_, d, bad := s.holdLocked(group, e.GetReceiptHandle(), time.Now())
@@ -728,7 +768,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	s.count("ChangeInvisibleDuration")
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if err := fire(&s.changeFault, topic, req.GetMessageId()); err != nil {
-		return &v2.ChangeInvisibleDurationResponse{Status: status(v2.Code_INTERNAL_ERROR, "injected change-invisible-duration fault: %v", err), ReceiptHandle: req.GetReceiptHandle()}, nil
+		return &v2.ChangeInvisibleDurationResponse{Status: faultStatus("injected change-invisible-duration fault", err), ReceiptHandle: req.GetReceiptHandle()}, nil
 	}
 	dur := req.GetInvisibleDuration().AsDuration()
 	if dur < 0 {

@@ -1,0 +1,176 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// rejectedEvent returns the first EventRejected r saw.
+func (r *leaseRun) rejectedEvent() (pump.Event, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.Kind == pump.EventRejected {
+			return e, true
+		}
+	}
+	return pump.Event{}, false
+}
+
+// TestPermanentPublishEndsBounded_Issue13: a rejection whose routed copy
+// Pub/Sub can never accept as it is is classified permanent as on SQS: the
+// service refuses it as invalid (InvalidArgument, injected by the
+// interceptor: one publish) or as too large (InvalidArgument saying so: a
+// second publish with the rejection message shortened). A missing topic
+// (NotFound) is not permanent: AC-18 proves it is released and redelivered
+// within 10 s. Then one Error, the message released for the longest delay
+// (Pub/Sub's 600 s ack deadline), not handled again within the window, and
+// still on the subscription (nothing lost). Both variants, pull.
+func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		inject    error
+		publishes int64
+		tooLarge  bool
+	}{
+		{name: "invalid-argument", inject: status.Error(codes.InvalidArgument, "The attribute key 'googclient_x' is reserved."), publishes: 1},
+		{name: "invalid-argument-too-large", inject: status.Error(codes.InvalidArgument, "Request payload size exceeds the limit: 10485760 bytes."), publishes: 2, tooLarge: true},
+	}
+	for _, tc := range cases {
+		for _, v := range variants {
+			t.Run(tc.name+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+				dlq := "orders-dlq"
+				e.channels(t, ChannelOptions{Topic: dlq, Subscription: dlq + "-sub", RequeueCount: -1})
+				e.faults.FailPublishWith("projects/"+e.project+"/topics/"+dlq, tc.inject)
+				c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease, DeadLetterTopic: dlq})
+				e.send(t, "orders", newMsg("p-1"))
+				before := e.faults.Calls("Publish")
+				opts := leaseOptions(v, 1)
+				opts.RequeueCount = 3
+				var held atomic.Pointer[message.Message]
+				r := startLeasePump(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
+					held.Store(m)
+					return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
+				})
+				waitUntil(t, 30*time.Second, "the rejection", func() bool { return r.count(pump.EventRejected) > 0 })
+				rej, _ := r.rejectedEvent()
+				if !rej.Permanent || !errors.Is(rej.Err, broker.ErrPermanent) || rej.Delay != maxAckDeadline {
+					t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s", rej.Permanent, rej.Delay, rej.Err, maxAckDeadline)
+				}
+				if got := errors.Is(rej.Err, broker.ErrTooLarge); got != tc.tooLarge {
+					t.Fatalf("too large %v, want %v: %v", got, tc.tooLarge, rej.Err)
+				}
+				if n := e.faults.Calls("Publish") - before; n != tc.publishes {
+					t.Fatalf("%d publishes of the copy, want %d", n, tc.publishes)
+				}
+				// Several ack deadlines: the released message must stay away.
+				quiet := time.Now().Add(2 * gcpLease)
+				for time.Now().Before(quiet) {
+					if n := r.handled()["p-1"]; n != 1 {
+						t.Fatalf("handled %d times, want once", n)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if n := e.faults.Calls("Publish") - before; n != tc.publishes {
+					t.Fatalf("%d publishes after the quiet window, want %d", n, tc.publishes)
+				}
+				if recs := e.logs.find(slog.LevelError, broker.LogRoutingPermanent); len(recs) != 1 || attr(recs[0], "message_id") != "p-1" {
+					t.Fatalf("%d Errors %q, want one naming p-1", len(recs), broker.LogRoutingPermanent)
+				}
+				r.stop(t)
+				// Nothing lost: the message is still on the subscription,
+				// leased for the longest delay; a nack makes it visible.
+				if err := c.Requeue(ctxT(t, 10*time.Second), held.Load(), 0); err != nil {
+					t.Fatalf("nack the released message: %v", err)
+				}
+				var left []string
+				waitUntil(t, 10*time.Second, "the message back on the subscription", func() bool {
+					left = append(left, e.drain(t, "orders-sub")...)
+					return len(left) > 0
+				})
+				if len(left) != 1 || left[0] != "p-1" {
+					t.Fatalf("source holds %v, want [p-1]", left)
+				}
+			})
+		}
+	}
+}
+
+// TestRefusedCredentialsBackOffAndRecover_Issue13: Pub/Sub refusing the
+// credentials while a consumer runs (Unauthenticated on Pull or on opening
+// StreamingPull, injected by the interceptors) is a channel failure
+// wrapping broker.ErrNotAuthorized: the pump backs off (a growing delay,
+// not a hot loop), logs each failure at Error, reports the channel stalled
+// after StallAfter (readiness 503), and recovers when the credentials are
+// accepted again, the waiting message then handled. Both variants, pull and
+// stream.
+func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
+	t.Parallel()
+	refused := status.Error(codes.Unauthenticated, "Request had invalid authentication credentials.")
+	for _, md := range modes {
+		for _, v := range variants {
+			t.Run(string(md)+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+				fail := func(err error) {
+					if md == modePull {
+						e.faults.FailPull(err)
+					} else {
+						e.faults.FailStreamingPull(err)
+					}
+				}
+				fail(refused)
+				c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+				opts := leaseOptions(v, 1)
+				opts.StallAfter = 500 * time.Millisecond
+				opts.MaxChannelFailureDelay = 400 * time.Millisecond
+				r := startLeasePump(t, c, opts, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} })
+				waitUntil(t, 20*time.Second, "the channel reported stalled", func() bool { return r.count(pump.EventStalled) > 0 })
+				failures := r.count(pump.EventChannelFailure)
+				r.mu.Lock()
+				for _, ev := range r.events {
+					if ev.Kind == pump.EventChannelFailure && (!errors.Is(ev.Err, broker.ErrNotAuthorized) || !errors.Is(ev.Err, broker.ErrChannelFailure) || ev.Delay <= 0) {
+						r.mu.Unlock()
+						t.Fatalf("channel failure %+v: want ErrNotAuthorized and ErrChannelFailure with a back-off", ev)
+					}
+				}
+				r.mu.Unlock()
+				// 100 ms doubling to a 400 ms cap: a handful, not a hot loop.
+				if failures < 2 || failures > 20 {
+					t.Fatalf("%d channel failures before the stall, want a few backed-off ones", failures)
+				}
+				logs := r.logText()
+				if want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogChannelFailure); !strings.Contains(logs, want) || !strings.Contains(logs, "refused the credentials") {
+					t.Fatalf("no Error %q naming the refused credentials in:\n%s", pump.LogChannelFailure, logs)
+				}
+				if n := r.count(pump.EventChannelRecovered); n != 0 {
+					t.Fatalf("%d recoveries while the credentials were refused: the channel flapped", n)
+				}
+				fail(nil)
+				e.send(t, "orders", newMsg("a-1"))
+				waitUntil(t, 30*time.Second, "recovery and the message acknowledged", func() bool {
+					return r.count(pump.EventChannelRecovered) > 0 && r.count(pump.EventAcknowledged) > 0
+				})
+				r.stop(t)
+			})
+		}
+	}
+}
