@@ -19,6 +19,11 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
+// commandLinePath is the Path of the config.File dlq makes for a
+// destination given by URL: its connection comes from flags and the
+// environment, and errors naming an endpoint say so (issue 13).
+const commandLinePath = "(command line)"
+
 // dlqTarget is the destination a dlq command reads: a subscription's
 // dead-letter, invalid-message or native redrive destination, or one named
 // by URL (then f and s are synthesised from flags and environment).
@@ -33,6 +38,10 @@ type dlqTarget struct {
 	// group is the RocketMQ consumer group the destination is read with
 	// (never the subscription's own group); "" for other transports.
 	group string
+	// endpointFrom names where a RocketMQ destination given by URL got its
+	// endpoint (the --rocketmq-endpoint flag or ROCKETMQ_ENDPOINT), for
+	// errors; "" for the subscriptions file.
+	endpointFrom string
 }
 
 // dlqReadOptions say how a dlq command reads.
@@ -195,7 +204,7 @@ func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
 	name := a.Name
-	f := &config.File{Path: "(command line)"}
+	f := &config.File{Path: commandLinePath}
 	f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}
 	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate, Transport: config.TransportSQS}
 	s.SQS = &config.SQS{ChannelType: config.ChannelPointToPoint, QueueType: config.QueueStandard, RawMessageDelivery: true}
@@ -221,5 +230,5 @@ func (t *memoryTransport) urlTarget(o *dlqOptions, arg string, as broker.Address
 	name := a.Name
 	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportMemory, Memory: &config.Memory{Output: file}}
-	return &dlqTarget{f: &config.File{Path: "(command line)"}, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
+	return &dlqTarget{f: &config.File{Path: commandLinePath}, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
 }

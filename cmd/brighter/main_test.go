@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -55,6 +60,7 @@ func runScripts(t *testing.T, dir string) {
 	}
 	t.Cleanup(rmq.Close)
 	hole := blackHole(t)
+	refuser := expiredTokenProxy(t, emu.Endpoint)
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
@@ -72,11 +78,37 @@ func runScripts(t *testing.T, dir string) {
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 			env.Setenv("RMQ_ENDPOINT", rmq.Endpoint())
 			env.Setenv("BLACKHOLE", hole)
+			env.Setenv("SQS_EXPIRED_PROXY", refuser)
 			// Each script gets queue names of its own: fauxqs is shared.
 			env.Setenv("RUN", fmt.Sprintf("r%d", time.Now().UnixNano()%1e9))
 			return nil
 		},
 	})
+}
+
+// expiredTokenProxy is HTTP middleware in front of fauxqs (which checks no
+// credentials): a request signed with the session token "expired" is
+// answered as AWS answers an expired one (400, ExpiredToken, issue 13); any
+// other request is passed to fauxqs at target. It returns the proxy's URL.
+func expiredTokenProxy(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatalf("fauxqs endpoint %q: %v", target, err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Security-Token") != "expired" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("x-amzn-query-error", "ExpiredToken;Sender")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"com.amazon.coral.service#ExpiredTokenException","message":"The security token included in the request is expired"}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // blackHole listens on 127.0.0.1 and accepts every connection and never

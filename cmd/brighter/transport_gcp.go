@@ -58,8 +58,16 @@ func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
 const gcpProbeTimeout = 5 * time.Second
 
 // gcpEndpointSource names the Pub/Sub endpoint a command dials and where
-// it came from, for errors.
-func gcpEndpointSource(c config.GCPConnection) string {
+// it came from, for errors: dlq's --endpoint flag (a destination given by
+// URL), the subscriptions file, PUBSUB_EMULATOR_HOST or the real service.
+func gcpEndpointSource(f *config.File) string {
+	c := f.Connections.GCP
+	if c.EmulatorHost != "" && f.Path == commandLinePath {
+		if c.EmulatorHost == os.Getenv("PUBSUB_EMULATOR_HOST") {
+			return c.EmulatorHost + " (the --endpoint flag, equal to PUBSUB_EMULATOR_HOST)"
+		}
+		return c.EmulatorHost + " (the --endpoint flag)"
+	}
 	if c.EmulatorHost != "" {
 		if c.EmulatorHost == os.Getenv("PUBSUB_EMULATOR_HOST") {
 			return c.EmulatorHost + " (connections.gcp.emulatorHost in the subscriptions file, equal to PUBSUB_EMULATOR_HOST)"
@@ -89,7 +97,7 @@ func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Sub
 	}
 	if err := gcp.Probe(ctx, c, project, gcpProbeTimeout); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f.Connections.GCP), err)
+		return nil, fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)
 	}
 	if t.clients == nil {
 		t.clients = map[string]*pubsub.Client{}
@@ -267,7 +275,7 @@ func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.Forms().Read))
 	}
 	project, sub := a.Project, a.Name
-	f := &config.File{Path: "(command line)"}
+	f := &config.File{Path: commandLinePath}
 	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
 	s := &config.Subscription{
 		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,

@@ -17,13 +17,18 @@ import (
 // validate checks each topic's route, assume makes no call.
 type rocketmqTransport struct{}
 
-func rocketmqConnection(f *config.File) rocketmq.Connection {
+// rocketmqConnection is connections.rocketmq; from names where its
+// endpoint came from, for errors ("" for the subscriptions file).
+func rocketmqConnection(f *config.File, from string) rocketmq.Connection {
 	c := f.Connections.RocketMQ
-	return rocketmq.Connection{Endpoint: c.Endpoint, Namespace: c.Namespace, AccessKey: c.AccessKey, SecretKey: c.SecretKey}
+	if from == "" {
+		from = "connections.rocketmq.endpoint in the subscriptions file"
+	}
+	return rocketmq.Connection{Endpoint: c.Endpoint, Namespace: c.Namespace, AccessKey: c.AccessKey, SecretKey: c.SecretKey, EndpointFrom: from}
 }
 
 func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
-	conn := rocketmqConnection(f)
+	conn := rocketmqConnection(f, "")
 	topics := []string{s.ChannelName}
 	for _, t := range []string{s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey} {
 		if t != "" {
@@ -46,7 +51,7 @@ func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Sub
 }
 
 func (rocketmqTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
-	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f), Logger: logger})
+	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f, ""), Logger: logger})
 }
 
 func (rocketmqTransport) addresses() broker.AddressScheme { return rocketmq.URLScheme{} }
@@ -65,7 +70,7 @@ func (rocketmqTransport) replayFrom(tg *dlqTarget) broker.Address {
 // never rejects, so the reader has no routes.
 func (rocketmqTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
 	c, err := rocketmq.NewConsumer(ctx, rocketmq.ConsumerOptions{
-		Connection: rocketmqConnection(tg.f), Topic: tg.dest, ConsumerGroup: tg.group,
+		Connection: rocketmqConnection(tg.f, tg.endpointFrom), Topic: tg.dest, ConsumerGroup: tg.group,
 		InvisibleDuration: o.visibility, AwaitDuration: o.wait, BufferSize: rocketmq.MaxBufferSize, Logger: logger,
 	})
 	if err != nil {
@@ -78,7 +83,7 @@ func (rocketmqTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqRead
 // clients never create topics, so a replay to a missing topic fails with
 // TOPIC_NOT_FOUND (after the client's retries) and the message stays.
 func (rocketmqTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.f), Logger: logger})
+	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.f, tg.endpointFrom), Logger: logger})
 }
 
 // urlTarget reads rocketmq://TOPIC?group=G. TOPIC may be written
@@ -97,14 +102,14 @@ func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressS
 	if group == "" {
 		group = defaultURLReaderGroup
 	}
-	endpoint := o.rocketmqEndpoint
+	endpoint, from := o.rocketmqEndpoint, "the --rocketmq-endpoint flag"
 	if endpoint == "" {
-		endpoint = o.env("ROCKETMQ_ENDPOINT")
+		endpoint, from = o.env("ROCKETMQ_ENDPOINT"), "ROCKETMQ_ENDPOINT"
 	}
 	if endpoint == "" {
 		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", arg))
 	}
-	f := &config.File{Path: "(command line)"}
+	f := &config.File{Path: commandLinePath}
 	f.Connections.RocketMQ = config.RocketMQConnection{
 		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),
 		AccessKey: o.env("ROCKETMQ_ACCESS_KEY"), SecretKey: o.env("ROCKETMQ_SECRET_KEY"),
@@ -113,5 +118,5 @@ func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressS
 		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
 	}
-	return &dlqTarget{f: f, s: s, dest: topic, group: group, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
+	return &dlqTarget{f: f, s: s, dest: topic, group: group, endpointFrom: from, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
@@ -23,7 +25,7 @@ type sqsTransport struct {
 func (t *sqsTransport) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
 	t.once.Do(func() {
 		a := f.Connections.AWS
-		t.clients, t.err = sqs.NewClients(ctx, a.Region, a.Endpoint, a.Profile)
+		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile})
 		if t.err == nil {
 			// No credentials is a start-up error naming the sources tried,
 			// not a channel failure for ever (issue 13).
@@ -31,6 +33,24 @@ func (t *sqsTransport) clientsFor(ctx context.Context, f *config.File) (*sqs.Cli
 		}
 	})
 	return t.clients, t.err
+}
+
+// sqsResolveTimeout bounds the start-up look-up of a consumer's queue: a
+// broker that does not answer within it is the pump's to retry.
+const sqsResolveTimeout = 5 * time.Second
+
+// sqsEndpointFrom names where connections.aws.endpoint came from, for
+// errors: dlq's --endpoint flag for a destination given by URL, else the
+// subscriptions file ("" when there is no endpoint: the SDK's own
+// resolution is named by the sqs package).
+func sqsEndpointFrom(f *config.File) string {
+	switch {
+	case f.Connections.AWS.Endpoint == "":
+		return ""
+	case f.Path == commandLinePath:
+		return "the --endpoint flag"
+	}
+	return "connections.aws.endpoint in the subscriptions file"
 }
 
 // sqsChannelOptions maps a subscription to the transport's channel options.
@@ -69,6 +89,18 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 		Invalid: s.InvalidMessageRoutingKey, Logger: logger,
 	})
 	if err != nil {
+		return nil, err
+	}
+	// Look the queue up now, as the first receive would: a refused or
+	// expired credential (or a missing queue) is one start-up error naming
+	// the endpoint and the credential source (issue 13), even with
+	// makeChannels assume. A broker that cannot be reached is left to the
+	// pump, which backs off and recovers when it comes up.
+	rctx, cancel := context.WithTimeout(ctx, sqsResolveTimeout)
+	err = consumer.Resolve(rctx)
+	cancel()
+	if err != nil && !errors.Is(err, broker.ErrChannelFailure) {
+		_ = consumer.Close(ctx)
 		return nil, err
 	}
 	return &openedChannel{consumer: consumer, close: consumer.Close}, nil

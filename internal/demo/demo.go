@@ -127,6 +127,9 @@ type Demo struct {
 	n      *narrator
 }
 
+// probeTimeout bounds the probe of a running emulator (Options.Emulator).
+const probeTimeout = 5 * time.Second
+
 // Start starts the emulator and creates the demo's channels with the gcp
 // transport's makeChannels create. It returns an error naming the step that
 // failed. Close the Demo when done.
@@ -182,6 +185,15 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	if err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.srv == nil {
+		// A running emulator named by --emulator: one probe, so that an
+		// unreachable host is one error naming it and the flag, not a
+		// distant "context deadline exceeded" (issue 13).
+		if err := gcp.Probe(ctx, d.client, o.Project, probeTimeout); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("Pub/Sub at %s (the --emulator flag): %w", d.addr, err)
+		}
 	}
 	d.n.title("brighter demo: a poison message on Google Cloud Pub/Sub (" + where + ")")
 	if d.srv != nil {

@@ -174,3 +174,29 @@ func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeRefusedCredentials_Issue13: the start-up probe of a Pub/Sub
+// endpoint that refuses the credentials (Unauthenticated or
+// PermissionDenied on GetTopic, injected) fails at once with
+// broker.ErrNotAuthorized, which every command reports as one error naming
+// the endpoint and exits 1 on; an answer of any other kind (NotFound of the
+// probe topic, from the emulator itself) means reachable and authorised.
+func TestProbeRefusedCredentials_Issue13(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := Probe(ctxT(t, 10*time.Second), e.client, e.project, 5*time.Second); err != nil {
+		t.Fatalf("Probe on the emulator = %v, want nil", err)
+	}
+	for _, code := range []codes.Code{codes.Unauthenticated, codes.PermissionDenied} {
+		e.faults.FailCall("GetTopic", status.Error(code, "refused"))
+		start := time.Now()
+		err := Probe(ctxT(t, 10*time.Second), e.client, e.project, 5*time.Second)
+		if !errors.Is(err, broker.ErrNotAuthorized) || status.Code(err) != code {
+			t.Fatalf("Probe with %s = %v, want ErrNotAuthorized", code, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("Probe with %s took %s: a refusal must not be retried", code, d)
+		}
+	}
+	e.faults.FailCall("GetTopic", nil)
+}

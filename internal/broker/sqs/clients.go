@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -18,6 +21,24 @@ type Clients struct {
 	SQS *sqs.Client
 	// SNS is the SNS client.
 	SNS *sns.Client
+
+	// source names where the credentials came from, for the error of a
+	// refused credential (set by CheckCredentials; "" until then).
+	source atomic.Pointer[string]
+}
+
+// Connection is where NewClientsWith connects and how it names that in
+// errors.
+type Connection struct {
+	// Region and Profile override the default chain's when not "".
+	Region, Profile string
+	// Endpoint, when not "", is the endpoint of both services (see
+	// NewClients).
+	Endpoint string
+	// EndpointFrom names where Endpoint came from, for errors
+	// ("connections.aws.endpoint in the subscriptions file", "the
+	// --endpoint flag"); "" names nothing.
+	EndpointFrom string
 }
 
 // NewClients loads the normal AWS configuration (environment, shared config
@@ -29,18 +50,25 @@ type Clients struct {
 // SDK honours otherwise. It returns an error when the configuration cannot
 // be loaded (a named profile that does not exist, a malformed file).
 func NewClients(ctx context.Context, region, endpoint, profile string) (*Clients, error) {
+	return NewClientsWith(ctx, Connection{Region: region, Endpoint: endpoint, Profile: profile})
+}
+
+// NewClientsWith is NewClients from a Connection, whose EndpointFrom the
+// errors of a call cut off by its deadline or refused credentials name
+// (issue 13).
+func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 	var opts []func(*config.LoadOptions) error
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
+	if conn.Region != "" {
+		opts = append(opts, config.WithRegion(conn.Region))
 	}
-	if profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(profile))
+	if conn.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(conn.Profile))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
-	return NewClientsFromConfig(cfg, endpoint), nil
+	return newClients(cfg, conn.Endpoint, conn.EndpointFrom), nil
 }
 
 // NewClientsFromConfig makes the clients from an aws.Config (tests use it to
@@ -48,21 +76,33 @@ func NewClients(ctx context.Context, region, endpoint, profile string) (*Clients
 // as for NewClients. cfg's HTTP client is wrapped so that the SDK cannot
 // have a connection closed under a response (see bodyShield).
 func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
+	return newClients(cfg, endpoint, "")
+}
+
+func newClients(cfg aws.Config, endpoint, from string) *Clients {
 	cfg = shielded(cfg)
-	return &Clients{
-		SQS: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-			o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, cfg.Region)))
-			if endpoint != "" {
-				o.BaseEndpoint = aws.String(endpoint)
-			}
-		}),
-		SNS: sns.NewFromConfig(cfg, func(o *sns.Options) {
-			o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, cfg.Region)))
-			if endpoint != "" {
-				o.BaseEndpoint = aws.String(endpoint)
-			}
-		}),
+	c := &Clients{}
+	c.SQS = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, from, cfg.Region), c.credentialSource))
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	c.SNS = sns.NewFromConfig(cfg, func(o *sns.Options) {
+		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, from, cfg.Region), c.credentialSource))
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	return c
+}
+
+// credentialSource is what CheckCredentials found, "" before.
+func (c *Clients) credentialSource() string {
+	if s := c.source.Load(); s != nil {
+		return *s
 	}
+	return ""
 }
 
 // ErrNoCredentials is wrapped by CheckCredentials when the AWS credential
@@ -95,15 +135,58 @@ func (c *Clients) CheckCredentials(ctx context.Context, profile string) (string,
 		}
 		return "", fmt.Errorf("%w: tried %s: %w", ErrNoCredentials, tried, err)
 	}
+	name := sourceName(creds.Source, profile)
+	c.source.Store(&name)
 	return creds.Source, nil
 }
 
-// endpointName names a service's endpoint in errors: the configured one, or
-// the AWS endpoint of the region (as the SDK resolves it, environment
-// overrides included).
-func endpointName(service, endpoint, region string) string {
+// sourceName names an SDK credential source (aws.Credentials.Source) for
+// an operator.
+func sourceName(source, profile string) string {
+	switch {
+	case source == "EnvConfigCredentials":
+		if os.Getenv("AWS_SESSION_TOKEN") != "" {
+			return "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)"
+		}
+		return "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+	case strings.HasPrefix(source, "SharedConfigCredentials"):
+		if profile != "" {
+			return "the shared credentials file, profile " + strconv.Quote(profile)
+		}
+		return "the shared credentials file (" + strings.TrimPrefix(strings.TrimPrefix(source, "SharedConfigCredentials"), ": ") + ")"
+	case source == "SSOProvider":
+		return "AWS SSO (the shared config file)"
+	case source == "ProcessProvider":
+		return "credential_process (the shared config file)"
+	case source == "WebIdentityCredentials":
+		return "the web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)"
+	case source == "CredentialsEndpointProvider":
+		return "the container role (AWS_CONTAINER_CREDENTIALS_*)"
+	case source == "EC2RoleProvider":
+		return "the EC2 instance role (IMDS)"
+	case source == "AssumeRoleProvider":
+		return "an assumed role (the shared config file)"
+	case source == "":
+		return "an unnamed credential provider"
+	}
+	return source
+}
+
+// endpointName names a service's endpoint in errors: the configured one
+// and where it came from (from, when not ""), else the SDK's environment
+// override (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL), else the AWS
+// endpoint of the region.
+func endpointName(service, endpoint, from, region string) string {
 	if endpoint != "" {
+		if from != "" {
+			return service + " at " + endpoint + " (" + from + ")"
+		}
 		return service + " at " + endpoint
+	}
+	for _, v := range []string{"AWS_ENDPOINT_URL_" + service, "AWS_ENDPOINT_URL"} {
+		if e := os.Getenv(v); e != "" {
+			return service + " at " + e + " (" + v + ")"
+		}
 	}
 	return service + " (the AWS endpoint for region " + region + ")"
 }

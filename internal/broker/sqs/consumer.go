@@ -129,6 +129,18 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	return k, nil
 }
 
+// Resolve looks the queue's URL up now (GetQueueUrl, once; the first
+// receive would otherwise), so that a command fails at start-up with one
+// error when the queue is missing or the credentials are refused (the
+// latter wraps broker.ErrNotAuthorized and names the endpoint and the
+// credential source, issue 13). Errors are as Receive's.
+func (k *Consumer) Resolve(ctx context.Context) error {
+	if _, err := k.queueURL(ctx); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
 // QueueName returns the name of the queue the consumer reads.
 func (k *Consumer) QueueName() string { return k.name }
 
@@ -283,11 +295,13 @@ func classify(err error) error {
 	if errors.As(err, &missing) {
 		return err
 	}
+	if errors.Is(err, broker.ErrNotAuthorized) || authError(err) {
+		return err // a refused credential: the pump stops (issue 13)
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
-		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "AccessDenied", "AccessDeniedException",
-			"InvalidClientTokenId", "UnrecognizedClientException", "InvalidAddress", "InvalidSecurity":
+		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "InvalidAddress":
 			return err
 		}
 	}

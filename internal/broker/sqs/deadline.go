@@ -4,11 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/brightergo/brighter/internal/broker"
 )
+
+// authErrorCodes are the error codes of SQS and SNS (and the AWS
+// authentication layer in front of them) for credentials or permissions
+// the service refused: no retry cures them.
+var authErrorCodes = map[string]bool{
+	"ExpiredToken": true, "ExpiredTokenException": true, "RequestExpired": true,
+	"InvalidClientTokenId": true, "UnrecognizedClientException": true, "InvalidAccessKeyId": true,
+	"SignatureDoesNotMatch": true, "IncompleteSignature": true, "MissingAuthenticationToken": true,
+	"InvalidSecurity": true, "AccessDenied": true, "AccessDeniedException": true, "AuthorizationError": true,
+}
+
+// authError reports whether err is the service refusing the credentials.
+func authError(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && authErrorCodes[strings.TrimPrefix(api.ErrorCode(), "AWS.SimpleQueueService.")]
+}
 
 // DefaultCallDeadline bounds one SQS or SNS operation, every retry of it
 // included, when the caller's context has no deadline of its own (dlq, send,
@@ -23,12 +43,27 @@ const DefaultCallDeadline = 15 * time.Second
 // retry loop) that gives an operation without a deadline
 // DefaultCallDeadline. When that deadline cuts the operation off, the error
 // names the service's endpoint (where, for errors) and the deadline.
-func callDeadline(where string) func(*middleware.Stack) error {
+//
+// The same step names a refused credential (authErrorCodes): the error
+// wraps broker.ErrNotAuthorized and names the endpoint and the credential
+// source (source(), "" when not known), so that one line tells an operator
+// what was refused by whom (issue 13).
+func callDeadline(where string, source func() string) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("BrighterCallDeadline",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				refused := func(err error) error {
+					if err == nil || !authError(err) {
+						return err
+					}
+					if src := source(); src != "" {
+						return fmt.Errorf("%s %w from %s: %w", where, broker.ErrNotAuthorized, src, err)
+					}
+					return fmt.Errorf("%s %w: %w", where, broker.ErrNotAuthorized, err)
+				}
 				if _, ok := ctx.Deadline(); ok {
-					return next.HandleInitialize(ctx, in)
+					out, md, err := next.HandleInitialize(ctx, in)
+					return out, md, refused(err)
 				}
 				d := DefaultCallDeadline
 				if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok {
@@ -40,7 +75,7 @@ func callDeadline(where string) func(*middleware.Stack) error {
 				if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 					err = fmt.Errorf("%s did not answer within %s: %w", where, d, err)
 				}
-				return out, md, err
+				return out, md, refused(err)
 			}), middleware.Before)
 	}
 }

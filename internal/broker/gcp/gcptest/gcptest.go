@@ -46,6 +46,7 @@ type Faults struct {
 	publishErr   atomic.Pointer[topicFault]
 	pull         atomic.Pointer[error]
 	stream       atomic.Pointer[error]
+	byMethod     sync.Map // last path segment -> error
 	ack          atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
@@ -84,6 +85,16 @@ func (f *Faults) FailPublishWith(topic string, err error) {
 	f.publishErr.Store(&topicFault{topic: topic, err: err})
 }
 
+// FailCall makes every unary call of method (its last path segment, as
+// "GetTopic") fail with err, a gRPC status error; nil stops it.
+func (f *Faults) FailCall(method string, err error) {
+	if err == nil {
+		f.byMethod.Delete(method)
+		return
+	}
+	f.byMethod.Store(method, err)
+}
+
 // FailPull makes every Pull fail with err (a gRPC status error, e.g.
 // Unauthenticated); nil stops it.
 func (f *Faults) FailPull(err error) { f.pull.Store(&err) }
@@ -120,6 +131,9 @@ func (f *Faults) FailModifyAckDeadline(on bool) { f.modAck.Store(on) }
 func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	n, _ := f.calls.LoadOrStore(method, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
+	if e, ok := f.byMethod.Load(path.Base(method)); ok {
+		return e.(error)
+	}
 	switch r := req.(type) {
 	case *pubsubpb.PublishRequest:
 		if t := f.publishTopic.Load(); t != nil && *t != "" && r.Topic == *t {
