@@ -394,6 +394,25 @@ func (c *StreamConsumer) start() error {
 	return nil
 }
 
+// ended takes the error the ended stream run returned, so that the next
+// Receive starts a new run; a run that ended cleanly (Close) is left as it
+// is and nil returned: nothing is restarted here.
+func (c *StreamConsumer) ended() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil || c.lastErr == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+		err := c.lastErr
+		c.done, c.lastErr = nil, nil
+		return err
+	default:
+		return nil
+	}
+}
+
 func (c *StreamConsumer) running() chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -425,10 +444,10 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 		// call, and a stream that fails as it opens (refused credentials)
 		// would flap between failure and recovery ten times a second
 		// instead of backing off (issue 13).
-		if err := c.start(); err != nil {
+		if err := c.ended(); err != nil {
 			return nil, channelError(c.name, err)
 		}
-		return nil, nil
+		return nil, nil // a clean end: the next Receive restarts it
 	}
 	out := []*message.Message{c.convert(ctx, first)}
 	for len(out) < c.opts.BufferSize {
