@@ -80,8 +80,8 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 				if n := e.faults.Calls("Publish") - before; n != tc.publishes {
 					t.Fatalf("%d publishes of the copy, want %d", n, tc.publishes)
 				}
-				// Several ack deadlines: the released message must stay away.
-				quiet := time.Now().Add(2 * gcpLease)
+				// Past the granted ack deadline: the released message must stay away.
+				quiet := time.Now().Add(e.quietWindow(t, "orders-sub"))
 				for time.Now().Before(quiet) {
 					if n := r.handled()["p-1"]; n != 1 {
 						t.Fatalf("handled %d times, want once", n)
