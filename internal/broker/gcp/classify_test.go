@@ -38,7 +38,9 @@ func (r *leaseRun) rejectedEvent() (pump.Event, bool) {
 // (NotFound) is not permanent: AC-18 proves it is released and redelivered
 // within 10 s. Then one Error, the message released for the longest delay
 // (Pub/Sub's 600 s ack deadline), not handled again within the window, and
-// still on the subscription (nothing lost). Both variants, pull.
+// still on the subscription (nothing lost). Both variants, pull and stream
+// (whose release holds the message, its lease kept, and Nacks it when the
+// delay runs out).
 func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -51,64 +53,61 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 		{name: "invalid-argument-too-large", inject: status.Error(codes.InvalidArgument, "Request payload size exceeds the limit: 10485760 bytes."), publishes: 2, tooLarge: true},
 	}
 	for _, tc := range cases {
-		for _, v := range variants {
-			t.Run(tc.name+"/"+string(v), func(t *testing.T) {
-				t.Parallel()
-				e := newEnv(t)
-				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
-				dlq := "orders-dlq"
-				e.channels(t, ChannelOptions{Topic: dlq, Subscription: dlq + "-sub", RequeueCount: -1})
-				e.faults.FailPublishWith("projects/"+e.project+"/topics/"+dlq, tc.inject)
-				c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease, DeadLetterTopic: dlq})
-				e.send(t, "orders", newMsg("p-1"))
-				before := e.faults.Calls("Publish")
-				opts := leaseOptions(v, 1)
-				opts.RequeueCount = 3
-				var held atomic.Pointer[message.Message]
-				r := startLeasePump(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
-					held.Store(m)
-					return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
-				})
-				waitUntil(t, 30*time.Second, "the rejection", func() bool { return r.count(pump.EventRejected) > 0 })
-				rej, _ := r.rejectedEvent()
-				if !rej.Permanent || !errors.Is(rej.Err, broker.ErrPermanent) || rej.Delay != maxAckDeadline {
-					t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s", rej.Permanent, rej.Delay, rej.Err, maxAckDeadline)
-				}
-				if got := errors.Is(rej.Err, broker.ErrTooLarge); got != tc.tooLarge {
-					t.Fatalf("too large %v, want %v: %v", got, tc.tooLarge, rej.Err)
-				}
-				if n := e.faults.Calls("Publish") - before; n != tc.publishes {
-					t.Fatalf("%d publishes of the copy, want %d", n, tc.publishes)
-				}
-				// Past the granted ack deadline: the released message must stay away.
-				quiet := time.Now().Add(e.quietWindow(t, "orders-sub"))
-				for time.Now().Before(quiet) {
-					if n := r.handled()["p-1"]; n != 1 {
-						t.Fatalf("handled %d times, want once", n)
+		for _, md := range modes {
+			for _, v := range variants {
+				t.Run(tc.name+"/"+string(md)+"/"+string(v), func(t *testing.T) {
+					t.Parallel()
+					e := newEnv(t)
+					e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+					dlq := "orders-dlq"
+					e.channels(t, ChannelOptions{Topic: dlq, Subscription: dlq + "-sub", RequeueCount: -1})
+					e.faults.FailPublishWith("projects/"+e.project+"/topics/"+dlq, tc.inject)
+					c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease, DeadLetterTopic: dlq})
+					e.send(t, "orders", newMsg("p-1"))
+					before := e.faults.Calls("Publish")
+					opts := leaseOptions(v, 1)
+					opts.RequeueCount = 3
+					var held atomic.Pointer[message.Message]
+					r := startLeasePump(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
+						held.Store(m)
+						return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
+					})
+					waitUntil(t, 30*time.Second, "the rejection", func() bool { return r.count(pump.EventRejected) > 0 })
+					rej, _ := r.rejectedEvent()
+					if !rej.Permanent || !errors.Is(rej.Err, broker.ErrPermanent) || rej.Delay != maxAckDeadline {
+						t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s", rej.Permanent, rej.Delay, rej.Err, maxAckDeadline)
 					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				if n := e.faults.Calls("Publish") - before; n != tc.publishes {
-					t.Fatalf("%d publishes after the quiet window, want %d", n, tc.publishes)
-				}
-				if recs := e.logs.find(slog.LevelError, broker.LogRoutingPermanent); len(recs) != 1 || attr(recs[0], "message_id") != "p-1" {
-					t.Fatalf("%d Errors %q, want one naming p-1", len(recs), broker.LogRoutingPermanent)
-				}
-				r.stop(t)
-				// Nothing lost: the message is still on the subscription,
-				// leased for the longest delay; a nack makes it visible.
-				if err := c.Requeue(ctxT(t, 10*time.Second), held.Load(), 0); err != nil {
-					t.Fatalf("nack the released message: %v", err)
-				}
-				var left []string
-				waitUntil(t, 10*time.Second, "the message back on the subscription", func() bool {
-					left = append(left, e.drain(t, "orders-sub")...)
-					return len(left) > 0
+					if got := errors.Is(rej.Err, broker.ErrTooLarge); got != tc.tooLarge {
+						t.Fatalf("too large %v, want %v: %v", got, tc.tooLarge, rej.Err)
+					}
+					if n := e.faults.Calls("Publish") - before; n != tc.publishes {
+						t.Fatalf("%d publishes of the copy, want %d", n, tc.publishes)
+					}
+					// Past the granted ack deadline: the released message must stay away.
+					quiet := time.Now().Add(e.quietWindow(t, "orders-sub"))
+					for time.Now().Before(quiet) {
+						if n := r.handled()["p-1"]; n != 1 {
+							t.Fatalf("handled %d times, want once", n)
+						}
+						time.Sleep(100 * time.Millisecond)
+					}
+					if n := e.faults.Calls("Publish") - before; n != tc.publishes {
+						t.Fatalf("%d publishes after the quiet window, want %d", n, tc.publishes)
+					}
+					if recs := e.logs.find(slog.LevelError, broker.LogRoutingPermanent); len(recs) != 1 || attr(recs[0], "message_id") != "p-1" {
+						t.Fatalf("%d Errors %q, want one naming p-1", len(recs), broker.LogRoutingPermanent)
+					}
+					r.stop(t)
+					// Nothing lost: the message is still on the subscription,
+					// leased for the longest delay; a nack makes it visible.
+					if err := c.Requeue(ctxT(t, 10*time.Second), held.Load(), 0); err != nil {
+						t.Fatalf("nack the released message: %v", err)
+					}
+					if back := receiveOne(t, c, 15*time.Second); back.Header.MessageID != "p-1" {
+						t.Fatalf("got %s back, want p-1", back.Header.MessageID)
+					}
 				})
-				if len(left) != 1 || left[0] != "p-1" {
-					t.Fatalf("source holds %v, want [p-1]", left)
-				}
-			})
+			}
 		}
 	}
 }
