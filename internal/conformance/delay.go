@@ -74,13 +74,4 @@ func runDelay(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 
 // init registers issue 15's row after the rows every transport runs,
 // before the Pub/Sub-specific ones.
-func init() {
-	at := len(Behaviours)
-	for i, b := range Behaviours {
-		if b.ID == "AC-16" {
-			at = i
-			break
-		}
-	}
-	Behaviours = slices.Insert(Behaviours, at, delayBehaviours...)
-}
+func init() { registerRows(delayBehaviours...) }

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -198,13 +197,4 @@ func sendContext(t testing.TB) (context.Context, context.CancelFunc) {
 
 // init registers issue 14's rows in the ledger after the rows every
 // transport runs, before the Pub/Sub-specific ones.
-func init() {
-	at := len(Behaviours)
-	for i, b := range Behaviours {
-		if b.ID == "AC-16" {
-			at = i
-			break
-		}
-	}
-	Behaviours = slices.Insert(Behaviours, at, hostileBehaviours...)
-}
+func init() { registerRows(hostileBehaviours...) }

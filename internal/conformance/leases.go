@@ -175,13 +175,4 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 
 // init registers issue 12's rows in the ledger after the rows every
 // transport runs, before the Pub/Sub-specific ones.
-func init() {
-	at := len(Behaviours)
-	for i, b := range Behaviours {
-		if b.ID == "AC-16" {
-			at = i
-			break
-		}
-	}
-	Behaviours = slices.Insert(Behaviours, at, leaseBehaviours...)
-}
+func init() { registerRows(leaseBehaviours...) }

@@ -119,6 +119,20 @@ type Ledger struct {
 	notes   map[string][]string // transport -> paragraphs
 }
 
+// registerRows adds the rows of an issue's file to Behaviours after the
+// rows every transport runs, before the first Pub/Sub-specific one (AC-16),
+// in the order the files' init functions run (file name order).
+func registerRows(rows ...Behaviour) {
+	at := len(Behaviours)
+	for i, b := range Behaviours {
+		if b.ID == "AC-16" {
+			at = i
+			break
+		}
+	}
+	Behaviours = slices.Insert(Behaviours, at, rows...)
+}
+
 // NewLedger makes an empty ledger.
 func NewLedger() *Ledger {
 	return &Ledger{slots: make(chan struct{}, concurrentRows), cells: map[cellKey]cell{}, configs: map[string][]string{}, notes: map[string][]string{}}

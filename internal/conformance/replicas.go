@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,13 +215,4 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 }
 
 // init registers issue 12's scale-out row after the other lease rows.
-func init() {
-	at := len(Behaviours)
-	for i, b := range Behaviours {
-		if b.ID == "AC-16" {
-			at = i
-			break
-		}
-	}
-	Behaviours = slices.Insert(Behaviours, at, replicaBehaviours...)
-}
+func init() { registerRows(replicaBehaviours...) }
