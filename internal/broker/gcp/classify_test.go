@@ -3,7 +3,6 @@ package gcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -16,19 +15,8 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
-
-// rejectedEvent returns the first EventRejected r saw.
-func (r *leaseRun) rejectedEvent() (pump.Event, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if e.Kind == pump.EventRejected {
-			return e, true
-		}
-	}
-	return pump.Event{}, false
-}
 
 // TestPermanentPublishEndsBounded_Issue13: a rejection whose routed copy
 // Pub/Sub can never accept as it is is classified permanent as on SQS: the
@@ -54,7 +42,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, md := range modes {
-			for _, v := range variants {
+			for _, v := range pumptest.Variants {
 				t.Run(tc.name+"/"+string(md)+"/"+string(v), func(t *testing.T) {
 					t.Parallel()
 					e := newEnv(t)
@@ -65,15 +53,15 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 					c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease, DeadLetterTopic: dlq})
 					e.send(t, "orders", newMsg("p-1"))
 					before := e.faults.Calls("Publish")
-					opts := leaseOptions(v, 1)
+					opts := pumptest.Options(v, 1)
 					opts.RequeueCount = 3
 					var held atomic.Pointer[message.Message]
-					r := startLeasePump(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
+					r := pumptest.Start(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
 						held.Store(m)
 						return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
 					})
-					waitUntil(t, 30*time.Second, "the rejection", func() bool { return r.count(pump.EventRejected) > 0 })
-					rej, _ := r.rejectedEvent()
+					pumptest.WaitUntil(t, 30*time.Second, "the rejection", func() bool { return r.Count(pump.EventRejected) > 0 })
+					rej, _ := r.First(pump.EventRejected)
 					if !rej.Permanent || !errors.Is(rej.Err, broker.ErrPermanent) || rej.Delay != maxAckDeadline {
 						t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s", rej.Permanent, rej.Delay, rej.Err, maxAckDeadline)
 					}
@@ -86,7 +74,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 					// Past the granted ack deadline: the released message must stay away.
 					quiet := time.Now().Add(e.quietWindow(t, "orders-sub"))
 					for time.Now().Before(quiet) {
-						if n := r.handled()["p-1"]; n != 1 {
+						if n := r.Handled()["p-1"]; n != 1 {
 							t.Fatalf("handled %d times, want once", n)
 						}
 						time.Sleep(100 * time.Millisecond)
@@ -97,7 +85,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 					if recs := e.logs.find(slog.LevelError, broker.LogRoutingPermanent); len(recs) != 1 || attr(recs[0], "message_id") != "p-1" {
 						t.Fatalf("%d Errors %q, want one naming p-1", len(recs), broker.LogRoutingPermanent)
 					}
-					r.stop(t)
+					r.Stop(t)
 					// Nothing lost: the message is still on the subscription,
 					// leased for the longest delay; a nack makes it visible.
 					if err := c.Requeue(ctxT(t, 10*time.Second), held.Load(), 0); err != nil {
@@ -124,7 +112,7 @@ func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
 	t.Parallel()
 	refused := status.Error(codes.Unauthenticated, "Request had invalid authentication credentials.")
 	for _, md := range modes {
-		for _, v := range variants {
+		for _, v := range pumptest.Variants {
 			t.Run(string(md)+"/"+string(v), func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t)
@@ -138,37 +126,18 @@ func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
 				}
 				fail(refused)
 				c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
-				opts := leaseOptions(v, 1)
+				opts := pumptest.Options(v, 1)
 				opts.StallAfter = 500 * time.Millisecond
 				opts.MaxChannelFailureDelay = 400 * time.Millisecond
-				r := startLeasePump(t, c, opts, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} })
-				waitUntil(t, 20*time.Second, "the channel reported stalled", func() bool { return r.count(pump.EventStalled) > 0 })
-				failures := r.count(pump.EventChannelFailure)
-				r.mu.Lock()
-				for _, ev := range r.events {
-					if ev.Kind == pump.EventChannelFailure && (!errors.Is(ev.Err, broker.ErrNotAuthorized) || !errors.Is(ev.Err, broker.ErrChannelFailure) || ev.Delay <= 0) {
-						r.mu.Unlock()
-						t.Fatalf("channel failure %+v: want ErrNotAuthorized and ErrChannelFailure with a back-off", ev)
-					}
-				}
-				r.mu.Unlock()
-				// 100 ms doubling to a 400 ms cap: a handful, not a hot loop.
-				if failures < 2 || failures > 20 {
-					t.Fatalf("%d channel failures before the stall, want a few backed-off ones", failures)
-				}
-				logs := r.logText()
-				if want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogChannelFailure); !strings.Contains(logs, want) || !strings.Contains(logs, "refused the credentials") {
-					t.Fatalf("no Error %q naming the refused credentials in:\n%s", pump.LogChannelFailure, logs)
-				}
-				if n := r.count(pump.EventChannelRecovered); n != 0 {
-					t.Fatalf("%d recoveries while the credentials were refused: the channel flapped", n)
-				}
+				r := pumptest.Start(t, c, opts, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} })
+				pumptest.WaitUntil(t, 20*time.Second, "the channel reported stalled", func() bool { return r.Count(pump.EventStalled) > 0 })
+				pumptest.NotAuthorizedBackOff(t, r)
 				fail(nil)
 				e.send(t, "orders", newMsg("a-1"))
-				waitUntil(t, 30*time.Second, "recovery and the message acknowledged", func() bool {
-					return r.count(pump.EventChannelRecovered) > 0 && r.count(pump.EventAcknowledged) > 0
+				pumptest.WaitUntil(t, 30*time.Second, "recovery and the message acknowledged", func() bool {
+					return r.Count(pump.EventChannelRecovered) > 0 && r.Count(pump.EventAcknowledged) > 0
 				})
-				r.stop(t)
+				r.Stop(t)
 			})
 		}
 	}

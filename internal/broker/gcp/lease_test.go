@@ -1,12 +1,9 @@
 package gcp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,129 +13,12 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // gcpLease is the ack deadline of the lease tests: short, so CI stays fast;
 // handler times are fractions and multiples of it.
 const gcpLease = 2 * time.Second
-
-var variants = []pump.Variant{pump.Reactor, pump.Proactor}
-
-// leaseRun is a pump over a Pub/Sub consumer with its events, its log and
-// the handler's invocations per message id kept.
-type leaseRun struct {
-	mu     sync.Mutex
-	events []pump.Event
-	logs   bytes.Buffer
-	calls  map[string]int
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (r *leaseRun) Observe(e pump.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-func (r *leaseRun) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.Write(p)
-}
-
-func (r *leaseRun) count(k pump.EventKind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *leaseRun) logText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.String()
-}
-
-func (r *leaseRun) handled() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range r.calls {
-		out[k] = v
-	}
-	return out
-}
-
-// startLeasePump runs a pump over c; h's invocations are counted per id.
-func startLeasePump(t *testing.T, c broker.Consumer, opts pump.Options, h pump.Handler) *leaseRun {
-	t.Helper()
-	r := &leaseRun{calls: map[string]int{}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewJSONHandler(r, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	counted := func(ctx context.Context, m *message.Message) pump.Result {
-		r.mu.Lock()
-		r.calls[m.Header.MessageID]++
-		r.mu.Unlock()
-		return h(ctx, m)
-	}
-	p, err := pump.New(c, counted, opts, r, pump.LogObserver{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- p.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
-}
-
-func (r *leaseRun) stop(t *testing.T) {
-	t.Helper()
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Error("the pump did not stop")
-	}
-}
-
-// waitUntil polls cond until it holds or within passes.
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
-}
-
-func sleepFor(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-func leaseOptions(v pump.Variant, bufferSize int) pump.Options {
-	return pump.Options{Subscription: "lease", Variant: v, BufferSize: bufferSize, TimeOut: time.Second,
-		RequeueCount: -1, EmptyChannelDelay: 10 * time.Millisecond, ChannelFailureDelay: 100 * time.Millisecond}
-}
 
 // drain pulls and acknowledges everything sub holds now, returning the
 // message ids (the Brighter id attribute, else the Pub/Sub id) it read.
@@ -185,7 +65,7 @@ func TestStreamConsumerLeavesLeasesToTheClient(t *testing.T) {
 // ends empty (R-4, R-5, issue 12: ModifyAckDeadline keeps the leases).
 func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs, budget = 3, 3
@@ -195,15 +75,15 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			for i := range msgs {
 				e.send(t, "orders", newMsg(fmt.Sprintf("x-%d", i)))
 			}
-			opts := leaseOptions(v, msgs)
+			opts := pumptest.Options(v, msgs)
 			opts.RequeueCount = budget
-			r := startLeasePump(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
-				sleepFor(ctx, gcpLease*11/20) // just over half the lease
+			r := pumptest.Start(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, gcpLease*11/20) // just over half the lease
 				return pump.Result{Outcome: pump.Defer}
 			})
-			waitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.count(pump.EventRejected) >= msgs })
-			r.stop(t)
-			for id, n := range r.handled() {
+			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
+			r.Stop(t)
+			for id, n := range r.Handled() {
 				if n != budget {
 					t.Errorf("%s handled %d times, want %d", id, n, budget)
 				}
@@ -223,10 +103,10 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			if left := e.drain(t, "orders-sub"); len(left) != 0 {
 				t.Errorf("source still holds %v", left)
 			}
-			if r.count(pump.EventLeaseExtended) == 0 {
+			if r.Count(pump.EventLeaseExtended) == 0 {
 				t.Error("no lease extended")
 			}
-			if n := r.count(pump.EventSettleFailed); n != 0 {
+			if n := r.Count(pump.EventSettleFailed); n != 0 {
 				t.Errorf("%d settles failed", n)
 			}
 		})
@@ -239,7 +119,7 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 	t.Parallel()
 	for _, md := range modes {
-		for _, v := range variants {
+		for _, v := range pumptest.Variants {
 			t.Run(string(md)+"/"+string(v), func(t *testing.T) {
 				t.Parallel()
 				const msgs = 2
@@ -249,16 +129,16 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 				for i := range msgs {
 					e.send(t, "orders", newMsg(fmt.Sprintf("a-%d", i)))
 				}
-				r := startLeasePump(t, c, leaseOptions(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
-					sleepFor(ctx, gcpLease*5/4)
+				r := pumptest.Start(t, c, pumptest.Options(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
+					pumptest.SleepFor(ctx, gcpLease*5/4)
 					return pump.Result{Outcome: pump.Ack}
 				})
-				waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
+				pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
 				// A lapsed lease would bring a message back within the
 				// subscription's ack deadline.
 				time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
-				r.stop(t)
-				got := r.handled()
+				r.Stop(t)
+				got := r.Handled()
 				if len(got) != msgs {
 					t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
 				}
@@ -280,7 +160,7 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 // counted on the wire.
 func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 30
@@ -291,11 +171,11 @@ func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 			for i := range msgs {
 				e.send(t, "orders", newMsg(fmt.Sprintf("s-%d", i)))
 			}
-			r := startLeasePump(t, c, leaseOptions(v, 10), func(context.Context, *message.Message) pump.Result {
+			r := pumptest.Start(t, c, pumptest.Options(v, 10), func(context.Context, *message.Message) pump.Result {
 				return pump.Result{Outcome: pump.Ack}
 			})
-			waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-			r.stop(t)
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			r.Stop(t)
 			if n := calls("ModifyAckDeadline"); n != 0 {
 				t.Errorf("ModifyAckDeadline calls = %d, want 0", n)
 			}
@@ -312,7 +192,7 @@ func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 // (issue 12 fault test).
 func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -321,22 +201,22 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			e.faults.FailModifyAckDeadline(true)
 			e.send(t, "orders", newMsg("f-1"))
 			var first atomic.Bool
-			r := startLeasePump(t, c, leaseOptions(v, 1), func(ctx context.Context, m *message.Message) pump.Result {
+			r := pumptest.Start(t, c, pumptest.Options(v, 1), func(ctx context.Context, m *message.Message) pump.Result {
 				if first.CompareAndSwap(false, true) {
 					// Slower than the lease while every extension fails.
-					sleepFor(ctx, gcpLease*3/2)
+					pumptest.SleepFor(ctx, gcpLease*3/2)
 				}
 				return pump.Result{Outcome: pump.Ack}
 			})
-			waitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.count(pump.EventLeaseExtendFailed) > 0 })
+			pumptest.WaitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.Count(pump.EventLeaseExtendFailed) > 0 })
 			e.faults.FailModifyAckDeadline(false)
-			waitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.count(pump.EventAcknowledged) > 0 })
+			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) > 0 })
 			time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: a lost or unsettled message would come back
-			r.stop(t)
-			if n := r.handled()["f-1"]; n < 1 {
+			r.Stop(t)
+			if n := r.Handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
 			}
-			logs := r.logText()
+			logs := r.LogText()
 			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
 			if !strings.Contains(logs, want) || !strings.Contains(logs, `"f-1"`) {
 				t.Errorf("log lacks an ERROR %q naming f-1:\n%s", pump.LogLeaseExtendFailed, logs)

@@ -3,7 +3,6 @@ package rocketmq_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -17,18 +16,8 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
-
-func (r *leaseRun) firstOf(k pump.EventKind) (pump.Event, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if e.Kind == k {
-			return e, true
-		}
-	}
-	return pump.Event{}, false
-}
 
 // TestPermanentSendEndsBounded_Issue13: a rejection whose routed copy the
 // broker refuses as it is is classified permanent as on SQS: the broker
@@ -47,7 +36,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 		{name: "body-too-large", inject: &rmqtest.StatusError{Code: v2.Code_MESSAGE_BODY_TOO_LARGE, Message: "message body size exceeds the limit"}, tooLarge: true},
 	}
 	for _, tc := range cases {
-		for _, v := range variants {
+		for _, v := range pumptest.Variants {
 			t.Run(tc.name+"/"+string(v), func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, "orders", "orders.dlq")
@@ -61,14 +50,14 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 				c := e.consumer(rocketmq.ConsumerOptions{Topic: "orders", ConsumerGroup: "g1", DeadLetterTopic: "orders.dlq", Logger: log, InvisibleDuration: rmqLease})
 				e.send("orders", "p-1")
 				var held atomic.Pointer[message.Message]
-				opts := leaseOptions(v, 1)
+				opts := pumptest.Options(v, 1)
 				opts.RequeueCount = 3
-				r := startLeasePump(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
+				r := pumptest.Start(t, c, opts, func(_ context.Context, m *message.Message) pump.Result {
 					held.Store(m)
 					return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
 				})
-				eventually(t, 30*time.Second, "the rejection", func() bool { return r.count(pump.EventRejected) > 0 })
-				rej, _ := r.firstOf(pump.EventRejected)
+				pumptest.WaitUntil(t, 30*time.Second, "the rejection", func() bool { return r.Count(pump.EventRejected) > 0 })
+				rej, _ := r.First(pump.EventRejected)
 				if !rej.Permanent || !errors.Is(rej.Err, broker.ErrPermanent) || rej.Delay != broker.RoutingRetryMax {
 					t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s", rej.Permanent, rej.Delay, rej.Err, broker.RoutingRetryMax)
 				}
@@ -79,7 +68,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 				// Several invisible durations: the released message stays away.
 				quiet := time.Now().Add(2 * rmqLease)
 				for time.Now().Before(quiet) {
-					if n := r.handled()["p-1"]; n != 1 {
+					if n := r.Handled()["p-1"]; n != 1 {
 						t.Fatalf("handled %d times, want once", n)
 					}
 					time.Sleep(100 * time.Millisecond)
@@ -93,7 +82,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 				if tc.tooLarge && !logs.has(slog.LevelWarn, broker.LogRoutingShortened) {
 					t.Fatalf("no Warn %q: the shortened copy was not tried", broker.LogRoutingShortened)
 				}
-				r.stop(t)
+				r.Stop(t)
 				if n := len(e.srv.Messages("orders.dlq")); n != 0 {
 					t.Fatalf("dead-letter topic holds %d, want 0", n)
 				}
@@ -133,43 +122,25 @@ func TestRefusedCredentials_Issue13(t *testing.T) {
 			t.Fatalf("NewConsumer = %v; want ErrNotAuthorized naming %s", err, e.srv.Endpoint())
 		}
 	})
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, "orders")
 			log, _ := newLogger()
 			c := e.consumer(rocketmq.ConsumerOptions{Topic: "orders", ConsumerGroup: "g1", Logger: log, InvisibleDuration: rmqLease})
 			e.srv.FailReceive(func(string, string) error { return refused })
-			opts := leaseOptions(v, 1)
+			opts := pumptest.Options(v, 1)
 			opts.StallAfter = 500 * time.Millisecond
 			opts.MaxChannelFailureDelay = 400 * time.Millisecond
-			r := startLeasePump(t, c, opts, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} })
-			eventually(t, 20*time.Second, "the channel reported stalled", func() bool { return r.count(pump.EventStalled) > 0 })
-			failures := r.count(pump.EventChannelFailure)
-			r.mu.Lock()
-			for _, ev := range r.events {
-				if ev.Kind == pump.EventChannelFailure && (!errors.Is(ev.Err, broker.ErrNotAuthorized) || !errors.Is(ev.Err, broker.ErrChannelFailure) || ev.Delay <= 0) {
-					r.mu.Unlock()
-					t.Fatalf("channel failure %+v: want ErrNotAuthorized and ErrChannelFailure with a back-off", ev)
-				}
-			}
-			r.mu.Unlock()
-			if failures < 2 || failures > 20 {
-				t.Fatalf("%d channel failures before the stall, want a few backed-off ones", failures)
-			}
-			if n := r.count(pump.EventChannelRecovered); n != 0 {
-				t.Fatalf("%d recoveries while the credentials were refused", n)
-			}
-			logs := r.logText()
-			if want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogChannelFailure); !strings.Contains(logs, want) || !strings.Contains(logs, "refused the credentials") {
-				t.Fatalf("no Error %q naming the refused credentials in:\n%s", pump.LogChannelFailure, logs)
-			}
+			r := pumptest.Start(t, c, opts, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} })
+			pumptest.WaitUntil(t, 20*time.Second, "the channel reported stalled", func() bool { return r.Count(pump.EventStalled) > 0 })
+			pumptest.NotAuthorizedBackOff(t, r)
 			e.srv.FailReceive(nil)
 			e.send("orders", "a-1")
-			eventually(t, 30*time.Second, "recovery and the message acknowledged", func() bool {
-				return r.count(pump.EventChannelRecovered) > 0 && r.count(pump.EventAcknowledged) > 0
+			pumptest.WaitUntil(t, 30*time.Second, "recovery and the message acknowledged", func() bool {
+				return r.Count(pump.EventChannelRecovered) > 0 && r.Count(pump.EventAcknowledged) > 0
 			})
-			r.stop(t)
+			r.Stop(t)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // A fresh message presents 0; each requeue (one ChangeInvisibleDuration,
@@ -223,7 +224,7 @@ func TestConsumer_NativeDeadLetterWinsBelowBudget_R9(t *testing.T) {
 			t.Fatalf("requeue %d: %v", i, err)
 		}
 	}
-	eventually(t, 5*time.Second, "native dead-letter", func() bool { return len(e.srv.Messages(rmqtest.DLQPrefix+"g1")) == 1 })
+	pumptest.WaitUntil(t, 5*time.Second, "native dead-letter", func() bool { return len(e.srv.Messages(rmqtest.DLQPrefix+"g1")) == 1 })
 	dl := e.srv.Messages(rmqtest.DLQPrefix + "g1")[0]
 	for _, k := range message.RejectionKeys {
 		if _, ok := dl.Properties[k]; ok {
@@ -267,5 +268,5 @@ func TestConsumer_AckQuirkAndLapsedLease(t *testing.T) {
 	if err := c.Acknowledge(e.ctx, next); err != nil {
 		t.Fatalf("ack current delivery: %v", err)
 	}
-	eventually(t, 5*time.Second, "ack to land", func() bool { return e.srv.Pending("orders", "g1") == 0 })
+	pumptest.WaitUntil(t, 5*time.Second, "ack to land", func() bool { return e.srv.Pending("orders", "g1") == 0 })
 }

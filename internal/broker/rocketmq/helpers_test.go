@@ -213,15 +213,3 @@ func (e *env) count(m *message.Message, want int, what string) {
 		e.t.Fatalf("%s: message %s count %d, want %d (+%d for receives the client lost)", what, m.Header.MessageID, got, want, e.lost)
 	}
 }
-
-// eventually polls cond until it holds or fails the test after within.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for a condition
-	}
-}

@@ -1,13 +1,10 @@
 package rocketmq_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,116 +13,12 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // rmqLease is the invisible duration of the lease tests: short, so CI
 // stays fast; handler times are fractions and multiples of it.
 const rmqLease = 2 * time.Second
-
-var variants = []pump.Variant{pump.Reactor, pump.Proactor}
-
-// leaseRun is a pump over a RocketMQ consumer with its events, its log and
-// the handler's invocations per message id kept.
-type leaseRun struct {
-	mu     sync.Mutex
-	events []pump.Event
-	logs   bytes.Buffer
-	calls  map[string]int
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (r *leaseRun) Observe(e pump.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-func (r *leaseRun) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.Write(p)
-}
-
-func (r *leaseRun) count(k pump.EventKind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *leaseRun) logText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.String()
-}
-
-func (r *leaseRun) handled() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range r.calls {
-		out[k] = v
-	}
-	return out
-}
-
-func startLeasePump(t *testing.T, c broker.Consumer, opts pump.Options, h pump.Handler) *leaseRun {
-	t.Helper()
-	r := &leaseRun{calls: map[string]int{}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewJSONHandler(r, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	counted := func(ctx context.Context, m *message.Message) pump.Result {
-		r.mu.Lock()
-		r.calls[m.Header.MessageID]++
-		r.mu.Unlock()
-		return h(ctx, m)
-	}
-	p, err := pump.New(c, counted, opts, r, pump.LogObserver{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- p.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
-}
-
-func (r *leaseRun) stop(t *testing.T) {
-	t.Helper()
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Error("the pump did not stop")
-	}
-}
-
-func sleepFor(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-func leaseOptions(v pump.Variant, bufferSize int) pump.Options {
-	return pump.Options{Subscription: "lease", Variant: v, BufferSize: bufferSize, TimeOut: time.Second,
-		RequeueCount: -1, EmptyChannelDelay: 10 * time.Millisecond, ChannelFailureDelay: 100 * time.Millisecond}
-}
 
 // copiesOn counts the messages stored on topic by Brighter message id.
 func (e *env) copiesOn(topic string) map[string]int {
@@ -147,7 +40,7 @@ func (e *env) copiesOn(topic string) map[string]int {
 // the end (R-4, R-5, issue 12: ChangeInvisibleDuration keeps the leases).
 func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs, budget = 3, 3
@@ -156,15 +49,15 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			for i := range msgs {
 				e.send("t", fmt.Sprintf("x-%d", i))
 			}
-			opts := leaseOptions(v, msgs)
+			opts := pumptest.Options(v, msgs)
 			opts.RequeueCount = budget
-			r := startLeasePump(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
-				sleepFor(ctx, rmqLease*11/20) // just over half the lease
+			r := pumptest.Start(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, rmqLease*11/20) // just over half the lease
 				return pump.Result{Outcome: pump.Defer}
 			})
-			eventually(t, 90*time.Second, "every message rejected", func() bool { return r.count(pump.EventRejected) >= msgs })
-			r.stop(t)
-			for id, n := range r.handled() {
+			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
+			r.Stop(t)
+			for id, n := range r.Handled() {
 				if n != budget {
 					t.Errorf("%s handled %d times, want %d", id, n, budget)
 				}
@@ -181,10 +74,10 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			if n := e.srv.Pending("t", "g"); n != 0 {
 				t.Errorf("group g still holds %d messages of the source", n)
 			}
-			if r.count(pump.EventLeaseExtended) == 0 {
+			if r.Count(pump.EventLeaseExtended) == 0 {
 				t.Error("no lease extended")
 			}
-			if n := r.count(pump.EventSettleFailed); n != 0 {
+			if n := r.Count(pump.EventSettleFailed); n != 0 {
 				t.Errorf("%d settles failed", n)
 			}
 		})
@@ -195,7 +88,7 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 // handles each message once (issue 12).
 func TestAckHandlerSlowerThanInvisibleDurationHandlesOnce_R4(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 2
@@ -204,14 +97,14 @@ func TestAckHandlerSlowerThanInvisibleDurationHandlesOnce_R4(t *testing.T) {
 			for i := range msgs {
 				e.send("t", fmt.Sprintf("a-%d", i))
 			}
-			r := startLeasePump(t, c, leaseOptions(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
-				sleepFor(ctx, rmqLease*5/4)
+			r := pumptest.Start(t, c, pumptest.Options(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, rmqLease*5/4)
 				return pump.Result{Outcome: pump.Ack}
 			})
-			eventually(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-			eventually(t, 10*time.Second, "the group to hold nothing", func() bool { return e.srv.Pending("t", "g") == 0 })
-			r.stop(t)
-			got := r.handled()
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			pumptest.WaitUntil(t, 10*time.Second, "the group to hold nothing", func() bool { return e.srv.Pending("t", "g") == 0 })
+			r.Stop(t)
+			got := r.Handled()
 			if len(got) != msgs {
 				t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
 			}
@@ -229,7 +122,7 @@ func TestAckHandlerSlowerThanInvisibleDurationHandlesOnce_R4(t *testing.T) {
 // the broker counts the calls it serves.
 func TestNoChangeInvisibleDurationWhenHandlersShort_NFR3(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 30
@@ -238,11 +131,11 @@ func TestNoChangeInvisibleDurationWhenHandlersShort_NFR3(t *testing.T) {
 			for i := range msgs {
 				e.send("t", fmt.Sprintf("s-%d", i))
 			}
-			r := startLeasePump(t, c, leaseOptions(v, 10), func(context.Context, *message.Message) pump.Result {
+			r := pumptest.Start(t, c, pumptest.Options(v, 10), func(context.Context, *message.Message) pump.Result {
 				return pump.Result{Outcome: pump.Ack}
 			})
-			eventually(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-			r.stop(t)
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			r.Stop(t)
 			if n := e.srv.Calls("ChangeInvisibleDuration"); n != 0 {
 				t.Errorf("ChangeInvisibleDuration calls = %d, want 0", n)
 			}
@@ -259,7 +152,7 @@ func TestNoChangeInvisibleDurationWhenHandlersShort_NFR3(t *testing.T) {
 // nothing at the end (issue 12 fault test).
 func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 	t.Parallel()
-	for _, v := range variants {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, "t")
@@ -268,22 +161,22 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 			e.srv.FailChangeInvisibleDuration(func(string, string) error { return injected })
 			e.send("t", "f-1")
 			var first atomic.Bool
-			r := startLeasePump(t, c, leaseOptions(v, 1), func(ctx context.Context, m *message.Message) pump.Result {
+			r := pumptest.Start(t, c, pumptest.Options(v, 1), func(ctx context.Context, m *message.Message) pump.Result {
 				if first.CompareAndSwap(false, true) {
-					sleepFor(ctx, rmqLease*3/2) // slower than the lease while every extension fails
+					pumptest.SleepFor(ctx, rmqLease*3/2) // slower than the lease while every extension fails
 				}
 				return pump.Result{Outcome: pump.Ack}
 			})
-			eventually(t, 30*time.Second, "a failed extension", func() bool { return r.count(pump.EventLeaseExtendFailed) > 0 })
+			pumptest.WaitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.Count(pump.EventLeaseExtendFailed) > 0 })
 			e.srv.FailChangeInvisibleDuration(nil)
-			eventually(t, 60*time.Second, "the message acknowledged and gone", func() bool {
-				return r.count(pump.EventAcknowledged) > 0 && e.srv.Pending("t", "g") == 0
+			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged and gone", func() bool {
+				return r.Count(pump.EventAcknowledged) > 0 && e.srv.Pending("t", "g") == 0
 			})
-			r.stop(t)
-			if n := r.handled()["f-1"]; n < 1 {
+			r.Stop(t)
+			if n := r.Handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
 			}
-			logs := r.logText()
+			logs := r.LogText()
 			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
 			if !strings.Contains(logs, want) || !strings.Contains(logs, `"f-1"`) {
 				t.Errorf("log lacks an ERROR %q naming f-1:\n%s", pump.LogLeaseExtendFailed, logs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // A ChangeMessageVisibilityBatch that fails (an HTTP fault before it reaches
@@ -36,23 +37,23 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 			m := newMessage(q)
 			send(t, c, ProducerOptions{}, m)
 			var first atomic.Bool
-			r := startLeasePump(t, k, leaseOptions(v, 1), func(ctx context.Context, _ *message.Message) pump.Result {
+			r := pumptest.Start(t, k, pumptest.Options(v, 1), func(ctx context.Context, _ *message.Message) pump.Result {
 				if first.CompareAndSwap(false, true) {
-					sleepFor(ctx, sqsLease*3/2) // slower than the lease while every extension fails
+					pumptest.SleepFor(ctx, sqsLease*3/2) // slower than the lease while every extension fails
 				}
 				return pump.Result{Outcome: pump.Ack}
 			})
-			waitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.count(pump.EventLeaseExtendFailed) > 0 })
+			pumptest.WaitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.Count(pump.EventLeaseExtendFailed) > 0 })
 			failing.Store(false)
-			waitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.count(pump.EventAcknowledged) > 0 })
+			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) > 0 })
 			// The first handler's delete may have used a receipt SQS had
 			// already replaced; whatever came back must be handled and
 			// acknowledged too before the queue is read.
-			waitUntil(t, 60*time.Second, "every handling settled", func() bool {
-				return r.count(pump.EventAcknowledged)+r.count(pump.EventSettleFailed) >= r.handled()[m.Header.MessageID]
+			pumptest.WaitUntil(t, 60*time.Second, "every handling settled", func() bool {
+				return r.Count(pump.EventAcknowledged)+r.Count(pump.EventSettleFailed) >= r.Handled()[m.Header.MessageID]
 			})
-			r.stop(t)
-			logs := r.logText()
+			r.Stop(t)
+			logs := r.LogText()
 			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
 			if !strings.Contains(logs, want) || !strings.Contains(logs, m.Header.MessageID) {
 				t.Errorf("log lacks an ERROR %q naming %s:\n%s", pump.LogLeaseExtendFailed, m.Header.MessageID, logs)

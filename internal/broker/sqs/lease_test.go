@@ -1,13 +1,10 @@
 package sqs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,138 +12,12 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // sqsLease is the visibility timeout of the lease tests: short, so CI stays
 // fast; handler times are multiples of it.
 const sqsLease = 2 * time.Second
-
-// leaseRun is a pump over an SQS consumer with its events and log kept.
-type leaseRun struct {
-	mu     sync.Mutex
-	events []pump.Event
-	logs   bytes.Buffer
-	calls  map[string]int
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (r *leaseRun) Observe(e pump.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-func (r *leaseRun) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.Write(p)
-}
-
-func (r *leaseRun) count(k pump.EventKind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *leaseRun) of(k pump.EventKind) []pump.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []pump.Event
-	for _, e := range r.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *leaseRun) logText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.logs.String()
-}
-
-func (r *leaseRun) handled() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range r.calls {
-		out[k] = v
-	}
-	return out
-}
-
-// startLeasePump runs a pump over k; h's invocations are counted per id.
-func startLeasePump(t *testing.T, k *Consumer, opts pump.Options, h pump.Handler) *leaseRun {
-	t.Helper()
-	r := &leaseRun{calls: map[string]int{}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewJSONHandler(r, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	counted := func(ctx context.Context, m *message.Message) pump.Result {
-		r.mu.Lock()
-		r.calls[m.Header.MessageID]++
-		r.mu.Unlock()
-		return h(ctx, m)
-	}
-	p, err := pump.New(k, counted, opts, r, pump.LogObserver{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- p.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
-}
-
-func (r *leaseRun) stop(t *testing.T) {
-	t.Helper()
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Error("the pump did not stop")
-	}
-}
-
-// waitUntil polls cond until it holds or within passes.
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
-}
-
-func sleepFor(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-func leaseOptions(v pump.Variant, bufferSize int) pump.Options {
-	return pump.Options{Subscription: "lease", Variant: v, BufferSize: bufferSize, TimeOut: time.Second,
-		RequeueCount: -1, EmptyChannelDelay: 10 * time.Millisecond, ChannelFailureDelay: 100 * time.Millisecond}
-}
 
 // readAll receives everything visible on the queue with a fresh consumer.
 func readAll(t *testing.T, c *Clients, queue string) []*message.Message {
@@ -183,15 +54,15 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			for range msgs {
 				send(t, c, ProducerOptions{}, newMessage(q))
 			}
-			opts := leaseOptions(v, msgs)
+			opts := pumptest.Options(v, msgs)
 			opts.RequeueCount = budget
-			r := startLeasePump(t, k, opts, func(ctx context.Context, m *message.Message) pump.Result {
-				sleepFor(ctx, sqsLease*11/20) // just over half the lease
+			r := pumptest.Start(t, k, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, sqsLease*11/20) // just over half the lease
 				return pump.Result{Outcome: pump.Defer}
 			})
-			waitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.count(pump.EventRejected) >= msgs })
-			r.stop(t)
-			for id, n := range r.handled() {
+			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
+			r.Stop(t)
+			for id, n := range r.Handled() {
 				if n != budget {
 					t.Errorf("%s handled %d times, want %d", id, n, budget)
 				}
@@ -211,11 +82,11 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			if left := readAll(t, c, q); len(left) != 0 {
 				t.Errorf("source still holds %d messages", len(left))
 			}
-			if r.count(pump.EventLeaseExtended) == 0 {
+			if r.Count(pump.EventLeaseExtended) == 0 {
 				t.Error("no lease extended")
 			}
-			if n := r.count(pump.EventSettleFailed); n != 0 {
-				t.Errorf("%d settles failed: %v", n, r.of(pump.EventSettleFailed))
+			if n := r.Count(pump.EventSettleFailed); n != 0 {
+				t.Errorf("%d settles failed: %v", n, r.Of(pump.EventSettleFailed))
 			}
 		})
 	}
@@ -234,13 +105,13 @@ func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
 			for range msgs {
 				send(t, c, ProducerOptions{}, newMessage(q))
 			}
-			r := startLeasePump(t, k, leaseOptions(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
-				sleepFor(ctx, sqsLease*5/4)
+			r := pumptest.Start(t, k, pumptest.Options(v, msgs), func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, sqsLease*5/4)
 				return pump.Result{Outcome: pump.Ack}
 			})
-			waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-			r.stop(t)
-			got := r.handled()
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			r.Stop(t)
+			got := r.Handled()
 			if len(got) != msgs {
 				t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
 			}
@@ -277,11 +148,11 @@ func TestNoVisibilityCallWhenHandlersShort_NFR3(t *testing.T) {
 			for range msgs {
 				send(t, c, ProducerOptions{}, newMessage(q))
 			}
-			r := startLeasePump(t, k, leaseOptions(v, 10), func(context.Context, *message.Message) pump.Result {
+			r := pumptest.Start(t, k, pumptest.Options(v, 10), func(context.Context, *message.Message) pump.Result {
 				return pump.Result{Outcome: pump.Ack}
 			})
-			waitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.count(pump.EventAcknowledged) >= msgs })
-			r.stop(t)
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			r.Stop(t)
 			if n := visibilityCalls.Load(); n != 0 {
 				t.Errorf("ChangeMessageVisibility calls = %d, want 0", n)
 			}
@@ -306,10 +177,10 @@ func TestStaleSettleLoggedAtWarn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := leaseOptions(v, 1)
+			opts := pumptest.Options(v, 1)
 			opts.MaxLeaseExtension = -1 // off: the lease lapses under the handler
 			var stolen atomic.Bool
-			r := startLeasePump(t, k, opts, func(ctx context.Context, got *message.Message) pump.Result {
+			r := pumptest.Start(t, k, opts, func(ctx context.Context, got *message.Message) pump.Result {
 				if stolen.Load() {
 					return pump.Result{Outcome: pump.Ack}
 				}
@@ -324,16 +195,16 @@ func TestStaleSettleLoggedAtWarn(t *testing.T) {
 				}
 				return pump.Result{Outcome: pump.Defer}
 			})
-			waitUntil(t, 30*time.Second, "a failed settle", func() bool { return r.count(pump.EventSettleFailed) > 0 })
-			r.stop(t)
+			pumptest.WaitUntil(t, 30*time.Second, "a failed settle", func() bool { return r.Count(pump.EventSettleFailed) > 0 })
+			r.Stop(t)
 			if !stolen.Load() {
 				t.Fatal("the second consumer never received the message")
 			}
-			fails := r.of(pump.EventSettleFailed)
+			fails := r.Of(pump.EventSettleFailed)
 			if !errors.Is(fails[0].Err, broker.ErrStaleReceipt) {
 				t.Errorf("settle error %v does not wrap broker.ErrStaleReceipt", fails[0].Err)
 			}
-			logs := r.logText()
+			logs := r.LogText()
 			want := fmt.Sprintf(`"level":"WARN","msg":%q`, pump.LogStaleSettle)
 			if !strings.Contains(logs, want) || !strings.Contains(logs, m.Header.MessageID) {
 				t.Errorf("log lacks a WARN %q naming %s:\n%s", pump.LogStaleSettle, m.Header.MessageID, logs)

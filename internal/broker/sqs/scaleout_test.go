@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // Issue 12 point 6, the scale-out proof: two pumps on one queue, a
@@ -39,10 +40,10 @@ func TestScaleOutTwoPumpsOneKilledAndRestarted_R4_R5(t *testing.T) {
 				mu.Lock()
 				calls[m.Header.MessageID]++
 				mu.Unlock()
-				sleepFor(ctx, sqsLease*11/20) // just over half the lease
+				pumptest.SleepFor(ctx, sqsLease*11/20) // just over half the lease
 				return pump.Result{Outcome: pump.Defer}
 			}
-			opts := leaseOptions(v, bufferSize)
+			opts := pumptest.Options(v, bufferSize)
 			opts.RequeueCount = budget
 
 			// The victim's process: all its calls go through a client
@@ -54,25 +55,25 @@ func TestScaleOutTwoPumpsOneKilledAndRestarted_R4_R5(t *testing.T) {
 				}
 				return nil
 			})
-			survivor := startLeasePump(t, setup(t, c, ch, co), opts, handler)
-			victim := startLeasePump(t, setup(t, vc, ch, co), opts, handler)
+			survivor := pumptest.Start(t, setup(t, c, ch, co), opts, handler)
+			victim := pumptest.Start(t, setup(t, vc, ch, co), opts, handler)
 			for range msgs {
 				send(t, c, ProducerOptions{}, newMessage(q))
 			}
-			waitUntil(t, 30*time.Second, "the victim handling a message", func() bool { return victim.count(pump.EventDeferred) > 0 })
+			pumptest.WaitUntil(t, 30*time.Second, "the victim handling a message", func() bool { return victim.Count(pump.EventDeferred) > 0 })
 			killed.Store(true)
-			victim.stop(t) // its process is gone; nothing it does reaches SQS any more
-			restarted := startLeasePump(t, setup(t, c, ch, co), opts, handler)
+			victim.Stop(t) // its process is gone; nothing it does reaches SQS any more
+			restarted := pumptest.Start(t, setup(t, c, ch, co), opts, handler)
 
 			rejected := func() int {
-				return survivor.count(pump.EventRejected) + restarted.count(pump.EventRejected) + victim.count(pump.EventRejected)
+				return survivor.Count(pump.EventRejected) + restarted.Count(pump.EventRejected) + victim.Count(pump.EventRejected)
 			}
-			waitUntil(t, 120*time.Second, "every message rejected", func() bool { return rejected() >= msgs })
+			pumptest.WaitUntil(t, 120*time.Second, "every message rejected", func() bool { return rejected() >= msgs })
 			// Whatever the victim held comes back when its lease lapses:
 			// wait for the queue to empty, then stop the pumps.
-			waitUntil(t, 60*time.Second, "the source empty", func() bool { return depth(t, c, q) == 0 })
-			survivor.stop(t)
-			restarted.stop(t)
+			pumptest.WaitUntil(t, 60*time.Second, "the source empty", func() bool { return depth(t, c, q) == 0 })
+			survivor.Stop(t)
+			restarted.Stop(t)
 
 			mu.Lock()
 			defer mu.Unlock()

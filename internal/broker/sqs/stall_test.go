@@ -19,6 +19,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // blackHole is HTTP middleware that, while on, holds the requests of the
@@ -56,69 +57,6 @@ func blackHoled(t testing.TB, ops ...string) (*Clients, *blackHole) {
 	return NewClientsFromConfig(cfg, endpoint), b
 }
 
-// eventLog keeps a pump's events and signals each kind's arrival.
-type eventLog struct {
-	mu     sync.Mutex
-	events []pump.Event
-	kinds  chan pump.EventKind
-}
-
-func newEventLog() *eventLog { return &eventLog{kinds: make(chan pump.EventKind, 1024)} }
-
-func (l *eventLog) Observe(e pump.Event) {
-	l.mu.Lock()
-	l.events = append(l.events, e)
-	l.mu.Unlock()
-	select {
-	case l.kinds <- e.Kind:
-	default:
-	}
-}
-
-// await waits for an event of kind k that matches ok (nil = any).
-func (l *eventLog) await(t *testing.T, k pump.EventKind, within time.Duration, ok func(pump.Event) bool) pump.Event {
-	t.Helper()
-	deadline := time.After(within)
-	seen := 0
-	for {
-		l.mu.Lock()
-		for ; seen < len(l.events); seen++ {
-			if e := l.events[seen]; e.Kind == k && (ok == nil || ok(e)) {
-				l.mu.Unlock()
-				return e
-			}
-		}
-		l.mu.Unlock()
-		select {
-		case <-l.kinds:
-		case <-deadline:
-			t.Fatalf("no %s event within %s", k, within)
-		}
-	}
-}
-
-func runPump(t *testing.T, k *Consumer, h pump.Handler, opts pump.Options, obs ...pump.Observer) {
-	t.Helper()
-	p, err := pump.New(k, h, opts, obs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the pump did not stop")
-		}
-	})
-}
-
 // TestBlackHoledReceiveTimesOutAndRecovers_Issue13: a ReceiveMessage the
 // broker never answers is abandoned at timeOut + receiveMargin as a
 // channel failure (backing off, the timeout in its error); after stallAfter
@@ -134,30 +72,30 @@ func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
 			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{})
 			m := newMessage(q)
 			send(t, testClients(t), ProducerOptions{}, m)
-			events := newEventLog()
+			events := pumptest.NewEvents()
 			health := observe.NewHealth()
 			health.SetReady()
-			runPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+			pumptest.RunPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
 				pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, ReceiveMargin: 300 * time.Millisecond,
 					ChannelFailureDelay: 20 * time.Millisecond, MaxChannelFailureDelay: 100 * time.Millisecond, StallAfter: 2 * time.Second, RequeueCount: 3},
 				health, events) // health first: observers run in order, so it has seen each event before await returns
-			f := events.await(t, pump.EventChannelFailure, 20*time.Second, nil)
+			f := events.Await(t, pump.EventChannelFailure, 20*time.Second, nil)
 			if !errors.Is(f.Err, context.DeadlineExceeded) || !strings.Contains(f.Err.Error(), "no answer within") {
 				t.Fatalf("channel failure error = %v, want the receive deadline", f.Err)
 			}
 			if f.Delay <= 0 {
 				t.Fatalf("channel failure delay = %s, want a back-off", f.Delay)
 			}
-			events.await(t, pump.EventStalled, 20*time.Second, nil)
+			events.Await(t, pump.EventStalled, 20*time.Second, nil)
 			if ok, why := health.Ready(); ok || !strings.Contains(why, "subscription "+q+": no successful broker call since") {
 				t.Fatalf("readiness while stalled = %v %q", ok, why)
 			}
 			hole.on.Store(false)
-			events.await(t, pump.EventChannelRecovered, 20*time.Second, nil)
+			events.Await(t, pump.EventChannelRecovered, 20*time.Second, nil)
 			if ok, why := health.Ready(); !ok {
 				t.Fatalf("not ready after recovery: %s", why)
 			}
-			got := events.await(t, pump.EventAcknowledged, 20*time.Second, nil)
+			got := events.Await(t, pump.EventAcknowledged, 20*time.Second, nil)
 			if got.MessageID() != m.Header.MessageID {
 				t.Fatalf("acknowledged %s, want %s", got.MessageID(), m.Header.MessageID)
 			}
@@ -182,15 +120,15 @@ func TestBlackHoledSettleTimesOutAndRecovers_Issue13(t *testing.T) {
 			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{VisibilityTimeout: time.Second})
 			m := newMessage(q)
 			send(t, testClients(t), ProducerOptions{}, m)
-			events := newEventLog()
-			runPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+			events := pumptest.NewEvents()
+			pumptest.RunPump(t, k, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
 				pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, CallTimeout: 300 * time.Millisecond, RequeueCount: 3}, events)
-			f := events.await(t, pump.EventSettleFailed, 20*time.Second, nil)
+			f := events.Await(t, pump.EventSettleFailed, 20*time.Second, nil)
 			if !errors.Is(f.Err, context.DeadlineExceeded) || f.MessageID() != m.Header.MessageID {
 				t.Fatalf("settle failure = %s %v, want %s with a deadline", f.MessageID(), f.Err, m.Header.MessageID)
 			}
 			hole.on.Store(false)
-			events.await(t, pump.EventAcknowledged, 20*time.Second, func(e pump.Event) bool { return e.MessageID() == m.Header.MessageID })
+			events.Await(t, pump.EventAcknowledged, 20*time.Second, func(e pump.Event) bool { return e.MessageID() == m.Header.MessageID })
 			if n := depth(t, testClients(t), q); n != 0 {
 				t.Fatalf("queue depth %d after the acknowledge, want 0", n)
 			}
@@ -240,13 +178,13 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 			m := newMessage(q)
 			send(t, testClients(t), ProducerOptions{}, m)
 			var handled atomic.Int64
-			events := newEventLog()
+			events := pumptest.NewEvents()
 			start := time.Now()
-			runPump(t, k, func(context.Context, *message.Message) pump.Result {
+			pumptest.RunPump(t, k, func(context.Context, *message.Message) pump.Result {
 				handled.Add(1)
 				return pump.Result{Outcome: pump.Reject, Reason: "cannot deliver"}
 			}, pump.Options{Subscription: q, Variant: v, TimeOut: 500 * time.Millisecond, RequeueCount: 3}, events)
-			first := events.await(t, pump.EventRejected, 20*time.Second, nil)
+			first := events.Await(t, pump.EventRejected, 20*time.Second, nil)
 			if first.Err == nil || first.Delay != time.Second {
 				t.Fatalf("first rejection: err %v, release delay %s; want a routing failure released for 1s", first.Err, first.Delay)
 			}
@@ -263,13 +201,9 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 				t.Fatalf("in %s: handled %d times, %d SendMessage calls; want 2..4 and at most 4", window, n, sends)
 			}
 			var delays []time.Duration
-			events.mu.Lock()
-			for _, e := range events.events {
-				if e.Kind == pump.EventRejected {
-					delays = append(delays, e.Delay)
-				}
+			for _, e := range events.Of(pump.EventRejected) {
+				delays = append(delays, e.Delay)
 			}
-			events.mu.Unlock()
 			for i, d := range delays {
 				if want := time.Second << i; d != want {
 					t.Fatalf("release delays %v, want doubling from 1s", delays)
@@ -278,7 +212,7 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 			if err := NewChannelMaker(testClients(t), ChannelOptions{Queue: dlq}).EnsureChannels(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			events.await(t, pump.EventRejected, 30*time.Second, func(e pump.Event) bool { return e.Err == nil && e.Destination == dlq })
+			events.Await(t, pump.EventRejected, 30*time.Second, func(e pump.Event) bool { return e.Err == nil && e.Destination == dlq })
 			if d := depth(t, testClients(t), dlq); d != 1 {
 				t.Fatalf("dead-letter queue depth %d, want 1", d)
 			}
@@ -312,12 +246,12 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 			m.Body = []byte(strings.Repeat("x", 1_048_000))
 			send(t, testClients(t), ProducerOptions{}, m)
 			var handled atomic.Int64
-			events := newEventLog()
-			runPump(t, k, func(context.Context, *message.Message) pump.Result {
+			events := pumptest.NewEvents()
+			pumptest.RunPump(t, k, func(context.Context, *message.Message) pump.Result {
 				handled.Add(1)
 				return pump.Result{Outcome: pump.Reject, Reason: strings.Repeat("the downstream service refused it; ", 10)}
 			}, pump.Options{Subscription: q, Variant: v, TimeOut: 500 * time.Millisecond, RequeueCount: 3}, events)
-			rej := events.await(t, pump.EventRejected, 30*time.Second, nil)
+			rej := events.Await(t, pump.EventRejected, 30*time.Second, nil)
 			if !rej.Permanent || !errors.Is(rej.Err, broker.ErrTooLarge) || rej.Delay != broker.RoutingRetryMax {
 				t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s, too large", rej.Permanent, rej.Delay, rej.Err, broker.RoutingRetryMax)
 			}
