@@ -51,26 +51,7 @@ func BenchmarkPumpLeases(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				var elapsed time.Duration
-				for done := 0; done < b.N; {
-					n := min(benchChunk, b.N-done)
-					b.StopTimer()
-					fill(b, br, "bench", done, n)
-					b.StartTimer()
-					start := time.Now()
-					if err := p.Run(context.Background()); err != nil {
-						b.Fatal(err)
-					}
-					elapsed += time.Since(start)
-					done += n
-				}
-				b.StopTimer()
-				if d := br.Depth("bench"); d != 0 {
-					b.Fatalf("%d messages left on the queue", d)
-				}
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+				benchRun(b, br, p)
 			})
 		}
 	}
