@@ -41,6 +41,7 @@ touch "$OUT/done-$id"`
 // `dlq peek`, the flags that URL needs, and the lease.
 type scaleOutCase struct {
 	name, variant  string
+	mode           string // Pub/Sub: pull or stream
 	conn, settings string
 	source         string
 	sourceFlags    []string
@@ -49,7 +50,7 @@ type scaleOutCase struct {
 
 // TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12 is issue 12's
 // scale-out proof with real processes: two `brighter consume` on one
-// subscriptions file (one channel), on SQS (fauxqs), Pub/Sub (Google's
+// subscriptions file (one channel), on SQS (fauxqs), Pub/Sub pull and stream (Google's
 // emulator) and RocketMQ (rmqtest), in both variants. The first process
 // hangs in its handler on the poison message (a deferring handler, budget
 // 3); while it lives, the other handles the acknowledging messages and never
@@ -78,11 +79,12 @@ func TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12(t *testing.T) {
 				conn:     fmt.Sprintf("  aws:\n    region: %s\n    endpoint: %s\n", sqstest.Region, emu.Endpoint),
 				settings: "    sqs: {visibilityTimeout: 3s}\n",
 				source:   "sqs://" + ch, sourceFlags: []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}},
-			scaleOutCase{name: "gcp", variant: v, lease: 10 * time.Second,
-				conn: fmt.Sprintf("  gcp:\n    projectId: %s\n    emulatorHost: %s\n", gsrv.Project, gsrv.Addr),
-				settings: "    gcp:\n      mode: pull\n      ackDeadline: 10s\n      subscriberMember: serviceAccount:test@example.iam.gserviceaccount.com\n" +
-					"      deadLetterPolicy: {topic: " + ch + "-native, maxDeliveryAttempts: 10, publisherMember: serviceAccount:test@example.iam.gserviceaccount.com}\n",
-				source: "pubsub://projects/" + gsrv.Project + "/subscriptions/" + ch, sourceFlags: []string{"--endpoint", gsrv.Addr}},
+			scaleOutCase{name: "gcp", mode: "pull", variant: v, lease: 10 * time.Second,
+				conn:     fmt.Sprintf("  gcp:\n    projectId: %s\n    emulatorHost: %s\n", gsrv.Project, gsrv.Addr),
+				settings: gcpScaleOut("pull", ch), source: "pubsub://projects/" + gsrv.Project + "/subscriptions/" + ch, sourceFlags: []string{"--endpoint", gsrv.Addr}},
+			scaleOutCase{name: "gcp", mode: "stream", variant: v, lease: 10 * time.Second,
+				conn:     fmt.Sprintf("  gcp:\n    projectId: %s\n    emulatorHost: %s\n", gsrv.Project, gsrv.Addr),
+				settings: gcpScaleOut("stream", ch+"-s"), source: "pubsub://projects/" + gsrv.Project + "/subscriptions/" + ch + "-s", sourceFlags: []string{"--endpoint", gsrv.Addr}},
 			scaleOutCase{name: "rocketmq", variant: v, lease: 3 * time.Second,
 				conn:     fmt.Sprintf("  rocketmq:\n    endpoint: %s\n", rmq.Endpoint()),
 				settings: "    rocketmq: {consumerGroup: g-" + ch + ", invisibleDuration: 3s}\n",
@@ -90,11 +92,25 @@ func TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12(t *testing.T) {
 		)
 	}
 	for _, c := range cases {
-		t.Run(c.name+"/"+c.variant, func(t *testing.T) {
+		name, channel := c.name, "orders-"+c.variant+"-"+run
+		if c.mode != "" {
+			name += "-" + c.mode
+			if c.mode == "stream" {
+				channel += "-s"
+			}
+		}
+		t.Run(name+"/"+c.variant, func(t *testing.T) {
 			t.Parallel()
-			scaleOut(t, c, "orders-"+c.variant+"-"+run)
+			scaleOut(t, c, channel)
 		})
 	}
+}
+
+// gcpScaleOut is the gcp block of a Pub/Sub subscription of mode on
+// channel: a DeadLetterPolicy, so that Pub/Sub counts deliveries (R-11).
+func gcpScaleOut(mode, channel string) string {
+	return "    gcp:\n      mode: " + mode + "\n      ackDeadline: 10s\n      subscriberMember: serviceAccount:test@example.iam.gserviceaccount.com\n" +
+		"      deadLetterPolicy: {topic: " + channel + "-native, maxDeliveryAttempts: 10, publisherMember: serviceAccount:test@example.iam.gserviceaccount.com}\n"
 }
 
 func scaleOut(t *testing.T, c scaleOutCase, channel string) {

@@ -62,6 +62,20 @@ type Channel interface {
 	RedeliveryBound() time.Duration
 }
 
+// SeverableChannel is implemented by a Channel whose consumers keep broker
+// activity of their own in the background (a Pub/Sub stream's client
+// receives ahead and extends leases by itself): SeverableConsumer returns
+// a consumer on a broker connection of its own, sever, which closes that
+// connection at once, as the death of the consumer's process does (I12-3),
+// and whether the consumer's Acknowledge returns before the broker has the
+// acknowledgement (the stream client sends acknowledgements later, so the
+// last ones before a kill may be lost). Channels whose consumers do nothing between calls need not
+// implement it: cutting their calls off (RecordingConsumer.Kill) is the
+// whole of a kill.
+type SeverableChannel interface {
+	SeverableConsumer(t testing.TB, bufferSize int) (c broker.Consumer, sever func(), localAcks bool)
+}
+
 // Fixture is one configuration of one transport (for example SQS /
 // SqsFifo).
 type Fixture interface {

@@ -14,7 +14,10 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -62,6 +65,7 @@ type pubsubFixture struct {
 
 	client  *pubsub.Client // set by start, before any Open
 	project string         // set by start
+	addr    string         // the emulator's address, set by start
 }
 
 func pubsubFixtures() []*pubsubFixture {
@@ -98,7 +102,7 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 func (f *pubsubFixture) start(tb testing.TB) {
 	var srv *gcptest.Server
 	f.client, srv = gcptest.Start(tb, pubsubProjectPrefix, nil, gcp.Connect)
-	f.project = srv.Project
+	f.project, f.addr = srv.Project, srv.Addr
 }
 
 // pubsubChannel is one fresh topic with its subscription.
@@ -216,6 +220,44 @@ func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, 
 
 func (c *pubsubChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
 	return c.consumer(t, c.sub, bufferSize, c.dlq, c.invalid, c.f.mode)
+}
+
+// SeverableConsumer is Consumer on a connection of its own to the emulator;
+// sever closes that connection at once, as a killed process's is closed: a
+// stream's client then neither extends, nacks nor receives any more, and
+// what it held returns when its lease lapses (I12-3). Without it the
+// victim's stream client, alive in the test process, would go on taking
+// redeliveries and holding them for the fixture's MaxExtension. A stream's
+// acknowledgements are local (the client sends them later); a pull's are
+// calls.
+func (c *pubsubChannel) SeverableConsumer(t testing.TB, bufferSize int) (broker.Consumer, func(), bool) {
+	t.Helper()
+	conn, err := grpc.NewClient(c.f.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial the Pub/Sub emulator at %s: %v", c.f.addr, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	client, err := gcp.Connect(context.Background(), c.f.project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
+	if err != nil {
+		t.Fatalf("connect to the Pub/Sub emulator: %v", err)
+	}
+	pub := gcp.NewProducer(client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
+	o := gcp.ConsumerOptions{Subscription: c.sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.lease,
+		DeadLetterTopic: c.dlq, InvalidTopic: c.invalid, Logger: c.logger.Logger}
+	var k broker.Consumer
+	if c.f.mode == config.GCPModePull {
+		k = gcp.NewPullConsumer(client, pub, o)
+	} else {
+		k = gcp.NewStreamConsumer(client, pub, o)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = k.Close(ctx)
+		_ = pub.Close(ctx)
+		_ = client.Close()
+	})
+	return k, func() { _ = conn.Close() }, c.f.mode != config.GCPModePull
 }
 
 func (c *pubsubChannel) Send(t testing.TB, m *message.Message) {

@@ -69,10 +69,10 @@ func (r *replicaTally) total() int {
 // lease and no other replica may get it meanwhile; the Pub/Sub stream
 // client manages its own, capped at the lease by the fixture (AC-42), so
 // there the kill comes as soon as the survivor is receiving. The victim is
-// killed: its consumer is
-// cut off from the broker (RecordingConsumer.Kill: no settle, release or
-// lease extension of what it holds reaches the broker any more, as after a
-// SIGKILL) and its pump cut off (pump.CutOff). A replacement pump starts in
+// killed: its consumer is cut off from the broker (RecordingConsumer.Kill:
+// no settle, release or lease extension of what it holds reaches the
+// broker any more, as after a SIGKILL; on a SeverableChannel its broker
+// connection is closed too) and its pump cut off (pump.CutOff). A replacement pump starts in
 // its place. Every acknowledging message must be acknowledged exactly once
 // in all; a message the victim handled without its acknowledgement reaching
 // the broker is handled once more, after its lease lapses, and no other
@@ -109,8 +109,17 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		buffer, _ := scale(v)
 		opts := pumpOptions(v, budget)
 		recs := map[string]*RecordingConsumer{}
+		sever, lossyAcks := func() {}, false
 		start := func(replica string) *Running {
-			recs[replica] = NewRecordingConsumer(ch.Consumer(t, buffer))
+			c := ch.Consumer
+			if sc, ok := ch.(SeverableChannel); ok && replica == "victim" {
+				c = func(t testing.TB, bufferSize int) broker.Consumer {
+					k, cut, local := sc.SeverableConsumer(t, bufferSize)
+					sever, lossyAcks = cut, local
+					return k
+				}
+			}
+			recs[replica] = NewRecordingConsumer(c(t, buffer))
 			return Start(t, recs[replica].View(t), handler(replica), opts, pump.LogObserver{Logger: logger.With("replica", replica)})
 		}
 		// The victim takes the deferring message first and hangs on it;
@@ -132,6 +141,8 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 		recs["victim"].Kill()
 		victim.CutOff(t)
+		sever() // once the pump has returned: a receive under way is the pump's, not the kill's, error
+
 		killed := time.Now()
 		restarted := start("restarted")
 
@@ -150,11 +161,13 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 			return out
 		}
-		// The victim's messages come back when their leases lapse (within
-		// the channel's redelivery bound); a stream client the victim left
-		// running may take a redelivery and hold it for that bound again
-		// (once per delivery of the budget at worst).
-		wait := waitLong + time.Duration(budget)*ch.RedeliveryBound()
+		// The victim's messages come back when their leases lapse, within
+		// the channel's redelivery bound; Google's emulator gave an ordered
+		// stream's message back about 60 s after its stream was cut
+		// (measured) and took up to 90 s to settle everything in the
+		// Reactor, so the deadline allows a redelivery bound per delivery
+		// of the budget and one more.
+		wait := waitLong + time.Duration(budget+1)*ch.RedeliveryBound()
 		Eventually(t, wait, "every message acknowledged and the deferring one rejected", func() bool {
 			for _, id := range ackIDs {
 				if acked(id) == 0 {
@@ -171,8 +184,8 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 
 		t.Logf("invocations by replica: %v", tally.by)
 		for _, id := range ackIDs {
-			if a := acked(id); a != 1 {
-				t.Errorf("%s acknowledged %d times, want once", id, a)
+			if a, live := acked(id), recs["survivor"].Acks(id)+recs["restarted"].Acks(id); a < 1 || live > 1 || a > 1 && !lossyAcks {
+				t.Errorf("%s acknowledged %d times (%d by the live replicas), want once", id, a, live)
 			}
 			// A message the victim handled and did not get to acknowledge
 			// is the victim's loss: handled once more by a live replica.
@@ -181,12 +194,16 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			for _, r := range live {
 				byLive += tally.of(r, id)
 			}
-			want := 1
-			if byVictim > 0 && recs["victim"].Acks(id) == 0 {
-				want = 2
+			// Where an acknowledgement is local (a Pub/Sub stream: the
+			// client sends it later, SeverableChannel): one made just
+			// before the kill may never reach the broker, so a message
+			// the victim acknowledged may come back once too.
+			wantLive := 1
+			if byVictim == 1 && recs["victim"].Acks(id) == 1 {
+				wantLive = 0
 			}
-			if got := byVictim + byLive; got != want || byVictim > 1 {
-				t.Errorf("%s handled %d times (victim %d, live %d), want %d: only a message the killed consumer held unacknowledged is handled again, once (R-4)", id, got, byVictim, byLive, want)
+			if byVictim > 1 || byLive != wantLive && !(lossyAcks && wantLive == 0 && byLive == 1) {
+				t.Errorf("%s handled %d times by the killed consumer and %d by the live ones, want %d by the live ones: only a message the killed consumer held unacknowledged is handled again, once (R-4)", id, byVictim, byLive, wantLive)
 			}
 		}
 		invocations := tally.of("victim", poison)

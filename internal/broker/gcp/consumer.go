@@ -43,7 +43,8 @@ type ConsumerOptions struct {
 	// message (makeChannels gives the subscription this value); 0 means
 	// DefaultAckDeadline. The pull consumer reports it as its Lease and the
 	// pump extends it with ModifyAckDeadline (lease.go); the stream consumer
-	// ignores it (its client manages leases).
+	// bounds each of its client's extensions by it, so the stream's deadline
+	// is the subscription's (MaxDurationPerAckExtension, 10..600 s).
 	AckDeadline time.Duration
 	// MaxExtension is how long the stream consumer's client keeps extending
 	// a held message's lease (0 means the library's 60 min; a short value
@@ -351,12 +352,34 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	if opts.MaxExtension != 0 {
 		s.ReceiveSettings.MaxExtension = opts.MaxExtension
 	}
+	// The client opens its stream with a deadline of MaxDurationPerAckExtension
+	// for every message it is sent, 60 s when unset, whatever the
+	// subscription's ack deadline: a replica killed with SIGKILL (no
+	// extension, no Nack) kept its messages from the others for a minute.
+	// Bounding each extension by the ack deadline makes the stream's
+	// deadline the subscription's, so they come back within ackDeadline
+	// (issue 12, I12-3).
+	s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorNackImmediately, Timeout: 5 * time.Second}
 	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan *pubsub.Message, outstanding)}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
 }
+
+// streamAckDeadline is the stream's per-extension deadline for a
+// subscription ack deadline d (0: DefaultAckDeadline), within the 10..600 s
+// the client accepts.
+func streamAckDeadline(d time.Duration) time.Duration {
+	if d <= 0 {
+		d = DefaultAckDeadline
+	}
+	return min(max(d, minStreamAckExtension), maxAckDeadline)
+}
+
+// minStreamAckExtension is the shortest MaxDurationPerAckExtension the
+// client accepts.
+const minStreamAckExtension = 10 * time.Second
 
 // start runs the stream if it is not running; it returns the error the last
 // run ended with (once).

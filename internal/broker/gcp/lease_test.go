@@ -9,8 +9,12 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
@@ -226,4 +230,52 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A stream consumer whose process dies (its connection closed at once: no
+// extension, no Nack) gives its messages back to the other replicas soon
+// after the subscription's ack deadline (bounded below by the client's
+// 10 s), not after the client's default stream deadline of 60 s or later:
+// the consumer bounds the client's extensions by the ack deadline
+// (MaxDurationPerAckExtension; issue 12, I12-3).
+func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease, DeadLetterPolicy: dlp("orders-native")})
+	emu, err := gcptest.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The victim's process: a connection of its own, closed at the kill.
+	conn, err := grpc.NewClient(emu.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	vc, err := Connect(context.Background(), e.project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := NewStreamConsumer(vc, NewProducer(vc, ProducerOptions{}), ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, Logger: e.log})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = victim.Close(ctx)
+		_ = vc.Close()
+	})
+	e.send(t, "orders", newMsg("held"))
+	if m := receiveOne(t, victim, 30*time.Second); m.Header.MessageID != "held" {
+		t.Fatalf("victim received %s", m.Header.MessageID)
+	}
+	_ = conn.Close() // SIGKILL: the stream is gone, nothing is settled
+	killed := time.Now()
+	survivor := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, BufferSize: 1})
+	// Measured on Google's emulator: back after 10, 20 or 30 s (it
+	// looks at deadlines every 10 s or so); without the bound on the
+	// client's extensions, not within 3 minutes.
+	bound := 6 * streamAckDeadline(gcpLease)
+	if m := receiveOne(t, survivor, bound); m.Header.MessageID != "held" {
+		t.Fatalf("survivor received %s", m.Header.MessageID)
+	}
+	t.Logf("redelivered %s after the kill (bound %s)", time.Since(killed).Round(time.Millisecond), bound)
 }
