@@ -3,7 +3,6 @@ package gcp
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,32 +86,16 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			})
 			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
 			r.Stop(t)
-			for id, n := range r.Handled() {
-				if n != budget {
-					t.Errorf("%s handled %d times, want %d", id, n, budget)
-				}
-			}
+			pumptest.HandledEach(t, r, budget)
 			copies := map[string]int{}
 			for _, id := range e.drain(t, "orders-dlq") {
 				copies[id]++
 			}
-			if len(copies) != msgs {
-				t.Errorf("dead-letter topic holds %d distinct messages, want %d", len(copies), msgs)
-			}
-			for id, n := range copies {
-				if n != 1 {
-					t.Errorf("%s dead-lettered %d times, want once", id, n)
-				}
-			}
+			pumptest.DeadLetteredOnce(t, "dead-letter topic", copies, msgs)
 			if left := e.drain(t, "orders-sub"); len(left) != 0 {
 				t.Errorf("source still holds %v", left)
 			}
-			if r.Count(pump.EventLeaseExtended) == 0 {
-				t.Error("no lease extended")
-			}
-			if n := r.Count(pump.EventSettleFailed); n != 0 {
-				t.Errorf("%d settles failed", n)
-			}
+			pumptest.LeasesExtendedAndSettled(t, r)
 		})
 	}
 }
@@ -142,15 +125,7 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 				// subscription's ack deadline.
 				time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
 				r.Stop(t)
-				got := r.Handled()
-				if len(got) != msgs {
-					t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
-				}
-				for id, n := range got {
-					if n != 1 {
-						t.Errorf("%s handled %d times, want once", id, n)
-					}
-				}
+				pumptest.HandledOnceEach(t, r, msgs)
 				if left := e.drain(t, "orders-sub"); len(left) != 0 {
 					t.Errorf("source still holds %v", left)
 				}
@@ -220,11 +195,7 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			if n := r.Handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
 			}
-			logs := r.LogText()
-			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
-			if !strings.Contains(logs, want) || !strings.Contains(logs, `"f-1"`) {
-				t.Errorf("log lacks an ERROR %q naming f-1:\n%s", pump.LogLeaseExtendFailed, logs)
-			}
+			pumptest.ExtendFailureLogged(t, r, "f-1")
 			if left := e.drain(t, "orders-sub"); len(left) != 0 {
 				t.Errorf("source still holds %v", left)
 			}

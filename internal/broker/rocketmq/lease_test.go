@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,29 +56,13 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			})
 			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
 			r.Stop(t)
-			for id, n := range r.Handled() {
-				if n != budget {
-					t.Errorf("%s handled %d times, want %d", id, n, budget)
-				}
-			}
+			pumptest.HandledEach(t, r, budget)
 			copies := e.copiesOn("t.DLQ")
-			if len(copies) != msgs {
-				t.Errorf("dead-letter topic holds %d distinct messages, want %d", len(copies), msgs)
-			}
-			for id, n := range copies {
-				if n != 1 {
-					t.Errorf("%s dead-lettered %d times, want once", id, n)
-				}
-			}
+			pumptest.DeadLetteredOnce(t, "dead-letter topic", copies, msgs)
 			if n := e.srv.Pending("t", "g"); n != 0 {
 				t.Errorf("group g still holds %d messages of the source", n)
 			}
-			if r.Count(pump.EventLeaseExtended) == 0 {
-				t.Error("no lease extended")
-			}
-			if n := r.Count(pump.EventSettleFailed); n != 0 {
-				t.Errorf("%d settles failed", n)
-			}
+			pumptest.LeasesExtendedAndSettled(t, r)
 		})
 	}
 }
@@ -104,15 +87,7 @@ func TestAckHandlerSlowerThanInvisibleDurationHandlesOnce_R4(t *testing.T) {
 			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
 			pumptest.WaitUntil(t, 10*time.Second, "the group to hold nothing", func() bool { return e.srv.Pending("t", "g") == 0 })
 			r.Stop(t)
-			got := r.Handled()
-			if len(got) != msgs {
-				t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
-			}
-			for id, n := range got {
-				if n != 1 {
-					t.Errorf("%s handled %d times, want once", id, n)
-				}
-			}
+			pumptest.HandledOnceEach(t, r, msgs)
 		})
 	}
 }
@@ -176,11 +151,7 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 			if n := r.Handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
 			}
-			logs := r.LogText()
-			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
-			if !strings.Contains(logs, want) || !strings.Contains(logs, `"f-1"`) {
-				t.Errorf("log lacks an ERROR %q naming f-1:\n%s", pump.LogLeaseExtendFailed, logs)
-			}
+			pumptest.ExtendFailureLogged(t, r, "f-1")
 		})
 	}
 }

@@ -3,8 +3,6 @@ package sqs
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +18,7 @@ import (
 // received again and acknowledged, and the queue ends empty (issue 12 fault
 // test).
 func TestFailedExtensionLoggedAndReleased(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			var failing atomic.Bool
@@ -53,11 +51,7 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 				return r.Count(pump.EventAcknowledged)+r.Count(pump.EventSettleFailed) >= r.Handled()[m.Header.MessageID]
 			})
 			r.Stop(t)
-			logs := r.LogText()
-			want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
-			if !strings.Contains(logs, want) || !strings.Contains(logs, m.Header.MessageID) {
-				t.Errorf("log lacks an ERROR %q naming %s:\n%s", pump.LogLeaseExtendFailed, m.Header.MessageID, logs)
-			}
+			pumptest.ExtendFailureLogged(t, r, m.Header.MessageID)
 			if n := depth(t, c, q); n != 0 {
 				t.Errorf("queue still holds %d messages (visible, in flight or delayed)", n)
 			}

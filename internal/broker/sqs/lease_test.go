@@ -44,7 +44,7 @@ func readAll(t *testing.T, c *Clients, queue string) []*message.Message {
 // exactly requeueCount times, dead-lettered once, and the source ends empty
 // (R-4, R-5, issue 12: ChangeMessageVisibilityBatch keeps the leases).
 func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs, budget = 3, 3
@@ -62,32 +62,16 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 			})
 			pumptest.WaitUntil(t, 90*time.Second, "every message rejected", func() bool { return r.Count(pump.EventRejected) >= msgs })
 			r.Stop(t)
-			for id, n := range r.Handled() {
-				if n != budget {
-					t.Errorf("%s handled %d times, want %d", id, n, budget)
-				}
-			}
+			pumptest.HandledEach(t, r, budget)
 			copies := map[string]int{}
 			for _, m := range readAll(t, c, dlq) {
 				copies[m.Header.MessageID]++
 			}
-			if len(copies) != msgs {
-				t.Errorf("dead-letter queue holds %d distinct messages, want %d", len(copies), msgs)
-			}
-			for id, n := range copies {
-				if n != 1 {
-					t.Errorf("%s dead-lettered %d times, want once", id, n)
-				}
-			}
+			pumptest.DeadLetteredOnce(t, "dead-letter queue", copies, msgs)
 			if left := readAll(t, c, q); len(left) != 0 {
 				t.Errorf("source still holds %d messages", len(left))
 			}
-			if r.Count(pump.EventLeaseExtended) == 0 {
-				t.Error("no lease extended")
-			}
-			if n := r.Count(pump.EventSettleFailed); n != 0 {
-				t.Errorf("%d settles failed: %v", n, r.Of(pump.EventSettleFailed))
-			}
+			pumptest.LeasesExtendedAndSettled(t, r)
 		})
 	}
 }
@@ -95,7 +79,7 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 // An acknowledging handler slower than the whole visibility timeout
 // handles each message once (issue 12).
 func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 2
@@ -111,15 +95,7 @@ func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
 			})
 			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
 			r.Stop(t)
-			got := r.Handled()
-			if len(got) != msgs {
-				t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
-			}
-			for id, n := range got {
-				if n != 1 {
-					t.Errorf("%s handled %d times, want once", id, n)
-				}
-			}
+			pumptest.HandledOnceEach(t, r, msgs)
 			if left := readAll(t, c, q); len(left) != 0 {
 				t.Errorf("source still holds %d messages", len(left))
 			}
@@ -131,7 +107,7 @@ func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
 // management makes no ChangeMessageVisibility call at all (NFR-1, NFR-3):
 // the calls are counted on the wire.
 func TestNoVisibilityCallWhenHandlersShort_NFR3(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 30
@@ -165,7 +141,7 @@ func TestNoVisibilityCallWhenHandlersShort_NFR3(t *testing.T) {
 // with the message id and reported as broker.ErrStaleReceipt, not lost
 // silently (issue 12).
 func TestStaleSettleLoggedAtWarn(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			c := testClients(t)

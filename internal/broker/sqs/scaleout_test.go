@@ -25,7 +25,7 @@ import (
 // when it died (bounded by what one pump holds: noOfPerformers x bufferSize
 // plus the one in its handler), and the source empty at the end.
 func TestScaleOutTwoPumpsOneKilledAndRestarted_R4_R5(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs, budget, bufferSize = 6, 3, 2

@@ -64,7 +64,7 @@ func blackHoled(t testing.TB, ops ...string) (*Clients, *blackHole) {
 // lifted the channel recovers, readiness returns, and the message waiting
 // on the queue is handled: nothing lost. Both variants.
 func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			c, hole := blackHoled(t, "ReceiveMessage")
@@ -112,7 +112,7 @@ func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
 // lifted it is redelivered and acknowledged: nothing lost. Both variants
 // (the Proactor acknowledges in batches).
 func TestBlackHoledSettleTimesOutAndRecovers_Issue13(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			c, hole := blackHoled(t, "DeleteMessage", "DeleteMessageBatch")
@@ -151,6 +151,15 @@ func (c *opCounter) Do(r *http.Request) (*http.Response, error) {
 	return c.inner.Do(r)
 }
 
+// countedClients returns clients of the test's endpoint whose every call
+// goes through an opCounter, and the counter.
+func countedClients() (*Clients, *opCounter) {
+	counter := &opCounter{inner: awshttp.NewBuildableClient(), ops: map[string]int{}}
+	cfg := sqstest.Config()
+	cfg.HTTPClient = counter
+	return NewClientsFromConfig(cfg, endpoint), counter
+}
+
 func (c *opCounter) count(op string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -165,13 +174,10 @@ func (c *opCounter) count(op string) int {
 // 1,200 handler invocations in 10 s). Once the queue exists the next
 // redelivery routes it: nothing lost. Both variants.
 func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
-			counter := &opCounter{inner: awshttp.NewBuildableClient(), ops: map[string]int{}}
-			cfg := sqstest.Config()
-			cfg.HTTPClient = counter
-			c := NewClientsFromConfig(cfg, endpoint)
+			c, counter := countedClients()
 			q := uniq("route-backoff-" + string(v))
 			dlq := q + "-dlq"
 			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{DeadLetter: dlq})
@@ -228,13 +234,10 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 // (10 min), counted; it is not handled again within the test's window, and
 // it is still on the queue (nothing lost). Both variants.
 func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
-			counter := &opCounter{inner: awshttp.NewBuildableClient(), ops: map[string]int{}}
-			cfg := sqstest.Config()
-			cfg.HTTPClient = counter
-			c := NewClientsFromConfig(cfg, endpoint)
+			c, counter := countedClients()
 			q := uniq("oversized-" + string(v))
 			dlq := q + "-dlq"
 			if err := NewChannelMaker(testClients(t), ChannelOptions{Queue: dlq}).EnsureChannels(context.Background()); err != nil {

@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -44,7 +45,7 @@ func (p *pollSignal) Do(r *http.Request) (*http.Response, error) {
 // releases what it brought, so the message is receivable at once after the
 // stop, in both variants (ADR 0004).
 func TestStopDuringLongPoll_MessageNotLeftInvisible_NFR8(t *testing.T) {
-	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			c := testClients(t)
