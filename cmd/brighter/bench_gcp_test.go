@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -196,31 +195,20 @@ subscriptions:
 // fails when consume exits early or not with 0, or logs an error.
 func benchGCPBrighter(b *testing.B, cfg string) time.Duration {
 	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	stderr := &lockedBuffer{}
-	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
+	addr := freeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var exited atomic.Bool
-	code := make(chan int, 1)
 	start := time.Now()
-	go func() {
-		code <- run(ctx, streams, []string{"consume", "--config", cfg, "--listen", addr})
-		exited.Store(true)
-	}()
+	c := runConsume(ctx, cfg, addr)
+	stderr := c.stderr
 	took := benchGCPWaitAcked(b, func() int { return benchGCPScrapeAcked(addr) }, start, func() string {
-		if exited.Load() {
+		if c.exited.Load() {
 			return "brighter consume exited before every message was acknowledged; stderr:\n" + stderr.String()
 		}
 		return ""
 	})
 	cancel()
-	if got := <-code; got != exitOK {
+	if got := <-c.code; got != exitOK {
 		b.Fatalf("brighter consume exited with %d; stderr:\n%s", got, stderr.String())
 	}
 	if s := stderr.String(); strings.Contains(s, "level=ERROR") {

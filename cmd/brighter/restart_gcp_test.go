@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -68,17 +66,10 @@ subscriptions:
 				t.Fatal(err)
 			}
 			for start := 1; start <= 2; start++ {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				addr := l.Addr().String()
-				_ = l.Close()
-				stderr := &lockedBuffer{}
-				streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
+				addr := freeAddr(t)
 				ctx, cancel := context.WithCancel(context.Background())
-				code := make(chan int, 1)
-				go func() { code <- run(ctx, streams, []string{"consume", "--config", file, "--listen", addr}) }()
+				consume := runConsume(ctx, file, addr)
+				stderr, code := consume.stderr, consume.code
 				// Ready (/readyz 200) means start-up, with its create or
 				// update of every channel, succeeded and the pump runs.
 				deadline := time.Now().Add(60 * time.Second)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,12 +236,7 @@ type consumeProc struct {
 // pump runs.
 func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := freeAddr(t)
 	p := &consumeProc{addr: addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", addr)
 	p.cmd.Dir = dir

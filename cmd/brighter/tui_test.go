@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,15 +16,7 @@ import (
 // to it is refused.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	return freeAddr(t)
 }
 
 // Issue 13: `consume --tui` with the broker down. The dashboard (drawn on
