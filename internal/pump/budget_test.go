@@ -40,10 +40,10 @@ func TestBudgetRejectsAfterRDeliveries_R4(t *testing.T) {
 		if fmt.Sprint(seen) != "[0 1 2]" {
 			t.Errorf("presented counts = %v, want [0 1 2]", seen)
 		}
-		if n := e.events.count(pump.EventDeferred); n != 2 {
+		if n := e.events.Count(pump.EventDeferred); n != 2 {
 			t.Errorf("deferred events = %d, want 2", n)
 		}
-		rej := e.events.of(pump.EventRejected)
+		rej := e.events.Of(pump.EventRejected)
 		if len(rej) != 1 || rej[0].Reason != message.ReasonDeliveryError || rej[0].Destination != dlqQueue {
 			t.Fatalf("rejections = %+v, want exactly one DeliveryError to %s", rej, dlqQueue)
 		}
@@ -84,7 +84,7 @@ func TestUnlimitedBudgetNeverRejects_R6(t *testing.T) {
 		if last.Load() != defers {
 			t.Errorf("last presented count = %d, want %d", last.Load(), defers)
 		}
-		if n := e.events.count(pump.EventRejected) + e.events.count(pump.EventBudgetExhausted); n != 0 {
+		if n := e.events.Count(pump.EventRejected) + e.events.Count(pump.EventBudgetExhausted); n != 0 {
 			t.Errorf("rejected/budget events = %d, want 0", n)
 		}
 		if d := e.b.Depth(dlqQueue); d != 0 {
@@ -115,7 +115,7 @@ func TestBudgetOneZeroOrBelowMinusOneRejectsOnFirstDeferral_R7(t *testing.T) {
 				if got := cc.requeues.Load(); got != 0 {
 					t.Errorf("Requeue calls = %d, want 0", got)
 				}
-				rej := e.events.of(pump.EventRejected)
+				rej := e.events.Of(pump.EventRejected)
 				if len(rej) != 1 || rej[0].Reason != message.ReasonDeliveryError {
 					t.Fatalf("rejections = %+v, want one DeliveryError", rej)
 				}
@@ -197,14 +197,14 @@ func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 					again = time.Now()
 					return pump.Result{Outcome: pump.Ack}
 				})
-				waitFor(t, 10*time.Second, "redelivery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
+				waitFor(t, 10*time.Second, "redelivery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 				mu.Lock()
 				gap := again.Sub(returned)
 				mu.Unlock()
 				if gap < tc.wantDelay {
 					t.Errorf("redelivered %v after the deferral, want at least %v", gap, tc.wantDelay)
 				}
-				d := e.events.of(pump.EventDeferred)
+				d := e.events.Of(pump.EventDeferred)
 				if len(d) != 1 || d[0].Delay != tc.wantDelay {
 					t.Errorf("deferred events = %+v, want one with Delay %v", d, tc.wantDelay)
 				}

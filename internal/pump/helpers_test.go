@@ -16,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // variants is the table every pump rule runs over (DESIGN.md: every
@@ -88,40 +89,13 @@ func withMsg(recs []map[string]any, msg string) []map[string]any {
 	return out
 }
 
-// recorder keeps every pump event.
-type recorder struct {
-	mu     sync.Mutex
-	events []pump.Event
-}
-
-func (r *recorder) Observe(e pump.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-// of returns the events of a kind.
-func (r *recorder) of(k pump.EventKind) []pump.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []pump.Event
-	for _, e := range r.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) count(k pump.EventKind) int { return len(r.of(k)) }
-
 // env is one pump under test over the memory transport.
 type env struct {
 	b      *memory.Broker
 	c      *memory.Consumer
 	logs   *syncBuffer
 	logger *slog.Logger
-	events *recorder
+	events *pumptest.Events
 	calls  atomic.Int64 // handler invocations
 
 	run  context.CancelFunc
@@ -138,7 +112,7 @@ const (
 // srcQueue; DeadLetter and Invalid are set by the caller.
 func newEnv(t *testing.T, copts memory.ConsumerOptions) *env {
 	t.Helper()
-	e := &env{b: memory.NewBroker(false), logs: &syncBuffer{}, events: &recorder{}}
+	e := &env{b: memory.NewBroker(false), logs: &syncBuffer{}, events: pumptest.NewEvents()}
 	e.logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if copts.Queue == "" {
 		copts.Queue = srcQueue

@@ -112,7 +112,7 @@ func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 		if got := e.calls.Load(); got != 1 {
 			t.Fatalf("handler invocations = %d, want 1", got)
 		}
-		for _, ev := range e.events.of(pump.EventRejected) {
+		for _, ev := range e.events.Of(pump.EventRejected) {
 			if ev.DeliveryCount < 0 {
 				t.Errorf("rejected event count %d, want >= 0 (saturated, not wrapped)", ev.DeliveryCount)
 			}

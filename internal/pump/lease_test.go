@@ -12,6 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // testLease is the memory transport's visibility timeout in the lease
@@ -43,16 +44,6 @@ func (c *perID) get() map[string]int {
 	return out
 }
 
-// sleepCtx waits d or until ctx ends (a handler that takes d).
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // Messages that wait in the buffer behind handlers slower than half the
 // lease keep their leases: a deferring handler runs exactly requeueCount
 // times per message, each message reaches the dead-letter queue once, and
@@ -70,7 +61,7 @@ func TestLeaseExtendedWhileBuffered_R4_R5(t *testing.T) {
 		var calls perID
 		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
 			calls.add(m.Header.MessageID)
-			sleepCtx(ctx, testLease*3/5) // longer than half the lease
+			pumptest.SleepFor(ctx, testLease*3/5) // longer than half the lease
 			return pump.Result{Outcome: pump.Defer}
 		})
 		if err := e.wait(t, 60*time.Second); err != nil {
@@ -93,10 +84,10 @@ func TestLeaseExtendedWhileBuffered_R4_R5(t *testing.T) {
 		if d := e.b.Depth(srcQueue); d != 0 {
 			t.Errorf("source depth = %d, want 0", d)
 		}
-		if e.events.count(pump.EventLeaseExtended) == 0 {
+		if e.events.Count(pump.EventLeaseExtended) == 0 {
 			t.Error("no lease was extended, though messages waited longer than half the lease")
 		}
-		if n := e.events.count(pump.EventLeaseLapsed); n != 0 {
+		if n := e.events.Count(pump.EventLeaseLapsed); n != 0 {
 			t.Errorf("%d messages lapsed, want none", n)
 		}
 	})
@@ -116,7 +107,7 @@ func TestAckHandlerSlowerThanLeaseHandlesOnce_R4(t *testing.T) {
 		var calls perID
 		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
 			calls.add(m.Header.MessageID)
-			sleepCtx(ctx, testLease*3/2)
+			pumptest.SleepFor(ctx, testLease*3/2)
 			return pump.Result{Outcome: pump.Ack}
 		})
 		if err := e.wait(t, 60*time.Second); err != nil {
@@ -131,7 +122,7 @@ func TestAckHandlerSlowerThanLeaseHandlesOnce_R4(t *testing.T) {
 				t.Errorf("message %s handled %d times, want 1", id, n)
 			}
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != msgs {
+		if n := e.events.Count(pump.EventAcknowledged); n != msgs {
 			t.Errorf("acknowledged = %d, want %d", n, msgs)
 		}
 	})
@@ -155,7 +146,7 @@ func TestNoLeaseCallWhenHandlersShort_NFR3(t *testing.T) {
 		if err := e.wait(t, 60*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != msgs {
+		if n := e.events.Count(pump.EventAcknowledged); n != msgs {
 			t.Fatalf("acknowledged = %d, want %d", n, msgs)
 		}
 		if n := extendCalls.Load(); n != 0 {
@@ -187,14 +178,14 @@ func TestLapsedLeaseDroppedBeforeDispatch_R4(t *testing.T) {
 				firstID.Store(m.Header.MessageID)
 				// The others' leases lapse meanwhile (and this one's: the
 				// Proactor may receive it again and handle that copy).
-				sleepCtx(ctx, testLease*6/5)
+				pumptest.SleepFor(ctx, testLease*6/5)
 			}
 			return pump.Result{Outcome: pump.Ack}
 		})
 		if err := e.wait(t, 60*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-		lapsed := e.events.of(pump.EventLeaseLapsed)
+		lapsed := e.events.Of(pump.EventLeaseLapsed)
 		if len(lapsed) == 0 {
 			t.Fatal("no message was dropped for a lapsed lease")
 		}
@@ -215,7 +206,7 @@ func TestLapsedLeaseDroppedBeforeDispatch_R4(t *testing.T) {
 				t.Errorf("lapsed record %v: want level DEBUG and a message_id", r)
 			}
 		}
-		if e.events.count(pump.EventLeaseExtended) != 0 {
+		if e.events.Count(pump.EventLeaseExtended) != 0 {
 			t.Error("a lease was extended with maxLeaseExtension off")
 		}
 	})
@@ -244,10 +235,10 @@ func TestLeaseExtensionFailureLoggedNotLost(t *testing.T) {
 		var calls perID
 		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
 			calls.add(m.Header.MessageID)
-			sleepCtx(ctx, testLease*3/5)
+			pumptest.SleepFor(ctx, testLease*3/5)
 			return pump.Result{Outcome: pump.Ack}
 		})
-		waitFor(t, 30*time.Second, "a failed extension", func() bool { return e.events.count(pump.EventLeaseExtendFailed) > 0 })
+		waitFor(t, 30*time.Second, "a failed extension", func() bool { return e.events.Count(pump.EventLeaseExtendFailed) > 0 })
 		failing.Store(false)
 		if err := e.wait(t, 60*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
@@ -281,7 +272,7 @@ func TestLeaseExtensionCapped(t *testing.T) {
 		var calls atomic.Int64
 		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
 			if calls.Add(1) == 1 {
-				sleepCtx(ctx, testLease*3) // past the lease plus the cap
+				pumptest.SleepFor(ctx, testLease*3) // past the lease plus the cap
 			}
 			return pump.Result{Outcome: pump.Ack}
 		})
@@ -291,7 +282,7 @@ func TestLeaseExtensionCapped(t *testing.T) {
 		// The Proactor may receive m0 again once the capped lease lapsed
 		// and hold that copy behind the running handler, so it may reach
 		// the cap too.
-		capped := e.events.of(pump.EventLeaseCapped)
+		capped := e.events.Of(pump.EventLeaseCapped)
 		if len(capped) == 0 {
 			t.Fatal("no lease-capped event")
 		}
@@ -300,7 +291,7 @@ func TestLeaseExtensionCapped(t *testing.T) {
 				t.Errorf("lease-capped event for %s after %v, want m0 after at least %v", c.MessageID(), c.Delay, testLease/2)
 			}
 		}
-		if e.events.count(pump.EventLeaseExtended) == 0 {
+		if e.events.Count(pump.EventLeaseExtended) == 0 {
 			t.Error("no extension before the cap")
 		}
 		recs := withMsg(e.logs.records(t), pump.LogLeaseCapped)
@@ -365,13 +356,13 @@ func TestProactorReceivesOnlyFreeSlots(t *testing.T) {
 			opts.NoOfPerformers, opts.BufferSize = c.n, c.b
 			e.startWith(t, lr, opts, func(ctx context.Context, m *message.Message) pump.Result {
 				lr.dispatched.Add(1)
-				sleepCtx(ctx, 5*time.Millisecond) // workers busy: the buffer fills
+				pumptest.SleepFor(ctx, 5*time.Millisecond) // workers busy: the buffer fills
 				return pump.Result{Outcome: pump.Ack}
 			})
 			if err := e.wait(t, 60*time.Second); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
-			if n := e.events.count(pump.EventAcknowledged); n != msgs {
+			if n := e.events.Count(pump.EventAcknowledged); n != msgs {
 				t.Fatalf("acknowledged = %d, want %d", n, msgs)
 			}
 			lr.mu.Lock()

@@ -54,7 +54,7 @@ func TestChannelFailureBacksOffAndRecovers_NFR8(t *testing.T) {
 		opts := fastOptions(v)
 		opts.ChannelFailureDelay = backoff
 		e.start(t, opts, ack)
-		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
+		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 		ts := calls.get()
 		if len(ts) < failures+1 {
 			t.Fatalf("receive calls = %d, want at least %d", len(ts), failures+1)
@@ -64,7 +64,7 @@ func TestChannelFailureBacksOffAndRecovers_NFR8(t *testing.T) {
 				t.Errorf("receive %d came %v after failed receive %d, want at least %v", i+1, gap, i, backoff)
 			}
 		}
-		cf := e.events.of(pump.EventChannelFailure)
+		cf := e.events.Of(pump.EventChannelFailure)
 		if len(cf) != failures {
 			t.Fatalf("channel-failure events = %d, want %d", len(cf), failures)
 		}
@@ -148,7 +148,7 @@ func TestGracefulShutdownFinishesInFlightAndReleasesRest_NFR8(t *testing.T) {
 		if got := e.calls.Load(); got != 1 {
 			t.Errorf("handler invocations = %d, want 1", got)
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != 1 {
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
 			t.Errorf("acknowledged = %d, want the in-flight message acked", n)
 		}
 		left := e.receiveAll(t, srcQueue)
@@ -190,7 +190,7 @@ func TestDrainTimeoutCancelsHandler_NFR8(t *testing.T) {
 		if d := e.b.Depth(srcQueue); d != 1 {
 			t.Errorf("source depth = %d, want the message kept", d)
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != 0 {
+		if n := e.events.Count(pump.EventAcknowledged); n != 0 {
 			t.Errorf("acknowledged = %d, want 0", n)
 		}
 	})
@@ -251,7 +251,7 @@ func TestNoOfPerformersRunsConcurrently_NFR8(t *testing.T) {
 		if p := peak.Load(); p != n {
 			t.Errorf("peak concurrency = %d, want %d", p, n)
 		}
-		if got := e.events.count(pump.EventAcknowledged); got != 4*n {
+		if got := e.events.Count(pump.EventAcknowledged); got != 4*n {
 			t.Errorf("acknowledged = %d, want %d", got, 4*n)
 		}
 	})
@@ -295,7 +295,7 @@ func TestPartitionKeyOrderAndBoundedInFlight_NFR8(t *testing.T) {
 		if len(disorder) > 0 {
 			t.Errorf("per-key order broken: %v", disorder)
 		}
-		if got := e.events.count(pump.EventAcknowledged); got != perKey*len(keys) {
+		if got := e.events.Count(pump.EventAcknowledged); got != perKey*len(keys) {
 			t.Errorf("acknowledged = %d, want %d", got, perKey*len(keys))
 		}
 		// Bound: lanes and shared queue (2 x n x bufferSize), one batch per
@@ -388,10 +388,10 @@ func TestDrainTimeoutCutOff_ReleasesWithoutCountingOrRejecting_NFR8(t *testing.T
 		if err := e.wait(t, 5*time.Second); err != nil {
 			t.Fatalf("Run = %v, want nil", err)
 		}
-		if n := e.events.count(pump.EventRejected) + e.events.count(pump.EventBudgetExhausted); n != 0 {
+		if n := e.events.Count(pump.EventRejected) + e.events.Count(pump.EventBudgetExhausted); n != 0 {
 			t.Fatalf("%d rejection or budget events, want none for a cut-off handler", n)
 		}
-		cut := e.events.of(pump.EventDeferred)
+		cut := e.events.Of(pump.EventDeferred)
 		if len(cut) != 1 || !errors.Is(cut[0].Err, pump.ErrCutOff) || cut[0].DeliveryCount != 0 {
 			t.Fatalf("deferred events %+v, want one ErrCutOff with the count unchanged (0)", cut)
 		}
@@ -423,8 +423,8 @@ func TestBudgetExhausted_DescriptionCarriesTheLastError_R18(t *testing.T) {
 		e.start(t, opts, func(context.Context, *message.Message) pump.Result {
 			return pump.Result{Outcome: pump.Defer, Err: errors.New("exit status 1: poison body")}
 		})
-		waitFor(t, 5*time.Second, "a rejection", func() bool { return e.events.count(pump.EventRejected) == 1 })
-		rj := e.events.of(pump.EventRejected)[0]
+		waitFor(t, 5*time.Second, "a rejection", func() bool { return e.events.Count(pump.EventRejected) == 1 })
+		rj := e.events.Of(pump.EventRejected)[0]
 		if !strings.HasSuffix(rj.Description, "reached requeueCount 1: exit status 1: poison body") {
 			t.Fatalf("description %q, want the budget text and the handler's error", rj.Description)
 		}
@@ -446,8 +446,8 @@ func TestOutcomeEventsCarryHandlerDuration(t *testing.T) {
 			time.Sleep(2 * time.Millisecond) // the handler's work, measured
 			return pump.Result{Outcome: pump.Ack}
 		})
-		waitFor(t, 5*time.Second, "three acknowledgements", func() bool { return e.events.count(pump.EventAcknowledged) == 3 })
-		for _, ev := range e.events.of(pump.EventAcknowledged) {
+		waitFor(t, 5*time.Second, "three acknowledgements", func() bool { return e.events.Count(pump.EventAcknowledged) == 3 })
+		for _, ev := range e.events.Of(pump.EventAcknowledged) {
 			if ev.Duration < 2*time.Millisecond {
 				t.Errorf("%s acknowledged with Duration %v, want the handler's >= 2ms", ev.MessageID(), ev.Duration)
 			}
@@ -487,7 +487,7 @@ func TestCutOffStopsAndCancelsHandlersAtOnce_NFR8(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("Run did not return soon after CutOff (drain timeout is a minute)")
 		}
-		cut := e.events.of(pump.EventDeferred)
+		cut := e.events.Of(pump.EventDeferred)
 		if len(cut) != 1 || !errors.Is(cut[0].Err, pump.ErrCutOff) {
 			t.Fatalf("deferred events %+v, want one ErrCutOff", cut)
 		}
@@ -519,8 +519,8 @@ func TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13(t *testing.
 		opts.MaxChannelFailureDelay = 40 * time.Millisecond
 		opts.StallAfter = 30 * time.Millisecond
 		e.start(t, opts, ack)
-		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.count(pump.EventAcknowledged) == 1 })
-		cf := e.events.of(pump.EventChannelFailure)
+		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+		cf := e.events.Of(pump.EventChannelFailure)
 		if len(cf) != failures {
 			t.Fatalf("channel-failure events = %d, want %d", len(cf), failures)
 		}
@@ -533,10 +533,10 @@ func TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13(t *testing.
 				t.Errorf("failure %d: since %s, want the episode's start %s", i+1, f.Since, cf[0].Since)
 			}
 		}
-		if st := e.events.of(pump.EventStalled); len(st) != 1 || st[0].Err == nil {
+		if st := e.events.Of(pump.EventStalled); len(st) != 1 || st[0].Err == nil {
 			t.Errorf("stalled events = %+v, want one with the last error", st)
 		}
-		rec := e.events.of(pump.EventChannelRecovered)
+		rec := e.events.Of(pump.EventChannelRecovered)
 		if len(rec) != 1 || rec[0].Failures != failures {
 			t.Errorf("recovered events = %+v, want one after %d failures", rec, failures)
 		}

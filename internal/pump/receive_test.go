@@ -77,7 +77,7 @@ func TestProactorOverlapsReceivesOfConcurrentReceiver_NFR8(t *testing.T) {
 	if p := rc.peak.Load(); p != n {
 		t.Errorf("peak Receive calls in flight = %d, want %d", p, n)
 	}
-	if got := e.events.count(pump.EventAcknowledged); got != 20 {
+	if got := e.events.Count(pump.EventAcknowledged); got != 20 {
 		t.Errorf("acknowledged = %d, want 20", got)
 	}
 }
@@ -111,7 +111,7 @@ func TestProactorSerialisesReceivesOtherwise_NFR8(t *testing.T) {
 			// The queue empties, then the receivers keep long-polling it (5 ms
 			// each): any overlap would show in the peak.
 			waitFor(t, 10*time.Second, "20 acknowledgements and 50 Receive calls", func() bool {
-				return e.events.count(pump.EventAcknowledged) == 20 && rc.calls.Load() >= 50
+				return e.events.Count(pump.EventAcknowledged) == 20 && rc.calls.Load() >= 50
 			})
 			if err := e.stop(t); err != nil {
 				t.Fatalf("Run = %v", err)

@@ -36,7 +36,7 @@ func TestUnacceptableMessageRejectedToInvalidQueue_R16(t *testing.T) {
 		if got := e.calls.Load(); got != 0 {
 			t.Errorf("handler invocations = %d, want 0", got)
 		}
-		rej := e.events.of(pump.EventRejected)
+		rej := e.events.Of(pump.EventRejected)
 		if len(rej) != 1 || rej[0].Reason != message.ReasonUnacceptable || rej[0].Route != broker.RouteInvalidMessage {
 			t.Fatalf("rejections = %+v, want one Unacceptable to the invalid-message route", rej)
 		}
@@ -164,7 +164,7 @@ func TestRejectionRoutingChoices_R16_R17(t *testing.T) {
 				if err := e.wait(t, 10*time.Second); err != nil {
 					t.Fatalf("Run = %v", err)
 				}
-				rej := e.events.of(pump.EventRejected)
+				rej := e.events.Of(pump.EventRejected)
 				if len(rej) != 1 || rej[0].Route != tc.wantRoute || rej[0].Destination != tc.wantQueue || rej[0].Reason.String() != tc.wantReason {
 					t.Fatalf("rejections = %+v, want route %s to %q reason %s", rej, tc.wantRoute, tc.wantQueue, tc.wantReason)
 				}
@@ -219,7 +219,7 @@ func TestRoutingPublishFailureReleasesMessage_R19(t *testing.T) {
 		if got := e.calls.Load(); got != 2 {
 			t.Errorf("handler invocations = %d, want 2 (released, redelivered)", got)
 		}
-		rej := e.events.of(pump.EventRejected)
+		rej := e.events.Of(pump.EventRejected)
 		if len(rej) != 2 || rej[0].Err == nil || rej[1].Err != nil {
 			t.Fatalf("rejections = %+v, want a failed one then a routed one", rej)
 		}
@@ -258,14 +258,14 @@ func TestAcknowledgeFailureRedelivers_R16(t *testing.T) {
 		if err := e.wait(t, 10*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-		sf := e.events.of(pump.EventSettleFailed)
+		sf := e.events.Of(pump.EventSettleFailed)
 		if len(sf) != 1 || sf[0].MessageID() != "m1" || sf[0].Outcome != pump.Ack {
 			t.Fatalf("settle-failed events = %+v, want one for m1's ack", sf)
 		}
 		if fmt.Sprint(counts) != "[0 1]" {
 			t.Errorf("presented counts = %v, want [0 1] (redelivered after the failed ack)", counts)
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != 1 {
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
 			t.Errorf("acknowledged events = %d, want 1", n)
 		}
 		recs := withMsg(e.logs.records(t), pump.LogSettleFailed)
@@ -289,14 +289,14 @@ func TestHandlerPanicDefersNeverLost_NFR8(t *testing.T) {
 		if err := e.wait(t, 10*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-		d := e.events.of(pump.EventDeferred)
+		d := e.events.Of(pump.EventDeferred)
 		if len(d) != 1 || d[0].Err == nil || !strings.Contains(d[0].Err.Error(), "boom") {
 			t.Fatalf("deferred events = %+v, want one carrying the panic", d)
 		}
 		if got := e.calls.Load(); got != 2 {
 			t.Errorf("handler invocations = %d, want 2", got)
 		}
-		if n := e.events.count(pump.EventAcknowledged); n != 1 {
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
 			t.Errorf("acknowledged = %d, want 1", n)
 		}
 		recs := withMsg(e.logs.records(t), pump.LogHandlerFailed)
