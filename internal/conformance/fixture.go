@@ -33,6 +33,11 @@ type Setup struct {
 	// during a test). A fixture raises a Lease below its broker's minimum to
 	// that minimum (Pub/Sub: 10 s); RedeliveryBound reports the result.
 	Lease time.Duration
+	// MaxExtension is how long a client library that extends leases on its
+	// own (the Pub/Sub stream client) may hold a message; 0 means the lease
+	// itself, so that a lease lapse is seen (AC-42). Other fixtures ignore
+	// it: their leases are extended by the pump or not at all.
+	MaxExtension time.Duration
 	// Logger receives the consumer's records (rejection routing logs).
 	Logger *slog.Logger
 }

@@ -111,8 +111,13 @@ type pubsubChannel struct {
 	topic, sub           string
 	dlq, invalid, native string // topics; each read through the subscription of the same id ("dlq-<sub>" for native)
 	lease                time.Duration
+	maxExtension         time.Duration // the stream client's MaxExtension (Setup.MaxExtension, else the lease)
 	logger               Setup
 }
+
+// Lease is the ack deadline the channel's subscription has (Setup.Lease
+// raised to Pub/Sub's minimum): leaseHolder.
+func (c *pubsubChannel) Lease() time.Duration { return c.lease }
 
 func (f *pubsubFixture) Open(t *testing.T, s Setup) Channel { return f.open(t, s, true) }
 
@@ -132,7 +137,7 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 	case lease < pubsubMinAckDeadline:
 		lease = pubsubMinAckDeadline
 	}
-	c := &pubsubChannel{f: f, topic: base, sub: base + "-sub", lease: lease, logger: s}
+	c := &pubsubChannel{f: f, topic: base, sub: base + "-sub", lease: lease, maxExtension: max(s.MaxExtension, lease), logger: s}
 	o := gcp.ChannelOptions{
 		Topic: c.topic, Subscription: c.sub, MakeChannels: broker.MakeCreate, RequeueCount: s.RequeueCount,
 		EnableMessageOrdering: f.ordering, AckDeadline: lease, Logger: s.Logger,
@@ -201,7 +206,7 @@ func (c *pubsubChannel) readerSubscription(t *testing.T, dest string) {
 func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, invalid string, mode string) broker.Consumer {
 	t.Helper()
 	pub := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
-	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.lease,
+	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.maxExtension,
 		DeadLetterTopic: dlq, InvalidTopic: invalid, Logger: c.logger.Logger}
 	var k broker.Consumer
 	if mode == config.GCPModePull {
@@ -242,7 +247,7 @@ func (c *pubsubChannel) SeverableConsumer(t testing.TB, bufferSize int) (broker.
 		t.Fatalf("connect to the Pub/Sub emulator: %v", err)
 	}
 	pub := gcp.NewProducer(client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
-	o := gcp.ConsumerOptions{Subscription: c.sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.lease,
+	o := gcp.ConsumerOptions{Subscription: c.sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.maxExtension,
 		DeadLetterTopic: c.dlq, InvalidTopic: c.invalid, Logger: c.logger.Logger}
 	var k broker.Consumer
 	if c.f.mode == config.GCPModePull {
@@ -305,9 +310,15 @@ func (c *pubsubChannel) Invalid(t testing.TB) broker.Consumer {
 func (c *pubsubChannel) SourceTopic() string { return c.topic }
 
 // RedeliveryBound is the ack deadline plus the stream client's own lease
-// extension (MaxExtension is the lease in every channel); the pull consumer
-// extends nothing, but one bound serves both modes.
-func (c *pubsubChannel) RedeliveryBound() time.Duration { return 2 * c.lease }
+// extension (MaxExtension: the lease unless Setup asked for more); the pull
+// consumer extends nothing by itself, and its bound stays twice the ack
+// deadline (a pull cancelled under load holds a message one deadline).
+func (c *pubsubChannel) RedeliveryBound() time.Duration {
+	if c.f.mode == config.GCPModePull {
+		return 2 * c.lease
+	}
+	return c.lease + c.maxExtension
+}
 
 // Native reads the DeadLetterPolicy's subscription with the pull consumer.
 // Google's emulator forwards a dead-lettered message once, as the service

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
@@ -23,16 +24,30 @@ var leaseBehaviours = []Behaviour{
 // quick; the handlers take 5/4 of it.
 const conformanceLease = 2 * time.Second
 
-// leaseDeferral says why a configuration cannot run issue 12's rows
-// honestly: the Pub/Sub stream fixture caps the client's own extension
-// (MaxExtension) at the lease so that AC-42 can see a lease lapse.
-func leaseDeferral(f Fixture) (string, bool) {
-	switch f.Configuration() {
-	case "Stream", "StreamOrdering":
-		return "the stream fixture caps the client's MaxExtension at the lease (AC-42); the stream client's own extension is tested in internal/broker/gcp (TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4)", true
+// leaseHolder is a channel that knows the lease its broker grants (the
+// Pub/Sub fixture: the ack deadline after Pub/Sub's 10 s minimum).
+type leaseHolder interface{ Lease() time.Duration }
+
+// leaseOf is the lease a message received from c on ch is held for: the
+// consumer's own (broker.LeaseExtender), else the channel's (leaseHolder),
+// else the channel's redelivery bound. The rows' handlers take 5/4 of it,
+// so they are slower than the lease the broker really grants (Pub/Sub
+// raises conformanceLease to 10 s).
+func leaseOf(ch Channel, c broker.Consumer) time.Duration {
+	if le, ok := c.(broker.LeaseExtender); ok {
+		return le.Lease()
 	}
-	return "", false
+	if lh, ok := ch.(leaseHolder); ok {
+		return lh.Lease()
+	}
+	return ch.RedeliveryBound()
 }
+
+// leaseExtension is the MaxExtension issue 12's rows give a client that
+// extends leases on its own (Pub/Sub stream): longer than a row holds one
+// message (a wait in the buffer behind one handling, then its own, 5/4 of
+// a 10 s lease each), so the client, not a lapse, decides.
+const leaseExtension = 45 * time.Second
 
 // rejections counts the pump's rejections by original message id.
 type rejections struct {
@@ -70,16 +85,10 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 
 // runLeases runs issue 12's rows over f in variant v (RunAll calls it).
 func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
-	if reason, ok := leaseDeferral(f); ok {
-		for _, b := range leaseBehaviours {
-			g.l.Defer(b.ID, f, v, reason)
-		}
-		return
-	}
 	const msgs, budget = 2, 2
 	g.Run(t, "I12-1", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: conformanceLease, Logger: logger})
+		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: conformanceLease, MaxExtension: leaseExtension, Logger: logger})
 		base := uniqueID(t)
 		ids := make([]string, msgs)
 		for i := range ids {
@@ -91,11 +100,13 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		opts.BufferSize = msgs
 		// The consumer itself, not a RecordingConsumer: the pump must see
 		// its broker.LeaseExtender.
-		running := Start(t, ch.Consumer(t, msgs), counter.Wrap(func(ctx context.Context, _ *message.Message) pump.Result {
-			sleepCtx(ctx, conformanceLease*5/4)
+		c := ch.Consumer(t, msgs)
+		hold := leaseOf(ch, c) * 5 / 4
+		running := Start(t, c, counter.Wrap(func(ctx context.Context, _ *message.Message) pump.Result {
+			sleepCtx(ctx, hold)
 			return pump.Result{Outcome: pump.Defer}
 		}), opts, rej, pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "every message rejected", func() bool {
+		Eventually(t, waitLong+msgs*budget*hold, "every message rejected", func() bool {
 			for _, id := range ids {
 				if len(rej.of(id)) == 0 {
 					return false
@@ -121,7 +132,7 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 				t.Errorf("%s has %d dead-letter copies, want one (R-5): %v", id, copies[id], copies)
 			}
 		}
-		for _, m := range Drain(t, ch.Consumer(t, 10), 2*conformanceLease, 10) {
+		for _, m := range Drain(t, ch.Consumer(t, 10), 2*pumpTimeOut, 10) {
 			if slices.Contains(ids, m.OriginalID()) {
 				t.Errorf("%s is still on the source", m.OriginalID())
 			}
@@ -129,7 +140,7 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 	g.Run(t, "I12-2", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: 3, Lease: conformanceLease, Logger: logger})
+		ch := f.Open(t, Setup{RequeueCount: 3, Lease: conformanceLease, MaxExtension: leaseExtension, Logger: logger})
 		base := uniqueID(t)
 		ids := make([]string, msgs)
 		for i := range ids {
@@ -141,14 +152,16 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		opts.BufferSize = msgs
 		var mu sync.Mutex
 		acked := map[string]bool{}
-		running := Start(t, ch.Consumer(t, msgs), counter.Wrap(func(ctx context.Context, m *message.Message) pump.Result {
-			sleepCtx(ctx, conformanceLease*5/4)
+		c := ch.Consumer(t, msgs)
+		hold := leaseOf(ch, c) * 5 / 4
+		running := Start(t, c, counter.Wrap(func(ctx context.Context, m *message.Message) pump.Result {
+			sleepCtx(ctx, hold)
 			mu.Lock()
 			acked[m.OriginalID()] = true
 			mu.Unlock()
 			return pump.Result{Outcome: pump.Ack}
 		}), opts, pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "every message handled", func() bool {
+		Eventually(t, waitLong+msgs*hold, "every message handled", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(acked) == msgs
