@@ -275,7 +275,8 @@ func (e vocabError) KeywordPath() []string                     { return []string
 func (e vocabError) LocalizedString(p *message.Printer) string { return e.msg }
 
 // scriptEnv is the environment the files are decoded with: the variables
-// the testscripts set (RUN, RMQ_ENDPOINT, BLACKHOLE), none other, so ${VAR:-default}
+// the testscripts set (RUN, RMQ_ENDPOINT, BLACKHOLE, SQS_EXPIRED_PROXY),
+// none other, so ${VAR:-default}
 // takes its default as a user without those variables would.
 func scriptEnv(name string) (string, bool) {
 	switch name {
@@ -285,6 +286,8 @@ func scriptEnv(name string) (string, bool) {
 		return "127.0.0.1:8081", true
 	case "BLACKHOLE":
 		return "127.0.0.1:9", true
+	case "SQS_EXPIRED_PROXY":
+		return "http://127.0.0.1:9", true
 	}
 	return "", false
 }
