@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -42,26 +43,81 @@ const (
 // them until their settle begins, and keeps their leases alive with the
 // consumer's broker.LeaseExtender. A nil *leases (the consumer offers no
 // lease, or Lease reports 0) does nothing.
+//
+// Tracking is on every message's path, so its per-message cost is an atomic
+// load and a compare-and-swap: each Receive's batch gets one leaseBatch (one
+// pointer-free slab of states, registered under mu once), a message's
+// leaseRef travels with it to its worker, and mu is taken per message only
+// while an extension call for it is under way (issue 12: at most 3% of throughput;
+// docs/performance.md).
 type leases struct {
 	ext    broker.LeaseExtender
 	lease  time.Duration
 	maxExt time.Duration // <= 0: never extend
 	emit   func(Event)
+	base   time.Time // the origin of leaseState's offsets (monotonic)
 
-	mu   sync.Mutex
-	held map[*message.Message]*leaseState
+	mu sync.Mutex
+	// extended is signalled (on mu) when an extension call ends, for a
+	// message's end or lapse check waiting on it.
+	extended sync.Cond
+	// batches holds every batch with a message still tracked; a batch
+	// leaves when its last message's tracking ends.
+	batches map[*leaseBatch]struct{}
 }
 
-// leaseState is one held message's lease.
+// leaseBatch is the lease tracking of one Receive's messages.
+type leaseBatch struct {
+	ms     []*message.Message // the batch Receive returned (not modified)
+	states []leaseState       // ms[i]'s is states[i]
+	live   atomic.Int32       // states not yet leaseEnded
+}
+
+// at returns the reference to the batch's i-th message's lease; the zero
+// leaseRef (no lease tracked) when b is nil.
+func (b *leaseBatch) at(i int) leaseRef {
+	if b == nil {
+		return leaseRef{}
+	}
+	return leaseRef{b: b, i: i}
+}
+
+// leaseRef names one message's lease tracking: the i-th of batch b. The
+// zero leaseRef tracks nothing.
+type leaseRef struct {
+	b *leaseBatch
+	i int
+}
+
+// state is the referenced state, nil for the zero leaseRef.
+func (r leaseRef) state() *leaseState {
+	if r.b == nil {
+		return nil
+	}
+	return &r.b.states[r.i]
+}
+
+// Phases of a leaseState.
+const (
+	leaseHeld      int32 = iota // tracked; its lease may be extended
+	leaseExtending              // an extension call for it is under way
+	leaseEnded                  // its settle began, it lapsed, or it was never tracked
+)
+
+// leaseState is one held message's lease; times are offsets from
+// leases.base.
+//
+// It holds no pointer, so a batch's slab costs the garbage collector no scan.
 type leaseState struct {
-	// mu is held by an extension call in progress for the message; end
-	// takes it so that no extension lands after a settle began (an
+	// phase: leaseHeld, leaseExtending or leaseEnded. An end or lapse
+	// check that finds leaseExtending waits for the call (on
+	// leases.extended) so that no extension lands after a settle began (an
 	// extension after a requeue would override the requeue delay).
-	mu       sync.Mutex
-	received time.Time // when Receive returned it
-	renewed  time.Time // start of the current lease
-	expires  time.Time // end of the current lease
-	capped   bool      // the extension cap was reached; no more extensions
+	phase    atomic.Int32
+	expires  atomic.Int64  // end of the current lease (a time.Duration offset)
+	received time.Duration // when Receive returned it; set by hold, then read only
+	renewed  time.Duration // start of the current lease; extendDue's own
+	capped   bool          // the extension cap was reached; extendDue's own
 }
 
 // newLeases returns the tracker for c, or nil when c lends no lease.
@@ -74,57 +130,105 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 	if lease <= 0 {
 		return nil
 	}
-	return &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, held: map[*message.Message]*leaseState{}}
+	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now(), batches: map[*leaseBatch]struct{}{}}
+	l.extended.L = &l.mu
+	return l
 }
 
-// hold starts tracking a batch Receive returned at at.
-func (l *leases) hold(ms []*message.Message, at time.Time) {
+// at is t as an offset from l.base.
+func (l *leases) at(t time.Time) time.Duration { return t.Sub(l.base) }
+
+// hold starts tracking a batch Receive returned at at, and returns it (nil
+// when l is nil): the batch's i-th message's state is its at(i).
+func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 	if l == nil {
-		return
+		return nil
 	}
-	l.mu.Lock()
-	for _, m := range ms {
+	t := l.at(at)
+	b := &leaseBatch{ms: ms, states: make([]leaseState, len(ms))}
+	live := 0
+	for i, m := range ms {
+		st := &b.states[i]
 		if m.Receipt == nil || m.Header.MessageType == message.MTQuit {
+			st.phase.Store(leaseEnded)
 			continue
 		}
-		l.held[m] = &leaseState{received: at, renewed: at, expires: at.Add(l.lease)}
+		st.received, st.renewed = t, t
+		st.expires.Store(int64(t + l.lease))
+		live++
+	}
+	if live > 0 {
+		b.live.Store(int32(live))
+		l.mu.Lock()
+		l.batches[b] = struct{}{}
+		l.mu.Unlock()
+	}
+	return b
+}
+
+// ended is called once per state that reached leaseEnded from leaseHeld:
+// the batch leaves the tracker with its last message.
+func (l *leases) ended(b *leaseBatch) {
+	if b.live.Add(-1) == 0 {
+		l.mu.Lock()
+		delete(l.batches, b)
+		l.mu.Unlock()
+	}
+}
+
+// waitExtension waits until no extension call for st is under way.
+func (l *leases) waitExtension(st *leaseState) {
+	l.mu.Lock()
+	for st.phase.Load() == leaseExtending {
+		l.extended.Wait()
 	}
 	l.mu.Unlock()
 }
 
-// lapsed reports whether m's lease has run out (or is about to) so that it
-// must not be dispatched; a lapsed message is no longer tracked.
-func (l *leases) lapsed(m *message.Message, now time.Time) bool {
-	if l == nil {
+// lapsed reports whether st's lease has run out (or is about to) so that
+// its message must not be dispatched; a lapsed message is no longer
+// tracked. The zero ref (no lease tracked) never lapses.
+func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
+	st := ref.state()
+	if l == nil || st == nil {
 		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st := l.held[m]
-	if st == nil {
-		return false
+	t := l.at(now)
+	for {
+		if t < time.Duration(st.expires.Load())-l.lease/leaseMarginDiv {
+			return false
+		}
+		switch st.phase.Load() {
+		case leaseEnded:
+			return false
+		case leaseExtending:
+			l.waitExtension(st) // then look again at the lease it left
+		default:
+			if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
+				l.ended(ref.b)
+				return true
+			}
+		}
 	}
-	if now.Before(st.expires.Add(-l.lease / leaseMarginDiv)) {
-		return false
-	}
-	delete(l.held, m)
-	return true
 }
 
-// end stops tracking m before it is settled, waiting for an extension call
-// in progress for it.
-func (l *leases) end(m *message.Message) {
-	if l == nil {
+// end stops tracking ref's message before it is settled, waiting for an
+// extension call in progress for it. It may be called more than once, and
+// with the zero ref.
+func (l *leases) end(ref leaseRef) {
+	st := ref.state()
+	if l == nil || st == nil {
 		return
 	}
-	l.mu.Lock()
-	st := l.held[m]
-	delete(l.held, m)
-	l.mu.Unlock()
-	if st != nil {
-		st.mu.Lock()
-		//lint:ignore SA2001 waiting for an extension in progress is the point
-		st.mu.Unlock()
+	for {
+		if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
+			l.ended(ref.b)
+			return
+		}
+		if st.phase.Load() == leaseEnded {
+			return
+		}
+		l.waitExtension(st)
 	}
 }
 
@@ -152,35 +256,40 @@ func (l *leases) run(ctx context.Context, stop <-chan struct{}) {
 // been held for half its current lease, up to the cap: a message's lease
 // never runs past its first lease plus maxExt. A message that reaches the
 // cap is extended no more (EventLeaseCapped); its lease lapses and the
-// broker redelivers it.
+// broker redelivers it. It runs in one goroutine only (run).
 func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	if l.maxExt <= 0 {
 		return
 	}
-	var due []*message.Message
-	var states []*leaseState
+	var due []*leaseState
+	var ms []*message.Message // due[i]'s message is ms[i]
 	var d time.Duration
+	t := l.at(now)
 	l.mu.Lock()
-	for m, st := range l.held {
-		if st.capped || now.Sub(st.renewed) < l.lease/leaseExtendAt {
-			continue
-		}
-		// The longest this message may still be held: up to its first
-		// lease's end plus the cap.
-		left := st.received.Add(l.lease + l.maxExt).Sub(now)
-		if left <= l.lease/leaseExtendAt {
-			st.capped = true
-			l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: now.Sub(st.received)})
-			continue
-		}
-		if !st.mu.TryLock() {
-			continue // being settled
-		}
-		due = append(due, m)
-		states = append(states, st)
-		ext := min(l.lease, left)
-		if d == 0 || ext < d {
-			d = ext // one call for the batch: the shortest extension any of them may have
+	for b := range l.batches {
+		for i := range b.states {
+			st := &b.states[i]
+			if st.capped || st.phase.Load() != leaseHeld || t-st.renewed < l.lease/leaseExtendAt {
+				continue
+			}
+			m := b.ms[i]
+			// The longest this message may still be held: up to its first
+			// lease's end plus the cap.
+			left := st.received + l.lease + l.maxExt - t
+			if left <= l.lease/leaseExtendAt {
+				st.capped = true
+				l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - st.received})
+				continue
+			}
+			if !st.phase.CompareAndSwap(leaseHeld, leaseExtending) {
+				continue // its settle began
+			}
+			due = append(due, st)
+			ms = append(ms, m)
+			ext := min(l.lease, left)
+			if d == 0 || ext < d {
+				d = ext // one call for the batch: the shortest extension any of them may have
+			}
 		}
 	}
 	l.mu.Unlock()
@@ -188,28 +297,26 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, min(max(l.lease/4, minLeaseCall), maxLeaseCall))
-	start := time.Now()
-	errs := l.ext.ExtendLeases(cctx, due, d)
+	start := l.at(time.Now())
+	errs := l.ext.ExtendLeases(cctx, ms, d)
 	cancel()
 	l.mu.Lock()
-	for i, m := range due {
-		st := states[i]
+	defer l.mu.Unlock()
+	defer l.extended.Broadcast()
+	for i, st := range due {
 		var err error
 		if i < len(errs) {
 			err = errs[i]
 		}
-		_, still := l.held[m]
+		m := ms[i]
 		switch {
 		case err == nil:
-			st.renewed, st.expires = start, start.Add(d)
-			if still {
-				l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d})
-			}
-		case !still:
-			// Settled while the call was under way: its error says nothing.
+			st.renewed = start
+			st.expires.Store(int64(start + d))
+			l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d})
 		case errors.Is(err, broker.ErrStaleReceipt):
 			// The broker no longer holds it for us: never dispatch it.
-			st.expires = start
+			st.expires.Store(int64(start))
 			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
 		default:
 			// Left as it is: the next tick tries again while the lease
@@ -217,7 +324,6 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			// and the broker redelivers it.
 			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
 		}
-		st.mu.Unlock()
+		st.phase.Store(leaseHeld)
 	}
-	l.mu.Unlock()
 }

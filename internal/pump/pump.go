@@ -354,14 +354,16 @@ func (r *run) sleep(d time.Duration) bool {
 
 // receive does one Receive of at most limit messages (0: the consumer's
 // buffer size) and handles failure and emptiness. It returns the batch (nil
-// when there is nothing to do now) and false when the pump must stop.
-func (r *run) receive(limit int) ([]*message.Message, bool) {
+// when there is nothing to do now), its lease tracking (nil when none is
+// tracked: the i-th message's state is at(i)) and false when the pump must
+// stop.
+func (r *run) receive(limit int) ([]*message.Message, *leaseBatch, bool) {
 	p := r.p
 	if p.limitHit.Load() {
-		return nil, false
+		return nil, nil, false
 	}
 	if r.stopping() {
-		return nil, false
+		return nil, nil, false
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
@@ -372,8 +374,9 @@ func (r *run) receive(limit int) ([]*message.Message, bool) {
 	} else {
 		ms, err = p.consumer.Receive(rctx, p.opts.TimeOut)
 	}
+	var lb *leaseBatch
 	if len(ms) > 0 {
-		r.leases.hold(ms, time.Now())
+		lb = r.leases.hold(ms, time.Now())
 	}
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
@@ -385,31 +388,33 @@ func (r *run) receive(limit int) ([]*message.Message, bool) {
 	}
 	if err != nil {
 		if r.stopping() && !timedOut {
-			return nil, false
+			return nil, nil, false
 		}
 		if errors.Is(err, broker.ErrChannelFailure) {
 			delay := p.failed(err, true)
-			return nil, r.sleep(delay)
+			return nil, nil, r.sleep(delay)
 		}
 		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
-		return nil, false
+		return nil, nil, false
 	}
 	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
-		return nil, r.sleep(p.opts.EmptyChannelDelay)
+		r.leases.end(lb.at(0))
+		return nil, nil, r.sleep(p.opts.EmptyChannelDelay)
 	}
-	return ms, true
+	return ms, lb, true
 }
 
 // release gives a received but undispatched message back to the broker
 // during a stop. It is held until every receive of this run has ended, so
 // that a receive still waiting on the broker cannot take it again, and is
-// then made visible at once by releaseHeld.
-func (r *run) release(m *message.Message) {
+// then made visible at once by releaseHeld. st is the message's lease
+// tracking (the zero leaseRef when none), ended here.
+func (r *run) release(m *message.Message, st leaseRef) {
+	r.leases.end(st)
 	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
 		return
 	}
-	r.leases.end(m)
 	r.heldMu.Lock()
 	r.held = append(r.held, m)
 	r.heldMu.Unlock()
@@ -441,7 +446,7 @@ func (r *run) reactor() {
 		go func() {
 			defer wg.Done()
 			for {
-				ms, ok := r.receive(0)
+				ms, lb, ok := r.receive(0)
 				if !ok {
 					return
 				}
@@ -450,12 +455,12 @@ func (r *run) reactor() {
 						r.halt(nil)
 					}
 					if r.stopping() {
-						for _, rest := range ms[i:] {
-							r.release(rest)
+						for j := i; j < len(ms); j++ {
+							r.release(ms[j], lb.at(j))
 						}
 						break
 					}
-					r.handle(m, nil)
+					r.handle(m, lb.at(i), nil)
 				}
 			}
 		}()
@@ -487,11 +492,11 @@ func (r *run) proactor() {
 		slots <- struct{}{}
 	}
 	_, bounded := p.consumer.(broker.BoundedReceiver)
-	lanes := make([]chan *message.Message, n)
+	lanes := make([]chan heldMessage, n)
 	for i := range lanes {
-		lanes[i] = make(chan *message.Message, p.opts.BufferSize)
+		lanes[i] = make(chan heldMessage, p.opts.BufferSize)
 	}
-	shared := make(chan *message.Message, n*p.opts.BufferSize)
+	shared := make(chan heldMessage, n*p.opts.BufferSize)
 
 	var acks chan ackItem
 	var settled sync.WaitGroup
@@ -512,12 +517,12 @@ func (r *run) proactor() {
 	var workers sync.WaitGroup
 	for i := range n {
 		workers.Add(1)
-		go func(own, shared chan *message.Message) {
+		go func(own, shared chan heldMessage) {
 			defer workers.Done()
 			// own and shared are this worker's copies: setting one to nil
 			// when it closes must not touch the other workers'.
 			for own != nil || shared != nil {
-				var m *message.Message
+				var m heldMessage
 				var ok bool
 				select {
 				case m, ok = <-own:
@@ -536,10 +541,10 @@ func (r *run) proactor() {
 				default:
 				}
 				if r.stopping() {
-					r.release(m)
+					r.release(m.m, m.lease)
 					continue
 				}
-				r.handle(m, acks)
+				r.handle(m.m, m.lease, acks)
 			}
 		}(lanes[i], shared)
 	}
@@ -571,7 +576,7 @@ func (r *run) proactor() {
 				if !overlap {
 					recvMu.Lock()
 				}
-				ms, ok := r.receive(free)
+				ms, lb, ok := r.receive(free)
 				if overlap {
 					if !ok {
 						putSlots(slots, free)
@@ -584,13 +589,14 @@ func (r *run) proactor() {
 					return
 				}
 				queued := 0
-				for _, m := range ms {
-					if m.Header.MessageType == message.MTQuit {
+				for i, msg := range ms {
+					if msg.Header.MessageType == message.MTQuit {
 						r.halt(nil)
 						continue
 					}
 					queued++
-					if k := m.Header.PartitionKey; k != "" {
+					m := heldMessage{m: msg, lease: lb.at(i)}
+					if k := msg.Header.PartitionKey; k != "" {
 						lanes[maphash.String(laneSeed, k)%uint64(n)] <- m
 					} else if n == 1 {
 						lanes[0] <- m
@@ -712,6 +718,13 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 	flush()
 }
 
+// heldMessage is a received message on its way from a Proactor receiver to
+// a worker, with its lease tracking (the zero leaseRef when none is tracked).
+type heldMessage struct {
+	m     *message.Message
+	lease leaseRef
+}
+
 // ackItem is an acknowledgement waiting for a settler: the message and how
 // long its handler took (for the acknowledged event).
 type ackItem struct {
@@ -733,15 +746,18 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 // dropped without a broker call (the broker redelivers it) and reported as
 // EventLeaseLapsed (issue 12). A dispatched message's lease tracking ends
 // before it is settled.
-func (r *run) handle(m *message.Message, acks chan<- ackItem) {
+//
+// st is m's lease tracking (the zero leaseRef when none is tracked).
+func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
-	if r.leases != nil && r.leases.lapsed(m, time.Now()) {
+	now := time.Now() // one clock reading for the lease check and the handler's start
+	if r.leases.lapsed(st, now) {
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
 	}
 	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
 	if m.Header.MessageType == message.MTUnacceptable {
-		r.leases.end(m)
+		r.leases.end(st)
 		p.countUnacceptable(r)
 		// The consumer names the field and the problem when it could not
 		// decode the message; without that, the message itself arrived
@@ -756,15 +772,15 @@ func (r *run) handle(m *message.Message, acks chan<- ackItem) {
 		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0)
 		return
 	}
-	start := time.Now()
+	start := now
 	res := r.dispatch(m)
 	took := time.Since(start)
-	r.leases.end(m)
+	r.leases.end(st)
 	if res.Outcome != Ack && r.handlerCtx.Err() != nil {
 		// Cut off by the stop: the handler's verdict is the cancellation's,
 		// not the message's. Release it, uncounted and unjudged.
 		p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: ErrCutOff})
-		r.release(m)
+		r.release(m, st)
 		return
 	}
 	switch res.Outcome {
