@@ -148,12 +148,13 @@ func gcpChannelOptions(s *config.Subscription, logger *slog.Logger) gcp.ChannelO
 	return o
 }
 
-// gcpConsumer makes the pull or stream consumer of sub on c.
-func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, bufferSize int, routes bool, logger *slog.Logger) broker.Consumer {
+// gcpConsumer makes the pull or stream consumer of sub on c; ackDeadline is
+// its ConsumerOptions.AckDeadline (the pull consumer's lease).
+func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadline time.Duration, bufferSize int, routes bool, logger *slog.Logger) broker.Consumer {
 	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering})
 	o := gcp.ConsumerOptions{
 		Subscription: sub, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
-		AckDeadline: s.GCP.AckDeadline, MaxExtension: s.GCP.MaxExtension, Logger: logger,
+		AckDeadline: ackDeadline, MaxExtension: s.GCP.MaxExtension, Logger: logger,
 	}
 	if routes {
 		o.DeadLetterTopic, o.InvalidTopic = s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey
@@ -172,7 +173,13 @@ func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 	if err := gcp.NewChannels(c, gcpChannelOptions(s, logger)).EnsureChannels(ctx); err != nil {
 		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
 	}
-	consumer := gcpConsumer(c, s, s.ChannelName, s.BufferSize, true, logger)
+	ackDeadline := s.GCP.AckDeadline
+	if s.GCP.Mode == config.GCPModePull {
+		// The lease the pump keeps is what the subscription really grants:
+		// one made elsewhere may hold a message for less (issue 12).
+		ackDeadline = gcp.PullLease(ctx, c, s.ChannelName, ackDeadline, logger)
+	}
+	consumer := gcpConsumer(c, s, s.ChannelName, ackDeadline, s.BufferSize, true, logger)
 	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
 }
 
@@ -203,7 +210,7 @@ func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	}
 	g.Mode = config.GCPModePull // a scan must not hold a stream's leases
 	s.GCP = &g
-	consumer := gcpConsumer(c, &s, tg.dest, 10, false, logger)
+	consumer := gcpConsumer(c, &s, tg.dest, s.GCP.AckDeadline, 10, false, logger)
 	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
 }
 

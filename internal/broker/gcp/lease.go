@@ -3,8 +3,10 @@ package gcp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -20,6 +22,65 @@ var (
 	_ broker.LeaseExtender   = (*PullConsumer)(nil)
 	_ broker.BoundedReceiver = (*PullConsumer)(nil)
 )
+
+// MinAckDeadline is the shortest ack deadline Pub/Sub grants a
+// subscription (10 s).
+const MinAckDeadline = 10 * time.Second
+
+// leaseReadTimeout bounds PullLease's GetSubscription call.
+const leaseReadTimeout = 10 * time.Second
+
+// Log texts of PullLease (stable: tests and alerts match them).
+const (
+	// LogLeaseShorter: the subscription holds a pulled message for less
+	// than the configuration says (it was made elsewhere, or changed);
+	// the pull lease is the subscription's.
+	LogLeaseShorter = "subscription's ack deadline is shorter than configured; the pull lease is the subscription's"
+	// LogLeaseUnread: the subscription could not be read (no
+	// pubsub.subscriptions.get permission, say) and no ackDeadline is
+	// configured; the pull lease is Pub/Sub's minimum, MinAckDeadline.
+	LogLeaseUnread = "subscription's ack deadline could not be read; the pull lease is Pub/Sub's minimum"
+)
+
+// PullLease returns the lease for a pull consumer of sub
+// (ConsumerOptions.AckDeadline): the shorter of configured (0 means
+// DefaultAckDeadline) and the ack deadline the service holds for the
+// subscription, read with one GetSubscription under a 10 s deadline. A
+// subscription made elsewhere (makeChannels validate or assume) may hold a
+// message for less than the configuration says, and a lease the pump
+// believes longer than the broker's lapses before it is extended (issue 12).
+// A shorter subscription is logged at Info when nothing was configured and
+// at Warn (LogLeaseShorter) when configured says otherwise. When the read
+// fails the lease is configured, or MinAckDeadline when configured is 0
+// (LogLeaseUnread at Warn): extending early costs calls, late costs the
+// lease. It never fails.
+func PullLease(ctx context.Context, client *pubsub.Client, sub string, configured time.Duration, log *slog.Logger) time.Duration {
+	want := configured
+	if want <= 0 {
+		want = DefaultAckDeadline
+	}
+	name := SubscriptionName(client.Project(), sub)
+	rctx, cancel := context.WithTimeout(ctx, leaseReadTimeout)
+	defer cancel()
+	s, err := client.SubscriptionAdminClient.GetSubscription(rctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
+	if err != nil {
+		if configured > 0 {
+			return configured
+		}
+		log.WarnContext(ctx, LogLeaseUnread, "pubsub_subscription", name, "lease", MinAckDeadline.String(), "error", err.Error())
+		return MinAckDeadline
+	}
+	granted := time.Duration(s.GetAckDeadlineSeconds()) * time.Second
+	if granted <= 0 || granted >= want {
+		return want
+	}
+	if configured > 0 {
+		log.WarnContext(ctx, LogLeaseShorter, "pubsub_subscription", name, "ack_deadline", configured.String(), "subscription_ack_deadline", granted.String())
+	} else {
+		log.InfoContext(ctx, LogLeaseShorter, "pubsub_subscription", name, "ack_deadline", "0 ("+DefaultAckDeadline.String()+")", "subscription_ack_deadline", granted.String())
+	}
+	return granted
+}
 
 // ReceiveUpTo is Receive asking for at most limit messages (the Pull's
 // MaxMessages is min(limit, BufferSize), at least 1): broker.BoundedReceiver

@@ -3,6 +3,7 @@ package gcp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
@@ -249,4 +252,119 @@ func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) 
 		t.Fatalf("survivor received %s", m.Header.MessageID)
 	}
 	t.Logf("redelivered %s after the kill (bound %s)", time.Since(killed).Round(time.Millisecond), bound)
+}
+
+// madeElsewhere makes topic and sub directly, as Terraform or another tool
+// would (not through makeChannels), with an ack deadline of ackSecs.
+func (e *env) madeElsewhere(t *testing.T, topic, sub string, ackSecs int32) {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	if _, err := e.client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topicName(e.project, topic)}); err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+	if _, err := e.client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: SubscriptionName(e.project, sub), Topic: topicName(e.project, topic), AckDeadlineSeconds: ackSecs,
+	}); err != nil {
+		t.Fatalf("create subscription %s: %v", sub, err)
+	}
+}
+
+// A subscription made elsewhere with a 10 s ack deadline, consumed with
+// makeChannels validate or assume: the pull lease is what the subscription
+// grants, never the longer configured or default value, which the pump
+// would extend only after Pub/Sub had handed the message out again; a read
+// that fails falls back to the configuration, else Pub/Sub's minimum
+// (issue 12).
+func TestPullLeaseIsTheSubscriptionsAckDeadline_Issue12(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.madeElsewhere(t, "orders", "orders-sub", 10)
+	for _, tc := range []struct {
+		name       string
+		configured time.Duration
+		readFails  bool
+		want       time.Duration
+		level      slog.Level
+		log        string // "" for no record
+	}{
+		{"unset", 0, false, 10 * time.Second, slog.LevelInfo, LogLeaseShorter},
+		{"configured longer", time.Minute, false, 10 * time.Second, slog.LevelWarn, LogLeaseShorter},
+		{"configured shorter", 5 * time.Second, false, 5 * time.Second, 0, ""},
+		{"unreadable, unset", 0, true, MinAckDeadline, slog.LevelWarn, LogLeaseUnread},
+		{"unreadable, configured", 20 * time.Second, true, 20 * time.Second, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.logs = &recorder{}
+			log := slog.New(e.logs)
+			if tc.readFails {
+				e.faults.FailCall("GetSubscription", status.Error(codes.PermissionDenied, "pubsub.subscriptions.get denied"))
+				defer e.faults.FailCall("GetSubscription", nil)
+			}
+			if got := PullLease(ctxT(t, 15*time.Second), e.client, "orders-sub", tc.configured, log); got != tc.want {
+				t.Errorf("PullLease(configured %v) = %v, want %v", tc.configured, got, tc.want)
+			}
+			if tc.log == "" {
+				if n := len(e.logs.find(slog.LevelWarn, LogLeaseShorter)) + len(e.logs.find(slog.LevelWarn, LogLeaseUnread)); n != 0 {
+					t.Errorf("%d unexpected lease warnings", n)
+				}
+				return
+			}
+			recs := e.logs.find(tc.level, tc.log)
+			if len(recs) != 1 {
+				t.Fatalf("want one %v record %q, got %d", tc.level, tc.log, len(recs))
+			}
+			if got := attr(recs[0], "pubsub_subscription"); got != SubscriptionName(e.project, "orders-sub") {
+				t.Errorf("record names subscription %q", got)
+			}
+		})
+	}
+}
+
+// The same subscription made elsewhere (10 s), ackDeadline unset, two
+// replicas: an acknowledging handler slower than the subscription's lease
+// (but shorter than half the 30 s default the configuration implies)
+// handles its message once across both replicas, in both variants, because
+// the pump extends the lease the subscription really grants. With the
+// default believed, the idle replica pulls the message again at 10 s
+// (issue 12, R-4).
+func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.madeElsewhere(t, "orders", "orders-sub", 10)
+			handler := func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, 10*time.Second*5/4)
+				return pump.Result{Outcome: pump.Ack}
+			}
+			var replicas []*pumptest.Run
+			for range 2 {
+				lease := PullLease(ctxT(t, 15*time.Second), e.client, "orders-sub", 0, e.log)
+				c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 2, AckDeadline: lease})
+				replicas = append(replicas, pumptest.Start(t, c, pumptest.Options(v, 2), handler))
+			}
+			e.send(t, "orders", newMsg("e-0"))
+			acked := func() int {
+				return replicas[0].Count(pump.EventAcknowledged) + replicas[1].Count(pump.EventAcknowledged)
+			}
+			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return acked() >= 1 })
+			time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
+			handled, extended := 0, 0
+			for _, r := range replicas {
+				r.Stop(t)
+				handled += r.Handled()["e-0"]
+				extended += r.Count(pump.EventLeaseExtended)
+			}
+			if handled != 1 {
+				t.Errorf("e-0 handled %d times across two replicas, want once", handled)
+			}
+			if extended == 0 {
+				t.Error("no lease was extended: the handler outlived the subscription's 10 s lease unextended")
+			}
+			if left := e.drain(t, "orders-sub"); len(left) != 0 {
+				t.Errorf("source still holds %v", left)
+			}
+		})
+	}
 }
