@@ -68,9 +68,10 @@ type leases struct {
 
 // leaseBatch is the lease tracking of one Receive's messages.
 type leaseBatch struct {
-	ms     []*message.Message // the batch Receive returned (not modified)
-	states []leaseState       // ms[i]'s is states[i]
-	live   atomic.Int32       // states not yet leaseEnded
+	ms       []*message.Message // the batch Receive returned (not modified)
+	states   []leaseState       // ms[i]'s is states[i]
+	received time.Duration      // when Receive returned it (an offset from leases.base)
+	live     atomic.Int32       // states not yet leaseEnded
 }
 
 // at returns the reference to the batch's i-th message's lease; the zero
@@ -107,17 +108,16 @@ const (
 // leaseState is one held message's lease; times are offsets from
 // leases.base.
 //
-// It holds no pointer, so a batch's slab costs the garbage collector no scan.
+// It holds no pointer, so a batch's slab costs the garbage collector no
+// scan, and it is 16 bytes: what every message carries is kept small.
 type leaseState struct {
 	// phase: leaseHeld, leaseExtending or leaseEnded. An end or lapse
 	// check that finds leaseExtending waits for the call (on
 	// leases.extended) so that no extension lands after a settle began (an
 	// extension after a requeue would override the requeue delay).
-	phase    atomic.Int32
-	expires  atomic.Int64  // end of the current lease (a time.Duration offset)
-	received time.Duration // when Receive returned it; set by hold, then read only
-	renewed  time.Duration // start of the current lease; extendDue's own
-	capped   bool          // the extension cap was reached; extendDue's own
+	phase   atomic.Int32
+	capped  bool         // the extension cap was reached; extendDue's own
+	expires atomic.Int64 // end of the current lease (a time.Duration offset)
 }
 
 // newLeases returns the tracker for c, or nil when c lends no lease.
@@ -145,7 +145,7 @@ func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 		return nil
 	}
 	t := l.at(at)
-	b := &leaseBatch{ms: ms, states: make([]leaseState, len(ms))}
+	b := &leaseBatch{ms: ms, states: make([]leaseState, len(ms)), received: t}
 	live := 0
 	for i, m := range ms {
 		st := &b.states[i]
@@ -153,7 +153,6 @@ func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 			st.phase.Store(leaseEnded)
 			continue
 		}
-		st.received, st.renewed = t, t
 		st.expires.Store(int64(t + l.lease))
 		live++
 	}
@@ -252,8 +251,8 @@ func (l *leases) run(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// extendDue extends, in one ExtendLeases call, every held message that has
-// been held for half its current lease, up to the cap: a message's lease
+// extendDue extends, in one ExtendLeases call, every held message with no
+// more than half a lease left, up to the cap: a message's lease
 // never runs past its first lease plus maxExt. A message that reaches the
 // cap is extended no more (EventLeaseCapped); its lease lapses and the
 // broker redelivers it. It runs in one goroutine only (run).
@@ -269,16 +268,16 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	for b := range l.batches {
 		for i := range b.states {
 			st := &b.states[i]
-			if st.capped || st.phase.Load() != leaseHeld || t-st.renewed < l.lease/leaseExtendAt {
+			if st.capped || st.phase.Load() != leaseHeld || time.Duration(st.expires.Load())-t > l.lease/leaseExtendAt {
 				continue
 			}
 			m := b.ms[i]
 			// The longest this message may still be held: up to its first
 			// lease's end plus the cap.
-			left := st.received + l.lease + l.maxExt - t
+			left := b.received + l.lease + l.maxExt - t
 			if left <= l.lease/leaseExtendAt {
 				st.capped = true
-				l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - st.received})
+				l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received})
 				continue
 			}
 			if !st.phase.CompareAndSwap(leaseHeld, leaseExtending) {
@@ -311,7 +310,6 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 		m := ms[i]
 		switch {
 		case err == nil:
-			st.renewed = start
 			st.expires.Store(int64(start + d))
 			l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d})
 		case errors.Is(err, broker.ErrStaleReceipt):
