@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // freeAddr returns a 127.0.0.1 address nothing listens on now: one the
@@ -46,4 +47,25 @@ func runConsume(ctx context.Context, cfg, addr string) *inProcessConsume {
 		c.exited.Store(true)
 	}()
 	return c
+}
+
+// waitReady waits up to within for c's /readyz on addr to answer 200. When
+// c exits first or is not ready in time it calls stop and fails the test,
+// its message starting with what and ending with c's stderr.
+func (c *inProcessConsume) waitReady(t *testing.T, addr string, within time.Duration, stop func(), what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !listening(addr) {
+		select {
+		case code := <-c.code:
+			stop()
+			t.Fatalf("%sconsume exited with %d; stderr:\n%s", what, code, c.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("%snot ready within %s; stderr:\n%s", what, within, c.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -20,8 +20,9 @@ import (
 // assume, pull mode and no ackDeadline in the file: consume starts, and
 // the lease its pump keeps is the subscription's 10 s, not the 30 s
 // default the file implies (gcp.PullLease, logged at Warn as
-// LogLeaseShorter), in both variants. The behaviour under a slow handler and two replicas is
-// proven in the gcp package (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12).
+// LogLeaseShorter), in both variants. The behaviour under a slow handler
+// and two replicas is proven in the gcp package
+// (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12).
 func TestConsumePullLeaseIsTheSubscriptions_PubSub_Issue12(t *testing.T) {
 	client, srv := gcptest.Start(t, "lease", nil, gcp.Connect)
 	for _, variant := range []string{"reactor", "proactor"} {
@@ -60,20 +61,7 @@ subscriptions:
 			addr := freeAddr(t)
 			cctx, stop := context.WithCancel(context.Background())
 			consume := runConsume(cctx, file, addr)
-			deadline := time.Now().Add(60 * time.Second)
-			for !listening(addr) {
-				select {
-				case c := <-consume.code:
-					stop()
-					t.Fatalf("consume exited with %d; stderr:\n%s", c, consume.stderr.String())
-				default:
-				}
-				if time.Now().After(deadline) {
-					stop()
-					t.Fatalf("not ready within 60 s; stderr:\n%s", consume.stderr.String())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			consume.waitReady(t, addr, 60*time.Second, stop, "")
 			stop()
 			if c := <-consume.code; c != exitOK {
 				t.Fatalf("consume exited with %d; stderr:\n%s", c, consume.stderr.String())

@@ -72,20 +72,7 @@ subscriptions:
 				stderr, code := consume.stderr, consume.code
 				// Ready (/readyz 200) means start-up, with its create or
 				// update of every channel, succeeded and the pump runs.
-				deadline := time.Now().Add(60 * time.Second)
-				for !listening(addr) {
-					select {
-					case c := <-code:
-						cancel()
-						t.Fatalf("start %d: consume exited with %d; stderr:\n%s", start, c, stderr.String())
-					default:
-					}
-					if time.Now().After(deadline) {
-						cancel()
-						t.Fatalf("start %d: not ready within 60 s; stderr:\n%s", start, stderr.String())
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				consume.waitReady(t, addr, 60*time.Second, cancel, fmt.Sprintf("start %d: ", start))
 				id := fmt.Sprintf("after-start-%d", start)
 				w := gcp.Encode(message.New(id, topic, message.MTEvent, []byte(`{"n":1}`)))
 				pub := client.Publisher(topic)
