@@ -22,59 +22,31 @@ import (
 // heap a collection starts every few megabytes and its fixed cost, not
 // tracking, would be measured.
 func BenchmarkLeaseTracking(b *testing.B) {
-	for _, tc := range []struct {
-		name     string
-		parallel bool
-	}{{"one-goroutine", false}, {"receiver-and-worker", true}} {
-		b.Run(tc.name, func(b *testing.B) {
-			c := memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: 10, VisibilityTimeout: 30 * time.Second})
-			l := newLeases(c, DefaultMaxLeaseExtension, func(Event) {})
-			if l == nil {
-				b.Fatal("the memory consumer lends no lease")
+	c := memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: 10, VisibilityTimeout: 30 * time.Second})
+	l := newLeases(c, DefaultMaxLeaseExtension, func(Event) {})
+	if l == nil {
+		b.Fatal("the memory consumer lends no lease")
+	}
+	ms := make([]*message.Message, 10)
+	for i := range ms {
+		ms[i] = &message.Message{Receipt: i + 1}
+	}
+	backlog := make([]*message.Message, 10000)
+	for i := range backlog {
+		backlog[i] = message.New("m"+strconv.Itoa(i), "bench", message.MTCommand, []byte(`{"n":1}`))
+	}
+	defer runtime.KeepAlive(backlog)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += len(ms) {
+		lb := l.hold(ms, time.Now())
+		now := time.Now() // the pump reads this clock anyway, for the handler's start
+		for i := range ms {
+			ref := lb.at(i)
+			if l.lapsed(ref, now) {
+				b.Fatal("lapsed")
 			}
-			ms := make([]*message.Message, 10)
-			for i := range ms {
-				ms[i] = &message.Message{Receipt: i + 1}
-			}
-			backlog := make([]*message.Message, 10000)
-			for i := range backlog {
-				backlog[i] = message.New("m"+strconv.Itoa(i), "bench", message.MTCommand, []byte(`{"n":1}`))
-			}
-			defer runtime.KeepAlive(backlog)
-			b.ReportAllocs()
-			b.ResetTimer()
-			if !tc.parallel {
-				for done := 0; done < b.N; done += len(ms) {
-					lb := l.hold(ms, time.Now())
-					now := time.Now() // the pump reads this clock anyway, for the handler's start
-					for i := range ms {
-						ref := lb.at(i)
-						if l.lapsed(ref, now) {
-							b.Fatal("lapsed")
-						}
-						l.end(ref)
-					}
-				}
-				return
-			}
-			// The Proactor's shape: a receiver holds batches while a worker
-			// on the other core checks and ends them.
-			refs := make(chan leaseRef, 20)
-			go func() {
-				defer close(refs)
-				for done := 0; done < b.N; done += len(ms) {
-					lb := l.hold(ms, time.Now())
-					for i := range ms {
-						refs <- lb.at(i)
-					}
-				}
-			}()
-			for ref := range refs {
-				if l.lapsed(ref, time.Now()) {
-					b.Fatal("lapsed")
-				}
-				l.end(ref)
-			}
-		})
+			l.end(ref)
+		}
 	}
 }

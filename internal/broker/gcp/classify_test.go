@@ -72,13 +72,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 						t.Fatalf("%d publishes of the copy, want %d", n, tc.publishes)
 					}
 					// Past the granted ack deadline: the released message must stay away.
-					quiet := time.Now().Add(e.quietWindow(t, "orders-sub"))
-					for time.Now().Before(quiet) {
-						if n := r.Handled()["p-1"]; n != 1 {
-							t.Fatalf("handled %d times, want once", n)
-						}
-						time.Sleep(100 * time.Millisecond)
-					}
+					pumptest.Stays(t, e.quietWindow(t, "orders-sub"), "p-1 came back: handled more than once", func() bool { return r.Handled()["p-1"] == 1 })
 					if n := e.faults.Calls("Publish") - before; n != tc.publishes {
 						t.Fatalf("%d publishes after the quiet window, want %d", n, tc.publishes)
 					}

@@ -126,7 +126,14 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 				pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
 				// A lapsed lease would bring a message back within the
 				// subscription's ack deadline.
-				time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
+				pumptest.Stays(t, e.quietWindow(t, "orders-sub"), "a message came back: handled twice", func() bool {
+					for _, n := range r.Handled() {
+						if n > 1 {
+							return false
+						}
+					}
+					return true
+				})
 				r.Stop(t)
 				pumptest.HandledOnceEach(t, r, msgs)
 				if left := e.drain(t, "orders-sub"); len(left) != 0 {
@@ -193,7 +200,10 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 			pumptest.WaitUntil(t, 30*time.Second, "a failed extension", func() bool { return r.Count(pump.EventLeaseExtendFailed) > 0 })
 			e.faults.FailModifyAckDeadline(false)
 			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) > 0 })
-			time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: a lost or unsettled message would come back
+			// Acknowledged once the extensions work again: an unsettled
+			// message would come back within the ack deadline.
+			handled := r.Handled()["f-1"]
+			pumptest.Stays(t, e.quietWindow(t, "orders-sub"), "f-1 came back after it was acknowledged", func() bool { return r.Handled()["f-1"] == handled })
 			r.Stop(t)
 			if n := r.Handled()["f-1"]; n < 1 {
 				t.Errorf("f-1 handled %d times, want at least once", n)
@@ -349,7 +359,9 @@ func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12(t *testing.T)
 				return replicas[0].Count(pump.EventAcknowledged) + replicas[1].Count(pump.EventAcknowledged)
 			}
 			pumptest.WaitUntil(t, 60*time.Second, "the message acknowledged", func() bool { return acked() >= 1 })
-			time.Sleep(e.quietWindow(t, "orders-sub")) // observation window: nothing may come back
+			pumptest.Stays(t, e.quietWindow(t, "orders-sub"), "e-0 came back: handled twice across the replicas", func() bool {
+				return replicas[0].Handled()["e-0"]+replicas[1].Handled()["e-0"] == 1
+			})
 			handled, extended := 0, 0
 			for _, r := range replicas {
 				r.Stop(t)

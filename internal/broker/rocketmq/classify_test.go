@@ -66,13 +66,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 				}
 				sends := e.srv.Calls("SendMessage")
 				// Several invisible durations: the released message stays away.
-				quiet := time.Now().Add(2 * rmqLease)
-				for time.Now().Before(quiet) {
-					if n := r.Handled()["p-1"]; n != 1 {
-						t.Fatalf("handled %d times, want once", n)
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
+				pumptest.Stays(t, 2*rmqLease, "p-1 came back: handled more than once", func() bool { return r.Handled()["p-1"] == 1 })
 				if n := e.srv.Calls("SendMessage"); n != sends {
 					t.Fatalf("%d sends during the quiet window, want none", n-sends)
 				}

@@ -3,7 +3,7 @@
 // stopped with the test (Start, RunPump), its events recorded and awaited
 // (Events), its JSON log and the handler's invocations per message id kept
 // (Run), the options of a lease test (Options), polling within a deadline
-// (WaitUntil) and the assertion on refused credentials every transport
+// (WaitUntil) and for a whole observation window (Stays), and the assertion on refused credentials every transport
 // makes (NotAuthorizedBackOff, issue 13).
 //
 // It imports the pump, internal/broker and internal/message only, never a
@@ -223,6 +223,27 @@ func WaitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval
+	}
+}
+
+// Stays checks cond every 20 ms for the whole window and fails the test
+// with msg the first time it does not hold: a negative check (a message
+// must NOT come back), failing at the first miss instead of after a blind
+// wait. Callers derive window from the lease the broker grants. It is the
+// transports' twin of conformance.Stays (the conformance package imports
+// no test-support package, and the transports' tests cannot import
+// conformance, which imports them).
+func Stays(t testing.TB, window time.Duration, msg string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	for {
+		if !cond() {
+			t.Fatalf("within %s: %s", window, msg)
+		}
+		if !time.Now().Before(deadline) {
+			return
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval
 	}
