@@ -203,13 +203,3 @@ type LeaseExtender interface {
 	// holds that message for its receipt.
 	ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error
 }
-
-// BoundedReceiver is implemented by consumers that can receive fewer than
-// their buffer size in one call. The Proactor asks for no more messages
-// than its free buffer slots can take (issue 12: receive-ahead never holds
-// more than the buffer needs).
-type BoundedReceiver interface {
-	// ReceiveUpTo is Receive returning at most max messages (max >= 1;
-	// values above the consumer's buffer size mean the buffer size).
-	ReceiveUpTo(ctx context.Context, timeout time.Duration, max int) ([]*message.Message, error)
-}

@@ -171,7 +171,6 @@ const (
 	capBatchAck = 1 << iota
 	capConcurrent
 	capLease
-	capBounded
 )
 
 // capabilities returns c's optional interfaces as bits.
@@ -186,27 +185,7 @@ func capabilities(c broker.Consumer) int {
 	if _, ok := c.(broker.LeaseExtender); ok {
 		n |= capLease
 	}
-	if _, ok := c.(broker.BoundedReceiver); ok {
-		n |= capBounded
-	}
 	return n
-}
-
-// upTo records the receives of a broker.BoundedReceiver.
-type upTo struct {
-	r *RecordingConsumer
-	b broker.BoundedReceiver
-}
-
-// ReceiveUpTo records the presented count of each message received.
-func (u upTo) ReceiveUpTo(ctx context.Context, timeout time.Duration, max int) ([]*message.Message, error) {
-	if u.r.killed.Load() {
-		return nil, fmt.Errorf("%w: %w", broker.ErrChannelFailure, errKilled)
-	}
-	u.r.receives.Add(1)
-	ms, err := u.b.ReceiveUpTo(ctx, timeout, max)
-	u.r.record(ms)
-	return ms, err
 }
 
 // batchAck records the acknowledgements of a broker.BatchAcknowledger.
@@ -256,8 +235,8 @@ func (v leaseView) ExtendLeases(ctx context.Context, ms []*message.Message, d ti
 }
 
 // View returns r as the pump should see it: a consumer with exactly the
-// optional capabilities (BatchAcknowledger, ConcurrentReceiver, LeaseExtender,
-// BoundedReceiver) of the wrapped consumer. It fails the test for a
+// optional capabilities (BatchAcknowledger, ConcurrentReceiver,
+// LeaseExtender) of the wrapped consumer. It fails the test for a
 // combination no transport has yet (add a case here).
 func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
 	t.Helper()
@@ -271,27 +250,24 @@ func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
 			*RecordingConsumer
 			batchAck
 		}{r, batchAck{r, in.(broker.BatchAcknowledger)}}
-	case capLease | capBounded:
+	case capLease:
 		v = struct {
 			*RecordingConsumer
 			leaseView
-			upTo
-		}{r, leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
-	case capBatchAck | capLease | capBounded:
+		}{r, leaseView{r, in.(broker.LeaseExtender)}}
+	case capBatchAck | capLease:
 		v = struct {
 			*RecordingConsumer
 			batchAck
 			leaseView
-			upTo
-		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
-	case capBatchAck | capConcurrent | capLease | capBounded:
+		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, leaseView{r, in.(broker.LeaseExtender)}}
+	case capBatchAck | capConcurrent | capLease:
 		v = struct {
 			*RecordingConsumer
 			batchAck
 			broker.ConcurrentReceiver
 			leaseView
-			upTo
-		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, in.(broker.ConcurrentReceiver), leaseView{r, in.(broker.LeaseExtender)}, upTo{r, in.(broker.BoundedReceiver)}}
+		}{r, batchAck{r, in.(broker.BatchAcknowledger)}, in.(broker.ConcurrentReceiver), leaseView{r, in.(broker.LeaseExtender)}}
 	default:
 		t.Fatalf("RecordingConsumer.View: no transparent view for capabilities %b of %T", capabilities(in), in)
 	}

@@ -260,10 +260,6 @@ func (c *countingConsumer) Receive(ctx context.Context, d time.Duration) ([]*mes
 	return c.count(c.Consumer.Receive(ctx, d))
 }
 
-func (c *countingConsumer) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
-	return c.count(c.Consumer.ReceiveUpTo(ctx, d, limit))
-}
-
 func (c *countingConsumer) count(ms []*message.Message, err error) ([]*message.Message, error) {
 	n := int64(0)
 	for _, m := range ms {

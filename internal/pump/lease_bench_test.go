@@ -13,7 +13,7 @@ import (
 
 // noLeases is the memory consumer with its lease hidden: Lease reports 0, so
 // the pump tracks nothing (newLeases returns nil), and every other interface
-// the hot path uses (BatchAcknowledger, BoundedReceiver) is still promoted
+// the hot path uses (BatchAcknowledger) is still promoted
 // from the embedded consumer. (An earlier version embedded the consumer
 // without overriding Lease, so its promoted Lease and ExtendLeases left lease
 // management on in the "off" case too.)

@@ -29,12 +29,6 @@ type receiveTracker struct {
 func (c *receiveTracker) ReceivesConcurrently() bool { return c.concurrent }
 
 func (c *receiveTracker) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
-	return c.ReceiveUpTo(ctx, d, 0)
-}
-
-// ReceiveUpTo is Receive of at most limit (0: the buffer size): the pump
-// calls it (broker.BoundedReceiver), and it must be counted too.
-func (c *receiveTracker) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
 	cur := c.inFlight.Add(1)
 	defer c.inFlight.Add(-1)
 	c.calls.Add(1)
@@ -47,10 +41,7 @@ func (c *receiveTracker) ReceiveUpTo(ctx context.Context, d time.Duration, limit
 			return nil, nil
 		}
 	}
-	if limit <= 0 {
-		return c.Consumer.Receive(ctx, d)
-	}
-	return c.Consumer.ReceiveUpTo(ctx, d, limit)
+	return c.Consumer.Receive(ctx, d)
 }
 
 var _ broker.ConcurrentReceiver = (*receiveTracker)(nil)
@@ -134,6 +125,3 @@ func (c *countingReceiver) Receive(ctx context.Context, d time.Duration) ([]*mes
 	return c.tracker.Receive(ctx, d)
 }
 
-func (c *countingReceiver) ReceiveUpTo(ctx context.Context, d time.Duration, limit int) ([]*message.Message, error) {
-	return c.tracker.ReceiveUpTo(ctx, d, limit)
-}

@@ -137,7 +137,7 @@ var ErrNoReceipt = errors.New("pubsub: message has no receipt of this consumer")
 // ExtendLeases (ModifyAckDeadline, lease.go). Requeue is
 // ModifyAckDeadline (one call); Reject goes through broker.Router with a
 // release of ModifyAckDeadline 0. It implements broker.Consumer,
-// broker.BatchAcknowledger, broker.LeaseExtender and broker.BoundedReceiver.
+// broker.BatchAcknowledger and broker.LeaseExtender.
 // Safe for concurrent use; it does not own the
 // client.
 type PullConsumer struct {
@@ -170,7 +170,7 @@ const PullGrace = 2 * time.Second
 // that cannot be decoded is returned as MT_UNACCEPTABLE with its receipt.
 // Transient failures wrap broker.ErrChannelFailure.
 func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	return c.ReceiveUpTo(ctx, timeout, c.opts.BufferSize)
+	return c.receive(ctx, timeout, c.opts.BufferSize)
 }
 
 func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {

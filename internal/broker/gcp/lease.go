@@ -18,10 +18,7 @@ import (
 // inside it).
 const maxAckIDsPerCall = 1000
 
-var (
-	_ broker.LeaseExtender   = (*PullConsumer)(nil)
-	_ broker.BoundedReceiver = (*PullConsumer)(nil)
-)
+var _ broker.LeaseExtender = (*PullConsumer)(nil)
 
 // MinAckDeadline is the shortest ack deadline Pub/Sub grants a
 // subscription (10 s).
@@ -80,13 +77,6 @@ func PullLease(ctx context.Context, client *pubsub.Client, sub string, configure
 		log.InfoContext(ctx, LogLeaseShorter, "pubsub_subscription", name, "ack_deadline", "0 ("+DefaultAckDeadline.String()+")", "subscription_ack_deadline", granted.String())
 	}
 	return granted
-}
-
-// ReceiveUpTo is Receive asking for at most limit messages (the Pull's
-// MaxMessages is min(limit, BufferSize), at least 1): broker.BoundedReceiver
-// (issue 12: receive-ahead never holds more than the buffer needs).
-func (c *PullConsumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
-	return c.receive(ctx, timeout, min(max(limit, 1), c.opts.BufferSize))
 }
 
 // Lease returns the ack deadline of the subscription as configured

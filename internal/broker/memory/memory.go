@@ -341,8 +341,7 @@ type ConsumerOptions struct {
 }
 
 // Consumer reads one queue of a Broker. It implements broker.Consumer,
-// broker.BatchAcknowledger, broker.LeaseExtender and
-// broker.BoundedReceiver.
+// broker.BatchAcknowledger and broker.LeaseExtender.
 type Consumer struct {
 	b      *Broker
 	opts   ConsumerOptions
@@ -353,7 +352,6 @@ var (
 	_ broker.Consumer          = (*Consumer)(nil)
 	_ broker.BatchAcknowledger = (*Consumer)(nil)
 	_ broker.LeaseExtender     = (*Consumer)(nil)
-	_ broker.BoundedReceiver   = (*Consumer)(nil)
 )
 
 // NewConsumer makes a consumer of opts.Queue, creating the queue.
@@ -380,13 +378,7 @@ func (p publisher) Publish(ctx context.Context, dest string, m *message.Message)
 // for the first. Each receive increments the stored message's delivery
 // attempt and presents broker.PresentedCount.
 func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	return c.ReceiveUpTo(ctx, timeout, c.opts.BufferSize)
-}
-
-// ReceiveUpTo is Receive returning at most limit messages (at most
-// BufferSize; below 1 means 1): broker.BoundedReceiver.
-func (c *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
-	limit = min(max(limit, 1), c.opts.BufferSize)
+	limit := c.opts.BufferSize
 	if err := fire(&c.b.receiveFault, c.opts.Queue, nil); err != nil {
 		return nil, fmt.Errorf("receive from %s: %w: %w", c.opts.Queue, broker.ErrChannelFailure, err)
 	}

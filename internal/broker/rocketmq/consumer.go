@@ -112,8 +112,8 @@ type ConsumerOptions struct {
 }
 
 // Consumer reads one RocketMQ topic with a SimpleConsumer. It implements
-// broker.Consumer, broker.Settler, broker.LeaseExtender and
-// broker.BoundedReceiver (lease.go); rejection routing is broker.Router with
+// broker.Consumer, broker.Settler and broker.LeaseExtender (lease.go);
+// rejection routing is broker.Router with
 // a Producer as Publisher.
 type Consumer struct {
 	opts     ConsumerOptions

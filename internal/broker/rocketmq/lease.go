@@ -20,17 +20,7 @@ import (
 // the pump's deadline.
 const maxConcurrentExtensions = 8
 
-var (
-	_ broker.LeaseExtender   = (*Consumer)(nil)
-	_ broker.BoundedReceiver = (*Consumer)(nil)
-)
-
-// ReceiveUpTo is Receive asking for at most limit messages
-// (maxMessageNum min(limit, BufferSize), at least 1): broker.BoundedReceiver
-// (issue 12: receive-ahead never holds more than the buffer needs).
-func (c *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
-	return c.receive(ctx, min(max(limit, 1), c.opts.BufferSize))
-}
+var _ broker.LeaseExtender = (*Consumer)(nil)
 
 // Lease returns the invisible duration each receive asks for: how long a
 // received message is held for this consumer (broker.LeaseExtender,

@@ -64,8 +64,8 @@ type ConsumerOptions struct {
 }
 
 // Consumer reads one SQS queue. It implements broker.Consumer,
-// broker.BatchAcknowledger, broker.Settler, broker.LeaseExtender and
-// broker.BoundedReceiver, and is safe for concurrent use by several
+// broker.BatchAcknowledger, broker.Settler and broker.LeaseExtender, and
+// is safe for concurrent use by several
 // performers.
 type Consumer struct {
 	c      *Clients
@@ -85,7 +85,6 @@ var (
 	_ broker.Settler            = (*Consumer)(nil)
 	_ broker.ConcurrentReceiver = (*Consumer)(nil)
 	_ broker.LeaseExtender      = (*Consumer)(nil)
-	_ broker.BoundedReceiver    = (*Consumer)(nil)
 )
 
 // ReceivesConcurrently reports true: concurrent ReceiveMessage calls cannot
@@ -158,13 +157,6 @@ func (k *Consumer) queueURL(ctx context.Context) (string, error) {
 // wraps broker.ErrChannelFailure; a missing queue or a refused credential
 // does not.
 func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	return k.ReceiveUpTo(ctx, timeout, k.opts.BufferSize)
-}
-
-// ReceiveUpTo is Receive asking for at most limit messages
-// (MaxNumberOfMessages min(limit, BufferSize), at least 1):
-// broker.BoundedReceiver.
-func (k *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
 	url, err := k.queueURL(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -175,7 +167,7 @@ func (k *Consumer) ReceiveUpTo(ctx context.Context, timeout time.Duration, limit
 	wait := int32(math.Round(min(max(timeout, 0), MaxWait).Seconds()))
 	in := &sqs.ReceiveMessageInput{
 		QueueUrl:                    &url,
-		MaxNumberOfMessages:         int32(min(max(limit, 1), k.opts.BufferSize)),
+		MaxNumberOfMessages:         int32(k.opts.BufferSize),
 		WaitTimeSeconds:             wait,
 		MessageAttributeNames:       k.attrNames,
 		MessageSystemAttributeNames: k.sysNames,
