@@ -124,4 +124,3 @@ type countingReceiver struct {
 func (c *countingReceiver) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
 	return c.tracker.Receive(ctx, d)
 }
-
