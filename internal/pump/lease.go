@@ -105,8 +105,8 @@ const (
 	leaseEnded                  // its settle began, it lapsed, or it was never tracked
 )
 
-// leaseState is one held message's lease; times are offsets from
-// leases.base.
+// leaseState is one held message's lease. Its zero value is a message
+// held on its first lease, so a batch's slab needs no per-message write.
 //
 // It holds no pointer, so a batch's slab costs the garbage collector no
 // scan, and it is 16 bytes: what every message carries is kept small.
@@ -115,9 +115,23 @@ type leaseState struct {
 	// check that finds leaseExtending waits for the call (on
 	// leases.extended) so that no extension lands after a settle began (an
 	// extension after a requeue would override the requeue delay).
-	phase   atomic.Int32
-	capped  bool         // the extension cap was reached; extendDue's own
-	expires atomic.Int64 // end of the current lease (a time.Duration offset)
+	phase  atomic.Int32
+	capped bool // the extension cap was reached; extendDue's own
+	// moved is how far the current lease's end lies past the first
+	// lease's (its batch's received + lease), a time.Duration: 0 until an
+	// extension, so hold stores nothing per message.
+	moved atomic.Int64
+}
+
+// expires is the end of st's current lease (an offset from leases.base);
+// st is b's.
+func (l *leases) expires(b *leaseBatch, st *leaseState) time.Duration {
+	return b.received + l.lease + time.Duration(st.moved.Load())
+}
+
+// setExpires makes t the end of st's current lease; st is b's.
+func (l *leases) setExpires(b *leaseBatch, st *leaseState, t time.Duration) {
+	st.moved.Store(int64(t - b.received - l.lease))
 }
 
 // newLeases returns the tracker for c, or nil when c lends no lease.
@@ -146,15 +160,14 @@ func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 	}
 	t := l.at(at)
 	b := &leaseBatch{ms: ms, states: make([]leaseState, len(ms)), received: t}
-	live := 0
+	// A state starts leaseHeld (0) with its first lease (moved 0): only a
+	// message that lends no lease is written.
+	live := len(ms)
 	for i, m := range ms {
-		st := &b.states[i]
 		if m.Receipt == nil || m.Header.MessageType == message.MTQuit {
-			st.phase.Store(leaseEnded)
-			continue
+			b.states[i].phase.Store(leaseEnded)
+			live--
 		}
-		st.expires.Store(int64(t + l.lease))
-		live++
 	}
 	if live > 0 {
 		b.live.Store(int32(live))
@@ -194,7 +207,7 @@ func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 	}
 	t := l.at(now)
 	for {
-		if t < time.Duration(st.expires.Load())-l.lease/leaseMarginDiv {
+		if t < l.expires(ref.b, st)-l.lease/leaseMarginDiv {
 			return false
 		}
 		switch st.phase.Load() {
@@ -260,7 +273,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	if l.maxExt <= 0 {
 		return
 	}
-	var due []*leaseState
+	var due []leaseRef
 	var ms []*message.Message // due[i]'s message is ms[i]
 	var d time.Duration
 	t := l.at(now)
@@ -268,7 +281,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	for b := range l.batches {
 		for i := range b.states {
 			st := &b.states[i]
-			if st.capped || st.phase.Load() != leaseHeld || time.Duration(st.expires.Load())-t > l.lease/leaseExtendAt {
+			if st.capped || st.phase.Load() != leaseHeld || l.expires(b, st)-t > l.lease/leaseExtendAt {
 				continue
 			}
 			m := b.ms[i]
@@ -283,7 +296,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			if !st.phase.CompareAndSwap(leaseHeld, leaseExtending) {
 				continue // its settle began
 			}
-			due = append(due, st)
+			due = append(due, leaseRef{b: b, i: i})
 			ms = append(ms, m)
 			ext := min(l.lease, left)
 			if d == 0 || ext < d {
@@ -302,7 +315,8 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer l.extended.Broadcast()
-	for i, st := range due {
+	for i, ref := range due {
+		st := ref.state()
 		var err error
 		if i < len(errs) {
 			err = errs[i]
@@ -310,11 +324,11 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 		m := ms[i]
 		switch {
 		case err == nil:
-			st.expires.Store(int64(start + d))
+			l.setExpires(ref.b, st, start+d)
 			l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d})
 		case errors.Is(err, broker.ErrStaleReceipt):
 			// The broker no longer holds it for us: never dispatch it.
-			st.expires.Store(int64(start))
+			l.setExpires(ref.b, st, start)
 			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
 		default:
 			// Left as it is: the next tick tries again while the lease

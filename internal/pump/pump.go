@@ -369,7 +369,7 @@ func (r *run) receive() ([]*message.Message, *leaseBatch, bool) {
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
 	var lb *leaseBatch
-	if len(ms) > 0 {
+	if len(ms) > 0 && r.leases != nil {
 		lb = r.leases.hold(ms, time.Now())
 	}
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
