@@ -61,9 +61,11 @@ type leases struct {
 	// extended is signalled (on mu) when an extension call ends, for a
 	// message's end or lapse check waiting on it.
 	extended sync.Cond
-	// batches holds every batch with a message still tracked; a batch
-	// leaves when its last message's tracking ends.
-	batches map[*leaseBatch]struct{}
+	// batches lists every batch with a message still tracked (linked
+	// through the batches themselves: no map hashing and no allocation per
+	// receive, as a map or container/list would cost); a batch leaves when
+	// its last message's tracking ends.
+	batches *leaseBatch
 }
 
 // leaseBatch is the lease tracking of one Receive's messages.
@@ -72,6 +74,8 @@ type leaseBatch struct {
 	states   []leaseState       // ms[i]'s is states[i]
 	received time.Duration      // when Receive returned it (an offset from leases.base)
 	live     atomic.Int32       // states not yet leaseEnded
+	// prev and next link the batches leases tracks (under leases.mu).
+	prev, next *leaseBatch
 }
 
 // at returns the reference to the batch's i-th message's lease; the zero
@@ -144,7 +148,7 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 	if lease <= 0 {
 		return nil
 	}
-	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now(), batches: map[*leaseBatch]struct{}{}}
+	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now()}
 	l.extended.L = &l.mu
 	return l
 }
@@ -172,7 +176,11 @@ func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 	if live > 0 {
 		b.live.Store(int32(live))
 		l.mu.Lock()
-		l.batches[b] = struct{}{}
+		b.next = l.batches
+		if b.next != nil {
+			b.next.prev = b
+		}
+		l.batches = b
 		l.mu.Unlock()
 	}
 	return b
@@ -183,7 +191,15 @@ func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
 func (l *leases) ended(b *leaseBatch) {
 	if b.live.Add(-1) == 0 {
 		l.mu.Lock()
-		delete(l.batches, b)
+		if b.prev != nil {
+			b.prev.next = b.next
+		} else {
+			l.batches = b.next
+		}
+		if b.next != nil {
+			b.next.prev = b.prev
+		}
+		b.prev, b.next = nil, nil
 		l.mu.Unlock()
 	}
 }
@@ -278,7 +294,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	var d time.Duration
 	t := l.at(now)
 	l.mu.Lock()
-	for b := range l.batches {
+	for b := l.batches; b != nil; b = b.next {
 		for i := range b.states {
 			st := &b.states[i]
 			if st.capped || st.phase.Load() != leaseHeld || l.expires(b, st)-t > l.lease/leaseExtendAt {
