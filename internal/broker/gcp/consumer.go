@@ -63,7 +63,17 @@ type ConsumerOptions struct {
 	// Now is the clock used for rejection timestamps and for a missing
 	// ce-time; nil means time.Now.
 	Now func() time.Time
+	// CloseTimeout bounds the stream consumer's Close: how long it waits
+	// for its client to send the last acknowledgements and Nacks and end
+	// the stream; 0 means DefaultCloseTimeout. Ignored by the pull
+	// consumer, whose settlements are calls made before Close.
+	CloseTimeout time.Duration
 }
+
+// DefaultCloseTimeout is the stream consumer's CloseTimeout when none is
+// given (10 s: the client's final acknowledgements take milliseconds; the
+// rest is for a loaded machine).
+const DefaultCloseTimeout = 10 * time.Second
 
 func (o *ConsumerOptions) normalise() {
 	o.BufferSize = max(o.BufferSize, 1)
@@ -73,6 +83,9 @@ func (o *ConsumerOptions) normalise() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = DefaultCloseTimeout
 	}
 }
 
@@ -360,7 +373,18 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// deadline the subscription's, so they come back within ackDeadline
 	// (issue 12, I12-3).
 	s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)
-	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorNackImmediately, Timeout: 5 * time.Second}
+	// Shutdown waits for every delivered message to be settled, as .NET
+	// Brighter's stream consumer does (WaitForProcessing, no timeout; Close
+	// Nacks what the pump never took and bounds the wait by CloseTimeout).
+	// The client's timed shutdown (any Timeout >= 0) cancels the stream
+	// first, and its sender then stops without sending the acknowledgements
+	// of the last 100 ms: a message acknowledged just before a stop came
+	// back after the restart and was handled twice. The cancel also left
+	// Google's emulator delivering to the dead stream (each such message
+	// came back only after the stream's ack deadline, 10 s or more). The
+	// graceful path sends the final acknowledgements and Nacks, then
+	// half-closes the stream.
+	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
 	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan *pubsub.Message, outstanding)}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
@@ -559,9 +583,17 @@ func (c *StreamConsumer) Purge(ctx context.Context) error {
 	return seekNow(ctx, c.client, c.name)
 }
 
-// Close stops the stream: buffered, undelivered messages are nacked and the
-// client nacks whatever it still holds (ShutdownBehaviorNackImmediately).
+// Close stops the stream and waits for the client to end it, at most
+// CloseTimeout or until ctx ends: the messages the pump never took and
+// those waiting out a requeue delay are Nacked, and the client sends its
+// last acknowledgements and Nacks and then half-closes the stream
+// (ShutdownBehaviorWaitForProcessing). A message received and never
+// settled keeps the client waiting: Close then returns an error naming the
+// subscription, and the message comes back after its ack deadline once the
+// client is closed (nothing is lost).
 func (c *StreamConsumer) Close(ctx context.Context) error {
+	ctx, stop := context.WithTimeout(ctx, c.opts.CloseTimeout)
+	defer stop()
 	c.mu.Lock()
 	cancel, done := c.cancel, c.done
 	held := c.delayed
@@ -591,7 +623,7 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 				}
 			}
 		case <-ctx.Done():
-			return fmt.Errorf("close stream consumer of %s: %w", c.name, ctx.Err())
+			return fmt.Errorf("close stream consumer of %s: the stream did not end (a delivered message is unsettled, or the client is stuck): %w", c.name, ctx.Err())
 		}
 	}
 }

@@ -2,8 +2,10 @@ package gcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -378,5 +380,150 @@ func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12(t *testing.T)
 				t.Errorf("source still holds %v", left)
 			}
 		})
+	}
+}
+
+// A rolling restart of one of two stream replicas (issue 15, R-4): the
+// replica that stops right after acknowledging a message sends that
+// acknowledgement before its stream ends, so no replica handles the
+// message again, and every message published after the restart is
+// handled promptly by a live replica. Before the consumer's shutdown
+// waited for the client's last acknowledgements (the client's timed
+// shutdown cancelled the stream and dropped the acknowledgements of its
+// last 100 ms), the acknowledged message came back after the ack deadline
+// and was handled twice; and the cancelled stream stayed registered in
+// Google's emulator, which handed it later messages that came back only
+// after the stream's ack deadline (10 s or more).
+func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+			ack := func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} }
+			replica := func() *pumptest.Run {
+				c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, BufferSize: 1})
+				return pumptest.Start(t, c, pumptest.Options(v, 1), ack)
+			}
+			acked := func(runs ...*pumptest.Run) int {
+				n := 0
+				for _, r := range runs {
+					n += r.Count(pump.EventAcknowledged)
+				}
+				return n
+			}
+			// prompt is how soon a published message must be acknowledged: a
+			// message handed to a dead stream comes back only after the
+			// stream's ack deadline (10 s at least).
+			prompt := streamAckDeadline(gcpLease) / 2
+			b := replica()
+			ca := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, BufferSize: 1})
+			a := pumptest.Start(t, ca, pumptest.Options(v, 1), ack)
+			// Publish one at a time until replica a has acknowledged one;
+			// stop it at once, inside the client's 100 ms acknowledgement
+			// batch.
+			for i := 0; a.Count(pump.EventAcknowledged) == 0; i++ {
+				if i == 20 {
+					t.Fatal("replica a handled none of 20 messages")
+				}
+				want := acked(a, b) + 1
+				e.send(t, "orders", newMsg(fmt.Sprintf("before-%d", i)))
+				pumptest.WaitUntil(t, prompt, fmt.Sprintf("before-%d acknowledged", i), func() bool { return acked(a, b) >= want })
+			}
+			a.Stop(t)
+			stopped := time.Now()
+			closeCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			if err := ca.Close(closeCtx); err != nil {
+				t.Fatalf("close the stopped replica: %v", err)
+			}
+			t.Logf("replica a stopped and closed in %s", time.Since(stopped))
+			a2 := replica()
+			for i := range 3 {
+				want := acked(b, a2) + 1
+				e.send(t, "orders", newMsg(fmt.Sprintf("after-%d", i)))
+				pumptest.WaitUntil(t, prompt, fmt.Sprintf("after-%d acknowledged by a live replica", i), func() bool { return acked(b, a2) >= want })
+			}
+			// A lost acknowledgement brings its message back after the
+			// stream's ack deadline (not the subscription's, which may be
+			// shorter), half as much again for a loaded machine.
+			window := streamAckDeadline(gcpLease)*3/2 + time.Second
+			pumptest.Stays(t, window, "a message was handled twice across the replicas", func() bool {
+				seen := map[string]int{}
+				for _, r := range []*pumptest.Run{a, b, a2} {
+					for id, n := range r.Handled() {
+						seen[id] += n
+						if seen[id] > 1 {
+							return false
+						}
+					}
+				}
+				return true
+			})
+		})
+	}
+}
+
+// Close sends the acknowledgements the client still batches and ends the
+// stream so that Google's emulator stops delivering to it (issue 15): a
+// message acknowledged just before Close is not delivered again, and a
+// message published after it reaches the next consumer at once. The
+// client's timed shutdown, used before, cancelled the stream first: such a
+// message came back after the stream's ack deadline in every run
+// measured, and later messages went to the dead stream about half the
+// time.
+func TestStreamCloseSendsLastAcknowledgements_Issue15(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+	first := NewStreamConsumer(e.client, NewProducer(e.client, ProducerOptions{}), ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, Logger: e.log})
+	e.send(t, "orders", newMsg("acked"))
+	m := receiveOne(t, first, 30*time.Second)
+	if err := first.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+		t.Fatalf("acknowledge: %v", err)
+	}
+	if err := first.Close(ctxT(t, 15*time.Second)); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	next := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease})
+	for i := range 3 {
+		id := fmt.Sprintf("after-%d", i)
+		e.send(t, "orders", newMsg(id))
+		// A message handed to a dead stream comes back only after the
+		// stream's ack deadline (10 s at least).
+		got := receiveOne(t, next, streamAckDeadline(gcpLease)/2)
+		if got.Header.MessageID != id {
+			t.Fatalf("received %s, want %s: an acknowledged message came back", got.Header.MessageID, id)
+		}
+		if err := next.Acknowledge(ctxT(t, 5*time.Second), got); err != nil {
+			t.Fatalf("acknowledge %s: %v", id, err)
+		}
+	}
+	// A lost acknowledgement brings its message back after the stream's
+	// ack deadline, half as much again for a loaded machine.
+	expectNone(t, next, streamAckDeadline(gcpLease)*3/2+time.Second)
+}
+
+// Close is bounded (CloseTimeout) when a delivered message is never
+// settled: it returns an error naming the subscription instead of waiting
+// for the client for ever ("nothing hangs"; the message comes back once
+// the client is closed, as after a kill).
+func TestStreamCloseBoundedWhenAMessageIsUnsettled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+	const bound = time.Second
+	c := NewStreamConsumer(e.client, NewProducer(e.client, ProducerOptions{}), ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, Logger: e.log, CloseTimeout: bound})
+	e.send(t, "orders", newMsg("held"))
+	_ = receiveOne(t, c, 30*time.Second) // never settled
+	began := time.Now()
+	err := c.Close(context.Background())
+	took := time.Since(began)
+	if err == nil || !strings.Contains(err.Error(), "orders-sub") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want a deadline error naming orders-sub", err)
+	}
+	if took < bound || took > 10*bound {
+		t.Fatalf("Close returned after %s, want about its CloseTimeout of %s", took, bound)
 	}
 }
