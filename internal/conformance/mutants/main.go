@@ -184,6 +184,11 @@ var set = []mutant{
 		Old:  "ext := min(l.lease, left)",
 		New:  "ext := left",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "I123")},
+	{Name: "stream-timed-shutdown", What: "the Pub/Sub stream client shuts down on a timer (the stream cancelled first): the last acknowledgements are dropped and Google's emulator goes on delivering to the dead stream",
+		File: "internal/broker/gcp/consumer.go",
+		Old:  "pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}",
+		New:  "pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorNackImmediately, Timeout: 5 * time.Second}",
+		Run:  cells(pubsub, "^Stream$/reactor", "I152")},
 }
 
 func init() {
