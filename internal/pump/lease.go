@@ -44,12 +44,19 @@ const (
 // consumer's broker.LeaseExtender. A nil *leases (the consumer offers no
 // lease, or Lease reports 0) does nothing.
 //
-// Tracking is on every message's path, so its per-message cost is an atomic
-// load and a compare-and-swap: each Receive's batch gets one leaseBatch (one
-// pointer-free slab of states, registered under mu once), a message's
-// leaseRef travels with it to its worker, and mu is taken per message only
-// while an extension call for it is under way (issue 12: at most 3% of throughput;
-// docs/performance.md).
+// Tracking is on every message's path, so its per-message cost is an
+// atomic load and one compare-and-swap:
+//   - each Receive's batch is one allocation (its states inline), linked
+//     into the tracker under mu once, with one reading of the monotonic
+//     clock;
+//   - a message's leaseRef travels with it to its worker;
+//   - a batch whose messages all ended is unlinked by a later hold (or the
+//     schedule's tick), not by its last message, so that ending a message
+//     takes no lock and no second atomic;
+//   - mu is taken per message only while an extension call for it is
+//     under way.
+//
+// Issue 12 asks for at most 3% of throughput; docs/performance.md.
 type leases struct {
 	ext    broker.LeaseExtender
 	lease  time.Duration
@@ -61,21 +68,48 @@ type leases struct {
 	// extended is signalled (on mu) when an extension call ends, for a
 	// message's end or lapse check waiting on it.
 	extended sync.Cond
-	// batches lists every batch with a message still tracked (linked
+	// batches lists, newest first, every batch that may still have a
+	// message tracked; oldest is its other end. The list is linked
 	// through the batches themselves: no map hashing and no allocation per
-	// receive, as a map or container/list would cost); a batch leaves when
-	// its last message's tracking ends.
-	batches *leaseBatch
+	// receive, as a map or container/list would cost. A batch whose
+	// messages all ended stays listed until a sweep unlinks it.
+	batches, oldest *leaseBatch
+	// listed is how many batches are listed. sweepAt is the count at which
+	// hold sweeps the whole list, not just its oldest end, so that a
+	// message held long at the oldest end cannot keep the ended batches
+	// behind it listed. The threshold doubles with what survives a sweep,
+	// so sweeping costs O(1) per hold, amortised.
+	listed, sweepAt int
 }
+
+// leaseInline is how many states a batch holds without a second
+// allocation: Brighter's maximum bufferSize.
+const leaseInline = 10
+
+// minSweepAt is the smallest listed count at which hold sweeps the whole
+// list.
+const minSweepAt = 64
 
 // leaseBatch is the lease tracking of one Receive's messages.
 type leaseBatch struct {
 	ms       []*message.Message // the batch Receive returned (not modified)
-	states   []leaseState       // ms[i]'s is states[i]
+	states   []leaseState       // ms[i]'s is states[i]; inline's when it fits
 	received time.Duration      // when Receive returned it (an offset from leases.base)
-	live     atomic.Int32       // states not yet leaseEnded
-	// prev and next link the batches leases tracks (under leases.mu).
+	// prev (the newer neighbour) and next link the batches leases lists
+	// (under leases.mu).
 	prev, next *leaseBatch
+	inline     [leaseInline]leaseState
+}
+
+// done reports whether every message of b is leaseEnded, so that b may be
+// unlinked.
+func (b *leaseBatch) done() bool {
+	for i := range b.states {
+		if b.states[i].phase.Load() != leaseEnded {
+			return false
+		}
+	}
+	return true
 }
 
 // at returns the reference to the batch's i-th message's lease; the zero
@@ -148,7 +182,7 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 	if lease <= 0 {
 		return nil
 	}
-	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now()}
+	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now(), sweepAt: minSweepAt}
 	l.extended.L = &l.mu
 	return l
 }
@@ -156,51 +190,78 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 // at is t as an offset from l.base.
 func (l *leases) at(t time.Time) time.Duration { return t.Sub(l.base) }
 
-// hold starts tracking a batch Receive returned at at, and returns it (nil
-// when l is nil): the batch's i-th message's state is its at(i).
-func (l *leases) hold(ms []*message.Message, at time.Time) *leaseBatch {
+// hold starts tracking a batch Receive has just returned, and returns it
+// (nil when l is nil): the batch's i-th message's state is its at(i). The
+// lease's clock starts now, read from the monotonic clock only (time.Now
+// reads the wall clock too, and costs twice as much).
+func (l *leases) hold(ms []*message.Message) *leaseBatch {
 	if l == nil {
 		return nil
 	}
-	t := l.at(at)
-	b := &leaseBatch{ms: ms, states: make([]leaseState, len(ms)), received: t}
+	b := &leaseBatch{ms: ms, received: time.Since(l.base)}
+	if len(ms) <= leaseInline {
+		b.states = b.inline[:len(ms)]
+	} else {
+		b.states = make([]leaseState, len(ms))
+	}
 	// A state starts leaseHeld (0) with its first lease (moved 0): only a
 	// message that lends no lease is written.
-	live := len(ms)
+	live := false
 	for i, m := range ms {
 		if m.Receipt == nil || m.Header.MessageType == message.MTQuit {
 			b.states[i].phase.Store(leaseEnded)
-			live--
+		} else {
+			live = true
 		}
 	}
-	if live > 0 {
-		b.live.Store(int32(live))
-		l.mu.Lock()
+	l.mu.Lock()
+	// A run handles its batches in order, so the oldest end first: unlink
+	// those that did.
+	for l.oldest != nil && l.oldest.done() {
+		l.unlink(l.oldest)
+	}
+	if l.listed >= l.sweepAt {
+		l.sweep()
+		l.sweepAt = max(minSweepAt, 2*l.listed)
+	}
+	if live {
 		b.next = l.batches
 		if b.next != nil {
 			b.next.prev = b
+		} else {
+			l.oldest = b
 		}
 		l.batches = b
-		l.mu.Unlock()
+		l.listed++
 	}
+	l.mu.Unlock()
 	return b
 }
 
-// ended is called once per state that reached leaseEnded from leaseHeld:
-// the batch leaves the tracker with its last message.
-func (l *leases) ended(b *leaseBatch) {
-	if b.live.Add(-1) == 0 {
-		l.mu.Lock()
-		if b.prev != nil {
-			b.prev.next = b.next
-		} else {
-			l.batches = b.next
+// unlink takes b out of l's list; l.mu is held.
+func (l *leases) unlink(b *leaseBatch) {
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		l.batches = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	} else {
+		l.oldest = b.prev
+	}
+	b.prev, b.next = nil, nil
+	l.listed--
+}
+
+// sweep unlinks every listed batch whose messages all ended; l.mu is held.
+func (l *leases) sweep() {
+	for b := l.batches; b != nil; {
+		next := b.next
+		if b.done() {
+			l.unlink(b)
 		}
-		if b.next != nil {
-			b.next.prev = b.prev
-		}
-		b.prev, b.next = nil, nil
-		l.mu.Unlock()
+		b = next
 	}
 }
 
@@ -233,7 +294,6 @@ func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 			l.waitExtension(st) // then look again at the lease it left
 		default:
 			if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
-				l.ended(ref.b)
 				return true
 			}
 		}
@@ -250,7 +310,6 @@ func (l *leases) end(ref leaseRef) {
 	}
 	for {
 		if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
-			l.ended(ref.b)
 			return
 		}
 		if st.phase.Load() == leaseEnded {
@@ -294,6 +353,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	var d time.Duration
 	t := l.at(now)
 	l.mu.Lock()
+	l.sweep()
 	for b := l.batches; b != nil; b = b.next {
 		for i := range b.states {
 			st := &b.states[i]

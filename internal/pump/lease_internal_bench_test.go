@@ -39,7 +39,7 @@ func BenchmarkLeaseTracking(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; done += len(ms) {
-		lb := l.hold(ms, time.Now())
+		lb := l.hold(ms)
 		now := time.Now() // the pump reads this clock anyway, for the handler's start
 		for i := range ms {
 			ref := lb.at(i)

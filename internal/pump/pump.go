@@ -370,7 +370,7 @@ func (r *run) receive() ([]*message.Message, *leaseBatch, bool) {
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
 	var lb *leaseBatch
 	if len(ms) > 0 && r.leases != nil {
-		lb = r.leases.hold(ms, time.Now())
+		lb = r.leases.hold(ms)
 	}
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
