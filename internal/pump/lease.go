@@ -222,7 +222,6 @@ func (l *leases) hold(ms []*message.Message) *leaseBatch {
 	}
 	if l.listed >= l.sweepAt {
 		l.sweep()
-		l.sweepAt = max(minSweepAt, 2*l.listed)
 	}
 	if live {
 		b.next = l.batches
@@ -254,7 +253,8 @@ func (l *leases) unlink(b *leaseBatch) {
 	l.listed--
 }
 
-// sweep unlinks every listed batch whose messages all ended; l.mu is held.
+// sweep unlinks every listed batch whose messages all ended, and sets the
+// next sweep's threshold to twice what is left; l.mu is held.
 func (l *leases) sweep() {
 	for b := l.batches; b != nil; {
 		next := b.next
@@ -263,6 +263,7 @@ func (l *leases) sweep() {
 		}
 		b = next
 	}
+	l.sweepAt = max(minSweepAt, 2*l.listed)
 }
 
 // waitExtension waits until no extension call for st is under way.
