@@ -46,9 +46,10 @@ const (
 //
 // Tracking is on every message's path, so its per-message cost is an
 // atomic load and one compare-and-swap:
-//   - each Receive's batch is one allocation (its states inline), linked
-//     into the tracker under mu once, with one reading of the monotonic
-//     clock;
+//   - each Receive's batch is linked into the tracker under mu once, with
+//     one reading of the monotonic clock; a batch of up to leaseInline
+//     messages keeps its states inline, and is reused once its messages
+//     all ended, so that a receive allocates nothing;
 //   - a message's leaseRef travels with it to its worker;
 //   - a batch whose messages all ended is unlinked by a later hold (or the
 //     schedule's tick), not by its last message, so that ending a message
@@ -80,52 +81,98 @@ type leases struct {
 	// behind it listed. The threshold doubles with what survives a sweep,
 	// so sweeping costs O(1) per hold, amortised.
 	listed, sweepAt int
+	// free holds up to maxFree unlinked batches (linked through next) for
+	// hold to reuse; nfree is how many.
+	free  *leaseBatch
+	nfree int
 }
 
 // leaseInline is how many states a batch holds without a second
-// allocation: Brighter's maximum bufferSize.
+// allocation: Brighter's maximum bufferSize. Only such a batch is reused.
 const leaseInline = 10
 
 // minSweepAt is the smallest listed count at which hold sweeps the whole
 // list.
 const minSweepAt = 64
 
-// leaseBatch is the lease tracking of one Receive's messages.
+// maxFree is how many unlinked batches the tracker keeps for reuse: more
+// than a run has in flight at once (performers x receive-ahead), so a
+// steady run allocates none, and few enough to hold little memory
+// (about 300 bytes each).
+const maxFree = 64
+
+// leaseBatch is the lease tracking of one Receive's messages. A batch is
+// reused for a later Receive once its messages all ended; gen tells its
+// uses apart, so that a leaseRef of an earlier use (an end called again)
+// cannot touch a later one's states.
 type leaseBatch struct {
-	ms       []*message.Message // the batch Receive returned (not modified)
-	states   []leaseState       // ms[i]'s is states[i]; inline's when it fits
+	ms       []*message.Message // the batch Receive returned (not modified); under leases.mu
+	n        int                // len(ms): how many states are in use; under leases.mu
+	gen      uint64             // this use's generation, from 1; see leaseState
 	received time.Duration      // when Receive returned it (an offset from leases.base)
 	// prev (the newer neighbour) and next link the batches leases lists
-	// (under leases.mu).
+	// (under leases.mu); next also links the free batches.
 	prev, next *leaseBatch
-	inline     [leaseInline]leaseState
+	// extended is set (under leases.mu) when any state's lease was moved,
+	// so that a reuse knows it must reset them.
+	extended bool
+	inline   [leaseInline]leaseState
+	extra    []leaseState // states leaseInline and on; set before the batch is shared
 }
 
-// done reports whether every message of b is leaseEnded, so that b may be
-// unlinked.
+// state is the batch's i-th state.
+func (b *leaseBatch) state(i int) *leaseState {
+	if i < leaseInline {
+		return &b.inline[i]
+	}
+	return &b.extra[i-leaseInline]
+}
+
+// done reports whether every message of b is leaseEnded in its current
+// use, so that b may be unlinked (and reused); leases.mu is held.
 func (b *leaseBatch) done() bool {
-	for i := range b.states {
-		if b.states[i].phase.Load() != leaseEnded {
+	ended := b.word(leaseEnded)
+	for i := range b.n {
+		if b.state(i).word.Load() != ended {
 			return false
 		}
 	}
 	return true
 }
 
-// at returns the reference to the batch's i-th message's lease; the zero
-// leaseRef (no lease tracked) when b is nil.
-func (b *leaseBatch) at(i int) leaseRef {
-	if b == nil {
-		return leaseRef{}
-	}
-	return leaseRef{b: b, i: i}
+// word is the state word of phase ph (leaseExtending, leaseCapped or
+// leaseEnded) in b's current use; leases.mu is held, or the caller holds a
+// reference of that use.
+func (b *leaseBatch) word(ph uint64) uint64 { return genWord(b.gen, ph) }
+
+// at returns the reference to the batch's i-th message's lease in its
+// current use; leases.mu is held.
+func (b *leaseBatch) at(i int) leaseRef { return leaseRef{b: b, gen: b.gen, i: i} }
+
+// heldBatch is one use of a batch, as hold returns it: the references it
+// hands out name that use even once the batch is reused (its gen is read
+// here, not from the batch, which a later hold may be reusing). The zero
+// heldBatch tracks nothing.
+type heldBatch struct {
+	b   *leaseBatch
+	gen uint64
 }
 
-// leaseRef names one message's lease tracking: the i-th of batch b. The
-// zero leaseRef tracks nothing.
+// at returns the reference to the batch's i-th message's lease; the zero
+// leaseRef (no lease tracked) for the zero heldBatch.
+func (h heldBatch) at(i int) leaseRef {
+	if h.b == nil {
+		return leaseRef{}
+	}
+	return leaseRef{b: h.b, gen: h.gen, i: i}
+}
+
+// leaseRef names one message's lease tracking: the i-th of batch b in its
+// use gen. The zero leaseRef tracks nothing.
 type leaseRef struct {
-	b *leaseBatch
-	i int
+	b   *leaseBatch
+	gen uint64
+	i   int
 }
 
 // state is the referenced state, nil for the zero leaseRef.
@@ -133,28 +180,48 @@ func (r leaseRef) state() *leaseState {
 	if r.b == nil {
 		return nil
 	}
-	return &r.b.states[r.i]
+	return r.b.state(r.i)
 }
 
-// Phases of a leaseState.
+// word is the state word of phase ph in r's use.
+func (r leaseRef) word(ph uint64) uint64 { return genWord(r.gen, ph) }
+
+// held reports whether w, a state word, is leaseHeld in r's use: it was
+// written in no later use than the one before (the zero word, or the word
+// an earlier use ended with), or it is heldWord(r.gen).
+func (r leaseRef) held(w uint64) bool { return w < genWord(r.gen, 0) }
+
+// Phases of a leaseState in one use of its batch (the low bits of its
+// word). Held is not among them: a state is leaseHeld in use g while its
+// word is below genWord(g, 0), so a batch reused for use g+1 needs no
+// write per state to make them all held again; heldWord(g) is the word an
+// extension leaves.
 const (
-	leaseHeld      int32 = iota // tracked; its lease may be extended
-	leaseExtending              // an extension call for it is under way
-	leaseEnded                  // its settle began, it lapsed, or it was never tracked
+	leaseExtending uint64 = iota // an extension call for it is under way
+	leaseCapped                  // held, the extension cap reached: extended no more
+	leaseEnded                   // its settle began, it lapsed, or it was never tracked
+	leasePhaseBits = 2
 )
 
+// genWord is the state word of phase ph in use gen.
+func genWord(gen, ph uint64) uint64 { return gen<<leasePhaseBits | ph }
+
+// heldWord is a word that is leaseHeld in use gen.
+func heldWord(gen uint64) uint64 { return genWord(gen, 0) - 1 }
+
 // leaseState is one held message's lease. Its zero value is a message
-// held on its first lease, so a batch's slab needs no per-message write.
+// held on its first lease (in any use from 1), so a new batch's states
+// need no per-message write, and neither do a reused batch's.
 //
-// It holds no pointer, so a batch's slab costs the garbage collector no
+// It holds no pointer, so a batch's states cost the garbage collector no
 // scan, and it is 16 bytes: what every message carries is kept small.
 type leaseState struct {
-	// phase: leaseHeld, leaseExtending or leaseEnded. An end or lapse
-	// check that finds leaseExtending waits for the call (on
+	// word is the state's use and phase (genWord): leaseHeld below
+	// genWord(gen, 0), else leaseExtending, leaseCapped or leaseEnded. An
+	// end or lapse check that finds leaseExtending waits for the call (on
 	// leases.extended) so that no extension lands after a settle began (an
 	// extension after a requeue would override the requeue delay).
-	phase  atomic.Int32
-	capped bool // the extension cap was reached; extendDue's own
+	word atomic.Uint64
 	// moved is how far the current lease's end lies past the first
 	// lease's (its batch's received + lease), a time.Duration: 0 until an
 	// extension, so hold stores nothing per message.
@@ -167,8 +234,10 @@ func (l *leases) expires(b *leaseBatch, st *leaseState) time.Duration {
 	return b.received + l.lease + time.Duration(st.moved.Load())
 }
 
-// setExpires makes t the end of st's current lease; st is b's.
+// setExpires makes t the end of st's current lease; st is b's, and
+// leases.mu is held.
 func (l *leases) setExpires(b *leaseBatch, st *leaseState, t time.Duration) {
+	b.extended = true
 	st.moved.Store(int64(t - b.received - l.lease))
 }
 
@@ -191,29 +260,15 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 func (l *leases) at(t time.Time) time.Duration { return t.Sub(l.base) }
 
 // hold starts tracking a batch Receive has just returned, and returns it
-// (nil when l is nil): the batch's i-th message's state is its at(i). The
+// (the zero heldBatch when l is nil): the batch's i-th message's state is
+// its at(i). The
 // lease's clock starts now, read from the monotonic clock only (time.Now
 // reads the wall clock too, and costs twice as much).
-func (l *leases) hold(ms []*message.Message) *leaseBatch {
+func (l *leases) hold(ms []*message.Message) heldBatch {
 	if l == nil {
-		return nil
+		return heldBatch{}
 	}
-	b := &leaseBatch{ms: ms, received: time.Since(l.base)}
-	if len(ms) <= leaseInline {
-		b.states = b.inline[:len(ms)]
-	} else {
-		b.states = make([]leaseState, len(ms))
-	}
-	// A state starts leaseHeld (0) with its first lease (moved 0): only a
-	// message that lends no lease is written.
-	live := false
-	for i, m := range ms {
-		if m.Receipt == nil || m.Header.MessageType == message.MTQuit {
-			b.states[i].phase.Store(leaseEnded)
-		} else {
-			live = true
-		}
-	}
+	received := time.Since(l.base)
 	l.mu.Lock()
 	// A run handles its batches in order, so the oldest end first: unlink
 	// those that did.
@@ -223,6 +278,37 @@ func (l *leases) hold(ms []*message.Message) *leaseBatch {
 	if l.listed >= l.sweepAt {
 		l.sweep()
 	}
+	var b *leaseBatch
+	if l.free != nil && len(ms) <= leaseInline {
+		b = l.free
+		l.free, b.next = b.next, nil
+		l.nfree--
+		b.gen++
+		if b.extended {
+			for i := range b.inline {
+				b.inline[i].moved.Store(0)
+			}
+			b.extended = false
+		}
+	} else {
+		b = &leaseBatch{gen: 1}
+		if len(ms) > leaseInline {
+			b.extra = make([]leaseState, len(ms)-leaseInline)
+		}
+	}
+	b.ms, b.n, b.received = ms, len(ms), received
+	// Every state is leaseHeld with its first lease: only a message that
+	// lends no lease is written.
+	live := false
+	for i, m := range ms {
+		if m.Receipt == nil || m.Header.MessageType == message.MTQuit {
+			b.state(i).word.Store(b.word(leaseEnded))
+		} else {
+			live = true
+		}
+	}
+	// A batch with nothing tracked is not listed, and so never reused:
+	// its references may be used at any time.
 	if live {
 		b.next = l.batches
 		if b.next != nil {
@@ -233,11 +319,13 @@ func (l *leases) hold(ms []*message.Message) *leaseBatch {
 		l.batches = b
 		l.listed++
 	}
+	h := heldBatch{b: b, gen: b.gen}
 	l.mu.Unlock()
-	return b
+	return h
 }
 
-// unlink takes b out of l's list; l.mu is held.
+// unlink takes b out of l's list, and keeps it for reuse when it fits
+// inline and the free list has room; l.mu is held and b is done.
 func (l *leases) unlink(b *leaseBatch) {
 	if b.prev != nil {
 		b.prev.next = b.next
@@ -251,6 +339,12 @@ func (l *leases) unlink(b *leaseBatch) {
 	}
 	b.prev, b.next = nil, nil
 	l.listed--
+	if b.n <= leaseInline && l.nfree < maxFree {
+		b.ms = nil // the messages are not kept alive by a free batch
+		b.next = l.free
+		l.free = b
+		l.nfree++
+	}
 }
 
 // sweep unlinks every listed batch whose messages all ended, and sets the
@@ -266,18 +360,30 @@ func (l *leases) sweep() {
 	l.sweepAt = max(minSweepAt, 2*l.listed)
 }
 
-// waitExtension waits until no extension call for st is under way.
-func (l *leases) waitExtension(st *leaseState) {
+// waitExtension waits until no extension call for ref's state is under
+// way.
+func (l *leases) waitExtension(ref leaseRef) {
+	st := ref.state()
 	l.mu.Lock()
-	for st.phase.Load() == leaseExtending {
+	for st.word.Load() == ref.word(leaseExtending) {
 		l.extended.Wait()
 	}
 	l.mu.Unlock()
 }
 
-// lapsed reports whether st's lease has run out (or is about to) so that
+// tracked reports whether w, ref's state word, is still tracked in ref's
+// use: held (at the cap or not) or being extended. It is false once ended,
+// and for a ref of an earlier use of its batch (an end called again).
+func (ref leaseRef) tracked(w uint64) bool {
+	return ref.held(w) || w == ref.word(leaseCapped) || w == ref.word(leaseExtending)
+}
+
+// lapsed reports whether ref's lease has run out (or is about to) so that
 // its message must not be dispatched; a lapsed message is no longer
-// tracked. The zero ref (no lease tracked) never lapses.
+// tracked. The zero ref (no lease tracked) never lapses, nor does an ended
+// one. Only the message's holder asks, before it ends the message: once
+// its message ended, a ref's batch may be reused, and only end may still
+// be called with it.
 func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 	st := ref.state()
 	if l == nil || st == nil {
@@ -285,18 +391,16 @@ func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 	}
 	t := l.at(now)
 	for {
-		if t < l.expires(ref.b, st)-l.lease/leaseMarginDiv {
+		w := st.word.Load()
+		switch {
+		case !ref.tracked(w):
 			return false
-		}
-		switch st.phase.Load() {
-		case leaseEnded:
+		case t < l.expires(ref.b, st)-l.lease/leaseMarginDiv:
 			return false
-		case leaseExtending:
-			l.waitExtension(st) // then look again at the lease it left
-		default:
-			if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
-				return true
-			}
+		case w == ref.word(leaseExtending):
+			l.waitExtension(ref) // then look again at the lease it left
+		case st.word.CompareAndSwap(w, ref.word(leaseEnded)):
+			return true
 		}
 	}
 }
@@ -310,13 +414,15 @@ func (l *leases) end(ref leaseRef) {
 		return
 	}
 	for {
-		if st.phase.CompareAndSwap(leaseHeld, leaseEnded) {
+		w := st.word.Load()
+		switch {
+		case !ref.tracked(w):
+			return
+		case w == ref.word(leaseExtending):
+			l.waitExtension(ref)
+		case st.word.CompareAndSwap(w, ref.word(leaseEnded)):
 			return
 		}
-		if st.phase.Load() == leaseEnded {
-			return
-		}
-		l.waitExtension(st)
 	}
 }
 
@@ -356,24 +462,27 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	l.mu.Lock()
 	l.sweep()
 	for b := l.batches; b != nil; b = b.next {
-		for i := range b.states {
-			st := &b.states[i]
-			if st.capped || st.phase.Load() != leaseHeld || l.expires(b, st)-t > l.lease/leaseExtendAt {
-				continue
+		for i := range b.n {
+			st := b.state(i)
+			ref := b.at(i)
+			w := st.word.Load()
+			if !ref.held(w) || l.expires(b, st)-t > l.lease/leaseExtendAt {
+				continue // ended, at the cap or not due
 			}
 			m := b.ms[i]
 			// The longest this message may still be held: up to its first
 			// lease's end plus the cap.
 			left := b.received + l.lease + l.maxExt - t
 			if left <= l.lease/leaseExtendAt {
-				st.capped = true
-				l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received})
+				if st.word.CompareAndSwap(w, ref.word(leaseCapped)) {
+					l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received})
+				}
 				continue
 			}
-			if !st.phase.CompareAndSwap(leaseHeld, leaseExtending) {
+			if !st.word.CompareAndSwap(w, ref.word(leaseExtending)) {
 				continue // its settle began
 			}
-			due = append(due, leaseRef{b: b, i: i})
+			due = append(due, ref)
 			ms = append(ms, m)
 			ext := min(l.lease, left)
 			if d == 0 || ext < d {
@@ -413,6 +522,6 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			// and the broker redelivers it.
 			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
 		}
-		st.phase.Store(leaseHeld)
+		st.word.Store(heldWord(ref.gen))
 	}
 }

@@ -1,6 +1,8 @@
 package pump
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +42,7 @@ func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
 		l := trackerOf(t)
 		for range 1000 {
 			b := l.hold(batchOf(10))
-			for i := range b.states {
+			for i := range b.b.n {
 				l.end(b.at(i))
 			}
 			if l.listed > 2 {
@@ -57,7 +59,7 @@ func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
 		most := 0
 		for range 5000 {
 			b := l.hold(batchOf(10))
-			for i := range b.states {
+			for i := range b.b.n {
 				l.end(b.at(i))
 			}
 			most = max(most, l.listed)
@@ -65,7 +67,7 @@ func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
 		if most > 2*minSweepAt {
 			t.Fatalf("up to %d batches listed behind one held message, want at most %d", most, 2*minSweepAt)
 		}
-		if l.oldest != stuck {
+		if l.oldest != stuck.b {
 			t.Fatal("the batch with the held message was unlinked")
 		}
 		if !l.lapsed(stuck.at(0), time.Now().Add(time.Minute)) {
@@ -79,17 +81,180 @@ func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
 	t.Run("more messages than fit inline", func(t *testing.T) {
 		l := trackerOf(t)
 		b := l.hold(batchOf(leaseInline + 5))
-		if len(b.states) != leaseInline+5 {
-			t.Fatalf("%d states for %d messages", len(b.states), leaseInline+5)
+		if b.b.n != leaseInline+5 || len(b.b.extra) != 5 {
+			t.Fatalf("%d states (%d beyond the inline ones) for %d messages", b.b.n, len(b.b.extra), leaseInline+5)
 		}
-		for i := range b.states {
+		for i := range b.b.n {
 			if l.lapsed(b.at(i), time.Now()) {
 				t.Fatalf("message %d lapsed on receipt", i)
 			}
 			l.end(b.at(i))
 		}
-		if !b.done() {
+		if !b.b.done() {
 			t.Fatal("the batch is not done after every message ended")
 		}
 	})
+}
+
+// TestLeaseTrackerReusesBatches_Issue12: a batch whose messages all ended
+// is reused by a later hold, so a steady run allocates nothing for
+// tracking; a reference of the earlier use (an end called again, as a
+// handler cut off by a stop does) touches nothing of the later one; and a
+// reused batch starts on a first lease even if its earlier use was
+// extended.
+func TestLeaseTrackerReusesBatches_Issue12(t *testing.T) {
+	t.Run("a receive allocates nothing", func(t *testing.T) {
+		l := trackerOf(t)
+		ms := batchOf(10)
+		allocs := testing.AllocsPerRun(1000, func() {
+			b := l.hold(ms)
+			for i := range b.b.n {
+				l.end(b.at(i))
+			}
+		})
+		if allocs != 0 {
+			t.Fatalf("%v allocations per receive of 10, want 0", allocs)
+		}
+	})
+	t.Run("an earlier use's end touches nothing", func(t *testing.T) {
+		l := trackerOf(t)
+		first := l.hold(batchOf(10))
+		old := first.at(3)
+		for i := range first.b.n {
+			l.end(first.at(i))
+		}
+		second := l.hold(batchOf(10))
+		if second.b != first.b {
+			t.Fatal("the ended batch was not reused")
+		}
+		l.end(old)
+		// A reference taken from the earlier use after the reuse (the
+		// Reactor releasing the rest of a batch at a stop) is the earlier
+		// use's too.
+		late := first.at(5)
+		l.end(late)
+		if l.lapsed(old, time.Now().Add(time.Minute)) || l.lapsed(late, time.Now().Add(time.Minute)) {
+			t.Fatal("a reference of the earlier use lapsed")
+		}
+		for _, i := range []int{3, 5} {
+			if !l.lapsed(second.at(i), time.Now().Add(time.Minute)) {
+				t.Fatalf("the later use's message %d is no longer tracked after an earlier use's end", i)
+			}
+		}
+		if second.b.done() {
+			t.Fatal("the reused batch is done with 8 of its messages held")
+		}
+	})
+	t.Run("a reused batch starts on its first lease", func(t *testing.T) {
+		br := memory.NewBroker(false)
+		c := br.NewConsumer(memory.ConsumerOptions{Queue: "q", BufferSize: 10, VisibilityTimeout: 30 * time.Second})
+		for i := range 20 {
+			if err := br.Publish(context.Background(), "q", message.New("m"+string(rune('a'+i)), "q", message.MTCommand, []byte(`{}`))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var events []Event
+		l := newLeases(c, DefaultMaxLeaseExtension, func(e Event) { events = append(events, e) })
+		ms, err := c.Receive(t.Context(), time.Second)
+		if err != nil || len(ms) != 10 {
+			t.Fatalf("receive: %d messages, %v", len(ms), err)
+		}
+		first := l.hold(ms)
+		l.extendDue(t.Context(), time.Now().Add(20*time.Second)) // 10 s left of 30: due
+		extended := 0
+		for _, e := range events {
+			if e.Kind == EventLeaseExtended {
+				extended++
+			}
+		}
+		if extended != 10 {
+			t.Fatalf("%d of 10 leases extended", extended)
+		}
+		if !first.b.extended {
+			t.Fatal("the batch is not marked extended after its leases were")
+		}
+		// An extension lasts a lease from its call; move the first's end a
+		// minute on, as a longer run of extensions would.
+		l.mu.Lock()
+		l.setExpires(first.b, first.b.state(0), first.b.received+l.lease+time.Minute)
+		l.mu.Unlock()
+		if l.lapsed(first.at(0), time.Now().Add(29*time.Second)) {
+			t.Fatal("a lease extended by a minute lapsed at its first lease's end")
+		}
+		for i := range first.b.n {
+			l.end(first.at(i))
+		}
+		ms, err = c.Receive(t.Context(), time.Second)
+		if err != nil || len(ms) != 10 {
+			t.Fatalf("receive: %d messages, %v", len(ms), err)
+		}
+		second := l.hold(ms)
+		if second.b != first.b {
+			t.Fatal("the ended batch was not reused")
+		}
+		if !l.lapsed(second.at(0), time.Now().Add(29*time.Second)) {
+			t.Fatal("a reused batch kept its earlier use's extension: not lapsed at its first lease's end")
+		}
+	})
+}
+
+// TestLeaseTrackerReuseUnderConcurrency_Issue12: two receivers hold
+// batches while four workers end each message twice (as a cut-off handler
+// does), and the receivers end each batch's last message themselves
+// through a reference taken late, when the batch may already be reused
+// (as the Reactor's stop does): no other message is found ended before
+// its own worker ends it. Run with -race.
+func TestLeaseTrackerReuseUnderConcurrency_Issue12(t *testing.T) {
+	l := trackerOf(t)
+	refs := make(chan leaseRef, 64)
+	errs := make(chan string, 8)
+	var receivers, workers sync.WaitGroup
+	for range 2 {
+		receivers.Add(1)
+		go func() {
+			defer receivers.Done()
+			for range 2000 {
+				h := l.hold(batchOf(10))
+				for i := range 10 {
+					refs <- h.at(i)
+				}
+				l.end(h.at(9)) // late: its worker may have ended it and the batch be reused
+			}
+		}()
+	}
+	for range 4 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for ref := range refs {
+				// Message 9 is the receivers' to end late, so its worker's
+				// reference may be stale by now; every other one is its
+				// worker's alone.
+				if ref.i != 9 && !ref.held(ref.state().word.Load()) {
+					select {
+					case errs <- "a message was ended before its worker ended it":
+					default:
+					}
+				}
+				if ref.i != 9 && l.lapsed(ref, time.Now()) {
+					select {
+					case errs <- "a fresh message lapsed":
+					default:
+					}
+				}
+				l.end(ref)
+				l.end(ref)
+			}
+		}()
+	}
+	receivers.Wait()
+	close(refs)
+	workers.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if l.nfree == 0 {
+		t.Fatal("no batch was reused")
+	}
 }

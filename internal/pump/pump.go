@@ -357,18 +357,18 @@ func (r *run) sleep(d time.Duration) bool {
 // when there is nothing to do now), its lease tracking (nil when none is
 // tracked: the i-th message's state is at(i)) and false when the pump must
 // stop.
-func (r *run) receive() ([]*message.Message, *leaseBatch, bool) {
+func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	p := r.p
 	if p.limitHit.Load() {
-		return nil, nil, false
+		return nil, heldBatch{}, false
 	}
 	if r.stopping() {
-		return nil, nil, false
+		return nil, heldBatch{}, false
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
-	var lb *leaseBatch
+	var lb heldBatch
 	if len(ms) > 0 && r.leases != nil {
 		lb = r.leases.hold(ms)
 	}
@@ -382,19 +382,19 @@ func (r *run) receive() ([]*message.Message, *leaseBatch, bool) {
 	}
 	if err != nil {
 		if r.stopping() && !timedOut {
-			return nil, nil, false
+			return nil, heldBatch{}, false
 		}
 		if errors.Is(err, broker.ErrChannelFailure) {
 			delay := p.failed(err, true)
-			return nil, nil, r.sleep(delay)
+			return nil, heldBatch{}, r.sleep(delay)
 		}
 		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
-		return nil, nil, false
+		return nil, heldBatch{}, false
 	}
 	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
 		r.leases.end(lb.at(0))
-		return nil, nil, r.sleep(p.opts.EmptyChannelDelay)
+		return nil, heldBatch{}, r.sleep(p.opts.EmptyChannelDelay)
 	}
 	return ms, lb, true
 }
