@@ -98,7 +98,7 @@ const minSweepAt = 64
 // maxFree is how many unlinked batches the tracker keeps for reuse: more
 // than a run has in flight at once (performers x receive-ahead), so a
 // steady run allocates none, and few enough to hold little memory
-// (about 300 bytes each).
+// (256 bytes each).
 const maxFree = 64
 
 // leaseBatch is the lease tracking of one Receive's messages. A batch is
