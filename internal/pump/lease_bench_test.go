@@ -22,6 +22,32 @@ type noLeases struct{ *memory.Consumer }
 // Lease reports no lease (broker.LeaseExtender): the pump manages none.
 func (noLeases) Lease() time.Duration { return 0 }
 
+// leasePump is the no-op Ack pump of variant v (one performer, bufferSize
+// 10) over a fresh memory broker's queue "bench", whose consumer lends its
+// 30 s lease when on and hides it (noLeases) when not.
+func leasePump(b *testing.B, v pump.Variant, on bool) (*memory.Broker, *pump.Pump) {
+	b.Helper()
+	br := memory.NewBroker(false)
+	mc := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: benchBuffer, StopWhenEmpty: true, VisibilityTimeout: 30 * time.Second})
+	var c broker.Consumer = noLeases{mc}
+	if on {
+		c = mc
+	}
+	if le, ok := c.(broker.LeaseExtender); ok && (le.Lease() > 0) != on {
+		b.Fatalf("leases on=%v: the consumer lends a lease of %v", on, le.Lease())
+	}
+	p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
+		return pump.Result{Outcome: pump.Ack}
+	}, pump.Options{
+		Subscription: "bench", Variant: v, NoOfPerformers: 1, BufferSize: benchBuffer,
+		TimeOut: 10 * time.Millisecond, RequeueCount: -1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return br, p
+}
+
 // BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease
 // the pump cannot see (off: it tracks nothing) and over the same consumer
 // with its 30 s lease under the default maxLeaseExtension (every message tracked from receive to
@@ -35,24 +61,7 @@ func BenchmarkPumpLeases(b *testing.B) {
 			on   bool
 		}{{"off", false}, {"on", true}} {
 			b.Run(string(v)+"/leases-"+lm.name, func(b *testing.B) {
-				br := memory.NewBroker(false)
-				mc := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: benchBuffer, StopWhenEmpty: true, VisibilityTimeout: 30 * time.Second})
-				var c broker.Consumer = noLeases{mc}
-				if lm.on {
-					c = mc
-				}
-				if le, ok := c.(broker.LeaseExtender); ok && (le.Lease() > 0) != lm.on {
-					b.Fatalf("leases-%s: the consumer lends a lease of %v", lm.name, le.Lease())
-				}
-				p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
-					return pump.Result{Outcome: pump.Ack}
-				}, pump.Options{
-					Subscription: "bench", Variant: v, NoOfPerformers: 1, BufferSize: benchBuffer,
-					TimeOut: 10 * time.Millisecond, RequeueCount: -1,
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+				br, p := leasePump(b, v, lm.on)
 				benchRun(b, br, p)
 			})
 		}
@@ -82,21 +91,7 @@ func BenchmarkPumpLeasesPaired(b *testing.B) {
 				elapsed, cp time.Duration
 			}
 			mk := func(on bool) *side {
-				br := memory.NewBroker(false)
-				mc := br.NewConsumer(memory.ConsumerOptions{Queue: "bench", BufferSize: benchBuffer, StopWhenEmpty: true, VisibilityTimeout: 30 * time.Second})
-				var c broker.Consumer = noLeases{mc}
-				if on {
-					c = mc
-				}
-				p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
-					return pump.Result{Outcome: pump.Ack}
-				}, pump.Options{
-					Subscription: "bench", Variant: v, NoOfPerformers: 1, BufferSize: benchBuffer,
-					TimeOut: 10 * time.Millisecond, RequeueCount: -1,
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+				br, p := leasePump(b, v, on)
 				return &side{br: br, p: p}
 			}
 			off, on := mk(false), mk(true)
