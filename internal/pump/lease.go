@@ -95,10 +95,11 @@ const leaseInline = 10
 // list.
 const minSweepAt = 64
 
-// maxFree is how many unlinked batches the tracker keeps for reuse: more
-// than a run has in flight at once (performers x receive-ahead), so a
-// steady run allocates none, and few enough to hold little memory
-// (256 bytes each).
+// maxFree is how many unlinked batches the tracker keeps for reuse: a
+// run with up to that many batches in flight at once (noOfPerformers
+// receives, and in the Proactor what its workers still hold) allocates
+// none once steady; a larger one allocates for the rest, as it did before
+// reuse. Few enough to hold little memory (256 bytes each).
 const maxFree = 64
 
 // leaseBatch is the lease tracking of one Receive's messages. A batch is
@@ -394,12 +395,20 @@ func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 		w := st.word.Load()
 		switch {
 		case !ref.tracked(w):
+			// First, and reading nothing but the word: an ended ref's
+			// batch may be in a later use (a message hold found without
+			// a receipt is ended before handle asks).
 			return false
 		case t < l.expires(ref.b, st)-l.lease/leaseMarginDiv:
 			return false
 		case w == ref.word(leaseExtending):
 			l.waitExtension(ref) // then look again at the lease it left
 		case st.word.CompareAndSwap(w, ref.word(leaseEnded)):
+			// A tick that extended the lease after the check above and
+			// left the word as it found it (heldWord) does not stop
+			// this: the message is dropped though extended, and comes
+			// back when that lease lapses. Never lost; rare (the tick
+			// must land in the few instructions between).
 			return true
 		}
 	}

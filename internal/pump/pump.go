@@ -354,9 +354,9 @@ func (r *run) sleep(d time.Duration) bool {
 
 // receive does one Receive (up to the consumer's buffer size) and handles
 // failure and emptiness. It returns the batch (nil
-// when there is nothing to do now), its lease tracking (nil when none is
-// tracked: the i-th message's state is at(i)) and false when the pump must
-// stop.
+// when there is nothing to do now), its lease tracking (the zero heldBatch
+// when none is tracked: the i-th message's state is at(i)) and false when
+// the pump must stop.
 func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	p := r.p
 	if p.limitHit.Load() {
@@ -368,10 +368,6 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
-	var lb heldBatch
-	if len(ms) > 0 && r.leases != nil {
-		lb = r.leases.hold(ms)
-	}
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
 	if timedOut && len(ms) == 0 {
@@ -393,10 +389,11 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	}
 	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
-		r.leases.end(lb.at(0))
 		return nil, heldBatch{}, r.sleep(p.opts.EmptyChannelDelay)
 	}
-	return ms, lb, true
+	// Tracked only once the receive is known good: a batch a failed
+	// receive came with is never handled, and would stay listed.
+	return ms, r.leases.hold(ms), true
 }
 
 // release gives a received but undispatched message back to the broker
