@@ -46,32 +46,35 @@ func (c *check) leaseRules(tr TransportRules, s *config.Subscription, lease Span
 	ext, extends := tr.(LeaseExtender)
 	if extends && ext.PumpExtendsLease(s) && s.MaxLeaseExtension > 0 {
 		limit := lease.Value + s.MaxLeaseExtension
-		if s.Handler.Timeout > limit {
+		// A lease of 0 is one lint cannot know (SQS visibilityTimeout 0:
+		// the queue's own, read by consume at start-up).
+		if lease.Value > 0 && s.Handler.Timeout > limit {
 			c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", "maxLeaseExtension"),
 				"subscription %q: handler.timeout %s is longer than %s %s plus maxLeaseExtension %s: a message still being handled is delivered again once its lease is extended no more; raise maxLeaseExtension to at least %s or shorten handler.timeout",
 				name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), config.FormatDuration(s.MaxLeaseExtension), config.FormatDuration(s.Handler.Timeout-lease.Value))
 		}
 		return
 	}
+	// why says why the plain lease must cover the message; fix is the
+	// first remedy, "" when making the lease longer is the only one.
 	why := "lease extension is off (maxLeaseExtension: 0)"
-	fix := "set maxLeaseExtension above 0 (default 1h)"
+	fix := "set maxLeaseExtension above 0 (default 1h), "
 	if !extends || !ext.PumpExtendsLease(s) {
 		why = lease.Field + " is not extended by brighter on this transport"
-		fix = "make " + lastElem(lease.Field) + " longer"
-		if lease.Field == "sqs.visibilityTimeout" {
-			why = "sqs.visibilityTimeout 0s leaves the queue's own, which brighter does not extend"
-			fix = "set sqs.visibilityTimeout"
+		if lease.Field == "gcp.maxExtension" {
+			why = "the Pub/Sub client extends a streamed message's lease for gcp.maxExtension and no longer"
 		}
+		fix = ""
 	}
 	if lease.Value > 0 && s.Handler.Timeout > lease.Value {
 		c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", lease.Field),
-			"subscription %q: handler.timeout %s is longer than %s %s and %s: a message still being handled is delivered again; %s, make %s longer than %s or shorten handler.timeout",
+			"subscription %q: handler.timeout %s is longer than %s %s and %s: a message still being handled is delivered again; %smake %s longer than %s or shorten handler.timeout",
 			name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), why, fix, lastElem(lease.Field), config.FormatDuration(s.Handler.Timeout))
 		return
 	}
 	if held := heldFor(s); lease.Value > 0 && held > lease.Value {
 		c.add(RuleBufferedWaitExceedsLease, pick(s, "bufferSize", lease.Field),
-			"subscription %q: a message may wait in the buffer and then be handled for %s (bufferSize %d, handler.timeout %s), longer than %s %s, and %s: it is dropped unhandled or handled again; %s, lower bufferSize or make %s at least %s",
+			"subscription %q: a message may wait in the buffer and then be handled for %s (bufferSize %d, handler.timeout %s), longer than %s %s, and %s: it is dropped unhandled or handled again; %slower bufferSize or make %s at least %s",
 			name, config.FormatDuration(held), s.BufferSize, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), why, fix, lastElem(lease.Field), config.FormatDuration(held))
 	}
 }

@@ -253,6 +253,11 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 		{name: "sqs 2h handler beyond 30s plus the 1h cap trips", yaml: withExec("sqs", "2h", "drainTimeout: 3h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"handler.timeout 2h", "maxLeaseExtension 1h"}},
 		{name: "sqs 20s handler does not trip", yaml: withExec("sqs", "20s"), want: 0},
+		{name: "sqs visibilityTimeout 0s is the queue's own, extended by consume (issue 12)", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "sqs:\n  visibilityTimeout: 0s"), want: 0},
+		{name: "gcp stream 2m handler beyond 1m maxExtension says one remedy plainly", yaml: withExec("gcp", "2m", "drainTimeout: 3m", "gcp:\n  mode: stream\n  maxExtension: 1m"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"handler.timeout 2m is longer than gcp.maxExtension 1m and the Pub/Sub client extends", "delivered again; make maxExtension longer than 2m or shorten handler.timeout"}},
+		{name: "without extension the remedies read as one list", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"delivered again; set maxLeaseExtension above 0 (default 1h), make visibilityTimeout longer than 1m or shorten handler.timeout"}},
 		{name: "gcp pull 60s handler on 30s ack deadline without extension trips", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"gcp.ackDeadline 30s"}},
 		{name: "gcp pull 60s handler is extended", yaml: withExec("gcp", "60s", "drainTimeout: 2m", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 0},
@@ -277,7 +282,7 @@ func TestBufferedWaitExceedsLease(t *testing.T) {
 		{name: "sqs 10 x 5s reactor on 30s without extension trips", yaml: withExec("sqs", "5s", "bufferSize: 10", "messagePumpType: reactor", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning, contains: []string{"50s"}},
 		{name: "sqs 10 x 5s with extension does not trip", yaml: withExec("sqs", "5s", "bufferSize: 10"), want: 0},
 		{name: "sqs 2 x 5s fits 30s", yaml: withExec("sqs", "5s", "bufferSize: 2", "maxLeaseExtension: 0s"), want: 0},
-		{name: "gcp stream is never extended by the pump", yaml: withExec("gcp", "5s", "bufferSize: 10", "gcp:\n  mode: stream\n  maxExtension: 30s"), want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.maxExtension 30s", "not extended by brighter"}},
+		{name: "gcp stream is never extended by the pump", yaml: withExec("gcp", "5s", "bufferSize: 10", "gcp:\n  mode: stream\n  maxExtension: 30s"), want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.maxExtension 30s", "extends a streamed message's lease for gcp.maxExtension and no longer", "handled again; lower bufferSize or make maxExtension at least 55s"}},
 		{name: "a handler longer than the lease is the other rule", yaml: withExec("sqs", "40s", "bufferSize: 10", "drainTimeout: 1m", "maxLeaseExtension: 0s"), want: 0},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,6 +36,10 @@ const (
 	// LogUndecodable is logged at Warning for a received message that cannot
 	// be decoded; it is presented as MT_UNACCEPTABLE and routed by the pump.
 	LogUndecodable = "sqs message cannot be decoded; presenting it as unacceptable"
+	// LogQueueLeaseUnread is logged at Warning by Resolve when
+	// visibilityTimeout is 0 and the queue's own visibility timeout cannot
+	// be read: the pump then manages no lease for it (issue 12).
+	LogQueueLeaseUnread = "sqs queue visibility timeout unread; leases not extended"
 )
 
 // ConsumerOptions configure a Consumer.
@@ -50,7 +55,8 @@ type ConsumerOptions struct {
 	// BufferSize is MaxNumberOfMessages per receive, 1..10 (0 means 1).
 	BufferSize int
 	// VisibilityTimeout, when positive, is asked for on each receive (whole
-	// seconds); 0 leaves the queue's own.
+	// seconds); 0 leaves the queue's own, which Resolve reads so that the
+	// pump keeps leases of that length (Lease).
 	VisibilityTimeout time.Duration
 	// DeadLetter is deadLetterRoutingKey: the SQS queue rejected messages are
 	// sent to ("" for none); the name goes through QueueName(_, Fifo).
@@ -77,6 +83,10 @@ type Consumer struct {
 
 	attrNames []string
 	sysNames  []types.MessageSystemAttributeName
+
+	// queueLease is the queue's own VisibilityTimeout (nanoseconds) as
+	// Resolve read it when opts.VisibilityTimeout is 0; 0 when unread.
+	queueLease atomic.Int64
 }
 
 var (
@@ -133,11 +143,45 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 // error when the queue is missing or the credentials are refused (the
 // latter wraps broker.ErrNotAuthorized and names the endpoint and the
 // credential source, issue 13). Errors are as Receive's.
+//
+// With VisibilityTimeout 0 it also reads the queue's own visibility timeout
+// (GetQueueAttributes, once), which the consumer's receives then get, so
+// that Lease reports it and the pump extends leases of that length as it
+// does a configured one (issue 12). When it cannot be read, that is logged
+// at Warning (LogQueueLeaseUnread) and not returned: the consumer works,
+// but its leases are not extended.
 func (k *Consumer) Resolve(ctx context.Context) error {
-	if _, err := k.queueURL(ctx); err != nil {
+	url, err := k.queueURL(ctx)
+	if err != nil {
 		return classify(err)
 	}
+	if k.opts.VisibilityTimeout > 0 || k.queueLease.Load() > 0 {
+		return nil
+	}
+	d, err := k.readQueueLease(ctx, url)
+	if err != nil {
+		k.log.WarnContext(ctx, LogQueueLeaseUnread, "sqs_queue", k.name, "error", err.Error())
+		return nil
+	}
+	k.queueLease.Store(int64(d))
 	return nil
+}
+
+// readQueueLease is the VisibilityTimeout attribute of the queue at url.
+func (k *Consumer) readQueueLease(ctx context.Context, url string) (time.Duration, error) {
+	out, err := k.c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameVisibilityTimeout},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("visibility timeout of %s: %w", k.name, err)
+	}
+	v := out.Attributes[string(types.QueueAttributeNameVisibilityTimeout)]
+	secs, err := strconv.Atoi(v)
+	if err != nil || secs < 0 || secs > int(MaxRequeueDelay/time.Second) {
+		return 0, fmt.Errorf("visibility timeout of %s: %q is not 0..%d seconds", k.name, v, int(MaxRequeueDelay/time.Second))
+	}
+	return time.Duration(secs) * time.Second, nil
 }
 
 // QueueName returns the name of the queue the consumer reads.
@@ -225,11 +269,12 @@ func staleEntry(code string, err error) error {
 }
 
 // Lease returns the visibility timeout the consumer asks for on each
-// receive, in the whole seconds SQS grants, or 0 when it leaves the queue's
-// own (then the pump does not manage leases): broker.LeaseExtender.
+// receive, in the whole seconds SQS grants; with VisibilityTimeout 0, the
+// queue's own as Resolve read it, or 0 when it was not read (then the pump
+// does not manage leases): broker.LeaseExtender.
 func (k *Consumer) Lease() time.Duration {
 	if k.opts.VisibilityTimeout <= 0 {
-		return 0
+		return time.Duration(k.queueLease.Load())
 	}
 	return max(k.opts.VisibilityTimeout/time.Second, 1) * time.Second
 }

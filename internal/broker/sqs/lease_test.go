@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -186,5 +187,85 @@ func TestStaleSettleLoggedAtWarn(t *testing.T) {
 				t.Errorf("log lacks a WARN %q naming %s:\n%s", pump.LogStaleSettle, m.Header.MessageID, logs)
 			}
 		})
+	}
+}
+
+// With visibilityTimeout 0 the consumer leaves the queue's own visibility
+// timeout, and Resolve reads it so that the pump keeps leases of that
+// length: an acknowledging handler slower than the queue's visibility
+// timeout handles each message once, in both variants, with its lease
+// extended (issue 12). Before, lease management was off and a second
+// performer handled the redelivered message at the same time.
+func TestQueueOwnVisibilityTimeoutLeased_Issue12(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 2
+			c := testClients(t)
+			q := uniq("lease-own-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q, VisibilityTimeout: sqsLease}, ConsumerOptions{BufferSize: msgs})
+			if d := k.Lease(); d != 0 {
+				t.Fatalf("lease %v before Resolve, want 0 (not read yet)", d)
+			}
+			if err := k.Resolve(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if d := k.Lease(); d != sqsLease {
+				t.Fatalf("lease %v after Resolve, want the queue's own %v", d, sqsLease)
+			}
+			for range msgs {
+				send(t, c, ProducerOptions{}, newMessage(q))
+			}
+			opts := pumptest.Options(v, msgs)
+			opts.NoOfPerformers = 2 // a redelivery would be handled beside the first
+			r := pumptest.Start(t, k, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				pumptest.SleepFor(ctx, sqsLease*3/2)
+				return pump.Result{Outcome: pump.Ack}
+			})
+			pumptest.WaitUntil(t, 60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+			r.Stop(t)
+			pumptest.HandledOnceEach(t, r, msgs)
+			if r.Count(pump.EventLeaseExtended) == 0 {
+				t.Error("no lease extended with the queue's own visibility timeout")
+			}
+			if left := readAll(t, c, q); len(left) != 0 {
+				t.Errorf("source still holds %d messages", len(left))
+			}
+		})
+	}
+}
+
+// When the queue's own visibility timeout cannot be read (the
+// GetQueueAttributes fails), Resolve logs it at Warning naming the queue and
+// still succeeds: the consumer works, its leases are not extended (Lease
+// 0), and a later Resolve that can read it turns them on.
+func TestQueueOwnVisibilityTimeoutUnread_Issue12(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	fc, _ := faultyClients(t, func(op, _ string) error {
+		if op == "GetQueueAttributes" && failing.Load() {
+			return errors.New("injected attributes fault")
+		}
+		return nil
+	})
+	sink, logger := newSink()
+	q := uniq("lease-unread")
+	k := setup(t, fc, ChannelOptions{Queue: q, VisibilityTimeout: sqsLease}, ConsumerOptions{BufferSize: 1, Logger: logger})
+	if err := k.Resolve(t.Context()); err != nil {
+		t.Fatalf("Resolve: %v, want nil (the lease read is not a start-up failure)", err)
+	}
+	if d := k.Lease(); d != 0 {
+		t.Fatalf("lease %v after a failed read, want 0", d)
+	}
+	rec, ok := sink.find(slog.LevelWarn, LogQueueLeaseUnread)
+	if !ok || rec.Attrs["sqs_queue"] != q || !strings.Contains(rec.Attrs["error"], "injected attributes fault") {
+		t.Fatalf("no Warning %q naming the queue and the error: %+v", LogQueueLeaseUnread, rec)
+	}
+	failing.Store(false)
+	if err := k.Resolve(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := k.Lease(); d != sqsLease {
+		t.Fatalf("lease %v after a read that worked, want %v", d, sqsLease)
 	}
 }

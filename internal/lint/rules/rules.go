@@ -81,11 +81,11 @@ func (SQS) Lease(s *config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: s.SQS.VisibilityTimeout, Field: "sqs.visibilityTimeout"}, true
 }
 
-// PumpExtendsLease is true with a visibilityTimeout above 0 (0 leaves the
-// queue's own, which the consumer does not know): lint.LeaseExtender.
-func (SQS) PumpExtendsLease(s *config.Subscription) bool {
-	return s.SQS != nil && s.SQS.VisibilityTimeout > 0
-}
+// PumpExtendsLease is true (ChangeMessageVisibilityBatch): with
+// visibilityTimeout 0 the consumer reads the queue's own at start-up and
+// extends leases of that length (lint cannot know it, so judges nothing
+// against it): lint.LeaseExtender.
+func (SQS) PumpExtendsLease(s *config.Subscription) bool { return s.SQS != nil }
 
 // MaxRequeueDelay is SQS's 12h visibility-timeout maximum.
 func (SQS) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) {
