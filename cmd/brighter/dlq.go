@@ -225,11 +225,18 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 }
 
 // checkTarget refuses the flags the destination's transport cannot honour:
-// on SQS a --visibility above its maximum visibility timeout (12h), which
-// the consumer would otherwise cut down without a word.
+// on SQS a --visibility above its maximum visibility timeout (12h) or a
+// --wait above its longest long poll (20s), which the consumer would
+// otherwise cut down without a word.
 func (o *dlqOptions) checkTarget(t *dlqTarget) error {
-	if t.s.Transport == config.TransportSQS && o.visibility > config.MaxSQSVisibility {
+	if t.s.Transport != config.TransportSQS {
+		return nil
+	}
+	if o.visibility > config.MaxSQSVisibility {
 		return usageErr(fmt.Errorf("--visibility %s: on SQS it must be more than 0s and at most %s (SQS's maximum visibility timeout)", config.FormatDuration(o.visibility), config.FormatDuration(config.MaxSQSVisibility)))
+	}
+	if o.wait > config.MaxSQSTimeOut {
+		return usageErr(fmt.Errorf("--wait %s: on SQS it must be more than 0s and at most %s (SQS's longest long poll)", config.FormatDuration(o.wait), config.FormatDuration(config.MaxSQSTimeOut)))
 	}
 	return nil
 }
