@@ -371,7 +371,7 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 		case "bufferSize":
 			d.intIn(e, &s.BufferSize, 1, MaxBufferSize)
 		case "noOfPerformers":
-			d.intIn(e, &s.NoOfPerformers, 1, math.MaxInt)
+			d.intIn(e, &s.NoOfPerformers, 1, MaxNoOfPerformers)
 		case "timeOut":
 			s.TimeOutSet = d.dur(e, &s.TimeOut, durRange{})
 		case "requeueCount":

@@ -128,9 +128,19 @@ func TestParse_BrokenFiles(t *testing.T) {
     handler: {type: builtin, name: ack}
 `,
 			want: []string{
-				`test.yaml:4:21: subscriptions[0].noOfPerformers: 0 is out of range; valid values are >= 1`,
+				`test.yaml:4:21: subscriptions[0].noOfPerformers: 0 is out of range; valid values are 1..1000`,
 				`test.yaml:5:31: subscriptions[0].unacceptableMessageLimit: -1 is out of range; valid values are >= 0`,
 			},
+		},
+		{
+			name: "noOfPerformers 100000000 (hostile, issue 14)",
+			src: `subscriptions:
+  - name: a
+    transport: memory
+    noOfPerformers: 100000000
+    handler: {type: builtin, name: ack}
+`,
+			want: []string{`test.yaml:4:21: subscriptions[0].noOfPerformers: 100000000 is out of range; valid values are 1..1000`},
 		},
 		{
 			name: "bad enums",

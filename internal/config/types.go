@@ -128,6 +128,12 @@ const (
 const (
 	DefaultBufferSize          = 1
 	DefaultNoOfPerformers      = 1
+	// MaxNoOfPerformers is the most performers a subscription may have:
+	// each is a receive loop (and, in the Proactor, a worker with a lane
+	// of bufferSize messages), so a typo of 10^8 would take gigabytes
+	// before the first message; a thousand concurrent receives per
+	// subscription is already more than a broker rewards (issue 14).
+	MaxNoOfPerformers = 1000
 	DefaultRequeueCount        = -1
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond
 	DefaultChannelFailureDelay = time.Second
@@ -186,7 +192,8 @@ type Subscription struct {
 	// BufferSize is how many messages one receive may return, 1..10;
 	// default 1.
 	BufferSize int
-	// NoOfPerformers is the number of performers, >= 1; default 1.
+	// NoOfPerformers is the number of performers, 1..MaxNoOfPerformers;
+	// default 1.
 	NoOfPerformers int
 	// TimeOut is the receive timeout (long-poll wait); default
 	// DefaultTimeOut(Transport). SQS: at most 20s.
