@@ -18,6 +18,15 @@ type LeaseExtender interface {
 	PumpExtendsLease(s *config.Subscription) bool
 }
 
+// ShortPoller is implemented by TransportRules whose receive can return at
+// once on an empty channel: with emptyChannelDelay 0 the pump then polls
+// without a pause (empty-channel-busy-poll).
+type ShortPoller interface {
+	// ReturnsAtOnce reports whether a receive for s returns at once when
+	// the channel is empty, and why (naming the setting).
+	ReturnsAtOnce(s *config.Subscription) (ok bool, why string)
+}
+
 // heldFor is the longest a message may be held before its settle: the wait
 // in the buffer behind the messages received with it, then its own handler,
 // each up to handler.timeout. A Reactor performer handles its batch of

@@ -268,6 +268,14 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 				name, s.RequeueCount, why, fix)
 		}
 	}
+	// A receive that returns at once, with no pause after an empty one.
+	if sp, ok := tr.(ShortPoller); ok && s.EmptyChannelDelay <= 0 {
+		if at, why := sp.ReturnsAtOnce(s); at {
+			c.add(RuleEmptyChannelBusyPoll, pick(s, "emptyChannelDelay", "timeOut"),
+				"subscription %q: emptyChannelDelay 0s and %s: an empty channel is polled again at once, without a pause, burning a core and (on AWS) billed requests; set timeOut to at least 1s or emptyChannelDelay above 0s (default 500ms)",
+				name, why)
+		}
+	}
 	// The handler, or the buffer wait plus the handler, may outlive the
 	// lease (leases.go, issue 12).
 	if lease, ok := tr.Lease(s); ok && timedHandler {

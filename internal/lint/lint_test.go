@@ -324,6 +324,17 @@ func TestDrainShorterThanHandler(t *testing.T) {
 	})
 }
 
+func TestEmptyChannelBusyPoll(t *testing.T) {
+	runCases(t, lint.RuleEmptyChannelBusyPoll, []ruleCase{
+		{name: "sqs short poll with no pause trips", yaml: sub("sqs", "timeOut: 0s", "emptyChannelDelay: 0s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"emptyChannelDelay 0s", "timeOut 0s", "short poll"}},
+		{name: "sqs 500ms is a short poll too", yaml: sub("sqs", "timeOut: 500ms", "emptyChannelDelay: 0s"), want: 1, severity: lint.SeverityWarning},
+		{name: "sqs 1s long poll does not trip", yaml: sub("sqs", "timeOut: 1s", "emptyChannelDelay: 0s"), want: 0},
+		{name: "sqs short poll with the default pause does not trip", yaml: sub("sqs", "timeOut: 0s"), want: 0},
+		{name: "memory waits out its timeOut", yaml: sub("memory", "timeOut: 0s", "emptyChannelDelay: 0s"), want: 0},
+	})
+}
+
 func TestConfigInvalidIsAFindingWithPosition(t *testing.T) {
 	fs := lintYAML(t, sub("memory", "requeueCont: 3"))
 	if len(fs) != 1 {

@@ -86,6 +86,7 @@ const (
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
+	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
 	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
@@ -322,6 +323,18 @@ handler.timeout can be cut off by a shorter drain; its message is not lost
 
 Fix: make drainTimeout at least handler.timeout, and keep the container's
 termination grace period above drainTimeout.`,
+	},
+	{
+		ID: RuleEmptyChannelBusyPoll, Severity: SeverityWarning,
+		Summary: "an empty channel is polled without a pause",
+		Explanation: `When a receive finds the channel empty, the pump waits emptyChannelDelay
+before the next one. With emptyChannelDelay: 0s, on a transport whose
+receive returns at once for this timeOut (SQS below 1s: a short poll, as SQS
+long-polls in whole seconds), an empty queue is asked again and again without
+a pause: a core spent, and on AWS every request billed.
+
+Fix: set timeOut to at least 1s (SQS long-polls up to 20s) or give
+emptyChannelDelay a pause (default 500ms).`,
 	},
 	{
 		ID: RuleNativeLimitDrift, Requirement: "R-10", Severity: SeverityWarning,

@@ -87,6 +87,15 @@ func (SQS) Lease(s *config.Subscription) (lint.Span, bool) {
 // against it): lint.LeaseExtender.
 func (SQS) PumpExtendsLease(s *config.Subscription) bool { return s.SQS != nil }
 
+// ReturnsAtOnce is true for a timeOut under 1s: SQS long-polls in whole
+// seconds, so the receive is a short poll (lint.ShortPoller).
+func (SQS) ReturnsAtOnce(s *config.Subscription) (bool, string) {
+	if s.TimeOut >= time.Second {
+		return false, ""
+	}
+	return true, "timeOut " + config.FormatDuration(s.TimeOut) + " is under SQS's 1s long-poll step, a short poll that returns at once"
+}
+
 // MaxRequeueDelay is SQS's 12h visibility-timeout maximum.
 func (SQS) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) {
 	return lint.Span{Value: SQSMaxVisibility, Field: "the SQS visibility-timeout maximum"}, true
