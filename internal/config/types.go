@@ -126,14 +126,14 @@ const (
 // Defaults of the base subscription (reference §9.1, plus this tool's
 // drainTimeout).
 const (
-	DefaultBufferSize          = 1
-	DefaultNoOfPerformers      = 1
+	DefaultBufferSize     = 1
+	DefaultNoOfPerformers = 1
 	// MaxNoOfPerformers is the most performers a subscription may have:
 	// each is a receive loop (and, in the Proactor, a worker with a lane
 	// of bufferSize messages), so a typo of 10^8 would take gigabytes
 	// before the first message; a thousand concurrent receives per
 	// subscription is already more than a broker rewards (issue 14).
-	MaxNoOfPerformers = 1000
+	MaxNoOfPerformers          = 1000
 	DefaultRequeueCount        = -1
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond
 	DefaultChannelFailureDelay = time.Second
