@@ -66,6 +66,10 @@ const (
 	msgExecDeferred     = "exec handler deferred the message"
 	msgExecUnacceptable = "exec handler marked the message unacceptable"
 	msgExecFailed       = "exec handler failed"
+	// msgExecCutOff is logged at Info, not Error, when the run is killed
+	// because the pump's stop cut the handler off: a planned stop is not a
+	// failure (the pump logs its own Warning and releases the message).
+	msgExecCutOff = "exec handler cut off by the stop; run killed"
 	msgExecBagEncode    = "exec handler could not encode the message bag"
 )
 
@@ -171,7 +175,11 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 		slog.Duration("elapsed", elapsed),
 	}
 	fail := func(err error) pump.Result {
-		e.log.LogAttrs(ctx, slog.LevelError, msgExecFailed, append(attrs,
+		level, msg := slog.LevelError, msgExecFailed
+		if ctx.Err() != nil {
+			level, msg = slog.LevelInfo, msgExecCutOff
+		}
+		e.log.LogAttrs(ctx, level, msg, append(attrs,
 			slog.String("error", err.Error()),
 			slog.String("stderr", stderr.String()),
 			slog.String("stdout", stdout.String()))...)

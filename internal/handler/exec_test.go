@@ -293,9 +293,12 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
+// A run cut off by the stop (its context cancelled) defers, and is logged
+// at Info, not as an exec failure at Error: a planned stop is not an alert.
 func TestExec_CancelledContextDefers(t *testing.T) {
 	dir := t.TempDir()
-	h := mustExec(t, ExecOptions{Command: script(t, dir, "s", `sleep 300`), Timeout: time.Minute})
+	logger, lb := newTestLogger()
+	h := mustExec(t, ExecOptions{Command: script(t, dir, "s", `sleep 300`), Timeout: time.Minute, Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan pump.Result, 1)
 	go func() { done <- h(ctx, testMessage(0)) }()
@@ -304,6 +307,14 @@ func TestExec_CancelledContextDefers(t *testing.T) {
 	case r := <-done:
 		if r.Outcome != pump.Defer || r.Err == nil || !strings.Contains(r.Err.Error(), "cancelled") {
 			t.Fatalf("%+v", r)
+		}
+		if rec := lb.find(t, msgExecCutOff); rec["level"] != "INFO" {
+			t.Errorf("cut-off logged at %v, want INFO", rec["level"])
+		}
+		for _, rec := range lb.records(t) {
+			if rec["level"] == "ERROR" {
+				t.Errorf("a cut-off run logged at Error: %v", rec)
+			}
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("handler did not return after its context was cancelled")

@@ -48,6 +48,9 @@ const (
 	msgHTTPRejected     = "http handler rejected the message"
 	msgHTTPUnacceptable = "http handler marked the message unacceptable"
 	msgHTTPFailed       = "http handler failed"
+	// msgHTTPCutOff is logged at Info, not Error, when the request is
+	// cancelled because the pump's stop cut the handler off.
+	msgHTTPCutOff = "http handler cut off by the stop; request cancelled"
 	msgHTTPBadDelay     = "http handler reply has an invalid delay; ignoring it"
 	msgHTTPDroppedTrace = "http handler dropped a trace header that is not a valid header value"
 )
@@ -232,7 +235,11 @@ func (h *httpHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 
 	attrs := []slog.Attr{slog.String("message_id", m.Header.MessageID), slog.String("url", h.logURL)}
 	fail := func(err error) pump.Result {
-		h.log.LogAttrs(ctx, slog.LevelError, msgHTTPFailed, append(attrs, slog.String("error", err.Error()))...)
+		level, msg := slog.LevelError, msgHTTPFailed
+		if ctx.Err() != nil {
+			level, msg = slog.LevelInfo, msgHTTPCutOff
+		}
+		h.log.LogAttrs(ctx, level, msg, append(attrs, slog.String("error", err.Error()))...)
 		return pump.Result{Outcome: pump.Defer, Err: err}
 	}
 

@@ -314,6 +314,35 @@ func TestHTTP_TimeoutDefers(t *testing.T) {
 	}
 }
 
+// A request cut off by the stop (its context cancelled) defers and is
+// logged at Info, not as an http failure at Error.
+func TestHTTP_CutOffByStopLogsInfo(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	defer close(release)
+	logger, lb := newTestLogger()
+	h := mustHTTP(t, HTTPOptions{URL: srv.URL, Timeout: time.Minute, Logger: logger})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	r := h(ctx, testMessage(0))
+	if r.Outcome != pump.Defer || r.Err == nil {
+		t.Fatalf("%+v", r)
+	}
+	if rec := lb.find(t, msgHTTPCutOff); rec["level"] != "INFO" {
+		t.Errorf("cut-off logged at %v, want INFO", rec["level"])
+	}
+	for _, rec := range lb.records(t) {
+		if rec["level"] == "ERROR" {
+			t.Errorf("a cut-off request logged at Error: %v", rec)
+		}
+	}
+}
+
 func TestHTTP_ConnectionRefusedDefers(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
