@@ -67,6 +67,20 @@ func (l *logBuffer) find(t *testing.T, msg string) map[string]any {
 	return nil
 }
 
+// cutOffAtInfo fails t unless msg, a handler's cut-off record, was logged
+// at Info and nothing at Error: a planned stop is not an alert.
+func (l *logBuffer) cutOffAtInfo(t *testing.T, msg string) {
+	t.Helper()
+	if rec := l.find(t, msg); rec["level"] != "INFO" {
+		t.Errorf("cut-off logged at %v, want INFO", rec["level"])
+	}
+	for _, rec := range l.records(t) {
+		if rec["level"] == "ERROR" {
+			t.Errorf("a cut-off logged at Error: %v", rec)
+		}
+	}
+}
+
 func newTestLogger() (*slog.Logger, *logBuffer) {
 	lb := &logBuffer{}
 	return slog.New(slog.NewJSONHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})), lb

@@ -295,7 +295,10 @@ func TestHTTP_LargeReplyIsBounded(t *testing.T) {
 	}
 }
 
-func TestHTTP_TimeoutDefers(t *testing.T) {
+// hangingServer answers no request until the request is cancelled or the
+// test ends.
+func hangingServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	release := make(chan struct{})
 	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -303,7 +306,12 @@ func TestHTTP_TimeoutDefers(t *testing.T) {
 		case <-release:
 		}
 	})
-	defer close(release)
+	t.Cleanup(func() { close(release) })
+	return srv
+}
+
+func TestHTTP_TimeoutDefers(t *testing.T) {
+	srv := hangingServer(t)
 	start := time.Now()
 	r := mustHTTP(t, HTTPOptions{URL: srv.URL, Timeout: 200 * time.Millisecond})(context.Background(), testMessage(0))
 	if r.Outcome != pump.Defer || r.Err == nil || !strings.Contains(r.Err.Error(), "timed out") {
@@ -317,14 +325,7 @@ func TestHTTP_TimeoutDefers(t *testing.T) {
 // A request cut off by the stop (its context cancelled) defers and is
 // logged at Info, not as an http failure at Error.
 func TestHTTP_CutOffByStopLogsInfo(t *testing.T) {
-	release := make(chan struct{})
-	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	})
-	defer close(release)
+	srv := hangingServer(t)
 	logger, lb := newTestLogger()
 	h := mustHTTP(t, HTTPOptions{URL: srv.URL, Timeout: time.Minute, Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -333,14 +334,7 @@ func TestHTTP_CutOffByStopLogsInfo(t *testing.T) {
 	if r.Outcome != pump.Defer || r.Err == nil {
 		t.Fatalf("%+v", r)
 	}
-	if rec := lb.find(t, msgHTTPCutOff); rec["level"] != "INFO" {
-		t.Errorf("cut-off logged at %v, want INFO", rec["level"])
-	}
-	for _, rec := range lb.records(t) {
-		if rec["level"] == "ERROR" {
-			t.Errorf("a cut-off request logged at Error: %v", rec)
-		}
-	}
+	lb.cutOffAtInfo(t, msgHTTPCutOff)
 }
 
 func TestHTTP_ConnectionRefusedDefers(t *testing.T) {
