@@ -69,8 +69,8 @@ const (
 	// msgExecCutOff is logged at Info, not Error, when the run is killed
 	// because the pump's stop cut the handler off: a planned stop is not a
 	// failure (the pump logs its own Warning and releases the message).
-	msgExecCutOff = "exec handler cut off by the stop; run killed"
-	msgExecBagEncode    = "exec handler could not encode the message bag"
+	msgExecCutOff    = "exec handler cut off by the stop; run killed"
+	msgExecBagEncode = "exec handler could not encode the message bag"
 )
 
 // ExecOptions configures Exec.

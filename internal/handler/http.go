@@ -50,7 +50,7 @@ const (
 	msgHTTPFailed       = "http handler failed"
 	// msgHTTPCutOff is logged at Info, not Error, when the request is
 	// cancelled because the pump's stop cut the handler off.
-	msgHTTPCutOff = "http handler cut off by the stop; request cancelled"
+	msgHTTPCutOff       = "http handler cut off by the stop; request cancelled"
 	msgHTTPBadDelay     = "http handler reply has an invalid delay; ignoring it"
 	msgHTTPDroppedTrace = "http handler dropped a trace header that is not a valid header value"
 )
