@@ -144,6 +144,16 @@ func TestLeaseTrackerReusesBatches_Issue12(t *testing.T) {
 		if second.b.done() {
 			t.Fatal("the reused batch is done with 8 of its messages held")
 		}
+		// Ended in the later use, its states stay ended whatever an
+		// earlier use's references do.
+		for i := range second.b.n {
+			l.end(second.at(i))
+		}
+		l.end(old)
+		l.end(late)
+		if !second.b.done() {
+			t.Fatal("an earlier use's end made an ended message of the later use tracked again")
+		}
 	})
 	t.Run("a reused batch starts on its first lease", func(t *testing.T) {
 		br := memory.NewBroker(false)
