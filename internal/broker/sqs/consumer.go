@@ -149,11 +149,17 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 // that Lease reports it and the pump extends leases of that length as it
 // does a configured one (issue 12). When it cannot be read, that is logged
 // at Warning (LogQueueLeaseUnread) and not returned: the consumer works,
-// but its leases are not extended.
+// but its leases are not extended. That Warning is also logged when the
+// queue itself could not be looked up (consume carries on past a broker
+// that does not answer yet, and the lease is not read later).
 func (k *Consumer) Resolve(ctx context.Context) error {
 	url, err := k.queueURL(ctx)
 	if err != nil {
-		return classify(err)
+		err = classify(err)
+		if k.opts.VisibilityTimeout <= 0 {
+			k.log.WarnContext(ctx, LogQueueLeaseUnread, "sqs_queue", k.name, "error", err.Error())
+		}
+		return err
 	}
 	if k.opts.VisibilityTimeout > 0 || k.queueLease.Load() > 0 {
 		return nil

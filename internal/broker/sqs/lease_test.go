@@ -240,17 +240,32 @@ func TestQueueOwnVisibilityTimeoutLeased_Issue12(t *testing.T) {
 // still succeeds: the consumer works, its leases are not extended (Lease
 // 0), and a later Resolve that can read it turns them on.
 func TestQueueOwnVisibilityTimeoutUnread_Issue12(t *testing.T) {
-	var failing atomic.Bool
+	var failing, urlFailing atomic.Bool
 	failing.Store(true)
+	urlFailing.Store(true)
 	fc, _ := faultyClients(t, func(op, _ string) error {
 		if op == "GetQueueAttributes" && failing.Load() {
 			return errors.New("injected attributes fault")
+		}
+		if op == "GetQueueUrl" && urlFailing.Load() {
+			return errors.New("injected lookup fault")
 		}
 		return nil
 	})
 	sink, logger := newSink()
 	q := uniq("lease-unread")
 	k := setup(t, fc, ChannelOptions{Queue: q, VisibilityTimeout: sqsLease}, ConsumerOptions{BufferSize: 1, Logger: logger})
+	// The queue cannot even be looked up (a broker not answering yet):
+	// Resolve returns that, and says the lease was not read.
+	if err := k.Resolve(t.Context()); err == nil {
+		t.Fatal("Resolve succeeded with every GetQueueUrl failing")
+	}
+	if rec, ok := sink.find(slog.LevelWarn, LogQueueLeaseUnread); !ok || !strings.Contains(rec.Attrs["error"], "injected lookup fault") {
+		t.Fatalf("no Warning %q for the failed lookup: %+v", LogQueueLeaseUnread, rec)
+	}
+	urlFailing.Store(false)
+	sink, logger = newSink()
+	k = setup(t, fc, ChannelOptions{Queue: q, VisibilityTimeout: sqsLease}, ConsumerOptions{BufferSize: 1, Logger: logger})
 	if err := k.Resolve(t.Context()); err != nil {
 		t.Fatalf("Resolve: %v, want nil (the lease read is not a start-up failure)", err)
 	}
