@@ -52,7 +52,14 @@ const (
 	rmq    = "TestRocketMQ"
 )
 
-// set is the maintained list of mutants.
+// catalogue returns every maintained mutant: the conformance set below and
+// the per-issue sets in set_*.go files (one file per area, so parallel work
+// appends without touching this list).
+func catalogue() []mutant {
+	return slices.Concat(append([][]mutant{set}, extraSets()...)...)
+}
+
+// set is the maintained list of conformance mutants.
 var set = []mutant{
 	{Name: "count-sqs", What: "SQS count rule ignores ApproximateReceiveCount",
 		File: "internal/broker/sqs/codec.go",
@@ -219,7 +226,7 @@ func main() {
 	}
 	var results []result
 	bad := false
-	for _, m := range set {
+	for _, m := range catalogue() {
 		if (*which == "ci" && !m.CI) || (*only != "" && !slices.Contains(strings.Split(*only, ","), m.Name)) {
 			continue
 		}
