@@ -392,6 +392,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 	runHostile(t, g, f, v)
 	runLeases(t, g, f, v)
+	runRedeliveries(t, g, f, v)
 	runDelay(t, g, f, v)
 	runReplicas(t, g, f, v)
 	runRestart(t, g, f, v)

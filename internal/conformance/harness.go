@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,17 @@ type RecordingConsumer struct {
 	rejects  []RejectCall
 	receives atomic.Int64
 	killed   atomic.Bool
+	// handed and ackedWith are the receipts each message was handed out
+	// with, in order, and those its successful acknowledgements used
+	// (issue 34: a settle with the newest receipt is what settles a
+	// message for good).
+	handed, ackedWith map[string][]any
+	// AfterReceive, when set before the pump starts, is called with each
+	// batch a Receive returns, before the pump gets it; it may block (a
+	// receive held back). BeforeAck is called before each acknowledgement
+	// reaches the broker.
+	AfterReceive func(ms []*message.Message)
+	BeforeAck    func(m *message.Message)
 }
 
 // NewRecordingConsumer wraps c.
@@ -110,6 +122,10 @@ func (r *RecordingConsumer) record(ms []*message.Message) {
 		}
 		id := m.OriginalID()
 		r.counts[id] = append(r.counts[id], m.Header.HandledCount)
+		if r.handed == nil {
+			r.handed = map[string][]any{}
+		}
+		r.handed[id] = append(r.handed[id], m.Receipt)
 	}
 }
 
@@ -121,6 +137,9 @@ func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) 
 	r.receives.Add(1)
 	ms, err := r.Consumer.Receive(ctx, timeout)
 	r.record(ms)
+	if r.AfterReceive != nil && len(ms) > 0 {
+		r.AfterReceive(ms)
+	}
 	return ms, err
 }
 
@@ -128,6 +147,9 @@ func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) 
 func (r *RecordingConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	if r.killed.Load() {
 		return errKilled
+	}
+	if r.BeforeAck != nil {
+		r.BeforeAck(m)
 	}
 	err := r.Consumer.Acknowledge(ctx, m)
 	if err == nil {
@@ -138,8 +160,50 @@ func (r *RecordingConsumer) Acknowledge(ctx context.Context, m *message.Message)
 
 func (r *RecordingConsumer) acked(m *message.Message) {
 	r.mu.Lock()
-	r.acks[m.OriginalID()]++
+	id := m.OriginalID()
+	r.acks[id]++
+	if r.ackedWith == nil {
+		r.ackedWith = map[string][]any{}
+	}
+	r.ackedWith[id] = append(r.ackedWith[id], m.Receipt)
 	r.mu.Unlock()
+}
+
+// Handed returns how many times the message was handed out.
+func (r *RecordingConsumer) Handed(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.handed[id])
+}
+
+// SettledNewest reports whether a successful acknowledgement of the
+// message used the newest receipt it was handed out with: on every broker
+// that settles it for good (issue 34), where an acknowledgement with an
+// older receipt may do nothing and answer success (SQS).
+func (r *RecordingConsumer) SettledNewest(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.handed[id]
+	if len(h) == 0 {
+		return false
+	}
+	newest := h[len(h)-1]
+	for _, a := range r.ackedWith[id] {
+		if sameReceipt(a, newest) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameReceipt compares two receipts of one transport (strings, comparable
+// structs or pointers); receipts of a type that cannot be compared never
+// match.
+func sameReceipt(a, b any) bool {
+	if a == nil || b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // Requeue counts the call and forwards it.
@@ -203,6 +267,11 @@ func (a batchAck) AcknowledgeBatch(ctx context.Context, ms []*message.Message) [
 			errs[i] = errKilled
 		}
 		return errs
+	}
+	if a.r.BeforeAck != nil {
+		for _, m := range ms {
+			a.r.BeforeAck(m)
+		}
 	}
 	errs = a.b.AcknowledgeBatch(ctx, ms)
 	for i, m := range ms {

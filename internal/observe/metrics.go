@@ -96,7 +96,7 @@ func NewMetrics() *Metrics {
 		leaseCapped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeasesCapped,
 			Help: "Messages held past maxLeaseExtension, whose lease was left to lapse."}, sub),
 		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
-			Help: "Settles and lease extensions the broker refused for a stale receipt."}, []string{"subscription", "outcome"}),
+			Help: "Settles and lease extensions made with a stale receipt: refused by the broker, or known to have used a receipt superseded by a later delivery of the message."}, []string{"subscription", "outcome"}),
 	}
 	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
@@ -188,6 +188,13 @@ func (m *Metrics) Observe(e pump.Event) {
 		m.settleFailures.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
+		}
+	case pump.EventStaleSettle:
+		// A settle known to have used a superseded receipt (issue 34); no
+		// flight ends here: the earlier delivery's settle ended its own.
+		m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
+		if e.Err != nil && e.Err != pump.ErrSupersededReceipt {
+			m.settleFailures.WithLabelValues(e.Subscription, pump.Ack.String()).Inc()
 		}
 	case pump.EventLeaseExtended:
 		m.leaseExt.WithLabelValues(e.Subscription).Inc()

@@ -85,6 +85,12 @@ type leases struct {
 	// hold to reuse; nfree is how many.
 	free  *leaseBatch
 	nfree int
+
+	// Redeliveries of a held message (issue 34, redelivery.go): a cache
+	// whose loss changes nothing but how often a message is handled again
+	// after its lease lapsed (at-least-once either way), bounded by what
+	// the run holds and lateRing.
+	redeliveries
 }
 
 // leaseInline is how many states a batch holds without a second
@@ -111,6 +117,7 @@ type leaseBatch struct {
 	n        int                // len(ms): how many states are in use; under leases.mu
 	gen      uint64             // this use's generation, from 1; see leaseState
 	received time.Duration      // when Receive returned it (an offset from leases.base)
+	started  time.Duration      // when the Receive that returned it began (an offset from leases.base)
 	// prev (the newer neighbour) and next link the batches leases lists
 	// (under leases.mu); next also links the free batches.
 	prev, next *leaseBatch
@@ -201,6 +208,10 @@ const (
 	leaseExtending uint64 = iota // an extension call for it is under way
 	leaseCapped                  // held, the extension cap reached: extended no more
 	leaseEnded                   // its settle began, it lapsed, or it was never tracked
+	// leaseAbsorbed: a later delivery of a message another tracked
+	// delivery holds (issue 34): not dispatched; its lease is kept, and
+	// the holder settles with its receipt (redelivery.go).
+	leaseAbsorbed
 	leasePhaseBits = 2
 )
 
@@ -254,6 +265,7 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 	}
 	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now(), sweepAt: minSweepAt}
 	l.extended.L = &l.mu
+	l.lateEnded.L = &l.mu
 	return l
 }
 
@@ -269,6 +281,21 @@ func (l *leases) hold(ms []*message.Message) heldBatch {
 	if l == nil {
 		return heldBatch{}
 	}
+	return l.holdFrom(ms, time.Since(l.base))
+}
+
+// holdSince is hold for a batch whose Receive began at started: a later
+// delivery of a message whose earlier delivery's settle ended after
+// started may have been handed out before that settle (redelivery.go).
+func (l *leases) holdSince(ms []*message.Message, started time.Time) heldBatch {
+	if l == nil {
+		return heldBatch{}
+	}
+	return l.holdFrom(ms, l.at(started))
+}
+
+// holdFrom is hold with the Receive's beginning as an offset from l.base.
+func (l *leases) holdFrom(ms []*message.Message, started time.Duration) heldBatch {
 	received := time.Since(l.base)
 	l.mu.Lock()
 	// A run handles its batches in order, so the oldest end first: unlink
@@ -297,7 +324,7 @@ func (l *leases) hold(ms []*message.Message) heldBatch {
 			b.extra = make([]leaseState, len(ms)-leaseInline)
 		}
 	}
-	b.ms, b.n, b.received = ms, len(ms), received
+	b.ms, b.n, b.received, b.started = ms, len(ms), received, started
 	// Every state is leaseHeld with its first lease: only a message that
 	// lends no lease is written.
 	live := false
@@ -451,6 +478,7 @@ func (l *leases) run(ctx context.Context, stop <-chan struct{}) {
 			return
 		case now := <-t.C:
 			l.extendDue(ctx, now)
+			l.watch(now)
 		}
 	}
 }
@@ -466,6 +494,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	}
 	var due []leaseRef
 	var ms []*message.Message // due[i]'s message is ms[i]
+	var was []uint64          // due[i]'s word before the call, restored after it
 	var d time.Duration
 	t := l.at(now)
 	l.mu.Lock()
@@ -475,7 +504,8 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			st := b.state(i)
 			ref := b.at(i)
 			w := st.word.Load()
-			if !ref.held(w) || l.expires(b, st)-t > l.lease/leaseExtendAt {
+			absorbed := w == ref.word(leaseAbsorbed)
+			if !(ref.held(w) || absorbed) || l.expires(b, st)-t > l.lease/leaseExtendAt {
 				continue // ended, at the cap or not due
 			}
 			m := b.ms[i]
@@ -483,7 +513,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			// lease's end plus the cap.
 			left := b.received + l.lease + l.maxExt - t
 			if left <= l.lease/leaseExtendAt {
-				if st.word.CompareAndSwap(w, ref.word(leaseCapped)) {
+				if !absorbed && st.word.CompareAndSwap(w, ref.word(leaseCapped)) {
 					l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received})
 				}
 				continue
@@ -493,6 +523,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			}
 			due = append(due, ref)
 			ms = append(ms, m)
+			was = append(was, w)
 			ext := min(l.lease, left)
 			if d == 0 || ext < d {
 				d = ext // one call for the batch: the shortest extension any of them may have
@@ -531,6 +562,10 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			// and the broker redelivers it.
 			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
 		}
-		st.word.Store(heldWord(ref.gen))
+		if was[i] == ref.word(leaseAbsorbed) {
+			st.word.Store(was[i])
+		} else {
+			st.word.Store(heldWord(ref.gen))
+		}
 	}
 }

@@ -61,10 +61,18 @@ const (
 	// is extended no more and the broker will redeliver it when it lapses.
 	// Delay is how long it had been held.
 	EventLeaseCapped
+	// EventStaleSettle: a settle of the message is known to have used a
+	// superseded receipt: the message was settled after its lease lapsed,
+	// and this run had received it again before that settle ended (issue
+	// 34). Outcome is that settle's; the later delivery, Message, was
+	// acknowledged without the handler. Err wraps ErrSupersededReceipt,
+	// and the later acknowledgement's failure when it failed (the message
+	// then stays on the broker).
+	EventStaleSettle
 )
 
 var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped", "stalled", "channel-recovered",
-	"lease-extended", "lease-extend-failed", "lease-lapsed", "lease-capped"}
+	"lease-extended", "lease-extend-failed", "lease-lapsed", "lease-capped", "stale-settle"}
 
 // String returns the event's kebab-case name, e.g. "budget-exhausted".
 func (k EventKind) String() string {
@@ -151,6 +159,7 @@ const (
 	// LogStaleSettle is logged (Warn) for a settle the broker refused
 	// because its receipt was stale (broker.ErrStaleReceipt): the message's
 	// lease had lapsed and the broker handed it out again.
+	// EventStaleSettle logs it too, once per superseded settle (issue 34).
 	LogStaleSettle = "settle used a stale receipt; the broker had already handed the message out again"
 	// LogLeaseExtended is logged (Debug) for each lease extension.
 	LogLeaseExtended = "message lease extended"
@@ -217,6 +226,11 @@ func (o LogObserver) Observe(e Event) {
 			return
 		}
 		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+	case EventStaleSettle:
+		l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+		if e.Err != nil && e.Err != ErrSupersededReceipt { // the later delivery's acknowledgement failed too
+			l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", Ack.String(), "error", e.Err)
+		}
 	case EventLeaseExtended:
 		l.Debug(LogLeaseExtended, "subscription", e.Subscription, "message_id", e.MessageID(), "lease", e.Delay)
 	case EventLeaseExtendFailed:

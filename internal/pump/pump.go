@@ -235,6 +235,9 @@ func (p *Pump) Run(ctx context.Context) error {
 	defer rcancel()
 
 	r.leases = newLeases(p.consumer, p.opts.MaxLeaseExtension, p.emit)
+	if r.leases != nil {
+		r.leases.keepLate = p.opts.TimeOut + p.opts.ReceiveMargin + r.leases.lease
+	}
 	leasesDone := make(chan struct{})
 	if r.leases != nil {
 		go r.leases.run(r.settleCtx, leasesDone)
@@ -367,6 +370,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
+	started := time.Now()
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
@@ -393,7 +397,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	}
 	// Tracked only once the receive is known good: a batch a failed
 	// receive came with is never handled, and would stay listed.
-	return ms, r.leases.hold(ms), true
+	return ms, r.leases.holdSince(ms, started), true
 }
 
 // release gives a received but undispatched message back to the broker
@@ -402,7 +406,17 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 // then made visible at once by releaseHeld. st is the message's lease
 // tracking (the zero leaseRef when none), ended here.
 func (r *run) release(m *message.Message, st leaseRef) {
-	r.leases.end(st)
+	if r.leases.usedUp(m, st) {
+		return // an earlier delivery of it settled with its receipt (issue 34)
+	}
+	if f, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
+		m.Receipt = f.Receipt
+	}
+	r.keep(m)
+}
+
+// keep holds m, a received message no longer tracked, for releaseHeld.
+func (r *run) keep(m *message.Message) {
 	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
 		return
 	}
@@ -677,6 +691,9 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 				err = errs[i]
 			}
 			r.p.settled(err)
+			if a.late {
+				r.leases.settledLate(a.m.Header.MessageID, err)
+			}
 			if err != nil {
 				r.p.emit(Event{Kind: EventSettleFailed, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Err: err, Duration: a.took})
 			} else {
@@ -724,6 +741,7 @@ type heldMessage struct {
 type ackItem struct {
 	m    *message.Message
 	took time.Duration
+	late bool // settled after its lease lapsed (leases.settledLate)
 }
 
 // ErrCutOff is the Err of the EventDeferred emitted for a message whose
@@ -745,13 +763,29 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
 	now := time.Now() // one clock reading for the lease check and the handler's start
-	if r.leases.lapsed(st, now) {
+	switch adm := r.leases.admit(m, st, now); adm.kind {
+	case admitLapsed:
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
+	case admitAbsorbed:
+		return // an earlier delivery of it settles with its receipt (issue 34)
+	case admitSuperseded:
+		r.settleSuperseded(m, adm.refused)
+		return
+	default:
+		if adm.lapsed != nil {
+			// It lapsed; a later delivery of it, absorbed while it waited,
+			// is handled in its place.
+			p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
+			m, st = adm.m, adm.ref
+		}
 	}
 	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
 	if m.Header.MessageType == message.MTUnacceptable {
-		r.leases.end(st)
+		// Just admitted: its lease has not lapsed.
+		if f, _ := r.leases.settling(m, st, now, false); f != nil {
+			m.Receipt = f.Receipt
+		}
 		p.countUnacceptable(r)
 		// The consumer names the field and the problem when it could not
 		// decode the message; without that, the message itself arrived
@@ -769,24 +803,34 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	start := now
 	res := r.dispatch(m)
 	took := time.Since(start)
-	r.leases.end(st)
-	if res.Outcome != Ack && r.handlerCtx.Err() != nil {
+	// The settle uses the freshest receipt of the message this run holds
+	// (issue 34): a later delivery received while the handler ran.
+	cut := res.Outcome != Ack && r.handlerCtx.Err() != nil
+	final := !cut && (res.Outcome == Ack || res.Outcome == Reject || res.Outcome == Unacceptable)
+	f, late := r.leases.settling(m, st, start.Add(took), final)
+	if f != nil {
+		m.Receipt = f.Receipt
+	}
+	if cut {
 		// Cut off by the stop: the handler's verdict is the cancellation's,
 		// not the message's. Release it, uncounted and unjudged.
 		p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: ErrCutOff})
-		r.release(m, st)
+		r.keep(m)
 		return
 	}
 	switch res.Outcome {
 	case Ack:
 		if acks != nil {
-			acks <- ackItem{m: m, took: took}
+			acks <- ackItem{m: m, took: took, late: late}
 			return
 		}
 		ctx, cancel := r.call()
 		err := p.consumer.Acknowledge(ctx, m)
 		cancel()
 		p.settled(err)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, err)
+		}
 		if err != nil {
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
@@ -795,9 +839,15 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	case Reject:
 		p.countUnacceptable(r)
 		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil)
+		}
 	case Unacceptable:
 		p.countUnacceptable(r)
 		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil)
+		}
 	default: // Defer, and anything unknown: never lose the message.
 		r.requeue(m, res, took)
 	}

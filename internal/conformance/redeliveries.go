@@ -1,0 +1,208 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// Issue 34's rows: a lapsed lease never makes a message immortal
+// (docs/adr/0005-leases.md decision 9).
+var redeliveryBehaviours = []Behaviour{
+	{"I34-1", "R-4", "extension off, handler slower than the lease: each message is handled at most twice (once more after the lapse), then settled for good (an acknowledgement with its newest receipt, nothing handed out again)", KindPump},
+	{"I34-2", "R-4", "a stale settle is counted and logged: an acknowledgement made after the lease lapsed, while the message was being handed out again, is counted (brighter_stale_settles_total or a refused settle) and logged at Warn with the message id; the later delivery is settled without the handler", KindPump},
+}
+
+func init() { registerRows(redeliveryBehaviours...) }
+
+// handling records which messages' handlers are running, and when an
+// acknowledgement of each began.
+type handling struct {
+	mu      sync.Mutex
+	running map[string]bool
+	acking  map[string]chan struct{}
+}
+
+func (h *handling) set(id string, on bool) {
+	h.mu.Lock()
+	if h.running == nil {
+		h.running = map[string]bool{}
+	}
+	h.running[id] = on
+	h.mu.Unlock()
+}
+
+func (h *handling) isRunning(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running[id]
+}
+
+func (h *handling) ackBegan(id string) chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.acking == nil {
+		h.acking = map[string]chan struct{}{}
+	}
+	ch, ok := h.acking[id]
+	if !ok {
+		ch = make(chan struct{})
+		h.acking[id] = ch
+	}
+	return ch
+}
+
+func (h *handling) acked(id string) {
+	ch := h.ackBegan(id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// staleSettles sums brighter_stale_settles_total over its labels.
+func staleSettles(t *testing.T, m *observe.Metrics) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	sum := 0.0
+	for _, f := range fams {
+		if f.GetName() != observe.MetricStaleSettles {
+			continue
+		}
+		for _, mm := range f.GetMetric() {
+			sum += mm.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// runRedeliveries runs issue 34's rows over f in variant v (RunAll calls
+// it).
+func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
+	const msgs = 2
+	// settledForGood waits until each message was acknowledged with the
+	// newest receipt it was handed out with, then watches the channel's
+	// quiet window: nothing handed out again, no handler run again. A
+	// message the broker stopped handing out (Google's emulator drops
+	// redelivered messages, local-brokers.md §2c) has no such
+	// acknowledgement, and fails the row; it can never pass it.
+	settledForGood := func(t *testing.T, ch Channel, rc *RecordingConsumer, counter *DispatchCounter, ids []string, within time.Duration) {
+		t.Helper()
+		Eventually(t, within, "every message acknowledged with its newest receipt", func() bool {
+			for _, id := range ids {
+				if !rc.SettledNewest(id) {
+					return false
+				}
+			}
+			return true
+		})
+		handed := map[string]int{}
+		handled := map[string]int{}
+		for _, id := range ids {
+			handed[id], handled[id] = rc.Handed(id), counter.Count(id)
+		}
+		Stays(t, quietWindow(ch), "a message handed out or handled again after it was acknowledged with its newest receipt", func() bool {
+			for _, id := range ids {
+				if rc.Handed(id) != handed[id] || counter.Count(id) != handled[id] {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	g.Run(t, "I34-1", f, v, func(t *testing.T) {
+		logger, _ := NewLogger()
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: conformanceLease, Logger: logger})
+		base := uniqueID(t)
+		ids := make([]string, msgs)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%s-%d", base, i)
+			ch.Send(t, newMessage(f, ids[i]))
+		}
+		counter := &DispatchCounter{}
+		opts := pumpOptions(v, -1)
+		opts.MaxLeaseExtension = -1 // off
+		rc := NewRecordingConsumer(ch.Consumer(t, opts.BufferSize))
+		hold := leaseOf(ch, rc.Consumer) * 5 / 4
+		running := Start(t, rc.View(t), counter.Wrap(func(ctx context.Context, _ *message.Message) pump.Result {
+			sleepCtx(ctx, hold)
+			return pump.Result{Outcome: pump.Ack}
+		}), opts, pump.LogObserver{Logger: logger})
+		settledForGood(t, ch, rc, counter, ids, waitLong+4*msgs*hold)
+		running.Quit(t)
+		for _, id := range ids {
+			if n := counter.Count(id); n < 1 || n > 2 {
+				t.Errorf("%s handled %d times, want once or twice (issue 34)", id, n)
+			}
+		}
+	})
+	g.Run(t, "I34-2", f, v, func(t *testing.T) {
+		logger, logs := NewLogger()
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: conformanceLease, Logger: logger})
+		id := uniqueID(t)
+		ch.Send(t, newMessage(f, id))
+		counter := &DispatchCounter{}
+		opts := pumpOptions(v, -1)
+		opts.MaxLeaseExtension = -1                       // off
+		opts.NoOfPerformers = max(opts.NoOfPerformers, 2) // a receive is under way while the handler runs
+		rc := NewRecordingConsumer(ch.Consumer(t, opts.BufferSize))
+		h := &handling{}
+		// The later delivery reaches the pump only once the earlier
+		// delivery's acknowledgement has begun: the pump cannot know of it
+		// before it settles, as when the broker hands it out during that
+		// call.
+		rc.AfterReceive = func(ms []*message.Message) {
+			for _, m := range ms {
+				if m.OriginalID() == id && h.isRunning(id) {
+					select {
+					case <-h.ackBegan(id):
+					case <-time.After(waitLong):
+					}
+				}
+			}
+		}
+		rc.BeforeAck = func(m *message.Message) { h.acked(m.OriginalID()) }
+		hold := leaseOf(ch, rc.Consumer) * 5 / 4
+		metrics := observe.NewMetrics()
+		running := Start(t, rc.View(t), counter.Wrap(func(ctx context.Context, m *message.Message) pump.Result {
+			h.set(m.OriginalID(), true)
+			sleepCtx(ctx, hold)
+			h.set(m.OriginalID(), false)
+			return pump.Result{Outcome: pump.Ack}
+		}), opts, metrics, pump.LogObserver{Logger: logger})
+		if rc.Handed(id) < 2 {
+			// Waited for below: the broker must hand the message out again
+			// after the lapse, or the row proves nothing.
+			Eventually(t, waitLong+2*hold, "the message handed out again after its lease lapsed", func() bool { return rc.Handed(id) >= 2 })
+		}
+		settledForGood(t, ch, rc, counter, []string{id}, waitLong+4*hold)
+		running.Quit(t)
+		if n := counter.Count(id); n != 1 {
+			t.Errorf("handled %d times, want once: the later delivery is settled without the handler", n)
+		}
+		if n := staleSettles(t, metrics); n < 1 {
+			t.Errorf("%s = %v, want at least 1", observe.MetricStaleSettles, n)
+		}
+		warns := 0
+		for _, r := range logs.Records(t, pump.LogStaleSettle) {
+			if r["level"] == "WARN" && r["message_id"] == id {
+				warns++
+			}
+		}
+		if warns != 1 {
+			t.Errorf("%d Warn records %q naming %s, want one:\n%s", warns, pump.LogStaleSettle, id, logs.String())
+		}
+	})
+}

@@ -1,0 +1,194 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
+)
+
+// With lease extension off and an acknowledging handler slower than the
+// lease, the broker hands each message out again while its handler runs;
+// the run settles with the freshest receipt, so each message is handled
+// at most twice (here: once) and then settled for good, its
+// acknowledgement counted once (issue 34). Before, the Proactor received
+// the message again behind its own handler, acknowledged with the
+// superseded receipt and handled the later delivery: for ever.
+func TestExtensionOffSlowHandlerSettledForGood_Issue34(t *testing.T) {
+	for _, performers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("performers=%d", performers), func(t *testing.T) {
+			forEachVariant(t, func(t *testing.T, v pump.Variant) {
+				const msgs = 2
+				e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
+				for i := range msgs {
+					e.publish(t, srcQueue, fmt.Sprintf("m%d", i), "")
+				}
+				opts := fastOptions(v)
+				opts.BufferSize = 1
+				opts.NoOfPerformers = performers
+				opts.MaxLeaseExtension = -1 // off
+				var calls perID
+				e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+					calls.add(m.Header.MessageID)
+					pumptest.SleepFor(ctx, testLease*3/2)
+					return pump.Result{Outcome: pump.Ack}
+				})
+				if err := e.wait(t, 60*time.Second); err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+				got := calls.get()
+				if len(got) != msgs {
+					t.Errorf("handled %d distinct messages, want %d", len(got), msgs)
+				}
+				for id, n := range got {
+					if n > 2 {
+						t.Errorf("message %s handled %d times, want at most 2", id, n)
+					}
+				}
+				if d := e.b.Depth(srcQueue); d != 0 {
+					t.Errorf("source depth = %d, want 0", d)
+				}
+				if n := e.events.Count(pump.EventAcknowledged); n != msgs {
+					t.Errorf("acknowledged = %d, want %d (once per message)", n, msgs)
+				}
+			})
+		})
+	}
+}
+
+// silentStale behaves as SQS does: an acknowledgement with a superseded
+// receipt answers success and deletes nothing. It also holds back a
+// receive that returns a later delivery of a message until the earlier
+// delivery's acknowledgement has begun, so that the run cannot know of
+// the later delivery before it settles (the race the late settles'
+// memory covers).
+type silentStale struct {
+	*memory.Consumer
+	mu      sync.Mutex
+	acking  map[string]chan struct{} // closed when an acknowledgement of the id begins
+	stale   int                      // acknowledgements that were superseded
+	settled map[string]int           // acknowledgements that took effect
+}
+
+func (c *silentStale) started(id string) chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.acking == nil {
+		c.acking = map[string]chan struct{}{}
+	}
+	ch, ok := c.acking[id]
+	if !ok {
+		ch = make(chan struct{})
+		c.acking[id] = ch
+	}
+	return ch
+}
+
+func (c *silentStale) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	ms, err := c.Consumer.Receive(ctx, d)
+	for _, m := range ms {
+		if m.DeliveryAttempt > 1 {
+			select {
+			case <-c.started(m.Header.MessageID):
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}
+	return ms, err
+}
+
+func (c *silentStale) Acknowledge(ctx context.Context, m *message.Message) error {
+	ch := c.started(m.Header.MessageID)
+	c.mu.Lock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+	c.mu.Unlock()
+	err := c.Consumer.Acknowledge(ctx, m)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(err, broker.ErrStaleReceipt) {
+		c.stale++
+		return nil // as SQS answers
+	}
+	if err == nil {
+		if c.settled == nil {
+			c.settled = map[string]int{}
+		}
+		c.settled[m.Header.MessageID]++
+	}
+	return err
+}
+
+func (c *silentStale) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	errs := make([]error, len(ms))
+	for i, m := range ms {
+		errs[i] = c.Acknowledge(ctx, m)
+	}
+	return errs
+}
+
+// A message acknowledged after its lease lapsed, while this run was
+// already receiving it again, was settled with a superseded receipt that
+// SQS answers with success: the later delivery is acknowledged without
+// the handler running again, and the superseded settle is counted
+// (EventStaleSettle) and logged once at Warn with the message id; the
+// acknowledgement is counted once (issue 34).
+func TestSupersededSettleCountedAndLogged_Issue34(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		sent := e.publish(t, srcQueue, "m0", "")
+		c := &silentStale{Consumer: e.c}
+		opts := fastOptions(v)
+		opts.BufferSize = 1
+		opts.NoOfPerformers = 2 // a second receive is under way while the first handler runs
+		opts.MaxLeaseExtension = -1
+		var calls perID
+		e.startWith(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			pumptest.SleepFor(ctx, testLease*3/2)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := calls.get()[sent.Header.MessageID]; n != 1 {
+			t.Errorf("handled %d times, want once", n)
+		}
+		c.mu.Lock()
+		stale, settled := c.stale, c.settled[sent.Header.MessageID]
+		c.mu.Unlock()
+		if stale != 1 || settled != 1 {
+			t.Errorf("broker saw %d superseded and %d effective acknowledgements, want 1 and 1", stale, settled)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+		ss := e.events.Of(pump.EventStaleSettle)
+		if len(ss) != 1 || ss[0].MessageID() != sent.Header.MessageID || !errors.Is(ss[0].Err, broker.ErrStaleReceipt) {
+			t.Errorf("stale-settle events = %v, want one for %s wrapping ErrStaleReceipt", ss, sent.Header.MessageID)
+		}
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
+			t.Errorf("acknowledged = %d, want 1", n)
+		}
+		warns := 0
+		for _, rec := range withMsg(e.logs.records(t), pump.LogStaleSettle) {
+			if attr(rec, "level") == "WARN" && attr(rec, "message_id") == sent.Header.MessageID {
+				warns++
+			}
+		}
+		if warns != 1 {
+			t.Errorf("%d Warn records %q naming %s, want one", warns, pump.LogStaleSettle, sent.Header.MessageID)
+		}
+	})
+}
