@@ -9,17 +9,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
 	"github.com/spf13/cobra"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/live"
@@ -51,13 +44,13 @@ type lintOptions struct {
 	transports map[config.Transport]lint.TransportRules
 	// readFile reads a named file (os.ReadFile in production).
 	readFile func(name string) ([]byte, error)
-	// probers returns the --live probers and a function that closes their
-	// clients (liveProbers in production).
-	probers func() (map[config.Transport]live.Prober, func())
+	// probers returns the --live probers and channel validators and a
+	// function that closes their clients (liveCheckers in production).
+	probers func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func())
 }
 
 func newLintCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &lintOptions{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: liveProbers}
+	o := &lintOptions{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: liveCheckers}
 	cmd := &cobra.Command{
 		Use:   "lint [-c FILE]... [FILE...]",
 		Short: "Check subscriptions files for budgets and dead-letter settings that will not behave as meant",
@@ -79,7 +72,12 @@ or a file that cannot be read.
 With --live, lint also asks the brokers for the native limits in force (SQS
 GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy),
 reports drift from the file (native-limit-drift) and checks budget-outranked
-against the broker's value. It only reads; it never changes a broker.
+against the broker's value. For each subscription with makeChannels validate
+or assume it also looks up every queue, topic and subscription the file names
+(dead-letter, invalid-message and native redrive destinations, and the
+redrive or dead-letter policy the broker really holds), with the validation
+consume runs at start-up: a missing one is an error (missing-destination).
+It only reads; it never changes a broker.
 
 Formats: text (grouped by file, coloured on a terminal; NO_COLOR is honoured),
 json, sarif (SARIF 2.1.0 for GitHub code scanning), github (workflow-command
@@ -181,9 +179,10 @@ func (o *lintOptions) run(ctx context.Context) error {
 
 	l := lint.New(o.transports)
 	var probers map[config.Transport]live.Prober
+	var validators map[config.Transport]live.ChannelValidator
 	if o.live {
 		var closeProbers func()
-		probers, closeProbers = o.probers()
+		probers, validators, closeProbers = o.probers()
 		defer closeProbers()
 	}
 	var report lint.Report
@@ -199,6 +198,7 @@ func (o *lintOptions) run(ctx context.Context) error {
 		if o.live && f != nil {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
 			fs = append(fs, live.Check(lctx, f, probers, o.transports)...)
+			fs = append(fs, live.CheckChannels(lctx, f, validators)...)
 			cancel()
 		}
 		report.Files = append(report.Files, shown)
@@ -343,56 +343,4 @@ func logLintFindings(ctx context.Context, logger *slog.Logger, transports map[co
 		}
 	}
 	return errs
-}
-
-// liveProbers returns the --live probers of the SQS and Pub/Sub transports.
-// Clients are made on first use, one per file's AWS connection and one per
-// Pub/Sub project and emulator host, and closed by the returned function.
-func liveProbers() (map[config.Transport]live.Prober, func()) {
-	var mu sync.Mutex
-	sqsClients := map[config.AWSConnection]live.SQSAPI{}
-	gcpClients := map[string]*pubsub.Client{}
-	probers := map[config.Transport]live.Prober{
-		config.TransportSQS: live.SQS{Client: func(ctx context.Context, f *config.File) (live.SQSAPI, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			conn := f.Connections.AWS
-			if c, ok := sqsClients[conn]; ok {
-				return c, nil
-			}
-			c, err := sqs.NewClients(ctx, conn.Region, conn.Endpoint, conn.Profile)
-			if err != nil {
-				return nil, err
-			}
-			sqsClients[conn] = c.SQS
-			return c.SQS, nil
-		}},
-		config.TransportGCP: live.GCP{Client: func(ctx context.Context, f *config.File, project string) (*pubsub.Client, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			host := f.Connections.GCP.EmulatorHost
-			key := project + "@" + host
-			if c, ok := gcpClients[key]; ok {
-				return c, nil
-			}
-			var opts []option.ClientOption
-			if host != "" {
-				opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
-					option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
-			}
-			c, err := gcp.Connect(ctx, project, opts...)
-			if err != nil {
-				return nil, err
-			}
-			gcpClients[key] = c
-			return c, nil
-		}},
-	}
-	return probers, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range gcpClients {
-			_ = c.Close()
-		}
-	}
 }

@@ -170,8 +170,8 @@ func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 	if err != nil {
 		return nil, err
 	}
-	if err := gcp.NewChannels(c, gcpChannelOptions(s, logger)).EnsureChannels(ctx); err != nil {
-		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
+	if err := validateGCPChannels(ctx, c, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
+		return nil, err
 	}
 	ackDeadline := s.GCP.AckDeadline
 	if s.GCP.Mode == config.GCPModePull {

@@ -29,15 +29,8 @@ func rocketmqConnection(f *config.File, from string) rocketmq.Connection {
 
 func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
 	conn := rocketmqConnection(f, "")
-	topics := []string{s.ChannelName}
-	for _, t := range []string{s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey} {
-		if t != "" {
-			topics = append(topics, t)
-		}
-	}
-	ch := rocketmq.Channels{Connection: conn, Make: broker.MakeChannels(s.MakeChannels), Topics: topics, Logger: logger}
-	if err := ch.EnsureChannels(ctx); err != nil {
-		return nil, fmt.Errorf("makeChannels %s: %w", s.MakeChannels, err)
+	if err := validateRocketMQChannels(ctx, f, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
+		return nil, err
 	}
 	c, err := rocketmq.NewConsumer(ctx, rocketmq.ConsumerOptions{
 		Connection: conn, Topic: s.ChannelName, ConsumerGroup: s.RocketMQ.ConsumerGroup, TagFilter: s.RocketMQ.Tag,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -80,8 +79,8 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 		return nil, err
 	}
 	co := sqsChannelOptions(s)
-	if err := sqs.NewChannelMaker(c, co).EnsureChannels(ctx); err != nil {
-		return nil, fmt.Errorf("channels: %w", err)
+	if err := validateSQSChannels(ctx, c, s, co.MakeChannels); err != nil {
+		return nil, err
 	}
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
 		Queue: s.ChannelName, Fifo: co.Fifo, Envelope: co.Envelope, BufferSize: s.BufferSize,

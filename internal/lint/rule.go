@@ -89,7 +89,10 @@ const (
 	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
-	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
+	// RuleMissingDestination is issue 34's --live rule: a channel the
+	// subscription names is missing on the broker.
+	RuleMissingDestination   = "missing-destination"
+	RuleRoutingNoNativeLimit = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
@@ -349,6 +352,24 @@ against the broker's value too, because that is the limit that fires.
 
 Fix: make the file and the broker agree: apply the file (makeChannels:
 create updates the policy) or change the file to what the broker has.`,
+	},
+	{
+		ID: RuleMissingDestination, Requirement: "R-20", Severity: SeverityError,
+		Summary: "a queue, topic or subscription the subscription names is missing on the broker (--live)",
+		Explanation: `With --live, lint looks up on the broker every channel a subscription with
+makeChannels: validate or assume names: its queue or subscription and topic,
+the dead-letter and invalid-message destinations, the native redrive
+target in the file and the one the queue or subscription really holds
+(SQS RedrivePolicy, Pub/Sub DeadLetterPolicy), and on Pub/Sub that each
+dead-letter topic has a subscription: a dead-letter topic with none loses
+what is forwarded there. It runs the same validation brighter consume runs
+at start-up with makeChannels: validate, which refuses to start on this
+finding; with assume, consume starts, and each message routed to a missing
+destination is released and redelivered instead (R-19). Subscriptions with
+makeChannels: create are not looked up: consume creates what is missing.
+
+Fix: create what the finding names (makeChannels: create, or the broker's
+own tools), or correct the routing key in the file.`,
 	},
 	{
 		ID: RuleLiveCheckFailed, Severity: SeverityWarning,

@@ -17,6 +17,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/cloudresourcemanager/v1"
 	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -182,7 +183,9 @@ func (c *Channels) sub(s string) string   { return SubscriptionName(c.client.Pro
 
 // EnsureChannels applies makeChannels: assume makes no broker call; validate
 // returns an error wrapping ErrChannelMissing naming each missing topic or
-// subscription; create makes the source topic, the DeadLetterPolicy's topic
+// subscription, and each dead-letter topic (deadLetterRoutingKey, the
+// DeadLetterPolicy's, the one the subscription holds) with no subscription
+// to keep what is forwarded there (issue 34); create makes the source topic, the DeadLetterPolicy's topic
 // and subscription, the subscription (ack deadline, ordering, RetryPolicy,
 // DeadLetterPolicy; an existing one is updated with an update mask), the
 // rejection topics each with a subscription, and the two IAM bindings of
@@ -219,10 +222,51 @@ func (c *Channels) validate(ctx context.Context) error {
 			errs = append(errs, missing("topic", c.topic(t), err))
 		}
 	}
-	if _, err := c.client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: c.sub(c.opts.Subscription)}); err != nil {
+	// A dead-letter topic with no subscription loses what is forwarded
+	// there (issue 34): the file's and the DeadLetterPolicy's, and the one
+	// the subscription really holds.
+	dead := []string{c.opts.DeadLetterTopic}
+	if c.opts.DeadLetterPolicy != nil {
+		dead = append(dead, c.opts.DeadLetterPolicy.Topic)
+	}
+	sub, err := c.client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: c.sub(c.opts.Subscription)})
+	if err != nil {
 		errs = append(errs, missing("subscription", c.sub(c.opts.Subscription), err))
+	} else if held := sub.GetDeadLetterPolicy().GetDeadLetterTopic(); held != "" {
+		if _, err := c.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: held}); err != nil {
+			errs = append(errs, missing("topic (the subscription's DeadLetterPolicy)", held, err))
+		} else {
+			dead = append(dead, held)
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range dead {
+		if t == "" || seen[c.topic(t)] {
+			continue
+		}
+		seen[c.topic(t)] = true
+		if err := c.keeps(ctx, c.topic(t)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// keeps returns an error wrapping ErrChannelMissing when the existing
+// dead-letter topic t has no subscription (what is forwarded there is
+// lost); nil when it has one, or when t does not exist (reported already).
+func (c *Channels) keeps(ctx context.Context, t string) error {
+	it := c.client.TopicAdminClient.ListTopicSubscriptions(ctx, &pubsubpb.ListTopicSubscriptionsRequest{Topic: t, PageSize: 1})
+	_, err := it.Next()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, iterator.Done):
+		return fmt.Errorf("validate dead-letter topic %s: it has no subscription, so what is forwarded there is lost: %w", t, ErrChannelMissing)
+	case status.Code(err) == codes.NotFound:
+		return nil
+	}
+	return fmt.Errorf("validate dead-letter topic %s subscriptions: %w", t, err)
 }
 
 func missing(kind, name string, err error) error {

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/brightergo/brighter/internal/broker"
 )
@@ -32,7 +36,8 @@ var _ broker.ChannelMaker = Channels{}
 
 // EnsureChannels does nothing for assume; logs LogNoCreate at Info for
 // create; and for validate queries each topic's route, returning an error
-// naming the first topic that does not exist.
+// that wraps ErrTopicMissing for each topic the broker reports missing
+// (TOPIC_NOT_FOUND), or the first other failure.
 func (c Channels) EnsureChannels(ctx context.Context) error {
 	switch c.Make {
 	case broker.MakeAssume:
@@ -41,17 +46,22 @@ func (c Channels) EnsureChannels(ctx context.Context) error {
 		if len(c.Topics) == 0 {
 			return errNoTopics
 		}
+		var errs []error
 		for _, t := range c.Topics {
 			if t == "" {
 				continue
 			}
 			p, err := NewProducer(ctx, ProducerOptions{Connection: c.Connection, Topic: t})
-			if err != nil {
+			switch {
+			case err != nil && topicNotFound(err):
+				errs = append(errs, fmt.Errorf("rocketmq: validate topic %s: %w: %w", t, ErrTopicMissing, err))
+			case err != nil:
 				return fmt.Errorf("rocketmq: validate topic %s: %w", t, err)
+			default:
+				_ = p.Close(ctx)
 			}
-			_ = p.Close(ctx)
 		}
-		return nil
+		return errors.Join(errs...)
 	default:
 		log := c.Logger
 		if log == nil {
@@ -65,3 +75,18 @@ func (c Channels) EnsureChannels(ctx context.Context) error {
 // errNoTopics is returned by EnsureChannels in validate mode with no topic to
 // check.
 var errNoTopics = errors.New("rocketmq: no topic to validate")
+
+// ErrTopicMissing is wrapped by EnsureChannels in validate mode for each
+// topic the broker answers TOPIC_NOT_FOUND for.
+var ErrTopicMissing = errors.New("rocketmq: topic does not exist")
+
+// topicNotFound reports whether err is the broker's TOPIC_NOT_FOUND:
+// rocketmq-clients v5.1.2 formats the status of a failed start-up route
+// query into text (%v), so its name is looked for in the text as well.
+func topicNotFound(err error) bool {
+	var st *rmq.ErrRpcStatus
+	if errors.As(err, &st) {
+		return v2.Code(st.GetCode()) == v2.Code_TOPIC_NOT_FOUND
+	}
+	return strings.Contains(err.Error(), v2.Code_TOPIC_NOT_FOUND.String())
+}

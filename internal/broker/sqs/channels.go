@@ -87,7 +87,8 @@ func NewChannelMaker(c *Clients, opts ChannelOptions) *ChannelMaker {
 // queue (standard or FIFO, visibility timeout, RedrivePolicy), and for a
 // topic the SNS topic, the queue's subscription (RawMessageDelivery "true"
 // or "false") and the queue policy that lets the topic send; creating twice
-// is harmless. validate checks that each exists and returns
+// is harmless. validate checks that each exists, and the dead-letter queue
+// the queue's own RedrivePolicy names (issue 34), and returns
 // ErrMissingChannels naming everything missing. assume makes no call.
 func (cm *ChannelMaker) EnsureChannels(ctx context.Context) error {
 	o := cm.opts
@@ -243,6 +244,27 @@ func findSubscription(ctx context.Context, c *sns.Client, topicARN, queueARN str
 	return "", nil
 }
 
+// heldRedriveTarget returns the name of the dead-letter queue the
+// RedrivePolicy of the queue at url names ("" when it has none).
+func (cm *ChannelMaker) heldRedriveTarget(ctx context.Context, url string) (string, error) {
+	out, err := cm.c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy}})
+	if err != nil {
+		return "", fmt.Errorf("validate queue %s RedrivePolicy: %w", cm.Result.QueueName, err)
+	}
+	raw := out.Attributes[string(types.QueueAttributeNameRedrivePolicy)]
+	if raw == "" {
+		return "", nil
+	}
+	var rp struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+	}
+	if err := json.Unmarshal([]byte(raw), &rp); err != nil || rp.DeadLetterTargetArn == "" {
+		return "", fmt.Errorf("validate queue %s: RedrivePolicy %q names no deadLetterTargetArn", cm.Result.QueueName, raw)
+	}
+	return rp.DeadLetterTargetArn[strings.LastIndex(rp.DeadLetterTargetArn, ":")+1:], nil
+}
+
 func (cm *ChannelMaker) validate(ctx context.Context) error {
 	o := cm.opts
 	var missing []string
@@ -273,9 +295,25 @@ func (cm *ChannelMaker) validate(ctx context.Context) error {
 			return err
 		}
 	}
+	redrive := ""
 	if rp := o.RedrivePolicy; rp != nil {
-		if _, _, err := exists("redrive dead-letter queue", QueueName(rp.DeadLetterQueue, o.Fifo)); err != nil {
+		redrive = QueueName(rp.DeadLetterQueue, o.Fifo)
+		if _, _, err := exists("redrive dead-letter queue", redrive); err != nil {
 			return err
+		}
+	}
+	if ok {
+		// The redrive policy the queue really holds, which may differ from
+		// the file's (issue 34): SQS accepts a policy whose target does not
+		// exist, and then moves nothing anywhere.
+		held, err := cm.heldRedriveTarget(ctx, url)
+		if err != nil {
+			return err
+		}
+		if held != "" && held != redrive {
+			if _, _, err := exists("redrive dead-letter queue (in the queue's RedrivePolicy)", held); err != nil {
+				return err
+			}
 		}
 	}
 	if o.Topic != "" {

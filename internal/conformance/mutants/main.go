@@ -1,7 +1,8 @@
 // Command mutants is the mutation check of the conformance suite (issue
 // 18): it applies each of a maintained set of small deliberate bugs, one at
 // a time, to a temporary copy of the repository, runs the conformance cells
-// named for it (go test ./internal/conformance -run ...), and reports which
+// named for it (go test ./internal/conformance -run ..., or the package a
+// mutant names), and reports which
 // mutants the suite killed (a test failed) and which survived (every test
 // passed). Every mutant must be killed by the conformance suite alone; the
 // exit status is 1 when any survived, or when a mutant no longer applies
@@ -38,6 +39,11 @@ type mutant struct {
 	Old, New   string
 	Run        string
 	CI         bool
+	// Pkg is the package whose tests Run selects: "" is the conformance
+	// suite (./internal/conformance); a mutant of what no conformance row
+	// reaches (lint --live's lookups, issue 34) names the package of the
+	// test that kills it.
+	Pkg string
 }
 
 // cells builds a -run pattern: the test, its fixture/variant path, and the
@@ -287,7 +293,11 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 		r.verdict, r.detail = "stale", err.Error()
 		return r
 	}
-	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, "./internal/conformance")
+	pkg := m.Pkg
+	if pkg == "" {
+		pkg = "./internal/conformance"
+	}
+	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, pkg)
 	r.took = time.Since(start)
 	switch {
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
@@ -432,7 +442,11 @@ func table(results []result) string {
 		if r.m.CI {
 			ci = " (CI)"
 		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | `%s` | %s | %s |\n", r.m.Name, ci, r.m.What, r.m.File, strings.ReplaceAll(r.m.Run, "|", `\|`), r.verdict, strings.ReplaceAll(by, "|", `\|`))
+		run := r.m.Run
+		if r.m.Pkg != "" {
+			run = r.m.Pkg + " " + run
+		}
+		fmt.Fprintf(&b, "| %s%s | %s | %s | `%s` | %s | %s |\n", r.m.Name, ci, r.m.What, r.m.File, strings.ReplaceAll(run, "|", `\|`), r.verdict, strings.ReplaceAll(by, "|", `\|`))
 	}
 	b.WriteString(endMarker + "\n")
 	return b.String()

@@ -6,8 +6,10 @@
 // the broker's value, so the check holds against reality, not just the file.
 //
 // Each transport answers through the Prober interface; this package holds
-// the SQS and Pub/Sub probers. It reads only: no call here creates, changes
-// or deletes anything on a broker.
+// the SQS and Pub/Sub probers. CheckChannels looks up every channel a
+// subscription names with the validation consume runs at start-up
+// (ChannelValidator, supplied by the command). It reads only: no call here
+// creates, changes or deletes anything on a broker.
 //
 // This package imports internal/config, internal/lint and the broker
 // transports' client helpers; it must never import the pump or cobra.
@@ -16,6 +18,7 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -186,4 +189,57 @@ func (p GCP) NativeLimit(ctx context.Context, f *config.File, s *config.Subscrip
 		m = 5
 	}
 	return lint.Limit{Value: m, Field: "gcp.deadLetterPolicy.maxDeliveryAttempts"}, true, nil
+}
+
+// ErrMissingChannel is wrapped by a ChannelValidator's error when the broker
+// lacks a channel the subscription names (the transport's own sentinel,
+// sqs.ErrMissingChannels, gcp.ErrChannelMissing or
+// rocketmq.ErrTopicMissing, wrapped with it).
+var ErrMissingChannel = errors.New("missing on the broker")
+
+// ChannelValidator looks up on the broker every channel a subscription
+// names: the validation `brighter consume` runs at start-up with
+// makeChannels: validate (the transport's EnsureChannels in validate
+// mode), so that --live and consume agree (issue 34). It returns nil when
+// everything exists, an error wrapping ErrMissingChannel naming what is
+// missing, or another error when the broker could not be asked.
+type ChannelValidator interface {
+	ValidateChannels(ctx context.Context, f *config.File, s *config.Subscription) error
+}
+
+// ValidateFunc adapts a function to ChannelValidator.
+type ValidateFunc func(ctx context.Context, f *config.File, s *config.Subscription) error
+
+// ValidateChannels calls v.
+func (v ValidateFunc) ValidateChannels(ctx context.Context, f *config.File, s *config.Subscription) error {
+	return v(ctx, f, s)
+}
+
+// CheckChannels validates, with its transport's validator, every
+// subscription of f whose makeChannels is validate or assume (create makes
+// what is missing), and returns missing-destination (an Error naming the
+// subscription and what is missing) or live-check-failed findings.
+func CheckChannels(ctx context.Context, f *config.File, validators map[config.Transport]ChannelValidator) []lint.Finding {
+	if f == nil {
+		return nil
+	}
+	var out []lint.Finding
+	for _, s := range f.Subscriptions {
+		v, ok := validators[s.Transport]
+		if !ok || s.MakeChannels == config.MakeChannelsCreate || s.MakeChannels == "" {
+			continue
+		}
+		err := v.ValidateChannels(ctx, f, s)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrMissingChannel):
+			out = append(out, lint.NewFinding(s, lint.RuleMissingDestination, "makeChannels",
+				fmt.Sprintf("subscription %q: %v; brighter consume with makeChannels: validate refuses to start", s.Name, err)))
+		default:
+			out = append(out, lint.NewFinding(s, lint.RuleLiveCheckFailed, "",
+				fmt.Sprintf("subscription %q: could not look its channels up on the broker: %v", s.Name, err)))
+		}
+	}
+	lint.Sort(out)
+	return out
 }

@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -210,5 +211,44 @@ func TestSQSDrift_R10(t *testing.T) {
 	}
 	if len(fs) != 3 {
 		t.Errorf("findings = %d, want 3%s", len(fs), dump(fs))
+	}
+}
+
+// CheckChannels looks up the channels of validate and assume subscriptions
+// only (create makes what is missing), reports a missing channel as an
+// Error naming the subscription, and any other failure as
+// live-check-failed (issue 34).
+func TestCheckChannelsSkipsCreateAndClassifies_Issue34(t *testing.T) {
+	f := parse(t, `subscriptions:
+  - name: made
+    transport: sqs
+    makeChannels: create
+    handler: {type: builtin, name: ack}
+  - name: checked
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+  - name: assumed
+    transport: sqs
+    makeChannels: assume
+    handler: {type: builtin, name: ack}
+`)
+	asked := map[string]bool{}
+	v := live.ValidateFunc(func(_ context.Context, _ *config.File, s *config.Subscription) error {
+		asked[s.Name] = true
+		if s.Name == "checked" {
+			return fmt.Errorf("queue checked-dlq: %w", live.ErrMissingChannel)
+		}
+		return errors.New("access denied")
+	})
+	fs := live.CheckChannels(context.Background(), f, map[config.Transport]live.ChannelValidator{config.TransportSQS: v})
+	if asked["made"] || !asked["checked"] || !asked["assumed"] {
+		t.Errorf("looked up %v, want checked and assumed only", asked)
+	}
+	if m := find(fs, "checked", lint.RuleMissingDestination); m == nil || m.Severity != lint.SeverityError || !strings.Contains(m.Message, `"checked"`) || !strings.Contains(m.Message, "checked-dlq") {
+		t.Errorf("no missing-destination error naming the subscription and the queue:%s", dump(fs))
+	}
+	if find(fs, "assumed", lint.RuleLiveCheckFailed) == nil || len(fs) != 2 {
+		t.Errorf("want one live-check-failed for the failed look-up:%s", dump(fs))
 	}
 }
