@@ -22,8 +22,13 @@ ARCH              ?= $(shell $(GO) env GOARCH)
 
 all: build
 
+# Stamped as make image stamps the image's binary: brighter version prints
+# git describe's version and the commit (Go's own VCS stamping is off in a
+# git worktree and under GOFLAGS=-buildvcs=false).
+LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/brighter
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/brighter
 
 # bin/brighter-image.tar (docker load, podman load, kind load image-archive)
 # and bin/brighter-oci/ (an OCI layout), built without a Docker engine.
