@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
@@ -77,9 +78,11 @@ warnings never fail a build unless asked), 1 when one is, 2 for a usage error
 or a file that cannot be read.
 
 With --live, lint also asks the brokers for the native limits in force (SQS
-GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy),
+GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
+the RocketMQ consumer group's maximum deliveries as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
-against the broker's value. It only reads; it never changes a broker.
+against the broker's value; a broker that does not report its limit is a
+live-check-failed finding. It only reads; it never changes a broker.
 
 Formats: text (grouped by file, coloured on a terminal; NO_COLOR is honoured),
 json, sarif (SARIF 2.1.0 for GitHub code scanning), github (workflow-command
@@ -129,7 +132,7 @@ annotations on the pull request).`,
 	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
 	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
 	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
-	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub) and report drift")
+	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
 	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
 	completeValues(cmd, failOnValues(), "fail-on")
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -345,7 +348,8 @@ func logLintFindings(ctx context.Context, logger *slog.Logger, transports map[co
 	return errs
 }
 
-// liveProbers returns the --live probers of the SQS and Pub/Sub transports.
+// liveProbers returns the --live probers of the SQS, Pub/Sub and RocketMQ
+// transports.
 // Clients are made on first use, one per file's AWS connection and one per
 // Pub/Sub project and emulator host, and closed by the returned function.
 func liveProbers() (map[config.Transport]live.Prober, func()) {
@@ -387,6 +391,7 @@ func liveProbers() (map[config.Transport]live.Prober, func()) {
 			gcpClients[key] = c
 			return c, nil
 		}},
+		config.TransportRocketMQ: live.RocketMQ{Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") }},
 	}
 	return probers, func() {
 		mu.Lock()
