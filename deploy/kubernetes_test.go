@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -598,5 +599,55 @@ func checkGoMemLimit(t *testing.T, c corev1.Container) {
 	share := float64(n) / float64(limit.Value())
 	if share < 0.80 || share > 0.90 {
 		t.Errorf("GOMEMLIMIT %s is %.0f%% of the memory limit %s, want 80-90%%", value, share*100, limit)
+	}
+}
+
+// visibleOnly returns why a ScaledObject's trigger would scale on visible
+// messages only, or "" when it counts messages in flight: an aws-sqs-queue
+// trigger with scaleOnInFlight "false" (KEDA's default is true), or a
+// prometheus trigger on a brighter metric other than the in-flight one.
+func visibleOnly(tr kedav1alpha1.ScaleTriggers) string {
+	switch tr.Type {
+	case "aws-sqs-queue":
+		if v, ok := tr.Metadata["scaleOnInFlight"]; ok {
+			if b, err := strconv.ParseBool(v); err != nil || !b {
+				return fmt.Sprintf("aws-sqs-queue trigger with scaleOnInFlight %q counts visible messages only", v)
+			}
+		}
+	case "prometheus":
+		if mm := inFlightQuery.FindStringSubmatch(tr.Metadata["query"]); mm == nil || mm[1] != observe.MetricInFlight {
+			return fmt.Sprintf("prometheus trigger query %q is not %s: it does not count the messages replicas hold", tr.Metadata["query"], observe.MetricInFlight)
+		}
+	}
+	return ""
+}
+
+// TestScaledObjectsCountMessagesInFlight_Issue32: every ScaledObject of
+// the overlays counts the messages in flight, so KEDA does not scale down
+// (or to zero) under messages still being handled, or waiting out a
+// requeueDelay (on SQS brighter requeues with ChangeMessageVisibility, so
+// such a message is in flight, not visible); and the check flags the broken
+// example testdata/scaledobject-visible-only.yaml.
+func TestScaledObjectsCountMessagesInFlight_Issue32(t *testing.T) {
+	for _, o := range overlays {
+		m := loadDir(t, filepath.Join(manifestDir, o))
+		for file, so := range m.scaledObjects {
+			for _, tr := range so.Spec.Triggers {
+				if why := visibleOnly(tr); why != "" {
+					t.Errorf("%s/%s: %s: KEDA would scale down under messages in flight", o, file, why)
+				}
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "scaledobject-visible-only.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := &kedav1alpha1.ScaledObject{}
+	if err := yaml.UnmarshalStrict(data, broken); err != nil {
+		t.Fatal(err)
+	}
+	if len(broken.Spec.Triggers) != 1 || visibleOnly(broken.Spec.Triggers[0]) == "" {
+		t.Error("the visible-only example is not flagged")
 	}
 }
