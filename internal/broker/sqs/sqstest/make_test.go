@@ -50,6 +50,12 @@ func TestMakeSQSEmulatorStopsWithMake_Issue32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Never let this test run npm ci under the package's other tests.
+	plan := exec.Command("make", "-n", "sqs-emulator")
+	plan.Dir = root
+	if out, err := plan.CombinedOutput(); err != nil || strings.Contains(string(out), "npm ci") {
+		t.Fatalf("make sqs-emulator would install first (%v): node_modules is older than package-lock.json; run make deps\n%s", err, out)
+	}
 	for _, c := range []struct {
 		name  string
 		sig   syscall.Signal
