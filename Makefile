@@ -25,10 +25,10 @@ all: build
 # Stamped as make image stamps the image's binary: brighter version prints
 # git describe's version and the commit (Go's own VCS stamping is off in a
 # git worktree and under GOFLAGS=-buildvcs=false).
-LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
+BUILD_LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/brighter
+	$(GO) build -ldflags "$(BUILD_LDFLAGS)" -o $(BIN) ./cmd/brighter
 
 # bin/brighter-image.tar (docker load, podman load, kind load image-archive)
 # and bin/brighter-oci/ (an OCI layout), built without a Docker engine.
