@@ -22,8 +22,13 @@ ARCH              ?= $(shell $(GO) env GOARCH)
 
 all: build
 
+# Stamped as make image stamps the image's binary: brighter version prints
+# git describe's version and the commit (Go's own VCS stamping is off in a
+# git worktree and under GOFLAGS=-buildvcs=false).
+BUILD_LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/brighter
+	$(GO) build -ldflags "$(BUILD_LDFLAGS)" -o $(BIN) ./cmd/brighter
 
 # bin/brighter-image.tar (docker load, podman load, kind load image-archive)
 # and bin/brighter-oci/ (an OCI layout), built without a Docker engine.
@@ -81,10 +86,22 @@ bench: deps
 # The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.
 # fauxqs on 127.0.0.1:$(FAUXQS_PORT) (make sqs-emulator FAUXQS_PORT=4577);
-# a busy port is one line on stderr and exit 1.
+# a busy port is one line on stderr and exit 1. npm ci runs only when
+# node_modules is missing or older than package-lock.json (never under a
+# running test's emulator otherwise). fauxqs stops with make, however make
+# is stopped (Ctrl-C, kill PID, kill -9 PID): it watches its parent
+# (FAUXQS_EXIT_WITH_PARENT), so no orphan keeps the port
+# (sqstest.TestMakeSQSEmulator_Issue32).
 FAUXQS_PORT ?= 4566
-sqs-emulator: deps
-	@FAUXQS_PORT=$(FAUXQS_PORT) node internal/broker/sqs/sqstest/serve-local.mjs
+sqs-emulator: node_modules/.package-lock.json
+	@FAUXQS_PORT=$(FAUXQS_PORT) FAUXQS_EXIT_WITH_PARENT=1 exec node internal/broker/sqs/sqstest/serve-local.mjs
+
+# npm writes node_modules/.package-lock.json on every install: older than
+# package-lock.json (or missing) means node_modules is stale.
+node_modules/.package-lock.json: package-lock.json
+	@command -v node >/dev/null || { echo "node is required for the SQS emulator (fauxqs): apt-get install nodejs npm"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 # The RocketMQ conformance rows against a real RocketMQ 5 (needs a Docker
 # engine; not run in CI, which has none): records AC-23 on a real broker.

@@ -3,8 +3,10 @@
 // tests, the proof that they agree with the binary. The manifests are
 // decoded strictly into the upstream Kubernetes (k8s.io/api) and KEDA
 // (github.com/kedacore/keda/v2/apis/keda/v1alpha1) API types, with no
-// network, and the subscriptions file each ConfigMap carries is linted by
-// the brighter binary built from this commit.
+// network; each overlay is rendered with kustomize's own library (the
+// generated, content-hashed ConfigMap that rolls the Deployment on a
+// change), and the subscriptions file each overlay carries is linted by the
+// brighter binary built from this commit.
 //
 // The package has no code of its own that brighter imports; nothing under
 // internal/ or cmd/ may import it.

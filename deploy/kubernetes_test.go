@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/brightergo/brighter/internal/config"
@@ -51,6 +53,23 @@ type kustomization struct {
 	Patches         []struct {
 		Path string `json:"path"`
 	} `json:"patches,omitempty"`
+	ConfigMapGenerator []struct {
+		Name    string   `json:"name"`
+		Files   []string `json:"files"`
+		Options struct {
+			Labels map[string]string `json:"labels,omitempty"`
+		} `json:"options"`
+	} `json:"configMapGenerator,omitempty"`
+}
+
+// generatedFiles returns the files the kustomization's configMapGenerator
+// reads (not Kubernetes objects).
+func (k *kustomization) generatedFiles() []string {
+	var out []string
+	for _, g := range k.ConfigMapGenerator {
+		out = append(out, g.Files...)
+	}
+	return out
 }
 
 // manifests is one directory's decoded objects, by kind.
@@ -127,9 +146,15 @@ func loadDir(t *testing.T, dir string) *manifests {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kdata, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatalf("%s: no kustomization.yaml", dir)
+	}
+	decodeStrict(t, m, filepath.Join(dir, "kustomization.yaml"), kdata)
+	generated := m.kustomization.generatedFiles()
 	var files []string
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") || e.Name() == "kustomization.yaml" || slices.Contains(generated, e.Name()) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
@@ -140,14 +165,14 @@ func loadDir(t *testing.T, dir string) *manifests {
 			t.Fatalf("%s/%s: one object per file, please (the decode checks each file as one object)", dir, e.Name())
 		}
 		decodeStrict(t, m, filepath.Join(dir, e.Name()), data)
-		if e.Name() != "kustomization.yaml" {
-			files = append(files, e.Name())
-		}
-	}
-	if m.kustomization == nil {
-		t.Fatalf("%s: no kustomization.yaml", dir)
+		files = append(files, e.Name())
 	}
 	listed := map[string]bool{}
+	for _, g := range generated {
+		if _, err := os.Stat(filepath.Join(dir, g)); err != nil {
+			t.Errorf("%s/kustomization.yaml: configMapGenerator file %s: %v", dir, g, err)
+		}
+	}
 	for _, r := range m.kustomization.Resources {
 		if _, err := os.Stat(filepath.Join(dir, r)); err != nil {
 			t.Errorf("%s/kustomization.yaml: resource %s: %v", dir, r, err)
@@ -348,6 +373,7 @@ func TestDeploymentAgreesWithConsume(t *testing.T) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("resources.requests %v: want cpu and memory", c.Resources.Requests)
 	}
+	checkGoMemLimit(t, c)
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep == nil {
 		t.Errorf("preStop %+v: the image has no shell; use a sleep action or none", c.Lifecycle.PreStop)
 	}
@@ -376,13 +402,16 @@ func TestOverlaysAgreeWithConsume(t *testing.T) {
 				}
 			}
 
-			cm := m.configMaps["configmap.yaml"]
-			if cm == nil || len(m.configMaps) != 1 {
-				t.Fatalf("%s: want one ConfigMap in configmap.yaml", o)
+			// The subscriptions file: the one ConfigMap kustomize renders,
+			// under the name the Deployment mounts (TestConfigChangeRollsTheDeployment_Issue32).
+			if len(m.configMaps) != 0 || !slices.Equal(m.kustomization.generatedFiles(), []string{path.Base(configPath)}) {
+				t.Fatalf("%s: want the subscriptions file only from a configMapGenerator of %s, got ConfigMap files %v and generated files %v",
+					o, path.Base(configPath), keys(m.configMaps), m.kustomization.generatedFiles())
 			}
-			vol := d.Spec.Template.Spec.Volumes[slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.ConfigMap != nil })]
-			if cm.Name != vol.ConfigMap.Name {
-				t.Errorf("%s: ConfigMap %s, but the Deployment mounts %s", o, cm.Name, vol.ConfigMap.Name)
+			r := render(t, filesys.MakeFsOnDisk(), filepath.Join(manifestDir, o))
+			cm := r.configMap(t)
+			if got := r.mountedConfigMap(t); cm.Name != got {
+				t.Errorf("%s: ConfigMap %s, but the Deployment mounts %s", o, cm.Name, got)
 			}
 			data, ok := cm.Data[path.Base(configPath)]
 			if !ok || len(cm.Data) != 1 {
@@ -526,11 +555,99 @@ func checkPrometheusTrigger(t *testing.T, sub *config.Subscription, tr kedav1alp
 	}
 }
 
-func keys(m map[string]string) []string {
+func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// goMemLimit matches a GOMEMLIMIT value as the Go runtime reads it: a
+// number of bytes with an optional unit (runtime/debug.SetMemoryLimit).
+var goMemLimit = regexp.MustCompile(`^([0-9]+)(B|KiB|MiB|GiB|TiB)?$`)
+
+// checkGoMemLimit checks the container's GOMEMLIMIT is a fixed value
+// between 80% and 90% of its memory limit (issue 32): the runtime collects
+// before the kernel kills, with room for memory it does not count (exec
+// handlers' processes share the container's cgroup).
+func checkGoMemLimit(t *testing.T, c corev1.Container) {
+	t.Helper()
+	limit := c.Resources.Limits.Memory()
+	if limit.IsZero() {
+		t.Fatal("resources.limits.memory: want a memory limit (GOMEMLIMIT is a share of it)")
+	}
+	var value string
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			if e.ValueFrom != nil {
+				t.Fatalf("GOMEMLIMIT from %+v: a resourceFieldRef gives 100%% of the limit; set a value of 80-90%%", e.ValueFrom)
+			}
+			value = e.Value
+		}
+	}
+	m := goMemLimit.FindStringSubmatch(value)
+	if m == nil {
+		t.Fatalf("GOMEMLIMIT %q: want a number with an optional unit B, KiB, MiB, GiB or TiB", value)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n <<= map[string]int{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40}[m[2]]
+	share := float64(n) / float64(limit.Value())
+	if share < 0.80 || share > 0.90 {
+		t.Errorf("GOMEMLIMIT %s is %.0f%% of the memory limit %s, want 80-90%%", value, share*100, limit)
+	}
+}
+
+// visibleOnly returns why a ScaledObject's trigger would scale on visible
+// messages only, or "" when it counts messages in flight: an aws-sqs-queue
+// trigger with scaleOnInFlight "false" (KEDA's default is true), or a
+// prometheus trigger on a brighter metric other than the in-flight one.
+func visibleOnly(tr kedav1alpha1.ScaleTriggers) string {
+	switch tr.Type {
+	case "aws-sqs-queue":
+		if v, ok := tr.Metadata["scaleOnInFlight"]; ok {
+			if b, err := strconv.ParseBool(v); err != nil || !b {
+				return fmt.Sprintf("aws-sqs-queue trigger with scaleOnInFlight %q counts visible messages only", v)
+			}
+		}
+	case "prometheus":
+		if mm := inFlightQuery.FindStringSubmatch(tr.Metadata["query"]); mm == nil || mm[1] != observe.MetricInFlight {
+			return fmt.Sprintf("prometheus trigger query %q is not %s: it does not count the messages replicas hold", tr.Metadata["query"], observe.MetricInFlight)
+		}
+	}
+	return ""
+}
+
+// TestScaledObjectsCountMessagesInFlight_Issue32: every ScaledObject of
+// the overlays counts the messages in flight, so KEDA does not scale down
+// (or to zero) under messages still being handled, or waiting out a
+// requeueDelay (on SQS brighter requeues with ChangeMessageVisibility, so
+// such a message is in flight, not visible); and the check flags the broken
+// example testdata/scaledobject-visible-only.yaml.
+func TestScaledObjectsCountMessagesInFlight_Issue32(t *testing.T) {
+	for _, o := range overlays {
+		m := loadDir(t, filepath.Join(manifestDir, o))
+		for file, so := range m.scaledObjects {
+			for _, tr := range so.Spec.Triggers {
+				if why := visibleOnly(tr); why != "" {
+					t.Errorf("%s/%s: %s: KEDA would scale down under messages in flight", o, file, why)
+				}
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "scaledobject-visible-only.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := &kedav1alpha1.ScaledObject{}
+	if err := yaml.UnmarshalStrict(data, broken); err != nil {
+		t.Fatal(err)
+	}
+	if len(broken.Spec.Triggers) != 1 || visibleOnly(broken.Spec.Triggers[0]) == "" {
+		t.Error("the visible-only example is not flagged")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,15 @@ type dlqReplayOptions struct {
 	rate        float64
 	confirmOver int
 	yes         bool
+	// format is --output: text (a line per message) or json (a JSON
+	// record per message, then the summary; issue 32).
+	format string
+	// json is the JSON-lines progress when format is json.
+	json *inspect.ReplayJSON
 }
+
+// replayOutputs are the values of dlq replay --output.
+var replayOutputs = []string{"text", "json"}
 
 func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
 	o := &dlqReplayOptions{dlqOptions: parent}
@@ -63,13 +72,22 @@ number confirmed (or --confirm-over when none was asked).
 Each message is handled at most once a run: a replayed message that a
 consumer dead-letters again while the replay runs (same id, new rejection
 time) is left in the dead-letter destination, counted neither replayed nor
-failed.`,
+failed.
+
+--output json prints one JSON object per selected message as it is
+handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
+"would-replay" or "failed","error":...; "newId" with --new-id}) and a last
+{"type":"summary","replayed":N,"skipped":N,"failed":N,"dryRun":...,
+"interrupted":...}; prompts and errors stay on stderr.`,
 		Example: `  # See what would happen, then do it
   brighter dlq replay orders --reason DeliveryError --dry-run
   brighter dlq replay orders --reason DeliveryError --yes
 
   # Ten a second, to a staging queue, with new ids
-  brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes`,
+  brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes
+
+  # For a script: the ids that failed
+  brighter dlq replay orders --yes -o json | jq -r 'select(.outcome == "failed") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
 			o.toSet = cmd.Flags().Changed("to")
@@ -85,6 +103,8 @@ failed.`,
 	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
 	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
+	fl.StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", "))
+	completeValues(cmd, replayOutputs, "output")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	return cmd
 }
@@ -97,6 +117,9 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	f, err := o.filter()
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(replayOutputs, o.format) {
+		return usageErr(fmt.Errorf("--output %q: valid values are %s", o.format, strings.Join(replayOutputs, ", ")))
 	}
 	if o.rate < 0 {
 		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
@@ -154,7 +177,10 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	}
 	opts := inspect.ReplayOptions{To: to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
 	var bar *inspect.Bar
-	if o.io.OutTTY {
+	if o.format == "json" {
+		o.json = inspect.NewReplayJSON(o.io.Out)
+		opts.Progress = o.json
+	} else if o.io.OutTTY {
 		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
 		opts.Progress = bar
 	} else {
@@ -176,7 +202,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		if bar != nil {
 			bar.Finish()
 		}
-		if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+		if err := o.writeSummary(sum, true); err != nil {
 			return failureErr(err)
 		}
 		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.url)
@@ -202,7 +228,7 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 	if bar != nil {
 		bar.Finish()
 	}
-	if err := inspect.WriteSummary(o.io.Out, sum); err != nil {
+	if err := o.writeSummary(sum, false); err != nil {
 		return failureErr(err)
 	}
 	switch {
@@ -218,6 +244,19 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 		return failureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.url, plural(sum.Failed, "message"), where))
 	}
 	return nil
+}
+
+// writeSummary writes the replay's last line: a summary record with
+// --output json (interrupted: stopped by a signal), else "replayed N,
+// skipped N, failed N".
+func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) error {
+	if o.format == "json" {
+		if o.json == nil { // nothing was selected: no message records
+			o.json = inspect.NewReplayJSON(o.io.Out)
+		}
+		return o.json.WriteSummary(sum, interrupted)
+	}
+	return inspect.WriteSummary(o.io.Out, sum)
 }
 
 // confirm asks on a terminal; off one it refuses without --yes.

@@ -70,9 +70,11 @@ warnings never fail a build unless asked), 1 when one is, 2 for a usage error
 or a file that cannot be read.
 
 With --live, lint also asks the brokers for the native limits in force (SQS
-GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy),
+GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
+the RocketMQ consumer group's maximum deliveries as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
-against the broker's value. For each subscription with makeChannels validate
+against the broker's value; a broker that does not report its limit is a
+live-check-failed finding. For each subscription with makeChannels validate
 or assume it also looks up every queue, topic and subscription the file names
 (dead-letter, invalid-message and native redrive destinations, and the
 redrive or dead-letter policy the broker really holds), with the validation
@@ -127,7 +129,7 @@ annotations on the pull request).`,
 	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
 	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
 	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
-	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub) and report drift")
+	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
 	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
 	completeValues(cmd, failOnValues(), "fail-on")
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -74,7 +74,8 @@ func subscriptionProject(f *config.File, s *config.Subscription) string {
 	return f.Connections.GCP.ProjectID
 }
 
-// liveCheckers returns the --live probers (native limits: SQS, Pub/Sub)
+// liveCheckers returns the --live probers (native limits: SQS, Pub/Sub,
+// the RocketMQ group's maximum deliveries)
 // and channel validators (SQS, Pub/Sub, RocketMQ), and a function that
 // closes their clients. The validators run the validation `consume` runs
 // at start-up with makeChannels: validate (validateChannels), so the two
@@ -89,7 +90,8 @@ func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live
 			}
 			return cl.SQS, nil
 		}},
-		config.TransportGCP: live.GCP{Client: c.gcpFor},
+		config.TransportGCP:      live.GCP{Client: c.gcpFor},
+		config.TransportRocketMQ: live.RocketMQ{Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") }},
 	}
 	validators := map[config.Transport]live.ChannelValidator{
 		config.TransportSQS: live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {

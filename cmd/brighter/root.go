@@ -121,7 +121,83 @@ of Brighter (the .NET library).`,
 	root.AddCommand(newDLQCmd(io, g))
 	root.AddCommand(newLintCmd(io, g))
 	root.AddCommand(newDemoCmd(io, g))
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command of the tree that has
+// subcommands (dlq, completion, the root) refuse what is not one of them
+// with a usage error (exit 2) and cobra's "Did you mean this?" suggestion,
+// and a non-root parent run alone print its help and exit 2: a script that
+// typos a subcommand must not succeed (issue 32). `help TOPIC` refuses an
+// unknown topic the same way. cobra adds its help and completion commands
+// on Execute; they are added here first so the walk reaches them.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.SuggestionsMinimumDistance = 2
+		if c.Name() == "help" && c.Parent() == root {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil {
+					return usageErr(fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err))
+				}
+				if len(rest) > 0 {
+					return unknownSubcommand(target, rest[0])
+				}
+				return nil
+			}
+		}
+		if c.HasSubCommands() {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return unknownSubcommand(cmd, args[0])
+				}
+				return nil
+			}
+			if !c.HasParent() && !c.Runnable() {
+				// brighter alone prints its help and succeeds.
+				c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+			} else if !c.Runnable() {
+				c.RunE = func(cmd *cobra.Command, args []string) error {
+					cmd.SetOut(cmd.ErrOrStderr())
+					_ = cmd.Help()
+					var names []string
+					for _, s := range cmd.Commands() {
+						if s.IsAvailableCommand() {
+							names = append(names, s.Name())
+						}
+					}
+					return usageErr(fmt.Errorf("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", ")))
+				}
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// unknownSubcommand is the usage error for an argument of parent that names
+// none of its subcommands, with the closest names cobra suggests.
+func unknownSubcommand(parent *cobra.Command, arg string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", arg, parent.CommandPath())
+	if s := parent.SuggestionsFor(arg); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	var names []string
+	for _, s := range parent.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	if len(names) > 0 {
+		msg += " (subcommands: " + strings.Join(names, ", ") + ")"
+	}
+	return usageErr(errors.New(msg))
 }
 
 // run executes the CLI and returns the process exit code.

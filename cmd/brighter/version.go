@@ -10,13 +10,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Release builds set these with -ldflags, for example
+// make build, make image and release builds set these with -ldflags, for
+// example
 //
-//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/brighter
+//	go build -ldflags "-X main.version=$(git describe --tags --always --dirty) -X main.commit=$(git rev-parse HEAD)" ./cmd/brighter
 //
 // Empty values are taken from the build info the Go toolchain embeds: the
 // module version of `go install github.com/brightergo/brighter/cmd/brighter@v1.2.3`,
-// and the VCS revision, time and modified flag of a build from a checkout.
+// and the pseudo-version, VCS revision, time and modified flag of a `go
+// build` from a checkout with VCS stamping on (docs/commands/version.md).
 var (
 	version = ""
 	commit  = ""
@@ -24,14 +26,18 @@ var (
 
 // versionInfo is what `brighter version` reports.
 type versionInfo struct {
-	// Version is the release (v1.2.3), the module version of a `go install
-	// ...@version`, or "(devel)" for a build from a checkout.
+	// Version is the -ldflags version (git describe: v1.2.3, v1.2.3-4-gabcdef0,
+	// abcdef0-dirty), the module version of a `go install ...@version`, the
+	// pseudo-version Go stamps on a `go build` from a checkout
+	// (v0.0.0-20261204065322-abcdef012345+dirty), or "(devel)" when Go
+	// stamped nothing.
 	Version string `json:"version"`
 	// Revision is the VCS commit the binary was built from; "" when unknown.
 	Revision string `json:"revision,omitempty"`
 	// Time is the commit time (RFC 3339); "" when unknown.
 	Time string `json:"time,omitempty"`
-	// Modified reports a build from a checkout with uncommitted changes.
+	// Modified reports a build from a checkout with uncommitted changes (the
+	// vcs.modified setting, or an -ldflags version ending in -dirty).
 	Modified bool `json:"modified"`
 	// GoVersion is the Go toolchain that built the binary (go1.26.8).
 	GoVersion string `json:"goVersion"`
@@ -63,6 +69,7 @@ func readVersion(bi *debug.BuildInfo, ldVersion, ldCommit string) versionInfo {
 	}
 	if ldVersion != "" {
 		v.Version = ldVersion
+		v.Modified = v.Modified || strings.HasSuffix(ldVersion, "-dirty")
 	}
 	if ldCommit != "" {
 		v.Revision = ldCommit

@@ -30,6 +30,10 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if v.Version != "v2.0.0" || v.Revision != "feedface" {
 		t.Fatalf("ldflags did not win: %+v", v)
 	}
+	// make build with uncommitted changes: git describe --dirty says so.
+	if v = readVersion(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "abcdef0-dirty", "feedface"); !v.Modified || v.Version != "abcdef0-dirty" {
+		t.Fatalf("a -dirty ldflags version is modified: %+v", v)
+	}
 	v = readVersion(nil, "", "")
 	if v.Version != "(devel)" || v.Revision != "" || v.Modified {
 		t.Fatalf("no build info: %+v", v)

@@ -117,16 +117,17 @@ func exported(s *config.Subscription) config.Subscription {
 	}
 }
 
-// TestParse_ExplicitValues checks that every field set in the file is read,
-// that enums are matched without regard to case, and that relative memory
-// paths resolve against the file's directory.
+// TestParse_ExplicitValues checks that every field set in the file is read
+// and that relative memory paths resolve against the file's directory.
+// (Enum values are spelt as the schema spells them: issue 32,
+// TestSchemaAndLoaderAgreeOnWrongFiles_Issue32.)
 func TestParse_ExplicitValues(t *testing.T) {
 	src := `subscriptions:
   - name: all
     transport: memory
     channelName: ch
     routingKey: rk
-    messagePumpType: Reactor
+    messagePumpType: reactor
     bufferSize: 10
     noOfPerformers: 4
     timeOut: 2s

@@ -17,6 +17,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 )
 
 // Load reads the subscriptions file at path and returns it parsed, defaulted
@@ -1101,8 +1102,9 @@ func (d *decoder) str(e entry, dst *string) bool {
 	return true
 }
 
-// enum reads a string that must be one of valid (matched without regard to
-// case; the canonical spelling is stored).
+// enum reads a string that must be one of valid, spelt as valid spells it
+// (the JSON Schema's enum is case-sensitive too, issue 32; a value in
+// another case gets the canonical spelling as its suggestion).
 func (d *decoder) enum(e entry, dst *string, noun string, valid []string) bool {
 	sc, ok := d.scalar(e)
 	if !ok {
@@ -1122,7 +1124,7 @@ func (d *decoder) enum(e entry, dst *string, noun string, valid []string) bool {
 
 func matchEnum(s string, valid []string) (string, bool) {
 	for _, v := range valid {
-		if strings.EqualFold(s, v) {
+		if s == v {
 			return v, true
 		}
 	}
@@ -1156,8 +1158,24 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			d.rangeErr(e, sc.text, intRange(lo, hi))
 			return false
 		}
-	case sc.fromEnv:
+	case sc.kind == ast.FloatType:
+		// 3.0 is the integer 3, as JSON Schema's "integer" takes it.
+		f, err := strconv.ParseFloat(strings.ReplaceAll(sc.text, "_", ""), 64)
+		if err != nil || f != math.Trunc(f) {
+			d.errorf(sc.node, e.path, "must be an integer, got %s", sc.display())
+			return false
+		}
+		if f < math.MinInt64 || f >= math.MaxInt64 {
+			d.rangeErr(e, sc.text, intRange(lo, hi))
+			return false
+		}
+		v = int(f)
+	case sc.fromEnv || allDigits.MatchString(sc.text) && plain(sc.node):
 		x, err := strconv.Atoi(strings.TrimSpace(sc.text))
+		if errors.Is(err, strconv.ErrRange) {
+			d.rangeErr(e, strings.TrimSpace(sc.text), intRange(lo, hi))
+			return false
+		}
 		if err != nil {
 			d.errorf(sc.node, e.path, "must be an integer, got %q", sc.text)
 			return false
@@ -1174,6 +1192,17 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 	*dst = v
 	return true
 }
+
+// plain reports whether n was written without quotes (a quoted "3" is a
+// string, as in JSON).
+func plain(n ast.Node) bool {
+	tk := n.GetToken()
+	return tk != nil && tk.Type != token.DoubleQuoteType && tk.Type != token.SingleQuoteType
+}
+
+// allDigits matches an integer written in decimal (one too large for int64
+// is still an integer, reported as out of range).
+var allDigits = regexp.MustCompile(`^\s*[-+]?[0-9]+\s*$`)
 
 func intRange(lo, hi int) string {
 	switch {

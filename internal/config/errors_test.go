@@ -244,6 +244,7 @@ subscriptions:
 				`test.yaml:5:19: subscriptions[0].requeueDelay: 13h is out of range; valid values are 0s..12h for sqs (the visibility timeout maximum)`,
 				`test.yaml:8:26: subscriptions[0].sqs.visibilityTimeout: 13h is out of range; valid values are 0s..12h`,
 				`test.yaml:9:31: subscriptions[0].sqs.messageRetentionPeriod: 30s is out of range; valid values are 1m..336h`,
+				`test.yaml:10:18: subscriptions[0].sqs.queueType: unknown queueType "FIFO" (did you mean "fifo"?); valid values are standard, fifo`,
 				`test.yaml:11:20: subscriptions[0].sqs.channelType: unknown channelType "topic"; valid values are pointToPoint, pubSub`,
 				`test.yaml:12:62: subscriptions[0].sqs.redrivePolicy.maxReceiveCount: 0 is out of range; valid values are 1..1000`,
 			},

@@ -83,9 +83,13 @@ func TestSchemaRefusesWhatTheDecoderRefuses(t *testing.T) {
 			t.Errorf("%s: the schema accepts it", name)
 		}
 	}
-	ok := fmt.Sprintf(base, "gcp", "    gcp: {projectId: p, ackDeadline: 0}\n    timeOut: ${T:-1s}\n")
+	// A Pub/Sub id is 3 characters or more (the name is the channel here).
+	ok := strings.Replace(fmt.Sprintf(base, "gcp", "    gcp: {projectId: p, ackDeadline: 0}\n    timeOut: ${T:-1s}\n"), "name: a\n", "name: abc\n", 1)
 	if err := validate(sch, []byte(ok)); err != nil {
-		t.Errorf("a valid file is refused: %v", err)
+		t.Errorf("a valid file is refused by the schema: %v", err)
+	}
+	if _, err := config.Parse("t.yaml", []byte(ok), func(string) (string, bool) { return "", false }); err != nil {
+		t.Errorf("a valid file is refused by the decoder: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -79,4 +80,68 @@ func WriteSummary(w io.Writer, s Summary) error {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
+}
+
+// ReplayRecord is one line of `dlq replay -o json` (issue 32): a message's
+// outcome (Type "message") or the replay's summary (Type "summary", last).
+type ReplayRecord struct {
+	// Type is "message" or "summary".
+	Type string `json:"type"`
+	// ID is the message's id in the dead-letter destination (message).
+	ID string `json:"id,omitempty"`
+	// NewID is the id it was published with when --new-id changed it.
+	NewID string `json:"newId,omitempty"`
+	// Destination is where it was (or would be) published (message).
+	Destination string `json:"destination,omitempty"`
+	// Outcome is "replayed", "would-replay" (a dry run) or "failed"
+	// (message).
+	Outcome string `json:"outcome,omitempty"`
+	// Error is why it failed (message, Outcome "failed").
+	Error string `json:"error,omitempty"`
+	// Replayed, Skipped, Failed and DryRun are Summary's (summary).
+	Replayed *int  `json:"replayed,omitempty"`
+	Skipped  *int  `json:"skipped,omitempty"`
+	Failed   *int  `json:"failed,omitempty"`
+	DryRun   *bool `json:"dryRun,omitempty"`
+	// Interrupted is true on the summary of a replay stopped by a signal.
+	Interrupted *bool `json:"interrupted,omitempty"`
+}
+
+// ReplayJSON is the Progress of `dlq replay -o json`: one ReplayRecord per
+// selected message on w, as it is handled, and the summary last
+// (WriteSummary), for scripts (jq) and log shippers. Write errors are kept
+// and returned by WriteSummary.
+type ReplayJSON struct {
+	enc *json.Encoder
+	err error
+}
+
+// NewReplayJSON writes JSON-lines replay records to w.
+func NewReplayJSON(w io.Writer) *ReplayJSON { return &ReplayJSON{enc: json.NewEncoder(w)} }
+
+// Done writes the message's record.
+func (j *ReplayJSON) Done(o Outcome) {
+	r := ReplayRecord{Type: "message", ID: o.ID, Destination: o.Destination, Outcome: "replayed"}
+	if o.NewID != o.ID {
+		r.NewID = o.NewID
+	}
+	switch {
+	case o.Err != nil:
+		r.Outcome, r.Error = "failed", o.Err.Error()
+	case o.DryRun:
+		r.Outcome = "would-replay"
+	}
+	if err := j.enc.Encode(r); err != nil && j.err == nil {
+		j.err = fmt.Errorf("write replay record: %w", err)
+	}
+}
+
+// WriteSummary writes the summary record (interrupted: the replay was
+// stopped by a signal) and returns the first write error of the run.
+func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
+	r := ReplayRecord{Type: "summary", Replayed: &s.Replayed, Skipped: &s.Skipped, Failed: &s.Failed, DryRun: &s.DryRun, Interrupted: &interrupted}
+	if err := j.enc.Encode(r); err != nil && j.err == nil {
+		j.err = fmt.Errorf("write replay summary: %w", err)
+	}
+	return j.err
 }

@@ -151,7 +151,10 @@ each redelivery. On some subscription shapes the transport cannot make
 it advance, and the budget is inert: a poison message is redelivered for
 ever (or until a native limit acts). The transport says why in the finding.
 Today: a Pub/Sub subscription without a deadLetterPolicy, because Pub/Sub
-fills delivery_attempt only on subscriptions that have one.
+fills delivery_attempt only on subscriptions that have one. With --live,
+lint also reports a file that sets gcp.deadLetterPolicy for a subscription
+that has none on the broker (made or changed elsewhere, with makeChannels
+validate or assume): the counter is missing there all the same.
 
 brighter consume also logs this finding once when it opens the channel,
 never per message.

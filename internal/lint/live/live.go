@@ -46,7 +46,9 @@ type Prober interface {
 // returns the findings: live-check-failed when the probe fails,
 // native-limit-drift when the broker's limit differs from the file's, and
 // budget-outranked when the budget is at or above the broker's limit
-// but not the file's (the file check already reported the other case).
+// but not the file's (the file check already reported the other case), and
+// budget-cannot-run-down when the broker lacks the native limit a
+// CounterProber's delivery count needs (issue 32).
 // rules supplies the file's answers (lint.TransportRules.NativeLimit).
 func Check(ctx context.Context, f *config.File, probers map[config.Transport]Prober, rules map[config.Transport]lint.TransportRules) []lint.Finding {
 	if f == nil {
@@ -80,6 +82,9 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 		case fileOK && liveOK && file.Value != live.Value:
 			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
 				fmt.Sprintf("subscription %q: the file sets %s %d but the broker has %d; apply the file or change it to %d", s.Name, file.Field, file.Value, live.Value, live.Value)))
+		}
+		if cf, ok := counterFinding(p, s, fileOK, liveOK); ok {
+			out = append(out, cf)
 		}
 		r := s.RequeueCount
 		if liveOK && r > 0 && r >= live.Value && !(fileOK && r >= file.Value) {

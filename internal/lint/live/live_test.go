@@ -132,6 +132,11 @@ subscriptions:
 	if find(fs, "refunds", lint.RuleBudgetOutranked) != nil {
 		t.Errorf("refunds has no native limit on the broker; R-10 reported%s", dump(fs))
 	}
+	// Issue 32: without the policy on the broker, Pub/Sub fills no
+	// delivery_attempt, so refunds' budget can never be reached.
+	if c := find(fs, "refunds", lint.RuleBudgetCannotRunDown); c == nil || !strings.Contains(c.Message, "refunds-sub has no dead-letter policy") {
+		t.Errorf("refunds budget counter = %+v%s", c, dump(fs))
+	}
 	for _, rule := range []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleLiveCheckFailed} {
 		if find(fs, "audit", rule) != nil {
 			t.Errorf("audit agrees with the broker; %s reported%s", rule, dump(fs))
@@ -140,8 +145,8 @@ subscriptions:
 	if m := find(fs, "missing", lint.RuleLiveCheckFailed); m == nil || !strings.Contains(m.Message, "does not exist") {
 		t.Errorf("missing subscription = %+v%s", m, dump(fs))
 	}
-	if len(fs) != 4 {
-		t.Errorf("findings = %d, want 4%s", len(fs), dump(fs))
+	if len(fs) != 5 {
+		t.Errorf("findings = %d, want 5%s", len(fs), dump(fs))
 	}
 }
 

@@ -14,8 +14,12 @@
 //     back at this server, accepting NORMAL, FIFO and DELAY messages;
 //     TOPIC_NOT_FOUND for a topic that does not exist (unless
 //     Options.AutoCreateTopics).
-//   - Telemetry: reads the client's Settings until the stream ends and records
-//     each consumer group's long-polling timeout. Heartbeat answers OK.
+//   - Telemetry: reads the client's Settings until the stream ends, records
+//     each consumer group's long-polling timeout and, as a real proxy does,
+//     answers a consumer's Settings with them plus the group's retry policy
+//     (backoff_policy.max_attempts: the group's maximum deliveries,
+//     SetMaxDeliveryAttempts; HideGroupRetryPolicy turns the answer off).
+//     Heartbeat answers OK.
 //   - SendMessage: stores each message on its topic, in a queue chosen by
 //     hashing the message group (FIFO) or round robin; a delivery timestamp
 //     holds the message back until then. It echoes the client's message id.
@@ -69,7 +73,8 @@
 //   - ChangeInvisibleDuration accepts any non-negative duration, 0 included;
 //     a real proxy validates a minimum invisible time for receives and may
 //     for this call too. Receive accepts any invisible duration > 0.
-//   - Telemetry never sends Settings back to the client, and server-initiated
+//   - Telemetry answers consumers' Settings only (a real proxy also answers a
+//     producer's, with its publishing limits), and server-initiated
 //     commands (thread stack traces, message verification, orphaned
 //     transactions) are never sent. Transactions, QueryAssignment,
 //     ForwardMessageToDeadLetterQueue and NotifyClientTermination are

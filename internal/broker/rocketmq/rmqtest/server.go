@@ -167,6 +167,9 @@ type Server struct {
 	handles map[string]handleRef
 	notify  chan struct{}
 	calls   map[string]int
+	// hideRetryPolicy stops Telemetry answering Settings
+	// (HideGroupRetryPolicy).
+	hideRetryPolicy bool
 
 	sendFault   atomic.Pointer[Fault]
 	ackFault    atomic.Pointer[Fault]
@@ -449,11 +452,33 @@ func (s *Server) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 			continue
 		}
 		s.mu.Lock()
+		g := s.groupLocked(sub.GetGroup().GetName())
 		if lp := sub.GetLongPollingTimeout(); lp != nil {
-			s.groupLocked(sub.GetGroup().GetName()).longPoll = lp.AsDuration()
+			g.longPoll = lp.AsDuration()
 		}
+		maxAttempts, hide := g.max, s.hideRetryPolicy
 		s.mu.Unlock()
+		if hide {
+			continue
+		}
+		// As a RocketMQ 5 proxy does (GrpcClientSettingsManager): answer a
+		// consumer's Settings with them merged with the group's retry
+		// policy, whose max_attempts is the group's maximum deliveries.
+		answer := proto.Clone(cmd.GetSettings()).(*v2.Settings)
+		answer.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: int32(maxAttempts)}
+		if err := stream.Send(&v2.TelemetryCommand{Status: ok(), Command: &v2.TelemetryCommand_Settings{Settings: answer}}); err != nil {
+			return nil
+		}
 	}
+}
+
+// HideGroupRetryPolicy makes Telemetry stop (hide true) or resume
+// answering a consumer's Settings with its group's retry policy, as a proxy
+// that does not report it.
+func (s *Server) HideGroupRetryPolicy(hide bool) {
+	s.mu.Lock()
+	s.hideRetryPolicy = hide
+	s.mu.Unlock()
 }
 
 // SendMessage stores each message; see the package comment.

@@ -28,10 +28,22 @@ const stop = async () => {
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+process.on("SIGHUP", stop);
+// Started by `make sqs-emulator` (FAUXQS_EXIT_WITH_PARENT=1, the recipe execs
+// node, so make is the parent): make passes no signal on when it is stopped
+// by its PID (SIGTERM, SIGINT, SIGKILL), so stop when the parent is gone
+// (this process is re-parented), freeing the port instead of holding it as
+// an orphan.
+if (process.env.FAUXQS_EXIT_WITH_PARENT === "1") {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 200).unref();
+}
 // Under a Go test binary (FAUXQS_EXIT_ON_STDIN_END=1, set by sqstest.Start),
 // exit when the parent closes our stdin, so a crashed test leaves no emulator
-// behind. Started by hand (`make sqs-emulator`, in the background or not) it
-// runs until SIGINT or SIGTERM.
+// behind. Started by hand (`node serve-local.mjs`) it runs until SIGINT,
+// SIGTERM or SIGHUP; under make, also until make ends.
 if (process.env.FAUXQS_EXIT_ON_STDIN_END === "1") {
   process.stdin.on("end", stop);
   process.stdin.resume();
