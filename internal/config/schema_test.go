@@ -279,8 +279,9 @@ func (e vocabError) KeywordPath() []string                     { return []string
 func (e vocabError) LocalizedString(p *message.Printer) string { return e.msg }
 
 // scriptEnv is the environment the files are decoded with: the variables
-// the testscripts set (RUN, RMQ_ENDPOINT, BLACKHOLE, SQS_EXPIRED_PROXY),
-// none other, so ${VAR:-default}
+// the testscripts and the live lint corpus (testdata/lint/live) set (RUN,
+// RMQ_ENDPOINT, BLACKHOLE, SQS_EXPIRED_PROXY, SQS_ENDPOINT, GCP_PROJECT,
+// GCP_EMULATOR, PREFIX), none other, so ${VAR:-default}
 // takes its default as a user without those variables would.
 func scriptEnv(name string) (string, bool) {
 	switch name {
@@ -290,8 +291,14 @@ func scriptEnv(name string) (string, bool) {
 		return "127.0.0.1:8081", true
 	case "BLACKHOLE":
 		return "127.0.0.1:9", true
-	case "SQS_EXPIRED_PROXY":
+	case "SQS_EXPIRED_PROXY", "SQS_ENDPOINT":
 		return "http://127.0.0.1:9", true
+	case "GCP_PROJECT":
+		return "p1", true
+	case "GCP_EMULATOR":
+		return "127.0.0.1:9", true
+	case "PREFIX":
+		return "x1", true
 	}
 	return "", false
 }
