@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // File is a parsed, defaulted and validated subscriptions file.
@@ -470,4 +472,21 @@ type Memory struct {
 	StopWhenEmpty bool
 	// VisibilityTimeout is > 0; default 30s.
 	VisibilityTimeout time.Duration
+}
+
+// Secrets returns every value of f that the redaction rule must hide
+// wherever it appears (issue 29; docs/security.md): the header values of
+// http handlers, the user-info and query values of their URLs, and the
+// RocketMQ access and secret keys. Values are after ${VAR} expansion, as sent.
+func (f *File) Secrets() []string {
+	var out []string
+	for _, s := range f.Subscriptions {
+		h := s.Handler
+		for _, v := range h.Headers {
+			out = append(out, v)
+		}
+		out = append(out, redact.URLSecrets(h.URL)...)
+	}
+	rm := f.Connections.RocketMQ
+	return append(out, rm.AccessKey, rm.SecretKey)
 }

@@ -1,14 +1,16 @@
 package redact
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 )
 
-// MinSecret is the shortest value a Redactor masks: shorter values (a
-// one-letter user name, "1") would mask ordinary text and protect nothing.
-const MinSecret = 4
+// MinSecret is the shortest value, in bytes, a Redactor masks: shorter values (a
+// user name such as "test", a header such as "1") would mask ordinary text
+// and protect nothing; real keys and tokens are longer.
+const MinSecret = 8
 
 // Redactor applies the rule (Text) and masks the values it was told are
 // secret. The zero value applies the rule only. A Redactor is safe for
@@ -50,4 +52,33 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	return s
+}
+
+// URLSecrets returns the parts of raw the rule hides (the user name and
+// password, each query value raw and decoded, the fragment), for a
+// Redactor to mask wherever else they appear. A raw that does not parse
+// gives none (URL and Text still redact it by its text).
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		out = append(out, u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		_, v, _ := strings.Cut(kv, "=")
+		out = append(out, v)
+		if d, err := url.QueryUnescape(v); err == nil {
+			out = append(out, d)
+		}
+	}
+	if u.Fragment != "" {
+		out = append(out, u.Fragment)
+	}
+	return out
 }
