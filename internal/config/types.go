@@ -1,6 +1,9 @@
 package config
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +20,10 @@ type File struct {
 	Subscriptions []*Subscription
 
 	pos map[string]Position
+	// written maps a value that came out of ${VAR} expansion to the text
+	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
+	// errors and findings quote values as written (issue 29).
+	written asWritten
 }
 
 // Pos returns the position of the key at the given YAML path, for example
@@ -261,8 +268,9 @@ type Subscription struct {
 	// Index is the subscription's position in File.Subscriptions.
 	Index int
 
-	self Position
-	pos  map[string]Position
+	self    Position
+	pos     map[string]Position
+	written asWritten
 }
 
 // Pos returns the position of the key field (a YAML path relative to the
@@ -489,4 +497,41 @@ func (f *File) Secrets() []string {
 	}
 	rm := f.Connections.RocketMQ
 	return append(out, rm.AccessKey, rm.SecretKey)
+}
+
+// AsWritten returns text with every value that came from ${VAR} expansion
+// replaced by the text the file has for it ("${TOKEN}"): quoted ("s3cret",
+// as strconv.Quote writes it) always, and anywhere in text (a suggestion
+// such as "s3cret-dlq") when it is at least redact.MinSecret bytes long,
+// so that a short value ("1", "sqs") does not rewrite ordinary words.
+// Errors and findings that quote a subscription's values never show what
+// the environment expanded them to (issue 29; docs/security.md).
+func (f *File) AsWritten(text string) string { return f.written.apply(text) }
+
+// AsWritten is File.AsWritten for text about this subscription.
+func (s *Subscription) AsWritten(text string) string { return s.written.apply(text) }
+
+// asWritten maps expanded values to their text in the file.
+type asWritten map[string]string
+
+// apply replaces each quoted expanded value in text by its quoted text as
+// written, longest first (so a value that contains another is replaced
+// whole).
+func (w asWritten) apply(text string) string {
+	if len(w) == 0 {
+		return text
+	}
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	for _, k := range keys {
+		if len(k) >= redact.MinSecret {
+			text = strings.ReplaceAll(text, k, w[k])
+			continue
+		}
+		text = strings.ReplaceAll(text, strconv.Quote(k), strconv.Quote(w[k]))
+	}
+	return text
 }

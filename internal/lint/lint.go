@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Limit is a transport-native integer setting a rule compares with the
@@ -152,14 +154,36 @@ type check struct {
 }
 
 // add appends a finding of rule at field (relative to the subscription).
+// A string argument's %q is redact.Quote: cut at redact.MaxQuoted bytes
+// with its length shown (issue 29).
 func (c *check) add(ruleID, field, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = quotable(s)
+		}
+	}
 	c.out = append(c.out, c.finding(Finding{RuleID: ruleID, Field: field, Message: fmt.Sprintf(format, args...)}))
+}
+
+// quotable is a finding argument whose %q is bounded (redact.Quote); %s
+// and %v print it whole.
+type quotable string
+
+// Format implements fmt.Formatter.
+func (q quotable) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		_, _ = io.WriteString(f, redact.Quote(string(q)))
+		return
+	}
+	_, _ = io.WriteString(f, string(q))
 }
 
 // finding completes f (whose Field is relative) with the rule's severity and
 // requirement, the position and the subscription.
 func (c *check) finding(f Finding) Finding {
 	r, _ := ruleByID(f.RuleID)
+	// Values that came from ${VAR} are quoted as written (issue 29).
+	f.Message = c.s.AsWritten(f.Message)
 	f.Severity = r.Severity
 	f.Requirement = r.Requirement
 	f.Pos = c.s.Pos(f.Field)
