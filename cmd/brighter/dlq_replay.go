@@ -28,6 +28,9 @@ type dlqReplayOptions struct {
 	rate        float64
 	confirmOver int
 	yes         bool
+	// allowAny is --allow-any-destination: without --to, replay to any
+	// originalTopic, not only those the subscriptions file knows.
+	allowAny bool
 }
 
 func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
@@ -36,7 +39,16 @@ func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
 		Use:   "replay [SUBSCRIPTION|URL]",
 		Short: "Send dead-lettered messages back where they came from, safely",
 		Long: `For each selected message, publish it to --to (default: its originalTopic)
-and only then remove it from the dead-letter destination. A failed publish
+and only then remove it from the dead-letter destination.
+
+Without --to a message goes only to a destination the subscriptions file
+knows for the destination being read: the routingKey or channelName of a
+subscription whose deadLetterRoutingKey, invalidMessageRoutingKey or
+native redrive target it is, as the transport resolves names. The
+originalTopic is written by whoever wrote the message, so any other is
+refused per message: listed ("refused ID -> DEST"), counted ("refused N")
+and left in place; the run exits 1. --allow-any-destination lifts the
+allow-list; --dry-run shows each decision ("would refuse ..."). A failed publish
 leaves the message where it is and the replay goes on; a crash at any
 instant leaves every message in the dead-letter destination, at its
 destination, or both, never neither. The summary says how many were
@@ -86,6 +98,7 @@ failed.`,
 	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
 	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 	return cmd
 }
 
@@ -111,6 +124,15 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	to, err := o.replayTo(ctx, t, dt, logger)
 	if err != nil {
 		return err
+	}
+	var allow func(string) bool
+	if to == "" && !o.allowAny {
+		names, fn, err := o.replayAllowList(t, dt)
+		if err != nil {
+			return err
+		}
+		allow = fn
+		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
 	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
@@ -152,7 +174,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
 	var bar *inspect.Bar
 	if o.io.OutTTY {
 		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
@@ -210,6 +232,13 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 		return failureErr(naming(t, "replay", rerr))
 	case cerr != nil:
 		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
+	case sum.Refused > 0 && sum.Failed == 0:
+		where := "they are"
+		if sum.Refused == 1 {
+			where = "it is"
+		}
+		return failureErr(fmt.Errorf("replay %s: %s refused: the originalTopic is not a destination the subscriptions file knows for it; %s still in the dead-letter destination (give --to, or --allow-any-destination)",
+			t.url, plural(sum.Refused, "message"), where))
 	case sum.Failed > 0:
 		where := "they are"
 		if sum.Failed == 1 {

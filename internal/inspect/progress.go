@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Bar is the Progress of a replay on a terminal: a progress bar
@@ -33,7 +35,10 @@ func NewBar(w io.Writer, total int, description string) *Bar {
 
 // Done advances the bar by one.
 func (b *Bar) Done(o Outcome) {
-	if o.Err != nil {
+	if o.Refused {
+		_ = b.bar.Clear()
+		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+	} else if o.Err != nil {
 		b.failed++
 		_ = b.bar.Clear()
 		fmt.Fprintf(b.w, "failed %s: %v\n", o.ID, o.Err)
@@ -46,7 +51,8 @@ func (b *Bar) Finish() { _ = b.bar.Finish() }
 
 // Lines is the Progress of a replay off a terminal: one plain line per
 // selected message on w ("replayed ID -> DEST", "would replay ...",
-// "failed ID: error"), easy to grep and to log.
+// "refused ID -> DEST: ...", "would refuse ...", "failed ID: error"), easy
+// to grep and to log.
 type Lines struct {
 	w io.Writer
 }
@@ -57,6 +63,10 @@ func NewLines(w io.Writer) *Lines { return &Lines{w: w} }
 // Done writes the message's line.
 func (l *Lines) Done(o Outcome) {
 	switch {
+	case o.Refused && o.DryRun:
+		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+	case o.Refused:
+		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
 	case o.Err != nil:
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
 	case o.DryRun:
@@ -69,13 +79,18 @@ func (l *Lines) Done(o Outcome) {
 }
 
 // WriteSummary writes the replay's last line: "replayed N, skipped N,
-// failed N" (with "would replay" on a dry run).
+// failed N" (with "would replay" on a dry run), and ", refused N" when the
+// allow-list refused any.
 func WriteSummary(w io.Writer, s Summary) error {
 	verb := "replayed"
 	if s.DryRun {
 		verb = "would replay"
 	}
-	if _, err := fmt.Fprintf(w, "%s %d, skipped %d, failed %d\n", verb, s.Replayed, s.Skipped, s.Failed); err != nil {
+	refused := ""
+	if s.Refused > 0 {
+		refused = fmt.Sprintf(", refused %d", s.Refused)
+	}
+	if _, err := fmt.Fprintf(w, "%s %d, skipped %d, failed %d%s\n", verb, s.Replayed, s.Skipped, s.Failed, refused); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil

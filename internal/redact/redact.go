@@ -5,7 +5,8 @@
 //
 //   - a URL's user-info is replaced by Mask as a whole (user name and
 //     password), every query value by Mask (the names are kept, so the
-//     reader still sees which parameters were sent) and a fragment by Mask;
+//     reader still sees which parameters were sent; the values of Kept,
+//     brighter's own group= and file=, are kept too) and a fragment by Mask;
 //     this applies to every scheme://... token found in free text, such as
 //     an error from net/http that quotes the request URL;
 //   - values a Redactor was told are secret (the header values a handler
@@ -26,6 +27,13 @@ import (
 
 // Mask replaces a redacted value.
 const Mask = "REDACTED"
+
+// Kept are the query parameters whose values the rule keeps: the ones
+// brighter's own destination URLs define (rocketmq://TOPIC?group=GROUP,
+// memory://QUEUE?file=PATH), which name a consumer group or a local file,
+// never a credential, and without which an operator could not tell two
+// destinations apart.
+var Kept = map[string]bool{"group": true, "file": true}
 
 // MaxQuoted is the most bytes of a value Quote shows (issue 29: a 200 KB
 // key in a subscriptions file gave a 400 KB error line).
@@ -113,9 +121,14 @@ func redactQuery(s string) string {
 			if i > 0 {
 				b.WriteByte('&')
 			}
-			if k, _, ok := strings.Cut(kv, "="); ok {
+			k, v, ok := strings.Cut(kv, "=")
+			if ok {
 				b.WriteString(k)
 				b.WriteString("=")
+			}
+			if ok && Kept[k] {
+				b.WriteString(v)
+				continue
 			}
 			b.WriteString(Mask)
 		}
