@@ -150,8 +150,24 @@ func run(ctx context.Context, io *IOStreams, args []string) int {
 	}
 	// Errors cobra reports itself (unknown command or flag, bad args) are
 	// usage errors.
-	finalError(io, root, err, code)
+	finalError(io, root, args, err, code)
 	return code
+}
+
+// askedJSON reports whether args ask for --log-format json, for a run that
+// failed before cobra parsed its flags (an unknown command, a bad flag).
+func askedJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--log-format=json":
+			return true
+		case a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 // awsSecretEnv are the environment variables the AWS SDK reads keys from.
@@ -164,9 +180,9 @@ const msgRunFailed = "brighter: run failed"
 // line "brighter: ERROR", or with --log-format json one JSON record (level
 // ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
 // run parses (issue 29: what a crash-looping pod shows).
-func finalError(io *IOStreams, root *cobra.Command, err error, code int) {
+func finalError(io *IOStreams, root *cobra.Command, args []string, err error, code int) {
 	text := io.Redactor.String(err.Error())
-	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Value.String() == "json" {
+	if f := root.PersistentFlags().Lookup("log-format"); (f != nil && f.Value.String() == "json") || askedJSON(args) {
 		log := slog.New(slog.NewJSONHandler(io.ErrOut, nil))
 		log.Error(msgRunFailed, "error", text, "exit_code", code)
 		return
