@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -800,7 +799,7 @@ func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Colu
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = quotable(d.asWritten(s))
+			args[i] = redact.Quoted(d.asWritten(s))
 		}
 	}
 	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: d.f.written.apply(fmt.Sprintf(format, args...))})
@@ -813,19 +812,6 @@ func (d *decoder) asWritten(s string) string {
 		return raw
 	}
 	return s
-}
-
-// quotable is an error argument whose %q is redact.Quote (bounded); %s and
-// %v print it whole (texts the decoder built, lists of valid values).
-type quotable string
-
-// Format implements fmt.Formatter.
-func (q quotable) Format(f fmt.State, verb rune) {
-	if verb == 'q' {
-		_, _ = io.WriteString(f, redact.Quote(string(q)))
-		return
-	}
-	_, _ = io.WriteString(f, string(q))
 }
 
 func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {

@@ -23,12 +23,18 @@ func TestErrors_QuoteExpandedValuesAsWritten_Issue29(t *testing.T) {
 		"boolean":  "subscriptions:\n  - name: a\n    transport: sqs\n    sqs: {rawMessageDelivery: \"${S}\"}\n    handler: {type: builtin, name: ack}\n",
 		"name":     "subscriptions:\n  - name: a\n    transport: sqs\n    channelName: \"${S}/bad name\"\n    handler: {type: builtin, name: ack}\n",
 		"range":    "subscriptions:\n  - name: a\n    transport: memory\n    bufferSize: \"${N}\"\n    handler: {type: builtin, name: ack}\n",
+		// A value longer than redact.MaxQuoted: its quoted form is cut, so
+		// only quoting it as written keeps it out.
+		"long": "subscriptions:\n  - name: a\n    transport: memory\n    bufferSize: \"${L}\"\n    handler: {type: builtin, name: ack}\n",
 	}
 	for kind, src := range cases {
 		t.Run(kind, func(t *testing.T) {
 			e := env
-			if kind == "range" {
+			switch kind {
+			case "range":
 				e = noEnv("N", "99999999")
+			case "long":
+				e = noEnv("L", strings.Repeat(secret, 20))
 			}
 			_, err := config.Parse("test.yaml", []byte(src), e)
 			var es config.Errors

@@ -30,8 +30,17 @@ func TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29(t *testing.T) {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte("bad request to " + r.URL.String() + " with " + r.Header.Get("Authorization")))
 	})
+	// A 500 with a plain-text body is a Defer whose error carries the body.
+	echo500, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("failed " + r.URL.String() + " with " + r.Header.Get("Authorization")))
+	})
 	refuse, _ := server(t, status(http.StatusInternalServerError))
-	for name, host := range map[string]string{"unreachable": dead, "echoing": strings.TrimPrefix(echo.URL, "http://"), "refusing": strings.TrimPrefix(refuse.URL, "http://")} {
+	for name, host := range map[string]string{
+		"unreachable": dead, "echoing": strings.TrimPrefix(echo.URL, "http://"),
+		"echoing 500": strings.TrimPrefix(echo500.URL, "http://"), "refusing": strings.TrimPrefix(refuse.URL, "http://"),
+	} {
 		t.Run(name, func(t *testing.T) {
 			var logs bytes.Buffer
 			h, err := HTTP(HTTPOptions{

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -159,23 +158,10 @@ type check struct {
 func (c *check) add(ruleID, field, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = quotable(s)
+			args[i] = redact.Quoted(s)
 		}
 	}
 	c.out = append(c.out, c.finding(Finding{RuleID: ruleID, Field: field, Message: fmt.Sprintf(format, args...)}))
-}
-
-// quotable is a finding argument whose %q is bounded (redact.Quote); %s
-// and %v print it whole.
-type quotable string
-
-// Format implements fmt.Formatter.
-func (q quotable) Format(f fmt.State, verb rune) {
-	if verb == 'q' {
-		_, _ = io.WriteString(f, redact.Quote(string(q)))
-		return
-	}
-	_, _ = io.WriteString(f, string(q))
 }
 
 // finding completes f (whose Field is relative) with the rule's severity and

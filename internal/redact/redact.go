@@ -20,6 +20,8 @@
 package redact
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -184,4 +186,18 @@ func isURLEnd(r rune) bool {
 		return true
 	}
 	return r < 0x20
+}
+
+// Quoted is a value for fmt whose %q is Quote (cut at MaxQuoted bytes, its
+// length shown); %s and %v print it whole. Error and finding builders wrap
+// their string arguments in it so that every quoted value is bounded.
+type Quoted string
+
+// Format implements fmt.Formatter.
+func (q Quoted) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		_, _ = io.WriteString(f, Quote(string(q)))
+		return
+	}
+	_, _ = io.WriteString(f, string(q))
 }
