@@ -14,6 +14,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
+	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 )
 
 // The secrets of the corpus: each is configured in one place a secret can
@@ -157,6 +162,66 @@ func TestSecretsCorpus_NothingLeaks_Issue29(t *testing.T) {
 			})
 		}
 	}
+	t.Run("brokers", func(t *testing.T) {
+		// RocketMQ refusing the credentials (UNAUTHORIZED), SQS refusing the
+		// security token, and both unreachable; the keys are the RocketMQ
+		// AK/SK of the file and the AWS keys of the environment.
+		rocketmq.ConfigureClientLog(t.TempDir())
+		rmq, err := rmqtest.Start(rmqtest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rmq.Close)
+		rmq.FailQueryRoute(func(string, string) error {
+			return &rmqtest.StatusError{Code: v2.Code_UNAUTHORIZED, Message: "signature does not match"}
+		})
+		aws := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.Header().Set("x-amzn-query-error", "InvalidClientTokenId;Sender")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid: %s"}`, r.Header.Get("Authorization"))
+		}))
+		t.Cleanup(aws.Close)
+		for _, ep := range []struct{ name, sqs, rmq string }{
+			{"unreachable", "http://" + unreachable, unreachable},
+			{"refusing", aws.URL, rmq.Endpoint()},
+		} {
+			t.Run(ep.name, func(t *testing.T) {
+				dir := t.TempDir()
+				write(t, dir, "brighter.yaml", `connections:
+  aws: {region: us-east-1, endpoint: "`+ep.sqs+`"}
+  rocketmq: {endpoint: "`+ep.rmq+`", accessKey: "${SECRET_AK}", secretKey: "${SECRET_SK}"}
+subscriptions:
+  - name: queue
+    transport: sqs
+    channelName: orders
+    deadLetterRoutingKey: orders-dlq
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+  - name: topic
+    transport: rocketmq
+    channelName: orders
+    deadLetterRoutingKey: orders-dlq
+    makeChannels: assume
+    rocketmq: {consumerGroup: g}
+    handler: {type: builtin, name: ack}
+`)
+				var all strings.Builder
+				for _, args := range [][]string{
+					{"consume", "--config", "brighter.yaml", "-s", "queue"},
+					{"consume", "--config", "brighter.yaml", "-s", "topic"},
+					{"dlq", "peek", "queue", "--config", "brighter.yaml", "--wait", "1s"},
+					{"dlq", "peek", "topic", "--config", "brighter.yaml", "--wait", "1s"},
+					{"lint", "--config", "brighter.yaml", "-o", "sarif"},
+				} {
+					all.WriteString(corpusRunFor(t, 15*time.Second, dir, "--log-format", "json", args))
+				}
+				if got := leaked(all.String()); len(got) > 0 {
+					t.Errorf("secrets leaked: %v\n%s", got, all.String())
+				}
+			})
+		}
+	})
 	t.Run("fields", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, "brighter.yaml", badFieldsYAML)
@@ -195,7 +260,14 @@ func write(t *testing.T, dir, name, data string) {
 // stdout and stderr.
 func corpusRun(t *testing.T, dir, flag, format string, args []string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return corpusRunFor(t, time.Minute, dir, flag, format, args)
+}
+
+// corpusRunFor is corpusRun that kills the command after d (a consume
+// against a broker that never answers keeps retrying).
+func corpusRunFor(t *testing.T, d time.Duration, dir, flag, format string, args []string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "brighter", append(args, flag, format)...)
 	cmd.Dir, cmd.Env = dir, corpusEnv()
