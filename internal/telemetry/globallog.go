@@ -16,8 +16,9 @@ const LogOTelError = "opentelemetry error"
 // internal logger through log (issue 29): without it the SDK prints plain
 // text lines ("2026/.. traces export: ...") on stderr whatever --log-format
 // says, and a collector outage is invisible to JSON-log alerting. Errors are
-// logged at Error with LogOTelError; the SDK's internal logger at its own
-// verbosity mapped to slog levels (logr V(0) Info, V(1) Debug and below).
+// logged at Error with LogOTelError; the SDK's internal logger through
+// logr's slog bridge, V(n) at slog level -n (V(0) Info, V(4) Debug: the
+// SDK's own chatter shows only with --log-level debug).
 // The OpenTelemetry handler and logger are process-wide by the SDK's
 // design; consume calls this once, before the providers are built.
 func RouteGlobalLogs(log *slog.Logger) {
