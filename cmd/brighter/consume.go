@@ -106,6 +106,7 @@ func loadConfig(io *IOStreams, path string) (*config.File, error) {
 	if err != nil {
 		return nil, usageErr(err)
 	}
+	io.Redactor.Add(f.Secrets()...)
 	return f, nil
 }
 

@@ -34,6 +34,9 @@ type dlqReplayOptions struct {
 	format string
 	// json is the JSON-lines progress when format is json.
 	json *inspect.ReplayJSON
+	// allowAny is --allow-any-destination: without --to, replay to any
+	// originalTopic, not only those the subscriptions file knows.
+	allowAny bool
 }
 
 // replayOutputs are the values of dlq replay --output.
@@ -45,7 +48,16 @@ func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
 		Use:   "replay [SUBSCRIPTION|URL]",
 		Short: "Send dead-lettered messages back where they came from, safely",
 		Long: `For each selected message, publish it to --to (default: its originalTopic)
-and only then remove it from the dead-letter destination. A failed publish
+and only then remove it from the dead-letter destination.
+
+Without --to a message goes only to a destination the subscriptions file
+knows for the destination being read: the routingKey or channelName of a
+subscription whose deadLetterRoutingKey, invalidMessageRoutingKey or
+native redrive target it is, as the transport resolves names. The
+originalTopic is written by whoever wrote the message, so any other is
+refused per message: listed ("refused ID -> DEST"), counted ("refused N")
+and left in place; the run exits 1. --allow-any-destination lifts the
+allow-list; --dry-run shows each decision ("would refuse ..."). A failed publish
 leaves the message where it is and the replay goes on; a crash at any
 instant leaves every message in the dead-letter destination, at its
 destination, or both, never neither. The summary says how many were
@@ -106,6 +118,7 @@ handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
 	fl.StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", "))
 	completeValues(cmd, replayOutputs, "output")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 	return cmd
 }
 
@@ -134,6 +147,15 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	to, err := o.replayTo(ctx, t, dt, logger)
 	if err != nil {
 		return err
+	}
+	var allow func(string) bool
+	if to == "" && !o.allowAny {
+		names, fn, err := o.replayAllowList(t, dt)
+		if err != nil {
+			return err
+		}
+		allow = fn
+		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
 	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
@@ -175,7 +197,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
 	var bar *inspect.Bar
 	if o.format == "json" {
 		o.json = inspect.NewReplayJSON(o.io.Out)
@@ -236,6 +258,13 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 		return failureErr(naming(t, "replay", rerr))
 	case cerr != nil:
 		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
+	case sum.Refused > 0 && sum.Failed == 0:
+		where := "they are"
+		if sum.Refused == 1 {
+			where = "it is"
+		}
+		return failureErr(fmt.Errorf("replay %s: %s refused: the originalTopic is not a destination the subscriptions file knows for it; %s still in the dead-letter destination (give --to, or --allow-any-destination)",
+			t.url, plural(sum.Refused, "message"), where))
 	case sum.Failed > 0:
 		where := "they are"
 		if sum.Failed == 1 {

@@ -118,7 +118,9 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 		path := writeMemoryDLQ(t, 1)
 		io, out, errOut := fakeIO("y\n", false)
 		io.InTTY = true
-		code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "0"})
+		// No subscriptions file names orders: the replay trusts the
+		// messages' originalTopic explicitly (issue 29's allow-list).
+		code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "0", "--allow-any-destination"})
 		if code != exitOK || !strings.Contains(out.String(), "replayed 1, skipped 0, failed 0") {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // IOStreams carries a command's input, output and error streams with their
@@ -20,6 +22,10 @@ type IOStreams struct {
 	Color bool
 	// Getenv reads the environment (os.LookupEnv in production).
 	Getenv func(string) (string, bool)
+	// Redactor hides secrets in every log line, event and error the run
+	// writes (issue 29); run sets it when nil, and a command that reads a
+	// subscriptions file adds the file's secrets (config.File.Secrets).
+	Redactor *redact.Redactor
 }
 
 func systemIO() *IOStreams {

@@ -197,6 +197,9 @@ func (o *lintOptions) run(ctx context.Context) error {
 			continue
 		}
 		fs, f := l.Source(shown, data, o.io.Getenv)
+		if f != nil {
+			o.io.Redactor.Add(f.Secrets()...)
+		}
 		if o.live && f != nil {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
 			fs = append(fs, live.Check(lctx, f, probers, o.transports)...)
@@ -208,6 +211,11 @@ func (o *lintOptions) run(ctx context.Context) error {
 	}
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
+	// A report may be uploaded (SARIF to code scanning): every finding
+	// passes the redaction rule (issue 29), --live's broker errors included.
+	for i := range report.Findings {
+		report.Findings[i].Message = o.io.Redactor.String(report.Findings[i].Message)
+	}
 
 	if len(report.Files) > 0 {
 		if err := lint.Write(o.io.Out, format, report, lint.WriteOptions{Color: o.io.Color && format == lint.FormatText, ToolVersion: toolVersion()}); err != nil {

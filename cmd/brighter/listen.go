@@ -15,6 +15,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 	"github.com/brightergo/brighter/internal/tui"
 )
 
@@ -175,7 +176,7 @@ func (o *consumeOptions) newLogs() (*consumeLogs, error) {
 		l.stream = observe.NewStream(0, observe.DefaultBacklog)
 		h = observe.LogTee(h, max(level, slog.LevelWarn), l.stream)
 	}
-	l.logger = slog.New(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst))
+	l.logger = slog.New(redact.Handler(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst), o.io.Redactor))
 	return l, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Exit codes.
@@ -56,7 +57,7 @@ func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slog.New(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst)), nil
+	return slog.New(redact.Handler(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst), io.Redactor)), nil
 }
 
 // logHandler returns the handler the flags ask for, writing to stderr,
@@ -202,18 +203,65 @@ func unknownSubcommand(parent *cobra.Command, arg string) error {
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, io *IOStreams, args []string) int {
+	if io.Redactor == nil {
+		io.Redactor = &redact.Redactor{}
+	}
+	// The AWS SDK reads its keys from the environment, not the file: they
+	// are secrets of this run too.
+	for _, k := range awsSecretEnv {
+		if v, ok := io.Getenv(k); ok {
+			io.Redactor.Add(v)
+		}
+	}
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(io.ErrOut, "brighter:", err)
+	code := exitUsage
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
 	// Errors cobra reports itself (unknown command or flag, bad args) are
 	// usage errors.
-	return exitUsage
+	finalError(io, root, args, err, code)
+	return code
+}
+
+// askedJSON reports whether args ask for --log-format json, for a run that
+// failed before cobra parsed its flags (an unknown command, a bad flag).
+func askedJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--log-format=json":
+			return true
+		case a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// awsSecretEnv are the environment variables the AWS SDK reads keys from.
+var awsSecretEnv = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+
+// msgRunFailed is the stable message of the final error record.
+const msgRunFailed = "brighter: run failed"
+
+// finalError writes the error that ends the run on stderr, redacted: the
+// line "brighter: ERROR", or with --log-format json one JSON record (level
+// ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
+// run parses (issue 29: what a crash-looping pod shows).
+func finalError(io *IOStreams, root *cobra.Command, args []string, err error, code int) {
+	text := io.Redactor.String(err.Error())
+	if f := root.PersistentFlags().Lookup("log-format"); (f != nil && f.Value.String() == "json") || askedJSON(args) {
+		log := slog.New(slog.NewJSONHandler(io.ErrOut, nil))
+		log.Error(msgRunFailed, "error", text, "exit_code", code)
+		return
+	}
+	fmt.Fprintln(io.ErrOut, "brighter:", text)
 }

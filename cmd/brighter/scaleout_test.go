@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -327,18 +326,11 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 // on a non-zero exit.
 func brighter(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "brighter", args...)
-	cmd.Dir = dir
-	cmd.Env = scaleOutEnv()
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("brighter %s: %v; stderr:\n%s", strings.Join(args, " "), err, stderr.String())
+	code, out, stderr := brighterExit(t, dir, args...)
+	if code != 0 {
+		t.Fatalf("brighter %s: exit %d; stderr:\n%s", strings.Join(args, " "), code, stderr)
 	}
-	return string(out)
+	return out
 }
 
 // peekIDs runs a `dlq peek ... --output json` and returns the ids read.

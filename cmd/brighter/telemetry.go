@@ -22,6 +22,7 @@ const (
 // an exporter the environment names but that cannot be built is a usage
 // error. stop flushes and shuts the exporters down.
 func (o *consumeOptions) startTelemetry(ctx context.Context, logger *slog.Logger, subs []*config.Subscription) (tel *telemetry.Telemetry, stop func(), err error) {
+	telemetry.RouteGlobalLogs(logger)
 	p, err := telemetry.FromEnv(ctx, o.io.Getenv, currentVersion().Version)
 	if err != nil {
 		return nil, nil, usageErr(err)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Settler is what a transport offers the Router to settle the original of a
@@ -209,6 +210,9 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	if r.Now != nil {
 		now = r.Now
 	}
+	// The rejection message is stored on the broker and shown by dlq peek:
+	// it passes the redaction rule before anything cuts it (issue 29).
+	rej.Description = redact.Text(rej.Description)
 	routed := message.Stamp(m, dest, rej, now())
 	err := r.publish(ctx, dest, routed)
 	if errors.Is(err, ErrTooLarge) && len(rej.Description) > ShortRejectionMessage {

@@ -18,6 +18,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Load reads the subscriptions file at path and returns it parsed, defaulted
@@ -54,7 +56,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 		name:    name,
 		dir:     filepath.Dir(name),
 		env:     env,
-		f:       &File{Path: name, pos: map[string]Position{}},
+		f:       &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
 		anchors: map[string]ast.Node{},
 		budget:  maxAliasResolutions,
 	}
@@ -324,6 +326,7 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 		MaxLeaseExtension:      DefaultMaxLeaseExtension,
 		MakeChannels:           MakeChannelsCreate,
 		pos:                    map[string]Position{},
+		written:                d.f.written,
 	}
 	d.sub, d.subBase = s, path+"."
 	defer func() { d.sub, d.subBase = nil, "" }()
@@ -790,8 +793,26 @@ func (d *decoder) script(e entry) []string {
 
 func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Column: 1} }
 
+// errAt records an error at p. Every string argument that came out of
+// ${VAR} expansion is shown as written, and every %q of a string is cut at
+// redact.MaxQuoted bytes with its length shown (issue 29: a 200 KB key gave
+// a 400 KB error line); so is a field path longer than that.
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: field, Msg: fmt.Sprintf(format, args...)})
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = redact.Quoted(d.asWritten(s))
+		}
+	}
+	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: d.f.written.apply(fmt.Sprintf(format, args...))})
+}
+
+// asWritten returns the file's text for s when s came out of ${VAR}
+// expansion, else s.
+func (d *decoder) asWritten(s string) string {
+	if raw, ok := d.f.written[s]; ok {
+		return raw
+	}
+	return s
 }
 
 func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {
@@ -1039,19 +1060,33 @@ type scalar struct {
 	text    string
 	kind    ast.NodeType
 	node    ast.Node
-	fromEnv bool // the text came out of ${VAR} expansion
+	fromEnv bool   // the text came out of ${VAR} expansion
+	raw     string // the text as written, before expansion
 }
 
-// display shows the value as the user wrote it (strings quoted).
+// display shows the value as the user wrote it: strings quoted and cut at
+// redact.MaxQuoted bytes; a value that came out of ${VAR} expansion as
+// written ("${VAR}/x"), never expanded (issue 29).
 func (s scalar) display() string {
-	switch s.kind {
-	case ast.NullType:
+	switch {
+	case s.kind == ast.NullType:
 		return "an empty value"
-	case ast.StringType, ast.LiteralType:
-		return strconv.Quote(s.text)
+	case s.fromEnv:
+		return redact.Quote(s.raw)
+	case s.kind == ast.StringType, s.kind == ast.LiteralType:
+		return redact.Quote(s.text)
 	default:
-		return s.text
+		return redact.Cut(s.text)
 	}
+}
+
+// shown is value (the parsed value, formatted) for an error, or the value
+// as written when it came out of ${VAR} expansion.
+func (s scalar) shown(value string) string {
+	if s.fromEnv {
+		return s.display()
+	}
+	return value
 }
 
 func (d *decoder) scalar(e entry) (scalar, bool) {
@@ -1087,7 +1122,10 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 			d.errorf(n, e.path, "%s", err.Error())
 			return sc, false
 		}
-		sc.text, sc.fromEnv = x, true
+		if _, ok := d.f.written[x]; !ok && x != sc.text {
+			d.f.written[x] = sc.text
+		}
+		sc.raw, sc.text, sc.fromEnv = sc.text, x, true
 	}
 	return sc, true
 }
@@ -1177,7 +1215,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			return false
 		}
 		if err != nil {
-			d.errorf(sc.node, e.path, "must be an integer, got %q", sc.text)
+			d.errorf(sc.node, e.path, "must be an integer, got %s", sc.display())
 			return false
 		}
 		v = x
@@ -1186,7 +1224,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 		return false
 	}
 	if v < lo || v > hi {
-		d.rangeErr(e, strconv.Itoa(v), intRange(lo, hi))
+		d.rangeErr(e, sc.shown(strconv.Itoa(v)), intRange(lo, hi))
 		return false
 	}
 	*dst = v
@@ -1253,17 +1291,17 @@ func (d *decoder) dur(e entry, dst *time.Duration, r durRange) bool {
 	}
 	switch {
 	case r.positive && v <= 0:
-		d.rangeErr(e, FormatDuration(v), "> 0s")
+		d.rangeErr(e, sc.shown(FormatDuration(v)), "> 0s")
 		return false
 	case v < r.min:
 		valid := ">= " + FormatDuration(r.min)
 		if r.max > 0 {
 			valid = FormatDuration(r.min) + ".." + FormatDuration(r.max)
 		}
-		d.rangeErr(e, FormatDuration(v), valid)
+		d.rangeErr(e, sc.shown(FormatDuration(v)), valid)
 		return false
 	case r.max > 0 && v > r.max:
-		d.rangeErr(e, FormatDuration(v), FormatDuration(r.min)+".."+FormatDuration(r.max))
+		d.rangeErr(e, sc.shown(FormatDuration(v)), FormatDuration(r.min)+".."+FormatDuration(r.max))
 		return false
 	}
 	*dst = v
@@ -1346,6 +1384,6 @@ func (d *decoder) strList(e entry) []string {
 func (d *decoder) httpURL(e entry, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(d.resolve(e.val, e.path), e.path, "%q is not an http or https URL (such as http://localhost:8080/handle)", s)
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as http://localhost:8080/handle)", redact.Quote(redact.URL(d.asWritten(s))))
 	}
 }

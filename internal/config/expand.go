@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // expandEnv replaces ${VAR} and ${VAR:-default} in s using lookup. "$${"
@@ -34,20 +36,20 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 		}
 		end := strings.IndexByte(s[i+2:], '}')
 		if end < 0 {
-			return "", fmt.Errorf("unterminated ${ in %q", s)
+			return "", fmt.Errorf("unterminated ${ in %s", redact.Quote(s))
 		}
 		expr := s[i+2 : i+2+end]
 		i += 2 + end + 1
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if !validVarName(name) {
-			return "", fmt.Errorf("invalid variable name %q in ${%s}; use letters, digits and _", name, expr)
+			return "", fmt.Errorf("invalid variable name %s in %s; use letters, digits and _", redact.Quote(name), redact.Cut("${"+expr+"}"))
 		}
 		v, ok := lookup(name)
 		switch {
 		case hasDef && v == "":
 			v = def
 		case !ok:
-			return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", name, name)
+			return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", redact.Cut(name), redact.Cut(name))
 		}
 		b.WriteString(v)
 	}

@@ -150,7 +150,7 @@ func (d *decoder) checkNames(s *Subscription) {
 				}
 			}
 		}
-		d.errAt(at, s.Path()+"."+field, "%q: %s", shorten(value), rule)
+		d.errAt(at, s.Path()+"."+field, "%q: %s", shorten(d.asWritten(value)), rule)
 	}
 	check("name", s.Name, plainNameRule(s.Name))
 	switch s.Transport {

@@ -1,8 +1,13 @@
 package config
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // File is a parsed, defaulted and validated subscriptions file.
@@ -15,6 +20,10 @@ type File struct {
 	Subscriptions []*Subscription
 
 	pos map[string]Position
+	// written maps a value that came out of ${VAR} expansion to the text
+	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
+	// errors and findings quote values as written (issue 29).
+	written asWritten
 }
 
 // Pos returns the position of the key at the given YAML path, for example
@@ -259,8 +268,9 @@ type Subscription struct {
 	// Index is the subscription's position in File.Subscriptions.
 	Index int
 
-	self Position
-	pos  map[string]Position
+	self    Position
+	pos     map[string]Position
+	written asWritten
 }
 
 // Pos returns the position of the key field (a YAML path relative to the
@@ -470,4 +480,58 @@ type Memory struct {
 	StopWhenEmpty bool
 	// VisibilityTimeout is > 0; default 30s.
 	VisibilityTimeout time.Duration
+}
+
+// Secrets returns every value of f that the redaction rule must hide
+// wherever it appears (issue 29; docs/security.md): the header values of
+// http handlers, the user-info and query values of their URLs, and the
+// RocketMQ access and secret keys. Values are after ${VAR} expansion, as sent.
+func (f *File) Secrets() []string {
+	var out []string
+	for _, s := range f.Subscriptions {
+		h := s.Handler
+		for _, v := range h.Headers {
+			out = append(out, v)
+		}
+		out = append(out, redact.URLSecrets(h.URL)...)
+	}
+	rm := f.Connections.RocketMQ
+	return append(out, rm.AccessKey, rm.SecretKey)
+}
+
+// AsWritten returns text with every value that came from ${VAR} expansion
+// replaced by the text the file has for it ("${TOKEN}"): quoted ("s3cret",
+// as strconv.Quote writes it) always, and anywhere in text (a suggestion
+// such as "s3cret-dlq") when it is at least redact.MinSecret bytes long,
+// so that a short value ("1", "sqs") does not rewrite ordinary words.
+// Errors and findings that quote a subscription's values never show what
+// the environment expanded them to (issue 29; docs/security.md).
+func (f *File) AsWritten(text string) string { return f.written.apply(text) }
+
+// AsWritten is File.AsWritten for text about this subscription.
+func (s *Subscription) AsWritten(text string) string { return s.written.apply(text) }
+
+// asWritten maps expanded values to their text in the file.
+type asWritten map[string]string
+
+// apply replaces each quoted expanded value in text by its quoted text as
+// written, longest first (so a value that contains another is replaced
+// whole).
+func (w asWritten) apply(text string) string {
+	if len(w) == 0 {
+		return text
+	}
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	for _, k := range keys {
+		if len(k) >= redact.MinSecret {
+			text = strings.ReplaceAll(text, k, w[k])
+			continue
+		}
+		text = strings.ReplaceAll(text, strconv.Quote(k), strconv.Quote(w[k]))
+	}
+	return text
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Headers the http handler sends besides the CloudEvents ones.
@@ -126,10 +127,10 @@ type Reply struct {
 func HTTP(opts HTTPOptions) (pump.Handler, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("http handler: url: %w", err)
+		return nil, fmt.Errorf("http handler: url %s: %s", redact.Quote(redact.URL(opts.URL)), redact.Text(redact.URL(err.Error())))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http handler: url %q: want an absolute http:// or https:// URL", u.Redacted())
+		return nil, fmt.Errorf("http handler: url %s: want an absolute http:// or https:// URL", redact.Quote(redact.URL(opts.URL)))
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -138,10 +139,10 @@ func HTTP(opts HTTPOptions) (pump.Handler, error) {
 	host := ""
 	for k, v := range opts.Headers {
 		if !httpguts.ValidHeaderFieldName(k) {
-			return nil, fmt.Errorf("http handler: header name %q is not valid", k)
+			return nil, fmt.Errorf("http handler: header name %s is not valid", redact.Quote(k))
 		}
 		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, fmt.Errorf("http handler: header %q: value is not a valid header value", k)
+			return nil, fmt.Errorf("http handler: header %s: value is not a valid header value", redact.Quote(k))
 		}
 		if strings.EqualFold(k, "Host") {
 			host = v
@@ -156,9 +157,18 @@ func HTTP(opts HTTPOptions) (pump.Handler, error) {
 			return nil, err
 		}
 	}
+	// The handler's own secrets (issue 29): every header value it sends and
+	// the URL's user-info and query values never appear in its errors, logs
+	// or the rejection message they become.
+	red := &redact.Redactor{}
+	for _, v := range opts.Headers {
+		red.Add(v)
+	}
+	red.Add(redact.URLSecrets(opts.URL)...)
 	h := &httpHandler{
 		url:     u.String(),
-		logURL:  u.Redacted(),
+		logURL:  redact.URL(u.String()),
+		red:     red,
 		host:    host,
 		headers: headers,
 		timeout: opts.Timeout,
@@ -222,6 +232,7 @@ func tlsConfig(o TLSOptions) (*tls.Config, error) {
 type httpHandler struct {
 	url     string
 	logURL  string
+	red     *redact.Redactor
 	host    string
 	headers http.Header
 	timeout time.Duration
@@ -235,6 +246,7 @@ func (h *httpHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 
 	attrs := []slog.Attr{slog.String("message_id", m.Header.MessageID), slog.String("url", h.logURL)}
 	fail := func(err error) pump.Result {
+		err = redactedError{err: err, text: h.red.String(err.Error())}
 		level, msg := slog.LevelError, msgHTTPFailed
 		if ctx.Err() != nil {
 			level, msg = slog.LevelInfo, msgHTTPCutOff
@@ -254,6 +266,11 @@ func (h *httpHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 
 	start := time.Now()
 	resp, err := h.client.Do(req)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		// net/http quotes the request URL, query and all (it strips only
+		// the password).
+		ue.URL = h.logURL
+	}
 	if err != nil {
 		if reqCtx.Err() != nil && ctx.Err() == nil {
 			return fail(fmt.Errorf("http handler: POST %s: timed out after %s: %w", h.logURL, h.timeout, err))
@@ -274,6 +291,9 @@ func (h *httpHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	if !overridden {
 		res = statusResult(resp, body)
 	}
+	// A reply that echoes the request (a proxy's error page) must not carry
+	// a secret into the rejection message.
+	res.Reason = h.red.String(res.Reason)
 	if res.Outcome == pump.Defer && res.Delay <= 0 {
 		res.Delay = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
@@ -488,3 +508,13 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// redactedError is an error whose text went through the redaction rule; it
+// still unwraps to the original for errors.Is and errors.As.
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e redactedError) Error() string { return e.text }
+func (e redactedError) Unwrap() error { return e.err }

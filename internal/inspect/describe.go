@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Described is what an operator wants to know about a dead-lettered
@@ -19,7 +20,10 @@ type Described struct {
 	// Reason is the rejectionReason, or ReasonNativeRedrive when the message
 	// carries no rejection metadata.
 	Reason string
-	// RejectionMessage is the rejectionMessage ("" when none).
+	// RejectionMessage is the rejectionMessage ("" when none), through the
+	// redaction rule (redact.Text): a copy stamped before the rule, or by
+	// another writer, shows no URL user-info or query value in a table,
+	// stats or a --grep (issue 29).
 	RejectionMessage string
 	// RejectedAt is the rejectionTimestamp (zero when none or unreadable).
 	RejectedAt time.Time
@@ -53,6 +57,7 @@ func Describe(m *message.Message) Described {
 		d.Reason = message.ReasonNone.String()
 	}
 	d.RejectionMessage, _ = b.String(message.KeyRejectionMessage)
+	d.RejectionMessage = redact.Text(d.RejectionMessage)
 	if s, ok := b.String(message.KeyRejectionTimestamp); ok {
 		d.RejectedAt, _ = message.ParseWireTime(s)
 	}

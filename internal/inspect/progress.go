@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Bar is the Progress of a replay on a terminal: a progress bar
@@ -34,7 +36,10 @@ func NewBar(w io.Writer, total int, description string) *Bar {
 
 // Done advances the bar by one.
 func (b *Bar) Done(o Outcome) {
-	if o.Err != nil {
+	if o.Refused {
+		_ = b.bar.Clear()
+		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+	} else if o.Err != nil {
 		b.failed++
 		_ = b.bar.Clear()
 		fmt.Fprintf(b.w, "failed %s: %v\n", o.ID, o.Err)
@@ -47,7 +52,8 @@ func (b *Bar) Finish() { _ = b.bar.Finish() }
 
 // Lines is the Progress of a replay off a terminal: one plain line per
 // selected message on w ("replayed ID -> DEST", "would replay ...",
-// "failed ID: error"), easy to grep and to log.
+// "refused ID -> DEST: ...", "would refuse ...", "failed ID: error"), easy
+// to grep and to log.
 type Lines struct {
 	w io.Writer
 }
@@ -58,6 +64,10 @@ func NewLines(w io.Writer) *Lines { return &Lines{w: w} }
 // Done writes the message's line.
 func (l *Lines) Done(o Outcome) {
 	switch {
+	case o.Refused && o.DryRun:
+		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+	case o.Refused:
+		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
 	case o.Err != nil:
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
 	case o.DryRun:
@@ -70,13 +80,18 @@ func (l *Lines) Done(o Outcome) {
 }
 
 // WriteSummary writes the replay's last line: "replayed N, skipped N,
-// failed N" (with "would replay" on a dry run).
+// failed N" (with "would replay" on a dry run), and ", refused N" when the
+// allow-list refused any.
 func WriteSummary(w io.Writer, s Summary) error {
 	verb := "replayed"
 	if s.DryRun {
 		verb = "would replay"
 	}
-	if _, err := fmt.Fprintf(w, "%s %d, skipped %d, failed %d\n", verb, s.Replayed, s.Skipped, s.Failed); err != nil {
+	refused := ""
+	if s.Refused > 0 {
+		refused = fmt.Sprintf(", refused %d", s.Refused)
+	}
+	if _, err := fmt.Fprintf(w, "%s %d, skipped %d, failed %d%s\n", verb, s.Replayed, s.Skipped, s.Failed, refused); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
@@ -93,15 +108,17 @@ type ReplayRecord struct {
 	NewID string `json:"newId,omitempty"`
 	// Destination is where it was (or would be) published (message).
 	Destination string `json:"destination,omitempty"`
-	// Outcome is "replayed", "would-replay" (a dry run) or "failed"
-	// (message).
+	// Outcome is "replayed", "would-replay" (a dry run), "refused" or
+	// "would-refuse" (the allow-list, issue 29) or "failed" (message).
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why it failed (message, Outcome "failed").
 	Error string `json:"error,omitempty"`
-	// Replayed, Skipped, Failed and DryRun are Summary's (summary).
+	// Replayed, Skipped, Failed, Refused and DryRun are Summary's
+	// (summary).
 	Replayed *int  `json:"replayed,omitempty"`
 	Skipped  *int  `json:"skipped,omitempty"`
 	Failed   *int  `json:"failed,omitempty"`
+	Refused  *int  `json:"refused,omitempty"`
 	DryRun   *bool `json:"dryRun,omitempty"`
 	// Interrupted is true on the summary of a replay stopped by a signal.
 	Interrupted *bool `json:"interrupted,omitempty"`
@@ -126,6 +143,10 @@ func (j *ReplayJSON) Done(o Outcome) {
 		r.NewID = o.NewID
 	}
 	switch {
+	case o.Refused && o.DryRun:
+		r.Outcome = "would-refuse"
+	case o.Refused:
+		r.Outcome, r.Error = "refused", ErrRefused.Error()
 	case o.Err != nil:
 		r.Outcome, r.Error = "failed", o.Err.Error()
 	case o.DryRun:
@@ -139,7 +160,7 @@ func (j *ReplayJSON) Done(o Outcome) {
 // WriteSummary writes the summary record (interrupted: the replay was
 // stopped by a signal) and returns the first write error of the run.
 func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
-	r := ReplayRecord{Type: "summary", Replayed: &s.Replayed, Skipped: &s.Skipped, Failed: &s.Failed, DryRun: &s.DryRun, Interrupted: &interrupted}
+	r := ReplayRecord{Type: "summary", Replayed: &s.Replayed, Skipped: &s.Skipped, Failed: &s.Failed, Refused: &s.Refused, DryRun: &s.DryRun, Interrupted: &interrupted}
 	if err := j.enc.Encode(r); err != nil && j.err == nil {
 		j.err = fmt.Errorf("write replay summary: %w", err)
 	}

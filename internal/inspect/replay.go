@@ -14,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // KeyDeduplicationID is the bag key of the FIFO deduplication id (SQS
@@ -27,11 +28,23 @@ const KeyDeduplicationID = "messageDeduplicationId"
 // given.
 var ErrNoDestination = errors.New("no destination: the message carries no originalTopic; give --to")
 
+// ErrRefused is returned (wrapped) for a message whose originalTopic is not
+// on the replay's allow-list (ReplayOptions.Allow) when no --to was given:
+// the message is left where it is (issue 29: the originalTopic is written
+// by whoever wrote the message, so it may name any queue).
+var ErrRefused = errors.New("refused: its originalTopic is not a destination the subscriptions file knows for this dead-letter destination; give --to, or --allow-any-destination")
+
 // ReplayOptions say how to replay.
 type ReplayOptions struct {
 	// To is the topic (or queue) every replayed message is published to;
 	// "" means each message's originalTopic.
 	To string
+	// Allow decides, when To is "", whether a message may be replayed to
+	// its originalTopic (a name as the message carries it): a message it
+	// refuses is counted in Summary.Refused, reported with ErrRefused and
+	// left in place. nil allows any destination (--allow-any-destination).
+	// It is called from the scan's goroutine only.
+	Allow func(destination string) bool
 	// NewID gives each replayed message a new id (a UUID).
 	NewID bool
 	// KeepCount keeps the presented HandledCount; by default it is reset to
@@ -70,6 +83,9 @@ type Outcome struct {
 	Destination string
 	// DryRun is true when nothing was done.
 	DryRun bool
+	// Refused is true when the allow-list refused Destination (Err wraps
+	// ErrRefused); the message was left in place.
+	Refused bool
 	// Err is why it failed; nil when it was replayed.
 	Err error
 }
@@ -90,6 +106,9 @@ type Summary struct {
 	// stays in the dead-letter destination) or were published but not
 	// removed (each is in both places).
 	Failed int `json:"failed"`
+	// Refused is how many selected messages the allow-list refused
+	// (ReplayOptions.Allow); each stays in the dead-letter destination.
+	Refused int `json:"refused"`
 	// DryRun is true when nothing was changed.
 	DryRun bool `json:"dryRun"`
 }
@@ -103,13 +122,17 @@ type Summary struct {
 // group), keeps it with a fresh deduplication id. The destination is o.To,
 // else the originalTopic (for a message moved by a native redrive, its own
 // topic); it returns ErrNoDestination when that is empty or is self (the
-// destination being read).
+// destination being read), and ErrRefused, with the destination, when
+// o.Allow refuses it.
 func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time.Time) (*message.Message, string, error) {
 	dest := o.To
 	if dest == "" {
 		dest = Describe(m).OriginalTopic
 		if dest == "" || dest == self {
 			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoDestination)
+		}
+		if o.Allow != nil && !o.Allow(dest) {
+			return nil, dest, fmt.Errorf("message %s to %s: %w", m.Header.MessageID, redact.Quote(dest), ErrRefused)
 		}
 	}
 	c := m.Clone()
@@ -169,9 +192,12 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	report := func(out Outcome) {
 		mu.Lock()
 		defer mu.Unlock()
-		if out.Err != nil {
+		switch {
+		case out.Refused:
+			sum.Refused++
+		case out.Err != nil:
 			sum.Failed++
-		} else {
+		default:
 			sum.Replayed++
 		}
 		if o.Progress != nil {
@@ -306,6 +332,13 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		id := m.Header.MessageID
 		handled[id] = struct{}{}
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
+		if errors.Is(err, ErrRefused) {
+			// Left in place (released when the scan ends), listed and
+			// counted; a dry run shows the same decision.
+			log.WarnContext(ctx, LogReplayRefused, "message_id", id, "source", src.Name, "destination", redact.Cut(dest))
+			report(Outcome{ID: id, Destination: dest, DryRun: o.DryRun, Refused: true, Err: err})
+			return false, nil
+		}
 		if err != nil {
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "error", err)
 			report(Outcome{ID: id, Err: err})

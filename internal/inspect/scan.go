@@ -44,6 +44,7 @@ const (
 	LogReleaseFailed = "dlq message could not be released; it reappears when its visibility timeout lapses"
 	LogReplayed      = "dlq message replayed"
 	LogReplayFailed  = "dlq message replay failed; it stays in the dead-letter destination"
+	LogReplayRefused = "dlq message not replayed: its originalTopic is not on the allow-list; it stays in the dead-letter destination"
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
 	LogReceiveRetry  = "dlq receive failed; retrying"
 )

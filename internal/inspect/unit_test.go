@@ -147,3 +147,35 @@ func TestTable_PlainAndJSON(t *testing.T) {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
 }
+
+// TestDescribe_RedactsTheRejectionMessage_Issue29: a copy stored with a
+// secret in its rejectionMessage (stamped before the rule, or by another
+// writer) is shown, grouped and grepped without it.
+func TestDescribe_RedactsTheRejectionMessage_Issue29(t *testing.T) {
+	m := routed("a", "orders", message.ReasonDeliveryError, "POST https://u:pw-SEKRIT@h/x?token=tok-SEKRIT: 500", time.Now())
+	m.Header.Bag[message.KeyRejectionMessage] = "POST https://u:pw-SEKRIT@h/x?token=tok-SEKRIT: 500" // as an older version stored it
+	if d := inspect.Describe(m); strings.Contains(d.RejectionMessage, "SEKRIT") || !strings.Contains(d.RejectionMessage, "token=REDACTED") {
+		t.Fatalf("RejectionMessage = %q", d.RejectionMessage)
+	}
+}
+
+// TestReplayCopy_AllowList_Issue29: without To, a destination Allow refuses
+// is ErrRefused (with the destination), one it allows is replayed, and a
+// nil Allow allows any; To bypasses Allow.
+func TestReplayCopy_AllowList_Issue29(t *testing.T) {
+	m := routed("a", "victim", message.ReasonDeliveryError, "x", time.Now())
+	only := func(d string) bool { return d == "orders" }
+	if _, dest, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{Allow: only}, time.Now()); !errors.Is(err, inspect.ErrRefused) || dest != "victim" {
+		t.Errorf("forged originalTopic: dest %q err %v, want victim and ErrRefused", dest, err)
+	}
+	if _, dest, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{}, time.Now()); err != nil || dest != "victim" {
+		t.Errorf("nil Allow: dest %q err %v", dest, err)
+	}
+	if _, dest, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{To: "staging", Allow: only}, time.Now()); err != nil || dest != "staging" {
+		t.Errorf("--to: dest %q err %v", dest, err)
+	}
+	k := routed("b", "orders", message.ReasonDeliveryError, "x", time.Now())
+	if _, dest, err := inspect.ReplayCopy(k, "sqs://dlq", "dlq", inspect.ReplayOptions{Allow: only}, time.Now()); err != nil || dest != "orders" {
+		t.Errorf("known destination: dest %q err %v", dest, err)
+	}
+}

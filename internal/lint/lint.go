@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Limit is a transport-native integer setting a rule compares with the
@@ -152,7 +153,14 @@ type check struct {
 }
 
 // add appends a finding of rule at field (relative to the subscription).
+// A string argument's %q is redact.Quote: cut at redact.MaxQuoted bytes
+// with its length shown (issue 29).
 func (c *check) add(ruleID, field, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = redact.Quoted(s)
+		}
+	}
 	c.out = append(c.out, c.finding(Finding{RuleID: ruleID, Field: field, Message: fmt.Sprintf(format, args...)}))
 }
 
@@ -160,6 +168,8 @@ func (c *check) add(ruleID, field, format string, args ...any) {
 // requirement, the position and the subscription.
 func (c *check) finding(f Finding) Finding {
 	r, _ := ruleByID(f.RuleID)
+	// Values that came from ${VAR} are quoted as written (issue 29).
+	f.Message = c.s.AsWritten(f.Message)
 	f.Severity = r.Severity
 	f.Requirement = r.Requirement
 	f.Pos = c.s.Pos(f.Field)

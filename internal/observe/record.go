@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Record kinds that are not pump event kinds (pump kinds use
@@ -166,7 +167,7 @@ func FromEvent(e pump.Event) Record {
 		Destination:   e.Destination,
 		DelayMS:       e.Delay.Milliseconds(),
 		DurationMS:    float64(e.Duration) / float64(time.Millisecond),
-		Description:   e.Description,
+		Description:   redact.Text(e.Description),
 		Failures:      e.Failures,
 	}
 	if !e.Since.IsZero() {
@@ -180,7 +181,7 @@ func FromEvent(e pump.Event) Record {
 		r.Reason = e.Reason.String()
 	}
 	if e.Err != nil {
-		r.Error = e.Err.Error()
+		r.Error = redact.Text(e.Err.Error())
 	}
 	if e.Message != nil && (e.Kind == pump.EventReceived || e.Kind == pump.EventRejected) {
 		// Defer the detail to the reader: the pump and transports never

@@ -31,19 +31,20 @@ import (
 )
 
 // mutant is one deliberate bug: Old, which must occur exactly once in File,
-// is replaced by New; Run is the -run pattern of the conformance cells that
-// must kill it.
+// is replaced by New; Run is the -run pattern of the cells that must kill
+// it, in package Pkg ("" is ./internal/conformance; another package only for
+// a behaviour no transport has, such as an exec handler's process group).
 type mutant struct {
 	Name, What string
 	File       string
 	Old, New   string
 	Run        string
-	CI         bool
 	// Pkg is the package whose tests Run selects: "" is the conformance
 	// suite (./internal/conformance); a mutant of what no conformance row
 	// reaches (lint --live's lookups, issue 34) names the package of the
 	// test that kills it.
 	Pkg string
+	CI  bool
 }
 
 // cells builds a -run pattern: the test, its fixture/variant path, and the

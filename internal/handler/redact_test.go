@@ -1,0 +1,72 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29: the user-info, query
+// values and header values of an http handler appear in none of its error
+// texts, log lines or rejection reasons, whether the endpoint is
+// unreachable, refuses the request, or echoes the request back.
+func TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29(t *testing.T) {
+	const token, pw, bearer = "tok-SECRET-1", "pw-SECRET-2", "hdr-SECRET-3"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close() // nothing listens: connection refused
+	echo, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte("bad request to " + r.URL.String() + " with " + r.Header.Get("Authorization")))
+	})
+	// A 500 with a plain-text body is a Defer whose error carries the body.
+	echo500, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("failed " + r.URL.String() + " with " + r.Header.Get("Authorization")))
+	})
+	refuse, _ := server(t, status(http.StatusInternalServerError))
+	for name, host := range map[string]string{
+		"unreachable": dead, "echoing": strings.TrimPrefix(echo.URL, "http://"),
+		"echoing 500": strings.TrimPrefix(echo500.URL, "http://"), "refusing": strings.TrimPrefix(refuse.URL, "http://"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			h, err := HTTP(HTTPOptions{
+				URL:     "http://user:" + pw + "@" + host + "/handle?token=" + token,
+				Headers: map[string]string{"Authorization": "Bearer " + bearer},
+				Logger:  slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := h(context.Background(), &message.Message{Header: message.Header{MessageID: "m1", MessageType: message.MTEvent}})
+			if res.Outcome == pump.Ack {
+				t.Fatalf("outcome %v, want a failure", res.Outcome)
+			}
+			out := logs.String() + res.Reason
+			if res.Err != nil {
+				out += res.Err.Error()
+			}
+			if out == "" {
+				t.Fatal("nothing to check: no error, reason or log")
+			}
+			for _, s := range []string{token, pw, bearer} {
+				if strings.Contains(out, s) {
+					t.Errorf("secret %q leaked: %s", s, out)
+				}
+			}
+		})
+	}
+}

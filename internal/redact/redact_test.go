@@ -1,0 +1,127 @@
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestURL_RedactsUserInfoQueryAndFragment_Issue29(t *testing.T) {
+	cases := map[string]string{
+		"http://user:pw@host:8080/handle?token=abc&x=1#frag": "http://REDACTED@host:8080/handle?token=REDACTED&x=REDACTED#REDACTED",
+		"https://host/path":         "https://host/path",
+		"http://host/p?secret":      "http://host/p?REDACTED",
+		"http://a@b@host/p?k=v;w=z": "http://REDACTED@host/p?k=REDACTED&w=REDACTED",
+		"/handle?token=abc":         "/handle?token=REDACTED",
+		"http://host?":              "http://host?",
+		"not a url":                 "not a url",
+	}
+	for in, want := range cases {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestText_RedactsEveryURLInAnError_Issue29(t *testing.T) {
+	in := `http handler: POST http://u:***@127.0.0.1:9/h?token=s3cret: Post "http://u:***@127.0.0.1:9/h?token=s3cret": dial tcp 127.0.0.1:9: connect: connection refused`
+	got := Text(in)
+	if strings.Contains(got, "s3cret") || strings.Contains(got, "u:***") {
+		t.Fatalf("Text kept a secret: %s", got)
+	}
+	if !strings.Contains(got, "dial tcp 127.0.0.1:9: connect: connection refused") || !strings.Contains(got, `"http://REDACTED@127.0.0.1:9/h?token=REDACTED"`) {
+		t.Fatalf("Text changed more than the URLs: %s", got)
+	}
+}
+
+func TestQuote_CutsLongValuesAndShowsTheirLength_Issue29(t *testing.T) {
+	long := strings.Repeat("k", 200_000)
+	got := Quote(long)
+	if len(got) > MaxQuoted+40 || !strings.HasSuffix(got, "(200000 bytes)") {
+		t.Fatalf("Quote(200 KB) = %q (%d bytes)", got[:min(len(got), 200)], len(got))
+	}
+	if Quote("short") != `"short"` || Cut("short") != "short" {
+		t.Fatalf("short values must be left whole")
+	}
+	if got := Cut(long); !strings.HasSuffix(got, "… (200000 bytes)") || len(got) > MaxQuoted+40 {
+		t.Fatalf("Cut(200 KB) = %q", got[:min(len(got), 200)])
+	}
+	// A cut never splits a rune.
+	if q := Cut(strings.Repeat("é", 200)); !strings.HasPrefix(q, strings.Repeat("é", MaxQuoted/2)) {
+		t.Fatalf("Cut split a rune: %q", q)
+	}
+}
+
+func TestRedactor_MasksRegisteredSecrets_Issue29(t *testing.T) {
+	var r Redactor
+	r.Add("Bearer hunter22", "abc", "hunter22", "seven77")
+	got := r.String("sent Authorization: Bearer hunter22 and hunter22 again; abc and seven77 stay")
+	if strings.Contains(got, "hunter22") || !strings.Contains(got, "abc and seven77 stay") {
+		t.Fatalf("String = %q", got)
+	}
+	var nilR *Redactor
+	nilR.Add("x")
+	if nilR.String("http://h/?a=b") != "http://h/?a=REDACTED" {
+		t.Fatalf("a nil Redactor must still apply the URL rule")
+	}
+}
+
+func TestHandler_RedactsEveryTextValue_Issue29(t *testing.T) {
+	var buf bytes.Buffer
+	r := &Redactor{}
+	r.Add("hunter22")
+	log := slog.New(Handler(slog.NewJSONHandler(&buf, nil), r)).With("url", "http://h/?t=hunter22")
+	log.Error("failed at http://u:hunter22@h/", "error", errors.New("key hunter22"),
+		slog.Group("g", "v", "hunter22"), "n", 3)
+	if strings.Contains(buf.String(), "hunter22") {
+		t.Fatalf("log line kept a secret: %s", buf.String())
+	}
+	if !strings.Contains(buf.String(), `"n":3`) {
+		t.Fatalf("non-text values must pass as they are: %s", buf.String())
+	}
+}
+
+// FuzzText: Text and URL never panic, and a secret in a URL's user-info or
+// query never survives, whatever text surrounds the URL (issue 29).
+func FuzzText(f *testing.F) {
+	f.Add("err: ", "host:80", "user", "pw", "token", "abc", " tail")
+	f.Add(`Post "`, "h", "", "x", "a", "b", `": refused`)
+	f.Add("", "h@x", "u@", "p:q", "k", "v&w", "#x")
+	f.Add("x://a", "h", "u", "p", "k", "v", "")
+	f.Add("x://a/?q=", "h", "u", "p", "k", "v", "://")
+	f.Fuzz(func(t *testing.T, prefix, host, user, pw, key, val, suffix string) {
+		const mark = "ZQXJ"
+		clean := func(s string) string {
+			// A secret inside a URL is one token: it cannot hold a
+			// delimiter of the URL's own syntax or of the text around it.
+			return strings.Map(func(r rune) rune {
+				if isURLEnd(r) || strings.ContainsRune("@/?#&;=:", r) || r == 0xFFFD {
+					return -1
+				}
+				return r
+			}, s)
+		}
+		prefix = strings.ReplaceAll(prefix, mark, "")
+		suffix = strings.ReplaceAll(suffix, mark, "")
+		host = strings.ReplaceAll(clean(host), mark, "")
+		secretUser := mark + "U" + clean(user)
+		secretPw := mark + "P" + clean(pw)
+		secretVal := mark + "V" + clean(val)
+		key = clean(key)
+		if Kept[key] {
+			key = "k" + key
+		}
+		u := "http://" + secretUser + ":" + secretPw + "@" + host + "/p?" + key + "=" + secretVal
+		for _, got := range []string{Text(prefix + u + suffix), URL(u), Text(u)} {
+			if strings.Contains(got, mark) {
+				t.Fatalf("secret survived: %q", got)
+			}
+		}
+		_ = URL(prefix + suffix)
+		_ = Text(prefix + suffix)
+		_ = Quote(prefix)
+		_ = Cut(prefix)
+	})
+}
