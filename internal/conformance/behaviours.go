@@ -395,6 +395,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runDelay(t, g, f, v)
 	runReplicas(t, g, f, v)
 	runRestart(t, g, f, v)
+	runExhausted(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per

@@ -118,6 +118,7 @@ type pubsubChannel struct {
 	lease                time.Duration
 	maxExtension         time.Duration // the stream client's MaxExtension (Setup.MaxExtension, else the lease)
 	logger               Setup
+	dlqDown              *atomic.Bool // Setup.DeadLetterDown: publishes to dlq fail while true
 }
 
 // Lease is the ack deadline the channel's subscription has (Setup.Lease
@@ -153,6 +154,16 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 	}
 	if s.MissingDeadLetter {
 		c.dlq = base + "-missing" // configured on the consumer only: never created
+	}
+	if s.DeadLetterDown {
+		// The topic and its reader exist; the consumer's publisher refuses
+		// to publish to it until HealDeadLetter. Creating the topic later
+		// instead would leave a moment in which a routed copy reaches a
+		// topic with no subscription yet, and Pub/Sub drops it.
+		c.dlq = base + "-dlq"
+		o.DeadLetterTopic = c.dlq
+		c.dlqDown = &atomic.Bool{}
+		c.dlqDown.Store(true)
 	}
 	if s.Invalid {
 		c.invalid = base + "-invalid"
@@ -213,11 +224,15 @@ func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, 
 	pub := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
 	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.maxExtension,
 		DeadLetterTopic: dlq, InvalidTopic: invalid, Logger: c.logger.Logger}
+	var routing broker.Publisher = pub
+	if c.dlqDown != nil && dlq == c.dlq {
+		routing = downPublisher{Publisher: pub, topic: c.dlq, down: c.dlqDown}
+	}
 	var k broker.Consumer
 	if mode == config.GCPModePull {
-		k = gcp.NewPullConsumer(c.f.client, pub, o)
+		k = gcp.NewPullConsumer(c.f.client, routing, o)
 	} else {
-		k = gcp.NewStreamConsumer(c.f.client, pub, o)
+		k = gcp.NewStreamConsumer(c.f.client, routing, o)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -230,6 +245,31 @@ func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, 
 
 func (c *pubsubChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
 	return c.consumer(t, c.sub, bufferSize, c.dlq, c.invalid, c.f.mode)
+}
+
+// downPublisher is the fault-injecting publisher of a Setup.DeadLetterDown
+// channel: while down holds, a publish to topic fails as a missing topic's
+// does (NotFound, not permanent), without reaching the emulator.
+type downPublisher struct {
+	broker.Publisher
+	topic string
+	down  *atomic.Bool
+}
+
+func (p downPublisher) Publish(ctx context.Context, topic string, m *message.Message) error {
+	if topic == p.topic && p.down.Load() {
+		return fmt.Errorf("conformance: publish to %s: %w", topic, status.Error(codes.NotFound, "topic down (fault injected until healed)"))
+	}
+	return p.Publisher.Publish(ctx, topic, m)
+}
+
+// HealDeadLetter lets the consumer's publishes reach the dead-letter topic
+// of a Setup.DeadLetterDown channel.
+func (c *pubsubChannel) HealDeadLetter(t testing.TB) {
+	if c.dlqDown == nil {
+		t.Fatalf("HealDeadLetter on a channel not opened with DeadLetterDown")
+	}
+	c.dlqDown.Store(false)
 }
 
 // SeverableConsumer is Consumer on a connection of its own to the emulator;

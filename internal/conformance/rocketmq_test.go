@@ -122,6 +122,9 @@ func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
 	if s.MissingDeadLetter {
 		c.dlq = c.topic + ".missing"
 	}
+	if s.DeadLetterDown {
+		c.dlq = c.topic + ".dlq" // created by HealDeadLetter
+	}
 	if s.Invalid {
 		c.invalid = c.topic + ".invalid"
 		rmqServer.CreateTopic(c.invalid)
@@ -196,6 +199,10 @@ func (c *rocketChannel) RedeliveryBound() time.Duration { return c.lease }
 func (c *rocketChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(t, c.dlq) }
 func (c *rocketChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(t, c.invalid) }
 func (c *rocketChannel) Native(t testing.TB) broker.Consumer     { return c.reader(t, c.native) }
+
+// HealDeadLetter creates the dead-letter topic a Setup.DeadLetterDown
+// channel routes to.
+func (c *rocketChannel) HealDeadLetter(t testing.TB) { rmqServer.CreateTopic(c.dlq) }
 
 func TestRocketMQ(t *testing.T) {
 	t.Parallel()

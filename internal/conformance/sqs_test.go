@@ -67,6 +67,7 @@ type sqsChannel struct {
 	dlq, inv   string
 	native     string
 	routingKey string
+	healed     atomic.Bool // HealDeadLetter created the dead-letter queue
 }
 
 func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
@@ -89,6 +90,9 @@ func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 	}
 	if s.MissingDeadLetter {
 		ch.dlq = base + "-missing-dlq" // configured on the consumer, never created
+	}
+	if s.DeadLetterDown {
+		ch.dlq = base + "-dlq" // configured on the consumer, created by HealDeadLetter
 	}
 	if s.Invalid {
 		ch.inv = base + "-invalid"
@@ -147,7 +151,20 @@ func (ch *sqsChannel) reader(t testing.TB, q string) broker.Consumer {
 }
 
 func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer {
+	if ch.healed.Load() {
+		return ch.reader(t, ch.dlq)
+	}
 	return ch.reader(t, ch.opts.DeadLetter)
+}
+
+// HealDeadLetter creates the dead-letter queue a Setup.DeadLetterDown
+// channel routes to (makeChannels create, as consume would on a restart).
+func (ch *sqsChannel) HealDeadLetter(t testing.TB) {
+	t.Helper()
+	if err := sqs.NewChannelMaker(ch.c, sqs.ChannelOptions{Queue: ch.dlq, Fifo: ch.f.fifo}).EnsureChannels(context.Background()); err != nil {
+		t.Fatalf("create the dead-letter queue %s: %v", ch.dlq, err)
+	}
+	ch.healed.Store(true)
 }
 func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer { return ch.reader(t, ch.inv) }
 
