@@ -235,6 +235,7 @@ func (p *Pump) Run(ctx context.Context) error {
 	defer rcancel()
 
 	r.leases = newLeases(p.consumer, p.opts.MaxLeaseExtension, p.emit)
+	r.holds = newKeyHolds(max(p.opts.MaxLeaseExtension, 0) + time.Hour)
 	leasesDone := make(chan struct{})
 	if r.leases != nil {
 		go r.leases.run(r.settleCtx, leasesDone)
@@ -293,6 +294,7 @@ type run struct {
 	recvCancel context.CancelFunc
 	brokerCtx  context.Context // what Receive runs with: not cancelled by a stop
 	leases     *leases         // nil when the consumer lends no lease
+	holds      *keyHolds       // per-key hold-back marks (issue 28)
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -390,6 +392,12 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
 		return nil, heldBatch{}, r.sleep(p.opts.EmptyChannelDelay)
+	}
+	arrived := time.Now()
+	for _, m := range ms {
+		if m.ReceivedAt.IsZero() {
+			m.ReceivedAt = arrived
+		}
 	}
 	// Tracked only once the receive is known good: a batch a failed
 	// receive came with is never handled, and would stay listed.
@@ -747,6 +755,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
 	now := time.Now() // one clock reading for the lease check and the handler's start
 	if r.leases.lapsed(st, now) {
+		r.holds.hold(m, now) // it comes back: the later messages of its key wait for it
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
 	}
@@ -764,12 +773,16 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0)
+		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
+		return
+	}
+	if r.holds.heldBack(m) {
+		r.holdBack(m, st)
 		return
 	}
 	if r.exhausted(m) {
 		r.leases.end(st)
-		r.rejectExhausted(m)
+		r.unsettled(m, r.rejectExhausted(m))
 		return
 	}
 	start := now
@@ -794,18 +807,29 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		cancel()
 		p.settled(err)
 		if err != nil {
+			r.holds.hold(m, time.Now())
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
 		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
 	case Reject:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
+		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
+		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
 	default: // Defer, and anything unknown: never lose the message.
-		r.requeue(m, res, took)
+		r.unsettled(m, r.requeue(m, res, took))
+	}
+}
+
+// unsettled marks m's partition key held back (keyHolds) when m is still
+// on the broker after its settle (gone is false): deferred, released after a
+// failed routing, or a settle call that failed. The messages of its key that
+// arrived before now are then released unhandled (issue 28).
+func (r *run) unsettled(m *message.Message, gone bool) {
+	if !gone {
+		r.holds.hold(m, time.Now())
 	}
 }
 
@@ -825,8 +849,9 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 // rejected with DeliveryError; otherwise it is requeued. A routed copy's
 // budget is judged on this channel's own delivery attempt while its
 // HandledCount stays the stamped evidence of the source channel (R-11,
-// R-28; docs/adr/0001 §9).
-func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
+// R-28; docs/adr/0001 §9). It reports whether m left the broker (it was
+// routed or discarded), false when it stays there to be delivered again.
+func (r *run) requeue(m *message.Message, res Result, took time.Duration) (gone bool) {
 	p := r.p
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
@@ -844,8 +869,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 		} else if res.Err != nil {
 			desc += ": " + res.Err.Error()
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
-		return
+		return r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
 	}
 	delay := res.Delay
 	if delay <= 0 {
@@ -857,9 +881,10 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	p.settled(err)
 	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
-		return
+		return false
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+	return false
 }
 
 // exhausted reports whether m arrived with its redelivery budget already
@@ -880,8 +905,9 @@ func (r *run) exhausted(m *message.Message) bool {
 // destination, or acknowledged with a Warning when there is none.
 // Its count is not raised (no handler ran) and it is not counted again
 // towards unacceptableMessageLimit (its exhausting deferral was). A routing
-// failure releases it with the Router's back-off, as any rejection.
-func (r *run) rejectExhausted(m *message.Message) {
+// failure releases it with the Router's back-off, as any rejection. It
+// reports whether m left the broker (reject).
+func (r *run) rejectExhausted(m *message.Message) (gone bool) {
 	p := r.p
 	budget := p.opts.RequeueCount
 	p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer})
@@ -890,7 +916,7 @@ func (r *run) rejectExhausted(m *message.Message) {
 		desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel, after requeueCount %d (a routed copy; stamped count %d from %s); not handled again",
 			broker.BudgetSpent(m), budget, m.Header.HandledCount, routedFrom(m))
 	}
-	r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, 0)
+	return r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, 0)
 }
 
 // routedFrom names the topic a routed copy was rejected from, for a
@@ -902,14 +928,18 @@ func routedFrom(m *message.Message) string {
 	return "an unnamed topic"
 }
 
-// reject routes m; took is how long its handler ran (0 when none ran).
-func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) {
+// reject routes m; took is how long its handler ran (0 when none ran). It
+// reports whether m left the broker: routed and acknowledged, or
+// acknowledged with no destination; false when it was released after a
+// failed routing or a settle call failed.
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) (gone bool) {
 	// The Router bounds each of its broker calls by the call timeout.
 	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
 		Delay: res.ReleaseDelay, Permanent: res.Permanent})
+	return res.Err == nil && !res.Released
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window

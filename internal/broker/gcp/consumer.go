@@ -344,7 +344,7 @@ type StreamConsumer struct {
 	opts   ConsumerOptions
 	router *broker.Router
 
-	msgs chan *pubsub.Message
+	msgs chan arrival
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -385,7 +385,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// graceful path sends the final acknowledgements and Nacks, then
 	// half-closes the stream.
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
-	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan *pubsub.Message, outstanding)}
+	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan arrival, outstanding)}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
@@ -428,7 +428,7 @@ func (c *StreamConsumer) start() error {
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
 			select {
-			case c.msgs <- m:
+			case c.msgs <- arrival{m, time.Now()}:
 			case <-cctx.Done():
 				m.Nack()
 			}
@@ -478,7 +478,7 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	done := c.running()
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
-	var first *pubsub.Message
+	var first arrival
 	select {
 	case first = <-c.msgs:
 	case <-t.C:
@@ -499,8 +499,8 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	out := []*message.Message{c.convert(ctx, first)}
 	for len(out) < c.opts.BufferSize {
 		select {
-		case m := <-c.msgs:
-			out = append(out, c.convert(ctx, m))
+		case a := <-c.msgs:
+			out = append(out, c.convert(ctx, a))
 		default:
 			return out, nil
 		}
@@ -508,10 +508,20 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	return out, nil
 }
 
-func (c *StreamConsumer) convert(ctx context.Context, pm *pubsub.Message) *message.Message {
+func (c *StreamConsumer) convert(ctx context.Context, a arrival) *message.Message {
+	pm := a.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
 	m.Receipt = pm
+	m.ReceivedAt = a.at
 	return m
+}
+
+// arrival is a message the stream delivered, with the time it arrived: the
+// pump's per-key hold-back judges a buffered message by when the stream
+// delivered it, not by when Receive handed it out (issue 28).
+type arrival struct {
+	pm *pubsub.Message
+	at time.Time
 }
 
 func streamMsg(m *message.Message) (*pubsub.Message, error) {
@@ -611,13 +621,13 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 	cancel()
 	for {
 		select {
-		case m := <-c.msgs:
-			m.Nack()
+		case a := <-c.msgs:
+			a.pm.Nack()
 		case <-done:
 			for {
 				select {
-				case m := <-c.msgs:
-					m.Nack()
+				case a := <-c.msgs:
+					a.pm.Nack()
 				default:
 					return nil
 				}

@@ -1,0 +1,102 @@
+package pump
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// ErrHeldBack is the Err of the EventDeferred emitted for a message the pump
+// released without handling because an earlier message of its partition key
+// (Pub/Sub ordering key, SQS FIFO message group, RocketMQ message group)
+// was released unsettled after it had arrived: handling it would run its
+// handler before the earlier message settles (issue 28,
+// docs/adr/0006-ordered-channels-under-deferral.md). It is released at once,
+// uncounted and unjudged (no budget applies: no handler ran); the broker
+// hands it out again after the earlier message.
+var ErrHeldBack = errors.New("an earlier message of its partition key was released unsettled; released unhandled to keep the key's order")
+
+// keyHolds records, per partition key, when a message of the key was last
+// released unsettled (deferred, released after a failed routing, a failed
+// settle, a lapsed lease). A message of the key that arrived at or before
+// that moment was handed out by the broker before the earlier message went
+// back, so an ordered broker will hand it out again after that message: it
+// must not be handled now. A message that arrived later comes after the
+// earlier message's redelivery and is handled; its admission ends the key's
+// entry. The table holds only what the pump holds now (no state across
+// restarts or replicas: DESIGN.md "Scale"); entries older than any held
+// message can be (maxAge) are swept when the table grows.
+type keyHolds struct {
+	maxAge time.Duration
+
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// keyHoldsSweepAt is the table size at which hold marks older than maxAge
+// are swept.
+const keyHoldsSweepAt = 4096
+
+func newKeyHolds(maxAge time.Duration) *keyHolds {
+	return &keyHolds{maxAge: maxAge, at: map[string]time.Time{}}
+}
+
+// hold marks m's key as released unsettled at now; keyless messages are
+// never held.
+func (h *keyHolds) hold(m *message.Message, now time.Time) {
+	k := m.Header.PartitionKey
+	if k == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.at[k] = now
+	if len(h.at) >= keyHoldsSweepAt {
+		for key, t := range h.at {
+			if now.Sub(t) > h.maxAge {
+				delete(h.at, key)
+			}
+		}
+	}
+}
+
+// heldBack reports whether m must be released unhandled: its key was
+// released unsettled at or after m arrived. A keyed message that arrived
+// later clears the key's mark.
+func (h *keyHolds) heldBack(m *message.Message) bool {
+	k := m.Header.PartitionKey
+	if k == "" {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.at[k]
+	if !ok {
+		return false
+	}
+	if !m.ReceivedAt.After(t) {
+		return true
+	}
+	delete(h.at, k)
+	return false
+}
+
+// holdBack releases m, which heldBack refused, without handling it, and
+// marks its key again (a message of the key that arrived meanwhile is held
+// back too). It reports the release as EventDeferred with ErrHeldBack.
+func (r *run) holdBack(m *message.Message, st leaseRef) {
+	p := r.p
+	r.leases.end(st)
+	ctx, cancel := r.call()
+	err := p.consumer.Requeue(ctx, m, 0)
+	cancel()
+	p.settled(err)
+	r.holds.hold(m, time.Now())
+	if err != nil {
+		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+		return
+	}
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: ErrHeldBack})
+}
