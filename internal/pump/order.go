@@ -14,8 +14,9 @@ import (
 // was released unsettled after it had arrived: handling it would run its
 // handler before the earlier message settles (issue 28,
 // docs/adr/0006-ordered-channels-under-deferral.md). It is released at once,
-// uncounted and unjudged (no budget applies: no handler ran); the broker
-// hands it out again after the earlier message.
+// uncounted and unjudged (no budget applies: no handler ran), with the delay
+// the earlier message has left before it is back, so that the broker hands
+// it out again after that message.
 var ErrHeldBack = errors.New("an earlier message of its partition key was released unsettled; released unhandled to keep the key's order")
 
 // keyHolds records, per partition key, when a message of the key was last
@@ -32,7 +33,13 @@ type keyHolds struct {
 	maxAge time.Duration
 
 	mu sync.Mutex
-	at map[string]time.Time
+	at map[string]keyHold
+}
+
+// keyHold is one key's mark: when a message of the key went back unsettled
+// and when it is due back on the broker (its requeue or release delay).
+type keyHold struct {
+	at, back time.Time
 }
 
 // keyHoldsSweepAt is the table size at which hold marks older than maxAge
@@ -40,63 +47,70 @@ type keyHolds struct {
 const keyHoldsSweepAt = 4096
 
 func newKeyHolds(maxAge time.Duration) *keyHolds {
-	return &keyHolds{maxAge: maxAge, at: map[string]time.Time{}}
+	return &keyHolds{maxAge: maxAge, at: map[string]keyHold{}}
 }
 
-// hold marks m's key as released unsettled at now; keyless messages are
-// never held.
-func (h *keyHolds) hold(m *message.Message, now time.Time) {
+// hold marks m's key as released unsettled at now, due back on the broker
+// after delay; keyless messages are never held. A mark already due back
+// later keeps its later time.
+func (h *keyHolds) hold(m *message.Message, now time.Time, delay time.Duration) {
 	k := m.Header.PartitionKey
 	if k == "" {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.at[k] = now
+	back := now.Add(max(delay, 0))
+	if old, ok := h.at[k]; ok && old.back.After(back) {
+		back = old.back
+	}
+	h.at[k] = keyHold{at: now, back: back}
 	if len(h.at) >= keyHoldsSweepAt {
 		for key, t := range h.at {
-			if now.Sub(t) > h.maxAge {
+			if now.Sub(t.at) > h.maxAge {
 				delete(h.at, key)
 			}
 		}
 	}
 }
 
-// heldBack reports whether m must be released unhandled: its key was
-// released unsettled at or after m arrived. A keyed message that arrived
-// later clears the key's mark.
-func (h *keyHolds) heldBack(m *message.Message) bool {
+// heldBack reports whether m must be released unhandled, and how long the
+// earlier message has left before it is back: its key was released
+// unsettled at or after m arrived. A keyed message that arrived later
+// clears the key's mark.
+func (h *keyHolds) heldBack(m *message.Message, now time.Time) (bool, time.Duration) {
 	k := m.Header.PartitionKey
 	if k == "" {
-		return false
+		return false, 0
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, ok := h.at[k]
 	if !ok {
-		return false
+		return false, 0
 	}
-	if !m.ReceivedAt.After(t) {
-		return true
+	if !m.ReceivedAt.After(t.at) {
+		return true, max(t.back.Sub(now), 0)
 	}
 	delete(h.at, k)
-	return false
+	return false, 0
 }
 
-// holdBack releases m, which heldBack refused, without handling it, and
-// marks its key again (a message of the key that arrived meanwhile is held
-// back too). It reports the release as EventDeferred with ErrHeldBack.
-func (r *run) holdBack(m *message.Message, st leaseRef) {
+// holdBack releases m, which heldBack refused, without handling it, for
+// delay (what the earlier message of its key has left before it is back),
+// and marks its key again (a message of the key that arrived meanwhile is
+// held back too). It reports the release as EventDeferred with ErrHeldBack.
+func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 	p := r.p
 	r.leases.end(st)
 	ctx, cancel := r.call()
-	err := p.consumer.Requeue(ctx, m, 0)
+	err := p.consumer.Requeue(ctx, m, delay)
 	cancel()
 	p.settled(err)
-	r.holds.hold(m, time.Now())
+	r.holds.hold(m, time.Now(), delay)
 	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		return
 	}
-	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: ErrHeldBack})
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Err: ErrHeldBack})
 }

@@ -755,7 +755,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
 	now := time.Now() // one clock reading for the lease check and the handler's start
 	if r.leases.lapsed(st, now) {
-		r.holds.hold(m, now) // it comes back: the later messages of its key wait for it
+		r.holds.hold(m, now, 0) // it comes back: the later messages of its key wait for it
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
 	}
@@ -776,8 +776,8 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
 		return
 	}
-	if r.holds.heldBack(m) {
-		r.holdBack(m, st)
+	if held, delay := r.holds.heldBack(m, now); held {
+		r.holdBack(m, st, delay)
 		return
 	}
 	if r.exhausted(m) {
@@ -807,7 +807,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		cancel()
 		p.settled(err)
 		if err != nil {
-			r.holds.hold(m, time.Now())
+			r.holds.hold(m, time.Now(), 0)
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
@@ -823,13 +823,21 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	}
 }
 
+// settleEnd is what a settle left of a message: gone from the broker
+// (acknowledged, routed, discarded), or still there and due back after
+// delay (0 when the broker decides: a failed call leaves it to its lease).
+type settleEnd struct {
+	gone  bool
+	delay time.Duration
+}
+
 // unsettled marks m's partition key held back (keyHolds) when m is still
-// on the broker after its settle (gone is false): deferred, released after a
-// failed routing, or a settle call that failed. The messages of its key that
+// on the broker after its settle: deferred, released after a failed
+// routing, or a settle call that failed. The messages of its key that
 // arrived before now are then released unhandled (issue 28).
-func (r *run) unsettled(m *message.Message, gone bool) {
-	if !gone {
-		r.holds.hold(m, time.Now())
+func (r *run) unsettled(m *message.Message, e settleEnd) {
+	if !e.gone {
+		r.holds.hold(m, time.Now(), e.delay)
 	}
 }
 
@@ -849,9 +857,8 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 // rejected with DeliveryError; otherwise it is requeued. A routed copy's
 // budget is judged on this channel's own delivery attempt while its
 // HandledCount stays the stamped evidence of the source channel (R-11,
-// R-28; docs/adr/0001 §9). It reports whether m left the broker (it was
-// routed or discarded), false when it stays there to be delivered again.
-func (r *run) requeue(m *message.Message, res Result, took time.Duration) (gone bool) {
+// R-28; docs/adr/0001 §9). It reports what the settle left of m (settleEnd).
+func (r *run) requeue(m *message.Message, res Result, took time.Duration) settleEnd {
 	p := r.p
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
@@ -881,10 +888,10 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) (gone 
 	p.settled(err)
 	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
-		return false
+		return settleEnd{}
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
-	return false
+	return settleEnd{delay: delay}
 }
 
 // exhausted reports whether m arrived with its redelivery budget already
@@ -906,8 +913,8 @@ func (r *run) exhausted(m *message.Message) bool {
 // Its count is not raised (no handler ran) and it is not counted again
 // towards unacceptableMessageLimit (its exhausting deferral was). A routing
 // failure releases it with the Router's back-off, as any rejection. It
-// reports whether m left the broker (reject).
-func (r *run) rejectExhausted(m *message.Message) (gone bool) {
+// reports what the settle left of m (reject).
+func (r *run) rejectExhausted(m *message.Message) settleEnd {
 	p := r.p
 	budget := p.opts.RequeueCount
 	p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer})
@@ -929,17 +936,17 @@ func routedFrom(m *message.Message) string {
 }
 
 // reject routes m; took is how long its handler ran (0 when none ran). It
-// reports whether m left the broker: routed and acknowledged, or
-// acknowledged with no destination; false when it was released after a
-// failed routing or a settle call failed.
-func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) (gone bool) {
+// reports what it left of m: gone when routed and acknowledged, or
+// acknowledged with no destination; else still on the broker (released
+// after a failed routing, with its delay, or a settle call failed).
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
 	// The Router bounds each of its broker calls by the call timeout.
 	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
 		Delay: res.ReleaseDelay, Permanent: res.Permanent})
-	return res.Err == nil && !res.Released
+	return settleEnd{gone: res.Err == nil && !res.Released, delay: res.ReleaseDelay}
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window

@@ -351,6 +351,10 @@ type StreamConsumer struct {
 	done    chan struct{}
 	lastErr error
 	delayed map[*pubsub.Message]*time.Timer // requeued with a delay, Nacked when it runs out
+	// parked holds, per ordering key with a delayed message, the later
+	// messages of the key (delivered by the stream meanwhile, or requeued
+	// by the pump), Nacked in order right after the delayed ones (issue 28).
+	parked map[string][]*pubsub.Message
 }
 
 // NewStreamConsumer makes a streaming consumer on client; the stream starts
@@ -427,6 +431,9 @@ func (c *StreamConsumer) start() error {
 	c.cancel, c.done = cancel, done
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			if c.park(m) {
+				return
+			}
 			select {
 			case c.msgs <- arrival{m, time.Now()}:
 			case <-cctx.Done():
@@ -555,6 +562,9 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 	if err != nil {
 		return err
 	}
+	if c.park(pm) {
+		return nil // Nacked after the earlier message of its key
+	}
 	if delay <= 0 {
 		pm.Nack()
 		return nil
@@ -573,12 +583,54 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 		c.mu.Lock()
 		_, held := c.delayed[pm]
 		delete(c.delayed, pm)
+		var after []*pubsub.Message
+		if k := pm.OrderingKey; k != "" && !c.keyDelayed(k) {
+			after = c.parked[k]
+			delete(c.parked, k)
+		}
 		c.mu.Unlock()
 		if held {
 			pm.Nack()
 		}
+		for _, p := range after {
+			p.Nack()
+		}
 	})
 	return nil
+}
+
+// park keeps pm, a message of an ordering key that has a message waiting out
+// a requeue delay here, from the pump: the stream goes on delivering the
+// key's later messages while the earlier one waits, and handling them would
+// put them before it. A parked message is Nacked, in order, right after
+// the key's delayed messages, so Pub/Sub delivers the key again from the
+// earlier one (issue 28, docs/adr/0006). It reports whether pm was parked.
+func (c *StreamConsumer) park(pm *pubsub.Message) bool {
+	k := pm.OrderingKey
+	if k == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.keyDelayed(k) {
+		return false
+	}
+	if c.parked == nil {
+		c.parked = map[string][]*pubsub.Message{}
+	}
+	c.parked[k] = append(c.parked[k], pm)
+	return true
+}
+
+// keyDelayed reports whether a message of ordering key k waits out a
+// requeue delay; c.mu is held.
+func (c *StreamConsumer) keyDelayed(k string) bool {
+	for d := range c.delayed {
+		if d.OrderingKey == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Reject routes m through broker.Router (R-16..R-19): publish the stamped
@@ -608,12 +660,19 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 	cancel, done := c.cancel, c.done
 	held := c.delayed
 	c.delayed = nil
+	parked := c.parked
+	c.parked = nil
 	c.mu.Unlock()
 	// Messages still waiting out a requeue delay are released now: the
 	// consumer that would keep their leases is going away.
 	for pm, t := range held {
 		t.Stop()
 		pm.Nack()
+	}
+	for _, ms := range parked {
+		for _, pm := range ms {
+			pm.Nack()
+		}
 	}
 	if cancel == nil {
 		return nil
