@@ -23,6 +23,11 @@ type Setup struct {
 	// MissingDeadLetter configures a dead-letter destination that does not
 	// exist (makeChannels assume): routing must fail and release.
 	MissingDeadLetter bool
+	// FIFOBatches asks that a receive from a FIFO channel can return
+	// several messages of one group, as AWS does (SQS: through
+	// sqstest.FIFOBatcher in front of fauxqs, which returns one per group;
+	// local-brokers.md §1.4). Other fixtures ignore it.
+	FIFOBatches bool
 	// DeadLetterDown configures a dead-letter destination whose routing
 	// fails until the channel's HealDeadLetter is called (issue 28): the
 	// destination does not exist yet (SQS, RocketMQ) or its publishes are

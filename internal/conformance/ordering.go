@@ -53,7 +53,7 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	}
 	g.Run(t, rowOrderedDeferral, f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger})
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger, FIFOBatches: true})
 		base := uniqueID(t)
 		where := map[string][2]int{}
 		for k := range orderKeys {

@@ -17,8 +17,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// sqsEndpoint is the fauxqs emulator this test binary started.
-var sqsEndpoint string
+// sqsEndpoint is the fauxqs emulator this test binary started;
+// sqsBatchEndpoint is the sqstest.FIFOBatcher in front of it
+// (Setup.FIFOBatches).
+var sqsEndpoint, sqsBatchEndpoint string
 
 func init() {
 	emulators = append(emulators, func() (func(), error) {
@@ -27,7 +29,13 @@ func init() {
 			return nil, fmt.Errorf("SQS conformance needs fauxqs: %w", err)
 		}
 		sqsEndpoint = emu.Endpoint
-		return emu.Stop, nil
+		batcher, err := sqstest.StartFIFOBatcher(emu.Endpoint)
+		if err != nil {
+			emu.Stop()
+			return nil, err
+		}
+		sqsBatchEndpoint = batcher.Endpoint()
+		return func() { batcher.Close(); emu.Stop() }, nil
 	})
 }
 
@@ -72,7 +80,11 @@ type sqsChannel struct {
 
 func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 	t.Helper()
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sqsEndpoint)
+	endpoint := sqsEndpoint
+	if s.FIFOBatches && f.fifo {
+		endpoint = sqsBatchEndpoint
+	}
+	c := sqs.NewClientsFromConfig(sqstest.Config(), endpoint)
 	base := fmt.Sprintf("conf-%s-%d-%d", strings.ToLower(f.config), time.Now().UnixNano()%1_000_000_000, f.seq.Add(1))
 	ch := &sqsChannel{f: f, c: c, logger: s}
 	lease := s.Lease

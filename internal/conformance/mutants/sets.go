@@ -6,5 +6,6 @@ package main
 func extraSets() [][]mutant {
 	return [][]mutant{
 		exhaustedMutants,
+		orderingMutants,
 	}
 }
