@@ -88,12 +88,12 @@ const (
 	// RuleOrderingSpendsBudget is issue 28's rule: an ordered channel that
 	// receives several messages at once keeps a key's order only by
 	// releasing later messages unhandled, which spends their budget.
-	RuleOrderingSpendsBudget = "ordering-spends-budget"
-	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
-	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
-	RuleNativeLimitDrift           = "native-limit-drift"
-	RuleLiveCheckFailed            = "live-check-failed"
-	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
+	RuleOrderingSpendsBudget    = "ordering-spends-budget"
+	RuleDrainShorterThanHandler = "drain-shorter-than-handler"
+	RuleEmptyChannelBusyPoll    = "empty-channel-busy-poll"
+	RuleNativeLimitDrift        = "native-limit-drift"
+	RuleLiveCheckFailed         = "live-check-failed"
+	RuleRoutingNoNativeLimit    = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
