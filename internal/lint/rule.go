@@ -85,19 +85,20 @@ const (
 	RuleBufferedWaitExceedsLease   = "buffered-wait-exceeds-lease"
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
-	// RuleOrderingSpendsBudget is issue 28's rule: an ordered channel that
-	// receives several messages at once keeps a key's order only by
-	// releasing later messages unhandled, which spends their budget.
-	RuleOrderingSpendsBudget    = "ordering-spends-budget"
-	RuleDrainShorterThanHandler = "drain-shorter-than-handler"
-	RuleEmptyChannelBusyPoll    = "empty-channel-busy-poll"
-	RuleNativeLimitDrift        = "native-limit-drift"
-	RuleLiveCheckFailed         = "live-check-failed"
-	RuleRoutingNoNativeLimit    = "routing-no-native-limit"
+	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
+	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
+	RuleNativeLimitDrift           = "native-limit-drift"
+	RuleLiveCheckFailed            = "live-check-failed"
+	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
 )
+
+// RuleOrderingSpendsBudget is issue 28's rule: an ordered channel that
+// receives several messages at once keeps a key's order only by releasing
+// later messages unhandled, which spends their budget.
+const RuleOrderingSpendsBudget = "ordering-spends-budget"
 
 // catalogue is every rule, in the order listings show them.
 var catalogue = []Rule{
