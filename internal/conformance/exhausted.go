@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -37,11 +38,14 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 			return n
 		}
-		// Two failed routings: the one after the budget's last deferral and
-		// one of a delivery that arrived exhausted.
-		Eventually(t, waitLong, "two failed routings", func() bool { return failed() >= 2 })
-		if n := sc.counter.Count(sc.id); n != exhaustedBudget {
-			t.Fatalf("handler invoked %d times before the destination was healed, want exactly %d: an exhausted delivery was handled again", n, exhaustedBudget)
+		// The first failed routing: the handler has had its budget.
+		Eventually(t, waitLong, "a failed routing", func() bool { return failed() >= 1 })
+		handled := sc.counter.Count(sc.id)
+		// A second failed routing, of a delivery that arrived exhausted.
+		Eventually(t, waitLong, "a second failed routing", func() bool { return failed() >= 2 })
+		if n := sc.counter.Count(sc.id); n != handled || n > exhaustedBudget {
+			t.Fatalf("handler invoked %d times when the first routing failed, %d by the second (budget %d; presented counts %v): an exhausted delivery was handled again",
+				handled, n, exhaustedBudget, sc.rec.Counts(sc.id))
 		}
 		hc.HealDeadLetter(t)
 		// The message must arrive: a pass can never come from the broker
@@ -49,8 +53,14 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
 		sc.running.Quit(t)
 		checkMetadata(t, sc.ch, m, message.ReasonDeliveryError)
-		if n := sc.counter.Count(sc.id); n != exhaustedBudget {
-			t.Errorf("handler invoked %d times in all, want exactly %d (AC-3 under routing failures)", n, exhaustedBudget)
+		// Exactly the budget where the broker's count is exact; an
+		// approximate counter (a receive abandoned under load still counts
+		// on SQS) may spend a delivery without a handler run, never add one.
+		if n := sc.counter.Count(sc.id); n != handled || n < 1 || n > exhaustedBudget {
+			t.Errorf("handler invoked %d times in all, %d when the first routing failed, want the same and 1..%d (AC-3 under routing failures; presented counts %v)",
+				n, handled, exhaustedBudget, sc.rec.Counts(sc.id))
+		} else if counts := sc.rec.Counts(sc.id); n != exhaustedBudget && !slices.ContainsFunc(counts, func(c int) bool { return c > 0 && !slices.Contains(counts, c-1) }) {
+			t.Errorf("handler invoked %d times, not the budget %d, yet the presented counts %v skip none: a delivery below the budget was not handled", n, exhaustedBudget, counts)
 		}
 		rj := sc.rec.Rejects(sc.id)
 		last := rj[len(rj)-1]

@@ -103,11 +103,12 @@ func (h *keyHolds) heldBack(m *message.Message, now time.Time) (bool, time.Durat
 func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 	p := r.p
 	r.leases.end(st)
+	before := time.Now() // see run.unsettled
 	ctx, cancel := r.call()
 	err := p.consumer.Requeue(ctx, m, delay)
 	cancel()
 	p.settled(err)
-	r.holds.hold(m, time.Now(), delay)
+	r.holds.hold(m, before, delay)
 	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		return

@@ -773,7 +773,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
-		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
+		r.unsettled(m, time.Now(), r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
 		return
 	}
 	if held, delay := r.holds.heldBack(m, now); held {
@@ -782,12 +782,13 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	}
 	if r.exhausted(m) {
 		r.leases.end(st)
-		r.unsettled(m, r.rejectExhausted(m))
+		r.unsettled(m, time.Now(), r.rejectExhausted(m))
 		return
 	}
 	start := now
 	res := r.dispatch(m)
-	took := time.Since(start)
+	settling := time.Now() // before any settle call: see unsettled
+	took := settling.Sub(start)
 	r.leases.end(st)
 	if res.Outcome != Ack && r.handlerCtx.Err() != nil {
 		// Cut off by the stop: the handler's verdict is the cancellation's,
@@ -807,19 +808,19 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		cancel()
 		p.settled(err)
 		if err != nil {
-			r.holds.hold(m, time.Now(), 0)
+			r.holds.hold(m, settling, 0)
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
 		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
 	case Reject:
 		p.countUnacceptable(r)
-		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
+		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.unsettled(m, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
+		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
 	default: // Defer, and anything unknown: never lose the message.
-		r.unsettled(m, r.requeue(m, res, took))
+		r.unsettled(m, settling, r.requeue(m, res, took))
 	}
 }
 
@@ -834,10 +835,12 @@ type settleEnd struct {
 // unsettled marks m's partition key held back (keyHolds) when m is still
 // on the broker after its settle: deferred, released after a failed
 // routing, or a settle call that failed. The messages of its key that
-// arrived before now are then released unhandled (issue 28).
-func (r *run) unsettled(m *message.Message, e settleEnd) {
+// arrived before the settle began (before: a message the broker hands out
+// while the call is under way may be m itself, back already) are then
+// released unhandled (issue 28).
+func (r *run) unsettled(m *message.Message, before time.Time, e settleEnd) {
 	if !e.gone {
-		r.holds.hold(m, time.Now(), e.delay)
+		r.holds.hold(m, before, e.delay)
 	}
 }
 
