@@ -115,3 +115,23 @@ func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Err: ErrHeldBack})
 }
+
+// settleEnd is what a settle left of a message: gone from the broker
+// (acknowledged, routed, discarded), or still there and due back after
+// delay (0 when the broker decides: a failed call leaves it to its lease).
+type settleEnd struct {
+	gone  bool
+	delay time.Duration
+}
+
+// unsettled marks m's partition key held back (keyHolds) when m is still
+// on the broker after its settle: deferred, released after a failed
+// routing, or a settle call that failed. The messages of its key that
+// arrived before the settle began (before: a message the broker hands out
+// while the call is under way may be m itself, back already) are then
+// released unhandled (issue 28).
+func (r *run) unsettled(m *message.Message, before time.Time, e settleEnd) {
+	if !e.gone {
+		r.holds.hold(m, before, e.delay)
+	}
+}
