@@ -396,6 +396,8 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runDelay(t, g, f, v)
 	runReplicas(t, g, f, v)
 	runRestart(t, g, f, v)
+	runExhausted(t, g, f, v)
+	runOrdering(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per

@@ -23,6 +23,17 @@ type Setup struct {
 	// MissingDeadLetter configures a dead-letter destination that does not
 	// exist (makeChannels assume): routing must fail and release.
 	MissingDeadLetter bool
+	// FIFOBatches asks that a receive from a FIFO channel can return
+	// several messages of one group, as AWS does (SQS: through
+	// sqstest.FIFOBatcher in front of fauxqs, which returns one per group;
+	// local-brokers.md §1.4). Other fixtures ignore it.
+	FIFOBatches bool
+	// DeadLetterDown configures a dead-letter destination whose routing
+	// fails until the channel's HealDeadLetter is called (issue 28): the
+	// destination does not exist yet (SQS, RocketMQ) or its publishes are
+	// refused by a fault-injecting publisher (Pub/Sub, see pubsubChannel).
+	// The channel implements HealableChannel.
+	DeadLetterDown bool
 	// NativeMaxDeliveries configures the broker's own redrive limit (SQS
 	// maxReceiveCount, Pub/Sub maxDeliveryAttempts, RocketMQ group maximum);
 	// 0 means none, or the transport's test default where one is required
@@ -79,6 +90,13 @@ type Channel interface {
 // whole of a kill.
 type SeverableChannel interface {
 	SeverableConsumer(t testing.TB, bufferSize int) (c broker.Consumer, sever func(), localAcks bool)
+}
+
+// HealableChannel is implemented by every transport's Channel: opened with
+// Setup.DeadLetterDown, its dead-letter routing fails until HealDeadLetter,
+// which creates (or mends) the destination; DeadLetter then reads it.
+type HealableChannel interface {
+	HealDeadLetter(t testing.TB)
 }
 
 // Fixture is one configuration of one transport (for example SQS /

@@ -101,6 +101,12 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"so a message it redelivers after maxExtension while an earlier delivery is still in a handler is not known as the same message; " +
 			"issue 34's receipt choice is proven in Pull and PullOrdering (docs/adr/0005-leases.md decision 9)", true
 	}
+	if behaviour == rowOrderedDeferral && f.ordering && f.mode != config.GCPModePull {
+		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +
+			"reaches it, not in publish order (measured in this row: the deferred first message and the three held back behind it, Nacked " +
+			"in order by the stream consumer, came back 3, 0, 1, 2), so a stream cannot show the order kept; the pump's hold-back is proven " +
+			"in PullOrdering, where each release is a call of its own, and the stream consumer parks a delayed key's later messages (ADR 0006)", true
+	}
 	if behaviour == "AC-9" {
 		return "AC-9's native limit of 3 is below Pub/Sub's minimum maxDeliveryAttempts (5), so no real subscription can be configured as the behaviour needs; R-8's other half is AC-8, and R-9's native copy without metadata is proven by AC-43", true
 	}
@@ -123,6 +129,7 @@ type pubsubChannel struct {
 	lease                time.Duration
 	maxExtension         time.Duration // the stream client's MaxExtension (Setup.MaxExtension, else the lease)
 	logger               Setup
+	dlqDown              *atomic.Bool // Setup.DeadLetterDown: publishes to dlq fail while true
 }
 
 // Lease is the ack deadline the channel's subscription has (Setup.Lease
@@ -158,6 +165,16 @@ func (f *pubsubFixture) open(t *testing.T, s Setup, withPolicy bool) *pubsubChan
 	}
 	if s.MissingDeadLetter {
 		c.dlq = base + "-missing" // configured on the consumer only: never created
+	}
+	if s.DeadLetterDown {
+		// The topic and its reader exist; the consumer's publisher refuses
+		// to publish to it until HealDeadLetter. Creating the topic later
+		// instead would leave a moment in which a routed copy reaches a
+		// topic with no subscription yet, and Pub/Sub drops it.
+		c.dlq = base + "-dlq"
+		o.DeadLetterTopic = c.dlq
+		c.dlqDown = &atomic.Bool{}
+		c.dlqDown.Store(true)
 	}
 	if s.Invalid {
 		c.invalid = base + "-invalid"
@@ -218,11 +235,15 @@ func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, 
 	pub := gcp.NewProducer(c.f.client, gcp.ProducerOptions{EnableMessageOrdering: c.f.ordering})
 	o := gcp.ConsumerOptions{Subscription: sub, BufferSize: bufferSize, AckDeadline: c.lease, MaxExtension: c.maxExtension,
 		DeadLetterTopic: dlq, InvalidTopic: invalid, Logger: c.logger.Logger}
+	var routing broker.Publisher = pub
+	if c.dlqDown != nil && dlq == c.dlq {
+		routing = downPublisher{Publisher: pub, topic: c.dlq, down: c.dlqDown}
+	}
 	var k broker.Consumer
 	if mode == config.GCPModePull {
-		k = gcp.NewPullConsumer(c.f.client, pub, o)
+		k = gcp.NewPullConsumer(c.f.client, routing, o)
 	} else {
-		k = gcp.NewStreamConsumer(c.f.client, pub, o)
+		k = gcp.NewStreamConsumer(c.f.client, routing, o)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -235,6 +256,31 @@ func (c *pubsubChannel) consumer(t testing.TB, sub string, bufferSize int, dlq, 
 
 func (c *pubsubChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
 	return c.consumer(t, c.sub, bufferSize, c.dlq, c.invalid, c.f.mode)
+}
+
+// downPublisher is the fault-injecting publisher of a Setup.DeadLetterDown
+// channel: while down holds, a publish to topic fails as a missing topic's
+// does (NotFound, not permanent), without reaching the emulator.
+type downPublisher struct {
+	broker.Publisher
+	topic string
+	down  *atomic.Bool
+}
+
+func (p downPublisher) Publish(ctx context.Context, topic string, m *message.Message) error {
+	if topic == p.topic && p.down.Load() {
+		return fmt.Errorf("conformance: publish to %s: %w", topic, status.Error(codes.NotFound, "topic down (fault injected until healed)"))
+	}
+	return p.Publisher.Publish(ctx, topic, m)
+}
+
+// HealDeadLetter lets the consumer's publishes reach the dead-letter topic
+// of a Setup.DeadLetterDown channel.
+func (c *pubsubChannel) HealDeadLetter(t testing.TB) {
+	if c.dlqDown == nil {
+		t.Fatalf("HealDeadLetter on a channel not opened with DeadLetterDown")
+	}
+	c.dlqDown.Store(false)
 }
 
 // SeverableConsumer is Consumer on a connection of its own to the emulator;
@@ -632,8 +678,11 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 		if forwarded.HasRejectionMetadata() {
 			t.Errorf("the native forwarded carries rejection metadata (R-9): %v", forwarded.Header.Bag)
 		}
-		if n := sc.counter.Count(sc.id); n <= 3 || n != arrival {
-			t.Errorf("invocations %d after quit, %d on arrival: want equal and more than 3", n, arrival)
+		// The budget's runs and no more: the deliveries after the failed
+		// routing arrive exhausted and go straight to routing (issue 28).
+		// delivery_attempt is approximate: it may skip a run, never add one.
+		if n := sc.counter.Count(sc.id); n < 1 || n > 3 || n != arrival {
+			t.Errorf("invocations %d after quit, %d on arrival: want the same, 1..3 (the budget; exhausted is final)", n, arrival)
 		}
 		line := lineWith(sc.logs.String(), broker.LogRoutingFailed)
 		if !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, sc.id) || !strings.Contains(line, "DeliveryError") {

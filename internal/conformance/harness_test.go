@@ -43,6 +43,9 @@ func (f *memoryFixture) Open(t *testing.T, s Setup) Channel {
 	if s.MissingDeadLetter {
 		c.dlq = c.queue + ".missing"
 	}
+	if s.DeadLetterDown {
+		c.dlq = c.queue + ".dlq" // created by HealDeadLetter
+	}
 	if s.Invalid {
 		c.invalid = c.queue + ".invalid"
 		b.CreateQueue(c.invalid)
@@ -78,6 +81,10 @@ func (c *memoryChannel) RedeliveryBound() time.Duration          { return c.leas
 func (c *memoryChannel) DeadLetter(t testing.TB) broker.Consumer { return c.reader(c.dlq) }
 func (c *memoryChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(c.invalid) }
 func (c *memoryChannel) Native(t testing.TB) broker.Consumer     { return c.reader(c.native) }
+
+// HealDeadLetter creates the dead-letter queue of a Setup.DeadLetterDown
+// channel.
+func (c *memoryChannel) HealDeadLetter(t testing.TB) { c.b.CreateQueue(c.dlq) }
 
 func TestHarnessOnMemoryTransport(t *testing.T) {
 	t.Parallel()

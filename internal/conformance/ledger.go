@@ -57,7 +57,7 @@ var Behaviours = []Behaviour{
 	{"AC-16", "R-16", "Unacceptable with no invalidMessageRoutingKey reaches the dead-letter topic", KindPump},
 	{"AC-17", "R-17", "neither routing key: one Warn record naming the id and Unacceptable; acknowledged (not redelivered past its lease)", KindPump},
 	{"AC-18", "R-19", "routing topic missing and not created: Error, released, redelivered within 10 s, topic still absent", KindPump},
-	{"AC-43", "R-19, R-4, A-6", "routing keeps failing: the DeadLetterPolicy (5) ends the loop, copy without metadata", KindPump},
+	{"AC-43", "R-19, R-4, A-6", "routing keeps failing: the DeadLetterPolicy (5) ends the loop, copy without metadata; the handler ran no more than the budget's 3 times", KindPump},
 	{"AC-11", "R-11, R-26", "no DeadLetterPolicy: exactly one channel-creation Warning however many messages; a deferring handler past the budget is never rejected (the budget is inert)", KindPump},
 	// Consumer-level rows: no pump, one cell per configuration.
 	{"AC-42", "R-1", "a lease lapse with no requeue presents a greater count", KindConsumer},

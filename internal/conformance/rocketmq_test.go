@@ -86,15 +86,23 @@ func init() {
 type rocketFixture struct {
 	base int64
 	seq  atomic.Int64
+	// fifo sends every message with a message group (its partition key):
+	// the RocketMqFifo configuration, which runs issue 28's ordered row.
+	fifo bool
 }
 
 func newRocketFixture() *rocketFixture {
 	return &rocketFixture{base: time.Now().UnixNano() % 1_000_000_000}
 }
 
-func (f *rocketFixture) Transport() string     { return "RocketMQ" }
-func (f *rocketFixture) Configuration() string { return "RocketMq" }
-func (f *rocketFixture) Ordered() bool         { return false }
+func (f *rocketFixture) Transport() string { return "RocketMQ" }
+func (f *rocketFixture) Configuration() string {
+	if f.fifo {
+		return "RocketMqFifo"
+	}
+	return "RocketMq"
+}
+func (f *rocketFixture) Ordered() bool { return f.fifo }
 
 type rocketChannel struct {
 	conn                       rocketmq.Connection
@@ -121,6 +129,9 @@ func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
 	}
 	if s.MissingDeadLetter {
 		c.dlq = c.topic + ".missing"
+	}
+	if s.DeadLetterDown {
+		c.dlq = c.topic + ".dlq" // created by HealDeadLetter
 	}
 	if s.Invalid {
 		c.invalid = c.topic + ".invalid"
@@ -197,6 +208,10 @@ func (c *rocketChannel) DeadLetter(t testing.TB) broker.Consumer { return c.read
 func (c *rocketChannel) Invalid(t testing.TB) broker.Consumer    { return c.reader(t, c.invalid) }
 func (c *rocketChannel) Native(t testing.TB) broker.Consumer     { return c.reader(t, c.native) }
 
+// HealDeadLetter creates the dead-letter topic a Setup.DeadLetterDown
+// channel routes to.
+func (c *rocketChannel) HealDeadLetter(t testing.TB) { rmqServer.CreateTopic(c.dlq) }
+
 func TestRocketMQ(t *testing.T) {
 	t.Parallel()
 	f := newRocketFixture()
@@ -207,6 +222,22 @@ func TestRocketMQ(t *testing.T) {
 		})
 	}
 	RunConsumerRows(t, ledger, f)
+	// FIFO message groups: issue 28's ordered row only (the other rows
+	// carry no order and run on RocketMq above).
+	fifo := newRocketFixture()
+	fifo.base, fifo.fifo = fifo.base+1, true
+	for _, v := range Variants {
+		t.Run("fifo/"+string(v), func(t *testing.T) {
+			t.Parallel()
+			g := ledger.Group()
+			runOrdering(t, g, fifo, v)
+			g.Wait()
+		})
+	}
+	ledger.Note(f.Transport(), "RocketMqFifo runs issue 28's ordered row (I28-2) only, with every message in a FIFO message group; "+
+		"the test broker delivers a group's messages one at a time (the next only once the one before is settled), as a real broker "+
+		"does for a consumer group created orderly, so its cells prove no message is handled early or twice there but never exercise "+
+		"the pump's hold-back (ADR 0006).")
 	ledger.Note(f.Transport(), "RocketMQ cells are proven on the in-process test broker "+
 		"(internal/broker/rocketmq/rmqtest), which follows RocketMQ 5's documented semantics: a lease-lapse "+
 		"redelivery presents DeliveryAttempt + 1 (R-14's condition), so the cells are implemented. The "+

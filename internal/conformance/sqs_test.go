@@ -17,8 +17,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// sqsEndpoint is the fauxqs emulator this test binary started.
-var sqsEndpoint string
+// sqsEndpoint is the fauxqs emulator this test binary started;
+// sqsBatchEndpoint is the sqstest.FIFOBatcher in front of it
+// (Setup.FIFOBatches).
+var sqsEndpoint, sqsBatchEndpoint string
 
 func init() {
 	emulators = append(emulators, func() (func(), error) {
@@ -27,7 +29,13 @@ func init() {
 			return nil, fmt.Errorf("SQS conformance needs fauxqs: %w", err)
 		}
 		sqsEndpoint = emu.Endpoint
-		return emu.Stop, nil
+		batcher, err := sqstest.StartFIFOBatcher(emu.Endpoint)
+		if err != nil {
+			emu.Stop()
+			return nil, err
+		}
+		sqsBatchEndpoint = batcher.Endpoint()
+		return func() { batcher.Close(); emu.Stop() }, nil
 	})
 }
 
@@ -67,11 +75,16 @@ type sqsChannel struct {
 	dlq, inv   string
 	native     string
 	routingKey string
+	healed     atomic.Bool // HealDeadLetter created the dead-letter queue
 }
 
 func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 	t.Helper()
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sqsEndpoint)
+	endpoint := sqsEndpoint
+	if s.FIFOBatches && f.fifo {
+		endpoint = sqsBatchEndpoint
+	}
+	c := sqs.NewClientsFromConfig(sqstest.Config(), endpoint)
 	base := fmt.Sprintf("conf-%s-%d-%d", strings.ToLower(f.config), time.Now().UnixNano()%1_000_000_000, f.seq.Add(1))
 	ch := &sqsChannel{f: f, c: c, logger: s}
 	lease := s.Lease
@@ -89,6 +102,9 @@ func (f *sqsFixture) Open(t *testing.T, s Setup) Channel {
 	}
 	if s.MissingDeadLetter {
 		ch.dlq = base + "-missing-dlq" // configured on the consumer, never created
+	}
+	if s.DeadLetterDown {
+		ch.dlq = base + "-dlq" // configured on the consumer, created by HealDeadLetter
 	}
 	if s.Invalid {
 		ch.inv = base + "-invalid"
@@ -147,7 +163,20 @@ func (ch *sqsChannel) reader(t testing.TB, q string) broker.Consumer {
 }
 
 func (ch *sqsChannel) DeadLetter(t testing.TB) broker.Consumer {
+	if ch.healed.Load() {
+		return ch.reader(t, ch.dlq)
+	}
 	return ch.reader(t, ch.opts.DeadLetter)
+}
+
+// HealDeadLetter creates the dead-letter queue a Setup.DeadLetterDown
+// channel routes to (makeChannels create, as consume would on a restart).
+func (ch *sqsChannel) HealDeadLetter(t testing.TB) {
+	t.Helper()
+	if err := sqs.NewChannelMaker(ch.c, sqs.ChannelOptions{Queue: ch.dlq, Fifo: ch.f.fifo}).EnsureChannels(context.Background()); err != nil {
+		t.Fatalf("create the dead-letter queue %s: %v", ch.dlq, err)
+	}
+	ch.healed.Store(true)
 }
 func (ch *sqsChannel) Invalid(t testing.TB) broker.Consumer { return ch.reader(t, ch.inv) }
 

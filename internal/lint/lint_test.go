@@ -316,6 +316,24 @@ func TestOrderingWithPerformers(t *testing.T) {
 	})
 }
 
+// Issue 28: an ordered channel that receives several messages at once
+// keeps a key's order only by spending the budget of those held back.
+func TestOrderingSpendsBudget_Issue28(t *testing.T) {
+	runCases(t, lint.RuleOrderingSpendsBudget, []ruleCase{
+		{name: "sqs fifo with a batch and a budget trips", yaml: sub("sqs", "bufferSize: 10", "requeueCount: 3", "sqs:\n  queueType: fifo"), want: 1,
+			severity: lint.SeverityWarning, contains: []string{"sqs.queueType fifo", "10 messages received at once", "requeueCount 3", "bufferSize: 1"}},
+		{name: "sqs fifo with bufferSize 1 does not trip", yaml: sub("sqs", "bufferSize: 1", "requeueCount: 3", "sqs:\n  queueType: fifo"), want: 0},
+		{name: "sqs fifo without a budget does not trip", yaml: sub("sqs", "bufferSize: 10", "requeueCount: -1", "sqs:\n  queueType: fifo"), want: 0},
+		{name: "sqs standard does not trip", yaml: sub("sqs", "bufferSize: 10", "requeueCount: 3"), want: 0},
+		{name: "ordered pull with a batch trips", yaml: sub("gcp", "bufferSize: 5", "requeueCount: 3", "gcp:\n  mode: pull\n  enableMessageOrdering: true"), want: 1,
+			severity: lint.SeverityWarning, contains: []string{"gcp.enableMessageOrdering", "5 messages received at once"}},
+		{name: "ordered stream of three performers trips at bufferSize 1", yaml: sub("gcp", "bufferSize: 1", "noOfPerformers: 3", "messagePumpType: proactor", "requeueCount: 3", "gcp:\n  mode: stream\n  enableMessageOrdering: true"), want: 1,
+			severity: lint.SeverityWarning, contains: []string{"3 messages received at once"}},
+		{name: "ordered pull of one at a time does not trip", yaml: sub("gcp", "bufferSize: 1", "noOfPerformers: 3", "requeueCount: 3", "gcp:\n  mode: pull\n  enableMessageOrdering: true"), want: 0},
+		{name: "unordered pull does not trip", yaml: sub("gcp", "bufferSize: 10", "requeueCount: 3", "gcp:\n  mode: pull"), want: 0},
+	})
+}
+
 func TestDrainShorterThanHandler(t *testing.T) {
 	runCases(t, lint.RuleDrainShorterThanHandler, []ruleCase{
 		{name: "10s drain for 60s handler trips", yaml: strings.Replace(sub("memory", "memory:\n  visibilityTimeout: 5m"), "type: builtin\n      name: ack", "type: http\n      url: http://localhost:8080/h\n      timeout: 60s", 1),

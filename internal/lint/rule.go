@@ -98,6 +98,11 @@ const (
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
 )
 
+// RuleOrderingSpendsBudget is issue 28's rule: an ordered channel that
+// receives several messages at once keeps a key's order only by releasing
+// later messages unhandled, which spends their budget.
+const RuleOrderingSpendsBudget = "ordering-spends-budget"
+
 // catalogue is every rule, in the order listings show them.
 var catalogue = []Rule{
 	{
@@ -318,6 +323,31 @@ ordering key at once, so they may be handled out of order.
 
 Fix: use noOfPerformers: 1 with the Reactor, or messagePumpType: proactor,
 which keeps per-ordering-key order while dispatching concurrently.`,
+	},
+	{
+		ID: RuleOrderingSpendsBudget, Requirement: "R-4", Severity: SeverityWarning,
+		Summary: "an ordered channel with bufferSize above 1 keeps order only by spending the budget of messages held back behind a deferred one",
+		Explanation: `On an ordered channel (SQS FIFO, Pub/Sub enableMessageOrdering) a receive
+can bring several messages of one message group or ordering key at once.
+When one of them is deferred (or its settle or routing fails), the pump
+keeps the key's order: the later messages of the key that came with it are
+released without being handled, and the broker hands them out again after
+the deferred one (issue 28, docs/adr/0006-ordered-channels-under-deferral.md).
+
+The broker counts that delivery: SQS counts every receive
+(ApproximateReceiveCount), Pub/Sub every delivery (delivery_attempt, and an
+ordered key's Nack sends its later messages again anyway). Each deferral of
+an earlier message therefore spends one delivery of each later message
+received with it. With requeueCount R, a message behind one deferred R
+times reaches its budget without ever being handled, and exhausted is final:
+it is dead-lettered unhandled. Order cannot be kept here without that cost.
+
+Fix: bufferSize: 1 receives one message at a time (SQS MaxNumberOfMessages
+1, Pub/Sub maxMessages 1, one outstanding message on a stream of one
+performer), so no message is received behind a deferred one and every
+budget is a message's own; or requeueCount: -1 when a message may wait
+behind others without limit; or accept the cost where throughput matters
+more (the rule is a Warning).`,
 	},
 	{
 		ID: RuleDrainShorterThanHandler, Severity: SeverityNote,

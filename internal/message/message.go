@@ -131,6 +131,14 @@ type Message struct {
 	// routes the message as Unacceptable with it as the rejection
 	// description. "" for a message that decoded. Never copied by Clone.
 	Undecodable string
+	// ReceivedAt is when the broker handed the message to this process: set
+	// by a consumer that buffers deliveries before Receive returns them (the
+	// Pub/Sub stream), else by the pump when Receive returns. The pump's
+	// per-key hold-back compares it with the time an earlier message of the
+	// same partition key was released unsettled (issue 28,
+	// docs/adr/0006-ordered-channels-under-deferral.md). Zero on a message
+	// that was not received; never copied by Clone.
+	ReceivedAt time.Time
 	// WireMessageType is the message type exactly as received when the
 	// decoder did not take it (a local type such as MT_QUIT, or text it could
 	// not read); Stamp writes it as originalMessageType so the

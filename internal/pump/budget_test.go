@@ -2,12 +2,14 @@ package pump_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -211,4 +213,91 @@ func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 			})
 		})
 	}
+}
+
+// failingRouter wraps the memory consumer so that its first fails
+// rejections fail as a dead-letter destination that is down does: the
+// message is released at once for redelivery and reported Released with an
+// error (R-19).
+type failingRouter struct {
+	*memory.Consumer
+	fails atomic.Int64
+}
+
+func (c *failingRouter) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	if c.fails.Add(-1) >= 0 {
+		if err := c.Consumer.Requeue(ctx, m, 0); err != nil {
+			return broker.RejectResult{Route: broker.RouteDeadLetter, Err: err}
+		}
+		return broker.RejectResult{Route: broker.RouteDeadLetter, Released: true, Err: errors.New("dead-letter destination down")}
+	}
+	return c.Consumer.Reject(ctx, m, r)
+}
+
+// Issue 28: exhausted is final. Budget 3, a deferring handler, and a
+// dead-letter route that fails three times: the handler runs exactly 3
+// times (counts 0, 1, 2); every later delivery, its count past the budget,
+// is routed without a handler run, and the fourth routing lands it on the
+// dead-letter queue. No further deferral or requeue happens.
+func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_Issue28(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		c := &failingRouter{Consumer: e.c}
+		c.fails.Store(3)
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.startWith(t, c, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 3 {
+			t.Fatalf("handler invocations = %d, want exactly 3 (an exhausted delivery was handled again)", got)
+		}
+		rej := e.events.Of(pump.EventRejected)
+		if len(rej) != 4 {
+			t.Fatalf("rejections = %d, want 4 (three failed routings, then the one that landed)", len(rej))
+		}
+		for i, ev := range rej[1:] {
+			if ev.Duration != 0 || ev.Reason != message.ReasonDeliveryError {
+				t.Errorf("rejection %d: %+v, want a DeliveryError with no handler run", i+2, ev)
+			}
+		}
+		if n := e.events.Count(pump.EventDeferred); n != 2 {
+			t.Errorf("deferred events = %d, want 2", n)
+		}
+		dl := e.receiveAll(t, dlqQueue)
+		if len(dl) != 1 {
+			t.Fatalf("dead-letter queue holds %d messages, want 1", len(dl))
+		}
+		requireFiveKeys(t, dl[0], "DeliveryError")
+	})
+}
+
+// Issue 28 with no destination (R-17): a message that arrives with its
+// count past the budget is acknowledged with the discard Warning, never
+// handled.
+func TestExhaustedOnArrivalWithoutDestinationIsDiscarded_Issue28_R17(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{StopWhenEmpty: true})
+		m := message.New("late", srcQueue, message.MTCommand, []byte(`{}`))
+		m.Header.HandledCount = 3
+		e.publishMsg(t, srcQueue, m)
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 0 {
+			t.Fatalf("handler invocations = %d, want 0", got)
+		}
+		rej := e.events.Of(pump.EventRejected)
+		if len(rej) != 1 || rej[0].Route != broker.RouteNone || rej[0].Err != nil {
+			t.Fatalf("rejections = %+v, want one discard", rej)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0 (acknowledged)", d)
+		}
+	})
 }

@@ -95,8 +95,9 @@ func TestForgedRejectionMetadataDoesNotMakeBudgetInert_R11(t *testing.T) {
 }
 
 // Issue 14: the pump's +1 saturates. A count at math.MaxInt (what a wrapped
-// sum would overflow from) is rejected on its first deferral and never
-// presented negative.
+// sum would overflow from) is never presented negative; it has reached any
+// budget already, so it is rejected on arrival without a handler run (issue
+// 28: exhausted is final).
 func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
@@ -109,8 +110,8 @@ func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 		if err := e.wait(t, 10*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-		if got := e.calls.Load(); got != 1 {
-			t.Fatalf("handler invocations = %d, want 1", got)
+		if got := e.calls.Load(); got != 0 {
+			t.Fatalf("handler invocations = %d, want 0 (the count is past the budget on arrival)", got)
 		}
 		for _, ev := range e.events.Of(pump.EventRejected) {
 			if ev.DeliveryCount < 0 {
@@ -125,8 +126,9 @@ func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 
 // FuzzBudgetRejectsByRthDelivery is the pump half of issue 14's property: for
 // any stamped count, with or without (forged or genuine) rejection metadata,
-// a deferring handler under requeueCount R is invoked at most R times and
-// the message ends on the dead-letter queue, in both variants. Seeds in
+// a deferring handler under requeueCount R is invoked at most R times (not
+// at all when a source message arrives with its count at R or more: issue
+// 28) and the message ends on the dead-letter queue, in both variants. Seeds in
 // testdata/fuzz/FuzzBudgetRejectsByRthDelivery.
 func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 	f.Add(0, false, uint8(3))
@@ -156,8 +158,12 @@ func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 			if err := e.wait(t, 10*time.Second); err != nil {
 				t.Fatalf("%s: Run = %v", v, err)
 			}
-			if got := e.calls.Load(); got > int64(budget) || got < 1 {
-				t.Fatalf("%s: stamped %d metadata %v budget %d: %d invocations, want 1..%d", v, stamped, metadata, budget, got, budget)
+			lo := int64(1)
+			if !metadata && stamped >= budget {
+				lo = 0 // exhausted on arrival: never handled (issue 28)
+			}
+			if got := e.calls.Load(); got > int64(budget) || got < lo || (lo == 0 && got != 0) {
+				t.Fatalf("%s: stamped %d metadata %v budget %d: %d invocations, want %d..%d", v, stamped, metadata, budget, got, lo, budget)
 			}
 			if low {
 				t.Fatalf("%s: a negative count was presented", v)

@@ -156,6 +156,10 @@ const (
 	// timeout: its message was released, not counted (ErrCutOff).
 	LogCutOff       = "handler cut off by the stop; message released, not counted"
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
+	// LogHeldBack is logged (Info) for a message released unhandled because
+	// an earlier message of its partition key went back to the broker
+	// unsettled after it arrived (ErrHeldBack, issue 28).
+	LogHeldBack = "message held back behind an earlier message of its partition key; released unhandled"
 	// LogStaleSettle is logged (Warn) for a settle the broker refused
 	// because its receipt was stale (broker.ErrStaleReceipt): the message's
 	// lease had lapsed and the broker handed it out again.
@@ -200,6 +204,10 @@ func (o LogObserver) Observe(e Event) {
 	case EventReceived, EventAcknowledged, EventDeferred:
 		if errors.Is(e.Err, ErrCutOff) {
 			l.Warn(LogCutOff, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
+			return
+		}
+		if errors.Is(e.Err, ErrHeldBack) {
+			l.Info(LogHeldBack, "subscription", e.Subscription, "message_id", e.MessageID(), "partition_key", e.Message.Header.PartitionKey, "delivery_count", e.DeliveryCount)
 			return
 		}
 		if e.Err != nil {

@@ -238,6 +238,7 @@ func (p *Pump) Run(ctx context.Context) error {
 	if r.leases != nil {
 		r.leases.keepLate = p.opts.TimeOut + p.opts.ReceiveMargin + r.leases.lease
 	}
+	r.holds = newKeyHolds(max(p.opts.MaxLeaseExtension, 0) + time.Hour)
 	leasesDone := make(chan struct{})
 	if r.leases != nil {
 		go r.leases.run(r.settleCtx, leasesDone)
@@ -296,6 +297,7 @@ type run struct {
 	recvCancel context.CancelFunc
 	brokerCtx  context.Context // what Receive runs with: not cancelled by a stop
 	leases     *leases         // nil when the consumer lends no lease
+	holds      *keyHolds       // per-key hold-back marks (issue 28)
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -394,6 +396,12 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	p.succeeded()
 	if len(ms) == 0 || (len(ms) == 1 && ms[0].Header.MessageType == message.MTNone) {
 		return nil, heldBatch{}, r.sleep(p.opts.EmptyChannelDelay)
+	}
+	arrived := time.Now()
+	for _, m := range ms {
+		if m.ReceivedAt.IsZero() {
+			m.ReceivedAt = arrived
+		}
 	}
 	// Tracked only once the receive is known good: a batch a failed
 	// receive came with is never handled, and would stay listed.
@@ -757,7 +765,8 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 // A message whose lease lapsed while it waited is not dispatched: it is
 // dropped without a broker call (the broker redelivers it) and reported as
 // EventLeaseLapsed (issue 12). A dispatched message's lease tracking ends
-// before it is settled.
+// before it is settled. A message that arrives with its redelivery budget
+// already spent is routed without dispatch (exhausted; issue 28).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
@@ -765,6 +774,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	now := time.Now() // one clock reading for the lease check and the handler's start
 	switch adm := r.leases.admit(m, st, now); adm.kind {
 	case admitLapsed:
+		r.holds.hold(m, now, 0) // it comes back: the later messages of its key wait for it
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
 	case admitAbsorbed:
@@ -797,17 +807,35 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0)
+		r.unsettled(m, time.Now(), r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
+		return
+	}
+	if held, delay := r.holds.heldBack(m, now); held {
+		r.holdBack(m, st, delay)
+		return
+	}
+	if r.exhausted(m) {
+		// Final, as a handler's Reject is: the settle uses the freshest
+		// receipt (issue 34).
+		f, late := r.leases.settling(m, st, now, true)
+		if f != nil {
+			m.Receipt = f.Receipt
+		}
+		r.unsettled(m, time.Now(), r.rejectExhausted(m))
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil)
+		}
 		return
 	}
 	start := now
 	res := r.dispatch(m)
-	took := time.Since(start)
+	settling := time.Now() // before any settle call: see unsettled
+	took := settling.Sub(start)
 	// The settle uses the freshest receipt of the message this run holds
 	// (issue 34): a later delivery received while the handler ran.
 	cut := res.Outcome != Ack && r.handlerCtx.Err() != nil
 	final := !cut && (res.Outcome == Ack || res.Outcome == Reject || res.Outcome == Unacceptable)
-	f, late := r.leases.settling(m, st, start.Add(took), final)
+	f, late := r.leases.settling(m, st, settling, final)
 	if f != nil {
 		m.Receipt = f.Receipt
 	}
@@ -832,24 +860,25 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 			r.leases.settledLate(m.Header.MessageID, err)
 		}
 		if err != nil {
+			r.holds.hold(m, settling, 0)
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
 		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
 	case Reject:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
+		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
 		if late {
 			r.leases.settledLate(m.Header.MessageID, nil)
 		}
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
+		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
 		if late {
 			r.leases.settledLate(m.Header.MessageID, nil)
 		}
 	default: // Defer, and anything unknown: never lose the message.
-		r.requeue(m, res, took)
+		r.unsettled(m, settling, r.requeue(m, res, took))
 	}
 }
 
@@ -869,8 +898,8 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 // rejected with DeliveryError; otherwise it is requeued. A routed copy's
 // budget is judged on this channel's own delivery attempt while its
 // HandledCount stays the stamped evidence of the source channel (R-11,
-// R-28; docs/adr/0001 §9).
-func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
+// R-28; docs/adr/0001 §9). It reports what the settle left of m (settleEnd).
+func (r *run) requeue(m *message.Message, res Result, took time.Duration) settleEnd {
 	p := r.p
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
@@ -888,8 +917,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 		} else if res.Err != nil {
 			desc += ": " + res.Err.Error()
 		}
-		r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
-		return
+		return r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
 	}
 	delay := res.Delay
 	if delay <= 0 {
@@ -901,9 +929,10 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	p.settled(err)
 	if err != nil {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
-		return
+		return settleEnd{}
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+	return settleEnd{delay: delay}
 }
 
 // routedFrom names the topic a routed copy was rejected from, for a
@@ -915,14 +944,18 @@ func routedFrom(m *message.Message) string {
 	return "an unnamed topic"
 }
 
-// reject routes m; took is how long its handler ran (0 when none ran).
-func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) {
+// reject routes m; took is how long its handler ran (0 when none ran). It
+// reports what it left of m: gone when routed and acknowledged, or
+// acknowledged with no destination; else still on the broker (released
+// after a failed routing, with its delay, or a settle call failed).
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
 	// The Router bounds each of its broker calls by the call timeout.
 	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
 		Delay: res.ReleaseDelay, Permanent: res.Permanent})
+	return settleEnd{gone: res.Err == nil && !res.Released, delay: res.ReleaseDelay}
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window

@@ -327,6 +327,8 @@ func errorType(e pump.Event) string {
 	switch {
 	case errors.Is(e.Err, pump.ErrCutOff):
 		return "cut_off"
+	case errors.Is(e.Err, pump.ErrHeldBack):
+		return "held_back"
 	case e.Kind == pump.EventRejected:
 		return "routing_failed"
 	case e.Kind == pump.EventSettleFailed:

@@ -344,13 +344,17 @@ type StreamConsumer struct {
 	opts   ConsumerOptions
 	router *broker.Router
 
-	msgs chan *pubsub.Message
+	msgs chan arrival
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
 	lastErr error
 	delayed map[*pubsub.Message]*time.Timer // requeued with a delay, Nacked when it runs out
+	// parked holds, per ordering key with a delayed message, the later
+	// messages of the key (delivered by the stream meanwhile, or requeued
+	// by the pump), Nacked in order right after the delayed ones (issue 28).
+	parked map[string][]*pubsub.Message
 }
 
 // NewStreamConsumer makes a streaming consumer on client; the stream starts
@@ -385,7 +389,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// graceful path sends the final acknowledgements and Nacks, then
 	// half-closes the stream.
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
-	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan *pubsub.Message, outstanding)}
+	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan arrival, outstanding)}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
@@ -427,8 +431,11 @@ func (c *StreamConsumer) start() error {
 	c.cancel, c.done = cancel, done
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			if c.park(m) {
+				return
+			}
 			select {
-			case c.msgs <- m:
+			case c.msgs <- arrival{m, time.Now()}:
 			case <-cctx.Done():
 				m.Nack()
 			}
@@ -478,7 +485,7 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	done := c.running()
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
-	var first *pubsub.Message
+	var first arrival
 	select {
 	case first = <-c.msgs:
 	case <-t.C:
@@ -499,8 +506,8 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	out := []*message.Message{c.convert(ctx, first)}
 	for len(out) < c.opts.BufferSize {
 		select {
-		case m := <-c.msgs:
-			out = append(out, c.convert(ctx, m))
+		case a := <-c.msgs:
+			out = append(out, c.convert(ctx, a))
 		default:
 			return out, nil
 		}
@@ -508,10 +515,20 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	return out, nil
 }
 
-func (c *StreamConsumer) convert(ctx context.Context, pm *pubsub.Message) *message.Message {
+func (c *StreamConsumer) convert(ctx context.Context, a arrival) *message.Message {
+	pm := a.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
 	m.Receipt = pm
+	m.ReceivedAt = a.at
 	return m
+}
+
+// arrival is a message the stream delivered, with the time it arrived: the
+// pump's per-key hold-back judges a buffered message by when the stream
+// delivered it, not by when Receive handed it out (issue 28).
+type arrival struct {
+	pm *pubsub.Message
+	at time.Time
 }
 
 func streamMsg(m *message.Message) (*pubsub.Message, error) {
@@ -545,6 +562,9 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 	if err != nil {
 		return err
 	}
+	if c.park(pm) {
+		return nil // Nacked after the earlier message of its key
+	}
 	if delay <= 0 {
 		pm.Nack()
 		return nil
@@ -563,12 +583,54 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 		c.mu.Lock()
 		_, held := c.delayed[pm]
 		delete(c.delayed, pm)
+		var after []*pubsub.Message
+		if k := pm.OrderingKey; k != "" && !c.keyDelayed(k) {
+			after = c.parked[k]
+			delete(c.parked, k)
+		}
 		c.mu.Unlock()
 		if held {
 			pm.Nack()
 		}
+		for _, p := range after {
+			p.Nack()
+		}
 	})
 	return nil
+}
+
+// park keeps pm, a message of an ordering key that has a message waiting out
+// a requeue delay here, from the pump: the stream goes on delivering the
+// key's later messages while the earlier one waits, and handling them would
+// put them before it. A parked message is Nacked, in order, right after
+// the key's delayed messages, so Pub/Sub delivers the key again from the
+// earlier one (issue 28, docs/adr/0006). It reports whether pm was parked.
+func (c *StreamConsumer) park(pm *pubsub.Message) bool {
+	k := pm.OrderingKey
+	if k == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.keyDelayed(k) {
+		return false
+	}
+	if c.parked == nil {
+		c.parked = map[string][]*pubsub.Message{}
+	}
+	c.parked[k] = append(c.parked[k], pm)
+	return true
+}
+
+// keyDelayed reports whether a message of ordering key k waits out a
+// requeue delay; c.mu is held.
+func (c *StreamConsumer) keyDelayed(k string) bool {
+	for d := range c.delayed {
+		if d.OrderingKey == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Reject routes m through broker.Router (R-16..R-19): publish the stamped
@@ -598,6 +660,8 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 	cancel, done := c.cancel, c.done
 	held := c.delayed
 	c.delayed = nil
+	parked := c.parked
+	c.parked = nil
 	c.mu.Unlock()
 	// Messages still waiting out a requeue delay are released now: the
 	// consumer that would keep their leases is going away.
@@ -605,19 +669,24 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 		t.Stop()
 		pm.Nack()
 	}
+	for _, ms := range parked {
+		for _, pm := range ms {
+			pm.Nack()
+		}
+	}
 	if cancel == nil {
 		return nil
 	}
 	cancel()
 	for {
 		select {
-		case m := <-c.msgs:
-			m.Nack()
+		case a := <-c.msgs:
+			a.pm.Nack()
 		case <-done:
 			for {
 				select {
-				case m := <-c.msgs:
-					m.Nack()
+				case a := <-c.msgs:
+					a.pm.Nack()
 				default:
 					return nil
 				}

@@ -426,3 +426,73 @@ func TestRequeue_DelayIsReal_Issue15(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamParksAKeyBehindItsDelayedMessage_Issue28 (Google's emulator,
+// stream, ordered subscription): while a message of an ordering key waits
+// out a requeue delay inside the stream consumer, the key's later message
+// (delivered by the stream meanwhile, or requeued by the pump at once) is
+// not handed out; both come back once the delay has run.
+func TestStreamParksAKeyBehindItsDelayedMessage_Issue28(t *testing.T) {
+	t.Parallel()
+	const delay = 3 * time.Second
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, EnableMessageOrdering: true})
+	c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", BufferSize: 2})
+	for _, id := range []string{"k-0", "k-1"} {
+		m := newMsg(id)
+		m.Header.PartitionKey = "k"
+		e.send(t, "orders", m)
+	}
+	var first, second *message.Message
+	deadline := time.Now().Add(30 * time.Second)
+	for first == nil && time.Now().Before(deadline) {
+		ms, err := c.Receive(ctxT(t, 5*time.Second), 500*time.Millisecond)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range ms {
+			switch m.Header.MessageID {
+			case "k-0":
+				first = m
+			case "k-1":
+				second = m
+			}
+		}
+	}
+	if first == nil {
+		t.Fatal("k-0 never arrived")
+	}
+	requeued := time.Now()
+	if err := c.Requeue(ctxT(t, 5*time.Second), first, delay); err != nil {
+		t.Fatal(err)
+	}
+	if second != nil {
+		// Handed out with k-0: released at once, as the pump's hold-back does.
+		if err := c.Requeue(ctxT(t, 5*time.Second), second, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing of the key before k-0's delay has run (the emulator sends a
+	// Nacked or undelivered k-1 within milliseconds otherwise).
+	expectNone(t, c, delay-time.Second)
+	seen := map[string]bool{}
+	deadline = time.Now().Add(30 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		ms, err := c.Receive(ctxT(t, 5*time.Second), 500*time.Millisecond)
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range ms {
+			if took := time.Since(requeued); took < delay-500*time.Millisecond {
+				t.Fatalf("%s handed out %v after k-0 was requeued for %v", m.Header.MessageID, took, delay)
+			}
+			seen[m.Header.MessageID] = true
+			if err := c.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !seen["k-0"] || !seen["k-1"] {
+		t.Fatalf("came back: %v, want k-0 and k-1", seen)
+	}
+}

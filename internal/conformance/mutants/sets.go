@@ -7,5 +7,7 @@ func extraSets() [][]mutant {
 	return [][]mutant{
 		staleMutants,
 		securityMutants,
+		exhaustedMutants,
+		orderingMutants,
 	}
 }

@@ -120,7 +120,23 @@ func (SQS) Check(s *config.Subscription) []lint.Finding {
 		out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "sqs.redrivePolicy.deadLetterQueue",
 			Message: fmt.Sprintf("subscription %q: sqs.redrivePolicy.deadLetterQueue %q is the subscription's own queue: redriven messages would come straight back; name a separate queue such as %q", s.Name, rp.DeadLetterQueue, s.ChannelName+"-native-dlq")})
 	}
+	if s.SQS.QueueType == config.QueueFIFO {
+		out = append(out, orderingSpendsBudget(s, s.BufferSize, "sqs.queueType fifo", "a receive returns several messages of a message group, and ApproximateReceiveCount counts every receive")...)
+	}
 	return out
+}
+
+// orderingSpendsBudget reports lint.RuleOrderingSpendsBudget for an ordered
+// channel s (ordered names the setting) that can hold atOnce messages of a
+// key at once (more than 1) under an enforced budget (issue 28); why says
+// what makes a held-back delivery count.
+func orderingSpendsBudget(s *config.Subscription, atOnce int, ordered, why string) []lint.Finding {
+	if atOnce <= 1 || s.RequeueCount == -1 {
+		return nil
+	}
+	return []lint.Finding{{RuleID: lint.RuleOrderingSpendsBudget, Field: "bufferSize",
+		Message: fmt.Sprintf("subscription %q: %s with %d messages received at once and requeueCount %d: %s, so the later messages of a key, released unhandled behind a deferred one to keep its order, spend a delivery each time and can reach requeueCount without being handled; use bufferSize: 1 (and noOfPerformers: 1 on a stream) to keep order without spending their budget",
+			s.Name, ordered, atOnce, s.RequeueCount, why)}}
 }
 
 // GCP answers for Pub/Sub subscriptions: the native limit is
@@ -227,6 +243,15 @@ func (GCP) Check(s *config.Subscription) []lint.Finding {
 			out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "gcp.deadLetterPolicy.topic",
 				Message: fmt.Sprintf("subscription %q: gcp.deadLetterPolicy.topic %q is the subscription's own topic: dead-lettered messages would come straight back; name a separate topic such as %q", s.Name, p.Topic, s.RoutingKey+"-native-dlq")})
 		}
+	}
+	if s.GCP.EnableMessageOrdering {
+		// A pull asks for bufferSize; a stream holds bufferSize x
+		// noOfPerformers outstanding messages.
+		at := s.BufferSize
+		if s.GCP.Mode != config.GCPModePull {
+			at *= max(s.NoOfPerformers, 1)
+		}
+		out = append(out, orderingSpendsBudget(s, at, "gcp.enableMessageOrdering", "Pub/Sub delivers several messages of an ordering key at once and counts every delivery in delivery_attempt")...)
 	}
 	return out
 }
