@@ -12,8 +12,8 @@ import (
 
 // TestDemoEmulator_Issue17 runs `brighter demo --emulator HOST:PORT` against
 // Google's own Pub/Sub emulator (the test binary's shared one, so no second
-// Java start, issue 33; the demo makes a project of its own on it): the same story as on the embedded emulator, in a project of its own,
-// and with --keep-running a subscriptions file naming that emulator and
+// Java start, issue 33): the same story as on the embedded emulator, in a
+// project of its own, and with --keep-running a subscriptions file naming that emulator and
 // project, after which the demo returns (the emulator is not its to keep).
 // --listen with --emulator and a malformed address are usage errors.
 func TestDemoEmulator_Issue17(t *testing.T) {
