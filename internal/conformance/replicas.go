@@ -108,6 +108,8 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 		buffer, _ := scale(v)
 		opts := pumpOptions(v, budget)
+		late := &lateLeases{}
+		late.explainOnFailure(t, shortLease)
 		recs := map[string]*RecordingConsumer{}
 		sever, lossyAcks := func() {}, false
 		start := func(replica string) *Running {
@@ -120,7 +122,7 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 				}
 			}
 			recs[replica] = NewRecordingConsumer(c(t, buffer))
-			return Start(t, recs[replica].View(t), handler(replica), opts, pump.LogObserver{Logger: logger.With("replica", replica)})
+			return Start(t, recs[replica].View(t), handler(replica), opts, late, pump.LogObserver{Logger: logger.With("replica", replica)})
 		}
 		// The victim takes the deferring message first and hangs on it;
 		// the acknowledging messages go out with both replicas receiving.

@@ -236,7 +236,50 @@ func readEvents(r io.Reader) (*result, error) {
 			}
 		}
 	}
+	res.failed = leaves(res.failed)
 	return res, sc.Err()
+}
+
+// leaves drops from failed every test whose subtest failed too (a parent
+// fails with its child; the child names the failure).
+func leaves(failed []string) []string {
+	var out []string
+	for _, f := range failed {
+		parent := false
+		for _, g := range failed {
+			if strings.HasPrefix(g, f+"/") {
+				parent = true
+				break
+			}
+		}
+		if !parent {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// modulePrefix is the longest "a/b/" prefix every package path shares
+// (the module path and its slash), trimmed from the tables.
+func modulePrefix(pkgs []timed) string {
+	if len(pkgs) == 0 {
+		return ""
+	}
+	prefix := pkgs[0].name
+	for _, p := range pkgs[1:] {
+		for !strings.HasPrefix(p.name+"/", prefix) {
+			i := strings.LastIndexByte(strings.TrimSuffix(prefix, "/"), '/')
+			if i < 0 {
+				return ""
+			}
+			prefix = prefix[:i+1]
+		}
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		i := strings.LastIndexByte(prefix, '/')
+		prefix = prefix[:i+1]
+	}
+	return prefix
 }
 
 // printTimes writes the per-package times, slowest first, and the top
@@ -249,12 +292,13 @@ func (r *result) printTimes(w io.Writer, top int) {
 		total += d
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].d > pkgs[j].d })
+	trim := modulePrefix(pkgs)
 	fmt.Fprintf(w, "| package | time |\n| --- | ---: |\n")
 	for _, p := range pkgs {
 		if p.d < time.Second/10 {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s |\n", p.name, p.d.Round(100*time.Millisecond))
+		fmt.Fprintf(w, "| %s | %s |\n", strings.TrimPrefix(p.name, trim), p.d.Round(100*time.Millisecond))
 	}
 	fmt.Fprintf(w, "| (sum of package times) | %s |\n\n", total.Round(time.Second))
 	sort.Slice(r.slow, func(i, j int) bool { return r.slow[i].d > r.slow[j].d })
@@ -263,9 +307,12 @@ func (r *result) printTimes(w io.Writer, top int) {
 		if i == top {
 			break
 		}
-		fmt.Fprintf(w, "| %s | %s |\n", s.name, s.d.Round(100*time.Millisecond))
+		fmt.Fprintf(w, "| %s | %s |\n", strings.TrimPrefix(s.name, trim), s.d.Round(100*time.Millisecond))
 	}
 	fmt.Fprintf(w, "\n%d tests and subtests, %d failed\n", r.tests, len(r.failed))
+	for _, f := range r.failed {
+		fmt.Fprintf(w, "- FAIL %s\n", strings.TrimPrefix(f, trim))
+	}
 }
 
 // loadAverage is the 1-minute load average from /proc/loadavg, or "?".
