@@ -113,6 +113,7 @@ func (e *rmqEnv) arrivedIDs(topic string) []string {
 // the dead-letter topic with the reader group, twice: the five rejection
 // keys and the stamped count 3 both times; nothing removed.
 func TestPeekRocketMQ_ShowsWhatThePumpRouted_R28_AC41(t *testing.T) {
+	t.Parallel()
 	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 		t.Run(string(v), func(t *testing.T) {
 			queue, dlq := "orders", "orders-dlq"
@@ -178,6 +179,7 @@ func TestPeekRocketMQ_ShowsWhatThePumpRouted_R28_AC41(t *testing.T) {
 // filter: exactly the selected messages reach their original topics, are
 // acknowledged for the reader group, and the others stay pending.
 func TestReplayRocketMQ_Filters_R5(t *testing.T) {
+	t.Parallel()
 	e := newRMQ(t)
 	dlq, a, b := e.seed(t)
 	src := e.source(t, dlq)
@@ -209,6 +211,7 @@ func TestReplayRocketMQ_Filters_R5(t *testing.T) {
 // does not exist: every message fails, the topic is not created, all five
 // stay pending for the reader group.
 func TestReplayRocketMQ_MissingDestination_LosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newRMQ(t)
 	dlq, _, _ := e.seed(t)
 	sum, err := inspect.Replay(context.Background(), e.source(t, dlq), dlq, e.producer(t), inspect.Filter{}, inspect.ReplayOptions{To: "no-such-topic"})
@@ -235,6 +238,7 @@ func TestReplayRocketMQ_MissingDestination_LosesNothing(t *testing.T) {
 // as a success, local-brokers.md §3.2, so the summary cannot tell; the
 // message reappears for the reader group when --visibility lapses.)
 func TestReplayRocketMQ_FaultBetweenPublishAndRemove(t *testing.T) {
+	t.Parallel()
 	e := newRMQ(t)
 	dlq, a, _ := e.seed(t)
 	// Only m1 is selected, so only its Ack is made (the fault's id is the
@@ -262,6 +266,7 @@ func TestReplayRocketMQ_FaultBetweenPublishAndRemove(t *testing.T) {
 // and receives it on its original topic with an ordinary consumer: it
 // presents 0, with replayedFrom and without rejection keys.
 func TestReplayRocketMQ_BudgetStartsFromZero_R5(t *testing.T) {
+	t.Parallel()
 	e := newRMQ(t)
 	dlq, _, b := e.seed(t)
 	src := e.source(t, dlq)
