@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -190,7 +191,7 @@ type result struct {
 	tests    int                      // tests (and subtests) that passed or failed
 	failed   []string                 // "pkg TestName", or "pkg (package: ...)" for a package failure
 	packages map[string]time.Duration // package -> elapsed
-	slow     []timed                  // top-level tests with their elapsed time
+	slow     []timed                  // tests without subtests, and subtests, with their elapsed time
 	lastOut  map[string]string        // package -> its last output line (a timeout panic names the test)
 }
 
@@ -218,9 +219,7 @@ func readEvents(r io.Reader) (*result, error) {
 			res.lastOut[ev.Package] = strings.TrimSpace(ev.Output)
 		case ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail"):
 			res.tests++
-			if !strings.Contains(ev.Test, "/") {
-				res.slow = append(res.slow, timed{ev.Package + " " + ev.Test, d})
-			}
+			res.slow = append(res.slow, timed{ev.Package + " " + ev.Test, d})
 			if ev.Action == "fail" {
 				res.failed = append(res.failed, ev.Package+" "+ev.Test)
 				failedTest[ev.Package] = true
@@ -237,6 +236,15 @@ func readEvents(r io.Reader) (*result, error) {
 		}
 	}
 	res.failed = leaves(res.failed)
+	names := make([]string, len(res.slow))
+	for i, s := range res.slow {
+		names[i] = s.name
+	}
+	keep := map[string]bool{}
+	for _, n := range leaves(names) {
+		keep[n] = true
+	}
+	res.slow = slices.DeleteFunc(res.slow, func(s timed) bool { return !keep[s.name] })
 	return res, sc.Err()
 }
 
@@ -283,7 +291,7 @@ func modulePrefix(pkgs []timed) string {
 }
 
 // printTimes writes the per-package times, slowest first, and the top
-// slowest top-level tests, as Markdown tables.
+// slowest tests (those without subtests, and subtests), as Markdown tables.
 func (r *result) printTimes(w io.Writer, top int) {
 	pkgs := make([]timed, 0, len(r.packages))
 	var total time.Duration

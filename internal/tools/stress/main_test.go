@@ -29,7 +29,7 @@ func TestReadEvents_NamesEveryFailure_Issue33(t *testing.T) {
 	if strings.Join(r.failed, "|") != strings.Join(want, "|") {
 		t.Fatalf("failed = %q, want %q", r.failed, want)
 	}
-	if r.tests != 3 || len(r.packages) != 3 || len(r.slow) != 2 {
+	if r.tests != 3 || len(r.packages) != 3 || len(r.slow) != 2 || r.slow[1].name != "p/a TestRows/reactor" {
 		t.Fatalf("tests %d, packages %v, top-level tests %v", r.tests, r.packages, r.slow)
 	}
 	var b strings.Builder
