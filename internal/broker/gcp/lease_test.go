@@ -263,7 +263,7 @@ func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) 
 	bound := 12 * streamAckDeadline(gcpLease)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("Google's emulator redelivers in 10 s steps, later under load, and sometimes never (local-brokers.md §2c; issue 33 saw one run in four at load 14 get nothing in %s while the others took 10-30 s): rerun before blaming the bound on the client's extensions", bound)
+			t.Logf("Google's emulator redelivers in 10 s steps, later under load, and sometimes never (local-brokers.md §2c; issue 33 saw 2 runs in 9 at load 5-15 get nothing in %s while the others took 10-30 s, with the client's stream deadline already 10 s): rerun before blaming the bound on the client's extensions", bound)
 		}
 	})
 	if m := receiveOne(t, survivor, bound); m.Header.MessageID != "held" {
