@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -261,12 +262,19 @@ func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) 
 	// took over 60 s); without the bound on the client's extensions, not
 	// within 3 minutes. The bound is 2 minutes, still short of that.
 	bound := 12 * streamAckDeadline(gcpLease)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("Google's emulator redelivers in 10 s steps, later under load, and sometimes never (local-brokers.md §2c; issue 33 saw 2 runs in 9 at load 5-15 get nothing in %s while the others took 10-30 s, with the client's stream deadline already 10 s): rerun before blaming the bound on the client's extensions", bound)
+	m := receiveWithin(t, survivor, bound)
+	if m == nil {
+		// Issue 33 saw this in 2 runs of 9 at load 5-15 (the others took
+		// 10-30 s). A plain Pull on the subscription now tells where the
+		// message is.
+		left := e.drain(t, "orders-sub")
+		why := "nobody gets it: still leased (the bound on the client's extensions lost?) or dropped by Google's emulator (local-brokers.md §2c)"
+		if slices.Contains(left, "held") {
+			why = "a plain Pull gets it, the survivor's stream did not: the emulator kept handing it to the killed replica's stream, or the survivor's stream consumer did not receive (see its log)"
 		}
-	})
-	if m := receiveOne(t, survivor, bound); m.Header.MessageID != "held" {
+		t.Fatalf("no redelivery to the survivor within %s of the kill; a Pull then got %v: %s", bound, left, why)
+	}
+	if m.Header.MessageID != "held" {
 		t.Fatalf("survivor received %s", m.Header.MessageID)
 	}
 	t.Logf("redelivered %s after the kill (bound %s)", time.Since(killed).Round(time.Millisecond), bound)
