@@ -17,6 +17,7 @@ import (
 // project, after which the demo returns (the emulator is not its to keep).
 // --listen with --emulator and a malformed address are usage errors.
 func TestDemoEmulator_Issue17(t *testing.T) {
+	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	emu, err := gcptest.Shared()
 	if err != nil {
 		t.Fatalf("Google's Pub/Sub emulator: %v", err)

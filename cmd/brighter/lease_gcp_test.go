@@ -24,6 +24,7 @@ import (
 // and two replicas is proven in the gcp package
 // (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12).
 func TestConsumePullLeaseIsTheSubscriptions_PubSub_Issue12(t *testing.T) {
+	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	client, srv := gcptest.Start(t, "lease", nil, gcp.Connect)
 	for _, variant := range []string{"reactor", "proactor"} {
 		t.Run(variant, func(t *testing.T) {
