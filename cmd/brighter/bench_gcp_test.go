@@ -195,13 +195,18 @@ subscriptions:
 // fails when consume exits early or not with 0, or logs an error.
 func benchGCPBrighter(b *testing.B, cfg string) time.Duration {
 	b.Helper()
-	addr := freeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	c := runConsume(ctx, cfg, addr)
+	c := runConsume(ctx, cfg, anyListen)
 	stderr := c.stderr
-	took := benchGCPWaitAcked(b, func() int { return benchGCPScrapeAcked(addr) }, start, func() string {
+	acked := func() int {
+		if addr := c.addr(); addr != "" {
+			return benchGCPScrapeAcked(addr)
+		}
+		return 0
+	}
+	took := benchGCPWaitAcked(b, acked, start, func() string {
 		if c.exited.Load() {
 			return "brighter consume exited before every message was acknowledged; stderr:\n" + stderr.String()
 		}

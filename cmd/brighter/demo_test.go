@@ -6,23 +6,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
 // TestDemoEmulator_Issue17 runs `brighter demo --emulator HOST:PORT` against
-// Google's own Pub/Sub emulator, started for this test on a free loopback
-// port: the same story as on the embedded emulator, in a project of its own,
-// and with --keep-running a subscriptions file naming that emulator and
+// Google's own Pub/Sub emulator (the test binary's shared one, so no second
+// Java start, issue 33): the same story as on the embedded emulator, in a
+// project of its own, and with --keep-running a subscriptions file naming that emulator and
 // project, after which the demo returns (the emulator is not its to keep).
 // --listen with --emulator and a malformed address are usage errors.
 func TestDemoEmulator_Issue17(t *testing.T) {
-	emu, err := gcptest.StartEmulator(90 * time.Second)
+	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
+	emu, err := gcptest.Shared()
 	if err != nil {
 		t.Fatalf("Google's Pub/Sub emulator: %v", err)
 	}
-	t.Cleanup(emu.Stop)
 	cfg := filepath.Join(t.TempDir(), "demo.yaml")
 	var out, errOut bytes.Buffer
 	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}

@@ -136,6 +136,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 // the subscriptions file names it) is refused before any pull (exit 2), as
 // are a subscription URL and another transport's URL.
 func TestDLQReplay_PubSubTo(t *testing.T) {
+	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	ctx := context.Background()
 	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
 	pj := srv.Project

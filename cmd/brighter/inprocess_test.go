@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -9,11 +10,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/brightergo/brighter/internal/observe"
 )
 
 // freeAddr returns a 127.0.0.1 address nothing listens on now: one the
-// kernel just gave out and that was closed again, for a consume's --listen
-// (or, left alone, a port every connection to is refused).
+// kernel just gave out and that was closed again. Left alone, every
+// connection to it is refused; a server started on it races every other
+// process for it, so a consume's --listen takes anyListen instead and reads
+// the port it got with listenedAddr (issue 33).
 func freeAddr(tb testing.TB) string {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -25,6 +30,31 @@ func freeAddr(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return addr
+}
+
+// anyListen is a consume's --listen in the tests: a port the kernel picks
+// when the listener binds, so no other process can take it first.
+const anyListen = "127.0.0.1:0"
+
+// listenedAddr returns the host:port from the observability listener's
+// start line (observe.LogListening) in a consume's logs, text or JSON, or
+// "" while there is none.
+func listenedAddr(logs string) string {
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, observe.LogListening) {
+			continue
+		}
+		var l struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == observe.LogListening {
+			return l.Addr
+		}
+		for _, f := range strings.Fields(line) {
+			if a, ok := strings.CutPrefix(f, "addr="); ok {
+				return strings.Trim(a, `"`)
+			}
+		}
+	}
+	return ""
 }
 
 // inProcessConsume is a `brighter consume` run in this test's process by
@@ -49,13 +79,21 @@ func runConsume(ctx context.Context, cfg, addr string) *inProcessConsume {
 	return c
 }
 
-// waitReady waits up to within for c's /readyz on addr to answer 200. When
-// c exits first or is not ready in time it calls stop and fails the test,
-// its message starting with what and ending with c's stderr.
-func (c *inProcessConsume) waitReady(t *testing.T, addr string, within time.Duration, stop func(), what string) {
+// addr returns the address c's observability listener bound, or "" until
+// it has.
+func (c *inProcessConsume) addr() string { return listenedAddr(c.stderr.String()) }
+
+// waitReady waits up to within for c's listener to start and its /readyz to
+// answer 200, and returns the listener's address. When c exits first or is
+// not ready in time it calls stop and fails the test, its message starting
+// with what and ending with c's stderr.
+func (c *inProcessConsume) waitReady(t *testing.T, within time.Duration, stop func(), what string) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for !listening(addr) {
+	for {
+		if addr := c.addr(); addr != "" && listening(addr) {
+			return addr
+		}
 		select {
 		case code := <-c.code:
 			stop()
@@ -66,6 +104,6 @@ func (c *inProcessConsume) waitReady(t *testing.T, addr string, within time.Dura
 			stop()
 			t.Fatalf("%snot ready within %s; stderr:\n%s", what, within, c.stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval
 	}
 }

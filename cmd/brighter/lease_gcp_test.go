@@ -24,6 +24,7 @@ import (
 // and two replicas is proven in the gcp package
 // (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12).
 func TestConsumePullLeaseIsTheSubscriptions_PubSub_Issue12(t *testing.T) {
+	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	client, srv := gcptest.Start(t, "lease", nil, gcp.Connect)
 	for _, variant := range []string{"reactor", "proactor"} {
 		t.Run(variant, func(t *testing.T) {
@@ -58,10 +59,9 @@ subscriptions:
 			if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			addr := freeAddr(t)
 			cctx, stop := context.WithCancel(context.Background())
-			consume := runConsume(cctx, file, addr)
-			consume.waitReady(t, addr, 60*time.Second, stop, "")
+			consume := runConsume(cctx, file, anyListen)
+			consume.waitReady(t, 60*time.Second, stop, "")
 			stop()
 			if c := <-consume.code; c != exitOK {
 				t.Fatalf("consume exited with %d; stderr:\n%s", c, consume.stderr.String())

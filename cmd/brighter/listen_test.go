@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -44,13 +43,10 @@ func listenAddr(t *testing.T, logs *listenSyncBuffer) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, line := range strings.Split(logs.String(), "\n") {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == observe.LogListening {
-				return l.Addr
-			}
+		if addr := listenedAddr(logs.String()); addr != "" {
+			return addr
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 	t.Fatalf("no %q log line:\n%s", observe.LogListening, logs.String())
 	return ""

@@ -66,13 +66,12 @@ subscriptions:
 				t.Fatal(err)
 			}
 			for start := 1; start <= 2; start++ {
-				addr := freeAddr(t)
 				ctx, cancel := context.WithCancel(context.Background())
-				consume := runConsume(ctx, file, addr)
+				consume := runConsume(ctx, file, anyListen)
 				stderr, code := consume.stderr, consume.code
 				// Ready (/readyz 200) means start-up, with its create or
 				// update of every channel, succeeded and the pump runs.
-				consume.waitReady(t, addr, 60*time.Second, cancel, fmt.Sprintf("start %d: ", start))
+				addr := consume.waitReady(t, 60*time.Second, cancel, fmt.Sprintf("start %d: ", start))
 				id := fmt.Sprintf("after-start-%d", start)
 				w := gcp.Encode(message.New(id, topic, message.MTEvent, []byte(`{"n":1}`)))
 				pub := client.Publisher(topic)

@@ -176,13 +176,6 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 	victim.kill(t)
 	killed := time.Now()
 	replacement := startConsume(t, dir, file, "OUT="+out)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(out, "calls-"+poison))
-			t.Logf("the poison message's presented counts: %q; killed at %s; the logs:\n%s\n%s\n%s", b, killed.Format(time.RFC3339Nano),
-				victim.stderr.String(), survivor.stderr.String(), replacement.stderr.String())
-		}
-	})
 	rejected := func() int {
 		n := 0
 		for _, p := range []*consumeProc{victim, survivor, replacement} {
@@ -190,6 +183,16 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 		}
 		return n
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(out, "calls-"+poison))
+			t.Logf("the poison message's presented counts: %q; killed at %s; the logs:\n%s\n%s\n%s", b, killed.Format(time.RFC3339Nano),
+				victim.stderr.String(), survivor.stderr.String(), replacement.stderr.String())
+			if c.name == "gcp" && calls(poison) < scaleOutBudget && rejected() == 0 {
+				t.Logf("the poison message was handled %d times of its budget of %d and, once deferred, never came back: Google's emulator stops redelivering nacked messages under load (local-brokers.md §2c), which no brighter code can cause; rerun before blaming the code", calls(poison), scaleOutBudget)
+			}
+		}
+	})
 	waitFor(t, time.Minute, "the poison message rejected", func() bool { return rejected() > 0 }, survivor, replacement)
 	survivor.stop(t)
 	replacement.stop(t)
@@ -235,9 +238,8 @@ type consumeProc struct {
 // pump runs.
 func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 	t.Helper()
-	addr := freeAddr(t)
-	p := &consumeProc{addr: addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", addr)
+	p := &consumeProc{stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", anyListen)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(scaleOutEnv(), env...)
 	p.cmd.Stderr = p.stderr
@@ -251,7 +253,10 @@ func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 			<-p.done
 		}
 	})
-	waitFor(t, time.Minute, "consume ready", func() bool { return listening(addr) }, p)
+	waitFor(t, time.Minute, "consume ready", func() bool {
+		p.addr = listenedAddr(p.stderr.String())
+		return p.addr != "" && listening(p.addr)
+	}, p)
 	return p
 }
 

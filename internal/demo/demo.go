@@ -172,6 +172,12 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		}
 		addr := l.Addr().String()
 		_ = l.Close()
+		if _, port, err := net.SplitHostPort(listen); err == nil && port == "0" {
+			// Any port: pstest binds port 0 itself, so no other process
+			// can take the port the check got before pstest binds it
+			// (issue 33).
+			addr = listen
+		}
 		d.srv = pstest.NewServerWithAddress(addr)
 		d.addr = d.srv.Addr
 	}

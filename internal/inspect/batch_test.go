@@ -31,6 +31,7 @@ func seedBatch(t *testing.T, c *sqs.Clients, dlq string, dest func(i int) string
 // empty, and the replay took fewer publish and remove calls than messages
 // (issue 7's performance target rests on it).
 func TestReplay_Batched_EachMessageOnce_FewerCalls_R5(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dest, dlq := uniq("batch-dest"), uniq("batch-dlq")
 	makeQueues(t, c, dest, dlq, false)
@@ -63,6 +64,7 @@ func TestReplay_Batched_EachMessageOnce_FewerCalls_R5(t *testing.T) {
 // an original topic whose queue does not exist; within the same batches the
 // others are replayed, the failures stay in the DLQ, visible at once.
 func TestReplay_Batched_SomePublishesFail_LosesNothing(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dest, missing, dlq := uniq("batch-dest"), uniq("batch-missing"), uniq("batch-dlq")
 	makeQueues(t, c, dest, dlq, false)
@@ -94,6 +96,7 @@ func TestReplay_Batched_SomePublishesFail_LosesNothing(t *testing.T) {
 // every remove (DeleteMessageBatch and DeleteMessage): every message is
 // published and stays in the DLQ, visible again, and is counted as failed.
 func TestReplay_Batched_RemoveFails_BothPlacesNeverNeither(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dest, dlq := uniq("batch-dest"), uniq("batch-dlq")
 	makeQueues(t, c, dest, dlq, false)
@@ -122,6 +125,7 @@ func TestReplay_Batched_RemoveFails_BothPlacesNeverNeither(t *testing.T) {
 // publish (SendMessageBatch and SendMessage): nothing reaches the
 // destination and every message is back in the DLQ, visible.
 func TestReplay_Batched_PublishFails_StaysInDLQ(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dest, dlq := uniq("batch-dest"), uniq("batch-dlq")
 	makeQueues(t, c, dest, dlq, false)

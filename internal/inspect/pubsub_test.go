@@ -126,6 +126,7 @@ func (e *psEnv) drain(t *testing.T, sub string, want int) []*message.Message {
 // the dead-letter topic's subscription twice: the five rejection keys and
 // the stamped count 3 both times; nothing removed.
 func TestPeekPubSub_ShowsWhatThePumpRouted_R28_AC41(t *testing.T) {
+	t.Parallel()
 	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 		t.Run(string(v), func(t *testing.T) {
 			e := newPS(t)
@@ -179,6 +180,7 @@ func TestPeekPubSub_ShowsWhatThePumpRouted_R28_AC41(t *testing.T) {
 // filter: exactly the selected messages reach their original topics and
 // leave the dead-letter subscription; the rest stay.
 func TestReplayPubSub_Filters_R5(t *testing.T) {
+	t.Parallel()
 	e := newPS(t)
 	dlq, a, b := e.seed(t)
 	src := e.source(dlq)
@@ -207,6 +209,7 @@ func TestReplayPubSub_Filters_R5(t *testing.T) {
 // TestReplayPubSub_MissingDestination_LosesNothing replays to a topic that
 // does not exist: every publish fails (NotFound), all five stay.
 func TestReplayPubSub_MissingDestination_LosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newPS(t)
 	dlq, _, _ := e.seed(t)
 	src := e.source(dlq)
@@ -226,6 +229,7 @@ func TestReplayPubSub_MissingDestination_LosesNothing(t *testing.T) {
 // published to its topic and is still in the dead-letter subscription, in
 // both places, never in neither; the replay counts it as failed.
 func TestReplayPubSub_FaultBetweenPublishAndRemove(t *testing.T) {
+	t.Parallel()
 	e := newPS(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(dlq)
@@ -250,6 +254,7 @@ func TestReplayPubSub_FaultBetweenPublishAndRemove(t *testing.T) {
 // the ordinary consumer of its topic presents 0, with replayedFrom and no
 // rejection keys.
 func TestReplayPubSub_BudgetStartsFromZero_R5(t *testing.T) {
+	t.Parallel()
 	e := newPS(t)
 	dlq, _, b := e.seed(t)
 	src := e.source(dlq)

@@ -22,6 +22,7 @@ import (
 // same counts on a second peek (the DLQ receive count does not leak into
 // the presented count of a routed copy).
 func TestPeek_ShowsWhatThePumpRouted_R28_AC41(t *testing.T) {
+	t.Parallel()
 	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 		t.Run(string(v), func(t *testing.T) {
 			c := clients(t)
@@ -99,6 +100,7 @@ func seedDLQ(t *testing.T, c *sqs.Clients) (dlq, topicA, topicB string) {
 // the selected messages moved (published, then removed) and the others
 // stayed.
 func TestReplay_EachFilter_R5(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		filter func(a, b string) inspect.Filter
@@ -116,6 +118,7 @@ func TestReplay_EachFilter_R5(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := clients(t)
 			dlq, a, b := seedDLQ(t, c)
 			src := source(reader(t, c, dlq, false), dlq)
@@ -165,6 +168,7 @@ func TestReplay_EachFilter_R5(t *testing.T) {
 // correlation id; no rejection keys; replayedFrom and replayedAt; a budget
 // that starts from 0 on the ordinary consumer.
 func TestReplay_CopyShape_R5(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -195,6 +199,7 @@ func TestReplay_CopyShape_R5(t *testing.T) {
 
 // TestReplay_KeepCountAndNewID checks --keep-count and --new-id.
 func TestReplay_KeepCountAndNewID(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, _, b := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -211,6 +216,7 @@ func TestReplay_KeepCountAndNewID(t *testing.T) {
 // TestReplay_MissingDestination_LosesNothing replays to a queue that does
 // not exist: every message fails, none is created, none leaves the DLQ.
 func TestReplay_MissingDestination_LosesNothing(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, _, _ := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -234,6 +240,7 @@ func TestReplay_MissingDestination_LosesNothing(t *testing.T) {
 // the message is published and stays in the DLQ, in both places, never in
 // neither.
 func TestReplay_FaultBetweenPublishAndRemove(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	injected := errors.New("injected: connection reset before DeleteMessage")
@@ -264,6 +271,7 @@ func TestReplay_FaultBetweenPublishAndRemove(t *testing.T) {
 // and a second replay of the same message within the five-minute
 // deduplication window is not dropped (fresh deduplication id).
 func TestReplay_FIFOKeepsGroup(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
 	makeQueues(t, c, queue, dlq, true)
@@ -291,6 +299,7 @@ func TestReplay_FIFOKeepsGroup(t *testing.T) {
 
 // TestReplay_DryRunChangesNothing checks --dry-run.
 func TestReplay_DryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -305,6 +314,7 @@ func TestReplay_DryRunChangesNothing(t *testing.T) {
 
 // TestStats_GroupsNormalised checks the stats of the seeded DLQ.
 func TestStats_GroupsNormalised(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	st, _, err := inspect.Collect(context.Background(), source(reader(t, c, dlq, false), dlq), inspect.Filter{})
@@ -328,6 +338,7 @@ func TestStats_GroupsNormalised(t *testing.T) {
 // removals finish before it takes an empty receive for the end. All fifteen
 // arrive, in order, in their group.
 func TestReplay_FIFOGroupBeyondOneBatch(t *testing.T) {
+	t.Parallel()
 	c := clients(t)
 	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
 	makeQueues(t, c, queue, dlq, true)

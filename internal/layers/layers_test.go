@@ -24,7 +24,7 @@ const (
 	levelBroker        // internal/broker: the interfaces and the routing
 	levelEngine        // the pump, and each transport with its test support
 	levelApp           // handler, observe, telemetry, inspect, lint, tui, demo, conformance
-	levelCmd           // cmd/..., deploy/..., internal/conformance/mutants
+	levelCmd           // cmd/..., deploy/..., internal/conformance/mutants, internal/tools/...
 )
 
 // level returns the level of pkg (a path relative to the module) and its
@@ -48,7 +48,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
 		return levelApp, "", true
 	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"),
-		pkg == "internal/conformance/mutants": // a program (make mutants), like the commands
+		pkg == "internal/conformance/mutants",     // a program (make mutants), like the commands
+		strings.HasPrefix(pkg, "internal/tools/"): // the developers' programs (make test-stress)
 		return levelCmd, "", true
 	}
 	return 0, "", false

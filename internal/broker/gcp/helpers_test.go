@@ -105,6 +105,17 @@ func (e *env) send(t *testing.T, topic string, m *message.Message) {
 // receiveOne polls c until one message arrives or d passes.
 func receiveOne(t *testing.T, c broker.Consumer, d time.Duration) *message.Message {
 	t.Helper()
+	if m := receiveWithin(t, c, d); m != nil {
+		return m
+	}
+	t.Fatalf("no message within %v", d)
+	return nil
+}
+
+// receiveWithin returns the one message c delivers within d, or nil when
+// none comes; more than one, or a failed receive, fails the test.
+func receiveWithin(t *testing.T, c broker.Consumer, d time.Duration) *message.Message {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		ms, err := c.Receive(ctxT(t, d), 500*time.Millisecond)
@@ -118,7 +129,6 @@ func receiveOne(t *testing.T, c broker.Consumer, d time.Duration) *message.Messa
 			return ms[0]
 		}
 	}
-	t.Fatalf("no message within %v", d)
 	return nil
 }
 

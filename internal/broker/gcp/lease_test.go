@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -261,7 +262,19 @@ func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) 
 	// took over 60 s); without the bound on the client's extensions, not
 	// within 3 minutes. The bound is 2 minutes, still short of that.
 	bound := 12 * streamAckDeadline(gcpLease)
-	if m := receiveOne(t, survivor, bound); m.Header.MessageID != "held" {
+	m := receiveWithin(t, survivor, bound)
+	if m == nil {
+		// Issue 33 saw this in 2 runs of 9 at load 5-15 (the others took
+		// 10-30 s). A plain Pull on the subscription now tells where the
+		// message is.
+		left := e.drain(t, "orders-sub")
+		why := "nobody gets it: still leased (the bound on the client's extensions lost?) or dropped by Google's emulator (local-brokers.md §2c)"
+		if slices.Contains(left, "held") {
+			why = "a plain Pull gets it, the survivor's stream did not: the emulator kept handing it to the killed replica's stream, or the survivor's stream consumer did not receive (see its log)"
+		}
+		t.Fatalf("no redelivery to the survivor within %s of the kill; a Pull then got %v: %s", bound, left, why)
+	}
+	if m.Header.MessageID != "held" {
 		t.Fatalf("survivor received %s", m.Header.MessageID)
 	}
 	t.Logf("redelivered %s after the kill (bound %s)", time.Since(killed).Round(time.Millisecond), bound)
@@ -414,10 +427,16 @@ func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
 				}
 				return n
 			}
-			// prompt is how soon a published message must be acknowledged: a
-			// message handed to a dead stream comes back only after the
-			// stream's ack deadline (10 s at least).
-			prompt := streamAckDeadline(gcpLease) / 2
+			// prompt is how soon a message published after the restart must
+			// be acknowledged: one handed to a dead stream comes back only
+			// after the stream's ack deadline (10 s at least) and Google's
+			// emulator's next look at deadlines, so anything shorter than
+			// the ack deadline tells the two apart; nine tenths of it leave
+			// a loaded machine the most room (issue 33: half of it failed
+			// under load). Before the restart there is no dead stream, so
+			// those messages get three ack deadlines.
+			prompt := streamAckDeadline(gcpLease) * 9 / 10
+			before := 3 * streamAckDeadline(gcpLease)
 			b := replica()
 			ca := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: gcpLease, BufferSize: 1})
 			a := pumptest.Start(t, ca, pumptest.Options(v, 1), ack)
@@ -430,7 +449,7 @@ func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
 				}
 				want := acked(a, b) + 1
 				e.send(t, "orders", newMsg(fmt.Sprintf("before-%d", i)))
-				pumptest.WaitUntil(t, prompt, fmt.Sprintf("before-%d acknowledged", i), func() bool { return acked(a, b) >= want })
+				pumptest.WaitUntil(t, before, fmt.Sprintf("before-%d acknowledged (two live replicas)", i), func() bool { return acked(a, b) >= want })
 			}
 			a.Stop(t)
 			stopped := time.Now()
@@ -444,7 +463,7 @@ func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
 			for i := range 3 {
 				want := acked(b, a2) + 1
 				e.send(t, "orders", newMsg(fmt.Sprintf("after-%d", i)))
-				pumptest.WaitUntil(t, prompt, fmt.Sprintf("after-%d acknowledged by a live replica", i), func() bool { return acked(b, a2) >= want })
+				pumptest.WaitUntil(t, prompt, fmt.Sprintf("after-%d acknowledged by a live replica (later means it went to the dead stream, or the machine is too loaded for the emulator to deliver within %s: rerun)", i, prompt), func() bool { return acked(b, a2) >= want })
 			}
 			// A lost acknowledgement brings its message back after the
 			// stream's ack deadline (not the subscription's, which may be
@@ -492,8 +511,9 @@ func TestStreamCloseSendsLastAcknowledgements_Issue15(t *testing.T) {
 		id := fmt.Sprintf("after-%d", i)
 		e.send(t, "orders", newMsg(id))
 		// A message handed to a dead stream comes back only after the
-		// stream's ack deadline (10 s at least).
-		got := receiveOne(t, next, streamAckDeadline(gcpLease)/2)
+		// stream's ack deadline (10 s at least): nine tenths of it tell
+		// the two apart with the most room for a loaded machine (issue 33).
+		got := receiveOne(t, next, streamAckDeadline(gcpLease)*9/10)
 		if got.Header.MessageID != id {
 			t.Fatalf("received %s, want %s: an acknowledged message came back", got.Header.MessageID, id)
 		}

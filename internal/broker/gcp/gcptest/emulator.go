@@ -70,17 +70,12 @@ func Main(m *testing.M) int {
 // Shared returns the test binary's emulator, starting it on the first call
 // (about 10 s). A failed start is remembered and returned by every later
 // call. The error names what to install when the emulator is missing.
+// StartEmulator already retries a port that was taken before Java bound it.
 func Shared() (*Emulator, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.emu == nil && shared.err == nil {
-		// A port picked free can be taken before Java binds it: retry.
-		for range 3 {
-			shared.emu, shared.err = StartEmulator(startTimeout)
-			if shared.err == nil || errors.Is(shared.err, errNotInstalled) {
-				break
-			}
-		}
+		shared.emu, shared.err = StartEmulator(startTimeout)
 	}
 	return shared.emu, shared.err
 }
@@ -118,20 +113,61 @@ func FindEmulator() (string, error) {
 	return "", errNotInstalled
 }
 
+// bindAttempts bounds how many ports StartEmulator tries: a port picked free
+// can be taken by another process before Java binds it (issue 33).
+const bindAttempts = 5
+
+// ErrPortInUse is the error (wrapped, with the emulator's log) of a start
+// whose port another process took first: the emulator logged a
+// java.net.BindException. StartEmulator retries it on another port.
+var ErrPortInUse = errors.New("the Pub/Sub emulator's port is in use")
+
+// failLines are output lines that mean the emulator has failed for good:
+// the JVM prints them and then keeps running (Netty's threads are not
+// daemons), so the process never exits on its own.
+var failLines = []string{"java.net.BindException", `Exception in thread "main"`}
+
 // StartEmulator starts a new emulator on a free loopback port in its own
 // process group and waits up to timeout for it to log that it is listening.
-// The caller must Stop it. Errors: the emulator is missing (InstallHint), no
-// free port, the process did not start, exited or was not ready in time
+// A port taken between the pick and Java's bind (the emulator logs a
+// BindException and keeps running) is seen in its output at once: its
+// process group is killed and the start retried on another port, up to
+// bindAttempts ports. The caller must Stop the result. Errors: the emulator
+// is missing (InstallHint), no free port, the process did not start, exited,
+// failed (ErrPortInUse after the last attempt) or was not ready in time
 // (with its log).
 func StartEmulator(timeout time.Duration) (*Emulator, error) {
 	bin, err := FindEmulator()
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("pick a port for the Pub/Sub emulator: %w", err)
+	return startEmulator(bin, freePort, bindAttempts, timeout)
+}
+
+// startEmulator is StartEmulator with the emulator's executable, the port
+// picker and the number of ports to try given (the tests pass a fake
+// emulator and a port they hold).
+func startEmulator(bin string, pick func() (int, error), attempts int, timeout time.Duration) (*Emulator, error) {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for range max(attempts, 1) {
+		port, err := pick()
+		if err != nil {
+			return nil, fmt.Errorf("pick a port for the Pub/Sub emulator: %w", err)
+		}
+		e, err := startOnce(bin, port, time.Until(deadline))
+		if err == nil || !errors.Is(err, ErrPortInUse) {
+			return e, err
+		}
+		last = err
 	}
+	return nil, fmt.Errorf("the Pub/Sub emulator could not bind a port in %d attempts: %w", max(attempts, 1), last)
+}
+
+// startOnce starts the emulator at bin on port and waits up to timeout for
+// its ready line; on any failure the process group is stopped before it
+// returns.
+func startOnce(bin string, port int, timeout time.Duration) (*Emulator, error) {
 	e := &Emulator{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
 	e.cmd = exec.Command(bin, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -141,19 +177,32 @@ func StartEmulator(timeout time.Duration) (*Emulator, error) {
 		return nil, fmt.Errorf("start the Pub/Sub emulator %s: %w", bin, err)
 	}
 	ready := make(chan struct{})
+	failed := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		signalled := false
 		for sc.Scan() {
+			line := sc.Text()
 			e.mu.Lock()
 			if e.log.Len() < 256*1024 {
-				e.log.WriteString(sc.Text() + "\n")
+				e.log.WriteString(line + "\n")
 			}
 			e.mu.Unlock()
-			if !signalled && strings.Contains(sc.Text(), readyLine) {
+			if signalled {
+				continue
+			}
+			if strings.Contains(line, readyLine) {
 				signalled = true
 				close(ready)
+				continue
+			}
+			for _, f := range failLines {
+				if strings.Contains(line, f) {
+					signalled = true
+					failed <- line
+					break
+				}
 			}
 		}
 		_, _ = io.Copy(io.Discard, pr)
@@ -163,14 +212,23 @@ func StartEmulator(timeout time.Duration) (*Emulator, error) {
 		_ = pw.Close()
 		close(e.done)
 	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	select {
 	case <-ready:
 		return e, nil
+	case line := <-failed:
+		e.kill()
+		if strings.Contains(line, "BindException") {
+			return nil, fmt.Errorf("%w: port %d: %s", ErrPortInUse, port, e.Log())
+		}
+		return nil, fmt.Errorf("the Pub/Sub emulator failed on port %d: %s", port, e.Log())
 	case <-e.done:
+		e.kill()
 		return nil, fmt.Errorf("the Pub/Sub emulator exited before it was ready: %s", e.Log())
-	case <-time.After(timeout):
-		e.Stop()
-		return nil, fmt.Errorf("the Pub/Sub emulator was not ready within %v: %s", timeout, e.Log())
+	case <-timer.C:
+		e.kill()
+		return nil, fmt.Errorf("the Pub/Sub emulator was not ready within %v (a loaded machine slows its start; the log so far): %s", timeout, e.Log())
 	}
 }
 
@@ -195,6 +253,13 @@ func (e *Emulator) Stop() {
 	}
 	// Children that outlived the leader.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// kill ends a failed start's whole process group at once (SIGKILL: there is
+// nothing to shut down cleanly) and returns once the leader has exited.
+func (e *Emulator) kill() {
+	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	<-e.done
 }
 
 // freePort returns a loopback TCP port that was free a moment ago.

@@ -265,3 +265,34 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("calls: ack %d send %d", f.srv.Calls("AckMessage"), f.srv.Calls("SendMessage"))
 	}
 }
+
+// TestStartsNeverRaceForAPort_Issue33: Start binds port 0 and keeps the
+// listener it got, so starts side by side each get a port of their own and
+// none fails.
+func TestStartsNeverRaceForAPort_Issue33(t *testing.T) {
+	const n = 8
+	type result struct {
+		srv *rmqtest.Server
+		err error
+	}
+	results := make(chan result, n)
+	for range n {
+		go func() {
+			srv, err := rmqtest.Start(rmqtest.Options{})
+			results <- result{srv, err}
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("start: %v", r.err)
+			continue
+		}
+		t.Cleanup(r.srv.Close)
+		if seen[r.srv.Endpoint()] {
+			t.Errorf("two servers on %s", r.srv.Endpoint())
+		}
+		seen[r.srv.Endpoint()] = true
+	}
+}

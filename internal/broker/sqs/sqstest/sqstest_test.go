@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -129,5 +131,26 @@ func TestWrapperBusyPortIsOneLine_Issue13(t *testing.T) {
 	want := "fauxqs: cannot listen on 127.0.0.1:" + port + ": is in use (another emulator?); set FAUXQS_PORT to another port\n"
 	if got != want {
 		t.Fatalf("stderr = %q, want the one line %q", got, want)
+	}
+}
+
+// TestStartSurvivesATakenPort_Issue33: Start makes fauxqs bind port 0 and
+// reads back the port it got, so a port another process holds (here the one
+// FAUXQS_PORT names in the test's environment) never fails the start.
+func TestStartSurvivesATakenPort_Issue33(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	heldPort := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	t.Setenv("FAUXQS_PORT", heldPort)
+	e, err := Start(context.Background())
+	if err != nil {
+		t.Fatalf("start with FAUXQS_PORT=%s held: %v", heldPort, err)
+	}
+	defer e.Stop()
+	if strings.HasSuffix(e.Endpoint, ":"+heldPort) || !healthy(context.Background(), e.Endpoint) {
+		t.Fatalf("emulator at %s (held port %s): want a healthy emulator on another port", e.Endpoint, heldPort)
 	}
 }
