@@ -268,8 +268,7 @@ func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	m, problems := decode(sm, opts)
 	var err error
 	if len(problems) > 0 {
-		m.Header.MessageType = message.MTUnacceptable
-		m.Undecodable = strings.Join(problems, "; ")
+		m.MarkUndecodable(strings.Join(problems, "; "))
 		err = fmt.Errorf("SQS message %s (id %s): %w: %s", aws.ToString(sm.MessageId), m.Header.MessageID, ErrUndecodable, m.Undecodable)
 	}
 	m.Receipt = aws.ToString(sm.ReceiptHandle)

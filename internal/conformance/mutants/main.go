@@ -30,13 +30,15 @@ import (
 )
 
 // mutant is one deliberate bug: Old, which must occur exactly once in File,
-// is replaced by New; Run is the -run pattern of the conformance cells that
-// must kill it.
+// is replaced by New; Run is the -run pattern of the cells that must kill
+// it, in package Pkg ("" is ./internal/conformance; another package only for
+// a behaviour no transport has, such as an exec handler's process group).
 type mutant struct {
 	Name, What string
 	File       string
 	Old, New   string
 	Run        string
+	Pkg        string
 	CI         bool
 }
 
@@ -287,7 +289,11 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 		r.verdict, r.detail = "stale", err.Error()
 		return r
 	}
-	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, "./internal/conformance")
+	pkg := m.Pkg
+	if pkg == "" {
+		pkg = "./internal/conformance"
+	}
+	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, pkg)
 	r.took = time.Since(start)
 	switch {
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):

@@ -1,0 +1,36 @@
+package main
+
+// limitsMutants are issue 28's mutants of broker limits and the handler's
+// end: each is killed by the named conformance rows.
+var limitsMutants = []mutant{
+	{Name: "truncate-marker-outside", What: "a cut rejection text keeps the full limit and appends the marker past it (1,024 characters plus a marker: over Pub/Sub's attribute value limit)",
+		File: "internal/message/truncate.go",
+		Old:  "keep := n - len(TruncationMarker)",
+		New:  "keep := n",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+	{Name: "truncate-splits-rune", What: "a rejection text is cut inside a multi-byte rune",
+		File: "internal/message/truncate.go",
+		Old:  "for n > 0 && !utf8.RuneStart(s[n]) {",
+		New:  "for false && !utf8.RuneStart(s[n]) {",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+	{Name: "stamp-unbounded-reason", What: "the routed copy's rejectionMessage is written whole, however long",
+		File: "internal/message/metadata.go",
+		Old:  "c.Header.Bag[KeyRejectionMessage] = TruncateBytes(r.Description, MaxRejectionText)",
+		New:  "c.Header.Bag[KeyRejectionMessage] = r.Description",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+	{Name: "undecodable-type-lost", What: "an undecodable message's routed copy records originalMessageType MT_UNACCEPTABLE, not the type it carried",
+		File: "internal/message/message.go",
+		Old:  "if m.WireMessageType == \"\" && m.Header.MessageType != MTUnacceptable {",
+		New:  "if false {",
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R4_stampedlimit")},
+	{Name: "exec-group-left-running", What: "an exec handler's background child outlives its message and consume (the group is not ended when the command exits)",
+		File: "internal/handler/exec.go",
+		Old:  "if n := endGroup(cmd, e.opts.KillGrace); n > 0 {",
+		New:  "if n := 0 * len(e.args); n > 0 {",
+		Run:  "TestExec_BackgroundChildEndsWithTheMessage_Issue28", Pkg: "./internal/handler"},
+	{Name: "exec-group-no-kill", What: "a background child that ignores SIGTERM is never sent SIGKILL",
+		File: "internal/handler/exec_unix.go",
+		Old:  "_ = syscall.Kill(-pgid, syscall.SIGKILL)",
+		New:  "_ = pgid",
+		Run:  "TestExec_ChildIgnoringTermIsKilledAfterGrace_Issue28", Pkg: "./internal/handler"},
+}
