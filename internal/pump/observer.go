@@ -114,6 +114,10 @@ type Event struct {
 	// failed since then.
 	Since    time.Time
 	Failures int
+	// Ceiling is the broker's ceiling on holding a message
+	// (broker.LeaseCeiling, SQS's 12 h) on a lease-capped event when that
+	// ceiling, not maxLeaseExtension, stopped the extension; 0 otherwise.
+	Ceiling time.Duration
 }
 
 // MessageID returns the id of the event's message, or "".
@@ -161,7 +165,11 @@ const (
 	LogLeaseLapsed = "message lease lapsed before dispatch; dropped for the broker to redeliver"
 	// LogLeaseCapped is logged (Warn) when a message reaches
 	// maxLeaseExtension.
-	LogLeaseCapped    = "message held past maxLeaseExtension; its lease is extended no more and the broker will redeliver it"
+	LogLeaseCapped = "message held past maxLeaseExtension; its lease is extended no more and the broker will redeliver it"
+	// LogLeaseCeiling is logged (Warn), once per message, when a message
+	// reaches its broker's ceiling (SQS: 12 h from the receive) before
+	// maxLeaseExtension.
+	LogLeaseCeiling   = "message held to the broker's ceiling on a lease; its lease is extended no more and the broker will redeliver it"
 	LogChannelFailure = "channel failure; backing off"
 	LogStalled        = "channel stalled: no successful broker call"
 	LogRecovered      = "channel recovered"
@@ -228,7 +236,11 @@ func (o LogObserver) Observe(e Event) {
 	case EventLeaseLapsed:
 		l.Debug(LogLeaseLapsed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
 	case EventLeaseCapped:
-		l.Warn(LogLeaseCapped, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay)
+		if e.Ceiling > 0 {
+			l.Warn(LogLeaseCeiling, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay, "ceiling", e.Ceiling)
+		} else {
+			l.Warn(LogLeaseCapped, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay)
+		}
 	case EventChannelFailure:
 		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay, "failures", e.Failures)
 	case EventStalled:

@@ -43,6 +43,27 @@ type Transport struct {
 	MaxHold time.Duration
 }
 
+// The limits other packages need as constants; the Transport values below
+// use them.
+const (
+	// SQSMaxVisibility is SQS's longest visibility timeout, and its
+	// ceiling on a message's visibility counted from the receive.
+	SQSMaxVisibility = 12 * time.Hour
+	// PubSubMinAckDeadline and PubSubMaxAckDeadline bound a Pub/Sub ack
+	// deadline (the subscription's and each ModifyAckDeadline's).
+	PubSubMinAckDeadline = 10 * time.Second
+	PubSubMaxAckDeadline = 600 * time.Second
+	// PubSubMaxAttributeValue is Pub/Sub's longest attribute value, in
+	// bytes.
+	PubSubMaxAttributeValue = 1024
+	// CeilingMargin is how far short of a broker's ceiling on holding a
+	// message (Transport.MaxHold) the pump stops extending its lease: the
+	// broker counts from its receive, a little before the pump does, and
+	// judges an extension when the call reaches it, up to ten seconds after
+	// the pump decided it.
+	CeilingMargin = time.Minute
+)
+
 // SQS is Amazon SQS (and SNS->SQS): 1 MiB messages since August 2025 (a
 // queue's MaximumMessageSize defaults to 256 KiB), ten message attributes of
 // names up to 256 bytes, counted in the message size; a visibility timeout
@@ -55,8 +76,8 @@ var SQS = Transport{
 	MaxAttributes:          10,
 	MaxAttributeKeyBytes:   256,
 	MinLease:               0,
-	MaxLease:               12 * time.Hour,
-	MaxHold:                12 * time.Hour,
+	MaxLease:               SQSMaxVisibility,
+	MaxHold:                SQSMaxVisibility,
 }
 
 // PubSub is Google Cloud Pub/Sub: 10 MB messages, 100 attributes per
@@ -69,16 +90,18 @@ var PubSub = Transport{
 	MaxMessageBytes:        10_000_000,
 	MaxAttributes:          100,
 	MaxAttributeKeyBytes:   256,
-	MaxAttributeValueBytes: 1024,
-	MinLease:               10 * time.Second,
-	MaxLease:               600 * time.Second,
+	MaxAttributeValueBytes: PubSubMaxAttributeValue,
+	MinLease:               PubSubMinAckDeadline,
+	MaxLease:               PubSubMaxAckDeadline,
 }
 
-// RocketMQ is Apache RocketMQ 5 behind its proxy (ProxyConfig defaults):
-// bodies up to 4 MiB (maxMessageSize), up to 128 user properties
-// (userPropertyMaxNum) of 16 KiB together (maxUserPropertySize), and an
-// invisible duration of 10 s..12 h per receive or change
-// (minInvisibleTimeMillsForRecv, maxInvisibleTimeMills).
+// RocketMQ is Apache RocketMQ 5 behind its proxy (ProxyConfig defaults,
+// which an operator may change): bodies up to 4 MiB (maxMessageSize), up to
+// 128 user properties (maxPropertyCount) of 16 KiB together
+// (maxPropertySize), and an invisible duration of 10 s
+// (minInvisibleTimeMillsForRecv, checked on receive) to 12 h
+// (maxInvisibleTimeMills) per call. Our test broker (rmqtest) enforces none
+// of them.
 var RocketMQ = Transport{
 	Name:               "rocketmq",
 	MaxMessageBytes:    4 << 20,
@@ -94,4 +117,4 @@ var RocketMQ = Transport{
 // the smallest value limit of the transports, applied on every transport so
 // that a rejection reads the same wherever it is routed. internal/message
 // restates it (it imports nothing); a test keeps the two equal.
-const MaxRejectionText = 1024
+const MaxRejectionText = PubSubMaxAttributeValue
