@@ -216,6 +216,9 @@ func (p *Pump) emit(e Event) {
 // limit, or the error of a Receive that was not a channel failure.
 func (p *Pump) Run(ctx context.Context) error {
 	p.emit(Event{Kind: EventStarted})
+	p.health.mu.Lock()
+	p.health.ended = false
+	p.health.mu.Unlock()
 	r := &run{p: p, stop: make(chan struct{})}
 	// Settling must outlive the stop signal; handlers are cut off only when
 	// the drain timeout expires.
@@ -270,6 +273,7 @@ func (p *Pump) Run(ctx context.Context) error {
 		}
 	}
 	err := r.err()
+	p.endHealth()
 	p.emit(Event{Kind: EventStopped, Err: err})
 	return err
 }
@@ -367,6 +371,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
+	start := time.Now()
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
@@ -381,7 +386,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 			return nil, heldBatch{}, false
 		}
 		if errors.Is(err, broker.ErrChannelFailure) {
-			delay := p.failed(err, true)
+			delay := p.failed(err, true, start)
 			return nil, heldBatch{}, r.sleep(delay)
 		}
 		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
