@@ -53,4 +53,9 @@ var limitsMutants = []mutant{
 		Old:  "if !h.ended {\n\t\t\tep := h.episode",
 		New:  "if false {\n\t\t\tep := h.episode",
 		Run:  "TestStallClockStartsAtTheFirstFailingCall_Issue28", Pkg: "./internal/pump"},
+	{Name: "signal-merge-off", What: "two SIGTERMs in the same moment (timeout(1) signals the command, then its group) are taken as a second signal: consume exits at once without draining",
+		File: "cmd/brighter/consume.go",
+		Old:  "time.Since(first) < signalMergeWindow",
+		New:  "time.Since(first) < 0",
+		Run:  "TestConsumeTwoSignalsAtOnceAreOneStop_Issue28", Pkg: "./cmd/brighter"},
 }
