@@ -13,9 +13,9 @@ import (
 
 // consumeWithSignals runs consume over a memory subscription whose exec
 // handler takes a second, with signals fed from sigs and the forced exit
-// recorded instead of taken. It returns run's error, the forced exit code
-// (-1 for none) and stderr.
-func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (error, int, string) {
+// recorded instead of taken. It returns the forced exit code (-1 for none),
+// stderr and run's error.
+func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (int, string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	listenMust(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"slow-1","topic":"slow","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
@@ -52,7 +52,7 @@ func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (error, 
 		}
 	}()
 	err := o.run(context.Background())
-	return err, int(exited.Load()), errOut.String()
+	return int(exited.Load()), errOut.String(), err
 }
 
 // TestConsumeTwoSignalsAtOnceAreOneStop_Issue28: two SIGTERMs in the same
@@ -63,7 +63,7 @@ func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (error, 
 func TestConsumeTwoSignalsAtOnceAreOneStop_Issue28(t *testing.T) {
 	t.Run("at once", func(t *testing.T) {
 		sigs := make(chan os.Signal, 2)
-		err, forced, logs := consumeWithSignals(t, sigs, func() { sigs <- syscall.SIGTERM; sigs <- syscall.SIGTERM })
+		forced, logs, err := consumeWithSignals(t, sigs, func() { sigs <- syscall.SIGTERM; sigs <- syscall.SIGTERM })
 		if err != nil || forced != -1 {
 			t.Fatalf("run = %v, forced exit %d; want a clean drain; stderr:\n%s", err, forced, logs)
 		}
@@ -73,7 +73,7 @@ func TestConsumeTwoSignalsAtOnceAreOneStop_Issue28(t *testing.T) {
 	})
 	t.Run("apart", func(t *testing.T) {
 		sigs := make(chan os.Signal, 2)
-		err, forced, logs := consumeWithSignals(t, sigs, func() {
+		forced, logs, err := consumeWithSignals(t, sigs, func() {
 			sigs <- syscall.SIGTERM
 			time.Sleep(signalMergeWindow + 200*time.Millisecond) // the gap under test
 			sigs <- syscall.SIGTERM
