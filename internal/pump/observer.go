@@ -114,6 +114,12 @@ type Event struct {
 	// failed since then.
 	Since    time.Time
 	Failures int
+	// Spent is how many deliveries count against the redelivery budget,
+	// this one included (broker.BudgetSpent), on deferred and
+	// budget-exhausted events: the delivery count for a source message;
+	// for a routed copy, this channel's own delivery attempt, while
+	// DeliveryCount is the count it was stamped with.
+	Spent int
 	// Ceiling is the broker's ceiling on holding a message
 	// (broker.LeaseCeiling, SQS's 12 h) on a lease-capped event when that
 	// ceiling, not maxLeaseExtension, stopped the extension; 0 otherwise.
@@ -206,7 +212,7 @@ func (o LogObserver) Observe(e Event) {
 			return
 		}
 		if e.Kind == EventDeferred {
-			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "delay", e.Delay)
+			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent, "delay", e.Delay)
 			return
 		}
 		if !l.Enabled(ctx, slog.LevelDebug) {
@@ -218,7 +224,7 @@ func (o LogObserver) Observe(e Event) {
 		}
 		l.Debug(msg, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 	case EventBudgetExhausted:
-		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
+		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent)
 	case EventSettleFailed:
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)

@@ -830,7 +830,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
 	if budget := p.opts.RequeueCount; budget != -1 && spent >= budget {
-		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: res.Err})
+		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
 		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
 		if m.HasRejectionMetadata() {
@@ -858,7 +858,16 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) {
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		return
 	}
-	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+	// A routed copy's count is the stamped evidence of the channel that
+	// rejected it, which its requeue does not change: the event shows it
+	// as received, and Spent shows the budget's own count (issue 28: it
+	// said delivery_count=4 budget=3 for a copy stamped 3 on its first
+	// delivery here).
+	count := m.Header.HandledCount
+	if m.HasRejectionMetadata() {
+		count = presented
+	}
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: count, Spent: spent, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
 }
 
 // routedFrom names the topic a routed copy was rejected from, for a

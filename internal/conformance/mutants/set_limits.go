@@ -58,4 +58,9 @@ var limitsMutants = []mutant{
 		Old:  "time.Since(first) < signalMergeWindow",
 		New:  "time.Since(first) < 0",
 		Run:  "TestConsumeTwoSignalsAtOnceAreOneStop_Issue28", Pkg: "./cmd/brighter"},
+	{Name: "deferral-log-routed-count", What: "a routed copy's deferral is logged with its stamped count plus one (delivery_count=4 budget=3 for a copy stamped 3)",
+		File: "internal/pump/pump.go",
+		Old:  "\t\tcount = presented\n",
+		New:  "\t\tcount = m.Header.HandledCount\n",
+		Run:  "TestRoutedCopyDeferralLogSaysWhatCounts_Issue28", Pkg: "./internal/pump"},
 }
