@@ -91,6 +91,7 @@ const (
 	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
+	RuleDestinationMessageSize     = "destination-message-size"
 	RuleRoutingNoNativeLimit       = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
@@ -392,6 +393,21 @@ subscription and this finding says why.
 Fix: check connections in the file, the credentials in the environment, and
 that the queue or subscription exists (brighter consume with makeChannels:
 create creates it).`,
+	},
+	{
+		ID: RuleDestinationMessageSize, Severity: SeverityWarning,
+		Summary: "--live: a rejection destination takes smaller messages than its source (SQS MaximumMessageSize)",
+		Explanation: `An SQS queue refuses a message over its MaximumMessageSize (256 KiB unless
+set, at most 1 MiB). A dead-letter or invalid-message queue whose limit is
+smaller than the source queue's cannot take every message the source
+accepts, and the routed copy is larger still: it carries the five rejection
+keys and the rejection reason (up to about 2 KiB more). Such a copy is
+refused as too large: brighter tries once more with a shortened rejection
+message, then releases the original for the longest delay and counts it
+(the message stays on the source, never lost, but is never routed).
+
+Fix: give the destination queue a MaximumMessageSize at least the source's
+(1 MiB, 1048576, takes everything SQS does).`,
 	},
 }
 

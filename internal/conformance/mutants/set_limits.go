@@ -63,4 +63,9 @@ var limitsMutants = []mutant{
 		Old:  "\t\tcount = presented\n",
 		New:  "\t\tcount = m.Header.HandledCount\n",
 		Run:  "TestRoutedCopyDeferralLogSaysWhatCounts_Issue28", Pkg: "./internal/pump"},
+	{Name: "live-size-unchecked", What: "lint --live does not compare a dead-letter queue's MaximumMessageSize with its source's",
+		File: "internal/lint/live/sizes.go",
+		Old:  "if d.Bytes < src {",
+		New:  "if d.Bytes < 0 {",
+		Run:  "TestSQSDestinationSmallerThanSource_Issue28", Pkg: "./internal/lint/live"},
 }

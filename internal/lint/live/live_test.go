@@ -212,3 +212,56 @@ func TestSQSDrift_R10(t *testing.T) {
 		t.Errorf("findings = %d, want 3%s", len(fs), dump(fs))
 	}
 }
+
+// TestSQSDestinationSmallerThanSource_Issue28: on fauxqs, a dead-letter
+// queue whose MaximumMessageSize is smaller than its source's is reported
+// (destination-message-size); one as large, or a queue left at the
+// defaults on both sides, is not; a destination not created yet is not
+// this rule's business.
+func TestSQSDestinationSmallerThanSource_Issue28(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	emu, err := sqstest.Start(ctx)
+	if err != nil {
+		t.Fatalf("start the SQS emulator: %v", err)
+	}
+	t.Cleanup(emu.Stop)
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	run := fmt.Sprintf("size%d", time.Now().UnixNano()%1e9)
+	mk := func(name string, attrs map[string]string) {
+		if _, err := c.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := map[string]string{"MaximumMessageSize": "1048576"}
+	mk(run+"-orders", big)
+	mk(run+"-orders-dlq", map[string]string{"MaximumMessageSize": "262144"})
+	mk(run+"-orders-invalid", big)
+	mk(run+"-refunds", nil)
+	mk(run+"-refunds-dlq", nil)
+	f := parse(t, fmt.Sprintf(`subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: %[1]s-orders
+    deadLetterRoutingKey: %[1]s-orders-dlq
+    invalidMessageRoutingKey: %[1]s-orders-invalid
+    handler: {type: builtin, name: ack}
+  - name: refunds
+    transport: sqs
+    channelName: %[1]s-refunds
+    deadLetterRoutingKey: %[1]s-refunds-dlq
+    invalidMessageRoutingKey: %[1]s-refunds-not-yet
+    handler: {type: builtin, name: ack}
+`, run))
+	probers := map[config.Transport]live.Prober{config.TransportSQS: live.SQS{
+		Client: func(context.Context, *config.File) (live.SQSAPI, error) { return c.SQS, nil },
+	}}
+	fs := live.Check(ctx, f, probers, rules.Default())
+	d := find(fs, "orders", lint.RuleDestinationMessageSize)
+	if d == nil || !strings.HasSuffix(d.Field, "deadLetterRoutingKey") || !strings.Contains(d.Message, "up to 262144 bytes, smaller than the source's 1048576") {
+		t.Errorf("orders: %+v%s", d, dump(fs))
+	}
+	if len(fs) != 1 {
+		t.Errorf("findings = %d, want 1 (the invalid-message queue is as large; refunds has the defaults on both sides and a destination not made yet)%s", len(fs), dump(fs))
+	}
+}
