@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/brightergo/brighter/internal/broker/limits"
 )
 
 // File is a parsed, defaulted and validated subscriptions file.
@@ -156,7 +158,7 @@ const (
 	MaxSQSTimeOut = 20 * time.Second
 	// MaxSQSVisibility is SQS's longest visibility timeout (and so the
 	// longest requeue delay an SQS subscription can honour).
-	MaxSQSVisibility = 12 * time.Hour
+	MaxSQSVisibility = limits.SQSMaxVisibility
 )
 
 // DefaultTimeOut returns the receive timeout (timeOut) a subscription of the

@@ -53,6 +53,9 @@ const (
 	// deadline (the subscription's and each ModifyAckDeadline's).
 	PubSubMinAckDeadline = 10 * time.Second
 	PubSubMaxAckDeadline = 600 * time.Second
+	// SQSMaxAttributes is the most message attributes SQS (and SNS) take
+	// per message.
+	SQSMaxAttributes = 10
 	// PubSubMaxAttributeValue is Pub/Sub's longest attribute value, in
 	// bytes.
 	PubSubMaxAttributeValue = 1024
@@ -73,7 +76,7 @@ var SQS = Transport{
 	Name:                   "sqs",
 	MaxMessageBytes:        1 << 20,
 	DefaultMaxMessageBytes: 256 << 10,
-	MaxAttributes:          10,
+	MaxAttributes:          SQSMaxAttributes,
 	MaxAttributeKeyBytes:   256,
 	MinLease:               0,
 	MaxLease:               SQSMaxVisibility,

@@ -29,7 +29,7 @@ const (
 	MaxWait = 20 * time.Second
 	// MaxRequeueDelay is SQS's longest visibility timeout (12 h); a longer
 	// requeue delay is capped to it.
-	MaxRequeueDelay = 12 * time.Hour
+	MaxRequeueDelay = limits.SQSMaxVisibility
 )
 
 // Stable log message texts of the consumer (tests match them).
