@@ -72,7 +72,7 @@ func TestStallClockStartsAtTheFirstFailingCall_Issue28(t *testing.T) {
 	})
 }
 
-// TestStallAfterAShorterStallAfterThanTheDeadline_Issue28: when StallAfter
+// TestStallWhenTheDeadlineIsLongerThanStallAfter_Issue28: when StallAfter
 // is shorter than a receive's deadline, the stall is reported as soon as the
 // first black-holed receive fails (the earliest it can be known), with
 // Since at that receive's start.

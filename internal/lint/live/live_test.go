@@ -146,21 +146,28 @@ subscriptions:
 
 // TestSQSDrift_R10 seeds a drift on the SQS emulator (fauxqs): the file says
 // maxReceiveCount 5, the queue has 3.
-func TestSQSDrift_R10(t *testing.T) {
+// sqsEmulator starts fauxqs for one test and returns a context bounding
+// it, the clients, and mk, which creates a queue with attributes.
+func sqsEmulator(t *testing.T) (context.Context, *sqs.Clients, func(name string, attrs map[string]string)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	emu, err := sqstest.Start(ctx)
 	if err != nil {
 		t.Fatalf("start the SQS emulator: %v", err)
 	}
 	t.Cleanup(emu.Stop)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)
-	mk := func(name string, attrs map[string]string) {
+	return ctx, c, func(name string, attrs map[string]string) {
 		if _, err := c.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestSQSDrift_R10(t *testing.T) {
+	ctx, c, mk := sqsEmulator(t)
+	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)
 	mk(run+"-redrive", nil)
 	arn := "arn:aws:sqs:us-east-1:000000000000:" + run + "-redrive"
 	mk(run+"-orders", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":"3"}`})
@@ -219,20 +226,8 @@ func TestSQSDrift_R10(t *testing.T) {
 // defaults on both sides, is not; a destination not created yet is not
 // this rule's business.
 func TestSQSDestinationSmallerThanSource_Issue28(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	emu, err := sqstest.Start(ctx)
-	if err != nil {
-		t.Fatalf("start the SQS emulator: %v", err)
-	}
-	t.Cleanup(emu.Stop)
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	ctx, c, mk := sqsEmulator(t)
 	run := fmt.Sprintf("size%d", time.Now().UnixNano()%1e9)
-	mk := func(name string, attrs map[string]string) {
-		if _, err := c.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	big := map[string]string{"MaximumMessageSize": "1048576"}
 	mk(run+"-orders", big)
 	mk(run+"-orders-dlq", map[string]string{"MaximumMessageSize": "262144"})
