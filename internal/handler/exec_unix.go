@@ -37,7 +37,8 @@ const (
 
 // endGroup ends the process group cmd's leader led, once the leader has
 // exited: every process it left behind (a `cmd &` of a handler script) is
-// sent SIGTERM, and SIGKILL if any is still alive after grace. A group that
+// sent SIGTERM, and SIGKILL if any is still alive after grace (then it
+// waits up to killWait for the kill to land). A group that
 // is already empty costs one kill(2). It reports how many signals it sent
 // (0, 1 or 2) for the log. cmd that never started is left alone.
 func endGroup(cmd *exec.Cmd, grace time.Duration) int {
@@ -62,5 +63,15 @@ func endGroup(cmd *exec.Cmd, grace time.Duration) int {
 		return 1
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// SIGKILL is not delivered synchronously: wait (briefly; it cannot be
+	// ignored) until the group is gone, so that nothing of it runs once
+	// the message is settled.
+	deadline = time.Now().Add(killWait)
+	for wait := groupPollMin; groupAlive(pgid) && time.Now().Before(deadline); wait = min(2*wait, groupPollMax) {
+		time.Sleep(wait) // poll interval; bounded by killWait
+	}
 	return 2
 }
+
+// killWait bounds endGroup's wait for a SIGKILLed group to be gone.
+const killWait = time.Second
