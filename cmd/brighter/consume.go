@@ -53,7 +53,8 @@ rejection metadata Brighter writes.
 
 SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
 drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
-messages to the broker.
+messages to the broker. Signals within half a second of the first (timeout(1)
+signals the command and then its process group) are the same stop.
 
 With --tui, q does what a signal does: the first drains, and the dashboard
 says "draining (N in flight)..." until the process exits; q again exits at
@@ -154,8 +155,17 @@ const (
 	logConsumeQuitForced = "dashboard quit again; exiting at once, unsettled messages are left to the broker"
 	// forcedExitGrace is how long a second signal waits for cut-off
 	// handlers (exec process groups killed) before the process exits.
-	forcedExitGrace   = 2 * time.Second
-	logConsumeStopped = "consume stopped"
+	forcedExitGrace = 2 * time.Second
+	// signalMergeWindow: a signal that arrives within this of the first is
+	// the same stop, not a second signal. timeout(1) sends its signal to
+	// the command and then to the whole process group, and a terminal's ^C
+	// reaches every process of the group, so one stop may arrive twice in
+	// the same moment (issue 28).
+	signalMergeWindow = 500 * time.Millisecond
+	// logConsumeSignalMerged is logged (Info) for a signal within
+	// signalMergeWindow of the first.
+	logConsumeSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
+	logConsumeStopped      = "consume stopped"
 )
 
 func (o *consumeOptions) run(ctx context.Context) error {
@@ -253,8 +263,10 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}, obs, logs)
 	defer dash.close()
 	go func() {
+		var first time.Time // when the first signal came; zero when none did
 		select {
 		case <-sigs:
+			first = time.Now()
 			logger.Info(logConsumeStopping)
 		case <-quitKeys:
 			logger.Info(logConsumeQuitKey)
@@ -263,13 +275,21 @@ func (o *consumeOptions) run(ctx context.Context) error {
 			// or q from now on is the second one.
 		}
 		stop()
-		select {
-		case <-sigs:
-			logger.Warn(logConsumeForced)
-		case <-quitKeys:
-			logger.Warn(logConsumeQuitForced)
-		case <-finished:
-			return
+	second:
+		for {
+			select {
+			case <-sigs:
+				if !first.IsZero() && time.Since(first) < signalMergeWindow {
+					logger.Info(logConsumeSignalMerged)
+					continue
+				}
+				logger.Warn(logConsumeForced)
+			case <-quitKeys:
+				logger.Warn(logConsumeQuitForced)
+			case <-finished:
+				return
+			}
+			break second
 		}
 		close(forced)
 		// Cancel the handlers first, so exec handlers' process groups are

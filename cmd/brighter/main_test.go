@@ -65,9 +65,10 @@ func runScripts(t *testing.T, dir string) {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"waitfile": cmdWaitFile,
-			"pidgone":  cmdPidGone,
+			"exitcode":  cmdExitCode,
+			"waitfile":  cmdWaitFile,
+			"pidgone":   cmdPidGone,
+			"groupgone": cmdGroupGone,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
@@ -244,6 +245,41 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("pidgone: process %d still exists after %s", pid, timeout)
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval, not a wait for a condition
+	}
+}
+
+// cmdGroupGone is the testscript command `groupgone FILE`: FILE holds a
+// process group id (a handler wrote its $$: the exec handler runs each
+// command as the leader of a group of its own); it fails at once if any
+// process of that group is alive (a zombie awaiting its reaper is not).
+// Linux only (it reads /proc).
+func cmdGroupGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: groupgone FILE")
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil || pgid <= 0 {
+		ts.Fatalf("groupgone: %s holds no process group id: %v", args[0], err)
+	}
+	if syscall.Kill(-pgid, 0) != nil {
+		return
+	}
+	ents, err := os.ReadDir("/proc")
+	ts.Check(err)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			ts.Fatalf("groupgone: process %d of group %d is alive (state %s)", pid, pgid, f[0])
+		}
 	}
 }
 

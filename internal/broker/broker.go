@@ -203,3 +203,14 @@ type LeaseExtender interface {
 	// holds that message for its receipt.
 	ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error
 }
+
+// LeaseCeiling is implemented by a LeaseExtender whose broker keeps a
+// received message from other consumers no longer than a fixed time counted
+// from its receive, however often its lease is extended (SQS: 12 hours,
+// limits.SQS.MaxHold). The pump stops extending short of the ceiling, with
+// one Warning per message, instead of making calls the broker refuses
+// (issue 28; docs/adr/0005-leases.md, "Ceilings").
+type LeaseCeiling interface {
+	// MaxHold returns the ceiling; 0 for none.
+	MaxHold() time.Duration
+}

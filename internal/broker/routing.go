@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
@@ -218,7 +217,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	if errors.Is(err, ErrTooLarge) && len(rej.Description) > ShortRejectionMessage {
 		log.WarnContext(ctx, LogRoutingShortened, "message_id", id, "destination", dest, "error", err)
 		short := rej
-		short.Description = shorten(rej.Description, ShortRejectionMessage)
+		short.Description = message.TruncateBytes(rej.Description, ShortRejectionMessage)
 		err = r.publish(ctx, dest, message.Stamp(m, dest, short, now()))
 	}
 	if err != nil {
@@ -276,17 +275,4 @@ func (r *Router) release(ctx context.Context, m *message.Message, delay time.Dur
 	ctx, cancel := CallContext(ctx)
 	defer cancel()
 	return r.Settler.Release(ctx, m, delay)
-}
-
-// shorten cuts s to at most n bytes on a rune boundary, ending it with "..."
-// when cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

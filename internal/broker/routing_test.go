@@ -338,7 +338,7 @@ func TestRouterPermanentRoutingFailure_Issue13(t *testing.T) {
 			t.Fatalf("calls = %v, want two publishes then a release", f.calls)
 		}
 		short, _ := f.published[1].Header.Bag.String(message.KeyRejectionMessage)
-		if len(short) > broker.ShortRejectionMessage || !strings.HasSuffix(short, "...") || !utf8.ValidString(short) {
+		if len(short) > broker.ShortRejectionMessage || !strings.HasSuffix(short, message.TruncationMarker) || !utf8.ValidString(short) {
 			t.Fatalf("shortened rejection message %q (%d bytes)", short, len(short))
 		}
 		if recs := logRecords(t, buf); recs[len(recs)-1]["msg"] != broker.LogRoutingPermanent || recs[len(recs)-1]["level"] != "ERROR" {

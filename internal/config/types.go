@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -165,7 +166,7 @@ const (
 	MaxSQSTimeOut = 20 * time.Second
 	// MaxSQSVisibility is SQS's longest visibility timeout (and so the
 	// longest requeue delay an SQS subscription can honour).
-	MaxSQSVisibility = 12 * time.Hour
+	MaxSQSVisibility = limits.SQSMaxVisibility
 )
 
 // DefaultTimeOut returns the receive timeout (timeOut) a subscription of the

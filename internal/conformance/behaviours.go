@@ -391,6 +391,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 	})
 	runHostile(t, g, f, v)
+	runLimits(t, g, f, v)
 	runLeases(t, g, f, v)
 	runRedeliveries(t, g, f, v)
 	runDelay(t, g, f, v)

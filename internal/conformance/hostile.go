@@ -84,6 +84,10 @@ func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			if got, _ := m.Header.Bag.String(message.KeyRejectionMessage); got == "" {
 				t.Errorf("count %s: the invalid-message copy has no rejectionMessage saying why", counts[i])
 			}
+			// Issue 28: the type the message carried, not MT_UNACCEPTABLE.
+			if got, _ := m.Header.Bag.String(message.KeyOriginalMessageType); got != message.MTCommand.String() {
+				t.Errorf("count %s: originalMessageType %q, want %q (the type it carried)", counts[i], got, message.MTCommand)
+			}
 			if m.Header.CorrelationID != "corr-"+id {
 				t.Errorf("count %s: correlation id %q, want %q (identity kept)", counts[i], m.Header.CorrelationID, "corr-"+id)
 			}

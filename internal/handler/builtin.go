@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -137,21 +136,10 @@ func ScriptItems(items []string, logger *slog.Logger) (pump.Handler, error) {
 	}, nil
 }
 
-// preview returns at most n bytes of b as valid UTF-8 text, with "…"
-// appended when it was cut.
+// preview returns at most n bytes of b as valid UTF-8 text, ending with
+// message.TruncationMarker (counted in n) when it was cut.
 func preview(b []byte, n int) string {
-	if len(b) <= n {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	cut := b[:n]
-	// Do not split a multi-byte rune at the cut.
-	for i := 1; i < utf8.UTFMax && len(cut) > 0; i++ {
-		if r, size := utf8.DecodeLastRune(cut); r != utf8.RuneError || size > 1 {
-			break
-		}
-		cut = cut[:len(cut)-1]
-	}
-	return strings.ToValidUTF8(string(cut), "\uFFFD") + "…"
+	return message.TruncateBytes(string(b), n)
 }
 
 // orDiscard returns l, or a logger that discards everything when l is nil.

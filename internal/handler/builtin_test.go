@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -75,7 +76,7 @@ func TestBuiltin_LogBodyPreviewIsBounded(t *testing.T) {
 	m.Body = []byte(strings.Repeat("é", 300) + "x")
 	h(context.Background(), m)
 	body, _ := lb.find(t, msgBuiltinLog)["body"].(string)
-	if !strings.HasSuffix(body, "…") || len(body) > bodyPreviewBytes+len("…") || strings.ContainsRune(body, '\uFFFD') {
+	if !strings.HasSuffix(body, message.TruncationMarker) || len(body) > bodyPreviewBytes || strings.ContainsRune(body, '\uFFFD') {
 		t.Fatalf("preview = %q (%d bytes)", body, len(body))
 	}
 }

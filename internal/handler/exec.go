@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -53,6 +54,9 @@ const (
 	// DefaultWaitDelay is how long the exec handler waits, after the command
 	// exited or was killed, for its output pipes to close.
 	DefaultWaitDelay = 2 * time.Second
+	// DefaultKillGrace is how long the exec handler waits, after SIGTERM to
+	// the handler's process group, before it sends SIGKILL.
+	DefaultKillGrace = 2 * time.Second
 	// MaxCapture bounds the stdout and stderr kept of one run, per stream,
 	// in bytes; the rest is discarded.
 	MaxCapture = 64 << 10
@@ -71,6 +75,9 @@ const (
 	// failure (the pump logs its own Warning and releases the message).
 	msgExecCutOff    = "exec handler cut off by the stop; run killed"
 	msgExecBagEncode = "exec handler could not encode the message bag"
+	// msgExecGroupEnded is logged at Info when the command left processes
+	// in its group (a background child) and they were ended with it.
+	msgExecGroupEnded = "exec handler's command left processes behind; its process group was ended"
 )
 
 // ExecOptions configures Exec.
@@ -87,8 +94,12 @@ type ExecOptions struct {
 	// those names are removed, so they always describe the message.
 	Env []string
 	// Timeout bounds one run; 0 or less means DefaultTimeout. On timeout the
-	// whole process group is killed and the message deferred.
+	// whole process group is ended (SIGTERM, then SIGKILL after KillGrace)
+	// and the message deferred.
 	Timeout time.Duration
+	// KillGrace is how long a process of the run's group has to exit after
+	// SIGTERM before it is sent SIGKILL; 0 or less means DefaultKillGrace.
+	KillGrace time.Duration
 	// WaitDelay bounds how long the handler waits for output pipes after the
 	// command exited or was killed; 0 or less means DefaultWaitDelay.
 	WaitDelay time.Duration
@@ -103,9 +114,13 @@ type ExecOptions struct {
 // object). The exit code selects the outcome: 0 Ack; 75 (EX_TEMPFAIL) Defer;
 // 65 (EX_DATAERR) Unacceptable, with the last line of stderr as the reason
 // (the rejectionMessage, R-18); any other exit, a failure to start, a
-// timeout or a cancelled ctx Defer with Result.Err set. The command's
-// process group is killed on timeout or cancellation. stdout and stderr are
-// captured (MaxCapture bytes each) into the log with the message id.
+// timeout or a cancelled ctx Defer with Result.Err set. The command runs in
+// a process group of its own, which ends with the run (issue 28): when the
+// command exits, times out or is cut off by the pump's stop, every process
+// left in its group (a background `cmd &`) is sent SIGTERM, then SIGKILL
+// after KillGrace, before the handler returns, so nothing a run started
+// outlives its message's settle or consume. stdout and stderr are captured
+// (MaxCapture bytes each) into the log with the message id.
 //
 // Exec returns an error when Command is empty or cannot be found.
 func Exec(opts ExecOptions) (pump.Handler, error) {
@@ -121,6 +136,9 @@ func Exec(opts ExecOptions) (pump.Handler, error) {
 	}
 	if opts.WaitDelay <= 0 {
 		opts.WaitDelay = DefaultWaitDelay
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultKillGrace
 	}
 	for _, kv := range opts.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -152,10 +170,12 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	var stdout, stderr capture
 	cmd := exec.CommandContext(runCtx, e.path, e.args...)
 	cmd.Stdin = bytes.NewReader(m.Body)
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
 	menv, cleanup, err := spillLargeEnv(e.messageEnv(ctx, m))
 	defer cleanup()
+	outputDone := func() {}
+	if err == nil {
+		outputDone, err = captureOutput(cmd, &stdout, &stderr, e.opts.WaitDelay)
+	}
 	if err != nil {
 		e.log.LogAttrs(ctx, slog.LevelError, msgExecFailed, slog.String("message_id", m.Header.MessageID),
 			slog.String("command", e.opts.Command), slog.String("error", err.Error()))
@@ -167,6 +187,13 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 
 	start := time.Now()
 	runErr := runWithParentDeath(cmd)
+	if n := endGroup(cmd, e.opts.KillGrace); n > 0 {
+		e.log.LogAttrs(ctx, slog.LevelInfo, msgExecGroupEnded, slog.String("message_id", m.Header.MessageID),
+			slog.String("command", e.opts.Command), slog.Bool("killed", n > 1))
+	}
+	// After the group was ended, its processes' ends of the pipes are
+	// closed: the output is whole.
+	outputDone()
 	elapsed := time.Since(start)
 
 	attrs := []slog.Attr{
@@ -339,6 +366,60 @@ func lastLine(b []byte, def string) string {
 		return def
 	}
 	return preview(b, MaxReason)
+}
+
+// captureOutput gives cmd pipes of its own for stdout and stderr and copies
+// them into stdout and stderr, so that cmd.Wait returns when the command
+// exits, not when every process that inherited the pipes has closed them
+// (a background child would hold the message for WaitDelay). It returns
+// done, which waits up to waitDelay for the copies to reach the pipes' end
+// (every writer gone: call it after the group was ended) and then closes
+// the read ends; the copies have ended when it returns.
+func captureOutput(cmd *exec.Cmd, stdout, stderr *capture, waitDelay time.Duration) (done func(), err error) {
+	var readers, writers []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			_ = f.Close()
+		}
+	}
+	for range 2 {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			closeAll(readers)
+			closeAll(writers)
+			return func() {}, fmt.Errorf("exec handler: output pipe: %w", perr)
+		}
+		readers, writers = append(readers, r), append(writers, w)
+	}
+	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
+	copied := make(chan struct{}, 2)
+	for i, dst := range []*capture{stdout, stderr} {
+		go func() {
+			_, _ = io.Copy(dst, readers[i])
+			copied <- struct{}{}
+		}()
+	}
+	return func() {
+		// The child has its own copies of the write ends from Start on.
+		closeAll(writers)
+		t := time.NewTimer(waitDelay)
+		defer t.Stop()
+		n := 0
+		for n < 2 {
+			select {
+			case <-copied:
+				n++
+			case <-t.C:
+				// A process outside the group (it made a session of its
+				// own) still holds a pipe: stop reading.
+				closeAll(readers)
+				for ; n < 2; n++ {
+					<-copied
+				}
+			}
+		}
+		closeAll(readers)
+	}, nil
 }
 
 // capture is an io.Writer that keeps the first MaxCapture bytes written to

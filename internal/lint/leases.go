@@ -18,6 +18,15 @@ type LeaseExtender interface {
 	PumpExtendsLease(s *config.Subscription) bool
 }
 
+// LeaseCeiling is implemented by TransportRules whose broker keeps a
+// received message from other consumers at most a fixed time from its
+// receive, however often its lease is extended (SQS: 12 h): the pump stops
+// extending there, whatever maxLeaseExtension says (issue 28).
+type LeaseCeiling interface {
+	// MaxHold returns the ceiling and names it, or false for none.
+	MaxHold(s *config.Subscription) (Span, bool)
+}
+
 // ShortPoller is implemented by TransportRules whose receive can return at
 // once on an empty channel: with emptyChannelDelay 0 the pump then polls
 // without a pause (empty-channel-busy-poll).
@@ -40,6 +49,29 @@ func heldFor(s *config.Subscription) time.Duration {
 	return time.Duration(n) * s.Handler.Timeout
 }
 
+// ceilingOf returns the broker's ceiling on holding s's messages, when tr
+// knows one (LeaseCeiling).
+func ceilingOf(tr TransportRules, s *config.Subscription) (Span, bool) {
+	if lc, ok := tr.(LeaseCeiling); ok {
+		return lc.MaxHold(s)
+	}
+	return Span{}, false
+}
+
+// ceilingRule adds lease-extension-past-ceiling when the pump extends s's
+// leases and the first lease plus maxLeaseExtension passes the broker's
+// ceiling (whatever the handler).
+func (c *check) ceilingRule(tr TransportRules, s *config.Subscription, lease Span) {
+	ext, extends := tr.(LeaseExtender)
+	ceiling, ok := ceilingOf(tr, s)
+	if !ok || !extends || !ext.PumpExtendsLease(s) || s.MaxLeaseExtension <= 0 || lease.Value+s.MaxLeaseExtension <= ceiling.Value {
+		return
+	}
+	c.add(RuleLeaseExtensionPastCeiling, pick(s, "maxLeaseExtension", lease.Field),
+		"subscription %q: %s %s plus maxLeaseExtension %s passes %s (%s from the receive): brighter stops extending there, with a Warning, and the broker redelivers the message; lower maxLeaseExtension to at most %s",
+		s.Name, lease.Field, config.FormatDuration(lease.Value), config.FormatDuration(s.MaxLeaseExtension), ceiling.Field, config.FormatDuration(ceiling.Value), config.FormatDuration(ceiling.Value-lease.Value))
+}
+
 // leaseRules adds handler-timeout-exceeds-lease and
 // buffered-wait-exceeds-lease for a subscription with a timed handler.
 //
@@ -55,9 +87,19 @@ func (c *check) leaseRules(tr TransportRules, s *config.Subscription, lease Span
 	ext, extends := tr.(LeaseExtender)
 	if extends && ext.PumpExtendsLease(s) && s.MaxLeaseExtension > 0 {
 		limit := lease.Value + s.MaxLeaseExtension
-		// A lease of 0 is one lint cannot know (SQS visibilityTimeout 0:
-		// the queue's own, read by consume at start-up).
-		if lease.Value > 0 && s.Handler.Timeout > limit {
+		ceiling, hasCeiling := ceilingOf(tr, s)
+		if hasCeiling {
+			limit = min(limit, ceiling.Value)
+		}
+		switch {
+		case hasCeiling && s.Handler.Timeout > ceiling.Value:
+			// Nothing in the file can hold the message that long.
+			c.add(RuleHandlerTimeoutExceedsLease, "handler.timeout",
+				"subscription %q: handler.timeout %s is longer than %s (%s from the receive), which no lease extension can pass: a message still being handled is delivered again; shorten handler.timeout below %s",
+				name, config.FormatDuration(s.Handler.Timeout), ceiling.Field, config.FormatDuration(ceiling.Value), config.FormatDuration(ceiling.Value))
+		case lease.Value > 0 && s.Handler.Timeout > limit:
+			// A lease of 0 is one lint cannot know (SQS visibilityTimeout
+			// 0: the queue's own, read by consume at start-up).
 			c.add(RuleHandlerTimeoutExceedsLease, pick(s, "handler.timeout", "maxLeaseExtension"),
 				"subscription %q: handler.timeout %s is longer than %s %s plus maxLeaseExtension %s: a message still being handled is delivered again once its lease is extended no more; raise maxLeaseExtension to at least %s or shorten handler.timeout",
 				name, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), config.FormatDuration(s.MaxLeaseExtension), config.FormatDuration(s.Handler.Timeout-lease.Value))

@@ -291,6 +291,10 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	if lease, ok := tr.Lease(s); ok && timedHandler {
 		c.leaseRules(tr, s, lease)
 	}
+	// A lease extension the broker's ceiling cuts short (issue 28).
+	if lease, ok := tr.Lease(s); ok {
+		c.ceilingRule(tr, s, lease)
+	}
 	// requeueDelay beyond what the transport can delay.
 	if mx, ok := tr.MaxRequeueDelay(s); ok && s.RequeueDelay > mx.Value {
 		c.add(RuleRequeueDelayExceedsLimit, "requeueDelay",

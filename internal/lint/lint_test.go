@@ -70,6 +70,7 @@ type ruleCase struct {
 	yaml     string
 	want     int
 	contains []string
+	absent   []string // texts no finding of the rule may say
 	severity lint.Severity
 	line     int // 0: not checked
 }
@@ -90,6 +91,11 @@ func runCases(t *testing.T, rule string, cases []ruleCase) {
 				for _, s := range c.contains {
 					if !strings.Contains(f.Message, s) {
 						t.Errorf("message %q does not contain %q", f.Message, s)
+					}
+				}
+				for _, s := range c.absent {
+					if strings.Contains(f.Message, s) {
+						t.Errorf("message %q says %q", f.Message, s)
 					}
 				}
 				if c.line != 0 && f.Pos.Line != c.line {
@@ -266,6 +272,40 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 			contains: []string{"rocketmq.invisibleDuration 30s"}},
 		{name: "memory 60s handler on 30s visibility without extension trips", yaml: withExec("memory", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning},
 		{name: "builtin handler has no timeout", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 1s"), want: 0},
+		// Issue 28: SQS keeps a message at most 12h from its receive, so
+		// raising maxLeaseExtension past that is never the advice.
+		{name: "sqs 20h handler says the 12h ceiling, not raise maxLeaseExtension (issue 28)", yaml: withExec("sqs", "20h", "drainTimeout: 21h", "maxLeaseExtension: 30h", "sqs:\n  visibilityTimeout: 1h"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"handler.timeout 20h is longer than SQS's 12h visibility ceiling", "shorten handler.timeout below 11h59m"}, absent: []string{"raise maxLeaseExtension"}},
+		{name: "sqs 13h handler with the default cap says the ceiling (issue 28)", yaml: withExec("sqs", "13h", "drainTimeout: 14h"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"12h visibility ceiling"}, absent: []string{"raise maxLeaseExtension"}},
+		{name: "sqs 5h handler: raising maxLeaseExtension within the ceiling is still the advice", yaml: withExec("sqs", "5h", "drainTimeout: 6h"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"raise maxLeaseExtension to at least 4h59m30s"}},
+		{name: "sqs 11h handler under 1h + 11h cap (past the ceiling) does not trip this rule", yaml: withExec("sqs", "11h", "drainTimeout: 12h", "maxLeaseExtension: 11h", "sqs:\n  visibilityTimeout: 1h"), want: 0},
+	})
+}
+
+// TestLeaseExtensionPastCeiling_Issue28: SQS's 12h ceiling on a message's
+// visibility is reported where the lease plus maxLeaseExtension passes it,
+// whatever the handler.
+func TestLeaseExtensionPastCeiling_Issue28(t *testing.T) {
+	runCases(t, lint.RuleLeaseExtensionPastCeiling, []ruleCase{
+		{name: "sqs 30s + 24h trips", yaml: sub("sqs", "maxLeaseExtension: 24h"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"maxLeaseExtension 24h", "lower maxLeaseExtension to at most 11h58m30s"}},
+		{name: "sqs 1h + 11h trips (the pump stops a minute short)", yaml: sub("sqs", "maxLeaseExtension: 11h", "sqs:\n  visibilityTimeout: 1h"), want: 1, severity: lint.SeverityWarning},
+		{name: "sqs 30s + 1h does not trip", yaml: sub("sqs"), want: 0},
+		{name: "sqs without extension does not trip", yaml: sub("sqs", "maxLeaseExtension: 0s"), want: 0},
+		{name: "gcp pull has no ceiling", yaml: sub("gcp", "maxLeaseExtension: 48h", "gcp:\n  mode: pull\n  ackDeadline: 30s"), want: 0},
+		{name: "rocketmq has no ceiling", yaml: sub("rocketmq", "maxLeaseExtension: 48h"), want: 0},
+	})
+}
+
+// TestRocketMQInvisibleDurationRange_Issue28: the proxy's default bounds.
+func TestRocketMQInvisibleDurationRange_Issue28(t *testing.T) {
+	runCases(t, lint.RuleRocketMQInvisibleDuration, []ruleCase{
+		{name: "5s trips", yaml: sub("rocketmq", "rocketmq:\n  consumerGroup: g\n  invisibleDuration: 5s"), want: 1, severity: lint.SeverityWarning, contains: []string{"rocketmq.invisibleDuration 5s", "10s..12h"}},
+		{name: "13h trips", yaml: sub("rocketmq", "rocketmq:\n  consumerGroup: g\n  invisibleDuration: 13h"), want: 1, severity: lint.SeverityWarning},
+		{name: "10s does not trip", yaml: sub("rocketmq", "rocketmq:\n  consumerGroup: g\n  invisibleDuration: 10s"), want: 0},
+		{name: "the 30s default does not trip", yaml: sub("rocketmq"), want: 0},
 	})
 }
 

@@ -82,6 +82,8 @@ const (
 	RuleGCPAckDeadlineRange        = "gcp-ack-deadline-range"
 	RuleSQSVisibilityTimeoutRange  = "sqs-visibility-timeout-range"
 	RuleHandlerTimeoutExceedsLease = "handler-timeout-exceeds-lease"
+	RuleLeaseExtensionPastCeiling  = "lease-extension-past-ceiling"
+	RuleRocketMQInvisibleDuration  = "rocketmq-invisible-duration-range"
 	RuleBufferedWaitExceedsLease   = "buffered-wait-exceeds-lease"
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
@@ -91,8 +93,9 @@ const (
 	RuleLiveCheckFailed            = "live-check-failed"
 	// RuleMissingDestination is issue 34's --live rule: a channel the
 	// subscription names is missing on the broker.
-	RuleMissingDestination   = "missing-destination"
-	RuleRoutingNoNativeLimit = "routing-no-native-limit"
+	RuleMissingDestination     = "missing-destination"
+	RuleDestinationMessageSize = "destination-message-size"
+	RuleRoutingNoNativeLimit   = "routing-no-native-limit"
 	// RuleConsumesRejectionDestination is issue 14's cross-subscription
 	// rule: a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
@@ -268,6 +271,17 @@ queue cannot be created or changed with more.
 Fix: use at most 12h.`,
 	},
 	{
+		ID: RuleRocketMQInvisibleDuration, Severity: SeverityWarning,
+		Summary: "rocketmq.invisibleDuration is outside 10s..12h",
+		Explanation: `A RocketMQ 5 proxy refuses a receive whose invisible duration is under
+minInvisibleTimeMillsForRecv (10s by default) and any invisible duration
+over maxInvisibleTimeMills (12h): every receive of the subscription would
+fail. A proxy configured with other bounds may accept it (hence a Warning;
+brighter's test broker checks neither).
+
+Fix: use a value from 10s to 12h.`,
+	},
+	{
 		ID: RuleHandlerTimeoutExceedsLease, Severity: SeverityWarning,
 		Summary: "handler.timeout is longer than the lease the broker grants a received message",
 		Explanation: `A received message is hidden from other consumers for a lease: SQS's
@@ -282,9 +296,27 @@ Brighter extends the lease of every message it holds (SQS with a
 visibilityTimeout, Pub/Sub pull, RocketMQ, memory) up to maxLeaseExtension
 past the first lease, so there the rule fires only for a handler.timeout
 longer than the lease plus maxLeaseExtension, or when maxLeaseExtension is 0.
+On SQS no extension passes 12 hours from the receive, so a handler.timeout
+longer than 12h always fires it, and raising maxLeaseExtension cannot help.
 
-Fix: raise maxLeaseExtension (or leave it at its 1h default), make the lease
-longer than handler.timeout, or shorten handler.timeout.`,
+Fix: raise maxLeaseExtension (or leave it at its 1h default; on SQS up to
+12h less the visibility timeout), make the lease longer than
+handler.timeout, or shorten handler.timeout.`,
+	},
+	{
+		ID: RuleLeaseExtensionPastCeiling, Severity: SeverityWarning,
+		Summary: "the lease plus maxLeaseExtension passes the broker's ceiling (SQS: 12h from the receive)",
+		Explanation: `SQS keeps a received message invisible for at most 12 hours from its
+receive, however often its visibility timeout is changed: a
+ChangeMessageVisibility that would reach past that is refused. brighter
+stops extending a minute short of the ceiling, logs one Warning per message
+("message held to the broker's ceiling on a lease; ..."), and SQS then
+redelivers the message, while its handler may still run. A
+maxLeaseExtension that with the visibility timeout passes 12h is therefore
+not honoured.
+
+Fix: lower maxLeaseExtension to at most 12h less sqs.visibilityTimeout, and
+keep handler.timeout well under 12h.`,
 	},
 	{
 		ID: RuleBufferedWaitExceedsLease, Requirement: "R-4", Severity: SeverityWarning,
@@ -415,6 +447,21 @@ subscription and this finding says why.
 Fix: check connections in the file, the credentials in the environment, and
 that the queue or subscription exists (brighter consume with makeChannels:
 create creates it).`,
+	},
+	{
+		ID: RuleDestinationMessageSize, Severity: SeverityWarning,
+		Summary: "--live: a rejection destination takes smaller messages than its source (SQS MaximumMessageSize)",
+		Explanation: `An SQS queue refuses a message over its MaximumMessageSize (256 KiB unless
+set, at most 1 MiB). A dead-letter or invalid-message queue whose limit is
+smaller than the source queue's cannot take every message the source
+accepts, and the routed copy is larger still: it carries the five rejection
+keys and the rejection reason (up to about 2 KiB more). Such a copy is
+refused as too large: brighter tries once more with a shortened rejection
+message, then releases the original for the longest delay and counts it
+(the message stays on the source, never lost, but is never routed).
+
+Fix: give the destination queue a MaximumMessageSize at least the source's
+(1 MiB, 1048576, takes everything SQS does).`,
 	},
 }
 

@@ -184,3 +184,17 @@ func (m *Message) OriginalID() string {
 	}
 	return m.Header.MessageID
 }
+
+// MarkUndecodable presents m as a message its consumer could not decode:
+// MessageType MT_UNACCEPTABLE and why in Undecodable, so the pump routes it
+// as Unacceptable. The type m had been read as is kept in
+// WireMessageType (unless the decoder already put the unreadable text there),
+// so the routed copy's originalMessageType says what the message carried, not
+// MT_UNACCEPTABLE (issue 28).
+func (m *Message) MarkUndecodable(why string) {
+	if m.WireMessageType == "" && m.Header.MessageType != MTUnacceptable {
+		m.WireMessageType = m.Header.MessageType.String()
+	}
+	m.Header.MessageType = MTUnacceptable
+	m.Undecodable = why
+}

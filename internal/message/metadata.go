@@ -60,7 +60,9 @@ func (m *Message) HasRejectionMetadata() bool {
 // written (originalMessageType is the received type text when the decoder
 // did not take it, Message.WireMessageType; rejectionMessage only when the description is not empty), the
 // pump's PascalCase RejectionReason text as Brighter writes it, and the topic
-// set to destination. m itself is left unchanged, so its receipt can still
+// set to destination. Both rejection texts are cut to MaxRejectionText
+// bytes on a rune boundary, marker included (TruncateBytes), so that they fit
+// every transport's attribute value limit. m itself is left unchanged, so its receipt can still
 // release it if the publish fails.
 func Stamp(m *Message, destination string, r Rejection, now time.Time) *Message {
 	c := m.Clone()
@@ -72,11 +74,11 @@ func Stamp(m *Message, destination string, r Rejection, now time.Time) *Message 
 	}
 	c.Header.Bag[KeyRejectionReason] = r.Reason.String()
 	if r.Description != "" {
-		c.Header.Bag[KeyRejectionMessage] = r.Description
+		c.Header.Bag[KeyRejectionMessage] = TruncateBytes(r.Description, MaxRejectionText)
 	} else {
 		delete(c.Header.Bag, KeyRejectionMessage)
 	}
-	c.Header.Bag[KeyPumpRejectionReason] = "Message rejected reason: " + r.Reason.String() + " Description: " + r.Description
+	c.Header.Bag[KeyPumpRejectionReason] = TruncateBytes("Message rejected reason: "+r.Reason.String()+" Description: "+r.Description, MaxRejectionText)
 	c.Header.Topic = destination
 	return c
 }

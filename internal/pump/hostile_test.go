@@ -174,3 +174,42 @@ func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 		}
 	})
 }
+
+// TestRoutedCopyDeferralLogSaysWhatCounts_Issue28: a routed copy stamped 3
+// that is deferred on a channel with requeueCount 3 is logged with the count
+// it carries and the deliveries spent here (delivery_count=3 budget=3
+// budget_spent=1, then 2), never delivery_count=4 budget=3, which read as a
+// budget overrun.
+func TestRoutedCopyDeferralLogSaysWhatCounts_Issue28(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{Queue: dlqQueue, DeadLetter: "orders.dlq.dlq", StopWhenEmpty: true})
+		e.publishMsg(t, dlqQueue, routedCopy("c1", 3))
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		deferred := e.events.Of(pump.EventDeferred)
+		if len(deferred) != 2 {
+			t.Fatalf("%d deferrals, want 2 (the third delivery exhausts the budget)", len(deferred))
+		}
+		for i, d := range deferred {
+			if d.DeliveryCount != 3 || d.Spent != i+1 {
+				t.Errorf("deferral %d: delivery count %d, spent %d; want the stamped 3 and %d", i+1, d.DeliveryCount, d.Spent, i+1)
+			}
+		}
+		var logged [][3]float64
+		for _, r := range e.logs.records(t) {
+			if r["msg"] == pump.LogDeferred {
+				c, _ := r["delivery_count"].(float64)
+				b, _ := r["budget"].(float64)
+				s, _ := r["budget_spent"].(float64)
+				logged = append(logged, [3]float64{c, b, s})
+			}
+		}
+		if len(logged) != 2 || logged[0] != [3]float64{3, 3, 1} || logged[1] != [3]float64{3, 3, 2} {
+			t.Errorf("deferrals logged as (delivery_count, budget, budget_spent) %v, want (3 3 1) and (3 3 2)", logged)
+		}
+	})
+}

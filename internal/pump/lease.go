@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -37,6 +38,11 @@ const (
 	// (lease/4 between them).
 	minLeaseCall = time.Second
 	maxLeaseCall = 10 * time.Second
+	// leaseCeilingMargin is kept between the last extension and a broker's
+	// ceiling (broker.LeaseCeiling): the broker counts from its receive, a
+	// little before ours, and judges an extension when the call reaches
+	// it, up to maxLeaseCall after the tick that decided it.
+	leaseCeilingMargin = limits.CeilingMargin
 )
 
 // leases tracks the messages a run holds, from the Receive that returned
@@ -62,8 +68,12 @@ type leases struct {
 	ext    broker.LeaseExtender
 	lease  time.Duration
 	maxExt time.Duration // <= 0: never extend
-	emit   func(Event)
-	base   time.Time // the origin of leaseState's offsets (monotonic)
+	// ceiling is the broker's ceiling on holding a message
+	// (broker.LeaseCeiling) when it, not maxLeaseExtension, bounds maxExt;
+	// 0 otherwise. It is reported on EventLeaseCapped.
+	ceiling time.Duration
+	emit    func(Event)
+	base    time.Time // the origin of leaseState's offsets (monotonic)
 
 	mu sync.Mutex
 	// extended is signalled (on mu) when an extension call ends, for a
@@ -253,7 +263,9 @@ func (l *leases) setExpires(b *leaseBatch, st *leaseState, t time.Duration) {
 	st.moved.Store(int64(t - b.received - l.lease))
 }
 
-// newLeases returns the tracker for c, or nil when c lends no lease.
+// newLeases returns the tracker for c, or nil when c lends no lease. When
+// c's broker has a ceiling (broker.LeaseCeiling) that the first lease plus
+// maxExt would pass, maxExt is cut to stop leaseCeilingMargin short of it.
 func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *leases {
 	ext, ok := c.(broker.LeaseExtender)
 	if !ok {
@@ -263,7 +275,13 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 	if lease <= 0 {
 		return nil
 	}
-	l := &leases{ext: ext, lease: lease, maxExt: maxExt, emit: emit, base: time.Now(), sweepAt: minSweepAt}
+	var ceiling time.Duration
+	if lc, ok := c.(broker.LeaseCeiling); ok && lc.MaxHold() > 0 && maxExt > 0 {
+		if most := lc.MaxHold() - leaseCeilingMargin - lease; maxExt > most {
+			maxExt, ceiling = max(most, 0), lc.MaxHold()
+		}
+	}
+	l := &leases{ext: ext, lease: lease, maxExt: maxExt, ceiling: ceiling, emit: emit, base: time.Now(), sweepAt: minSweepAt}
 	l.extended.L = &l.mu
 	l.lateEnded.L = &l.mu
 	return l
@@ -514,7 +532,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			left := b.received + l.lease + l.maxExt - t
 			if left <= l.lease/leaseExtendAt {
 				if !absorbed && st.word.CompareAndSwap(w, ref.word(leaseCapped)) {
-					l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received})
+					l.emit(Event{Kind: EventLeaseCapped, Message: m, DeliveryCount: m.Header.HandledCount, Delay: t - b.received, Ceiling: l.ceiling})
 				}
 				continue
 			}
@@ -535,7 +553,9 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, min(max(l.lease/4, minLeaseCall), maxLeaseCall))
-	start := l.at(time.Now())
+	// The new leases are counted from the tick, a little before the call:
+	// never later than the broker's own count.
+	start := t
 	errs := l.ext.ExtendLeases(cctx, ms, d)
 	cancel()
 	l.mu.Lock()

@@ -122,6 +122,16 @@ type Event struct {
 	// failed since then.
 	Since    time.Time
 	Failures int
+	// Spent is how many deliveries count against the redelivery budget,
+	// this one included (broker.BudgetSpent), on deferred and
+	// budget-exhausted events: the delivery count for a source message;
+	// for a routed copy, this channel's own delivery attempt, while
+	// DeliveryCount is the count it was stamped with.
+	Spent int
+	// Ceiling is the broker's ceiling on holding a message
+	// (broker.LeaseCeiling, SQS's 12 h) on a lease-capped event when that
+	// ceiling, not maxLeaseExtension, stopped the extension; 0 otherwise.
+	Ceiling time.Duration
 }
 
 // MessageID returns the id of the event's message, or "".
@@ -174,7 +184,11 @@ const (
 	LogLeaseLapsed = "message lease lapsed before dispatch; dropped for the broker to redeliver"
 	// LogLeaseCapped is logged (Warn) when a message reaches
 	// maxLeaseExtension.
-	LogLeaseCapped    = "message held past maxLeaseExtension; its lease is extended no more and the broker will redeliver it"
+	LogLeaseCapped = "message held past maxLeaseExtension; its lease is extended no more and the broker will redeliver it"
+	// LogLeaseCeiling is logged (Warn), once per message, when a message
+	// reaches its broker's ceiling (SQS: 12 h from the receive) before
+	// maxLeaseExtension.
+	LogLeaseCeiling   = "message held to the broker's ceiling on a lease; its lease is extended no more and the broker will redeliver it"
 	LogChannelFailure = "channel failure; backing off"
 	LogStalled        = "channel stalled: no successful broker call"
 	LogRecovered      = "channel recovered"
@@ -215,7 +229,7 @@ func (o LogObserver) Observe(e Event) {
 			return
 		}
 		if e.Kind == EventDeferred {
-			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "delay", e.Delay)
+			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent, "delay", e.Delay)
 			return
 		}
 		if !l.Enabled(ctx, slog.LevelDebug) {
@@ -227,7 +241,7 @@ func (o LogObserver) Observe(e Event) {
 		}
 		l.Debug(msg, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 	case EventBudgetExhausted:
-		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
+		l.Warn(LogBudgetExhausted, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent)
 	case EventSettleFailed:
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
@@ -250,7 +264,11 @@ func (o LogObserver) Observe(e Event) {
 	case EventLeaseLapsed:
 		l.Debug(LogLeaseLapsed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
 	case EventLeaseCapped:
-		l.Warn(LogLeaseCapped, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay)
+		if e.Ceiling > 0 {
+			l.Warn(LogLeaseCeiling, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay, "ceiling", e.Ceiling)
+		} else {
+			l.Warn(LogLeaseCapped, "subscription", e.Subscription, "message_id", e.MessageID(), "held", e.Delay)
+		}
 	case EventChannelFailure:
 		l.Error(LogChannelFailure, "subscription", e.Subscription, "error", e.Err, "delay", e.Delay, "failures", e.Failures)
 	case EventStalled:

@@ -216,6 +216,9 @@ func (p *Pump) emit(e Event) {
 // limit, or the error of a Receive that was not a channel failure.
 func (p *Pump) Run(ctx context.Context) error {
 	p.emit(Event{Kind: EventStarted})
+	p.health.mu.Lock()
+	p.health.ended = false
+	p.health.mu.Unlock()
 	r := &run{p: p, stop: make(chan struct{})}
 	// Settling must outlive the stop signal; handlers are cut off only when
 	// the drain timeout expires.
@@ -274,6 +277,7 @@ func (p *Pump) Run(ctx context.Context) error {
 		}
 	}
 	err := r.err()
+	p.endHealth()
 	p.emit(Event{Kind: EventStopped, Err: err})
 	return err
 }
@@ -387,7 +391,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 			return nil, heldBatch{}, false
 		}
 		if errors.Is(err, broker.ErrChannelFailure) {
-			delay := p.failed(err, true)
+			delay := p.failed(err, true, started)
 			return nil, heldBatch{}, r.sleep(delay)
 		}
 		r.halt(fmt.Errorf("subscription %s: receive: %w", p.opts.Subscription, err))
@@ -904,7 +908,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
 	if budget := p.opts.RequeueCount; budget != -1 && spent >= budget {
-		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: res.Err})
+		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
 		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
 		if m.HasRejectionMetadata() {
@@ -931,7 +935,16 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
 		return settleEnd{}
 	}
-	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+	// A routed copy's count is the stamped evidence of the channel that
+	// rejected it, which its requeue does not change: the event shows it
+	// as received, and Spent shows the budget's own count (issue 28: it
+	// said delivery_count=4 budget=3 for a copy stamped 3 on its first
+	// delivery here).
+	count := m.Header.HandledCount
+	if m.HasRejectionMetadata() {
+		count = presented
+	}
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: count, Spent: spent, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
 	return settleEnd{delay: delay}
 }
 

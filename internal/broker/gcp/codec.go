@@ -272,8 +272,7 @@ func checkBaggage(s string) error {
 func DecodeOrFailure(w Wire, now time.Time) (*message.Message, error) {
 	m, err := Decode(w, now)
 	if err != nil {
-		m.Header.MessageType = message.MTUnacceptable
-		m.Undecodable = strings.ReplaceAll(strings.TrimPrefix(err.Error(), "decode Pub/Sub message "+m.Header.MessageID+": "), "\n", "; ")
+		m.MarkUndecodable(strings.ReplaceAll(strings.TrimPrefix(err.Error(), "decode Pub/Sub message "+m.Header.MessageID+": "), "\n", "; "))
 	}
 	return m, err
 }

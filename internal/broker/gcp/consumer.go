@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -26,7 +27,7 @@ const (
 )
 
 // maxAckDeadline is the longest ack deadline Pub/Sub accepts (600 s).
-const maxAckDeadline = 600 * time.Second
+const maxAckDeadline = limits.PubSubMaxAckDeadline
 
 // ConsumerOptions configures a PullConsumer or a StreamConsumer.
 type ConsumerOptions struct {

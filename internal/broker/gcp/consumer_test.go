@@ -322,13 +322,15 @@ func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 
 // TestReceive_UndecodableIsUnacceptable (both consumers): a message with a
 // bad HandledCount is presented as MT_UNACCEPTABLE with its receipt, and
-// rejecting it routes it to the invalid topic.
+// rejecting it routes it to the invalid topic, whose copy records the type the
+// message carried as originalMessageType (issue 28): MT_COMMAND, not
+// MT_UNACCEPTABLE.
 func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
 		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, InvalidTopic: "orders.Invalid"})
 		c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", InvalidTopic: "orders.Invalid"})
 		_, err := e.client.TopicAdminClient.Publish(ctxT(t, 5*time.Second), &pubsubpb.PublishRequest{Topic: topicName(e.project, "orders"),
-			Messages: []*pubsubpb.PubsubMessage{{Data: []byte("x"), Attributes: map[string]string{AttrID: "bad-1", AttrHandledCount: "lots"}}}})
+			Messages: []*pubsubpb.PubsubMessage{{Data: []byte("x"), Attributes: map[string]string{AttrID: "bad-1", AttrHandledCount: "lots", AttrMessageType: "MT_COMMAND"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +344,7 @@ func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 		if res := c.Reject(ctxT(t, 10*time.Second), m, message.Rejection{Reason: message.ReasonUnacceptable}); res.Route != broker.RouteInvalidMessage || res.Err != nil {
 			t.Fatalf("reject %+v", res)
 		}
-		hasAttrs(t, e.pullRaw(t, "orders.Invalid", 10*time.Second), map[string]string{AttrID: "bad-1", "originalMessageType": "MT_UNACCEPTABLE"})
+		hasAttrs(t, e.pullRaw(t, "orders.Invalid", 10*time.Second), map[string]string{AttrID: "bad-1", "originalMessageType": "MT_COMMAND"})
 	})
 }
 

@@ -94,9 +94,13 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 // has already set it to the destination). It implements broker.Publisher.
 // When a publish with an ordering key fails it resumes that key, so the next
 // publish of the key is attempted rather than refused (a routing failure
-// must not wedge later routings, R-19).
+// must not wedge later routings, R-19). A message over Pub/Sub's limits is
+// refused before the call (CheckLimits; the emulator would take it).
 func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message) error {
 	w := Encode(m)
+	if err := CheckLimits(w); err != nil {
+		return fmt.Errorf("publish message %s to topic %s: %w", m.Header.MessageID, topic, err)
+	}
 	pm := &pubsub.Message{Data: w.Data, Attributes: w.Attributes}
 	if p.opts.EnableMessageOrdering {
 		pm.OrderingKey = w.OrderingKey

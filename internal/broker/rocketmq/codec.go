@@ -312,8 +312,7 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	h.Type, h.Subject, h.DataSchema, h.DataRef = p[PropType], p[PropSubject], p[PropDataSchema], p[PropDataRef]
 	h.TraceParent, h.TraceState, h.Baggage = p[PropTraceParent], p[PropTraceState], p[PropBaggage]
 	if len(problems) > 0 {
-		h.MessageType = message.MTUnacceptable
-		m.Undecodable = strings.Join(problems, "; ")
+		m.MarkUndecodable(strings.Join(problems, "; "))
 		return m, fmt.Errorf("RocketMQ message %s (id %s): %w", w.MessageID, id, errors.Join(errs...))
 	}
 	return m, nil
@@ -326,10 +325,11 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 // needs. Undecodable is "undecodable" when Decode found no fault.
 func Unacceptable(w Wire, now time.Time) *message.Message {
 	m, _ := Decode(w, now)
-	m.Header.MessageType = message.MTUnacceptable
-	if m.Undecodable == "" {
-		m.Undecodable = "undecodable"
+	why := m.Undecodable
+	if why == "" {
+		why = "undecodable"
 	}
+	m.MarkUndecodable(why)
 	return m
 }
 

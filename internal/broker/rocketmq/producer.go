@@ -86,12 +86,17 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 }
 
 // Publish sends m to topic (broker.Publisher): the Router's dead-letter and
-// invalid-message copies go through here.
+// invalid-message copies go through here. A message over a proxy's default
+// limits is refused before the call (CheckLimits; rmqtest would take it).
 func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message) error {
 	if topic == "" {
 		return fmt.Errorf("rocketmq: send %s: no topic", m.Header.MessageID)
 	}
-	if _, err := p.p.Send(ctx, Encode(m, topic, p.opts.Tag, p.now())); err != nil {
+	out := Encode(m, topic, p.opts.Tag, p.now())
+	if err := CheckLimits(out); err != nil {
+		return fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err)
+	}
+	if _, err := p.p.Send(ctx, out); err != nil {
 		return classifySend(fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err))
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -61,7 +62,7 @@ const BagReceiptHandle = "ReceiptHandle"
 const bagProducerTopic = "paramore.brighter.ProducerTopic"
 
 // MaxAttributes is the SQS (and SNS) limit on message attributes per message.
-const MaxAttributes = 10
+const MaxAttributes = limits.SQSMaxAttributes
 
 // ErrTooManyAttributes is returned by the encoders when a message would carry
 // more than MaxAttributes message attributes (AWS would reject the send).
@@ -268,8 +269,7 @@ func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	m, problems := decode(sm, opts)
 	var err error
 	if len(problems) > 0 {
-		m.Header.MessageType = message.MTUnacceptable
-		m.Undecodable = strings.Join(problems, "; ")
+		m.MarkUndecodable(strings.Join(problems, "; "))
 		err = fmt.Errorf("SQS message %s (id %s): %w: %s", aws.ToString(sm.MessageId), m.Header.MessageID, ErrUndecodable, m.Undecodable)
 	}
 	m.Receipt = aws.ToString(sm.ReceiptHandle)

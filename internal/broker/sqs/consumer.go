@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -28,7 +29,7 @@ const (
 	MaxWait = 20 * time.Second
 	// MaxRequeueDelay is SQS's longest visibility timeout (12 h); a longer
 	// requeue delay is capped to it.
-	MaxRequeueDelay = 12 * time.Hour
+	MaxRequeueDelay = limits.SQSMaxVisibility
 )
 
 // Stable log message texts of the consumer (tests match them).
@@ -284,6 +285,13 @@ func (k *Consumer) Lease() time.Duration {
 	}
 	return max(k.opts.VisibilityTimeout/time.Second, 1) * time.Second
 }
+
+// MaxHold is SQS's ceiling on a message's visibility: 12 hours from its
+// receive, however often it is extended (limits.SQS.MaxHold):
+// broker.LeaseCeiling.
+func (k *Consumer) MaxHold() time.Duration { return limits.SQS.MaxHold }
+
+var _ broker.LeaseCeiling = (*Consumer)(nil)
 
 // ExtendLeases sets the visibility timeout of each message to d from now
 // (rounded up to whole seconds, at most 12 h) with

@@ -52,17 +52,20 @@ func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
 
 // Issue 14: an undecodable message keeps what can be kept: the Brighter id,
 // every readable attribute, the raw message type text, and a reason naming
-// the field.
+// the field. Issue 28: its routed copy's originalMessageType is the type it
+// carried, never MT_UNACCEPTABLE.
 func TestUndecodableKeepsIdentity(t *testing.T) {
 	cases := map[string]struct {
 		attrs  map[string]string
 		field  string
 		wireMT string
 	}{
-		"MT_QUIT":         {map[string]string{AttrMessageType: "MT_QUIT", AttrBag: `{"k":"v"}`}, "message-type", "MT_QUIT"},
-		"MT_NONE":         {map[string]string{AttrMessageType: "MT_NONE", AttrBag: `{"k":"v"}`}, "message-type", "MT_NONE"},
-		"bag not JSON":    {map[string]string{AttrBag: `{"k":`, "custom": "v"}, "bag", ""},
-		"gzip not base64": {map[string]string{AttrContentType: "application/gzip", AttrBag: `{"k":"v"}`}, "body", ""},
+		"MT_QUIT": {map[string]string{AttrMessageType: "MT_QUIT", AttrBag: `{"k":"v"}`}, "message-type", "MT_QUIT"},
+		"MT_NONE": {map[string]string{AttrMessageType: "MT_NONE", AttrBag: `{"k":"v"}`}, "message-type", "MT_NONE"},
+		// No type attribute: Brighter reads MT_EVENT, and the routed copy
+		// says so, not MT_UNACCEPTABLE (issue 28).
+		"bag not JSON":    {map[string]string{AttrBag: `{"k":`, "custom": "v"}, "bag", "MT_EVENT"},
+		"gzip not base64": {map[string]string{AttrContentType: "application/gzip", AttrMessageType: "MT_COMMAND", AttrBag: `{"k":"v"}`}, "body", "MT_COMMAND"},
 	}
 	for name, c := range cases {
 		c.attrs[AttrID] = "brighter-id"
@@ -87,7 +90,7 @@ func TestUndecodableKeepsIdentity(t *testing.T) {
 			t.Errorf("%s: bag %v lost its entries", name, m.Header.Bag)
 		}
 		routed := message.Stamp(m, "inv", message.Rejection{Reason: message.ReasonUnacceptable, Description: m.Undecodable}, m.Header.Timestamp)
-		if c.wireMT != "" && routed.Header.Bag[message.KeyOriginalMessageType] != c.wireMT {
+		if routed.Header.Bag[message.KeyOriginalMessageType] != c.wireMT {
 			t.Errorf("%s: originalMessageType %v, want the raw %q", name, routed.Header.Bag[message.KeyOriginalMessageType], c.wireMT)
 		}
 	}

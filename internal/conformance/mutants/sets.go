@@ -9,5 +9,6 @@ func extraSets() [][]mutant {
 		securityMutants,
 		exhaustedMutants,
 		orderingMutants,
+		limitsMutants,
 	}
 }

@@ -4,6 +4,9 @@
 // DeadLetterPolicy), reports drift between the subscriptions file and the
 // broker (native-limit-drift), and checks R-10 (budget-outranked) against
 // the broker's value, so the check holds against reality, not just the file.
+// Where the broker sets a maximum message size per queue (SQS), it also
+// reports a rejection destination smaller than its source
+// (destination-message-size, issue 28; sizes.go).
 //
 // Each transport answers through the Prober interface; this package holds
 // the SQS and Pub/Sub probers. CheckChannels looks up every channel a
@@ -91,6 +94,9 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 			out = append(out, lint.NewFinding(s, lint.RuleBudgetOutranked, "requeueCount",
 				fmt.Sprintf("subscription %q: requeueCount %d >= %s %d on the broker: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise the broker's limit above %d",
 					s.Name, r, live.Field, live.Value, live.Value, live.Value, r)))
+		}
+		if sp, ok := p.(SizeProber); ok {
+			out = append(out, sizeFindings(ctx, f, s, sp)...)
 		}
 	}
 	lint.Sort(out)

@@ -152,21 +152,28 @@ subscriptions:
 
 // TestSQSDrift_R10 seeds a drift on the SQS emulator (fauxqs): the file says
 // maxReceiveCount 5, the queue has 3.
-func TestSQSDrift_R10(t *testing.T) {
+// sqsEmulator starts fauxqs for one test and returns a context bounding
+// it, the clients, and mk, which creates a queue with attributes.
+func sqsEmulator(t *testing.T) (context.Context, *sqs.Clients, func(name string, attrs map[string]string)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	emu, err := sqstest.Start(ctx)
 	if err != nil {
 		t.Fatalf("start the SQS emulator: %v", err)
 	}
 	t.Cleanup(emu.Stop)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)
-	mk := func(name string, attrs map[string]string) {
+	return ctx, c, func(name string, attrs map[string]string) {
 		if _, err := c.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestSQSDrift_R10(t *testing.T) {
+	ctx, c, mk := sqsEmulator(t)
+	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)
 	mk(run+"-redrive", nil)
 	arn := "arn:aws:sqs:us-east-1:000000000000:" + run + "-redrive"
 	mk(run+"-orders", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":"3"}`})
@@ -255,5 +262,46 @@ func TestCheckChannelsSkipsCreateAndClassifies_Issue34(t *testing.T) {
 	}
 	if find(fs, "assumed", lint.RuleLiveCheckFailed) == nil || len(fs) != 2 {
 		t.Errorf("want one live-check-failed for the failed look-up:%s", dump(fs))
+	}
+}
+
+// TestSQSDestinationSmallerThanSource_Issue28: on fauxqs, a dead-letter
+// queue whose MaximumMessageSize is smaller than its source's is reported
+// (destination-message-size); one as large, or a queue left at the
+// defaults on both sides, is not; a destination not created yet is not
+// this rule's business.
+func TestSQSDestinationSmallerThanSource_Issue28(t *testing.T) {
+	ctx, c, mk := sqsEmulator(t)
+	run := fmt.Sprintf("size%d", time.Now().UnixNano()%1e9)
+	big := map[string]string{"MaximumMessageSize": "1048576"}
+	mk(run+"-orders", big)
+	mk(run+"-orders-dlq", map[string]string{"MaximumMessageSize": "262144"})
+	mk(run+"-orders-invalid", big)
+	mk(run+"-refunds", nil)
+	mk(run+"-refunds-dlq", nil)
+	f := parse(t, fmt.Sprintf(`subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: %[1]s-orders
+    deadLetterRoutingKey: %[1]s-orders-dlq
+    invalidMessageRoutingKey: %[1]s-orders-invalid
+    handler: {type: builtin, name: ack}
+  - name: refunds
+    transport: sqs
+    channelName: %[1]s-refunds
+    deadLetterRoutingKey: %[1]s-refunds-dlq
+    invalidMessageRoutingKey: %[1]s-refunds-not-yet
+    handler: {type: builtin, name: ack}
+`, run))
+	probers := map[config.Transport]live.Prober{config.TransportSQS: live.SQS{
+		Client: func(context.Context, *config.File) (live.SQSAPI, error) { return c.SQS, nil },
+	}}
+	fs := live.Check(ctx, f, probers, rules.Default())
+	d := find(fs, "orders", lint.RuleDestinationMessageSize)
+	if d == nil || !strings.HasSuffix(d.Field, "deadLetterRoutingKey") || !strings.Contains(d.Message, "up to 262144 bytes, smaller than the source's 1048576") {
+		t.Errorf("orders: %+v%s", d, dump(fs))
+	}
+	if len(fs) != 1 {
+		t.Errorf("findings = %d, want 1 (the invalid-message queue is as large; refunds has the defaults on both sides and a destination not made yet)%s", len(fs), dump(fs))
 	}
 }

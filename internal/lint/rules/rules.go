@@ -10,13 +10,15 @@
 // alone; this package must not import a transport, so that lint stays a pure
 // function of the file.
 //
-// This package imports internal/config and internal/lint only.
+// This package imports internal/config, internal/lint and
+// internal/broker/limits (the broker limits, which import nothing) only.
 package rules
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 )
@@ -32,15 +34,16 @@ func Default() map[config.Transport]lint.TransportRules {
 	}
 }
 
-// Service limits the rules check against.
+// Service limits the rules check against (internal/broker/limits holds
+// them all, per transport).
 const (
 	// SQSMaxVisibility is the longest SQS visibility timeout (43200 s), and
 	// so the longest requeue delay (ChangeMessageVisibility).
-	SQSMaxVisibility = 12 * time.Hour
+	SQSMaxVisibility = limits.SQSMaxVisibility
 	// GCPMinAckDeadline and GCPMaxAckDeadline bound a Pub/Sub ack deadline;
 	// 0 means the service default, GCPMinAckDeadline.
-	GCPMinAckDeadline = 10 * time.Second
-	GCPMaxAckDeadline = 600 * time.Second
+	GCPMinAckDeadline = limits.PubSubMinAckDeadline
+	GCPMaxAckDeadline = limits.PubSubMaxAckDeadline
 	// GCPMinDeliveryAttempts and GCPMaxDeliveryAttempts bound a dead-letter
 	// policy's maxDeliveryAttempts; 0 means the service default,
 	// GCPMinDeliveryAttempts.
@@ -94,6 +97,14 @@ func (SQS) ReturnsAtOnce(s *config.Subscription) (bool, string) {
 		return false, ""
 	}
 	return true, "timeOut " + config.FormatDuration(s.TimeOut) + " is under SQS's 1s long-poll step, a short poll that returns at once"
+}
+
+// MaxHold is how long brighter can keep an SQS message from other
+// consumers: SQS's 12 h ceiling on its visibility, counted from its
+// receive (limits.SQS.MaxHold), less the minute short of it at which the
+// pump stops extending (limits.CeilingMargin): lint.LeaseCeiling.
+func (SQS) MaxHold(*config.Subscription) (lint.Span, bool) {
+	return lint.Span{Value: limits.SQS.MaxHold - limits.CeilingMargin, Field: "SQS's 12h visibility ceiling less brighter's 1m margin"}, true
 }
 
 // MaxRequeueDelay is SQS's 12h visibility-timeout maximum.
@@ -297,8 +308,19 @@ func (RocketMQ) MaxRequeueDelay(*config.Subscription) (lint.Span, bool) { return
 // Ordered is false: the file has no ordering setting for RocketMQ.
 func (RocketMQ) Ordered(*config.Subscription) (string, bool) { return "", false }
 
-// Check has no RocketMQ-specific rule.
-func (RocketMQ) Check(*config.Subscription) []lint.Finding { return nil }
+// Check reports an invisibleDuration outside the proxy's default bounds,
+// 10s..12h (limits.RocketMQ).
+func (RocketMQ) Check(s *config.Subscription) []lint.Finding {
+	if s.RocketMQ == nil {
+		return nil
+	}
+	if v := s.RocketMQ.InvisibleDuration; v < limits.RocketMQ.MinLease || v > limits.RocketMQ.MaxLease {
+		return []lint.Finding{{RuleID: lint.RuleRocketMQInvisibleDuration, Field: "rocketmq.invisibleDuration",
+			Message: fmt.Sprintf("subscription %q: rocketmq.invisibleDuration %s is outside %s..%s, which a RocketMQ proxy with default settings refuses on every receive; use %s to %s", s.Name, config.FormatDuration(v),
+				config.FormatDuration(limits.RocketMQ.MinLease), config.FormatDuration(limits.RocketMQ.MaxLease), config.FormatDuration(limits.RocketMQ.MinLease), config.FormatDuration(limits.RocketMQ.MaxLease))}}
+	}
+	return nil
+}
 
 // Memory answers for the in-memory transport: no native limit, the count
 // always advances, the lease is memory.visibilityTimeout.
