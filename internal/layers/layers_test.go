@@ -20,7 +20,8 @@ const module = "github.com/brightergo/brighter/"
 // support (internal/pump/pumptest) is in the pump's group, so it may import
 // the pump and never a transport.
 const (
-	levelBase   = iota // message, config and other leaves
+	levelLeaf   = iota // redact, broker/limits: leaves with no module imports, used by every layer
+	levelBase          // message, config and other leaves
 	levelBroker        // internal/broker: the interfaces and the routing
 	levelEngine        // the pump, and each transport with its test support
 	levelApp           // handler, observe, telemetry, inspect, lint, tui, demo, conformance
@@ -34,6 +35,9 @@ const (
 // placed here before it lands.
 func level(pkg string) (lvl int, group string, ok bool) {
 	switch {
+	case pkg == "internal/redact", // the one redaction rule (issue 29)
+		pkg == "internal/broker/limits": // the brokers' limits in bytes (issue 28)
+		return levelLeaf, pkg, true
 	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage":
 		return levelBase, pkg, true
 	case pkg == "internal/broker":

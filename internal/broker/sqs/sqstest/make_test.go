@@ -24,8 +24,9 @@ func TestMakeSQSEmulatorInstallsOnlyWhenNeeded_Issue32(t *testing.T) {
 	}
 	plan := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("make", append([]string{"-n"}, args...)...)
+		cmd := exec.Command("make", append([]string{"-n", "--no-print-directory"}, args...)...)
 		cmd.Dir = root
+		cmd.Env = outsideMake(os.Environ())
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make -n %v: %v\n%s", args, err, out)
@@ -68,9 +69,11 @@ func TestMakeSQSEmulatorStopsWithMake_Issue32(t *testing.T) {
 	} {
 		sig := c.sig
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command("make", "sqs-emulator", "FAUXQS_PORT=0")
+			// --no-print-directory and no inherited MAKEFLAGS/MAKELEVEL: under
+			// `make test` a nested make prints "Entering directory" first.
+			cmd := exec.Command("make", "--no-print-directory", "sqs-emulator", "FAUXQS_PORT=0")
 			cmd.Dir = root
-			cmd.Env = os.Environ()
+			cmd.Env = outsideMake(os.Environ())
 			// A process group of its own, as a shell job has: Ctrl-C signals
 			// the group; kill PID make alone.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -87,15 +90,16 @@ func TestMakeSQSEmulatorStopsWithMake_Issue32(t *testing.T) {
 			if !sc.Scan() {
 				t.Fatalf("make sqs-emulator printed nothing: %v", sc.Err())
 			}
+			first := sc.Text() // read before the drain below scans on
 			go func() {
 				for sc.Scan() {
 				}
 				_ = cmd.Wait()
 				close(exited)
 			}()
-			endpoint, ok := strings.CutPrefix(sc.Text(), "fauxqs listening on ")
+			endpoint, ok := strings.CutPrefix(first, "fauxqs listening on ")
 			if !ok {
-				t.Fatalf("first line %q, want fauxqs listening on ...", sc.Text())
+				t.Fatalf("first line %q, want fauxqs listening on ...", first)
 			}
 			if !healthy(context.Background(), endpoint) {
 				t.Fatalf("not healthy at %s", endpoint)
@@ -128,4 +132,18 @@ func TestMakeSQSEmulatorStopsWithMake_Issue32(t *testing.T) {
 			}
 		})
 	}
+}
+
+// outsideMake returns env without the variables a parent make exports
+// (MAKEFLAGS, MFLAGS, MAKELEVEL), so a make the test starts behaves as one
+// started from a shell.
+func outsideMake(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
