@@ -50,6 +50,7 @@ type Faults struct {
 	ack          atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
+	holds        sync.Map // last path segment -> *Hold (HoldCalls)
 }
 
 // Calls returns how many unary calls of method (its last path segment, as
@@ -133,6 +134,9 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 	n.(*atomic.Int64).Add(1)
 	if e, ok := f.byMethod.Load(path.Base(method)); ok {
 		return e.(error)
+	}
+	if h, ok := f.holds.Load(path.Base(method)); ok {
+		return h.(*Hold).hold(ctx)
 	}
 	switch r := req.(type) {
 	case *pubsubpb.PublishRequest:
