@@ -4,5 +4,7 @@ package main
 // each a []mutant; catalogue appends them to the conformance set. Add one
 // line per new file.
 func extraSets() [][]mutant {
-	return [][]mutant{}
+	return [][]mutant{
+		layerMutants,
+	}
 }
