@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
@@ -46,7 +46,7 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
 				c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
 				e.send(t, "orders", newMsg(fmt.Sprintf("bound-%s-%s", tc.name, v)))
-				var hold atomic.Pointer[gcptest.Hold]
+				var hold atomic.Pointer[faultproxy.Hold]
 				if tc.name == "receive" {
 					hold.Store(e.faults.HoldCalls(tc.method))
 				}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
-	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
@@ -50,7 +50,7 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 				e := newEnv(t, "t", "t.DLQ")
 				c := e.consumer(rocketmq.ConsumerOptions{Topic: "t", ConsumerGroup: "g", BufferSize: 1, InvisibleDuration: rmqLease, DeadLetterTopic: "t.DLQ"})
 				e.send("t", fmt.Sprintf("bound-%s-%s", tc.name, v))
-				var hold atomic.Pointer[rmqtest.Hold]
+				var hold atomic.Pointer[faultproxy.Hold]
 				events := pumptest.NewEvents()
 				opts := pumptest.Options(v, 1)
 				opts.CallTimeout = callTimeout

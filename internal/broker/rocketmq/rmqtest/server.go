@@ -153,7 +153,7 @@ type handleRef struct {
 // Server is the in-process broker. Make it with Start; it is safe for
 // concurrent use.
 type Server struct {
-	holds  sync.Map     // RPC method -> *Hold (HoldCalls)
+	holds  sync.Map     // RPC method -> *faultproxy.Hold (HoldCalls)
 	routed atomic.Int32 // the port routes name (AdvertisePort); 0: the server's own
 	opts   Options
 	lis    net.Listener
@@ -462,7 +462,7 @@ func (s *Server) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	s.count("SendMessage")
 	if h := s.held("SendMessage"); h != nil {
-		return nil, h.hold(ctx)
+		return nil, h.Call(ctx)
 	}
 	resp := &v2.SendMessageResponse{Status: ok()}
 	for _, m := range req.GetMessages() {
@@ -741,7 +741,7 @@ func (s *Server) holdLocked(group, handle string, now time.Time) (*stored, *deli
 func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
 	s.count("AckMessage")
 	if h := s.held("AckMessage"); h != nil {
-		return nil, h.hold(ctx)
+		return nil, h.Call(ctx)
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	resp := &v2.AckMessageResponse{Status: ok()}
@@ -775,7 +775,7 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
 	s.count("ChangeInvisibleDuration")
 	if h := s.held("ChangeInvisibleDuration"); h != nil {
-		return nil, h.hold(ctx)
+		return nil, h.Call(ctx)
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if err := fire(&s.changeFault, topic, req.GetMessageId()); err != nil {
