@@ -1,8 +1,9 @@
-// Package faultproxy is a small TCP proxy for tests that injects network
-// faults between a client and a broker (issue 31, the soak harness): added
-// latency, connection resets and a black hole (a host that accepts
-// connections and never answers). It is test support: nothing in the
-// product imports it.
+// Package faultproxy is fault injection for tests (issue 31): Proxy, a
+// small TCP proxy that injects network faults between a client and a
+// broker (added latency, connection resets and a black hole: a host that
+// accepts connections and never answers), for the soak harness; and Hold, a
+// black hole for single calls that a test server or interceptor catches. It
+// is test support: nothing in the product imports it.
 package faultproxy
 
 import (
