@@ -18,7 +18,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 LICENSES          ?= NOASSERTION
 ARCH              ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build image test test-stress test-times unit deps vet staticcheck lint fmt-check bench conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
+.PHONY: all build image test test-stress test-times unit deps vet staticcheck lint fmt-check bench soak conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
 
 all: build
 
@@ -81,11 +81,13 @@ test-times: deps
 	$(GO) run ./internal/tools/stress -runs 1 -hog 0 -out bin/times -- -race -count=1 -timeout 40m $(PKGS) || true
 	$(GO) run ./internal/tools/stress -summarize bin/times/run-1.json
 
-# The mutation check of the conformance suite (issue 18): every deliberate
-# bug of internal/conformance/mutants, one at a time on a copy of the tree,
-# must fail a conformance cell. `mutants` runs them all and records the table
-# in docs/conformance.md; `mutants-ci` (part of make test) runs the few
-# marked CI, a minute or two.
+# The mutation check (issue 18, issue 31): every deliberate bug of
+# internal/conformance/mutants (a catalogue per layer: conformance cells,
+# pump, transports, dlq, handlers, config), one at a time on a copy of the
+# tree, must fail the tests named for it. `mutants` runs them all and
+# records the table in docs/conformance.md (TestCatalogueRecorded checks it
+# in make test); `mutants-ci` (part of make test) runs the few marked CI, a
+# minute or two.
 mutants: deps
 	$(GO) run ./internal/conformance/mutants -set all -write docs/conformance.md
 
@@ -96,8 +98,20 @@ mutants-ci: deps
 unit: deps
 	$(GO) test -count=1 $(PKGS)
 
+# Benchmarks (not CI). A pump benchmark that allocates more per message
+# than its recorded figure (internal/pump/bench_test.go recordedAllocs,
+# docs/performance.md) fails the run: BRIGHTER_BENCH_ALLOC_CHECK.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
+	BRIGHTER_BENCH_ALLOC_CHECK=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
+
+# The soak harness (docs/reliability.md): messages through two consume
+# processes per transport (fauxqs, pstest, the RocketMQ test broker) behind a
+# TCP fault proxy, with SIGKILLs, connection resets, latency and a black
+# hole, for SOAK_DURATION (make soak SOAK_DURATION=1h). Not part of make
+# test, which runs its 60-second form (TestSoak_Issue31).
+SOAK_DURATION ?= 10m
+soak: deps
+	BRIGHTER_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 3h -v -run '^TestSoak_Issue31$$' ./cmd/brighter
 
 # The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.

@@ -61,6 +61,7 @@ func runScripts(t *testing.T, dir string) {
 	t.Cleanup(rmq.Close)
 	hole := blackHole(t)
 	refuser := expiredTokenProxy(t, emu.Endpoint)
+	receiveFails := receiveFailsProxy(t, emu.Endpoint)
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
@@ -80,6 +81,7 @@ func runScripts(t *testing.T, dir string) {
 			env.Setenv("RMQ_ENDPOINT", rmq.Endpoint())
 			env.Setenv("BLACKHOLE", hole)
 			env.Setenv("SQS_EXPIRED_PROXY", refuser)
+			env.Setenv("SQS_RECEIVE_FAILS_PROXY", receiveFails)
 			// Each script gets queue names of its own: fauxqs is shared.
 			env.Setenv("RUN", fmt.Sprintf("r%d", time.Now().UnixNano()%1e9))
 			return nil
@@ -93,20 +95,42 @@ func runScripts(t *testing.T, dir string) {
 // other request is passed to fauxqs at target. It returns the proxy's URL.
 func expiredTokenProxy(t *testing.T, target string) string {
 	t.Helper()
+	return answeringProxy(t, target, func(r *http.Request) bool { return r.Header.Get("X-Amz-Security-Token") == "expired" },
+		http.StatusBadRequest, "ExpiredToken;Sender",
+		`{"__type":"com.amazon.coral.service#ExpiredTokenException","message":"The security token included in the request is expired"}`)
+}
+
+// receiveFailsProxy is HTTP middleware in front of fauxqs at target that
+// answers every ReceiveMessage with a 500 InternalError and passes every
+// other call (GetQueueUrl included) to fauxqs (issue 31: a dlq command
+// there must fail, never report an empty queue). It returns the proxy's URL.
+func receiveFailsProxy(t *testing.T, target string) string {
+	t.Helper()
+	return answeringProxy(t, target, func(r *http.Request) bool { return r.Header.Get("X-Amz-Target") == "AmazonSQS.ReceiveMessage" },
+		http.StatusInternalServerError, "InternalError;Receiver",
+		`{"__type":"com.amazon.coral.service#InternalError","message":"injected: every receive fails"}`)
+}
+
+// answeringProxy is HTTP middleware in front of fauxqs at target: a request
+// match chooses is answered with status, the x-amzn-query-error queryError
+// and the JSON body, as SQS answers an error; any other request is passed
+// to fauxqs. It returns the proxy's URL; it closes when t ends.
+func answeringProxy(t *testing.T, target string, match func(*http.Request) bool, status int, queryError, body string) string {
+	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatalf("fauxqs endpoint %q: %v", target, err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Amz-Security-Token") != "expired" {
+		if !match(r) {
 			proxy.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		w.Header().Set("x-amzn-query-error", "ExpiredToken;Sender")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"__type":"com.amazon.coral.service#ExpiredTokenException","message":"The security token included in the request is expired"}`)
+		w.Header().Set("x-amzn-query-error", queryError)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -475,6 +475,12 @@ func TestPubSubConformance(t *testing.T) {
 		"ends), through a reader subscription of their own with a DeadLetterPolicy, so that the reader's delivery_attempt advances "+
 		"from read to read (AC-41). AC-14 (routing keys read back from a subscriptions file) is a config test, "+
 		"TestGCPRoutingKeysReadBack_AC14 in internal/config: it touches no emulator.")
+	ledger.Note("Pub/Sub", "Which engine proves what (issue 31): every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
+		"(TestEmulatorRedeliveryProbe_Issue31, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
+		"dropping them after their 2nd or 3rd delivery (local-brokers.md §2c). A row that waits for redeliveries (AC-1, AC-3, AC-5, R-19, I15-1) "+
+		"fails, never passes, when the emulator drops one; the negative checks do not rest on redelivery alone: AC-2 requires the acknowledgement "+
+		"the broker accepted, R-17 and AC-8 the Router's result of an acknowledged rejection. Nothing lost and the budget under SIGKILLs and "+
+		"network faults are proven on pstest, which redelivers faithfully (the soak, docs/reliability.md).")
 	ledger.Note("Pub/Sub", "AC-39 (A-2), delivery_attempt measured on the emulator over three deliveries of one message, "+
 		"each released at once, on a subscription with a DeadLetterPolicy (one cell per configuration: no pump runs): "+attempts.String()+". A-2 holds: populated and "+
 		"strictly advancing, so the delivery count is the broker counter (AC-19's branch).")

@@ -408,5 +408,5 @@ func MutantsSection(doc string) string {
 		body = doc[i:j+len(mutantsEnd)] + "\n"
 	}
 	return "\n## Mutation check of the suite\n\n" +
-		"`make mutants` applies each deliberate bug of internal/conformance/mutants alone to a copy of the tree and runs the conformance cells named for it; every mutant must be killed (a cell fails). `make test` runs the mutants marked CI.\n\n" + body
+		"`make mutants` applies each deliberate bug of internal/conformance/mutants (a catalogue per layer: conformance, pump, transports, dlq, handlers, config) alone to a copy of the tree and runs the tests named for it; every mutant must be killed (a test fails). `make test` runs the mutants marked CI.\n\n" + body
 }

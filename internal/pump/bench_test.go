@@ -2,6 +2,8 @@ package pump_test
 
 import (
 	"context"
+	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -42,6 +44,7 @@ func benchRun(b *testing.B, br *memory.Broker, p *pump.Pump) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var elapsed, cpu time.Duration
+	var mallocs uint64
 	// Chunks keep the backlog (and so the live heap) the size a
 	// real consumer holds, not b.N messages: with everything
 	// pre-published the run measures page faults of a growing heap.
@@ -50,12 +53,13 @@ func benchRun(b *testing.B, br *memory.Broker, p *pump.Pump) {
 		b.StopTimer()
 		fill(b, br, "bench", done, n)
 		b.StartTimer()
-		start, cpu0 := time.Now(), processCPU(b)
+		start, cpu0, m0 := time.Now(), processCPU(b), heapMallocs()
 		if err := p.Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(start)
 		cpu += processCPU(b) - cpu0
+		mallocs += heapMallocs() - m0
 		done += n
 	}
 	b.StopTimer()
@@ -64,6 +68,58 @@ func benchRun(b *testing.B, br *memory.Broker, p *pump.Pump) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
+	checkAllocs(b, mallocs)
+}
+
+// recordedAllocs are the heap allocations per message docs/performance.md
+// records for the pump benchmarks over the memory transport, counted while
+// the pump runs (the transport's 2 per message included; the rest is per
+// receive batch, such as the receive's deadline). allocs/op shows them
+// rounded down.
+var recordedAllocs = map[string]float64{
+	"BenchmarkPump/reactor":                   2.6,
+	"BenchmarkPump/proactor-2":                2.75,
+	"BenchmarkPumpLeases/reactor/leases-off":  2.6,
+	"BenchmarkPumpLeases/reactor/leases-on":   2.6,
+	"BenchmarkPumpLeases/proactor/leases-off": 2.75,
+	"BenchmarkPumpLeases/proactor/leases-on":  2.75,
+}
+
+// allocSlack is how far above its recorded figure a benchmark's count may
+// be: one allocation per 20 messages (the count is the same from run to
+// run to within 0.01).
+const allocSlack = 0.05
+
+// allocCheckEnv, set by `make bench`, makes a pump benchmark fail when it
+// allocates more per message than recordedAllocs says (issue 31: the
+// Reactor went from 2 to 6 allocations per message with nothing watching).
+// CI runs no benchmarks.
+const allocCheckEnv = "BRIGHTER_BENCH_ALLOC_CHECK"
+
+// checkAllocs fails b, when allocCheckEnv is set and b ran at least a
+// chunk, if mallocs (the heap allocations counted while the pump ran) per
+// message exceed b's recorded figure; a benchmark with no recorded figure
+// fails too, so a new one is recorded.
+func checkAllocs(b *testing.B, mallocs uint64) {
+	b.Helper()
+	if os.Getenv(allocCheckEnv) == "" || b.N < benchChunk {
+		return
+	}
+	want, ok := recordedAllocs[b.Name()]
+	if !ok {
+		b.Fatalf("%s has no recorded allocation figure: add it to recordedAllocs (internal/pump/bench_test.go) and docs/performance.md", b.Name())
+	}
+	b.ReportMetric(float64(mallocs)/float64(b.N), "heap-allocs/msg")
+	if got := float64(mallocs) / float64(b.N); got > want+allocSlack {
+		b.Fatalf("ALLOCATION REGRESSION: %s allocates %.2f times per message, the recorded figure is %.1f (docs/performance.md): find the new allocation with -memprofile, or record the new figure with its reason", b.Name(), got, want)
+	}
+}
+
+// heapMallocs is the number of heap objects allocated so far.
+func heapMallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
 }
 
 // processCPU is the CPU time (user + system) the test process has used so

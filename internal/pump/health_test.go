@@ -16,11 +16,19 @@ func TestChannelFailureBackoffGrowsToTheCapWithJitter_Issue13(t *testing.T) {
 	}
 	for n := 2; n <= 12; n++ {
 		want := min(base<<(n-1), limit)
+		seen := map[time.Duration]bool{}
 		for range 50 {
 			d := backoff(base, limit, n)
 			if d < want/2 || d > want || d < base {
 				t.Fatalf("pause after failure %d = %s, want within [%s, %s]", n, d, want/2, want)
 			}
+			seen[d] = true
+		}
+		// Jitter (issue 31: without it the test passed): replicas that
+		// failed together must not all pause alike. 50 draws from tens of
+		// millions of nanoseconds are all equal only without jitter.
+		if len(seen) < 10 {
+			t.Fatalf("pause after failure %d: %d distinct values in 50 draws, want jitter", n, len(seen))
 		}
 	}
 	if d := backoff(0, limit, 5); d != 0 {

@@ -175,3 +175,23 @@ func TestExtendAfterLapseIsStale(t *testing.T) {
 		t.Fatalf("acknowledge after an extension (new receipt handle): %v", err)
 	}
 }
+
+// TestExtensionEconomy_Issue31: messages held for a few invisible durations
+// cost at most two ChangeInvisibleDuration calls a lease each (RocketMQ has
+// no batch form), counted by the broker (NFR-3, ADR 0005). Both variants.
+func TestExtensionEconomy_Issue31(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 4
+			e := newEnv(t, "t")
+			c := e.consumer(rocketmq.ConsumerOptions{Topic: "t", ConsumerGroup: "g", BufferSize: msgs, InvisibleDuration: rmqLease})
+			for i := range msgs {
+				e.send("t", fmt.Sprintf("x-%d", i))
+			}
+			calls := func() int64 { return int64(e.srv.Calls("ChangeInvisibleDuration")) }
+			pumptest.ExtensionEconomy(t, v, c, msgs, rmqLease, rmqLease*5/4, calls, true)
+		})
+	}
+}

@@ -284,3 +284,28 @@ func TestQueueOwnVisibilityTimeoutUnread_Issue12(t *testing.T) {
 		t.Fatalf("lease %v after a read that worked, want %v", d, sqsLease)
 	}
 }
+
+// TestExtensionEconomy_Issue31: messages held for a few visibility timeouts
+// cost at most two ChangeMessageVisibilityBatch calls a lease per receive
+// batch, counted on the wire (NFR-3, ADR 0005). Both variants.
+func TestExtensionEconomy_Issue31(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const msgs = 4
+			var calls atomic.Int64
+			fc, _ := faultyClients(t, func(op, _ string) error {
+				if strings.HasPrefix(op, "ChangeMessageVisibility") {
+					calls.Add(1)
+				}
+				return nil
+			})
+			q := uniq("lease-economy-" + string(v))
+			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: msgs, VisibilityTimeout: sqsLease})
+			for range msgs {
+				send(t, testClients(t), ProducerOptions{}, newMessage(q))
+			}
+			pumptest.ExtensionEconomy(t, v, k, msgs, sqsLease, sqsLease*5/4, calls.Load, false)
+		})
+	}
+}

@@ -32,16 +32,52 @@ type blackHole struct {
 	ops   map[string]bool
 	on    atomic.Bool
 	held  atomic.Int64
+
+	mu        sync.Mutex
+	deadlines map[string][]time.Duration // per operation held: how long its context allowed when it arrived
 }
 
 func (b *blackHole) Do(r *http.Request) (*http.Response, error) {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 	if b.on.Load() && b.ops[op] {
 		b.held.Add(1)
+		var left time.Duration // 0: no deadline
+		if dl, ok := r.Context().Deadline(); ok {
+			left = time.Until(dl)
+		}
+		b.mu.Lock()
+		if b.deadlines == nil {
+			b.deadlines = map[string][]time.Duration{}
+		}
+		b.deadlines[op] = append(b.deadlines[op], left)
+		b.mu.Unlock()
 		<-r.Context().Done()
 		return nil, r.Context().Err()
 	}
 	return b.inner.Do(r)
+}
+
+// assertBound fails unless some call of ops was held, and every held call
+// arrived with a deadline of at most want and more than want-slack: the
+// configured bound, not some deadline (the SDK's own, DefaultCallDeadline,
+// is 15 s).
+func (b *blackHole) assertBound(t *testing.T, ops []string, want time.Duration) {
+	t.Helper()
+	const slack = time.Second
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, op := range ops {
+		for _, left := range b.deadlines[op] {
+			n++
+			if left <= 0 || left > want || left < want-slack {
+				t.Errorf("%s arrived with %s left of its deadline, want %s (the configured bound)", op, left.Round(time.Millisecond), want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no %v call was held", ops)
+	}
 }
 
 func blackHoled(t testing.TB, ops ...string) (*Clients, *blackHole) {
@@ -282,5 +318,61 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 				t.Fatalf("no Error %q naming %s: %+v", broker.LogRoutingPermanent, m.Header.MessageID, r)
 			}
 		})
+	}
+}
+
+// TestBlackHoledCallsEndAtTheirBound_Issue31: every call kind the pump makes
+// has a deadline of its own, the configured one (issue 31: a call without
+// one was ended only by the SDK's 15 s default): an acknowledge
+// (DeleteMessage; the Proactor's DeleteMessageBatch) and a requeue
+// (ChangeMessageVisibility) at callTimeout, the dead-letter publish of a
+// rejection (SendMessage) at callTimeout, a lease extension
+// (ChangeMessageVisibilityBatch) at a quarter of the lease clamped to
+// [1 s, 10 s], a receive at timeOut plus receiveMargin. The held call fails
+// (settle-failed, rejected with an error, extension failed, channel
+// failure) and the message stays on the queue. Both variants.
+func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
+	const callTimeout = 2500 * time.Millisecond
+	cases := []struct {
+		name    string
+		ops     []string
+		outcome pump.Outcome
+		hold    time.Duration // the handler's time
+		event   pump.EventKind
+		bound   time.Duration
+	}{
+		{"acknowledge", []string{"DeleteMessage", "DeleteMessageBatch"}, pump.Ack, 0, pump.EventSettleFailed, callTimeout},
+		{"requeue", []string{"ChangeMessageVisibility"}, pump.Defer, 0, pump.EventSettleFailed, callTimeout},
+		{"reject", []string{"SendMessage"}, pump.Reject, 0, pump.EventRejected, callTimeout},
+		{"extend", []string{"ChangeMessageVisibilityBatch"}, pump.Ack, 3 * time.Second, pump.EventLeaseExtendFailed, time.Second},
+		{"receive", []string{"ReceiveMessage"}, pump.Ack, 0, pump.EventChannelFailure, time.Second + 300*time.Millisecond},
+	}
+	for _, tc := range cases {
+		for _, v := range pumptest.Variants {
+			t.Run(tc.name+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				c, hole := blackHoled(t, tc.ops...)
+				hole.on.Store(false)
+				q := uniq("bound-" + tc.name + "-" + string(v))
+				k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: q + "-dlq"}, ConsumerOptions{VisibilityTimeout: 2 * time.Second})
+				m := newMessage(q)
+				send(t, testClients(t), ProducerOptions{}, m)
+				if tc.name == "receive" {
+					hole.on.Store(true)
+				}
+				events := pumptest.NewEvents()
+				pumptest.RunPump(t, k, func(ctx context.Context, _ *message.Message) pump.Result {
+					hole.on.Store(true)
+					pumptest.SleepFor(ctx, tc.hold)
+					return pump.Result{Outcome: tc.outcome, Reason: "poison"}
+				}, pump.Options{Subscription: q, Variant: v, TimeOut: time.Second, ReceiveMargin: 300 * time.Millisecond,
+					CallTimeout: callTimeout, RequeueCount: 3, ChannelFailureDelay: 20 * time.Millisecond}, events)
+				events.Await(t, tc.event, 30*time.Second, func(e pump.Event) bool { return tc.event != pump.EventRejected || e.Err != nil })
+				hole.assertBound(t, tc.ops, tc.bound)
+				if n := depth(t, testClients(t), q); n != 1 {
+					t.Errorf("queue depth %d after the held %s, want 1: the message stays", n, tc.name)
+				}
+			})
+		}
 	}
 }

@@ -1,19 +1,19 @@
-// Command mutants is the mutation check of the conformance suite (issue
-// 18): it applies each of a maintained set of small deliberate bugs, one at
-// a time, to a temporary copy of the repository, runs the conformance cells
-// named for it (go test ./internal/conformance -run ..., or the package a
-// mutant names), and reports which
-// mutants the suite killed (a test failed) and which survived (every test
-// passed). Every mutant must be killed by the conformance suite alone; the
-// exit status is 1 when any survived, or when a mutant no longer applies
-// (its code moved: update the set).
+// Command mutants is the mutation check of the test suites (issue 18, issue
+// 31): it applies each of a maintained catalogue of small deliberate bugs,
+// one at a time, to a temporary copy of the repository, runs the tests named
+// for it (go test PKG... -run ...: the conformance cells by default, or the
+// tests of any layer's packages), and reports which mutants the tests killed
+// (a test failed) and which survived (every test passed). Every mutant must
+// be killed by the tests it names; the exit status is 1 when any survived,
+// or when a mutant no longer applies (its code moved: update the set).
 //
 // Usage (from the repository root, as `make mutants` runs it):
 //
 //	go run ./internal/conformance/mutants [-set all|ci] [-only NAME] [-write docs/conformance.md]
 //
 // -set ci runs the few mutants CI (make test) has time for; -write replaces
-// the table between the mutants markers of docs/conformance.md.
+// the table between the mutants markers of docs/conformance.md (with -only,
+// the rows of the mutants run; the others keep their recorded rows).
 package main
 
 import (
@@ -31,20 +31,32 @@ import (
 )
 
 // mutant is one deliberate bug: Old, which must occur exactly once in File,
-// is replaced by New; Run is the -run pattern of the cells that must kill
-// it, in package Pkg ("" is ./internal/conformance; another package only for
-// a behaviour no transport has, such as an exec handler's process group).
+// is replaced by New; Run is the -run pattern of the tests that must kill
+// it, in the packages Pkg names (space-separated go test package patterns;
+// "" is ./internal/conformance, the conformance cells).
 type mutant struct {
 	Name, What string
 	File       string
 	Old, New   string
-	Run        string
-	// Pkg is the package whose tests Run selects: "" is the conformance
-	// suite (./internal/conformance); a mutant of what no conformance row
-	// reaches (lint --live's lookups, issue 34) names the package of the
-	// test that kills it.
+	// Pkg names the packages whose tests Run selects (space-separated go
+	// test package patterns): "" is the conformance suite
+	// (./internal/conformance); a mutant of what no conformance row reaches
+	// (lint --live's lookups, an exec handler's process group) names the
+	// packages of the tests that kill it.
 	Pkg string
+	Run string
 	CI  bool
+}
+
+// conformancePkg is the package a mutant with no Pkg is run against.
+const conformancePkg = "./internal/conformance"
+
+// pkgs returns the packages of m's tests.
+func (m mutant) pkgs() []string {
+	if f := strings.Fields(m.Pkg); len(f) > 0 {
+		return f
+	}
+	return []string{conformancePkg}
 }
 
 // cells builds a -run pattern: the test, its fixture/variant path, and the
@@ -245,11 +257,11 @@ func main() {
 		results = append(results, r)
 	}
 	if *tableOut != "" {
-		if err := os.WriteFile(*tableOut, []byte(table(results)), 0o644); err != nil {
+		if err := os.WriteFile(*tableOut, []byte(table(catalogue(), results, nil)), 0o644); err != nil {
 			fail(err)
 		}
 	}
-	if *write != "" && *which == "all" && *only == "" {
+	if *write != "" && (*which == "all" || *only != "") {
 		if err := writeTable(*write, results); err != nil {
 			fail(err)
 		}
@@ -294,19 +306,16 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 		r.verdict, r.detail = "stale", err.Error()
 		return r
 	}
-	pkg := m.Pkg
-	if pkg == "" {
-		pkg = "./internal/conformance"
-	}
-	out, err := goCmd(dir, timeout+time.Minute, "test", "-count=1", "-timeout", timeout.String(), "-run", m.Run, pkg)
+	args := append([]string{"test", "-count=1", "-timeout", timeout.String(), "-run", m.Run}, m.pkgs()...)
+	out, err := goCmd(dir, timeout+time.Minute, args...)
 	r.took = time.Since(start)
 	switch {
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
 		r.verdict, r.detail = "build failed", lastLines(out, 5)
-	case err == nil && bytes.Contains(out, []byte("no tests to run")):
+	case err == nil && bytes.Count(out, []byte("no tests to run")) >= len(m.pkgs()):
 		r.verdict, r.detail = "stale", "the -run pattern matched no test: "+m.Run
 	case err == nil:
-		r.verdict, r.detail = "SURVIVED", "every cell of "+m.Run+" passed"
+		r.verdict, r.detail = "SURVIVED", "every test of "+m.Run+" in "+strings.Join(m.pkgs(), " ")+" passed"
 	default:
 		r.verdict, r.detail = "killed", firstFail(out)
 	}
@@ -414,6 +423,11 @@ const (
 	endMarker   = "<!-- mutants:end -->"
 )
 
+// writeTable replaces the mutants table of the markdown file at path: one
+// row per catalogue mutant, in catalogue order; a mutant run now gets a new
+// row, one not run keeps its recorded row (a run of -only NAME records NAME
+// alone), one never recorded says so, and a row of a mutant the catalogue
+// no longer has is dropped.
 func writeTable(path string, results []result) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
@@ -424,30 +438,61 @@ func writeTable(path string, results []result) error {
 	if i < 0 || j < i {
 		return fmt.Errorf("%s has no %s ... %s section (regenerate it with make conformance-ledger)", path, beginMarker, endMarker)
 	}
-	s = s[:i] + table(results) + s[j+len(endMarker)+1:]
+	s = s[:i] + table(catalogue(), results, recordedRows(s[i:j])) + s[j+len(endMarker)+1:]
 	return os.WriteFile(path, []byte(s), 0o644)
 }
 
-// table renders the results between the markers.
-func table(results []result) string {
+// recordedRows returns the table rows of section by mutant name.
+func recordedRows(section string) map[string]string {
+	rows := map[string]string{}
+	for _, l := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimSpace(strings.SplitN(l[2:], "|", 2)[0]), " (CI)")
+		rows[name] = l
+	}
+	return rows
+}
+
+// row renders one result, run on date, as a table row.
+func row(r result, date string) string {
+	by := ""
+	if r.verdict == "killed" {
+		by = r.detail
+	}
+	ci := ""
+	if r.m.CI {
+		ci = " (CI)"
+	}
+	run := strings.ReplaceAll(r.m.Run, "|", `\|`)
+	if r.m.Pkg != "" {
+		run = strings.Join(r.m.pkgs(), " ") + " -run " + run
+	}
+	return fmt.Sprintf("| %s%s | %s | %s | `%s` | %s | %s | %s |", r.m.Name, ci, r.m.What, r.m.File, run,
+		date, r.verdict, strings.ReplaceAll(by, "|", `\|`))
+}
+
+// table renders the section between the markers: a row for each mutant of
+// cat, from results when it was run now, else from recorded.
+func table(cat []mutant, results []result, recorded map[string]string) string {
+	now := map[string]result{}
+	for _, r := range results {
+		now[r.m.Name] = r
+	}
 	var b strings.Builder
 	b.WriteString(beginMarker + "\n")
-	fmt.Fprintf(&b, "Recorded by `make mutants` on %s: each mutant applied alone to a copy of the tree, then the conformance cells named run against it.\n\n", time.Now().UTC().Format("2006-01-02"))
-	b.WriteString("| mutant | deliberate bug | file | cells run | verdict | killed by |\n|---|---|---|---|---|---|\n")
-	for _, r := range results {
-		by := ""
-		if r.verdict == "killed" {
-			by = r.detail
+	b.WriteString("Recorded by `make mutants` (a row by `go run ./internal/conformance/mutants -only NAME -write docs/conformance.md`): each mutant applied alone to a copy of the tree, then the tests named run against it (packages, -run pattern; the conformance cells when no package is named). TestCatalogueRecorded (internal/conformance/mutants) checks that every mutant of the catalogue still applies and has a row here, killed.\n\n")
+	b.WriteString("| mutant | deliberate bug | file | tests run | run on | verdict | killed by |\n|---|---|---|---|---|---|---|\n")
+	for _, m := range cat {
+		switch r, ok := now[m.Name]; {
+		case ok:
+			b.WriteString(row(r, time.Now().UTC().Format("2006-01-02")) + "\n")
+		case recorded[m.Name] != "":
+			b.WriteString(recorded[m.Name] + "\n")
+		default:
+			b.WriteString(row(result{m: m, verdict: "not recorded"}, "") + "\n")
 		}
-		ci := ""
-		if r.m.CI {
-			ci = " (CI)"
-		}
-		run := r.m.Run
-		if r.m.Pkg != "" {
-			run = r.m.Pkg + " " + run
-		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | `%s` | %s | %s |\n", r.m.Name, ci, r.m.What, r.m.File, strings.ReplaceAll(run, "|", `\|`), r.verdict, strings.ReplaceAll(by, "|", `\|`))
 	}
 	b.WriteString(endMarker + "\n")
 	return b.String()

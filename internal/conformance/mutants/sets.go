@@ -10,5 +10,6 @@ func extraSets() [][]mutant {
 		exhaustedMutants,
 		orderingMutants,
 		limitsMutants,
+		layerMutants,
 	}
 }

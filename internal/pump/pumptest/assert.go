@@ -1,10 +1,15 @@
 package pumptest
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -73,5 +78,62 @@ func ExtendFailureLogged(t *testing.T, r *Run, id string) {
 	want := fmt.Sprintf(`"level":"ERROR","msg":%q`, pump.LogLeaseExtendFailed)
 	if !strings.Contains(logs, want) || !strings.Contains(logs, fmt.Sprintf("%q", id)) {
 		t.Errorf("log lacks an ERROR %q naming %s:\n%s", pump.LogLeaseExtendFailed, id, logs)
+	}
+}
+
+// ExtensionEconomy runs a pump of variant v over c, whose queue holds msgs
+// messages leased for lease each, with a handler that holds each message
+// for hold and acknowledges it, and checks the cost of keeping the leases
+// (issue 31, NFR-3; ADR 0005's schedule: an extension whenever half a
+// lease is left, each to a full lease from now):
+//   - each message is extended at most 2n+1 times, n being the leases it
+//     was held (waiting in the buffer, then handled), and at least n-1;
+//   - calls() (the transport's extension calls counted on the wire, read
+//     after the run) is at most about as many per receive batch as one
+//     message costs: a batch's due messages share each call.
+//
+// An extension asking for less than a lease (half: four times the calls)
+// or a call per message where the broker allows a batch fails it. perMessage
+// is true for a transport whose protocol has no batch form (RocketMQ: one
+// call per message).
+func ExtensionEconomy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, hold time.Duration, calls func() int64, perMessage bool) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		held  = map[string]time.Duration{}
+		start = time.Now()
+	)
+	opts := Options(v, msgs)
+	opts.NoOfPerformers = msgs
+	r := Start(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
+		SleepFor(ctx, hold)
+		mu.Lock()
+		held[m.Header.MessageID] = time.Since(start)
+		mu.Unlock()
+		return pump.Result{Outcome: pump.Ack}
+	})
+	WaitUntil(t, time.Duration(msgs)*hold+60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
+	r.Stop(t)
+	HandledOnceEach(t, r, msgs)
+	per := map[string]int{}
+	for _, e := range r.Of(pump.EventLeaseExtended) {
+		per[e.MessageID()]++
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var longest time.Duration
+	for id, d := range held {
+		longest = max(longest, d)
+		n := float64(d) / float64(lease)
+		if k, most := per[id], int(2*n)+1; k > most || float64(k) < n-1 {
+			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (two a lease) and at least %d", id, per[id], n, most, max(int(n)-1, 0))
+		}
+	}
+	batches := 1
+	if v == pump.Proactor || perMessage {
+		batches = msgs // the Proactor may receive them one by one
+	}
+	if got, most := calls(), int64(batches*(int(2*float64(longest)/float64(lease))+1)); got == 0 || got > most {
+		t.Errorf("%d extension calls for %d messages held up to %s (lease %s), want 1 to %d", got, msgs, longest.Round(time.Millisecond), lease, most)
 	}
 }

@@ -34,6 +34,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/brightergo/brighter/internal/faultproxy"
 )
 
 // Faults is a fault-injecting gRPC unary client interceptor. Each fault is
@@ -50,6 +52,7 @@ type Faults struct {
 	ack          atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
+	holds        sync.Map // last path segment -> *faultproxy.Hold (HoldCalls)
 }
 
 // Calls returns how many unary calls of method (its last path segment, as
@@ -133,6 +136,9 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 	n.(*atomic.Int64).Add(1)
 	if e, ok := f.byMethod.Load(path.Base(method)); ok {
 		return e.(error)
+	}
+	if h, ok := f.holds.Load(path.Base(method)); ok {
+		return h.(*faultproxy.Hold).Call(ctx)
 	}
 	switch r := req.(type) {
 	case *pubsubpb.PublishRequest:

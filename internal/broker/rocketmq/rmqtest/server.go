@@ -153,6 +153,8 @@ type handleRef struct {
 // Server is the in-process broker. Make it with Start; it is safe for
 // concurrent use.
 type Server struct {
+	holds  sync.Map     // RPC method -> *faultproxy.Hold (HoldCalls)
+	routed atomic.Int32 // the port routes name (AdvertisePort); 0: the server's own
 	opts   Options
 	lis    net.Listener
 	grpc   *grpc.Server
@@ -403,7 +405,7 @@ func (s *Server) route(topic string) []*v2.MessageQueue {
 			Id:         int32(i),
 			Permission: v2.Permission_READ_WRITE,
 			Broker: &v2.Broker{Name: "rmqtest", Id: 0, Endpoints: &v2.Endpoints{
-				Scheme: v2.AddressScheme_IPv4, Addresses: []*v2.Address{{Host: "127.0.0.1", Port: int32(s.port)}},
+				Scheme: v2.AddressScheme_IPv4, Addresses: []*v2.Address{{Host: "127.0.0.1", Port: s.routePort()}},
 			}},
 			AcceptMessageTypes: []v2.MessageType{v2.MessageType_NORMAL, v2.MessageType_FIFO, v2.MessageType_DELAY},
 		}
@@ -484,6 +486,9 @@ func (s *Server) HideGroupRetryPolicy(hide bool) {
 // SendMessage stores each message; see the package comment.
 func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	s.count("SendMessage")
+	if h := s.held("SendMessage"); h != nil {
+		return nil, h.Call(ctx)
+	}
 	resp := &v2.SendMessageResponse{Status: ok()}
 	for _, m := range req.GetMessages() {
 		topic, id := m.GetTopic().GetName(), m.GetSystemProperties().GetMessageId()
@@ -760,6 +765,9 @@ func (s *Server) holdLocked(group, handle string, now time.Time) (*stored, *deli
 // AckMessage removes messages for the group when their handles are current.
 func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
 	s.count("AckMessage")
+	if h := s.held("AckMessage"); h != nil {
+		return nil, h.Call(ctx)
+	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	resp := &v2.AckMessageResponse{Status: ok()}
 	for _, e := range req.GetEntries() {
@@ -791,6 +799,9 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 // new receipt handle.
 func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
 	s.count("ChangeInvisibleDuration")
+	if h := s.held("ChangeInvisibleDuration"); h != nil {
+		return nil, h.Call(ctx)
+	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if err := fire(&s.changeFault, topic, req.GetMessageId()); err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: faultStatus("injected change-invisible-duration fault", err), ReceiptHandle: req.GetReceiptHandle()}, nil
