@@ -132,6 +132,7 @@ the queue named by deadLetterRoutingKey inside it, and replay rewrites the
 file, moving the replayed messages to their destination queue.`,
 	}
 	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
+	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o))
 	return cmd
 }
 
