@@ -55,7 +55,6 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 		sum     ArchiveSummary
 		bw      = bufio.NewWriter(w)
 		pending []*message.Message
-		removed int
 		log     = src.logger()
 	)
 	holds := func(ms []*message.Message) []held {
@@ -107,19 +106,14 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 				continue
 			}
 			sum.Archived++
-			removed++
 		}
 		release(ctx, src, holds(back))
 		return nil
 	}
-	h := hooks{
-		batch: func() error { return commit(context.WithoutCancel(ctx)) },
-		settle: func() bool {
-			r := removed > 0
-			removed = 0
-			return r
-		},
-	}
+	// Each receive is written, synced and removed before the next receive,
+	// so an SQS FIFO or RocketMQ message group's next messages are free by
+	// then (no settle hook is needed, unlike replay's asynchronous lanes).
+	h := hooks{batch: func() error { return commit(context.WithoutCancel(ctx)) }}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		// Archive owns the message from here: commit removes or releases it.
 		pending = append(pending, m)

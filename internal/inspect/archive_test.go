@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -185,5 +188,47 @@ func TestReadArchive_DamagedLine_NothingRead_Issue30(t *testing.T) {
 	ms, err = inspect.ReadArchive(bytes.NewReader(append(line, '\n')), "f")
 	if err != nil || !bytes.Equal(ms[0].Body, []byte{0xff, 0xfe}) {
 		t.Fatalf("round trip of a binary body: %v %v", ms, err)
+	}
+}
+
+// TestArchive_FIFOGroupBeyondOneBatch_Issue30 (fauxqs): archive removes as
+// it goes, so it reaches every message of one SQS FIFO message group, in
+// order, though SQS holds back a group's later messages while earlier ones
+// are in flight.
+func TestArchive_FIFOGroupBeyondOneBatch_Issue30(t *testing.T) {
+	c := clients(t)
+	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
+	makeQueues(t, c, queue, dlq, true)
+	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
+	const n = 15
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
+	}
+	src := source(reader(t, c, dlq, true), dn)
+	src.Wait = 100 * time.Millisecond
+	buf := &syncedBuffer{}
+	sum, err := inspect.Archive(context.Background(), src, inspect.Filter{}, buf, buf.sync)
+	if err != nil || sum.Archived != n || sum.Failed != 0 {
+		t.Fatalf("archive: %+v %v, want %d archived", sum, err, n)
+	}
+	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
+	if err != nil || len(ms) != n {
+		t.Fatalf("archive holds %d, %v", len(ms), err)
+	}
+	for i, m := range ms {
+		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want || m.Header.PartitionKey != "customer-9" {
+			t.Fatalf("line %d: %s in group %q, want %s in customer-9", i+1, m.Header.MessageID, m.Header.PartitionKey, want)
+		}
+	}
+	// Restored twice within SQS's five-minute deduplication window: each
+	// restore gets fresh deduplication ids, so neither is dropped.
+	p := sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate})
+	for range 2 {
+		if rs, err := inspect.Restore(context.Background(), p, ms, dn, discardLogger(), nil); err != nil || rs.Restored != n {
+			t.Fatalf("restore: %+v %v", rs, err)
+		}
+	}
+	if got := len(drain(t, c, dn, true, 2*n)); got != 2*n {
+		t.Fatalf("the DLQ holds %d after two restores, want %d", got, 2*n)
 	}
 }
