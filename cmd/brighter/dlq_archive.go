@@ -119,6 +119,9 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	if o.purge && !o.yes {
 		return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
 	}
+	if !o.purge && o.file == os.DevNull {
+		return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
+	}
 	if !o.purge && o.file == "-" && o.io.OutTTY {
 		return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
 	}
