@@ -61,6 +61,8 @@ type dlqOptions struct {
 	ids     []string
 	grep    string
 	limit   int
+	// groupIDs is --group-id: failure group ids, as dlq stats shows them.
+	groupIDs []string
 }
 
 func newDLQCmd(io *IOStreams, g *globalOptions) *cobra.Command {
@@ -130,6 +132,7 @@ the queue named by deadLetterRoutingKey inside it, and replay rewrites the
 file, moving the replayed messages to their destination queue.`,
 	}
 	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
+	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o))
 	return cmd
 }
 
@@ -157,6 +160,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringSliceVar(&o.ids, "id", nil, "only these message ids (repeatable)")
 	fl.StringVar(&o.grep, "grep", "", "only messages whose rejection message matches this regular expression")
 	fl.IntVar(&o.limit, "limit", 0, "select at most this many messages (0: all)")
+	fl.StringSliceVar(&o.groupIDs, "group-id", nil, "only these failure groups, by the id dlq stats shows (repeatable)")
 	completeValues(cmd, dlqReasons, "reason")
 	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
 }
@@ -198,7 +202,7 @@ func (o *dlqOptions) addOutput(cmd *cobra.Command) {
 
 // filter builds the selection from the flags; errors are usage errors.
 func (o *dlqOptions) filter() (inspect.Filter, error) {
-	f := inspect.Filter{Reasons: o.reasons, Topics: o.topics, IDs: o.ids, Limit: o.limit}
+	f := inspect.Filter{Reasons: o.reasons, Topics: o.topics, IDs: o.ids, Limit: o.limit, GroupIDs: o.groupIDs}
 	var err error
 	now := o.now()
 	if f.Since, err = inspect.ParseTimeBound("since", o.since, now); err != nil {

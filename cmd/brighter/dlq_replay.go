@@ -37,6 +37,8 @@ type dlqReplayOptions struct {
 	// allowAny is --allow-any-destination: without --to, replay to any
 	// originalTopic, not only those the subscriptions file knows.
 	allowAny bool
+	// copy is --copy: keep the dead-letter copy (issue 30).
+	copy bool
 }
 
 // replayOutputs are the values of dlq replay --output.
@@ -86,14 +88,24 @@ consumer dead-letters again while the replay runs (same id, new rejection
 time) is left in the dead-letter destination, counted neither replayed nor
 failed.
 
+--copy publishes each selected message and keeps it in the dead-letter
+destination (copy, not move): every message read is held until the scan
+ends, as peek holds it, so each is copied once a run. On an SQS FIFO queue
+or a RocketMQ message group that reaches only the first batch of each
+group, as peek does.
+
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
-"would-replay" or "failed","error":...; "newId" with --new-id}) and a last
-{"type":"summary","replayed":N,"skipped":N,"failed":N,"dryRun":...,
+"would-replay", "refused", "would-refuse" or "failed","error":...; "newId"
+with --new-id}) and a last
+{"type":"summary","replayed":N,"skipped":N,"failed":N,"refused":N,"dryRun":...,
 "interrupted":...}; prompts and errors stay on stderr.`,
 		Example: `  # See what would happen, then do it
   brighter dlq replay orders --reason DeliveryError --dry-run
   brighter dlq replay orders --reason DeliveryError --yes
+
+  # Try one failure group on a staging queue, keeping the dead letters
+  brighter dlq replay orders --group-id 921f815d2f4c --to orders-staging --copy --yes
 
   # Ten a second, to a staging queue, with new ids
   brighter dlq replay sqs://orders-dlq --to orders-staging --new-id --rate 10 --yes
@@ -111,6 +123,7 @@ handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
 	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
 	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
 	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
+	fl.BoolVar(&o.copy, "copy", false, "keep each message in the dead-letter destination: publish a copy, remove nothing (default: move)")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
 	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
@@ -197,7 +210,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy}
 	var bar *inspect.Bar
 	if o.format == "json" {
 		o.json = inspect.NewReplayJSON(o.io.Out)
@@ -229,6 +242,9 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.url)
 		return interrupted("replay " + t.url)
+	}
+	if o.copy && !o.dryRun && sum.Replayed > 0 {
+		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.url)
 	}
 	return o.finish(bar, sum, rerr, cerr, t)
 }

@@ -34,6 +34,9 @@ type Filter struct {
 	IDs []string
 	// Grep matches the rejection message; nil means any.
 	Grep *regexp.Regexp
+	// GroupIDs are failure group ids (GroupKey.ID, as `dlq stats` shows
+	// them, case-insensitive); empty means any (issue 30).
+	GroupIDs []string
 	// Limit stops a scan after this many selected messages; 0 means no limit.
 	Limit int
 }
@@ -49,6 +52,11 @@ func (f Filter) Validate() error {
 	for _, t := range f.Topics {
 		if _, err := path.Match(t, ""); err != nil {
 			return fmt.Errorf("--topic %q: %w", t, err)
+		}
+	}
+	for _, g := range f.GroupIDs {
+		if err := ValidGroupID(g); err != nil {
+			return err
 		}
 	}
 	if f.Limit < 0 {
@@ -103,6 +111,12 @@ func (f Filter) Match(m *message.Message) bool {
 	}
 	if f.Grep != nil && !f.Grep.MatchString(d.RejectionMessage) {
 		return false
+	}
+	if len(f.GroupIDs) > 0 {
+		id := GroupOf(m).ID()
+		if !slices.ContainsFunc(f.GroupIDs, func(g string) bool { return strings.EqualFold(g, id) }) {
+			return false
+		}
 	}
 	return true
 }

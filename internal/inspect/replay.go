@@ -52,6 +52,14 @@ type ReplayOptions struct {
 	KeepCount bool
 	// DryRun reports what would be replayed and changes nothing.
 	DryRun bool
+	// Copy keeps each replayed message in the dead-letter destination
+	// (`dlq replay --copy`, issue 30): it is published and then only
+	// released, never removed. The scan holds every message it read until it
+	// ends, as a peek does, so each is copied once a run; on an SQS FIFO
+	// queue or a RocketMQ message group only what the broker delivers while
+	// the earlier messages are held (the first batch of each group) is
+	// reached.
+	Copy bool
 	// Rate limits publishes to this many per second; 0 means no limit.
 	Rate float64
 	// Workers is how many messages are published and removed at once; 0
@@ -163,6 +171,8 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 // replay goes on; a failed acknowledge leaves it in both places. At no
 // instant is a message in neither place. Messages not selected, not
 // replayed or not removed are released when the scan ends.
+// With o.Copy nothing is removed: each selected message is published and
+// stays, held until the scan ends, then released.
 //
 // Each message is handled at most once a run: a message whose id (or new
 // id) this run has already replayed, failed or reported is left untouched
@@ -236,11 +246,24 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			}
 			jobs[i].out.Err = fmt.Errorf("publish to %s: %w", j.out.Destination, perr[i])
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", j.m.Header.MessageID, "source", src.Name, "destination", j.out.Destination, "error", perr[i])
-			back = append(back, holdOf(j.m))
+			if !o.Copy {
+				back = append(back, holdOf(j.m))
+			}
 		}
 		originals := make([]*message.Message, len(sent))
 		for k, i := range sent {
 			originals[k] = jobs[i].m
+		}
+		if o.Copy {
+			// The scan holds every message (visit did not take them over)
+			// and releases them when it ends: nothing to remove or release.
+			for _, i := range sent {
+				log.DebugContext(ctx, LogReplayed, "message_id", jobs[i].m.Header.MessageID, "new_id", jobs[i].c.Header.MessageID, "source", src.Name, "destination", jobs[i].out.Destination, "copy", true)
+			}
+			for _, j := range jobs {
+				report(j.out)
+			}
+			return 0
 		}
 		aerr := acknowledgeAll(ctx, src.Consumer, originals)
 		var moved int64
@@ -295,7 +318,10 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 						break fill
 					}
 				}
-				if ctx.Err() != nil {
+				if ctx.Err() != nil && o.Copy {
+					// Interrupted before their publish began; the scan
+					// releases them (it holds every message of a copy).
+				} else if ctx.Err() != nil {
 					// Interrupted before their publish began: leave them
 					// where they are, visible at once, counted neither way.
 					back := make([]held, len(batch))
@@ -359,10 +385,11 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		if key == "" {
 			key = id
 		}
-		// The worker owns the message from here: it removes or releases it.
+		// The worker owns the message from here: it removes or releases it
+		// (with Copy the scan keeps holding it and releases it at its end).
 		pending.Add(1)
 		lanes[maphash.String(seed, key)%uint64(workers)] <- job{m: m, c: c, out: out}
-		return true, nil
+		return !o.Copy, nil
 	}, hooks{settle: settle, known: known})
 	for _, l := range lanes {
 		close(l)

@@ -12,15 +12,16 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Group is one line of Stats: the messages that share a rejection reason, an
-// original topic and a normalised rejection message.
+// Group is one line of Stats: a failure group, the messages that share an
+// original topic, a message type, a rejection reason and a normalised
+// rejection message (GroupKey), with its stable id (issue 30).
 type Group struct {
-	Reason        string    `json:"reason"`
-	OriginalTopic string    `json:"originalTopic"`
-	Message       string    `json:"message"`
-	Count         int       `json:"count"`
-	Oldest        time.Time `json:"oldest"`
-	Newest        time.Time `json:"newest"`
+	// ID is GroupKey.ID: what --group-id takes.
+	ID string `json:"id"`
+	GroupKey
+	Count  int       `json:"count"`
+	Oldest time.Time `json:"oldest"`
+	Newest time.Time `json:"newest"`
 }
 
 // Stats summarises a destination: totals, oldest and newest rejection, and
@@ -39,14 +40,12 @@ type Stats struct {
 	Groups   []Group        `json:"groups"`
 }
 
-type groupKey struct{ reason, topic, msg string }
-
 // Collect scans the source (nothing is removed) and summarises the messages
 // the filter selects. Memory grows with the number of groups, not of
 // messages. Groups are sorted by count, largest first, then by key.
 func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, error) {
 	st := &Stats{Source: src.Name, ByReason: map[string]int{}, ByTopic: map[string]int{}}
-	groups := map[groupKey]*Group{}
+	groups := map[GroupKey]*Group{}
 	counts, err := Scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		st.add(groups, m)
 		return false, nil
@@ -67,12 +66,15 @@ func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, er
 		if a.OriginalTopic != b.OriginalTopic {
 			return a.OriginalTopic < b.OriginalTopic
 		}
+		if a.MessageType != b.MessageType {
+			return a.MessageType < b.MessageType
+		}
 		return a.Message < b.Message
 	})
 	return st, counts, err
 }
 
-func (st *Stats) add(groups map[groupKey]*Group, m *message.Message) {
+func (st *Stats) add(groups map[GroupKey]*Group, m *message.Message) {
 	d := Describe(m)
 	at := d.RejectedAt
 	if at.IsZero() {
@@ -91,10 +93,10 @@ func (st *Stats) add(groups map[groupKey]*Group, m *message.Message) {
 			st.Newest = &t
 		}
 	}
-	k := groupKey{d.Reason, d.OriginalTopic, Normalise(d.RejectionMessage)}
+	k := GroupKey{OriginalTopic: d.OriginalTopic, MessageType: d.MessageType, Reason: d.Reason, Message: Normalise(d.RejectionMessage)}
 	g := groups[k]
 	if g == nil {
-		g = &Group{Reason: k.reason, OriginalTopic: k.topic, Message: k.msg}
+		g = &Group{ID: k.ID(), GroupKey: k}
 		groups[k] = g
 	}
 	g.Count++
@@ -120,7 +122,7 @@ func (st *Stats) WriteJSON(w io.Writer) error {
 }
 
 // StatsHeaders are the column titles of the stats table.
-var StatsHeaders = []string{"COUNT", "REASON", "ORIGINAL TOPIC", "REJECTION MESSAGE (normalised)", "OLDEST", "NEWEST"}
+var StatsHeaders = []string{"GROUP", "COUNT", "REASON", "ORIGINAL TOPIC", "TYPE", "REJECTION MESSAGE (normalised)", "OLDEST", "NEWEST"}
 
 // WriteTable writes a summary line and a table of the groups; styled as for
 // NewTable.
@@ -141,7 +143,7 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 	}
 	rows := make([][]string, 0, len(st.Groups))
 	for _, g := range st.Groups {
-		rows = append(rows, []string{strconv.Itoa(g.Count), g.Reason, g.OriginalTopic, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, g.OriginalTopic, g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
 	}
 	return renderTable(w, styled, StatsHeaders, rows)
 }

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// dlq archive, purge and restore (issue 30): their flags and runs.
+
+// dlqArchiveOptions are archive's and purge's own flags.
+type dlqArchiveOptions struct {
+	*dlqOptions
+	// file is --file: where archive writes ("-": stdout).
+	file string
+	// all is --all: select every message without a filter.
+	all bool
+	// yes is purge's --yes.
+	yes bool
+	// purge is true for dlq purge (the archive goes nowhere).
+	purge bool
+}
+
+func newDLQArchiveCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqArchiveOptions{dlqOptions: parent}
+	cmd := &cobra.Command{
+		Use:   "archive [SUBSCRIPTION|URL]",
+		Short: "Move dead-lettered messages into a JSON-lines file, removing each once it is on disk",
+		Long: `Write the selected messages to --file (default: stdout) as JSON lines, the
+shape peek --output json prints and restore reads (every header, the bag
+with the rejection metadata, and the body, base64 when it is not UTF-8),
+and remove each from the dead-letter destination only after its line has
+been written and the file fsynced. A crash at any instant leaves every
+message in the destination, in the file, or in both, never in neither.
+
+The file is appended to (created with mode 0600 when missing), so an
+archive run again after a crash, or on another day, adds to it. Archive
+removes what it selects, so it needs a filter (--reason, --topic, --since,
+--until, --id, --grep, --group-id, --limit) or --all; it refuses to write
+to a terminal. Failures to remove are counted and exit 1: those messages
+are in both places.`,
+		Example: `  # Keep a failure group's messages on disk and out of the queue
+  brighter dlq archive orders --group-id 921f815d2f4c --file orders-timeouts.jsonl
+
+  # Everything, to stdout, compressed
+  brighter dlq archive sqs://orders-dlq --all | gzip > dlq-$(date +%F).jsonl.gz`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.run(cmd.Context(), dest) }),
+	}
+	o.addCommon(cmd)
+	cmd.Flags().StringVar(&o.file, "file", "-", "append the archive to this file ('-': stdout)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "archive every message (without it a filter is required)")
+	return cmd
+}
+
+func newDLQPurgeCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqArchiveOptions{dlqOptions: parent, purge: true}
+	cmd := &cobra.Command{
+		Use:   "purge [SUBSCRIPTION|URL]",
+		Short: "Delete dead-lettered messages for good (an archive to nowhere)",
+		Long: `Remove the selected messages from the dead-letter destination, keeping no
+copy: dlq archive to /dev/null. It needs --yes and a filter (--reason,
+--topic, --since, --until, --id, --grep, --group-id, --limit) or --all;
+without them it refuses (exit 2) and reads nothing. Archive first when in
+doubt.`,
+		Example: `  brighter dlq purge orders --group-id 921f815d2f4c --yes
+  brighter dlq purge sqs://orders-dlq --until 720h --yes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.run(cmd.Context(), dest) }),
+	}
+	o.addCommon(cmd)
+	cmd.Flags().BoolVar(&o.all, "all", false, "purge every message (without it a filter is required)")
+	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "confirm: delete the selected messages, keeping no copy")
+	return cmd
+}
+
+// selects reports whether a flag narrows the selection.
+func (o *dlqOptions) selects() bool {
+	return len(o.reasons) > 0 || len(o.topics) > 0 || o.since != "" || o.until != "" || len(o.ids) > 0 ||
+		o.grep != "" || len(o.groupIDs) > 0 || o.limit > 0
+}
+
+// fsyncer returns the sync of an archive written to f: fsync, where f is
+// something that can be synced (a pipe or a terminal cannot: EINVAL).
+func fsyncer(f *os.File) func() error {
+	return func() error {
+		err := f.Sync()
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+			return nil
+		}
+		return err
+	}
+}
+
+func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
+	what := "archive"
+	if o.purge {
+		what = "purge"
+	}
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	if !o.all && !o.selects() {
+		return usageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
+	}
+	if o.purge && !o.yes {
+		return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
+	}
+	if !o.purge && o.file == os.DevNull {
+		return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
+	}
+	if !o.purge && o.file == "-" && o.io.OutTTY {
+		return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
+	}
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return err
+	}
+	var (
+		w     io.Writer = io.Discard
+		sync  func() error
+		close = func() error { return nil }
+	)
+	if !o.purge {
+		w = o.io.Out
+		if out, ok := o.io.Out.(*os.File); ok {
+			sync = fsyncer(out)
+		}
+		if o.file != "-" {
+			fh, err := os.OpenFile(o.file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				return failureErr(fmt.Errorf("archive %s: %w", t.url, err))
+			}
+			w, sync, close = fh, fsyncer(fh), fh.Close
+		}
+	}
+	ch, err := o.openReader(ctx, t, dt, true, logger)
+	if err != nil {
+		_ = close()
+		return err
+	}
+	sctx, stop := o.interruptible(ctx, logger)
+	sum, aerr := inspect.Archive(sctx, o.source(t, ch, logger), f, w, sync)
+	stopped := sctx.Err() != nil
+	stop()
+	cerr := errors.Join(ch.close(context.WithoutCancel(ctx)), close())
+	verb := "archived"
+	if o.purge {
+		verb = "purged"
+	}
+	fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.url, verb, sum.Archived, sum.Skipped, sum.Failed)
+	switch {
+	case stopped:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.url, verb)}
+	case aerr != nil:
+		return failureErr(naming(t, what, aerr))
+	case cerr != nil:
+		return failureErr(fmt.Errorf("%s %s: %w", what, t.url, cerr))
+	case sum.Failed > 0:
+		return failureErr(fmt.Errorf("%s %s: %s failed; see the log (a message %s but not removed is in both places)", what, t.url, plural(sum.Failed, "message"), verb))
+	}
+	return nil
+}
+
+// dlqRestoreOptions are restore's own flags.
+type dlqRestoreOptions struct {
+	*dlqOptions
+	to    string
+	toSet bool
+}
+
+func newDLQRestoreCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqRestoreOptions{dlqOptions: parent}
+	cmd := &cobra.Command{
+		Use:   "restore FILE -s SUBSCRIPTION|URL",
+		Short: "Publish the messages of an archive back to a dead-letter destination",
+		Long: `Read FILE (JSON lines, as dlq archive and peek --output json write them;
+'-' for stdin) and publish each selected message, as it was archived, with
+its rejection metadata, to the dead-letter destination --subscription names
+(--invalid, --native as for the other dlq commands), or to --to. The whole
+file is read first: a line that cannot be read refuses the restore (exit 2)
+before anything is published. The file is never changed, so a restore run
+again publishes its messages again. A failed publish is counted and exits
+1; the message is still in the file.
+
+On SQS it publishes to queues, also for a subscription fed by SNS (its
+dead-letter queue is a queue); on a FIFO queue each message keeps its
+message group and gets a fresh deduplication id.`,
+		Example: `  brighter dlq restore orders-timeouts.jsonl -c brighter.yaml -s orders
+  brighter dlq restore dlq.jsonl -s sqs://orders-dlq --group-id 921f815d2f4c
+  gunzip -c dlq.jsonl.gz | brighter dlq restore - -s orders --to orders-staging`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.toSet = cmd.Flags().Changed("to")
+			return o.run(cmd.Context(), args[0])
+		},
+	}
+	o.addCommon(cmd)
+	cmd.ValidArgsFunction = nil
+	cmd.Flags().StringVar(&o.to, "to", "", "publish to this queue or topic, or a URL of the destination's transport (default: the dead-letter destination)")
+	return cmd
+}
+
+func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	if o.toSet && o.to == "" {
+		return usageErr(errors.New("--to is empty: give a queue or topic, or leave --to out to restore into the dead-letter destination"))
+	}
+	t, dt, err := o.target(o.subscription)
+	if err != nil {
+		return err
+	}
+	if t.s.SQS != nil && t.s.SQS.ChannelType == config.ChannelPubSub {
+		// A dead-letter queue is a queue, also for an SNS-fed subscription.
+		s, q := *t.s, *t.s.SQS
+		q.ChannelType = config.ChannelPointToPoint
+		s.SQS = &q
+		tc := *t
+		tc.s = &s
+		t = &tc
+	}
+	from := dt.replayFrom(t)
+	raw := from.Name
+	if o.toSet {
+		raw = o.to
+	}
+	dest, err := toName(t, dt, raw)
+	if err != nil {
+		return usageErr(fmt.Errorf("--to %q: %w", raw, err))
+	}
+	in := o.io.In
+	name := "stdin"
+	if file != "-" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return usageErr(fmt.Errorf("restore: %w", err))
+		}
+		defer fh.Close()
+		in, name = fh, file
+	}
+	all, err := inspect.ReadArchive(in, name)
+	if err != nil {
+		return usageErr(fmt.Errorf("restore: %w; nothing was published", err))
+	}
+	ms := all[:0:0]
+	for _, m := range all {
+		if f.Match(m) && (f.Limit == 0 || len(ms) < f.Limit) {
+			ms = append(ms, m)
+		}
+	}
+	// The memory transport publishes into the memory.output file the reader
+	// loads and writes back on close.
+	var closeReader func() error
+	if t.s.Transport == config.TransportMemory {
+		ch, err := o.openReader(ctx, t, dt, true, logger)
+		if err != nil {
+			return err
+		}
+		closeReader = func() error { return ch.close(context.WithoutCancel(ctx)) }
+	}
+	p, err := dt.dlqProducer(ctx, t, logger)
+	if err != nil {
+		if closeReader != nil {
+			_ = closeReader()
+		}
+		return failureErr(fmt.Errorf("restore to %s: producer: %w", dest, err))
+	}
+	sctx, stop := o.interruptible(ctx, logger)
+	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, func(id string, err error) {
+		if err != nil {
+			fmt.Fprintf(o.io.Out, "failed %s: publish to %s: %v\n", id, dest, err)
+			return
+		}
+		fmt.Fprintf(o.io.Out, "restored %s -> %s\n", id, dest)
+	})
+	stopped := sctx.Err() != nil
+	stop()
+	cerr := p.Close(context.WithoutCancel(ctx))
+	if closeReader != nil {
+		cerr = errors.Join(cerr, closeReader())
+	}
+	fmt.Fprintf(o.io.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, len(all)-len(ms), sum.Failed)
+	switch {
+	case rerr != nil && stopped:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("restore %s: interrupted after %d of %d; run it again with --id for the rest (it publishes the file's messages again)", name, sum.Restored+sum.Failed, len(ms))}
+	case rerr != nil:
+		return failureErr(fmt.Errorf("restore %s: %w", name, rerr))
+	case cerr != nil:
+		return failureErr(fmt.Errorf("restore %s: %w", name, cerr))
+	case sum.Failed > 0:
+		return failureErr(fmt.Errorf("restore %s: %s failed; still in the file only", name, plural(sum.Failed, "message")))
+	}
+	return nil
+}

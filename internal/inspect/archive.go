@@ -1,0 +1,217 @@
+package inspect
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Stable log message texts of archive and restore (tests match them).
+const (
+	LogArchiveRemoveFailed = "dlq message archived but not removed; it is now in both places"
+	LogArchiveWriteFailed  = "dlq messages could not be written to the archive; they stay in the dead-letter destination"
+	LogRestoreFailed       = "dlq message restore failed; it is still in the archive file"
+)
+
+// ArchiveSummary is the end of an archive (or a purge).
+type ArchiveSummary struct {
+	// Archived is how many were written, synced and then removed.
+	Archived int `json:"archived"`
+	// Skipped is how many were read and not selected; they stay in place.
+	Skipped int `json:"skipped"`
+	// Failed is how many were written but could not be removed (each is in
+	// both places) or could not be encoded (each stays in place).
+	Failed int `json:"failed"`
+}
+
+// Archive scans the source and, for each message the filter selects,
+// writes its record (message.MarshalRecordJSON: every header, the bag and
+// the body, base64 when it is not UTF-8) as one line to w, and only after
+// the lines of a receive have been written and sync has returned (an fsync
+// of the file; nil when there is nothing to sync, as for a purge) removes
+// those messages from the source (issue 30). A message is therefore at
+// every instant in the source, in the archive, or in both, never in
+// neither: a crash between the sync and the remove leaves it in both, and
+// a second archive appends it again. A failed write or sync stops the
+// archive and leaves that receive's messages in place (some may already be
+// in the file too); a failed remove leaves the message in both places, is
+// counted in Failed and logged at Error with its id.
+//
+// Messages not selected are released when the scan ends. It removes as it
+// goes, so it reaches every message of an SQS FIFO group, as replay does.
+// When ctx ends (an interrupt) the messages read but not yet written are
+// released; what was written is removed first. It returns the summary and
+// the first error of the scan, the write or the sync.
+func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error) (ArchiveSummary, error) {
+	var (
+		sum     ArchiveSummary
+		bw      = bufio.NewWriter(w)
+		pending []*message.Message
+		log     = src.logger()
+	)
+	holds := func(ms []*message.Message) []held {
+		hs := make([]held, len(ms))
+		for i, m := range ms {
+			hs[i] = holdOf(m)
+		}
+		return hs
+	}
+	// commit writes the pending messages, syncs, then removes them.
+	commit := func(ctx context.Context) error {
+		if len(pending) == 0 {
+			return nil
+		}
+		batch := pending
+		pending = nil
+		written := batch[:0:0]
+		var back []*message.Message
+		for _, m := range batch {
+			line, err := message.MarshalRecordJSON(m)
+			if err == nil {
+				_, err = bw.Write(append(line, '\n'))
+			}
+			if err != nil {
+				sum.Failed++
+				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+				back = append(back, m)
+				continue
+			}
+			written = append(written, m)
+		}
+		err := bw.Flush()
+		if err == nil && sync != nil {
+			err = sync()
+		}
+		if err != nil {
+			for _, m := range written {
+				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+			}
+			release(ctx, src, holds(append(back, written...)))
+			return fmt.Errorf("write the archive: %w", err)
+		}
+		aerr := acknowledgeAll(ctx, src.Consumer, written)
+		for i, m := range written {
+			if aerr[i] != nil {
+				sum.Failed++
+				log.ErrorContext(ctx, LogArchiveRemoveFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", aerr[i])
+				back = append(back, m)
+				continue
+			}
+			sum.Archived++
+		}
+		release(ctx, src, holds(back))
+		return nil
+	}
+	// Each receive is written, synced and removed before the next receive,
+	// so an SQS FIFO or RocketMQ message group's next messages are free by
+	// then (no settle hook is needed, unlike replay's asynchronous lanes).
+	h := hooks{batch: func() error { return commit(context.WithoutCancel(ctx)) }}
+	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
+		// Archive owns the message from here: commit removes or releases it.
+		pending = append(pending, m)
+		return true, nil
+	}, h)
+	// The scan stopped inside a receive (limit, interrupt, error): what it
+	// handed over is still pending.
+	if err != nil || ctx.Err() != nil {
+		release(context.WithoutCancel(ctx), src, holds(pending))
+		pending = nil
+	} else if cerr := commit(context.WithoutCancel(ctx)); cerr != nil {
+		err = cerr
+	}
+	sum.Skipped = counts.Skipped
+	return sum, err
+}
+
+// RestoreCopy returns the message to publish for a record read back from an
+// archive: the same message (id, headers, bag with its rejection metadata,
+// body) addressed to dest, without the SQS receipt handle the archive may
+// have kept, without a delay, and with a fresh deduplication id when it has
+// a partition key (a FIFO group), so SQS does not drop it as a re-send.
+func RestoreCopy(m *message.Message, dest string) *message.Message {
+	c := m.Clone()
+	c.Receipt, c.DeliveryAttempt = nil, 0
+	delete(c.Header.Bag, "ReceiptHandle")
+	if c.Header.PartitionKey != "" {
+		c.Header.Bag[KeyDeduplicationID] = uuid.NewString()
+	}
+	c.Header.Delay = 0
+	c.Header.Topic = dest
+	return c
+}
+
+// ReadArchive reads every record of an archive (JSON lines, as Archive and
+// `dlq peek --output json` write them; blank lines are skipped). It returns
+// an error naming the line of the first record that cannot be read, and
+// then no messages: a restore publishes nothing from a damaged file.
+func ReadArchive(r io.Reader, name string) ([]*message.Message, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	var out []*message.Message
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		m, err := message.UnmarshalRecordJSON(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// RestoreSummary is the end of a restore.
+type RestoreSummary struct {
+	// Restored is how many were published.
+	Restored int `json:"restored"`
+	// Failed is how many could not be published (each stays in the file
+	// only).
+	Failed int `json:"failed"`
+}
+
+// Restore publishes each message to dest (RestoreCopy) with p, in the
+// order read, at most replayBatch at a time with a broker.BatchProducer,
+// and tells done (when not nil) about each: err nil when published.
+// Failures are also logged at Error on logger with the message id. A failed publish does not stop it.
+// It stops before the next batch when ctx ends and returns ctx's error;
+// the archive file is never changed, so a restore run again publishes
+// everything again (duplicates, never losses).
+func Restore(ctx context.Context, p broker.Producer, ms []*message.Message, dest string, logger *slog.Logger, done func(id string, err error)) (RestoreSummary, error) {
+	var sum RestoreSummary
+	for start := 0; start < len(ms); start += replayBatch {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		end := min(start+replayBatch, len(ms))
+		copies := make([]*message.Message, 0, end-start)
+		for _, m := range ms[start:end] {
+			copies = append(copies, RestoreCopy(m, dest))
+		}
+		errs := sendAll(context.WithoutCancel(ctx), p, copies)
+		for i, c := range copies {
+			if errs[i] != nil {
+				sum.Failed++
+				logger.ErrorContext(ctx, LogRestoreFailed, "message_id", c.Header.MessageID, "destination", dest, "error", errs[i])
+			} else {
+				sum.Restored++
+			}
+			if done != nil {
+				done(c.Header.MessageID, errs[i])
+			}
+		}
+	}
+	return sum, nil
+}
