@@ -7,8 +7,8 @@ package main
 var staleMutants = []mutant{
 	{Name: "stale-fresher-unused", What: "a settle after the lease lapsed uses its own, superseded receipt, not the later delivery's",
 		File: "internal/pump/pump.go",
-		Old:  "\tf, late := r.leases.settling(m, st, start.Add(took), final)\n\tif f != nil {",
-		New:  "\tf, late := r.leases.settling(m, st, start.Add(took), final)\n\tif f != nil && false {",
+		Old:  "\tf, late := r.leases.settling(m, st, settling, final)\n\tif f != nil {",
+		New:  "\tf, late := r.leases.settling(m, st, settling, final)\n\tif f != nil && false {",
 		Run:  cells(sqsStd, "SqsStandard/proactor", "I341")},
 	{Name: "stale-late-settle-forgotten", What: "a later delivery handed out during a late settle is handled again, and the superseded settle goes unreported",
 		File: "internal/pump/redelivery.go",
