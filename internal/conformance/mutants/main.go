@@ -152,7 +152,7 @@ var set = []mutant{
 		Run:  cells(sqsStd, "SqsStandard/reactor", "R16_unacceptable")},
 	{Name: "meta-rejectionMessage", What: "rejectionMessage written empty",
 		File: "internal/message/metadata.go",
-		Old:  "c.Header.Bag[KeyRejectionMessage] = r.Description",
+		Old:  "c.Header.Bag[KeyRejectionMessage] = TruncateBytes(r.Description, MaxRejectionText)",
 		New:  "c.Header.Bag[KeyRejectionMessage] = \"\"",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4")},
 	{Name: "route-invalid", What: "Unacceptable ignores the invalid-message channel",
