@@ -48,6 +48,13 @@ type mutant struct {
 	CI  bool
 }
 
+// emulatorMissing are the starts of sqstest's and gcptest's InstallHint: a
+// mutant run that fails with one is a setup failure, never a kill.
+var emulatorMissing = []string{
+	"run `npm ci --no-audit --no-fund` at the repository root",
+	"google-cloud-cli-pubsub-emulator (Google's Pub/Sub emulator) is not installed",
+}
+
 // conformancePkg is the package a mutant with no Pkg is run against.
 const conformancePkg = "./internal/conformance"
 
@@ -243,6 +250,12 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	// Every emulator the tests start must be installable from the copy:
+	// without node_modules every SQS test fails, and a failure for that
+	// reason would be counted as a kill.
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "fauxqs", "package.json")); err != nil {
+		fail(fmt.Errorf("node_modules/fauxqs is missing: run `make deps` (npm ci) first, or use `make mutants`: %w", err))
+	}
 	var results []result
 	bad := false
 	for _, m := range catalogue() {
@@ -312,6 +325,10 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 	switch {
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
 		r.verdict, r.detail = "build failed", lastLines(out, 5)
+	case slices.ContainsFunc(emulatorMissing, func(hint string) bool { return bytes.Contains(out, []byte(hint)) }):
+		// The tests failed because an emulator could not start, not because
+		// of the mutant: that proves nothing.
+		r.verdict, r.detail = "setup failed", lastLines(out, 5)
 	case err == nil && bytes.Count(out, []byte("no tests to run")) >= len(m.pkgs()):
 		r.verdict, r.detail = "stale", "the -run pattern matched no test: "+m.Run
 	case err == nil:
