@@ -96,11 +96,6 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"(measured in this row under CI load; 10-30 s without ordering), past the row's bound, and the row failed CI once for it; " +
 			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (cmd/brighter scaleout_test.go) kills a stream replica too", true
 	}
-	if (behaviour == "I34-1" || behaviour == "I34-2") && f.mode != config.GCPModePull {
-		return "not built: the streaming client keeps the leases of what it delivers itself (maxExtension) and the pump tracks none of them, " +
-			"so a message it redelivers after maxExtension while an earlier delivery is still in a handler is not known as the same message; " +
-			"issue 34's receipt choice is proven in Pull and PullOrdering (docs/adr/0005-leases.md decision 9)", true
-	}
 	if behaviour == "AC-9" {
 		return "AC-9's native limit of 3 is below Pub/Sub's minimum maxDeliveryAttempts (5), so no real subscription can be configured as the behaviour needs; R-8's other half is AC-8, and R-9's native copy without metadata is proven by AC-43", true
 	}
