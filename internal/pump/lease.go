@@ -41,8 +41,9 @@ const (
 
 // leases tracks the messages a run holds, from the Receive that returned
 // them until their settle begins, and keeps their leases alive with the
-// consumer's broker.LeaseExtender. A nil *leases (the consumer offers no
-// lease, or Lease reports 0) does nothing.
+// consumer's broker.LeaseExtender; a broker.ClientLeaser's (the Pub/Sub
+// stream) it tracks without extending. A nil *leases (the consumer offers
+// no lease, or Lease reports 0) does nothing.
 //
 // Tracking is on every message's path, so its per-message cost is an
 // atomic load and one compare-and-swap:
