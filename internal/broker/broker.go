@@ -190,7 +190,7 @@ var ErrStaleReceipt = errors.New("stale receipt: the broker no longer holds the 
 // for half its lease, and drops a message whose lease lapsed before it was
 // dispatched (R-4, R-5; docs/adr/0005-leases.md). A consumer whose client
 // manages leases itself (the Pub/Sub streaming client) does not implement
-// it.
+// it: it implements ClientLeaser.
 type LeaseExtender interface {
 	// Lease returns how long the broker holds a message for this consumer
 	// from the moment it is received (or its lease last extended); 0 when
@@ -213,4 +213,27 @@ type LeaseExtender interface {
 type LeaseCeiling interface {
 	// MaxHold returns the ceiling; 0 for none.
 	MaxHold() time.Duration
+}
+
+// ClientLeaser is implemented by consumers whose client keeps the leases of
+// what it delivers itself, extending each up to a cap from its delivery,
+// and buffers deliveries before the pump receives them (the Pub/Sub
+// streaming client and its MaxExtension). The pump extends nothing for
+// such a consumer, but tracks each message it holds against the client's
+// lease, so that it knows a later delivery of a message it still holds,
+// handed out again once that cap passed, as the same message: the later
+// delivery is absorbed or settled with the earlier outcome, and a settle
+// made with the superseded receipt is counted (R-4; issue 34,
+// docs/adr/0005-leases.md decision 9). A consumer implements either this or
+// LeaseExtender, not both.
+type ClientLeaser interface {
+	// ClientLease returns how long after its delivery to the client a
+	// message's lease may lapse (the client extends it no longer, and the
+	// broker may hand it out again); 0 when unknown, and then the pump
+	// tracks nothing.
+	ClientLease() time.Duration
+	// DeliveredAt returns when the client received m from the broker (its
+	// lease's start); the zero time when m did not come from this
+	// consumer.
+	DeliveredAt(m *message.Message) time.Time
 }

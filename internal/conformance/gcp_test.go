@@ -96,11 +96,6 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"(measured in this row under CI load; 10-30 s without ordering), past the row's bound, and the row failed CI once for it; " +
 			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (cmd/brighter scaleout_test.go) kills a stream replica too", true
 	}
-	if (behaviour == "I34-1" || behaviour == "I34-2") && f.mode != config.GCPModePull {
-		return "not built: the streaming client keeps the leases of what it delivers itself (maxExtension) and the pump tracks none of them, " +
-			"so a message it redelivers after maxExtension while an earlier delivery is still in a handler is not known as the same message; " +
-			"issue 34's receipt choice is proven in Pull and PullOrdering (docs/adr/0005-leases.md decision 9)", true
-	}
 	if behaviour == rowOrderedDeferral && f.ordering && f.mode != config.GCPModePull {
 		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +
 			"reaches it, not in publish order (measured in this row: the deferred first message and the three held back behind it, Nacked " +

@@ -235,6 +235,7 @@ const (
 	capBatchAck = 1 << iota
 	capConcurrent
 	capLease
+	capClientLease
 )
 
 // capabilities returns c's optional interfaces as bits.
@@ -248,6 +249,9 @@ func capabilities(c broker.Consumer) int {
 	}
 	if _, ok := c.(broker.LeaseExtender); ok {
 		n |= capLease
+	}
+	if _, ok := c.(broker.ClientLeaser); ok {
+		n |= capClientLease
 	}
 	return n
 }
@@ -305,7 +309,7 @@ func (v leaseView) ExtendLeases(ctx context.Context, ms []*message.Message, d ti
 
 // View returns r as the pump should see it: a consumer with exactly the
 // optional capabilities (BatchAcknowledger, ConcurrentReceiver,
-// LeaseExtender) of the wrapped consumer. It fails the test for a
+// LeaseExtender, ClientLeaser) of the wrapped consumer. It fails the test for a
 // combination no transport has yet (add a case here).
 func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
 	t.Helper()
@@ -314,6 +318,11 @@ func (r *RecordingConsumer) View(t testing.TB) broker.Consumer {
 	switch capabilities(in) {
 	case 0:
 		v = r
+	case capClientLease:
+		v = struct {
+			*RecordingConsumer
+			broker.ClientLeaser
+		}{r, in.(broker.ClientLeaser)}
 	case capBatchAck:
 		v = struct {
 			*RecordingConsumer

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/pump"
@@ -88,6 +89,18 @@ func staleSettles(t *testing.T, m *observe.Metrics) float64 {
 	return sum
 }
 
+// lapseOf is how long a message c hands out may be held, with no
+// extension by the pump, before the broker may hand it out again: its
+// lease; for a client that keeps leases itself (broker.ClientLeaser, the
+// Pub/Sub stream), the client's lease plus the deadline of the last
+// extension it made (up to the channel's lease again).
+func lapseOf(ch Channel, c broker.Consumer) time.Duration {
+	if cl, ok := c.(broker.ClientLeaser); ok {
+		return cl.ClientLease() + leaseOf(ch, c)
+	}
+	return leaseOf(ch, c)
+}
+
 // runRedeliveries runs issue 34's rows over f in variant v (RunAll calls
 // it).
 func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
@@ -135,13 +148,25 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		opts := pumpOptions(v, -1)
 		opts.MaxLeaseExtension = -1 // off
 		rc := NewRecordingConsumer(ch.Consumer(t, opts.BufferSize))
-		hold := leaseOf(ch, rc.Consumer) * 5 / 4
+		hold := lapseOf(ch, rc.Consumer) * 5 / 4
 		running := Start(t, rc.View(t), counter.Wrap(func(ctx context.Context, _ *message.Message) pump.Result {
 			sleepCtx(ctx, hold)
 			return pump.Result{Outcome: pump.Ack}
 		}), opts, pump.LogObserver{Logger: logger})
 		settledForGood(t, ch, rc, counter, ids, waitLong+4*msgs*hold)
 		running.Quit(t)
+		if _, ok := rc.Consumer.(broker.ClientLeaser); ok {
+			// The stream's client decides when a lease lapses (up to a
+			// deadline past its MaxExtension): the row proves nothing
+			// unless the lapse happened.
+			again := false
+			for _, id := range ids {
+				again = again || rc.Handed(id) >= 2
+			}
+			if !again {
+				t.Errorf("no message was handed out again after the client's lease (%s) lapsed: the row proves nothing", lapseOf(ch, rc.Consumer))
+			}
+		}
 		for _, id := range ids {
 			if n := counter.Count(id); n < 1 || n > 2 {
 				t.Errorf("%s handled %d times, want once or twice (issue 34)", id, n)
@@ -174,7 +199,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 		}
 		rc.BeforeAck = func(m *message.Message) { h.acked(m.OriginalID()) }
-		hold := leaseOf(ch, rc.Consumer) * 5 / 4
+		hold := lapseOf(ch, rc.Consumer) * 5 / 4
 		metrics := observe.NewMetrics()
 		running := Start(t, rc.View(t), counter.Wrap(func(ctx context.Context, m *message.Message) pump.Result {
 			h.set(m.OriginalID(), true)

@@ -47,8 +47,9 @@ const (
 
 // leases tracks the messages a run holds, from the Receive that returned
 // them until their settle begins, and keeps their leases alive with the
-// consumer's broker.LeaseExtender. A nil *leases (the consumer offers no
-// lease, or Lease reports 0) does nothing.
+// consumer's broker.LeaseExtender; a broker.ClientLeaser's (the Pub/Sub
+// stream) it tracks without extending. A nil *leases (the consumer offers
+// no lease, or Lease reports 0) does nothing.
 //
 // Tracking is on every message's path, so its per-message cost is an
 // atomic load and one compare-and-swap:
@@ -65,7 +66,14 @@ const (
 //
 // Issue 12 asks for at most 3% of throughput; docs/performance.md.
 type leases struct {
-	ext    broker.LeaseExtender
+	ext broker.LeaseExtender
+	// client is set instead of ext for a consumer whose client keeps the
+	// leases itself (broker.ClientLeaser, the Pub/Sub stream): nothing is
+	// extended, a message's lease runs from its delivery to the client,
+	// and one whose lease ran out before dispatch is still dispatched (the
+	// client delivered it, and the broker may still hold it for up to a
+	// deadline); the tracking serves redelivery.go only (issue 34).
+	client broker.ClientLeaser
 	lease  time.Duration
 	maxExt time.Duration // <= 0: never extend
 	// ceiling is the broker's ceiling on holding a message
@@ -263,13 +271,21 @@ func (l *leases) setExpires(b *leaseBatch, st *leaseState, t time.Duration) {
 	st.moved.Store(int64(t - b.received - l.lease))
 }
 
-// newLeases returns the tracker for c, or nil when c lends no lease. When
+// newLeases returns the tracker for c, or nil when c lends no lease. A
+// broker.ClientLeaser's tracker extends nothing (maxExt is ignored). When
 // c's broker has a ceiling (broker.LeaseCeiling) that the first lease plus
 // maxExt would pass, maxExt is cut to stop leaseCeilingMargin short of it.
 func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *leases {
 	ext, ok := c.(broker.LeaseExtender)
 	if !ok {
-		return nil
+		cl, ok := c.(broker.ClientLeaser)
+		if !ok || cl.ClientLease() <= 0 {
+			return nil
+		}
+		l := &leases{client: cl, lease: cl.ClientLease(), emit: emit, base: time.Now(), sweepAt: minSweepAt}
+		l.extended.L = &l.mu
+		l.lateEnded.L = &l.mu
+		return l
 	}
 	lease := ext.Lease()
 	if lease <= 0 {
@@ -299,22 +315,37 @@ func (l *leases) hold(ms []*message.Message) heldBatch {
 	if l == nil {
 		return heldBatch{}
 	}
-	return l.holdFrom(ms, time.Since(l.base))
+	now := time.Since(l.base)
+	return l.holdFrom(ms, now, now)
 }
 
 // holdSince is hold for a batch whose Receive began at started: a later
 // delivery of a message whose earlier delivery's settle ended after
 // started may have been handed out before that settle (redelivery.go).
+// A broker.ClientLeaser's batch was handed out, and its leases started,
+// when the client received its earliest message (DeliveredAt), which
+// may be long before the Receive: both offsets are that.
 func (l *leases) holdSince(ms []*message.Message, started time.Time) heldBatch {
 	if l == nil {
 		return heldBatch{}
 	}
-	return l.holdFrom(ms, l.at(started))
+	received := time.Since(l.base)
+	from := l.at(started)
+	if l.client != nil {
+		from = received
+		for _, m := range ms {
+			if at := l.client.DeliveredAt(m); !at.IsZero() {
+				from = min(from, l.at(at))
+			}
+		}
+		received = from
+	}
+	return l.holdFrom(ms, received, from)
 }
 
-// holdFrom is hold with the Receive's beginning as an offset from l.base.
-func (l *leases) holdFrom(ms []*message.Message, started time.Duration) heldBatch {
-	received := time.Since(l.base)
+// holdFrom is hold with when its lease started (received) and when the
+// Receive began (started) as offsets from l.base.
+func (l *leases) holdFrom(ms []*message.Message, received, started time.Duration) heldBatch {
 	l.mu.Lock()
 	// A run handles its batches in order, so the oldest end first: unlink
 	// those that did.

@@ -248,6 +248,11 @@ func (p *Pump) Run(ctx context.Context) error {
 	r.leases = newLeases(p.consumer, p.opts.MaxLeaseExtension, p.emit)
 	if r.leases != nil {
 		r.leases.keepLate = p.opts.TimeOut + p.opts.ReceiveMargin + r.leases.lease
+		if r.leases.client != nil {
+			// A later delivery may wait in the client's buffer, behind
+			// what the run holds, before a Receive takes it.
+			r.leases.keepLate += r.leases.lease
+		}
 	}
 	r.holds = newKeyHolds(max(p.opts.MaxLeaseExtension, 0) + time.Hour)
 	leasesDone := make(chan struct{})
@@ -821,7 +826,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	case admitAbsorbed:
 		return // an earlier delivery of it settles with its receipt (issue 34)
 	case admitSuperseded:
-		r.settleSuperseded(m, adm.refused)
+		r.settleSuperseded(m, adm.refused, adm.again)
 		return
 	default:
 		if adm.lapsed != nil {

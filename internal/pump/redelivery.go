@@ -76,6 +76,10 @@ type lateSettle struct {
 	// refused: the broker refused the settle (broker.ErrStaleReceipt), and
 	// the pump reported it so (EventSettleFailed).
 	refused bool
+	// reported: a later delivery of a client-leased message was already
+	// settled as superseding it and reported (EventStaleSettle); the entry
+	// is kept for the deliveries behind it (supersededBy).
+	reported bool
 }
 
 // admitKind is what a worker does with a message it took (admit).
@@ -104,6 +108,9 @@ type admission struct {
 	ref     leaseRef
 	lapsed  *message.Message
 	refused bool // admitSuperseded: the broker refused the earlier settle (reported then)
+	// again (admitSuperseded): an earlier later delivery of a
+	// client-leased message superseded the same settle, and was reported.
+	again bool
 }
 
 // admit decides, for m (tracked by ref) taken by its worker at now, whether
@@ -117,7 +124,18 @@ func (l *leases) admit(m *message.Message, ref leaseRef, now time.Time) admissio
 	if l.usedUp(m, ref) {
 		return admission{kind: admitAbsorbed}
 	}
-	if l.lapsed(ref, now) {
+	if l.client != nil {
+		// The client delivered m and may keep it a deadline past its
+		// lease: it is dispatched even so, and stays tracked, so that its
+		// return is known (absorbed, or settled as superseded). Only a
+		// later delivery absorbed while it waited is handled in its place.
+		if l.nfresher.Load() > 0 && l.at(now) >= l.expires(ref.b, st)-l.lease/leaseMarginDiv {
+			if d, dref, ok := l.takeFresher(m.Header.MessageID, ref); ok {
+				l.end(ref)
+				return admission{kind: admitDispatch, m: d, ref: dref, lapsed: m}
+			}
+		}
+	} else if l.lapsed(ref, now) {
 		if d, dref, ok := l.takeFresher(m.Header.MessageID, ref); ok && !l.lapsed(dref, now) {
 			return admission{kind: admitDispatch, m: d, ref: dref, lapsed: m}
 		}
@@ -129,7 +147,7 @@ func (l *leases) admit(m *message.Message, ref leaseRef, now time.Time) admissio
 	if l.nlate.Load() > 0 {
 		if e, ok := l.supersededBy(m.Header.MessageID, ref.b.started); ok {
 			l.end(ref)
-			return admission{kind: admitSuperseded, refused: e.refused}
+			return admission{kind: admitSuperseded, refused: e.refused, again: e.reported}
 		}
 	}
 	if l.mayLapse.Load() && l.absorb(m.Header.MessageID, ref) {
@@ -318,7 +336,13 @@ func (l *leases) settledLate(id string, err error) {
 // that ended after started (a Receive's beginning); one still under way is
 // waited for (its call has
 // the settle's deadline), so that the caller knows whether the broker
-// refused it. The entry is used up.
+// refused it. The entry is used up, except for a client-leased consumer
+// (broker.ClientLeaser, the Pub/Sub stream): there every later delivery
+// of id within keepLate of the last one it matched is superseded, started
+// or not. Such a client buffers what it delivers, so deliveries of one
+// message queue up behind a busy run and lapse there one after another
+// (each while the next is handed out), and only one taken promptly is
+// settled for good; none of them is the handling's to repeat.
 func (l *leases) supersededBy(id string, started time.Duration) (lateSettle, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -331,8 +355,12 @@ func (l *leases) supersededBy(id string, started time.Duration) (lateSettle, boo
 		// delivery of it within keepLate is its return. One it answered
 		// with success was superseded only by a delivery handed out
 		// before it ended.
-		if e.id == id && (e.refused || e.at > started) {
+		if e.id == id && (e.refused || e.at > started || l.client != nil) {
 			found := *e
+			if l.client != nil {
+				e.at, e.reported = time.Since(l.base), true
+				return found, true
+			}
 			*e = lateSettle{}
 			l.nlate.Add(-1)
 			return found, true
@@ -386,14 +414,22 @@ var ErrSupersededReceipt = fmt.Errorf("%w: the message was received again before
 // reported now (EventStaleSettle: counted, logged at Warn with the message
 // id); when it refused it (refused), the pump reported it then
 // (EventSettleFailed), and m is reported as a received and acknowledged
-// delivery. A failed acknowledgement leaves m on the broker (logged at
-// Error).
-func (r *run) settleSuperseded(m *message.Message, refused bool) {
+// delivery. When an earlier later delivery of a client-leased message
+// superseded the same settle (again), all was reported then: m is
+// reported only should its acknowledgement fail. A failed acknowledgement
+// leaves m on the broker (logged at Error).
+func (r *run) settleSuperseded(m *message.Message, refused, again bool) {
 	p := r.p
 	ctx, cancel := r.call()
 	err := p.consumer.Acknowledge(ctx, m)
 	cancel()
 	p.settled(err)
+	if again {
+		if err != nil {
+			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err})
+		}
+		return
+	}
 	if !refused {
 		e := Event{Kind: EventStaleSettle, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: ErrSupersededReceipt}
 		if err != nil {

@@ -345,7 +345,7 @@ type StreamConsumer struct {
 	opts   ConsumerOptions
 	router *broker.Router
 
-	msgs chan arrival
+	msgs chan streamReceipt
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -390,7 +390,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// graceful path sends the final acknowledgements and Nacks, then
 	// half-closes the stream.
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
-	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan arrival, outstanding)}
+	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan streamReceipt, outstanding)}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
@@ -435,8 +435,10 @@ func (c *StreamConsumer) start() error {
 			if c.park(m) {
 				return
 			}
+			// The client started m's lease as it received it, a moment
+			// before this callback: its ClientLease runs from here.
 			select {
-			case c.msgs <- arrival{m, time.Now()}:
+			case c.msgs <- streamReceipt{pm: m, at: time.Now()}:
 			case <-cctx.Done():
 				m.Nack()
 			}
@@ -486,7 +488,7 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	done := c.running()
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
-	var first arrival
+	var first streamReceipt
 	select {
 	case first = <-c.msgs:
 	case <-t.C:
@@ -516,28 +518,52 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	return out, nil
 }
 
-func (c *StreamConsumer) convert(ctx context.Context, a arrival) *message.Message {
-	pm := a.pm
+func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.Message {
+	pm := r.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
-	m.Receipt = pm
-	m.ReceivedAt = a.at
+	m.Receipt = &r
+	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival (issue 28)
 	return m
 }
 
-// arrival is a message the stream delivered, with the time it arrived: the
-// pump's per-key hold-back judges a buffered message by when the stream
-// delivered it, not by when Receive handed it out (issue 28).
-type arrival struct {
+// streamReceipt is a stream delivery's receipt (message.Message.Receipt):
+// the client's message, and when the client handed it to the consumer (its
+// lease's start, DeliveredAt; and the arrival the pump's per-key
+// hold-back judges a buffered message by, issue 28).
+type streamReceipt struct {
 	pm *pubsub.Message
 	at time.Time
 }
 
 func streamMsg(m *message.Message) (*pubsub.Message, error) {
-	pm, ok := m.Receipt.(*pubsub.Message)
-	if !ok || pm == nil {
+	r, ok := m.Receipt.(*streamReceipt)
+	if !ok || r == nil || r.pm == nil {
 		return nil, fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoReceipt)
 	}
-	return pm, nil
+	return r.pm, nil
+}
+
+var _ broker.ClientLeaser = (*StreamConsumer)(nil)
+
+// ClientLease is how long after its delivery the client may let a
+// message's lease lapse: MaxExtension (the library's 60 min when 0), and
+// never less than the stream's ack deadline, which the client sets as it
+// receives a message (broker.ClientLeaser; issue 34). The pump extends
+// nothing for the stream; it tracks what it holds against this lease, to
+// know a message the service hands out again after MaxExtension while an
+// earlier delivery of it is still held.
+func (c *StreamConsumer) ClientLease() time.Duration {
+	d := streamAckDeadline(c.opts.AckDeadline)
+	return max(c.sub.ReceiveSettings.MaxExtension, d)
+}
+
+// DeliveredAt returns when the client handed m to the consumer (the zero
+// time for a message this consumer did not receive): broker.ClientLeaser.
+func (c *StreamConsumer) DeliveredAt(m *message.Message) time.Time {
+	if r, ok := m.Receipt.(*streamReceipt); ok && r != nil {
+		return r.at
+	}
+	return time.Time{}
 }
 
 // Acknowledge acks m on the stream (local; it returns only ErrNoReceipt).
@@ -681,13 +707,13 @@ func (c *StreamConsumer) Close(ctx context.Context) error {
 	cancel()
 	for {
 		select {
-		case a := <-c.msgs:
-			a.pm.Nack()
+		case r := <-c.msgs:
+			r.pm.Nack()
 		case <-done:
 			for {
 				select {
-				case a := <-c.msgs:
-					a.pm.Nack()
+				case r := <-c.msgs:
+					r.pm.Nack()
 				default:
 					return nil
 				}

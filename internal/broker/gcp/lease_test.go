@@ -583,3 +583,43 @@ func TestStreamCloseWithFailingAcknowledgeLosesNothing_Issue15(t *testing.T) {
 		t.Fatalf("received %s, want ack-fails back", got.Header.MessageID)
 	}
 }
+
+// The stream consumer tells the pump the lease its client keeps
+// (broker.ClientLeaser): MaxExtension, never less than the stream's ack
+// deadline, the library's 60 min when unset; and when the client handed
+// each delivery over, so that the pump knows a message the service hands
+// out again after MaxExtension (issue 34, docs/adr/0005-leases.md
+// decision 9).
+func TestStreamConsumerClientLease_Issue34(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: 10 * time.Second})
+	for _, tc := range []struct{ maxExt, want time.Duration }{
+		{0, time.Hour},
+		{5 * time.Second, 10 * time.Second},
+		{30 * time.Second, 30 * time.Second},
+	} {
+		c := NewStreamConsumer(e.client, NewProducer(e.client, ProducerOptions{}), ConsumerOptions{Subscription: "orders-sub", AckDeadline: 10 * time.Second, MaxExtension: tc.maxExt})
+		if got := c.ClientLease(); got != tc.want {
+			t.Errorf("MaxExtension %s: ClientLease = %s, want %s", tc.maxExt, got, tc.want)
+		}
+	}
+	c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", AckDeadline: 10 * time.Second, MaxExtension: 30 * time.Second})
+	cl, ok := c.(broker.ClientLeaser)
+	if !ok {
+		t.Fatal("StreamConsumer does not implement broker.ClientLeaser: the pump would not know a redelivery after MaxExtension")
+	}
+	before := time.Now()
+	e.send(t, "orders", newMsg("leased"))
+	m := receiveOne(t, c, 30*time.Second)
+	at := cl.DeliveredAt(m)
+	if at.Before(before) || at.After(time.Now()) {
+		t.Errorf("DeliveredAt = %v, want between the send (%v) and now", at, before)
+	}
+	if got := cl.DeliveredAt(newMsg("not-received")); !got.IsZero() {
+		t.Errorf("DeliveredAt of a message the consumer did not receive = %v, want the zero time", got)
+	}
+	if err := c.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+		t.Fatalf("acknowledge: %v", err)
+	}
+}

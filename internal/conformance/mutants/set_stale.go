@@ -1,7 +1,8 @@
 package main
 
 // staleMutants are issue 34's: the receipt a settle uses once a message's
-// lease lapsed while the run held it, and lint --live's look-ups of the
+// lease lapsed while the run held it (the Pub/Sub stream's too, whose
+// client keeps the leases), and lint --live's look-ups of the
 // channels a subscription names (killed by the corpus test of cmd/brighter,
 // which no conformance row reaches).
 var staleMutants = []mutant{
@@ -12,9 +13,19 @@ var staleMutants = []mutant{
 		Run:  cells(sqsStd, "SqsStandard/proactor", "I341")},
 	{Name: "stale-late-settle-forgotten", What: "a later delivery handed out during a late settle is handled again, and the superseded settle goes unreported",
 		File: "internal/pump/redelivery.go",
-		Old:  "if e.id == id && (e.refused || e.at > started) {",
-		New:  "if false && e.id == id && (e.refused || e.at > started) {",
+		Old:  "if e.id == id && (e.refused || e.at > started || l.client != nil) {",
+		New:  "if false && e.id == id && (e.refused || e.at > started || l.client != nil) {",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "I342")},
+	{Name: "stale-stream-untracked", What: "the pump tracks nothing a client-leased (Pub/Sub stream) consumer delivers: a redelivery after the client's MaxExtension is not known as the same message",
+		File: "internal/pump/lease.go",
+		Old:  "if !ok || cl.ClientLease() <= 0 {",
+		New:  "if true || !ok || cl.ClientLease() <= 0 {",
+		Run:  cells(pubsub, "^Stream$/proactor", "I342")},
+	{Name: "stale-stream-entry-used-up", What: "a stream's late settle supersedes only the first later delivery: those queued behind it in the client's buffer are handled again",
+		File: "internal/pump/redelivery.go",
+		Old:  "\t\t\tif l.client != nil {\n\t\t\t\te.at, e.reported = time.Since(l.base), true",
+		New:  "\t\t\tif false {\n\t\t\t\te.at, e.reported = time.Since(l.base), true",
+		Run:  cells(pubsub, "^Stream$/reactor", "I341")},
 	{Name: "live-missing-unmarked", What: "lint --live reports a missing channel as a failed look-up (a warning), not a missing destination",
 		File: "cmd/brighter/lint_live.go",
 		Old:  "return missingChannel{err}",
