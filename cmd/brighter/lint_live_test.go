@@ -209,7 +209,7 @@ func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
 				absent = "bare"
 			}
 			if f.Severity != "error" || f.Subscription == "" || !strings.Contains(f.Message, `"`+f.Subscription+`"`) ||
-				!strings.Contains(f.Message, "${PREFIX}") || strings.Contains(f.Message, c.env["PREFIX"]) || !strings.Contains(f.Message, "-"+absent) && !strings.Contains(f.Message, "nowhere") {
+				!namedAsWritten(f.Message, c.env["PREFIX"], absent == "held") || !strings.Contains(f.Message, "-"+absent) && !strings.Contains(f.Message, "nowhere") {
 				// The destination is named as the file writes it: a value that
 				// came from ${VAR} is never shown expanded (issue 29).
 				t.Errorf("finding %+v: want an error naming the subscription and the missing destination (%s) as the file writes it (${PREFIX}, not its value)", f, absent)
@@ -229,4 +229,15 @@ func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
 			t.Errorf("no broken file testdata/lint/live/%s.yaml", k)
 		}
 	}
+}
+
+// namedAsWritten reports whether msg names a destination as the file writes
+// it: ${PREFIX}, never the variable's value (issue 29). A destination the
+// broker holds (held: the queue's own RedrivePolicy) is named as the broker
+// reports it, which may contain the value.
+func namedAsWritten(msg, value string, held bool) bool {
+	if held {
+		return strings.Contains(msg, "${PREFIX}") || strings.Contains(msg, value)
+	}
+	return strings.Contains(msg, "${PREFIX}") && !strings.Contains(msg, value)
 }
