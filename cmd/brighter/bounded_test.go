@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,7 +22,8 @@ const maxUsageError = 4096
 // unknown subcommand or flag, a --config path) ends the run with a usage
 // error of a few KB that still shows the value's length, whether brighter
 // or cobra/pflag wrote the error; with --log-format json the error is one
-// parseable JSON line.
+// parseable JSON line. brighter's own errors are cut where they are built,
+// so they are bounded wherever they go.
 func TestUsageErrors_HugeCommandLineValuesAreCut_Issue29(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")
@@ -60,8 +63,22 @@ func TestUsageErrors_HugeCommandLineValuesAreCut_Issue29(t *testing.T) {
 		"dlq replay --group-id":        {"dlq", "replay", "--config", cfg, "orders", "--group-id", huge, "--yes"},
 		"lint --explain":               {"lint", "--explain", huge},
 	}
+	// The errors cobra and pflag build, and a wrapped os error, are cut
+	// only where the run's final error is written; brighter's own are cut
+	// where they are built.
+	builtElsewhere := map[string]bool{"unknown flag": true, "unknown shorthand flag": true, "invalid int flag": true, "consume --config": true}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
+			if !builtElsewhere[name] {
+				var out, errOut bytes.Buffer
+				root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Redactor: &redact.Redactor{},
+					Getenv: func(string) (string, bool) { return "", false }})
+				root.SetArgs(args)
+				err := root.ExecuteContext(context.Background())
+				if err == nil || len(err.Error()) > maxUsageError || !length.MatchString(err.Error()) {
+					t.Fatalf("the command's own error is not cut where it is built: %.600v", err)
+				}
+			}
 			code, _, stderr := runCaptured(t, args...)
 			if code == exitOK {
 				t.Fatalf("exit 0 for a 200 KB value")

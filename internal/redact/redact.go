@@ -13,7 +13,9 @@
 //     sends, access and secret keys, user-info and query values of
 //     configured URLs) are replaced by Mask wherever they occur;
 //   - a value quoted in an error or finding is cut at MaxQuoted bytes and
-//     shown with its length in bytes (Quote).
+//     shown with its length in bytes (Quote, Quoted, Cut); the final error
+//     of a run passes Bound, which does the same to every value in text
+//     brighter did not build (cobra's and pflag's usage errors).
 //
 // The functions are pure and never panic; Text and URL are fuzzed with the
 // property that a secret in a URL's user-info or query never survives.
