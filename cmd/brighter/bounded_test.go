@@ -57,6 +57,7 @@ func TestUsageErrors_HugeCommandLineValuesAreCut_Issue29(t *testing.T) {
 		"dlq peek URL":                 {"dlq", "peek", "memory://" + huge},
 		"dlq peek unknown scheme":      {"dlq", "peek", huge + "://q"},
 		"dlq peek --since":             {"dlq", "peek", "--config", cfg, "orders", "--since", huge},
+		"dlq peek --grep":              {"dlq", "peek", "--config", cfg, "orders", "--grep", "(" + spaced},
 		"dlq peek --reason":            {"dlq", "peek", "--config", cfg, "orders", "--reason", huge},
 		"dlq peek --output":            {"dlq", "peek", "--config", cfg, "orders", "-o", huge},
 		"dlq replay --to":              {"dlq", "replay", "--config", cfg, "orders", "--to", "sqs://" + huge, "--yes"},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"syscall"
 	"time"
@@ -214,7 +215,13 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 	}
 	if o.grep != "" {
 		if f.Grep, err = regexp.Compile(o.grep); err != nil {
-			return f, usageErr(fmt.Errorf("--grep: %w", err))
+			// regexp quotes the expression whole, in backquotes: say what is
+			// wrong with the value cut at redact.MaxQuoted bytes instead.
+			var se *syntax.Error
+			if errors.As(err, &se) {
+				return f, usageErr(fmt.Errorf("--grep %q: %s: %q", redact.Quoted(o.grep), se.Code, redact.Quoted(se.Expr)))
+			}
+			return f, usageErr(fmt.Errorf("--grep %q: %w", redact.Quoted(o.grep), err))
 		}
 	}
 	if err := f.Validate(); err != nil {

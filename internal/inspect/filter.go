@@ -52,7 +52,7 @@ func (f Filter) Validate() error {
 	}
 	for _, t := range f.Topics {
 		if _, err := path.Match(t, ""); err != nil {
-			return fmt.Errorf("--topic %q: %w", t, err)
+			return fmt.Errorf("--topic %q: %w", redact.Quoted(t), err)
 		}
 	}
 	for _, g := range f.GroupIDs {
