@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/handler"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // consumeOptions carries consume's flags and dependencies.
@@ -94,7 +95,7 @@ func selectSubscriptions(f *config.File, names []string) ([]*config.Subscription
 			for _, s := range f.Subscriptions {
 				valid = append(valid, s.Name)
 			}
-			return nil, fmt.Errorf("--subscription %q: no such subscription in %s; valid names are %v", n, f.Path, valid)
+			return nil, fmt.Errorf("--subscription %q: no such subscription in %s; valid names are %v", redact.Quoted(n), redact.Cut(f.Path), valid)
 		}
 		out = append(out, s)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/demo"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // demoOptions carries demo's flags and dependencies.
@@ -107,10 +108,10 @@ func (o *demoOptions) run(ctx context.Context) error {
 	}
 	v := pump.Variant(o.variant)
 	if v != pump.Reactor && v != pump.Proactor {
-		return usageErr(fmt.Errorf("--pump %q: valid values are reactor, proactor", o.variant))
+		return usageErr(fmt.Errorf("--pump %q: valid values are reactor, proactor", redact.Quoted(o.variant)))
 	}
 	if o.mode != "stream" && o.mode != "pull" {
-		return usageErr(fmt.Errorf("--mode %q: valid values are pull, stream", o.mode))
+		return usageErr(fmt.Errorf("--mode %q: valid values are pull, stream", redact.Quoted(o.mode)))
 	}
 	if o.writeConfig != "" && !o.keepRunning {
 		return usageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))

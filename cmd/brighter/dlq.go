@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlqOptions carries the flags every dlq subcommand shares and its
@@ -170,7 +172,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 func (o *dlqOptions) destination(cmd *cobra.Command, args []string) (string, error) {
 	switch {
 	case len(args) == 1 && cmd.Flags().Changed("subscription"):
-		return "", usageErr(fmt.Errorf("name the destination once: as the argument (%q) or with --subscription (%q), not both", args[0], o.subscription))
+		return "", usageErr(fmt.Errorf("name the destination once: as the argument (%q) or with --subscription (%q), not both", redact.Quoted(args[0]), redact.Quoted(o.subscription)))
 	case len(args) == 1:
 		return args[0], nil
 	}
@@ -213,7 +215,13 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 	}
 	if o.grep != "" {
 		if f.Grep, err = regexp.Compile(o.grep); err != nil {
-			return f, usageErr(fmt.Errorf("--grep: %w", err))
+			// regexp quotes the expression whole, in backquotes: say what is
+			// wrong with the value cut at redact.MaxQuoted bytes instead.
+			var se *syntax.Error
+			if errors.As(err, &se) {
+				return f, usageErr(fmt.Errorf("--grep %q: %s: %q", redact.Quoted(o.grep), se.Code, redact.Quoted(se.Expr)))
+			}
+			return f, usageErr(fmt.Errorf("--grep %q: %w", redact.Quoted(o.grep), err))
 		}
 	}
 	if err := f.Validate(); err != nil {
@@ -322,7 +330,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 		return o.resolveURL(arg)
 	}
 	if o.sns {
-		return nil, usageErr(fmt.Errorf("--sns applies only to an sqs:// URL; subscription %s publishes replays as its channelType says", arg))
+		return nil, usageErr(fmt.Errorf("--sns applies only to an sqs:// URL; subscription %s publishes replays as its channelType says", redact.Cut(arg)))
 	}
 	f, err := loadConfig(o.io, o.configPath)
 	if err != nil {
@@ -331,13 +339,13 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	s := f.Subscription(arg)
 	if s == nil {
 		if len(f.Subscriptions) == 0 {
-			return nil, usageErr(fmt.Errorf("no subscription %q in %s (it has none)", arg, f.Path))
+			return nil, usageErr(fmt.Errorf("no subscription %q in %s (it has none)", redact.Quoted(arg), redact.Cut(f.Path)))
 		}
 		known := make([]string, 0, len(f.Subscriptions))
 		for _, s := range f.Subscriptions {
 			known = append(known, s.Name)
 		}
-		return nil, usageErr(fmt.Errorf("no subscription %q in %s (known: %s)", arg, f.Path, strings.Join(known, ", ")))
+		return nil, usageErr(fmt.Errorf("no subscription %q in %s (known: %s)", redact.Quoted(arg), redact.Cut(f.Path), strings.Join(known, ", ")))
 	}
 	t := &dlqTarget{f: f, s: s}
 	switch o.which() {
@@ -374,7 +382,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 			t.group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
 		}
 		if t.group == s.RocketMQ.ConsumerGroup {
-			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", t.group))
+			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", redact.Cut(t.group)))
 		}
 		t.url = rocketmq.URLScheme{}.Format(broker.Address{Kind: broker.AddressTopic, Name: t.dest, Params: url.Values{"group": {t.group}}})
 	}
@@ -427,7 +435,7 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	scheme, _, _ := strings.Cut(arg, "://")
 	dt, names := o.scheme(scheme)
 	if dt == nil {
-		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", arg, scheme, strings.Join(names, ", ")))
+		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", redact.Quoted(arg), redact.Quoted(scheme), strings.Join(names, ", ")))
 	}
 	as := dt.addresses()
 	a, err := as.Parse(arg)
@@ -487,7 +495,7 @@ func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger
 
 func (o *dlqOptions) checkOutput() error {
 	if o.output != "table" && o.output != "json" {
-		return usageErr(fmt.Errorf("--output %q: valid values are table, json", o.output))
+		return usageErr(fmt.Errorf("--output %q: valid values are table, json", redact.Quoted(o.output)))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlq replay: its flags, its run and its confirmation (--to is resolved in
@@ -145,7 +146,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		return err
 	}
 	if !slices.Contains(replayOutputs, o.format) {
-		return usageErr(fmt.Errorf("--output %q: valid values are %s", o.format, strings.Join(replayOutputs, ", ")))
+		return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(o.format), strings.Join(replayOutputs, ", ")))
 	}
 	if o.rate < 0 {
 		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // replayTo resolves --to for a replay from t, before anything is read: a
@@ -27,14 +29,14 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 	}
 	name, err := toName(t, dt, raw)
 	if err != nil {
-		return "", usageErr(fmt.Errorf("--to %q: %w", raw, err))
+		return "", usageErr(fmt.Errorf("--to %q: %w", redact.Quoted(raw), err))
 	}
 	self, err := isSelf(ctx, t, dt, name, logger)
 	if err != nil {
 		return "", err
 	}
 	if self {
-		return "", usageErr(fmt.Errorf("--to %q: that is %s, the dead-letter destination being read; replaying into it would only strip its messages' rejection metadata (leave --to out to replay each message to its originalTopic)", raw, t.url))
+		return "", usageErr(fmt.Errorf("--to %q: that is %s, the dead-letter destination being read; replaying into it would only strip its messages' rejection metadata (leave --to out to replay each message to its originalTopic)", redact.Quoted(raw), redact.Cut(t.url)))
 	}
 	return name, nil
 }
@@ -44,7 +46,7 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 	as := dt.addresses()
 	if scheme, _, isURL := strings.Cut(raw, "://"); isURL && scheme != as.Forms().Scheme {
-		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", scheme, t.url, t.s.Transport, as.Forms().Publish)
+		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", redact.Cut(scheme), redact.Cut(t.url), t.s.Transport, as.Forms().Publish)
 	}
 	return as.PublishName(raw, dt.replayFrom(t))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // commandLinePath is the Path of the config.File dlq makes for a
@@ -225,7 +226,7 @@ func (t *memoryTransport) urlTarget(o *dlqOptions, arg string, as broker.Address
 	}
 	file := a.Params.Get("file")
 	if file == "" {
-		return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", arg))
+		return nil, usageErr(fmt.Errorf("destination %q: a memory destination needs ?file=PATH (a memory.output file)", redact.Quoted(arg)))
 	}
 	name := a.Name
 	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate,

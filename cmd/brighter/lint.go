@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/lint/rules"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // stdinName is how findings name a file read from standard input ("-").
@@ -289,7 +290,7 @@ func (o *lintOptions) runExplain() error {
 		for _, r := range lint.Rules() {
 			ids = append(ids, r.ID)
 		}
-		return usageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s", o.explain, strings.Join(ids, ", ")))
+		return usageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s", redact.Quoted(o.explain), strings.Join(ids, ", ")))
 	}
 	title := r.ID
 	if r.Requirement != "" {

@@ -74,7 +74,7 @@ func (g *globalOptions) logHandler(io *IOStreams) (slog.Handler, slog.Level, err
 	case "error":
 		level = slog.LevelError
 	default:
-		return nil, 0, usageErr(fmt.Errorf("--log-level %q: valid values are %s", g.logLevel, strings.Join(logLevels, ", ")))
+		return nil, 0, usageErr(fmt.Errorf("--log-level %q: valid values are %s", redact.Quoted(g.logLevel), strings.Join(logLevels, ", ")))
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
@@ -83,7 +83,7 @@ func (g *globalOptions) logHandler(io *IOStreams) (slog.Handler, slog.Level, err
 	case "json":
 		return slog.NewJSONHandler(io.ErrOut, opts), level, nil
 	}
-	return nil, 0, usageErr(fmt.Errorf("--log-format %q: valid values are %s", g.logFormat, strings.Join(logFormats, ", ")))
+	return nil, 0, usageErr(fmt.Errorf("--log-format %q: valid values are %s", redact.Quoted(g.logFormat), strings.Join(logFormats, ", ")))
 }
 
 func newRootCmd(io *IOStreams) *cobra.Command {
@@ -143,7 +143,7 @@ func refuseUnknownSubcommands(root *cobra.Command) {
 			c.Args = func(cmd *cobra.Command, args []string) error {
 				target, rest, err := root.Find(args)
 				if err != nil {
-					return usageErr(fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err))
+					return usageErr(fmt.Errorf("unknown help topic %q: %w", redact.Quoted(strings.Join(args, " ")), err))
 				}
 				if len(rest) > 0 {
 					return unknownSubcommand(target, rest[0])
@@ -185,7 +185,7 @@ func refuseUnknownSubcommands(root *cobra.Command) {
 // unknownSubcommand is the usage error for an argument of parent that names
 // none of its subcommands, with the closest names cobra suggests.
 func unknownSubcommand(parent *cobra.Command, arg string) error {
-	msg := fmt.Sprintf("unknown command %q for %q", arg, parent.CommandPath())
+	msg := fmt.Sprintf("unknown command %q for %q", redact.Quoted(arg), parent.CommandPath())
 	if s := parent.SuggestionsFor(arg); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, " or ") + "?"
 	}
@@ -255,9 +255,11 @@ const msgRunFailed = "brighter: run failed"
 // finalError writes the error that ends the run on stderr, redacted: the
 // line "brighter: ERROR", or with --log-format json one JSON record (level
 // ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
-// run parses (issue 29: what a crash-looping pod shows).
+// run parses (issue 29: what a crash-looping pod shows). Every value in it
+// is cut at redact.MaxQuoted bytes with its length shown (redact.Bound): the
+// errors cobra and pflag build quote the command line whole.
 func finalError(io *IOStreams, root *cobra.Command, args []string, err error, code int) {
-	text := io.Redactor.String(err.Error())
+	text := redact.Bound(io.Redactor.String(err.Error()))
 	if f := root.PersistentFlags().Lookup("log-format"); (f != nil && f.Value.String() == "json") || askedJSON(args) {
 		log := slog.New(slog.NewJSONHandler(io.ErrOut, nil))
 		log.Error(msgRunFailed, "error", text, "exit_code", code)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // sendOptions carries send's flags and dependencies.
@@ -116,7 +117,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 	}
 	mt, ok := message.ParseMessageType(o.messageType)
 	if !ok || mt == message.MTQuit || mt == message.MTNone || mt == message.MTUnacceptable {
-		return usageErr(fmt.Errorf("--type %q: valid values are %s", o.messageType, strings.Join(sendTypes, ", ")))
+		return usageErr(fmt.Errorf("--type %q: valid values are %s", redact.Quoted(o.messageType), strings.Join(sendTypes, ", ")))
 	}
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return usageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
@@ -128,10 +129,10 @@ func (o *sendOptions) run(ctx context.Context) error {
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, "=")
 		if !ok || k == "" {
-			return usageErr(fmt.Errorf("--header %q: want key=value", h))
+			return usageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
 		}
 		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
-			return usageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", h, k))
+			return usageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
 		}
 		bag[k] = v
 	}

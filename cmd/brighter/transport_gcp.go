@@ -19,6 +19,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // gcpTransport wires subscriptions with transport: gcp (Google Cloud
@@ -279,7 +280,7 @@ func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 		err = errors.New("a topic is read through one of its subscriptions")
 	}
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", arg, err, as.Forms().Read))
+		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", redact.Quoted(arg), err, as.Forms().Read))
 	}
 	project, sub := a.Project, a.Name
 	f := &config.File{Path: commandLinePath}

@@ -9,6 +9,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // rocketmqTransport wires subscriptions with transport: rocketmq from
@@ -100,7 +101,7 @@ func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressS
 		endpoint, from = o.env("ROCKETMQ_ENDPOINT"), "ROCKETMQ_ENDPOINT"
 	}
 	if endpoint == "" {
-		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", arg))
+		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", redact.Quoted(arg)))
 	}
 	f := &config.File{Path: commandLinePath}
 	f.Connections.RocketMQ = config.RocketMQConnection{

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // make build, make image and release builds set these with -ldflags, for
@@ -126,7 +128,7 @@ Go toolchain and platform.`,
 					return failureErr(err)
 				}
 			default:
-				return usageErr(fmt.Errorf("--output %q: valid values are %s", output, strings.Join(versionOutputs, ", ")))
+				return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(output), strings.Join(versionOutputs, ", ")))
 			}
 			return nil
 		},

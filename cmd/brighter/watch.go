@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/redact"
 	"github.com/brightergo/brighter/internal/tui"
 )
 
@@ -76,7 +77,7 @@ func normaliseTargets(in []string) ([]string, error) {
 		}
 		u, err := url.Parse(t)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--target %q: want an http or https URL such as %s", t, defaultWatchTarget)
+			return nil, fmt.Errorf("--target %q: want an http or https URL such as %s", redact.Quoted(t), defaultWatchTarget)
 		}
 		out = append(out, strings.TrimRight(u.String(), "/"))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // ReasonNativeRedrive is the reason shown, filtered on and grouped under for
@@ -46,12 +47,12 @@ type Filter struct {
 func (f Filter) Validate() error {
 	for _, r := range f.Reasons {
 		if _, ok := canonicalReason(r); !ok {
-			return fmt.Errorf("--reason %q: valid values are None, Unacceptable, DeliveryError, %s", r, ReasonNativeRedrive)
+			return fmt.Errorf("--reason %q: valid values are None, Unacceptable, DeliveryError, %s", redact.Quoted(r), ReasonNativeRedrive)
 		}
 	}
 	for _, t := range f.Topics {
 		if _, err := path.Match(t, ""); err != nil {
-			return fmt.Errorf("--topic %q: %w", t, err)
+			return fmt.Errorf("--topic %q: %w", redact.Quoted(t), err)
 		}
 	}
 	for _, g := range f.GroupIDs {
@@ -130,12 +131,12 @@ func ParseTimeBound(flag, s string, now time.Time) (time.Time, error) {
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return time.Time{}, fmt.Errorf("--%s %q: a duration must be positive (it means that long ago)", flag, s)
+			return time.Time{}, fmt.Errorf("--%s %q: a duration must be positive (it means that long ago)", flag, redact.Quoted(s))
 		}
 		return now.Add(-d).UTC(), nil
 	}
 	if t, ok := message.ParseWireTime(s); ok {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2024-05-01T10:00:00Z) or a duration ago (90m, 24h)", flag, s)
+	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2024-05-01T10:00:00Z) or a duration ago (90m, 24h)", flag, redact.Quoted(s))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // GroupIDLength is how many hexadecimal digits a failure group's id has:
@@ -54,7 +55,7 @@ var reGroupID = regexp.MustCompile(`^[0-9a-f]{` + fmt.Sprint(GroupIDLength) + `}
 // (GroupIDLength hex digits; upper case is accepted).
 func ValidGroupID(id string) error {
 	if !reGroupID.MatchString(strings.ToLower(id)) {
-		return fmt.Errorf("--group-id %q: want the %d-hex-digit id `brighter dlq stats` shows in its GROUP column", id, GroupIDLength)
+		return fmt.Errorf("--group-id %q: want the %d-hex-digit id `brighter dlq stats` shows in its GROUP column", redact.Quoted(id), GroupIDLength)
 	}
 	return nil
 }

@@ -13,7 +13,9 @@
 //     sends, access and secret keys, user-info and query values of
 //     configured URLs) are replaced by Mask wherever they occur;
 //   - a value quoted in an error or finding is cut at MaxQuoted bytes and
-//     shown with its length in bytes (Quote).
+//     shown with its length in bytes (Quote, Quoted, Cut); the final error
+//     of a run passes Bound, which does the same to every value in text
+//     brighter did not build (cobra's and pflag's usage errors).
 //
 // The functions are pure and never panic; Text and URL are fuzzed with the
 // property that a secret in a URL's user-info or query never survives.
@@ -200,4 +202,50 @@ func (q Quoted) Format(f fmt.State, verb rune) {
 		return
 	}
 	_, _ = io.WriteString(f, string(q))
+}
+
+// Bound returns text with every value in it bounded as Quote bounds a
+// value: each Go-quoted string ("...", as %q writes it) whose value is
+// longer than MaxQuoted bytes is written again by Quote, and each other
+// run of non-space text longer than MaxQuoted bytes is cut as Cut cuts it.
+// It is the backstop for error text brighter does not build itself
+// (cobra's and pflag's "unknown flag", "invalid argument %q for %q flag"),
+// applied to the final error of a run (issue 29). A value Quote already
+// cut is left as it is.
+func Bound(text string) string {
+	if len(text) <= MaxQuoted {
+		return text
+	}
+	var b strings.Builder
+	word := 0 // start of the current run of non-space text
+	flush := func(end int) {
+		b.WriteString(Cut(text[word:end]))
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		// A quoted value starts a word or follows one of ([=: (as "--to=" or
+		// "(\"x\")"); a quote inside a word is not tried, so a text of many
+		// quotes is scanned once.
+		if c == '"' && (i == word || strings.IndexByte("([=:", text[i-1]) >= 0) {
+			if q, err := strconv.QuotedPrefix(text[i:]); err == nil {
+				flush(i)
+				out := q
+				if v, err := strconv.Unquote(q); err == nil && len(v) > MaxQuoted && !(strings.HasSuffix(v, "…") && len(v) <= MaxQuoted+len("…")) {
+					out = Quote(v)
+				}
+				b.WriteString(out)
+				i += len(q)
+				word = i
+				continue
+			}
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			flush(i)
+			b.WriteByte(c)
+			word = i + 1
+		}
+		i++
+	}
+	flush(len(text))
+	return b.String()
 }

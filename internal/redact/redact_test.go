@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -51,6 +52,36 @@ func TestQuote_CutsLongValuesAndShowsTheirLength_Issue29(t *testing.T) {
 	// A cut never splits a rune.
 	if q := Cut(strings.Repeat("é", 200)); !strings.HasPrefix(q, strings.Repeat("é", MaxQuoted/2)) {
 		t.Fatalf("Cut split a rune: %q", q)
+	}
+}
+
+func TestBound_CutsEveryLongValueInFreeText_Issue29(t *testing.T) {
+	long := strings.Repeat("x", 200_000)
+	spaced := strings.Repeat("a ", 100_000)
+	cases := map[string]string{
+		"pflag invalid argument": fmt.Sprintf("invalid argument %q for %q flag: strconv.ParseInt: parsing %q: invalid syntax", long, "--limit", long),
+		"value with spaces":      fmt.Sprintf("unknown command %q for %q", spaced, "brighter"),
+		"unquoted word":          "unknown flag: --" + long,
+		"after a colon":          fmt.Sprintf("--to=%q: bad", long),
+	}
+	for name, text := range cases {
+		got := Bound(text)
+		if len(got) > 4*MaxQuoted+200 || !strings.Contains(got, "bytes)") {
+			t.Errorf("%s: Bound gave %d bytes: %.300s", name, len(got), got)
+		}
+	}
+	// Short values, and a value Quote already cut, are left as they are.
+	for _, text := range []string{
+		`unknown command "dlqq" for "brighter"; did you mean dlq?`,
+		fmt.Sprintf("--to %s: no such topic", Quote(long)),
+		"a plain sentence of short words that is longer than MaxQuoted bytes in all, " + strings.Repeat("word ", 40),
+	} {
+		if got := Bound(text); got != text {
+			t.Errorf("Bound changed %q into %q", text, got)
+		}
+	}
+	if got := Bound(fmt.Sprintf("x %q y", long)); !strings.HasPrefix(got, "x ") || !strings.HasSuffix(got, "(200000 bytes) y") {
+		t.Errorf("Bound lost the text around a value: %.300s", got)
 	}
 }
 
