@@ -34,6 +34,11 @@ type keyHolds struct {
 
 	mu sync.Mutex
 	at map[string]keyHold
+	// acking holds, per key, the batched acknowledgement of the key's
+	// message that the settler has not sent yet (Proactor): the next
+	// message of the key waits for it (awaitAck), so that a failed batch
+	// acknowledgement holds the key back as a failed single one does.
+	acking map[string]chan struct{}
 }
 
 // keyHold is one key's mark: when a message of the key went back unsettled
@@ -47,7 +52,60 @@ type keyHold struct {
 const keyHoldsSweepAt = 4096
 
 func newKeyHolds(maxAge time.Duration) *keyHolds {
-	return &keyHolds{maxAge: maxAge, at: map[string]keyHold{}}
+	return &keyHolds{maxAge: maxAge, at: map[string]keyHold{}, acking: map[string]chan struct{}{}}
+}
+
+// ackPending records that m's batched acknowledgement is on its way to a
+// settler; the returned channel (nil for a keyless message, which waits
+// for nothing) is closed by ackSettled. At most one is pending per key: the
+// key's next message waits for it in awaitAck before it is admitted.
+func (h *keyHolds) ackPending(m *message.Message) chan struct{} {
+	k := m.Header.PartitionKey
+	if k == "" {
+		return nil
+	}
+	ch := make(chan struct{})
+	h.mu.Lock()
+	h.acking[k] = ch
+	h.mu.Unlock()
+	return ch
+}
+
+// ackSettled ends m's pending batched acknowledgement (done, from
+// ackPending; nil: none). When the acknowledgement failed (err not nil),
+// m's key is first held back from before, the moment the batch call began
+// (see run.unsettled), as a failed single acknowledgement holds it.
+func (h *keyHolds) ackSettled(m *message.Message, done chan struct{}, before time.Time, err error) {
+	if err != nil {
+		h.hold(m, before, 0)
+	}
+	if done == nil {
+		return
+	}
+	h.mu.Lock()
+	if h.acking[m.Header.PartitionKey] == done {
+		delete(h.acking, m.Header.PartitionKey)
+	}
+	h.mu.Unlock()
+	close(done)
+}
+
+// awaitAck waits until the batched acknowledgement of an earlier message
+// of m's key, if one is pending, has been sent: its outcome decides
+// whether m is held back (issue 28). It never waits for ever: the settler
+// sends every pending acknowledgement within ackBatchWait plus one broker
+// call's deadline.
+func (h *keyHolds) awaitAck(m *message.Message) {
+	k := m.Header.PartitionKey
+	if k == "" {
+		return
+	}
+	h.mu.Lock()
+	ch := h.acking[k]
+	h.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
 }
 
 // hold marks m's key as released unsettled at now, due back on the broker

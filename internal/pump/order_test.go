@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,28 +51,12 @@ func TestDeferredMessageHoldsBackItsKey_Issue28(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for id, want := range map[string]int{"a1": 2, "a2": 1, "a3": 1, "b1": 1} {
-			if calls[id] != want {
-				t.Errorf("%s handled %d times, want %d (all: %v)", id, calls[id], want, calls)
-			}
-		}
 		for _, id := range first {
 			if id == "a2" || id == "a3" {
 				t.Errorf("%s was handled in the receive a1 was deferred from (handler runs %v): it was not held back", id, first)
 			}
 		}
-		held := map[string]int{}
-		for _, ev := range e.events.Of(pump.EventDeferred) {
-			if errors.Is(ev.Err, pump.ErrHeldBack) {
-				held[ev.Message.Header.MessageID]++
-				if ev.DeliveryCount != 0 {
-					t.Errorf("held-back %s reported count %d, want 0 (no handler ran, nothing counted)", ev.Message.Header.MessageID, ev.DeliveryCount)
-				}
-			}
-		}
-		if held["a2"] != 1 || held["a3"] != 1 || held["b1"] != 0 || held["a1"] != 0 {
-			t.Errorf("held back %v, want a2 and a3 once each", held)
-		}
+		checkA1HeldBackItsKey(t, e, calls)
 		if n := len(withMsg(e.logs.records(t), pump.LogHeldBack)); n != 2 {
 			t.Errorf("%d %q records, want 2", n, pump.LogHeldBack)
 		}
@@ -108,4 +93,72 @@ func TestAcknowledgedOrKeylessHoldsNothingBack_Issue28(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Issue 28: a failed acknowledgement holds back its key as a deferral does,
+// in both variants: the Proactor's batched acknowledgement (the settler)
+// as the Reactor's single one. a1's first acknowledgement fails; a2 and a3,
+// received with it, are released unhandled (ErrHeldBack) rather than handled
+// while a1 is still on the broker, and every message is handled once, a1
+// twice (its lease lapses and it comes back).
+func TestFailedAckHoldsBackItsKey_Issue28(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 10, StopWhenEmpty: true, VisibilityTimeout: 300 * time.Millisecond})
+		for _, m := range [][2]string{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}} {
+			e.publish(t, srcQueue, m[0], m[1])
+		}
+		var failed atomic.Bool
+		injected := errors.New("injected acknowledge failure")
+		e.b.SetAcknowledgeFault(func(_ string, m *message.Message) error {
+			if m.Header.MessageID == "a1" && failed.CompareAndSwap(false, true) {
+				return injected
+			}
+			return nil
+		})
+		var mu sync.Mutex
+		calls := map[string]int{}
+		opts := fastOptions(v)
+		opts.BufferSize = 10
+		opts.RequeueCount = 3
+		e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[m.Header.MessageID]++
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n := len(e.events.Of(pump.EventSettleFailed)); n != 1 {
+			t.Errorf("%d settle failures, want 1 (the injected one)", n)
+		}
+		checkA1HeldBackItsKey(t, e, calls)
+	})
+}
+
+// checkA1HeldBackItsKey checks the end of a run over a1, a2, a3 (key a) and
+// b1 (key b) where a1 went back unsettled once: every message handled once,
+// a1 twice, and a2 and a3 released unhandled (ErrHeldBack, no count added)
+// once each, a1 and b1 never.
+func checkA1HeldBackItsKey(t *testing.T, e *env, calls map[string]int) {
+	t.Helper()
+	for id, want := range map[string]int{"a1": 2, "a2": 1, "a3": 1, "b1": 1} {
+		if calls[id] != want {
+			t.Errorf("%s handled %d times, want %d (all: %v)", id, calls[id], want, calls)
+		}
+	}
+	held := map[string]int{}
+	for _, ev := range e.events.Of(pump.EventDeferred) {
+		if errors.Is(ev.Err, pump.ErrHeldBack) {
+			held[ev.Message.Header.MessageID]++
+			if ev.DeliveryCount != 0 {
+				t.Errorf("held-back %s reported count %d, want 0 (no handler ran, nothing counted)", ev.Message.Header.MessageID, ev.DeliveryCount)
+			}
+		}
+	}
+	if held["a2"] != 1 || held["a3"] != 1 || held["b1"] != 0 || held["a1"] != 0 {
+		t.Errorf("held back %v, want a2 and a3 once each (the key of a message that went back unsettled is held back)", held)
+	}
 }

@@ -736,6 +736,7 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 		for _, a := range batch {
 			ms = append(ms, a.m)
 		}
+		before := time.Now() // see run.unsettled
 		ctx, cancel := r.call()
 		errs := ba.AcknowledgeBatch(ctx, ms)
 		cancel()
@@ -745,6 +746,9 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 				err = errs[i]
 			}
 			r.p.settled(err)
+			// A failed acknowledgement leaves the message on the broker:
+			// its key's later messages wait for it (issue 28).
+			r.holds.ackSettled(a.m, a.done, before, err)
 			if a.late {
 				r.leases.settledLate(a.m.Header.MessageID, err)
 			}
@@ -796,6 +800,9 @@ type ackItem struct {
 	m    *message.Message
 	took time.Duration
 	late bool // settled after its lease lapsed (leases.settledLate)
+	// done is closed when the acknowledgement has been sent (keyed
+	// messages only: keyHolds.ackPending; nil otherwise).
+	done chan struct{}
 }
 
 // ErrCutOff is the Err of the EventDeferred emitted for a message whose
@@ -817,6 +824,9 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
+	// An earlier message of m's key whose batched acknowledgement is not
+	// sent yet decides whether m is held back: wait for it (issue 28).
+	r.holds.awaitAck(m)
 	now := time.Now() // one clock reading for the lease check and the handler's start
 	switch adm := r.leases.admit(m, st, now); adm.kind {
 	case admitLapsed:
@@ -895,7 +905,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	switch res.Outcome {
 	case Ack:
 		if acks != nil {
-			acks <- ackItem{m: m, took: took, late: late}
+			acks <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m)}
 			return
 		}
 		ctx, cancel := r.call()

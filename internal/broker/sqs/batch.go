@@ -158,8 +158,7 @@ func (p *Producer) sendBatch(ctx context.Context, name string, ms []*message.Mes
 			errs[i] = err
 			continue
 		}
-		size := len(aws.ToString(in.MessageBody)) + attrSize(in.MessageAttributes,
-			func(v types.MessageAttributeValue) *string { return v.DataType }, func(v types.MessageAttributeValue) *string { return v.StringValue })
+		size := sendSize(in)
 		entries = append(entries, batchEntry[types.SendMessageBatchRequestEntry]{i: i, size: size, entry: types.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: in.MessageBody, MessageAttributes: in.MessageAttributes,
 			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId, DelaySeconds: in.DelaySeconds,

@@ -66,8 +66,10 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 // Send publishes m to the queue or topic its Header.Topic names (R-18's wire
 // format, reference §2.2-§2.7). Header.Delay becomes DelaySeconds on a
 // standard queue (capped at 900 s); FIFO queues and SNS have no per-message
-// delay, so it is not sent there. It returns ErrTooManyAttributes (wrapped), a
-// queue or topic that cannot be found, or the SDK's error.
+// delay, so it is not sent there. It returns ErrTooManyAttributes (wrapped),
+// broker.ErrTooLarge (wrapped, before any call) for an SQS message whose body
+// plus attributes is over 1 MiB (checkLimits), a queue or topic that cannot
+// be found, or the SDK's error.
 func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 	if p.opts.SNS {
 		name := TopicName(m.Header.Topic, p.opts.Fifo)
@@ -129,8 +131,21 @@ func classifySend(err error) error {
 
 // sqsSendInput encodes m as the SendMessage request to queueURL: the one
 // place where Brighter's SQS wire format becomes a request (SendMessage and
-// SendMessageBatch entries alike). It returns EncodeSQS's errors.
+// SendMessageBatch entries alike). It returns EncodeSQS's errors, and
+// checkLimits' broker.ErrTooLarge for a message over SQS's size limits.
 func sqsSendInput(queueURL string, m *message.Message, extra map[string]string) (*sqs.SendMessageInput, error) {
+	in, err := encodeSendInput(queueURL, m, extra)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(m.Header.MessageID, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// encodeSendInput is sqsSendInput without the size check.
+func encodeSendInput(queueURL string, m *message.Message, extra map[string]string) (*sqs.SendMessageInput, error) {
 	out, err := EncodeSQS(m, queueURL, extra)
 	if err != nil {
 		return nil, err

@@ -265,7 +265,8 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 // TestOversizedRejectionEndsBounded_Issue13: a 1,048,000-byte message can
 // be received but its routed copy (the body plus rejection metadata) is over
 // SQS's 1 MiB limit, so the routing can never succeed. The Router tries
-// once more with the rejection message shortened, then classifies the
+// once more with the rejection message shortened (both refused before any
+// SendMessage since issue 28: checkLimits), then classifies the
 // failure permanent: one Error, the message released for the longest delay
 // (10 min), counted; it is not handled again within the test's window, and
 // it is still on the queue (nothing lost). Both variants.
@@ -294,8 +295,8 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 			if !rej.Permanent || !errors.Is(rej.Err, broker.ErrTooLarge) || rej.Delay != broker.RoutingRetryMax {
 				t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s, too large", rej.Permanent, rej.Delay, rej.Err, broker.RoutingRetryMax)
 			}
-			if n := counter.count("SendMessage"); n != 2 {
-				t.Fatalf("%d SendMessage calls, want 2 (the copy, then once shortened)", n)
+			if n := counter.count("SendMessage"); n != 0 {
+				t.Fatalf("%d SendMessage calls, want 0 (the copy, then once shortened, both refused before the call: issue 28)", n)
 			}
 			// Several receive timeouts: the released message must stay away.
 			quiet := time.Now().Add(3 * time.Second)
@@ -305,8 +306,8 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			if n := counter.count("SendMessage"); n != 2 {
-				t.Fatalf("%d SendMessage calls after the quiet window, want 2", n)
+			if n := counter.count("SendMessage"); n != 0 {
+				t.Fatalf("%d SendMessage calls after the quiet window, want 0", n)
 			}
 			if d := depth(t, testClients(t), q); d != 1 {
 				t.Fatalf("source depth %d, want 1: the message stays on the broker", d)

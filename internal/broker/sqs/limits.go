@@ -1,0 +1,48 @@
+package sqs
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
+)
+
+// sendSize is the size SQS counts of a SendMessage request, in bytes: the
+// body plus each message attribute's name, data type and value ("Amazon
+// SQS message quotas"; the same count SendMessageBatch's 1 MiB request
+// limit uses).
+func sendSize(in *sqs.SendMessageInput) int {
+	return len(aws.ToString(in.MessageBody)) + attrSize(in.MessageAttributes,
+		func(v types.MessageAttributeValue) *string { return v.DataType }, func(v types.MessageAttributeValue) *string { return v.StringValue })
+}
+
+// checkLimits reports whether the SendMessage request in, of the message
+// with id id, is within SQS's
+// limits (limits.SQS): attribute names of at most 256 bytes, and body plus
+// attributes (names, data types, values) of at most 1 MiB, SQS's maximum
+// message size. fauxqs enforces neither as AWS does, so brighter checks them
+// itself before every SendMessage and SendMessageBatch entry (issue 28).
+// The error names the message, its size and the limit, and wraps
+// broker.ErrTooLarge: the producer refuses the message, and a routed copy
+// is tried once with its rejection message shortened, then the original
+// stays on its source queue, released with the longest delay and logged at
+// Error (R-19). A queue whose own MaximumMessageSize is below 1 MiB is left
+// to SQS to enforce (docs/adr/0005-leases.md, decision 10). nil when in
+// fits.
+func checkLimits(id string, in *sqs.SendMessageInput) error {
+	l := limits.SQS
+	for k := range in.MessageAttributes {
+		if len(k) > l.MaxAttributeKeyBytes {
+			return fmt.Errorf("%w: message %s: attribute name %.40q... is %d bytes, over SQS's %d", broker.ErrTooLarge, id, k, len(k), l.MaxAttributeKeyBytes)
+		}
+	}
+	if size := sendSize(in); size > l.MaxMessageBytes {
+		return fmt.Errorf("%w: message %s is %d bytes (body %d, attributes %d), over SQS's %d-byte maximum message size",
+			broker.ErrTooLarge, id, size, len(aws.ToString(in.MessageBody)), size-len(aws.ToString(in.MessageBody)), l.MaxMessageBytes)
+	}
+	return nil
+}
