@@ -15,6 +15,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
@@ -57,6 +58,10 @@ func seedLiveCorpus(t *testing.T) liveCorpus {
 	arn := func(name string) string { return "arn:aws:sqs:" + sqstest.Region + ":000000000000:" + name }
 	mkQueue(prefix+"-orders", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn(prefix+"-orders-native") + `","maxReceiveCount":"5"}`})
 	mkQueue(prefix+"-held", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn(prefix+"-nowhere") + `","maxReceiveCount":"5"}`})
+	// SNS: a topic no queue subscribes to (sns-subscription.yaml).
+	if _, err := sc.SNS.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String(prefix + "-events-bare")}); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
 	// Pub/Sub (Google's emulator).
 	client, srv := gcptest.Start(t, "lint", nil, gcp.Connect)
 	pj := srv.Project
@@ -205,7 +210,7 @@ func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
 			}
 			f := got[0]
 			absent := map[bool]string{true: "held", false: "absent"}[strings.Contains(name, "held")]
-			if strings.Contains(name, "unsubscribed") {
+			if strings.Contains(name, "unsubscribed") || name == "sns-subscription" {
 				absent = "bare"
 			}
 			if f.Severity != "error" || f.Subscription == "" || !strings.Contains(f.Message, `"`+f.Subscription+`"`) ||
@@ -222,7 +227,7 @@ func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"sqs-dead-letter", "sqs-invalid-message", "sqs-redrive", "sqs-held-redrive",
+	for _, k := range []string{"sqs-dead-letter", "sqs-invalid-message", "sqs-redrive", "sqs-held-redrive", "sns-topic", "sns-subscription",
 		"gcp-dead-letter", "gcp-invalid-message", "gcp-dead-letter-unsubscribed", "gcp-dead-letter-policy", "gcp-held-dead-letter-policy",
 		"rocketmq-dead-letter", "rocketmq-invalid-message"} {
 		if !kinds[k] {
