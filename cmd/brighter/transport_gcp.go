@@ -152,7 +152,7 @@ func gcpChannelOptions(s *config.Subscription, logger *slog.Logger) gcp.ChannelO
 // gcpConsumer makes the pull or stream consumer of sub on c; ackDeadline is
 // its ConsumerOptions.AckDeadline (the pull consumer's lease).
 func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadline time.Duration, bufferSize int, routes bool, logger *slog.Logger) broker.Consumer {
-	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering})
+	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering, PublishTimeout: s.CallTimeout})
 	o := gcp.ConsumerOptions{
 		Subscription: sub, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
 		AckDeadline: ackDeadline, MaxExtension: s.GCP.MaxExtension, Logger: logger,

@@ -3,6 +3,7 @@ package conformance
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -42,7 +43,7 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		Eventually(t, waitLong, "a failed routing", func() bool { return failed() >= 1 })
 		handled := sc.counter.Count(sc.id)
 		// A second failed routing, of a delivery that arrived exhausted.
-		Eventually(t, waitLong, "a second failed routing", func() bool { return failed() >= 2 })
+		awaitScenario(t, sc, waitLong, "a second failed routing", len(sc.rec.Counts(sc.id))+1, func() bool { return failed() >= 2 })
 		if n := sc.counter.Count(sc.id); n != handled || n > exhaustedBudget {
 			t.Fatalf("handler invoked %d times when the first routing failed, %d by the second (budget %d; presented counts %v): an exhausted delivery was handled again",
 				handled, n, exhaustedBudget, sc.rec.Counts(sc.id))
@@ -50,7 +51,10 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		hc.HealDeadLetter(t)
 		// The message must arrive: a pass can never come from the broker
 		// (Google's emulator) dropping it, only from the routing landing.
-		m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitLong)
+		dlq := sc.ch.DeadLetter(t)
+		arrived := newArrivals(func() []*message.Message { return Drain(t, dlq, 2*time.Second, 10) })
+		awaitScenario(t, sc, waitLong, "the copy on the healed dead-letter destination", len(sc.rec.Counts(sc.id))+1, func() bool { return arrived.Final(sc.id) })
+		m := arrived.got(sc.id)
 		sc.running.Quit(t)
 		checkMetadata(t, sc.ch, m, message.ReasonDeliveryError)
 		// Exactly the budget where the broker's count is exact; an

@@ -473,7 +473,11 @@ func TestPubSubConformance(t *testing.T) {
 	ledger.Note("Pub/Sub", "Which engine proves what (issue 31): every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
 		"(TestEmulatorRedeliveryProbe_Issue31, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
 		"dropping them after their 2nd or 3rd delivery (local-brokers.md §2c). A row that waits for redeliveries (AC-1, AC-3, AC-5, R-19, I15-1) "+
-		"fails, never passes, when the emulator drops one; the negative checks do not rest on redelivery alone: AC-2 requires the acknowledgement "+
+		"fails, never passes, when the emulator drops one. The rows that count invocations or check that nothing was lost (AC-3, AC-8, AC-18, "+
+		"R-19, I12-1, I12-3, I28-1, R-11) wait through one shared guard (AwaitFinal, internal/conformance/evidence.go) for positive evidence that "+
+		"each message reached its final place (an acknowledgement the broker accepted, a rejection routed and acknowledged, a copy on the "+
+		"dead-letter topic); a message delivered fewer times than the row expects that nothing settled fails the cell as \"emulator lost it\" "+
+		"(TestAwaitFinal_EmulatorLostIt_Issue31). The negative checks do not rest on redelivery alone: AC-2 requires the acknowledgement "+
 		"the broker accepted, R-17 and AC-8 the Router's result of an acknowledged rejection. Nothing lost and the budget under SIGKILLs and "+
 		"network faults are proven on pstest, which redelivers faithfully (the soak, docs/reliability.md).")
 	ledger.Note("Pub/Sub", "AC-39 (A-2), delivery_attempt measured on the emulator over three deliveries of one message, "+
@@ -620,7 +624,7 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
 		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 		rejectedAt := time.Now()
-		Eventually(t, 10*time.Second, "a redelivery within W = 10 s of the failed route", func() bool { return sc.counter.Count(sc.id) >= 2 })
+		awaitScenario(t, sc, 10*time.Second, "a redelivery within W = 10 s of the failed route", 2, func() bool { return sc.counter.Count(sc.id) >= 2 })
 		if took := time.Since(rejectedAt); took > 10*time.Second {
 			t.Fatalf("redelivered after %v", took)
 		}

@@ -139,9 +139,8 @@ func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
 		running := Start(t, rec.View(t), counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "a rejection of each routed copy", func() bool {
-			return len(rec.Rejects(ids[0])) > 0 && len(rec.Rejects(ids[1])) > 0
-		})
+		AwaitFinal(t, waitLong, "a rejection of each routed copy, routed", Evidence{IDs: ids, Want: 3,
+			Final: func(id string) bool { return routed(rec, id) }}.recorded(rec))
 		running.Quit(t)
 		dlq := ch.DeadLetter(t)
 		for i, id := range ids {
@@ -180,7 +179,8 @@ func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		rec := NewRecordingConsumer(ch.Consumer(t, buffer))
 		counter := &DispatchCounter{}
 		running := Start(t, rec.View(t), counter.Wrap(always(pump.Defer)), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "a rejection of the forged message", func() bool { return len(rec.Rejects(id)) > 0 })
+		AwaitFinal(t, waitLong, "a rejection of the forged message, routed", Evidence{IDs: []string{id}, Want: 3,
+			Final: func(id string) bool { return routed(rec, id) }}.recorded(rec))
 		running.Quit(t)
 		if n := counter.Count(id); n < 1 || n > 3 {
 			t.Errorf("handler invoked %d times, want 1..3: forged metadata made the budget inert (R-11)", n)

@@ -13,6 +13,7 @@ import (
 type Hold struct {
 	mu   sync.Mutex
 	left []time.Duration
+	at   []time.Time
 }
 
 // Call holds one call until ctx ends and returns ctx's error, recording the
@@ -26,6 +27,7 @@ func (h *Hold) Call(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.left = append(h.left, left)
+	h.at = append(h.at, time.Now())
 	h.mu.Unlock()
 	select {
 	case <-ctx.Done():
@@ -41,4 +43,13 @@ func (h *Hold) Deadlines() []time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]time.Duration(nil), h.left...)
+}
+
+// Arrivals returns when each call held so far arrived, in order: a test
+// measures from it how long the caller waited (a caller that stops waiting
+// before the call's own deadline, issue 31).
+func (h *Hold) Arrivals() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]time.Time(nil), h.at...)
 }

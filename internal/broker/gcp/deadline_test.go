@@ -3,10 +3,12 @@ package gcp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -78,6 +80,75 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBlackHoledRejectionPublishEndsAtCallTimeout_Issue31 (pull): the
+// routed copy's publish to the dead-letter topic is bounded by callTimeout.
+// The Pub/Sub publisher makes the Publish RPC itself, under its own
+// PublishSettings.Timeout, which consume sets to callTimeout
+// (ProducerOptions.PublishTimeout); the Producer also waits for the result
+// with the call's context (PublishResult.Get). A Publish held at the gRPC
+// interceptor arrives with callTimeout as its deadline and ends the
+// rejection at callTimeout: the message is released
+// (left on the source, delivered again once the hold ends) and an Error
+// with its id is logged. Both variants.
+func TestBlackHoledRejectionPublishEndsAtCallTimeout_Issue31(t *testing.T) {
+	t.Parallel()
+	const callTimeout = 2 * time.Second
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease, DeadLetterTopic: "orders.DLQ"})
+			// The routing producer as consume makes it: its Publish RPC
+			// has callTimeout as its own deadline.
+			p := NewProducer(e.client, ProducerOptions{EnableMessageOrdering: true, PublishTimeout: callTimeout})
+			t.Cleanup(func() { _ = p.Close(context.Background()) })
+			c := NewPullConsumer(e.client, p, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease, DeadLetterTopic: "orders.DLQ", Logger: e.log})
+			t.Cleanup(func() { _ = c.Close(context.Background()) })
+			id := "bound-reject-" + string(v)
+			e.send(t, "orders", newMsg(id))
+			var calls atomic.Int32
+			var rejectedAt atomic.Int64 // when the first handler call returned Reject
+			hold := e.faults.HoldCalls("Publish")
+			events := pumptest.NewEvents()
+			opts := pumptest.Options(v, 1)
+			opts.CallTimeout = callTimeout
+			opts.RequeueCount = 3
+			pumptest.RunPump(t, c, func(ctx context.Context, _ *message.Message) pump.Result {
+				if calls.Add(1) == 1 {
+					rejectedAt.Store(time.Now().UnixNano())
+				}
+				return pump.Result{Outcome: pump.Reject, Reason: "poison"}
+			}, opts, events)
+			ev := events.Await(t, pump.EventRejected, 30*time.Second, func(ev pump.Event) bool { return ev.Err != nil })
+			took := ev.Time.Sub(time.Unix(0, rejectedAt.Load()))
+			if took < callTimeout-200*time.Millisecond || took > callTimeout+3*time.Second {
+				t.Errorf("the rejection with its Publish held ended after %s, want about %s (callTimeout)", took.Round(time.Millisecond), callTimeout)
+			}
+			left := hold.Deadlines()
+			if len(left) == 0 {
+				t.Fatal("no Publish call was held")
+			}
+			for _, l := range left {
+				if l <= 0 || l > callTimeout || l < callTimeout-time.Second {
+					t.Errorf("Publish arrived with %s left of its deadline, want %s (the configured bound)", l.Round(time.Millisecond), callTimeout)
+				}
+			}
+			logged := false
+			for _, rec := range e.logs.find(slog.LevelError, broker.LogRoutingFailed) {
+				logged = logged || attr(rec, "message_id") == id
+			}
+			if !logged {
+				t.Errorf("no Error %q with message_id %s", broker.LogRoutingFailed, id)
+			}
+			// Left on the source: once the hold ends, the message comes
+			// back and its rejection reaches the dead-letter topic.
+			e.faults.ReleaseCalls("Publish")
+			pumptest.WaitUntil(t, 30*time.Second, "the released message delivered again", func() bool { return calls.Load() >= 2 })
+			events.Await(t, pump.EventRejected, 30*time.Second, func(ev pump.Event) bool { return ev.Err == nil })
+		})
 	}
 }
 

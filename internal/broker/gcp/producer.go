@@ -45,6 +45,14 @@ type ProducerOptions struct {
 	// DelayThreshold is how long the client batches publishes; 0 means 1 ms
 	// (Send waits for its publish, so a long batch delay is latency).
 	DelayThreshold time.Duration
+	// PublishTimeout is the Publish RPC's own deadline (the client's
+	// PublishSettings.Timeout): the client makes the RPC itself, under its
+	// own context, so a caller's deadline ends only the wait for the result
+	// (Publish returns at ctx's deadline) and the RPC runs on. A consumer's
+	// routing producer gets the subscription's callTimeout, so the
+	// dead-letter publish of a rejection ends at that bound on the wire too
+	// (issue 31). 0 means the client's default (60 s).
+	PublishTimeout time.Duration
 }
 
 // Producer publishes messages in Brighter's Pub/Sub wire format. It
@@ -75,6 +83,9 @@ func (p *Producer) publisher(topic string) *pubsub.Publisher {
 		pub = p.client.Publisher(topic)
 		pub.EnableMessageOrdering = p.opts.EnableMessageOrdering
 		pub.PublishSettings.DelayThreshold = p.opts.DelayThreshold
+		if p.opts.PublishTimeout > 0 {
+			pub.PublishSettings.Timeout = p.opts.PublishTimeout
+		}
 		p.pubs[topic] = pub
 	}
 	return pub
@@ -94,7 +105,8 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 // has already set it to the destination). It implements broker.Publisher.
 // When a publish with an ordering key fails it resumes that key, so the next
 // publish of the key is attempted rather than refused (a routing failure
-// must not wedge later routings, R-19). A message over Pub/Sub's limits is
+// must not wedge later routings, R-19). It waits for the service's answer
+// until ctx ends (the RPC itself has ProducerOptions.PublishTimeout). A message over Pub/Sub's limits is
 // refused before the call (CheckLimits; the emulator would take it).
 func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message) error {
 	w := Encode(m)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
@@ -131,11 +130,68 @@ var (
 
 // receipt is what message.Message.Receipt holds for a received message: the
 // MessageView (whose ReceiptHandle the client updates on
-// ChangeInvisibleDuration) and the lease end this consumer knows of.
+// ChangeInvisibleDuration) and the lease end this consumer knows of. sem,
+// a one-slot lock, is held for each call on the message (lock), and by a
+// ChangeInvisibleDuration the caller stopped waiting for until the client
+// ends it (changeInvisible).
 type receipt struct {
-	mu       sync.Mutex
+	sem      chan struct{}
 	mv       *rmq.MessageView
 	leaseEnd time.Time
+}
+
+func newReceipt(mv *rmq.MessageView, leaseEnd time.Time) *receipt {
+	return &receipt{sem: make(chan struct{}, 1), mv: mv, leaseEnd: leaseEnd}
+}
+
+// lock takes r for one call, waiting no longer than ctx: a
+// ChangeInvisibleDuration abandoned at its deadline may still hold it for
+// up to the client's request timeout.
+func (r *receipt) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case r.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("an earlier call on the message is still running: %w", ctx.Err())
+	}
+}
+
+func (r *receipt) unlock() { <-r.sem }
+
+// ErrCallAbandoned is wrapped by a requeue or a lease extension whose
+// ChangeInvisibleDuration did not answer before the call's deadline
+// (callTimeout): the client's call takes no context, so the consumer stops
+// waiting for it at the deadline and the client ends it after its own
+// request timeout (3 s); whether the broker applied it is unknown
+// (issue 31, ADR 0003).
+var ErrCallAbandoned = errors.New("rocketmq: ChangeInvisibleDuration did not answer within the call's deadline; abandoned to the client's request timeout")
+
+// changeInvisible makes one ChangeInvisibleDuration(d) of r's message,
+// bounded by ctx's deadline as well as the client's request timeout: the
+// call runs in its own goroutine, which holds r (locked by the caller)
+// until the client returns and then records the new lease end; the caller
+// returns at ctx's end with ErrCallAbandoned and ctx's error. The client's
+// request timeout ends the goroutine, so none outlives it.
+func (c *Consumer) changeInvisible(ctx context.Context, r *receipt, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() {
+		defer r.unlock()
+		start := c.now()
+		err := c.sc.ChangeInvisibleDuration(r.mv, d)
+		if err == nil {
+			r.leaseEnd = start.Add(d)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrCallAbandoned, ctx.Err())
+	}
 }
 
 // NewConsumer starts a SimpleConsumer on opts.Topic (one QueryRoute and a
@@ -263,7 +319,7 @@ func (c *Consumer) present(mv *rmq.MessageView, start time.Time) *message.Messag
 	}
 	m.Header.HandledCount = DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
 	m.DeliveryAttempt = int(attempt)
-	m.Receipt = &receipt{mv: mv, leaseEnd: start.Add(c.opts.InvisibleDuration)}
+	m.Receipt = newReceipt(mv, start.Add(c.opts.InvisibleDuration))
 	return m
 }
 
@@ -287,8 +343,10 @@ func (c *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	if err := r.lock(ctx); err != nil {
+		return fmt.Errorf("rocketmq: acknowledge %s: %w", m.Header.MessageID, err)
+	}
+	defer r.unlock()
 	if !c.now().Before(r.leaseEnd) {
 		c.log.Warn(LogLeaseExpired, "message_id", m.Header.MessageID, "subscription", c.opts.Topic)
 		return fmt.Errorf("rocketmq: acknowledge %s: %w", m.Header.MessageID, ErrLeaseExpired)
@@ -304,19 +362,21 @@ func (c *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 // ChangeInvisibleDuration (NFR-3); RocketMQ then redelivers it with
 // DeliveryAttempt + 1, so the next presented count is one more. A
 // negative delay is 0. It returns the broker's refusal (a stale handle, for
-// example) as an error.
+// example) as an error, and ErrCallAbandoned when the call does not answer
+// before ctx's deadline (the client's call takes no context; see
+// changeInvisible).
 func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
 	r, err := c.hold(m)
 	if err != nil {
 		return err
 	}
 	delay = max(delay, 0)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := c.sc.ChangeInvisibleDuration(r.mv, delay); err != nil {
+	if err := r.lock(ctx); err != nil {
+		return fmt.Errorf("rocketmq: requeue %s: %w", m.Header.MessageID, err)
+	}
+	if err := c.changeInvisible(ctx, r, delay); err != nil {
 		return staleHandle(fmt.Errorf("rocketmq: requeue %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, delay, err))
 	}
-	r.leaseEnd = c.now().Add(delay)
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package rocketmq_test
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -16,18 +18,23 @@ import (
 
 // clientRequestTimeout is the RocketMQ client's request timeout (its
 // default; brighter does not change it): ChangeInvisibleDuration takes no
-// context, so a requeue or a lease extension is bounded by it alone, and
-// every call the client makes with a context by the shorter of the two.
+// context, so the call on the wire carries this deadline, and the consumer
+// stops waiting for it at the call's own deadline (ErrCallAbandoned); every
+// call the client makes with a context carries the shorter of the two.
 const clientRequestTimeout = 3 * time.Second
 
 // TestBlackHoledCallsEndAtTheirBound_Issue31: every call kind the pump makes
 // on RocketMQ has a deadline of its own, asserted on the held call at the
-// test broker (the client's deadline travels with the gRPC call): an
-// acknowledge (AckMessage) and the dead-letter publish of a rejection
-// (SendMessage) at callTimeout; a requeue and a lease extension
-// (ChangeInvisibleDuration, which takes no context) at the client's
-// request timeout. The held call fails (settle-failed, rejected with an
-// error, extension failed). Both variants.
+// test broker (the client's deadline travels with the gRPC call) and on
+// how long the pump waited for it: an acknowledge (AckMessage) and the
+// dead-letter publish of a rejection (SendMessage) at callTimeout; a
+// requeue at callTimeout and a lease extension at the extension call's
+// deadline (a quarter of the lease, at least 1 s), though their
+// ChangeInvisibleDuration takes no context and carries the client's request
+// timeout on the wire; a receive (ReceiveMessage) at the await duration plus
+// the client's request timeout, after which the next receive follows. The
+// held call fails (settle-failed, rejected with an error, extension
+// failed). Both variants.
 func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 	t.Parallel()
 	const callTimeout = 1500 * time.Millisecond
@@ -36,12 +43,14 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 		outcome      pump.Outcome
 		hold         time.Duration // the handler's time
 		event        pump.EventKind
-		bound        time.Duration
+		bound        time.Duration // the held call's deadline
+		waited       time.Duration // how long the pump waits for it (0: bound)
 	}{
-		{"acknowledge", "AckMessage", pump.Ack, 0, pump.EventSettleFailed, callTimeout},
-		{"reject", "SendMessage", pump.Reject, 0, pump.EventRejected, callTimeout},
-		{"requeue", "ChangeInvisibleDuration", pump.Defer, 0, pump.EventSettleFailed, clientRequestTimeout},
-		{"extend", "ChangeInvisibleDuration", pump.Ack, 3 * time.Second, pump.EventLeaseExtendFailed, clientRequestTimeout},
+		{"acknowledge", "AckMessage", pump.Ack, 0, pump.EventSettleFailed, callTimeout, 0},
+		{"reject", "SendMessage", pump.Reject, 0, pump.EventRejected, callTimeout, 0},
+		{"requeue", "ChangeInvisibleDuration", pump.Defer, 0, pump.EventSettleFailed, clientRequestTimeout, callTimeout},
+		{"extend", "ChangeInvisibleDuration", pump.Ack, 3 * time.Second, pump.EventLeaseExtendFailed, clientRequestTimeout, time.Second},
+		{"receive", "ReceiveMessage", pump.Ack, 0, 0, testAwait + clientRequestTimeout, 0},
 	}
 	for _, tc := range cases {
 		for _, v := range pumptest.Variants {
@@ -51,6 +60,9 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 				c := e.consumer(rocketmq.ConsumerOptions{Topic: "t", ConsumerGroup: "g", BufferSize: 1, InvisibleDuration: rmqLease, DeadLetterTopic: "t.DLQ"})
 				e.send("t", fmt.Sprintf("bound-%s-%s", tc.name, v))
 				var hold atomic.Pointer[faultproxy.Hold]
+				if tc.name == "receive" {
+					hold.Store(e.srv.HoldCalls(tc.method))
+				}
 				events := pumptest.NewEvents()
 				opts := pumptest.Options(v, 1)
 				opts.CallTimeout = callTimeout
@@ -62,7 +74,19 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 					pumptest.SleepFor(ctx, tc.hold)
 					return pump.Result{Outcome: tc.outcome, Reason: "poison"}
 				}, opts, events)
-				events.Await(t, tc.event, 30*time.Second, func(ev pump.Event) bool { return tc.event != pump.EventRejected || ev.Err != nil })
+				if tc.event == 0 {
+					// A second ReceiveMessage held: the first ended.
+					pumptest.WaitUntil(t, 30*time.Second, "a second ReceiveMessage", func() bool { return len(hold.Load().Deadlines()) >= 2 })
+				} else {
+					ev := events.Await(t, tc.event, 30*time.Second, func(ev pump.Event) bool { return tc.event != pump.EventRejected || ev.Err != nil })
+					waited, want := ev.Time.Sub(hold.Load().Arrivals()[0]), cmp.Or(tc.waited, tc.bound)
+					if waited < want-300*time.Millisecond || waited > want+time.Second {
+						t.Errorf("the pump waited %s for the held %s, want about %s", waited.Round(time.Millisecond), tc.method, want)
+					}
+					if tc.waited != 0 && !errors.Is(ev.Err, rocketmq.ErrCallAbandoned) {
+						t.Errorf("event error %v, want rocketmq.ErrCallAbandoned", ev.Err)
+					}
+				}
 				e.srv.ReleaseCalls(tc.method)
 				left := hold.Load().Deadlines()
 				if len(left) == 0 {

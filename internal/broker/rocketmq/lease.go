@@ -34,7 +34,8 @@ func (c *Consumer) Lease() time.Duration { return c.opts.InvisibleDuration }
 // message whose lease this consumer knows has lapsed is not sent (the
 // broker would refuse the handle) and, like one the broker calls an
 // invalid receipt handle, gets an error wrapping broker.ErrStaleReceipt.
-// Once ctx is done, messages not yet sent get ctx's error.
+// Once ctx is done, messages not yet sent get ctx's error, and a call not
+// answered by then ErrCallAbandoned (the client's call takes no context).
 func (c *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
 	errs := make([]error, len(ms))
 	d = max(d, 0)
@@ -55,26 +56,27 @@ func (c *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d ti
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = c.extend(m, r, d)
+			errs[i] = c.extend(ctx, m, r, d)
 		}()
 	}
 	wg.Wait()
 	return errs
 }
 
-// extend changes one message's invisible duration to d, keeping the lease
-// end this consumer knows in step.
-func (c *Consumer) extend(m *message.Message, r *receipt, d time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	start := c.now()
-	if !start.Before(r.leaseEnd) {
+// extend changes one message's invisible duration to d within ctx's
+// deadline (changeInvisible), keeping the lease end this consumer knows in
+// step.
+func (c *Consumer) extend(ctx context.Context, m *message.Message, r *receipt, d time.Duration) error {
+	if err := r.lock(ctx); err != nil {
+		return fmt.Errorf("rocketmq: extend lease of %s: %w", m.Header.MessageID, err)
+	}
+	if !c.now().Before(r.leaseEnd) {
+		r.unlock()
 		return fmt.Errorf("rocketmq: extend lease of %s: invisible duration lapsed: %w", m.Header.MessageID, broker.ErrStaleReceipt)
 	}
-	if err := c.sc.ChangeInvisibleDuration(r.mv, d); err != nil {
+	if err := c.changeInvisible(ctx, r, d); err != nil {
 		return staleHandle(fmt.Errorf("rocketmq: extend lease of %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, d, err))
 	}
-	r.leaseEnd = start.Add(d)
 	return nil
 }
 

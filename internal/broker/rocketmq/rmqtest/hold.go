@@ -3,7 +3,7 @@ package rmqtest
 import "github.com/brightergo/brighter/internal/faultproxy"
 
 // HoldCalls makes every call of the RPC method ("AckMessage",
-// "ChangeInvisibleDuration" or "SendMessage") wait until the client's
+// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the client's
 // deadline ends, recording it in the returned Hold (issue 31: a black-holed
 // endpoint per call kind); the call is counted but changes nothing.
 // ReleaseCalls ends it.

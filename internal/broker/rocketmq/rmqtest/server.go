@@ -550,6 +550,9 @@ func (s *Server) storeLocked(topic string, m *v2.Message) *stored {
 func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.MessagingService_ReceiveMessageServer) error {
 	s.count("ReceiveMessage")
 	ctx := stream.Context()
+	if h := s.held("ReceiveMessage"); h != nil {
+		return h.Call(ctx)
+	}
 	group := req.GetGroup().GetName()
 	topic := req.GetMessageQueue().GetTopic().GetName()
 	queue := req.GetMessageQueue().GetId()
