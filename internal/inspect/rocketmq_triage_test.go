@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brightergo/brighter/internal/inspect"
 )
@@ -17,6 +18,10 @@ func TestTriageRocketMQ_GroupCopyArchiveRestore_Issue30(t *testing.T) {
 	e := newRMQ(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(t, dlq)
+	// Each scan below starts right after the previous one released what it
+	// held; a receive that waits only 300 ms can come back empty under load
+	// (CI saw the copy select nothing) and end the scan.
+	src.Wait = 2 * time.Second
 	st, _, err := inspect.Collect(context.Background(), src, inspect.Filter{})
 	if err != nil {
 		t.Fatal(err)
