@@ -164,9 +164,13 @@ func checkMetadata(t *testing.T, ch Channel, m *message.Message, reason message.
 // record with the discard text naming the message id and the reason, one
 // rejection, and no further invocation for a window past the lease while
 // the pump keeps running (an unacknowledged message would have come back).
+// It waits through AwaitFinal (issue 31) for the positive evidence, the
+// discard's acknowledgement the broker accepted, so a message the broker
+// stopped handing out (Google's emulator, local-brokers.md §2c) fails the
+// row as "emulator lost it" and never passes its invocation count.
 func checkDiscarded(t *testing.T, sc *scenario, reason message.RejectionReason) {
 	t.Helper()
-	Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+	awaitScenario(t, sc, waitShort, "the discard, acknowledged", 1, func() bool { return discards(sc.rec, sc.id) > 0 })
 	Stays(t, quietWindow(sc.ch), "the discarded message came back: it was not acknowledged (R-17)", func() bool {
 		return sc.counter.Count(sc.id) == 1
 	})
@@ -310,7 +314,11 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, "AC-6/AC-35", f, v, func(t *testing.T) {
 		for _, budget := range []int{1, 0, -3} {
 			sc := run(t, f, v, Setup{RequeueCount: budget, DeadLetter: true}, always(pump.Defer))
-			Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+			// Positive evidence first (issue 31): the rejection routed and
+			// the original acknowledged; a message the broker never handed
+			// out fails as "emulator lost it", so a drop cannot pass the
+			// invocation count below.
+			awaitScenario(t, sc, waitShort, "a rejection routed to the dead-letter queue", 1, func() bool { return routed(sc.rec, sc.id) })
 			sc.running.Quit(t)
 			if n := sc.counter.Count(sc.id); n != 1 {
 				t.Errorf("budget %d: %d invocations, want 1 (R-7)", budget, n)
