@@ -274,6 +274,7 @@ func TestExtensionCallsBoundedPerLease_Issue31(t *testing.T) {
 		for id, k := range got {
 			leases := float64(held[id]) / float64(lease)
 			longest = max(longest, held[id])
+			t.Logf("message %s: %d extensions while held for %.2f leases (%.2f a lease)", id, k, leases, float64(k)/leases)
 			if want := int(2*leases) + 1; k > want || float64(k) < leases-1 {
 				t.Errorf("message %s extended %d times while held for %.1f leases, want about %d (at most %d)", id, k, leases, int(2*leases), want)
 			}
