@@ -66,7 +66,11 @@ func discards(rec *RecordingConsumer, id string) int {
 // message it still holds, which Google's Pub/Sub emulator does under load
 // (local-brokers.md §2c) and which proves nothing about brighter either
 // way; a message delivered Want times or settled by brighter fails as a
-// missing final place (brighter's bug).
+// missing final place (brighter's bug). The first is a heuristic: a
+// message brighter kept leased, or acknowledged inside a rejection whose
+// result does not say so (the recording consumer sees the Router's
+// result, not the broker call), looks the same (mutants routing-order and
+// lease-extension-to-cap fail that way on SQS), and the failure says so.
 func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -102,7 +106,9 @@ func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 	}
 	if len(lost) > 0 {
 		t.Errorf("emulator lost it: the broker stopped redelivering %s within %s though nothing settled it, and %s never came: "+
-			"Google's Pub/Sub emulator drops nacked messages under load (local-brokers.md §2c); the cell fails rather than pass on a dropped message",
+			"Google's Pub/Sub emulator drops nacked messages under load (local-brokers.md §2c); the cell fails rather than pass on a dropped message. "+
+			"On a broker that does not drop messages (SQS, RocketMQ), or when it recurs on Pub/Sub, read it as brighter's: a message kept leased "+
+			"(extended past its budget's deliveries) or settled where the recording consumer cannot see it (inside a rejection)",
 			strings.Join(lost, ", "), timeout, what)
 	}
 	if len(stuck) > 0 {
