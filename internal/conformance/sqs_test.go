@@ -200,6 +200,13 @@ func (ch *sqsChannel) Native(t testing.TB) broker.Consumer { return ch.reader(t,
 // cells in the ledger.
 func TestSQSConformance(t *testing.T) {
 	t.Parallel()
+	ledger.Note("SQS", "Which engine proves what (issue 31): every cell here ran on fauxqs (node_modules, pinned in package-lock.json), "+
+		"which redelivers a message whose visibility timeout lapsed or that was released, as AWS does (local-brokers.md §1.2), so its "+
+		"loss and invocation-count rows prove brighter; they wait through the same guard as Pub/Sub's (AwaitFinal). Two of its gaps "+
+		"(local-brokers.md §1.4) are covered where a row depends on them: a FIFO receive returns at most one message per group, so I28-2 "+
+		"(a group under deferral) runs on SqsFifo and SnsFifo through sqstest.FIFOBatcher, HTTP middleware that returns several of a group "+
+		"in order as AWS does; a delete with a superseded receipt answers success and deletes nothing (AWS documents the same), so "+
+		"I34-1 and I34-2 require an acknowledgement with the newest receipt, never a settle's success alone.")
 	for _, f := range sqsFixtures() {
 		for _, v := range Variants {
 			t.Run(f.config+"/"+string(v), func(t *testing.T) {
