@@ -231,6 +231,7 @@ func TestRocketMQ(t *testing.T) {
 			t.Parallel()
 			g := ledger.Group()
 			runOrdering(t, g, fifo, v)
+			runAckHold(t, g, fifo, v)
 			g.Wait()
 		})
 	}

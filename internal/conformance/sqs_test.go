@@ -53,6 +53,10 @@ func (f *sqsFixture) Transport() string     { return "SQS" }
 func (f *sqsFixture) Configuration() string { return f.config }
 func (f *sqsFixture) Ordered() bool         { return f.fifo }
 
+// HoldsToACeiling reports true: SQS keeps a message from other consumers
+// at most 12 hours from its receive (Setup.HoldCeiling shortens it).
+func (f *sqsFixture) HoldsToACeiling() bool { return true }
+
 func sqsFixtures() []*sqsFixture {
 	return []*sqsFixture{
 		{config: "SqsStandard"},
@@ -131,6 +135,7 @@ func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, route
 		// As consume does: the receive asks for the channel's visibility
 		// timeout, so the pump knows the lease and keeps it (issue 12).
 		o.VisibilityTimeout = ch.opts.VisibilityTimeout
+		o.MaxHold = ch.logger.HoldCeiling
 	}
 	if routed {
 		o.DeadLetter, o.Invalid = ch.dlq, ch.inv
