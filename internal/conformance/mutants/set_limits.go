@@ -1,7 +1,16 @@
 package main
 
 // limitsMutants are issue 28's mutants of broker limits and the handler's
-// end: each is killed by the named conformance rows.
+// end. Those with no Pkg are killed by the named conformance cells alone.
+// Those with a Pkg mutate what no conformance row can observe, so their
+// package's tests kill them (docs/adr/0001-delivery-count-contract.md
+// §10.1): an exec handler's process group (the suite runs Go handlers; a
+// group ends the same whatever the broker), the stall clock (a black-holed
+// receive longer than stallAfter: one slow cell per transport measuring the
+// same pump code), signals (they reach consume, not the pump), lint and lint
+// --live (no message flows), a log line's count (one pump code path), and
+// each transport's own size limit, which its emulator does not enforce (the
+// transport's test refuses it before the call).
 var limitsMutants = []mutant{
 	{Name: "truncate-marker-outside", What: "a cut rejection text keeps the full limit and appends the marker past it (1,024 characters plus a marker: over Pub/Sub's attribute value limit)",
 		File: "internal/message/truncate.go",
