@@ -410,6 +410,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runOrdering(t, g, f, v)
 	runCeiling(t, g, f, v)
 	runAckHold(t, g, f, v)
+	runOversize(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per

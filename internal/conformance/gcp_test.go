@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
@@ -322,6 +323,24 @@ func (c *pubsubChannel) SeverableConsumer(t testing.TB, bufferSize int) (broker.
 		_ = client.Close()
 	})
 	return k, func() { _ = conn.Close() }, c.f.mode != config.GCPModePull
+}
+
+// CopyCanExceedLimit reports true: a message with Pub/Sub's 100 attributes
+// has a routed copy over them.
+func (f *pubsubFixture) CopyCanExceedLimit() bool { return true }
+
+// PadToLimit adds bag entries (each its own attribute) to m until it has
+// exactly Pub/Sub's 100 attributes; the routed copy's rejection metadata
+// takes it over (the emulator would take it).
+func (c *pubsubChannel) PadToLimit(t testing.TB, m *message.Message) {
+	t.Helper()
+	m.Header.Topic = c.topic
+	for i := 0; len(gcp.Encode(m).Attributes) < limits.PubSub.MaxAttributes; i++ {
+		m.Header.Bag[fmt.Sprintf("pad%03d", i)] = "x"
+	}
+	if err := gcp.CheckLimits(gcp.Encode(m)); err != nil || len(gcp.Encode(m).Attributes) != limits.PubSub.MaxAttributes {
+		t.Fatalf("the padded message has %d attributes (%v), want exactly %d", len(gcp.Encode(m).Attributes), err, limits.PubSub.MaxAttributes)
+	}
 }
 
 func (c *pubsubChannel) Send(t testing.TB, m *message.Message) {
