@@ -416,6 +416,9 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runRestart(t, g, f, v)
 	runExhausted(t, g, f, v)
 	runOrdering(t, g, f, v)
+	runCeiling(t, g, f, v)
+	runAckHold(t, g, f, v)
+	runOversize(t, g, f, v)
 }
 
 // RunConsumerRows runs the consumer rows (no pump: one cell per

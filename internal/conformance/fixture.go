@@ -51,6 +51,11 @@ type Setup struct {
 	MaxExtension time.Duration
 	// Logger receives the consumer's records (rejection routing logs).
 	Logger *slog.Logger
+	// HoldCeiling, when positive, shortens the broker's ceiling on holding
+	// a received message (broker.LeaseCeiling: SQS's 12 hours from the
+	// receive) to this, so that a row reaches it in seconds (issue 28).
+	// Fixtures of brokers with no ceiling ignore it.
+	HoldCeiling time.Duration
 }
 
 // Channel is one fresh channel of a transport under test.

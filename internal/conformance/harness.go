@@ -91,6 +91,10 @@ type RecordingConsumer struct {
 	// reaches the broker.
 	AfterReceive func(ms []*message.Message)
 	BeforeAck    func(m *message.Message)
+	// AckFault, when set before the pump starts, is asked before each
+	// acknowledgement: a non-nil error fails that acknowledgement without
+	// it reaching the broker, as a network failure does (issue 28).
+	AckFault func(m *message.Message) error
 }
 
 // NewRecordingConsumer wraps c.
@@ -150,6 +154,11 @@ func (r *RecordingConsumer) Acknowledge(ctx context.Context, m *message.Message)
 	}
 	if r.BeforeAck != nil {
 		r.BeforeAck(m)
+	}
+	if r.AckFault != nil {
+		if err := r.AckFault(m); err != nil {
+			return err
+		}
 	}
 	err := r.Consumer.Acknowledge(ctx, m)
 	if err == nil {
@@ -277,9 +286,25 @@ func (a batchAck) AcknowledgeBatch(ctx context.Context, ms []*message.Message) [
 			a.r.BeforeAck(m)
 		}
 	}
-	errs = a.b.AcknowledgeBatch(ctx, ms)
+	var pass []*message.Message // those AckFault lets reach the broker
+	var at []int                // pass[j] is ms[at[j]]
 	for i, m := range ms {
-		if i < len(errs) && errs[i] == nil {
+		if a.r.AckFault != nil {
+			if errs[i] = a.r.AckFault(m); errs[i] != nil {
+				continue
+			}
+		}
+		pass, at = append(pass, m), append(at, i)
+	}
+	if len(pass) == 0 {
+		return errs
+	}
+	got := a.b.AcknowledgeBatch(ctx, pass)
+	for j, m := range pass {
+		if j < len(got) {
+			errs[at[j]] = got[j]
+		}
+		if j < len(got) && got[j] == nil {
 			a.r.acked(m)
 		}
 	}
@@ -294,6 +319,15 @@ type leaseView struct {
 
 // Lease is the wrapped consumer's lease.
 func (v leaseView) Lease() time.Duration { return v.l.Lease() }
+
+// MaxHold is the wrapped consumer's ceiling on holding a message
+// (broker.LeaseCeiling), 0 when it has none.
+func (v leaseView) MaxHold() time.Duration {
+	if lc, ok := v.l.(broker.LeaseCeiling); ok {
+		return lc.MaxHold()
+	}
+	return 0
+}
 
 // ExtendLeases forwards the call, or fails every extension once killed.
 func (v leaseView) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {

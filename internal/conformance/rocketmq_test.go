@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/message"
@@ -165,6 +167,30 @@ func (c *rocketChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
 	return c.open(t, c.topic, c.group, bufferSize, c.lease, c.dlq, c.invalid)
 }
 
+// CopyCanExceedLimit reports true: a message with a proxy's 16 KiB of
+// properties has a routed copy over them.
+func (f *rocketFixture) CopyCanExceedLimit() bool { return true }
+
+// PadToLimit pads a bag entry (a user property) of m so that its properties'
+// keys and values are exactly a proxy's default 16 KiB; the routed copy's
+// rejection metadata takes it over (rmqtest would take it).
+func (c *rocketChannel) PadToLimit(t testing.TB, m *message.Message) {
+	t.Helper()
+	m.Header.Topic = c.topic
+	size := func() int {
+		n := 0
+		for k, v := range rocketmq.Encode(m, c.topic, "", time.Now()).GetProperties() {
+			n += len(k) + len(v)
+		}
+		return n
+	}
+	m.Header.Bag["pad"] = "x"
+	m.Header.Bag["pad"] = strings.Repeat("x", 1+limits.RocketMQ.MaxAttributesBytes-size())
+	if got := size(); got != limits.RocketMQ.MaxAttributesBytes {
+		t.Fatalf("the padded message's properties are %d bytes, want exactly %d", got, limits.RocketMQ.MaxAttributesBytes)
+	}
+}
+
 func (c *rocketChannel) Send(t testing.TB, m *message.Message) {
 	t.Helper()
 	m.Header.Topic = c.topic
@@ -231,6 +257,7 @@ func TestRocketMQ(t *testing.T) {
 			t.Parallel()
 			g := ledger.Group()
 			runOrdering(t, g, fifo, v)
+			runAckHold(t, g, fifo, v)
 			g.Wait()
 		})
 	}

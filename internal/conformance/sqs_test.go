@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/message"
@@ -52,6 +56,10 @@ type sqsFixture struct {
 func (f *sqsFixture) Transport() string     { return "SQS" }
 func (f *sqsFixture) Configuration() string { return f.config }
 func (f *sqsFixture) Ordered() bool         { return f.fifo }
+
+// HoldsToACeiling reports true: SQS keeps a message from other consumers
+// at most 12 hours from its receive (Setup.HoldCeiling shortens it).
+func (f *sqsFixture) HoldsToACeiling() bool { return true }
 
 func sqsFixtures() []*sqsFixture {
 	return []*sqsFixture{
@@ -131,6 +139,7 @@ func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, route
 		// As consume does: the receive asks for the channel's visibility
 		// timeout, so the pump knows the lease and keeps it (issue 12).
 		o.VisibilityTimeout = ch.opts.VisibilityTimeout
+		o.MaxHold = ch.logger.HoldCeiling
 	}
 	if routed {
 		o.DeadLetter, o.Invalid = ch.dlq, ch.inv
@@ -144,6 +153,34 @@ func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, route
 
 func (ch *sqsChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
 	return ch.consumer(t, ch.opts.Queue, bufferSize, true)
+}
+
+// CopyCanExceedLimit reports whether a message at the source's limit has a
+// routed copy over the dead-letter queue's: a queue takes SQS's 1 MiB; an
+// SNS topic takes 256 KiB, so no message published through it can have a
+// copy over a queue's 1 MiB.
+func (f *sqsFixture) CopyCanExceedLimit() bool { return !f.sns }
+
+// PadToLimit pads m's body so that its SendMessage request is exactly SQS's
+// 1 MiB: body plus each attribute's name, data type ("String") and value.
+func (ch *sqsChannel) PadToLimit(t testing.TB, m *message.Message) {
+	t.Helper()
+	m.Header.Topic = ch.routingKey
+	u, err := ch.c.SQS.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(sqs.QueueName(ch.opts.Queue, ch.f.fifo))})
+	if err != nil {
+		t.Fatalf("queue url: %v", err)
+	}
+	padBody(t, m, limits.SQS.MaxMessageBytes, func() int {
+		out, err := sqs.EncodeSQS(m, aws.ToString(u.QueueUrl), nil)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		n := len(out.Body)
+		for k, v := range out.Attributes {
+			n += len(k) + len("String") + len(v)
+		}
+		return n
+	})
 }
 
 func (ch *sqsChannel) Send(t testing.TB, m *message.Message) {

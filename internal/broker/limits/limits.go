@@ -83,6 +83,19 @@ var SQS = Transport{
 	MaxHold:                SQSMaxVisibility,
 }
 
+// SNS is Amazon SNS's Publish (an SNS->SQS channel's producer): messages
+// of at most 256 KiB (262,144 bytes) counting the message, its subject and
+// every message attribute's name, data type and value; ten message
+// attributes when delivered to SQS, of names up to 256 bytes ("Amazon SNS
+// message publishing", "Amazon SNS message attributes"). fauxqs enforces
+// none of them.
+var SNS = Transport{
+	Name:                 "sns",
+	MaxMessageBytes:      256 << 10,
+	MaxAttributes:        SQSMaxAttributes,
+	MaxAttributeKeyBytes: 256,
+}
+
 // PubSub is Google Cloud Pub/Sub: 10 MB messages, 100 attributes per
 // message, attribute keys up to 256 bytes and values up to 1,024 bytes, an
 // ack deadline of 10..600 s per call and no ceiling on extensions (Pub/Sub

@@ -193,8 +193,7 @@ func (p *Producer) publishBatch(ctx context.Context, name string, ms []*message.
 			errs[i] = err
 			continue
 		}
-		size := len(aws.ToString(in.Message)) + len(aws.ToString(in.Subject)) + attrSize(in.MessageAttributes,
-			func(v snstypes.MessageAttributeValue) *string { return v.DataType }, func(v snstypes.MessageAttributeValue) *string { return v.StringValue })
+		size := publishSize(in)
 		entries = append(entries, batchEntry[snstypes.PublishBatchRequestEntry]{i: i, size: size, entry: snstypes.PublishBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), Message: in.Message, MessageAttributes: in.MessageAttributes, Subject: in.Subject,
 			MessageGroupId: in.MessageGroupId, MessageDeduplicationId: in.MessageDeduplicationId,

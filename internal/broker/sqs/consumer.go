@@ -68,6 +68,12 @@ type ConsumerOptions struct {
 	// Logger receives the consumer's and the router's records; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// MaxHold, when positive and shorter than SQS's 12-hour ceiling on a
+	// message's visibility (limits.SQS.MaxHold), is the ceiling MaxHold
+	// reports instead, as if the message had been received that much
+	// earlier than 12 hours before the ceiling: tests reach the ceiling in
+	// seconds (issue 28). 0 is SQS's own.
+	MaxHold time.Duration
 }
 
 // Consumer reads one SQS queue. It implements broker.Consumer,
@@ -287,9 +293,14 @@ func (k *Consumer) Lease() time.Duration {
 }
 
 // MaxHold is SQS's ceiling on a message's visibility: 12 hours from its
-// receive, however often it is extended (limits.SQS.MaxHold):
-// broker.LeaseCeiling.
-func (k *Consumer) MaxHold() time.Duration { return limits.SQS.MaxHold }
+// receive, however often it is extended (limits.SQS.MaxHold), or the
+// shorter ConsumerOptions.MaxHold: broker.LeaseCeiling.
+func (k *Consumer) MaxHold() time.Duration {
+	if h := k.opts.MaxHold; h > 0 && h < limits.SQS.MaxHold {
+		return h
+	}
+	return limits.SQS.MaxHold
+}
 
 var _ broker.LeaseCeiling = (*Consumer)(nil)
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -200,5 +202,88 @@ func TestRoutedCopyOverDestinationMaximumMessageSizeStaysOnSource_Issue28(t *tes
 				t.Errorf("dead-letter queue holds %d messages, want none", n)
 			}
 		})
+	}
+}
+
+// snsSizedMessage returns a message for topicARN whose SNS Publish request
+// is exactly size bytes as SNS counts them (message, subject, attribute
+// names, data types and values), padding its body.
+func snsSizedMessage(t *testing.T, topicARN, topic string, size int) *message.Message {
+	t.Helper()
+	m := newMessage(topic)
+	in, err := snsPublishInput(topicARN, m, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := size - publishSize(in) + len(m.Body) // the body is replaced
+	m.Body = []byte(`{"pad":"` + strings.Repeat("x", pad-len(`{"pad":""}`)) + `"}`)
+	return m
+}
+
+// TestPublishOverSNSLimitRefusedBeforeTheCall_Issue28 (fauxqs, which
+// takes any size): an SNS message whose message, subject and attributes
+// are one byte over SNS's 256 KiB is refused by Send and by SendBatch as
+// broker.ErrTooLarge naming the message, its size and the limit, without
+// any Publish call; a message exactly at the limit is published and reaches
+// the subscribed queue; eleven attributes or a 257-byte attribute name are
+// refused by checkSNSLimits too (the bag travels in one attribute, so a
+// message's own attributes never reach eleven).
+func TestPublishOverSNSLimitRefusedBeforeTheCall_Issue28(t *testing.T) {
+	t.Parallel()
+	var publishes atomic.Int64
+	c, _ := faultyClients(t, func(_, body string) error {
+		if strings.Contains(body, "Action=Publish") {
+			publishes.Add(1)
+		}
+		return nil
+	})
+	q, topic := uniq("sns-size-q"), uniq("sns.size")
+	setup(t, c, ChannelOptions{Queue: q, Topic: topic}, ConsumerOptions{})
+	p := NewProducer(c, ProducerOptions{SNS: true})
+	arn, err := p.topics.arn(context.Background(), TopicName(topic, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	max := limits.SNS.MaxMessageBytes
+	big := snsSizedMessage(t, arn, topic, max+1)
+	err = p.Send(context.Background(), big)
+	if !errors.Is(err, broker.ErrTooLarge) {
+		t.Fatalf("Send of %d bytes = %v, want broker.ErrTooLarge", max+1, err)
+	}
+	for _, want := range []string{big.Header.MessageID, strconv.Itoa(max + 1), strconv.Itoa(max)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q (the message, its size and the limit)", err, want)
+		}
+	}
+	if n := publishes.Load(); n != 0 {
+		t.Errorf("%d Publish calls for a message over the limit, want none (refused before the call)", n)
+	}
+	at := snsSizedMessage(t, arn, topic, max)
+	errs := p.SendBatch(context.Background(), []*message.Message{big, at})
+	if len(errs) != 2 || !errors.Is(errs[0], broker.ErrTooLarge) || errs[1] != nil {
+		t.Fatalf("SendBatch = %v, want [ErrTooLarge, nil] (exactly at the limit fits)", errs)
+	}
+	var got []*message.Message
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) == 0 && time.Now().Before(deadline) {
+		got = readAll(t, c, q)
+	}
+	if len(got) != 1 || got[0].Header.MessageID != at.Header.MessageID {
+		t.Errorf("queue holds %d messages, want only %s (the one at the limit)", len(got), at.Header.MessageID)
+	}
+	in := &sns.PublishInput{Message: aws.String("{}"), MessageAttributes: map[string]snstypes.MessageAttributeValue{
+		strings.Repeat("n", 257): {DataType: aws.String("String"), StringValue: aws.String("v")}}}
+	if err := checkSNSLimits("long", in); !errors.Is(err, broker.ErrTooLarge) {
+		t.Errorf("257-byte attribute name = %v, want broker.ErrTooLarge", err)
+	}
+	in.MessageAttributes = map[string]snstypes.MessageAttributeValue{}
+	for i := range limits.SNS.MaxAttributes + 1 {
+		in.MessageAttributes["a"+strconv.Itoa(i)] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("v")}
+	}
+	if err := checkSNSLimits("eleven", in); !errors.Is(err, broker.ErrTooLarge) {
+		t.Errorf("%d attributes = %v, want broker.ErrTooLarge", len(in.MessageAttributes), err)
+	}
+	if n := publishes.Load(); n != 1 {
+		t.Errorf("%d Publish/PublishBatch calls, want 1 (the batch's message at the limit)", n)
 	}
 }

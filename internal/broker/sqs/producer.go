@@ -68,7 +68,8 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 // standard queue (capped at 900 s); FIFO queues and SNS have no per-message
 // delay, so it is not sent there. It returns ErrTooManyAttributes (wrapped),
 // broker.ErrTooLarge (wrapped, before any call) for an SQS message whose body
-// plus attributes is over 1 MiB (checkLimits), a queue or topic that cannot
+// plus attributes is over 1 MiB (checkLimits) or an SNS message over 256 KiB
+// with its subject and attributes (checkSNSLimits), a queue or topic that cannot
 // be found, or the SDK's error.
 func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 	if p.opts.SNS {
@@ -179,7 +180,8 @@ func publishSNS(ctx context.Context, c *sns.Client, topicARN string, m *message.
 }
 
 // snsPublishInput encodes m as the SNS Publish request to topicARN (Publish
-// and PublishBatch entries alike). It returns EncodeSNS's errors.
+// and PublishBatch entries alike). It returns EncodeSNS's errors, and
+// checkSNSLimits' broker.ErrTooLarge for a message over SNS's limits.
 func snsPublishInput(topicARN string, m *message.Message, extra map[string]string, fifo bool) (*sns.PublishInput, error) {
 	out, err := EncodeSNS(m, topicARN, extra)
 	if err != nil {
@@ -197,6 +199,9 @@ func snsPublishInput(topicARN string, m *message.Message, extra map[string]strin
 		if out.DeduplicationID != "" {
 			in.MessageDeduplicationId = aws.String(out.DeduplicationID)
 		}
+	}
+	if err := checkSNSLimits(m.Header.MessageID, in); err != nil {
+		return nil, err
 	}
 	return in, nil
 }

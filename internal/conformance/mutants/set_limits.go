@@ -1,7 +1,18 @@
 package main
 
 // limitsMutants are issue 28's mutants of broker limits and the handler's
-// end: each is killed by the named conformance rows.
+// end. Those with no Pkg are killed by the named conformance cells alone.
+// Those with a Pkg mutate what no conformance row can observe, so their
+// package's tests kill them (docs/adr/0001-delivery-count-contract.md
+// §10.1): an exec handler's process group (the suite runs Go handlers; a
+// group ends the same whatever the broker), the stall clock (a black-holed
+// receive longer than stallAfter: one slow cell per transport measuring the
+// same pump code), signals (they reach consume, not the pump), lint and lint
+// --live (no message flows), a log line's count (one pump code path),
+// SQS's size limit (fauxqs refuses a copy over 1 MiB itself, as SQS does, so
+// the row I28/oversize-copy passes either way; only the call the check saves
+// differs, which the package's HTTP middleware counts), and SNS's (SNS is
+// only a producer's destination: no routed copy goes through it).
 var limitsMutants = []mutant{
 	{Name: "truncate-marker-outside", What: "a cut rejection text keeps the full limit and appends the marker past it (1,024 characters plus a marker: over Pub/Sub's attribute value limit)",
 		File: "internal/message/truncate.go",
@@ -37,7 +48,7 @@ var limitsMutants = []mutant{
 		File: "internal/pump/lease.go",
 		Old:  "if lc, ok := c.(broker.LeaseCeiling); ok && lc.MaxHold() > 0 && maxExt > 0 {",
 		New:  "if lc, ok := c.(broker.LeaseCeiling); false && ok && lc.MaxHold() > 0 && maxExt > 0 {",
-		Run:  "TestLeaseExtensionStopsAtTheSQSCeiling_Issue28", Pkg: "./internal/pump"},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_leaseceiling")},
 	{Name: "lint-advises-past-ceiling", What: "lint advises raising maxLeaseExtension for a handler.timeout past SQS's 12-hour ceiling",
 		File: "internal/lint/leases.go",
 		Old:  "case hasCeiling && s.Handler.Timeout > ceiling.Value:",
@@ -72,16 +83,22 @@ var limitsMutants = []mutant{
 		File: "internal/broker/gcp/producer.go",
 		Old:  "if err := CheckLimits(w); err != nil {",
 		New:  "if err := CheckLimits(w); false && err != nil {",
-		Run:  "TestPublishOverAttributeLimitRefused_Issue28", Pkg: "./internal/broker/gcp"},
+		Run:  cells(pubsub, "^Pull$/reactor", "I28_oversizecopy")},
 	{Name: "rocketmq-limits-unchecked", What: "a message over a RocketMQ proxy's 16 KiB of properties is sent (rmqtest takes it; a real proxy refuses it)",
 		File: "internal/broker/rocketmq/producer.go",
 		Old:  "if err := CheckLimits(out); err != nil {",
 		New:  "if err := CheckLimits(out); false && err != nil {",
-		Run:  "TestSendOverPropertyLimitRefused_Issue28", Pkg: "./internal/broker/rocketmq"},
+		Run:  rmq + "/reactor/^I28_oversizecopy$"},
 	{Name: "sqs-size-unchecked", What: "an SQS message over 1 MiB (body plus attribute names, types and values) is sent as it is: the producer and rejection routing leave the size to the broker (fauxqs takes it)",
 		File: "internal/broker/sqs/limits.go",
 		Old:  "if size := sendSize(in); size > l.MaxMessageBytes {",
 		New:  "if size := sendSize(in); size > l.MaxMessageBytes && false {",
 		Pkg:  "./internal/broker/sqs",
 		Run:  "^(TestSendOverSizeLimitRefusedBeforeTheCall_Issue28|TestRoutedCopyOverSizeLimitStaysOnSource_Issue28)$"},
+	{Name: "sns-size-unchecked", What: "an SNS message over 256 KiB (message, subject and attributes) is published as it is: the SNS producer leaves the size to the broker (fauxqs takes it)",
+		File: "internal/broker/sqs/limits.go",
+		Old:  "if size := publishSize(in); size > l.MaxMessageBytes {",
+		New:  "if size := publishSize(in); size > l.MaxMessageBytes && false {",
+		Pkg:  "./internal/broker/sqs",
+		Run:  "^TestPublishOverSNSLimitRefusedBeforeTheCall_Issue28$"},
 }

@@ -1,8 +1,9 @@
 package main
 
 // orderingMutants are issue 28's ordered-channel mutants: a message of a
-// partition key released unsettled holds back the key's messages that
-// arrived before.
+// partition key released unsettled (deferred, or its acknowledgement
+// failed) holds back the key's messages received with it. Each is killed by
+// a conformance row alone (I28-2, I28/ack-hold).
 var orderingMutants = []mutant{
 	{Name: "ordered-no-holdback", What: "a later message of a partition key, received with one that was deferred, is handled at once instead of released unhandled",
 		File: "internal/pump/pump.go",
@@ -13,12 +14,10 @@ var orderingMutants = []mutant{
 		File: "internal/pump/pump.go",
 		Old:  "r.holds.ackSettled(a.m, a.done, before, err)",
 		New:  "r.holds.ackSettled(a.m, a.done, before, nil)",
-		Pkg:  "./internal/pump",
-		Run:  "^TestFailedAckHoldsBackItsKey_Issue28$"},
+		Run:  cells(sqsStd, "SqsFifo/proactor", "I28_ackhold")},
 	{Name: "ordered-batch-ack-no-wait", What: "the next message of a key does not wait for its predecessor's batched acknowledgement, so a failure of it comes too late to hold the key back",
 		File: "internal/pump/pump.go",
 		Old:  "\tr.holds.awaitAck(m)\n",
 		New:  "\n",
-		Pkg:  "./internal/pump",
-		Run:  "^TestFailedAckHoldsBackItsKey_Issue28$"},
+		Run:  cells(sqsStd, "SqsFifo/proactor", "I28_ackhold")},
 }

@@ -1,0 +1,133 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// rowAckHold is issue 28's row of a failed acknowledgement on an ordered
+// channel: the message stays on the broker, so it holds back its key.
+const rowAckHold = "I28/ack-hold"
+
+// ackHoldBehaviours are issue 28's failed-acknowledgement ordering rows.
+var ackHoldBehaviours = []Behaviour{
+	{rowAckHold, "R-4, issue 28", "a failed acknowledgement holds back its key: the first acknowledgement of a key's first message fails (never reaching the broker); no later message of the key is handled before it is acknowledged, and none twice (ordered configurations; bufferSize 10, 3 performers in the Proactor: its batched acknowledgement)", KindPump},
+}
+
+// ackHoldPerKey is how many messages of one key the row publishes.
+const ackHoldPerKey = 3
+
+// errAckFault is the acknowledgement failure the row injects.
+var errAckFault = errors.New("conformance: injected acknowledgement failure (the call never reached the broker)")
+
+// runAckHold runs issue 28's failed-acknowledgement row over an ordered
+// fixture in variant v (RunRows calls it; unordered configurations have no
+// cell).
+func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
+	if !f.Ordered() {
+		return
+	}
+	g.Run(t, rowAckHold, f, v, func(t *testing.T) {
+		logger, logs := NewLogger()
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger, FIFOBatches: true})
+		base := uniqueID(t)
+		ids := make([]string, ackHoldPerKey)
+		seq := map[string]int{}
+		for s := range ids {
+			ids[s] = fmt.Sprintf("%s-%d", base, s)
+			seq[ids[s]] = s
+			m := newMessage(f, ids[s])
+			m.Header.PartitionKey = base + "-key"
+			ch.Send(t, m)
+		}
+		rec := NewRecordingConsumer(ch.Consumer(t, orderBuffer))
+		var (
+			failed atomic.Bool
+			// sent[s] is set when an acknowledgement of message s is let
+			// through to the broker: from then on the broker may hand out
+			// message s+1 (a FIFO group's next) to another performer
+			// before the call has returned.
+			sent [ackHoldPerKey]atomic.Bool
+		)
+		rec.AckFault = func(m *message.Message) error {
+			s, ok := seq[m.OriginalID()]
+			if !ok {
+				return nil
+			}
+			if s == 0 && failed.CompareAndSwap(false, true) {
+				return errAckFault
+			}
+			sent[s].Store(true)
+			return nil
+		}
+		var (
+			mu    sync.Mutex
+			runs  = map[string]int{}
+			early []string
+		)
+		h := func(_ context.Context, m *message.Message) pump.Result {
+			s, ok := seq[m.OriginalID()]
+			if !ok {
+				return pump.Result{Outcome: pump.Ack}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			runs[m.OriginalID()]++
+			if s > 0 && !sent[s-1].Load() {
+				early = append(early, fmt.Sprintf("message %d handled before message %d was acknowledged", s, s-1))
+			}
+			return pump.Result{Outcome: pump.Ack}
+		}
+		opts := pumpOptions(v, -1)
+		opts.BufferSize, opts.NoOfPerformers = orderBuffer, orderPerformers
+		running := Start(t, rec.View(t), h, opts, pump.LogObserver{Logger: logger})
+		all := func() bool {
+			for _, id := range ids {
+				if rec.Acks(id) == 0 {
+					return false
+				}
+			}
+			return true
+		}
+		// Every message acknowledged at the broker: a pass never comes from
+		// a broker (Google's emulator) that stopped redelivering.
+		Eventually(t, waitLong, "every message of the key acknowledged", all)
+		Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return runs[ids[0]] <= 2 && runs[ids[1]] <= 1 && runs[ids[2]] <= 1
+		})
+		running.Quit(t)
+		mu.Lock()
+		defer mu.Unlock()
+		if !failed.Load() {
+			t.Fatal("no acknowledgement of the first message was made to fail")
+		}
+		for _, e := range early {
+			t.Errorf("%s (its first acknowledgement failed, so it was still on the broker)", e)
+		}
+		for s, id := range ids {
+			want := 1
+			if s == 0 {
+				want = 2 // its failed acknowledgement left it on the broker
+			}
+			if runs[id] != want {
+				t.Errorf("message %d handled %d times, want %d (runs %v)", s, runs[id], want, runs)
+			}
+		}
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs.String())
+		}
+	})
+}
+
+// init registers issue 28's failed-acknowledgement row after the rows every
+// transport runs.
+func init() { registerRows(ackHoldBehaviours...) }
