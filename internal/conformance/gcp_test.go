@@ -97,12 +97,6 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"(measured in this row under CI load; 10-30 s without ordering), past the row's bound, and the row failed CI once for it; " +
 			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (cmd/brighter scaleout_test.go) kills a stream replica too", true
 	}
-	if behaviour == "I34-1" && f.mode != config.GCPModePull {
-		return "not yet reliable on the stream: in the merged tree's ledger run of 2026-12-04, under load, Stream/reactor saw a message handed out " +
-			"again within the quiet window after it was acknowledged with its newest receipt (passed in every earlier run: 16 of 17); the stream's " +
-			"acknowledgement is sent by the client after the pump's settle and may reach Google's emulator after that delivery's deadline. " +
-			"Until that is understood the row is proven in Pull and PullOrdering; I34-2 (the stale settle counted and logged) runs on the stream", true
-	}
 	if (behaviour == rowOrderedDeferral || behaviour == rowAckHold) && f.ordering && f.mode != config.GCPModePull {
 		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +
 			"lists them, not in publish order, with no brighter code involved: TestEmulatorOrderedNackRedeliveryProbe_Issue28 " +
