@@ -25,6 +25,7 @@ const maxUsageError = 4096
 // parseable JSON line. brighter's own errors are cut where they are built,
 // so they are bounded wherever they go.
 func TestUsageErrors_HugeCommandLineValuesAreCut_Issue29(t *testing.T) {
+	t.Parallel() // a directory of its own; overlaps the tests that wait (issue 33)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")
 	yaml := "subscriptions:\n  - name: orders\n    transport: memory\n    deadLetterRoutingKey: orders-dlq\n" +

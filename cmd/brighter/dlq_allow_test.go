@@ -52,11 +52,13 @@ type allowCase struct {
 // destination still works, and --allow-any-destination replays the forged
 // copy; on every transport against its emulator.
 func TestDLQReplay_AllowList_Issue29(t *testing.T) {
+	t.Parallel() // each case on destinations named after run; `brighter` processes, waits on peeks (issue 33)
 	run := fmt.Sprintf("al%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()
 	cases := []allowCase{sqsAllowCase(t, ctx, run), gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			file := filepath.Join(dir, "brighter.yaml")
 			if err := os.WriteFile(file, []byte(c.yaml), 0o600); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,48 @@ func fsyncer(f *os.File) func() error {
 	}
 }
 
+// logArchiveUnfinishedLineCut is logged (Warn) when dlq archive cut an
+// unfinished last line off the file it appends to.
+const logArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
+
+// trimUnfinishedLine cuts an unfinished last line (no newline) off the
+// archive f, opened for reading and appending, and returns how many bytes it
+// cut. A run killed while writing (SIGKILL) can leave part of a line: that
+// line was never synced, so its message was never removed from the
+// dead-letter destination (issue 30). Appending after it would glue the next
+// record to it, one unreadable line that makes dlq restore refuse the whole
+// file. A non-empty regular file with no newline at all is not an archive:
+// the error says so and nothing is cut. Pipes and devices are left alone.
+func trimUnfinishedLine(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	if !st.Mode().IsRegular() || size == 0 {
+		return 0, nil
+	}
+	buf := make([]byte, 4096)
+	for end := size; end > 0; {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, fmt.Errorf("read the last line: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep := end - n + int64(i) + 1
+			if keep == size {
+				return 0, nil
+			}
+			if err := f.Truncate(keep); err != nil {
+				return 0, fmt.Errorf("cut the unfinished last line: %w", err)
+			}
+			return size - keep, nil
+		}
+		end -= n
+	}
+	return 0, errors.New("has no complete line: not an archive of JSON lines, not appending to it")
+}
+
 func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	what := "archive"
 	if o.purge {
@@ -140,9 +183,15 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 			sync = fsyncer(out)
 		}
 		if o.file != "-" {
-			fh, err := os.OpenFile(o.file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			fh, err := os.OpenFile(o.file, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 			if err != nil {
 				return failureErr(fmt.Errorf("archive %s: %w", t.url, err))
+			}
+			if cut, err := trimUnfinishedLine(fh); err != nil {
+				_ = fh.Close()
+				return failureErr(fmt.Errorf("archive %s: %s: %w", t.url, o.file, err))
+			} else if cut > 0 {
+				logger.Warn(logArchiveUnfinishedLineCut, "file", o.file, "bytes", cut)
 			}
 			w, sync, close = fh, fsyncer(fh), fh.Close
 		}

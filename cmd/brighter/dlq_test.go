@@ -94,8 +94,10 @@ func writeMemoryDLQ(t *testing.T, n int) string {
 // end of input is a refused replay (exit 2, as without --yes off a
 // terminal), not a failure (exit 1), and nothing moves; "y" replays.
 func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
+	t.Parallel() // in process, on memory DLQ files of its own; each case waits out a receive (issue 33)
 	for name, answer := range map[string]string{"n": "n\n", "no": "no\n", "empty line": "\n", "end of input": ""} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := writeMemoryDLQ(t, 2)
 			io, out, errOut := fakeIO(answer, false)
 			io.InTTY = true
@@ -115,6 +117,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 		})
 	}
 	t.Run("y", func(t *testing.T) {
+		t.Parallel()
 		path := writeMemoryDLQ(t, 1)
 		io, out, errOut := fakeIO("y\n", false)
 		io.InTTY = true

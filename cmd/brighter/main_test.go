@@ -24,7 +24,16 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
+
+// waitBoundParallel is how many of this package's parallel tests and
+// scripts run at once. Most of their time is spent waiting, not computing:
+// on leases, visibility timeouts and Pub/Sub's 10 s ack deadlines, on
+// back-offs, and on `brighter` processes that sleep in a handler or wait
+// for a signal. At the default (GOMAXPROCS, 2 on a 2-core CI machine) the
+// package took 13m20s on a quiet machine (issue 33).
+const waitBoundParallel = 6
 
 // TestMain lets testscript run this test binary as the `brighter` command.
 func TestMain(m *testing.M) {
@@ -38,6 +47,20 @@ func TestMain(m *testing.M) {
 type stopPubSubAfter struct{ m *testing.M }
 
 func (s stopPubSubAfter) Run() int {
+	// Here, not in TestMain: when testscript runs this binary as
+	// `brighter`, its arguments are the command's, not test flags.
+	if err := pumptest.WaitBoundParallel(waitBoundParallel); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// fauxqs's static credentials for the in-process SQS clients, set once
+	// here so that a parallel test needs no t.Setenv (which a parallel
+	// test may not call); a test that needs others sets them, serially.
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if _, ok := os.LookupEnv(k); !ok {
+			_ = os.Setenv(k, v)
+		}
+	}
 	code := s.m.Run()
 	gcptest.StopShared()
 	return code
@@ -49,7 +72,10 @@ func (s stopPubSubAfter) Run() int {
 // Scripts that need SQS find the fauxqs emulator (started here, once, on
 // 127.0.0.1) through AWS_ENDPOINT_URL; a script that does not use it pays
 // nothing but the start-up.
-func TestScripts(t *testing.T) { runScripts(t, "../../testdata/scripts") }
+func TestScripts(t *testing.T) {
+	t.Parallel() // each script runs in parallel with the others, and with this package's other parallel tests (issue 33)
+	runScripts(t, "../../testdata/scripts")
+}
 
 // runScripts runs the scripts of dir with fauxqs and a RocketMQ test broker.
 func runScripts(t *testing.T, dir string) {

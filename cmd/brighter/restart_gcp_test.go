@@ -32,9 +32,11 @@ import (
 // each of the client's lease extensions by ackDeadline, a second start in
 // stream mode often got nothing for minutes: ADR 0002.)
 func TestConsumeRestart_PubSub_Issue15(t *testing.T) {
+	t.Parallel() // a project of its own on the shared emulator; waits on ack deadlines (issue 33)
 	client, srv := gcptest.Start(t, "restart", nil, gcp.Connect)
 	for _, tc := range []struct{ variant, mode string }{{"reactor", "pull"}, {"proactor", "pull"}, {"reactor", "stream"}, {"proactor", "stream"}} {
 		t.Run(tc.variant+"-"+tc.mode, func(t *testing.T) {
+			t.Parallel() // a topic of its own
 			variant := tc.variant
 			topic := "orders-" + variant + "-" + tc.mode
 			file := filepath.Join(t.TempDir(), "brighter.yaml")

@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/pump"
 )
 
 // scaleOutBudget is the requeueCount of the scale-out test's subscription.
@@ -202,8 +203,17 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 			t.Errorf("%s handled %d times, want once", id, n)
 		}
 	}
-	if n := calls(poison); n < 2 || n > scaleOutBudget {
-		t.Errorf("the poison message was handled %d times in all, want 2..%d (R-4): the killed process's invocation, then the others'", n, scaleOutBudget)
+	// At least the killed process's invocation and one of the others'; but
+	// Pub/Sub counts every delivery, also those to the killed process's
+	// stream (handed out again there when a lease extension came late on a
+	// loaded machine): then the survivor may see the budget spent at its
+	// first sight and reject without handling (R-11), which its log says.
+	least := 2
+	if c.name == "gcp" && spentByBroker(survivor, replacement) {
+		least = 1
+	}
+	if n := calls(poison); n < least || n > scaleOutBudget {
+		t.Errorf("the poison message was handled %d times in all, want %d..%d (R-4): the killed process's invocation, then the others'", n, least, scaleOutBudget)
 	}
 	if n := rejected(); n != 1 {
 		t.Errorf("%d rejections logged, want 1", n)
@@ -215,6 +225,28 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 	if src := peekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...); len(src) != 0 {
 		t.Errorf("the source still holds %v", src)
 	}
+}
+
+// spentByBroker reports whether one of procs rejected the poison message
+// because the broker's delivery count had reached the budget
+// (pump.LogBudgetExhausted with a delivery count of scaleOutBudget or
+// more). With the poison message handled once in all, the deliveries the
+// broker counted went to a process that never handled them (the SIGKILLed
+// one's stream).
+func spentByBroker(procs ...*consumeProc) bool {
+	for _, p := range procs {
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			var l struct {
+				Msg           string `json:"msg"`
+				DeliveryCount int    `json:"delivery_count"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == pump.LogBudgetExhausted &&
+				l.DeliveryCount >= scaleOutBudget {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scaleOutEnv is the environment of the scale-out test's processes: the

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,22 +117,25 @@ const badFieldsYAML = `subscriptions:
 // lint -o text, json, sarif and github; and consume and lint on a file whose
 // fields fail validation: the secrets appear in none of the bytes.
 func TestSecretsCorpus_NothingLeaks_Issue29(t *testing.T) {
+	// In parallel, as are its cases: `brighter` processes in directories of
+	// their own that mostly wait (on an unreachable or refusing endpoint's
+	// timeouts and back-offs); 95 s one after another (issue 33).
+	t.Parallel()
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusInternalServerError)
 		fmt.Fprintf(w, "refused %s %s with %s", r.Method, r.URL.String(), r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(echo.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	unreachable := ln.Addr().String()
-	_ = ln.Close()
+	// Nothing listens on port 1 (privileged; the tests never bind it): a
+	// port freed by a closed listener could be taken again by a parallel
+	// test's listener.
+	const unreachable = "127.0.0.1:1"
 
 	for _, ep := range []struct{ name, addr string }{{"unreachable", unreachable}, {"refusing", strings.TrimPrefix(echo.URL, "http://")}} {
 		for _, format := range []string{"text", "json"} {
 			t.Run(ep.name+"/"+format, func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				write(t, dir, "brighter.yaml", corpusYAML(ep.addr))
 				write(t, dir, "in.jsonl", `{"id":"m1","topic":"orders","messageType":"MT_EVENT","body":"{}"}`+"\n"+
@@ -163,6 +165,7 @@ func TestSecretsCorpus_NothingLeaks_Issue29(t *testing.T) {
 		}
 	}
 	t.Run("brokers", func(t *testing.T) {
+		t.Parallel()
 		// RocketMQ refusing the credentials (UNAUTHORIZED), SQS refusing the
 		// security token, and both unreachable; the keys are the RocketMQ
 		// AK/SK of the file and the AWS keys of the environment.
@@ -187,6 +190,7 @@ func TestSecretsCorpus_NothingLeaks_Issue29(t *testing.T) {
 			{"refusing", aws.URL, rmq.Endpoint()},
 		} {
 			t.Run(ep.name, func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				write(t, dir, "brighter.yaml", `connections:
   aws: {region: us-east-1, endpoint: "`+ep.sqs+`"}
@@ -223,6 +227,7 @@ subscriptions:
 		}
 	})
 	t.Run("fields", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		write(t, dir, "brighter.yaml", badFieldsYAML)
 		var all strings.Builder
@@ -286,8 +291,7 @@ func corpusRunFor(t *testing.T, d time.Duration, dir, flag, format string, args 
 // SIGINT; it returns stderr and the stream.
 func consumeWithEvents(t *testing.T, dir, format string) string {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command("brighter", "consume", "--config", "brighter.yaml", "--log-format", format, "--listen", addr)
+	cmd := exec.Command("brighter", "consume", "--config", "brighter.yaml", "--log-format", format, "--listen", anyListen)
 	cmd.Dir, cmd.Env = dir, corpusEnv()
 	var stderr, events lockedBuffer
 	cmd.Stderr = &stderr
@@ -303,7 +307,13 @@ func consumeWithEvents(t *testing.T, dir, format string) string {
 	deadline := time.Now().Add(time.Minute)
 	var resp *http.Response
 	for {
-		r, err := http.Get("http://" + addr + "/events")
+		// The port the listener got, from its start line (no port race).
+		addr := listenedAddr(stderr.String())
+		err := fmt.Errorf("no listener start line yet")
+		var r *http.Response
+		if addr != "" {
+			r, err = http.Get("http://" + addr + "/events")
+		}
 		if err == nil {
 			resp = r
 			break

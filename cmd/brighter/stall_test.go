@@ -65,17 +65,21 @@ var sinceRE = regexp.MustCompile(`no successful broker call since (\S+) `)
 // receive (its deadline, 11 s later). The first answered call makes it 200
 // again.
 func TestConsumeReadyzBoundWithBlackHoledSQS_Issue28(t *testing.T) {
+	// In parallel: its own queue and black hole, named in the file (not
+	// in the environment; the credentials are the binary's, stopPubSubAfter);
+	// it waits out stallAfter and a receive's deadline (issue 33).
+	t.Parallel()
 	emu := sharedSQS(t)
 	endpoint, holed := switchableBlackHole(t, emu.Endpoint)
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_REGION", sqstest.Region)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	const stallAfter = 15 * time.Second // longer than a receive's deadline (timeOut 1s + 10s margin)
 	tag := fmt.Sprintf("s%d", time.Now().UnixNano()%1e9)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`subscriptions:
+	listenMust(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`connections:
+  aws:
+    region: %s
+    endpoint: %s
+subscriptions:
   - name: orders
     transport: sqs
     channelName: orders-%s
@@ -83,7 +87,7 @@ func TestConsumeReadyzBoundWithBlackHoledSQS_Issue28(t *testing.T) {
     emptyChannelDelay: 10ms
     stallAfter: %s
     handler: {type: builtin, name: ack}
-`, tag, stallAfter)), 0o644))
+`, sqstest.Region, endpoint, tag, stallAfter)), 0o644))
 	streams := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: &listenSyncBuffer{}, Getenv: os.LookupEnv}
 	if code := run0(streams, "send", "--config", cfg, "--subscription", "orders", "--id", "m-"+tag, "--body", `{}`); code != exitOK {
 		t.Fatalf("send exited %d: %s", code, streams.ErrOut)

@@ -55,6 +55,7 @@ var pseudoVersion = regexp.MustCompile(`^v0\.0\.0-\d{14}-([0-9a-f]{12})(\+dirty)
 // `go install ...@v1.2.3` (the module version in the build info) is
 // TestVersionFromBuildInfo.
 func TestVersionPerBuildPath_Issue32(t *testing.T) {
+	t.Parallel() // builds in a clone and a temporary directory of its own; overlaps the tests that wait (issue 33)
 	root, err := filepath.Abs(moduleRoot)
 	if err != nil {
 		t.Fatal(err)

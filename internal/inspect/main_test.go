@@ -26,12 +26,23 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // endpoint is the fauxqs emulator shared by every test of this binary.
 var endpoint string
 
+// waitBoundParallel is how many of this package's parallel tests (the SQS
+// and Pub/Sub ones; the RocketMQ ones are serial, see rocketmq_test.go) run
+// at once: they wait on visibility timeouts and ack deadlines, not on the
+// CPU (issue 33).
+const waitBoundParallel = 8
+
 func TestMain(m *testing.M) {
+	if err := pumptest.WaitBoundParallel(waitBoundParallel); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := sqstest.RunTests(m, "inspect", &endpoint)
 	gcptest.StopShared() // the Pub/Sub tests' Google emulator, if one started
 	os.Exit(code)

@@ -24,12 +24,26 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
 // endpoint is the fauxqs emulator shared by every test of this binary.
 var endpoint string
 
-func TestMain(m *testing.M) { os.Exit(sqstest.RunTests(m, "sqs", &endpoint)) }
+// waitBoundParallel is how many of this package's parallel tests run at
+// once: they wait on visibility timeouts, back-offs and receive waits on
+// fauxqs, not on the CPU (issue 33).
+const waitBoundParallel = 8
+
+// TestMain runs the package's tests on one fauxqs, waitBoundParallel at a
+// time.
+func TestMain(m *testing.M) {
+	if err := pumptest.WaitBoundParallel(waitBoundParallel); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(sqstest.RunTests(m, "sqs", &endpoint))
+}
 
 func testClients(t testing.TB) *Clients {
 	t.Helper()
