@@ -653,13 +653,17 @@ func (m Model) Render() string {
 	if m.editing || m.filter.Value() != "" {
 		bottom = append(bottom, m.filter.View())
 	}
+	// A confirmation or a result is wrapped, never cut: the destinations
+	// of a destructive action are always shown whole.
 	switch {
 	case m.ask != nil:
-		bottom = append(bottom, m.styles.bold.Render(m.ask.prompt))
+		for l := range strings.SplitSeq(wrap(m.ask.prompt, m.width), "\n") {
+			bottom = append(bottom, m.styles.bold.Render(l))
+		}
 	case m.busy != "":
 		bottom = append(bottom, fmt.Sprintf("%s: %d of %d done, %d failed...", m.busy, m.done+m.failed, m.total, m.failed))
 	case m.status != "":
-		bottom = append(bottom, m.status)
+		bottom = append(bottom, strings.Split(wrap(m.status, m.width), "\n")...)
 	}
 	bottom = append(bottom, m.styles.faint.Render("enter open esc back space select r/R replay e edit a archive d dry / s ? q"))
 	room := max(m.height-1-len(bottom), 1)
@@ -817,5 +821,8 @@ func PrettyBody(contentType string, body []byte) string {
 func isText(b []byte) bool {
 	return !bytes.ContainsRune(b, 0) && strings.ToValidUTF8(string(b), "\uFFFD") == string(b)
 }
+
+// wrap breaks s into lines of at most width cells, at spaces where it can.
+func wrap(s string, width int) string { return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
