@@ -823,6 +823,8 @@ func isText(b []byte) bool {
 }
 
 // wrap breaks s into lines of at most width cells, at spaces where it can.
-func wrap(s string, width int) string { return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true) }
+func wrap(s string, width int) string {
+	return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true)
+}
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
