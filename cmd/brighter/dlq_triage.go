@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -79,9 +80,6 @@ action reads afresh, so nothing is held between keys or after q.`,
 }
 
 func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
-	if !o.io.OutTTY || !o.io.InTTY {
-		return usageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
-	}
 	logIO := *o.io
 	logIO.ErrOut = io.Discard
 	if o.logFile != "" {
@@ -113,11 +111,20 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 			return err
 		}
 	}
+	if !o.io.OutTTY || !o.io.InTTY {
+		return usageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+	_, err = p.Run()
+	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
+	// An action still under way (ctrl+c during a replay) stops: it finishes
+	// the publishes and removes it has begun and releases what it holds.
+	cancel()
+	a.running.Wait()
+	if failed {
 		return failureErr(fmt.Errorf("triage %s: %w", t.url, err))
 	}
 	return nil
@@ -133,18 +140,27 @@ type triageActions struct {
 	to     string
 	allow  func(string) bool
 	logger *slog.Logger
+	// running counts the actions under way: triage waits for them (their
+	// releases) after the console ends, so nothing stays held.
+	running sync.WaitGroup
 }
 
 // Source implements triage.Actions.
 func (a *triageActions) Source() string { return a.t.url }
 
 // open opens the destination for one action.
+// Until the returned close is called the action counts as running.
 func (a *triageActions) open(ctx context.Context, rewrite bool) (*inspect.Source, func() error, error) {
+	a.running.Add(1)
 	ch, err := a.o.openReader(ctx, a.t, a.dt, rewrite, a.logger)
 	if err != nil {
+		a.running.Done()
 		return nil, nil, err
 	}
-	return a.o.source(a.t, ch, a.logger), func() error { return ch.close(context.WithoutCancel(ctx)) }, nil
+	return a.o.source(a.t, ch, a.logger), func() error {
+		defer a.running.Done()
+		return ch.close(context.WithoutCancel(ctx))
+	}, nil
 }
 
 // collect is a peek Exporter that keeps copies of the messages.

@@ -473,7 +473,14 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
-	if k == "ctrl+c" || k == "q" {
+	if k == "ctrl+c" {
+		return m, tea.Quit // an action under way is stopped by the caller
+	}
+	if k == "q" {
+		if m.busy != "" {
+			m.status = m.busy + " is running: q when it has finished (ctrl+c stops it)"
+			return m, nil
+		}
 		return m, tea.Quit
 	}
 	if m.help {
@@ -662,6 +669,9 @@ func (m Model) Render() string {
 		}
 	case m.busy != "":
 		bottom = append(bottom, fmt.Sprintf("%s: %d of %d done, %d failed...", m.busy, m.done+m.failed, m.total, m.failed))
+		if m.status != "" {
+			bottom = append(bottom, m.status)
+		}
 	case m.status != "":
 		bottom = append(bottom, strings.Split(wrap(m.status, m.width), "\n")...)
 	}
