@@ -37,12 +37,7 @@ func TestDLQEdit_EveryTransport_Issue30(t *testing.T) {
 	cases := []allowCase{sqsAllowCase(t, ctx, run), gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			file := filepath.Join(dir, "brighter.yaml")
-			if err := os.WriteFile(file, []byte(c.yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c.seed(t)
+			dir, file := c.prepare(t)
 			edit := func(id string, more ...string) []string {
 				return append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, more...)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -167,22 +168,9 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if o.confirmOver < 0 {
 		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
 	}
-	t, dt, err := o.target(arg)
+	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
 	if err != nil {
 		return err
-	}
-	to, err := o.replayTo(ctx, t, dt, logger)
-	if err != nil {
-		return err
-	}
-	var allow func(string) bool
-	if to == "" && !o.allowAny {
-		names, fn, err := o.replayAllowList(t, dt)
-		if err != nil {
-			return err
-		}
-		allow = fn
-		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
 	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
@@ -268,6 +256,31 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.url)
 	}
 	return o.finish(bar, sum, rerr, cerr, t)
+}
+
+// replayTarget resolves the destination a replay reads (arg) and where
+// it may publish: to is --to resolved ("" for each message's
+// originalTopic), allow the allow-list's decision (nil with --to or
+// --allow-any-destination). Its errors are replay's refusals (exit 2),
+// returned before anything is read. dlq replay, edit and triage share it.
+func (o *dlqReplayOptions) replayTarget(ctx context.Context, arg string, logger *slog.Logger) (*dlqTarget, dlqTransport, string, func(string) bool, error) {
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	to, err := o.replayTo(ctx, t, dt, logger)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	if to != "" || o.allowAny {
+		return t, dt, to, nil, nil
+	}
+	names, allow, err := o.replayAllowList(t, dt)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	logger.Debug("replay allow-list", "source", t.url, "destinations", names)
+	return t, dt, to, allow, nil
 }
 
 // naming adds "what URL: " to err unless err already names the destination

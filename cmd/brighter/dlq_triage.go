@@ -97,20 +97,11 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if _, err := o.filter(); err != nil {
 		return err
 	}
-	t, dt, err := o.target(arg)
+	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
 	if err != nil {
 		return err
 	}
-	to, err := o.replayTo(ctx, t, dt, logger)
-	if err != nil {
-		return err
-	}
-	a := &triageActions{o: o, t: t, dt: dt, to: to, logger: logger}
-	if to == "" && !o.allowAny {
-		if _, a.allow, err = o.replayAllowList(t, dt); err != nil {
-			return err
-		}
-	}
+	a := &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, logger: logger}
 	if !o.io.OutTTY || !o.io.InTTY {
 		return usageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
