@@ -175,7 +175,12 @@ func (o *dlqEditOptions) edit(orig *message.Message) (inspect.Edit, error) {
 	defer s.close()
 	for {
 		for _, c := range s.commands(o.editor()) {
-			c.Stdin, c.Stdout, c.Stderr = o.io.In, o.io.ErrOut, o.io.ErrOut
+			// The editor gets the terminal; input that is not a file (a
+			// test's) is kept for the questions, not copied into it.
+			c.Stdout, c.Stderr = o.io.ErrOut, o.io.ErrOut
+			if f, ok := o.io.In.(*os.File); ok {
+				c.Stdin = f
+			}
 			if err := c.Run(); err != nil {
 				return inspect.Edit{}, failureErr(fmt.Errorf("editor %s: %w (nothing was sent)", redact.Cut(c.String()), err))
 			}
@@ -202,7 +207,11 @@ func (o *dlqEditOptions) editor() string {
 // askReopen says why the edit is refused and asks whether to edit again.
 func (o *dlqEditOptions) askReopen(err error) bool {
 	fmt.Fprintf(o.io.ErrOut, "%s\nEdit again? [Y/n] ", err)
-	line, _ := bufio.NewReader(o.io.In).ReadString('\n')
+	line, err := bufio.NewReader(o.io.In).ReadString('\n')
+	if err != nil && strings.TrimSpace(line) == "" {
+		fmt.Fprintln(o.io.ErrOut)
+		return false // no answer (end of input): abandon, nothing sent
+	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "", "y", "yes":
 		return true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,5 +99,49 @@ func TestDLQEdit_EveryTransport_Issue30(t *testing.T) {
 				t.Errorf("the refused edit reached the victim: %v", ids)
 			}
 		})
+	}
+}
+
+// TestDLQEdit_InvalidJSONOnATerminalReopens_Issue30: on a terminal an
+// edited body that is not valid JSON is refused with its reason and the
+// editor opened again on "y" (the second edit is replayed); "n" abandons
+// the edit with exit 2 and the message stays in the DLQ (fauxqs).
+func TestDLQEdit_InvalidJSONOnATerminalReopens_Issue30(t *testing.T) {
+	dlq, dest, conn := crashQueue(t, 2)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "editor.sh")
+	// The first run writes broken JSON, every later one a valid body.
+	body := "#!/bin/sh\nif [ -e " + dir + "/ran ]; then printf '{\"ok\":true}' > \"$1\"; else touch " + dir + "/ran; printf '{\"ok\":' > \"$1\"; fi\necho run >> " + dir + "/runs\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EDITOR", script)
+	edit := func(id, answer string) (string, error) {
+		var out, errOut strings.Builder
+		root := newRootCmd(&IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv})
+		root.SetArgs(append([]string{"dlq", "edit", id, "sqs://" + dlq, "--to", dest}, conn...))
+		err := root.ExecuteContext(context.Background())
+		return out.String() + errOut.String(), err
+	}
+
+	out, err := edit("c0", "y\n")
+	if err != nil {
+		t.Fatalf("edit with a second try: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "the body is not valid JSON") || !strings.Contains(out, "Edit again? [Y/n]") || !strings.Contains(out, "replayed c0 -> "+dest) {
+		t.Errorf("output:\n%s", out)
+	}
+	if runs, _ := os.ReadFile(filepath.Join(dir, "runs")); strings.Count(string(runs), "run") != 2 {
+		t.Errorf("the editor ran %d times, want 2", strings.Count(string(runs), "run"))
+	}
+	_ = os.Remove(filepath.Join(dir, "ran"))
+	out, err = edit("c1", "n\n")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(out, "nothing was sent") && !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("edit abandoned: %v, want exit %d saying nothing was sent\n%s", err, exitUsage, out)
+	}
+	left := crashPeekIDs(t, dlq, conn, 0, nil)
+	if left["c1"] != 1 || left["c0"] != 0 {
+		t.Errorf("the DLQ holds %v, want c1 only", left)
 	}
 }
