@@ -97,11 +97,10 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if _, err := o.filter(); err != nil {
 		return err
 	}
-	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
+	a, err := o.actions(ctx, arg, logger)
 	if err != nil {
 		return err
 	}
-	a := &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, logger: logger}
 	if !o.io.OutTTY || !o.io.InTTY {
 		return usageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
@@ -116,9 +115,19 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	cancel()
 	a.running.Wait()
 	if failed {
-		return failureErr(fmt.Errorf("triage %s: %w", t.url, err))
+		return failureErr(fmt.Errorf("triage %s: %w", a.t.url, err))
 	}
 	return nil
+}
+
+// actions resolves arg as dlq replay does (its refusals are usage
+// errors) and returns the console's actions on it.
+func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
+	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, logger: logger}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
