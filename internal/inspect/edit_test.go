@@ -45,6 +45,23 @@ func TestEditTransform_Issue30(t *testing.T) {
 		t.Errorf("edited copy's bag: %v", c.Header.Bag)
 	}
 
+	// A partition key set by the edit gets a fresh deduplication id (SQS
+	// FIFO would otherwise drop a re-send); removing it drops the id.
+	h.PartitionKey = "g1"
+	if err := e.Transform(stamped, c); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := c.Header.Bag[KeyDeduplicationID].(string); c.Header.PartitionKey != "g1" || id == "" {
+		t.Errorf("partition key %q, deduplication id %q", c.Header.PartitionKey, id)
+	}
+	h.PartitionKey = ""
+	if err := e.Transform(stamped, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Header.Bag[KeyDeduplicationID]; ok {
+		t.Error("a deduplication id without a partition key")
+	}
+
 	other := stamped.Clone()
 	other.Body = []byte(`{"a":3}`)
 	if err := e.Transform(other, c); !errors.Is(err, ErrChanged) {
