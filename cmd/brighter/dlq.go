@@ -134,7 +134,7 @@ the queue named by deadLetterRoutingKey inside it, and replay rewrites the
 file, moving the replayed messages to their destination queue.`,
 	}
 	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
-	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o))
+	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o), newDLQEditCmd(o), newDLQTriageCmd(o))
 	return cmd
 }
 

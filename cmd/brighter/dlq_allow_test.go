@@ -59,12 +59,7 @@ func TestDLQReplay_AllowList_Issue29(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			file := filepath.Join(dir, "brighter.yaml")
-			if err := os.WriteFile(file, []byte(c.yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c.seed(t)
+			dir, file := c.prepare(t)
 			replay := append([]string{"dlq", "replay", "orders", "--config", file}, c.extra()...)
 
 			code, out, errOut := brighterExit(t, dir, append(replay, "--dry-run")...)
@@ -112,6 +107,20 @@ func TestDLQReplay_AllowList_Issue29(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prepare writes the case's subscriptions file into a new directory and
+// seeds the dead-letter destination; it returns the directory and the
+// file's path.
+func (c allowCase) prepare(t *testing.T) (dir, file string) {
+	t.Helper()
+	dir = t.TempDir()
+	file = filepath.Join(dir, "brighter.yaml")
+	if err := os.WriteFile(file, []byte(c.yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.seed(t)
+	return dir, file
 }
 
 // extra are the flags every dlq command of the case needs (none: the

@@ -217,3 +217,53 @@ func TestArchiveTrimsUnfinishedLine_Issue30(t *testing.T) {
 		})
 	}
 }
+
+// TestDLQ_EditSIGKILL_NeverNowhere_Issue30: dlq edit killed with SIGKILL at
+// random instants while it reads, publishes the edited copy and removes
+// the original: each message is in the DLQ, or its edited copy (with
+// originalBodySha256) at its destination, or both, never nowhere; an
+// unkilled edit afterwards moves what is left.
+func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
+	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
+	const n = 8
+	dlq, dest, conn := crashQueue(t, n)
+	body := filepath.Join(t.TempDir(), "fixed.json")
+	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(i int) []string {
+		return append([]string{"dlq", "edit", fmt.Sprintf("c%d", i), "sqs://" + dlq, "--to", dest, "--body-file", body, "--visibility", "2s", "--wait", "1s"}, conn...)
+	}
+	destIDs := func() map[string]int {
+		out, err := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+		if err != nil {
+			t.Fatalf("peek %s: %v", dest, err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			if len(line) > 0 && !bytes.Contains(line, []byte(`"originalBodySha256":"`)) {
+				t.Errorf("a message at the destination is not an edited copy: %s", line)
+			}
+		}
+		return crashIDs(t, out)
+	}
+	for i := range n {
+		sigkillAfter(t, time.Duration(50+rand.IntN(1500))*time.Millisecond, edit(i)...)
+		at := destIDs()
+		t.Logf("c%d killed: %d edited copies at the destination", i, len(at))
+		crashPeekIDs(t, dlq, conn, n, at)
+	}
+	for i := range n {
+		if out, err := exec.Command(crashBin(t), edit(i)...).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("is not in")) {
+			t.Fatalf("edit c%d after the kills: %v\n%s", i, err, out)
+		}
+	}
+	got := destIDs()
+	for i := range n {
+		if got[fmt.Sprintf("c%d", i)] == 0 {
+			t.Errorf("c%d's edited copy is not at %s", i, dest)
+		}
+	}
+	if left := crashPeekIDs(t, dlq, conn, 0, nil); len(left) != 0 {
+		t.Fatalf("the DLQ still holds %v after every edit", left)
+	}
+}

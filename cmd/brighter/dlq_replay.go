@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -40,6 +42,10 @@ type dlqReplayOptions struct {
 	allowAny bool
 	// copy is --copy: keep the dead-letter copy (issue 30).
 	copy bool
+	// prepare, when set (dlq edit), runs once the destination is open and
+	// before the replay scan, and returns the transform each replay copy
+	// goes through (inspect.ReplayOptions.Transform).
+	prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
 }
 
 // replayOutputs are the values of dlq replay --output.
@@ -120,20 +126,28 @@ with --new-id}) and a last
 		}),
 	}
 	o.addCommon(cmd)
+	o.addDestinationFlags(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&o.copy, "copy", false, "keep each message in the dead-letter destination: publish a copy, remove nothing (default: move)")
+	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
+	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
+	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
+	return cmd
+}
+
+// addDestinationFlags declares the flags replay and edit share: where the
+// copy goes and what it keeps (--to, --new-id, --keep-count, --dry-run,
+// --output, --sns, --allow-any-destination).
+func (o *dlqReplayOptions) addDestinationFlags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.to, "to", "", "publish every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
 	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
 	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
-	fl.BoolVar(&o.copy, "copy", false, "keep each message in the dead-letter destination: publish a copy, remove nothing (default: move)")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
-	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
-	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
-	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
 	fl.StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", "))
 	completeValues(cmd, replayOutputs, "output")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
-	return cmd
 }
 
 func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
@@ -154,22 +168,9 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if o.confirmOver < 0 {
 		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
 	}
-	t, dt, err := o.target(arg)
+	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
 	if err != nil {
 		return err
-	}
-	to, err := o.replayTo(ctx, t, dt, logger)
-	if err != nil {
-		return err
-	}
-	var allow func(string) bool
-	if to == "" && !o.allowAny {
-		names, fn, err := o.replayAllowList(t, dt)
-		if err != nil {
-			return err
-		}
-		allow = fn
-		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
 	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
@@ -177,6 +178,13 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	}
 	closeReader := func() error { return ch.close(context.WithoutCancel(ctx)) }
 	src := o.source(t, ch, logger)
+	var transform func(m, c *message.Message) error
+	if o.prepare != nil {
+		if transform, err = o.prepare(ctx, t, src); err != nil {
+			_ = closeReader()
+			return err
+		}
+	}
 	ctx, stop := o.interruptible(ctx, logger)
 	defer stop()
 
@@ -211,7 +219,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy, Transform: transform}
 	var bar *inspect.Bar
 	if o.format == "json" {
 		o.json = inspect.NewReplayJSON(o.io.Out)
@@ -248,6 +256,31 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.url)
 	}
 	return o.finish(bar, sum, rerr, cerr, t)
+}
+
+// replayTarget resolves the destination a replay reads (arg) and where
+// it may publish: to is --to resolved ("" for each message's
+// originalTopic), allow the allow-list's decision (nil with --to or
+// --allow-any-destination). Its errors are replay's refusals (exit 2),
+// returned before anything is read. dlq replay, edit and triage share it.
+func (o *dlqReplayOptions) replayTarget(ctx context.Context, arg string, logger *slog.Logger) (*dlqTarget, dlqTransport, string, func(string) bool, error) {
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	to, err := o.replayTo(ctx, t, dt, logger)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	if to != "" || o.allowAny {
+		return t, dt, to, nil, nil
+	}
+	names, allow, err := o.replayAllowList(t, dt)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	logger.Debug("replay allow-list", "source", t.url, "destinations", names)
+	return t, dt, to, allow, nil
 }
 
 // naming adds "what URL: " to err unless err already names the destination

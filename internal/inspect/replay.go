@@ -72,6 +72,11 @@ type ReplayOptions struct {
 	Progress Progress
 	// Now is the clock for replayedAt; nil means time.Now.
 	Now func() time.Time
+	// Transform, when set, changes each replay copy c of the original m
+	// before it is published (`dlq edit`: Edit.Transform). An error counts
+	// the message failed and leaves it where it is, nothing published; it
+	// is called from the scan's goroutine only, in a dry run too.
+	Transform func(m, c *message.Message) error
 }
 
 // DefaultReplayWorkers is the default of ReplayOptions.Workers.
@@ -369,6 +374,13 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "error", err)
 			report(Outcome{ID: id, Err: err})
 			return false, nil
+		}
+		if o.Transform != nil {
+			if err := o.Transform(m, c); err != nil {
+				log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", redact.Cut(dest), "error", err)
+				report(Outcome{ID: id, Destination: dest, DryRun: o.DryRun, Err: err})
+				return false, nil
+			}
 		}
 		handled[c.Header.MessageID] = struct{}{}
 		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun}

@@ -49,7 +49,7 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		parts := strings.SplitN(pkg, "/", 4)
 		return levelEngine, strings.Join(parts[:3], "/"), true
 	case slices.Contains([]string{"internal/handler", "internal/observe", "internal/telemetry", "internal/inspect",
-		"internal/tui", "internal/demo", "internal/conformance", "internal/layers"}, pkg),
+		"internal/tui", "internal/tui/triage", "internal/demo", "internal/conformance", "internal/layers"}, pkg),
 		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
 		return levelApp, "", true
 	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"),

@@ -1,0 +1,217 @@
+package inspect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+// Bag keys an edited replay records (`dlq edit`, issue 30).
+const (
+	// KeyEditedAt is when the message was edited (RFC 3339, UTC).
+	KeyEditedAt = "editedAt"
+	// KeyOriginalBodySHA256 is the SHA-256 of the dead-lettered body the
+	// edit started from, lowercase hex (64 characters).
+	KeyOriginalBodySHA256 = "originalBodySha256"
+)
+
+// ErrInvalidBody is returned (wrapped) by ValidateBody for a body its
+// content type says is JSON that does not parse.
+var ErrInvalidBody = errors.New("the body is not valid JSON, as its content type says it must be")
+
+// ErrChanged is returned (wrapped) by Edit.Transform when the message read
+// for the replay is not the one that was edited (its body's SHA-256
+// differs): the edited copy is not sent and the message stays.
+var ErrChanged = errors.New("the dead-lettered message changed since it was read for editing; nothing was sent")
+
+// EditHeaders is the part of a message's header `dlq edit --headers` shows
+// and takes back as YAML (field names as the JSON records of peek -o json
+// write them). The id, topic, timestamp, handled count and delay are not in
+// it: replay sets them (--new-id, --to, --keep-count). Bag is the bag
+// without the rejection metadata and the keys the replay writes itself.
+type EditHeaders struct {
+	MessageType   string      `json:"messageType"`
+	CorrelationID string      `json:"correlationId"`
+	ReplyTo       string      `json:"replyTo"`
+	ContentType   string      `json:"contentType"`
+	PartitionKey  string      `json:"partitionKey"`
+	Source        string      `json:"source"`
+	Type          string      `json:"type"`
+	SpecVersion   string      `json:"specVersion"`
+	DataSchema    string      `json:"dataSchema"`
+	Subject       string      `json:"subject"`
+	DataRef       string      `json:"dataRef"`
+	TraceParent   string      `json:"traceParent"`
+	TraceState    string      `json:"traceState"`
+	Baggage       string      `json:"baggage"`
+	Bag           message.Bag `json:"bag"`
+}
+
+// replayKeys are the bag keys a replay (and an edit) writes itself; an
+// edit shows and takes the bag without them.
+var replayKeys = []string{message.KeyReplayedFrom, message.KeyReplayedAt, KeyDeduplicationID, KeyEditedAt, KeyOriginalBodySHA256, "ReceiptHandle"}
+
+// HeadersOf returns the editable header of m (m is not changed).
+func HeadersOf(m *message.Message) EditHeaders {
+	h := m.Header
+	bag := maps.Clone(h.Bag)
+	if bag == nil {
+		bag = message.Bag{}
+	}
+	message.StripRejection(bag)
+	for _, k := range replayKeys {
+		delete(bag, k)
+	}
+	return EditHeaders{
+		MessageType: h.MessageType.String(), CorrelationID: h.CorrelationID, ReplyTo: h.ReplyTo,
+		ContentType: h.ContentType, PartitionKey: h.PartitionKey, Source: h.Source, Type: h.Type,
+		SpecVersion: h.SpecVersion, DataSchema: h.DataSchema, Subject: h.Subject, DataRef: h.DataRef,
+		TraceParent: h.TraceParent, TraceState: h.TraceState, Baggage: h.Baggage, Bag: bag,
+	}
+}
+
+// fields maps each header name of EditHeaders to its field.
+func (h *EditHeaders) fields() map[string]*string {
+	return map[string]*string{
+		"messageType": &h.MessageType, "correlationId": &h.CorrelationID, "replyTo": &h.ReplyTo,
+		"contentType": &h.ContentType, "partitionKey": &h.PartitionKey, "source": &h.Source,
+		"type": &h.Type, "specVersion": &h.SpecVersion, "dataSchema": &h.DataSchema,
+		"subject": &h.Subject, "dataRef": &h.DataRef, "traceParent": &h.TraceParent,
+		"traceState": &h.TraceState, "baggage": &h.Baggage,
+	}
+}
+
+// Set sets key to value (`dlq edit --set key=value`): a header field when
+// key names one (messageType, correlationId, contentType, ...), else the
+// bag entry key (a string). It refuses an empty key and the bag keys the
+// replay writes itself (replayedFrom, replayedAt, editedAt, ...).
+func (h *EditHeaders) Set(key, value string) error {
+	if key == "" {
+		return errors.New("an empty key: give key=value")
+	}
+	if f, ok := h.fields()[key]; ok {
+		*f = value
+		return nil
+	}
+	for _, k := range replayKeys {
+		if strings.EqualFold(k, key) {
+			return fmt.Errorf("%s is written by the replay itself", redact.Quote(key))
+		}
+	}
+	if h.Bag == nil {
+		h.Bag = message.Bag{}
+	}
+	h.Bag[key] = value
+	return nil
+}
+
+// Check reports a header the message could not be sent with: an unknown
+// or local message type.
+func (h EditHeaders) Check() error {
+	t, ok := message.ParseMessageType(h.MessageType)
+	if !ok {
+		return fmt.Errorf("messageType %s: not a message type (MT_COMMAND, MT_EVENT, MT_DOCUMENT, ...)", redact.Quote(h.MessageType))
+	}
+	if t.IsLocal() {
+		return fmt.Errorf("messageType %s: %w", redact.Quote(h.MessageType), message.ErrLocalMessageType)
+	}
+	return nil
+}
+
+// IsJSON reports whether a content type names JSON (application/json, or a
+// +json suffix as application/cloudevents+json).
+func IsJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	}
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// ValidateBody returns an error wrapping ErrInvalidBody, with the parser's
+// reason, when contentType is JSON (IsJSON) and body does not parse; any
+// other content type is taken as it is.
+func ValidateBody(contentType string, body []byte) error {
+	if !IsJSON(contentType) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("%w (%s): %s", ErrInvalidBody, redact.Quote(contentType), err)
+	}
+	return nil
+}
+
+// BodySHA256 is the lowercase hex SHA-256 of body.
+func BodySHA256(body []byte) string {
+	s := sha256.Sum256(body)
+	return hex.EncodeToString(s[:])
+}
+
+// Edit is an edited dead-lettered message: what `dlq edit` replays in
+// place of the original (issue 30).
+type Edit struct {
+	// Body is the edited body.
+	Body []byte
+	// Headers are the edited headers and bag; nil keeps the original's.
+	Headers *EditHeaders
+	// OriginalSHA256 is BodySHA256 of the body the edit started from.
+	OriginalSHA256 string
+	// At is when the message was edited.
+	At time.Time
+}
+
+// Transform is a ReplayOptions.Transform: it turns c, the replay copy of
+// m, into the edited message: the edited body and (when Headers is set)
+// headers and bag, with editedAt and originalBodySha256 in the bag beside
+// the replay's own keys; a message with a partition key gets a fresh
+// deduplication id. It returns an error wrapping ErrChanged when m's body
+// is not the one the edit started from, and the headers' Check error.
+func (e Edit) Transform(m, c *message.Message) error {
+	if got := BodySHA256(m.Body); got != e.OriginalSHA256 {
+		return fmt.Errorf("message %s: %w (body SHA-256 %s, edited from %s)", m.Header.MessageID, ErrChanged, got, e.OriginalSHA256)
+	}
+	if e.Headers != nil {
+		h := *e.Headers
+		if err := h.Check(); err != nil {
+			return fmt.Errorf("message %s: %w", m.Header.MessageID, err)
+		}
+		t, _ := message.ParseMessageType(h.MessageType)
+		keep := message.Bag{}
+		for _, k := range replayKeys {
+			if v, ok := c.Header.Bag[k]; ok {
+				keep[k] = v
+			}
+		}
+		bag := maps.Clone(h.Bag)
+		if bag == nil {
+			bag = message.Bag{}
+		}
+		maps.Copy(bag, keep)
+		hd := &c.Header
+		hd.MessageType, hd.CorrelationID, hd.ReplyTo, hd.ContentType = t, h.CorrelationID, h.ReplyTo, h.ContentType
+		hd.PartitionKey, hd.Source, hd.Type, hd.SpecVersion = h.PartitionKey, h.Source, h.Type, h.SpecVersion
+		hd.DataSchema, hd.Subject, hd.DataRef = h.DataSchema, h.Subject, h.DataRef
+		hd.TraceParent, hd.TraceState, hd.Baggage, hd.Bag = h.TraceParent, h.TraceState, h.Baggage, bag
+		if hd.PartitionKey == "" {
+			delete(hd.Bag, KeyDeduplicationID)
+		} else if _, ok := hd.Bag[KeyDeduplicationID]; !ok {
+			hd.Bag[KeyDeduplicationID] = uuid.NewString()
+		}
+	}
+	c.Body = append([]byte(nil), e.Body...)
+	c.Header.Bag[KeyEditedAt] = e.At.UTC().Format(time.RFC3339)
+	c.Header.Bag[KeyOriginalBodySHA256] = e.OriginalSHA256
+	return nil
+}

@@ -1,0 +1,206 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// fakeActions records what the console asked for.
+type fakeActions struct {
+	mu       sync.Mutex
+	msgs     []*message.Message
+	replayed [][]string
+	archived [][]string
+	dry      []bool
+	loads    int
+}
+
+func (f *fakeActions) Source() string { return "sqs://orders-dlq" }
+func (f *fakeActions) Load(context.Context) ([]*message.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loads++
+	return f.msgs, nil
+}
+func (f *fakeActions) ReplayDestinations(ms []*message.Message) []string { return []string{"orders"} }
+func (f *fakeActions) Replay(_ context.Context, ids []string, dry bool, p func(Outcome)) (Result, error) {
+	f.mu.Lock()
+	f.replayed, f.dry = append(f.replayed, ids), append(f.dry, dry)
+	f.mu.Unlock()
+	for _, id := range ids {
+		p(Outcome{ID: id})
+	}
+	return Result{Done: len(ids), Summary: "replayed " + strings.Join(ids, ",")}, nil
+}
+func (f *fakeActions) ArchiveDestination() string { return "a.jsonl" }
+func (f *fakeActions) Archive(_ context.Context, ids []string, dry bool, p func(Outcome)) (Result, error) {
+	f.mu.Lock()
+	f.archived, f.dry = append(f.archived, ids), append(f.dry, dry)
+	f.mu.Unlock()
+	return Result{Done: len(ids), Summary: "archived"}, nil
+}
+func (f *fakeActions) Edit(m *message.Message) (Editing, error) {
+	return nil, errors.New("no editor here")
+}
+
+func rejected(id, topic, reason string, body string, at time.Time) *message.Message {
+	m := message.New(id, topic, message.MTEvent, []byte(body))
+	return message.Stamp(m, "orders-dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: reason}, at)
+}
+
+// run feeds msg to m and then every message its commands produce
+// (progress, done, the reload), as the bubbletea runtime would.
+func run(t *testing.T, m Model, msg tea.Msg) Model {
+	t.Helper()
+	queue := []tea.Msg{msg}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		nm, cmd := m.Update(next)
+		m = nm.(Model)
+		for cmd != nil {
+			out := cmd()
+			cmd = nil
+			switch o := out.(type) {
+			case nil:
+			case tea.BatchMsg:
+				t.Fatalf("unexpected batch %v", o)
+			default:
+				if _, quit := o.(tea.QuitMsg); quit {
+					return m
+				}
+				queue = append(queue, o)
+			}
+		}
+	}
+	return m
+}
+
+func press(t *testing.T, m Model, keys ...string) Model {
+	t.Helper()
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "space":
+			msg = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+		case "down":
+			msg = tea.KeyPressMsg{Code: tea.KeyDown}
+		default:
+			r := []rune(k)[0]
+			msg = tea.KeyPressMsg{Code: r, Text: k}
+		}
+		m = run(t, m, msg)
+	}
+	return m
+}
+
+// checkScreen: at most 80x24 and nothing wider.
+func checkScreen(t *testing.T, m Model) string {
+	t.Helper()
+	s := m.Render()
+	lines := strings.Split(s, "\n")
+	if len(lines) > 24 {
+		t.Errorf("%d lines on a 24-line terminal", len(lines))
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("a line of %d cells on an 80-column terminal: %q", w, l)
+		}
+	}
+	return ansi.Strip(s)
+}
+
+// TestTriageConsole_Issue30: groups (count, reason, sample) → messages →
+// one message (rejection, bag, body indented); space selects; r asks once
+// with destinations and count and n changes nothing; y replays the
+// selection; R replays a group; d turns the dry run on for a; / filters;
+// every screen fits 80x24.
+func TestTriageConsole_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{
+		rejected("t1", "orders", "timeout calling payments after 30s", `{"orderId":1}`, now.Add(-time.Hour)),
+		rejected("t2", "orders", "timeout calling payments after 31s", `{"orderId":2}`, now.Add(-time.Minute)),
+		rejected("n1", "orders", "order has no customer", `{"orderId":3}`, now.Add(-2*time.Hour)),
+	}}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = run(t, m, m.Init()())
+	s := checkScreen(t, m)
+	if !strings.Contains(s, "timeout calling payments") || !strings.Contains(s, "order has no customer") || !strings.Contains(s, "DeliveryError") {
+		t.Fatalf("groups screen:\n%s", s)
+	}
+	if strings.Index(s, "timeout") > strings.Index(s, "no customer") {
+		t.Errorf("the group of two is not first by count:\n%s", s)
+	}
+
+	m = press(t, m, "enter")
+	s = checkScreen(t, m)
+	if !strings.Contains(s, "t1") || !strings.Contains(s, "t2") || strings.Contains(s, "n1 ") {
+		t.Fatalf("messages of the timeout group:\n%s", s)
+	}
+	m = press(t, m, "space", "r")
+	s = checkScreen(t, m)
+	if !strings.Contains(s, "Replay 1 message (the selection) from sqs://orders-dlq to orders? (y/n)") {
+		t.Fatalf("no confirmation:\n%s", s)
+	}
+	m = press(t, m, "n")
+	if len(f.replayed) != 0 {
+		t.Fatalf("a declined replay ran: %v", f.replayed)
+	}
+	m = press(t, m, "r", "y")
+	if !slices.Equal(f.replayed[0], []string{"t2"}) || f.dry[0] {
+		t.Fatalf("replayed %v (dry %v), want the newest, t2, selected", f.replayed, f.dry)
+	}
+	if s = checkScreen(t, m); !strings.Contains(s, "replayed t2") {
+		t.Errorf("no result line:\n%s", s)
+	}
+
+	m = press(t, m, "enter")
+	s = checkScreen(t, m)
+	for _, want := range []string{"message t1", "DeliveryError from orders", "1h ago", "timeout calling payments after 30s", `"orderId": 1`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("message screen lacks %q:\n%s", want, s)
+		}
+	}
+	m = press(t, m, "esc", "esc", "R", "y")
+	if len(f.replayed) != 2 || len(f.replayed[1]) != 2 {
+		t.Fatalf("R replayed %v, want the two of the group", f.replayed)
+	}
+
+	m = press(t, m, "d", "/", "c", "u", "s", "t", "enter")
+	s = checkScreen(t, m)
+	if strings.Contains(s, "timeout") || !strings.Contains(s, "no customer") || !strings.Contains(s, "DRY RUN") {
+		t.Fatalf("filter 'cust' with the dry run on:\n%s", s)
+	}
+	m = press(t, m, "a")
+	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message to a.jsonl (removed from sqs://orders-dlq)? (y/n)") {
+		t.Fatalf("archive confirmation:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if len(f.archived) != 1 || !slices.Equal(f.archived[0], []string{"n1"}) || !f.dry[2] {
+		t.Fatalf("archived %v dry %v", f.archived, f.dry)
+	}
+	m = press(t, m, "?")
+	if s = checkScreen(t, m); !strings.Contains(s, "replay the whole group") {
+		t.Errorf("help:\n%s", s)
+	}
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"}); cmd == nil {
+		t.Error("q does not quit")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Error("q does not quit")
+	}
+}
