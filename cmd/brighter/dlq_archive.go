@@ -105,30 +105,25 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	if o.purge {
 		what = "purge"
 	}
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(arg, func() error {
+		if !o.all && !o.selects() {
+			return usageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
+		}
+		if o.purge && !o.yes {
+			return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
+		}
+		if !o.purge && o.file == os.DevNull {
+			return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
+		}
+		if !o.purge && o.file == "-" && o.io.OutTTY {
+			return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if !o.all && !o.selects() {
-		return usageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
-	}
-	if o.purge && !o.yes {
-		return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
-	}
-	if !o.purge && o.file == os.DevNull {
-		return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
-	}
-	if !o.purge && o.file == "-" && o.io.OutTTY {
-		return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
-	}
-	t, dt, err := o.target(arg)
-	if err != nil {
-		return err
-	}
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
 	var (
 		w     io.Writer = io.Discard
 		sync  func() error
@@ -215,21 +210,16 @@ message group and gets a fresh deduplication id.`,
 }
 
 func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(o.subscription, func() error {
+		if o.toSet && o.to == "" {
+			return usageErr(errors.New("--to is empty: give a queue or topic, or leave --to out to restore into the dead-letter destination"))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if o.toSet && o.to == "" {
-		return usageErr(errors.New("--to is empty: give a queue or topic, or leave --to out to restore into the dead-letter destination"))
-	}
-	t, dt, err := o.target(o.subscription)
-	if err != nil {
-		return err
-	}
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
 	if t.s.SQS != nil && t.s.SQS.ChannelType == config.ChannelPubSub {
 		// A dead-letter queue is a queue, also for an SNS-fed subscription.
 		s, q := *t.s, *t.s.SQS

@@ -137,27 +137,22 @@ with --new-id}) and a last
 }
 
 func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(arg, func() error {
+		if !slices.Contains(replayOutputs, o.format) {
+			return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(o.format), strings.Join(replayOutputs, ", ")))
+		}
+		if o.rate < 0 {
+			return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
+		}
+		if o.confirmOver < 0 {
+			return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(replayOutputs, o.format) {
-		return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(o.format), strings.Join(replayOutputs, ", ")))
-	}
-	if o.rate < 0 {
-		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
-	}
-	if o.confirmOver < 0 {
-		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
-	}
-	t, dt, err := o.target(arg)
-	if err != nil {
-		return err
-	}
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
 	to, err := o.replayTo(ctx, t, dt, logger)
 	if err != nil {
 		return err
