@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -170,4 +172,99 @@ func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_Issue30(t *testing.T) {
 		sigkillAfter(t, time.Duration(20+rand.IntN(600))*time.Millisecond, args...)
 		crashPeekIDs(t, dlq, conn, n, nil)
 	}
+}
+
+// TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30: dlq replay (move)
+// killed with SIGKILL at random instants, three times, then run to the end
+// with the same journal: the dead-letter queue ends empty, every message is
+// at the destination, and a message is there twice only when its copy was
+// in flight (recorded "sending", not "sent") at one of the kills: what a
+// killed run had finished is neither lost nor sent again.
+func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30(t *testing.T) {
+	const n = 1000
+	dlq, dest, conn := crashQueue(t, n)
+	journal := filepath.Join(t.TempDir(), "replay.journal")
+	// --rate spreads the run over about 2.5s, so each kill lands mid-run.
+	args := append([]string{"dlq", "replay", "sqs://" + dlq, "--yes", "--to", dest, "--journal", journal, "--rate", "400", "--visibility", "2s", "--wait", "1s"}, conn...)
+	inFlight := map[string]bool{} // replay ids in flight at a kill
+	for range 3 {
+		sigkillAfter(t, time.Duration(100+rand.IntN(700))*time.Millisecond, args...)
+		data, _ := os.ReadFile(journal)
+		state := map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			if kind, rid, ok := strings.Cut(line, " "); ok {
+				if kind == "sending" && state[rid] != "" {
+					continue
+				}
+				state[rid] = kind
+			}
+		}
+		for rid, kind := range state {
+			if kind == "sending" {
+				inFlight[rid] = true
+			}
+		}
+		delivered := crashDestIDs(t, dest, conn)
+		t.Logf("after the kill: %d copies at the destination, %d in flight so far", len(delivered), len(inFlight))
+		crashPeekIDs(t, dlq, conn, n, delivered)
+	}
+	out, err := exec.Command(crashBin(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the last replay: %v\n%s", err, out)
+	}
+	t.Logf("the last replay:\n%s", lastLines(string(out), 3))
+	if _, err := os.Stat(journal); !os.IsNotExist(err) {
+		t.Errorf("the journal %s was kept after a complete replay (stat: %v)", journal, err)
+	}
+	got := map[string][]string{} // id -> replay ids of its copies
+	raw, err := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek the destination: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			ID  string         `json:"id"`
+			Bag map[string]any `json:"bag"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("peek line %q: %v", sc.Text(), err)
+		}
+		rid, _ := r.Bag[inspect.KeyReplayID].(string)
+		got[r.ID] = append(got[r.ID], rid)
+	}
+	dups := 0
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		switch copies := got[id]; {
+		case len(copies) == 0:
+			t.Errorf("%s is not at the destination", id)
+		case len(copies) > 1:
+			dups++
+			if !inFlight[copies[0]] {
+				t.Errorf("%s is at the destination %d times, but its copy was not in flight at any kill (replay id %s)", id, len(copies), copies[0])
+			}
+		}
+	}
+	t.Logf("%d of %d delivered twice, each in flight at a kill", dups, n)
+	if left := crashDestIDs(t, dlq, conn); len(left) != 0 {
+		t.Fatalf("the DLQ still holds %d messages after a complete replay", len(left))
+	}
+}
+
+// crashDestIDs reads the ids of a queue once (peek -o json).
+func crashDestIDs(t *testing.T, queue string, conn []string) map[string]int {
+	t.Helper()
+	out, err := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek %s: %v", queue, err)
+	}
+	return crashIDs(t, out)
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -73,6 +73,8 @@ func runScripts(t *testing.T, dir string) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// dlq replay's journal (issue 30), never under testscript's HOME.
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("AWS_ENDPOINT_URL", emu.Endpoint)
 			env.Setenv("AWS_REGION", sqstest.Region)
 			env.Setenv("AWS_ACCESS_KEY_ID", "test")

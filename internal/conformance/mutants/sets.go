@@ -11,5 +11,6 @@ func extraSets() [][]mutant {
 		orderingMutants,
 		limitsMutants,
 		layerMutants,
+		dlqMutants,
 	}
 }
