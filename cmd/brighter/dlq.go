@@ -163,6 +163,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringVar(&o.grep, "grep", "", "only messages whose rejection message matches this regular expression")
 	fl.IntVar(&o.limit, "limit", 0, "select at most this many messages (0: all)")
 	fl.StringSliceVar(&o.groupIDs, "group-id", nil, "only these failure groups, by the id dlq stats shows (repeatable)")
+	_ = cmd.RegisterFlagCompletionFunc("group-id", o.completeGroupIDs)
 	completeValues(cmd, dlqReasons, "reason")
 	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
 }

@@ -18,4 +18,9 @@ var dlqMutants = []mutant{
 		Old:  "\t\t\tif journal != nil && journal.Sent(rid) {\n",
 		New:  "\t\t\tif false && journal != nil && journal.Sent(rid) {\n",
 		Run:  "^TestDLQReplay_JournalResumes_Issue30$", Pkg: "./cmd/brighter"},
+	{Name: "group-completion-unfiltered-prefix", What: "--group-id completion offers every group whatever prefix was typed",
+		File: "cmd/brighter/completion.go",
+		Old:  "\t\tif strings.HasPrefix(g.ID, toComplete) {\n",
+		New:  "\t\tif strings.HasPrefix(g.ID, toComplete) || true {\n",
+		Run:  "^TestDLQ_GroupIDCompletion_Issue30$", Pkg: "./cmd/brighter"},
 }
