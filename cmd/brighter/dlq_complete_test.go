@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -24,14 +21,8 @@ import (
 func TestDLQ_GroupIDCompletion_Issue30(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emu := sharedSQS(t)
-	run := fmt.Sprintf("gc%d", time.Now().UnixNano()%1e9)
+	run, p, conn := fauxqsQueues(t, "gc", "dlq")
 	dlq := "dlq-" + run
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: dlq}).EnsureChannels(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	rejected := func(id, why string) *message.Message {
 		return message.Stamp(message.New(id, "orders", message.MTCommand, []byte(`{}`)), dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, time.Now())
 	}
@@ -52,7 +43,6 @@ func TestDLQ_GroupIDCompletion_Issue30(t *testing.T) {
 		t.Fatalf("group ids: %s %s %s", timeouts, inspect.GroupOf(ms[1]).ID(), validation)
 	}
 	dir := t.TempDir()
-	conn := []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 	complete := func(args ...string) string {
 		t.Helper()
 		code, out, errOut := brighterExit(t, dir, append([]string{"__complete"}, args...)...)

@@ -24,23 +24,14 @@ import (
 func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emu := sharedSQS(t)
-	run := fmt.Sprintf("jr%d", time.Now().UnixNano()%1e9)
+	run, p, conn := fauxqsQueues(t, "jr", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	for _, q := range []string{dlq, dest} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	done := stamped("done-"+run, dest, dlq)
 	for _, m := range []*message.Message{done, stamped("todo-"+run, dest, dlq)} {
 		if err := p.Send(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "replay.journal")
 	if err := os.WriteFile(journal, []byte("not a journal\n"), 0o600); err != nil {
@@ -68,4 +59,20 @@ func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
 		t.Errorf("the journal was kept after a complete replay (stat: %v)", err)
 	}
+}
+
+// fauxqsQueues makes the standard queues NAME-RUN on the shared fauxqs, RUN
+// being prefix and a number unique to the call, and returns RUN, a producer
+// that sends to existing queues, and the flags that reach fauxqs.
+func fauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.Producer, []string) {
+	t.Helper()
+	emu := sharedSQS(t)
+	run := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	for _, n := range names {
+		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: n + "-" + run}).EnsureChannels(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return run, sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 }
