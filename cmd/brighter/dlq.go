@@ -163,6 +163,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringVar(&o.grep, "grep", "", "only messages whose rejection message matches this regular expression")
 	fl.IntVar(&o.limit, "limit", 0, "select at most this many messages (0: all)")
 	fl.StringSliceVar(&o.groupIDs, "group-id", nil, "only these failure groups, by the id dlq stats shows (repeatable)")
+	_ = cmd.RegisterFlagCompletionFunc("group-id", o.completeGroupIDs)
 	completeValues(cmd, dlqReasons, "reason")
 	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
 }
@@ -442,17 +443,38 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	return dt.urlTarget(o, arg, as, a, err)
 }
 
-// open resolves the argument and opens the transport's reader over it.
-func (o *dlqOptions) open(ctx context.Context, arg string, rewrite bool, logger *slog.Logger) (*dlqTarget, dlqTransport, *openedChannel, error) {
+// dlqSetup is what every dlq command builds before it reads or publishes:
+// the logger the global flags ask for, the selection from the filter flags,
+// and the destination resolved with its transport's dlq support.
+type dlqSetup struct {
+	logger *slog.Logger
+	f      inspect.Filter
+	t      *dlqTarget
+	dt     dlqTransport
+}
+
+// setup builds the logger and the filter, runs checks (the command's own
+// flag checks, in order; each returns a usage error), then resolves arg
+// into a target; it reads nothing. The first error is returned as is.
+func (o *dlqOptions) setup(arg string, checks ...func() error) (*dlqSetup, error) {
+	logger, err := o.global.newLogger(o.io)
+	if err != nil {
+		return nil, err
+	}
+	f, err := o.filter()
+	if err != nil {
+		return nil, err
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
 	t, dt, err := o.target(arg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	ch, err := o.openReader(ctx, t, dt, rewrite, logger)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return t, dt, ch, nil
+	return &dlqSetup{logger: logger, f: f, t: t, dt: dt}, nil
 }
 
 // target resolves the argument, checks the flags against its transport and
@@ -540,18 +562,12 @@ func (rs *readScan) summarise(format string, args ...any) {
 }
 
 func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, error) {
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(arg, o.checkOutput)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.checkOutput(); err != nil {
-		return nil, err
-	}
-	f, err := o.filter()
-	if err != nil {
-		return nil, err
-	}
-	t, _, ch, err := o.open(ctx, arg, false, logger)
+	f, t, logger := su.f, su.t, su.logger
+	ch, err := o.openReader(ctx, t, su.dt, false, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -23,27 +23,28 @@ import (
 // --to, and the decision function over a message's originalTopic. For a
 // destination named by URL it reads the subscriptions file (-c) when there
 // is one; without one the list is empty and every message is refused
-// (unless --allow-any-destination).
-func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) ([]string, func(string) bool, error) {
+// (unless --allow-any-destination). failed are those subscriptions, whose
+// rejections t holds (the fan-out guard's failed subscriptions).
+func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
 	f := t.f
 	if f == nil || f.Path == commandLinePath {
 		f = nil
 		if _, err := os.Stat(o.configPath); err == nil {
 			if f, err = loadConfig(o.io, o.configPath); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, usageErr(err)
+			return nil, nil, nil, usageErr(err)
 		}
 	}
 	as := dt.addresses()
 	from := dt.replayFrom(t)
-	var names []string
 	if f != nil {
 		for _, s := range f.Subscriptions {
 			if s.Transport != t.s.Transport || !readsRejectionsOf(as, from, s) {
 				continue
 			}
+			failed = append(failed, s)
 			for _, n := range []string{s.RoutingKey, s.ChannelName} {
 				if n != "" && !as.Same(n, from) {
 					names = append(names, n)
@@ -51,7 +52,7 @@ func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) ([]str
 			}
 		}
 	}
-	allow := func(dest string) bool {
+	allow = func(dest string) bool {
 		for _, n := range names {
 			if as.Same(dest, broker.Address{Project: from.Project, Kind: from.Kind, FIFO: from.FIFO, Params: from.Params, Name: n}) {
 				return true
@@ -59,7 +60,7 @@ func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) ([]str
 		}
 		return false
 	}
-	return names, allow, nil
+	return names, allow, failed, nil
 }
 
 // readsRejectionsOf reports whether from, the destination a replay reads

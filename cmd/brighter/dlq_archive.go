@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlq archive, purge and restore (issue 30): their flags and runs.
@@ -28,6 +31,24 @@ type dlqArchiveOptions struct {
 	yes bool
 	// purge is true for dlq purge (the archive goes nowhere).
 	purge bool
+	// format is --output: text, or json (a record per message and a
+	// summary on stdout, issue 30).
+	format string
+}
+
+// addRunOutput declares archive's, purge's and restore's --output into
+// format.
+func addRunOutput(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", ")+" (json: a record per message, then a summary, on stdout)")
+	completeValues(cmd, replayOutputs, "output")
+}
+
+// checkRunOutput refuses an --output other than text or json.
+func checkRunOutput(format string) error {
+	if !slices.Contains(replayOutputs, format) {
+		return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(format), strings.Join(replayOutputs, ", ")))
+	}
+	return nil
 }
 
 func newDLQArchiveCmd(parent *dlqOptions) *cobra.Command {
@@ -59,6 +80,7 @@ are in both places.`,
 	o.addCommon(cmd)
 	cmd.Flags().StringVar(&o.file, "file", "-", "append the archive to this file ('-': stdout)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "archive every message (without it a filter is required)")
+	addRunOutput(cmd, &o.format)
 	return cmd
 }
 
@@ -80,6 +102,7 @@ doubt.`,
 	o.addCommon(cmd)
 	cmd.Flags().BoolVar(&o.all, "all", false, "purge every message (without it a filter is required)")
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "confirm: delete the selected messages, keeping no copy")
+	addRunOutput(cmd, &o.format)
 	return cmd
 }
 
@@ -148,30 +171,31 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	if o.purge {
 		what = "purge"
 	}
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(arg, func() error {
+		if err := checkRunOutput(o.format); err != nil {
+			return err
+		}
+		if !o.purge && o.file == "-" && o.format == "json" {
+			return usageErr(errors.New("archive --output json prints its records on stdout, where the archive would go: give --file FILE"))
+		}
+		if !o.all && !o.selects() {
+			return usageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
+		}
+		if o.purge && !o.yes {
+			return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
+		}
+		if !o.purge && o.file == os.DevNull {
+			return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
+		}
+		if !o.purge && o.file == "-" && o.io.OutTTY {
+			return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if !o.all && !o.selects() {
-		return usageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
-	}
-	if o.purge && !o.yes {
-		return usageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
-	}
-	if !o.purge && o.file == os.DevNull {
-		return usageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
-	}
-	if !o.purge && o.file == "-" && o.io.OutTTY {
-		return usageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
-	}
-	t, dt, err := o.target(arg)
-	if err != nil {
-		return err
-	}
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
 	var (
 		w     io.Writer = io.Discard
 		sync  func() error
@@ -201,16 +225,36 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 		_ = close()
 		return err
 	}
-	sctx, stop := o.interruptible(ctx, logger)
-	sum, aerr := inspect.Archive(sctx, o.source(t, ch, logger), f, w, sync)
-	stopped := sctx.Err() != nil
-	stop()
-	cerr := errors.Join(ch.close(context.WithoutCancel(ctx)), close())
 	verb := "archived"
 	if o.purge {
 		verb = "purged"
 	}
-	fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.url, verb, sum.Archived, sum.Skipped, sum.Failed)
+	var (
+		records *inspect.RunJSON
+		done    func(id string, err error)
+	)
+	if o.format == "json" {
+		records = inspect.NewRunJSON(o.io.Out)
+		done = func(id string, err error) { records.Message(id, "", verb, err) }
+	}
+	sctx, stop := o.interruptible(ctx, logger)
+	sum, aerr := inspect.ArchiveWith(sctx, o.source(t, ch, logger), f, w, sync, done)
+	stopped := sctx.Err() != nil
+	stop()
+	cerr := errors.Join(ch.close(context.WithoutCancel(ctx)), close())
+	if records != nil {
+		r := inspect.ReplayRecord{Skipped: &sum.Skipped, Failed: &sum.Failed, Interrupted: &stopped}
+		if o.purge {
+			r.Purged = &sum.Archived
+		} else {
+			r.Archived = &sum.Archived
+		}
+		if err := records.Summary(r); err != nil {
+			cerr = errors.Join(cerr, err)
+		}
+	} else {
+		fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.url, verb, sum.Archived, sum.Skipped, sum.Failed)
+	}
 	switch {
 	case stopped:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.url, verb)}
@@ -229,6 +273,11 @@ type dlqRestoreOptions struct {
 	*dlqOptions
 	to    string
 	toSet bool
+	// fanOut is --fan-out: without --to, publish to a Pub/Sub topic other
+	// subscriptions also receive (issue 30).
+	fanOut bool
+	// format is --output: text or json (issue 30).
+	format string
 }
 
 func newDLQRestoreCmd(parent *dlqOptions) *cobra.Command {
@@ -260,25 +309,25 @@ message group and gets a fresh deduplication id.`,
 	o.addCommon(cmd)
 	cmd.ValidArgsFunction = nil
 	cmd.Flags().StringVar(&o.to, "to", "", "publish to this queue or topic, or a URL of the destination's transport (default: the dead-letter destination)")
+	cmd.Flags().BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a dead-letter topic that other subscriptions also receive (Pub/Sub); by default that is refused")
+	addRunOutput(cmd, &o.format)
 	return cmd
 }
 
 func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(o.subscription, func() error {
+		if err := checkRunOutput(o.format); err != nil {
+			return err
+		}
+		if o.toSet && o.to == "" {
+			return usageErr(errors.New("--to is empty: give a queue or topic, or leave --to out to restore into the dead-letter destination"))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if o.toSet && o.to == "" {
-		return usageErr(errors.New("--to is empty: give a queue or topic, or leave --to out to restore into the dead-letter destination"))
-	}
-	t, dt, err := o.target(o.subscription)
-	if err != nil {
-		return err
-	}
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
 	if t.s.SQS != nil && t.s.SQS.ChannelType == config.ChannelPubSub {
 		// A dead-letter queue is a queue, also for an SNS-fed subscription.
 		s, q := *t.s, *t.s.SQS
@@ -296,6 +345,11 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	dest, err := toName(t, dt, raw)
 	if err != nil {
 		return usageErr(fmt.Errorf("--to %q: %w", raw, err))
+	}
+	if !o.toSet {
+		if err := restoreGuard(ctx, t, dt, dest, o.fanOut); err != nil {
+			return err
+		}
 	}
 	in := o.io.In
 	name := "stdin"
@@ -335,7 +389,15 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 		return failureErr(fmt.Errorf("restore to %s: producer: %w", dest, err))
 	}
 	sctx, stop := o.interruptible(ctx, logger)
+	var records *inspect.RunJSON
+	if o.format == "json" {
+		records = inspect.NewRunJSON(o.io.Out)
+	}
 	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, func(id string, err error) {
+		if records != nil {
+			records.Message(id, dest, "restored", err)
+			return
+		}
 		if err != nil {
 			fmt.Fprintf(o.io.Out, "failed %s: publish to %s: %v\n", id, dest, err)
 			return
@@ -348,7 +410,15 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	if closeReader != nil {
 		cerr = errors.Join(cerr, closeReader())
 	}
-	fmt.Fprintf(o.io.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, len(all)-len(ms), sum.Failed)
+	skipped := len(all) - len(ms)
+	if records != nil {
+		interrupted := rerr != nil && stopped
+		if err := records.Summary(inspect.ReplayRecord{Restored: &sum.Restored, Skipped: &skipped, Failed: &sum.Failed, Interrupted: &interrupted}); err != nil {
+			cerr = errors.Join(cerr, err)
+		}
+	} else {
+		fmt.Fprintf(o.io.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
+	}
 	switch {
 	case rerr != nil && stopped:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("restore %s: interrupted after %d of %d; run it again with --id for the rest (it publishes the file's messages again)", name, sum.Restored+sum.Failed, len(ms))}

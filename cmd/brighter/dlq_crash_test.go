@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -74,7 +75,7 @@ func crashIDs(t *testing.T, data []byte) map[string]int {
 // sigkillAfter starts `brighter ARGS`, SIGKILLs it after d, and waits for it.
 func sigkillAfter(t *testing.T, d time.Duration, args ...string) {
 	t.Helper()
-	cmd := exec.Command(crashBin(t), args...)
+	cmd := crashCmd(t, args...)
 	cmd.Env = scaleOutEnv() // fauxqs's static credentials
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
@@ -94,7 +95,7 @@ func crashPeekIDs(t *testing.T, queue string, conn []string, n int, also map[str
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
-		peek := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...)
+		peek := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...)
 		peek.Env = scaleOutEnv()
 		out, err := peek.Output()
 		if err != nil {
@@ -146,7 +147,7 @@ func TestDLQ_ArchiveSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 		t.Logf("%d of %d in the archive after the kill", len(archived), n)
 		crashPeekIDs(t, dlq, conn, n, archived)
 	}
-	last := exec.Command(crashBin(t), args...)
+	last := crashCmd(t, args...)
 	last.Env = scaleOutEnv()
 	if out, err := last.CombinedOutput(); err != nil {
 		t.Fatalf("the last archive: %v\n%s", err, out)
@@ -235,7 +236,7 @@ func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 		return append([]string{"dlq", "edit", fmt.Sprintf("c%d", i), "sqs://" + dlq, "--to", dest, "--body-file", body, "--visibility", "2s", "--wait", "1s"}, conn...)
 	}
 	destIDs := func() map[string]int {
-		out, err := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+		out, err := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
 		if err != nil {
 			t.Fatalf("peek %s: %v", dest, err)
 		}
@@ -253,7 +254,7 @@ func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 		crashPeekIDs(t, dlq, conn, n, at)
 	}
 	for i := range n {
-		if out, err := exec.Command(crashBin(t), edit(i)...).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("is not in")) {
+		if out, err := crashCmd(t, edit(i)...).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("is not in")) {
 			t.Fatalf("edit c%d after the kills: %v\n%s", i, err, out)
 		}
 	}
@@ -266,4 +267,110 @@ func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 	if left := crashPeekIDs(t, dlq, conn, 0, nil); len(left) != 0 {
 		t.Fatalf("the DLQ still holds %v after every edit", left)
 	}
+}
+
+// TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30: dlq replay (move)
+// killed with SIGKILL at random instants, three times, then run to the end
+// with the same journal: the dead-letter queue ends empty, every message is
+// at the destination, and a message is there twice only when its copy was
+// in flight (recorded "sending", not "sent") at one of the kills: what a
+// killed run had finished is neither lost nor sent again.
+func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30(t *testing.T) {
+	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
+	const n = 1000
+	dlq, dest, conn := crashQueue(t, n)
+	journal := filepath.Join(t.TempDir(), "replay.journal")
+	// --rate spreads the run over about 2.5s, so each kill lands mid-run.
+	args := append([]string{"dlq", "replay", "sqs://" + dlq, "--yes", "--to", dest, "--journal", journal, "--rate", "400", "--visibility", "2s", "--wait", "1s"}, conn...)
+	inFlight := map[string]bool{} // replay ids in flight at a kill
+	for range 3 {
+		sigkillAfter(t, time.Duration(100+rand.IntN(700))*time.Millisecond, args...)
+		data, _ := os.ReadFile(journal)
+		state := map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			if kind, rid, ok := strings.Cut(line, " "); ok {
+				if kind == "sending" && state[rid] != "" {
+					continue
+				}
+				state[rid] = kind
+			}
+		}
+		for rid, kind := range state {
+			if kind == "sending" {
+				inFlight[rid] = true
+			}
+		}
+		delivered := crashDestIDs(t, dest, conn)
+		t.Logf("after the kill: %d copies at the destination, %d in flight so far", len(delivered), len(inFlight))
+		crashPeekIDs(t, dlq, conn, n, delivered)
+	}
+	out, err := crashCmd(t, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the last replay: %v\n%s", err, out)
+	}
+	t.Logf("the last replay:\n%s", lastLines(string(out), 3))
+	if _, err := os.Stat(journal); !os.IsNotExist(err) {
+		t.Errorf("the journal %s was kept after a complete replay (stat: %v)", journal, err)
+	}
+	got := map[string][]string{} // id -> replay ids of its copies
+	raw, err := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek the destination: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			ID  string         `json:"id"`
+			Bag map[string]any `json:"bag"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("peek line %q: %v", sc.Text(), err)
+		}
+		rid, _ := r.Bag[inspect.KeyReplayID].(string)
+		got[r.ID] = append(got[r.ID], rid)
+	}
+	dups := 0
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		switch copies := got[id]; {
+		case len(copies) == 0:
+			t.Errorf("%s is not at the destination", id)
+		case len(copies) > 1:
+			dups++
+			if !inFlight[copies[0]] {
+				t.Errorf("%s is at the destination %d times, but its copy was not in flight at any kill (replay id %s)", id, len(copies), copies[0])
+			}
+		}
+	}
+	t.Logf("%d of %d delivered twice, each in flight at a kill", dups, n)
+	if left := crashDestIDs(t, dlq, conn); len(left) != 0 {
+		t.Fatalf("the DLQ still holds %d messages after a complete replay", len(left))
+	}
+}
+
+// crashDestIDs reads the ids of a queue once (peek -o json).
+func crashDestIDs(t *testing.T, queue string, conn []string) map[string]int {
+	t.Helper()
+	out, err := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek %s: %v", queue, err)
+	}
+	return crashIDs(t, out)
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// crashCmd is `brighter args...` with fauxqs's static credentials
+// (scaleOutEnv): the crash tests run in parallel, so none sets them in the
+// test process's own environment.
+func crashCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(crashBin(t), args...)
+	cmd.Env = scaleOutEnv()
+	return cmd
 }

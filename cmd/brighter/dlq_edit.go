@@ -83,6 +83,7 @@ its destination, and changes nothing.`,
 				return err
 			}
 			o.toSet = cmd.Flags().Changed("to")
+			o.journalSet = cmd.Flags().Changed("journal")
 			return o.run(cmd.Context(), args[0], dest)
 		},
 	}

@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,7 +18,6 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlq replay: its flags, its run and its confirmation (--to is resolved in
@@ -46,6 +48,13 @@ type dlqReplayOptions struct {
 	// before the replay scan, and returns the transform each replay copy
 	// goes through (inspect.ReplayOptions.Transform).
 	prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
+	// journal is --journal: the replay journal's file ("" with journalSet:
+	// none; unset: under $XDG_STATE_HOME, issue 30).
+	journal    string
+	journalSet bool
+	// fanOut is --fan-out: without --to, publish to a topic even when other
+	// subscriptions of it receive the copy too (issue 30).
+	fanOut bool
 }
 
 // replayOutputs are the values of dlq replay --output.
@@ -101,6 +110,18 @@ ends, as peek holds it, so each is copied once a run. On an SQS FIFO queue
 or a RocketMQ message group that reaches only the first batch of each
 group, as peek does.
 
+Fan-out (SNS, Pub/Sub): without --to, a copy for an SNS-fed subscription
+goes straight to the failed subscription's queue, not through its topic to
+every subscriber; a replay into a Pub/Sub topic (or an SNS topic whose
+failed subscription the file does not name) that other subscriptions also
+read lists them and is refused (exit 2) unless --fan-out.
+
+Resumable: a replay (move) keeps a journal (--journal, default under
+$XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
+copy carries a replayId. Run again after a crash, a replay only removes a
+message whose copy the journal records as sent, without sending it again.
+The journal is deleted when a run leaves nothing to resume.
+
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
 "would-replay", "refused", "would-refuse" or "failed","error":...; "newId"
@@ -122,6 +143,7 @@ with --new-id}) and a last
 		Args: cobra.MaximumNArgs(1),
 		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
 			o.toSet = cmd.Flags().Changed("to")
+			o.journalSet = cmd.Flags().Changed("journal")
 			return o.run(cmd.Context(), dest)
 		}),
 	}
@@ -147,28 +169,29 @@ func (o *dlqReplayOptions) addDestinationFlags(cmd *cobra.Command) {
 	fl.StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", "))
 	completeValues(cmd, replayOutputs, "output")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.StringVar(&o.journal, "journal", "", "the replay journal that makes an interrupted replay resumable (default: $XDG_STATE_HOME/brighter/replay/SOURCE.journal; '' for none)")
+	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a topic that other subscriptions also receive (SNS, Pub/Sub); by default such a replay is refused, or on SNS sent to the failed subscription's queue only")
 	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 }
 
 func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
-	logger, err := o.global.newLogger(o.io)
+	su, err := o.setup(arg, func() error {
+		if err := checkRunOutput(o.format); err != nil {
+			return err
+		}
+		if o.rate < 0 {
+			return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
+		}
+		if o.confirmOver < 0 {
+			return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(replayOutputs, o.format) {
-		return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(o.format), strings.Join(replayOutputs, ", ")))
-	}
-	if o.rate < 0 {
-		return usageErr(fmt.Errorf("--rate %g: must be 0 or more", o.rate))
-	}
-	if o.confirmOver < 0 {
-		return usageErr(fmt.Errorf("--confirm-over %d: must be 0 or more", o.confirmOver))
-	}
-	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
+	logger, f, t, dt := su.logger, su.f, su.t, su.dt
+	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
 	if err != nil {
 		return err
 	}
@@ -219,7 +242,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, Allow: allow, NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy, Transform: transform}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.routeFunc(), NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy, Transform: transform}
 	var bar *inspect.Bar
 	if o.format == "json" {
 		o.json = inspect.NewReplayJSON(o.io.Out)
@@ -230,15 +253,36 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	} else {
 		opts.Progress = inspect.NewLines(o.io.Out)
 	}
+	var journal *inspect.FileJournal
+	if !o.dryRun && !o.copy {
+		if journal, err = o.openJournal(t); err != nil {
+			_ = closeReader()
+			return err
+		}
+		if journal != nil {
+			opts.Journal = journal
+			logger.Debug("replay journal", "source", t.url, "path", journal.Path())
+			if n := journal.Pending(); n > 0 {
+				fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.url, journal.Path(), plural(n, "copy"))
+			}
+		}
+	}
 	var prod broker.Producer
 	if !o.dryRun {
 		if prod, err = dt.dlqProducer(ctx, t, logger); err != nil {
 			_ = closeReader()
 			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
 		}
+		if prod, err = guard.routed(ctx, prod); err != nil {
+			_ = closeReader()
+			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
+		}
 	}
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
 	cerr := closeReader()
+	if journal != nil {
+		cerr = errors.Join(cerr, journal.Close(ctx.Err() != nil || rerr != nil || sum.Failed > 0))
+	}
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
 	}
@@ -258,29 +302,30 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	return o.finish(bar, sum, rerr, cerr, t)
 }
 
-// replayTarget resolves the destination a replay reads (arg) and where
-// it may publish: to is --to resolved ("" for each message's
+// replayTarget resolves where a replay from t may publish, before
+// anything is read: to is --to resolved ("" for each message's
 // originalTopic), allow the allow-list's decision (nil with --to or
-// --allow-any-destination). Its errors are replay's refusals (exit 2),
-// returned before anything is read. dlq replay, edit and triage share it.
-func (o *dlqReplayOptions) replayTarget(ctx context.Context, arg string, logger *slog.Logger) (*dlqTarget, dlqTransport, string, func(string) bool, error) {
-	t, dt, err := o.target(arg)
+// --allow-any-destination) narrowed by the fan-out guard, guard the
+// fan-out guard (nil with --to; its methods accept nil). Its errors are
+// replay's refusals (exit 2). dlq replay, edit and triage share it
+// (issues 29 and 30).
+func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, err error) {
+	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
+		return to, nil, nil, err
+	}
+	names, fn, failed, err := o.replayAllowList(t, dt)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return "", nil, nil, err
 	}
-	to, err := o.replayTo(ctx, t, dt, logger)
-	if err != nil {
-		return nil, nil, "", nil, err
+	if !o.allowAny {
+		allow = fn
+		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
 	}
-	if to != "" || o.allowAny {
-		return t, dt, to, nil, nil
+	guard = newFanOutGuard(ctx, t, dt, failed, o.fanOut, logger)
+	if err := guard.check("replay"); err != nil {
+		return "", nil, nil, err
 	}
-	names, allow, err := o.replayAllowList(t, dt)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	logger.Debug("replay allow-list", "source", t.url, "destinations", names)
-	return t, dt, to, allow, nil
+	return "", guard.allow(allow), guard, nil
 }
 
 // naming adds "what URL: " to err unless err already names the destination
@@ -358,4 +403,53 @@ func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 	// Declined (or no answer: end of input): a refused replay, exit 2 as
 	// without --yes off a terminal; nothing was replayed.
 	return false, usageErr(errors.New("replay cancelled; nothing was replayed"))
+}
+
+// openJournal opens the replay journal of a replay from t (nil with
+// --journal ”): --journal, else $XDG_STATE_HOME/brighter/replay/ (default
+// ~/.local/state) and a file named after the source URL and its hash.
+func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, error) {
+	path := o.journal
+	if o.journalSet && path == "" {
+		return nil, nil
+	}
+	if path == "" {
+		dir := o.env("XDG_STATE_HOME")
+		if dir == "" {
+			home := o.env("HOME")
+			if home == "" {
+				var err error
+				if home, err = os.UserHomeDir(); err != nil {
+					return nil, usageErr(errors.New("the replay journal needs $XDG_STATE_HOME or $HOME: give --journal FILE (or --journal '' for none)"))
+				}
+			}
+			dir = filepath.Join(home, ".local", "state")
+		}
+		path = filepath.Join(dir, "brighter", "replay", journalName(t.url))
+	}
+	j, err := inspect.OpenJournal(path)
+	if err != nil {
+		return nil, failureErr(err)
+	}
+	return j, nil
+}
+
+// journalName is the default journal file of a replay from the source url:
+// its letters and digits, cut to 64, a hash for uniqueness, ".journal".
+func journalName(url string) string {
+	var b strings.Builder
+	for _, r := range url {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	sum := sha256.Sum256([]byte(url))
+	return name + "-" + hex.EncodeToString(sum[:6]) + ".journal"
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,7 +62,8 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 	for _, args := range [][]string{
 		{"peek"},
 		{"stats"},
-		{"replay", "--to", queue + "-nowhere", "--yes"},
+		// an interrupted replay keeps its journal: here, not under $HOME
+		{"replay", "--to", queue + "-nowhere", "--yes", "--journal", filepath.Join(t.TempDir(), "replay.journal")},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -74,6 +74,7 @@ action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.dryRun, "dry-run", false, "start with the dry run on (d toggles it)")
 	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions also receive (SNS, Pub/Sub); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
 	return cmd
@@ -123,22 +124,29 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 // actions resolves arg as dlq replay does (its refusals are usage
 // errors) and returns the console's actions on it.
 func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
-	t, dt, to, allow, err := o.replayTarget(ctx, arg, logger)
+	t, dt, err := o.target(arg)
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, logger: logger}, nil
+	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, logger: logger}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
 // the destination, does its scan (which releases what it read) and closes
 // it again.
 type triageActions struct {
-	o      *dlqTriageOptions
-	t      *dlqTarget
-	dt     dlqTransport
-	to     string
-	allow  func(string) bool
+	o     *dlqTriageOptions
+	t     *dlqTarget
+	dt    dlqTransport
+	to    string
+	allow func(string) bool
+	// guard is the fan-out guard (nil with --to): it routes a copy to the
+	// failed subscription's own queue where the transport has one.
+	guard  *fanOutGuard
 	logger *slog.Logger
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
@@ -220,8 +228,12 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			_ = closeSrc()
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
+		if prod, err = a.guard.routed(ctx, prod); err != nil {
+			_ = closeSrc()
+			return triage.Result{}, fmt.Errorf("producer: %w", err)
+		}
 	}
-	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, DryRun: dryRun, Now: a.o.now, Transform: transform,
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.routeFunc(), DryRun: dryRun, Now: a.o.now, Transform: transform,
 		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
 	cerr := closeSrc()

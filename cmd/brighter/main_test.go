@@ -19,11 +19,15 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
@@ -85,6 +89,11 @@ func runScripts(t *testing.T, dir string) {
 		t.Fatalf("start the RocketMQ test broker: %v", err)
 	}
 	t.Cleanup(rmq.Close)
+	// Google's Pub/Sub emulator (shared by the binary's tests), in a project
+	// of the scripts' own: PUBSUB_ADDR (for emulatorHost or --endpoint) and
+	// PUBSUB_PROJECT; topics
+	// and subscriptions are made with pubsub-create (issue 30).
+	psClient, ps := gcptest.Start(t, "scripts", nil, gcp.Connect)
 	hole := blackHole(t)
 	refuser := expiredTokenProxy(t, emu.Endpoint)
 	receiveFails := receiveFailsProxy(t, emu.Endpoint)
@@ -96,15 +105,25 @@ func runScripts(t *testing.T, dir string) {
 			"waitfile":  cmdWaitFile,
 			"pidgone":   cmdPidGone,
 			"groupgone": cmdGroupGone,
+			"pubsub-create": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdPubSubCreate(ts, neg, args, psClient, ps.Project)
+			},
+			"pubsub-deadletter": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdPubSubDeadLetter(ts, neg, args, psClient)
+			},
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// dlq replay's journal (issue 30), never under testscript's HOME.
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("AWS_ENDPOINT_URL", emu.Endpoint)
 			env.Setenv("AWS_REGION", sqstest.Region)
 			env.Setenv("AWS_ACCESS_KEY_ID", "test")
 			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 			env.Setenv("RMQ_ENDPOINT", rmq.Endpoint())
+			env.Setenv("PUBSUB_ADDR", ps.Addr)
+			env.Setenv("PUBSUB_PROJECT", ps.Project)
 			env.Setenv("BLACKHOLE", hole)
 			env.Setenv("SQS_EXPIRED_PROXY", refuser)
 			env.Setenv("SQS_RECEIVE_FAILS_PROXY", receiveFails)
@@ -244,6 +263,49 @@ func sharedSQS(t testing.TB) *sqstest.Emulator {
 // until the file NAME exists (a handler writes it), polling every 20 ms, and
 // fails after TIMEOUT (default 60s). Scripts use it instead of sleeping for a
 // guessed time before they signal a background consume.
+// cmdPubSubCreate is `pubsub-create TOPIC [SUBSCRIPTION...]`: it makes the
+// topic and its subscriptions (60s ack deadline) in the scripts' project on
+// Google's emulator.
+func cmdPubSubCreate(ts *testscript.TestScript, neg bool, args []string, c *pubsub.Client, project string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: pubsub-create TOPIC [SUBSCRIPTION...]")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	topic := "projects/" + project + "/topics/" + args[0]
+	if _, err := c.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+		ts.Fatalf("pubsub-create topic %s: %v", args[0], err)
+	}
+	for _, sub := range args[1:] {
+		if _, err := c.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name: "projects/" + project + "/subscriptions/" + sub, Topic: topic, AckDeadlineSeconds: 60,
+		}); err != nil {
+			ts.Fatalf("pubsub-create subscription %s: %v", sub, err)
+		}
+	}
+}
+
+// cmdPubSubDeadLetter is `pubsub-deadletter TOPIC ID ORIGINALTOPIC REASON
+// MESSAGE`: it publishes to TOPIC a routed copy of a command message ID
+// whose rejection metadata says it came from ORIGINALTOPIC and was rejected
+// for REASON with MESSAGE, as brighter's routing writes it.
+func cmdPubSubDeadLetter(ts *testscript.TestScript, neg bool, args []string, c *pubsub.Client) {
+	if neg || len(args) != 5 {
+		ts.Fatalf("usage: pubsub-deadletter TOPIC ID ORIGINALTOPIC REASON MESSAGE")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reason, ok := message.ParseRejectionReason(args[3])
+	if !ok {
+		ts.Fatalf("pubsub-deadletter: reason %q: want None, Unacceptable or DeliveryError", args[3])
+	}
+	m := message.New(args[1], args[2], message.MTCommand, []byte(`{}`))
+	m = message.Stamp(m, args[0], message.Rejection{Reason: reason, Description: args[4]}, time.Now())
+	if err := gcp.NewProducer(c, gcp.ProducerOptions{}).Send(ctx, m); err != nil {
+		ts.Fatalf("pubsub-deadletter: %v", err)
+	}
+}
+
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: waitfile NAME [TIMEOUT]")

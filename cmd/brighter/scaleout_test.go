@@ -252,7 +252,9 @@ func spentByBroker(procs ...*consumeProc) bool {
 // scaleOutEnv is the environment of the scale-out test's processes: the
 // test's own, with fauxqs's static credentials and no instance metadata.
 func scaleOutEnv() []string {
-	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1")
+	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1",
+		// dlq replay's journals (issue 30) go under the temporary directory.
+		"XDG_STATE_HOME="+filepath.Join(os.TempDir(), "brighter-test-state"))
 }
 
 // consumeProc is a `brighter consume` process of the scale-out test.

@@ -51,6 +51,19 @@ type ArchiveSummary struct {
 // released; what was written is removed first. It returns the summary and
 // the first error of the scan, the write or the sync.
 func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error) (ArchiveSummary, error) {
+	return ArchiveWith(ctx, src, f, w, sync, nil)
+}
+
+// ArchiveWith is Archive that also tells done (when not nil) about each
+// selected message once its fate is known: err nil when it was written,
+// synced and removed; else why not (`dlq archive -o json`, issue 30). It is
+// called from the scan's goroutine.
+func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, done func(id string, err error)) (ArchiveSummary, error) {
+	tell := func(m *message.Message, err error) {
+		if done != nil {
+			done(m.Header.MessageID, err)
+		}
+	}
 	var (
 		sum     ArchiveSummary
 		bw      = bufio.NewWriter(w)
@@ -81,6 +94,7 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 			if err != nil {
 				sum.Failed++
 				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+				tell(m, fmt.Errorf("write the archive: %w", err))
 				back = append(back, m)
 				continue
 			}
@@ -93,6 +107,7 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 		if err != nil {
 			for _, m := range written {
 				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+				tell(m, fmt.Errorf("write the archive: %w", err))
 			}
 			release(ctx, src, holds(append(back, written...)))
 			return fmt.Errorf("write the archive: %w", err)
@@ -102,10 +117,12 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 			if aerr[i] != nil {
 				sum.Failed++
 				log.ErrorContext(ctx, LogArchiveRemoveFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", aerr[i])
+				tell(m, fmt.Errorf("archived but not removed (it is now in both places): %w", aerr[i]))
 				back = append(back, m)
 				continue
 			}
 			sum.Archived++
+			tell(m, nil)
 		}
 		release(ctx, src, holds(back))
 		return nil

@@ -72,6 +72,8 @@ func (l *Lines) Done(o Outcome) {
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
 	case o.DryRun:
 		fmt.Fprintf(l.w, "would replay %s -> %s\n", o.ID, o.Destination)
+	case o.Resumed:
+		fmt.Fprintf(l.w, "replayed %s -> %s (sent by an earlier run; removed now)\n", o.ID, o.Destination)
 	case o.NewID != o.ID:
 		fmt.Fprintf(l.w, "replayed %s -> %s as %s\n", o.ID, o.Destination, o.NewID)
 	default:
@@ -113,6 +115,14 @@ type ReplayRecord struct {
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why it failed (message, Outcome "failed").
 	Error string `json:"error,omitempty"`
+	// Resumed is true when an earlier, interrupted run had published the
+	// copy and this run only removed the message (the replay journal).
+	Resumed bool `json:"resumed,omitempty"`
+	// Archived, Purged and Restored are the summary counts of archive,
+	// purge and restore (RunJSON).
+	Archived *int `json:"archived,omitempty"`
+	Purged   *int `json:"purged,omitempty"`
+	Restored *int `json:"restored,omitempty"`
 	// Replayed, Skipped, Failed, Refused and DryRun are Summary's
 	// (summary).
 	Replayed *int  `json:"replayed,omitempty"`
@@ -138,7 +148,7 @@ func NewReplayJSON(w io.Writer) *ReplayJSON { return &ReplayJSON{enc: json.NewEn
 
 // Done writes the message's record.
 func (j *ReplayJSON) Done(o Outcome) {
-	r := ReplayRecord{Type: "message", ID: o.ID, Destination: o.Destination, Outcome: "replayed"}
+	r := ReplayRecord{Type: "message", ID: o.ID, Destination: o.Destination, Outcome: "replayed", Resumed: o.Resumed}
 	if o.NewID != o.ID {
 		r.NewID = o.NewID
 	}
@@ -165,4 +175,40 @@ func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
 		j.err = fmt.Errorf("write replay summary: %w", err)
 	}
 	return j.err
+}
+
+// RunJSON writes the JSON lines of `dlq archive`, `purge` and `restore -o
+// json` (issue 30): ReplayRecords of Type "message" (Outcome "archived",
+// "purged", "restored" or "failed") and a last "summary"; write errors are kept and
+// returned by Summary.
+type RunJSON struct {
+	enc *json.Encoder
+	err error
+}
+
+// NewRunJSON writes JSON-lines run records to w.
+func NewRunJSON(w io.Writer) *RunJSON { return &RunJSON{enc: json.NewEncoder(w)} }
+
+// Message writes a message's record: outcome when err is nil, else
+// "failed" with the error.
+func (j *RunJSON) Message(id, destination, outcome string, err error) {
+	r := ReplayRecord{Type: "message", ID: id, Destination: destination, Outcome: outcome}
+	if err != nil {
+		r.Outcome, r.Error = "failed", err.Error()
+	}
+	j.write(r)
+}
+
+// Summary writes the summary record r (its Type is set) and returns the
+// first write error of the run.
+func (j *RunJSON) Summary(r ReplayRecord) error {
+	r.Type = "summary"
+	j.write(r)
+	return j.err
+}
+
+func (j *RunJSON) write(r ReplayRecord) {
+	if err := j.enc.Encode(r); err != nil && j.err == nil {
+		j.err = fmt.Errorf("write %s record: %w", r.Type, err)
+	}
 }

@@ -45,6 +45,13 @@ type ReplayOptions struct {
 	// left in place. nil allows any destination (--allow-any-destination).
 	// It is called from the scan's goroutine only.
 	Allow func(destination string) bool
+	// Route, when To is "", maps an allowed originalTopic to where the copy
+	// is published instead (Outcome.Destination, Header.Topic): `dlq
+	// replay`'s fan-out guard sends a copy for an SNS topic straight to the
+	// failed subscription's queue (issue 30). nil, or a name returned
+	// unchanged, publishes to the originalTopic. It is called from the
+	// scan's goroutine only.
+	Route func(destination string) string
 	// NewID gives each replayed message a new id (a UUID).
 	NewID bool
 	// KeepCount keeps the presented HandledCount; by default it is reset to
@@ -60,6 +67,12 @@ type ReplayOptions struct {
 	// the earlier messages are held (the first batch of each group) is
 	// reached.
 	Copy bool
+	// Journal, when set (and not Copy or DryRun), makes the replay
+	// resumable (issue 30): a copy whose replay id (ReplayID) it records as
+	// sent by an earlier run is not published again, its message only
+	// removed; every other copy is recorded sending before its publish and
+	// sent once the broker accepted it, before the message is removed.
+	Journal ReplayJournal
 	// Rate limits publishes to this many per second; 0 means no limit.
 	Rate float64
 	// Workers is how many messages are published and removed at once; 0
@@ -99,6 +112,9 @@ type Outcome struct {
 	// Refused is true when the allow-list refused Destination (Err wraps
 	// ErrRefused); the message was left in place.
 	Refused bool
+	// Resumed is true when an earlier, interrupted run had published the
+	// copy (ReplayOptions.Journal): this run only removed the message.
+	Resumed bool
 	// Err is why it failed; nil when it was replayed.
 	Err error
 }
@@ -147,6 +163,9 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 		if o.Allow != nil && !o.Allow(dest) {
 			return nil, dest, fmt.Errorf("message %s to %s: %w", m.Header.MessageID, redact.Quote(dest), ErrRefused)
 		}
+		if o.Route != nil {
+			dest = o.Route(dest)
+		}
 	}
 	c := m.Clone()
 	c.Receipt, c.DeliveryAttempt = nil, 0
@@ -154,6 +173,7 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 	delete(c.Header.Bag, "ReceiptHandle")
 	c.Header.Bag[message.KeyReplayedFrom] = from
 	c.Header.Bag[message.KeyReplayedAt] = now.UTC().Format(time.RFC3339Nano)
+	c.Header.Bag[KeyReplayID] = ReplayID(m, from)
 	if c.Header.PartitionKey != "" {
 		c.Header.Bag[KeyDeduplicationID] = uuid.NewString()
 	} else {
@@ -223,6 +243,53 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		m, c *message.Message
 		out  Outcome
 	}
+	// publish publishes the copies of jobs, one error each. With a journal
+	// a copy an earlier run sent is not published again (its job is marked
+	// Resumed), the others are recorded sending before and sent after.
+	publish := func(ctx context.Context, jobs []job) []error {
+		journal := o.Journal
+		if o.Copy {
+			journal = nil
+		}
+		perr := make([]error, len(jobs))
+		var idx []int
+		var copies []*message.Message
+		var rids []string
+		for i, j := range jobs {
+			rid, _ := j.c.Header.Bag.String(KeyReplayID)
+			if journal != nil && journal.Sent(rid) {
+				jobs[i].out.Resumed = true
+				continue
+			}
+			idx, copies, rids = append(idx, i), append(copies, j.c), append(rids, rid)
+		}
+		if len(copies) == 0 {
+			return perr
+		}
+		if journal != nil {
+			if err := journal.Sending(rids); err != nil {
+				for _, i := range idx {
+					perr[i] = err
+				}
+				return perr
+			}
+		}
+		var sent []string
+		for k, err := range sendAll(ctx, p, copies) {
+			perr[idx[k]] = err
+			if err == nil {
+				sent = append(sent, rids[k])
+			}
+		}
+		if journal != nil {
+			if err := journal.Published(sent); err != nil {
+				// Published: remove them all the same; only a crash before
+				// the remove would now publish them again.
+				log.ErrorContext(ctx, LogJournalFailed, "source", src.Name, "error", err)
+			}
+		}
+		return perr
+	}
 	// move publishes a batch of messages and only then removes the ones
 	// that were published; a message whose publish failed is released at
 	// once and stays in the destination it was read from, one whose remove
@@ -237,11 +304,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// an interrupted replay leaves no message published but not removed.
 	move := func(ctx context.Context, jobs []job) int64 {
 		ctx = context.WithoutCancel(ctx)
-		copies := make([]*message.Message, len(jobs))
-		for i, j := range jobs {
-			copies[i] = j.c
-		}
-		perr := sendAll(ctx, p, copies)
+		perr := publish(ctx, jobs)
 		var sent []int // indexes into jobs of the published messages
 		var back []held
 		for i, j := range jobs {
@@ -272,6 +335,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		}
 		aerr := acknowledgeAll(ctx, src.Consumer, originals)
 		var moved int64
+		var removedRIDs []string
 		for k, i := range sent {
 			j := &jobs[i]
 			id := j.m.Header.MessageID
@@ -282,7 +346,14 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 				continue
 			}
 			moved++
+			rid, _ := j.c.Header.Bag.String(KeyReplayID)
+			removedRIDs = append(removedRIDs, rid)
 			log.DebugContext(ctx, LogReplayed, "message_id", id, "new_id", j.c.Header.MessageID, "source", src.Name, "destination", j.out.Destination)
+		}
+		if o.Journal != nil {
+			if err := o.Journal.Removed(removedRIDs); err != nil {
+				log.ErrorContext(ctx, LogJournalFailed, "source", src.Name, "error", err)
+			}
 		}
 		release(ctx, src, back)
 		for _, j := range jobs {

@@ -46,6 +46,7 @@ const (
 	LogReplayFailed  = "dlq message replay failed; it stays in the dead-letter destination"
 	LogReplayRefused = "dlq message not replayed: its originalTopic is not on the allow-list; it stays in the dead-letter destination"
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
+	LogJournalFailed = "dlq replay journal not written; a rerun after a crash may publish these copies again"
 	LogReceiveRetry  = "dlq receive failed; retrying"
 )
 

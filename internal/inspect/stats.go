@@ -51,6 +51,29 @@ func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, er
 		return false, nil
 	})
 	st.Read = counts.Scanned
+	st.sortGroups(groups)
+	return st, counts, err
+}
+
+// CollectMessages summarises the messages of ms (an archive, ReadArchive)
+// that the filter selects, at most its limit, as Collect does a
+// destination; Source is "".
+func CollectMessages(ms []*message.Message, f Filter) *Stats {
+	st := &Stats{ByReason: map[string]int{}, ByTopic: map[string]int{}}
+	groups := map[GroupKey]*Group{}
+	for _, m := range ms {
+		st.Read++
+		if f.Match(m) && (f.Limit == 0 || st.Total < f.Limit) {
+			st.add(groups, m)
+		}
+	}
+	st.sortGroups(groups)
+	return st
+}
+
+// sortGroups sets st.Groups from groups: by count, largest first, then by
+// key.
+func (st *Stats) sortGroups(groups map[GroupKey]*Group) {
 	st.Groups = make([]Group, 0, len(groups))
 	for _, g := range groups {
 		st.Groups = append(st.Groups, *g)
@@ -71,7 +94,6 @@ func Collect(ctx context.Context, src *Source, f Filter) (*Stats, ScanCounts, er
 		}
 		return a.Message < b.Message
 	})
-	return st, counts, err
 }
 
 func (st *Stats) add(groups map[GroupKey]*Group, m *message.Message) {

@@ -319,7 +319,7 @@ func (cm *ChannelMaker) validate(ctx context.Context) error {
 	if o.Topic != "" {
 		arn, err := findTopic(ctx, cm.c.SNS, cm.Result.TopicName)
 		switch {
-		case errors.Is(err, errTopicNotFound):
+		case errors.Is(err, ErrTopicNotFound):
 			missing = append(missing, "SNS topic "+cm.Result.TopicName)
 		case err != nil:
 			return fmt.Errorf("validate topic %s: %w", cm.Result.TopicName, err)
@@ -345,4 +345,32 @@ func (cm *ChannelMaker) validate(ctx context.Context) error {
 		return fmt.Errorf("makeChannels validate: %s: %w", strings.Join(missing, ", "), ErrMissingChannels)
 	}
 	return nil
+}
+
+// TopicSubscribers returns the endpoints (queue names for SQS subscribers,
+// else the endpoint as SNS reports it) of every subscription of the SNS
+// topic named name (FIFO names as TopicName makes them). It never creates
+// the topic: a missing topic is an error wrapping ErrTopicNotFound. `dlq
+// replay`'s fan-out guard (issue 30) lists who else would receive a copy.
+func TopicSubscribers(ctx context.Context, c *Clients, name string, fifo bool) ([]string, error) {
+	arn, err := findTopic(ctx, c.SNS, TopicName(name, fifo))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	p := sns.NewListSubscriptionsByTopicPaginator(c.SNS, &sns.ListSubscriptionsByTopicInput{TopicArn: &arn})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list subscriptions of topic %s: %w", name, err)
+		}
+		for _, s := range page.Subscriptions {
+			e := aws.ToString(s.Endpoint)
+			if aws.ToString(s.Protocol) == "sqs" {
+				e = e[strings.LastIndex(e, ":")+1:]
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

@@ -282,8 +282,9 @@ func (t *topicARNs) arn(ctx context.Context, name string) (string, error) {
 	return a, nil
 }
 
-// errTopicNotFound is returned by findTopic.
-var errTopicNotFound = errors.New("SNS topic does not exist")
+// ErrTopicNotFound is returned (wrapped) for an SNS topic that does not
+// exist where the producer or TopicSubscribers never creates one.
+var ErrTopicNotFound = errors.New("SNS topic does not exist")
 
 func createTopic(ctx context.Context, c *sns.Client, name string, fifo bool) (string, error) {
 	attrs := map[string]string{}
@@ -311,5 +312,5 @@ func findTopic(ctx context.Context, c *sns.Client, name string) (string, error) 
 			}
 		}
 	}
-	return "", fmt.Errorf("%s: %w", name, errTopicNotFound)
+	return "", fmt.Errorf("%s: %w", name, ErrTopicNotFound)
 }

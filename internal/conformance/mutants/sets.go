@@ -12,5 +12,6 @@ func extraSets() [][]mutant {
 		limitsMutants,
 		layerMutants,
 		editMutants,
+		dlqMutants,
 	}
 }

@@ -1,0 +1,222 @@
+package inspect
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// KeyReplayID is the bag key of a replayed copy's replay id (ReplayID): the
+// same for every copy of one failure, whichever run sent it, so a consumer
+// (or an inbox) can tell a copy a resumed replay sent again (issue 30).
+const KeyReplayID = "replayId"
+
+// ReplayID is the replay id of m read from the source named from (a URL):
+// the first 32 hex digits of SHA-256 over from, m's id and its rejection
+// timestamp as the bag carries it. A message dead-lettered again later (same
+// id, new rejection timestamp) is a new failure with a new replay id.
+func ReplayID(m *message.Message, from string) string {
+	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
+	sum := sha256.Sum256([]byte(from + "\x00" + m.Header.MessageID + "\x00" + ts))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ReplayJournal is what makes a replay resumable (ReplayOptions.Journal):
+// a record, durable across a crash, of the copies whose publish the broker
+// accepted. A later run that finds a message's replay id in it only removes
+// the message, without publishing it again.
+type ReplayJournal interface {
+	// Sent reports whether the copy with replay id rid was accepted by the
+	// broker in an earlier run.
+	Sent(rid string) bool
+	// Sending records that the copies rids are about to be published; it
+	// returns once the record is durable. A replay id recorded sending but
+	// never sent was in flight when a run stopped: it is published again.
+	Sending(rids []string) error
+	// Published records that the copies rids were accepted; it returns once
+	// the record is durable (fsynced).
+	Published(rids []string) error
+	// Removed records that the messages of the copies rids were removed
+	// from the dead-letter destination: nothing is left to resume for them.
+	// It need not be durable (a lost record only keeps an entry).
+	Removed(rids []string) error
+}
+
+// FileJournal is a ReplayJournal in a file: one line per event, "sending
+// RID", "sent RID" (both fsynced) or "removed RID", appended. Safe for concurrent use within
+// one process; two replays must not share a file at once.
+type FileJournal struct {
+	mu       sync.Mutex
+	f        *os.File
+	path     string
+	sent     map[string]bool
+	inFlight map[string]bool
+}
+
+// OpenJournal opens (creating it, mode 0600, and its directory, 0700) the
+// journal at path and reads what earlier runs recorded. Errors name the
+// path; a line that is neither form is an error (the file is not a journal).
+func OpenJournal(path string) (*FileJournal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("replay journal %s: %w", path, err)
+	}
+	j := &FileJournal{path: path, sent: map[string]bool{}, inFlight: map[string]bool{}}
+	if fh, err := os.Open(path); err == nil {
+		sc := bufio.NewScanner(fh)
+		n := 0
+		for sc.Scan() {
+			n++
+			kind, rid, ok := strings.Cut(sc.Text(), " ")
+			switch {
+			case ok && kind == "sent":
+				j.sent[rid] = true
+				delete(j.inFlight, rid)
+			case ok && kind == "removed":
+				delete(j.sent, rid)
+				delete(j.inFlight, rid)
+			case ok && kind == "sending":
+				if !j.sent[rid] {
+					j.inFlight[rid] = true
+				}
+			case sc.Text() == "":
+				// a line cut short by a crash before its newline: ignored
+			default:
+				fh.Close()
+				return nil, fmt.Errorf("replay journal %s:%d: not a journal line", path, n)
+			}
+		}
+		err := sc.Err()
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("replay journal %s: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("replay journal %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("replay journal %s: %w", path, err)
+	}
+	// A line a crash cut short (no newline) must not swallow the next one.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		if _, err := f.WriteString("\n"); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("replay journal %s: %w", path, err)
+		}
+	}
+	j.f = f
+	return j, nil
+}
+
+// Path is the journal's file.
+func (j *FileJournal) Path() string { return j.path }
+
+// Pending is how many copies are recorded accepted whose message is not
+// recorded removed: what a rerun only removes (at open: what earlier runs
+// left).
+func (j *FileJournal) Pending() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.sent)
+}
+
+// InFlight are the replay ids earlier runs recorded sending but never sent:
+// copies that may have reached their destination once already.
+func (j *FileJournal) InFlight() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]string, 0, len(j.inFlight))
+	for rid := range j.inFlight {
+		out = append(out, rid)
+	}
+	return out
+}
+
+// Sent implements ReplayJournal.
+func (j *FileJournal) Sent(rid string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.sent[rid]
+}
+
+// Removed implements ReplayJournal: written, not fsynced.
+func (j *FileJournal) Removed(rids []string) error {
+	if len(rids) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, rid := range rids {
+		b.WriteString("removed " + rid + "\n")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, rid := range rids {
+		delete(j.sent, rid)
+		delete(j.inFlight, rid)
+	}
+	if _, err := j.f.WriteString(b.String()); err != nil {
+		return fmt.Errorf("replay journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Sending implements ReplayJournal.
+func (j *FileJournal) Sending(rids []string) error { return j.write("sending", rids) }
+
+// Published implements ReplayJournal.
+func (j *FileJournal) Published(rids []string) error {
+	if err := j.write("sent", rids); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	for _, rid := range rids {
+		j.sent[rid] = true
+	}
+	j.mu.Unlock()
+	return nil
+}
+
+func (j *FileJournal) write(kind string, rids []string) error {
+	if len(rids) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, rid := range rids {
+		b.WriteString(kind + " " + rid + "\n")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.WriteString(b.String()); err != nil {
+		return fmt.Errorf("replay journal %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("replay journal %s: sync: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close closes the file and deletes it when nothing is left to resume (no
+// copy accepted whose message was not removed, none in flight) and keep is
+// false (a run that stopped early keeps its journal).
+func (j *FileJournal) Close(keep bool) error {
+	j.mu.Lock()
+	remove := !keep && len(j.sent) == 0 && len(j.inFlight) == 0
+	j.mu.Unlock()
+	err := j.f.Close()
+	if remove {
+		err = errors.Join(err, os.Remove(j.path))
+	}
+	if err != nil {
+		return fmt.Errorf("replay journal %s: %w", j.path, err)
+	}
+	return nil
+}
