@@ -49,6 +49,12 @@ deps:
 	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq google-cloud-cli-pubsub-emulator >/dev/null \
 	    || { echo "could not install Google's Pub/Sub emulator: apt-get install google-cloud-cli-pubsub-emulator (from the Google Cloud CLI apt source)"; exit 1; }; \
 	fi
+	@# tmux drives dlq triage's end-to-end test in a real terminal (issue 30).
+	@if ! command -v tmux >/dev/null; then \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq tmux >/dev/null \
+	    || { echo "could not install tmux (dlq triage's terminal test needs it): apt-get install tmux"; exit 1; }; \
+	fi
 
 vet:
 	$(GO) vet $(PKGS)
