@@ -64,6 +64,7 @@ func NewProducer(ctx context.Context, opts ProducerOptions) (*Producer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocketmq: make producer: %w", err)
 	}
+	initIsolated(p) // before Start: the client's v5.1.2 race (isolated.go)
 	if err := p.Start(); err != nil {
 		if notAuthorized(err) {
 			return nil, fmt.Errorf("rocketmq: start producer at %s: %w: %w", opts.where(), broker.ErrNotAuthorized, err)

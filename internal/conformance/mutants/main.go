@@ -46,6 +46,9 @@ type mutant struct {
 	Pkg string
 	Run string
 	CI  bool
+	// Race runs Run's tests with the race detector (-race, as make test
+	// does): the mutant is a data race no plain run can see.
+	Race bool
 }
 
 // emulatorMissing are the starts of sqstest's and gcptest's InstallHint: a
@@ -319,7 +322,11 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 		r.verdict, r.detail = "stale", err.Error()
 		return r
 	}
-	args := append([]string{"test", "-count=1", "-timeout", timeout.String(), "-run", m.Run}, m.pkgs()...)
+	args := []string{"test", "-count=1", "-timeout", timeout.String(), "-run", m.Run}
+	if m.Race {
+		args = append(args, "-race")
+	}
+	args = append(args, m.pkgs()...)
 	out, err := goCmd(dir, timeout+time.Minute, args...)
 	r.took = time.Since(start)
 	switch {

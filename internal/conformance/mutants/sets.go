@@ -13,5 +13,6 @@ func extraSets() [][]mutant {
 		layerMutants,
 		editMutants,
 		dlqMutants,
+		suiteMutants,
 	}
 }
