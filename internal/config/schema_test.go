@@ -281,7 +281,7 @@ func (e vocabError) LocalizedString(p *message.Printer) string { return e.msg }
 // scriptEnv is the environment the files are decoded with: the variables
 // the testscripts and the live lint corpus (testdata/lint/live) set (RUN,
 // RMQ_ENDPOINT, BLACKHOLE, SQS_EXPIRED_PROXY, SQS_ENDPOINT, GCP_PROJECT,
-// GCP_EMULATOR, PREFIX), none other, so ${VAR:-default}
+// GCP_EMULATOR, PUBSUB_PROJECT, PUBSUB_ADDR, PREFIX), none other, so ${VAR:-default}
 // takes its default as a user without those variables would.
 func scriptEnv(name string) (string, bool) {
 	switch name {
@@ -293,9 +293,9 @@ func scriptEnv(name string) (string, bool) {
 		return "127.0.0.1:9", true
 	case "SQS_EXPIRED_PROXY", "SQS_ENDPOINT":
 		return "http://127.0.0.1:9", true
-	case "GCP_PROJECT":
+	case "GCP_PROJECT", "PUBSUB_PROJECT":
 		return "p1", true
-	case "GCP_EMULATOR":
+	case "GCP_EMULATOR", "PUBSUB_ADDR":
 		return "127.0.0.1:9", true
 	case "PREFIX":
 		return "x1", true
