@@ -506,6 +506,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.cursor[m.view]++
 		m.clamp()
 	case "enter", "right", "l":
+		m.status = "" // a result line belongs to the screen it was shown on
 		switch m.view {
 		case viewGroups:
 			if g := m.groupAtCursor(); g != nil {
@@ -518,6 +519,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 	case "esc", "left", "h", "backspace":
+		m.status = ""
 		switch {
 		case m.filter.Value() != "":
 			m.filter.SetValue("")

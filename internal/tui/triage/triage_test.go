@@ -204,3 +204,28 @@ func TestTriageConsole_Issue30(t *testing.T) {
 		t.Error("q does not quit")
 	}
 }
+
+// TestTriageStatusClearedOnNavigation_Issue30: the result line of an
+// action does not follow the operator into a group or back out of it.
+func TestTriageStatusClearedOnNavigation_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{
+		rejected("t1", "orders", "timeout", `{}`, now.Add(-time.Hour)),
+		rejected("t2", "orders", "timeout", `{}`, now.Add(-time.Minute)),
+	}}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "R", "y")
+	if s := checkScreen(t, m); !strings.Contains(s, "replayed t") {
+		t.Fatalf("no result line after R:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	if s := checkScreen(t, m); strings.Contains(s, "replayed t") {
+		t.Errorf("the group screen still shows the previous result line:\n%s", s)
+	}
+	m.status = "replayed t1"
+	m = press(t, m, "esc")
+	if s := checkScreen(t, m); strings.Contains(s, "replayed t") {
+		t.Errorf("the groups screen still shows the previous result line:\n%s", s)
+	}
+}
