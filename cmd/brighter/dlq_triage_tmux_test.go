@@ -144,7 +144,7 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 
 	// edit it: the editor rewrites the body; replay the edited copy
 	s.keys(true, "e")
-	s.awaitText("Replay the edited message to " + dest + " ")
+	s.awaitText("Replay the edited message a2-" + run + " to ")
 	s.keys(true, "y")
 	s.awaitText("edit: replayed 1, skipped")
 
@@ -153,7 +153,7 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
 	})
 	s.keys(true, "a")
-	s.awaitText("Archive 1 message to ")
+	s.awaitText("Archive 1 message (a1-" + run + ") to ")
 	s.keys(true, "y")
 	s.awaitText("archived 1 to")
 

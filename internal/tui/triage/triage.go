@@ -134,6 +134,7 @@ type (
 		err  error
 	}
 	editedMsg struct {
+		id  string // the edited message's id
 		ed  Editing
 		err error
 	}
@@ -250,7 +251,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		ed, dry := msg.ed, m.dryRun
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sReplay the edited message to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), ed.Destination(), m.act.Source()),
+			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), msg.id, ed.Destination(), m.act.Source()),
 			what:   "edit", total: 1,
 			job: func(ctx context.Context, _ func(Outcome)) (Result, error) {
 				defer ed.Close()
@@ -264,8 +265,40 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// setMessages groups ms, keeping the view where it was when it can.
+// setMessages groups ms, keeping the view where it was when it can: the
+// cursor stays on the group and the message it was on (by id), else on
+// the row it was on, clamped so a row is always under it.
 func (m *Model) setMessages(ms []*message.Message) {
+	var curGroup, curMsgID string
+	if g := m.groupAtCursor(); g != nil && m.view == viewGroups {
+		curGroup = g.id
+	}
+	switch {
+	case m.view == viewMessage && m.curMsg != nil:
+		curMsgID = m.curMsg.Header.MessageID
+	case m.view == viewMessages:
+		if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
+			curMsgID = t[m.cursor[viewMessages]].Header.MessageID
+		}
+	}
+	defer func() {
+		if curGroup != "" {
+			if i := slices.IndexFunc(m.visibleGroups(), func(g *group) bool { return g.id == curGroup }); i >= 0 {
+				m.cursor[viewGroups] = i
+			}
+		}
+		if curMsgID != "" && m.view >= viewMessages {
+			if i := slices.IndexFunc(m.visibleMessages(), func(x *message.Message) bool { return x.Header.MessageID == curMsgID }); i >= 0 {
+				m.cursor[viewMessages] = i
+			}
+		}
+		for _, v := range []view{viewGroups, viewMessages} {
+			saved := m.view
+			m.view = v
+			m.clamp()
+			m.view = saved
+		}
+	}()
 	byID := map[string]*group{}
 	m.groups = m.groups[:0]
 	for _, msg := range ms {
@@ -285,6 +318,14 @@ func (m *Model) setMessages(ms []*message.Message) {
 		if at.After(g.newest) {
 			g.newest = at
 		}
+	}
+	// A read returns the messages in the broker's order, which changes from
+	// read to read: a group's messages are kept newest first, then by id,
+	// so rows do not move under the cursor between refreshes.
+	for _, g := range m.groups {
+		slices.SortStableFunc(g.msgs, func(a, b *message.Message) int {
+			return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), strings.Compare(a.Header.MessageID, b.Header.MessageID))
+		})
 	}
 	if m.cur != nil {
 		m.cur = byID[m.cur.id]
@@ -361,9 +402,9 @@ func (m Model) visibleGroups() []*group {
 	slices.SortStableFunc(out, func(a, b *group) int {
 		switch m.sort {
 		case sortNewest:
-			return b.newest.Compare(a.newest)
+			return cmp.Or(b.newest.Compare(a.newest), strings.Compare(a.id, b.id))
 		case sortOldest:
-			return a.oldest.Compare(b.oldest)
+			return cmp.Or(a.oldest.Compare(b.oldest), strings.Compare(a.id, b.id))
 		}
 		return cmp.Or(cmp.Compare(len(b.msgs), len(a.msgs)), strings.Compare(a.id, b.id))
 	})
@@ -384,10 +425,11 @@ func (m Model) visibleMessages() []*message.Message {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *message.Message) int {
+		byID := strings.Compare(a.Header.MessageID, b.Header.MessageID)
 		if m.sort == sortOldest {
-			return rejectedAt(a).Compare(rejectedAt(b))
+			return cmp.Or(rejectedAt(a).Compare(rejectedAt(b)), byID)
 		}
-		return rejectedAt(b).Compare(rejectedAt(a))
+		return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), byID)
 	})
 	return out
 }
@@ -552,7 +594,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		dest, act, list, dry := m.act.ArchiveDestination(), m.act, ids(ms), m.dryRun
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sArchive %s to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), dest, m.act.Source()),
+			prompt: fmt.Sprintf("%sArchive %s (%s) to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), idList(list), dest, m.act.Source()),
 			what:   "archive", total: len(ms),
 			job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 				return act.Archive(ctx, list, dry, p)
@@ -574,7 +616,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = "edit: " + err.Error()
 			return m, nil
 		}
-		return m, tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{ed: ed, err: err} })
+		return m, tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{id: x.Header.MessageID, ed: ed, err: err} })
 	}
 	return m, nil
 }
@@ -607,13 +649,22 @@ func (m Model) askReplay(ms []*message.Message, what string) (tea.Model, tea.Cmd
 	}
 	dests, act, list, dry := m.act.ReplayDestinations(ms), m.act, ids(ms), m.dryRun
 	m.ask = &confirm{
-		prompt: fmt.Sprintf("%sReplay %s (%s) from %s to %s? (y/n)", m.dryTag(), count(len(ms)), what, m.act.Source(), strings.Join(dests, ", ")),
+		prompt: fmt.Sprintf("%sReplay %s (%s: %s) from %s to %s? (y/n)", m.dryTag(), count(len(ms)), what, idList(list), m.act.Source(), strings.Join(dests, ", ")),
 		what:   "replay", total: len(list),
 		job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 			return act.Replay(ctx, list, dry, p)
 		},
 	}
 	return m, nil
+}
+
+// idList names the messages a prompt acts on: every id up to five, else
+// the first four and how many more.
+func idList(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:4], ", "), len(ids)-4)
 }
 
 func count(n int) string {

@@ -154,7 +154,7 @@ func TestTriageConsole_Issue30(t *testing.T) {
 	}
 	m = press(t, m, "space", "r")
 	s = checkScreen(t, m)
-	if !strings.Contains(s, "Replay 1 message (the selection) from sqs://orders-dlq to orders? (y/n)") {
+	if !strings.Contains(s, "Replay 1 message (the selection: t2) from sqs://orders-dlq to orders? (y/n)") {
 		t.Fatalf("no confirmation:\n%s", s)
 	}
 	m = press(t, m, "n")
@@ -187,7 +187,7 @@ func TestTriageConsole_Issue30(t *testing.T) {
 		t.Fatalf("filter 'cust' with the dry run on:\n%s", s)
 	}
 	m = press(t, m, "a")
-	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message to a.jsonl (removed from sqs://orders-dlq)? (y/n)") {
+	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message (n1) to a.jsonl") {
 		t.Fatalf("archive confirmation:\n%s", s)
 	}
 	m = press(t, m, "y")
@@ -227,5 +227,74 @@ func TestTriageStatusClearedOnNavigation_Issue30(t *testing.T) {
 	m = press(t, m, "esc")
 	if s := checkScreen(t, m); strings.Contains(s, "replayed t") {
 		t.Errorf("the groups screen still shows the previous result line:\n%s", s)
+	}
+}
+
+// cursorID is the id of the message under the cursor of the messages view.
+func cursorID(t *testing.T, m Model) string {
+	t.Helper()
+	ms := m.target0()
+	if len(ms) != 1 {
+		t.Fatalf("%d messages under the cursor (row %d), want 1:\n%s", len(ms), m.cursor[viewMessages], checkScreen(t, m))
+	}
+	return ms[0].Header.MessageID
+}
+
+// TestTriageCursorStaysOnMessage_Issue30: a read returns a group's
+// messages in a different order each time; the rows keep one order, the
+// cursor stays on the message it was on across the refresh after an
+// action (archiving another message), every prompt names the ids it acts
+// on, and when the list shrinks below the cursor a row is still under it
+// and enter opens it.
+func TestTriageCursorStaysOnMessage_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := now.Add(-time.Minute) // one rejection second for all: the order is the tie-break's
+	mk := func(ids ...string) []*message.Message {
+		var out []*message.Message
+		for _, id := range ids {
+			out = append(out, rejected(id, "orders", "timeout", `{}`, at))
+		}
+		return out
+	}
+	f := &fakeActions{msgs: mk("u2-4", "u2-3", "u2-0", "u2-1", "u2-2")}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "enter")
+	rows := func() []string { return ids(m.visibleMessages()) }
+	first := rows()
+	m = run(t, m, LoadedMsg{Messages: mk("u2-2", "u2-0", "u2-4", "u2-1", "u2-3")})
+	if !slices.Equal(rows(), first) {
+		t.Fatalf("rows %v after a refresh, were %v", rows(), first)
+	}
+
+	// Select u2-1, put the cursor on u2-4, archive the selection; the read
+	// after it returns the rest in yet another order.
+	i1, i4 := slices.Index(first, "u2-1"), slices.Index(first, "u2-4")
+	m.cursor[viewMessages] = i1
+	m = press(t, m, "space")
+	m.cursor[viewMessages] = i4
+	f.msgs = mk("u2-3", "u2-0", "u2-4", "u2-2")
+	m = press(t, m, "a")
+	if s := checkScreen(t, m); !strings.Contains(s, "Archive 1 message (u2-1) to a.jsonl") {
+		t.Fatalf("the archive prompt does not name u2-1:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if got := cursorID(t, m); got != "u2-4" {
+		t.Fatalf("after the archive the cursor is on %s, want u2-4 (rows %v)", got, rows())
+	}
+	m = press(t, m, "r")
+	if s := checkScreen(t, m); !strings.Contains(s, "Replay 1 message (the selection: u2-4)") {
+		t.Fatalf("the replay prompt does not name u2-4:\n%s", s)
+	}
+	m = press(t, m, "n")
+
+	// The list shrinks below the cursor: the cursor comes to the last row.
+	m.cursor[viewMessages] = 3
+	m = run(t, m, LoadedMsg{Messages: mk("u2-0", "u2-3")})
+	if got := cursorID(t, m); got != "u2-3" {
+		t.Fatalf("cursor on %s after the list shrank, want the last row u2-3", got)
+	}
+	if m = press(t, m, "enter"); m.view != viewMessage || m.curMsg.Header.MessageID != "u2-3" {
+		t.Fatalf("enter after the list shrank: view %d, screen:\n%s", m.view, checkScreen(t, m))
 	}
 }
