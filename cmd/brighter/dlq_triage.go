@@ -302,6 +302,13 @@ func (e *triageEdit) Command() *exec.Cmd  { return e.s.commands(e.editor)[0] }
 func (e *triageEdit) Destination() string { return e.dest }
 func (e *triageEdit) Close()              { e.s.close() }
 
+// Check implements triage.Editing: the edited files read back and
+// validated as Finish would, nothing sent.
+func (e *triageEdit) Check() error {
+	_, err := e.s.result(nil, nil, e.a.o.now())
+	return err
+}
+
 // Finish validates the edited body and replays the edited copy.
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
 	ed, err := e.s.result(nil, nil, e.a.o.now())

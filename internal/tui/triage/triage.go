@@ -59,6 +59,11 @@ type Editing interface {
 	Command() *exec.Cmd
 	// Destination is where the edited copy would go.
 	Destination() string
+	// Check validates the edit as it stands (the body for its content
+	// type, as dlq edit's inspect.ValidateBody); it sends nothing. The
+	// console calls it as soon as the editor returns, so an invalid edit
+	// is offered back to the editor, never for replay.
+	Check() error
 	// Finish validates the edit and replays the edited copy (nothing is
 	// sent with dryRun); an invalid body is an error and nothing is sent.
 	Finish(ctx context.Context, dryRun bool) (Result, error)
@@ -146,7 +151,11 @@ type confirm struct {
 	what   string
 	total  int
 	job    func(ctx context.Context, progress func(Outcome)) (Result, error)
+	// yes, when set, is what y does instead of starting job.
+	yes    func() tea.Cmd
 	cancel func()
+	// cancelled is the status line of n ("" for the default).
+	cancelled string
 }
 
 // Model is the console's bubbletea model.
@@ -249,9 +258,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = "editor failed: " + msg.err.Error() + "; nothing was sent"
 			return m, nil
 		}
-		ed, dry := msg.ed, m.dryRun
+		ed, dry, id := msg.ed, m.dryRun, msg.id
+		if err := ed.Check(); err != nil {
+			// As dlq edit on a terminal: edit again or abandon; an invalid
+			// edit is never offered for replay.
+			m.ask = &confirm{
+				prompt:    fmt.Sprintf("The edit of %s is not valid: %v. Edit it again? (y: edit again, n: abandon, nothing is sent)", id, err),
+				what:      "edit",
+				yes:       func() tea.Cmd { return editCmd(id, ed) },
+				cancel:    ed.Close,
+				cancelled: "edit of " + id + " abandoned; nothing was sent",
+			}
+			return m, nil
+		}
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), msg.id, ed.Destination(), m.act.Source()),
+			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), id, ed.Destination(), m.act.Source()),
 			what:   "edit", total: 1,
 			job: func(ctx context.Context, _ func(Outcome)) (Result, error) {
 				defer ed.Close()
@@ -489,13 +510,16 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		a := m.ask
 		m.ask = nil
 		if k == "y" || k == "Y" {
+			if a.yes != nil {
+				return m, a.yes()
+			}
 			cmd := m.start(a.what, a.total, a.job)
 			return m, cmd
 		}
 		if a.cancel != nil {
 			a.cancel()
 		}
-		m.status = "cancelled; nothing was changed"
+		m.status = cmp.Or(a.cancelled, "cancelled; nothing was changed")
 		return m, nil
 	}
 	if m.editing {
@@ -616,9 +640,15 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = "edit: " + err.Error()
 			return m, nil
 		}
-		return m, tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{id: x.Header.MessageID, ed: ed, err: err} })
+		return m, editCmd(x.Header.MessageID, ed)
 	}
 	return m, nil
+}
+
+// editCmd runs the editor of ed on the terminal (the console suspended)
+// and reports its end as an editedMsg.
+func editCmd(id string, ed Editing) tea.Cmd {
+	return tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} })
 }
 
 // target0 is the message (or group's messages) under the cursor, ignoring

@@ -3,6 +3,7 @@ package triage
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type fakeActions struct {
 	archived [][]string
 	dry      []bool
 	loads    int
+	edit     Editing
 }
 
 func (f *fakeActions) Source() string { return "sqs://orders-dlq" }
@@ -50,8 +52,36 @@ func (f *fakeActions) Archive(_ context.Context, ids []string, dry bool, p func(
 	return Result{Done: len(ids), Summary: "archived"}, nil
 }
 func (f *fakeActions) Edit(m *message.Message) (Editing, error) {
+	if f.edit != nil {
+		return f.edit, nil
+	}
 	return nil, errors.New("no editor here")
 }
+
+// fakeEdit is an edit whose Check answers checks in turn (nil when they
+// run out).
+type fakeEdit struct {
+	checks   []error
+	commands int
+	finished int
+	closed   int
+}
+
+func (e *fakeEdit) Command() *exec.Cmd  { e.commands++; return exec.Command("true") }
+func (e *fakeEdit) Destination() string { return "orders" }
+func (e *fakeEdit) Check() error {
+	if len(e.checks) == 0 {
+		return nil
+	}
+	err := e.checks[0]
+	e.checks = e.checks[1:]
+	return err
+}
+func (e *fakeEdit) Finish(context.Context, bool) (Result, error) {
+	e.finished++
+	return Result{Done: 1, Summary: "edit: replayed 1"}, nil
+}
+func (e *fakeEdit) Close() { e.closed++ }
 
 func rejected(id, topic, reason string, body string, at time.Time) *message.Message {
 	m := message.New(id, topic, message.MTEvent, []byte(body))
@@ -296,5 +326,52 @@ func TestTriageCursorStaysOnMessage_Issue30(t *testing.T) {
 	}
 	if m = press(t, m, "enter"); m.view != viewMessage || m.curMsg.Header.MessageID != "u2-3" {
 		t.Fatalf("enter after the list shrank: view %d, screen:\n%s", m.view, checkScreen(t, m))
+	}
+}
+
+// TestTriageEditInvalidBody_Issue30: an edit that leaves an invalid body is
+// checked as soon as the editor returns: the console offers to edit again
+// (y runs the editor again) or abandon (n: nothing sent, files removed),
+// and never asks to replay it.
+func TestTriageEditInvalidBody_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	invalid := errors.New("the body is not valid JSON: unexpected end of JSON input")
+	ed := &fakeEdit{checks: []error{invalid}}
+	f := &fakeActions{msgs: []*message.Message{rejected("t1", "orders", "timeout", `{"a":1}`, now.Add(-time.Minute))}, edit: ed}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "enter", "enter", "e")
+	if ed.commands != 1 {
+		t.Fatalf("e ran the editor %d times", ed.commands)
+	}
+	m = run(t, m, editedMsg{id: "t1", ed: ed})
+	s := checkScreen(t, m)
+	if strings.Contains(s, "Replay the edited") || !strings.Contains(s, "not valid JSON") || !strings.Contains(s, "Edit it again?") {
+		t.Fatalf("after an invalid edit:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if ed.commands != 2 || ed.finished != 0 || ed.closed != 0 {
+		t.Fatalf("y: editor runs %d, finished %d, closed %d; want the editor again", ed.commands, ed.finished, ed.closed)
+	}
+	m = run(t, m, editedMsg{id: "t1", ed: ed})
+	if s = checkScreen(t, m); !strings.Contains(s, "Replay the edited message t1 to orders") {
+		t.Fatalf("after a valid edit:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if ed.finished != 1 {
+		t.Fatalf("the valid edit was not replayed (finished %d)", ed.finished)
+	}
+
+	// invalid again, then n: abandoned, nothing sent, the files removed
+	ed2 := &fakeEdit{checks: []error{invalid}}
+	f.edit = ed2
+	m = press(t, m, "e")
+	m = run(t, m, editedMsg{id: "t1", ed: ed2})
+	m = press(t, m, "n")
+	if ed2.finished != 0 || ed2.closed != 1 || ed2.commands != 1 {
+		t.Fatalf("n: finished %d, closed %d, editor runs %d", ed2.finished, ed2.closed, ed2.commands)
+	}
+	if s = checkScreen(t, m); !strings.Contains(s, "abandoned; nothing was sent") {
+		t.Errorf("n after an invalid edit:\n%s", s)
 	}
 }
