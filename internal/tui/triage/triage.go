@@ -211,8 +211,23 @@ func (m Model) WithDryRun(on bool) Model {
 	return m
 }
 
-// Init loads the destination.
-func (m Model) Init() tea.Cmd { return m.load() }
+// WithMessages returns m showing ms, the destination's first read, done
+// by the caller before the console starts (so a destination that cannot
+// be opened is an error of the command, not a screen); Init then reads
+// nothing.
+func (m Model) WithMessages(ms []*message.Message) Model {
+	m.loading = false
+	m.setMessages(ms)
+	return m
+}
+
+// Init loads the destination unless WithMessages gave its first read.
+func (m Model) Init() tea.Cmd {
+	if !m.loading {
+		return nil
+	}
+	return m.load()
+}
 
 func (m Model) load() tea.Cmd {
 	act, ctx := m.act, m.ctx
