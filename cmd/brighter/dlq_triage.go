@@ -105,9 +105,16 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if !o.io.OutTTY || !o.io.InTTY {
 		return usageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
+	// The first read before the console starts: a destination that cannot
+	// be opened (a queue that does not exist) is reported as peek reports
+	// it, exit 1, and no console opens on it.
+	first, err := a.Load(ctx)
+	if err != nil {
+		return failureErr(naming(a.t, "triage", err))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun)
+	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithMessages(first)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
@@ -301,6 +308,13 @@ type triageEdit struct {
 func (e *triageEdit) Command() *exec.Cmd  { return e.s.commands(e.editor)[0] }
 func (e *triageEdit) Destination() string { return e.dest }
 func (e *triageEdit) Close()              { e.s.close() }
+
+// Check implements triage.Editing: the edited files read back and
+// validated as Finish would, nothing sent.
+func (e *triageEdit) Check() error {
+	_, err := e.s.result(nil, nil, e.a.o.now())
+	return err
+}
 
 // Finish validates the edited body and replays the edited copy.
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
@@ -121,5 +123,30 @@ func TestDLQTriageActions_EveryTransport_Issue30(t *testing.T) {
 				t.Errorf("the dead-letter destination still holds %v", ids)
 			}
 		})
+	}
+}
+
+// TestDLQTriageEditCheck_Issue30: the console's edit checks the edited
+// body as soon as the editor returns (dlq edit's validation), so an
+// invalid JSON body is refused before any replay is offered.
+func TestDLQTriageEditCheck_Issue30(t *testing.T) {
+	m := message.New("e1", "orders", message.MTEvent, []byte(`{"orderId":1}`))
+	m.Header.ContentType = "application/json"
+	a := &triageActions{o: &dlqTriageOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: &dlqOptions{now: time.Now}}}, to: "orders"}
+	s, err := newEditSession(m, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ed triage.Editing = &triageEdit{a: a, s: s, dest: "orders"}
+	defer ed.Close()
+	if err := ed.Check(); err != nil {
+		t.Fatalf("the unedited body: %v", err)
+	}
+	path := ed.(*triageEdit).s.bodyPath
+	if err := os.WriteFile(path, []byte(`{"orderId":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ed.Check(); !errors.Is(err, inspect.ErrInvalidBody) {
+		t.Fatalf("Check of an invalid JSON body = %v, want ErrInvalidBody", err)
 	}
 }

@@ -144,7 +144,7 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 
 	// edit it: the editor rewrites the body; replay the edited copy
 	s.keys(true, "e")
-	s.awaitText("Replay the edited message to " + dest + " ")
+	s.awaitText("Replay the edited message a2-" + run + " to ")
 	s.keys(true, "y")
 	s.awaitText("edit: replayed 1, skipped")
 
@@ -153,7 +153,7 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
 	})
 	s.keys(true, "a")
-	s.awaitText("Archive 1 message to ")
+	s.awaitText("Archive 1 message (a1-" + run + ") to ")
 	s.keys(true, "y")
 	s.awaitText("archived 1 to")
 
@@ -208,5 +208,46 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 	}
 	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
 		t.Errorf("the archive holds %v, want a1", ids)
+	}
+}
+
+// TestDLQTriage_TmuxMissingQueue_Issue30: on a terminal, a queue that does
+// not exist is reported as peek reports it (exit 1, the error on stderr,
+// naming the queue) and no console opens on it.
+func TestDLQTriage_TmuxMissingQueue_Issue30(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	emu := sharedSQS(t)
+	run := fmt.Sprintf("tm%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	exitFile, errFile := filepath.Join(dir, "exit"), filepath.Join(dir, "stderr")
+	command := fmt.Sprintf("%s dlq triage sqs://no-such-%s --endpoint %s --region %s 2> %s; echo $? > %s",
+		crashBin(t), run, emu.Endpoint, sqstest.Region, errFile, exitFile)
+	s := tmuxSession{t: t, socket: "brighter-triage-" + run}
+	s.tmux("new-session", "-d", "-s", "triage", "-x", "80", "-y", "24",
+		"-e", "AWS_ACCESS_KEY_ID=test", "-e", "AWS_SECRET_ACCESS_KEY=test", "-e", "AWS_EC2_METADATA_DISABLED=true", "-e", "NO_COLOR=1", command)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
+			if code := strings.TrimSpace(string(b)); code != "1" {
+				t.Errorf("triage of a missing queue exited %s, want 1", code)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			sc := s.screen()
+			s.keys(true, "q")
+			t.Fatalf("triage of a missing queue did not exit by itself; the screen:\n%s", sc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stderr, err := os.ReadFile(errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stderr), "brighter: sqs://no-such-"+run) || !strings.Contains(string(stderr), "NonExistentQueue") {
+		t.Errorf("stderr does not report the missing queue: %q", stderr)
 	}
 }

@@ -59,6 +59,11 @@ type Editing interface {
 	Command() *exec.Cmd
 	// Destination is where the edited copy would go.
 	Destination() string
+	// Check validates the edit as it stands (the body for its content
+	// type, as dlq edit's inspect.ValidateBody); it sends nothing. The
+	// console calls it as soon as the editor returns, so an invalid edit
+	// is offered back to the editor, never for replay.
+	Check() error
 	// Finish validates the edit and replays the edited copy (nothing is
 	// sent with dryRun); an invalid body is an error and nothing is sent.
 	Finish(ctx context.Context, dryRun bool) (Result, error)
@@ -134,6 +139,7 @@ type (
 		err  error
 	}
 	editedMsg struct {
+		id  string // the edited message's id
 		ed  Editing
 		err error
 	}
@@ -145,7 +151,11 @@ type confirm struct {
 	what   string
 	total  int
 	job    func(ctx context.Context, progress func(Outcome)) (Result, error)
+	// yes, when set, is what y does instead of starting job.
+	yes    func() tea.Cmd
 	cancel func()
+	// cancelled is the status line of n ("" for the default).
+	cancelled string
 }
 
 // Model is the console's bubbletea model.
@@ -201,8 +211,23 @@ func (m Model) WithDryRun(on bool) Model {
 	return m
 }
 
-// Init loads the destination.
-func (m Model) Init() tea.Cmd { return m.load() }
+// WithMessages returns m showing ms, the destination's first read, done
+// by the caller before the console starts (so a destination that cannot
+// be opened is an error of the command, not a screen); Init then reads
+// nothing.
+func (m Model) WithMessages(ms []*message.Message) Model {
+	m.loading = false
+	m.setMessages(ms)
+	return m
+}
+
+// Init loads the destination unless WithMessages gave its first read.
+func (m Model) Init() tea.Cmd {
+	if !m.loading {
+		return nil
+	}
+	return m.load()
+}
 
 func (m Model) load() tea.Cmd {
 	act, ctx := m.act, m.ctx
@@ -248,9 +273,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = "editor failed: " + msg.err.Error() + "; nothing was sent"
 			return m, nil
 		}
-		ed, dry := msg.ed, m.dryRun
+		ed, dry, id := msg.ed, m.dryRun, msg.id
+		if err := ed.Check(); err != nil {
+			// As dlq edit on a terminal: edit again or abandon; an invalid
+			// edit is never offered for replay.
+			m.ask = &confirm{
+				prompt:    fmt.Sprintf("The edit of %s is not valid: %v. Edit it again? (y: edit again, n: abandon, nothing is sent)", id, err),
+				what:      "edit",
+				yes:       func() tea.Cmd { return editCmd(id, ed) },
+				cancel:    ed.Close,
+				cancelled: "edit of " + id + " abandoned; nothing was sent",
+			}
+			return m, nil
+		}
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sReplay the edited message to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), ed.Destination(), m.act.Source()),
+			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), id, ed.Destination(), m.act.Source()),
 			what:   "edit", total: 1,
 			job: func(ctx context.Context, _ func(Outcome)) (Result, error) {
 				defer ed.Close()
@@ -264,8 +301,40 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// setMessages groups ms, keeping the view where it was when it can.
+// setMessages groups ms, keeping the view where it was when it can: the
+// cursor stays on the group and the message it was on (by id), else on
+// the row it was on, clamped so a row is always under it.
 func (m *Model) setMessages(ms []*message.Message) {
+	var curGroup, curMsgID string
+	if g := m.groupAtCursor(); g != nil && m.view == viewGroups {
+		curGroup = g.id
+	}
+	switch {
+	case m.view == viewMessage && m.curMsg != nil:
+		curMsgID = m.curMsg.Header.MessageID
+	case m.view == viewMessages:
+		if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
+			curMsgID = t[m.cursor[viewMessages]].Header.MessageID
+		}
+	}
+	defer func() {
+		if curGroup != "" {
+			if i := slices.IndexFunc(m.visibleGroups(), func(g *group) bool { return g.id == curGroup }); i >= 0 {
+				m.cursor[viewGroups] = i
+			}
+		}
+		if curMsgID != "" && m.view >= viewMessages {
+			if i := slices.IndexFunc(m.visibleMessages(), func(x *message.Message) bool { return x.Header.MessageID == curMsgID }); i >= 0 {
+				m.cursor[viewMessages] = i
+			}
+		}
+		for _, v := range []view{viewGroups, viewMessages} {
+			saved := m.view
+			m.view = v
+			m.clamp()
+			m.view = saved
+		}
+	}()
 	byID := map[string]*group{}
 	m.groups = m.groups[:0]
 	for _, msg := range ms {
@@ -285,6 +354,14 @@ func (m *Model) setMessages(ms []*message.Message) {
 		if at.After(g.newest) {
 			g.newest = at
 		}
+	}
+	// A read returns the messages in the broker's order, which changes from
+	// read to read: a group's messages are kept newest first, then by id,
+	// so rows do not move under the cursor between refreshes.
+	for _, g := range m.groups {
+		slices.SortStableFunc(g.msgs, func(a, b *message.Message) int {
+			return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), strings.Compare(a.Header.MessageID, b.Header.MessageID))
+		})
 	}
 	if m.cur != nil {
 		m.cur = byID[m.cur.id]
@@ -361,9 +438,9 @@ func (m Model) visibleGroups() []*group {
 	slices.SortStableFunc(out, func(a, b *group) int {
 		switch m.sort {
 		case sortNewest:
-			return b.newest.Compare(a.newest)
+			return cmp.Or(b.newest.Compare(a.newest), strings.Compare(a.id, b.id))
 		case sortOldest:
-			return a.oldest.Compare(b.oldest)
+			return cmp.Or(a.oldest.Compare(b.oldest), strings.Compare(a.id, b.id))
 		}
 		return cmp.Or(cmp.Compare(len(b.msgs), len(a.msgs)), strings.Compare(a.id, b.id))
 	})
@@ -384,10 +461,11 @@ func (m Model) visibleMessages() []*message.Message {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *message.Message) int {
+		byID := strings.Compare(a.Header.MessageID, b.Header.MessageID)
 		if m.sort == sortOldest {
-			return rejectedAt(a).Compare(rejectedAt(b))
+			return cmp.Or(rejectedAt(a).Compare(rejectedAt(b)), byID)
 		}
-		return rejectedAt(b).Compare(rejectedAt(a))
+		return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), byID)
 	})
 	return out
 }
@@ -447,13 +525,16 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		a := m.ask
 		m.ask = nil
 		if k == "y" || k == "Y" {
+			if a.yes != nil {
+				return m, a.yes()
+			}
 			cmd := m.start(a.what, a.total, a.job)
 			return m, cmd
 		}
 		if a.cancel != nil {
 			a.cancel()
 		}
-		m.status = "cancelled; nothing was changed"
+		m.status = cmp.Or(a.cancelled, "cancelled; nothing was changed")
 		return m, nil
 	}
 	if m.editing {
@@ -506,6 +587,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.cursor[m.view]++
 		m.clamp()
 	case "enter", "right", "l":
+		m.status = "" // a result line belongs to the screen it was shown on
 		switch m.view {
 		case viewGroups:
 			if g := m.groupAtCursor(); g != nil {
@@ -518,6 +600,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 	case "esc", "left", "h", "backspace":
+		m.status = ""
 		switch {
 		case m.filter.Value() != "":
 			m.filter.SetValue("")
@@ -550,7 +633,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		dest, act, list, dry := m.act.ArchiveDestination(), m.act, ids(ms), m.dryRun
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sArchive %s to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), dest, m.act.Source()),
+			prompt: fmt.Sprintf("%sArchive %s (%s) to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), idList(list), dest, m.act.Source()),
 			what:   "archive", total: len(ms),
 			job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 				return act.Archive(ctx, list, dry, p)
@@ -572,9 +655,15 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = "edit: " + err.Error()
 			return m, nil
 		}
-		return m, tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{ed: ed, err: err} })
+		return m, editCmd(x.Header.MessageID, ed)
 	}
 	return m, nil
+}
+
+// editCmd runs the editor of ed on the terminal (the console suspended)
+// and reports its end as an editedMsg.
+func editCmd(id string, ed Editing) tea.Cmd {
+	return tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} })
 }
 
 // target0 is the message (or group's messages) under the cursor, ignoring
@@ -605,13 +694,22 @@ func (m Model) askReplay(ms []*message.Message, what string) (tea.Model, tea.Cmd
 	}
 	dests, act, list, dry := m.act.ReplayDestinations(ms), m.act, ids(ms), m.dryRun
 	m.ask = &confirm{
-		prompt: fmt.Sprintf("%sReplay %s (%s) from %s to %s? (y/n)", m.dryTag(), count(len(ms)), what, m.act.Source(), strings.Join(dests, ", ")),
+		prompt: fmt.Sprintf("%sReplay %s (%s: %s) from %s to %s? (y/n)", m.dryTag(), count(len(ms)), what, idList(list), m.act.Source(), strings.Join(dests, ", ")),
 		what:   "replay", total: len(list),
 		job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 			return act.Replay(ctx, list, dry, p)
 		},
 	}
 	return m, nil
+}
+
+// idList names the messages a prompt acts on: every id up to five, else
+// the first four and how many more.
+func idList(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:4], ", "), len(ids)-4)
 }
 
 func count(n int) string {

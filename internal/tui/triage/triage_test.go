@@ -3,6 +3,7 @@ package triage
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type fakeActions struct {
 	archived [][]string
 	dry      []bool
 	loads    int
+	edit     Editing
 }
 
 func (f *fakeActions) Source() string { return "sqs://orders-dlq" }
@@ -50,8 +52,36 @@ func (f *fakeActions) Archive(_ context.Context, ids []string, dry bool, p func(
 	return Result{Done: len(ids), Summary: "archived"}, nil
 }
 func (f *fakeActions) Edit(m *message.Message) (Editing, error) {
+	if f.edit != nil {
+		return f.edit, nil
+	}
 	return nil, errors.New("no editor here")
 }
+
+// fakeEdit is an edit whose Check answers checks in turn (nil when they
+// run out).
+type fakeEdit struct {
+	checks   []error
+	commands int
+	finished int
+	closed   int
+}
+
+func (e *fakeEdit) Command() *exec.Cmd  { e.commands++; return exec.Command("true") }
+func (e *fakeEdit) Destination() string { return "orders" }
+func (e *fakeEdit) Check() error {
+	if len(e.checks) == 0 {
+		return nil
+	}
+	err := e.checks[0]
+	e.checks = e.checks[1:]
+	return err
+}
+func (e *fakeEdit) Finish(context.Context, bool) (Result, error) {
+	e.finished++
+	return Result{Done: 1, Summary: "edit: replayed 1"}, nil
+}
+func (e *fakeEdit) Close() { e.closed++ }
 
 func rejected(id, topic, reason string, body string, at time.Time) *message.Message {
 	m := message.New(id, topic, message.MTEvent, []byte(body))
@@ -154,7 +184,7 @@ func TestTriageConsole_Issue30(t *testing.T) {
 	}
 	m = press(t, m, "space", "r")
 	s = checkScreen(t, m)
-	if !strings.Contains(s, "Replay 1 message (the selection) from sqs://orders-dlq to orders? (y/n)") {
+	if !strings.Contains(s, "Replay 1 message (the selection: t2) from sqs://orders-dlq to orders? (y/n)") {
 		t.Fatalf("no confirmation:\n%s", s)
 	}
 	m = press(t, m, "n")
@@ -187,7 +217,7 @@ func TestTriageConsole_Issue30(t *testing.T) {
 		t.Fatalf("filter 'cust' with the dry run on:\n%s", s)
 	}
 	m = press(t, m, "a")
-	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message to a.jsonl (removed from sqs://orders-dlq)? (y/n)") {
+	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message (n1) to a.jsonl") {
 		t.Fatalf("archive confirmation:\n%s", s)
 	}
 	m = press(t, m, "y")
@@ -202,5 +232,146 @@ func TestTriageConsole_Issue30(t *testing.T) {
 		t.Error("q does not quit")
 	} else if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Error("q does not quit")
+	}
+}
+
+// TestTriageStatusClearedOnNavigation_Issue30: the result line of an
+// action does not follow the operator into a group or back out of it.
+func TestTriageStatusClearedOnNavigation_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{
+		rejected("t1", "orders", "timeout", `{}`, now.Add(-time.Hour)),
+		rejected("t2", "orders", "timeout", `{}`, now.Add(-time.Minute)),
+	}}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "R", "y")
+	if s := checkScreen(t, m); !strings.Contains(s, "replayed t") {
+		t.Fatalf("no result line after R:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	if s := checkScreen(t, m); strings.Contains(s, "replayed t") {
+		t.Errorf("the group screen still shows the previous result line:\n%s", s)
+	}
+	m.status = "replayed t1"
+	m = press(t, m, "esc")
+	if s := checkScreen(t, m); strings.Contains(s, "replayed t") {
+		t.Errorf("the groups screen still shows the previous result line:\n%s", s)
+	}
+}
+
+// cursorID is the id of the message under the cursor of the messages view.
+func cursorID(t *testing.T, m Model) string {
+	t.Helper()
+	ms := m.target0()
+	if len(ms) != 1 {
+		t.Fatalf("%d messages under the cursor (row %d), want 1:\n%s", len(ms), m.cursor[viewMessages], checkScreen(t, m))
+	}
+	return ms[0].Header.MessageID
+}
+
+// TestTriageCursorStaysOnMessage_Issue30: a read returns a group's
+// messages in a different order each time; the rows keep one order, the
+// cursor stays on the message it was on across the refresh after an
+// action (archiving another message), every prompt names the ids it acts
+// on, and when the list shrinks below the cursor a row is still under it
+// and enter opens it.
+func TestTriageCursorStaysOnMessage_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := now.Add(-time.Minute) // one rejection second for all: the order is the tie-break's
+	mk := func(ids ...string) []*message.Message {
+		var out []*message.Message
+		for _, id := range ids {
+			out = append(out, rejected(id, "orders", "timeout", `{}`, at))
+		}
+		return out
+	}
+	f := &fakeActions{msgs: mk("u2-4", "u2-3", "u2-0", "u2-1", "u2-2")}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "enter")
+	rows := func() []string { return ids(m.visibleMessages()) }
+	first := rows()
+	m = run(t, m, LoadedMsg{Messages: mk("u2-2", "u2-0", "u2-4", "u2-1", "u2-3")})
+	if !slices.Equal(rows(), first) {
+		t.Fatalf("rows %v after a refresh, were %v", rows(), first)
+	}
+
+	// Select u2-1, put the cursor on u2-4, archive the selection; the read
+	// after it returns the rest in yet another order.
+	i1, i4 := slices.Index(first, "u2-1"), slices.Index(first, "u2-4")
+	m.cursor[viewMessages] = i1
+	m = press(t, m, "space")
+	m.cursor[viewMessages] = i4
+	f.msgs = mk("u2-3", "u2-0", "u2-4", "u2-2")
+	m = press(t, m, "a")
+	if s := checkScreen(t, m); !strings.Contains(s, "Archive 1 message (u2-1) to a.jsonl") {
+		t.Fatalf("the archive prompt does not name u2-1:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if got := cursorID(t, m); got != "u2-4" {
+		t.Fatalf("after the archive the cursor is on %s, want u2-4 (rows %v)", got, rows())
+	}
+	m = press(t, m, "r")
+	if s := checkScreen(t, m); !strings.Contains(s, "Replay 1 message (the selection: u2-4)") {
+		t.Fatalf("the replay prompt does not name u2-4:\n%s", s)
+	}
+	m = press(t, m, "n")
+
+	// The list shrinks below the cursor: the cursor comes to the last row.
+	m.cursor[viewMessages] = 3
+	m = run(t, m, LoadedMsg{Messages: mk("u2-0", "u2-3")})
+	if got := cursorID(t, m); got != "u2-3" {
+		t.Fatalf("cursor on %s after the list shrank, want the last row u2-3", got)
+	}
+	if m = press(t, m, "enter"); m.view != viewMessage || m.curMsg.Header.MessageID != "u2-3" {
+		t.Fatalf("enter after the list shrank: view %d, screen:\n%s", m.view, checkScreen(t, m))
+	}
+}
+
+// TestTriageEditInvalidBody_Issue30: an edit that leaves an invalid body is
+// checked as soon as the editor returns: the console offers to edit again
+// (y runs the editor again) or abandon (n: nothing sent, files removed),
+// and never asks to replay it.
+func TestTriageEditInvalidBody_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	invalid := errors.New("the body is not valid JSON: unexpected end of JSON input")
+	ed := &fakeEdit{checks: []error{invalid}}
+	f := &fakeActions{msgs: []*message.Message{rejected("t1", "orders", "timeout", `{"a":1}`, now.Add(-time.Minute))}, edit: ed}
+	m := New(context.Background(), f, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	m = press(t, m, "enter", "enter", "e")
+	if ed.commands != 1 {
+		t.Fatalf("e ran the editor %d times", ed.commands)
+	}
+	m = run(t, m, editedMsg{id: "t1", ed: ed})
+	s := checkScreen(t, m)
+	if strings.Contains(s, "Replay the edited") || !strings.Contains(s, "not valid JSON") || !strings.Contains(s, "Edit it again?") {
+		t.Fatalf("after an invalid edit:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if ed.commands != 2 || ed.finished != 0 || ed.closed != 0 {
+		t.Fatalf("y: editor runs %d, finished %d, closed %d; want the editor again", ed.commands, ed.finished, ed.closed)
+	}
+	m = run(t, m, editedMsg{id: "t1", ed: ed})
+	if s = checkScreen(t, m); !strings.Contains(s, "Replay the edited message t1 to orders") {
+		t.Fatalf("after a valid edit:\n%s", s)
+	}
+	m = press(t, m, "y")
+	if ed.finished != 1 {
+		t.Fatalf("the valid edit was not replayed (finished %d)", ed.finished)
+	}
+
+	// invalid again, then n: abandoned, nothing sent, the files removed
+	ed2 := &fakeEdit{checks: []error{invalid}}
+	f.edit = ed2
+	m = press(t, m, "e")
+	m = run(t, m, editedMsg{id: "t1", ed: ed2})
+	m = press(t, m, "n")
+	if ed2.finished != 0 || ed2.closed != 1 || ed2.commands != 1 {
+		t.Fatalf("n: finished %d, closed %d, editor runs %d", ed2.finished, ed2.closed, ed2.commands)
+	}
+	if s = checkScreen(t, m); !strings.Contains(s, "abandoned; nothing was sent") {
+		t.Errorf("n after an invalid edit:\n%s", s)
 	}
 }
