@@ -267,7 +267,7 @@ func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the last replay: %v\n%s", err, out)
 	}
-	t.Logf("the last replay:\n%s", lastLines(string(out), 3))
+	t.Logf("the last replay:\n%s", lastLines(string(out), 4))
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
 		t.Errorf("the journal %s was kept after a complete replay (stat: %v)", journal, err)
 	}

@@ -120,7 +120,9 @@ Resumable: a replay (move) keeps a journal (--journal, default under
 $XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
 copy carries a replayId. Run again after a crash, a replay only removes a
 message whose copy the journal records as sent, without sending it again.
-The journal is deleted when a run leaves nothing to resume.
+The journal is deleted when a run ends cleanly (not interrupted, nothing
+failed) with no copy recorded sent whose message was not removed; a
+journal kept is named on stderr with why.
 
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
@@ -281,7 +283,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
 	cerr := closeReader()
 	if journal != nil {
-		cerr = errors.Join(cerr, journal.Close(ctx.Err() != nil || rerr != nil || sum.Failed > 0))
+		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.selects() && f.Limit == 0 && sum.Refused == 0))
 	}
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -403,6 +405,34 @@ func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 	// Declined (or no answer: end of input): a refused replay, exit 2 as
 	// without --yes off a terminal; nothing was replayed.
 	return false, usageErr(errors.New("replay cancelled; nothing was replayed"))
+}
+
+// closeJournal closes the replay journal of a run from t, deleting it when
+// the run was clean (not interrupted, the scan did not fail, no message
+// failed) and nothing is left to resume (drained: the run read every
+// message, inspect.FileJournal.Close); a journal kept is named on stderr
+// with why (issue 30).
+func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
+	pending := j.Pending()
+	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
+	if err != nil || removed {
+		return err
+	}
+	var why []string
+	switch {
+	case interrupted:
+		why = append(why, "the run was interrupted")
+	case scanFailed:
+		why = append(why, "the read of the dead-letter destination failed")
+	}
+	if failed > 0 {
+		why = append(why, plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
+	}
+	if pending > 0 {
+		why = append(why, plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
+	}
+	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.url, j.Path(), strings.Join(why, "; "))
+	return nil
 }
 
 // openJournal opens the replay journal of a replay from t (nil with
