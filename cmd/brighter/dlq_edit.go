@@ -113,6 +113,7 @@ func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
 		}
 	}
 	o.ids, o.limit, o.groupIDs = []string{id}, 1, nil
+	o.editID = id
 	o.yes, o.copy = true, false
 	var sent *message.Message
 	o.prepare = func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,5 +37,35 @@ func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders_Issue30(t *testing.T) {
 	}
 	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
 		t.Errorf("a refused edit reached %s: %v", dest, got)
+	}
+}
+
+// TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30: dlq edit's summary is
+// about the message it edits ("edit ID: found and replayed"), not a scan's
+// counts: no "skipped N" for the messages it read before finding it, and
+// a dry run says it would be replayed (fauxqs).
+func TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30(t *testing.T) {
+	t.Parallel()
+	dlq, dest, conn := crashQueue(t, 6)
+	body := filepath.Join(t.TempDir(), "fixed.json")
+	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(more ...string) string {
+		cmd := crashCmd(t, append(append([]string{"dlq", "edit", "c4", "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "fixedBy=ops"}, more...), conn...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("edit %v: %v\n%s", more, err, out)
+		}
+		return string(out)
+	}
+	if out := edit("--dry-run"); !strings.Contains(out, "edit c4: found; would be replayed (dry run, nothing changed)\n") || strings.Contains(out, "skipped") {
+		t.Errorf("dry run output:\n%s", out)
+	}
+	if out := edit(); !strings.Contains(out, "edit c4: found and replayed\n") || strings.Contains(out, "skipped") {
+		t.Errorf("edit output:\n%s", out)
+	}
+	if got := crashDestIDs(t, dest, conn); got["c4"] != 1 {
+		t.Errorf("%s holds %v, want c4", dest, got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlq replay: its flags, its run and its confirmation (--to is resolved in
@@ -48,6 +49,9 @@ type dlqReplayOptions struct {
 	// before the replay scan, and returns the transform each replay copy
 	// goes through (inspect.ReplayOptions.Transform).
 	prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
+	// editID, set by dlq edit, is the one message the run is about: its
+	// summary speaks of it, not of the scan (issue 30).
+	editID string
 	// journal is --journal: the replay journal's file ("" with journalSet:
 	// none; unset: under $XDG_STATE_HOME, issue 30).
 	journal    string
@@ -376,6 +380,17 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 // --output json (interrupted: stopped by a signal), else "replayed N,
 // skipped N, failed N".
 func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) error {
+	if o.editID != "" {
+		// dlq edit: the messages the scan read before it found the one it
+		// edits are not the user's business.
+		sum.Skipped = 0
+	}
+	if o.editID != "" && o.format != "json" {
+		if _, err := fmt.Fprintf(o.io.Out, "edit %s: %s\n", redact.Quoted(o.editID), editOutcome(sum, interrupted)); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		return nil
+	}
 	if o.format == "json" {
 		if o.json == nil { // nothing was selected: no message records
 			o.json = inspect.NewReplayJSON(o.io.Out)
@@ -383,6 +398,24 @@ func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) e
 		return o.json.WriteSummary(sum, interrupted)
 	}
 	return inspect.WriteSummary(o.io.Out, sum)
+}
+
+// editOutcome is what became of dlq edit's one message: the words of its
+// summary line.
+func editOutcome(sum inspect.Summary, interrupted bool) string {
+	switch {
+	case sum.Replayed > 0 && sum.DryRun:
+		return "found; would be replayed (dry run, nothing changed)"
+	case sum.Replayed > 0:
+		return "found and replayed"
+	case sum.Refused > 0:
+		return "found; refused, still in the dead-letter destination"
+	case sum.Failed > 0:
+		return "found; failed, still in the dead-letter destination (see the log)"
+	case interrupted:
+		return "interrupted before it was replayed; still in the dead-letter destination"
+	}
+	return "not found (not replayed)"
 }
 
 // confirm asks on a terminal; off one it refuses without --yes.
