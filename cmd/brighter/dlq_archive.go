@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -64,7 +64,11 @@ been written and the file fsynced. A crash at any instant leaves every
 message in the destination, in the file, or in both, never in neither.
 
 The file is appended to (created with mode 0600 when missing), so an
-archive run again after a crash, or on another day, adds to it. Archive
+archive run again after a crash, or on another day, adds to it. An
+existing file must be an archive: every complete line a record restore
+can read, else it is refused (exit 2) and left unchanged; only an
+unfinished last line starting with '{' after complete records (a killed
+archive's) is cut off before appending. Archive
 removes what it selects, so it needs a filter (--reason, --topic, --since,
 --until, --id, --grep, --group-id, --limit) or --all; it refuses to write
 to a terminal. Failures to remove are counted and exit 1: those messages
@@ -128,42 +132,70 @@ func fsyncer(f *os.File) func() error {
 // unfinished last line off the file it appends to.
 const logArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
 
-// trimUnfinishedLine cuts an unfinished last line (no newline) off the
-// archive f, opened for reading and appending, and returns how many bytes it
-// cut. A run killed while writing (SIGKILL) can leave part of a line: that
-// line was never synced, so its message was never removed from the
-// dead-letter destination (issue 30). Appending after it would glue the next
-// record to it, one unreadable line that makes dlq restore refuse the whole
-// file. A non-empty regular file with no newline at all is not an archive:
-// the error says so and nothing is cut. Pipes and devices are left alone.
-func trimUnfinishedLine(f *os.File) (int64, error) {
-	st, err := f.Stat()
+// archiveFile is an existing --file, checked (inspect.CheckArchive) before
+// anything is read: nil file when there is none yet.
+type archiveFile struct {
+	file *os.File
+	// keep and unfinished: cut the file to keep before appending.
+	keep       int64
+	unfinished bool
+}
+
+// checkArchiveFile opens an existing archive path for reading and appending
+// and checks that every line is a record (issue 30): a file that is not an
+// archive is a usage error naming its first bad line, and is not changed.
+// A missing file is no error (it is created once the source is open);
+// pipes and devices are not checked.
+func checkArchiveFile(path string) (archiveFile, error) {
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return archiveFile{}, nil
+	}
 	if err != nil {
-		return 0, err
+		return archiveFile{}, failureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	size := st.Size()
-	if !st.Mode().IsRegular() || size == 0 {
-		return 0, nil
+	st, err := fh.Stat()
+	if err != nil {
+		_ = fh.Close()
+		return archiveFile{}, failureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	buf := make([]byte, 4096)
-	for end := size; end > 0; {
-		n := min(int64(len(buf)), end)
-		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
-			return 0, fmt.Errorf("read the last line: %w", err)
+	if !st.Mode().IsRegular() {
+		return archiveFile{file: fh}, nil
+	}
+	keep, unfinished, err := inspect.CheckArchive(io.NewSectionReader(fh, 0, st.Size()), path)
+	if err != nil {
+		_ = fh.Close()
+		if errors.Is(err, inspect.ErrNotArchive) {
+			return archiveFile{}, usageErr(fmt.Errorf("archive --file: %w; refusing to append to it: nothing was read and the file is unchanged", err))
 		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			keep := end - n + int64(i) + 1
-			if keep == size {
-				return 0, nil
-			}
-			if err := f.Truncate(keep); err != nil {
-				return 0, fmt.Errorf("cut the unfinished last line: %w", err)
-			}
-			return size - keep, nil
-		}
-		end -= n
+		return archiveFile{}, failureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	return 0, errors.New("has no complete line: not an archive of JSON lines, not appending to it")
+	return archiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
+}
+
+// open makes the checked file ready to append to: it cuts an unfinished
+// last line off an existing archive (a Warn on logger says how many bytes)
+// or creates a missing one with mode 0600.
+func (a archiveFile) open(path string, logger *slog.Logger) (*os.File, error) {
+	if a.file == nil {
+		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("archive --file: %w", err)
+		}
+		return fh, nil
+	}
+	if a.unfinished {
+		st, err := a.file.Stat()
+		if err == nil {
+			err = a.file.Truncate(a.keep)
+		}
+		if err != nil {
+			_ = a.file.Close()
+			return nil, fmt.Errorf("archive --file %s: cut the unfinished last line: %w", path, err)
+		}
+		logger.Warn(logArchiveUnfinishedLineCut, "file", path, "bytes", st.Size()-a.keep)
+	}
+	return a.file, nil
 }
 
 func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
@@ -206,24 +238,27 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 		if out, ok := o.io.Out.(*os.File); ok {
 			sync = fsyncer(out)
 		}
-		if o.file != "-" {
-			fh, err := os.OpenFile(o.file, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-			if err != nil {
-				return failureErr(fmt.Errorf("archive %s: %w", t.url, err))
-			}
-			if cut, err := trimUnfinishedLine(fh); err != nil {
-				_ = fh.Close()
-				return failureErr(fmt.Errorf("archive %s: %s: %w", t.url, o.file, err))
-			} else if cut > 0 {
-				logger.Warn(logArchiveUnfinishedLineCut, "file", o.file, "bytes", cut)
-			}
-			w, sync, close = fh, fsyncer(fh), fh.Close
+	}
+	var af archiveFile
+	if !o.purge && o.file != "-" {
+		if af, err = checkArchiveFile(o.file); err != nil {
+			return err
 		}
 	}
 	ch, err := o.openReader(ctx, t, dt, true, logger)
 	if err != nil {
-		_ = close()
+		if af.file != nil {
+			_ = af.file.Close()
+		}
 		return err
+	}
+	if !o.purge && o.file != "-" {
+		fh, err := af.open(o.file, logger)
+		if err != nil {
+			_ = ch.close(context.WithoutCancel(ctx))
+			return failureErr(fmt.Errorf("archive %s: %w", t.url, err))
+		}
+		w, sync, close = fh, fsyncer(fh), fh.Close
 	}
 	verb := "archived"
 	if o.purge {

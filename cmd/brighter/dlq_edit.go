@@ -52,7 +52,9 @@ correlationId, contentType, partitionKey, ..., bag); the id, topic,
 timestamp and handled count are replay's (--new-id, --to, --keep-count).
 --body-file F takes the body from F ("-": stdin) without an editor;
 --set key=value (repeatable) sets a header field it names, else a bag
-entry, after any editing: for scripts.
+entry, after any editing: for scripts. It refuses (exit 2) the rejection
+metadata, the replay's own bag keys, and id, topic, handledCount,
+timestamp and delayMs (--new-id, --to, --keep-count set what can be).
 
 A body whose content type is JSON must parse: on a terminal the editor
 is opened again (or the edit abandoned), otherwise the command exits 2
@@ -102,11 +104,16 @@ func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
 		return usageErr(errors.New("a message id is required: dlq edit ID [SUBSCRIPTION|URL]"))
 	}
 	for _, kv := range o.sets {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
 			return usageErr(fmt.Errorf("--set %q: give key=value", redact.Quoted(kv)))
+		}
+		if err := inspect.CheckSetKey(k); err != nil {
+			return usageErr(fmt.Errorf("--set %s: %w; nothing was read or sent", redact.Quoted(kv), err))
 		}
 	}
 	o.ids, o.limit, o.groupIDs = []string{id}, 1, nil
+	o.editID = id
 	o.yes, o.copy = true, false
 	var sent *message.Message
 	o.prepare = func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error) {

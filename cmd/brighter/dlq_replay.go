@@ -18,6 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlq replay: its flags, its run and its confirmation (--to is resolved in
@@ -48,6 +49,9 @@ type dlqReplayOptions struct {
 	// before the replay scan, and returns the transform each replay copy
 	// goes through (inspect.ReplayOptions.Transform).
 	prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
+	// editID, set by dlq edit, is the one message the run is about: its
+	// summary speaks of it, not of the scan (issue 30).
+	editID string
 	// journal is --journal: the replay journal's file ("" with journalSet:
 	// none; unset: under $XDG_STATE_HOME, issue 30).
 	journal    string
@@ -120,7 +124,9 @@ Resumable: a replay (move) keeps a journal (--journal, default under
 $XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
 copy carries a replayId. Run again after a crash, a replay only removes a
 message whose copy the journal records as sent, without sending it again.
-The journal is deleted when a run leaves nothing to resume.
+The journal is deleted when a run ends cleanly (not interrupted, nothing
+failed) with no copy recorded sent whose message was not removed; a
+journal kept is named on stderr with why.
 
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
@@ -281,7 +287,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
 	cerr := closeReader()
 	if journal != nil {
-		cerr = errors.Join(cerr, journal.Close(ctx.Err() != nil || rerr != nil || sum.Failed > 0))
+		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.selects() && f.Limit == 0 && sum.Refused == 0))
 	}
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -374,6 +380,17 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 // --output json (interrupted: stopped by a signal), else "replayed N,
 // skipped N, failed N".
 func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) error {
+	if o.editID != "" {
+		// dlq edit: the messages the scan read before it found the one it
+		// edits are not the user's business.
+		sum.Skipped = 0
+	}
+	if o.editID != "" && o.format != "json" {
+		if _, err := fmt.Fprintf(o.io.Out, "edit %s: %s\n", redact.Quoted(o.editID), editOutcome(sum, interrupted)); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		return nil
+	}
 	if o.format == "json" {
 		if o.json == nil { // nothing was selected: no message records
 			o.json = inspect.NewReplayJSON(o.io.Out)
@@ -381,6 +398,24 @@ func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) e
 		return o.json.WriteSummary(sum, interrupted)
 	}
 	return inspect.WriteSummary(o.io.Out, sum)
+}
+
+// editOutcome is what became of dlq edit's one message: the words of its
+// summary line.
+func editOutcome(sum inspect.Summary, interrupted bool) string {
+	switch {
+	case sum.Replayed > 0 && sum.DryRun:
+		return "found; would be replayed (dry run, nothing changed)"
+	case sum.Replayed > 0:
+		return "found and replayed"
+	case sum.Refused > 0:
+		return "found; refused, still in the dead-letter destination"
+	case sum.Failed > 0:
+		return "found; failed, still in the dead-letter destination (see the log)"
+	case interrupted:
+		return "interrupted before it was replayed; still in the dead-letter destination"
+	}
+	return "not found (not replayed)"
 }
 
 // confirm asks on a terminal; off one it refuses without --yes.
@@ -403,6 +438,34 @@ func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 	// Declined (or no answer: end of input): a refused replay, exit 2 as
 	// without --yes off a terminal; nothing was replayed.
 	return false, usageErr(errors.New("replay cancelled; nothing was replayed"))
+}
+
+// closeJournal closes the replay journal of a run from t, deleting it when
+// the run was clean (not interrupted, the scan did not fail, no message
+// failed) and nothing is left to resume (drained: the run read every
+// message, inspect.FileJournal.Close); a journal kept is named on stderr
+// with why (issue 30).
+func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
+	pending := j.Pending()
+	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
+	if err != nil || removed {
+		return err
+	}
+	var why []string
+	switch {
+	case interrupted:
+		why = append(why, "the run was interrupted")
+	case scanFailed:
+		why = append(why, "the read of the dead-letter destination failed")
+	}
+	if failed > 0 {
+		why = append(why, plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
+	}
+	if pending > 0 {
+		why = append(why, plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
+	}
+	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.url, j.Path(), strings.Join(why, "; "))
+	return nil
 }
 
 // openJournal opens the replay journal of a replay from t (nil with

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -170,24 +171,109 @@ func RestoreCopy(m *message.Message, dest string) *message.Message {
 // an error naming the line of the first record that cannot be read, and
 // then no messages: a restore publishes nothing from a damaged file.
 func ReadArchive(r io.Reader, name string) ([]*message.Message, error) {
+	var out []*message.Message
+	err := archiveLines(r, name, func(l archiveLine) error {
+		m, err := l.decode(name)
+		if err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ErrNotArchive is returned (wrapped) by CheckArchive for a file that is
+// not an archive of JSON-lines records.
+var ErrNotArchive = errors.New("not an archive of dlq records")
+
+// CheckArchive reads an existing file before Archive appends to it (issue
+// 30): every line that a newline ends must be blank or a record, decoded as
+// ReadArchive decodes it, else it returns ErrNotArchive (wrapped, naming
+// name and the line) and the file must not be touched. A last line without
+// a newline is what a run killed while writing leaves (never synced, so its
+// message was never removed): when it follows at least one record and
+// starts with '{' it returns unfinished true and keep, the offset of that
+// line, where the file should be cut before appending; otherwise such a
+// line is ErrNotArchive too. A blank last line is kept. Errors reading r
+// are returned wrapped.
+func CheckArchive(r io.Reader, name string) (keep int64, unfinished bool, err error) {
+	records := 0
+	err = archiveLines(r, name, func(l archiveLine) error {
+		if !l.finished {
+			if records > 0 && l.text[0] == '{' {
+				keep, unfinished = l.start, true
+				return nil
+			}
+			return fmt.Errorf("%s:%d: %w: its last line has no newline and does not follow a record", name, l.n, ErrNotArchive)
+		}
+		if _, err := l.decode(name); err != nil {
+			return fmt.Errorf("%w (%w)", err, ErrNotArchive)
+		}
+		records++
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return keep, unfinished, nil
+}
+
+// archiveLine is one non-blank line of an archive.
+type archiveLine struct {
+	// n is its number, from 1.
+	n int
+	// text is the line without its line end.
+	text []byte
+	// start is its offset in bytes from the start of the file.
+	start int64
+	// finished reports whether a newline ends it.
+	finished bool
+}
+
+// decode reads the line as ReadArchive does: message.UnmarshalRecordJSON,
+// an error naming name and the line number.
+func (l archiveLine) decode(name string) (*message.Message, error) {
+	m, err := message.UnmarshalRecordJSON(l.text)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, l.n, err)
+	}
+	return m, nil
+}
+
+// archiveLines calls fn with each non-blank line of r, in order, and stops
+// at fn's first error; a line may be up to 64 MiB long.
+func archiveLines(r io.Reader, name string, fn func(archiveLine) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
-	var out []*message.Message
+	var (
+		off, start int64
+		finished   bool
+	)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		advance, token, err := bufio.ScanLines(data, atEOF)
+		if advance > 0 {
+			start, off = off, off+int64(advance)
+			finished = data[advance-1] == '\n'
+		}
+		return advance, token, err
+	})
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		m, err := message.UnmarshalRecordJSON(line)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		if err := fn(archiveLine{n: n, text: line, start: start, finished: finished}); err != nil {
+			return err
 		}
-		out = append(out, m)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	return out, nil
+	return nil
 }
 
 // RestoreSummary is the end of a restore.

@@ -92,10 +92,55 @@ func (h *EditHeaders) fields() map[string]*string {
 	}
 }
 
+// ErrNotSettable is returned (wrapped) by CheckSetKey for a key
+// `dlq edit --set` must not set: the replay's own bag keys, the rejection
+// metadata and the header fields that are not strings (issue 30).
+var ErrNotSettable = errors.New("cannot be set with --set")
+
+// headerNotSettable are the header fields of a record (message.Record) an
+// edit does not take as strings, each with what sets it instead.
+var headerNotSettable = map[string]string{
+	"id":           "the copy keeps the message id; --new-id gives it a new one",
+	"topic":        "the destination is replay's: --to, else the originalTopic",
+	"handledCount": "the copy's handled count is 0; --keep-count keeps the dead-lettered one",
+	"timestamp":    "the copy keeps the message's timestamp",
+	"delayMs":      "a replay publishes without a delay",
+}
+
+// CheckSetKey reports whether `dlq edit --set key=...` may set key: an
+// error wrapping ErrNotSettable, saying why and which flag sets it, for
+// the bag keys the replay writes itself (replayedFrom, replayedAt,
+// editedAt, ...), the rejection metadata a replay strips
+// (message.RejectionKeys and the pump's RejectionReason text) and the
+// header fields that are not strings (id, topic, handledCount, timestamp,
+// delayMs); keys are compared without case. nil for a header field
+// EditHeaders takes or any other bag key.
+func CheckSetKey(key string) error {
+	for f, why := range headerNotSettable {
+		if strings.EqualFold(f, key) {
+			return fmt.Errorf("%s %w: %s", redact.Quote(key), ErrNotSettable, why)
+		}
+	}
+	if _, ok := (&EditHeaders{}).fields()[key]; ok {
+		return nil
+	}
+	for _, k := range replayKeys {
+		if strings.EqualFold(k, key) {
+			return fmt.Errorf("%s %w: it is written by the replay itself", redact.Quote(key), ErrNotSettable)
+		}
+	}
+	for _, k := range append(message.RejectionKeys[:], message.KeyPumpRejectionReason) {
+		if strings.EqualFold(k, key) {
+			return fmt.Errorf("%s %w: it is rejection metadata, which a replay strips (the consumer that rejects the copy again writes its own)", redact.Quote(key), ErrNotSettable)
+		}
+	}
+	return nil
+}
+
 // Set sets key to value (`dlq edit --set key=value`): a header field when
 // key names one (messageType, correlationId, contentType, ...), else the
-// bag entry key (a string). It refuses an empty key and the bag keys the
-// replay writes itself (replayedFrom, replayedAt, editedAt, ...).
+// bag entry key (a string). It refuses an empty key and what CheckSetKey
+// refuses.
 func (h *EditHeaders) Set(key, value string) error {
 	if key == "" {
 		return errors.New("an empty key: give key=value")
@@ -104,10 +149,8 @@ func (h *EditHeaders) Set(key, value string) error {
 		*f = value
 		return nil
 	}
-	for _, k := range replayKeys {
-		if strings.EqualFold(k, key) {
-			return fmt.Errorf("%s is written by the replay itself", redact.Quote(key))
-		}
+	if err := CheckSetKey(key); err != nil {
+		return err
 	}
 	if h.Bag == nil {
 		h.Bag = message.Bag{}

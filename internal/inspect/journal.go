@@ -204,19 +204,30 @@ func (j *FileJournal) write(kind string, rids []string) error {
 	return nil
 }
 
-// Close closes the file and deletes it when nothing is left to resume (no
-// copy accepted whose message was not removed, none in flight) and keep is
-// false (a run that stopped early keeps its journal).
-func (j *FileJournal) Close(keep bool) error {
+// Close closes the file and deletes it when keep is false (the run was not
+// interrupted and nothing failed) and nothing is left to resume: no copy
+// recorded sent whose message is not recorded removed (Pending). Entries
+// recorded sending and never sent (a publish in flight at a crash, or one
+// that failed) do not keep it: a later run publishes such a message again
+// whether or not the journal names it, as long as it is still in the
+// dead-letter destination, so the entry changes nothing (issue 30: a
+// failed publish kept the default journal forever). With drained (the run
+// read the whole dead-letter destination, no filter, until it was empty)
+// entries recorded sent are not left to resume either: their messages were
+// not there to read, so they were removed by a run killed before it
+// recorded so (a message a killed run still held invisible is published
+// again by a later run: a duplicate, never a loss). It reports whether the
+// file was deleted; errors name the path.
+func (j *FileJournal) Close(keep, drained bool) (removed bool, err error) {
 	j.mu.Lock()
-	remove := !keep && len(j.sent) == 0 && len(j.inFlight) == 0
+	remove := !keep && (len(j.sent) == 0 || drained)
 	j.mu.Unlock()
-	err := j.f.Close()
+	err = j.f.Close()
 	if remove {
 		err = errors.Join(err, os.Remove(j.path))
 	}
 	if err != nil {
-		return fmt.Errorf("replay journal %s: %w", j.path, err)
+		return false, fmt.Errorf("replay journal %s: %w", j.path, err)
 	}
-	return nil
+	return remove, nil
 }
