@@ -276,7 +276,14 @@ func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, 
 		n, cerr := inspect.Count(ctx, src, f)
 		return triage.Result{Done: n, Summary: fmt.Sprintf("would archive %d to %s", n, a.o.archiveFile)}, errors.Join(cerr, closeSrc())
 	}
-	fh, err := os.OpenFile(a.o.archiveFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// As dlq archive: a file that is not an archive is refused untouched,
+	// a killed archive's unfinished last line is cut (checkArchiveFile).
+	af, err := checkArchiveFile(a.o.archiveFile)
+	if err != nil {
+		_ = closeSrc()
+		return triage.Result{}, err
+	}
+	fh, err := af.open(a.o.archiveFile, a.logger)
 	if err != nil {
 		_ = closeSrc()
 		return triage.Result{}, err

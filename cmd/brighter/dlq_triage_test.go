@@ -112,6 +112,21 @@ func TestDLQTriageActions_EveryTransport_Issue30(t *testing.T) {
 			if !strings.Contains(audit, `"body":"{\"edited\":true}"`) || !strings.Contains(audit, `"originalBodySha256":"`) {
 				t.Errorf("no edited copy at %s:\n%s", c.audit, audit)
 			}
+			// A file that is not an archive is refused untouched, as dlq
+			// archive refuses it; the message stays.
+			notArchive := "# notes\nnot an archive\n"
+			if err := os.WriteFile(archive, []byte(notArchive), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Archive(ctx, []string{"forged-" + run}, false, progress); err == nil {
+				t.Fatal("archive into a file that is not an archive: no error")
+			}
+			if data, _ := os.ReadFile(archive); string(data) != notArchive {
+				t.Fatalf("the refused file changed: %q", data)
+			}
+			if err := os.Remove(archive); err != nil {
+				t.Fatal(err)
+			}
 			if res, err := a.Archive(ctx, []string{"forged-" + run}, false, progress); err != nil || res.Done != 1 {
 				t.Fatalf("archive: %+v %v", res, err)
 			}
