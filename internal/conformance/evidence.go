@@ -73,6 +73,20 @@ func discards(rec *RecordingConsumer, id string) int {
 // lease-extension-to-cap fail that way on SQS), and the failure says so.
 func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 	t.Helper()
+	if lost := awaitFinalOrLost(t, timeout, what, e); lost != "" {
+		t.Fatal(lost)
+	}
+}
+
+// awaitFinalOrLost is AwaitFinal that returns, instead of failing t, the
+// "emulator lost it" failure when every message without its final place
+// is one the broker stopped delivering (and brighter never settled): a row
+// that may run again on a broker known to drop messages (RedeliveryDropper)
+// reads that attempt as inconclusive. It returns "" once every message
+// reached its final place; a message delivered Want times or settled by
+// brighter without reaching it fails t at once (brighter's bug).
+func awaitFinalOrLost(t testing.TB, timeout time.Duration, what string, e Evidence) string {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		missing := 0
@@ -82,7 +96,7 @@ func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 			}
 		}
 		if missing == 0 {
-			return
+			return ""
 		}
 		if time.Now().After(deadline) {
 			break
@@ -104,17 +118,46 @@ func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 			stuck = append(stuck, fmt.Sprintf("%s (delivered %d times, settled %d times by brighter)", id, n, settled))
 		}
 	}
-	if len(lost) > 0 {
-		t.Errorf("emulator lost it: the broker stopped redelivering %s within %s though nothing settled it, and %s never came: "+
-			"Google's Pub/Sub emulator drops nacked messages under load (local-brokers.md §2c); the cell fails rather than pass on a dropped message. "+
-			"On a broker that does not drop messages (SQS, RocketMQ), or when it recurs on Pub/Sub, read it as brighter's: a message kept leased "+
-			"(extended past its budget's deliveries) or settled where the recording consumer cannot see it (inside a rejection)",
-			strings.Join(lost, ", "), timeout, what)
-	}
 	if len(stuck) > 0 {
 		t.Errorf("timed out after %s: %s: no evidence for %s", timeout, what, strings.Join(stuck, ", "))
+		if len(lost) > 0 {
+			t.Errorf("%s", emulatorLost(lost, timeout, what))
+		}
+		t.FailNow()
 	}
-	t.FailNow()
+	return emulatorLost(lost, timeout, what)
+}
+
+// emulatorLost is the failure of a row whose messages lost were not
+// delivered again within timeout.
+func emulatorLost(lost []string, timeout time.Duration, what string) string {
+	return fmt.Sprintf("emulator lost it: the broker stopped redelivering %s within %s though nothing settled it, and %s never came: "+
+		"Google's Pub/Sub emulator drops nacked messages under load (local-brokers.md §2c); the cell fails rather than pass on a dropped message. "+
+		"On a broker that does not drop messages (SQS, RocketMQ), or when it recurs on Pub/Sub, read it as brighter's: a message kept leased "+
+		"(extended past its budget's deliveries) or settled where the recording consumer cannot see it (inside a rejection)",
+		strings.Join(lost, ", "), timeout, what)
+}
+
+// RedeliveryDropper is a Fixture whose broker is known to stop redelivering
+// a message it still holds (Google's Pub/Sub emulator, local-brokers.md
+// §2c). A row may run such a cell again, on a fresh channel, when an
+// attempt ends with "emulator lost it" (awaitFinalOrLost), at most
+// DropperAttempts times; it never passes on an attempt that lost a message.
+type RedeliveryDropper interface {
+	// DropsRedeliveries reports whether the broker may drop a message.
+	DropsRedeliveries() bool
+}
+
+// DropperAttempts bounds the attempts of a cell on a RedeliveryDropper.
+const DropperAttempts = 3
+
+// attemptsFor returns how many attempts a retrying row makes on f: 1,
+// or DropperAttempts on a RedeliveryDropper.
+func attemptsFor(f Fixture) int {
+	if d, ok := f.(RedeliveryDropper); ok && d.DropsRedeliveries() {
+		return DropperAttempts
+	}
+	return 1
 }
 
 // awaitScenario is AwaitFinal for a scenario's one message, its deliveries

@@ -82,6 +82,11 @@ func (f *pubsubFixture) Transport() string     { return "Pub/Sub" }
 func (f *pubsubFixture) Configuration() string { return f.config }
 func (f *pubsubFixture) Ordered() bool         { return f.ordering }
 
+// DropsRedeliveries is true: Google's emulator stops redelivering a
+// message it still holds (local-brokers.md §2c), so a row that retries
+// such an attempt (RedeliveryDropper) may run again.
+func (f *pubsubFixture) DropsRedeliveries() bool { return true }
+
 // Deferred defers AC-43 in the ordering configurations (an emulator gap,
 // issue 15) and AC-9: its native limit of 3 is below Pub/Sub's minimum
 // maxDeliveryAttempts of 5. The emulator would accept 3, but a cell proven

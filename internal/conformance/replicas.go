@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,8 +81,38 @@ func (r *replicaTally) total() int {
 // three pumps (the broker's delivery count carries the budget from one
 // replica to the next, a lease lapse included), rejected once, and has one
 // dead-letter copy. Nothing is handled again for a quiet window after.
+//
+// On a broker that drops messages (RedeliveryDropper: Google's emulator
+// gave every message a killed stream held to nobody, twice in five stress
+// runs) an attempt that ends with "emulator lost it" is inconclusive and
+// the row runs again on a fresh channel, at most DropperAttempts times;
+// it passes only on an attempt with every message at its final place.
 func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, "I12-3", f, v, func(t *testing.T) {
+		attempts := attemptsFor(f)
+		var lost []string
+		for a := 1; a <= attempts; a++ {
+			why := replicasAttempt(t, f, v)
+			if why == "" {
+				if len(lost) > 0 {
+					t.Logf("passed on attempt %d of %d; before it: %s", a, attempts, strings.Join(lost, "; "))
+				}
+				return
+			}
+			lost = append(lost, fmt.Sprintf("attempt %d: %s", a, why))
+			t.Logf("attempt %d of %d inconclusive: %s", a, attempts, why)
+		}
+		t.Fatalf("every attempt lost a message (%d): %s", attempts, strings.Join(lost, "; "))
+	})
+}
+
+// replicasAttempt runs I12-3 once on a fresh channel of f. It returns ""
+// when every message reached its final place and the row's checks ran, or
+// the "emulator lost it" failure of an attempt whose messages the broker
+// stopped delivering; any other failure fails t.
+func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
+	t.Helper()
+	{
 		const acks, budget = 4, 3
 		logger, _ := NewLogger()
 		// conformanceLease, not shortLease: the hung victim keeps its lease
@@ -175,7 +206,11 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		// the cores (make test-stress, 2026-12-04) the emulator took over
 		// 2m5s to give a killed stream's message back (Stream/reactor:
 		// delivered once, to the victim, then to nobody within the bound).
-		wait := 2 * (waitLong + time.Duration(budget+1)*ch.RedeliveryBound())
+		// A loss is retried on a RedeliveryDropper, so no doubling there.
+		wait := waitLong + time.Duration(budget+1)*ch.RedeliveryBound()
+		if attemptsFor(f) == 1 {
+			wait *= 2
+		}
 		// Positive evidence only (issue 31): each message acknowledged, the
 		// deferring one's rejection routed; a message the broker stopped
 		// redelivering fails the cell as lost by the emulator.
@@ -187,9 +222,26 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			return n
 		}
 		end := time.Now().Add(wait)
-		AwaitFinal(t, wait, "every message acknowledged", Evidence{IDs: ackIDs, Want: 1, Delivered: delivered,
-			Final: func(id string) bool { return acked(id) > 0 }})
-		AwaitFinal(t, max(time.Until(end), time.Second), "the deferring message's rejection routed", Evidence{IDs: []string{poison}, Want: budget, Delivered: delivered,
+		// An acknowledging message the victim held unacknowledged must be
+		// delivered to a live replica: one no live replica ever got, that
+		// nobody acknowledged, the broker did not give back (lost).
+		liveDelivered := func(id string) int {
+			n := 0
+			for _, r := range live {
+				n += len(recs[r].Counts(id))
+			}
+			return n
+		}
+		stop := func() {
+			survivor.Quit(t)
+			restarted.Quit(t)
+		}
+		if lost := awaitFinalOrLost(t, wait, "every message acknowledged", Evidence{IDs: ackIDs, Want: 1, Delivered: liveDelivered,
+			Settled: acked, Final: func(id string) bool { return acked(id) > 0 }}); lost != "" {
+			stop()
+			return lost
+		}
+		if lost := awaitFinalOrLost(t, max(time.Until(end), time.Second), "the deferring message's rejection routed", Evidence{IDs: []string{poison}, Want: budget, Delivered: delivered,
 			Final: func(string) bool {
 				for _, rj := range rejects() {
 					if rj.Result.Err == nil && !rj.Result.Released {
@@ -197,7 +249,10 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 					}
 				}
 				return false
-			}})
+			}}); lost != "" {
+			stop()
+			return lost
+		}
 		t.Logf("every message settled %s after the kill", time.Since(killed).Round(time.Millisecond))
 		n := tally.total()
 		Stays(t, quietWindow(ch), "a message handled again after every message was settled", func() bool { return tally.total() == n })
@@ -250,7 +305,8 @@ func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 				t.Errorf("acknowledged %s is on the dead-letter queue", id)
 			}
 		}
-	})
+	}
+	return ""
 }
 
 // init registers issue 12's scale-out row after the other lease rows.
