@@ -100,7 +100,33 @@ func TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12(t *testing.T) {
 		}
 		t.Run(name+"/"+c.variant, func(t *testing.T) {
 			t.Parallel()
-			scaleOut(t, c, channel)
+			// Google's emulator may stop redelivering the deferred poison
+			// message (local-brokers.md §2c): such an attempt is
+			// inconclusive and runs again on a channel of its own, at
+			// most scaleOutDropperAttempts times; it never passes.
+			attempts := 1
+			if c.name == "gcp" {
+				attempts = scaleOutDropperAttempts
+			}
+			var lost []string
+			for a := 1; a <= attempts; a++ {
+				cc, ch := c, channel
+				if a > 1 {
+					ch = fmt.Sprintf("%s-a%d", channel, a)
+					cc.settings = strings.ReplaceAll(c.settings, channel, ch)
+					cc.source = strings.ReplaceAll(c.source, channel, ch)
+				}
+				why := scaleOut(t, cc, ch)
+				if why == "" {
+					if len(lost) > 0 {
+						t.Logf("passed on attempt %d; before it: %s", a, strings.Join(lost, "; "))
+					}
+					return
+				}
+				lost = append(lost, fmt.Sprintf("attempt %d: %s", a, why))
+				t.Logf("attempt %d of %d inconclusive: %s", a, attempts, why)
+			}
+			t.Fatalf("every attempt lost the poison message: %s", strings.Join(lost, "; "))
 		})
 	}
 }
@@ -112,7 +138,16 @@ func gcpScaleOut(mode, channel string) string {
 		"      deadLetterPolicy: {topic: " + channel + "-native, maxDeliveryAttempts: 10, publisherMember: serviceAccount:test@example.iam.gserviceaccount.com}\n"
 }
 
-func scaleOut(t *testing.T, c scaleOutCase, channel string) {
+// scaleOutDropperAttempts bounds the attempts of a Pub/Sub scale-out case.
+const scaleOutDropperAttempts = 3
+
+// scaleOut runs one attempt of a scale-out case on channel. It returns ""
+// when every check ran, or why the attempt is inconclusive: on Pub/Sub, the
+// deferred poison message handled fewer times than its budget, never
+// rejected, and not handed out again within a minute (Google's emulator
+// dropped it). Any other failure fails t.
+func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "brighter.yaml")
 	yaml := fmt.Sprintf(`connections:
@@ -194,6 +229,24 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 			}
 		}
 	})
+	if c.name == "gcp" {
+		// Wait as waitFor does, but tell the emulator's drop apart.
+		deadline := time.Now().Add(time.Minute)
+		for rejected() == 0 && time.Now().Before(deadline) {
+			for _, p := range []*consumeProc{survivor, replacement} {
+				if p.gone() {
+					t.Fatalf("waiting for the poison message rejected: consume exited (%v); stderr:\n%s", p.err, p.stderr.String())
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n := calls(poison); rejected() == 0 && n < scaleOutBudget {
+			survivor.stop(t)
+			replacement.stop(t)
+			return fmt.Sprintf("the poison message was handled %d times of its budget of %d, never rejected and not handed out again within a minute: "+
+				"Google's emulator stops redelivering nacked messages under load (local-brokers.md §2c)", n, scaleOutBudget)
+		}
+	}
 	waitFor(t, time.Minute, "the poison message rejected", func() bool { return rejected() > 0 }, survivor, replacement)
 	survivor.stop(t)
 	replacement.stop(t)
@@ -225,6 +278,7 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) {
 	if src := peekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...); len(src) != 0 {
 		t.Errorf("the source still holds %v", src)
 	}
+	return ""
 }
 
 // spentByBroker reports whether one of procs rejected the poison message
