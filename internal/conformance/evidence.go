@@ -74,7 +74,8 @@ func discards(rec *RecordingConsumer, id string) int {
 func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 	t.Helper()
 	if lost := awaitFinalOrLost(t, timeout, what, e); lost != "" {
-		t.Fatal(lost)
+		t.Errorf("%s", lost)
+		t.FailNow()
 	}
 }
 
