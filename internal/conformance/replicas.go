@@ -114,7 +114,7 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	t.Helper()
 	{
 		const acks, budget = 4, 3
-		logger, _ := NewLogger()
+		logger, logs := NewLogger()
 		// conformanceLease, not shortLease: the hung victim keeps its lease
 		// by extensions at half of it, which need room on a loaded machine
 		// (issue 33).
@@ -126,6 +126,34 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 			ackIDs = append(ackIDs, fmt.Sprintf("%s-%d", base, i))
 		}
 		tally := &replicaTally{}
+		recs := map[string]*RecordingConsumer{}
+		// On failure, say where each message went: per replica its
+		// deliveries (the counts presented), handler runs and
+		// acknowledgements, and the pumps' log lines that name it.
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			for _, id := range append([]string{poison}, ackIDs...) {
+				var by []string
+				for _, r := range []string{"victim", "survivor", "restarted"} {
+					if rec := recs[r]; rec != nil {
+						by = append(by, fmt.Sprintf("%s: delivered %v, handled %d, acknowledged %d", r, rec.Counts(id), tally.of(r, id), rec.Acks(id)))
+					}
+				}
+				t.Logf("%s: %s", id, strings.Join(by, "; "))
+			}
+			var lines []string
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, base) {
+					lines = append(lines, line)
+				}
+			}
+			if len(lines) > 200 {
+				lines = lines[len(lines)-200:]
+			}
+			t.Logf("the pumps' log lines naming the row's messages (the last %d):\n%s", len(lines), strings.Join(lines, "\n"))
+		})
 		var hung atomic.Bool // true once the victim's handler hangs on the deferring message
 		handler := func(replica string) pump.Handler {
 			return func(ctx context.Context, m *message.Message) pump.Result {
@@ -144,7 +172,6 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		opts := pumpOptions(v, budget)
 		late := &lateLeases{}
 		late.explainOnFailure(t, conformanceLease)
-		recs := map[string]*RecordingConsumer{}
 		sever, lossyAcks := func() {}, false
 		start := func(replica string) *Running {
 			c := ch.Consumer
