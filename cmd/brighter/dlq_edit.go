@@ -340,6 +340,14 @@ func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect
 		if err != nil {
 			return e, fmt.Errorf("read the edited headers: %w", err)
 		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return e, fmt.Errorf("the headers are not valid YAML: %w", err)
+		}
+		// What --set refuses, the YAML may not put into the copy either.
+		if err := inspect.CheckEditedHeaders(m, h); err != nil {
+			return e, fmt.Errorf("the edited headers: %w", err)
+		}
 		h = inspect.EditHeaders{}
 		if err := yaml.Unmarshal(doc, &h); err != nil {
 			return e, fmt.Errorf("the headers are not valid YAML: %w", err)
