@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// TestDLQTriage_TmuxEndToEnd_PubSub_Issue30: the console driven in a real
+// terminal (tmux, 80x24, NO_COLOR) on Google's Pub/Sub emulator: open,
+// filter a failure group, open a message, edit it (EDITOR a script that
+// rewrites the body) and replay the edited copy to a topic, archive the
+// other message of the group, quit; then the subscriptions and the archive
+// file are checked from outside with dlq peek. The message of the other
+// group is never touched and must still be in the dead-letter
+// subscription: it is there so that "a1 and a2 left the DLQ" cannot pass
+// because the emulator stopped redelivering nacked messages
+// (local-brokers.md §2c): such a drop loses b1 too and fails the test.
+func TestDLQTriage_TmuxEndToEnd_PubSub_Issue30(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	client, ps := gcptest.Start(t, "triagetmux", nil, gcp.Connect)
+	run := fmt.Sprintf("tg%d", time.Now().UnixNano()%1e9)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	topic := func(n string) string { return "projects/" + ps.Project + "/topics/" + n }
+	sub := func(n string) string { return "projects/" + ps.Project + "/subscriptions/" + n }
+	// the dead-letter topic and its subscription; the destination topic
+	// with one subscription (no fan-out)
+	for _, n := range []string{"dlq", "dest"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub(n), Topic: topic(n), AckDeadlineSeconds: 60}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := gcp.NewProducer(client, gcp.ProducerOptions{})
+	now := time.Now()
+	for _, s := range []struct {
+		id, why string
+		at      time.Duration
+	}{
+		{"a1-" + run, "timeout calling payments after 30s", -time.Hour},
+		{"a2-" + run, "timeout calling payments after 31s", -time.Minute},
+		{"b1-" + run, "order has no customer", -2 * time.Hour},
+	} {
+		m := message.New(s.id, "orders", message.MTCommand, []byte(`{"orderId":"`+s.id+`"}`))
+		if err := p.Send(ctx, message.Stamp(m, "dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: s.why}, now.Add(s.at))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := t.TempDir()
+	editor := filepath.Join(dir, "fix.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '{\"fixed\":true}' > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "archive.jsonl")
+	exitFile := filepath.Join(dir, "exit")
+	command := fmt.Sprintf("%s dlq triage pubsub://%s --to pubsub://%s --endpoint %s --archive-file %s --visibility 30s; echo $? > %s",
+		crashBin(t), sub("dlq"), topic("dest"), ps.Addr, archive, exitFile)
+	s := startTriage(t, run, command, []string{"NO_COLOR=1", "EDITOR=" + editor})
+	s.editThenArchive(run, "order has no customer")
+	s.keys(true, "q")
+	s.awaitExit(exitFile)
+
+	// from outside: the DLQ holds b1 only, the destination the edited a2,
+	// the archive a1
+	peek := func(name string) string {
+		cmd := exec.Command(crashBin(t), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
+		cmd.Env = scaleOutEnv()
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("peek %s: %v", name, err)
+		}
+		return string(out)
+	}
+	if ids := crashIDs(t, []byte(peek("dlq"))); len(ids) != 1 || ids["b1-"+run] != 1 {
+		t.Errorf("the DLQ holds %v, want b1 only (b1 missing: the emulator stopped redelivering it, local-brokers.md §2c)", ids)
+	}
+	at := peek("dest")
+	if ids := crashIDs(t, []byte(at)); len(ids) != 1 || ids["a2-"+run] != 1 {
+		t.Errorf("the destination holds %v, want the edited a2", ids)
+	}
+	for l := range strings.SplitSeq(at, "\n") {
+		if strings.Contains(l, `"id":"a2-`+run+`"`) && (!strings.Contains(l, `"body":"{\"fixed\":true}"`) || !strings.Contains(l, `"originalBodySha256":"`) || !strings.Contains(l, `"editedAt":"`)) {
+			t.Errorf("a2 at the destination is not the edited copy: %s", l)
+		}
+	}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
+		t.Errorf("the archive holds %v, want a1", ids)
+	}
+}
