@@ -49,37 +49,11 @@ func TestDLQTriage_TmuxEndToEnd_PubSub_Issue30(t *testing.T) {
 		}
 	}
 	p := gcp.NewProducer(client, gcp.ProducerOptions{})
-	now := time.Now()
-	for _, s := range []struct {
-		id, why string
-		at      time.Duration
-	}{
-		{"a1-" + run, "timeout calling payments after 30s", -time.Hour},
-		{"a2-" + run, "timeout calling payments after 31s", -time.Minute},
-		{"b1-" + run, "order has no customer", -2 * time.Hour},
-	} {
-		m := message.New(s.id, "orders", message.MTCommand, []byte(`{"orderId":"`+s.id+`"}`))
-		if err := p.Send(ctx, message.Stamp(m, "dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: s.why}, now.Add(s.at))); err != nil {
+	for _, m := range triageMessages(run, "orders", "dlq") {
+		if err := p.Send(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-
-	dir := t.TempDir()
-	editor := filepath.Join(dir, "fix.sh")
-	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '{\"fixed\":true}' > \"$1\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	archive := filepath.Join(dir, "archive.jsonl")
-	exitFile := filepath.Join(dir, "exit")
-	command := fmt.Sprintf("%s dlq triage pubsub://%s --to pubsub://%s --endpoint %s --archive-file %s --visibility 30s; echo $? > %s",
-		crashBin(t), sub("dlq"), topic("dest"), ps.Addr, archive, exitFile)
-	s := startTriage(t, run, command, []string{"NO_COLOR=1", "EDITOR=" + editor})
-	s.editThenArchive(run, "order has no customer")
-	s.keys(true, "q")
-	s.awaitExit(exitFile)
-
-	// from outside: the DLQ holds b1 only, the destination the edited a2,
-	// the archive a1
 	peek := func(name string) string {
 		cmd := exec.Command(crashBin(t), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
 		cmd.Env = scaleOutEnv()
@@ -89,10 +63,37 @@ func TestDLQTriage_TmuxEndToEnd_PubSub_Issue30(t *testing.T) {
 		}
 		return string(out)
 	}
-	if ids := crashIDs(t, []byte(peek("dlq"))); len(ids) != 1 || ids["b1-"+run] != 1 {
-		t.Errorf("the DLQ holds %v, want b1 only (b1 missing: the emulator stopped redelivering it, local-brokers.md §2c)", ids)
+	triageEditArchiveQuit(t, run, fmt.Sprintf("pubsub://%s --to pubsub://%s --endpoint %s", sub("dlq"), topic("dest"), ps.Addr),
+		[]string{"NO_COLOR=1"}, func() string { return peek("dlq") }, func() string { return peek("dest") })
+}
+
+// triageEditArchiveQuit runs dlq triage ARGS (the dead-letter destination,
+// --to and the connection flags) in tmux with env, on a dead-letter
+// destination holding a1-run and a2-run (rejected with "timeout calling
+// payments after ...") and b1-run ("order has no customer"); it edits and
+// replays a2, archives a1 and quits (editThenArchive), then checks from
+// outside: peekDLQ must show b1 only (an untouched canary: a broker that
+// stopped redelivering would lose it), peekDest the edited a2 only (its
+// new body, editedAt, originalBodySha256) and the archive file a1 only.
+func triageEditArchiveQuit(t *testing.T, run, args string, env []string, peekDLQ, peekDest func() string) {
+	t.Helper()
+	dir := t.TempDir()
+	editor := filepath.Join(dir, "fix.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '{\"fixed\":true}' > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	at := peek("dest")
+	archive := filepath.Join(dir, "archive.jsonl")
+	exitFile := filepath.Join(dir, "exit")
+	command := fmt.Sprintf("%s dlq triage %s --archive-file %s --visibility 30s; echo $? > %s", crashBin(t), args, archive, exitFile)
+	s := startTriage(t, run, command, append(env, "EDITOR="+editor))
+	s.editThenArchive(run, "order has no customer")
+	s.keys(true, "q")
+	s.awaitExit(exitFile)
+
+	if ids := crashIDs(t, []byte(peekDLQ())); len(ids) != 1 || ids["b1-"+run] != 1 {
+		t.Errorf("the DLQ holds %v, want b1 only (b1 missing: the broker stopped redelivering it)", ids)
+	}
+	at := peekDest()
 	if ids := crashIDs(t, []byte(at)); len(ids) != 1 || ids["a2-"+run] != 1 {
 		t.Errorf("the destination holds %v, want the edited a2", ids)
 	}
@@ -108,4 +109,25 @@ func TestDLQTriage_TmuxEndToEnd_PubSub_Issue30(t *testing.T) {
 	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
 		t.Errorf("the archive holds %v, want a1", ids)
 	}
+}
+
+// triageMessages are the dead letters triageEditArchiveQuit expects, as
+// brighter's routing stamps them into dlq from topic: a1-run and a2-run of
+// one failure group ("timeout calling payments after ..."; a2 the newer),
+// b1-run of another ("order has no customer").
+func triageMessages(run, topic, dlq string) []*message.Message {
+	now := time.Now()
+	var ms []*message.Message
+	for _, s := range []struct {
+		id, why string
+		at      time.Duration
+	}{
+		{"a1-" + run, "timeout calling payments after 30s", -time.Hour},
+		{"a2-" + run, "timeout calling payments after 31s", -time.Minute},
+		{"b1-" + run, "order has no customer", -2 * time.Hour},
+	} {
+		m := message.New(s.id, topic, message.MTCommand, []byte(`{"orderId":"`+s.id+`"}`))
+		ms = append(ms, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: s.why}, now.Add(s.at)))
+	}
+	return ms
 }
