@@ -55,6 +55,10 @@ timestamp and handled count are replay's (--new-id, --to, --keep-count).
 entry, after any editing: for scripts. It refuses (exit 2) the rejection
 metadata, the replay's own bag keys, and id, topic, handledCount,
 timestamp and delayMs (--new-id, --to, --keep-count set what can be).
+The YAML of --headers is checked the same way: a key --set refuses, a
+top-level key that is not a header field, or a value that is not a
+string (one the bag did not already hold) is refused (exit 2, the key
+named, nothing sent, the message left in place).
 
 A body whose content type is JSON must parse: on a terminal the editor
 is opened again (or the edit abandoned), otherwise the command exits 2
