@@ -97,11 +97,25 @@ func triageEditArchiveQuit(t *testing.T, run, args string, env []string, peekDLQ
 	if ids := crashIDs(t, []byte(at)); len(ids) != 1 || ids["a2-"+run] != 1 {
 		t.Errorf("the destination holds %v, want the edited a2", ids)
 	}
+	checkEditedA2(t, run, at)
+	checkArchiveA1(t, run, archive)
+}
+
+// checkEditedA2 fails t unless the edited copy of a2-run in at (dlq peek
+// -o json lines) has the body the test's editor wrote, editedAt and
+// originalBodySha256.
+func checkEditedA2(t *testing.T, run, at string) {
+	t.Helper()
 	for l := range strings.SplitSeq(at, "\n") {
 		if strings.Contains(l, `"id":"a2-`+run+`"`) && (!strings.Contains(l, `"body":"{\"fixed\":true}"`) || !strings.Contains(l, `"originalBodySha256":"`) || !strings.Contains(l, `"editedAt":"`)) {
 			t.Errorf("a2 at the destination is not the edited copy: %s", l)
 		}
 	}
+}
+
+// checkArchiveA1 fails t unless the archive file holds a1-run only.
+func checkArchiveA1(t *testing.T, run, archive string) {
+	t.Helper()
 	data, err := os.ReadFile(archive)
 	if err != nil {
 		t.Fatal(err)

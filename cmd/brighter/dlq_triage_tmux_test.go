@@ -13,7 +13,6 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/message"
 )
 
 // tmuxSession is a tmux server of its own (-L) running one command in an
@@ -173,17 +172,8 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 		}
 	}
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	now := time.Now()
-	for _, s := range []struct {
-		id, why string
-		at      time.Duration
-	}{
-		{"a1-" + run, "timeout calling payments after 30s", -time.Hour},
-		{"a2-" + run, "timeout calling payments after 31s", -time.Minute},
-		{"b1-" + run, "order has no customer", -2 * time.Hour},
-	} {
-		m := message.New(s.id, dest, message.MTCommand, []byte(`{"orderId":"`+s.id+`"}`))
-		if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: s.why}, now.Add(s.at))); err != nil {
+	for _, m := range triageMessages(run, dest, dlq) {
+		if err := p.Send(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -226,18 +216,8 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 	if ids := crashIDs(t, []byte(at)); len(ids) != 2 || ids["a2-"+run] != 1 || ids["b1-"+run] != 1 {
 		t.Errorf("the destination holds %v, want a2 (edited) and b1", ids)
 	}
-	for l := range strings.SplitSeq(at, "\n") {
-		if strings.Contains(l, `"id":"a2-`+run+`"`) && (!strings.Contains(l, `"body":"{\"fixed\":true}"`) || !strings.Contains(l, `"originalBodySha256":"`)) {
-			t.Errorf("a2 at the destination is not the edited copy: %s", l)
-		}
-	}
-	data, err := os.ReadFile(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
-		t.Errorf("the archive holds %v, want a1", ids)
-	}
+	checkEditedA2(t, run, at)
+	checkArchiveA1(t, run, archive)
 }
 
 // TestDLQTriage_TmuxMissingQueue_Issue30: on a terminal, a queue that does
