@@ -55,6 +55,10 @@ timestamp and handled count are replay's (--new-id, --to, --keep-count).
 entry, after any editing: for scripts. It refuses (exit 2) the rejection
 metadata, the replay's own bag keys, and id, topic, handledCount,
 timestamp and delayMs (--new-id, --to, --keep-count set what can be).
+The YAML of --headers is checked the same way: a key --set refuses, a
+top-level key that is not a header field, or a value that is not a
+string (one the bag did not already hold) is refused (exit 2, the key
+named, nothing sent, the message left in place).
 
 A body whose content type is JSON must parse: on a terminal the editor
 is opened again (or the edit abandoned), otherwise the command exits 2
@@ -339,6 +343,14 @@ func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect
 		doc, err := os.ReadFile(s.headersPath)
 		if err != nil {
 			return e, fmt.Errorf("read the edited headers: %w", err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return e, fmt.Errorf("the headers are not valid YAML: %w", err)
+		}
+		// What --set refuses, the YAML may not put into the copy either.
+		if err := inspect.CheckEditedHeaders(m, h); err != nil {
+			return e, fmt.Errorf("the edited headers: %w", err)
 		}
 		h = inspect.EditHeaders{}
 		if err := yaml.Unmarshal(doc, &h); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,65 @@ func TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30(t *testing.T) {
 	}
 	if got := crashDestIDs(t, dest, conn); got["c4"] != 1 {
 		t.Errorf("%s holds %v, want c4", dest, got)
+	}
+}
+
+// TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30: the
+// headers and bag an operator edits with dlq edit --headers are checked as
+// --set is: a rejection key, a key the replay writes, a header that is not
+// a string field, or a value that is not a string is refused (exit 2, the
+// key named, nothing sent) and the dead-lettered message is left as it was
+// (fauxqs); a clean edit then goes through.
+func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30(t *testing.T) {
+	t.Parallel()
+	dlq, dest, conn := crashQueue(t, 1)
+	dir := t.TempDir()
+	body := filepath.Join(dir, "fixed.json")
+	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	editor := func(name, headers string) string {
+		p := filepath.Join(dir, name)
+		script := "#!/bin/sh\ncase \"$1\" in\n*.yaml) printf '%s' '" + headers + "' > \"$1\" ;;\nesac\n"
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const head = "messageType: MT_COMMAND\ncontentType: application/json\n"
+	for i, tc := range []struct{ yaml, want string }{
+		{head + "bag:\n  rejectionReason: fixed\n", `bag key "rejectionReason" cannot be set by an edit: it is rejection metadata`},
+		{head + "bag:\n  originalTopic: elsewhere\n", `bag key "originalTopic" cannot be set by an edit: it is rejection metadata`},
+		{head + "bag:\n  replayedFrom: x\n", `bag key "replayedFrom" cannot be set by an edit: it is written by the replay itself`},
+		{head + "bag:\n  retries: 2\n", `bag key "retries" cannot be set by an edit with a number value`},
+		{head + "bag:\n  fix: {by: ops}\n", `bag key "fix" cannot be set by an edit with a mapping value`},
+		{head + "correlationId: 42\n", `header "correlationId" cannot be set by an edit with a number value`},
+		{head + "rejectionMessage: gone\n", `header "rejectionMessage" cannot be set by an edit: it is rejection metadata`},
+		{head + "handledCount: 0\n", `header "handledCount" cannot be set by an edit: the copy's handled count is 0; --keep-count`},
+	} {
+		cmd := crashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
+		cmd.Env = append(cmd.Env, "EDITOR="+editor(fmt.Sprintf("e%d.sh", i), tc.yaml))
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "nothing was sent") {
+			t.Errorf("%q: exit %d, want %d saying %s and that nothing was sent\n%s", tc.yaml, code, exitUsage, tc.want, out)
+		}
+	}
+	if left := crashDestIDs(t, dlq, conn); left["c0"] != 1 {
+		t.Errorf("the DLQ holds %v after the refusals, want c0", left)
+	}
+	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
+		t.Errorf("a refused edit reached %s: %v", dest, got)
+	}
+	cmd := crashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
+	cmd.Env = append(cmd.Env, "EDITOR="+editor("ok.sh", head+"bag:\n  fixedBy: ops\n"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a clean headers edit: %v\n%s", err, out)
+	}
+	out, err := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek %s: %v", dest, err)
+	}
+	if s := string(out); !strings.Contains(s, `"id":"c0"`) || !strings.Contains(s, `"fixedBy":"ops"`) || strings.Contains(s, "rejectionReason") {
+		t.Errorf("%s holds, after the clean edit:\n%s", dest, s)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/message"
 )
 
 // tmuxSession is a tmux server of its own (-L) running one command in an
@@ -65,6 +64,91 @@ func (s tmuxSession) awaitText(text string) string {
 	return s.await(fmt.Sprintf("%q", text), func(sc string) bool { return strings.Contains(sc, text) })
 }
 
+// startTriage starts command (a shell command line running dlq triage) in
+// a tmux server of its own, in an 80x24 window with env; the server is
+// killed when t ends.
+func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
+	t.Helper()
+	s := tmuxSession{t: t, socket: "brighter-triage-" + run}
+	args := []string{"new-session", "-d", "-s", "triage", "-x", "80", "-y", "24"}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	s.tmux(append(args, command)...)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	return s
+}
+
+// editThenArchive drives an open console whose dead-letter destination
+// holds a1-run and a2-run (one failure group, "timeout calling payments
+// ...") and a group whose sample message is other: it checks both groups
+// are shown within 80 columns, filters the timeout group, opens it, opens
+// a2, edits it ($EDITOR rewrites the body) and replays the edited copy,
+// archives a1, and returns when the console is back at the groups showing
+// other.
+func (s tmuxSession) editThenArchive(run, other string) {
+	s.t.Helper()
+	// open: two failure groups
+	sc := s.await("both groups", func(sc string) bool {
+		return strings.Contains(sc, "timeout calling payments") && strings.Contains(sc, other)
+	})
+	for _, l := range strings.Split(sc, "\n") {
+		if len([]rune(l)) > 80 {
+			s.t.Errorf("a line wider than 80 columns: %q", l)
+		}
+	}
+
+	// filter the timeout group, open it, open its newest message (a2)
+	s.keys(false, "/")
+	s.keys(true, "timeout")
+	s.keys(false, "Enter")
+	s.await("the filter", func(sc string) bool { return !strings.Contains(sc, other) })
+	s.keys(false, "Enter")
+	s.awaitText("a1-" + run)
+	s.keys(false, "Enter")
+	s.awaitText("message a2-" + run)
+
+	// edit it: the editor rewrites the body; replay the edited copy
+	s.keys(true, "e")
+	s.awaitText("Replay the edited message a2-" + run + " to ")
+	s.keys(true, "y")
+	s.awaitText("edit: replayed 1, skipped")
+
+	// archive the other message of the group (a1: back in the list)
+	s.await("a2 gone from the list", func(sc string) bool {
+		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
+	})
+	s.keys(true, "a")
+	s.awaitText("Archive 1 message (a1-" + run + ") to ")
+	s.keys(true, "y")
+	s.awaitText("archived 1 to")
+
+	// back at the groups (the timeout group is gone; opening it cleared
+	// the filter)
+	s.await("back at the groups", func(sc string) bool {
+		return !strings.Contains(sc, "a1-"+run) && strings.Contains(sc, other)
+	})
+}
+
+// awaitExit waits (at most 30 s) for the exit status the session's
+// command line writes to exitFile and fails unless it is 0.
+func (s tmuxSession) awaitExit(exitFile string) {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
+			if strings.TrimSpace(string(b)) != "0" {
+				s.t.Fatalf("triage exited %s", b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("triage did not exit after q; the screen:\n%s", s.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestDLQTriage_TmuxEndToEnd_Issue30: the console driven in a real
 // terminal (tmux, 80x24, NO_COLOR) on fauxqs: open, filter a failure group,
 // open a message, edit it (EDITOR a script that rewrites the body) and
@@ -88,17 +172,8 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 		}
 	}
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	now := time.Now()
-	for _, s := range []struct {
-		id, why string
-		at      time.Duration
-	}{
-		{"a1-" + run, "timeout calling payments after 30s", -time.Hour},
-		{"a2-" + run, "timeout calling payments after 31s", -time.Minute},
-		{"b1-" + run, "order has no customer", -2 * time.Hour},
-	} {
-		m := message.New(s.id, dest, message.MTCommand, []byte(`{"orderId":"`+s.id+`"}`))
-		if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: s.why}, now.Add(s.at))); err != nil {
+	for _, m := range triageMessages(run, dest, dlq) {
+		if err := p.Send(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,73 +188,17 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 	conn := []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --archive-file %s --visibility 30s %s; echo $? > %s",
 		crashBin(t), dlq, dest, archive, strings.Join(conn, " "), exitFile)
-	s := tmuxSession{t: t, socket: "brighter-triage-" + run}
 	env := []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "EDITOR=" + editor}
-	args := []string{"new-session", "-d", "-s", "triage", "-x", "80", "-y", "24"}
-	for _, e := range env {
-		args = append(args, "-e", e)
-	}
-	s.tmux(append(args, command)...)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	s := startTriage(t, run, command, env)
 
-	// open: two failure groups
-	sc := s.await("both groups", func(sc string) bool {
-		return strings.Contains(sc, "timeout calling payments") && strings.Contains(sc, "order has no customer")
-	})
-	for _, l := range strings.Split(sc, "\n") {
-		if len([]rune(l)) > 80 {
-			t.Errorf("a line wider than 80 columns: %q", l)
-		}
-	}
-
-	// filter the timeout group, open it, open its newest message (a2)
-	s.keys(false, "/")
-	s.keys(true, "timeout")
-	s.keys(false, "Enter")
-	s.await("the filter", func(sc string) bool { return !strings.Contains(sc, "no customer") })
-	s.keys(false, "Enter")
-	s.awaitText("a1-" + run)
-	s.keys(false, "Enter")
-	s.awaitText("message a2-" + run)
-
-	// edit it: the editor rewrites the body; replay the edited copy
-	s.keys(true, "e")
-	s.awaitText("Replay the edited message a2-" + run + " to ")
-	s.keys(true, "y")
-	s.awaitText("edit: replayed 1, skipped")
-
-	// archive the other message of the group (a1: back in the list)
-	s.await("a2 gone from the list", func(sc string) bool {
-		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
-	})
-	s.keys(true, "a")
-	s.awaitText("Archive 1 message (a1-" + run + ") to ")
-	s.keys(true, "y")
-	s.awaitText("archived 1 to")
-
-	// back at the groups (the timeout group is gone; opening it cleared
-	// the filter), replay the other group with R
-	s.await("back at the groups", func(sc string) bool {
-		return !strings.Contains(sc, "a1-"+run) && strings.Contains(sc, "order has no customer")
-	})
+	s.editThenArchive(run, "order has no customer")
+	// replay the other group with R
 	s.keys(true, "R")
 	s.awaitText("Replay 1 message (group ")
 	s.keys(true, "y")
 	s.awaitText("replayed 1, skipped")
 	s.keys(true, "q")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
-			if strings.TrimSpace(string(b)) != "0" {
-				t.Fatalf("triage exited %s", b)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("triage did not exit after q; the screen:\n%s", s.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.awaitExit(exitFile)
 
 	// from outside: the DLQ is empty, the destination holds the edited a2
 	// and b1, the archive holds a1
@@ -197,18 +216,8 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 	if ids := crashIDs(t, []byte(at)); len(ids) != 2 || ids["a2-"+run] != 1 || ids["b1-"+run] != 1 {
 		t.Errorf("the destination holds %v, want a2 (edited) and b1", ids)
 	}
-	for l := range strings.SplitSeq(at, "\n") {
-		if strings.Contains(l, `"id":"a2-`+run+`"`) && (!strings.Contains(l, `"body":"{\"fixed\":true}"`) || !strings.Contains(l, `"originalBodySha256":"`)) {
-			t.Errorf("a2 at the destination is not the edited copy: %s", l)
-		}
-	}
-	data, err := os.ReadFile(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
-		t.Errorf("the archive holds %v, want a1", ids)
-	}
+	checkEditedA2(t, run, at)
+	checkArchiveA1(t, run, archive)
 }
 
 // TestDLQTriage_TmuxMissingQueue_Issue30: on a terminal, a queue that does

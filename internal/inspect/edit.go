@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"mime"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +136,107 @@ func CheckSetKey(key string) error {
 		}
 	}
 	return nil
+}
+
+// ErrNotEditable is returned (wrapped) by CheckEditedHeaders for what the
+// YAML of `dlq edit --headers` must not hold (issue 30).
+var ErrNotEditable = errors.New("cannot be set by an edit")
+
+// CheckEditedHeaders checks the YAML document of `dlq edit --headers`,
+// decoded as a mapping (doc), before it is taken as EditHeaders: each top
+// level key must be a header field EditHeaders takes, with a string (or
+// empty) value, or bag, a mapping; each bag entry must be a key
+// CheckSetKey allows with a string value. What is refused is what
+// `--set` refuses (the rejection metadata, the replay's own bag keys, id,
+// topic, handledCount, timestamp, delayMs) plus values that are not
+// strings, so that the YAML cannot put into the copy what the flags
+// cannot. A bag entry that orig (the bag the editor was shown, HeadersOf)
+// already holds with the same value is taken as it is: the edit did not
+// introduce it. It returns an error wrapping ErrNotEditable naming the
+// key, or nil (issue 30).
+func CheckEditedHeaders(doc map[string]any, orig EditHeaders) error {
+	fields := (&EditHeaders{}).fields()
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
+		v := doc[k]
+		switch _, field := fields[k]; {
+		case field:
+			if _, ok := v.(string); !ok && v != nil {
+				return fmt.Errorf("header %s %w with a %s value: it is a string (quote it)", redact.Quote(k), ErrNotEditable, yamlKind(v))
+			}
+		case k == "bag":
+			if err := checkEditedBag(v, orig.Bag); err != nil {
+				return err
+			}
+		default:
+			if err := CheckSetKey(k); err != nil {
+				return fmt.Errorf("header %s %w: %s", redact.Quote(k), ErrNotEditable, notSettableWhy(err))
+			}
+			return fmt.Errorf("header %s %w: it is not a header field (%s); a bag entry goes under the bag mapping", redact.Quote(k), ErrNotEditable, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+		}
+	}
+	return nil
+}
+
+// checkEditedBag checks the bag of an edited headers document (v, nil
+// when empty) against the bag the editor was shown (orig).
+func checkEditedBag(v any, orig message.Bag) error {
+	if v == nil {
+		return nil
+	}
+	bag, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("header \"bag\" %w with a %s value: it is a mapping of key: value", ErrNotEditable, yamlKind(v))
+	}
+	for _, k := range slices.Sorted(maps.Keys(bag)) {
+		val := bag[k]
+		if was, ok := orig[k]; ok && sameValue(was, val) {
+			continue // shown to the editor and left as it was
+		}
+		if err := CheckSetKey(k); err != nil {
+			return fmt.Errorf("bag key %s %w: %s", redact.Quote(k), ErrNotEditable, notSettableWhy(err))
+		}
+		if _, ok := val.(string); !ok {
+			return fmt.Errorf("bag key %s %w with a %s value: an edit sets strings (quote it)", redact.Quote(k), ErrNotEditable, yamlKind(val))
+		}
+	}
+	return nil
+}
+
+// notSettableWhy is the reason of a CheckSetKey error, without the key
+// and the --set wording.
+func notSettableWhy(err error) string {
+	_, why, ok := strings.Cut(err.Error(), ErrNotSettable.Error()+": ")
+	if !ok {
+		return err.Error()
+	}
+	return why
+}
+
+// sameValue reports whether a bag value as the message held it (a JSON
+// value) and as YAML decoded it are the same value (compared as JSON).
+func sameValue(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// yamlKind names the kind of a decoded YAML value for an error.
+func yamlKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "mapping"
+	case []any:
+		return "list"
+	case string:
+		return "string"
+	case int, int64, uint64, float64:
+		return "number"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // Set sets key to value (`dlq edit --set key=value`): a header field when
