@@ -42,6 +42,9 @@ type allowCase struct {
 	orders, audit, victim string
 	// peekVictim and peekAudit read those destinations (dlq peek args).
 	peekVictim, peekAudit []string
+	// fanOut: a replay to a topic needs --fan-out (RocketMQ: every
+	// consumer group of a topic receives it, and none can be listed).
+	fanOut bool
 }
 
 // TestDLQReplay_AllowList_Issue29: without --to, dlq replay publishes only
@@ -60,7 +63,7 @@ func TestDLQReplay_AllowList_Issue29(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir, file := c.prepare(t)
-			replay := append([]string{"dlq", "replay", "orders", "--config", file}, c.extra()...)
+			replay := append(append([]string{"dlq", "replay", "orders", "--config", file}, c.extra()...), c.replayFlags()...)
 
 			code, out, errOut := brighterExit(t, dir, append(replay, "--dry-run")...)
 			for _, want := range []string{
@@ -126,6 +129,15 @@ func (c allowCase) prepare(t *testing.T) (dir, file string) {
 // extra are the flags every dlq command of the case needs (none: the
 // subscriptions file has the connection).
 func (c allowCase) extra() []string { return nil }
+
+// replayFlags are the flags a replay, edit or console of c needs to
+// publish to a topic without --to (--fan-out on RocketMQ).
+func (c allowCase) replayFlags() []string {
+	if c.fanOut {
+		return []string{"--fan-out"}
+	}
+	return nil
+}
 
 // brighterExit runs the brighter binary in dir and returns its exit code,
 // stdout and stderr.
@@ -264,7 +276,8 @@ func rocketmqAllowCase(t *testing.T, ctx context.Context, run string) allowCase 
 		return []string{"dlq", "peek", "rocketmq://" + topic + "?group=check-" + topic, "--rocketmq-endpoint", srv.Endpoint(), "--output", "json"}
 	}
 	return allowCase{
-		name: "rocketmq",
+		fanOut: true,
+		name:   "rocketmq",
 		yaml: fmt.Sprintf("connections:\n  rocketmq:\n    endpoint: %s\nsubscriptions:\n", srv.Endpoint()) +
 			sub("orders", q("dlq")) + sub("audit", q("dlq")) + sub("victim", ""),
 		seed: func(t *testing.T) {

@@ -40,7 +40,7 @@ func TestDLQEdit_EveryTransport_Issue30(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, file := c.prepare(t)
 			edit := func(id string, more ...string) []string {
-				return append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, more...)
+				return append(append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, c.replayFlags()...), more...)
 			}
 			peekDLQ := []string{"dlq", "peek", "orders", "--config", file, "--output", "json"}
 

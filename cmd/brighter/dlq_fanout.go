@@ -53,6 +53,7 @@ type fanOutTransport interface {
 var (
 	_ fanOutTransport = (*sqsTransport)(nil)
 	_ fanOutTransport = (*gcpTransport)(nil)
+	_ fanOutTransport = rocketmqTransport{}
 )
 
 // fanOutLookup bounds one listing of a topic's subscriptions.
@@ -72,6 +73,8 @@ type fanOutDecision struct {
 // refusal is the decision's refusal text for topic, "" when the copy may go.
 func (d fanOutDecision) refusal(topic string) string {
 	switch {
+	case errors.Is(d.err, errNoGroupListing):
+		return fmt.Sprintf("topic %s: %v", topic, d.err)
 	case d.err != nil:
 		return fmt.Sprintf("topic %s: cannot list its subscriptions (%v), so cannot tell who else would receive the copy", topic, d.err)
 	case len(d.others) > 0:
@@ -416,4 +419,53 @@ func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest strin
 		return usageErr(fmt.Errorf("restore to %s without --to: %s; nothing was published (pass --fan-out to send every subscriber the copy)", dest, r))
 	}
 	return nil
+}
+
+// errNoGroupListing is RocketMQ's answer to "who else reads this topic":
+// RocketMQ 5's client protocol has no call that lists a topic's consumer
+// groups, and a topic keeps every message for each group subscribed to it.
+var errNoGroupListing = errors.New("every consumer group subscribed to it receives the copy, and RocketMQ 5 has no call that lists a topic's consumer groups")
+
+// fansOut: a RocketMQ topic keeps each message for every consumer group
+// subscribed to it, so a replay to a message's originalTopic reaches them
+// all.
+func (rocketmqTransport) fansOut(*dlqTarget) bool { return true }
+
+// topicSubscribers cannot be asked of RocketMQ (errNoGroupListing); the
+// error names the consumer groups of the subscriptions file that read
+// topic, which receive the copy for certain.
+func (rocketmqTransport) topicSubscribers(_ context.Context, tg *dlqTarget, topic string) ([]string, error) {
+	var groups []string
+	if tg.f != nil {
+		for _, s := range tg.f.Subscriptions {
+			if s.Transport == config.TransportRocketMQ && s.RoutingKey == topic && s.RocketMQ != nil && !slices.Contains(groups, s.RocketMQ.ConsumerGroup) {
+				groups = append(groups, s.RocketMQ.ConsumerGroup)
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return nil, errNoGroupListing
+	}
+	return nil, fmt.Errorf("%w (of this subscriptions file: %s %s; others may exist)", errNoGroupListing, pluralWord(len(groups), "group"), strings.Join(groups, ", "))
+}
+
+// subscriberName is s's consumer group.
+func (rocketmqTransport) subscriberName(_ *dlqTarget, s *config.Subscription) string {
+	if s.RocketMQ == nil {
+		return ""
+	}
+	return s.RocketMQ.ConsumerGroup
+}
+
+// readerName: a dead-letter topic (%DLQ%<group> or a rejection topic) is
+// read by dlq's reader group, no subscription: a restore into it is not
+// guarded.
+func (rocketmqTransport) readerName(*dlqTarget) string { return "" }
+
+// directQueue: a RocketMQ client cannot publish to one consumer group of a
+// topic (its retry topic %RETRY%<group> is the broker's own).
+func (rocketmqTransport) directQueue(*dlqTarget, *config.Subscription) string { return "" }
+
+func (rocketmqTransport) directProducer(context.Context, *dlqTarget, *slog.Logger) (broker.Producer, error) {
+	return nil, errors.New("rocketmq has no per-consumer-group destination")
 }

@@ -114,11 +114,13 @@ ends, as peek holds it, so each is copied once a run. On an SQS FIFO queue
 or a RocketMQ message group that reaches only the first batch of each
 group, as peek does.
 
-Fan-out (SNS, Pub/Sub): without --to, a copy for an SNS-fed subscription
-goes straight to the failed subscription's queue, not through its topic to
-every subscriber; a replay into a Pub/Sub topic (or an SNS topic whose
-failed subscription the file does not name) that other subscriptions also
-read lists them and is refused (exit 2) unless --fan-out.
+Fan-out (SNS, Pub/Sub, RocketMQ): without --to, a copy for an SNS-fed
+subscription goes straight to the failed subscription's queue, not through
+its topic to every subscriber; a replay into a Pub/Sub topic (or an SNS
+topic whose failed subscription the file does not name) that other
+subscriptions also read lists them and is refused (exit 2) unless
+--fan-out; a replay into a RocketMQ topic, whose consumer groups cannot be
+listed and all receive it, is refused (exit 2) unless --fan-out.
 
 Resumable: a replay (move) keeps a journal (--journal, default under
 $XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
@@ -176,7 +178,7 @@ func (o *dlqReplayOptions) addDestinationFlags(cmd *cobra.Command) {
 	completeValues(cmd, replayOutputs, "output")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	fl.StringVar(&o.journal, "journal", "", "the replay journal that makes an interrupted replay resumable (default: $XDG_STATE_HOME/brighter/replay/SOURCE.journal; '' for none)")
-	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a topic that other subscriptions also receive (SNS, Pub/Sub); by default such a replay is refused, or on SNS sent to the failed subscription's queue only")
+	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default such a replay is refused, or on SNS sent to the failed subscription's queue only")
 	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 }
 

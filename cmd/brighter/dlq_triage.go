@@ -74,7 +74,7 @@ action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.dryRun, "dry-run", false, "start with the dry run on (d toggles it)")
 	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
-	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions also receive (SNS, Pub/Sub); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
+	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
 	return cmd

@@ -39,7 +39,7 @@ func TestDLQTriageActions_EveryTransport_Issue30(t *testing.T) {
 			dir, file := c.prepare(t)
 			archive := filepath.Join(dir, "archive.jsonl")
 			io := &IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-			o := &dlqTriageOptions{archiveFile: archive, dlqReplayOptions: &dlqReplayOptions{dlqOptions: &dlqOptions{
+			o := &dlqTriageOptions{archiveFile: archive, dlqReplayOptions: &dlqReplayOptions{fanOut: c.fanOut, dlqOptions: &dlqOptions{
 				io: io, global: &globalOptions{logFormat: "text", logLevel: "warn"}, transports: defaultTransports(), now: time.Now,
 				configPath: file, visibility: time.Minute, wait: 2 * time.Second}}}
 			logger, err := o.global.newLogger(io)

@@ -23,4 +23,9 @@ var dlqMutants = []mutant{
 		Old:  "\t\tif strings.HasPrefix(g.ID, toComplete) {\n",
 		New:  "\t\tif strings.HasPrefix(g.ID, toComplete) || true {\n",
 		Run:  "^TestDLQ_GroupIDCompletion_Issue30$", Pkg: "./cmd/brighter"},
+	{Name: "rocketmq-fanout-unguarded", What: "a RocketMQ replay without --to publishes to the originalTopic, which every consumer group of the topic receives, without --fan-out",
+		File: "cmd/brighter/dlq_fanout.go",
+		Old:  "func (rocketmqTransport) fansOut(*dlqTarget) bool { return true }",
+		New:  "func (rocketmqTransport) fansOut(*dlqTarget) bool { return false }",
+		Run:  "^TestScripts$/^dlq_rocketmq$", Pkg: "./cmd/brighter"},
 }
