@@ -313,7 +313,12 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		t.Logf("invocations by replica: %v", tally.by)
 		spentIDs := map[string]bool{}
 		for _, id := range ackIDs {
-			if spent(id) && acked(id) == 0 {
+			// On a stream the victim's acknowledgement is local and may die
+			// with it (lossyAcks): such a message comes back too, and its
+			// budget may be spent by then (measured in CI: delivery count 6
+			// at the survivor after the victim acknowledged it locally).
+			liveAcks := recs["survivor"].Acks(id) + recs["restarted"].Acks(id)
+			if spent(id) && liveAcks == 0 && (acked(id) == 0 || lossyAcks) {
 				spentIDs[id] = true
 				t.Logf("%s: its budget spent by the broker's deliveries to the killed consumer (delivery counts %v at the live replicas), dead-lettered unhandled (R-11)",
 					id, append(recs["survivor"].Counts(id), recs["restarted"].Counts(id)...))
