@@ -46,6 +46,16 @@ type ArchiveSummary struct {
 // in the file too); a failed remove leaves the message in both places, is
 // counted in Failed and logged at Error with its id.
 //
+// When src.ShortPoll is set, the write, sync and remove of one receive (at
+// most one at a time, in the order received, so the file keeps that order)
+// run while the next receive, a short poll, is under way: an archive costs
+// about the longer of the two per receive, not their sum. A receive that
+// comes back empty while a remove is still under way proves nothing (an
+// SQS FIFO group's next messages are held back until then): the archive
+// waits for it and receives again, so the end is proved only by receives
+// made after every remove (Scan's emptyReceives). Otherwise each receive is
+// written, synced and removed before the next one.
+//
 // Messages not selected are released when the scan ends. It removes as it
 // goes, so it reaches every message of an SQS FIFO group, as replay does.
 // When ctx ends (an interrupt) the messages read but not yet written are
@@ -58,7 +68,8 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 // ArchiveWith is Archive that also tells done (when not nil) about each
 // selected message once its fate is known: err nil when it was written,
 // synced and removed; else why not (`dlq archive -o json`, issue 30). It is
-// called from the scan's goroutine.
+// called from one goroutine at a time, in the order the messages were
+// received (with src.ShortPoll, not the caller's).
 func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, done func(id string, err error)) (ArchiveSummary, error) {
 	tell := func(m *message.Message, err error) {
 		if done != nil {
@@ -70,6 +81,13 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		bw      = bufio.NewWriter(w)
 		pending []*message.Message
 		log     = src.logger()
+		// inflight is closed when the commit under way ends; nil when none
+		// was started since the last wait. commitErr and commits are
+		// written by that commit and read only after waiting for it.
+		inflight  chan struct{}
+		commitErr error
+		commits   int
+		settled   int
 	)
 	holds := func(ms []*message.Message) []held {
 		hs := make([]held, len(ms))
@@ -78,13 +96,9 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		}
 		return hs
 	}
-	// commit writes the pending messages, syncs, then removes them.
-	commit := func(ctx context.Context) error {
-		if len(pending) == 0 {
-			return nil
-		}
-		batch := pending
-		pending = nil
+	// commit writes batch, syncs, then removes it.
+	commit := func(ctx context.Context, batch []*message.Message) error {
+		commits++
 		written := batch[:0:0]
 		var back []*message.Message
 		for _, m := range batch {
@@ -128,22 +142,69 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		release(ctx, src, holds(back))
 		return nil
 	}
-	// Each receive is written, synced and removed before the next receive,
-	// so an SQS FIFO or RocketMQ message group's next messages are free by
-	// then (no settle hook is needed, unlike replay's asynchronous lanes).
-	h := hooks{batch: func() error { return commit(context.WithoutCancel(ctx)) }}
+	// wait waits for the commit under way, if any, and returns the first
+	// commit error.
+	wait := func() error {
+		if inflight != nil {
+			<-inflight
+			inflight = nil
+		}
+		return commitErr
+	}
+	// flush hands the pending messages to a commit: on this goroutine, or
+	// with src.ShortPoll on its own while the scan receives again. A
+	// commit that failed stops the archive; the pending messages are then
+	// released by the caller.
+	nctx := context.WithoutCancel(ctx)
+	flush := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		batch := pending
+		pending = nil
+		if !src.ShortPoll {
+			return commit(nctx, batch)
+		}
+		ch := make(chan struct{})
+		inflight = ch
+		go func() {
+			defer close(ch)
+			commitErr = commit(nctx, batch)
+		}()
+		return nil
+	}
+	h := hooks{batch: flush}
+	if src.ShortPoll {
+		// An empty receive made while a commit was under way: wait for it,
+		// then receive again (a FIFO group it freed may have more).
+		h.settle = func() bool {
+			if wait() != nil {
+				return false
+			}
+			again := commits != settled
+			settled = commits
+			return again
+		}
+		h.pollShort = func() bool { return inflight != nil }
+	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		// Archive owns the message from here: commit removes or releases it.
 		pending = append(pending, m)
 		return true, nil
 	}, h)
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	// The scan stopped inside a receive (limit, interrupt, error): what it
 	// handed over is still pending.
 	if err != nil || ctx.Err() != nil {
-		release(context.WithoutCancel(ctx), src, holds(pending))
+		release(nctx, src, holds(pending))
 		pending = nil
-	} else if cerr := commit(context.WithoutCancel(ctx)); cerr != nil {
-		err = cerr
+	} else if len(pending) > 0 {
+		err = commit(nctx, pending)
 	}
 	sum.Skipped = counts.Skipped
 	return sum, err

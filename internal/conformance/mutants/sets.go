@@ -14,5 +14,6 @@ func extraSets() [][]mutant {
 		editMutants,
 		dlqMutants,
 		suiteMutants,
+		archiveMutants,
 	}
 }

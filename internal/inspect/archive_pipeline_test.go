@@ -1,0 +1,208 @@
+package inspect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// receiveLog wraps a consumer and records each Receive: the timeout asked
+// for, how many messages came back, and how many removes had returned when
+// it began. With dropFirst, the first receive that brings messages makes
+// them visible again and answers empty: the early empty answer of a busy
+// broker (issue 30's proof of the end).
+type receiveLog struct {
+	broker.Consumer
+	mu        sync.Mutex
+	calls     []receiveCall
+	removed   int
+	dropFirst bool
+}
+
+type receiveCall struct {
+	wait    time.Duration
+	got     int
+	removed int
+}
+
+func (r *receiveLog) Receive(ctx context.Context, wait time.Duration) ([]*message.Message, error) {
+	r.mu.Lock()
+	call := receiveCall{wait: wait, removed: r.removed}
+	r.mu.Unlock()
+	ms, err := r.Consumer.Receive(ctx, wait)
+	r.mu.Lock()
+	drop := r.dropFirst && len(ms) > 0
+	if drop {
+		r.dropFirst = false
+	}
+	r.mu.Unlock()
+	if drop {
+		for _, m := range ms {
+			if err := r.Consumer.Requeue(ctx, m, 0); err != nil {
+				return nil, fmt.Errorf("injected early empty: release %s: %w", m.Header.MessageID, err)
+			}
+		}
+		ms = nil
+	}
+	r.mu.Lock()
+	call.got = len(ms)
+	r.calls = append(r.calls, call)
+	r.mu.Unlock()
+	return ms, err
+}
+
+func (r *receiveLog) Acknowledge(ctx context.Context, m *message.Message) error {
+	err := r.Consumer.Acknowledge(ctx, m)
+	r.mu.Lock()
+	r.removed++
+	r.mu.Unlock()
+	return err
+}
+
+// tail is the last n calls.
+func (r *receiveLog) tail(n int) []receiveCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[max(len(r.calls)-n, 0):]
+}
+
+// shortPollSource is the dlq command's SQS source: 1 s long polls,
+// ShortPoll set.
+func shortPollSource(k broker.Consumer, name string) *inspect.Source {
+	src := source(k, name)
+	src.ShortPoll = true
+	return src
+}
+
+// TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30 (fauxqs): with
+// ShortPoll (the SQS dlq source) the next receive, a short poll, runs while
+// the previous receive is written, synced and removed; still every message
+// is removed only after its line is synced, all 45 are archived, and the
+// end is proved by an empty 1 s long poll and an empty short poll, both
+// made after every remove returned.
+func TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30(t *testing.T) {
+	c := clients(t)
+	dlq := uniq("arch-pipe")
+	makeQueues(t, c, dlq, "", false)
+	const n = 45
+	seedMany(t, c, dlq, "orders", n)
+	buf := &syncedBuffer{}
+	log := &receiveLog{Consumer: mustBeSynced{reader(t, c, dlq, false), t, buf}}
+	sum, err := inspect.Archive(context.Background(), shortPollSource(log, dlq), inspect.Filter{}, buf, buf.sync)
+	if err != nil || sum.Archived != n || sum.Failed != 0 {
+		t.Fatalf("archive: %+v %v, want %d archived", sum, err, n)
+	}
+	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
+	if err != nil || len(ms) != n {
+		t.Fatalf("the archive holds %d records (%v), want %d", len(ms), err, n)
+	}
+	if d := depth(t, c, dlq); d != 0 {
+		t.Fatalf("the DLQ still holds %d", d)
+	}
+	overlapped := false
+	for _, call := range log.tail(len(log.calls)) {
+		if call.wait == 0 && call.got > 0 && call.removed < n {
+			overlapped = true
+		}
+	}
+	if !overlapped {
+		t.Errorf("no short poll brought messages while the archive went on: receives %+v", log.calls)
+	}
+	end := log.tail(2)
+	if len(end) != 2 || end[0] != (receiveCall{wait: time.Second, removed: n}) || end[1] != (receiveCall{wait: 0, removed: n}) {
+		t.Fatalf("the archive ended on %+v; want an empty 1s long poll then an empty short poll, both after all %d removes", end, n)
+	}
+}
+
+// TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30 (fauxqs): one
+// SQS FIFO message group of 15 (stock fauxqs hands out one message of a
+// group a receive). The short poll made while the previous message is
+// still being removed comes back empty because the group is held back;
+// the archive must not count that as the end. Every message is archived,
+// in order.
+func TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30(t *testing.T) {
+	c := clients(t)
+	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
+	makeQueues(t, c, queue, dlq, true)
+	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
+	const n = 15
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
+	}
+	log := &receiveLog{Consumer: reader(t, c, dlq, true)}
+	buf := &syncedBuffer{}
+	sum, err := inspect.Archive(context.Background(), shortPollSource(log, dn), inspect.Filter{}, buf, buf.sync)
+	if err != nil || sum.Archived != n || sum.Failed != 0 {
+		t.Fatalf("archive: %+v %v, want %d archived; receives %+v", sum, err, n, log.calls)
+	}
+	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
+	if err != nil || len(ms) != n {
+		t.Fatalf("archive holds %d, %v", len(ms), err)
+	}
+	for i, m := range ms {
+		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want {
+			t.Fatalf("line %d: %s, want %s", i+1, m.Header.MessageID, want)
+		}
+	}
+	if d := depth(t, c, dn); d != 0 {
+		t.Fatalf("the DLQ still holds %d", d)
+	}
+}
+
+// TestArchive_ShortPoll_EarlyEmptyConfirmed_Issue30 (fauxqs): a long poll
+// that answers empty although the queue holds messages (a busy broker,
+// injected) does not end the archive: the confirming short poll finds them.
+func TestArchive_ShortPoll_EarlyEmptyConfirmed_Issue30(t *testing.T) {
+	c := clients(t)
+	dlq, _, _ := seedDLQ(t, c)
+	log := &receiveLog{Consumer: reader(t, c, dlq, false), dropFirst: true}
+	buf := &syncedBuffer{}
+	sum, err := inspect.Archive(context.Background(), shortPollSource(log, dlq), inspect.Filter{}, buf, buf.sync)
+	if err != nil || sum.Archived != 5 {
+		t.Fatalf("archive: %+v %v, want all 5 archived after the early empty answer; receives %+v", sum, err, log.calls)
+	}
+	if log.calls[0].got != 0 {
+		t.Fatalf("no early empty answer was injected: %+v", log.calls)
+	}
+}
+
+// TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30 (fauxqs): the
+// second receive's sync fails while the third receive is already in hand:
+// the archive stops with the error, what was synced is removed, and the
+// rest (the failed receive's and the one read ahead) is released, visible.
+func TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30(t *testing.T) {
+	c := clients(t)
+	dlq := uniq("arch-pipe-fail")
+	makeQueues(t, c, dlq, "", false)
+	const n = 35
+	seedMany(t, c, dlq, "orders", n)
+	buf := &syncedBuffer{}
+	syncs := 0
+	sync := func() error {
+		if syncs++; syncs == 2 {
+			return errors.New("injected: input/output error")
+		}
+		return buf.sync()
+	}
+	log := &receiveLog{Consumer: mustBeSynced{reader(t, c, dlq, false), t, buf}}
+	sum, err := inspect.Archive(context.Background(), shortPollSource(log, dlq), inspect.Filter{}, buf, sync)
+	if err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("archive: %+v %v, want the sync error", sum, err)
+	}
+	ms, rerr := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
+	if rerr != nil || sum.Archived != len(ms) || sum.Archived == 0 {
+		t.Fatalf("archived %d, the synced file holds %d (%v)", sum.Archived, len(ms), rerr)
+	}
+	if v := visible(t, c, dlq); v != n-sum.Archived {
+		t.Fatalf("the DLQ shows %d visible, want %d (all not archived released at once)", v, n-sum.Archived)
+	}
+}
