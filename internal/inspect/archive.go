@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -346,36 +347,71 @@ type RestoreSummary struct {
 	Failed int `json:"failed"`
 }
 
-// Restore publishes each message to dest (RestoreCopy) with p, in the
-// order read, at most replayBatch at a time with a broker.BatchProducer,
-// and tells done (when not nil) about each: err nil when published.
-// Failures are also logged at Error on logger with the message id. A failed publish does not stop it.
-// It stops before the next batch when ctx ends and returns ctx's error;
-// the archive file is never changed, so a restore run again publishes
-// everything again (duplicates, never losses).
+// restoreInFlight is how many batches Restore publishes at once when no
+// message has a partition key (issue 30: restore at 0.8 of a plain SDK
+// loop).
+const restoreInFlight = 4
+
+// Restore publishes each message to dest (RestoreCopy) with p, at most
+// replayBatch at a time with a broker.BatchProducer, and tells done (when
+// not nil) about each, in the order read, from the caller's goroutine: err
+// nil when published. Failures are also logged at Error on logger with the
+// message id. A failed publish does not stop it.
+//
+// When no message has a partition key (an SQS FIFO message group, a
+// Pub/Sub ordering key, a RocketMQ message group), up to restoreInFlight
+// batches are published at once: nothing orders such messages at the
+// destination anyway. Otherwise one batch at a time, in the order read, so
+// each group arrives in the archive's order.
+//
+// It starts no further batch once ctx ends, waits for the batches under
+// way, and returns ctx's error; the archive file is never changed, so a
+// restore run again publishes everything again (duplicates, never losses).
 func Restore(ctx context.Context, p broker.Producer, ms []*message.Message, dest string, logger *slog.Logger, done func(id string, err error)) (RestoreSummary, error) {
 	var sum RestoreSummary
+	window := restoreInFlight
+	if slices.ContainsFunc(ms, func(m *message.Message) bool { return m.Header.PartitionKey != "" }) {
+		window = 1
+	}
+	type sent struct {
+		copies []*message.Message
+		errs   []error
+	}
+	var inFlight []chan sent
+	report := func() {
+		r := <-inFlight[0]
+		inFlight = inFlight[1:]
+		for i, c := range r.copies {
+			if r.errs[i] != nil {
+				sum.Failed++
+				logger.ErrorContext(ctx, LogRestoreFailed, "message_id", c.Header.MessageID, "destination", dest, "error", r.errs[i])
+			} else {
+				sum.Restored++
+			}
+			if done != nil {
+				done(c.Header.MessageID, r.errs[i])
+			}
+		}
+	}
+	var err error
 	for start := 0; start < len(ms); start += replayBatch {
-		if err := ctx.Err(); err != nil {
-			return sum, err
+		if err = ctx.Err(); err != nil {
+			break
 		}
 		end := min(start+replayBatch, len(ms))
 		copies := make([]*message.Message, 0, end-start)
 		for _, m := range ms[start:end] {
 			copies = append(copies, RestoreCopy(m, dest))
 		}
-		errs := sendAll(context.WithoutCancel(ctx), p, copies)
-		for i, c := range copies {
-			if errs[i] != nil {
-				sum.Failed++
-				logger.ErrorContext(ctx, LogRestoreFailed, "message_id", c.Header.MessageID, "destination", dest, "error", errs[i])
-			} else {
-				sum.Restored++
-			}
-			if done != nil {
-				done(c.Header.MessageID, errs[i])
-			}
+		ch := make(chan sent, 1)
+		inFlight = append(inFlight, ch)
+		go func() { ch <- sent{copies, sendAll(context.WithoutCancel(ctx), p, copies)} }()
+		if len(inFlight) == window {
+			report()
 		}
 	}
-	return sum, nil
+	for len(inFlight) > 0 {
+		report()
+	}
+	return sum, err
 }

@@ -206,3 +206,112 @@ func TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30(t *testing.T) {
 		t.Fatalf("the DLQ shows %d visible, want %d (all not archived released at once)", v, n-sum.Archived)
 	}
 }
+
+// overlapProducer wraps a batch producer and records how many SendBatch
+// calls were under way at once. With waitForSecond, the first call waits
+// (up to a deadline) until a second one has begun.
+type overlapProducer struct {
+	*sqs.Producer
+	mu            sync.Mutex
+	now, peak     int
+	waitForSecond bool
+	second        chan struct{}
+	once          sync.Once
+	calls         int
+}
+
+func (p *overlapProducer) SendBatch(ctx context.Context, ms []*message.Message) []error {
+	p.mu.Lock()
+	p.now++
+	p.calls++
+	first := p.calls == 1
+	p.peak = max(p.peak, p.now)
+	if p.calls == 2 {
+		p.once.Do(func() { close(p.second) })
+	}
+	p.mu.Unlock()
+	if first && p.waitForSecond {
+		select {
+		case <-p.second:
+		case <-time.After(10 * time.Second): // a deadline for a condition, not a sleep
+		}
+	}
+	defer func() {
+		p.mu.Lock()
+		p.now--
+		p.mu.Unlock()
+	}()
+	return p.Producer.SendBatch(ctx, ms)
+}
+
+// restoreSet is n archived messages, each with the partition key key.
+func restoreSet(n int, key string) []*message.Message {
+	ms := make([]*message.Message, n)
+	for i := range ms {
+		m := message.New(fmt.Sprintf("r%02d", i), "orders", message.MTEvent, []byte(`{"i":`+fmt.Sprint(i)+`}`))
+		m.Header.PartitionKey = key
+		ms[i] = message.Stamp(m, "orders-dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, time.Now())
+	}
+	return ms
+}
+
+// TestRestore_Unkeyed_BatchesAtOnce_Issue30 (fauxqs): messages without a
+// partition key are published several batches at once; done still hears
+// of each once, in the archive's order, and every one arrives.
+func TestRestore_Unkeyed_BatchesAtOnce_Issue30(t *testing.T) {
+	c := clients(t)
+	dest := uniq("restore-many")
+	makeQueues(t, c, dest, "", false)
+	const n = 45
+	ms := restoreSet(n, "")
+	p := &overlapProducer{Producer: sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), waitForSecond: true, second: make(chan struct{})}
+	var told []string
+	rs, err := inspect.Restore(context.Background(), p, ms, dest, discardLogger(), func(id string, err error) {
+		if err != nil {
+			t.Errorf("restore %s: %v", id, err)
+		}
+		told = append(told, id)
+	})
+	if err != nil || rs.Restored != n || rs.Failed != 0 {
+		t.Fatalf("restore: %+v %v", rs, err)
+	}
+	if p.peak < 2 {
+		t.Errorf("at most %d batch under way at once, want several", p.peak)
+	}
+	for i, id := range told {
+		if want := fmt.Sprintf("r%02d", i); id != want {
+			t.Fatalf("done heard %v, want r00..r%02d in order", told, n-1)
+		}
+	}
+	if len(told) != n {
+		t.Fatalf("done heard of %d, want %d", len(told), n)
+	}
+	if got := len(drain(t, c, dest, false, n)); got != n {
+		t.Fatalf("the queue holds %d, want %d", got, n)
+	}
+}
+
+// TestRestore_Keyed_OneBatchAtATimeInOrder_Issue30 (fauxqs FIFO): messages
+// of one message group are published one batch at a time, and arrive in
+// the archive's order.
+func TestRestore_Keyed_OneBatchAtATimeInOrder_Issue30(t *testing.T) {
+	c := clients(t)
+	queue := uniq("restore-fifo")
+	makeQueues(t, c, queue, "", true)
+	qn := sqs.QueueName(queue, true)
+	const n = 35
+	ms := restoreSet(n, "customer-9")
+	p := &overlapProducer{Producer: sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate}), second: make(chan struct{})}
+	rs, err := inspect.Restore(context.Background(), p, ms, qn, discardLogger(), nil)
+	if err != nil || rs.Restored != n {
+		t.Fatalf("restore: %+v %v", rs, err)
+	}
+	if p.peak != 1 {
+		t.Errorf("%d batches of one message group under way at once, want 1", p.peak)
+	}
+	for i, m := range drain(t, c, qn, true, n) {
+		if want := fmt.Sprintf("r%02d", i); m.Header.MessageID != want {
+			t.Fatalf("message %d is %s, want %s", i, m.Header.MessageID, want)
+		}
+	}
+}

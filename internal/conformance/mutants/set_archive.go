@@ -19,4 +19,9 @@ var archiveMutants = []mutant{
 		Old:  "\t\trelease(nctx, src, holds(pending))\n",
 		New:  "",
 		Run:  "^TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30$", Pkg: "./internal/inspect"},
+	{Name: "restore-keyed-at-once", What: "a restore publishes several batches of one message group at once, so the group can arrive out of the archive's order",
+		File: "internal/inspect/archive.go",
+		Old:  "\t\twindow = 1\n",
+		New:  "\t\twindow = restoreInFlight\n",
+		Run:  "^TestRestore_Keyed_OneBatchAtATimeInOrder_Issue30$", Pkg: "./internal/inspect"},
 }
