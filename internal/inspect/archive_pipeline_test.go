@@ -75,6 +75,36 @@ func (r *receiveLog) tail(n int) []receiveCall {
 	return r.calls[max(len(r.calls)-n, 0):]
 }
 
+// fifoGroupDLQ makes an SQS FIFO queue and its dead-letter queue holding n
+// routed copies g00.. of one message group, customer-9; it returns the
+// dead-letter queue's name as made and as SQS names it (.fifo).
+func fifoGroupDLQ(t *testing.T, c *sqs.Clients, n int) (dlq, dn string) {
+	t.Helper()
+	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
+	makeQueues(t, c, queue, dlq, true)
+	qn := sqs.QueueName(queue, true)
+	for i := range n {
+		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
+	}
+	return dlq, sqs.QueueName(dlq, true)
+}
+
+// groupInOrder reads the synced archive and fails unless it holds g00 ..
+// g<n-1> of group customer-9, in that order; it returns them.
+func groupInOrder(t *testing.T, buf *syncedBuffer, n int) []*message.Message {
+	t.Helper()
+	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
+	if err != nil || len(ms) != n {
+		t.Fatalf("archive holds %d, %v", len(ms), err)
+	}
+	for i, m := range ms {
+		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want || m.Header.PartitionKey != "customer-9" {
+			t.Fatalf("line %d: %s in group %q, want %s in customer-9", i+1, m.Header.MessageID, m.Header.PartitionKey, want)
+		}
+	}
+	return ms
+}
+
 // shortPollSource is the dlq command's SQS source: 1 s long polls,
 // ShortPoll set.
 func shortPollSource(k broker.Consumer, name string) *inspect.Source {
@@ -131,28 +161,15 @@ func TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30(t *testing.T) {
 // in order.
 func TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30(t *testing.T) {
 	c := clients(t)
-	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
-	makeQueues(t, c, queue, dlq, true)
-	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
 	const n = 15
-	for i := range n {
-		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
-	}
+	dlq, dn := fifoGroupDLQ(t, c, n)
 	log := &receiveLog{Consumer: reader(t, c, dlq, true)}
 	buf := &syncedBuffer{}
 	sum, err := inspect.Archive(context.Background(), shortPollSource(log, dn), inspect.Filter{}, buf, buf.sync)
 	if err != nil || sum.Archived != n || sum.Failed != 0 {
 		t.Fatalf("archive: %+v %v, want %d archived; receives %+v", sum, err, n, log.calls)
 	}
-	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
-	if err != nil || len(ms) != n {
-		t.Fatalf("archive holds %d, %v", len(ms), err)
-	}
-	for i, m := range ms {
-		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want {
-			t.Fatalf("line %d: %s, want %s", i+1, m.Header.MessageID, want)
-		}
-	}
+	groupInOrder(t, buf, n)
 	if d := depth(t, c, dn); d != 0 {
 		t.Fatalf("the DLQ still holds %d", d)
 	}

@@ -31,7 +31,7 @@ const archivePairs = 3
 // fsynced per receive before the removes, the end proved as the command
 // proves it: an empty 1 s long poll confirmed by an empty short poll;
 // inspect.ReadArchive then inspect.Restore with the SQS producer's
-// SendMessageBatch) with a plain aws-sdk-go-v2 loop doing the same work
+// SendMessageBatch, up to four batches at once) with a plain aws-sdk-go-v2 loop doing the same work
 // over the same emulator, in the same run (issue 30):
 //
 //   - archive: ReceiveMessage(10, WaitTimeSeconds 1) -> one JSON line per
@@ -41,7 +41,8 @@ const archivePairs = 3
 //     receive: a loop that finds out by itself that the queue is empty, as
 //     the command must. Also reported: timed to its last delete (a loop
 //     told the count in advance) and to a second empty long poll.
-//   - restore: read the file's lines, SendMessageBatch of 10 at a time.
+//   - restore: read the file's lines, SendMessageBatch of 10, one batch at
+//     a time.
 //
 // archivePairs pairs of 10,000 dead-lettered messages each; it reports the
 // median ratio per operation. Target: brighter >= 0.8 of the plain loop's
