@@ -149,7 +149,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.BoolVar(&o.invalid, "invalid", false, "read the subscription's invalidMessageRoutingKey")
 	fl.BoolVar(&o.native, "native", false, "read the broker's own redrive target (SQS redrivePolicy.deadLetterQueue, Pub/Sub deadLetterPolicy's subscription, RocketMQ %DLQ%<consumerGroup>)")
 	fl.DurationVar(&o.visibility, "visibility", 5*time.Minute, "how long each message read stays invisible while the scan runs")
-	fl.DurationVar(&o.wait, "wait", time.Second, "how long one receive waits; two empty receives in a row end the scan")
+	fl.DurationVar(&o.wait, "wait", time.Second, "how long one receive waits; an empty receive confirmed by a second (on SQS a short poll) ends the scan")
 	fl.StringVar(&o.region, "region", "", "AWS region for sqs:// (default: the AWS environment)")
 	fl.StringVar(&o.endpoint, "endpoint", "", "endpoint for a URL destination: SQS http://localhost:4566, Pub/Sub emulator localhost:8085")
 	fl.StringVar(&o.profile, "profile", "", "AWS profile for sqs://")
@@ -515,7 +515,7 @@ func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTranspo
 }
 
 func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
-	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, Logger: logger}
+	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, ShortPoll: ch.shortPoll, Logger: logger}
 }
 
 func (o *dlqOptions) checkOutput() error {

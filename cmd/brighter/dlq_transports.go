@@ -143,7 +143,9 @@ func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger
 
 // dlqReader is the SQS consumer over the destination queue, ten messages a
 // receive, each held for o.visibility. The rejection routes are empty: dlq
-// never rejects.
+// never rejects. A long poll (--wait of 1s or more) that returns nothing
+// has asked every server, so the receive that confirms it is a short poll
+// (shortPoll, issue 30).
 func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
 	c, err := t.clientsFor(ctx, tg.f)
 	if err != nil {
@@ -168,7 +170,7 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	if err != nil {
 		return nil, err
 	}
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	return &openedChannel{consumer: consumer, close: consumer.Close, shortPoll: true}, nil
 }
 
 func (t *sqsTransport) addresses() broker.AddressScheme { return sqs.URLScheme{} }

@@ -13,6 +13,10 @@ import (
 type openedChannel struct {
 	consumer broker.Consumer
 	close    func(ctx context.Context) error
+	// shortPoll is inspect.Source.ShortPoll for a dlq scan
+	// over consumer: true when its waiting receive that returns nothing
+	// has asked every server (an SQS long poll).
+	shortPoll bool
 }
 
 // transportFactory turns a subscription of one transport into a consumer

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -46,6 +47,16 @@ type ArchiveSummary struct {
 // in the file too); a failed remove leaves the message in both places, is
 // counted in Failed and logged at Error with its id.
 //
+// When src.ShortPoll is set, the write, sync and remove of one receive (at
+// most one at a time, in the order received, so the file keeps that order)
+// run while the next receive, a short poll, is under way: an archive costs
+// about the longer of the two per receive, not their sum. A receive that
+// comes back empty while a remove is still under way proves nothing (an
+// SQS FIFO group's next messages are held back until then): the archive
+// waits for it and receives again, so the end is proved only by receives
+// made after every remove (Scan's emptyReceives). Otherwise each receive is
+// written, synced and removed before the next one.
+//
 // Messages not selected are released when the scan ends. It removes as it
 // goes, so it reaches every message of an SQS FIFO group, as replay does.
 // When ctx ends (an interrupt) the messages read but not yet written are
@@ -58,7 +69,8 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 // ArchiveWith is Archive that also tells done (when not nil) about each
 // selected message once its fate is known: err nil when it was written,
 // synced and removed; else why not (`dlq archive -o json`, issue 30). It is
-// called from the scan's goroutine.
+// called from one goroutine at a time, in the order the messages were
+// received (with src.ShortPoll, not the caller's).
 func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, done func(id string, err error)) (ArchiveSummary, error) {
 	tell := func(m *message.Message, err error) {
 		if done != nil {
@@ -70,6 +82,13 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		bw      = bufio.NewWriter(w)
 		pending []*message.Message
 		log     = src.logger()
+		// inflight is closed when the commit under way ends; nil when none
+		// was started since the last wait. commitErr and commits are
+		// written by that commit and read only after waiting for it.
+		inflight  chan struct{}
+		commitErr error
+		commits   int
+		settled   int
 	)
 	holds := func(ms []*message.Message) []held {
 		hs := make([]held, len(ms))
@@ -78,13 +97,9 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		}
 		return hs
 	}
-	// commit writes the pending messages, syncs, then removes them.
-	commit := func(ctx context.Context) error {
-		if len(pending) == 0 {
-			return nil
-		}
-		batch := pending
-		pending = nil
+	// commit writes batch, syncs, then removes it.
+	commit := func(ctx context.Context, batch []*message.Message) error {
+		commits++
 		written := batch[:0:0]
 		var back []*message.Message
 		for _, m := range batch {
@@ -128,22 +143,69 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		release(ctx, src, holds(back))
 		return nil
 	}
-	// Each receive is written, synced and removed before the next receive,
-	// so an SQS FIFO or RocketMQ message group's next messages are free by
-	// then (no settle hook is needed, unlike replay's asynchronous lanes).
-	h := hooks{batch: func() error { return commit(context.WithoutCancel(ctx)) }}
+	// wait waits for the commit under way, if any, and returns the first
+	// commit error.
+	wait := func() error {
+		if inflight != nil {
+			<-inflight
+			inflight = nil
+		}
+		return commitErr
+	}
+	// flush hands the pending messages to a commit: on this goroutine, or
+	// with src.ShortPoll on its own while the scan receives again. A
+	// commit that failed stops the archive; the pending messages are then
+	// released by the caller.
+	nctx := context.WithoutCancel(ctx)
+	flush := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		batch := pending
+		pending = nil
+		if !src.ShortPoll {
+			return commit(nctx, batch)
+		}
+		ch := make(chan struct{})
+		inflight = ch
+		go func() {
+			defer close(ch)
+			commitErr = commit(nctx, batch)
+		}()
+		return nil
+	}
+	h := hooks{batch: flush}
+	if src.ShortPoll {
+		// An empty receive made while a commit was under way: wait for it,
+		// then receive again (a FIFO group it freed may have more).
+		h.settle = func() bool {
+			if wait() != nil {
+				return false
+			}
+			again := commits != settled
+			settled = commits
+			return again
+		}
+		h.pollShort = func() bool { return inflight != nil }
+	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		// Archive owns the message from here: commit removes or releases it.
 		pending = append(pending, m)
 		return true, nil
 	}, h)
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	// The scan stopped inside a receive (limit, interrupt, error): what it
 	// handed over is still pending.
 	if err != nil || ctx.Err() != nil {
-		release(context.WithoutCancel(ctx), src, holds(pending))
+		release(nctx, src, holds(pending))
 		pending = nil
-	} else if cerr := commit(context.WithoutCancel(ctx)); cerr != nil {
-		err = cerr
+	} else if len(pending) > 0 {
+		err = commit(nctx, pending)
 	}
 	sum.Skipped = counts.Skipped
 	return sum, err
@@ -285,36 +347,71 @@ type RestoreSummary struct {
 	Failed int `json:"failed"`
 }
 
-// Restore publishes each message to dest (RestoreCopy) with p, in the
-// order read, at most replayBatch at a time with a broker.BatchProducer,
-// and tells done (when not nil) about each: err nil when published.
-// Failures are also logged at Error on logger with the message id. A failed publish does not stop it.
-// It stops before the next batch when ctx ends and returns ctx's error;
-// the archive file is never changed, so a restore run again publishes
-// everything again (duplicates, never losses).
+// restoreInFlight is how many batches Restore publishes at once when no
+// message has a partition key (issue 30: restore at 0.8 of a plain SDK
+// loop).
+const restoreInFlight = 4
+
+// Restore publishes each message to dest (RestoreCopy) with p, at most
+// replayBatch at a time with a broker.BatchProducer, and tells done (when
+// not nil) about each, in the order read, from the caller's goroutine: err
+// nil when published. Failures are also logged at Error on logger with the
+// message id. A failed publish does not stop it.
+//
+// When no message has a partition key (an SQS FIFO message group, a
+// Pub/Sub ordering key, a RocketMQ message group), up to restoreInFlight
+// batches are published at once: nothing orders such messages at the
+// destination anyway. Otherwise one batch at a time, in the order read, so
+// each group arrives in the archive's order.
+//
+// It starts no further batch once ctx ends, waits for the batches under
+// way, and returns ctx's error; the archive file is never changed, so a
+// restore run again publishes everything again (duplicates, never losses).
 func Restore(ctx context.Context, p broker.Producer, ms []*message.Message, dest string, logger *slog.Logger, done func(id string, err error)) (RestoreSummary, error) {
 	var sum RestoreSummary
+	window := restoreInFlight
+	if slices.ContainsFunc(ms, func(m *message.Message) bool { return m.Header.PartitionKey != "" }) {
+		window = 1
+	}
+	type sent struct {
+		copies []*message.Message
+		errs   []error
+	}
+	var inFlight []chan sent
+	report := func() {
+		r := <-inFlight[0]
+		inFlight = inFlight[1:]
+		for i, c := range r.copies {
+			if r.errs[i] != nil {
+				sum.Failed++
+				logger.ErrorContext(ctx, LogRestoreFailed, "message_id", c.Header.MessageID, "destination", dest, "error", r.errs[i])
+			} else {
+				sum.Restored++
+			}
+			if done != nil {
+				done(c.Header.MessageID, r.errs[i])
+			}
+		}
+	}
+	var err error
 	for start := 0; start < len(ms); start += replayBatch {
-		if err := ctx.Err(); err != nil {
-			return sum, err
+		if err = ctx.Err(); err != nil {
+			break
 		}
 		end := min(start+replayBatch, len(ms))
 		copies := make([]*message.Message, 0, end-start)
 		for _, m := range ms[start:end] {
 			copies = append(copies, RestoreCopy(m, dest))
 		}
-		errs := sendAll(context.WithoutCancel(ctx), p, copies)
-		for i, c := range copies {
-			if errs[i] != nil {
-				sum.Failed++
-				logger.ErrorContext(ctx, LogRestoreFailed, "message_id", c.Header.MessageID, "destination", dest, "error", errs[i])
-			} else {
-				sum.Restored++
-			}
-			if done != nil {
-				done(c.Header.MessageID, errs[i])
-			}
+		ch := make(chan sent, 1)
+		inFlight = append(inFlight, ch)
+		go func() { ch <- sent{copies, sendAll(context.WithoutCancel(ctx), p, copies)} }()
+		if len(inFlight) == window {
+			report()
 		}
 	}
-	return sum, nil
+	for len(inFlight) > 0 {
+		report()
+	}
+	return sum, err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -197,13 +196,8 @@ func TestReadArchive_DamagedLine_NothingRead_Issue30(t *testing.T) {
 // are in flight.
 func TestArchive_FIFOGroupBeyondOneBatch_Issue30(t *testing.T) {
 	c := clients(t)
-	queue, dlq := uniq("fifo-orders"), uniq("fifo-dlq")
-	makeQueues(t, c, queue, dlq, true)
-	qn, dn := sqs.QueueName(queue, true), sqs.QueueName(dlq, true)
 	const n = 15
-	for i := range n {
-		deadLetter(t, c, dlq, fmt.Sprintf("g%02d", i), qn, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, 3, true, "customer-9")
-	}
+	dlq, dn := fifoGroupDLQ(t, c, n)
 	src := source(reader(t, c, dlq, true), dn)
 	src.Wait = 100 * time.Millisecond
 	buf := &syncedBuffer{}
@@ -211,15 +205,7 @@ func TestArchive_FIFOGroupBeyondOneBatch_Issue30(t *testing.T) {
 	if err != nil || sum.Archived != n || sum.Failed != 0 {
 		t.Fatalf("archive: %+v %v, want %d archived", sum, err, n)
 	}
-	ms, err := inspect.ReadArchive(strings.NewReader(buf.synced), "archive")
-	if err != nil || len(ms) != n {
-		t.Fatalf("archive holds %d, %v", len(ms), err)
-	}
-	for i, m := range ms {
-		if want := fmt.Sprintf("g%02d", i); m.Header.MessageID != want || m.Header.PartitionKey != "customer-9" {
-			t.Fatalf("line %d: %s in group %q, want %s in customer-9", i+1, m.Header.MessageID, m.Header.PartitionKey, want)
-		}
-	}
+	ms := groupInOrder(t, buf, n)
 	// Restored twice within SQS's five-minute deduplication window: each
 	// restore gets fresh deduplication ids, so neither is dropped.
 	p := sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate})

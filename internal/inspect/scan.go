@@ -61,8 +61,20 @@ type Source struct {
 	// (sqs://orders-dlq, memory://orders-dlq).
 	Name string
 	// Wait is how long one receive waits; 0 means DefaultWait. A receive
-	// that brings nothing ends the scan.
+	// that brings nothing ends the scan once another receive confirms it
+	// (emptyReceives in a row).
 	Wait time.Duration
+	// ShortPoll, when true, says the consumer's Receive with timeout 0 is a
+	// short poll that answers at once with what it finds, and a waiting
+	// receive that returns nothing has asked every server, as an SQS long
+	// poll (WaitTimeSeconds >= 1) does. The scan then makes the receives
+	// that confirm an empty receive short polls, so proving the destination
+	// empty costs one Wait instead of two: the confirmation guards against
+	// an empty answer that came early (a busy emulator), not against a
+	// sample of the servers; the first empty receive always waits Wait.
+	// Archive also receives (short polls) while it writes and removes the
+	// previous receive. Issue 30: `dlq archive` at 0.8 of a plain SDK loop.
+	ShortPoll bool
 	// ReleaseWorkers is how many releases run at once; 0 means
 	// DefaultReleaseWorkers.
 	ReleaseWorkers int
@@ -157,6 +169,10 @@ type hooks struct {
 	// batch is called after each non-empty receive has been visited (peek
 	// flushes its output there, so what was read is shown at once).
 	batch func() error
+	// pollShort, when not nil and src.ShortPoll is set, is asked before
+	// each receive: true makes it a short poll (archive, while the previous
+	// receive's commit is under way; an empty answer then goes to settle).
+	pollShort func() bool
 }
 
 // receive is one receive of a scan: a channel failure is retried
@@ -210,7 +226,11 @@ scan:
 		// the broker answered would leave what it took invisible, out of
 		// reach of the release below. An interrupt waits for it (at most
 		// wait) and releases what it brought.
-		ms, rerr := receive(ctx, src, wait)
+		w := wait
+		if src.ShortPoll && (empty > 0 || (h.pollShort != nil && h.pollShort())) {
+			w = 0
+		}
+		ms, rerr := receive(ctx, src, w)
 		if rerr != nil {
 			err = fmt.Errorf("receive from %s: %w", src.Name, rerr)
 			break

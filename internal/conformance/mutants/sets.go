@@ -15,5 +15,6 @@ func extraSets() [][]mutant {
 		dlqMutants,
 		suiteMutants,
 		editHeadersMutants,
+		archiveMutants,
 	}
 }
