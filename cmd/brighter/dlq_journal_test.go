@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
@@ -58,6 +62,80 @@ func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 	}
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
 		t.Errorf("the journal was kept after a complete replay (stat: %v)", err)
+	}
+}
+
+// TestDLQReplay_JournalKeptWhileAKilledRunHolds_Issue30: a replay killed
+// after its publish was accepted and recorded, before it removed the
+// message, leaves the message invisible for its --visibility. A clean rerun
+// inside that time reads nothing (the dead-letter queue looks empty) but
+// keeps the journal, saying why; the run that reads the message once the
+// hold lapses only removes it: one copy at the destination, never two
+// (fauxqs; the killed run is played by a receive with a 4 s visibility
+// timeout, a copy sent to the destination and the journal lines it wrote).
+func TestDLQReplay_JournalKeptWhileAKilledRunHolds_Issue30(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run, p, conn := fauxqsQueues(t, "jh", "dlq", "dest")
+	dlq, dest := "dlq-"+run, "dest-"+run
+	m := stamped("held-"+run, dest, dlq)
+	if err := p.Send(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	const hold = 4 * time.Second
+	// The killed run: it read the message (held for hold), published its
+	// copy and recorded it sent, then died before the remove.
+	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
+	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, VisibilityTimeout: int32(hold / time.Second), WaitTimeSeconds: 5})
+	if err != nil || len(got.Messages) != 1 {
+		t.Fatalf("the killed run's receive: %v, %d messages", err, len(got.Messages))
+	}
+	if err := p.Send(ctx, message.New(m.Header.MessageID, dest, message.MTCommand, []byte(`{}`))); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "replay.journal")
+	j, err := inspect.OpenJournal(journal, hold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rid := []string{inspect.ReplayID(m, "sqs://"+dlq)}
+	if err := errors.Join(j.Sending(rid), j.Published(rid)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Close(true, false); err != nil {
+		t.Fatal(err)
+	}
+	replay := append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--yes", "--journal", journal, "--wait", "1s", "--visibility", "30s"}, conn...)
+	code, out, errOut := brighterExit(t, dir, replay...)
+	if code != exitOK || !strings.Contains(errOut, "journal "+journal+" kept: 1 copy recorded sent less than --visibility ago") {
+		t.Fatalf("a clean rerun while the killed run holds the message: exit %d, want %d and the journal kept, saying why\nstdout:\n%s\nstderr:\n%s", code, exitOK, out, errOut)
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Fatalf("the journal is gone after a rerun that read nothing: %v", err)
+	}
+	// Once the hold lapses, a rerun reads the message and only removes it.
+	deadline := time.Now().Add(hold + 30*time.Second)
+	for !strings.Contains(out, "(sent by an earlier run; removed now)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rerun removed the message within %s of its hold:\nstdout:\n%s\nstderr:\n%s", hold+30*time.Second, out, errOut)
+		}
+		if code, out, errOut = brighterExit(t, dir, replay...); code != exitOK {
+			t.Fatalf("rerun: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+	}
+	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 {
+		t.Errorf("the destination holds %v, want one copy of held-%s", ids, run)
+	}
+	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+		t.Errorf("the dead-letter queue still holds %v", ids)
+	}
+	if _, err := os.Stat(journal); !os.IsNotExist(err) {
+		t.Errorf("the journal was kept after the message was removed (stat: %v)", err)
 	}
 }
 

@@ -448,7 +448,7 @@ func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
 // message, inspect.FileJournal.Close); a journal kept is named on stderr
 // with why (issue 30).
 func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
-	pending := j.Pending()
+	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
 	if err != nil || removed {
 		return err
@@ -463,7 +463,10 @@ func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, in
 	if failed > 0 {
 		why = append(why, plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
 	}
-	if pending > 0 {
+	switch {
+	case drained && held > 0:
+		why = append(why, plural(held, "copy")+" recorded sent less than --visibility ago whose message was not removed (a run killed after sending may still hold it invisible; a rerun after that only removes it)")
+	case pending > 0:
 		why = append(why, plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
 	}
 	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.url, j.Path(), strings.Join(why, "; "))
@@ -492,7 +495,7 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 		}
 		path = filepath.Join(dir, "brighter", "replay", journalName(t.url))
 	}
-	j, err := inspect.OpenJournal(path)
+	j, err := inspect.OpenJournal(path, o.visibility)
 	if err != nil {
 		return nil, failureErr(err)
 	}

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -52,39 +54,55 @@ type ReplayJournal interface {
 }
 
 // FileJournal is a ReplayJournal in a file: one line per event, "sending
-// RID", "sent RID" (both fsynced) or "removed RID", appended. Safe for concurrent use within
-// one process; two replays must not share a file at once.
+// RID", "sent RID AT HOLD" (both fsynced; AT the Unix time of the record in
+// milliseconds, HOLD the writing run's --visibility in milliseconds: until
+// AT+HOLD that run, if killed, may still hold the message invisible) or
+// "removed RID", appended. A "sent RID" line without AT and HOLD (written
+// before they were recorded) is read as held by nobody. Safe for concurrent
+// use within one process; two replays must not share a file at once.
 type FileJournal struct {
 	mu       sync.Mutex
 	f        *os.File
 	path     string
-	sent     map[string]bool
+	hold     time.Duration
+	now      func() time.Time
+	sent     map[string]time.Time // replay id -> until when a killed run may hold its message
 	inFlight map[string]bool
 }
 
 // OpenJournal opens (creating it, mode 0600, and its directory, 0700) the
-// journal at path and reads what earlier runs recorded. Errors name the
-// path; a line that is neither form is an error (the file is not a journal).
-func OpenJournal(path string) (*FileJournal, error) {
+// journal at path and reads what earlier runs recorded. hold is how long
+// this run holds each message it reads invisible (its --visibility): it is
+// recorded with every copy sent, so that a later run does not forget a copy
+// whose message a killed run may still hold (Close). Errors name the path;
+// a line that is neither form is an error (the file is not a journal).
+func OpenJournal(path string, hold time.Duration) (*FileJournal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
-	j := &FileJournal{path: path, sent: map[string]bool{}, inFlight: map[string]bool{}}
+	j := &FileJournal{path: path, hold: hold, now: time.Now, sent: map[string]time.Time{}, inFlight: map[string]bool{}}
 	if fh, err := os.Open(path); err == nil {
 		sc := bufio.NewScanner(fh)
 		n := 0
 		for sc.Scan() {
 			n++
 			kind, rid, ok := strings.Cut(sc.Text(), " ")
-			switch {
-			case ok && kind == "sent":
-				j.sent[rid] = true
+			if kind == "sent" {
+				var until time.Time
+				if until, rid, ok = parseSent(rid); !ok {
+					fh.Close()
+					return nil, fmt.Errorf("replay journal %s:%d: not a journal line", path, n)
+				}
+				j.sent[rid] = until
 				delete(j.inFlight, rid)
+				continue
+			}
+			switch {
 			case ok && kind == "removed":
 				delete(j.sent, rid)
 				delete(j.inFlight, rid)
 			case ok && kind == "sending":
-				if !j.sent[rid] {
+				if _, sent := j.sent[rid]; !sent {
 					j.inFlight[rid] = true
 				}
 			case sc.Text() == "":
@@ -117,6 +135,25 @@ func OpenJournal(path string) (*FileJournal, error) {
 	return j, nil
 }
 
+// parseSent reads the rest of a "sent" line, "RID AT HOLD" or (older)
+// "RID": the replay id and until when the run that wrote it may hold the
+// message (the zero time for the older form).
+func parseSent(rest string) (until time.Time, rid string, ok bool) {
+	f := strings.Fields(rest)
+	switch len(f) {
+	case 1:
+		return time.Time{}, f[0], true
+	case 3:
+		at, err1 := strconv.ParseInt(f[1], 10, 64)
+		hold, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || at < 0 || hold < 0 {
+			return time.Time{}, "", false
+		}
+		return time.UnixMilli(at).Add(time.Duration(hold) * time.Millisecond), f[0], true
+	}
+	return time.Time{}, "", false
+}
+
 // Path is the journal's file.
 func (j *FileJournal) Path() string { return j.path }
 
@@ -141,11 +178,33 @@ func (j *FileJournal) InFlight() []string {
 	return out
 }
 
+// Held is how many copies are recorded accepted, whose message is not
+// recorded removed, by a run that may still hold that message invisible
+// (recorded less than that run's --visibility ago): a run killed after the
+// publish and before the remove. A clean run that read nothing of them
+// still keeps the journal for them (Close).
+func (j *FileJournal) Held() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.heldLocked()
+}
+
+func (j *FileJournal) heldLocked() int {
+	now, n := j.now(), 0
+	for _, until := range j.sent {
+		if now.Before(until) {
+			n++
+		}
+	}
+	return n
+}
+
 // Sent implements ReplayJournal.
 func (j *FileJournal) Sent(rid string) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.sent[rid]
+	_, ok := j.sent[rid]
+	return ok
 }
 
 // Removed implements ReplayJournal: written, not fsynced.
@@ -170,28 +229,32 @@ func (j *FileJournal) Removed(rids []string) error {
 }
 
 // Sending implements ReplayJournal.
-func (j *FileJournal) Sending(rids []string) error { return j.write("sending", rids) }
+func (j *FileJournal) Sending(rids []string) error { return j.write("sending", "", rids) }
 
-// Published implements ReplayJournal.
+// Published implements ReplayJournal: each line records the time and this
+// run's hold (OpenJournal).
 func (j *FileJournal) Published(rids []string) error {
-	if err := j.write("sent", rids); err != nil {
+	at := j.now()
+	suffix := " " + strconv.FormatInt(at.UnixMilli(), 10) + " " + strconv.FormatInt(j.hold.Milliseconds(), 10)
+	if err := j.write("sent", suffix, rids); err != nil {
 		return err
 	}
+	until := time.UnixMilli(at.UnixMilli()).Add(time.Duration(j.hold.Milliseconds()) * time.Millisecond)
 	j.mu.Lock()
 	for _, rid := range rids {
-		j.sent[rid] = true
+		j.sent[rid] = until
 	}
 	j.mu.Unlock()
 	return nil
 }
 
-func (j *FileJournal) write(kind string, rids []string) error {
+func (j *FileJournal) write(kind, suffix string, rids []string) error {
 	if len(rids) == 0 {
 		return nil
 	}
 	var b strings.Builder
 	for _, rid := range rids {
-		b.WriteString(kind + " " + rid + "\n")
+		b.WriteString(kind + " " + rid + suffix + "\n")
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -215,12 +278,14 @@ func (j *FileJournal) write(kind string, rids []string) error {
 // read the whole dead-letter destination, no filter, until it was empty)
 // entries recorded sent are not left to resume either: their messages were
 // not there to read, so they were removed by a run killed before it
-// recorded so (a message a killed run still held invisible is published
-// again by a later run: a duplicate, never a loss). It reports whether the
-// file was deleted; errors name the path.
+// recorded so, unless they were recorded less than their run's hold ago
+// (Held): that run, killed after the publish, may still hold the message
+// invisible, and forgetting the copy would make the run that reads it
+// after the hold publish it again (issue 30). It reports whether the file
+// was deleted; errors name the path.
 func (j *FileJournal) Close(keep, drained bool) (removed bool, err error) {
 	j.mu.Lock()
-	remove := !keep && (len(j.sent) == 0 || drained)
+	remove := !keep && (len(j.sent) == 0 || drained && j.heldLocked() == 0)
 	j.mu.Unlock()
 	err = j.f.Close()
 	if remove {
