@@ -282,8 +282,9 @@ const exitInterrupted = 130
 
 // Stable log texts of the dlq commands' signal handling.
 const (
-	logDLQStopping = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
-	logDLQForced   = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
+	logDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
+	logDLQHeldUnknown = "dlq: could not count the messages another reader holds"
+	logDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
 )
 
 // interruptible returns a context that ends on the first SIGINT/SIGTERM;
@@ -514,6 +515,17 @@ func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTranspo
 	return ch, nil
 }
 
+// noteHeld says on w, after a scan of t, how many messages another reader
+// held invisible when the scan began (openedChannel.held): the scan could
+// not see them, so an empty or short result is not the whole destination
+// (issue 30). It says nothing when none were held or the transport cannot
+// tell.
+func noteHeld(w io.Writer, t *dlqTarget, ch *openedChannel) {
+	if ch.held > 0 {
+		fmt.Fprintf(w, "%s: %s held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer): not read; they come back when their visibility timeout lapses\n", t.url, plural(int(ch.held), "more message"))
+	}
+}
+
 func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
 	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, ShortPoll: ch.shortPoll, Logger: logger}
 }
@@ -552,6 +564,7 @@ func (o *dlqOptions) newScanCmd(cmd *cobra.Command, scan func(rs *readScan) erro
 type readScan struct {
 	f      inspect.Filter
 	t      *dlqTarget
+	ch     *openedChannel
 	source *inspect.Source
 	ctx    context.Context
 	done   func()
@@ -575,7 +588,7 @@ func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, e
 		return nil, err
 	}
 	sctx, stop := o.interruptible(ctx, logger)
-	return &readScan{f: f, t: t, source: o.source(t, ch, logger), ctx: sctx, errOut: o.io.ErrOut, done: func() {
+	return &readScan{f: f, t: t, ch: ch, source: o.source(t, ch, logger), ctx: sctx, errOut: o.io.ErrOut, done: func() {
 		stop()
 		ch.close(context.WithoutCancel(ctx))
 	}}, nil

@@ -290,6 +290,9 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	} else {
 		fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.url, verb, sum.Archived, sum.Skipped, sum.Failed)
 	}
+	if !stopped {
+		noteHeld(o.io.ErrOut, t, ch)
+	}
 	switch {
 	case stopped:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.url, verb)}

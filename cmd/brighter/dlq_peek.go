@@ -50,5 +50,6 @@ func (o *dlqOptions) peek(rs *readScan) error {
 		return failureErr(naming(rs.t, "peek", err))
 	}
 	rs.summarise("%d shown, %d read", counts.Selected, counts.Scanned)
+	noteHeld(rs.errOut, rs.t, rs.ch)
 	return nil
 }

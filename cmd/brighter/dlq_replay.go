@@ -244,6 +244,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		capped := max(n, o.confirmOver)
 		if capped == 0 {
 			_ = closeReader()
+			noteHeld(o.io.ErrOut, t, ch)
 			return o.finish(nil, inspect.Summary{}, nil, nil, t)
 		}
 		if f.Limit == 0 || f.Limit > capped {
@@ -307,6 +308,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if o.copy && !o.dryRun && sum.Replayed > 0 {
 		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.url)
 	}
+	noteHeld(o.io.ErrOut, t, ch)
 	return o.finish(bar, sum, rerr, cerr, t)
 }
 

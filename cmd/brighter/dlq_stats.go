@@ -45,5 +45,6 @@ func (o *dlqOptions) stats(rs *readScan) error {
 	// As peek says how many it showed of how many it read: a filter that
 	// selects nothing must not look like an empty destination.
 	rs.summarise("%d counted, %d read", counts.Selected, counts.Scanned)
+	noteHeld(rs.errOut, rs.t, rs.ch)
 	return nil
 }

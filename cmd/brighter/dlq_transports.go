@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
@@ -156,12 +158,14 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	// reported once, here, rather than by the first receive of the scan
 	// through three layers that each name the queue.
 	name := sqs.QueueName(tg.dest, q.QueueType == config.QueueFIFO)
-	if _, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)}); err != nil {
+	qu, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
 		if name != tg.dest {
 			return nil, fmt.Errorf("queue %s: %w", name, err)
 		}
 		return nil, err
 	}
+	held := sqsHeld(ctx, c, qu.QueueUrl, name, logger)
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
 		Queue: tg.dest, Fifo: q.QueueType == config.QueueFIFO,
 		Envelope:   q.ChannelType == config.ChannelPubSub && !q.RawMessageDelivery,
@@ -170,7 +174,27 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	if err != nil {
 		return nil, err
 	}
-	return &openedChannel{consumer: consumer, close: consumer.Close, shortPoll: true}, nil
+	return &openedChannel{consumer: consumer, close: consumer.Close, shortPoll: true, held: held}, nil
+}
+
+// sqsHeld is the queue's ApproximateNumberOfMessagesNotVisible before this
+// command receives anything: messages another reader holds (a killed
+// replay or archive, a running scan, a consumer), which no scan can see
+// until their visibility timeout lapses (issue 30). It is only a notice: a
+// failed call is logged (Warn) and counts 0.
+func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string, logger *slog.Logger) int64 {
+	attr := types.QueueAttributeNameApproximateNumberOfMessagesNotVisible
+	out, err := c.SQS.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: queueURL, AttributeNames: []types.QueueAttributeName{attr}})
+	if err != nil {
+		logger.WarnContext(ctx, logDLQHeldUnknown, "queue", name, "error", err)
+		return 0
+	}
+	n, err := strconv.ParseInt(out.Attributes[string(attr)], 10, 64)
+	if err != nil {
+		logger.WarnContext(ctx, logDLQHeldUnknown, "queue", name, "error", err)
+		return 0
+	}
+	return n
 }
 
 func (t *sqsTransport) addresses() broker.AddressScheme { return sqs.URLScheme{} }

@@ -17,6 +17,11 @@ type openedChannel struct {
 	// over consumer: true when its waiting receive that returns nothing
 	// has asked every server (an SQS long poll).
 	shortPoll bool
+	// held is, for a dlq scan, how many messages of the destination another
+	// reader held invisible when this one opened it (SQS
+	// ApproximateNumberOfMessagesNotVisible): 0 when none or when the
+	// transport cannot tell (Pub/Sub, RocketMQ, memory).
+	held int64
 }
 
 // transportFactory turns a subscription of one transport into a consumer
