@@ -521,9 +521,17 @@ func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTranspo
 // (issue 30). It says nothing when none were held or the transport cannot
 // tell.
 func noteHeld(w io.Writer, t *dlqTarget, ch *openedChannel) {
-	if ch.held > 0 {
-		fmt.Fprintf(w, "%s: %s held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer): not read; they come back when their visibility timeout lapses\n", t.url, plural(int(ch.held), "more message"))
+	if s := heldNote(ch.held); s != "" {
+		fmt.Fprintf(w, "%s: %s\n", t.url, s)
 	}
+}
+
+// heldNote is noteHeld's text for held messages, "" for none.
+func heldNote(held int64) string {
+	if held <= 0 {
+		return ""
+	}
+	return plural(int(held), "more message") + " held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer): not read; they come back when their visibility timeout lapses"
 }
 
 func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,4 +61,39 @@ func TestDLQ_HeldByAnotherReaderIsSaid_Issue30(t *testing.T) {
 			t.Errorf("brighter %s: exit %d, want %d and %q on stderr\nstdout:\n%s\nstderr:\n%s", strings.Join(args[:2], " "), code, exitOK, want, out, errOut)
 		}
 	}
+}
+
+// TestDLQTriage_TmuxSaysHeld_Issue30: the console, in a real terminal
+// (tmux, 80x24), says on its status line how many messages another reader
+// held invisible when it read the dead-letter queue (fauxqs).
+func TestDLQTriage_TmuxSaysHeld_Issue30(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	ctx := context.Background()
+	run, p, conn := fauxqsQueues(t, "th", "dlq", "dest")
+	dlq, dest := "dlq-"+run, "dest-"+run
+	for i := range 2 {
+		if err := p.Send(ctx, stamped(fmt.Sprintf("t%d-%s", i, run), dest, dlq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
+	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for held := 0; held < 1; {
+		got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 60, WaitTimeSeconds: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += len(got.Messages)
+	}
+	exitFile := filepath.Join(t.TempDir(), "exit")
+	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --visibility 30s %s; echo $? > %s", crashBin(t), dlq, dest, strings.Join(conn, " "), exitFile)
+	s := startTriage(t, run, command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1"})
+	s.awaitText("1 more message held invisible by another reader")
+	s.keys(true, "q")
+	s.awaitExit(exitFile)
 }

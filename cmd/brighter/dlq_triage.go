@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -158,21 +159,28 @@ type triageActions struct {
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
 	running sync.WaitGroup
+	// held is openedChannel.held of the last Load (LoadNote).
+	held atomic.Int64
 }
+
+// LoadNote implements triage.LoadNoter: how many messages another reader
+// held invisible when the last Load began (SQS only), "" for none.
+func (a *triageActions) LoadNote() string { return heldNote(a.held.Load()) }
 
 // Source implements triage.Actions.
 func (a *triageActions) Source() string { return a.t.url }
 
-// open opens the destination for one action.
+// open opens the destination for one action; held is how many messages
+// another reader held invisible as it opened (openedChannel.held).
 // Until the returned close is called the action counts as running.
-func (a *triageActions) open(ctx context.Context, rewrite bool) (*inspect.Source, func() error, error) {
+func (a *triageActions) open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
 	a.running.Add(1)
 	ch, err := a.o.openReader(ctx, a.t, a.dt, rewrite, a.logger)
 	if err != nil {
 		a.running.Done()
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	return a.o.source(a.t, ch, a.logger), func() error {
+	return a.o.source(a.t, ch, a.logger), ch.held, func() error {
 		defer a.running.Done()
 		return ch.close(context.WithoutCancel(ctx))
 	}, nil
@@ -190,10 +198,11 @@ func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, closeSrc, err := a.open(ctx, false)
+	src, held, closeSrc, err := a.open(ctx, false)
 	if err != nil {
 		return nil, err
 	}
+	a.held.Store(held)
 	var out collect
 	_, perr := inspect.Peek(ctx, src, f, &out)
 	return out, errors.Join(perr, closeSrc())
@@ -225,7 +234,7 @@ func (p progressFunc) Done(o inspect.Outcome) { p(o) }
 // replay runs inspect.Replay over the messages with ids, as dlq replay
 // does, with transform (dlq edit's) when set.
 func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
-	src, closeSrc, err := a.open(ctx, !dryRun)
+	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err
 	}
@@ -268,7 +277,7 @@ func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
 // (write, fsync, then remove); a dry run counts what would be archived.
 func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
 	f := inspect.Filter{IDs: ids, Limit: len(ids)}
-	src, closeSrc, err := a.open(ctx, !dryRun)
+	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err
 	}

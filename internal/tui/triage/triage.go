@@ -94,6 +94,14 @@ type Actions interface {
 	Edit(m *message.Message) (Editing, error)
 }
 
+// LoadNoter is implemented by Actions whose Load can tell what it could
+// not read: LoadNote, asked right after each Load, is a line for the status
+// bar (for example how many messages another reader held invisible), ""
+// when there is nothing to say (issue 30).
+type LoadNoter interface {
+	LoadNote() string
+}
+
 // view is the screen shown.
 type view int
 
@@ -128,6 +136,8 @@ type (
 	LoadedMsg struct {
 		Messages []*message.Message
 		Err      error
+		// Note is the Actions' LoadNote, shown on the status line.
+		Note string
 	}
 	progressMsg struct {
 		ch  chan tea.Msg
@@ -214,10 +224,13 @@ func (m Model) WithDryRun(on bool) Model {
 // WithMessages returns m showing ms, the destination's first read, done
 // by the caller before the console starts (so a destination that cannot
 // be opened is an error of the command, not a screen); Init then reads
-// nothing.
+// nothing. The Actions' LoadNote of that read, if any, is the status line.
 func (m Model) WithMessages(ms []*message.Message) Model {
 	m.loading = false
 	m.setMessages(ms)
+	if n, ok := m.act.(LoadNoter); ok {
+		m.status = n.LoadNote()
+	}
 	return m
 }
 
@@ -233,7 +246,11 @@ func (m Model) load() tea.Cmd {
 	act, ctx := m.act, m.ctx
 	return func() tea.Msg {
 		ms, err := act.Load(ctx)
-		return LoadedMsg{Messages: ms, Err: err}
+		var note string
+		if n, ok := act.(LoadNoter); ok {
+			note = n.LoadNote()
+		}
+		return LoadedMsg{Messages: ms, Err: err, Note: note}
 	}
 }
 
@@ -249,6 +266,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.setMessages(msg.Messages)
+		if msg.Note != "" {
+			m.status = msg.Note
+		}
 	case progressMsg:
 		if msg.out.Err != nil {
 			m.failed++

@@ -375,3 +375,37 @@ func TestTriageEditInvalidBody_Issue30(t *testing.T) {
 		t.Errorf("n after an invalid edit:\n%s", s)
 	}
 }
+
+// notingActions is fakeActions whose Load also tells what it could not read.
+type notingActions struct {
+	fakeActions
+	note string
+}
+
+func (n *notingActions) LoadNote() string { return n.note }
+
+// TestTriageSaysWhatLoadCouldNotRead_Issue30: when the destination's read
+// says messages were held by another reader (a killed replay), the status
+// line says so on the groups screen, so an empty console is not taken for
+// an empty dead-letter queue; without a note nothing is said.
+func TestTriageSaysWhatLoadCouldNotRead_Issue30(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	const note = "2 more messages held invisible by another reader"
+	a := &notingActions{note: note}
+	m := New(context.Background(), a, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	if s := checkScreen(t, m); !strings.Contains(s, note) {
+		t.Errorf("the groups screen does not say what the read could not see:\n%s", s)
+	}
+	// the caller's first read (dlq triage reads before the console starts)
+	m = New(context.Background(), a, func() time.Time { return now }).WithMessages(nil)
+	if s := checkScreen(t, m); !strings.Contains(s, note) {
+		t.Errorf("after the caller's first read, the groups screen does not say what it could not see:\n%s", s)
+	}
+	a.note = ""
+	m = New(context.Background(), a, func() time.Time { return now })
+	m = run(t, m, m.Init()())
+	if s := checkScreen(t, m); strings.Contains(s, "held invisible") {
+		t.Errorf("a note with nothing held:\n%s", s)
+	}
+}
