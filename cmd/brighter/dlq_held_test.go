@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -37,18 +38,7 @@ func TestDLQ_HeldByAnotherReaderIsSaid_Issue30(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
-	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for held := 0; held < 2; {
-		got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: int32(2 - held), VisibilityTimeout: 60, WaitTimeSeconds: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		held += len(got.Messages)
-	}
+	holdMessages(t, dlq, 2, 60*time.Second)
 	want := "sqs://" + dlq + ": 2 more messages " + note
 	for _, args := range [][]string{
 		peek,
@@ -78,22 +68,36 @@ func TestDLQTriage_TmuxSaysHeld_Issue30(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
-	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for held := 0; held < 1; {
-		got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 60, WaitTimeSeconds: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		held += len(got.Messages)
-	}
+	holdMessages(t, dlq, 1, 60*time.Second)
 	exitFile := filepath.Join(t.TempDir(), "exit")
 	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --visibility 30s %s; echo $? > %s", crashBin(t), dlq, dest, strings.Join(conn, " "), exitFile)
 	s := startTriage(t, run, command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1"})
 	s.awaitText("1 more message held invisible by another reader")
 	s.keys(true, "q")
 	s.awaitExit(exitFile)
+}
+
+// holdMessages plays another reader of the shared fauxqs's queue: it
+// receives n of its messages, each held invisible for visibility (whole
+// seconds), and leaves them so.
+func holdMessages(t *testing.T, queue string, n int, visibility time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
+	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for held := 0; held < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("another reader received %d of %d messages of %s in 30s", held, n, queue)
+		}
+		got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: int32(min(n-held, 10)),
+			VisibilityTimeout: int32(visibility / time.Second), WaitTimeSeconds: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += len(got.Messages)
+	}
 }

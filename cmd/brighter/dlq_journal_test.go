@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
@@ -85,15 +82,7 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds_Issue30(t *testing.T) {
 	const hold = 4 * time.Second
 	// The killed run: it read the message (held for hold), published its
 	// copy and recorded it sent, then died before the remove.
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
-	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(dlq)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, VisibilityTimeout: int32(hold / time.Second), WaitTimeSeconds: 5})
-	if err != nil || len(got.Messages) != 1 {
-		t.Fatalf("the killed run's receive: %v, %d messages", err, len(got.Messages))
-	}
+	holdMessages(t, dlq, 1, hold)
 	if err := p.Send(ctx, message.New(m.Header.MessageID, dest, message.MTCommand, []byte(`{}`))); err != nil {
 		t.Fatal(err)
 	}
