@@ -233,8 +233,12 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		total = n
 		if n > o.confirmOver {
-			if ok, err := o.confirm(n, t.url); !ok {
+			if ok, err := o.confirm(ctx, n, t.url); !ok {
 				_ = closeReader()
+				if ctx.Err() != nil {
+					fmt.Fprintf(o.io.ErrOut, "%s: interrupted at the confirmation; nothing was replayed\n", t.url)
+					return interrupted("replay " + t.url)
+				}
 				return err
 			}
 		}
@@ -422,15 +426,37 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 	return "not found (not replayed)"
 }
 
-// confirm asks on a terminal; off one it refuses without --yes.
-func (o *dlqReplayOptions) confirm(n int, name string) (bool, error) {
+// confirm asks on a terminal; off one it refuses without --yes. An
+// interrupt (ctx done: SIGINT or SIGTERM) while it waits for the answer
+// ends the wait at once: (false, nil), and the caller exits 130.
+func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string) (bool, error) {
 	if !o.io.InTTY {
 		return false, usageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver))
 	}
 	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
-	line, err := bufio.NewReader(o.io.In).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, failureErr(fmt.Errorf("read confirmation: %w", err))
+	type answer struct {
+		line string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(o.io.In).ReadString('\n')
+		answered <- answer{line, err}
+	}()
+	var line string
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(o.io.ErrOut)
+		return false, nil
+	case a := <-answered:
+		if a.err != nil && !errors.Is(a.err, io.EOF) {
+			return false, failureErr(fmt.Errorf("read confirmation: %w", a.err))
+		}
+		line = a.line
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(o.io.ErrOut)
+		return false, nil
 	}
 	if !strings.HasSuffix(line, "\n") {
 		fmt.Fprintln(o.io.ErrOut)
