@@ -42,8 +42,9 @@ func newDLQEditCmd(parent *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit ID [SUBSCRIPTION|URL]",
 		Short: "Edit one dead-lettered message and replay the edited copy",
-		Long: `Open the body of dead-lettered message ID in $EDITOR (vi when it is unset)
-and replay the edited copy where dlq replay would send it: --to, else its
+		Long: `Open the body of dead-lettered message ID in $EDITOR (vi when it is unset;
+off a terminal, without $EDITOR, an edit that needs the editor is refused,
+exit 2) and replay the edited copy where dlq replay would send it: --to, else its
 originalTopic when the subscriptions file knows it for this dead-letter
 destination (the same allow-list; --allow-any-destination lifts it).
 
@@ -121,6 +122,11 @@ func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
 	o.yes, o.copy = true, false
 	var sent *message.Message
 	o.prepare = func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error) {
+		// The default editor (vi) needs a terminal: off one, without $EDITOR,
+		// an edit that opens an editor is refused before anything is read.
+		if (o.bodyFile == "" || o.headers) && strings.TrimSpace(o.env("EDITOR")) == "" && !o.io.InTTY {
+			return nil, usageErr(errors.New("dlq edit opens vi (no $EDITOR is set) and stdin is not a terminal: give the new body with --body-file F (\"-\": stdin) and --set key=value, or set $EDITOR to an editor that runs without a terminal; nothing was read or sent"))
+		}
 		orig, err := fetchOne(ctx, src, id)
 		if err != nil {
 			return nil, err

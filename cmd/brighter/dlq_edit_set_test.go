@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,5 +129,55 @@ func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30(t *testin
 	}
 	if s := string(out); !strings.Contains(s, `"id":"c0"`) || !strings.Contains(s, `"fixedBy":"ops"`) || strings.Contains(s, "rejectionReason") {
 		t.Errorf("%s holds, after the clean edit:\n%s", dest, s)
+	}
+}
+
+// TestDLQEdit_DryRunFailsWhatTheRunWould_Issue30: an edit whose body SQS
+// cannot carry (binary, with a content type that is not a compressed one)
+// fails its dry run (exit 1, the reason logged) as it fails the real run,
+// instead of saying it would be replayed; both leave the message in the
+// DLQ and send nothing (fauxqs).
+func TestDLQEdit_DryRunFailsWhatTheRunWould_Issue30(t *testing.T) {
+	t.Parallel()
+	dlq, dest, conn := crashQueue(t, 1)
+	body := filepath.Join(t.TempDir(), "binary")
+	if err := os.WriteFile(body, []byte{0xff, 0xfe, 0x00, 0x81, 0xc3}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		args := []string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "contentType=application/octet-stream"}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		cmd := crashCmd(t, append(args, conn...)...)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailure || !strings.Contains(string(out), "not UTF-8 text") {
+			t.Errorf("edit to a binary body (dry run %v): exit %d, want %d naming the body SQS cannot carry\n%s", dry, code, exitFailure, out)
+		}
+	}
+	if left := crashDestIDs(t, dlq, conn); left["c0"] != 1 {
+		t.Errorf("the DLQ holds %v, want c0", left)
+	}
+	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
+		t.Errorf("a failed edit reached %s: %v", dest, got)
+	}
+}
+
+// TestDLQEdit_DefaultEditorNeedsATerminal_Issue30: off a terminal with no
+// $EDITOR, an edit that would open vi is refused at once (exit 2, saying
+// what to give instead) and nothing is read; --body-file needs no editor.
+func TestDLQEdit_DefaultEditorNeedsATerminal_Issue30(t *testing.T) {
+	t.Parallel()
+	path := writeMemoryDLQ(t, 1)
+	for _, args := range [][]string{{}, {"--body-file", "-", "--headers"}} {
+		io, out, errOut := fakeIO(`{"fixed":true}`, false)
+		code := run(context.Background(), io, append([]string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders"}, args...))
+		if code != exitUsage || !strings.Contains(errOut.String(), "stdin is not a terminal: give the new body with --body-file") {
+			t.Errorf("edit %v off a terminal without $EDITOR: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitUsage, out, errOut)
+		}
+	}
+	io, out, errOut := fakeIO(`{"fixed":true}`, false)
+	if code := run(context.Background(), io, []string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders", "--body-file", "-"}); code != exitOK {
+		t.Errorf("edit --body-file - off a terminal: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, out, errOut)
 	}
 }

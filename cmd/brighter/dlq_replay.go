@@ -256,6 +256,9 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 	}
 	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.routeFunc(), NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy, Transform: transform}
+	if c, ok := dt.(dryRunChecker); ok && o.dryRun {
+		opts.Check = c.dryRunCheck(t)
+	}
 	var bar *inspect.Bar
 	if o.format == "json" {
 		o.json = inspect.NewReplayJSON(o.io.Out)
@@ -414,6 +417,8 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 	switch {
 	case sum.Replayed > 0 && sum.DryRun:
 		return "found; would be replayed (dry run, nothing changed)"
+	case sum.Failed > 0 && sum.DryRun:
+		return "found; the replay would fail (see the log; dry run, nothing changed)"
 	case sum.Replayed > 0:
 		return "found and replayed"
 	case sum.Refused > 0:

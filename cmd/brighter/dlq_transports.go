@@ -19,6 +19,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -80,6 +81,22 @@ type dlqTransport interface {
 	urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error)
 	dlqReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
 	dlqProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
+}
+
+// dryRunChecker is a dlqTransport whose producer refuses some messages
+// before any call (a body it cannot carry, a broker limit): a dry run asks
+// dryRunCheck's function about each copy so that it fails what the real
+// run would (issue 30). SQS implements it.
+type dryRunChecker interface {
+	dryRunCheck(t *dlqTarget) func(*message.Message) error
+}
+
+var _ dryRunChecker = (*sqsTransport)(nil)
+
+// dryRunCheck is sqs.CheckSendable with the settings dlqProducer uses.
+func (t *sqsTransport) dryRunCheck(tg *dlqTarget) func(*message.Message) error {
+	sns, fifo := tg.s.SQS.ChannelType == config.ChannelPubSub, tg.s.SQS.QueueType == config.QueueFIFO
+	return func(m *message.Message) error { return sqs.CheckSendable(m, sns, fifo) }
 }
 
 var (

@@ -90,6 +90,11 @@ type ReplayOptions struct {
 	// the message failed and leaves it where it is, nothing published; it
 	// is called from the scan's goroutine only, in a dry run too.
 	Transform func(m, c *message.Message) error
+	// Check, when set, is asked with DryRun about each copy: an error (what
+	// the producer would refuse before any call, e.g. a body the transport
+	// cannot carry) makes the copy a failure of the dry run, as it would
+	// be of the real one (issue 30).
+	Check func(c *message.Message) error
 }
 
 // DefaultReplayWorkers is the default of ReplayOptions.Workers.
@@ -456,6 +461,12 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		handled[c.Header.MessageID] = struct{}{}
 		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun}
 		if o.DryRun {
+			if o.Check != nil {
+				if err := o.Check(c); err != nil {
+					log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", redact.Cut(dest), "error", err)
+					out.Err = err
+				}
+			}
 			report(out)
 			return false, nil
 		}

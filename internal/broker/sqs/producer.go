@@ -88,6 +88,20 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 	return sendSQS(ctx, p.c.SQS, url, m, p.opts.Attributes)
 }
 
+// CheckSendable reports, without any call, whether m can be sent as it is
+// by a Producer with options sns and fifo: the errors Send returns before
+// its call (ErrBodyNotText, ErrTooManyAttributes, broker.ErrTooLarge, all
+// wrapped), nil when none applies. A dry run uses it so that it refuses
+// what the real run would (issue 30).
+func CheckSendable(m *message.Message, sns, fifo bool) error {
+	if sns {
+		_, err := snsPublishInput("arn:aws:sns:us-east-1:000000000000:dry-run", m, nil, fifo)
+		return err
+	}
+	_, err := sqsSendInput("https://sqs.us-east-1.amazonaws.com/000000000000/dry-run", m, nil)
+	return err
+}
+
 // Close does nothing: the clients hold no per-producer resources.
 func (p *Producer) Close(ctx context.Context) error { return nil }
 
