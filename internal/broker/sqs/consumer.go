@@ -2,6 +2,8 @@ package sqs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -497,7 +499,26 @@ func (p publisher) Publish(ctx context.Context, destination string, m *message.M
 	if err != nil {
 		return err
 	}
+	if p.k.opts.Fifo && m.Header.PartitionKey != "" {
+		m = m.Clone()
+		m.Header.Bag[AttrMessageDeduplicationID] = RoutedDeduplicationID(m)
+	}
 	return sendSQS(ctx, p.k.c.SQS, url, m, nil)
+}
+
+// RoutedDeduplicationID is the FIFO MessageDeduplicationId of the routed
+// copy of m (R-18, issue 28's FIFO edge): the SHA-256, hex, of m's message
+// id and the deduplication id it was received with. The source's own id
+// would make SQS drop, as a duplicate, the copy of a second message whose
+// deduplication id is the same (content-based deduplication of an equal
+// body sent more than five minutes after the first) when both are
+// rejected within five minutes: a silent loss. The same message routed
+// twice (a redelivery after a crash between the copy and the acknowledge)
+// still gets one id, so SQS keeps one copy.
+func RoutedDeduplicationID(m *message.Message) string {
+	src, _ := m.Header.Bag.String(AttrMessageDeduplicationID)
+	sum := sha256.Sum256([]byte("routed\x00" + m.Header.MessageID + "\x00" + src))
+	return hex.EncodeToString(sum[:])
 }
 
 // ErrNoDeadLetter is returned by DeadLetterDepth when the consumer has no

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -457,5 +458,42 @@ func TestDeadLetterDepthCountsRoutedMessages(t *testing.T) {
 	noDLQ := setup(t, c, ChannelOptions{Queue: uniq("depth-none")}, ConsumerOptions{})
 	if _, err := noDLQ.DeadLetterDepth(ctx); !errors.Is(err, ErrNoDeadLetter) {
 		t.Fatalf("depth without a dead-letter queue: %v, want ErrNoDeadLetter", err)
+	}
+}
+
+// TestFifoRoutedCopiesOfTwoMessagesWithOneDeduplicationIDBothKept_R18: two
+// messages received with the same deduplication id (content-based
+// deduplication of equal bodies sent more than five minutes apart, played
+// here by setting the received messages' id) rejected within five minutes
+// both reach the FIFO dead-letter queue: the routed copy's deduplication id
+// is its own (RoutedDeduplicationID), not the source's, so SQS does not
+// drop the second as a duplicate while the source is acknowledged (fauxqs).
+func TestFifoRoutedCopiesOfTwoMessagesWithOneDeduplicationIDBothKept_R18(t *testing.T) {
+	t.Parallel()
+	c := testClients(t)
+	q, dlq := uniq("fifo-dd"), uniq("fifo-dd-dlq")
+	k := setup(t, c, ChannelOptions{Queue: q, Fifo: true, DeadLetter: dlq}, ConsumerOptions{})
+	for i, g := range []string{"g1", "g2"} {
+		m := newMessage(q)
+		m.Header.PartitionKey = g
+		m.Header.Bag[AttrMessageDeduplicationID] = "src-" + strconv.Itoa(i)
+		send(t, c, ProducerOptions{Fifo: true}, m)
+	}
+	for range 2 {
+		m := receiveOne(t, k, 10*time.Second)
+		m.Header.Bag[AttrMessageDeduplicationID] = "the-same-source-id"
+		if res := k.Reject(context.Background(), m, message.Rejection{Reason: message.ReasonDeliveryError}); res.Err != nil {
+			t.Fatalf("reject %s: %+v", m.Header.MessageID, res)
+		}
+	}
+	if n := depth(t, c, QueueName(dlq, true)); n != 2 {
+		t.Errorf("the FIFO dead-letter queue holds %d routed copies, want 2 (one was dropped as a duplicate)", n)
+	}
+	a := message.New("a", q, message.MTCommand, nil)
+	a.Header.Bag[AttrMessageDeduplicationID] = "d"
+	b := a.Clone()
+	b.Header.MessageID = "b"
+	if RoutedDeduplicationID(a) != RoutedDeduplicationID(a.Clone()) || RoutedDeduplicationID(a) == RoutedDeduplicationID(b) {
+		t.Errorf("RoutedDeduplicationID: one message twice must agree, two messages must differ")
 	}
 }
