@@ -39,8 +39,8 @@ func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 		t.Fatal(err)
 	}
 	replay := append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--yes", "--journal", journal}, conn...)
-	if code, out, errOut := brighterExit(t, dir, replay...); code != exitFailure || !strings.Contains(errOut, "replay.journal:1: not a journal line") {
-		t.Fatalf("replay with a damaged journal: exit %d, want %d naming the line\n%s%s", code, exitFailure, out, errOut)
+	if code, out, errOut := brighterExit(t, dir, replay...); code != exitUsage || !strings.Contains(errOut, "replay.journal:1: not a journal line") {
+		t.Fatalf("replay with a damaged journal: exit %d, want %d naming the line\n%s%s", code, exitUsage, out, errOut)
 	}
 	rid := inspect.ReplayID(done, "sqs://"+dlq)
 	if err := os.WriteFile(journal, []byte("sending "+rid+"\nsent "+rid+"\n"), 0o600); err != nil {

@@ -530,7 +530,10 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 	}
 	j, err := inspect.OpenJournal(path, o.visibility)
 	if err != nil {
-		return nil, failureErr(err)
+		// A journal that is not one, or a path that cannot be one (a
+		// directory), is refused as a damaged restore file is: exit 2,
+		// before anything is moved.
+		return nil, usageErr(fmt.Errorf("%w (give another --journal FILE, or --journal '' for none)", err))
 	}
 	return j, nil
 }
