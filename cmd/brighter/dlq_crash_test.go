@@ -14,7 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
+	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/inspect"
@@ -243,7 +249,7 @@ func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30(t *testing.T) {
 	args := append([]string{"dlq", "replay", "sqs://" + dlq, "--yes", "--to", dest, "--journal", journal, "--rate", "400", "--visibility", "2s", "--wait", "1s"}, conn...)
 	inFlight := map[string]bool{} // replay ids in flight at a kill
 	for range 3 {
-		sigkillAfter(t, time.Duration(100+rand.IntN(700))*time.Millisecond, args...)
+		sigkillAfter(t, time.Duration(50+rand.IntN(550))*time.Millisecond, args...)
 		data, _ := os.ReadFile(journal)
 		state := map[string]string{}
 		for _, line := range strings.Split(string(data), "\n") {
@@ -332,4 +338,135 @@ func crashCmd(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(crashBin(t), args...)
 	cmd.Env = scaleOutEnv()
 	return cmd
+}
+
+// crashAwaitAll waits (with a deadline) until every id c0..c<n-1> is read
+// by `brighter peekArgs` (a dlq peek -o json) or is in also; it fails naming
+// the ids that are nowhere, and returns what the peek read.
+func crashAwaitAll(t *testing.T, peekArgs []string, n int, also map[string]int) map[string]int {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := crashCmd(t, peekArgs...).Output()
+		if err != nil {
+			t.Fatalf("peek: %v", err)
+		}
+		got := crashIDs(t, out)
+		var missing []string
+		for i := range n {
+			if id := fmt.Sprintf("c%d", i); got[id] == 0 && also[id] == 0 {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages are nowhere (neither read by %v nor elsewhere): %v", len(missing), peekArgs[:3], missing)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq
+// archive killed with SIGKILL at a random instant on the RocketMQ test
+// broker (three kills, messages held for --visibility) and on Google's
+// Pub/Sub emulator (one kill: a killed pull's messages come back when the
+// subscription's 10 s ack deadline lapses, and the emulator may stop
+// redelivering a message that lapsed more often, local-brokers.md §2c):
+// every message is in the dead-letter destination or in the archive, never
+// nowhere; a last, unkilled archive empties the destination into the file.
+func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
+	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
+	const n = 600
+	ctx := context.Background()
+	run := fmt.Sprintf("ak%d", time.Now().UnixNano()%1e9)
+	seed := func(t *testing.T, p broker.Producer, dlq string) {
+		for i := range n {
+			if err := p.Send(ctx, stamped(fmt.Sprintf("c%d", i), "orders", dlq)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		kills int
+		setup func(t *testing.T) (file string)
+	}{
+		{name: "rocketmq", kills: 3, setup: func(t *testing.T) string {
+			rocketmq.ConfigureClientLog(t.TempDir())
+			srv, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			p, err := rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmq.Connection{Endpoint: srv.Endpoint(), ClientLogDir: t.TempDir()}, MaxAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = p.Close(ctx) }()
+			seed(t, p, "dlq-"+run)
+			return writeYAML(t, fmt.Sprintf("connections:\n  rocketmq:\n    endpoint: %s\nsubscriptions:\n", srv.Endpoint())+
+				"  - name: orders\n    transport: rocketmq\n    channelName: orders-"+run+"\n    rocketmq: {consumerGroup: g-"+run+"}\n    deadLetterRoutingKey: dlq-"+run+"\n    handler: {type: builtin, name: ack}\n")
+		}},
+		{name: "gcp", kills: 1, setup: func(t *testing.T) string {
+			client, srv := gcptest.Start(t, "crash", nil, gcp.Connect)
+			pj := srv.Project
+			for _, name := range []string{"orders-dlq", "orders"} {
+				if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + name}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+				Name: "projects/" + pj + "/subscriptions/orders-dlq", Topic: "projects/" + pj + "/topics/orders-dlq", AckDeadlineSeconds: 10,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			seed(t, gcp.NewProducer(client, gcp.ProducerOptions{}), "orders-dlq")
+			return writeYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\nsubscriptions:\n", pj, srv.Addr)+
+				"  - name: orders\n    transport: gcp\n    routingKey: orders\n    channelName: orders-sub\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := tc.setup(t)
+			archive := filepath.Join(t.TempDir(), "archive.jsonl")
+			args := []string{"dlq", "archive", "orders", "-c", file, "--all", "--file", archive, "--visibility", "2s", "--wait", "1s"}
+			peek := []string{"dlq", "peek", "orders", "-c", file, "-o", "json", "--wait", "1s"}
+			for range tc.kills {
+				sigkillAfter(t, time.Duration(50+rand.IntN(550))*time.Millisecond, args...)
+				data, _ := os.ReadFile(archive)
+				archived := crashIDs(t, data)
+				t.Logf("%d of %d in the archive after the kill", len(archived), n)
+				crashAwaitAll(t, peek, n, archived)
+			}
+			// Unkilled archives until the destination reads empty: what the
+			// killed run held (archived, not yet removed) comes back when its
+			// hold lapses and goes into the file a second time.
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				if out, err := crashCmd(t, args...).CombinedOutput(); err != nil {
+					t.Fatalf("an unkilled archive: %v\n%s", err, out)
+				}
+				out, err := crashCmd(t, peek...).Output()
+				if err != nil {
+					t.Fatalf("peek: %v", err)
+				}
+				left := crashIDs(t, out)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the dead-letter destination still holds %d messages a minute after the kills", len(left))
+				}
+			}
+			data, _ := os.ReadFile(archive)
+			got := crashIDs(t, data)
+			for i := range n {
+				if got[fmt.Sprintf("c%d", i)] == 0 {
+					t.Errorf("c%d is not in the archive", i)
+				}
+			}
+		})
+	}
 }
