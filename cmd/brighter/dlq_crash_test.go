@@ -368,72 +368,85 @@ func crashAwaitAll(t *testing.T, peekArgs []string, n int, also map[string]int) 
 	}
 }
 
-// TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq
-// archive killed with SIGKILL at a random instant on the RocketMQ test
-// broker (three kills, messages held for --visibility) and on Google's
-// Pub/Sub emulator (one kill: a killed pull's messages come back when the
-// subscription's 10 s ack deadline lapses, and the emulator may stop
-// redelivering a message that lapsed more often, local-brokers.md §2c):
-// every message is in the dead-letter destination or in the archive, never
-// nowhere; a last, unkilled archive empties the destination into the file.
-func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
-	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
-	const n = 600
+// crashBroker is a dead-letter destination of n routed copies (c0 ..
+// c<n-1>) on another transport than SQS, for the SIGKILL tests: a
+// subscription "orders" in file whose dead-letter destination holds them,
+// and a topic "dest" (its name in dest) a replay may publish to.
+type crashBroker struct {
+	name string
+	// kills is how many SIGKILLs a test may land: Google's emulator may
+	// stop redelivering a message whose ack deadline lapsed more than once
+	// or twice (local-brokers.md §2c), so there a test kills once.
+	kills int
+	file  string
+	dest  string
+}
+
+// crashBrokers makes the RocketMQ test broker's and Google's Pub/Sub
+// emulator's crashBroker, each holding n routed copies.
+func crashBrokers(t *testing.T, n int) []crashBroker {
+	t.Helper()
 	ctx := context.Background()
 	run := fmt.Sprintf("ak%d", time.Now().UnixNano()%1e9)
-	seed := func(t *testing.T, p broker.Producer, dlq string) {
+	seed := func(p broker.Producer, dlq string) {
 		for i := range n {
 			if err := p.Send(ctx, stamped(fmt.Sprintf("c%d", i), "orders", dlq)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	for _, tc := range []struct {
-		name  string
-		kills int
-		setup func(t *testing.T) (file string)
-	}{
-		{name: "rocketmq", kills: 3, setup: func(t *testing.T) string {
-			rocketmq.ConfigureClientLog(t.TempDir())
-			srv, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
-			p, err := rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmq.Connection{Endpoint: srv.Endpoint(), ClientLogDir: t.TempDir()}, MaxAttempts: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = p.Close(ctx) }()
-			seed(t, p, "dlq-"+run)
-			return writeYAML(t, fmt.Sprintf("connections:\n  rocketmq:\n    endpoint: %s\nsubscriptions:\n", srv.Endpoint())+
-				"  - name: orders\n    transport: rocketmq\n    channelName: orders-"+run+"\n    rocketmq: {consumerGroup: g-"+run+"}\n    deadLetterRoutingKey: dlq-"+run+"\n    handler: {type: builtin, name: ack}\n")
-		}},
-		{name: "gcp", kills: 1, setup: func(t *testing.T) string {
-			client, srv := gcptest.Start(t, "crash", nil, gcp.Connect)
-			pj := srv.Project
-			for _, name := range []string{"orders-dlq", "orders"} {
-				if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + name}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-				Name: "projects/" + pj + "/subscriptions/orders-dlq", Topic: "projects/" + pj + "/topics/orders-dlq", AckDeadlineSeconds: 10,
-			}); err != nil {
-				t.Fatal(err)
-			}
-			seed(t, gcp.NewProducer(client, gcp.ProducerOptions{}), "orders-dlq")
-			return writeYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\nsubscriptions:\n", pj, srv.Addr)+
-				"  - name: orders\n    transport: gcp\n    routingKey: orders\n    channelName: orders-sub\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n")
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	rocketmq.ConfigureClientLog(t.TempDir())
+	srv, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	p, err := rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmq.Connection{Endpoint: srv.Endpoint(), ClientLogDir: t.TempDir()}, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(p, "dlq-"+run)
+	_ = p.Close(ctx)
+	rmq := crashBroker{name: "rocketmq", kills: 3, dest: "dest-" + run,
+		file: writeYAML(t, fmt.Sprintf("connections:\n  rocketmq:\n    endpoint: %s\nsubscriptions:\n", srv.Endpoint())+
+			"  - name: orders\n    transport: rocketmq\n    channelName: orders-"+run+"\n    rocketmq: {consumerGroup: g-"+run+"}\n    deadLetterRoutingKey: dlq-"+run+"\n    handler: {type: builtin, name: ack}\n")}
+
+	client, gsrv := gcptest.Start(t, "crash", nil, gcp.Connect)
+	pj := gsrv.Project
+	for _, name := range []string{"orders-dlq", "orders", "dest"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: "projects/" + pj + "/subscriptions/orders-dlq", Topic: "projects/" + pj + "/topics/orders-dlq", AckDeadlineSeconds: 10,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seed(gcp.NewProducer(client, gcp.ProducerOptions{}), "orders-dlq")
+	ps := crashBroker{name: "gcp", kills: 1, dest: "dest",
+		file: writeYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\nsubscriptions:\n", pj, gsrv.Addr)+
+			"  - name: orders\n    transport: gcp\n    routingKey: orders\n    channelName: orders-sub\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n")}
+	return []crashBroker{rmq, ps}
+}
+
+// TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq
+// archive killed with SIGKILL at a random instant on the RocketMQ test
+// broker (three kills, messages held for --visibility) and on Google's
+// Pub/Sub emulator (one kill: a killed pull's messages come back when the
+// subscription's 10 s ack deadline lapses): every message is in the
+// dead-letter destination or in the archive, never nowhere; unkilled
+// archives then empty the destination into the file.
+func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
+	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
+	const n = 600
+	for _, b := range crashBrokers(t, n) {
+		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			file := tc.setup(t)
 			archive := filepath.Join(t.TempDir(), "archive.jsonl")
-			args := []string{"dlq", "archive", "orders", "-c", file, "--all", "--file", archive, "--visibility", "2s", "--wait", "1s"}
-			peek := []string{"dlq", "peek", "orders", "-c", file, "-o", "json", "--wait", "1s"}
-			for range tc.kills {
+			args := []string{"dlq", "archive", "orders", "-c", b.file, "--all", "--file", archive, "--visibility", "2s", "--wait", "1s"}
+			peek := []string{"dlq", "peek", "orders", "-c", b.file, "-o", "json", "--wait", "1s"}
+			for range b.kills {
 				sigkillAfter(t, time.Duration(50+rand.IntN(550))*time.Millisecond, args...)
 				data, _ := os.ReadFile(archive)
 				archived := crashIDs(t, data)
@@ -466,6 +479,27 @@ func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T)
 				if got[fmt.Sprintf("c%d", i)] == 0 {
 					t.Errorf("c%d is not in the archive", i)
 				}
+			}
+		})
+	}
+}
+
+// TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30:
+// dlq replay --copy killed with SIGKILL at random instants on the RocketMQ
+// test broker and Google's Pub/Sub emulator never removes a dead letter:
+// every message is back in the dead-letter destination once the killed
+// run's hold lapses.
+func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30(t *testing.T) {
+	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
+	const n = 600
+	for _, b := range crashBrokers(t, n) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"dlq", "replay", "orders", "-c", b.file, "--copy", "--yes", "--to", b.dest, "--visibility", "2s", "--wait", "1s"}
+			peek := []string{"dlq", "peek", "orders", "-c", b.file, "-o", "json", "--wait", "1s"}
+			for range b.kills {
+				sigkillAfter(t, time.Duration(50+rand.IntN(550))*time.Millisecond, args...)
+				crashAwaitAll(t, peek, n, nil)
 			}
 		})
 	}
