@@ -150,7 +150,7 @@ func TestAddressSchemes_PublishName_Issue17(t *testing.T) {
 		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://" + long, long},
 		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?group=g", "error: a publish has no consumer group: want rocketmq://TOPIC"},
 		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?tag=x", `error: unknown query parameter "tag"`},
-		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?group=%zz", "error: invalid URL escape"},
+		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://orders?group=%zz", "error: a rocketmq:// URL's query (?group=%zz) does not parse"},
 		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://", "error: names no topic"},
 		{rocketmq.URLScheme{}, rmqDLQ, "rocketmq://?group=g", "error: names no topic"},
 		{rocketmq.URLScheme{}, rmqDLQ, "sqs://orders", "error: not a rocketmq:// URL"},

@@ -25,7 +25,7 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 		return broker.Address{}, errNotPubSub
 	}
 	if hasQuery {
-		return broker.Address{}, fmt.Errorf("a pubsub:// URL takes no query (?%s); the emulator is --endpoint or PUBSUB_EMULATOR_HOST", query)
+		return broker.Address{}, broker.RefuseQuery("a pubsub:// URL", query, "; the emulator is --endpoint or PUBSUB_EMULATOR_HOST")
 	}
 	parts := strings.Split(path, "/")
 	if len(parts) != 4 || parts[0] != "projects" || parts[1] == "" || parts[3] == "" || (parts[2] != "subscriptions" && parts[2] != "topics") {

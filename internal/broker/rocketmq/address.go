@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // dlqPrefix begins the name of a consumer group's dead-letter topic.
@@ -37,7 +38,9 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return broker.Address{}, err
+		// url's error quotes the bad escape, a piece of a value: the
+		// query is shown redacted instead (issue 29).
+		return broker.Address{}, fmt.Errorf("a rocketmq:// URL's query (%s) does not parse: want rocketmq://TOPIC?group=GROUP", redact.URL("?"+query))
 	}
 	if err := broker.CheckParams(q, "rocketmq", "group", "group=GROUP"); err != nil {
 		return broker.Address{}, err

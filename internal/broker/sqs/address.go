@@ -20,7 +20,11 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 		return broker.Address{}, err
 	}
 	if u.RawQuery != "" || u.ForceQuery {
-		return broker.Address{}, fmt.Errorf("an sqs:// URL takes no query (?%s): want sqs://QUEUE; connection settings are flags (--region, --endpoint, --profile)", u.RawQuery)
+		q := u.RawQuery
+		if u.Fragment != "" {
+			q += "#" + u.Fragment
+		}
+		return broker.Address{}, broker.RefuseQuery("an sqs:// URL", q, ": want sqs://QUEUE; connection settings are flags (--region, --endpoint, --profile)")
 	}
 	if u.Fragment != "" || u.User != nil || u.Port() != "" {
 		return broker.Address{}, fmt.Errorf("want sqs://QUEUE, a queue name alone")
