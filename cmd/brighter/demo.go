@@ -113,6 +113,9 @@ func (o *demoOptions) run(ctx context.Context) error {
 	if o.mode != "stream" && o.mode != "pull" {
 		return usageErr(fmt.Errorf("--mode %q: valid values are pull, stream", redact.Quoted(o.mode)))
 	}
+	if err := positiveDuration("timeout", o.timeout, ""); err != nil {
+		return err
+	}
 	if o.writeConfig != "" && !o.keepRunning {
 		return usageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
 	}

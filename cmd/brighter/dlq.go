@@ -228,11 +228,11 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 	if err := f.Validate(); err != nil {
 		return f, usageErr(err)
 	}
-	if o.visibility <= 0 {
-		return f, usageErr(fmt.Errorf("--visibility %s: must be more than 0s (at most %s on SQS)", o.visibility, config.FormatDuration(config.MaxSQSVisibility)))
+	if err := positiveDuration("visibility", o.visibility, "at most "+config.FormatDuration(config.MaxSQSVisibility)+" on SQS"); err != nil {
+		return f, err
 	}
-	if o.wait <= 0 {
-		return f, usageErr(fmt.Errorf("--wait %s: must be more than 0s (SQS long-polls at most %s a receive)", o.wait, config.FormatDuration(config.MaxSQSTimeOut)))
+	if err := positiveDuration("wait", o.wait, "SQS long-polls at most "+config.FormatDuration(config.MaxSQSTimeOut)+" a receive"); err != nil {
+		return f, err
 	}
 	return f, nil
 }

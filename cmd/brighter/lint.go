@@ -175,6 +175,9 @@ func (o *lintOptions) run(ctx context.Context) error {
 			return usageErr(fmt.Errorf("--fail-on: %w (or none)", err))
 		}
 	}
+	if err := positiveDuration("live-timeout", o.liveTimeout, ""); err != nil {
+		return err
+	}
 	files := o.files
 	if len(files) == 0 {
 		files = []string{"brighter.yaml"}

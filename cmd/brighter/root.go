@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -31,6 +33,22 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
 func failureErr(err error) error { return &exitError{code: exitFailure, err: err} }
+
+// positiveDuration refuses a duration flag's value d of zero or less, a
+// usage error (exit 2) naming the flag, the value and the valid range:
+// "--NAME D: must be more than 0s" and, when bound is not empty, the
+// upper bound in parentheses ("at most 12h on SQS"). Every duration flag
+// of the commands goes through it before anything is opened: a negative
+// --timeout would otherwise run a command with a deadline already past.
+func positiveDuration(name string, d time.Duration, bound string) error {
+	if d > 0 {
+		return nil
+	}
+	if bound != "" {
+		bound = " (" + bound + ")"
+	}
+	return usageErr(fmt.Errorf("--%s %s: must be more than 0s%s", name, config.FormatDuration(d), bound))
+}
 
 // wrapExit adds context to err, keeping the exit code an inner exitError
 // already chose (a seed file that does not parse is a usage error even when
