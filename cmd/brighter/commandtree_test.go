@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runCaptured runs the CLI in-process with empty stdin and returns the exit
@@ -104,5 +105,54 @@ func TestCommandTreeRefusesUnknownSubcommandsAndArguments_Issue32(t *testing.T) 
 		if code, _, _ := runCaptured(t, args...); code != exitUsage {
 			t.Errorf("brighter %s: exit %d, want 2", strings.Join(args, " "), code)
 		}
+	}
+}
+
+// TestCommandTreeExclusiveFlagsSayWhichAndWhy_NewUser4 walks the whole
+// command tree and gives, on every command with a group of mutually
+// exclusive flags (cobra's MarkFlagsMutuallyExclusive), two flags of the
+// group: the run exits 2 with brighter's message naming the flags given,
+// never cobra's raw "if any flags in the group [...] are set none of the
+// others can be" (a new user's defect 4: `dlq peek --native --invalid`).
+func TestCommandTreeExclusiveFlagsSayWhichAndWhy_NewUser4(t *testing.T) {
+	t.Chdir(t.TempDir())
+	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: os.LookupEnv})
+	const cobraExclusive = "cobra_annotation_mutually_exclusive" // cobra's (unexported) annotation key
+	var tried int
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		groups := map[string]bool{}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			for _, g := range f.Annotations[cobraExclusive] {
+				groups[g] = true
+			}
+		})
+		for g := range groups {
+			names := strings.Fields(g)
+			args := slices.Clone(path)
+			for c.ValidateArgs(args[len(path):]) != nil && len(args) < len(path)+3 {
+				args = append(args, "orders") // the fewest arguments the command takes
+			}
+			for _, n := range names[len(names)-2:] {
+				if c.Flags().Lookup(n).Value.Type() == "bool" {
+					args = append(args, "--"+n)
+				} else {
+					args = append(args, "--"+n+"=x")
+				}
+			}
+			tried++
+			code, _, errOut := runCaptured(t, args...)
+			want := "brighter: --" + names[len(names)-2] + " and --" + names[len(names)-1] + " are mutually exclusive: give one of --" + strings.Join(names, ", --") + "\n"
+			if code != exitUsage || errOut != want {
+				t.Errorf("brighter %s: exit %d, stderr %q; want exit %d, stderr %q", strings.Join(args, " "), code, errOut, exitUsage, want)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(slices.Clone(path), sub.Name()))
+		}
+	}
+	walk(root, nil)
+	if tried == 0 {
+		t.Fatal("no command has a group of mutually exclusive flags: the walk saw nothing")
 	}
 }

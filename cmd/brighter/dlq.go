@@ -165,7 +165,7 @@ func (o *dlqOptions) addCommon(cmd *cobra.Command) {
 	fl.StringSliceVar(&o.groupIDs, "group-id", nil, "only these failure groups, by the id dlq stats shows (repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("group-id", o.completeGroupIDs)
 	completeValues(cmd, dlqReasons, "reason")
-	cmd.MarkFlagsMutuallyExclusive("dlq", "invalid", "native")
+	markExclusive(cmd, "dlq", "invalid", "native")
 }
 
 // destination returns the destination the command line names: the

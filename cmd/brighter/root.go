@@ -50,6 +50,57 @@ func positiveDuration(name string, d time.Duration, bound string) error {
 	return usageErr(fmt.Errorf("--%s %s: must be more than 0s%s", name, config.FormatDuration(d), bound))
 }
 
+// exclusiveAnnotation is the command annotation holding the groups of
+// mutually exclusive flags markExclusive declared: the groups' flag names,
+// space-separated, one group a line.
+const exclusiveAnnotation = "brighter_mutually_exclusive"
+
+// markExclusive declares names, flags of cmd, mutually exclusive: cobra's
+// MarkFlagsMutuallyExclusive (which also keeps the others out of shell
+// completion once one is given) plus a group that checkExclusiveFlags
+// checks first, from the root's PersistentPreRunE, so the user reads a
+// usage error of brighter's own rather than cobra's "if any flags in the
+// group [...] are set none of the others can be".
+func markExclusive(cmd *cobra.Command, names ...string) {
+	cmd.MarkFlagsMutuallyExclusive(names...)
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	groups := cmd.Annotations[exclusiveAnnotation]
+	if groups != "" {
+		groups += "\n"
+	}
+	cmd.Annotations[exclusiveAnnotation] = groups + strings.Join(names, " ")
+}
+
+// checkExclusiveFlags refuses, with a usage error (exit 2), a command line
+// giving two or more flags of one group markExclusive declared on c:
+// "--invalid and --native are mutually exclusive: give one of --dlq,
+// --invalid, --native".
+func checkExclusiveFlags(c *cobra.Command) error {
+	for group := range strings.Lines(c.Annotations[exclusiveAnnotation]) {
+		names := strings.Fields(group)
+		var given []string
+		for _, n := range names {
+			if f := c.Flags().Lookup(n); f != nil && f.Changed {
+				given = append(given, "--"+n)
+			}
+		}
+		if len(given) > 1 {
+			return usageErr(fmt.Errorf("%s are mutually exclusive: give one of --%s", andList(given), strings.Join(names, ", --")))
+		}
+	}
+	return nil
+}
+
+// andList joins items as "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
 // wrapExit adds context to err, keeping the exit code an inner exitError
 // already chose (a seed file that does not parse is a usage error even when
 // it surfaces while opening a channel), else using code.
@@ -128,6 +179,9 @@ of Brighter (the .NET library).`,
 	// Check the global flags for every command, including those that log
 	// nothing (a typo in --log-format must not pass silently).
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := checkExclusiveFlags(c); err != nil {
+			return err
+		}
 		_, err := g.newLogger(io)
 		return err
 	}
