@@ -241,7 +241,7 @@ subscriptions:
 	// A value that expands to the wrong type names the variable's value.
 	// The value is quoted as written, never expanded (issue 29).
 	errs := errorTexts(t, "subscriptions:\n  - name: a\n    transport: memory\n    bufferSize: ${BUF:-ten}\n    handler: {type: builtin, name: ack}\n")
-	if want := `test.yaml:4:17: subscriptions[0].bufferSize: must be an integer, got "${BUF:-ten}"`; len(errs) != 1 || errs[0] != want {
+	if want := `test.yaml:4:17: subscriptions[0].bufferSize: must be an integer, got the value of "${BUF:-ten}" (not shown: environment values may be secrets)`; len(errs) != 1 || errs[0] != want {
 		t.Errorf("errors = %q, want %q", errs, want)
 	}
 	errs = errorTexts(t, "subscriptions:\n  - name: ${A\n    transport: memory\n    handler:\n      type: builtin\n      name: ${1X}\n")

@@ -1066,13 +1066,14 @@ type scalar struct {
 
 // display shows the value as the user wrote it: strings quoted and cut at
 // redact.MaxQuoted bytes; a value that came out of ${VAR} expansion as
-// written ("${VAR}/x"), never expanded (issue 29).
+// written ("${VAR}/x"), never expanded (issue 29), saying so, so that the
+// reader looks at the variable's value rather than at the file.
 func (s scalar) display() string {
 	switch {
 	case s.kind == ast.NullType:
 		return "an empty value"
 	case s.fromEnv:
-		return redact.Quote(s.raw)
+		return "the value of " + redact.Quote(s.raw) + " (not shown: environment values may be secrets)"
 	case s.kind == ast.StringType, s.kind == ast.LiteralType:
 		return redact.Quote(s.text)
 	default:
@@ -1193,7 +1194,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			}
 		}
 		if !parsed {
-			d.rangeErr(e, sc.text, intRange(lo, hi))
+			d.rangeErr(e, sc.text, bothBounds(lo, hi))
 			return false
 		}
 	case sc.kind == ast.FloatType:
@@ -1204,14 +1205,14 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			return false
 		}
 		if f < math.MinInt64 || f >= math.MaxInt64 {
-			d.rangeErr(e, sc.text, intRange(lo, hi))
+			d.rangeErr(e, sc.text, bothBounds(lo, hi))
 			return false
 		}
 		v = int(f)
 	case sc.fromEnv || allDigits.MatchString(sc.text) && plain(sc.node):
 		x, err := strconv.Atoi(strings.TrimSpace(sc.text))
 		if errors.Is(err, strconv.ErrRange) {
-			d.rangeErr(e, strings.TrimSpace(sc.text), intRange(lo, hi))
+			d.rangeErr(e, sc.shown(strings.TrimSpace(sc.text)), bothBounds(lo, hi))
 			return false
 		}
 		if err != nil {
@@ -1252,6 +1253,10 @@ func intRange(lo, hi int) string {
 		return fmt.Sprintf("%d..%d", lo, hi)
 	}
 }
+
+// bothBounds names the integers from lo to hi with both bounds: for a value
+// beyond int64, which "any integer" or ">= 0" would seem to allow.
+func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
 
 func (d *decoder) rangeErr(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)

@@ -470,3 +470,21 @@ func TestError_Format(t *testing.T) {
 		t.Errorf("Pos() = %+v", got)
 	}
 }
+
+// TestErrors_NewUserFindings_EnvValueAndOverflowRange: a value from ${VAR}
+// that is not valid says it is the variable's value (never showing it:
+// environment values may be secrets, issue 29), and an integer too large
+// for 64 bits is told both bounds, not "any integer" or ">= 0".
+func TestErrors_NewUserFindings_EnvValueAndOverflowRange(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: ${NU_RC:-abc}\n    handler: {type: builtin, name: ack}\n",
+			`subscriptions[0].requeueCount: must be an integer, got the value of "${NU_RC:-abc}" (not shown: environment values may be secrets)`},
+		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: 99999999999999999999\n    handler: {type: builtin, name: ack}\n",
+			`subscriptions[0].requeueCount: 99999999999999999999 is out of range; valid values are -9223372036854775808..9223372036854775807`},
+	} {
+		errs := errorTexts(t, tc.yaml)
+		if len(errs) != 1 || !strings.HasSuffix(errs[0], tc.want) || strings.Contains(strings.ReplaceAll(errs[0], ":-abc", ""), "abc") {
+			t.Errorf("errors %q, want one ending %q", errs, tc.want)
+		}
+	}
+}
