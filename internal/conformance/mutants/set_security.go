@@ -26,7 +26,7 @@ var securityMutants = []mutant{
 		Run:  "^TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29$", Pkg: "./internal/handler"},
 	{Name: "config-expanded-shown", What: "config errors show a ${VAR} value expanded",
 		File: "internal/config/decode.go",
-		Old:  "\tcase s.fromEnv:\n\t\treturn redact.Quote(s.raw)\n",
+		Old:  "\tcase s.fromEnv:\n\t\treturn \"the value of \" + redact.Quote(s.raw) + \" (not shown: environment values may be secrets)\"\n",
 		New:  "",
 		Run:  "^TestErrors_QuoteExpandedValuesAsWritten_Issue29$", Pkg: "./internal/config"},
 	{Name: "config-quote-unbounded", What: "config errors quote values whole",
