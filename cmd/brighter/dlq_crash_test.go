@@ -380,6 +380,8 @@ type crashBroker struct {
 	kills int
 	file  string
 	dest  string
+	// peekDest reads dest (dlq peek args, -o json).
+	peekDest []string
 }
 
 // crashBrokers makes the RocketMQ test broker's and Google's Pub/Sub
@@ -408,6 +410,7 @@ func crashBrokers(t *testing.T, n int) []crashBroker {
 	seed(p, "dlq-"+run)
 	_ = p.Close(ctx)
 	rmq := crashBroker{name: "rocketmq", kills: 3, dest: "dest-" + run,
+		peekDest: []string{"dlq", "peek", "rocketmq://dest-" + run + "?group=check-" + run, "--rocketmq-endpoint", srv.Endpoint(), "-o", "json", "--wait", "1s"},
 		file: writeYAML(t, fmt.Sprintf("connections:\n  rocketmq:\n    endpoint: %s\nsubscriptions:\n", srv.Endpoint())+
 			"  - name: orders\n    transport: rocketmq\n    channelName: orders-"+run+"\n    rocketmq: {consumerGroup: g-"+run+"}\n    deadLetterRoutingKey: dlq-"+run+"\n    handler: {type: builtin, name: ack}\n")}
 
@@ -418,13 +421,16 @@ func crashBrokers(t *testing.T, n int) []crashBroker {
 			t.Fatal(err)
 		}
 	}
-	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-		Name: "projects/" + pj + "/subscriptions/orders-dlq", Topic: "projects/" + pj + "/topics/orders-dlq", AckDeadlineSeconds: 10,
-	}); err != nil {
-		t.Fatal(err)
+	for sub, topic := range map[string]string{"orders-dlq": "orders-dlq", "dest-sub": "dest"} {
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name: "projects/" + pj + "/subscriptions/" + sub, Topic: "projects/" + pj + "/topics/" + topic, AckDeadlineSeconds: 10,
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	seed(gcp.NewProducer(client, gcp.ProducerOptions{}), "orders-dlq")
 	ps := crashBroker{name: "gcp", kills: 1, dest: "dest",
+		peekDest: []string{"dlq", "peek", "pubsub://projects/" + pj + "/subscriptions/dest-sub", "--endpoint", gsrv.Addr, "-o", "json", "--wait", "1s"},
 		file: writeYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\nsubscriptions:\n", pj, gsrv.Addr)+
 			"  - name: orders\n    transport: gcp\n    routingKey: orders\n    channelName: orders-sub\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n")}
 	return []crashBroker{rmq, ps}
@@ -500,6 +506,73 @@ func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30(t 
 			for range b.kills {
 				sigkillAfter(t, time.Duration(50+rand.IntN(550))*time.Millisecond, args...)
 				crashAwaitAll(t, peek, n, nil)
+			}
+		})
+	}
+}
+
+// TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq edit
+// killed with SIGKILL at a random instant, once per message, on the
+// RocketMQ test broker and Google's Pub/Sub emulator: each message is in
+// the dead-letter destination, or its edited copy at the destination, or
+// both, never nowhere; unkilled edits afterwards move what is left.
+func TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
+	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
+	const n = 4
+	for _, b := range crashBrokers(t, n) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			body := filepath.Join(t.TempDir(), "fixed.json")
+			if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			edit := func(i int) []string {
+				return []string{"dlq", "edit", fmt.Sprintf("c%d", i), "orders", "-c", b.file, "--to", b.dest, "--body-file", body, "--visibility", "2s", "--wait", "1s"}
+			}
+			peek := []string{"dlq", "peek", "orders", "-c", b.file, "-o", "json", "--wait", "1s"}
+			// Every copy at the destination is an edited one; the ids seen
+			// there accumulate (a read of a Pub/Sub subscription holds what
+			// it reads until its ack deadline, so a second read may miss it).
+			at := map[string]int{}
+			destIDs := func() map[string]int {
+				out, err := crashCmd(t, b.peekDest...).Output()
+				if err != nil {
+					t.Fatalf("peek %s: %v", b.dest, err)
+				}
+				for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+					if len(line) > 0 && !bytes.Contains(line, []byte(`"originalBodySha256":"`)) {
+						t.Errorf("a message at the destination is not an edited copy: %s", line)
+					}
+				}
+				for id := range crashIDs(t, out) {
+					at[id]++
+				}
+				return at
+			}
+			for i := range n {
+				sigkillAfter(t, time.Duration(50+rand.IntN(1500))*time.Millisecond, edit(i)...)
+				crashAwaitAll(t, peek, n, destIDs())
+			}
+			for i := range n {
+				if out, err := crashCmd(t, edit(i)...).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("is not in")) {
+					t.Fatalf("edit c%d after the kills: %v\n%s", i, err, out)
+				}
+			}
+			deadline := time.Now().Add(60 * time.Second)
+			for got := destIDs(); ; got = destIDs() {
+				var missing []string
+				for i := range n {
+					if got[fmt.Sprintf("c%d", i)] == 0 {
+						missing = append(missing, fmt.Sprintf("c%d", i))
+					}
+				}
+				if len(missing) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no edited copy of %v at %s", missing, b.dest)
+				}
+				time.Sleep(500 * time.Millisecond)
 			}
 		})
 	}
