@@ -14,3 +14,18 @@ var endpointMutants = []mutant{
 		New:  "\tif err != nil || u == nil {\n",
 		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./cmd/brighter"},
 }
+
+// refusalMutants: a connection refused at once is said as such, naming the
+// endpoint and where it came from (new-user defect 2).
+var refusalMutants = []mutant{
+	{Name: "gcp-refusal-said-no-answer", What: "a Pub/Sub endpoint that refuses the connection at once is reported as one that \"did not answer within 5s\"",
+		File: "internal/broker/gcp/producer.go",
+		Old:  "\t\tif status.Code(err) == codes.Unavailable && pctx.Err() == nil {\n",
+		New:  "\t\tif false {\n",
+		Run:  "^TestScripts$/^gcp_unreachable$", Pkg: "./cmd/brighter"},
+	{Name: "sqs-refusal-unnamed", What: "an SQS endpoint that refuses the connection is reported in the SDK's words only, without the endpoint's source (the --endpoint flag, the subscriptions file)",
+		File: "internal/broker/sqs/deadline.go",
+		Old:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) {\n",
+		New:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) || true {\n",
+		Run:  "^TestScripts$/^dlq_unreachable$", Pkg: "./cmd/brighter"},
+}

@@ -17,5 +17,6 @@ func extraSets() [][]mutant {
 		editHeadersMutants,
 		archiveMutants,
 		endpointMutants,
+		refusalMutants,
 	}
 }
