@@ -28,4 +28,9 @@ var refusalMutants = []mutant{
 		Old:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) {\n",
 		New:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) || true {\n",
 		Run:  "^TestScripts$/^dlq_unreachable$", Pkg: "./cmd/brighter"},
+	{Name: "lint-live-gcp-unprobed", What: "lint --live on an unreachable Pub/Sub waits out the whole --live-timeout and says only \"context deadline exceeded\", naming no endpoint",
+		File: "cmd/brighter/lint_live.go",
+		Old:  "\tif err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {\n",
+		New:  "\tif err := error(nil); err != nil {\n",
+		Run:  "^TestScripts$/^lint_live_gcp_unreachable$", Pkg: "./cmd/brighter"},
 }
