@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"strconv"
-	"strings"
 
+	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -26,43 +23,15 @@ func checkHTTPEndpoint(from, endpoint string) error {
 }
 
 // checkHostPort refuses an endpoint that is not HOST:PORT (a Pub/Sub
-// emulator, a RocketMQ proxy; what says so for the message, such as "a
-// Pub/Sub emulator endpoint is HOST:PORT (such as localhost:8085)"), as a
-// usage error (exit 2) naming from and what is wrong, before any
+// emulator, a RocketMQ proxy: config.HostPortError; shape says what one
+// looks like, config.EmulatorHostShape or config.RocketMQEndpointShape),
+// as a usage error (exit 2) naming from and what is wrong, before any
 // connection is tried: gRPC otherwise reported "too many colons in
 // address" as an endpoint that "did not answer". list allows several
 // HOST:PORT separated by ';' (the RocketMQ client's form).
-func checkHostPort(from, what, endpoint string, list bool) error {
-	parts := []string{endpoint}
-	if list {
-		parts = strings.Split(endpoint, ";")
-	}
-	for _, p := range parts {
-		if err := hostPort(p); err != nil {
-			return usageErr(fmt.Errorf("%s %s: %s: %w", from, redact.Quote(endpoint), what, err))
-		}
-	}
-	return nil
-}
-
-// hostPort says what is wrong with s as HOST:PORT, nil when nothing is.
-func hostPort(s string) error {
-	if scheme, _, ok := strings.Cut(s, "://"); ok {
-		return fmt.Errorf("no scheme (%s://) is taken", scheme)
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		var ae *net.AddrError
-		if errors.As(err, &ae) {
-			return errors.New(ae.Err)
-		}
-		return err
-	}
-	if host == "" || strings.ContainsAny(host, " \t") {
-		return fmt.Errorf("host %q is not a host name or address", host)
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+func checkHostPort(from, shape, endpoint string, list bool) error {
+	if err := config.HostPortError(endpoint, list); err != nil {
+		return usageErr(fmt.Errorf("%s %s: %s: %w", from, redact.Quote(endpoint), shape, err))
 	}
 	return nil
 }

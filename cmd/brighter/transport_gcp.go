@@ -283,7 +283,7 @@ func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", redact.Quoted(arg), err, as.Forms().Read))
 	}
 	if o.endpoint != "" {
-		if err := checkHostPort("--endpoint", "a Pub/Sub emulator endpoint is HOST:PORT (such as localhost:8085)", o.endpoint, false); err != nil {
+		if err := checkHostPort("--endpoint", config.EmulatorHostShape, o.endpoint, false); err != nil {
 			return nil, err
 		}
 	}

@@ -107,7 +107,7 @@ func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressS
 	if o.rocketmqEndpoint == "" {
 		source = "ROCKETMQ_ENDPOINT"
 	}
-	if err := checkHostPort(source, "a RocketMQ proxy endpoint is HOST:PORT (such as localhost:8081), or several separated by ';'", endpoint, true); err != nil {
+	if err := checkHostPort(source, config.RocketMQEndpointShape, endpoint, true); err != nil {
 		return nil, err
 	}
 	f := &config.File{Path: commandLinePath}

@@ -4,7 +4,7 @@ package main
 // dlq --endpoint is a usage error named before any connection is tried.
 var endpointMutants = []mutant{
 	{Name: "endpoint-scheme-taken", What: "a Pub/Sub --endpoint with a scheme (http://host:port) is dialled and reported as an endpoint that did not answer, exit 1, instead of a usage error naming the flag",
-		File: "cmd/brighter/endpoint.go",
+		File: "internal/config/endpoint.go",
 		Old:  "\tif scheme, _, ok := strings.Cut(s, \"://\"); ok {\n",
 		New:  "\tif scheme, _, ok := strings.Cut(s, \"://\"); ok && false {\n",
 		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./cmd/brighter"},
