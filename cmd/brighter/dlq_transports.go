@@ -247,6 +247,11 @@ func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
+	if o.endpoint != "" {
+		if err := checkHTTPEndpoint("--endpoint", o.endpoint); err != nil {
+			return nil, err
+		}
+	}
 	name := a.Name
 	f := &config.File{Path: commandLinePath}
 	f.Connections.AWS = config.AWSConnection{Region: o.region, Endpoint: o.endpoint, Profile: o.profile}

@@ -25,6 +25,10 @@ type liveClients struct {
 	mu  sync.Mutex
 	sqs map[config.AWSConnection]*sqs.Clients
 	gcp map[string]*pubsub.Client
+	// gcpErr keeps, per project and emulator host, the start-up probe's
+	// failure, so that every subscription there reports it at once
+	// rather than probing an unreachable endpoint again.
+	gcpErr map[string]error
 }
 
 func (c *liveClients) sqsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
@@ -34,7 +38,7 @@ func (c *liveClients) sqsFor(ctx context.Context, f *config.File) (*sqs.Clients,
 	if cl, ok := c.sqs[conn]; ok {
 		return cl, nil
 	}
-	cl, err := sqs.NewClients(ctx, conn.Region, conn.Endpoint, conn.Profile)
+	cl, err := sqs.NewClientsWith(ctx, sqs.Connection{Region: conn.Region, Endpoint: conn.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: conn.Profile})
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +54,21 @@ func (c *liveClients) gcpFor(ctx context.Context, f *config.File, project string
 	if cl, ok := c.gcp[key]; ok {
 		return cl, nil
 	}
+	if err, ok := c.gcpErr[key]; ok {
+		return nil, err
+	}
 	cl, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
 	if err != nil {
+		return nil, err
+	}
+	// The probe consume and dlq make: a refused or silent endpoint fails
+	// at once or within 5s, naming it and its source, instead of the
+	// client's retries running out the whole --live-timeout (new-user
+	// defect 3).
+	if err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {
+		_ = cl.Close()
+		err = fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)
+		c.gcpErr[key] = err
 		return nil, err
 	}
 	c.gcp[key] = cl
@@ -81,7 +98,7 @@ func subscriptionProject(f *config.File, s *config.Subscription) string {
 // at start-up with makeChannels: validate (validateChannels), so the two
 // agree (issue 34).
 func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
-	c := &liveClients{sqs: map[config.AWSConnection]*sqs.Clients{}, gcp: map[string]*pubsub.Client{}}
+	c := &liveClients{sqs: map[config.AWSConnection]*sqs.Clients{}, gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}}
 	probers := map[config.Transport]live.Prober{
 		config.TransportSQS: live.SQS{Client: func(ctx context.Context, f *config.File) (live.SQSAPI, error) {
 			cl, err := c.sqsFor(ctx, f)

@@ -282,6 +282,11 @@ func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", redact.Quoted(arg), err, as.Forms().Read))
 	}
+	if o.endpoint != "" {
+		if err := checkHostPort("--endpoint", config.EmulatorHostShape, o.endpoint, false); err != nil {
+			return nil, err
+		}
+	}
 	project, sub := a.Project, a.Name
 	f := &config.File{Path: commandLinePath}
 	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}

@@ -103,6 +103,13 @@ func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressS
 	if endpoint == "" {
 		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", redact.Quoted(arg)))
 	}
+	source := "--rocketmq-endpoint"
+	if o.rocketmqEndpoint == "" {
+		source = "ROCKETMQ_ENDPOINT"
+	}
+	if err := checkHostPort(source, config.RocketMQEndpointShape, endpoint, true); err != nil {
+		return nil, err
+	}
 	f := &config.File{Path: commandLinePath}
 	f.Connections.RocketMQ = config.RocketMQConnection{
 		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),

@@ -217,14 +217,18 @@ func (d *decoder) connections(e *entry) {
 				case "projectId":
 					d.str(e, &c.GCP.ProjectID)
 				case "emulatorHost":
-					d.str(e, &c.GCP.EmulatorHost)
+					if d.str(e, &c.GCP.EmulatorHost) && c.GCP.EmulatorHost != "" {
+						d.hostPort(e, c.GCP.EmulatorHost, EmulatorHostShape, false)
+					}
 				}
 			}
 		case "rocketmq":
 			for _, e := range d.entriesOf(e, rocketConnFlds) {
 				switch e.key {
 				case "endpoint":
-					d.str(e, &c.RocketMQ.Endpoint)
+					if d.str(e, &c.RocketMQ.Endpoint) && c.RocketMQ.Endpoint != "" {
+						d.hostPort(e, c.RocketMQ.Endpoint, RocketMQEndpointShape, true)
+					}
 				case "namespace":
 					d.str(e, &c.RocketMQ.Namespace)
 				case "accessKey":

@@ -94,6 +94,18 @@ func TestSchemaAndLoaderAgreeOnWrongFiles_Issue32(t *testing.T) {
 		{"rocketmq consumerGroup g/1", sub("rocketmq", "    rocketmq: {consumerGroup: g/1}\n"), false, ""},
 		{"rocketmq deadLetterRoutingKey %DLQ%g", sub("rocketmq", "    deadLetterRoutingKey: \"%DLQ%g\"\n    rocketmq: {consumerGroup: g}\n"), true, ""},
 
+		// Endpoints (new-user defect 1): Pub/Sub's emulatorHost and
+		// RocketMQ's endpoint are HOST:PORT without a scheme.
+		{"gcp emulatorHost host:port", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: localhost:8085}", 1), true, ""},
+		{"gcp emulatorHost [::1]:8085", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: \"[::1]:8085\"}", 1), true, ""},
+		{"gcp emulatorHost empty", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: \"\"}", 1), true, ""},
+		{"gcp emulatorHost with a scheme", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: \"http://127.0.0.1:8085\"}", 1), false, "no scheme (http://) is taken"},
+		{"gcp emulatorHost without a port", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: localhost}", 1), false, "is HOST:PORT"},
+		{"gcp emulatorHost with a space", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: \"not a url:80\"}", 1), false, "is not a host name"},
+		{"rocketmq endpoint list", strings.Replace(sub("rocketmq", "    rocketmq: {consumerGroup: g}\n"), "127.0.0.1:8081", "\"a:8081;b:8081\"", 1), true, ""},
+		{"rocketmq endpoint with a scheme", strings.Replace(sub("rocketmq", "    rocketmq: {consumerGroup: g}\n"), "127.0.0.1:8081", "\"http://127.0.0.1:8081\"", 1), false, "a RocketMQ proxy endpoint is HOST:PORT"},
+		{"rocketmq endpoint without a port", strings.Replace(sub("rocketmq", "    rocketmq: {consumerGroup: g}\n"), "127.0.0.1:8081", "127.0.0.1", 1), false, "missing port"},
+
 		// Any other name.
 		{"name with a tab", strings.Replace(sub("memory", ""), "name: orders\n", "name: \"a\\tb\"\n", 1), false, "control character"},
 		{"name 255", strings.Replace(sub("memory", ""), "name: orders\n", "name: "+long(255)+"\n", 1), true, ""},

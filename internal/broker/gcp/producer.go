@@ -171,8 +171,19 @@ func (p *Producer) Close(ctx context.Context) error {
 	return nil
 }
 
-// ErrUnreachable is wrapped by Probe when Pub/Sub did not answer.
+// ErrUnreachable is wrapped by Probe when Pub/Sub did not answer within
+// the probe's timeout.
 var ErrUnreachable = errors.New("did not answer")
+
+// ErrRefused is wrapped by Probe when the endpoint refused the connection
+// (nothing listens there): reported at once, not as an endpoint that "did
+// not answer".
+var ErrRefused = errors.New("refused the connection")
+
+// ErrNoConnection is wrapped by Probe when the connection failed at once
+// for another reason than a refusal (a host name that does not resolve, a
+// network that is unreachable), before the probe's timeout.
+var ErrNoConnection = errors.New("could not connect")
 
 // ErrNotAuthorized is wrapped by Probe when Pub/Sub refused the client's
 // credentials (Unauthenticated, PermissionDenied); it is
@@ -181,8 +192,10 @@ var ErrNotAuthorized = broker.ErrNotAuthorized
 
 // Probe makes one cheap call (GetTopic of a topic that need not exist, no
 // client-side retry) within timeout, so that a command fails at start-up
-// with a clear error when Pub/Sub cannot be reached (wrapping
-// ErrUnreachable) or refuses the credentials (ErrNotAuthorized), instead of
+// with a clear error when Pub/Sub cannot be reached (wrapping ErrRefused
+// for a connection refused, ErrNoConnection for another connection failure
+// before timeout, ErrUnreachable for no answer within timeout) or refuses
+// the credentials (ErrNotAuthorized), instead of
 // retrying until a distant deadline (issue 13). Any answer of the service,
 // NotFound included, means it is reachable.
 func Probe(ctx context.Context, c *pubsub.Client, project string, timeout time.Duration) error {
@@ -200,6 +213,14 @@ func Probe(ctx context.Context, c *pubsub.Client, project string, timeout time.D
 	case codes.Unauthenticated, codes.PermissionDenied:
 		return fmt.Errorf("%w: %w", ErrNotAuthorized, err)
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		if status.Code(err) == codes.Unavailable && pctx.Err() == nil {
+			// gRPC reports a failed dial as Unavailable at once, its cause
+			// only in the status message (no wrapped error to test).
+			if strings.Contains(status.Convert(err).Message(), "connection refused") {
+				return fmt.Errorf("%w: %w", ErrRefused, err)
+			}
+			return fmt.Errorf("%w: %w", ErrNoConnection, err)
+		}
 		return fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

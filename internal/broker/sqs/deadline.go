@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -44,6 +45,10 @@ const DefaultCallDeadline = 15 * time.Second
 // DefaultCallDeadline. When that deadline cuts the operation off, the error
 // names the service's endpoint (where, for errors) and the deadline.
 //
+// A connection the endpoint refused (nothing listens there) is named the
+// same way, "... refused the connection", so that the endpoint and its
+// source are in the one line the operator reads.
+//
 // The same step names a refused credential (authErrorCodes): the error
 // wraps broker.ErrNotAuthorized and names the endpoint and the credential
 // source (source(), "" when not known), so that one line tells an operator
@@ -61,9 +66,15 @@ func callDeadline(where string, source func() string) func(*middleware.Stack) er
 					}
 					return fmt.Errorf("%s %w: %w", where, broker.ErrNotAuthorized, err)
 				}
+				connRefused := func(err error) error {
+					if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+						return err
+					}
+					return fmt.Errorf("%s refused the connection: %w", where, err)
+				}
 				if _, ok := ctx.Deadline(); ok {
 					out, md, err := next.HandleInitialize(ctx, in)
-					return out, md, refused(err)
+					return out, md, connRefused(refused(err))
 				}
 				d := DefaultCallDeadline
 				if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok {
@@ -75,7 +86,7 @@ func callDeadline(where string, source func() string) func(*middleware.Stack) er
 				if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 					err = fmt.Errorf("%s did not answer within %s: %w", where, d, err)
 				}
-				return out, md, refused(err)
+				return out, md, connRefused(refused(err))
 			}), middleware.Before)
 	}
 }

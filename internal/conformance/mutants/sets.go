@@ -17,5 +17,7 @@ func extraSets() [][]mutant {
 		editHeadersMutants,
 		archiveMutants,
 		urlQueryMutants,
+		endpointMutants,
+		refusalMutants,
 	}
 }

@@ -37,6 +37,18 @@ import (
 	"github.com/brightergo/brighter/internal/lint"
 )
 
+// checkFailed is the live-check-failed finding of s: what (its own words,
+// quoting the file's values as written, issue 29) followed by the broker
+// call's error as it is, naming what was asked as the broker saw it (the
+// expanded project, channel and endpoint, as consume and dlq name them),
+// not the file's ${VAR} text. Secrets in it are still masked: lint passes
+// every finding through the command's redaction (docs/security.md).
+func checkFailed(s *config.Subscription, what string, err error) lint.Finding {
+	f := lint.NewFinding(s, lint.RuleLiveCheckFailed, "", what)
+	f.Message += ": " + err.Error()
+	return f
+}
+
 // Prober reads from the broker the native redelivery limit in force for a
 // subscription. ok is false when the broker has none configured; err
 // reports a subscription or queue that cannot be read (missing, broker
@@ -66,8 +78,7 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 		}
 		live, liveOK, err := p.NativeLimit(ctx, f, s)
 		if err != nil {
-			out = append(out, lint.NewFinding(s, lint.RuleLiveCheckFailed, "",
-				fmt.Sprintf("subscription %q: could not read its native limit from the broker: %v", s.Name, err)))
+			out = append(out, checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err))
 			continue
 		}
 		file, fileOK := tr.NativeLimit(s)
@@ -247,8 +258,7 @@ func CheckChannels(ctx context.Context, f *config.File, validators map[config.Tr
 			out = append(out, lint.NewFinding(s, lint.RuleMissingDestination, "makeChannels",
 				fmt.Sprintf("subscription %q: %v; brighter consume with makeChannels: validate refuses to start", s.Name, err)))
 		default:
-			out = append(out, lint.NewFinding(s, lint.RuleLiveCheckFailed, "",
-				fmt.Sprintf("subscription %q: could not look its channels up on the broker: %v", s.Name, err)))
+			out = append(out, checkFailed(s, fmt.Sprintf("subscription %q: could not look its channels up on the broker", s.Name), err))
 		}
 	}
 	lint.Sort(out)

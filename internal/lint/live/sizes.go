@@ -38,8 +38,7 @@ type DestinationSize struct {
 func sizeFindings(ctx context.Context, f *config.File, s *config.Subscription, p SizeProber) []lint.Finding {
 	src, dests, err := p.MessageSizes(ctx, f, s)
 	if err != nil {
-		return []lint.Finding{lint.NewFinding(s, lint.RuleLiveCheckFailed, "",
-			fmt.Sprintf("subscription %q: could not read the maximum message sizes from the broker: %v", s.Name, err))}
+		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read the maximum message sizes from the broker", s.Name), err)}
 	}
 	var out []lint.Finding
 	for _, d := range dests {
