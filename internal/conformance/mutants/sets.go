@@ -16,5 +16,6 @@ func extraSets() [][]mutant {
 		suiteMutants,
 		editHeadersMutants,
 		archiveMutants,
+		replayJSONMutants,
 	}
 }
