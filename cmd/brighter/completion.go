@@ -103,7 +103,11 @@ func (o *dlqOptions) completeGroupIDs(cmd *cobra.Command, args []string, toCompl
 	out := make([]cobra.Completion, 0, len(st.Groups))
 	for _, g := range st.Groups {
 		if strings.HasPrefix(g.ID, toComplete) {
-			out = append(out, cobra.CompletionWithDesc(g.ID, redact.Cut(fmt.Sprintf("%d %s %s: %s", g.Count, g.Reason, g.OriginalTopic, g.Message))))
+			desc := fmt.Sprintf("%d %s %s", g.Count, g.Reason, g.OriginalTopic)
+			if g.Message != "" { // a native redrive carries no rejection message
+				desc += ": " + g.Message
+			}
+			out = append(out, cobra.CompletionWithDesc(g.ID, redact.Cut(desc)))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

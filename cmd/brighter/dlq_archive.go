@@ -338,7 +338,7 @@ message group and gets a fresh deduplication id.`,
 		Example: `  brighter dlq restore orders-timeouts.jsonl -c brighter.yaml -s orders
   brighter dlq restore dlq.jsonl -s sqs://orders-dlq --group-id 921f815d2f4c
   gunzip -c dlq.jsonl.gz | brighter dlq restore - -s orders --to orders-staging`,
-		Args: cobra.ExactArgs(1),
+		Args: restoreArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.toSet = cmd.Flags().Changed("to")
 			return o.run(cmd.Context(), args[0])
@@ -350,6 +350,18 @@ message group and gets a fresh deduplication id.`,
 	cmd.Flags().BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a dead-letter topic that other subscriptions also receive (Pub/Sub); by default that is refused")
 	addRunOutput(cmd, &o.format)
 	return cmd
+}
+
+// restoreArgs accepts restore's one argument, the archive FILE. A second
+// argument (a destination written as the other dlq commands take it) is a
+// usage error (exit 2) that says the destination is given with -s, rather
+// than cobra's bare "accepts 1 arg(s), received 2"; more are cobra's error
+// (issue 30).
+func restoreArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 2 {
+		return usageErr(fmt.Errorf("restore takes one argument, the archive FILE: name the destination with -s/--subscription, not as a second argument (%s)", redact.Quote(args[1])))
+	}
+	return cobra.ExactArgs(1)(cmd, args)
 }
 
 func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {

@@ -83,8 +83,9 @@ func TestDLQReplay_SNSFanOut_FailedSubscriberOnly_Issue30(t *testing.T) {
 		}
 		return out
 	}
-	if got := peek(q("orders")); !strings.Contains(got, `"id":"m1-`+run+`"`) {
-		t.Errorf("the failed subscription's queue %s lacks the replayed copy:\n%s", q("orders"), got)
+	// The failed subscriber's own queue has the replayed copy, once.
+	if got := peek(q("orders")); strings.Count(got, `"id":"m1-`+run+`"`) != 1 || !strings.Contains(got, `"replayedFrom":"sqs://`+q("dlq")+`"`) {
+		t.Errorf("the failed subscription's queue %s does not hold the replayed copy once:\n%s", q("orders"), got)
 	}
 	if got := peek(q("audit")); got != "" {
 		t.Errorf("the other subscriber's queue %s got the replay:\n%s", q("audit"), got)

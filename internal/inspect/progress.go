@@ -113,7 +113,8 @@ type ReplayRecord struct {
 	// Outcome is "replayed", "would-replay" (a dry run), "refused" or
 	// "would-refuse" (the allow-list, issue 29) or "failed" (message).
 	Outcome string `json:"outcome,omitempty"`
-	// Error is why it failed (message, Outcome "failed").
+	// Error is why it failed or was refused (message, Outcome "failed",
+	// "refused" or "would-refuse").
 	Error string `json:"error,omitempty"`
 	// Resumed is true when an earlier, interrupted run had published the
 	// copy and this run only removed the message (the replay journal).
@@ -154,7 +155,7 @@ func (j *ReplayJSON) Done(o Outcome) {
 	}
 	switch {
 	case o.Refused && o.DryRun:
-		r.Outcome = "would-refuse"
+		r.Outcome, r.Error = "would-refuse", ErrRefused.Error()
 	case o.Refused:
 		r.Outcome, r.Error = "refused", ErrRefused.Error()
 	case o.Err != nil:

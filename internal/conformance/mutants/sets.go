@@ -19,5 +19,6 @@ func extraSets() [][]mutant {
 		urlQueryMutants,
 		endpointMutants,
 		refusalMutants,
+		replayJSONMutants,
 	}
 }

@@ -1,0 +1,12 @@
+package main
+
+// replayJSONMutants are issue 30's `dlq replay -o json` mutants: each
+// record promised by docs/commands/dlq.md must carry its fields, on the
+// emulators (testdata/scripts/dlq_replay_json_*.txtar).
+var replayJSONMutants = []mutant{
+	{Name: "replay-json-would-refuse-no-error", What: "a dry run's would-refuse record carries no error, so a script cannot tell why the message would stay",
+		File: "internal/inspect/progress.go",
+		Old:  "\t\tr.Outcome, r.Error = \"would-refuse\", ErrRefused.Error()\n",
+		New:  "\t\tr.Outcome = \"would-refuse\"\n",
+		Run:  "^TestScripts$/^dlq_replay_json_pubsub$", Pkg: "./cmd/brighter"},
+}
