@@ -94,35 +94,10 @@ func sigkillAfter(t *testing.T, d time.Duration, args ...string) {
 	t.Logf("%v after %s; stderr: %s", args[:2], d, errOut.String())
 }
 
-// crashPeekIDs waits (with a deadline) until the messages a killed run held are
-// visible again and every id of want is in the queue or in also; it fails
-// naming the ids that are nowhere.
+// crashPeekIDs is crashAwaitAll over the SQS queue (fauxqs, flags conn).
 func crashPeekIDs(t *testing.T, queue string, conn []string, n int, also map[string]int) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		peek := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...)
-		peek.Env = scaleOutEnv()
-		out, err := peek.Output()
-		if err != nil {
-			t.Fatalf("peek: %v", err)
-		}
-		got := crashIDs(t, out)
-		var missing []string
-		for i := range n {
-			id := fmt.Sprintf("c%d", i)
-			if got[id] == 0 && also[id] == 0 {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) == 0 {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages are nowhere (neither in %s nor elsewhere): %v", len(missing), queue, missing)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return crashAwaitAll(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...), n, also)
 }
 
 // crashBin is the `brighter` command: this test binary, on the PATH that
@@ -564,19 +539,19 @@ func TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
 					t.Fatalf("peek: %v", err)
 				}
 				left, got := crashIDs(t, out), destIDs()
-				var todo []int
+				var pending []int
 				for i := range n {
 					if id := fmt.Sprintf("c%d", i); got[id] == 0 || left[id] > 0 {
-						todo = append(todo, i)
+						pending = append(pending, i)
 					}
 				}
-				if len(todo) == 0 {
+				if len(pending) == 0 {
 					break
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("90s after the kills: edited copies at %s %v, still in the dead-letter destination %v", b.dest, got, left)
 				}
-				for _, i := range todo {
+				for _, i := range pending {
 					if out, err := crashCmd(t, edit(i)...).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("is not in")) {
 						t.Fatalf("edit c%d after the kills: %v\n%s", i, err, out)
 					}
