@@ -186,8 +186,8 @@ var ErrStaleReceipt = errors.New("stale receipt: the broker no longer holds the 
 // message for a lease (SQS visibility timeout, Pub/Sub ack deadline,
 // RocketMQ invisible duration) and lets the client extend it. The pump
 // keeps the lease of every message it holds (buffered or in a handler)
-// until the message is settled, extending it once the message has been held
-// for half its lease, and drops a message whose lease lapsed before it was
+// until the message is settled, extending it when a grace of its lease is
+// left (about one call a lease; half its lease for a short one), and drops a message whose lease lapsed before it was
 // dispatched (R-4, R-5; docs/adr/0005-leases.md). A consumer whose client
 // manages leases itself (the Pub/Sub streaming client) does not implement
 // it: it implements ClientLeaser.

@@ -292,6 +292,22 @@ func TestExtensionCallsBoundedPerLease_Issue31(t *testing.T) {
 	})
 }
 
+// TestExtensionEconomyAtAnEconomicalLease_Issue31 (NFR-3): at a lease long
+// enough for ADR 0005's economical schedule (10 s), messages held for 3.5
+// leases cost about one extension a lease each (at most n+1), and one
+// ExtendLeases call covers every message due at once. The half-lease
+// schedule (about two a lease) fails it. Both variants, on the memory
+// transport; the same assertion runs on SQS, Pub/Sub and RocketMQ.
+func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 2, VisibilityTimeout: pumptest.EconomicalLease})
+		h := holding(e.c)
+		e.publish(t, srcQueue, "m0", "")
+		e.publish(t, srcQueue, "m1", "")
+		pumptest.ExtensionEconomyLong(t, v, h, func() int64 { return int64(len(h.enteredOf("ExtendLeases"))) }, false)
+	})
+}
+
 // TestSettleDeadlineIsFreshAfterAPause_Issue31: settle calls share a
 // deadline only while they start within callTimeout/16 of each other
 // (the pump allocates no context per message): an acknowledge after a pause

@@ -170,7 +170,7 @@ func TestLeaseTrackerReusesBatches_Issue12(t *testing.T) {
 			t.Fatalf("receive: %d messages, %v", len(ms), err)
 		}
 		first := l.hold(ms)
-		l.extendDue(t.Context(), time.Now().Add(20*time.Second)) // 10 s left of 30: due
+		l.extendDue(t.Context(), time.Now().Add(25*time.Second)) // 5 s left of 30: due (grace 6 s)
 		extended := 0
 		for _, e := range events {
 			if e.Kind == EventLeaseExtended {

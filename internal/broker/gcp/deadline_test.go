@@ -172,3 +172,24 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionEconomyAtAnEconomicalLease_Issue31 (pull): at a 10 s ack
+// deadline (Pub/Sub's shortest, long enough for ADR 0005's economical
+// schedule), messages held for 3.5 leases cost about one ModifyAckDeadline
+// call a lease per receive batch, counted through the interceptor (NFR-3).
+// Both variants.
+func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: pumptest.EconomicalLease})
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 2, AckDeadline: pumptest.EconomicalLease})
+			for i := range 2 {
+				e.send(t, "orders", newMsg(fmt.Sprintf("economical-%s-%d", v, i)))
+			}
+			pumptest.ExtensionEconomyLong(t, v, c, func() int64 { return e.faults.Calls("ModifyAckDeadline") }, false)
+		})
+	}
+}

@@ -195,3 +195,23 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionEconomyAtAnEconomicalLease_Issue31: at a 10 s invisible
+// duration (long enough for ADR 0005's economical schedule), messages held
+// for 3.5 leases cost about one ChangeInvisibleDuration call a lease each
+// (RocketMQ has no batch form), counted by the broker (NFR-3). Both
+// variants.
+func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, "t")
+			c := e.consumer(rocketmq.ConsumerOptions{Topic: "t", ConsumerGroup: "g", BufferSize: 2, InvisibleDuration: pumptest.EconomicalLease})
+			for i := range 2 {
+				e.send("t", fmt.Sprintf("y-%d", i))
+			}
+			pumptest.ExtensionEconomyLong(t, v, c, func() int64 { return int64(e.srv.Calls("ChangeInvisibleDuration")) }, true)
+		})
+	}
+}

@@ -309,3 +309,28 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionEconomyAtAnEconomicalLease_Issue31: at a 10 s visibility
+// timeout (long enough for ADR 0005's economical schedule), messages held
+// for 3.5 leases cost about one ChangeMessageVisibilityBatch call a lease
+// per receive batch, counted on the wire (NFR-3). Both variants.
+func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int64
+			fc, _ := faultyClients(t, func(op, _ string) error {
+				if strings.HasPrefix(op, "ChangeMessageVisibility") {
+					calls.Add(1)
+				}
+				return nil
+			})
+			q := uniq("lease-economical-" + string(v))
+			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: 2, VisibilityTimeout: pumptest.EconomicalLease})
+			for range 2 {
+				send(t, testClients(t), ProducerOptions{}, newMessage(q))
+			}
+			pumptest.ExtensionEconomyLong(t, v, k, calls.Load, false)
+		})
+	}
+}

@@ -82,10 +82,11 @@ func ExtendFailureLogged(t *testing.T, r *Run, id string) {
 }
 
 // ExtensionEconomy runs a pump of variant v over c, whose queue holds msgs
-// messages leased for lease each, with a handler that holds each message
-// for hold and acknowledges it, and checks the cost of keeping the leases
-// (issue 31, NFR-3; ADR 0005's schedule: an extension whenever half a
-// lease is left, each to a full lease from now):
+// messages leased for lease each, a lease too short for ADR 0005's
+// economical schedule (under about 8 s), with a handler that holds each
+// message for hold and acknowledges it, and checks the cost of keeping the
+// leases (issue 31, NFR-3; ADR 0005's half-lease schedule: an extension
+// whenever half a lease is left, each to a full lease from now):
 //   - each message is extended at most 2n+1 times, n being the leases it
 //     was held (waiting in the buffer, then handled), and at least n-1;
 //   - calls() (the transport's extension calls counted on the wire, read
@@ -97,6 +98,41 @@ func ExtendFailureLogged(t *testing.T, r *Run, id string) {
 // is true for a transport whose protocol has no batch form (RocketMQ: one
 // call per message).
 func ExtensionEconomy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, hold time.Duration, calls func() int64, perMessage bool) {
+	t.Helper()
+	economy(t, v, c, msgs, lease, hold, calls, perMessage, 2)
+}
+
+// EconomicalLease is the lease ExtensionEconomyLong's queue must lend:
+// long enough for ADR 0005's economical schedule (an extension when two
+// calls' deadlines and two ticks are left), and the shortest ack deadline
+// Pub/Sub takes.
+const EconomicalLease = 10 * time.Second
+
+// ExtensionEconomyLong runs a pump of variant v over c, whose queue holds
+// two messages leased for EconomicalLease each, with a handler that holds
+// them for 3.5 leases in all (the Proactor handles both at once for 3.5
+// leases; the Reactor handles them one after the other for 1.75 leases
+// each, the second waiting in the buffer meanwhile), and checks that
+// keeping the leases costs about one extension a lease (issue 31, NFR-3):
+// each message at most n+1 extensions, n being the leases it was held, and
+// calls() (counted on the wire) at most that per receive batch (per
+// message when perMessage: RocketMQ). The half-lease schedule (about two a
+// lease) fails it. If an extension call failed (a broker too slow for the
+// economical call deadline, on a loaded machine), the schedule is wary for
+// ten leases, by design, and the bound is the half-lease one (2n+1); that
+// is logged.
+func ExtensionEconomyLong(t *testing.T, v pump.Variant, c broker.Consumer, calls func() int64, perMessage bool) {
+	t.Helper()
+	hold := EconomicalLease * 7 / 2
+	if v == pump.Reactor {
+		hold /= 2
+	}
+	economy(t, v, c, 2, EconomicalLease, hold, calls, perMessage, 1)
+}
+
+// economy is ExtensionEconomy with per extensions a lease (plus one)
+// allowed each message and each receive batch.
+func economy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, hold time.Duration, calls func() int64, perMessage bool, per float64) {
 	t.Helper()
 	var (
 		mu    sync.Mutex
@@ -115,9 +151,13 @@ func ExtensionEconomy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int,
 	WaitUntil(t, time.Duration(msgs)*hold+60*time.Second, "every message acknowledged", func() bool { return r.Count(pump.EventAcknowledged) >= msgs })
 	r.Stop(t)
 	HandledOnceEach(t, r, msgs)
-	per := map[string]int{}
+	if failed := r.Count(pump.EventLeaseExtendFailed); failed > 0 && per < 2 {
+		t.Logf("%d extension calls failed (a slow broker): the schedule was wary, so the bound is two a lease", failed)
+		per = 2
+	}
+	per2 := map[string]int{}
 	for _, e := range r.Of(pump.EventLeaseExtended) {
-		per[e.MessageID()]++
+		per2[e.MessageID()]++
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -125,15 +165,16 @@ func ExtensionEconomy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int,
 	for id, d := range held {
 		longest = max(longest, d)
 		n := float64(d) / float64(lease)
-		if k, most := per[id], int(2*n)+1; k > most || float64(k) < n-1 {
-			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (two a lease) and at least %d", id, per[id], n, most, max(int(n)-1, 0))
+		t.Logf("message %s: %d extensions while held %.2f leases of %s", id, per2[id], n, lease)
+		if k, most := per2[id], int(per*n)+1; k > most || float64(k) < n-1 {
+			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (%.0f a lease, plus one) and at least %d", id, per2[id], n, most, per, max(int(n)-1, 0))
 		}
 	}
 	batches := 1
 	if v == pump.Proactor || perMessage {
 		batches = msgs // the Proactor may receive them one by one
 	}
-	if got, most := calls(), int64(batches*(int(2*float64(longest)/float64(lease))+1)); got == 0 || got > most {
+	if got, most := calls(), int64(batches*(int(per*float64(longest)/float64(lease))+1)); got == 0 || got > most {
 		t.Errorf("%d extension calls for %d messages held up to %s (lease %s), want 1 to %d", got, msgs, longest.Round(time.Millisecond), lease, most)
 	}
 }
