@@ -14,7 +14,9 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
@@ -194,6 +196,9 @@ func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.S
 
 func (t *gcpTransport) addresses() broker.AddressScheme { return gcp.URLScheme{} }
 
+// dlqOpenTimeout bounds the GetSubscription a dlq reader opens with.
+const dlqOpenTimeout = 10 * time.Second
+
 // dlqReader reads the destination with the ordinary consumer (so routed
 // copies present their stamped count, R-28): a rejection topic is read
 // through the subscription of the same id that makeChannels creates, the
@@ -211,6 +216,16 @@ func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	}
 	g.Mode = config.GCPModePull // a scan must not hold a stream's leases
 	s.GCP = &g
+	// A subscription that does not exist is an open failure, as a missing
+	// SQS queue is, not a failed receive: nothing is read, and a replay
+	// keeps no journal for it. Any other answer (no pubsub.subscriptions.get)
+	// is left for the receive to report.
+	gctx, cancel := context.WithTimeout(ctx, dlqOpenTimeout)
+	_, gerr := c.SubscriptionAdminClient.GetSubscription(gctx, &pubsubpb.GetSubscriptionRequest{Subscription: gcp.SubscriptionName(c.Project(), tg.dest)})
+	cancel()
+	if status.Code(gerr) == codes.NotFound {
+		return nil, fmt.Errorf("GetSubscription: %w", gerr)
+	}
 	consumer := gcpConsumer(c, &s, tg.dest, s.GCP.AckDeadline, 10, false, logger)
 	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
 }
