@@ -16,12 +16,21 @@ import (
 // HandledEach reports an error (t.Errorf, the test goes on) for each
 // message id the handler of r was invoked for a number of times other than
 // times: the redelivery budget held.
+//
+// On a failure it also says what the leases did (extension calls failed,
+// messages dropped as lapsed before dispatch): a lease that lapsed on a
+// loaded machine spends a delivery attempt without a handler.
 func HandledEach(t *testing.T, r *Run, times int) {
 	t.Helper()
+	bad := false
 	for id, n := range r.Handled() {
 		if n != times {
+			bad = true
 			t.Errorf("%s handled %d times, want %d", id, n, times)
 		}
+	}
+	if bad {
+		t.Logf("leases: %d extended, %d extension failures %v, %d lapsed before dispatch %v", r.Count(pump.EventLeaseExtended), r.Count(pump.EventLeaseExtendFailed), r.Of(pump.EventLeaseExtendFailed), r.Count(pump.EventLeaseLapsed), r.Of(pump.EventLeaseLapsed))
 	}
 }
 
