@@ -293,19 +293,8 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			const msgs = 4
-			var calls atomic.Int64
-			fc, _ := faultyClients(t, func(op, _ string) error {
-				if strings.HasPrefix(op, "ChangeMessageVisibility") {
-					calls.Add(1)
-				}
-				return nil
-			})
-			q := uniq("lease-economy-" + string(v))
-			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: msgs, VisibilityTimeout: sqsLease})
-			for range msgs {
-				send(t, testClients(t), ProducerOptions{}, newMessage(q))
-			}
-			pumptest.ExtensionEconomy(t, v, k, msgs, sqsLease, sqsLease*5/4, calls.Load, false)
+			k, calls := extensionCounted(t, "lease-economy-"+string(v), msgs, sqsLease)
+			pumptest.ExtensionEconomy(t, v, k, msgs, sqsLease, sqsLease*5/4, calls, false)
 		})
 	}
 }
@@ -318,19 +307,29 @@ func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
-			var calls atomic.Int64
-			fc, _ := faultyClients(t, func(op, _ string) error {
-				if strings.HasPrefix(op, "ChangeMessageVisibility") {
-					calls.Add(1)
-				}
-				return nil
-			})
-			q := uniq("lease-economical-" + string(v))
-			k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: 2, VisibilityTimeout: pumptest.EconomicalLease})
-			for range 2 {
-				send(t, testClients(t), ProducerOptions{}, newMessage(q))
-			}
-			pumptest.ExtensionEconomyLong(t, v, k, calls.Load, false)
+			k, calls := extensionCounted(t, "lease-economical-"+string(v), 2, pumptest.EconomicalLease)
+			pumptest.ExtensionEconomyLong(t, v, k, calls, false)
 		})
 	}
+}
+
+// extensionCounted makes a queue named from prefix holding msgs messages,
+// and a consumer of it leasing them for lease whose
+// ChangeMessageVisibility(Batch) calls are counted on the wire; it returns
+// the consumer and the count's reader.
+func extensionCounted(t *testing.T, prefix string, msgs int, lease time.Duration) (*Consumer, func() int64) {
+	t.Helper()
+	var calls atomic.Int64
+	fc, _ := faultyClients(t, func(op, _ string) error {
+		if strings.HasPrefix(op, "ChangeMessageVisibility") {
+			calls.Add(1)
+		}
+		return nil
+	})
+	q := uniq(prefix)
+	k := setup(t, fc, ChannelOptions{Queue: q}, ConsumerOptions{BufferSize: msgs, VisibilityTimeout: lease})
+	for range msgs {
+		send(t, testClients(t), ProducerOptions{}, newMessage(q))
+	}
+	return k, calls.Load
 }
