@@ -171,10 +171,16 @@ func economy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, h
 	mu.Lock()
 	defer mu.Unlock()
 	var longest time.Duration
+	var notes []string // logged after the checks, so that a failure reads first
+	defer func() {
+		for _, n := range notes {
+			t.Log(n)
+		}
+	}()
 	for id, d := range held {
 		longest = max(longest, d)
 		n := float64(d) / float64(lease)
-		t.Logf("message %s: %d extensions while held %.2f leases of %s", id, per2[id], n, lease)
+		notes = append(notes, fmt.Sprintf("message %s: %d extensions while held %.2f leases of %s", id, per2[id], n, lease))
 		if k, most := per2[id], int(per*n)+1; k > most || float64(k) < n-1 {
 			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (%.0f a lease, plus one) and at least %d", id, per2[id], n, most, per, max(int(n)-1, 0))
 		}
