@@ -308,6 +308,53 @@ func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
 	})
 }
 
+// TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31 (R-4,
+// ADR 0005): at a 10 s lease the first extension call is black-holed to its
+// economical deadline (1 s); the retry, made at once with the half-lease
+// schedule's longer deadline (a quarter lease), still reaches the broker
+// before the lease ends, so a handler slower than the lease handles its
+// message once, nothing lapses and the queue is empty at the end. Both
+// variants.
+func TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		lease := pumptest.EconomicalLease
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: lease})
+		h := holding(e.c, "ExtendLeases")
+		h.hold.Store(true)
+		e.publish(t, srcQueue, "m0", "")
+		handled := atomic.Int32{}
+		e.startWith(t, h, fastOptions(v), func(ctx context.Context, m *message.Message) pump.Result {
+			handled.Add(1)
+			pumptest.SleepFor(ctx, lease*6/5)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		// Only the first call is held: black decides on entry.
+		pumptest.WaitUntil(t, 2*lease, "the first extension call", func() bool { return len(h.enteredOf("ExtendLeases")) >= 1 })
+		h.hold.Store(false)
+		e.events.Await(t, pump.EventAcknowledged, 2*lease, nil)
+		if err := e.stop(t); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		assertBound(t, h, "ExtendLeases", time.Second)
+		entered := h.enteredOf("ExtendLeases")
+		if len(entered) < 2 || entered[1] < lease/4-time.Second/2 {
+			t.Errorf("extension calls entered with deadlines %v left, want a retry with about %s (the half-lease schedule's, after a failure)", entered, lease/4)
+		}
+		if n := handled.Load(); n != 1 {
+			t.Errorf("handled %d times, want once: the retry did not keep the lease", n)
+		}
+		if n := e.events.Count(pump.EventLeaseLapsed); n != 0 {
+			t.Errorf("%d lapses, want none", n)
+		}
+		if n := e.events.Count(pump.EventLeaseExtendFailed); n != 1 {
+			t.Errorf("%d failed extensions, want the one black-holed", n)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth %d, want 0", d)
+		}
+	})
+}
+
 // TestSettleDeadlineIsFreshAfterAPause_Issue31: settle calls share a
 // deadline only while they start within callTimeout/16 of each other
 // (the pump allocates no context per message): an acknowledge after a pause

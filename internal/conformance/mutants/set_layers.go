@@ -31,7 +31,7 @@ var layerMutants = []mutant{
 		File: "internal/pump/lease.go",
 		Old:  "l.waryUntil = t + waryLeases*l.lease",
 		New:  "_ = t + waryLeases*l.lease",
-		Pkg:  "./internal/pump", Run: "^TestLeaseScheduleWaryAfterAFailedCall_Issue31$", CI: true},
+		Pkg:  "./internal/pump", Run: "^(TestLeaseScheduleWaryAfterAFailedCall_Issue31|TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31)$", CI: true},
 	{Name: "dlq-pubsub-missing-unchecked", What: "dlq on a Pub/Sub subscription that does not exist reads it anyway: a failed receive, not an open failure (and a replay keeps a journal for it)",
 		File: "cmd/brighter/transport_gcp.go",
 		Old:  "if status.Code(gerr) == codes.NotFound {",

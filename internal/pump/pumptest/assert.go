@@ -164,9 +164,9 @@ func economy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, h
 		t.Logf("%d extension calls failed (a slow broker): the schedule was wary, so the bound is two a lease", failed)
 		per = 2
 	}
-	per2 := map[string]int{}
+	extended := map[string]int{}
 	for _, e := range r.Of(pump.EventLeaseExtended) {
-		per2[e.MessageID()]++
+		extended[e.MessageID()]++
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -180,9 +180,9 @@ func economy(t *testing.T, v pump.Variant, c broker.Consumer, msgs int, lease, h
 	for id, d := range held {
 		longest = max(longest, d)
 		n := float64(d) / float64(lease)
-		notes = append(notes, fmt.Sprintf("message %s: %d extensions while held %.2f leases of %s", id, per2[id], n, lease))
-		if k, most := per2[id], int(per*n)+1; k > most || float64(k) < n-1 {
-			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (%.0f a lease, plus one) and at least %d", id, per2[id], n, most, per, max(int(n)-1, 0))
+		notes = append(notes, fmt.Sprintf("message %s: %d extensions while held %.2f leases of %s", id, extended[id], n, lease))
+		if k, most := extended[id], int(per*n)+1; k > most || float64(k) < n-1 {
+			t.Errorf("message %s extended %d times while held %.1f leases, want at most %d (%.0f a lease, plus one) and at least %d", id, extended[id], n, most, per, max(int(n)-1, 0))
 		}
 	}
 	batches := 1
