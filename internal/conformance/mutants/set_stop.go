@@ -10,7 +10,7 @@ var stopMutants = []mutant{
 		File: "internal/observe/server.go",
 		Old:  "closeOnce.Do(func() { close(closing) })",
 		New:  "closeOnce.Do(func() {})",
-		Run:  "^TestServerStop_EndsEventStreamsCleanly$", Pkg: "./internal/observe"},
+		Run:  "^(TestServerStop_EndsEventStreamsCleanly|TestConsumeStop_EndsWithAnEventsReaderAttached|TestConsumeStop_EndsWithBrighterWatchAttached)$", Pkg: "./internal/observe ./cmd/brighter"},
 	{Name: "listener-stop-unbounded", What: "the listener's stop waits for its connections as long as its caller's context allows: a reader that does not read holds it for ever",
 		File: "internal/observe/server.go",
 		Old:  "ctx, cancel := context.WithTimeout(ctx, timeout)",
