@@ -79,6 +79,7 @@ func TestServerStop_EndsEventStreamsCleanly(t *testing.T) {
 			if err != nil {
 				t.Fatalf("stop = %v, want nil: the stream ends by itself", err)
 			}
+			t.Logf("stop took %s", took)
 			if took > time.Second {
 				t.Errorf("stop took %s with one reader attached, want it at once", took)
 			}
