@@ -135,7 +135,10 @@ func (ob *consumeObservers) running(runCtx context.Context) {
 	}
 }
 
-// close stops the listener.
+// close stops the listener, once the pumps have returned: every /events
+// stream ends cleanly, and connections still busy after
+// observe.DefaultShutdownTimeout are closed (logged at Warning), so no
+// reader can hold the process after a stop.
 func (ob *consumeObservers) close(ctx context.Context) {
 	if ob.stop == nil {
 		return
