@@ -20,6 +20,10 @@ const (
 	// arrivalRoutingRetry: this process judged the message exhausted and
 	// its routing failed; route it again without a handler run.
 	arrivalRoutingRetry
+	// arrivalRejectionRetry: this process's handler rejected the message
+	// (Reject or Unacceptable) and its routing failed; route it again with
+	// the same rejection, without a handler run.
+	arrivalRejectionRetry
 	// arrivalSpentByHandlers: its count is past the budget by more than
 	// stops and kills can explain (a stamped count that reached the budget,
 	// or more than twice the budget's deliveries on this channel); route it
@@ -42,6 +46,9 @@ const (
 // seen (a graceful stop's releases, a kill, a lapsed lease): the handler
 // runs, and a Defer then routes it at once.
 func (r *run) exhausted(m *message.Message) arrival {
+	if r.p.here.rejection(m.Header.MessageID) != nil {
+		return arrivalRejectionRetry
+	}
 	budget := r.p.opts.RequeueCount
 	if budget == -1 {
 		return arrivalHandle
@@ -84,6 +91,9 @@ func spentByHandlers(m *message.Message, b int) int {
 // event (the message was judged once) and marks its rejected event Retry.
 func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 	p := r.p
+	if why == arrivalRejectionRetry {
+		return r.retryRejection(m)
+	}
 	budget := p.opts.RequeueCount
 	id := m.Header.MessageID
 	runs, judged := p.here.lookup(id)
@@ -134,4 +144,23 @@ func times(n int) string {
 		return "1 time"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// retryRejection routes again, without a handler run, a message whose
+// handler rejected it here and whose routing failed: the same reason and
+// description, the rejected event marked Retry. A handler's rejection is
+// final, as a budget's is: a dead-letter destination that is down must not
+// make a handler run again (AC-3). A record lost with a restart costs one
+// more handler run.
+func (r *run) retryRejection(m *message.Message) settleEnd {
+	hr := r.p.here.rejection(m.Header.MessageID)
+	if hr == nil { // forgotten since handle looked (the record was full)
+		hr = &handlerRejection{outcome: Reject, rejection: message.Rejection{Reason: message.ReasonDeliveryError,
+			Description: "rejected by its handler here; routing retried after it failed; not handled again"}}
+	}
+	end := r.reject(m, hr.rejection, hr.outcome, 0, true)
+	if end.gone {
+		r.p.here.forget(m.Header.MessageID)
+	}
+	return end
 }

@@ -1,6 +1,11 @@
 package pump
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/brightergo/brighter/internal/message"
+)
 
 // handledHereCap bounds the record of messages handled in this process
 // (entries, one per message id). A message forgotten because the record was
@@ -29,6 +34,9 @@ type handledHere struct {
 	seq     uint64
 	// capacity is the most entries kept (handledHereCap).
 	capacity int
+	// failed counts the entries whose routing failed (judged or rejection
+	// set): while it is 0, an arrival needs no look-up.
+	failed atomic.Int64
 }
 
 // handledEntry is what handledHere knows of one message.
@@ -38,6 +46,16 @@ type handledEntry struct {
 	// judged is the delivery count the budget judged exhausted when this
 	// process routed the message and the routing failed; 0 when it has not.
 	judged int
+	// rejected is the handler's rejection (Reject or Unacceptable) whose
+	// routing failed here, with the outcome it came from; nil when none
+	// did. Its next delivery here retries the routing without a handler run.
+	rejected *handlerRejection
+}
+
+// handlerRejection is a handler's verdict whose routing failed.
+type handlerRejection struct {
+	rejection message.Rejection
+	outcome   Outcome
 }
 
 // ringSlot names the entry a ring position made, so that evicting a
@@ -81,7 +99,7 @@ func (h *handledHere) add(id string) handledEntry {
 	}
 	old := h.ring[h.next]
 	if e, ok := h.entries[old.id]; ok && e.seq == old.seq {
-		delete(h.entries, old.id)
+		h.drop(old.id, e)
 	}
 	h.ring[h.next] = slot
 	h.next = (h.next + 1) % len(h.ring)
@@ -101,8 +119,44 @@ func (h *handledHere) routingFailed(id string, judged int) {
 	if !ok {
 		e = h.add(id)
 	}
+	if e.judged == 0 && e.rejected == nil {
+		h.failed.Add(1)
+	}
 	e.judged = max(judged, 1)
 	h.entries[id] = e
+}
+
+// rejectionFailed records that the handler rejected id and the routing of
+// that rejection failed: its next delivery here retries the routing with
+// the same rejection, without a handler run (a handler's rejection is
+// final, as a budget's is).
+func (h *handledHere) rejectionFailed(id string, rej message.Rejection, o Outcome) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok {
+		e = h.add(id)
+	}
+	if e.judged == 0 && e.rejected == nil {
+		h.failed.Add(1)
+	}
+	e.rejected = &handlerRejection{rejection: rej, outcome: o}
+	h.entries[id] = e
+}
+
+// rejection returns the handler's rejection of id whose routing failed
+// here, or nil. It costs no look-up while no routing has failed.
+func (h *handledHere) rejection(id string) *handlerRejection {
+	if id == "" || h.failed.Load() == 0 {
+		return nil
+	}
+	h.mu.Lock()
+	e := h.entries[id]
+	h.mu.Unlock()
+	return e.rejected
 }
 
 // lookup returns what is recorded of id: the handler runs here, and the
@@ -123,6 +177,16 @@ func (h *handledHere) forget(id string) {
 		return
 	}
 	h.mu.Lock()
-	delete(h.entries, id)
+	if e, ok := h.entries[id]; ok {
+		h.drop(id, e)
+	}
 	h.mu.Unlock()
+}
+
+// drop deletes id's entry e; the caller holds mu.
+func (h *handledHere) drop(id string, e handledEntry) {
+	if e.judged > 0 || e.rejected != nil {
+		h.failed.Add(-1)
+	}
+	delete(h.entries, id)
 }

@@ -1065,6 +1065,8 @@ func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome
 	end := r.reject(m, rej, o, took, false)
 	if end.gone {
 		r.acknowledged(m)
+	} else {
+		r.p.here.rejectionFailed(m.Header.MessageID, rej, o)
 	}
 	return end
 }

@@ -221,3 +221,45 @@ func (c *pausedAfterFailedRouting) Reject(ctx context.Context, m *message.Messag
 	}
 	return res
 }
+
+// A handler's rejection is final, as a budget's is: when its routing fails
+// the message comes back, and its next deliveries here retry the routing
+// with the same reason and description, without running the handler again,
+// until the routing lands.
+func TestHandlerRejectionNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
+	for _, o := range []pump.Outcome{pump.Reject, pump.Unacceptable} {
+		forEachVariant(t, func(t *testing.T, v pump.Variant) {
+			e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, Invalid: invQueue, StopWhenEmpty: true})
+			c := &failingRouter{Consumer: e.c}
+			c.fails.Store(2)
+			e.publish(t, srcQueue, "m1", "")
+			opts := fastOptions(v)
+			opts.RequeueCount = 3
+			e.startWith(t, c, opts, func(context.Context, *message.Message) pump.Result {
+				return pump.Result{Outcome: o, Reason: "order 42 is for a closed account"}
+			})
+			if err := e.wait(t, 10*time.Second); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if got := e.calls.Load(); got != 1 {
+				t.Fatalf("%s: handler invocations = %d, want 1 (a rejection is final)", o, got)
+			}
+			rej := e.events.Of(pump.EventRejected)
+			if len(rej) != 3 {
+				t.Fatalf("%s: rejections = %d, want 3 (two failed routings, then the one that landed)", o, len(rej))
+			}
+			for i, ev := range rej {
+				if ev.Retry != (i > 0) || ev.Description != "order 42 is for a closed account" || ev.Outcome != o {
+					t.Errorf("%s: rejection %d: retry %v, outcome %v, description %q; want the handler's rejection, retried after the first", o, i+1, ev.Retry, ev.Outcome, ev.Description)
+				}
+			}
+			dest := dlqQueue
+			if o == pump.Unacceptable {
+				dest = invQueue
+			}
+			if n := len(e.receiveAll(t, dest)); n != 1 {
+				t.Fatalf("%s: %s holds %d, want 1", o, dest, n)
+			}
+		})
+	}
+}

@@ -37,3 +37,13 @@ var exhaustedMutants = []mutant{
 		New:  "\treturn until < 0 && false\n",
 		Pkg:  "./internal/pump", Run: "^(TestGracefulStopHandlesWhatIsBufferedWithinTheDrain_NFR8|TestStopLetsTheReceiveInProgressEndAndHandlesWhatItBrought_NFR8)$", CI: true},
 }
+
+// rejectionRetryMutants break the rule that a handler's rejection whose
+// routing failed is retried without a handler run.
+var rejectionRetryMutants = []mutant{
+	{Name: "rejection-handled-again", What: "a message whose handler rejected it and whose routing failed is handed to the handler again on its next delivery",
+		File: "internal/pump/exhausted.go",
+		Old:  "\tif r.p.here.rejection(m.Header.MessageID) != nil {\n",
+		New:  "\tif false && r.p.here.rejection(m.Header.MessageID) != nil {\n",
+		Pkg:  "./internal/pump", Run: "^TestHandlerRejectionNeverHandledAgainWhileRoutingFails_AC3$"},
+}

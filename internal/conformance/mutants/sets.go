@@ -8,6 +8,7 @@ func extraSets() [][]mutant {
 		staleMutants,
 		securityMutants,
 		exhaustedMutants,
+		rejectionRetryMutants,
 		orderingMutants,
 		limitsMutants,
 		layerMutants,
