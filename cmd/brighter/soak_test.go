@@ -108,6 +108,10 @@ func soakPlans() []soakPlan {
 	return []soakPlan{{name: "ack"}, {name: "defer1", defers: 1}, {name: "defer2", defers: 2}, {name: "always", defers: -1}, {name: "reject", reject: true}}
 }
 
+// soakRunTime is how long each handler run takes: long enough that a
+// SIGKILL or a reset finds runs in progress.
+const soakRunTime = 50 * time.Millisecond
+
 // soakRejectReason is the rejection message the soak's handler gives a
 // message whose plan is reject.
 const soakRejectReason = "soak plan: reject"
@@ -186,6 +190,7 @@ func (h *soakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gate := h.held[proc]
 	h.mu.Unlock()
 	out := plan.outcome(count)
+	time.Sleep(soakRunTime)
 	if gate != nil {
 		select {
 		case <-gate:
@@ -460,6 +465,9 @@ func refusingSQS(t *testing.T, target, queueSuffix string, down *atomic.Bool) st
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	// A request its client gave up on (a reset, a black hole) is the
+	// soak's doing, not news: answer 502 without a log line.
+	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() && strings.Contains(r.Header.Get("X-Amz-Target"), "SendMessage") {
 			body, _ := io.ReadAll(r.Body)
@@ -597,23 +605,41 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 		procs[i].kill(t)
 		procs[i] = start0()
 	}
-	// stopBuffered stops procs[i] gracefully while it has work in hand:
-	// its handler runs are held, a batch is sent, and SIGTERM comes once
-	// both its performers are in a held run (or after 5 s) and a second
-	// more has passed for its receives to fill their buffers (bufferSize
-	// > 1: a Reactor performer holds the rest of its batch, a Proactor
-	// receives ahead). The held runs are released just after the signal;
-	// the runs the process starts after it are the buffered messages its
-	// drain handed to the handler. Then a replacement starts.
-	stopBuffered := func(i int) {
-		p := procs[i]
-		h.hold(p.index)
+	// stopInHand stops a process gracefully while it has work in hand:
+	// the handler runs of every process are held, a batch is sent, and
+	// SIGTERM goes to the first process found with both performers in a
+	// held run (else the one with the most, after 5 s), a second later, so
+	// that its receives have filled their buffers (bufferSize > 1: a
+	// Reactor performer holds the rest of its batch, a Proactor receives
+	// ahead). The held runs are released just after the signal; the runs
+	// the process starts after it are the buffered messages its drain
+	// handed to the handler. Then a replacement starts in its place.
+	stopInHand := func() {
+		for _, p := range procs {
+			h.hold(p.index)
+		}
 		sendRound(soakBufferSize)
-		soakEventually(5*time.Second, func() bool { return h.activeIn(p.index) >= soakPerformers })
+		busiest := func() int {
+			b := 0
+			for i, p := range procs {
+				if h.activeIn(p.index) > h.activeIn(procs[b].index) {
+					b = i
+				}
+			}
+			return b
+		}
+		soakEventually(5*time.Second, func() bool { return h.activeIn(procs[busiest()].index) >= soakPerformers })
 		time.Sleep(time.Second)
+		i := busiest()
+		p := procs[i]
 		p.heldAtStop, p.stopAt = h.activeIn(p.index), time.Now()
-		go func() { time.Sleep(200 * time.Millisecond); h.release(p.index) }()
-		stopGracefully(p, "graceful stop with messages in hand")
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			for _, q := range procs {
+				h.release(q.index)
+			}
+		}()
+		stopGracefully(p, "graceful stop with work in hand")
 		procs[i] = start0()
 	}
 	var stalls, hot []string
@@ -623,26 +649,25 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	for time.Since(start) < d || round < 6 {
 		sendRound(4)
 		switch round % 6 {
-		case 0: // latency both ways; the dead-letter destination refuses copies
-			refused0 := refusedRoutings(all)
-			c.deadLetterDown(true)
-			outages++
+		case 0: // latency both ways
 			proxy.SetLatency(150 * time.Millisecond)
 			proxy.SetMode(faultproxy.Latency)
 			soakPause(d)
 			proxy.SetMode(faultproxy.Pass)
-			soakPause(d)
-			// Down until a routing was refused (the reject plan's
-			// messages route at once), for at most 15 s more.
-			soakEventually(15*time.Second, func() bool { return refusedRoutings(all) > refused0 })
-			c.deadLetterDown(false)
 		case 1:
 			killOne(round / 6 % 2)
-		case 2: // connection resets
+		case 2: // connection resets, and the dead-letter destination refuses copies
+			refused0 := refusedRoutings(all)
+			c.deadLetterDown(true)
+			outages++
 			for range 3 {
 				proxy.Reset()
 				soakPause(d / 3)
 			}
+			// Down until a routing was refused (the reject plan's
+			// messages route at once), for at most 15 s more.
+			soakEventually(15*time.Second, func() bool { return refusedRoutings(all) > refused0 })
+			c.deadLetterDown(false)
 		case 3: // black hole past stallAfter: not ready, and no hot loop
 			cpu0 := soakCPU(t, procs)
 			holeStart := time.Now()
@@ -679,7 +704,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 		case 4:
 			killOne(1 - round/6%2)
 		case 5:
-			stopBuffered(round / 6 % 2)
+			stopInHand()
 		}
 		round++
 	}
