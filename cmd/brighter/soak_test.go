@@ -633,10 +633,14 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 		i := busiest()
 		p := procs[i]
 		p.heldAtStop, p.stopAt = h.activeIn(p.index), time.Now()
+		held := make([]int, len(procs))
+		for j, q := range procs {
+			held[j] = q.index
+		}
 		go func() {
 			time.Sleep(200 * time.Millisecond)
-			for _, q := range procs {
-				h.release(q.index)
+			for _, proc := range held {
+				h.release(proc)
 			}
 		}()
 		stopGracefully(p, "graceful stop with work in hand")
