@@ -14,11 +14,15 @@ import (
 // Metric names (issue 8). Every per-message metric has the label
 // "subscription".
 const (
-	MetricReceived         = "brighter_messages_received_total"
-	MetricAcknowledged     = "brighter_messages_acknowledged_total"
-	MetricDeferred         = "brighter_messages_deferred_total"
-	MetricRejected         = "brighter_messages_rejected_total"          // + reason, route
-	MetricRoutingFailures  = "brighter_routing_failures_total"           // + reason, route
+	MetricReceived        = "brighter_messages_received_total"
+	MetricAcknowledged    = "brighter_messages_acknowledged_total"
+	MetricDeferred        = "brighter_messages_deferred_total"
+	MetricRejected        = "brighter_messages_rejected_total" // + reason, route
+	MetricRoutingFailures = "brighter_routing_failures_total"  // + reason, route
+	// MetricRoutingRetries counts routings retried without a handler run
+	// for a message this process judged exhausted and whose earlier routing
+	// failed (pump.Event.Retry); + reason, route.
+	MetricRoutingRetries   = "brighter_routing_retries_total"
 	MetricRoutingPermanent = "brighter_routing_permanent_failures_total" // + reason, route
 	MetricBudgetExhausted  = "brighter_budget_exhausted_total"
 	MetricSettleFailures   = "brighter_settle_failures_total" // + outcome
@@ -46,14 +50,14 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	received, acked, deferred, exhausted, channelFailures *prometheus.CounterVec
-	rejected, routingFailures, settleFailures             *prometheus.CounterVec
-	routingPermanent                                      *prometheus.CounterVec
-	duration, deliveryCount                               *prometheus.HistogramVec
-	inFlight, dlqDepth, stalled                           *prometheus.GaugeVec
-	ready                                                 prometheus.Gauge
-	leaseExt, leaseExtFail, leaseLapsed, leaseCapped      *prometheus.CounterVec
-	staleSettles                                          *prometheus.CounterVec
+	received, acked, deferred, exhausted, channelFailures     *prometheus.CounterVec
+	rejected, routingFailures, routingRetries, settleFailures *prometheus.CounterVec
+	routingPermanent                                          *prometheus.CounterVec
+	duration, deliveryCount                                   *prometheus.HistogramVec
+	inFlight, dlqDepth, stalled                               *prometheus.GaugeVec
+	ready                                                     prometheus.Gauge
+	leaseExt, leaseExtFail, leaseLapsed, leaseCapped          *prometheus.CounterVec
+	staleSettles                                              *prometheus.CounterVec
 
 	subs sync.Map // subscription -> *subMetrics
 }
@@ -76,7 +80,8 @@ func NewMetrics() *Metrics {
 		deferred:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeferred, Help: "Messages requeued after the handler deferred."}, sub),
 		exhausted:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBudgetExhausted, Help: "Defers that reached the redelivery budget requeueCount and were rejected."}, sub),
 		channelFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricChannelFailures, Help: "Receives that failed with a channel failure."}, sub),
-		rejected:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejected, Help: "Messages rejected, by reason and route."}, []string{"subscription", "reason", "route"}),
+		rejected:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRejected, Help: "Messages rejected and routed (or discarded with no destination), by reason and route: one per message; a routing that failed counts as a routing failure instead."}, []string{"subscription", "reason", "route"}),
+		routingRetries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingRetries, Help: "Routings retried, without a handler run, of messages whose earlier routing here failed."}, []string{"subscription", "reason", "route"}),
 		routingFailures:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingFailures, Help: "Rejections whose publish failed; the message was released for redelivery."}, []string{"subscription", "reason", "route"}),
 		routingPermanent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRoutingPermanent, Help: "Rejections whose publish can never succeed as it is (too large, invalid destination); the message was released with the longest delay."}, []string{"subscription", "reason", "route"}),
 		settleFailures:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSettleFailures, Help: "Acknowledges or requeues that failed; the message stays on the broker."}, []string{"subscription", "outcome"}),
@@ -98,7 +103,7 @@ func NewMetrics() *Metrics {
 		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
 			Help: "Settles and lease extensions made with a stale receipt: refused by the broker, or known to have used a receipt superseded by a later delivery of the message."}, []string{"subscription", "outcome"}),
 	}
-	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingPermanent,
+	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingRetries, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
 		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -173,8 +178,12 @@ func (m *Metrics) Observe(e pump.Event) {
 		if e.Duration > 0 { // a handler ran: its run ends in this rejection
 			m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
 		}
-		m.rejected.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
-		if e.Err != nil {
+		if e.Retry {
+			m.routingRetries.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+		}
+		if e.Err == nil {
+			m.rejected.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
+		} else {
 			m.routingFailures.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()
 			if e.Permanent {
 				m.routingPermanent.WithLabelValues(e.Subscription, e.Reason.String(), string(e.Route)).Inc()

@@ -69,6 +69,10 @@ type Record struct {
 	DurationMS float64 `json:"durationMs,omitempty"`
 	// Error is the failure's text, if any.
 	Error string `json:"error,omitempty"`
+	// RoutingRetry is set on a rejected record that retries, without a
+	// handler run, the routing of a message whose earlier routing here
+	// failed (pump.Event.Retry): the message was counted once already.
+	RoutingRetry bool `json:"routingRetry,omitempty"`
 	// Message carries header, bag and a body preview on received and
 	// rejected records. On a record made by FromEvent it is nil and the
 	// detail is built on first use by Detail (and by MarshalJSON), on the
@@ -179,6 +183,7 @@ func FromEvent(e pump.Event) Record {
 	}
 	if e.Kind == pump.EventRejected {
 		r.Reason = e.Reason.String()
+		r.RoutingRetry = e.Retry
 	}
 	if e.Err != nil {
 		r.Error = redact.Text(e.Err.Error())

@@ -22,8 +22,11 @@ const (
 	EventAcknowledged
 	// EventDeferred: the message was requeued with Delay.
 	EventDeferred
-	// EventBudgetExhausted: a Defer reached the redelivery budget; a
-	// DeliveryError rejection follows.
+	// EventBudgetExhausted: the redelivery budget judged the message
+	// exhausted, once per message: a Defer reached the budget, or a delivery
+	// arrived with its count past the budget by more than stops and kills
+	// explain. A DeliveryError rejection follows. A retried routing
+	// of a message judged before emits none (Event.Retry).
 	EventBudgetExhausted
 	// EventRejected: the message was rejected; Reason, Route and Destination
 	// say how; Err is set when routing failed and it was released,
@@ -105,6 +108,12 @@ type Event struct {
 	Description string
 	Route       broker.Route
 	Destination string
+	// Retry is set on a rejected event that retries the routing of a
+	// message this process judged exhausted and whose earlier routing
+	// failed: no handler ran, no second budget-exhausted event was emitted,
+	// and the message was counted as exhausted once (brighter's metrics
+	// count such attempts as routing retries, not as more rejections).
+	Retry bool
 	// Permanent is set on a rejected event whose routing can never succeed
 	// as it is (broker.ErrPermanent: too large, an invalid destination);
 	// the message was released with the longest delay (issue 13).

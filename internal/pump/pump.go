@@ -169,6 +169,10 @@ type Pump struct {
 	cutHandlers atomic.Pointer[context.CancelFunc]
 
 	health channelHealth
+
+	// here records the messages handled in this process that the budget
+	// may judge (exhausted, requeue).
+	here *handledHere
 }
 
 // CutOff stops the current Run (as cancelling its context does) and
@@ -187,7 +191,7 @@ func New(c broker.Consumer, h Handler, opts Options, observers ...Observer) (*Pu
 	if err := opts.normalise(); err != nil {
 		return nil, err
 	}
-	return &Pump{opts: opts, consumer: c, handler: h, observers: observers}, nil
+	return &Pump{opts: opts, consumer: c, handler: h, observers: observers, here: newHandledHere(handledHereCap)}, nil
 }
 
 // Options returns the pump's settings after defaults were applied.
@@ -230,7 +234,7 @@ func (p *Pump) Run(ctx context.Context) error {
 	defer hcancel()
 	r.recvCtx, r.recvCancel = context.WithCancel(ctx)
 	defer r.recvCancel()
-	cut := context.CancelFunc(func() { r.halt(nil); hcancel() })
+	cut := context.CancelFunc(func() { r.drainUntil.Store(-1); r.halt(nil); hcancel() })
 	p.cutHandlers.Store(&cut)
 	defer p.cutHandlers.Store(nil)
 	// Receives are not cancelled by a stop (see above), only when Run gives
@@ -347,13 +351,21 @@ type run struct {
 
 	stopOnce sync.Once
 	stop     chan struct{}
-	heldMu   sync.Mutex
-	held     []*message.Message // released at the end of a stop (release)
-	errMu    sync.Mutex
-	fatal    error
+	// drainUntil is when a graceful stop's drain ends (UnixNano; 0 until a
+	// graceful stop began, -1 when the stop is not graceful: a fatal error
+	// or a cut-off). Until then, messages already received are still handed
+	// to their handlers (mayStart).
+	drainUntil atomic.Int64
+	heldMu     sync.Mutex
+	held       []*message.Message // released at the end of a stop (release)
+	errMu      sync.Mutex
+	fatal      error
 }
 
-// halt stops receiving; err, if not nil, is what Run will return.
+// halt stops receiving; err, if not nil, is what Run will return. A halt
+// without an error (a requested stop, MT_QUIT) is graceful: what was
+// already received is still handled until the drain ends (mayStart); one
+// with an error releases it.
 func (r *run) halt(err error) {
 	if err != nil {
 		r.errMu.Lock()
@@ -361,6 +373,9 @@ func (r *run) halt(err error) {
 			r.fatal = err
 		}
 		r.errMu.Unlock()
+		r.drainUntil.Store(-1)
+	} else {
+		r.beginDrain()
 	}
 	r.stopOnce.Do(func() {
 		close(r.stop)
@@ -372,6 +387,30 @@ func (r *run) err() error {
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	return r.fatal
+}
+
+// beginDrain starts a graceful stop's drain, once: messages already
+// received may start their handlers for DrainTimeout from now.
+func (r *run) beginDrain() {
+	r.drainUntil.CompareAndSwap(0, time.Now().Add(r.p.opts.DrainTimeout).UnixNano())
+}
+
+// mayStart reports whether a message received before a stop may still be
+// handed to its handler: the stop is graceful, its drain has not ended and
+// the handlers have not been cut off. A message released unhandled costs
+// it a delivery the broker counts, with no handler run; a graceful stop
+// hands what is buffered to the handlers instead, and releases only what
+// cannot start before the drain ends. A stop seen through the caller's
+// context before Run turned it into halt is graceful too.
+func (r *run) mayStart() bool {
+	if r.handlerCtx.Err() != nil || r.p.limitHit.Load() {
+		return false
+	}
+	if r.recvCtx.Err() != nil && r.err() == nil {
+		r.beginDrain()
+	}
+	until := r.drainUntil.Load()
+	return until > 0 && time.Now().UnixNano() < until
 }
 
 // stopping reports whether the pump is stopping. It reads the caller's
@@ -512,8 +551,9 @@ func (r *run) reactor() {
 				for i, m := range ms {
 					if m.Header.MessageType == message.MTQuit {
 						r.halt(nil)
+						continue
 					}
-					if r.stopping() {
+					if r.stopping() && !r.mayStart() {
 						for j := i; j < len(ms); j++ {
 							r.release(ms[j], lb.at(j))
 						}
@@ -599,7 +639,7 @@ func (r *run) proactor() {
 				if m.slot {
 					slots <- struct{}{} // its buffer slot is free again
 				}
-				if r.stopping() {
+				if r.stopping() && !r.mayStart() {
 					r.release(m.m, m.lease)
 					continue
 				}
@@ -755,6 +795,7 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 			if err != nil {
 				r.p.emit(Event{Kind: EventSettleFailed, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Err: err, Duration: a.took})
 			} else {
+				r.acknowledged(a.m)
 				r.p.emit(Event{Kind: EventAcknowledged, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Duration: a.took})
 			}
 			batch[i], ms[i] = ackItem{}, nil
@@ -863,21 +904,21 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
 			desc = s
 		}
-		r.unsettled(m, time.Now(), r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0))
+		r.unsettled(m, time.Now(), r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0, false))
 		return
 	}
 	if held, delay := r.holds.heldBack(m, now); held {
 		r.holdBack(m, st, delay)
 		return
 	}
-	if r.exhausted(m) {
+	if why := r.exhausted(m); why != arrivalHandle {
 		// Final, as a handler's Reject is: the settle uses the freshest
 		// receipt (issue 34).
 		f, late := r.leases.settling(m, st, now, true)
 		if f != nil {
 			m.Receipt = f.Receipt
 		}
-		r.unsettled(m, time.Now(), r.rejectExhausted(m))
+		r.unsettled(m, time.Now(), r.rejectExhausted(m, why))
 		if late {
 			r.leases.settledLate(m.Header.MessageID, nil)
 		}
@@ -920,16 +961,17 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
 			return
 		}
+		r.acknowledged(m)
 		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
 	case Reject:
 		p.countUnacceptable(r)
-		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
+		r.unsettled(m, settling, r.rejectHandled(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
 		if late {
 			r.leases.settledLate(m.Header.MessageID, nil)
 		}
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.unsettled(m, settling, r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
+		r.unsettled(m, settling, r.rejectHandled(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
 		if late {
 			r.leases.settledLate(m.Header.MessageID, nil)
 		}
@@ -959,13 +1001,18 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	p := r.p
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
 	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
-	if budget := p.opts.RequeueCount; budget != -1 && spent >= budget {
+	budget := p.opts.RequeueCount
+	runs := 1
+	if budget != -1 {
+		runs = p.here.ran(m.Header.MessageID)
+	}
+	if budget != -1 && spent >= budget {
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
-		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d", m.Header.HandledCount, budget)
+		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here)", m.Header.HandledCount, budget, times(spent), times(runs))
 		if m.HasRejectionMetadata() {
-			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s)",
-				spent, budget, presented, routedFrom(m))
+			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s; handled %s here)",
+				spent, budget, presented, routedFrom(m), times(runs))
 		}
 		// The last failure's cause, so the dead-letter copy says why.
 		if res.Reason != "" {
@@ -973,7 +1020,9 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 		} else if res.Err != nil {
 			desc += ": " + res.Err.Error()
 		}
-		return r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took)
+		end := r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took, false)
+		r.budgetRouted(m, end)
+		return end
 	}
 	delay := res.Delay
 	if delay <= 0 {
@@ -1009,17 +1058,39 @@ func routedFrom(m *message.Message) string {
 	return "an unnamed topic"
 }
 
-// reject routes m; took is how long its handler ran (0 when none ran). It
-// reports what it left of m: gone when routed and acknowledged, or
-// acknowledged with no destination; else still on the broker (released
-// after a failed routing, with its delay, or a settle call failed).
-func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
+// rejectHandled routes m after its handler rejected it (Reject or
+// Unacceptable): reject, and a message gone from the broker is forgotten by
+// the record of messages handled here.
+func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
+	end := r.reject(m, rej, o, took, false)
+	if end.gone {
+		r.acknowledged(m)
+	}
+	return end
+}
+
+// acknowledged forgets m in the record of messages handled here: it is gone
+// from the broker. A first delivery was never recorded (only deferrals are),
+// so it costs no look-up.
+func (r *run) acknowledged(m *message.Message) {
+	if m.Header.HandledCount > 0 || m.DeliveryAttempt > 1 {
+		r.p.here.forget(m.Header.MessageID)
+	}
+}
+
+// reject routes m; took is how long its handler ran (0 when none ran);
+// retry marks a routing retried after this process's earlier routing of m
+// failed (Event.Retry). It reports what it left of m: gone when routed and
+// acknowledged, or acknowledged with no destination; else still on the
+// broker (released after a failed routing, with its delay, or a settle call
+// failed).
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration, retry bool) settleEnd {
 	// The Router bounds each of its broker calls by the call timeout.
 	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
 	r.p.settled(res.Err)
 	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
 		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
-		Delay: res.ReleaseDelay, Permanent: res.Permanent})
+		Delay: res.ReleaseDelay, Permanent: res.Permanent, Retry: retry})
 	return settleEnd{gone: res.Err == nil && !res.Released, delay: res.ReleaseDelay}
 }
 

@@ -504,10 +504,13 @@ func (m *Model) apply(r *observe.Record, target string) {
 		s.counts.BudgetExhausted++
 		ms.state = "budget spent"
 	case "rejected":
-		s.counts.Rejected++
+		// Messages, not attempts: a routing that failed is a routing
+		// failure, and the retry that lands it counts the message once.
 		s.counts.InFlight--
 		if r.Error != "" {
 			s.counts.RoutingFailures++
+		} else {
+			s.counts.Rejected++
 		}
 		ms.state, ms.settled = "rejected", true
 		ms.reason, ms.route, ms.dest, ms.desc = r.Reason, r.Route, r.Destination, r.Description

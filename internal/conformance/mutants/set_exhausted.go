@@ -1,12 +1,39 @@
 package main
 
-// exhaustedMutants are issue 28's "exhausted is final" mutants: a delivery
-// whose count has already reached the budget goes to routing, never to the
-// handler.
+// exhaustedMutants break the rules of a delivery that arrives with its
+// redelivery budget spent (docs/adr/0001-delivery-count-contract.md §10):
+// routed without a handler run only on evidence that handlers spent the
+// budget, counted once, and a graceful stop that hands what is buffered to
+// the handlers instead of spending a delivery of each.
 var exhaustedMutants = []mutant{
-	{Name: "exhausted-handled-again", What: "a delivery that arrives with its budget spent (an earlier routing failed) is handed to the handler again instead of straight to routing",
-		File: "internal/pump/pump.go",
-		Old:  "\tif r.exhausted(m) {\n",
-		New:  "\tif false && r.exhausted(m) {\n",
+	{Name: "exhausted-handled-again", What: "a delivery whose earlier routing by the budget failed here is handed to the handler again instead of straight to routing",
+		File: "internal/pump/exhausted.go",
+		Old:  "if _, judged := r.p.here.lookup(m.Header.MessageID); judged > 0 {",
+		New:  "if _, judged := r.p.here.lookup(m.Header.MessageID); false && judged > 0 {",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "I281")},
+	{Name: "exhausted-without-evidence", What: "a delivery that reached the budget through deliveries no handler saw (stops, kills) is routed without a handler run",
+		File: "internal/pump/exhausted.go",
+		Old:  "if spentByHandlers(m, b) >= b {",
+		New:  "if true || spentByHandlers(m, b) >= b {",
+		Pkg:  "./internal/pump", Run: "^(TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4|TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4)$", CI: true},
+	{Name: "waste-allowance-unbounded", What: "any number of deliveries is forgiven as stops and kills: a message that crashes its consumer every time is never routed",
+		File: "internal/pump/exhausted.go",
+		Old:  "return before - min(attemptsBefore, b)",
+		New:  "return before - attemptsBefore",
+		Pkg:  "./internal/pump", Run: "^TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4$"},
+	{Name: "routing-retry-copy-count-raised", What: "a retried routing stamps the copy with the count the failed routings' deliveries raised, not the count the budget judged",
+		File: "internal/pump/exhausted.go",
+		Old:  "\t\t\tm.Header.HandledCount = judged\n",
+		New:  "",
+		Pkg:  "./internal/pump", Run: "^TestRoutingRetryAfterAFailedRoutingCountsTheMessageOnce_R4$"},
+	{Name: "routing-retry-counted-again", What: "a retried routing is counted as a rejected message again in the metrics",
+		File: "internal/observe/metrics.go",
+		Old:  "\t\tif e.Err == nil {\n\t\t\tm.rejected.",
+		New:  "\t\tif true {\n\t\t\tm.rejected.",
+		Pkg:  "./internal/observe", Run: "^TestMetrics_ScrapedAndParsed$"},
+	{Name: "drain-releases-buffered", What: "a graceful stop releases what is buffered (each a delivery spent with no handler run) instead of handing it to the handlers within drainTimeout",
+		File: "internal/pump/pump.go",
+		Old:  "\treturn until > 0 && time.Now().UnixNano() < until\n",
+		New:  "\treturn until < 0 && false\n",
+		Pkg:  "./internal/pump", Run: "^(TestGracefulStopHandlesWhatIsBufferedWithinTheDrain_NFR8|TestStopLetsTheReceiveInProgressEndAndHandlesWhatItBrought_NFR8)$", CI: true},
 }

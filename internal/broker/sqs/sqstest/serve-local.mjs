@@ -1,6 +1,6 @@
 // serve-local.mjs starts fauxqs (npm fauxqs@1.9.2, installed at the repository
 // root by `npm ci`) bound to 127.0.0.1 only: fauxqs's own CLI listens on every
-// interface and has no bind option (see local-brokers.md §1.1 in the shared reference).
+// interface and has no bind option (docs/emulators.md).
 // FAUXQS_PORT=0 picks a free port; the first line on stdout is
 // "fauxqs listening on http://127.0.0.1:<port>", which sqstest.Start reads.
 import { buildApp } from "fauxqs";

@@ -1,0 +1,128 @@
+package pump
+
+import "sync"
+
+// handledHereCap bounds the record of messages handled in this process
+// (entries, one per message id). A message forgotten because the record was
+// full costs at most one more handler run, never the message: see
+// handledHere.
+const handledHereCap = 1 << 16
+
+// handledHere is the pump's record of the messages whose handler ran in
+// this process and whose settle has not yet ended them: how many times the
+// handler ran here, and, once the redelivery budget judged the message
+// exhausted and the routing to its dead-letter destination failed, the
+// count the budget judged. It is what lets a later delivery of the message
+// be routed without a handler run (the budget was spent by handlers) while
+// a delivery whose count was raised by stops and kills still gets its
+// handler run (docs/adr/0001-delivery-count-contract.md §10).
+//
+// It is a cache, not state the tool depends on: bounded (handledHereCap
+// entries, the oldest forgotten first) and lost on restart. Losing an entry
+// costs at most one more handler run of that message before it is routed
+// again, never the message. Only budgets that are enforced are recorded.
+type handledHere struct {
+	mu      sync.Mutex
+	entries map[string]handledEntry
+	ring    []ringSlot // insertion order, for eviction when full
+	next    int        // once the ring is full, the slot the next new entry takes
+	seq     uint64
+	// capacity is the most entries kept (handledHereCap).
+	capacity int
+}
+
+// handledEntry is what handledHere knows of one message.
+type handledEntry struct {
+	seq  uint64 // which ring slot owns the entry (see ringSlot)
+	runs int    // handler runs in this process
+	// judged is the delivery count the budget judged exhausted when this
+	// process routed the message and the routing failed; 0 when it has not.
+	judged int
+}
+
+// ringSlot names the entry a ring position made, so that evicting a
+// position whose message was forgotten and recorded again later does not
+// drop the newer entry.
+type ringSlot struct {
+	id  string
+	seq uint64
+}
+
+func newHandledHere(capacity int) *handledHere {
+	return &handledHere{entries: make(map[string]handledEntry), capacity: max(capacity, 1)}
+}
+
+// ran records one more handler run of the message id and returns how many
+// runs this process has made of it, this one included. An empty id (a
+// message the transport could not identify) is not recorded: 1.
+func (h *handledHere) ran(id string) int {
+	if id == "" {
+		return 1
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok {
+		e = h.add(id)
+	}
+	e.runs++
+	h.entries[id] = e
+	return e.runs
+}
+
+// add makes id's entry, evicting the oldest when the ring is full. The
+// caller holds mu and stores the entry.
+func (h *handledHere) add(id string) handledEntry {
+	h.seq++
+	slot := ringSlot{id: id, seq: h.seq}
+	if len(h.ring) < h.capacity {
+		h.ring = append(h.ring, slot) // the ring grows to its capacity as needed
+		return handledEntry{seq: h.seq}
+	}
+	old := h.ring[h.next]
+	if e, ok := h.entries[old.id]; ok && e.seq == old.seq {
+		delete(h.entries, old.id)
+	}
+	h.ring[h.next] = slot
+	h.next = (h.next + 1) % len(h.ring)
+	return handledEntry{seq: h.seq}
+}
+
+// routingFailed records that the budget judged id exhausted at delivery
+// count judged and the routing of its rejection failed: its next delivery
+// here retries the routing without a handler run.
+func (h *handledHere) routingFailed(id string, judged int) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok {
+		e = h.add(id)
+	}
+	e.judged = max(judged, 1)
+	h.entries[id] = e
+}
+
+// lookup returns what is recorded of id: the handler runs here, and the
+// count the budget judged when a routing of it failed (0 when none did).
+func (h *handledHere) lookup(id string) (runs, judged int) {
+	if id == "" {
+		return 0, 0
+	}
+	h.mu.Lock()
+	e := h.entries[id]
+	h.mu.Unlock()
+	return e.runs, e.judged
+}
+
+// forget drops id: its message was acknowledged, or routed and gone.
+func (h *handledHere) forget(id string) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	delete(h.entries, id)
+	h.mu.Unlock()
+}

@@ -1,0 +1,223 @@
+package pump_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// waste spends n deliveries of what srcQueue holds without a handler run,
+// as stops and kills do: each is received and released at once.
+func (e *env) waste(t *testing.T, n int) {
+	t.Helper()
+	c := e.b.NewConsumer(memory.ConsumerOptions{Queue: srcQueue, BufferSize: 10, Logger: e.logger})
+	for range n {
+		ms, err := c.Receive(context.Background(), time.Millisecond)
+		if err != nil || len(ms) == 0 {
+			t.Fatalf("waste: receive = %d messages, %v", len(ms), err)
+		}
+		for _, m := range ms {
+			if err := c.Requeue(context.Background(), m, 0); err != nil {
+				t.Fatalf("waste: release: %v", err)
+			}
+		}
+	}
+}
+
+// A message whose deliveries reached the budget through stops and kills
+// (received, never handled) still gets its handler run: a handler that
+// acknowledges keeps it out of the dead-letter queue.
+func TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m1", "")
+		e.waste(t, 3) // delivered three times, handled never
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, ack)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 1 {
+			t.Fatalf("handler invocations = %d, want 1 (its chance)", got)
+		}
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
+			t.Errorf("acknowledged = %d, want 1", n)
+		}
+		if n := len(e.receiveAll(t, dlqQueue)); n != 0 {
+			t.Errorf("dead-letter queue holds %d, want 0 (a message that would be acknowledged is never dead-lettered by a stop)", n)
+		}
+	})
+}
+
+// The same message with a deferring handler is routed after that one run,
+// and its rejection message says what happened: delivered four times,
+// handled once here.
+func TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m1", "")
+		e.waste(t, 3)
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load(); got != 1 {
+			t.Fatalf("handler invocations = %d, want 1", got)
+		}
+		dl := e.receiveAll(t, dlqQueue)
+		if len(dl) != 1 {
+			t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
+		}
+		requireFiveKeys(t, dl[0], "DeliveryError")
+		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+		if !strings.Contains(desc, "(delivered 4 times, handled 1 time here)") {
+			t.Errorf("rejection message %q, want it to say delivered 4 times, handled 1 time here", desc)
+		}
+		if n := e.events.Count(pump.EventBudgetExhausted); n != 1 {
+			t.Errorf("budget-exhausted events = %d, want 1", n)
+		}
+	})
+}
+
+// More deliveries than stops and kills can explain (more than twice the
+// budget's, with no handler run here) are evidence that handlers spent the
+// budget (a process that crashes in the handler every time): the message is
+// routed without a run. One delivery fewer and the handler still runs.
+func TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4(t *testing.T) {
+	for _, tc := range []struct {
+		wasted, wantRuns int
+	}{{wasted: 6, wantRuns: 0}, {wasted: 5, wantRuns: 1}} {
+		forEachVariant(t, func(t *testing.T, v pump.Variant) {
+			e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+			e.publish(t, srcQueue, "m1", "")
+			e.waste(t, tc.wasted)
+			opts := fastOptions(v)
+			opts.RequeueCount = 3
+			e.start(t, opts, deferAlways)
+			if err := e.wait(t, 10*time.Second); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if got := e.calls.Load(); got != int64(tc.wantRuns) {
+				t.Fatalf("%d deliveries wasted: handler invocations = %d, want %d", tc.wasted, got, tc.wantRuns)
+			}
+			dl := e.receiveAll(t, dlqQueue)
+			if len(dl) != 1 {
+				t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
+			}
+			desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+			if tc.wantRuns == 0 && !strings.Contains(desc, "by more than stops and kills of consumers explain (delivered 7 times, handled 0 times here)") {
+				t.Errorf("rejection message %q, want it to say why it was not handled", desc)
+			}
+		})
+	}
+}
+
+// A process that judged a message exhausted and whose routing failed keeps
+// that judgement for the message's next deliveries (no handler run, one
+// budget-exhausted event, the routing retried and marked so, the copy
+// stamped with the count the budget judged). A restart loses the record and
+// costs at most one more handler run, never the message.
+func TestRoutingRetryAfterAFailedRoutingCountsTheMessageOnce_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		c := &failingRouter{Consumer: e.c}
+		c.fails.Store(3)
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.startWith(t, c, opts, deferAlways)
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := e.events.Count(pump.EventBudgetExhausted); n != 1 {
+			t.Errorf("budget-exhausted events = %d, want 1 (one message judged once)", n)
+		}
+		rej := e.events.Of(pump.EventRejected)
+		if len(rej) != 4 {
+			t.Fatalf("rejections = %d, want 4", len(rej))
+		}
+		if rej[0].Retry {
+			t.Error("the first routing is marked a retry")
+		}
+		for i, ev := range rej[1:] {
+			if !ev.Retry {
+				t.Errorf("routing %d is not marked a retry", i+2)
+			}
+		}
+		dl := e.receiveAll(t, dlqQueue)
+		if len(dl) != 1 {
+			t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
+		}
+		if got := dl[0].Header.HandledCount; got != 3 {
+			t.Errorf("copy's handled count = %d, want 3 (the count the budget judged, not the retries' deliveries)", got)
+		}
+		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+		if !strings.Contains(desc, "(delivered 6 times, handled 3 times here); routing retried after it failed") {
+			t.Errorf("rejection message %q, want the deliveries, the runs and the retry", desc)
+		}
+	})
+}
+
+// A restart between a failed routing and its retry: the new process has no
+// record of the judgement, so the handler runs once more (the documented
+// cost of a restart) and its Defer routes the message.
+func TestRestartAfterAFailedRoutingCostsAtMostOneMoreRun_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue})
+		c := &pausedAfterFailedRouting{failingRouter: failingRouter{Consumer: e.c}}
+		c.fails.Store(1)
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.startWith(t, c, opts, deferAlways)
+		waitFor(t, 10*time.Second, "the failed routing", func() bool { return e.events.Count(pump.EventRejected) == 1 })
+		if err := e.stop(t); err != nil { // the process stops before the retry
+			t.Fatalf("Run = %v", err)
+		}
+		again := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		again.b, again.c = e.b, e.b.NewConsumer(memory.ConsumerOptions{Queue: srcQueue, DeadLetter: dlqQueue, StopWhenEmpty: true, Logger: e.logger})
+		again.start(t, opts, deferAlways)
+		if err := again.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := e.calls.Load() + again.calls.Load(); got != 4 {
+			t.Fatalf("handler invocations = %d, want 4 (3, then one more after the restart)", got)
+		}
+		if n := len(e.receiveAll(t, dlqQueue)); n != 1 {
+			t.Fatalf("dead-letter queue holds %d, want 1", n)
+		}
+	})
+}
+
+// pausedAfterFailedRouting is failingRouter whose Receive returns nothing
+// once a routing failed, so that the process can be stopped before it
+// retries.
+type pausedAfterFailedRouting struct {
+	failingRouter
+	paused atomic.Bool
+}
+
+func (c *pausedAfterFailedRouting) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	if c.paused.Load() {
+		return nil, nil
+	}
+	return c.failingRouter.Receive(ctx, d)
+}
+
+func (c *pausedAfterFailedRouting) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	res := c.failingRouter.Reject(ctx, m, r)
+	if res.Err != nil {
+		c.paused.Store(true)
+	}
+	return res
+}
