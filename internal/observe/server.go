@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -38,6 +40,18 @@ const keepAlive = 10 * time.Second
 // long's events: DefaultReaderBuffer covers 160,000 events a second.
 const DrainInterval = 25 * time.Millisecond
 
+// DefaultShutdownTimeout is how long a Server's stop waits for its
+// connections to finish before it closes them: long enough for a scrape in
+// progress and for every /events reader to be sent what is left and the end
+// of its stream, short enough that a reader that does not read (its
+// connection's buffers full) cannot hold the process.
+const DefaultShutdownTimeout = 2 * time.Second
+
+// SSEClosedComment is the last thing an SSE reader of /events is sent when
+// the server stops: a comment (EventSource ignores it) before the end of the
+// stream.
+const SSEClosedComment = ": stream closed: the consumer stopped\n\n"
+
 // Server serves /metrics, /healthz, /readyz and /events. Any of Metrics,
 // Health and Stream may be nil; its endpoints then answer 404.
 type Server struct {
@@ -45,6 +59,9 @@ type Server struct {
 	Health  *Health
 	Stream  *Stream
 	Logger  *slog.Logger
+	// ShutdownTimeout bounds the stop function of Start, whatever its
+	// context says; zero or negative means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 }
 
 // ListenAddr normalises a --listen value: "9464" or ":9464" becomes
@@ -71,8 +88,14 @@ func ListenAddr(addr string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// Handler returns the HTTP handler of the four endpoints.
-func (s *Server) Handler() http.Handler {
+// Handler returns the HTTP handler of the four endpoints. Its /events
+// streams end only when their request does (the client goes, or the
+// server's base context ends); Start's stop ends them as well.
+func (s *Server) Handler() http.Handler { return s.handler(nil) }
+
+// handler returns the mux; every /events stream ends, cleanly, once
+// closing is closed (nil: never).
+func (s *Server) handler(closing <-chan struct{}) http.Handler {
 	mux := http.NewServeMux()
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics.Registry(), promhttp.HandlerOpts{Registry: s.Metrics.Registry()}))
@@ -82,14 +105,22 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("GET /readyz", s.Health.ServeReadyz)
 	}
 	if s.Stream != nil {
-		mux.HandleFunc("GET /events", s.serveEvents)
+		mux.HandleFunc("GET /events", func(w http.ResponseWriter, req *http.Request) { s.serveEvents(w, req, closing) })
 	}
 	return mux
 }
 
 // Start listens on addr (after ListenAddr) and serves until ctx is done or
 // stop is called. It returns the bound address ("127.0.0.1:9464"; useful
-// with port 0) and a stop function that shuts the server down within ctx.
+// with port 0) and a stop function.
+//
+// stop ends every /events stream (each reader is sent the records its
+// buffer holds, an SSE reader SSEClosedComment, then the end of the
+// response), stops accepting connections, and waits for the connections to
+// finish (http.Server.Shutdown) until ctx ends or ShutdownTimeout has
+// passed, whichever is first; then it closes what is left and returns an
+// error saying so. It returns nil when every connection finished in time.
+// Calls after the first find nothing left to stop.
 func (s *Server) Start(ctx context.Context, addr string) (bound string, stop func(context.Context) error, err error) {
 	addr, err = ListenAddr(addr)
 	if err != nil {
@@ -100,7 +131,9 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 	if err != nil {
 		return "", nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second,
+	closing := make(chan struct{})
+	var closeOnce sync.Once
+	srv := &http.Server{Handler: s.handler(closing), ReadHeaderTimeout: 5 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	logger := s.logger()
 	go func() {
@@ -109,10 +142,19 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 		}
 	}()
 	logger.Info(LogListening, "addr", ln.Addr().String())
+	timeout := s.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
 	stop = func(ctx context.Context) error {
+		// The streams never end by themselves: end them first, so that
+		// Shutdown finds their connections idle.
+		closeOnce.Do(func() { close(closing) })
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
-			// Streams never end by themselves: close what is left.
-			return errors.Join(fmt.Errorf("shutdown %s: %w", ln.Addr(), err), srv.Close())
+			// A connection still busy (a reader that does not read): close it.
+			return errors.Join(fmt.Errorf("shutdown %s within %s: %w", ln.Addr(), timeout, err), srv.Close())
 		}
 		return nil
 	}
@@ -129,8 +171,9 @@ func (s *Server) logger() *slog.Logger {
 // serveEvents streams records as NDJSON, or as Server-Sent Events when the
 // request accepts text/event-stream. A reader that falls behind by more
 // than the stream's buffer misses records; it is told how many with a
-// KindDropped record.
-func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request) {
+// KindDropped record. When closing is closed the reader is sent what its
+// buffer holds (and, on SSE, SSEClosedComment) and the response ends.
+func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request, closing <-chan struct{}) {
 	sse := strings.Contains(req.Header.Get("Accept"), ContentTypeSSE)
 	rc := http.NewResponseController(w)
 	if sse {
@@ -176,45 +219,66 @@ func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request) {
 	defer tick.Stop()
 	lastWrite := time.Now()
 	ctx := req.Context()
+	// take writes what the reader's buffer holds (after a KindDropped
+	// record when it missed some) and, on an idle connection, a keep-alive;
+	// it flushes when it wrote anything. It returns false when the
+	// connection failed.
+	take := func(now time.Time, last bool) bool {
+		wrote := false
+		if d := rd.TakeDropped(); d > 0 {
+			s.logger().Debug(LogReaderDropped, "dropped", d, "remote", req.RemoteAddr)
+			if err := write(&Record{Kind: KindDropped, Time: nowUTC(), Dropped: d}); err != nil {
+				return false
+			}
+			wrote = true
+		}
+		for more := true; more; {
+			select {
+			case r := <-rd.C():
+				if err := write(r); err != nil {
+					return false
+				}
+				wrote = true
+			default:
+				more = false
+			}
+		}
+		if last && sse {
+			if _, err := io.WriteString(w, SSEClosedComment); err != nil {
+				return false
+			}
+			wrote = true
+		}
+		if !wrote && now.Sub(lastWrite) >= keepAlive {
+			ka := "\n"
+			if sse {
+				ka = ": keep-alive\n\n"
+			}
+			if _, err := io.WriteString(w, ka); err != nil {
+				return false
+			}
+			wrote = true
+		}
+		if wrote {
+			lastWrite = now
+			if err := rc.Flush(); err != nil {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-closing:
+			// The server stops: the reader gets what is left, then a clean
+			// end of the response.
+			take(time.Now(), true)
+			return
 		case now := <-tick.C:
-			wrote := false
-			if d := rd.TakeDropped(); d > 0 {
-				s.logger().Debug(LogReaderDropped, "dropped", d, "remote", req.RemoteAddr)
-				if err := write(&Record{Kind: KindDropped, Time: nowUTC(), Dropped: d}); err != nil {
-					return
-				}
-				wrote = true
-			}
-			for more := true; more; {
-				select {
-				case r := <-rd.C():
-					if err := write(r); err != nil {
-						return
-					}
-					wrote = true
-				default:
-					more = false
-				}
-			}
-			if !wrote && now.Sub(lastWrite) >= keepAlive {
-				ka := "\n"
-				if sse {
-					ka = ": keep-alive\n\n"
-				}
-				if _, err := w.Write([]byte(ka)); err != nil {
-					return
-				}
-				wrote = true
-			}
-			if wrote {
-				lastWrite = now
-				if err := rc.Flush(); err != nil {
-					return
-				}
+			if !take(now, false) {
+				return
 			}
 		}
 	}

@@ -136,19 +136,29 @@ const (
 // http://127.0.0.1:9464) until ctx is done: it streams /events into b,
 // scrapes /metrics into TotalsMsg every TotalsInterval, and reports
 // connection changes with TargetStatusMsg; an unreachable target is retried
-// for ever with backoff.
+// for ever with backoff. A stream the target ends (the consumer stopped) is
+// reported as ended, and so are the failed reconnections that follow.
 func Watch(ctx context.Context, client *http.Client, target string, b *Batcher, send func(tea.Msg)) {
 	base := strings.TrimRight(target, "/")
 	go scrapeTotals(ctx, client, target, base+"/metrics", send)
 	attempt := 0
 	delay := MinRetry
+	// ended: the last stream the target served ended cleanly (it stopped);
+	// the failed reconnections after it still say so.
+	ended := false
 	for ctx.Err() == nil {
 		err := streamEvents(ctx, client, base+"/events", b, func() {
-			attempt, delay = 0, MinRetry
+			attempt, delay, ended = 0, MinRetry, false
 			send(TargetStatusMsg{Target: target, Connected: true})
 		})
 		if ctx.Err() != nil {
 			return
+		}
+		switch {
+		case errors.Is(err, errStreamEnded):
+			ended = true
+		case ended:
+			err = fmt.Errorf("%w; reconnecting: %w", errStreamEnded, err)
 		}
 		attempt++
 		send(TargetStatusMsg{Target: target, Err: err, RetryIn: delay, Attempt: attempt})

@@ -21,5 +21,6 @@ func extraSets() [][]mutant {
 		refusalMutants,
 		replayJSONMutants,
 		docsMutants,
+		stopMutants,
 	}
 }
