@@ -608,7 +608,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	// stopInHand stops a process gracefully while it has work in hand:
 	// the handler runs of every process are held, a batch is sent, and
 	// SIGTERM goes to the first process found with both performers in a
-	// held run (else the one with the most, after 5 s), a second later, so
+	// held run (else the one with the most, after 5 s), half a second later, so
 	// that its receives have filled their buffers (bufferSize > 1: a
 	// Reactor performer holds the rest of its batch, a Proactor receives
 	// ahead). The held runs are released just after the signal; the runs
@@ -629,7 +629,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			return b
 		}
 		soakEventually(5*time.Second, func() bool { return h.activeIn(procs[busiest()].index) >= soakPerformers })
-		time.Sleep(time.Second)
+		time.Sleep(500 * time.Millisecond)
 		i := busiest()
 		p := procs[i]
 		p.heldAtStop, p.stopAt = h.activeIn(p.index), time.Now()
@@ -714,6 +714,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	}
 	proxy.SetMode(faultproxy.Pass)
 	c.deadLetterDown(false)
+	chaos := time.Since(start)
 
 	dlq := map[string]soakDLQCopy{}
 	readDLQ := func() {
@@ -756,12 +757,14 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	// The final stop: every process at once, /events read, each within
 	// the drain bound.
 	at := time.Now()
+	settle := at.Sub(start) - chaos
 	for _, p := range procs {
 		signalStop(t, p)
 	}
 	for _, p := range procs {
 		awaitStop(p, at, "final stop", &stops)
 	}
+	finalStop := time.Since(at)
 	readDLQ()
 
 	// The report.
@@ -921,9 +924,9 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 		br = append(br, fmt.Sprintf("%d run(s): %d", n, k))
 	}
 	sort.Strings(br)
-	t.Logf("soak %s: %s, %d rounds, %d messages, %d processes, %d SIGKILLs, %d graceful stops (%d with work in hand: %d runs held at SIGTERM, %d runs started after it), %d connection resets, %d dead-letter outages (%d routings refused), %d dead-lettered (budget: %s)\n"+
+	t.Logf("soak %s: %s (chaos %s, every message settled %s later, final stop %s), %d rounds, %d messages, %d processes, %d SIGKILLs, %d graceful stops (%d with work in hand: %d runs held at SIGTERM, %d runs started after it), %d connection resets, %d dead-letter outages (%d routings refused), %d dead-lettered (budget: %s)\n"+
 		"/events: %d settle-failed, %d lease-lapsed records; %d deliveries reached no handler (gaps in the presented counts)\nduplicates: %d acknowledgements more than once (bound %d: ack runs cut off by a SIGKILL or a lease or settle failure) over %d messages\nreport (each must be 0):\n%s",
-		c.name, time.Since(start).Round(time.Second), round, len(ids), len(all), kills, graceful, stopsInHand, heldTotal, drained, proxy.Resets(), outages, refused, len(dlq), strings.Join(br, ", "),
+		c.name, time.Since(start).Round(time.Second), chaos.Round(time.Second), settle.Round(time.Second), finalStop.Round(100*time.Millisecond), round, len(ids), len(all), kills, graceful, stopsInHand, heldTotal, drained, proxy.Resets(), outages, refused, len(dlq), strings.Join(br, ", "),
 		settleFailed, lapsed, gaps, dupTotal, dupBound, len(dup), strings.Join(lines, "\n"))
 	if refused == 0 {
 		t.Errorf("no routing was refused in %d dead-letter outages: the outage window did not reach the dead-letter destination", outages)
