@@ -108,6 +108,10 @@ func soakPlans() []soakPlan {
 	return []soakPlan{{name: "ack"}, {name: "defer1", defers: 1}, {name: "defer2", defers: 2}, {name: "always", defers: -1}, {name: "reject", reject: true}}
 }
 
+// soakPhaseRoom is how much of the soak's length must be left for another
+// phase to start: about a black-hole phase (readiness lost and back).
+const soakPhaseRoom = 15 * time.Second
+
 // soakRunTime is how long each handler run takes: long enough that a
 // SIGKILL or a reset finds runs in progress.
 const soakRunTime = 50 * time.Millisecond
@@ -650,7 +654,10 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	start := time.Now()
 	round := 0
 	outages := 0
-	for time.Since(start) < d || round < 6 {
+	// No phase starts within soakPhaseRoom of the end: a black hole or a
+	// stop started late would overrun the soak's length (at least one full
+	// round runs whatever the duration).
+	for time.Since(start)+soakPhaseRoom < d || round < 6 {
 		sendRound(4)
 		switch round % 6 {
 		case 0: // latency both ways
