@@ -116,14 +116,20 @@ unit: deps
 bench: deps
 	BRIGHTER_BENCH_ALLOC_CHECK=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
 
-# The soak harness (docs/reliability.md): messages through two consume
-# processes per transport (fauxqs, pstest, the RocketMQ test broker) behind a
-# TCP fault proxy, with SIGKILLs, connection resets, latency and a black
-# hole, for SOAK_DURATION (make soak SOAK_DURATION=1h). Not part of make
-# test, which runs its 60-second form (TestSoak_Issue31).
+# The soak harness (docs/reliability.md): messages with per-message plans
+# (acknowledge, defer then acknowledge, always defer, reject) through two
+# consume processes per transport (fauxqs, pstest, the RocketMQ test broker)
+# behind a TCP fault proxy, with SIGKILLs, graceful stops with work in hand,
+# connection resets, latency, a black hole and a dead-letter outage, an
+# /events reader on every process, for SOAK_DURATION (make soak
+# SOAK_DURATION=1h). It ends with a report whose lines must be 0 (lost, over
+# budget, dead-lettered without a run, unexplained duplicates, ...). Not part
+# of make test, which runs its 60-second form (TestSoak).
+# BRIGHTER_SOAK_CHECK_REJECTION_RUNS=1 also requires each budget
+# dead-letter's rejectionMessage to name its deliveries and handler runs.
 SOAK_DURATION ?= 10m
 soak: deps
-	BRIGHTER_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 3h -v -run '^TestSoak_Issue31$$' ./cmd/brighter
+	BRIGHTER_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 3h -v -run '^TestSoak$$' ./cmd/brighter
 
 # The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.
