@@ -100,14 +100,14 @@ func (c *check) restartsRule(s *config.Subscription) {
 	}
 	if !spends {
 		c.add(RuleRestartsSpendBudget, pick(s, "drainTimeout", "bufferSize", "handler.timeout"),
-			"subscription %q: %s, so every graceful stop releases up to %d waiting messages unhandled, each with a delivery of its requeueCount %d spent without a handler run; set drainTimeout to at least %s, or lower bufferSize",
-			s.Name, drain, rc.waiting, r, config.FormatDuration(rc.drainNeeds))
+			"subscription %q: %s, so every graceful stop releases up to %s unhandled, each with a delivery of its requeueCount %d spent without a handler run; set drainTimeout to at least %s, or lower bufferSize",
+			s.Name, drain, waitingMessages(rc.waiting), r, config.FormatDuration(rc.drainNeeds))
 		return
 	}
 	var why strings.Builder
 	fmt.Fprintf(&why, "a kill costs every message in the pump a delivery (up to %d: %s)", rc.exposed, held)
 	if rc.drainShort {
-		fmt.Fprintf(&why, ", and %s, so a graceful stop releases up to %d waiting messages unhandled as well", drain, rc.waiting)
+		fmt.Fprintf(&why, ", and %s, so a graceful stop releases up to %s unhandled as well", drain, waitingMessages(rc.waiting))
 	}
 	fix := fmt.Sprintf("use requeueCount: %d or more", rc.lost+2)
 	if rc.drainShort {
@@ -117,4 +117,12 @@ func (c *check) restartsRule(s *config.Subscription) {
 	c.add(RuleRestartsSpendBudget, pick(s, "requeueCount", "bufferSize"),
 		"subscription %q: requeueCount %d: %s; one rolling deploy and one crash can spend %d of a buffered message's %d deliveries and leave it a single handler run; %s",
 		s.Name, r, why.String(), rc.lost, r, fix)
+}
+
+// waitingMessages is "1 waiting message" or "n waiting messages".
+func waitingMessages(n int) string {
+	if n == 1 {
+		return "1 waiting message"
+	}
+	return fmt.Sprintf("%d waiting messages", n)
 }

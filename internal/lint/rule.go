@@ -380,6 +380,19 @@ received with it. With requeueCount R, a message behind one deferred R
 times reaches its budget without ever being handled, and exhausted is final:
 it is dead-lettered unhandled. Order cannot be kept here without that cost.
 
+How much one deferral costs at most: the pump holds back only the messages
+of the key that it received before the deferred one went back, which are
+those received with it: at most bufferSize - 1 (on a Pub/Sub stream, whose
+flow control lets bufferSize x noOfPerformers messages be outstanding, that
+product less one), one delivery each. The finding shows that number. A
+message is charged once for each deferral of an earlier message of its key
+received with it, so the deeper in a batch, the more it can be charged.
+
+RocketMQ FIFO message groups are not reported: a consumer group created
+orderly hands out a group's next message only once the one before is
+settled, so no message is received behind a deferred one (the file has no
+ordering setting for RocketMQ; orderliness is the group's, on the broker).
+
 Fix: bufferSize: 1 receives one message at a time (SQS MaxNumberOfMessages
 1, Pub/Sub maxMessages 1, one outstanding message on a stream of one
 performer), so no message is received behind a deferred one and every
