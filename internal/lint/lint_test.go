@@ -418,7 +418,7 @@ func TestRestartsSpendBudget(t *testing.T) {
 	runCases(t, lint.RuleRestartsSpendBudget, []ruleCase{
 		{name: "proactor of bufferSize 1 with requeueCount 2 trips: a kill costs the message received ahead", yaml: sub("sqs", "requeueCount: 2", dlq), want: 1, severity: lint.SeverityWarning, line: 12,
 			contains: []string{`"orders"`, "requeueCount 2", "up to 2: noOfPerformers 1 x bufferSize 1 received ahead, plus 1 in handlers", "spend 1 of a buffered message's 2 deliveries", "single handler run", "use requeueCount: 3 or more", "messagePumpType: reactor with bufferSize: 1"},
-			absent: []string{"drainTimeout"}},
+			absent:   []string{"drainTimeout"}},
 		{name: "requeueCount 3 against the kill alone does not trip", yaml: sub("sqs", "requeueCount: 3", dlq, "bufferSize: 10", "noOfPerformers: 10"), want: 0},
 		{name: "an unlimited budget never trips", yaml: withHandler("exec", "1m", "sqs", "requeueCount: -1", "bufferSize: 10", "noOfPerformers: 10", "drainTimeout: 1s"), want: 0},
 		{name: "requeueCount 1 loses no run", yaml: withHandler("exec", "1m", "sqs", "requeueCount: 1", dlq, "bufferSize: 10", "drainTimeout: 1s"), want: 0},
@@ -433,7 +433,7 @@ func TestRestartsSpendBudget(t *testing.T) {
 			contains: []string{"requeueCount 3", "drainTimeout 9s cannot get through the buffer (a performer may hold 2 messages of up to handler.timeout 5s each, 10s)", "releases up to 1 waiting message unhandled as well", "spend 2 of a buffered message's 3 deliveries", "use requeueCount: 4 or more", "set drainTimeout to at least 10s"}},
 		{name: "a short drain trips whatever the budget", yaml: withHandler("http", "5s", "sqs", "requeueCount: 10", dlq, "bufferSize: 10", "noOfPerformers: 2", "drainTimeout: 30s"), want: 1, severity: lint.SeverityWarning, line: 17,
 			contains: []string{"drainTimeout 30s cannot get through the buffer (a performer may hold 11 messages of up to handler.timeout 5s each, 55s)", "every graceful stop releases up to 20 waiting messages unhandled", "requeueCount 10", "set drainTimeout to at least 55s, or lower bufferSize"},
-			absent: []string{"single handler run"}},
+			absent:   []string{"single handler run"}},
 		{name: "a reactor's drain needs bufferSize x handler.timeout", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 15s"), want: 0},
 		{name: "a reactor's drain a second short trips", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 14s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"a performer may hold 3 messages of up to handler.timeout 5s each, 15s", "up to 2 waiting messages"}},
