@@ -436,12 +436,13 @@ bufferSize 1 (no message waits: each performer receives one message and
 handles it), the memory transport (its messages end with the process) and a
 budget that cannot run down (budget-cannot-run-down).
 
-Fix: requeueCount of at least L + 2, so that one deploy and one crash leave
-a buffered message more than one run; a drainTimeout of at least bufferSize
-(Proactor: plus one) x handler.timeout, or a smaller bufferSize, so that a
-graceful stop gets through the buffer (keep the container's termination
-grace period above drainTimeout); or messagePumpType: reactor with
-bufferSize: 1, where no message waits in a buffer.`,
+Fix: first a drainTimeout of at least bufferSize (Proactor: plus one) x
+handler.timeout, or a smaller bufferSize, so that a graceful stop gets
+through the buffer (keep the container's termination grace period above
+drainTimeout); a larger budget does not end that shortfall. Then, with the
+kill alone costing 1, a requeueCount of at least 3 leaves a buffered message
+two runs or more. Or messagePumpType: reactor with bufferSize: 1, where no
+message waits in a buffer.`,
 	},
 	{
 		ID: RuleDrainShorterThanHandler, Severity: SeverityNote,
