@@ -7,7 +7,10 @@
 //
 // The budget rules are R-7 (zero or negative requeueCount), R-10 (a budget
 // outranked by a native redrive limit), R-11 (a budget that cannot run down)
-// and R-17 (a budget with nowhere to send an exhausted message); Rules lists
+// and R-17 (a budget with nowhere to send an exhausted message); two more
+// judge deliveries the broker counts without a handler run:
+// restarts-spend-budget (stops and kills of the consumer, restarts.go) and
+// ordering-spends-budget (hold-backs on an ordered channel). Rules lists
 // every rule with its stable id, severity and explanation.
 //
 // What is transport-specific (a native redrive limit, whether the delivery

@@ -18,8 +18,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// goldenReport lints two files: one that trips several rules and one that
-// does not parse.
+// goldenReport lints two files: one that trips several rules (among them
+// restarts-spend-budget and ordering-spends-budget, whose messages are the
+// longest) and one that does not parse.
 func goldenReport(t *testing.T) lint.Report {
 	t.Helper()
 	l := lint.New(rules.Default())
@@ -40,6 +41,16 @@ subscriptions:
     handler:
       type: builtin
       name: defer
+  - name: refunds
+    transport: sqs
+    bufferSize: 10
+    requeueCount: 2
+    deadLetterRoutingKey: refunds-dlq
+    handler:
+      type: builtin
+      name: defer
+    sqs:
+      queueType: fifo
 `
 	b := `subscriptions:
   - name: audit
@@ -122,7 +133,7 @@ func TestTextFormat_LinesAndColour(t *testing.T) {
 	if !strings.Contains(plain.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, plain.String())
 	}
-	if !strings.HasSuffix(plain.String(), "2 errors, 4 warnings, 0 notes in 2 files\n") {
+	if !strings.HasSuffix(plain.String(), "2 errors, 7 warnings, 0 notes in 2 files\n") {
 		t.Errorf("text output summary:\n%s", plain.String())
 	}
 	var empty bytes.Buffer

@@ -252,6 +252,12 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 		return c.out
 	}
 
+	// Stops and kills spend the budget of messages waiting in the buffer;
+	// not on memory, whose messages end with the process, nor where the
+	// budget cannot run down.
+	if ok, _, _ := tr.BudgetCanRunDown(s); ok && s.Transport != config.TransportMemory {
+		c.restartsRule(s)
+	}
 	// the native limit fires first when R >= M.
 	if budget && s.RequeueCount > 0 {
 		if m, ok := tr.NativeLimit(s); ok && s.RequeueCount >= m.Value {

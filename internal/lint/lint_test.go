@@ -3,6 +3,8 @@ package lint_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -374,6 +376,77 @@ func TestOrderingSpendsBudget_Issue28(t *testing.T) {
 	})
 }
 
+// One deferral holds back at most the messages of its key received with
+// it: the finding says how many that is (bufferSize - 1, on a stream
+// bufferSize x noOfPerformers - 1) and after how many deferrals a message
+// behind it reaches its budget.
+func TestOrderingSpendsBudget_CostOfOneDeferral(t *testing.T) {
+	runCases(t, lint.RuleOrderingSpendsBudget, []ruleCase{
+		{name: "sqs fifo of ten", yaml: sub("sqs", "bufferSize: 10", "requeueCount: 3", "sqs:\n  queueType: fifo"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"one deferral costs up to 9 later messages of its key a delivery each", "behind one deferred 3 times reaches requeueCount"}},
+		{name: "sqs fifo of two, the smallest batch that trips", yaml: sub("sqs", "bufferSize: 2", "requeueCount: 5", "sqs:\n  queueType: fifo"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"2 messages received at once", "one deferral costs up to 1 later message of its key", "deferred 5 times"}},
+		{name: "sqs fifo proactor of several performers: the group is blocked while in flight", yaml: sub("sqs", "bufferSize: 4", "noOfPerformers: 5", "requeueCount: 3", "sqs:\n  queueType: fifo"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"4 messages received at once", "up to 3 later messages"}},
+		{name: "ordered stream of two performers of bufferSize 3", yaml: sub("gcp", "bufferSize: 3", "noOfPerformers: 2", "requeueCount: 2", "gcp:\n  mode: stream\n  enableMessageOrdering: true"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"6 messages received at once", "up to 5 later messages", "deferred 2 times"}},
+		{name: "requeueCount 1 is reached behind one deferral", yaml: sub("sqs", "bufferSize: 3", "requeueCount: 1", "sqs:\n  queueType: fifo"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"behind one deferred once reaches requeueCount"}},
+		{name: "rocketmq is not reported: an orderly group hands out one message of a group at a time", yaml: sub("rocketmq", "bufferSize: 10", "requeueCount: 3"), want: 0},
+	})
+}
+
+// withHandler is sub with a timed handler of type typ ("exec" or "http")
+// whose handler.timeout is timeout. The handler takes four lines, so the
+// extras start at line 13.
+func withHandler(typ, timeout, transport string, extra ...string) string {
+	h := "handler:\n  type: exec\n  command: ./handle\n  timeout: " + timeout
+	if typ == "http" {
+		h = "handler:\n  type: http\n  url: http://localhost:8080/h\n  timeout: " + timeout
+	}
+	return strings.Replace(sub(transport, extra...), "    handler:\n      type: builtin\n      name: ack\n", indent(h), 1)
+}
+
+// A message waiting in the pump's buffer loses a delivery to a kill, and
+// to a graceful stop whose drainTimeout cannot get through the buffer: the
+// rule warns where one rolling deploy and one crash leave such a message a
+// single handler run (requeueCount <= lost + 1), and where the drain is too
+// short whatever the budget. Edges: requeueCount 3 against 1 lost delivery,
+// drainTimeout equal to the buffer's drain time.
+func TestRestartsSpendBudget(t *testing.T) {
+	dlq := "deadLetterRoutingKey: orders-dlq"
+	runCases(t, lint.RuleRestartsSpendBudget, []ruleCase{
+		{name: "proactor of bufferSize 1 with requeueCount 2 trips: a kill costs the message received ahead", yaml: sub("sqs", "requeueCount: 2", dlq), want: 1, severity: lint.SeverityWarning, line: 12,
+			contains: []string{`"orders"`, "requeueCount 2", "up to 2: noOfPerformers 1 x bufferSize 1 received ahead, plus 1 in handlers", "spend 1 of a buffered message's 2 deliveries", "single handler run", "use requeueCount: 3 or more", "messagePumpType: reactor with bufferSize: 1"},
+			absent:   []string{"drainTimeout"}},
+		{name: "requeueCount 3 against the kill alone does not trip", yaml: sub("sqs", "requeueCount: 3", dlq, "bufferSize: 10", "noOfPerformers: 10"), want: 0},
+		{name: "an unlimited budget never trips", yaml: withHandler("exec", "1m", "sqs", "requeueCount: -1", "bufferSize: 10", "noOfPerformers: 10", "drainTimeout: 1s"), want: 0},
+		{name: "requeueCount 1 loses no run", yaml: withHandler("exec", "1m", "sqs", "requeueCount: 1", dlq, "bufferSize: 10", "drainTimeout: 1s"), want: 0},
+		{name: "requeueCount 0 behaves as 1", yaml: sub("sqs", "requeueCount: 0", dlq, "bufferSize: 10"), want: 0},
+		{name: "reactor of bufferSize 1 holds no waiting message", yaml: sub("sqs", "messagePumpType: reactor", "noOfPerformers: 4", "requeueCount: 2", dlq), want: 0},
+		{name: "reactor of bufferSize 2 trips with the rest of its batch", yaml: sub("sqs", "messagePumpType: reactor", "bufferSize: 2", "noOfPerformers: 3", "requeueCount: 2", dlq), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"up to 6: noOfPerformers 3 x bufferSize 2 received in batches, 3 of them in handlers", "spend 1 of a buffered message's 2 deliveries"}},
+		{name: "proactor of several performers counts every buffer", yaml: sub("rocketmq", "bufferSize: 10", "noOfPerformers: 2", "requeueCount: 2", dlq), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"up to 22: noOfPerformers 2 x bufferSize 10 received ahead, plus 2 in handlers"}},
+		{name: "a drain exactly as long as the buffer needs does not trip at requeueCount 3", yaml: withHandler("exec", "5s", "sqs", "requeueCount: 3", dlq, "drainTimeout: 10s"), want: 0},
+		{name: "a drain a second short trips at requeueCount 3: the stop costs a delivery too", yaml: withHandler("exec", "5s", "sqs", "requeueCount: 3", dlq, "drainTimeout: 9s"), want: 1, severity: lint.SeverityWarning, line: 13,
+			contains: []string{"requeueCount 3", "drainTimeout 9s cannot get through the buffer (a performer may hold 2 messages of up to handler.timeout 5s each, 10s)", "releases up to 1 waiting message unhandled as well", "spend 2 of a buffered message's 3 deliveries", "; set drainTimeout to at least 10s or lower bufferSize, or messagePumpType: reactor with bufferSize: 1"},
+			absent:   []string{"use requeueCount"}},
+		{name: "a short drain and requeueCount 2 need both fixes", yaml: withHandler("exec", "5s", "rocketmq", "requeueCount: 2", dlq, "drainTimeout: 9s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"spend 2 of a buffered message's 2 deliveries", "set drainTimeout to at least 10s or lower bufferSize, and use requeueCount: 3 or more, or messagePumpType: reactor"}},
+		{name: "a short drain trips whatever the budget", yaml: withHandler("http", "5s", "sqs", "requeueCount: 10", dlq, "bufferSize: 10", "noOfPerformers: 2", "drainTimeout: 30s"), want: 1, severity: lint.SeverityWarning, line: 17,
+			contains: []string{"drainTimeout 30s cannot get through the buffer (a performer may hold 11 messages of up to handler.timeout 5s each, 55s)", "every graceful stop releases up to 20 waiting messages unhandled", "requeueCount 10", "set drainTimeout to at least 55s, or lower bufferSize"},
+			absent:   []string{"single handler run"}},
+		{name: "a reactor's drain needs bufferSize x handler.timeout", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 15s"), want: 0},
+		{name: "a reactor's drain a second short trips", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 14s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"a performer may hold 3 messages of up to handler.timeout 5s each, 15s", "up to 2 waiting messages"}},
+		{name: "a builtin handler drains at once", yaml: sub("sqs", "requeueCount: 3", dlq, "bufferSize: 10", "drainTimeout: 1s"), want: 0},
+		{name: "memory messages end with the process", yaml: sub("memory", "requeueCount: 2", dlq, "bufferSize: 10"), want: 0},
+		{name: "a Pub/Sub budget that cannot run down is another rule's", yaml: sub("gcp", "requeueCount: 2", dlq), want: 0},
+		{name: "a Pub/Sub budget that runs down trips", yaml: sub("gcp", "requeueCount: 2", dlq, "gcp:\n  deadLetterPolicy:\n    topic: native-dlq\n    maxDeliveryAttempts: 10"), want: 1, severity: lint.SeverityWarning},
+	})
+}
+
 func TestDrainShorterThanHandler(t *testing.T) {
 	runCases(t, lint.RuleDrainShorterThanHandler, []ruleCase{
 		{name: "10s drain for 60s handler trips", yaml: strings.Replace(sub("memory", "memory:\n  visibilityTimeout: 5m"), "type: builtin\n      name: ack", "type: http\n      url: http://localhost:8080/h\n      timeout: 60s", 1),
@@ -452,6 +525,40 @@ func TestEveryRuleHasExplanation(t *testing.T) {
 	}
 	if _, ok := lint.Lookup("no-such-rule"); ok {
 		t.Error("Lookup found an unknown rule")
+	}
+}
+
+// TestLintDocListsEveryRule: docs/commands/lint.md has a row in its rules
+// table for every rule, with the rule's severity (config-invalid, the
+// parse finding, is described in the prose above the table instead), so a
+// new rule cannot ship undocumented.
+func TestLintDocListsEveryRule(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "commands", "lint.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, r := range lint.Rules() {
+		if r.ID == lint.RuleConfigInvalid {
+			if !strings.Contains(doc, "`"+r.ID+"`") {
+				t.Errorf("docs/commands/lint.md does not name %s", r.ID)
+			}
+			continue
+		}
+		row := ""
+		for _, l := range strings.Split(doc, "\n") {
+			if strings.HasPrefix(l, "| `"+r.ID+"`") {
+				row = l
+				break
+			}
+		}
+		if row == "" {
+			t.Errorf("docs/commands/lint.md has no row for rule %s", r.ID)
+			continue
+		}
+		if cells := strings.Split(row, "|"); len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[2]), r.Severity.String()) {
+			t.Errorf("docs/commands/lint.md row of %s does not give its severity %s: %s", r.ID, r.Severity, row)
+		}
 	}
 }
 

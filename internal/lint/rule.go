@@ -106,6 +106,12 @@ const (
 // later messages unhandled, which spends their budget.
 const RuleOrderingSpendsBudget = "ordering-spends-budget"
 
+// RuleRestartsSpendBudget is the rule of deliveries that stops and kills of
+// the consumer waste: a message waiting in the pump's buffer goes back to
+// the broker unhandled, and the broker counts that delivery against its
+// budget.
+const RuleRestartsSpendBudget = "restarts-spend-budget"
+
 // catalogue is every rule, in the order listings show them.
 var catalogue = []Rule{
 	{
@@ -374,12 +380,69 @@ received with it. With requeueCount R, a message behind one deferred R
 times reaches its budget without ever being handled, and exhausted is final:
 it is dead-lettered unhandled. Order cannot be kept here without that cost.
 
+How much one deferral costs at most: the pump holds back only the messages
+of the key that it received before the deferred one went back, which are
+those received with it: at most bufferSize - 1 (on a Pub/Sub stream, whose
+flow control lets bufferSize x noOfPerformers messages be outstanding, that
+product less one), one delivery each. The finding shows that number. A
+message is charged once for each deferral of an earlier message of its key
+received with it, so the deeper in a batch, the more it can be charged.
+
+RocketMQ FIFO message groups are not reported: a consumer group created
+orderly hands out a group's next message only once the one before is
+settled, so no message is received behind a deferred one (the file has no
+ordering setting for RocketMQ; orderliness is the group's, on the broker).
+
 Fix: bufferSize: 1 receives one message at a time (SQS MaxNumberOfMessages
 1, Pub/Sub maxMessages 1, one outstanding message on a stream of one
 performer), so no message is received behind a deferred one and every
 budget is a message's own; or requeueCount: -1 when a message may wait
 behind others without limit; or accept the cost where throughput matters
 more (the rule is a Warning).`,
+	},
+	{
+		ID: RuleRestartsSpendBudget, Requirement: "R-4", Severity: SeverityWarning,
+		Summary: "stops and kills of the consumer can spend the budget of messages waiting in the pump's buffer",
+		Explanation: `SQS (ApproximateReceiveCount), Pub/Sub (delivery_attempt) and RocketMQ
+(DeliveryAttempt) count every delivery, also one the pump never hands to a
+handler. The pump receives ahead: a Proactor holds noOfPerformers x
+bufferSize received messages besides the one in each worker's handler; a
+Reactor performer handles its received batch of bufferSize one after
+another. When the process is killed, every message it holds goes back to the
+broker with a delivery spent, the waiting ones without a handler run. A
+graceful stop (SIGTERM) stops receiving and hands what is buffered to the
+handlers within drainTimeout, but a message that cannot be handled in time
+is released unhandled too: with an exec or http handler a performer may
+need bufferSize (Proactor: plus one) x handler.timeout to get through what
+it holds.
+
+The rule judges one message waiting in the buffer against requeueCount R,
+for one rolling deploy (one graceful stop) and one crash (one kill): the
+kill costs it 1 delivery, and the stop 1 more when drainTimeout is shorter
+than bufferSize (Proactor: plus one) x handler.timeout (a builtin handler
+returns at once, so the stop costs nothing). Those L deliveries (1 or 2)
+leave it R - L handler runs; a delivery that arrives with its budget spent
+is still handed to its handler once. It warns when that leaves a single
+run, R <= L + 1 (so R = 2 always, R = 3 when the drain is too short), and,
+whatever R, when drainTimeout cannot get through the buffer, since every
+graceful stop then spends a delivery of each message it releases. Each
+further kill costs one more. The finding shows how many messages one kill
+reaches: noOfPerformers x bufferSize, Proactor plus noOfPerformers in
+handlers.
+
+Not reported: requeueCount -1 (no budget), 1 (one run, which even an
+exhausted delivery gets; 0 and below -1 behave as 1), a Reactor with
+bufferSize 1 (no message waits: each performer receives one message and
+handles it), the memory transport (its messages end with the process) and a
+budget that cannot run down (budget-cannot-run-down).
+
+Fix: first a drainTimeout of at least bufferSize (Proactor: plus one) x
+handler.timeout, or a smaller bufferSize, so that a graceful stop gets
+through the buffer (keep the container's termination grace period above
+drainTimeout); a larger budget does not end that shortfall. Then, with the
+kill alone costing 1, a requeueCount of at least 3 leaves a buffered message
+two runs or more. Or messagePumpType: reactor with bufferSize: 1, where no
+message waits in a buffer.`,
 	},
 	{
 		ID: RuleDrainShorterThanHandler, Severity: SeverityNote,

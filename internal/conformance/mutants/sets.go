@@ -23,5 +23,6 @@ func extraSets() [][]mutant {
 		replayJSONMutants,
 		docsMutants,
 		stopMutants,
+		lintBudgetMutants,
 	}
 }

@@ -141,13 +141,28 @@ func (SQS) Check(s *config.Subscription) []lint.Finding {
 // channel s (ordered names the setting) that can hold atOnce messages of a
 // key at once (more than 1) under an enforced budget (issue 28); why says
 // what makes a held-back delivery count.
+//
+// The pump holds back the messages of a key that arrived before an earlier
+// one went back unsettled (internal/pump keyHolds): at most the atOnce - 1
+// received with it, so one deferral costs at most atOnce - 1 messages one
+// delivery each, and a message is charged once for every deferral of an
+// earlier message of its key received with it.
 func orderingSpendsBudget(s *config.Subscription, atOnce int, ordered, why string) []lint.Finding {
 	if atOnce <= 1 || s.RequeueCount == -1 {
 		return nil
 	}
+	behind := atOnce - 1
+	later := "later messages"
+	if behind == 1 {
+		later = "later message"
+	}
+	times := fmt.Sprintf("%d times", s.RequeueCount)
+	if s.RequeueCount <= 1 {
+		times = "once" // 0 and below -1 behave as 1 (budget-zero)
+	}
 	return []lint.Finding{{RuleID: lint.RuleOrderingSpendsBudget, Field: "bufferSize",
-		Message: fmt.Sprintf("subscription %q: %s with %d messages received at once and requeueCount %d: %s, so the later messages of a key, released unhandled behind a deferred one to keep its order, spend a delivery each time and can reach requeueCount without being handled; use bufferSize: 1 (and noOfPerformers: 1 on a stream) to keep order without spending their budget",
-			s.Name, ordered, atOnce, s.RequeueCount, why)}}
+		Message: fmt.Sprintf("subscription %q: %s with %d messages received at once and requeueCount %d: %s, so the later messages of a key, released unhandled behind a deferred one to keep its order, spend a delivery each time: one deferral costs up to %d %s of its key a delivery each, and a message behind one deferred %s reaches requeueCount without being handled; use bufferSize: 1 (and noOfPerformers: 1 on a stream) to keep order without spending their budget",
+			s.Name, ordered, atOnce, s.RequeueCount, why, behind, later, times)}}
 }
 
 // GCP answers for Pub/Sub subscriptions: the native limit is

@@ -1,0 +1,25 @@
+package main
+
+// lintBudgetMutants break the lint rules of deliveries spent without a
+// handler run: restarts-spend-budget (stops and kills of consume spend the
+// budget of messages waiting in the pump's buffer) and the cost of one
+// deferral that ordering-spends-budget reports. No message flows through
+// lint, so no conformance row can observe them: internal/lint's rule tests
+// kill them.
+var lintBudgetMutants = []mutant{
+	{Name: "lint-restarts-budget-edge", What: "restarts-spend-budget misses a budget one lost delivery brings down to a single handler run (requeueCount 2 against a kill)",
+		File: "internal/lint/restarts.go",
+		Old:  "spends := r <= rc.lost+1",
+		New:  "spends := r <= rc.lost",
+		Run:  "^TestRestartsSpendBudget$", Pkg: "./internal/lint"},
+	{Name: "lint-restarts-drain-unjudged", What: "restarts-spend-budget takes every graceful stop to get through the buffer, whatever drainTimeout and handler.timeout",
+		File: "internal/lint/restarts.go",
+		Old:  "c.drainShort = s.DrainTimeout < c.drainNeeds",
+		New:  "c.drainShort = s.DrainTimeout < 0",
+		Run:  "^TestRestartsSpendBudget$", Pkg: "./internal/lint"},
+	{Name: "lint-ordering-cost-whole-batch", What: "ordering-spends-budget says one deferral costs every message received with it, the deferred one included, rather than the later ones",
+		File: "internal/lint/rules/rules.go",
+		Old:  "behind := atOnce - 1",
+		New:  "behind := atOnce",
+		Run:  "^TestOrderingSpendsBudget_CostOfOneDeferral$", Pkg: "./internal/lint"},
+}
