@@ -44,9 +44,10 @@ const soakEnv = "BRIGHTER_SOAK_DURATION"
 const soakRejectionRunsEnv = "BRIGHTER_SOAK_CHECK_REJECTION_RUNS"
 
 // soakCheckRejectionRuns is whether the rejection-message check runs when
-// soakRejectionRunsEnv is unset: off until the pump's budget rejection
-// names the handler runs as well as the deliveries.
-const soakCheckRejectionRuns = false
+// soakRejectionRunsEnv is unset: on, since the pump's budget rejection names
+// the deliveries and the handler runs here ("delivered N times, handled M
+// times here"); BRIGHTER_SOAK_CHECK_REJECTION_RUNS=0 turns it off.
+const soakCheckRejectionRuns = true
 
 // soakShort is the length of the soak in the suite (make test).
 const soakShort = 60 * time.Second
