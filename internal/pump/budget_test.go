@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -234,12 +235,16 @@ func (c *failingRouter) Reject(ctx context.Context, m *message.Message, r messag
 	return c.Consumer.Reject(ctx, m, r)
 }
 
-// Issue 28: exhausted is final. Budget 3, a deferring handler, and a
-// dead-letter route that fails three times: the handler runs exactly 3
-// times (counts 0, 1, 2); every later delivery, its count past the budget,
-// is routed without a handler run, and the fourth routing lands it on the
-// dead-letter queue. No further deferral or requeue happens.
-func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_Issue28(t *testing.T) {
+// Exhausted is final. Budget 3, a deferring handler, and a dead-letter
+// route that fails three times: the handler runs exactly 3 times (counts
+// 0, 1, 2); every later delivery, its routing failed here, is routed
+// without a handler run, and the fourth routing lands it on the
+// dead-letter queue. No further deferral or requeue happens. The message
+// is judged and counted once: one budget-exhausted event, the later
+// routings marked retries, the copy stamped with the count the budget
+// judged and its rejection message saying delivered 6 times, handled 3
+// times here.
+func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
 		c := &failingRouter{Consumer: e.c}
@@ -266,11 +271,26 @@ func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_Issue28(t *testing.T
 		if n := e.events.Count(pump.EventDeferred); n != 2 {
 			t.Errorf("deferred events = %d, want 2", n)
 		}
+		if n := e.events.Count(pump.EventBudgetExhausted); n != 1 {
+			t.Errorf("budget-exhausted events = %d, want 1 (one message judged once)", n)
+		}
+		for i, ev := range rej {
+			if ev.Retry != (i > 0) {
+				t.Errorf("routing %d marked retry %v, want the later routings marked retries", i+1, ev.Retry)
+			}
+		}
 		dl := e.receiveAll(t, dlqQueue)
 		if len(dl) != 1 {
 			t.Fatalf("dead-letter queue holds %d messages, want 1", len(dl))
 		}
 		requireFiveKeys(t, dl[0], "DeliveryError")
+		if got := dl[0].Header.HandledCount; got != 3 {
+			t.Errorf("copy's handled count = %d, want 3 (the count the budget judged, not the retries' deliveries)", got)
+		}
+		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+		if !strings.Contains(desc, "(delivered 6 times, handled 3 times here); routing retried after it failed") {
+			t.Errorf("rejection message %q, want the deliveries, the runs and the retry", desc)
+		}
 	})
 }
 

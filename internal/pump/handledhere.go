@@ -110,20 +110,7 @@ func (h *handledHere) add(id string) handledEntry {
 // count judged and the routing of its rejection failed: its next delivery
 // here retries the routing without a handler run.
 func (h *handledHere) routingFailed(id string, judged int) {
-	if id == "" {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e, ok := h.entries[id]
-	if !ok {
-		e = h.add(id)
-	}
-	if e.judged == 0 && e.rejected == nil {
-		h.failed.Add(1)
-	}
-	e.judged = max(judged, 1)
-	h.entries[id] = e
+	h.markFailed(id, func(e *handledEntry) { e.judged = max(judged, 1) })
 }
 
 // rejectionFailed records that the handler rejected id and the routing of
@@ -131,6 +118,12 @@ func (h *handledHere) routingFailed(id string, judged int) {
 // the same rejection, without a handler run (a handler's rejection is
 // final, as a budget's is).
 func (h *handledHere) rejectionFailed(id string, rej message.Rejection, o Outcome) {
+	h.markFailed(id, func(e *handledEntry) { e.rejected = &handlerRejection{rejection: rej, outcome: o} })
+}
+
+// markFailed applies set, which records a failed routing, to id's entry
+// (made when missing), keeping the count of such entries.
+func (h *handledHere) markFailed(id string, set func(*handledEntry)) {
 	if id == "" {
 		return
 	}
@@ -143,7 +136,7 @@ func (h *handledHere) rejectionFailed(id string, rej message.Rejection, o Outcom
 	if e.judged == 0 && e.rejected == nil {
 		h.failed.Add(1)
 	}
-	e.rejected = &handlerRejection{rejection: rej, outcome: o}
+	set(&e)
 	h.entries[id] = e
 }
 

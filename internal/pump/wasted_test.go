@@ -122,52 +122,6 @@ func TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4(t *testing.T) {
 	}
 }
 
-// A process that judged a message exhausted and whose routing failed keeps
-// that judgement for the message's next deliveries (no handler run, one
-// budget-exhausted event, the routing retried and marked so, the copy
-// stamped with the count the budget judged). A restart loses the record and
-// costs at most one more handler run, never the message.
-func TestRoutingRetryAfterAFailedRoutingCountsTheMessageOnce_R4(t *testing.T) {
-	forEachVariant(t, func(t *testing.T, v pump.Variant) {
-		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
-		c := &failingRouter{Consumer: e.c}
-		c.fails.Store(3)
-		e.publish(t, srcQueue, "m1", "")
-		opts := fastOptions(v)
-		opts.RequeueCount = 3
-		e.startWith(t, c, opts, deferAlways)
-		if err := e.wait(t, 10*time.Second); err != nil {
-			t.Fatalf("Run = %v", err)
-		}
-		if n := e.events.Count(pump.EventBudgetExhausted); n != 1 {
-			t.Errorf("budget-exhausted events = %d, want 1 (one message judged once)", n)
-		}
-		rej := e.events.Of(pump.EventRejected)
-		if len(rej) != 4 {
-			t.Fatalf("rejections = %d, want 4", len(rej))
-		}
-		if rej[0].Retry {
-			t.Error("the first routing is marked a retry")
-		}
-		for i, ev := range rej[1:] {
-			if !ev.Retry {
-				t.Errorf("routing %d is not marked a retry", i+2)
-			}
-		}
-		dl := e.receiveAll(t, dlqQueue)
-		if len(dl) != 1 {
-			t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
-		}
-		if got := dl[0].Header.HandledCount; got != 3 {
-			t.Errorf("copy's handled count = %d, want 3 (the count the budget judged, not the retries' deliveries)", got)
-		}
-		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
-		if !strings.Contains(desc, "(delivered 6 times, handled 3 times here); routing retried after it failed") {
-			t.Errorf("rejection message %q, want the deliveries, the runs and the retry", desc)
-		}
-	})
-}
-
 // A restart between a failed routing and its retry: the new process has no
 // record of the judgement, so the handler runs once more (the documented
 // cost of a restart) and its Defer routes the message.

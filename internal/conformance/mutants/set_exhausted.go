@@ -25,7 +25,7 @@ var exhaustedMutants = []mutant{
 		File: "internal/pump/exhausted.go",
 		Old:  "\t\t\tm.Header.HandledCount = judged\n",
 		New:  "",
-		Pkg:  "./internal/pump", Run: "^TestRoutingRetryAfterAFailedRoutingCountsTheMessageOnce_R4$"},
+		Pkg:  "./internal/pump", Run: "^TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3$"},
 	{Name: "routing-retry-counted-again", What: "a retried routing is counted as a rejected message again in the metrics",
 		File: "internal/observe/metrics.go",
 		Old:  "\t\tif e.Err == nil {\n\t\t\tm.rejected.",
