@@ -405,7 +405,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// Google's emulator stops redelivering nacked messages under load
-	// (local-brokers.md §2c): the Pub/Sub soak runs on pstest, which
+	// (docs/emulators.md): the Pub/Sub soak runs on pstest, which
 	// redelivers faithfully. Its Publish reactor refuses the dead-letter
 	// topic's publishes during an outage.
 	psDown := &atomic.Bool{}
