@@ -246,8 +246,10 @@ func stopsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 			return pump.Result{Outcome: pump.Ack}
 		}
 	})
-	if lost := awaitFinalOrLost(t, waitShort+ch.RedeliveryBound(), "every message acknowledged by the last run", Evidence{IDs: ids, Want: 1,
-		Final: func(id string) bool { return final.rec.Acks(id) > 0 }}.recorded(final.rec)); lost != "" {
+	// Final: acknowledged, or rejected (which fails the row below, at once
+	// rather than after the wait).
+	if lost := awaitFinalOrLost(t, waitShort+ch.RedeliveryBound(), "every message acknowledged (or rejected) by the last run", Evidence{IDs: ids, Want: 1,
+		Final: func(id string) bool { return final.rec.Acks(id) > 0 || len(final.rec.Rejects(id)) > 0 }}.recorded(final.rec)); lost != "" {
 		final.running.Quit(t)
 		return lost
 	}
