@@ -29,7 +29,7 @@ const stopBudget = 3
 
 // stopBehaviours are the rows of what stops and kills cost.
 var stopBehaviours = []Behaviour{
-	{rowStopsWasteNoBudget, "R-4, AC-3", "budget 3; three graceful stops (a short drainTimeout) each catch a few messages in the handlers and in the buffer or batch " +
+	{rowStopsWasteNoBudget, "R-4, AC-3", "budget 3; graceful stops (a short drainTimeout) until a message was delivered 3 times (three stops where one receive takes them all) each catch a few messages in the handlers and in the buffer or batch " +
 		"(Reactor: a batch of 3), handlers blocked so the stop releases them: each stop spends a delivery of each with no handler decision; " +
 		"a fourth run's acknowledging handler gets every message, at least one at or past the budget, and acknowledges it: none rejected, " +
 		"the dead-letter destination empty", KindPump},
@@ -193,10 +193,8 @@ func explainStops(t *testing.T, ids []string, runs *[]*stopRun) {
 // that block until cut off and a drainTimeout too short for them: the stop
 // cuts the handlers off and releases what they held, and what waits in the
 // buffer or batch, a delivery of each spent with no handler decision. The
-// runs stop once every message was delivered budget times (or one was
-// delivered 2*budget-1 times: one more and the deliveries would be more
-// than stops and kills explain, and rightly routed without a run). A last
-// run acknowledges. Nothing may be rejected and every message must be
+// runs stop once a message was delivered budget times (three stops where a
+// receive takes every message). A last run acknowledges. Nothing may be rejected and every message must be
 // acknowledged; at least one must reach that handler at or past the budget,
 // or the row proved nothing.
 func stopsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
@@ -217,16 +215,21 @@ func stopsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		runs = append(runs, r)
 		return r
 	}
+	// Enough once any message was delivered budget times: its next
+	// delivery reaches the budget. Not every message: a receive may take
+	// fewer than all (a Reactor's batch from a stream client's buffer),
+	// and a stream client may take a released message again before it is
+	// closed, a delivery the runs see only at the next receive; a stop can
+	// so cost a message two deliveries, and a message already at the
+	// budget stopped again could pass twice the budget's deliveries and be
+	// routed, rightly, without a run.
 	enough := func() bool {
-		all := true
 		for _, id := range ids {
-			d := delivered(runs, id)
-			if d >= 2*stopBudget-1 {
+			if delivered(runs, id) >= stopBudget {
 				return true
 			}
-			all = all && d >= stopBudget
 		}
-		return all
+		return false
 	}
 	for stops := 0; stops < 2*stopBudget-1 && !enough(); stops++ {
 		r := start(blockingHandler)
