@@ -31,7 +31,7 @@ const stopBudget = 3
 var stopBehaviours = []Behaviour{
 	{rowStopsWasteNoBudget, "R-4, AC-3", "budget 3; graceful stops (a short drainTimeout) until a message was delivered 3 times (three stops where one receive takes them all) each catch a few messages in the handlers and in the buffer or batch " +
 		"(Reactor: a batch of 3), handlers blocked so the stop releases them: each stop spends a delivery of each with no handler decision; " +
-		"a fourth run's acknowledging handler gets every message, at least one at or past the budget, and acknowledges it: none rejected, " +
+		"a last run's acknowledging handler gets every message, at least one at or past the budget, and acknowledges it: none rejected, " +
 		"the dead-letter destination empty", KindPump},
 	{rowKillCost, "R-4, AC-3", "budget 3; two kills (nothing settled or released; back after the lease) each catch a few messages in the handlers and in the buffer or batch; " +
 		"a deferring run then handles each at least once and at most 3 times across the runs, and routes it to the dead-letter destination with a " +
