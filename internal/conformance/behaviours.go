@@ -415,6 +415,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runReplicas(t, g, f, v)
 	runRestart(t, g, f, v)
 	runExhausted(t, g, f, v)
+	runStops(t, g, f, v)
 	runOrdering(t, g, f, v)
 	runCeiling(t, g, f, v)
 	runAckHold(t, g, f, v)

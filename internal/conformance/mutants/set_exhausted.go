@@ -15,7 +15,9 @@ var exhaustedMutants = []mutant{
 		File: "internal/pump/exhausted.go",
 		Old:  "if spentByHandlers(m, b) >= b {",
 		New:  "if true || spentByHandlers(m, b) >= b {",
-		Pkg:  "./internal/pump", Run: "^(TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4|TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4)$", CI: true},
+		Pkg:  "./internal/pump ./internal/conformance",
+		Run: "^(TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4|TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4)$|" +
+			cells(sqsStd, "SqsStandard/(reactor|proactor)", "R4_stopswastenobudget"), CI: true},
 	{Name: "waste-allowance-unbounded", What: "any number of deliveries is forgiven as stops and kills: a message that crashes its consumer every time is never routed",
 		File: "internal/pump/exhausted.go",
 		Old:  "return before - min(attemptsBefore, b)",
