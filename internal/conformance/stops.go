@@ -433,5 +433,5 @@ func killsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	return ""
 }
 
-// init registers the stop and kill rows after issue 28's budget row.
+// init registers the stop and kill rows after the exhausted-is-final row.
 func init() { registerRows(stopBehaviours...) }
