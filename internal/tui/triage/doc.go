@@ -1,0 +1,15 @@
+// Package triage is the model of `brighter dlq triage` (issue 30): an
+// interactive console over one dead-letter destination. It shows the
+// failure groups (count, oldest, newest, reason, a sample rejection
+// message), the messages of a group, and one message (headers, bag,
+// rejection metadata, body pretty-printed by content type), and lets the
+// operator select messages, replay the selection or a group, edit one
+// message and replay it, archive, toggle a dry run, filter, sort and quit.
+// Every destructive action shows its destinations and count and asks once
+// (y/n); progress is shown while it runs.
+//
+// The model never touches a broker: what it does is injected as Actions
+// (cmd/brighter wires internal/inspect into them), so it is tested with
+// plain Update calls. It may import internal/inspect and internal/message;
+// it must not import a transport or cmd.
+package triage

@@ -1,0 +1,120 @@
+package triage
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// View renders the console.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "brighter dlq triage"
+	return v
+}
+
+// Render returns the screen: at most Height lines of at most Width cells.
+func (m Model) Render() string {
+	head := m.styles.title.Render("brighter dlq triage") + " " + m.act.Source()
+	var tags []string
+	if m.dryRun {
+		tags = append(tags, "DRY RUN")
+	}
+	if n := len(m.sel); n > 0 {
+		tags = append(tags, fmt.Sprintf("%d selected", n))
+	}
+	tags = append(tags, "sort: "+sortNames[m.sort])
+	head += "  " + m.styles.faint.Render(strings.Join(tags, " · "))
+	var body []string
+	switch {
+	case m.help:
+		body = helpLines
+	case m.loading && m.groups == nil:
+		body = []string{"reading " + m.act.Source() + "..."}
+	case m.view == viewGroups:
+		body = m.groupLines()
+	case m.view == viewMessages:
+		body = m.messageLines()
+	default:
+		body = m.detailLines()
+	}
+	var bottom []string
+	if m.editing || m.filter.Value() != "" {
+		bottom = append(bottom, m.filter.View())
+	}
+	// A confirmation or a result is wrapped, never cut: the destinations
+	// of a destructive action are always shown whole.
+	switch {
+	case m.ask != nil:
+		for l := range strings.SplitSeq(wrap(m.ask.prompt, m.width), "\n") {
+			bottom = append(bottom, m.styles.bold.Render(l))
+		}
+	case m.busy != "":
+		bottom = append(bottom, fmt.Sprintf("%s: %d of %d done, %d failed...", m.busy, m.done+m.failed, m.total, m.failed))
+		if m.status != "" {
+			bottom = append(bottom, m.status)
+		}
+	case m.status != "":
+		bottom = append(bottom, strings.Split(wrap(m.status, m.width), "\n")...)
+	}
+	bottom = append(bottom, m.styles.faint.Render("enter open esc back space select r/R replay e edit a archive d dry / s ? q"))
+	room := max(m.height-1-len(bottom), 1)
+	if len(body) > room {
+		body = body[:room]
+	}
+	for len(body) < room {
+		body = append(body, "")
+	}
+	lines := append([]string{head}, body...)
+	lines = append(lines, bottom...)
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(strings.ReplaceAll(l, "\t", " "), m.width, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+var helpLines = []string{
+	"keys",
+	"  up/down, j/k    move            enter    open a group, a message",
+	"  esc             back, clear the filter",
+	"  space           select the message (or group) under the cursor",
+	"  r               replay the selection (or what is under the cursor)",
+	"  R               replay the whole group",
+	"  e               edit the message in $EDITOR, then replay the edited copy",
+	"  a               archive the selection (or what is under the cursor)",
+	"  d               dry run on/off: actions show what they would do",
+	"  /               filter         s  sort: count, newest, oldest",
+	"  q               quit (nothing is held: every read is released at once)",
+	"",
+	"Every replay, archive and edit names its destinations and count and asks once (y/n).",
+}
+
+func (m Model) ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return inspect.Ago(m.now(), t)
+}
+
+// window returns the rows of lines to show so the cursor stays visible.
+func (m Model) window(rows []string, cursor int) []string {
+	room := max(m.height-5, 1)
+	start := 0
+	if cursor >= room {
+		start = cursor - room + 1
+	}
+	return rows[start:]
+}
+
+// wrap breaks s into lines of at most width cells, at spaces where it can.
+func wrap(s string, width int) string {
+	return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func (m Model) messageLines(h int) []string {
+	msgs := m.visibleMessages()
+	inFlight := 0
+	for _, ms := range msgs {
+		if !ms.settled {
+			inFlight++
+		}
+	}
+	title := fmt.Sprintf("MESSAGES · %d in flight · %d recently settled", inFlight, len(msgs)-inFlight)
+	if m.focus == panelMessages {
+		title += " ◂"
+	}
+	idW := max(m.width-60, 10)
+	out := []string{
+		m.styles.section.Render(title),
+		m.styles.header.Render(fmt.Sprintf("  %-*s %-14s %-16s %-13s %s", idW, "MESSAGE ID", "SUBSCRIPTION", "COUNT/BUDGET", "STATE", "LAST")),
+	}
+	rows := h - 2
+	cur := clampCursor(m.cursor[panelMessages], len(msgs))
+	start := window(cur, rows)
+	for i := start; i < len(msgs) && i < start+rows; i++ {
+		ms := msgs[i]
+		sel := i == cur && m.focus == panelMessages
+		barPlain := ansi.Strip(m.bar(ms.count, ms.budget))
+		pad := max(16-ansi.StringWidth(barPlain), 0)
+		line := fmt.Sprintf("%s %-*s %-14s %s%s %-13s %s", m.marker(sel), idW, ansi.Truncate(ms.id, idW, "…"), ansi.Truncate(ms.sub, 14, "…"),
+			m.bar(ms.count, ms.budget), strings.Repeat(" ", pad), ms.state, ms.updated.In(m.opt.Location).Format("15:04:05"))
+		if sel {
+			line = m.styles.selected.Render(ansi.Strip(line))
+		}
+		out = append(out, line)
+	}
+	if len(msgs) == 0 {
+		if len(m.msgs) > 0 && m.filterSet() {
+			out = append(out, m.styles.dim.Render("  no message matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+		} else {
+			out = append(out, m.styles.dim.Render("  no messages yet"))
+		}
+	}
+	return out
+}
+
+// bar draws count against budget: "███░░ 3/5"; "3/∞" without a budget.
+func (m Model) bar(count, budget int) string {
+	if budget <= 0 {
+		return fmt.Sprintf("%d/%s", count, fmtLimit(budget))
+	}
+	const cells = 10
+	n := min(count*cells/budget, cells)
+	if count > 0 && n == 0 {
+		n = 1
+	}
+	full := strings.Repeat("█", n)
+	empty := strings.Repeat("░", cells-n)
+	style := m.styles.ok
+	if count >= budget {
+		style = m.styles.bad
+	} else if count*2 >= budget {
+		style = m.styles.warn
+	}
+	return style.Render(full) + m.styles.dim.Render(empty) + fmt.Sprintf(" %d/%d", count, budget)
+}

@@ -1,0 +1,50 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func (m Model) rejectionLines(h int) []string {
+	rs := m.visibleRejections()
+	title := fmt.Sprintf("REJECTIONS · %d", len(rs))
+	if m.focus == panelRejections {
+		title += " ◂"
+	}
+	idW := max(m.width-66, 10)
+	out := []string{
+		m.styles.section.Render(title),
+		m.styles.header.Render(fmt.Sprintf("  %-8s %-*s %5s %-14s %-15s %s", "TIME", idW, "MESSAGE ID", "COUNT", "REASON", "ROUTE", "DESTINATION")),
+	}
+	rows := h - 2
+	cur := clampCursor(m.cursor[panelRejections], len(rs))
+	start := window(cur, rows)
+	for i := start; i < len(rs) && i < start+rows; i++ {
+		r := rs[i]
+		sel := i == cur && m.focus == panelRejections
+		route := r.route
+		if r.err != "" {
+			route += " (failed)"
+		}
+		line := fmt.Sprintf("%s %-8s %-*s %5d %-14s %-15s %s", m.marker(sel), r.at.In(m.opt.Location).Format("15:04:05"), idW, ansi.Truncate(r.id, idW, "…"),
+			r.count, r.reason, route, r.dest)
+		switch {
+		case sel:
+			line = m.styles.selected.Render(line)
+		case r.err != "":
+			line = m.styles.bad.Render(line)
+		}
+		out = append(out, line)
+	}
+	if len(rs) == 0 {
+		if len(m.rejections) > 0 && m.filterSet() {
+			out = append(out, m.styles.dim.Render("  no rejection matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+		} else {
+			out = append(out, m.styles.dim.Render("  no rejections"))
+		}
+	}
+	return out
+}
