@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 type sortMode int
@@ -28,7 +29,7 @@ const (
 // Model is the dashboard. Its zero value is not usable: call New.
 type Model struct {
 	opt    Options
-	styles styles
+	styles kit.Styles
 	keys   keyMap
 
 	width, height int

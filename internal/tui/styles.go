@@ -3,29 +3,19 @@ package tui
 import (
 	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
+
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
-type styles struct {
-	title, section, header, ok, warn, bad, dim, selected lipgloss.Style
-}
-
-func newStyles(noColor bool) styles {
+// newStyles returns the dashboard's styles: its colours, none with noColor.
+func newStyles(noColor bool) kit.Styles {
 	if noColor {
-		p := lipgloss.NewStyle()
-		return styles{p, p, p, p, p, p, p, p}
+		return kit.NewStyles(kit.Plain)
 	}
-	return styles{
-		title:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
-		section:  lipgloss.NewStyle().Bold(true),
-		header:   lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		ok:       lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
-		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
-		bad:      lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
-		dim:      lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		selected: lipgloss.NewStyle().Reverse(true),
-	}
+	return kit.NewStyles(kit.Colour)
 }
 
+// plainInputStyles are the filter input's styles without colour.
 func plainInputStyles() textinput.Styles {
 	s := textinput.DefaultStyles(true)
 	p := lipgloss.NewStyle()

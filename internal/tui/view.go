@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // View renders the dashboard.
@@ -44,21 +44,11 @@ func (m Model) Render() string {
 		lines = append(lines, m.messageLines(msgH)...)
 		lines = append(lines, m.rejectionLines(rejH)...)
 	}
-	body := max(m.height-len(bottom), 1)
-	if len(lines) > body {
-		lines = lines[:body]
-	}
-	for len(lines) < body {
-		lines = append(lines, "")
-	}
-	lines = append(lines, bottom...)
+	lines = append(kit.Pad(lines, max(m.height-len(bottom), 1)), bottom...)
 	if len(lines) > m.height {
 		lines = lines[len(lines)-m.height:]
 	}
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "…")
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(kit.CutLines(lines, m.width), "\n")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -68,21 +58,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
-}
-
-func clampCursor(c, n int) int {
-	if n == 0 {
-		return 0
-	}
-	return min(max(c, 0), n-1)
-}
-
-// window returns the first index to show so that cursor is visible in rows.
-func window(cursor, rows int) int {
-	if cursor < rows {
-		return 0
-	}
-	return cursor - rows + 1
 }
 
 func (m Model) marker(selected bool) string {

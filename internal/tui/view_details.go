@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 func (m Model) detailLines() []string {
@@ -17,9 +18,9 @@ func (m Model) detailLines() []string {
 	if m.focus == panelMessages {
 		msgs := m.visibleMessages()
 		if len(msgs) == 0 {
-			return []string{m.styles.section.Render(title), "  nothing selected (esc to go back)"}
+			return []string{m.styles.Section.Render(title), "  nothing selected (esc to go back)"}
 		}
-		ms := msgs[clampCursor(m.cursor[panelMessages], len(msgs))]
+		ms := msgs[kit.Clamp(m.cursor[panelMessages], len(msgs))]
 		d = ms.detail
 		title += " · message " + ms.id
 		rows = append(rows, kv{"subscription", ms.sub}, kv{"delivery count", ansi.Strip(m.bar(ms.count, ms.budget))}, kv{"state", ms.state})
@@ -29,9 +30,9 @@ func (m Model) detailLines() []string {
 	} else {
 		rs := m.visibleRejections()
 		if len(rs) == 0 {
-			return []string{m.styles.section.Render(title), "  nothing selected (esc to go back)"}
+			return []string{m.styles.Section.Render(title), "  nothing selected (esc to go back)"}
 		}
-		r := rs[clampCursor(m.cursor[panelRejections], len(rs))]
+		r := rs[kit.Clamp(m.cursor[panelRejections], len(rs))]
 		d = r.detail
 		title += " · rejection of " + r.id
 		rows = append(rows, kv{"subscription", r.sub}, kv{"delivery count", ansi.Strip(m.bar(r.count, r.budget))},
@@ -47,7 +48,7 @@ func (m Model) detailLines() []string {
 			rows = append(rows, kv{"bag." + k, fmt.Sprint(d.Bag[k])})
 		}
 	}
-	out := []string{m.styles.section.Render(title + " (esc to go back)")}
+	out := []string{m.styles.Section.Render(title + " (esc to go back)")}
 	for _, r := range rows {
 		if r.v == "" {
 			continue
@@ -55,7 +56,7 @@ func (m Model) detailLines() []string {
 		out = append(out, fmt.Sprintf("  %-18s %s", r.k, r.v))
 	}
 	if d != nil {
-		out = append(out, m.styles.section.Render(fmt.Sprintf("BODY · %d bytes", d.BodySize)))
+		out = append(out, m.styles.Section.Render(fmt.Sprintf("BODY · %d bytes", d.BodySize)))
 		body := strings.ReplaceAll(d.BodyPreview, "\r", "")
 		for _, l := range strings.Split(ansi.Wrap(body, m.width-4, ""), "\n") {
 			out = append(out, "  "+l)

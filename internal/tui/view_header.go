@@ -7,7 +7,7 @@ import (
 )
 
 func (m Model) header() string {
-	parts := []string{m.styles.title.Render(m.opt.Title)}
+	parts := []string{m.styles.Title.Render(m.opt.Title)}
 	if n := len(m.opt.Targets); n > 0 {
 		ok := 0
 		for _, t := range m.targets {
@@ -22,14 +22,14 @@ func (m Model) header() string {
 		parts = append(parts, "filter: "+f)
 	}
 	if m.dropped > 0 {
-		parts = append(parts, m.styles.warn.Render(fmt.Sprintf("%d events dropped", m.dropped)))
+		parts = append(parts, m.styles.Warn.Render(fmt.Sprintf("%d events dropped", m.dropped)))
 	}
 	if m.paused {
 		p := "PAUSED"
 		if n := m.pendingN; n > 0 {
 			p += fmt.Sprintf(" (%d waiting)", n)
 		}
-		parts = append(parts, m.styles.warn.Render(p))
+		parts = append(parts, m.styles.Warn.Render(p))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -37,9 +37,9 @@ func (m Model) header() string {
 // drainingLine is shown from q (or DrainingMsg) until the program ends.
 func (m Model) drainingLine() string {
 	if m.forced {
-		return m.styles.bad.Render(fmt.Sprintf("exiting at once (%d in flight left to the broker)...", m.inFlight()))
+		return m.styles.Bad.Render(fmt.Sprintf("exiting at once (%d in flight left to the broker)...", m.inFlight()))
 	}
-	return m.styles.warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", m.inFlight()))
+	return m.styles.Warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", m.inFlight()))
 }
 
 func (m Model) targetLines() []string {
@@ -49,8 +49,8 @@ func (m Model) targetLines() []string {
 		if st.connected || !st.seen {
 			continue
 		}
-		out = append(out, m.styles.bad.Render(fmt.Sprintf("✗ %s unreachable: %v", t, st.err)),
-			m.styles.bad.Render(fmt.Sprintf("  retrying in %s (attempt %d)", st.retryIn.Round(time.Second/10), st.attempt)))
+		out = append(out, m.styles.Bad.Render(fmt.Sprintf("✗ %s unreachable: %v", t, st.err)),
+			m.styles.Bad.Render(fmt.Sprintf("  retrying in %s (attempt %d)", st.retryIn.Round(time.Second/10), st.attempt)))
 	}
 	if m.filtering {
 		out = append(out, m.filter.View())

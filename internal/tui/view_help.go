@@ -5,7 +5,7 @@ import (
 )
 
 func (m Model) helpLines() []string {
-	out := []string{m.styles.section.Render("KEYS (? or esc to close)")}
+	out := []string{m.styles.Section.Render("KEYS (? or esc to close)")}
 	for _, b := range m.keys.all() {
 		h := b.Help()
 		out = append(out, fmt.Sprintf("  %-12s %s", h.Key, h.Desc))
@@ -19,10 +19,10 @@ func (m Model) helpLines() []string {
 
 func (m Model) footer() string {
 	if m.filtering {
-		return m.styles.dim.Render("enter apply · esc clear")
+		return m.styles.Dim.Render("enter apply · esc clear")
 	}
 	if m.draining && m.opt.Interrupt != nil {
-		return m.styles.dim.Render("q exit at once (unsettled messages are left to the broker) · / filter · ? help")
+		return m.styles.Dim.Render("q exit at once (unsettled messages are left to the broker) · / filter · ? help")
 	}
-	return m.styles.dim.Render("/ filter · s sort · p pause · tab panel · enter details · ? help · q quit")
+	return m.styles.Dim.Render("/ filter · s sort · p pause · tab panel · enter details · ? help · q quit")
 }

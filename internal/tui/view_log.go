@@ -14,9 +14,9 @@ func (m Model) logPanel() []string {
 	if m.logCount > 0 {
 		title += fmt.Sprintf(" · %d", m.logCount)
 	}
-	out := []string{m.styles.section.Render(title)}
+	out := []string{m.styles.Section.Render(title)}
 	if len(ls) == 0 {
-		return append(out, m.styles.dim.Render("  no warnings or errors"))
+		return append(out, m.styles.Dim.Render("  no warnings or errors"))
 	}
 	for _, l := range ls[max(len(ls)-m.opt.LogLines, 0):] {
 		var b strings.Builder
@@ -40,9 +40,9 @@ func (m Model) logPanel() []string {
 			}
 		}
 		if l.level == "ERROR" {
-			out = append(out, m.styles.bad.Render(b.String()))
+			out = append(out, m.styles.Bad.Render(b.String()))
 		} else {
-			out = append(out, m.styles.warn.Render(b.String()))
+			out = append(out, m.styles.Warn.Render(b.String()))
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brightergo/brighter/internal/tui/kit"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -22,29 +23,29 @@ func (m Model) messageLines(h int) []string {
 	}
 	idW := max(m.width-60, 10)
 	out := []string{
-		m.styles.section.Render(title),
-		m.styles.header.Render(fmt.Sprintf("  %-*s %-14s %-16s %-13s %s", idW, "MESSAGE ID", "SUBSCRIPTION", "COUNT/BUDGET", "STATE", "LAST")),
+		m.styles.Section.Render(title),
+		m.styles.Header.Render(fmt.Sprintf("  %-*s %-14s %-16s %-13s %s", idW, "MESSAGE ID", "SUBSCRIPTION", "COUNT/BUDGET", "STATE", "LAST")),
 	}
 	rows := h - 2
-	cur := clampCursor(m.cursor[panelMessages], len(msgs))
-	start := window(cur, rows)
+	cur := kit.Clamp(m.cursor[panelMessages], len(msgs))
+	start := kit.Window(cur, rows)
 	for i := start; i < len(msgs) && i < start+rows; i++ {
 		ms := msgs[i]
 		sel := i == cur && m.focus == panelMessages
 		barPlain := ansi.Strip(m.bar(ms.count, ms.budget))
 		pad := max(16-ansi.StringWidth(barPlain), 0)
-		line := fmt.Sprintf("%s %-*s %-14s %s%s %-13s %s", m.marker(sel), idW, ansi.Truncate(ms.id, idW, "…"), ansi.Truncate(ms.sub, 14, "…"),
+		line := fmt.Sprintf("%s %-*s %-14s %s%s %-13s %s", m.marker(sel), idW, kit.Cut(ms.id, idW), kit.Cut(ms.sub, 14),
 			m.bar(ms.count, ms.budget), strings.Repeat(" ", pad), ms.state, ms.updated.In(m.opt.Location).Format("15:04:05"))
 		if sel {
-			line = m.styles.selected.Render(ansi.Strip(line))
+			line = m.styles.Selected.Render(ansi.Strip(line))
 		}
 		out = append(out, line)
 	}
 	if len(msgs) == 0 {
 		if len(m.msgs) > 0 && m.filterSet() {
-			out = append(out, m.styles.dim.Render("  no message matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+			out = append(out, m.styles.Dim.Render("  no message matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
 		} else {
-			out = append(out, m.styles.dim.Render("  no messages yet"))
+			out = append(out, m.styles.Dim.Render("  no messages yet"))
 		}
 	}
 	return out
@@ -62,11 +63,11 @@ func (m Model) bar(count, budget int) string {
 	}
 	full := strings.Repeat("█", n)
 	empty := strings.Repeat("░", cells-n)
-	style := m.styles.ok
+	style := m.styles.OK
 	if count >= budget {
-		style = m.styles.bad
+		style = m.styles.Bad
 	} else if count*2 >= budget {
-		style = m.styles.warn
+		style = m.styles.Warn
 	}
-	return style.Render(full) + m.styles.dim.Render(empty) + fmt.Sprintf(" %d/%d", count, budget)
+	return style.Render(full) + m.styles.Dim.Render(empty) + fmt.Sprintf(" %d/%d", count, budget)
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 func (m Model) rejectionLines(h int) []string {
@@ -16,12 +16,12 @@ func (m Model) rejectionLines(h int) []string {
 	}
 	idW := max(m.width-66, 10)
 	out := []string{
-		m.styles.section.Render(title),
-		m.styles.header.Render(fmt.Sprintf("  %-8s %-*s %5s %-14s %-15s %s", "TIME", idW, "MESSAGE ID", "COUNT", "REASON", "ROUTE", "DESTINATION")),
+		m.styles.Section.Render(title),
+		m.styles.Header.Render(fmt.Sprintf("  %-8s %-*s %5s %-14s %-15s %s", "TIME", idW, "MESSAGE ID", "COUNT", "REASON", "ROUTE", "DESTINATION")),
 	}
 	rows := h - 2
-	cur := clampCursor(m.cursor[panelRejections], len(rs))
-	start := window(cur, rows)
+	cur := kit.Clamp(m.cursor[panelRejections], len(rs))
+	start := kit.Window(cur, rows)
 	for i := start; i < len(rs) && i < start+rows; i++ {
 		r := rs[i]
 		sel := i == cur && m.focus == panelRejections
@@ -29,21 +29,21 @@ func (m Model) rejectionLines(h int) []string {
 		if r.err != "" {
 			route += " (failed)"
 		}
-		line := fmt.Sprintf("%s %-8s %-*s %5d %-14s %-15s %s", m.marker(sel), r.at.In(m.opt.Location).Format("15:04:05"), idW, ansi.Truncate(r.id, idW, "…"),
+		line := fmt.Sprintf("%s %-8s %-*s %5d %-14s %-15s %s", m.marker(sel), r.at.In(m.opt.Location).Format("15:04:05"), idW, kit.Cut(r.id, idW),
 			r.count, r.reason, route, r.dest)
 		switch {
 		case sel:
-			line = m.styles.selected.Render(line)
+			line = m.styles.Selected.Render(line)
 		case r.err != "":
-			line = m.styles.bad.Render(line)
+			line = m.styles.Bad.Render(line)
 		}
 		out = append(out, line)
 	}
 	if len(rs) == 0 {
 		if len(m.rejections) > 0 && m.filterSet() {
-			out = append(out, m.styles.dim.Render("  no rejection matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
+			out = append(out, m.styles.Dim.Render("  no rejection matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
 		} else {
-			out = append(out, m.styles.dim.Render("  no rejections"))
+			out = append(out, m.styles.Dim.Render("  no rejections"))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brightergo/brighter/internal/tui/kit"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -13,8 +14,8 @@ func (m Model) subLines() []string {
 	w := m.width
 	nameW := max(w-62, 8)
 	out := []string{
-		m.styles.section.Render("SUBSCRIPTIONS"),
-		m.styles.header.Render(fmt.Sprintf("%-*s %7s %6s %6s %6s %5s %4s %4s %4s %6s", nameW, "NAME", "RECV/S", "RECV", "ACK", "DEFER", "REJ", "R", "M", "EFF", "DLQ")),
+		m.styles.Section.Render("SUBSCRIPTIONS"),
+		m.styles.Header.Render(fmt.Sprintf("%-*s %7s %6s %6s %6s %5s %4s %4s %4s %6s", nameW, "NAME", "RECV/S", "RECV", "ACK", "DEFER", "REJ", "R", "M", "EFF", "DLQ")),
 	}
 	names := sortedKeys(m.subs)
 	shown := 0
@@ -48,10 +49,10 @@ func (m Model) subLines() []string {
 		case t.HasDLQDepth:
 			dlq = strconv.FormatFloat(t.DLQDepth, 'f', 0, 64)
 		}
-		line := fmt.Sprintf("%-*s %7.1f %6.0f %6.0f %6.0f %5.0f %4s %4s %4s %6s", nameW, ansi.Truncate(n, nameW, "…"),
+		line := fmt.Sprintf("%-*s %7.1f %6.0f %6.0f %6.0f %5.0f %4s %4s %4s %6s", nameW, kit.Cut(n, nameW),
 			s.rate(m.rateNow()), t.Received, t.Acknowledged, t.Deferred, t.Rejected, r, mm, eff, dlq)
 		if t.Rejected > 0 {
-			line = m.styles.warn.Render(line)
+			line = m.styles.Warn.Render(line)
 		}
 		out = append(out, line)
 		out = append(out, m.statusLines(s)...)
@@ -65,7 +66,7 @@ func (m Model) subLines() []string {
 		case m.allUnreachable():
 			msg = "no consumer reachable yet; still trying (see above)"
 		}
-		out = append(out, m.styles.dim.Render(msg))
+		out = append(out, m.styles.Dim.Render(msg))
 	}
 	return out
 }
@@ -88,7 +89,7 @@ func (m Model) statusLines(s *subState) []string {
 		out = append(out, m.targetStatus(*s.health[t], name)...)
 	}
 	if len(out) == 0 {
-		return []string{m.styles.ok.Render("  ✓ connected")}
+		return []string{m.styles.OK.Render("  ✓ connected")}
 	}
 	return out
 }
@@ -99,9 +100,9 @@ func (m Model) targetStatus(h channelStatus, name string) []string {
 	switch {
 	case h.stopped && h.stopErr != "":
 		head := "  ✗ " + name + "stopped: "
-		return []string{m.styles.bad.Render(head + squeeze(h.stopErr, m.width-ansi.StringWidth(head)))}
+		return []string{m.styles.Bad.Render(head + squeeze(h.stopErr, m.width-ansi.StringWidth(head)))}
 	case h.stopped:
-		return []string{m.styles.dim.Render("  ■ " + name + "stopped")}
+		return []string{m.styles.Dim.Render("  ■ " + name + "stopped")}
 	case h.failing:
 		head := "  ✗ " + name + "failing since " + h.since.In(m.opt.Location).Format("15:04:05")
 		var extra []string
@@ -117,11 +118,11 @@ func (m Model) targetStatus(h channelStatus, name string) []string {
 		if h.stalled {
 			head += " · not ready"
 		}
-		out := []string{m.styles.bad.Render(head)}
+		out := []string{m.styles.Bad.Render(head)}
 		if h.lastErr != "" {
 			const label = "    last error: "
 			e := strings.TrimPrefix(h.lastErr, "channel failure: ")
-			out = append(out, m.styles.bad.Render(label+squeeze(e, m.width-len(label))))
+			out = append(out, m.styles.Bad.Render(label+squeeze(e, m.width-len(label))))
 		}
 		return out
 	}
@@ -131,14 +132,14 @@ func (m Model) targetStatus(h channelStatus, name string) []string {
 // squeeze fits s into w cells by cutting its middle: the start of an error
 // says which call failed, its end why ("connection refused").
 func squeeze(s string, w int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = kit.CollapseSpace(s)
 	sw := ansi.StringWidth(s)
 	if sw <= w || w < 8 {
 		return s
 	}
 	head := w / 3
 	tail := w - head - 1
-	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
+	return ansi.Truncate(s, head, "") + kit.Ellipsis + ansi.TruncateLeft(s, sw-tail, "")
 }
 
 func fmtLimit(n int) string {

@@ -7,9 +7,9 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // view is the screen shown.
@@ -82,11 +82,7 @@ type Model struct {
 	loading bool
 	cur     *group
 	curMsg  *message.Message
-	styles  styles
-}
-
-type styles struct {
-	title, faint, bold, cursor, selected, err lipgloss.Style
+	styles  kit.Styles
 }
 
 // New returns the console over act. ctx bounds every action; now is the
@@ -98,10 +94,7 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	f := textinput.New()
 	f.Prompt = "/"
 	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
-		styles: styles{
-			title: lipgloss.NewStyle().Bold(true), faint: lipgloss.NewStyle().Faint(true), bold: lipgloss.NewStyle().Bold(true),
-			cursor: lipgloss.NewStyle().Reverse(true), selected: lipgloss.NewStyle().Bold(true), err: lipgloss.NewStyle().Bold(true),
-		}}
+		styles: kit.NewStyles(kit.Mono)}
 }
 
 // WithDryRun returns m with the dry run on or off (dlq triage --dry-run).

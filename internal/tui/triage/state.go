@@ -8,6 +8,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // The console's state: the destination's messages in failure groups, and
@@ -220,7 +221,7 @@ func (m *Model) clamp() {
 	default:
 		n = 1 << 20
 	}
-	m.cursor[m.view] = min(m.cursor[m.view], max(n-1, 0))
+	m.cursor[m.view] = kit.Clamp(m.cursor[m.view], n)
 }
 
 func (m Model) allSelected(ms []*message.Message) bool {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // View renders the console.
@@ -21,7 +21,7 @@ func (m Model) View() tea.View {
 
 // Render returns the screen: at most Height lines of at most Width cells.
 func (m Model) Render() string {
-	head := m.styles.title.Render("brighter dlq triage") + " " + m.act.Source()
+	head := m.styles.Title.Render("brighter dlq triage") + " " + m.act.Source()
 	var tags []string
 	if m.dryRun {
 		tags = append(tags, "DRY RUN")
@@ -30,7 +30,7 @@ func (m Model) Render() string {
 		tags = append(tags, fmt.Sprintf("%d selected", n))
 	}
 	tags = append(tags, "sort: "+sortNames[m.sort])
-	head += "  " + m.styles.faint.Render(strings.Join(tags, " · "))
+	head += "  " + m.styles.Dim.Render(strings.Join(tags, " · "))
 	var body []string
 	switch {
 	case m.help:
@@ -52,8 +52,8 @@ func (m Model) Render() string {
 	// of a destructive action are always shown whole.
 	switch {
 	case m.ask != nil:
-		for l := range strings.SplitSeq(wrap(m.ask.prompt, m.width), "\n") {
-			bottom = append(bottom, m.styles.bold.Render(l))
+		for l := range strings.SplitSeq(kit.Wrap(m.ask.prompt, m.width), "\n") {
+			bottom = append(bottom, m.styles.Section.Render(l))
 		}
 	case m.busy != "":
 		bottom = append(bottom, fmt.Sprintf("%s: %d of %d done, %d failed...", m.busy, m.done+m.failed, m.total, m.failed))
@@ -61,22 +61,15 @@ func (m Model) Render() string {
 			bottom = append(bottom, m.status)
 		}
 	case m.status != "":
-		bottom = append(bottom, strings.Split(wrap(m.status, m.width), "\n")...)
+		bottom = append(bottom, strings.Split(kit.Wrap(m.status, m.width), "\n")...)
 	}
-	bottom = append(bottom, m.styles.faint.Render("enter open esc back space select r/R replay e edit a archive d dry / s ? q"))
-	room := max(m.height-1-len(bottom), 1)
-	if len(body) > room {
-		body = body[:room]
-	}
-	for len(body) < room {
-		body = append(body, "")
-	}
-	lines := append([]string{head}, body...)
+	bottom = append(bottom, m.styles.Dim.Render("enter open esc back space select r/R replay e edit a archive d dry / s ? q"))
+	lines := append([]string{head}, kit.Pad(body, max(m.height-1-len(bottom), 1))...)
 	lines = append(lines, bottom...)
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(strings.ReplaceAll(l, "\t", " "), m.width, "…")
+		lines[i] = strings.ReplaceAll(l, "\t", " ")
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(kit.CutLines(lines, m.width), "\n")
 }
 
 var helpLines = []string{
@@ -104,17 +97,5 @@ func (m Model) ago(t time.Time) string {
 
 // window returns the rows of lines to show so the cursor stays visible.
 func (m Model) window(rows []string, cursor int) []string {
-	room := max(m.height-5, 1)
-	start := 0
-	if cursor >= room {
-		start = cursor - room + 1
-	}
-	return rows[start:]
+	return rows[kit.Window(cursor, max(m.height-5, 1)):]
 }
-
-// wrap breaks s into lines of at most width cells, at spaces where it can.
-func wrap(s string, width int) string {
-	return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true)
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // detailLines show one message: headers, rejection metadata, bag, body.
@@ -22,13 +23,13 @@ func (m Model) detailLines() []string {
 		sel = " (selected)"
 	}
 	lines := []string{
-		m.styles.bold.Render("message " + h.MessageID + sel),
+		m.styles.Section.Render("message " + h.MessageID + sel),
 		"headers",
 		"  topic " + h.Topic + " · type " + h.MessageType.String() + " · content type " + h.ContentType,
 		"  correlation id " + h.CorrelationID + " · partition key " + h.PartitionKey + " · created " + m.ago(h.Timestamp),
 		"rejection",
 		fmt.Sprintf("  %s from %s after %d deliveries, %s", d.Reason, d.OriginalTopic, d.HandledCount, m.ago(d.RejectedAt)),
-		"  " + oneLine(d.RejectionMessage),
+		"  " + kit.CollapseSpace(d.RejectionMessage),
 		"bag",
 	}
 	for _, k := range slices.Sorted(maps.Keys(h.Bag)) {
