@@ -3,7 +3,6 @@ package tui
 import (
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/brightergo/brighter/internal/tui/kit"
@@ -158,76 +157,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
-	}
-	return m, nil
-}
-
-func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if m.filtering {
-		switch {
-		case key.Matches(msg, m.keys.Apply):
-			m.filtering = false
-			m.filter.Blur()
-			m.cursor = [2]int{}
-			return m, nil
-		case key.Matches(msg, m.keys.Back):
-			m.filtering = false
-			m.filter.Blur()
-			m.filter.SetValue("")
-			return m, nil
-		}
-		var cmd tea.Cmd
-		m.filter, cmd = m.filter.Update(msg)
-		m.cursor = [2]int{}
-		return m, cmd
-	}
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Quit):
-		if m.opt.Interrupt == nil {
-			return m, tea.Quit
-		}
-		if m.draining {
-			m.forced = true
-		}
-		m.draining = true
-		interrupt := m.opt.Interrupt
-		return m, func() tea.Msg { interrupt(); return nil }
-	case key.Matches(msg, k.Help):
-		m.help = !m.help
-	case m.help && key.Matches(msg, k.Back):
-		m.help = false
-	case key.Matches(msg, k.Back):
-		if m.details {
-			m.details = false
-		} else if m.filter.Value() != "" {
-			m.filter.SetValue("")
-		}
-	case key.Matches(msg, k.Filter):
-		m.filtering, m.help, m.details = true, false, false
-		return m, m.filter.Focus()
-	case key.Matches(msg, k.Sort):
-		m.sort = (m.sort + 1) % sortMode(len(sortNames))
-	case key.Matches(msg, k.Pause):
-		m.paused = !m.paused
-		m.pausedAt = m.opt.Now()
-		if !m.paused {
-			for _, b := range m.pending {
-				for i := range b.Records {
-					m.apply(&b.Records[i], b.Target)
-				}
-			}
-			m.pending, m.pendingN = nil, 0
-			m.trim()
-		}
-	case key.Matches(msg, k.Details):
-		m.details = !m.details
-	case key.Matches(msg, k.Tab):
-		m.focus = 1 - m.focus
-	case key.Matches(msg, k.Up):
-		m.cursor[m.focus] = max(m.cursor[m.focus]-1, 0)
-	case key.Matches(msg, k.Down):
-		m.cursor[m.focus]++ // clamped when drawn
 	}
 	return m, nil
 }

@@ -1,14 +1,13 @@
 package tui
 
-import (
-	"fmt"
-)
+import "github.com/brightergo/brighter/internal/tui/kit"
 
+// helpLines is the help screen: every key with what it does, and how to
+// read the subscriptions' and the messages' columns.
 func (m Model) helpLines() []string {
 	out := []string{m.styles.Section.Render("KEYS (? or esc to close)")}
 	for _, b := range m.keys.all() {
-		h := b.Help()
-		out = append(out, fmt.Sprintf("  %-12s %s", h.Key, h.Desc))
+		out = append(out, kit.HelpLine("  %-12s %s", b))
 	}
 	out = append(out, "",
 		"  COUNT/BUDGET draws a message's delivery count against requeueCount (R):",
@@ -17,12 +16,17 @@ func (m Model) helpLines() []string {
 	return out
 }
 
+// footer is the key line at the bottom: the keys of the filter's input
+// while it is typed; while a consumer drains, q's second meaning.
 func (m Model) footer() string {
+	k := m.keys
 	if m.filtering {
-		return m.styles.Dim.Render("enter apply · esc clear")
+		return m.styles.Dim.Render(kit.KeyBar(" · ", k.Apply, k.Back))
 	}
 	if m.draining && m.opt.Interrupt != nil {
-		return m.styles.Dim.Render("q exit at once (unsettled messages are left to the broker) · / filter · ? help")
+		exit := k.Quit
+		exit.Bar.Desc = "exit at once (unsettled messages are left to the broker)"
+		return m.styles.Dim.Render(kit.KeyBar(" · ", exit, k.Filter, k.Help))
 	}
-	return m.styles.Dim.Render("/ filter · s sort · p pause · tab panel · enter details · ? help · q quit")
+	return m.styles.Dim.Render(kit.KeyBar(" · ", k.Filter, k.Sort, k.Pause, k.Tab, k.Details, k.Help, k.Quit))
 }

@@ -20,7 +20,7 @@ var editMutants = []mutant{
 		Run:  "TestDLQEdit_EveryTransport_Issue30/sqs", Pkg: "./cmd/brighter"},
 	{Name: "triage-any-key-confirms", What: "the triage console runs a destructive action on any answer, not only y",
 		File: "internal/tui/triage/keys.go",
-		Old:  `if k == "y" || k == "Y" {`,
+		Old:  "if k.Yes.Matches(msg) {",
 		New:  "if true {",
 		Run:  "TestTriageConsole_Issue30", Pkg: "./internal/tui/triage"},
 }

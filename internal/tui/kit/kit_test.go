@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -92,5 +94,22 @@ func TestNewStyles_Palettes(t *testing.T) {
 	}
 	if c := NewStyles(Colour).Bad.Render("x"); c == "x" || !strings.Contains(c, "\x1b[") {
 		t.Errorf("Colour does not colour Bad: %q", c)
+	}
+}
+
+// A key bar shows each binding's bar entry, its key alone when the entry
+// has no description; a bar entry without a key takes the help key.
+func TestKeyBar_FromTheBindings(t *testing.T) {
+	filter := NewBinding(key.Help{Desc: "filter"}, key.WithKeys("/"), key.WithHelp("/", "filter by id"))
+	replay := NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection"))
+	quit := NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit"))
+	if got := KeyBar(" · ", filter, replay, quit); got != "/ filter · r/R replay · q" {
+		t.Errorf("KeyBar = %q", got)
+	}
+	if got := HelpLine("  %-6s %s|%s %s", filter, replay); got != "  /      filter by id|r replay the selection" {
+		t.Errorf("HelpLine = %q", got)
+	}
+	if !replay.Matches(tea.KeyPressMsg{Code: 'r', Text: "r"}) || replay.Matches(tea.KeyPressMsg{Code: 'R', Text: "R"}) {
+		t.Error("the binding of r matches another key, or not r")
 	}
 }

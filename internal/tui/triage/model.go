@@ -83,6 +83,7 @@ type Model struct {
 	cur     *group
 	curMsg  *message.Message
 	styles  kit.Styles
+	keys    keyMap
 }
 
 // New returns the console over act. ctx bounds every action; now is the
@@ -94,7 +95,7 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	f := textinput.New()
 	f.Prompt = "/"
 	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
-		styles: kit.NewStyles(kit.Mono)}
+		styles: kit.NewStyles(kit.Mono), keys: defaultKeys()}
 }
 
 // WithDryRun returns m with the dry run on or off (dlq triage --dry-run).

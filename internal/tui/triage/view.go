@@ -34,7 +34,7 @@ func (m Model) Render() string {
 	var body []string
 	switch {
 	case m.help:
-		body = helpLines
+		body = m.keys.helpLines()
 	case m.loading && m.groups == nil:
 		body = []string{"reading " + m.act.Source() + "..."}
 	case m.view == viewGroups:
@@ -63,29 +63,13 @@ func (m Model) Render() string {
 	case m.status != "":
 		bottom = append(bottom, strings.Split(kit.Wrap(m.status, m.width), "\n")...)
 	}
-	bottom = append(bottom, m.styles.Dim.Render("enter open esc back space select r/R replay e edit a archive d dry / s ? q"))
+	bottom = append(bottom, m.styles.Dim.Render(m.keys.bar()))
 	lines := append([]string{head}, kit.Pad(body, max(m.height-1-len(bottom), 1))...)
 	lines = append(lines, bottom...)
 	for i, l := range lines {
 		lines[i] = strings.ReplaceAll(l, "\t", " ")
 	}
 	return strings.Join(kit.CutLines(lines, m.width), "\n")
-}
-
-var helpLines = []string{
-	"keys",
-	"  up/down, j/k    move            enter    open a group, a message",
-	"  esc             back, clear the filter",
-	"  space           select the message (or group) under the cursor",
-	"  r               replay the selection (or what is under the cursor)",
-	"  R               replay the whole group",
-	"  e               edit the message in $EDITOR, then replay the edited copy",
-	"  a               archive the selection (or what is under the cursor)",
-	"  d               dry run on/off: actions show what they would do",
-	"  /               filter         s  sort: count, newest, oldest",
-	"  q               quit (nothing is held: every read is released at once)",
-	"",
-	"Every replay, archive and edit names its destinations and count and asks once (y/n).",
 }
 
 func (m Model) ago(t time.Time) string {
