@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -88,4 +89,14 @@ func (m Model) visibleLogs() []logLine {
 		}
 	}
 	return out
+}
+
+// emptyLine is the line of a panel with no row: that the filter hides
+// every one ("no message matches the filter \"x\"") when there are some
+// (hidden) and a filter is set, else none.
+func (m Model) emptyLine(hidden bool, one, none string) string {
+	if hidden && m.filterSet() {
+		return m.styles.Dim.Render("  no " + one + " matches the filter " + strconv.Quote(strings.TrimSpace(m.filter.Value())))
+	}
+	return m.styles.Dim.Render("  " + none)
 }

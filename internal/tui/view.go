@@ -5,16 +5,14 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // View renders the dashboard.
 func (m Model) View() tea.View {
 	*m.views++
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = m.opt.Title
-	return v
+	return kit.Screen(m.Render(), m.opt.Title)
 }
 
 // Render returns the screen as a string of at most Height lines, each at

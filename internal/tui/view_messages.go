@@ -2,11 +2,11 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/brightergo/brighter/internal/tui/kit"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 func (m Model) messageLines(h int) []string {
@@ -42,11 +42,7 @@ func (m Model) messageLines(h int) []string {
 		out = append(out, line)
 	}
 	if len(msgs) == 0 {
-		if len(m.msgs) > 0 && m.filterSet() {
-			out = append(out, m.styles.Dim.Render("  no message matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
-		} else {
-			out = append(out, m.styles.Dim.Render("  no messages yet"))
-		}
+		out = append(out, m.emptyLine(len(m.msgs) > 0, "message", "no messages yet"))
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -40,11 +38,7 @@ func (m Model) rejectionLines(h int) []string {
 		out = append(out, line)
 	}
 	if len(rs) == 0 {
-		if len(m.rejections) > 0 && m.filterSet() {
-			out = append(out, m.styles.Dim.Render("  no rejection matches the filter "+strconv.Quote(strings.TrimSpace(m.filter.Value()))))
-		} else {
-			out = append(out, m.styles.Dim.Render("  no rejections"))
-		}
+		out = append(out, m.emptyLine(len(m.rejections) > 0, "rejection", "no rejections"))
 	}
 	return out
 }

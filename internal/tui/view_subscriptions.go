@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brightergo/brighter/internal/tui/kit"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 func (m Model) subLines() []string {

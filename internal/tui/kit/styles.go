@@ -1,6 +1,8 @@
 package kit
 
-import "charm.land/lipgloss/v2"
+import (
+	"charm.land/lipgloss/v2"
+)
 
 // Styles are the text styles of a screen.
 type Styles struct {

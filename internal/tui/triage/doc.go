@@ -10,6 +10,17 @@
 //
 // The model never touches a broker: what it does is injected as Actions
 // (cmd/brighter wires internal/inspect into them), so it is tested with
-// plain Update calls. It may import internal/inspect and internal/message;
+// plain Update calls.
+//
+// The files: actions.go is what the console does (Actions, confirmations,
+// actions run in the background), state.go what it shows (the failure
+// groups, the filter, the sort, the selection), model.go the Model and its
+// Update, keys.go its keys, declared once (they handle the keys and render
+// the key bar and the help screen); view.go lays the screen out around one
+// file a view: view_groups.go, view_messages.go, view_message.go. Styles,
+// key bindings and line helpers come from internal/tui/kit, shared with the
+// dashboard.
+//
+// It may import internal/inspect, internal/message and internal/tui/kit;
 // it must not import a transport or cmd.
 package triage

@@ -13,10 +13,7 @@ import (
 
 // View renders the console.
 func (m Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "brighter dlq triage"
-	return v
+	return kit.Screen(m.Render(), "brighter dlq triage")
 }
 
 // Render returns the screen: at most Height lines of at most Width cells.
