@@ -18,6 +18,17 @@
 // events arrive); Watch reads /events and /metrics of remote consumers and
 // keeps retrying an unreachable target.
 //
-// This package may import internal/observe, internal/pump and
-// internal/message; it must not import a transport or cmd.
+// The files: state.go is what the dashboard knows (the state the feed, the
+// scrapes and the targets' reports fold into; the views only read it);
+// model.go the Model around it (Update, pause), keys.go its keys, declared
+// once, filter.go what the filter and the sort show; view.go lays the
+// screen out from one file a panel: view_header.go (title, targets,
+// draining), view_subscriptions.go (with their status lines),
+// view_messages.go, view_rejections.go, view_details.go, view_log.go and
+// view_help.go (the help screen and the key line). Styles, key bindings and
+// line helpers come from internal/tui/kit, shared with internal/tui/triage.
+//
+// This package may import internal/observe, internal/pump,
+// internal/message and internal/tui/kit; it must not import a transport or
+// cmd.
 package tui

@@ -19,8 +19,8 @@ var editMutants = []mutant{
 		New:  "if false && o.Transform != nil {",
 		Run:  "TestDLQEdit_EveryTransport_Issue30/sqs", Pkg: "./cmd/brighter"},
 	{Name: "triage-any-key-confirms", What: "the triage console runs a destructive action on any answer, not only y",
-		File: "internal/tui/triage/triage.go",
-		Old:  `if k == "y" || k == "Y" {`,
+		File: "internal/tui/triage/keys.go",
+		Old:  "if k.Yes.Matches(msg) {",
 		New:  "if true {",
 		Run:  "TestTriageConsole_Issue30", Pkg: "./internal/tui/triage"},
 }

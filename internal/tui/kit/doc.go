@@ -1,0 +1,12 @@
+// Package kit is what the two terminal screens share: the dashboard of
+// `brighter watch` and `brighter consume --tui` (internal/tui) and the
+// console of `brighter dlq triage` (internal/tui/triage). It holds one set
+// of text styles in three palettes (styles.go), key bindings that carry
+// the texts of the one-line key bar and of the help screen (keys.go), the
+// full-screen view (screen.go) and the line helpers (text.go): cut a cell
+// or a line to a width with "…", fit a body to a height, keep the cursor's
+// row in view, wrap a status line, collapse white space.
+//
+// It imports nothing of this module: both screens import it, it imports
+// neither.
+package kit

@@ -1,0 +1,64 @@
+package kit
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Ellipsis marks where Cut cut a text.
+const Ellipsis = "…"
+
+// Cut returns s cut to at most w cells (escape sequences kept), ending in
+// Ellipsis when it was cut.
+func Cut(s string, w int) string { return ansi.Truncate(s, w, Ellipsis) }
+
+// CutLines cuts every line of lines to at most w cells, in place, and
+// returns lines.
+func CutLines(lines []string, w int) []string {
+	for i, l := range lines {
+		lines[i] = Cut(l, w)
+	}
+	return lines
+}
+
+// Pad returns lines cut, or padded with empty lines, to exactly n lines
+// (n >= 0). It may reuse the array of lines.
+func Pad(lines []string, n int) []string {
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+// Clamp returns cursor moved into the rows 0 to n-1 of a list of n rows;
+// 0 when the list is empty.
+func Clamp(cursor, n int) int {
+	if n == 0 {
+		return 0
+	}
+	return min(max(cursor, 0), n-1)
+}
+
+// Window returns the index of the first row to show when rows rows fit:
+// 0 while the cursor's row is among the first rows, else the one that
+// makes the cursor's row the last shown.
+func Window(cursor, rows int) int {
+	if cursor < rows {
+		return 0
+	}
+	return cursor - rows + 1
+}
+
+// Wrap breaks s into lines (joined by "\n") of at most width cells, at
+// spaces, slashes and commas where it can, within a word where it must.
+func Wrap(s string, width int) string {
+	return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true)
+}
+
+// CollapseSpace turns every run of white space in s (line breaks and tabs
+// among it) into one space and trims both ends.
+func CollapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,43 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/brightergo/brighter/internal/observe"
+)
+
+// EventsMsg is a batch of records from the event stream.
+type EventsMsg struct {
+	Records []observe.Record
+	// Dropped is how many records the feeder could not keep up with.
+	Dropped uint64
+	// Target is the consumer the records came from (its Batcher's
+	// Target): brighter watch keeps each target's channel status apart;
+	// "" in-process.
+	Target string
+}
+
+// TotalsMsg carries one target's /metrics totals per subscription.
+type TotalsMsg struct {
+	Target string
+	Totals map[string]observe.Totals
+}
+
+// TargetStatusMsg reports whether a target's /events stream is connected.
+type TargetStatusMsg struct {
+	Target    string
+	Connected bool
+	// Err is why it is not connected; RetryIn when the next attempt is;
+	// Attempt counts failed attempts in a row.
+	Err     error
+	RetryIn time.Duration
+	Attempt int
+}
+
+// TickMsg refreshes the rates once a second.
+type TickMsg time.Time
+
+// DrainingMsg tells the in-process dashboard that the consumer is draining
+// for a reason of its own (a signal, a pump that failed): it shows
+// "draining (N in flight)..." from then on, as after q (issue 13).
+type DrainingMsg struct{}

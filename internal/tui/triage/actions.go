@@ -1,0 +1,160 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Outcome is one message's result of an action, for the progress line.
+type Outcome struct {
+	// ID is the message id.
+	ID string
+	// Err is why it failed; nil when done.
+	Err error
+}
+
+// Result is the end of an action.
+type Result struct {
+	// Done and Failed count the messages the action did and could not do.
+	Done, Failed int
+	// Summary is the line to show ("replayed 3, skipped 0, failed 0").
+	Summary string
+}
+
+// Editing is one message's edit in progress: the editor command the
+// console runs (suspending itself, tea.ExecProcess), then Finish replays
+// the edited copy (`dlq edit`'s code path).
+type Editing interface {
+	// Command is the editor process to run on the terminal.
+	Command() *exec.Cmd
+	// Destination is where the edited copy would go.
+	Destination() string
+	// Check validates the edit as it stands (the body for its content
+	// type, as dlq edit's inspect.ValidateBody); it sends nothing. The
+	// console calls it as soon as the editor returns, so an invalid edit
+	// is offered back to the editor, never for replay.
+	Check() error
+	// Finish validates the edit and replays the edited copy (nothing is
+	// sent with dryRun); an invalid body is an error and nothing is sent.
+	Finish(ctx context.Context, dryRun bool) (Result, error)
+	// Close removes the edit's files.
+	Close()
+}
+
+// Actions are what the console does to the dead-letter destination. Each
+// reads the destination afresh and releases what it read before it
+// returns: nothing is held between actions.
+type Actions interface {
+	// Source names the destination (a URL) for the header.
+	Source() string
+	// Load reads every message of the destination (as dlq peek: held while
+	// read, released at once).
+	Load(ctx context.Context) ([]*message.Message, error)
+	// ReplayDestinations are where replaying ms would publish, distinct,
+	// for the confirmation (a refused originalTopic is marked so).
+	ReplayDestinations(ms []*message.Message) []string
+	// Replay replays the messages with these ids as dlq replay does,
+	// telling progress about each.
+	Replay(ctx context.Context, ids []string, dryRun bool, progress func(Outcome)) (Result, error)
+	// ArchiveDestination is the archive file.
+	ArchiveDestination() string
+	// Archive archives the messages with these ids as dlq archive does.
+	Archive(ctx context.Context, ids []string, dryRun bool, progress func(Outcome)) (Result, error)
+	// Edit starts an edit of m.
+	Edit(m *message.Message) (Editing, error)
+}
+
+// LoadNoter is implemented by Actions whose Load can tell what it could
+// not read: LoadNote, asked right after each Load, is a line for the status
+// bar (for example how many messages another reader held invisible), ""
+// when there is nothing to say (issue 30).
+type LoadNoter interface {
+	LoadNote() string
+}
+
+// confirm is a destructive action waiting for y/n.
+type confirm struct {
+	prompt string
+	what   string
+	total  int
+	job    func(ctx context.Context, progress func(Outcome)) (Result, error)
+	// yes, when set, is what y does instead of starting job.
+	yes    func() tea.Cmd
+	cancel func()
+	// cancelled is the status line of n ("" for the default).
+	cancelled string
+}
+
+// wait reads the next message of an action's channel.
+func wait(ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		msg, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return msg
+	}
+}
+
+// start runs an action in the background, reporting progress.
+func (m *Model) start(what string, total int, run func(ctx context.Context, progress func(Outcome)) (Result, error)) tea.Cmd {
+	m.busy, m.done, m.failed, m.total, m.status = what, 0, 0, total, ""
+	ch := make(chan tea.Msg, 64)
+	ctx := m.ctx
+	go func() {
+		defer close(ch)
+		res, err := run(ctx, func(o Outcome) { ch <- progressMsg{ch: ch, out: o} })
+		ch <- doneMsg{what: what, res: res, err: err}
+	}()
+	return wait(ch)
+}
+
+func (m Model) dryTag() string {
+	if m.dryRun {
+		return "[dry run] "
+	}
+	return ""
+}
+
+// editCmd runs the editor of ed on the terminal (the console suspended)
+// and reports its end as an editedMsg.
+func editCmd(id string, ed Editing) tea.Cmd {
+	return tea.ExecProcess(ed.Command(), func(err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} })
+}
+
+func (m Model) askReplay(ms []*message.Message, what string) (tea.Model, tea.Cmd) {
+	if len(ms) == 0 {
+		return m, nil
+	}
+	dests, act, list, dry := m.act.ReplayDestinations(ms), m.act, ids(ms), m.dryRun
+	m.ask = &confirm{
+		prompt: fmt.Sprintf("%sReplay %s (%s: %s) from %s to %s? (y/n)", m.dryTag(), count(len(ms)), what, idList(list), m.act.Source(), strings.Join(dests, ", ")),
+		what:   "replay", total: len(list),
+		job: func(ctx context.Context, p func(Outcome)) (Result, error) {
+			return act.Replay(ctx, list, dry, p)
+		},
+	}
+	return m, nil
+}
+
+// idList names the messages a prompt acts on: every id up to five, else
+// the first four and how many more.
+func idList(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:4], ", "), len(ids)-4)
+}
+
+func count(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", n)
+}

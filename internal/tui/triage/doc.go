@@ -1,0 +1,26 @@
+// Package triage is the model of `brighter dlq triage` (issue 30): an
+// interactive console over one dead-letter destination. It shows the
+// failure groups (count, oldest, newest, reason, a sample rejection
+// message), the messages of a group, and one message (headers, bag,
+// rejection metadata, body pretty-printed by content type), and lets the
+// operator select messages, replay the selection or a group, edit one
+// message and replay it, archive, toggle a dry run, filter, sort and quit.
+// Every destructive action shows its destinations and count and asks once
+// (y/n); progress is shown while it runs.
+//
+// The model never touches a broker: what it does is injected as Actions
+// (cmd/brighter wires internal/inspect into them), so it is tested with
+// plain Update calls.
+//
+// The files: actions.go is what the console does (Actions, confirmations,
+// actions run in the background), state.go what it shows (the failure
+// groups, the filter, the sort, the selection), model.go the Model and its
+// Update, keys.go its keys, declared once (they handle the keys and render
+// the key bar and the help screen); view.go lays the screen out around one
+// file a view: view_groups.go, view_messages.go, view_message.go. Styles,
+// key bindings and line helpers come from internal/tui/kit, shared with the
+// dashboard.
+//
+// It may import internal/inspect, internal/message and internal/tui/kit;
+// it must not import a transport or cmd.
+package triage

@@ -1,0 +1,205 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/kit"
+)
+
+// view is the screen shown.
+type view int
+
+const (
+	viewGroups view = iota
+	viewMessages
+	viewMessage
+)
+
+// sortMode orders the groups and the messages.
+type sortMode int
+
+const (
+	sortCount sortMode = iota
+	sortNewest
+	sortOldest
+)
+
+var sortNames = []string{"count", "newest", "oldest"}
+
+// Messages the model sends itself.
+type (
+	// LoadedMsg carries the destination's messages (or why not).
+	LoadedMsg struct {
+		Messages []*message.Message
+		Err      error
+		// Note is the Actions' LoadNote, shown on the status line.
+		Note string
+	}
+	progressMsg struct {
+		ch  chan tea.Msg
+		out Outcome
+	}
+	doneMsg struct {
+		what string
+		res  Result
+		err  error
+	}
+	editedMsg struct {
+		id  string // the edited message's id
+		ed  Editing
+		err error
+	}
+)
+
+// Model is the console's bubbletea model.
+type Model struct {
+	act     Actions
+	ctx     context.Context
+	now     func() time.Time
+	width   int
+	height  int
+	view    view
+	groups  []*group
+	cursor  [3]int
+	sel     map[string]bool
+	dryRun  bool
+	sort    sortMode
+	help    bool
+	filter  textinput.Model
+	editing bool // typing a filter
+	ask     *confirm
+	busy    string
+	done    int
+	failed  int
+	total   int
+	status  string
+	loading bool
+	cur     *group
+	curMsg  *message.Message
+	styles  kit.Styles
+	keys    keyMap
+}
+
+// New returns the console over act. ctx bounds every action; now is the
+// clock of the ages shown (nil: time.Now).
+func New(ctx context.Context, act Actions, now func() time.Time) Model {
+	if now == nil {
+		now = time.Now
+	}
+	f := textinput.New()
+	f.Prompt = "/"
+	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
+		styles: kit.NewStyles(kit.Mono), keys: defaultKeys()}
+}
+
+// WithDryRun returns m with the dry run on or off (dlq triage --dry-run).
+func (m Model) WithDryRun(on bool) Model {
+	m.dryRun = on
+	return m
+}
+
+// WithMessages returns m showing ms, the destination's first read, done
+// by the caller before the console starts (so a destination that cannot
+// be opened is an error of the command, not a screen); Init then reads
+// nothing. The Actions' LoadNote of that read, if any, is the status line.
+func (m Model) WithMessages(ms []*message.Message) Model {
+	m.loading = false
+	m.setMessages(ms)
+	if n, ok := m.act.(LoadNoter); ok {
+		m.status = n.LoadNote()
+	}
+	return m
+}
+
+// Init loads the destination unless WithMessages gave its first read.
+func (m Model) Init() tea.Cmd {
+	if !m.loading {
+		return nil
+	}
+	return m.load()
+}
+
+func (m Model) load() tea.Cmd {
+	act, ctx := m.act, m.ctx
+	return func() tea.Msg {
+		ms, err := act.Load(ctx)
+		var note string
+		if n, ok := act.(LoadNoter); ok {
+			note = n.LoadNote()
+		}
+		return LoadedMsg{Messages: ms, Err: err, Note: note}
+	}
+}
+
+// Update handles a message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+	case LoadedMsg:
+		m.loading = false
+		if msg.Err != nil {
+			m.status = "read failed: " + msg.Err.Error()
+			return m, nil
+		}
+		m.setMessages(msg.Messages)
+		if msg.Note != "" {
+			m.status = msg.Note
+		}
+	case progressMsg:
+		if msg.out.Err != nil {
+			m.failed++
+		} else {
+			m.done++
+		}
+		return m, wait(msg.ch)
+	case doneMsg:
+		m.busy = ""
+		switch {
+		case msg.err != nil:
+			m.status = msg.what + " failed: " + msg.err.Error()
+		default:
+			m.status = msg.res.Summary
+		}
+		m.sel = map[string]bool{}
+		m.loading = true
+		return m, m.load()
+	case editedMsg:
+		if msg.err != nil {
+			msg.ed.Close()
+			m.status = "editor failed: " + msg.err.Error() + "; nothing was sent"
+			return m, nil
+		}
+		ed, dry, id := msg.ed, m.dryRun, msg.id
+		if err := ed.Check(); err != nil {
+			// As dlq edit on a terminal: edit again or abandon; an invalid
+			// edit is never offered for replay.
+			m.ask = &confirm{
+				prompt:    fmt.Sprintf("The edit of %s is not valid: %v. Edit it again? (y: edit again, n: abandon, nothing is sent)", id, err),
+				what:      "edit",
+				yes:       func() tea.Cmd { return editCmd(id, ed) },
+				cancel:    ed.Close,
+				cancelled: "edit of " + id + " abandoned; nothing was sent",
+			}
+			return m, nil
+		}
+		m.ask = &confirm{
+			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), id, ed.Destination(), m.act.Source()),
+			what:   "edit", total: 1,
+			job: func(ctx context.Context, _ func(Outcome)) (Result, error) {
+				defer ed.Close()
+				return ed.Finish(ctx, dry)
+			},
+			cancel: ed.Close,
+		}
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}

@@ -1,0 +1,242 @@
+package triage
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/kit"
+)
+
+// The console's state: the destination's messages in failure groups, and
+// what the filter, the sort, the cursor and the selection make of them.
+// The views read it; Update changes it.
+
+// group is one failure group as the console shows it.
+type group struct {
+	id             string
+	key            inspect.GroupKey
+	msgs           []*message.Message
+	oldest, newest time.Time
+}
+
+// setMessages groups ms, keeping the view where it was when it can: the
+// cursor stays on the group and the message it was on (by id), else on
+// the row it was on, clamped so a row is always under it.
+func (m *Model) setMessages(ms []*message.Message) {
+	var curGroup, curMsgID string
+	if g := m.groupAtCursor(); g != nil && m.view == viewGroups {
+		curGroup = g.id
+	}
+	switch {
+	case m.view == viewMessage && m.curMsg != nil:
+		curMsgID = m.curMsg.Header.MessageID
+	case m.view == viewMessages:
+		if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
+			curMsgID = t[m.cursor[viewMessages]].Header.MessageID
+		}
+	}
+	defer func() {
+		if curGroup != "" {
+			if i := slices.IndexFunc(m.visibleGroups(), func(g *group) bool { return g.id == curGroup }); i >= 0 {
+				m.cursor[viewGroups] = i
+			}
+		}
+		if curMsgID != "" && m.view >= viewMessages {
+			if i := slices.IndexFunc(m.visibleMessages(), func(x *message.Message) bool { return x.Header.MessageID == curMsgID }); i >= 0 {
+				m.cursor[viewMessages] = i
+			}
+		}
+		for _, v := range []view{viewGroups, viewMessages} {
+			saved := m.view
+			m.view = v
+			m.clamp()
+			m.view = saved
+		}
+	}()
+	byID := map[string]*group{}
+	m.groups = m.groups[:0]
+	for _, msg := range ms {
+		k := inspect.GroupOf(msg)
+		id := k.ID()
+		g := byID[id]
+		if g == nil {
+			g = &group{id: id, key: k}
+			byID[id] = g
+			m.groups = append(m.groups, g)
+		}
+		g.msgs = append(g.msgs, msg)
+		at := rejectedAt(msg)
+		if g.oldest.IsZero() || at.Before(g.oldest) {
+			g.oldest = at
+		}
+		if at.After(g.newest) {
+			g.newest = at
+		}
+	}
+	// A read returns the messages in the broker's order, which changes from
+	// read to read: a group's messages are kept newest first, then by id,
+	// so rows do not move under the cursor between refreshes.
+	for _, g := range m.groups {
+		slices.SortStableFunc(g.msgs, func(a, b *message.Message) int {
+			return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), strings.Compare(a.Header.MessageID, b.Header.MessageID))
+		})
+	}
+	if m.cur != nil {
+		m.cur = byID[m.cur.id]
+		if m.cur == nil {
+			m.view = viewGroups
+		}
+	}
+	if m.view == viewMessage && m.curMsg != nil {
+		found := false
+		if m.cur != nil {
+			for _, x := range m.cur.msgs {
+				if x.Header.MessageID == m.curMsg.Header.MessageID {
+					m.curMsg, found = x, true
+				}
+			}
+		}
+		if !found {
+			m.view = viewMessages
+			if m.cur == nil {
+				m.view = viewGroups
+			}
+		}
+	}
+}
+
+func rejectedAt(msg *message.Message) time.Time {
+	d := inspect.Describe(msg)
+	if !d.RejectedAt.IsZero() {
+		return d.RejectedAt
+	}
+	return d.Timestamp
+}
+
+// visibleGroups are the groups the filter keeps, in the sort order.
+func (m Model) visibleGroups() []*group {
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	var out []*group
+	for _, g := range m.groups {
+		if q == "" || strings.Contains(strings.ToLower(strings.Join([]string{g.id, g.key.OriginalTopic, g.key.MessageType, g.key.Reason, g.key.Message}, " ")), q) {
+			out = append(out, g)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *group) int {
+		switch m.sort {
+		case sortNewest:
+			return cmp.Or(b.newest.Compare(a.newest), strings.Compare(a.id, b.id))
+		case sortOldest:
+			return cmp.Or(a.oldest.Compare(b.oldest), strings.Compare(a.id, b.id))
+		}
+		return cmp.Or(cmp.Compare(len(b.msgs), len(a.msgs)), strings.Compare(a.id, b.id))
+	})
+	return out
+}
+
+// visibleMessages are the current group's messages the filter keeps.
+func (m Model) visibleMessages() []*message.Message {
+	if m.cur == nil {
+		return nil
+	}
+	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
+	var out []*message.Message
+	for _, x := range m.cur.msgs {
+		d := inspect.Describe(x)
+		if q == "" || strings.Contains(strings.ToLower(d.ID+" "+d.RejectionMessage+" "+string(x.Body)), q) {
+			out = append(out, x)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *message.Message) int {
+		byID := strings.Compare(a.Header.MessageID, b.Header.MessageID)
+		if m.sort == sortOldest {
+			return cmp.Or(rejectedAt(a).Compare(rejectedAt(b)), byID)
+		}
+		return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), byID)
+	})
+	return out
+}
+
+func (m Model) groupAtCursor() *group {
+	if m.view != viewGroups {
+		return m.cur
+	}
+	gs := m.visibleGroups()
+	if c := m.cursor[viewGroups]; c < len(gs) {
+		return gs[c]
+	}
+	return nil
+}
+
+// target is what r, a and e act on: the selection, else the message under
+// the cursor (or shown); group is the group under the cursor or open.
+func (m Model) target() []*message.Message {
+	if len(m.sel) > 0 {
+		var out []*message.Message
+		for _, g := range m.groups {
+			for _, x := range g.msgs {
+				if m.sel[x.Header.MessageID] {
+					out = append(out, x)
+				}
+			}
+		}
+		return out
+	}
+	switch m.view {
+	case viewMessage:
+		return []*message.Message{m.curMsg}
+	case viewMessages:
+		ms := m.visibleMessages()
+		if c := m.cursor[viewMessages]; c < len(ms) {
+			return []*message.Message{ms[c]}
+		}
+	case viewGroups:
+		if g := m.groupAtCursor(); g != nil {
+			return g.msgs
+		}
+	}
+	return nil
+}
+
+// target0 is the message (or group's messages) under the cursor, ignoring
+// the selection: what space toggles.
+func (m Model) target0() []*message.Message {
+	sel := m.sel
+	m.sel = nil
+	defer func() { m.sel = sel }()
+	return m.target()
+}
+
+func (m *Model) clamp() {
+	n := 0
+	switch m.view {
+	case viewGroups:
+		n = len(m.visibleGroups())
+	case viewMessages:
+		n = len(m.visibleMessages())
+	default:
+		n = 1 << 20
+	}
+	m.cursor[m.view] = kit.Clamp(m.cursor[m.view], n)
+}
+
+func (m Model) allSelected(ms []*message.Message) bool {
+	for _, x := range ms {
+		if !m.sel[x.Header.MessageID] {
+			return false
+		}
+	}
+	return len(ms) > 0
+}
+
+func ids(ms []*message.Message) []string {
+	out := make([]string, len(ms))
+	for i, x := range ms {
+		out[i] = x.Header.MessageID
+	}
+	return out
+}

@@ -1,0 +1,59 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+func (m Model) header() string {
+	parts := []string{m.styles.Title.Render(m.opt.Title)}
+	if n := len(m.opt.Targets); n > 0 {
+		ok := 0
+		for _, t := range m.targets {
+			if t.connected {
+				ok++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d targets connected", ok, n))
+	}
+	parts = append(parts, "sort: "+sortNames[m.sort])
+	if f := m.filter.Value(); f != "" && !m.filtering {
+		parts = append(parts, "filter: "+f)
+	}
+	if m.dropped > 0 {
+		parts = append(parts, m.styles.Warn.Render(fmt.Sprintf("%d events dropped", m.dropped)))
+	}
+	if m.paused {
+		p := "PAUSED"
+		if n := m.pendingN; n > 0 {
+			p += fmt.Sprintf(" (%d waiting)", n)
+		}
+		parts = append(parts, m.styles.Warn.Render(p))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// drainingLine is shown from q (or DrainingMsg) until the program ends.
+func (m Model) drainingLine() string {
+	if m.forced {
+		return m.styles.Bad.Render(fmt.Sprintf("exiting at once (%d in flight left to the broker)...", m.inFlight()))
+	}
+	return m.styles.Warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", m.inFlight()))
+}
+
+func (m Model) targetLines() []string {
+	var out []string
+	for _, t := range sortedKeys(m.targets) {
+		st := m.targets[t]
+		if st.connected || !st.seen {
+			continue
+		}
+		out = append(out, m.styles.Bad.Render(fmt.Sprintf("✗ %s unreachable: %v", t, st.err)),
+			m.styles.Bad.Render(fmt.Sprintf("  retrying in %s (attempt %d)", st.retryIn.Round(time.Second/10), st.attempt)))
+	}
+	if m.filtering {
+		out = append(out, m.filter.View())
+	}
+	return out
+}
