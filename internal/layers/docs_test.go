@@ -51,7 +51,6 @@ var citesOutsideToday = []string{
 	"cmd/brighter/dlq_crash_test.go",
 	"cmd/brighter/dlq_triage_tmux_gcp_test.go",
 	"cmd/brighter/scaleout_test.go",
-	"cmd/brighter/soak_test.go",
 	"docs/conformance.md",
 	"internal/broker/gcp/doc.go",
 	"internal/broker/gcp/gcptest/probe_test.go",
