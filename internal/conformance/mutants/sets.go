@@ -20,5 +20,6 @@ func extraSets() [][]mutant {
 		endpointMutants,
 		refusalMutants,
 		replayJSONMutants,
+		leaseClockMutants,
 	}
 }
