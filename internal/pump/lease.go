@@ -162,9 +162,9 @@ const maxFree = 64
 // uses apart, so that a leaseRef of an earlier use (an end called again)
 // cannot touch a later one's states.
 type leaseBatch struct {
-	ms       []*message.Message // the batch Receive returned (not modified); under leases.mu
-	n        int                // len(ms): how many states are in use; under leases.mu
-	gen      uint64             // this use's generation, from 1; see leaseState
+	ms  []*message.Message // the batch Receive returned (not modified); under leases.mu
+	n   int                // len(ms): how many states are in use; under leases.mu
+	gen uint64             // this use's generation, from 1; see leaseState
 	// received is when its messages' first leases started (an offset
 	// from leases.base): for a broker.LeaseExtender's batch, when the
 	// Receive that returned it began (holdSince); for a
