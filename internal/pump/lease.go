@@ -61,9 +61,10 @@ const (
 	// economical schedule is tried again.
 	waryLeases = 10
 	// leaseCeilingMargin is kept between the last extension and a broker's
-	// ceiling (broker.LeaseCeiling): the broker counts from its receive, a
-	// little before ours, and judges an extension when the call reaches
-	// it, up to maxLeaseCall after the tick that decided it.
+	// ceiling (broker.LeaseCeiling): ours counts from the receive call's
+	// start, no later than the broker's, but the broker judges an
+	// extension when the call reaches it, up to maxLeaseCall after the
+	// tick that decided it.
 	leaseCeilingMargin = limits.CeilingMargin
 )
 
