@@ -31,26 +31,29 @@ type longPollFixture interface{ LongPolls() bool }
 
 // The shape of the row.
 const (
-	// latePollLease is the row's lease (Pub/Sub raises it to 10 s): long
-	// enough for ADR 0005's economical schedule, which extends a message
-	// with about 2.5 s of its lease left.
-	latePollLease = 8 * time.Second
+	// latePollLease is the row's lease (Pub/Sub's minimum): long enough
+	// for ADR 0005's economical schedule, which extends a message with
+	// about 2.7 s of its lease left.
+	latePollLease = 10 * time.Second
 	// latePoll is each receive's long poll (the pump's timeOut, and
-	// RocketMQ's AwaitDuration): over twice latePollLag and a margin, so
-	// that two messages can each be handed out latePollLag into a poll.
+	// RocketMQ's AwaitDuration).
 	latePoll = 10 * time.Second
-	// latePollLag is how far into the replicas' long polls each message is
-	// published: with the lease counted from the Receive's return, its
-	// first extension would come lease-grace after the arrival, which is
-	// past the lease's end on the broker (RocketMQ's consumer refuses it
-	// as a stale receipt) once the lag is over the grace.
-	latePollLag = 4 * time.Second
+	// latePollLag is how far into the receives' long polls each message is
+	// published, at most latePollSlack later: counted from the Receive's
+	// return, the message's first extension would come lease-grace after
+	// its arrival, past the lease's end on the broker (RocketMQ's consumer
+	// refuses it as a stale receipt) once the lag is over the grace;
+	// counted from the receive call's start, it comes with the grace left.
+	latePollLag   = 4 * time.Second
+	latePollSlack = time.Second
 	// latePollHolds is how many leases the handler outlives.
 	latePollHolds = 3
 	// latePollAttempts bounds the attempts of a cell whose messages could
-	// not be placed late in a poll (the replicas' polls out of step): such
-	// an attempt proves nothing and runs again on a fresh channel.
-	latePollAttempts = 3
+	// not be handed out late in a poll: such an attempt proves nothing and
+	// runs again on a fresh channel; latePollPlacements bounds the tries
+	// to place one message.
+	latePollAttempts   = 3
+	latePollPlacements = 5
 )
 
 // runLatePoll runs the late-in-a-long-poll row over f in variant v
@@ -72,8 +75,46 @@ func runLatePoll(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			why = append(why, fmt.Sprintf("attempt %d: %s", a, out))
 			t.Logf("attempt %d of %d inconclusive: %s", a, latePollAttempts, out)
 		}
-		t.Fatalf("no attempt placed its messages late in a long poll (%d): %s", latePollAttempts, strings.Join(why, "; "))
+		t.Fatalf("no attempt handed its messages out late in a long poll (%d): %s", latePollAttempts, strings.Join(why, "; "))
 	})
+}
+
+// receiveGate holds receives back while it is shut, so that the row can
+// start every replica's next receive at one moment.
+type receiveGate struct {
+	mu   sync.Mutex
+	shut chan struct{} // nil: open
+}
+
+// wait returns when g is open or ctx is done (RecordingConsumer.BeforeReceive).
+func (g *receiveGate) wait(ctx context.Context) {
+	g.mu.Lock()
+	ch := g.shut
+	g.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+func (g *receiveGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut == nil {
+		g.shut = make(chan struct{})
+	}
+}
+
+func (g *receiveGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut != nil {
+		close(g.shut)
+		g.shut = nil
+	}
 }
 
 // latePollAttempt runs the row once on a fresh channel. It returns "" when
@@ -87,9 +128,12 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	base := uniqueID(t)
 	buffer, _ := scale(v)
 	replicas := []string{"first", "second"}
+	gate := &receiveGate{}
+	defer gate.open()
 	recs := map[string]*RecordingConsumer{}
 	for _, r := range replicas {
 		recs[r] = NewRecordingConsumer(ch.Consumer(t, buffer))
+		recs[r].BeforeReceive = gate.wait
 	}
 	lease := leaseOf(ch, recs["first"].Consumer)
 	hold := latePollHolds * lease
@@ -119,12 +163,12 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	ext := &leaseTally{}
 	opts := pumpOptions(v, budget)
 	opts.TimeOut = latePoll
-	opts.BufferSize = buffer
 	var running []*Running
 	for _, r := range replicas {
 		running = append(running, Start(t, recs[r].View(t), handler(r), opts, ext, pump.LogObserver{Logger: logger.With("replica", r)}))
 	}
 	defer func() {
+		gate.open()
 		for _, r := range running {
 			r.Quit(t)
 		}
@@ -167,10 +211,10 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		return true
 	})
-	// How late each message is handed out, and the room left in the poll
-	// when it is published.
+	// How late each message is handed out: latePollLag, or two fifths of
+	// a shorter poll, and at most slack later.
 	lag := min(latePollLag, poll*2/5)
-	room := min(time.Second, poll/5)
+	slack := min(latePollSlack, poll/5)
 	deliveries := func(id string) int {
 		n := 0
 		for _, r := range replicas {
@@ -178,39 +222,50 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		return n
 	}
+	open := func() []time.Time {
+		var at []time.Time
+		for _, r := range replicas {
+			at = append(at, recs[r].OpenReceives()...)
+		}
+		return at
+	}
 	for i := range msgs {
 		id := fmt.Sprintf("%s-%d", base, i)
-		// Published when every receive under way began at least lag ago
-		// and has room to run: the broker can hand the message only to
-		// one of those, lag or more into it.
+		// Every replica's next receive starts at one moment (the gate),
+		// and the message is published when all the receives under way
+		// are lag to lag+slack into their polls: the broker can hand it
+		// only to one of those.
 		placed := false
-		deadline := time.Now().Add(3*poll + waitShort)
-		for !placed && time.Now().Before(deadline) {
-			now := time.Now()
-			var open []time.Time
-			for _, r := range replicas {
-				open = append(open, recs[r].OpenReceives()...)
-			}
-			placed = len(open) > 0
-			for _, at := range open {
-				if age := now.Sub(at); age < lag || age > poll-room {
-					placed = false
+		for try := 0; try < latePollPlacements && !placed; try++ {
+			gate.close()
+			Eventually(t, poll+waitShort, "the receives under way to end", func() bool { return len(open()) == 0 })
+			gate.open()
+			Eventually(t, waitShort, "receives under way", func() bool { return len(open()) > 0 })
+			for {
+				ages, now := open(), time.Now()
+				youngest, oldest := time.Duration(-1), time.Duration(0)
+				for _, at := range ages {
+					age := now.Sub(at)
+					if youngest < 0 || age < youngest {
+						youngest = age
+					}
+					oldest = max(oldest, age)
 				}
-			}
-			if !placed {
-				time.Sleep(10 * time.Millisecond)
+				if youngest >= lag || len(ages) == 0 {
+					placed = len(ages) > 0 && oldest <= lag+slack
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
 		}
 		if !placed {
-			return fmt.Sprintf("the replicas' receives were never all %s into a %s poll at once", lag, poll)
+			return fmt.Sprintf("%s: the receives under way were never all %s to %s into their %s polls at once", id, lag, lag+slack, poll)
 		}
 		ids = append(ids, id)
 		ch.Send(t, newMessage(f, id))
 		Eventually(t, waitShort, "the message delivered", func() bool { return deliveries(id) > 0 })
-	}
-	for _, id := range ids {
 		for _, r := range replicas {
-			if lags := recs[r].Lags(id); len(lags) > 0 && lags[0] < lag/2 {
+			if lags := recs[r].Lags(id); len(lags) > 0 && lags[0] < lag*3/4 {
 				return fmt.Sprintf("%s was handed out %s into its receive, not late (wanted %s)", id, lags[0], lag)
 			}
 		}
@@ -231,6 +286,11 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		return true
 	})
 	for _, id := range ids {
+		for _, r := range replicas {
+			if lags := recs[r].Lags(id); len(lags) > 0 {
+				t.Logf("%s handed out %s into a %s poll of the %s replica, extended %d times", id, lags[0].Round(time.Millisecond), poll.Round(time.Millisecond), r, ext.extended(id))
+			}
+		}
 		if n := deliveries(id); n != 1 {
 			t.Errorf("%s delivered %d times to the two replicas, want once: its lease lapsed while its handler ran (R-4)", id, n)
 		}
