@@ -91,10 +91,6 @@ type RecordingConsumer struct {
 	// reaches the broker.
 	AfterReceive func(ms []*message.Message)
 	BeforeAck    func(m *message.Message)
-	// BeforeReceive, when set before the pump starts, is called with the
-	// Receive's context before each Receive reaches the broker; it may
-	// block (receives held back, so that a row can start them together).
-	BeforeReceive func(ctx context.Context)
 	// AckFault, when set before the pump starts, is asked before each
 	// acknowledgement: a non-nil error fails that acknowledgement without
 	// it reaching the broker, as a network failure does (issue 28).
@@ -205,9 +201,6 @@ func (r *RecordingConsumer) EmptyPoll() time.Duration {
 func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
 	if r.killed.Load() {
 		return nil, fmt.Errorf("%w: %w", broker.ErrChannelFailure, errKilled)
-	}
-	if r.BeforeReceive != nil {
-		r.BeforeReceive(ctx)
 	}
 	r.receives.Add(1)
 	call, began := r.began()
