@@ -38,14 +38,16 @@ const (
 	// latePoll is each receive's long poll (the pump's timeOut, and
 	// RocketMQ's AwaitDuration).
 	latePoll = 10 * time.Second
-	// latePollLag is how far into the receives' long polls each message is
-	// published, at most latePollSlack later: counted from the Receive's
-	// return, the message's first extension would come lease-grace after
-	// its arrival, past the lease's end on the broker (RocketMQ's consumer
-	// refuses it as a stale receipt) once the lag is over the grace;
-	// counted from the receive call's start, it comes with the grace left.
-	latePollLag   = 4 * time.Second
-	latePollSlack = time.Second
+	// latePollLag and latePollLate bound how far into the receives' long
+	// polls each message is published: counted from the Receive's return,
+	// the message's first extension would come lease-grace after its
+	// arrival, past the lease's end on the broker (RocketMQ's consumer
+	// refuses it as a stale receipt) once the lag is over the grace (2.7
+	// s at a 10 s lease); counted from the receive call's start, it comes
+	// with the grace left, and a message handed out latePollLate into its
+	// poll still has more than the grace.
+	latePollLag  = 3 * time.Second
+	latePollLate = 7 * time.Second
 	// latePollHolds is how many leases the handler outlives.
 	latePollHolds = 3
 	// latePollAttempts bounds the attempts of a cell whose messages could
@@ -54,6 +56,10 @@ const (
 	// latePollPlacements polls for its moment.
 	latePollAttempts   = 3
 	latePollPlacements = 5
+	// latePollSteady is how long the receives under way must stay the
+	// same before a message is published: longer than the pump's pause
+	// after an empty receive.
+	latePollSteady = 100 * time.Millisecond
 )
 
 // runLatePoll runs the late-in-a-long-poll row over f in variant v
@@ -168,10 +174,10 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		return true
 	})
-	// How late each message is handed out: latePollLag, or two fifths of
-	// a shorter poll, and at most slack later.
-	lag := min(latePollLag, poll*2/5)
-	slack := min(latePollSlack, poll/5)
+	// How late each message is handed out: latePollLag to latePollLate,
+	// or three to seven tenths of a shorter poll.
+	lag := min(latePollLag, poll*3/10)
+	late := min(latePollLate, poll*7/10)
 	deliveries := func(id string) int {
 		n := 0
 		for _, r := range replicas {
@@ -189,27 +195,38 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	// The replicas' receives began together (the pumps started together,
 	// and a long poll that ends empty is followed at once by the next),
 	// so each message is published when all the receives under way are
-	// lag to lag+slack into their polls: the broker can hand it only to
-	// one of those. The next message waits for the next such moment: a
-	// receive that returned a message began its next poll out of step
-	// (and fauxqs, when it hands one poll a message, ends the others
-	// empty, so their next ones begin with it). Cancelling receives to
-	// line them up would not do: fauxqs goes on holding a poll its client
-	// gave up, and hands a message to it.
+	// lag to late into their polls, and none began or ended for a while
+	// (a replica between two receives has none under way): the broker can
+	// hand it only to one of those. A receive that returned a message
+	// begins its next poll out of step, so the next message waits for its
+	// moment. Cancelling receives to line them up would not do: fauxqs
+	// goes on holding a poll its client gave up, and hands a message to
+	// it.
+	calls := func() int64 {
+		n := int64(0)
+		for _, r := range replicas {
+			n += recs[r].Receives()
+		}
+		return n
+	}
+	inStep := func() bool {
+		ages, now := open(), time.Now()
+		for _, at := range ages {
+			if age := now.Sub(at); age < lag || age > late {
+				return false
+			}
+		}
+		return len(ages) > 0
+	}
 	place := func() bool {
 		deadline := time.Now().Add(latePollPlacements * poll)
 		for time.Now().Before(deadline) {
-			ages, now := open(), time.Now()
-			youngest, oldest := time.Duration(-1), time.Duration(0)
-			for _, at := range ages {
-				age := now.Sub(at)
-				if youngest < 0 || age < youngest {
-					youngest = age
+			before := calls()
+			if inStep() {
+				time.Sleep(latePollSteady)
+				if calls() == before && inStep() {
+					return true
 				}
-				oldest = max(oldest, age)
-			}
-			if len(ages) > 0 && youngest >= lag && oldest <= lag+slack {
-				return true
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -218,13 +235,13 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	for i := range msgs {
 		id := fmt.Sprintf("%s-%d", base, i)
 		if !place() {
-			return fmt.Sprintf("%s: the receives under way were never all %s to %s into their %s polls at once", id, lag, lag+slack, poll)
+			return fmt.Sprintf("%s: the receives under way were never all %s to %s into their %s polls at once", id, lag, late, poll)
 		}
 		ids = append(ids, id)
 		ch.Send(t, newMessage(f, id))
 		Eventually(t, waitShort, "the message delivered", func() bool { return deliveries(id) > 0 })
 		for _, r := range replicas {
-			if lags := recs[r].Lags(id); len(lags) > 0 && lags[0] < lag*3/4 {
+			if lags := recs[r].Lags(id); len(lags) > 0 && lags[0] < lag {
 				return fmt.Sprintf("%s was handed out %s into its receive, not late (wanted %s)", id, lags[0], lag)
 			}
 		}
