@@ -7,5 +7,5 @@ var leaseClockMutants = []mutant{
 		File: "internal/pump/lease.go",
 		Old:  "return l.holdFrom(ms, from, from)",
 		New:  "return l.holdFrom(ms, time.Since(l.base), from)",
-		Pkg:  "./internal/broker/rocketmq ./internal/conformance", Run: "^(TestMessageArrivingLateInALongPollKeepsItsLease|TestRocketMQ)$/^(reactor|proactor)$/^R4_lateinpoll$"},
+		Pkg:  "./internal/pump ./internal/broker/rocketmq ./internal/conformance", Run: "^(TestLeaseClockStartsAtTheReceiveCallsStart|TestMessageArrivingLateInALongPollKeepsItsLease|TestRocketMQ)$/^(reactor|proactor)$/^R4_lateinpoll$"},
 }
