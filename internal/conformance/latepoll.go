@@ -20,7 +20,7 @@ const rowLateInPoll = "R-4/late-in-poll"
 
 // latePollBehaviours are the rows of where a lease clock starts.
 var latePollBehaviours = []Behaviour{
-	{rowLateInPoll, "R-4", "messages handed out 4-5 s into a 10 s long-poll receive, on two replicas of one channel, with a 10 s lease and a handler that outlives three leases: " +
+	{rowLateInPoll, "R-4", "messages handed out 3-7 s into a 10 s long-poll receive, on two replicas of one channel, with a 10 s lease and a handler that outlives three leases: " +
 		"every extension reaches the broker before the lease ends, each message is delivered once, handled once and acknowledged once (where a receive long-polls: not the Pub/Sub stream)", KindPump},
 }
 
