@@ -418,6 +418,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runStops(t, g, f, v)
 	runOrdering(t, g, f, v)
 	runCeiling(t, g, f, v)
+	runLatePoll(t, g, f, v)
 	runAckHold(t, g, f, v)
 	runOversize(t, g, f, v)
 }

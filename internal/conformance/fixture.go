@@ -49,6 +49,12 @@ type Setup struct {
 	// itself, so that a lease lapse is seen (AC-42). Other fixtures ignore
 	// it: their leases are extended by the pump or not at all.
 	MaxExtension time.Duration
+	// LongPoll is how long one receive of the channel's consumer waits
+	// for a message where the consumer, not the pump's timeOut, fixes it
+	// (RocketMQ's AwaitDuration); 0 means the fixture's default. SQS waits
+	// the pump's timeOut, Pub/Sub pull as long as the service (or its
+	// emulator) holds a pull.
+	LongPoll time.Duration
 	// Logger receives the consumer's records (rejection routing logs).
 	Logger *slog.Logger
 	// HoldCeiling, when positive, shortens the broker's ceiling on holding

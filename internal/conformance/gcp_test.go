@@ -82,6 +82,10 @@ func (f *pubsubFixture) Transport() string     { return "Pub/Sub" }
 func (f *pubsubFixture) Configuration() string { return f.config }
 func (f *pubsubFixture) Ordered() bool         { return f.ordering }
 
+// LongPolls reports whether the configuration receives with unary Pull
+// (longPollFixture); a stream's client receives on its own.
+func (f *pubsubFixture) LongPolls() bool { return f.mode == config.GCPModePull }
+
 // DropsRedeliveries is true: Google's emulator stops redelivering a
 // message it still holds (local-brokers.md §2c), so a row that retries
 // such an attempt (RedeliveryDropper) may run again.

@@ -95,6 +95,14 @@ type RecordingConsumer struct {
 	// acknowledgement: a non-nil error fails that acknowledgement without
 	// it reaching the broker, as a network failure does (issue 28).
 	AckFault func(m *message.Message) error
+	// Receive timing (under mu): open holds the start of every Receive
+	// under way, by call number; lags, per original id, how long after
+	// its Receive began each delivery was returned; emptyPoll the
+	// shortest Receive that returned nothing (0 before one did).
+	open      map[uint64]time.Time
+	calls     uint64
+	lags      map[string][]time.Duration
+	emptyPoll time.Duration
 }
 
 // NewRecordingConsumer wraps c.
@@ -133,13 +141,71 @@ func (r *RecordingConsumer) record(ms []*message.Message) {
 	}
 }
 
-// Receive records the presented count of each message received.
+// began records the start of a Receive and returns its call number.
+func (r *RecordingConsumer) began() (uint64, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open == nil {
+		r.open, r.lags = map[uint64]time.Time{}, map[string][]time.Duration{}
+	}
+	r.calls++
+	now := time.Now()
+	r.open[r.calls] = now
+	return r.calls, now
+}
+
+// ended records the end of Receive call, begun at began, that returned ms.
+func (r *RecordingConsumer) ended(call uint64, began time.Time, ms []*message.Message, err error) {
+	took := time.Since(began)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.open, call)
+	if len(ms) == 0 && err == nil && (r.emptyPoll == 0 || took < r.emptyPoll) {
+		r.emptyPoll = took
+	}
+	for _, m := range ms {
+		r.lags[m.OriginalID()] = append(r.lags[m.OriginalID()], took)
+	}
+}
+
+// OpenReceives returns the start of every Receive under way.
+func (r *RecordingConsumer) OpenReceives() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]time.Time, 0, len(r.open))
+	for _, at := range r.open {
+		out = append(out, at)
+	}
+	return out
+}
+
+// Lags returns, for each delivery of the message in order, how long after
+// the Receive that returned it began it was returned: how late in a long
+// poll the broker handed it out (a little more: the answer's way back).
+func (r *RecordingConsumer) Lags(id string) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.lags[id]...)
+}
+
+// EmptyPoll returns how long the shortest Receive that returned nothing
+// took (the broker's long poll), 0 before one did.
+func (r *RecordingConsumer) EmptyPoll() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.emptyPoll
+}
+
+// Receive records the presented count of each message received, and when
+// each Receive began and ended.
 func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
 	if r.killed.Load() {
 		return nil, fmt.Errorf("%w: %w", broker.ErrChannelFailure, errKilled)
 	}
 	r.receives.Add(1)
+	call, began := r.began()
 	ms, err := r.Consumer.Receive(ctx, timeout)
+	r.ended(call, began, ms, err)
 	r.record(ms)
 	if r.AfterReceive != nil && len(ms) > 0 {
 		r.AfterReceive(ms)

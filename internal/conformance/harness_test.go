@@ -20,6 +20,10 @@ func (f *memoryFixture) Transport() string     { return "memory" }
 func (f *memoryFixture) Configuration() string { return "Memory" }
 func (f *memoryFixture) Ordered() bool         { return false }
 
+// LongPolls reports true: a receive waits up to its timeout for a message
+// (longPollFixture).
+func (f *memoryFixture) LongPolls() bool { return true }
+
 type memoryChannel struct {
 	b                           *memory.Broker
 	queue, dlq, invalid, native string

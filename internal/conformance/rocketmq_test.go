@@ -106,11 +106,16 @@ func (f *rocketFixture) Configuration() string {
 }
 func (f *rocketFixture) Ordered() bool { return f.fifo }
 
+// LongPolls reports true: a receive waits up to the consumer's
+// AwaitDuration (longPollFixture).
+func (f *rocketFixture) LongPolls() bool { return true }
+
 type rocketChannel struct {
 	conn                       rocketmq.Connection
 	topic, group, dlq, invalid string
 	native                     string
 	lease                      time.Duration
+	await                      time.Duration // the source consumer's long poll (Setup.LongPoll)
 	logger                     Setup
 }
 
@@ -123,6 +128,10 @@ func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
 	}
 	if c.lease == 0 {
 		c.lease = 30 * time.Second
+	}
+	c.await = s.LongPoll
+	if c.await == 0 {
+		c.await = rmqAwait
 	}
 	rmqServer.CreateTopic(c.topic)
 	if s.DeadLetter {
@@ -149,11 +158,14 @@ func (f *rocketFixture) Open(t *testing.T, s Setup) Channel {
 	return c
 }
 
-func (c *rocketChannel) open(t testing.TB, topic, group string, bufferSize int, lease time.Duration, dead, invalid string) broker.Consumer {
+// rmqAwait is a consumer's long poll unless Setup.LongPoll says otherwise.
+const rmqAwait = 500 * time.Millisecond
+
+func (c *rocketChannel) open(t testing.TB, topic, group string, bufferSize int, lease, await time.Duration, dead, invalid string) broker.Consumer {
 	t.Helper()
 	cons, err := rocketmq.NewConsumer(context.Background(), rocketmq.ConsumerOptions{
 		Connection: c.conn, Topic: topic, ConsumerGroup: group, InvisibleDuration: lease,
-		AwaitDuration: 500 * time.Millisecond, BufferSize: bufferSize,
+		AwaitDuration: await, BufferSize: bufferSize,
 		DeadLetterTopic: dead, InvalidTopic: invalid, Logger: c.logger.Logger,
 	})
 	if err != nil {
@@ -164,7 +176,7 @@ func (c *rocketChannel) open(t testing.TB, topic, group string, bufferSize int, 
 }
 
 func (c *rocketChannel) Consumer(t testing.TB, bufferSize int) broker.Consumer {
-	return c.open(t, c.topic, c.group, bufferSize, c.lease, c.dlq, c.invalid)
+	return c.open(t, c.topic, c.group, bufferSize, c.lease, c.await, c.dlq, c.invalid)
 }
 
 // CopyCanExceedLimit reports true: a message with a proxy's 16 KiB of
@@ -214,7 +226,7 @@ func (c *rocketChannel) reader(t testing.TB, topic string) broker.Consumer {
 	if topic == "" {
 		return nil
 	}
-	return c.open(t, topic, topic+"-reader", 10, rmqReaderLease, "", "")
+	return c.open(t, topic, topic+"-reader", 10, rmqReaderLease, rmqAwait, "", "")
 }
 
 // rmqReaderLease is the invisible duration of a destination reader: short,

@@ -57,6 +57,10 @@ func (f *sqsFixture) Transport() string     { return "SQS" }
 func (f *sqsFixture) Configuration() string { return f.config }
 func (f *sqsFixture) Ordered() bool         { return f.fifo }
 
+// LongPolls reports true: a receive waits up to the pump's timeOut, at
+// most 20 s (longPollFixture).
+func (f *sqsFixture) LongPolls() bool { return true }
+
 // HoldsToACeiling reports true: SQS keeps a message from other consumers
 // at most 12 hours from its receive (Setup.HoldCeiling shortens it).
 func (f *sqsFixture) HoldsToACeiling() bool { return true }

@@ -27,8 +27,9 @@ const (
 	leaseExtendAt = 2
 	// leaseMarginDiv: a message with less than lease/leaseMarginDiv of its
 	// lease left is treated as lapsed and not dispatched (the broker may
-	// already be handing it out again; our clock started when Receive
-	// returned, a little after the broker's).
+	// hand it out again before a late tick's extension reaches it; our
+	// clock starts when the Receive that returned it began, before the
+	// broker's: holdSince).
 	leaseMarginDiv = 10
 	// leaseTickDiv: the half-lease schedule is checked every
 	// lease/leaseTickDiv (clamped to [minLeaseTick, maxLeaseTick]).
@@ -60,9 +61,10 @@ const (
 	// economical schedule is tried again.
 	waryLeases = 10
 	// leaseCeilingMargin is kept between the last extension and a broker's
-	// ceiling (broker.LeaseCeiling): the broker counts from its receive, a
-	// little before ours, and judges an extension when the call reaches
-	// it, up to maxLeaseCall after the tick that decided it.
+	// ceiling (broker.LeaseCeiling): ours counts from the receive call's
+	// start, no later than the broker's, but the broker judges an
+	// extension when the call reaches it, up to maxLeaseCall after the
+	// tick that decided it.
 	leaseCeilingMargin = limits.CeilingMargin
 )
 
@@ -161,11 +163,15 @@ const maxFree = 64
 // uses apart, so that a leaseRef of an earlier use (an end called again)
 // cannot touch a later one's states.
 type leaseBatch struct {
-	ms       []*message.Message // the batch Receive returned (not modified); under leases.mu
-	n        int                // len(ms): how many states are in use; under leases.mu
-	gen      uint64             // this use's generation, from 1; see leaseState
-	received time.Duration      // when Receive returned it (an offset from leases.base)
-	started  time.Duration      // when the Receive that returned it began (an offset from leases.base)
+	ms  []*message.Message // the batch Receive returned (not modified); under leases.mu
+	n   int                // len(ms): how many states are in use; under leases.mu
+	gen uint64             // this use's generation, from 1; see leaseState
+	// received is when its messages' first leases started (an offset
+	// from leases.base): for a broker.LeaseExtender's batch, when the
+	// Receive that returned it began (holdSince); for a
+	// broker.ClientLeaser's, when the client got its earliest message.
+	received time.Duration
+	started  time.Duration // when the Receive that returned it began (an offset from leases.base)
 	// prev (the newer neighbour) and next link the batches leases lists
 	// (under leases.mu); next also links the free batches.
 	prev, next *leaseBatch
@@ -350,28 +356,41 @@ func (l *leases) hold(ms []*message.Message) heldBatch {
 	return l.holdFrom(ms, now, now)
 }
 
-// holdSince is hold for a batch whose Receive began at started: a later
-// delivery of a message whose earlier delivery's settle ended after
-// started may have been handed out before that settle (redelivery.go).
-// A broker.ClientLeaser's batch was handed out, and its leases started,
-// when the client received its earliest message (DeliveredAt), which
-// may be long before the Receive: both offsets are that.
+// holdSince is hold for a batch whose Receive began at started.
+//
+// Every lease clock starts where the broker's may have (ADR 0005, "where
+// each lease clock starts"): a broker lends a message when it hands it
+// out, which on a long poll is any time between the receive call's start
+// and its return (SQS's visibility timeout, Pub/Sub's ack deadline and
+// RocketMQ's invisible duration all run from the moment the broker takes
+// the message for this call), so the batch's first leases are counted
+// from started, the earliest that moment can be. Counted from the
+// Receive's return, a message handed out seconds into a long poll would
+// be extended seconds after its lease on the broker, and the RocketMQ
+// consumer, which counts from the call's start too, refuses such an
+// extension as a stale receipt: the lease lapsed and another replica
+// handled the message while its handler still ran.
+//
+// started is also what redelivery.go compares a late settle's end with: a
+// later delivery of a message whose earlier delivery's settle ended after
+// started may have been handed out before that settle. A
+// broker.ClientLeaser's batch was handed out, and its leases started,
+// when the client received its earliest message (DeliveredAt), which may
+// be long before the Receive: both offsets are that.
 func (l *leases) holdSince(ms []*message.Message, started time.Time) heldBatch {
 	if l == nil {
 		return heldBatch{}
 	}
-	received := time.Since(l.base)
 	from := l.at(started)
 	if l.client != nil {
-		from = received
+		from = time.Since(l.base)
 		for _, m := range ms {
 			if at := l.client.DeliveredAt(m); !at.IsZero() {
 				from = min(from, l.at(at))
 			}
 		}
-		received = from
 	}
-	return l.holdFrom(ms, received, from)
+	return l.holdFrom(ms, from, from)
 }
 
 // holdFrom is hold with when its lease started (received) and when the

@@ -17,6 +17,12 @@
 //     reject through broker.Router (R-15..R-19): publish the stamped copy to
 //     the destination topic, then acknowledge; on a failed publish release at
 //     once (pull: ModifyAckDeadline 0, stream: Nack).
+//   - Lease start: Pub/Sub starts a pulled message's ack deadline when the
+//     service hands it to the Pull, any time while it holds the pull open;
+//     the pump's lease clock starts at the Pull's start, no later. A
+//     stream's messages are tracked from the client's receipt (DeliveredAt)
+//     (docs/adr/0005-leases.md, "where each lease clock starts"). This
+//     package keeps no clock of its own for a pull.
 //   - producer.go: Producer, publishing in the wire format with ordering keys.
 //   - channels.go: Channels, makeChannels create/validate/assume for the
 //     topic, subscription, native DeadLetterPolicy, the rejection topics and

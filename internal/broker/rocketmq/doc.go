@@ -22,6 +22,15 @@
 //     message whose invisible duration it knows has lapsed (ErrLeaseExpired);
 //     a refusal it cannot see leaves the message to be redelivered after its
 //     invisible duration, which at-least-once delivery tolerates.
+//   - Lease start: the broker starts a message's invisible duration when it
+//     pops the message for a ReceiveMessage, any time in a long poll of up
+//     to AwaitDuration. The consumer's receipt deadline (which refuses an
+//     extension or an acknowledgement it knows comes too late) and the
+//     pump's lease clock both start at the ReceiveMessage's start, the
+//     earliest the broker's can, so neither ends after the broker's
+//     (docs/adr/0005-leases.md, "where each lease clock starts"). Keep the
+//     invisible duration well over AwaitDuration: a message popped near the
+//     end of a poll starts with that much less of it by their count.
 //   - Native dead-lettering: the broker moves a message that used up its
 //     consumer group's max delivery attempts to %DLQ%<group>, with no
 //     rejection metadata; when that maximum is below requeueCount it wins.

@@ -24,5 +24,6 @@ func extraSets() [][]mutant {
 		docsMutants,
 		stopMutants,
 		lintBudgetMutants,
+		leaseClockMutants,
 	}
 }
