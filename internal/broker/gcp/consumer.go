@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -19,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
+	"golang.org/x/sync/singleflight"
 )
 
 // Stable log message texts of the consumers (tests match them).
@@ -417,6 +419,11 @@ type StreamConsumer struct {
 
 	msgs chan streamReceipt
 
+	// heard is when the service last showed it answers (unix ns): a
+	// message delivered, an answered probe, or the consumer made.
+	heard  atomic.Int64
+	probes singleflight.Group // concurrent Receives share one probe
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -461,6 +468,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// half-closes the stream.
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
 	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan streamReceipt, outstanding)}
+	c.heard.Store(time.Now().UnixNano())
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
@@ -502,6 +510,7 @@ func (c *StreamConsumer) start() error {
 	c.cancel, c.done = cancel, done
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			c.heard.Store(time.Now().UnixNano())
 			if c.park(m) {
 				return
 			}
@@ -555,6 +564,9 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	if err := c.start(); err != nil {
 		return nil, channelError(c.name, err)
 	}
+	if err := c.probeIfSilent(ctx); err != nil {
+		return nil, err
+	}
 	done := c.running()
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
@@ -586,6 +598,45 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 		}
 	}
 	return out, nil
+}
+
+// StreamProbeAfter is how long a stream consumer goes without a message
+// before a Receive first probes the service (one GetSubscription within
+// ProbeTimeout): an open stream that delivers nothing looks the same
+// whether the subscription is idle or the connection black-holed, so
+// without the probe an idle Receive always read as an answered call and
+// readiness never turned 503. An idle streaming subscription costs one
+// GetSubscription per StreamProbeAfter; a busy one none.
+const StreamProbeAfter = 5 * time.Second
+
+// probeIfSilent probes the service when no message came and no probe was
+// answered for StreamProbeAfter; Receives that find it silent at the same
+// time share one probe. It returns nil when the service answered (or it
+// was not silent), a channel failure when it did not, ctx's error when ctx
+// ended.
+func (c *StreamConsumer) probeIfSilent(ctx context.Context) error {
+	if time.Since(time.Unix(0, c.heard.Load())) < StreamProbeAfter {
+		return nil
+	}
+	ch := c.probes.DoChan("probe", func() (any, error) {
+		err := probeService(ctx, c.client, c.name)
+		if err == nil {
+			c.heard.Store(time.Now().UnixNano())
+		}
+		return nil, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return unanswered(c.name, fmt.Sprintf("the stream delivered nothing for %s and a probe (GetSubscription) got no answer within %s", StreamProbeAfter, ProbeTimeout), r.Err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.Message {

@@ -84,8 +84,8 @@ func TestBlackHoledPullSubscriptionTurnsNotReadyWithinTheBound(t *testing.T) {
 	}
 }
 
-// assertBlackHoleNotReady runs an idle pump over c until the emulator has
-// answered two calls of method, black-holes the proxy, and asserts that
+// assertBlackHoleNotReady runs an idle pump over c until method was called
+// and the channel has been healthy for two timeOuts, black-holes the proxy, and asserts that
 // EventStalled comes within bound (plus loadSlack) of the hole with a
 // channel failure as its reason and readiness 503; then opens the hole
 // again and asserts recovery.
@@ -96,10 +96,8 @@ func assertBlackHoleNotReady(t *testing.T, e *env, proxy *faultproxy.Proxy, c br
 	health.SetReady()
 	pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
 		opts, health, events) // health first: it has seen each event before Await returns
-	pumptest.WaitUntil(t, 30*time.Second, "two answered "+method+" calls", func() bool { return e.faults.Calls(method) >= 2 })
-	if n := events.Count(pump.EventChannelFailure); n != 0 {
-		t.Fatalf("%d channel failures before the hole, want 0", n)
-	}
+	pumptest.WaitUntil(t, 30*time.Second, "a "+method+" call", func() bool { return e.faults.Calls(method) >= 1 })
+	pumptest.Stays(t, 2*opts.TimeOut, "no channel failure before the hole", func() bool { return events.Count(pump.EventChannelFailure) == 0 })
 	hole := time.Now()
 	proxy.SetMode(faultproxy.BlackHole)
 	st := events.Await(t, pump.EventStalled, bound+loadSlack+5*time.Second, nil)
@@ -207,6 +205,65 @@ func TestPullsHeldToTheirDeadlineCostOneProbeEach(t *testing.T) {
 				t.Errorf("not ready while the service answers: %s", why)
 			}
 			e.faults.ReleaseCalls("Pull")
+		})
+	}
+}
+
+// TestBlackHoledStreamSubscriptionTurnsNotReadyWithinTheBound: an idle
+// streaming subscription whose connection is black-holed is reported
+// stalled, and the consumer not ready, within the documented bound plus
+// StreamProbeAfter: the open stream says nothing either way, so after
+// StreamProbeAfter with no message and no answered probe a Receive first
+// probes the service (GetSubscription), and an unanswered probe is a
+// channel failure dated from its start. Once the hole closes the channel
+// recovers. Both variants.
+func TestBlackHoledStreamSubscriptionTurnsNotReadyWithinTheBound(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e, proxy := newEnvBehindProxy(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+			c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			opts := healthOptions(v)
+			assertBlackHoleNotReady(t, e, proxy, c, opts, readyBound(opts)+StreamProbeAfter, "StreamingPull")
+		})
+	}
+}
+
+// TestIdleStreamSubscriptionStaysReadyWithOneProbePerInterval: an idle
+// streaming subscription on a healthy emulator stays ready, and its only
+// calls besides the stream are the probes, at most one per
+// StreamProbeAfter of silence (not one per Receive). Both variants.
+func TestIdleStreamSubscriptionStaysReadyWithOneProbePerInterval(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+			before := e.faults.Calls("GetSubscription")
+			start := time.Now()
+			c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			opts := healthOptions(v)
+			opts.TimeOut = pump.DefaultTimeOut
+			opts.StallAfter = time.Second
+			events := pumptest.NewEvents()
+			health := observe.NewHealth()
+			health.SetReady()
+			pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+				opts, health, events)
+			window := 2*StreamProbeAfter + StreamProbeAfter/2
+			pumptest.Stays(t, window, "ready, with no channel failure", func() bool {
+				ok, _ := health.Ready()
+				return ok && events.Count(pump.EventChannelFailure) == 0
+			})
+			probes := e.faults.Calls("GetSubscription") - before
+			most := int64(time.Since(start) / StreamProbeAfter)
+			t.Logf("%d probes in %s", probes, time.Since(start).Round(time.Millisecond))
+			if probes < 1 || probes > most {
+				t.Errorf("%d probes (GetSubscription) in %s of silence, want 1..%d (one per %s)", probes, time.Since(start).Round(time.Millisecond), most, StreamProbeAfter)
+			}
 		})
 	}
 }
