@@ -245,8 +245,7 @@ func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*m
 }
 
 func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit int) ([]*message.Message, error) {
-	wait := max(timeout, time.Millisecond) + PullGrace
-	pctx, cancel := context.WithTimeout(ctx, wait)
+	pctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond)+PullGrace)
 	defer cancel()
 	// No client-side retry: the gapic default retries Unavailable until
 	// the deadline and then reports only DeadlineExceeded, which would read
@@ -269,7 +268,7 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return nil, unanswered(c.sub, fmt.Sprintf("pull got no answer within %s, nor a probe (GetSubscription) within %s", wait, ProbeTimeout), perr)
+				return nil, unanswered(c.sub, fmt.Sprintf("pull got no answer within %s, nor a probe (GetSubscription) within %s", max(timeout, time.Millisecond)+PullGrace, ProbeTimeout), perr)
 			}
 			return nil, nil
 		}

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/faultproxy"
@@ -265,5 +268,35 @@ func TestIdleStreamSubscriptionStaysReadyWithOneProbePerInterval(t *testing.T) {
 				t.Errorf("%d probes (GetSubscription) in %s of silence, want 1..%d (one per %s)", probes, time.Since(start).Round(time.Millisecond), most, StreamProbeAfter)
 			}
 		})
+	}
+}
+
+// TestProbeRefusalCountsAsAnAnswer: the probe of a Pull cut off by its own
+// deadline proves the service answers whatever it answers: a refusal
+// (PermissionDenied, as for a credential allowed to consume but not to
+// read the subscription) makes the receive empty, not a failure; only a
+// probe that gets no answer within ProbeTimeout makes it a channel
+// failure.
+func TestProbeRefusalCountsAsAnAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+	e.faults.HoldCalls("Pull")
+	e.faults.FailCall("GetSubscription", status.Error(codes.PermissionDenied, "User not authorized to perform this action."))
+	ms, err := c.Receive(ctxT(t, 30*time.Second), 100*time.Millisecond)
+	if err != nil || len(ms) != 0 {
+		t.Fatalf("Pull cut off, probe refused: got %d messages, %v; want an empty receive", len(ms), err)
+	}
+	e.faults.FailCall("GetSubscription", nil)
+	e.faults.HoldCalls("GetSubscription")
+	start := time.Now()
+	_, err = c.Receive(ctxT(t, 30*time.Second), 100*time.Millisecond)
+	took := time.Since(start)
+	if !errors.Is(err, broker.ErrChannelFailure) {
+		t.Fatalf("Pull cut off, probe unanswered: %v, want a channel failure", err)
+	}
+	if want := 100*time.Millisecond + PullGrace + ProbeTimeout; took < want-200*time.Millisecond || took > want+2*time.Second {
+		t.Errorf("the unanswered receive took %s, want about %s (timeout + PullGrace + ProbeTimeout)", took.Round(time.Millisecond), want)
 	}
 }
