@@ -21,8 +21,9 @@
 //     answered broker call, so both consumers make sure the service did
 //     answer before they report one. The service and Google's emulator
 //     answer an idle Pull by themselves before its deadline (the emulator
-//     about 1 s before it, measured; the service with an empty response or
-//     a DeadlineExceeded status of its own), which costs nothing extra. A
+//     about 1 s before it, measured; the service, by the client libraries'
+//     reports, with an empty response, a DeadlineExceeded status of its own
+//     or not before the deadline), which costs nothing extra. A
 //     Pull cut off by its own deadline (timeOut + PullGrace) with no answer
 //     is followed by one probe, a GetSubscription within ProbeTimeout (5 s)
 //     and no retry: any answer of the service, a refusal included, makes the
