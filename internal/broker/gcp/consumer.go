@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -19,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
+	"golang.org/x/sync/singleflight"
 )
 
 // Stable log message texts of the consumers (tests match them).
@@ -139,6 +141,46 @@ func channelError(sub string, err error) error {
 	return fmt.Errorf("receive from %s: %w", sub, err)
 }
 
+// probeService makes the liveness probe: one GetSubscription of sub with
+// ProbeTimeout as its own deadline (within ctx's) and no client-side retry.
+// Any answer of the service counts, a refusal included (NotFound, a
+// PermissionDenied of a credential allowed to consume but not to read the
+// subscription, ResourceExhausted of a spent administrator quota): it
+// returns nil then. It returns the call's error when the service did not
+// answer: no answer within the deadline (DeadlineExceeded), no connection
+// (Unavailable) or a call cancelled.
+func probeService(ctx context.Context, client *pubsub.Client, sub string) error {
+	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	_, err := client.SubscriptionAdminClient.GetSubscription(pctx, &pubsubpb.GetSubscriptionRequest{Subscription: sub},
+		gax.WithRetry(func() gax.Retryer { return nil }))
+	if err == nil || pctx.Err() == nil && answered(err) {
+		return nil
+	}
+	return err
+}
+
+// answered reports whether err, a call's error, is the service's own answer
+// rather than the call not reaching it or not being answered in time.
+func answered(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Unavailable, codes.Canceled, codes.Unknown:
+		return false
+	}
+	return true
+}
+
+// unanswered wraps the failure of a receive the service did not answer
+// (what says what went unanswered) in broker.ErrChannelFailure, whatever
+// err's code: the pump backs off, and its stall clock runs from the
+// receive's start.
+func unanswered(sub, what string, err error) error {
+	return fmt.Errorf("receive from %s: %w: %s: %w", sub, broker.ErrChannelFailure, what, err)
+}
+
 // pullReceipt is a pull delivery's receipt: its ack id.
 type pullReceipt struct{ ackID string }
 
@@ -172,17 +214,32 @@ func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerO
 }
 
 // PullGrace is added to the receive timeout to make the Pull call's own
-// deadline. The service (and the emulator, after 500 ms) answers an empty
-// Pull by itself; cancelling a Pull the server has already answered with
-// messages would leave them leased to nobody until their ack deadline
-// lapses, so the client gives the server time to answer first.
+// deadline. The service and Google's emulator answer an idle Pull by
+// themselves before its deadline (the emulator about 1 s before it, with
+// an empty response; the service with an empty response or a
+// DeadlineExceeded status of its own); cancelling a Pull the server has
+// already answered with messages would leave them leased to nobody until
+// their ack deadline lapses, so the client gives the server time to answer
+// first.
 const PullGrace = 2 * time.Second
+
+// ProbeTimeout is the deadline of the liveness probe (one GetSubscription)
+// a pull consumer makes when a Pull was cut off by its own deadline, and a
+// stream consumer makes after StreamProbeAfter of silence: 5 s, as the
+// start-up probe (Probe). With PullGrace it keeps a black-holed Receive
+// within timeOut + 7 s, inside the pump's receive deadline (timeOut + 10 s).
+const ProbeTimeout = 5 * time.Second
 
 // Receive pulls up to BufferSize messages in one Pull call, which the server
 // answers when messages are available or after its own short wait; the call
-// is cut off at timeout + PullGrace. An empty result is (nil, nil). A message
-// that cannot be decoded is returned as MT_UNACCEPTABLE with its receipt.
-// Transient failures wrap broker.ErrChannelFailure.
+// is cut off at timeout + PullGrace. An empty result is (nil, nil): the
+// server answered with nothing, or reported DeadlineExceeded itself, or the
+// Pull was cut off and a probe (one GetSubscription within ProbeTimeout,
+// never more than one per Pull) was answered. A Pull cut off whose probe
+// was not answered either is a channel failure: a black-holed or
+// unreachable service, never an empty receive. A message that cannot be
+// decoded is returned as MT_UNACCEPTABLE with its receipt. Transient
+// failures wrap broker.ErrChannelFailure.
 func (c *PullConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
 	return c.receive(ctx, timeout, c.opts.BufferSize)
 }
@@ -198,13 +255,27 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)},
 		gax.WithRetry(func() gax.Retryer { return nil }))
 	if err != nil {
-		if ctx.Err() == nil && (pctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
-			// our own timeout (the server may report it before the local
-			// timer fires): nothing arrived
-			return nil, nil
-		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if pctx.Err() != nil {
+			// Cut off by our own deadline with no answer: an idle Pull the
+			// server answers late, or a service that cannot be reached.
+			// One cheap call tells them apart; without it a black-holed
+			// service read as an idle subscription for ever and the
+			// pump's stall clock never started.
+			if perr := probeService(ctx, c.client, c.sub); perr != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, unanswered(c.sub, fmt.Sprintf("pull got no answer within %s, nor a probe (GetSubscription) within %s", max(timeout, time.Millisecond)+PullGrace, ProbeTimeout), perr)
+			}
+			return nil, nil
+		}
+		if status.Code(err) == codes.DeadlineExceeded {
+			// the server reported the deadline itself: it answered, with
+			// nothing
+			return nil, nil
 		}
 		return nil, channelError(c.sub, err)
 	}
@@ -347,6 +418,11 @@ type StreamConsumer struct {
 
 	msgs chan streamReceipt
 
+	// heard is when the service last showed it answers (unix ns): a
+	// message delivered, an answered probe, or the consumer made.
+	heard  atomic.Int64
+	probes singleflight.Group // concurrent Receives share one probe
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -391,6 +467,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// half-closes the stream.
 	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
 	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan streamReceipt, outstanding)}
+	c.heard.Store(time.Now().UnixNano())
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
 		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
 	return c
@@ -432,6 +509,7 @@ func (c *StreamConsumer) start() error {
 	c.cancel, c.done = cancel, done
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			c.heard.Store(time.Now().UnixNano())
 			if c.park(m) {
 				return
 			}
@@ -485,6 +563,9 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	if err := c.start(); err != nil {
 		return nil, channelError(c.name, err)
 	}
+	if err := c.probeIfSilent(ctx); err != nil {
+		return nil, err
+	}
 	done := c.running()
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
@@ -516,6 +597,45 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 		}
 	}
 	return out, nil
+}
+
+// StreamProbeAfter is how long a stream consumer goes without a message
+// before a Receive first probes the service (one GetSubscription within
+// ProbeTimeout): an open stream that delivers nothing looks the same
+// whether the subscription is idle or the connection black-holed, so
+// without the probe an idle Receive always read as an answered call and
+// readiness never turned 503. An idle streaming subscription costs one
+// GetSubscription per StreamProbeAfter; a busy one none.
+const StreamProbeAfter = 5 * time.Second
+
+// probeIfSilent probes the service when no message came and no probe was
+// answered for StreamProbeAfter; Receives that find it silent at the same
+// time share one probe. It returns nil when the service answered (or it
+// was not silent), a channel failure when it did not, ctx's error when ctx
+// ended.
+func (c *StreamConsumer) probeIfSilent(ctx context.Context) error {
+	if time.Since(time.Unix(0, c.heard.Load())) < StreamProbeAfter {
+		return nil
+	}
+	ch := c.probes.DoChan("probe", func() (any, error) {
+		err := probeService(ctx, c.client, c.name)
+		if err == nil {
+			c.heard.Store(time.Now().UnixNano())
+		}
+		return nil, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return unanswered(c.name, fmt.Sprintf("the stream delivered nothing for %s and a probe (GetSubscription) got no answer within %s", StreamProbeAfter, ProbeTimeout), r.Err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.Message {

@@ -23,8 +23,8 @@ import (
 // (ModifyAckDeadline) at a quarter of the lease clamped to [1 s, 10 s], a
 // Pull at timeOut plus PullGrace. The held call fails (settle-failed,
 // extension failed); a Pull cut off at its deadline reads as nothing
-// arrived (the service answers an empty pull late, too), and the next Pull
-// follows. Both variants.
+// arrived once the probe that follows it is answered (a service may hold
+// an idle Pull to its deadline), and the next Pull follows. Both variants.
 func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 	t.Parallel()
 	const callTimeout = 2500 * time.Millisecond

@@ -23,6 +23,29 @@
 //     stream's messages are tracked from the client's receipt (DeliveredAt)
 //     (docs/adr/0005-leases.md, "where each lease clock starts"). This
 //     package keeps no clock of its own for a pull.
+//   - Readiness on an idle subscription: an empty receive counts as an
+//     answered broker call, so both consumers make sure the service did
+//     answer before they report one. The service and Google's emulator
+//     answer an idle Pull by themselves before its deadline (the emulator
+//     about 1 s before it, measured; the service, by the client libraries'
+//     reports, with an empty response, a DeadlineExceeded status of its own
+//     or not before the deadline), which costs nothing extra. A
+//     Pull cut off by its own deadline (timeOut + PullGrace) with no answer
+//     is followed by one probe, a GetSubscription within ProbeTimeout (5 s)
+//     and no retry: any answer of the service, a refusal included, makes the
+//     receive empty; no answer makes it a channel failure, so the pump's
+//     stall clock runs from the Pull's start and readiness turns 503 within
+//     the documented bound (a black-holed receive ends within timeOut + 7 s,
+//     inside the pump's timeOut + 10 s). Cost: at most one GetSubscription
+//     per Pull cut off, none on the emulator; on a service that holds idle
+//     Pulls to their deadline, one per idle Pull (an administrator
+//     operation under its own quota; a quota refusal is an answer too). An
+//     open stream says nothing while idle, so the stream consumer probes
+//     the same way once a Receive finds no message and no answered probe
+//     for StreamProbeAfter (5 s): one GetSubscription per 5 s of silence
+//     per idle streaming subscription, none while messages flow;
+//     concurrent Receives share the probe. Its readiness bound is the
+//     pull's plus StreamProbeAfter.
 //   - producer.go: Producer, publishing in the wire format with ordering keys.
 //   - channels.go: Channels, makeChannels create/validate/assume for the
 //     topic, subscription, native DeadLetterPolicy, the rejection topics and

@@ -25,5 +25,6 @@ func extraSets() [][]mutant {
 		stopMutants,
 		lintBudgetMutants,
 		leaseClockMutants,
+		pullHealthMutants,
 	}
 }

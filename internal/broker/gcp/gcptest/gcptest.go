@@ -52,6 +52,7 @@ type Faults struct {
 	ack          atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
+	cutOff       sync.Map // full method name -> *atomic.Int64 (CutOff)
 	holds        sync.Map // last path segment -> *faultproxy.Hold (HoldCalls)
 }
 
@@ -61,6 +62,21 @@ type Faults struct {
 func (f *Faults) Calls(method string) int64 {
 	var n int64
 	f.calls.Range(func(k, v any) bool {
+		if path.Base(k.(string)) == method {
+			n += v.(*atomic.Int64).Load()
+		}
+		return true
+	})
+	return n
+}
+
+// CutOff returns how many unary calls of method (its last path segment)
+// ended after their context had ended: a call cut off by its own deadline
+// (or cancelled) before the emulator's answer reached the client, injected
+// holds included.
+func (f *Faults) CutOff(method string) int64 {
+	var n int64
+	f.cutOff.Range(func(k, v any) bool {
 		if path.Base(k.(string)) == method {
 			n += v.(*atomic.Int64).Load()
 		}
@@ -131,9 +147,15 @@ func (f *Faults) FailModifyAckDeadline(on bool) { f.modAck.Store(on) }
 // Intercept is the grpc.UnaryClientInterceptor that applies the faults
 // switched on at the time of the call; any other call is passed to invoker
 // unchanged.
-func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) (err error) {
 	n, _ := f.calls.LoadOrStore(method, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			c, _ := f.cutOff.LoadOrStore(method, new(atomic.Int64))
+			c.(*atomic.Int64).Add(1)
+		}
+	}()
 	if e, ok := f.byMethod.Load(path.Base(method)); ok {
 		return e.(error)
 	}
@@ -194,6 +216,16 @@ var projects atomic.Int64
 // cleanup closes the client and the connection.
 func Start(tb testing.TB, prefix string, f *Faults, connect ConnectFunc) (*pubsub.Client, *Server) {
 	tb.Helper()
+	return StartVia(tb, prefix, f, connect, nil)
+}
+
+// StartVia is Start with the client's connection made to via(emulator
+// address) instead of the emulator itself: a test puts a
+// faultproxy.Proxy in front of the emulator (a black-holed connection)
+// and returns the proxy's address. A nil via dials the emulator. The
+// Server's Addr is still the emulator's.
+func StartVia(tb testing.TB, prefix string, f *Faults, connect ConnectFunc, via func(emulator string) string) (*pubsub.Client, *Server) {
+	tb.Helper()
 	emu, err := Shared()
 	if err != nil {
 		tb.Fatalf("Pub/Sub emulator: %v", err)
@@ -203,9 +235,13 @@ func Start(tb testing.TB, prefix string, f *Faults, connect ConnectFunc) (*pubsu
 	if f != nil {
 		dial = append(dial, grpc.WithUnaryInterceptor(f.Intercept), grpc.WithStreamInterceptor(f.InterceptStream))
 	}
-	conn, err := grpc.NewClient(srv.Addr, dial...)
+	target := srv.Addr
+	if via != nil {
+		target = via(srv.Addr)
+	}
+	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {
-		tb.Fatalf("dial the Pub/Sub emulator at %s: %v", srv.Addr, err)
+		tb.Fatalf("dial the Pub/Sub emulator at %s: %v", target, err)
 	}
 	tb.Cleanup(func() { _ = conn.Close() })
 	client, err := connect(context.Background(), srv.Project, option.WithGRPCConn(conn), option.WithTelemetryDisabled())
