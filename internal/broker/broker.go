@@ -204,6 +204,23 @@ type LeaseExtender interface {
 	ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error
 }
 
+// LeaseFromReceiveStart is implemented by a LeaseExtender whose leases are
+// counted from the start of the receive call that returned the message, not
+// from its return (RocketMQ: the consumer's receipt deadline runs from the
+// ReceiveMessage call's start, and it refuses an extension it knows is too
+// late). The pump then starts its own lease clock there too, so that no
+// extension is decided after the consumer's deadline. Other consumers'
+// brokers hand a message out when the long poll returns it (SQS, Pub/Sub
+// pull), and the pump counts from the return: counting from the call's
+// start there would cost a lease no longer than the poll a message handed
+// out late in it (docs/adr/0005-leases.md, "Where each lease clock
+// starts").
+type LeaseFromReceiveStart interface {
+	// LeaseFromReceiveStart reports whether leases run from the receive
+	// call's start.
+	LeaseFromReceiveStart() bool
+}
+
 // LeaseCeiling is implemented by a LeaseExtender whose broker keeps a
 // received message from other consumers no longer than a fixed time counted
 // from its receive, however often its lease is extended (SQS: 12 hours,

@@ -28,8 +28,9 @@ const (
 	// leaseMarginDiv: a message with less than lease/leaseMarginDiv of its
 	// lease left is treated as lapsed and not dispatched (the broker may
 	// hand it out again before a late tick's extension reaches it; our
-	// clock starts when the Receive that returned it began, before the
-	// broker's: holdSince).
+	// clock starts when the receive returned, a little after the broker's,
+	// or at the receive call's start where the consumer counts from there:
+	// holdSince).
 	leaseMarginDiv = 10
 	// leaseTickDiv: the half-lease schedule is checked every
 	// lease/leaseTickDiv (clamped to [minLeaseTick, maxLeaseTick]).
@@ -61,10 +62,9 @@ const (
 	// economical schedule is tried again.
 	waryLeases = 10
 	// leaseCeilingMargin is kept between the last extension and a broker's
-	// ceiling (broker.LeaseCeiling): ours counts from the receive call's
-	// start, no later than the broker's, but the broker judges an
-	// extension when the call reaches it, up to maxLeaseCall after the
-	// tick that decided it.
+	// ceiling (broker.LeaseCeiling): the broker counts from its hand-out, a
+	// little before ours, and judges an extension when the call reaches
+	// it, up to maxLeaseCall after the tick that decided it.
 	leaseCeilingMargin = limits.CeilingMargin
 )
 
@@ -97,7 +97,11 @@ type leases struct {
 	// client delivered it, and the broker may still hold it for up to a
 	// deadline); the tracking serves redelivery.go only (issue 34).
 	client broker.ClientLeaser
-	lease  time.Duration
+	// fromCall: the consumer's leases run from the receive call's start
+	// (broker.LeaseFromReceiveStart, RocketMQ), so a batch's are counted
+	// from there; otherwise from the receive's return (holdSince).
+	fromCall bool
+	lease    time.Duration
 	maxExt time.Duration // <= 0: never extend
 	// ceiling is the broker's ceiling on holding a message
 	// (broker.LeaseCeiling) when it, not maxLeaseExtension, bounds maxExt;
@@ -334,6 +338,9 @@ func newLeases(c broker.Consumer, maxExt time.Duration, emit func(Event)) *lease
 		}
 	}
 	l := &leases{ext: ext, lease: lease, maxExt: maxExt, ceiling: ceiling, emit: emit, base: time.Now(), sweepAt: minSweepAt}
+	if fc, ok := c.(broker.LeaseFromReceiveStart); ok {
+		l.fromCall = fc.LeaseFromReceiveStart()
+	}
 	l.grace, l.graceCall, l.every = leaseSchedule(lease)
 	l.extended.L = &l.mu
 	l.lateEnded.L = &l.mu
@@ -358,18 +365,19 @@ func (l *leases) hold(ms []*message.Message) heldBatch {
 
 // holdSince is hold for a batch whose Receive began at started.
 //
-// Every lease clock starts where the broker's may have (ADR 0005, "where
-// each lease clock starts"): a broker lends a message when it hands it
-// out, which on a long poll is any time between the receive call's start
-// and its return (SQS's visibility timeout, Pub/Sub's ack deadline and
-// RocketMQ's invisible duration all run from the moment the broker takes
-// the message for this call), so the batch's first leases are counted
-// from started, the earliest that moment can be. Counted from the
-// Receive's return, a message handed out seconds into a long poll would
-// be extended seconds after its lease on the broker, and the RocketMQ
-// consumer, which counts from the call's start too, refuses such an
-// extension as a stale receipt: the lease lapsed and another replica
-// handled the message while its handler still ran.
+// Every lease clock starts where the broker's (or the consumer's) does
+// (ADR 0005, "where each lease clock starts"): for a consumer whose leases
+// run from the receive call's start (broker.LeaseFromReceiveStart:
+// RocketMQ, whose consumer refuses an extension past the call's start plus
+// the invisible duration as a stale receipt), the batch's first leases are
+// counted from started; counted from the Receive's return, a message handed
+// out seconds into a long poll was due for extension only after that
+// deadline, and its lease lapsed while its handler ran. Other brokers hand
+// a message out when the long poll returns it (SQS, Pub/Sub pull), and the
+// clock starts at the return: counting from the call's start there would
+// leave a message handed out late in a poll a lease shorter by up to the
+// poll, and one no longer than the poll would be dropped as lapsed again
+// and again.
 //
 // started is also what redelivery.go compares a late settle's end with: a
 // later delivery of a message whose earlier delivery's settle ended after
@@ -381,16 +389,19 @@ func (l *leases) holdSince(ms []*message.Message, started time.Time) heldBatch {
 	if l == nil {
 		return heldBatch{}
 	}
-	from := l.at(started)
 	if l.client != nil {
-		from = time.Since(l.base)
+		from := time.Since(l.base)
 		for _, m := range ms {
 			if at := l.client.DeliveredAt(m); !at.IsZero() {
 				from = min(from, l.at(at))
 			}
 		}
+		return l.holdFrom(ms, from, from)
 	}
-	return l.holdFrom(ms, from, from)
+	if l.fromCall {
+		return l.holdFrom(ms, l.at(started), l.at(started))
+	}
+	return l.holdFrom(ms, time.Since(l.base), l.at(started))
 }
 
 // holdFrom is hold with when its lease started (received) and when the

@@ -18,8 +18,8 @@
 //     the destination topic, then acknowledge; on a failed publish release at
 //     once (pull: ModifyAckDeadline 0, stream: Nack).
 //   - Lease start: Pub/Sub starts a pulled message's ack deadline when the
-//     service hands it to the Pull, any time while it holds the pull open;
-//     the pump's lease clock starts at the Pull's start, no later. A
+//     service hands it to the Pull, which answers with it then; the pump's
+//     lease clock starts when the Pull returns. A
 //     stream's messages are tracked from the client's receipt (DeliveredAt)
 //     (docs/adr/0005-leases.md, "where each lease clock starts"). This
 //     package keeps no clock of its own for a pull.

@@ -61,9 +61,10 @@ const (
 	PubSubMaxAttributeValue = 1024
 	// CeilingMargin is how far short of a broker's ceiling on holding a
 	// message (Transport.MaxHold) the pump stops extending its lease: the
-	// pump counts from the receive call's start, no later than the broker,
-	// but the broker judges an extension when the call reaches it, up to
-	// ten seconds after the pump decided it.
+	// broker counts from its hand-out, a little before the pump does (for
+	// RocketMQ the pump counts from the receive call's start, no later),
+	// and judges an extension when the call reaches it, up to ten seconds
+	// after the pump decided it.
 	CeilingMargin = time.Minute
 )
 

@@ -26,8 +26,9 @@
 //     pops the message for a ReceiveMessage, any time in a long poll of up
 //     to AwaitDuration. The consumer's receipt deadline (which refuses an
 //     extension or an acknowledgement it knows comes too late) and the
-//     pump's lease clock both start at the ReceiveMessage's start, the
-//     earliest the broker's can, so neither ends after the broker's
+//     pump's lease clock (the consumer is a broker.LeaseFromReceiveStart)
+//     both start at the ReceiveMessage's start, the earliest the broker's
+//     can, so neither ends after the broker's
 //     (docs/adr/0005-leases.md, "where each lease clock starts"). Keep the
 //     invisible duration well over AwaitDuration: a message popped near the
 //     end of a poll starts with that much less of it by their count.

@@ -20,7 +20,16 @@ import (
 // the pump's deadline.
 const maxConcurrentExtensions = 8
 
-var _ broker.LeaseExtender = (*Consumer)(nil)
+var (
+	_ broker.LeaseExtender         = (*Consumer)(nil)
+	_ broker.LeaseFromReceiveStart = (*Consumer)(nil)
+)
+
+// LeaseFromReceiveStart reports true: the consumer's receipt deadline is
+// the ReceiveMessage call's start plus the invisible duration, the
+// earliest the broker can have popped the message for the call
+// (broker.LeaseFromReceiveStart).
+func (c *Consumer) LeaseFromReceiveStart() bool { return true }
 
 // Lease returns the invisible duration each receive asks for: how long a
 // received message is held for this consumer (broker.LeaseExtender,

@@ -32,10 +32,10 @@
 //     pump's timeOut (at most 20 s); the Proactor acknowledges with
 //     DeleteMessageBatch (broker.BatchAcknowledger).
 //   - Lease start: SQS starts a message's visibility timeout when
-//     ReceiveMessage takes it for the call, any time in the long poll; the
-//     pump's lease clock starts at the call's start, no later
-//     (docs/adr/0005-leases.md, "where each lease clock starts"). This
-//     package keeps no clock of its own.
+//     ReceiveMessage hands it out, which ends the long poll; the pump's
+//     lease clock starts when the receive returns (docs/adr/0005-leases.md,
+//     "where each lease clock starts"). This package keeps no clock of its
+//     own.
 //   - makeChannels (channels.go): create / validate / assume for the queue,
 //     its native redrive queue, the SNS topic and subscription, and the
 //     dead-letter and invalid-message queues.

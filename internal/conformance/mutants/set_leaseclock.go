@@ -3,9 +3,14 @@ package main
 // leaseClockMutants break where the pump's lease clock starts (ADR 0005,
 // "where each lease clock starts").
 var leaseClockMutants = []mutant{
-	{Name: "lease-clock-at-arrival", What: "a received batch's lease clock starts when Receive returns, not when the receive call began: a message handed out seconds into a long poll is extended after the broker's lease (and the RocketMQ consumer's receipt deadline) ran out",
+	{Name: "lease-clock-at-arrival", What: "a RocketMQ batch's lease clock starts when Receive returns, not when the receive call began: a message handed out seconds into a long poll is extended after the consumer's receipt deadline ran out",
 		File: "internal/pump/lease.go",
-		Old:  "return l.holdFrom(ms, from, from)",
-		New:  "return l.holdFrom(ms, time.Since(l.base), from)",
+		Old:  "return l.holdFrom(ms, l.at(started), l.at(started))",
+		New:  "return l.holdFrom(ms, time.Since(l.base), l.at(started))",
 		Pkg:  "./internal/pump ./internal/broker/rocketmq ./internal/conformance", Run: "^(TestLeaseClockStartsAtTheReceiveCallsStart|TestMessageArrivingLateInALongPollKeepsItsLease|TestRocketMQ)$/^(reactor|proactor)$/^R4_lateinpoll$"},
+	{Name: "lease-clock-call-start-everywhere", What: "every batch's lease clock starts at the receive call's start, also where the broker hands a message out when the poll returns it: a message handed out late in a poll as long as its lease is dropped as lapsed on arrival, again and again",
+		File: "internal/pump/lease.go",
+		Old:  "\tif l.fromCall {\n",
+		New:  "\tif true || l.fromCall {\n",
+		Pkg:  "./internal/pump", Run: "^TestLeaseClockStartsAtTheReturnWhereTheBrokerHandsOutThere$"},
 }
