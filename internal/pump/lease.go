@@ -102,7 +102,7 @@ type leases struct {
 	// from there; otherwise from the receive's return (holdSince).
 	fromCall bool
 	lease    time.Duration
-	maxExt time.Duration // <= 0: never extend
+	maxExt   time.Duration // <= 0: never extend
 	// ceiling is the broker's ceiling on holding a message
 	// (broker.LeaseCeiling) when it, not maxLeaseExtension, bounds maxExt;
 	// 0 otherwise. It is reported on EventLeaseCapped.
