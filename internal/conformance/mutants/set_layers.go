@@ -113,7 +113,7 @@ var layerMutants = []mutant{
 		New:  "_ = e.Subscription",
 		Pkg:  "./internal/observe", Run: "^TestReadinessFollowsStallAndRecovery_Issue13$"},
 	{Name: "config-performers-unbounded", What: "noOfPerformers accepts any count (a hostile 10^8 took 14 GB)",
-		File: "internal/config/decode.go",
+		File: "internal/config/subscription.go",
 		Old:  "d.intIn(e, &s.NoOfPerformers, 1, MaxNoOfPerformers)",
 		New:  "d.intIn(e, &s.NoOfPerformers, 1, 1<<40)",
 		Pkg:  "./internal/config", Run: "^TestParse_BrokenFiles$"},
