@@ -151,8 +151,6 @@ func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
 	return a
 }
 
-var topFields = []string{"connections", "subscriptions"}
-
 func (d *decoder) file(body ast.Node) {
 	ents, ok := d.mapEntries(body, "", topFields)
 	if !ok {

@@ -8,6 +8,72 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
+// The handler block of a subscription: the code run for each message.
+
+var handlerTable = []field[Handler]{
+	{Field: Field{Name: "type", Kind: KindEnum, Required: true, Enum: handlerTypes, HandlerTypes: allHandlerTypes,
+		Doc: "builtin, exec or http"},
+		at: func(h *Handler) any { return (*string)(&h.Type) }, noun: "handler type", missing: "; valid values are " + strings.Join(handlerTypes, ", ")},
+	{Field: Field{Name: "timeout", Kind: KindDuration, HandlerTypes: []HandlerType{HandlerExec, HandlerHTTP},
+		Doc: "bounds one exec or http call"},
+		at: func(h *Handler) any { return &h.Timeout }, def: DefaultHandlerTimeout, dur: durRange{positive: true}},
+	{Field: Field{Name: "name", Kind: KindEnum, Enum: builtinNames, HandlerTypes: []HandlerType{HandlerBuiltin},
+		Doc: "the builtin handler; exactly one of name and script"},
+		at: func(h *Handler) any { return &h.Name }, noun: "builtin handler"},
+	{Field: Field{Name: "script", Kind: KindScript, HandlerTypes: []HandlerType{HandlerBuiltin},
+		Doc: "builtin outcomes by delivery count, the last repeating: \"defer,defer,ack\" or a list"},
+		at: func(h *Handler) any { return &h.Script }},
+	{Field: Field{Name: "command", Kind: KindText, HandlerTypes: []HandlerType{HandlerExec},
+		Doc: "the program to run, without a shell; a relative path is relative to the file"},
+		at: func(h *Handler) any { return &h.Command }, nonEmpty: true,
+		after: func(d *decoder, _ entry, h *Handler) { h.Command = d.resolveCommand(h.Command) }},
+	{Field: Field{Name: "args", Kind: KindList, HandlerTypes: []HandlerType{HandlerExec}, Doc: "the command's arguments"},
+		at: func(h *Handler) any { return &h.Args }},
+	{Field: Field{Name: "env", Kind: KindMap, HandlerTypes: []HandlerType{HandlerExec}, Doc: "extra environment of the command"},
+		at: func(h *Handler) any { return &h.Env }},
+	{Field: Field{Name: "url", Kind: KindText, HandlerTypes: []HandlerType{HandlerHTTP},
+		Doc: "the http or https URL each message is POSTed to"},
+		at:    func(h *Handler) any { return &h.URL },
+		after: func(d *decoder, e entry, h *Handler) { d.httpURL(e, h.URL) }},
+	{Field: Field{Name: "headers", Kind: KindMap, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "extra request headers (secrets: redacted wherever they appear)"},
+		at: func(h *Handler) any { return &h.Headers }},
+	{Field: Field{Name: "tls", Kind: KindBlock, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "the http client's TLS"}},
+}
+
+var tlsTable = []field[TLS]{
+	{Field: Field{Name: "caFile", Kind: KindText, Doc: "CA certificates (PEM) to trust, relative to the file"},
+		at:    func(t *TLS) any { return &t.CAFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.CAFile = d.resolvePath(t.CAFile) }},
+	{Field: Field{Name: "certFile", Kind: KindText, Doc: "client certificate (PEM), with keyFile, relative to the file"},
+		at:    func(t *TLS) any { return &t.CertFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.CertFile = d.resolvePath(t.CertFile) }},
+	{Field: Field{Name: "keyFile", Kind: KindText, Doc: "client key (PEM), with certFile, relative to the file"},
+		at:    func(t *TLS) any { return &t.KeyFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.KeyFile = d.resolvePath(t.KeyFile) }},
+	{Field: Field{Name: "insecureSkipVerify", Kind: KindBoolean, Doc: "skip verifying the server's certificate (tests only)"},
+		at: func(t *TLS) any { return &t.InsecureSkipVerify }},
+}
+
+var (
+	handlerTypes     = schemaEnum("$defs", "handler", "properties", "type")
+	allHandlerTypes  = []HandlerType{HandlerBuiltin, HandlerExec, HandlerHTTP}
+	allHandlerFields = names(handlerTable)
+	tlsFields        = names(tlsTable)
+	// handlerFields lists, by handler type, the fields it takes, in
+	// table order.
+	handlerFields = func() map[HandlerType][]string {
+		out := map[HandlerType][]string{}
+		for _, f := range handlerTable {
+			for _, t := range f.HandlerTypes {
+				out[t] = append(out[t], f.Name)
+			}
+		}
+		return out
+	}()
+)
+
+// resolveCommand makes an exec command given as a relative path (one with a
+// slash, like ./handler.sh) relative to the config file's directory, as
 // resolvePath does; a bare name (python3) is left for a PATH lookup.
 func (d *decoder) resolveCommand(c string) string {
 	if !strings.ContainsRune(c, '/') || filepath.IsAbs(c) {
@@ -28,19 +94,8 @@ func (d *decoder) resolvePath(p string) string {
 	return filepath.Join(d.dir, p)
 }
 
-var (
-	handlerTypes  = schemaEnum("$defs", "handler", "properties", "type")
-	handlerFields = map[HandlerType][]string{
-		HandlerBuiltin: {"type", "name", "script"},
-		HandlerExec:    {"type", "timeout", "command", "args", "env"},
-		HandlerHTTP:    {"type", "timeout", "url", "headers", "tls"},
-	}
-	allHandlerFields = []string{"type", "timeout", "name", "script", "command", "args", "env", "url", "headers", "tls"}
-	tlsFields        = []string{"caFile", "certFile", "keyFile", "insecureSkipVerify"}
-)
-
 func (d *decoder) handler(he entry, h *Handler) {
-	h.Timeout = DefaultHandlerTimeout
+	setDefaults(h, handlerTable)
 	ents, ok := d.mapEntries(he.val, he.path, allHandlerFields)
 	if !ok {
 		return
@@ -49,65 +104,32 @@ func (d *decoder) handler(he entry, h *Handler) {
 	for _, e := range ents {
 		by[e.key] = e
 	}
+	typ := lookup(handlerTable, "type")
 	te, ok := by["type"]
 	if !ok {
-		d.errorf(he.keyN, he.path+".type", "required field is missing; valid values are %s", strings.Join(handlerTypes, ", "))
+		typ.missingAt(d, d.posOf(he.keyN), he.path+".type")
 		return
 	}
-	var t string
-	if !d.enum(te, &t, "handler type", handlerTypes) {
+	if !typ.read(d, te, h) {
 		return
 	}
-	h.Type = HandlerType(t)
+	t := string(h.Type)
 	allowed := handlerFields[h.Type]
 	for _, e := range ents {
 		if !slices.Contains(allowed, e.key) {
 			d.errorf(e.keyN, e.path, "field %q does not belong to a %s handler; %s handlers take %s", e.key, t, t, strings.Join(allowed, ", "))
 			continue
 		}
-		switch e.key {
-		case "timeout":
-			d.dur(e, &h.Timeout, durRange{positive: true})
-		case "name":
-			d.enum(e, &h.Name, "builtin handler", builtinNames)
-		case "script":
-			h.Script = d.script(e)
-		case "command":
-			if d.str(e, &h.Command) && h.Command == "" {
-				d.errorf(e.val, e.path, "must not be empty")
-			}
-			h.Command = d.resolveCommand(h.Command)
-		case "args":
-			h.Args = d.strList(e)
-		case "env":
-			h.Env = d.strMap(e)
-		case "url":
-			if d.str(e, &h.URL) {
-				d.httpURL(e, h.URL)
-			}
-		case "headers":
-			h.Headers = d.strMap(e)
-		case "tls":
+		if e.key == "type" {
+			continue
+		}
+		decodeFields(d, []entry{e}, h, handlerTable, func(e entry) { // tls
 			h.TLS = &TLS{}
-			for _, e := range d.entriesOf(e, tlsFields) {
-				switch e.key {
-				case "caFile":
-					d.str(e, &h.TLS.CAFile)
-					h.TLS.CAFile = d.resolvePath(h.TLS.CAFile)
-				case "certFile":
-					d.str(e, &h.TLS.CertFile)
-					h.TLS.CertFile = d.resolvePath(h.TLS.CertFile)
-				case "keyFile":
-					d.str(e, &h.TLS.KeyFile)
-					h.TLS.KeyFile = d.resolvePath(h.TLS.KeyFile)
-				case "insecureSkipVerify":
-					d.boolean(e, &h.TLS.InsecureSkipVerify)
-				}
-			}
+			decodeFields(d, d.entriesOf(e, tlsFields), h.TLS, tlsTable, nil)
 			if (h.TLS.CertFile == "") != (h.TLS.KeyFile == "") {
 				d.errorf(e.keyN, e.path, "certFile and keyFile go together; set both or neither")
 			}
-		}
+		})
 	}
 	switch h.Type {
 	case HandlerBuiltin:

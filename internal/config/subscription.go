@@ -65,17 +65,102 @@ func (d *decoder) subscriptions(e *entry) {
 	}
 }
 
-var subFields = []string{
-	"name", "transport", "channelName", "routingKey", "messagePumpType", "bufferSize", "noOfPerformers",
-	"timeOut", "requeueCount", "requeueDelay", "unacceptableMessageLimit", "unacceptableMessageLimitWindow",
-	"emptyChannelDelay", "channelFailureDelay", "maxChannelFailureDelay", "callTimeout", "stallAfter", "drainTimeout", "maxLeaseExtension", "makeChannels", "deadLetterRoutingKey",
-	"invalidMessageRoutingKey", "handler", "sqs", "gcp", "rocketmq", "memory",
+// subscriptionTable is every field of a subscription, in the order of
+// docs/configuration.md's table. name, transport and handler are read by
+// subscription itself, first and last, as their absence has its own
+// message; the transport blocks are read by transportBlocks.
+var subscriptionTable = []field[Subscription]{
+	{Field: Field{Name: "name", Kind: KindText, Required: true, Default: "(required)", PumpOption: "Subscription",
+		Doc: "unique name; --subscription selects by it"},
+		at: func(s *Subscription) any { return &s.Name }, nonEmpty: true},
+	{Field: Field{Name: "transport", Kind: KindEnum, Required: true, Default: "(required)", Enum: transports,
+		Doc: "the broker: sqs, gcp, rocketmq or memory"},
+		at: func(s *Subscription) any { return (*string)(&s.Transport) }, missing: "; valid values are " + strings.Join(transports, ", ")},
+	{Field: Field{Name: "channelName", Kind: KindText, Default: "name",
+		Doc: "queue (SQS), subscription (Pub/Sub), topic read by the group (RocketMQ)"},
+		at: func(s *Subscription) any { return &s.ChannelName }},
+	{Field: Field{Name: "routingKey", Kind: KindText, Default: "channelName",
+		Doc: "the topic messages are published to"},
+		at: func(s *Subscription) any { return &s.RoutingKey }},
+	{Field: Field{Name: "messagePumpType", Kind: KindEnum, Enum: pumpTypes, PumpOption: "Variant",
+		Doc: "reactor (one message at a time per performer, in order) or proactor (receive ahead, concurrent)"},
+		at: func(s *Subscription) any { return (*string)(&s.MessagePumpType) }, def: string(Proactor)},
+	{Field: Field{Name: "bufferSize", Kind: KindInteger, PumpOption: "BufferSize",
+		Doc: "messages per receive"},
+		at: func(s *Subscription) any { return &s.BufferSize }, def: DefaultBufferSize, lo: 1, hi: MaxBufferSize},
+	{Field: Field{Name: "noOfPerformers", Kind: KindInteger, PumpOption: "NoOfPerformers",
+		Doc: "performers (Reactor) or receivers and workers (Proactor)"},
+		at: func(s *Subscription) any { return &s.NoOfPerformers }, def: DefaultNoOfPerformers, lo: 1, hi: MaxNoOfPerformers},
+	{Field: Field{Name: "timeOut", Kind: KindDuration, Default: "sqs 20s, gcp 1s, rocketmq 20s, memory 300ms", PumpOption: "TimeOut",
+		Doc: "how long one receive waits (SQS long poll, at most 20s)"},
+		at:    func(s *Subscription) any { return &s.TimeOut },
+		after: func(_ *decoder, _ entry, s *Subscription) { s.TimeOutSet = true }},
+	{Field: Field{Name: "requeueCount", Kind: KindInteger, PumpOption: "RequeueCount",
+		Doc: "the redelivery budget; -1 = unlimited"},
+		at: func(s *Subscription) any { return &s.RequeueCount }, def: DefaultRequeueCount, lo: math.MinInt, hi: math.MaxInt},
+	{Field: Field{Name: "requeueDelay", Kind: KindDuration, Default: "0s", PumpOption: "RequeueDelay",
+		Doc: "delay of a requeue (SQS at most 12h)"},
+		at: func(s *Subscription) any { return &s.RequeueDelay }},
+	{Field: Field{Name: "unacceptableMessageLimit", Kind: KindInteger, Default: "0", PumpOption: "UnacceptableMessageLimit",
+		Doc: "stop after this many unacceptable messages (0 = never)"},
+		at: func(s *Subscription) any { return &s.UnacceptableMessageLimit }, lo: 0, hi: math.MaxInt},
+	{Field: Field{Name: "unacceptableMessageLimitWindow", Kind: KindDuration, Default: "0s", PumpOption: "UnacceptableMessageLimitWindow",
+		Doc: "the count restarts when older than this (0 = never)"},
+		at: func(s *Subscription) any { return &s.UnacceptableMessageLimitWindow }},
+	{Field: Field{Name: "emptyChannelDelay", Kind: KindDuration, PumpOption: "EmptyChannelDelay",
+		Doc: "pause after an empty receive"},
+		at: func(s *Subscription) any { return &s.EmptyChannelDelay }, def: DefaultEmptyChannelDelay},
+	{Field: Field{Name: "channelFailureDelay", Kind: KindDuration, PumpOption: "ChannelFailureDelay",
+		Doc: "pause after a failed receive; doubled (with jitter) after each further failure in a row"},
+		at: func(s *Subscription) any { return &s.ChannelFailureDelay }, def: DefaultChannelFailureDelay},
+	{Field: Field{Name: "maxChannelFailureDelay", Kind: KindDuration, PumpOption: "MaxChannelFailureDelay",
+		Doc: "cap of the channel-failure back-off"},
+		at: func(s *Subscription) any { return &s.MaxChannelFailureDelay }, def: DefaultMaxChannelFailureDelay},
+	{Field: Field{Name: "callTimeout", Kind: KindDuration, PumpOption: "CallTimeout",
+		Doc: "deadline of each acknowledge, requeue and rejection call"},
+		at: func(s *Subscription) any { return &s.CallTimeout }, def: DefaultCallTimeout},
+	{Field: Field{Name: "stallAfter", Kind: KindDuration, PumpOption: "StallAfter",
+		Doc: "how long broker calls may fail, with no success between, before /readyz answers 503"},
+		at: func(s *Subscription) any { return &s.StallAfter }, def: DefaultStallAfter},
+	{Field: Field{Name: "drainTimeout", Kind: KindDuration, PumpOption: "DrainTimeout",
+		Doc: "how long in-flight handlers get on SIGINT/SIGTERM"},
+		at: func(s *Subscription) any { return &s.DrainTimeout }, def: DefaultDrainTimeout},
+	{Field: Field{Name: "maxLeaseExtension", Kind: KindDuration, PumpOption: "MaxLeaseExtension",
+		Doc: "how long past its first lease the pump keeps extending a held message's lease; 0s turns extension off"},
+		at: func(s *Subscription) any { return &s.MaxLeaseExtension }, def: DefaultMaxLeaseExtension},
+	{Field: Field{Name: "makeChannels", Kind: KindEnum, Enum: makeChannels,
+		Doc: "missing queue, topic or subscription: create, validate or assume"},
+		at: func(s *Subscription) any { return (*string)(&s.MakeChannels) }, def: string(MakeChannelsCreate)},
+	{Field: Field{Name: "deadLetterRoutingKey", Kind: KindText, Default: "none",
+		Doc: "where DeliveryError (and budget-exhausted) rejections go"},
+		at: func(s *Subscription) any { return &s.DeadLetterRoutingKey }},
+	{Field: Field{Name: "invalidMessageRoutingKey", Kind: KindText, Default: "none",
+		Doc: "where Unacceptable rejections go (falls back to the dead-letter queue)"},
+		at: func(s *Subscription) any { return &s.InvalidMessageRoutingKey }},
+	{Field: Field{Name: "handler", Kind: KindBlock, Required: true, Default: "(required)",
+		Doc: "the code run for each message (docs/handlers.md)"},
+		missing: "; a subscription needs a handler (type: builtin, exec or http)"},
+	{Field: Field{Name: "sqs", Kind: KindBlock, Doc: "SQS/SNS settings (transport sqs)"}},
+	{Field: Field{Name: "gcp", Kind: KindBlock, Doc: "Google Cloud Pub/Sub settings (transport gcp)"}},
+	{Field: Field{Name: "rocketmq", Kind: KindBlock, Doc: "RocketMQ 5 settings (transport rocketmq)"}},
+	{Field: Field{Name: "memory", Kind: KindBlock, Doc: "in-memory transport settings (transport memory)"}},
 }
 
 var (
+	subFields    = names(subscriptionTable)
 	pumpTypes    = schemaEnum("$defs", "subscription", "properties", "messagePumpType")
 	makeChannels = schemaEnum("$defs", "subscription", "properties", "makeChannels")
 )
+
+// subscriptionField returns the subscription field named key; it panics
+// for a name the table does not hold, a defect of this package.
+func subscriptionField(key string) *field[Subscription] {
+	f := lookup(subscriptionTable, key)
+	if f == nil {
+		panic("config: no subscription field " + key)
+	}
+	return f
+}
 
 // subscription decodes one item of subscriptions; it returns nil when the
 // item is not a mapping. nameNode is the name's value node (for duplicate
@@ -83,22 +168,11 @@ var (
 func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 	path := subscriptionPath(i)
 	s := &Subscription{
-		Index:                  i,
-		MessagePumpType:        Proactor,
-		BufferSize:             DefaultBufferSize,
-		NoOfPerformers:         DefaultNoOfPerformers,
-		RequeueCount:           DefaultRequeueCount,
-		EmptyChannelDelay:      DefaultEmptyChannelDelay,
-		ChannelFailureDelay:    DefaultChannelFailureDelay,
-		MaxChannelFailureDelay: DefaultMaxChannelFailureDelay,
-		CallTimeout:            DefaultCallTimeout,
-		StallAfter:             DefaultStallAfter,
-		DrainTimeout:           DefaultDrainTimeout,
-		MaxLeaseExtension:      DefaultMaxLeaseExtension,
-		MakeChannels:           MakeChannelsCreate,
-		pos:                    map[string]Position{},
-		written:                d.f.written,
+		Index:   i,
+		pos:     map[string]Position{},
+		written: d.f.written,
 	}
+	setDefaults(s, subscriptionTable)
 	d.sub, d.subBase = s, path+"."
 	defer func() { d.sub, d.subBase = nil, "" }()
 	resolved, ok := d.resolveOK(item, path)
@@ -116,76 +190,26 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 		by[e.key] = e
 	}
 	var nameNode ast.Node
-	if e, ok := by["name"]; ok {
-		nameNode = d.resolve(e.val, e.path)
-		if d.str(e, &s.Name) && s.Name == "" {
-			d.errorf(e.val, e.path, "must not be empty")
+	for _, key := range []string{"name", "transport"} {
+		f := subscriptionField(key)
+		if e, ok := by[key]; ok {
+			if key == "name" {
+				nameNode = d.resolve(e.val, e.path)
+			}
+			f.read(d, e, s)
+		} else {
+			f.missingAt(d, s.self, path+"."+key)
 		}
-	} else {
-		d.errAt(s.self, path+".name", "required field is missing")
-	}
-	if e, ok := by["transport"]; ok {
-		var t string
-		if d.enum(e, &t, "transport", transports) {
-			s.Transport = Transport(t)
-		}
-	} else {
-		d.errAt(s.self, path+".transport", "required field is missing; valid values are %s", strings.Join(transports, ", "))
 	}
 	for _, e := range ents {
-		switch e.key {
-		case "channelName":
-			d.str(e, &s.ChannelName)
-		case "routingKey":
-			d.str(e, &s.RoutingKey)
-		case "messagePumpType":
-			var v string
-			if d.enum(e, &v, "messagePumpType", pumpTypes) {
-				s.MessagePumpType = PumpType(v)
-			}
-		case "bufferSize":
-			d.intIn(e, &s.BufferSize, 1, MaxBufferSize)
-		case "noOfPerformers":
-			d.intIn(e, &s.NoOfPerformers, 1, MaxNoOfPerformers)
-		case "timeOut":
-			s.TimeOutSet = d.dur(e, &s.TimeOut, durRange{})
-		case "requeueCount":
-			d.intIn(e, &s.RequeueCount, math.MinInt, math.MaxInt)
-		case "requeueDelay":
-			d.dur(e, &s.RequeueDelay, durRange{})
-		case "unacceptableMessageLimit":
-			d.intIn(e, &s.UnacceptableMessageLimit, 0, math.MaxInt)
-		case "unacceptableMessageLimitWindow":
-			d.dur(e, &s.UnacceptableMessageLimitWindow, durRange{})
-		case "emptyChannelDelay":
-			d.dur(e, &s.EmptyChannelDelay, durRange{})
-		case "channelFailureDelay":
-			d.dur(e, &s.ChannelFailureDelay, durRange{})
-		case "maxChannelFailureDelay":
-			d.dur(e, &s.MaxChannelFailureDelay, durRange{})
-		case "callTimeout":
-			d.dur(e, &s.CallTimeout, durRange{})
-		case "stallAfter":
-			d.dur(e, &s.StallAfter, durRange{})
-		case "drainTimeout":
-			d.dur(e, &s.DrainTimeout, durRange{})
-		case "maxLeaseExtension":
-			d.dur(e, &s.MaxLeaseExtension, durRange{})
-		case "makeChannels":
-			var v string
-			if d.enum(e, &v, "makeChannels", makeChannels) {
-				s.MakeChannels = MakeChannels(v)
-			}
-		case "deadLetterRoutingKey":
-			d.str(e, &s.DeadLetterRoutingKey)
-		case "invalidMessageRoutingKey":
-			d.str(e, &s.InvalidMessageRoutingKey)
+		if f := subscriptionField(e.key); e.key != "name" && e.key != "transport" && f.at != nil {
+			f.read(d, e, s)
 		}
 	}
 	if e, ok := by["handler"]; ok {
 		d.handler(e, &s.Handler)
 	} else {
-		d.errAt(s.self, path+".handler", "required field is missing; a subscription needs a handler (type: builtin, exec or http)")
+		subscriptionField("handler").missingAt(d, s.self, path+".handler")
 	}
 	if s.ChannelName == "" {
 		s.ChannelName = s.Name
@@ -199,48 +223,4 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 	d.transportBlocks(s, by)
 	d.checkNames(s)
 	return s, nameNode
-}
-
-// transportBlocks checks that only the chosen transport's block is present,
-// decodes it (or its defaults) and applies transport-specific limits.
-func (d *decoder) transportBlocks(s *Subscription, by map[string]entry) {
-	if s.Transport == "" {
-		return
-	}
-	for _, t := range transports {
-		e, ok := by[t]
-		if ok && Transport(t) != s.Transport {
-			d.errorf(e.keyN, e.path, "a %s block does not match transport %s; remove it or use a %s block", t, s.Transport, s.Transport)
-		}
-	}
-	e, present := by[string(s.Transport)]
-	var ents []entry
-	if present {
-		ents = d.entriesOf(e, blockFields[s.Transport])
-	}
-	switch s.Transport {
-	case TransportSQS:
-		s.SQS = d.sqs(ents)
-		if e, ok := by["timeOut"]; ok && s.TimeOut > MaxSQSTimeOut {
-			d.rangeErr(e, FormatDuration(s.TimeOut), "0s.."+FormatDuration(MaxSQSTimeOut)+" for sqs (the long-poll maximum)")
-		}
-		if e, ok := by["requeueDelay"]; ok && s.RequeueDelay > MaxSQSVisibility {
-			d.rangeErr(e, FormatDuration(s.RequeueDelay), "0s.."+FormatDuration(MaxSQSVisibility)+" for sqs (the visibility timeout maximum)")
-		}
-	case TransportGCP:
-		s.GCP = d.gcp(ents)
-	case TransportRocketMQ:
-		s.RocketMQ = d.rocketmq(ents)
-		if s.RocketMQ.ConsumerGroup == "" {
-			at, field := s.Pos("transport"), s.Path()+".rocketmq.consumerGroup"
-			if present {
-				at = d.posOf(e.keyN)
-			}
-			if !s.Set("rocketmq.consumerGroup") {
-				d.errAt(at, field, "required field is missing; a rocketmq subscription needs its consumer group")
-			}
-		}
-	case TransportMemory:
-		s.Memory = d.memory(ents)
-	}
 }
