@@ -41,7 +41,7 @@ var handlerTable = []field[Handler]{
 }
 
 var tlsTable = []field[TLS]{
-	{Field: Field{Name: "caFile", Kind: KindText, Doc: "CA certificates (PEM) to trust, relative to the file"},
+	{Field: Field{Name: "caFile", Kind: KindText, Doc: "CA certificates (PEM) trusted in addition to the system pool, relative to the file"},
 		at:    func(t *TLS) any { return &t.CAFile },
 		after: func(d *decoder, _ entry, t *TLS) { t.CAFile = d.resolvePath(t.CAFile) }},
 	{Field: Field{Name: "certFile", Kind: KindText, Doc: "client certificate (PEM), with keyFile, relative to the file"},
@@ -50,7 +50,7 @@ var tlsTable = []field[TLS]{
 	{Field: Field{Name: "keyFile", Kind: KindText, Doc: "client key (PEM), with certFile, relative to the file"},
 		at:    func(t *TLS) any { return &t.KeyFile },
 		after: func(d *decoder, _ entry, t *TLS) { t.KeyFile = d.resolvePath(t.KeyFile) }},
-	{Field: Field{Name: "insecureSkipVerify", Kind: KindBoolean, Doc: "skip verifying the server's certificate (tests only)"},
+	{Field: Field{Name: "insecureSkipVerify", Kind: KindBoolean, Doc: "no server certificate check (tests and demos only)"},
 		at: func(t *TLS) any { return &t.InsecureSkipVerify }},
 }
 
