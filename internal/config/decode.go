@@ -32,9 +32,9 @@ func Load(path string, env func(string) (string, bool)) (*File, error) {
 // in positions and errors, and its directory is the base of relative memory
 // seed and output paths. ${VAR} and ${VAR:-default} in scalar values are
 // expanded with env before the value is typed (so `bufferSize: ${N}` works);
-// nil env means os.LookupEnv. Defaults are applied (reference §9; timeOut by
-// transport, see DefaultTimeOut) and the block of the chosen transport is
-// always non-nil.
+// nil env means os.LookupEnv. Defaults are applied (Brighter's, from the
+// field tables; timeOut by transport, see DefaultTimeOut) and the block of
+// the chosen transport is always non-nil.
 //
 // On any problem Parse returns a nil *File and an Errors holding every
 // problem found, ordered by position. It never panics.
