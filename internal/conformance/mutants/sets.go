@@ -22,5 +22,6 @@ func extraSets() [][]mutant {
 		replayJSONMutants,
 		docsMutants,
 		stopMutants,
+		fieldsMutants,
 	}
 }
