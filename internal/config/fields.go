@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -248,13 +249,15 @@ func decodeFields[T any](d *decoder, ents []entry, t *T, table []field[T], block
 }
 
 // read reads e into the field's Go target in t, reporting any problem; it
-// reports whether the value was stored.
+// reports whether the value was stored. It panics on a Go target of a type
+// it does not read: a defect of a table, which
+// TestFieldTable_KindsFitTheirGoFields finds, never an effect of input.
 func (f *field[T]) read(d *decoder, e entry, t *T) bool {
 	var ok bool
 	switch p := f.at(t).(type) {
 	case *string:
 		if f.Kind == KindEnum {
-			ok = d.enum(e, p, cmpOr(f.noun, f.Name), f.Enum)
+			ok = d.enum(e, p, cmp.Or(f.noun, f.Name), f.Enum)
 			break
 		}
 		ok = d.str(e, p)
@@ -291,7 +294,8 @@ func (f *field[T]) missingAt(d *decoder, p Position, path string) {
 }
 
 // requireFields reports, in table order, every Required field of the table
-// that got does not hold, at the key of the block (keyN) under blockPath.
+// that got (the entries of block e) does not hold, at e's key and under
+// e's path.
 func requireFields[T any](d *decoder, table []field[T], got []entry, e entry) {
 	for i := range table {
 		f := &table[i]
@@ -299,11 +303,4 @@ func requireFields[T any](d *decoder, table []field[T], got []entry, e entry) {
 			f.missingAt(d, d.posOf(e.keyN), e.path+"."+f.Name)
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
