@@ -6,13 +6,13 @@
 // requeueDelay, bufferSize, noOfPerformers, makeChannels, messagePumpType,
 // deadLetterRoutingKey, ...) and one block per transport for its native
 // settings (sqs, gcp, rocketmq, memory). Load and Parse apply Brighter's
-// defaults (reference §9 of brighter-semantics.md), expand ${VAR} and
-// ${VAR:-default} in scalar values, and check every field. Every problem is an
+// subscription defaults (docs/configuration.md lists them), expand ${VAR}
+// and ${VAR:-default} in scalar values, and check every field. Every problem is an
 // *Error naming file:line:column and the field's YAML path; all problems of a
 // file are returned together as Errors, so `brighter lint` can report each as
-// a finding and `brighter consume` can refuse to start before any broker call
-// (DESIGN.md, "Bad input never stops a consumer: ... a bad config is a clear
-// error before any broker call").
+// a finding and `brighter consume` can refuse to start before any broker call:
+// bad input never stops a running consumer, and a bad config is a clear error
+// before the first.
 //
 // What the file may legally say is this package's job; whether a legal value
 // is wise (a zero budget, R-7; a budget outranked by a native redrive limit,
@@ -20,10 +20,22 @@
 // positions kept for every key (Subscription.Pos, File.Pos) let lint point at
 // the line it judges.
 //
+// Every field is declared once, in its block's field table (Field; the
+// tables are in connections.go, subscription.go, transports.go and
+// handler.go): YAML name, kind, Go field, default, bounds or enum values,
+// one line of documentation, and the pump option `brighter consume` sets
+// from it. The decoder reads fields, defaults and bounds from the tables;
+// Fields exports them, and tests hold the schema, docs/configuration.md,
+// docs/handlers.md and consume's mapping to the pump to them.
+//
 // The YAML is decoded by walking github.com/goccy/go-yaml's syntax tree, not
 // by reflection, so that unknown fields, wrong types and ranges are reported
 // with the position of the offending key or value and the valid names or
-// values, and so that no input can make the decoder panic (FuzzParse).
+// values, and so that no input can make the decoder panic (FuzzParse). The
+// walk resolves aliases and merge keys itself: the library resolves them
+// only when it decodes into Go values, which keeps no positions, and has no
+// option to bound how many it expands; here each file has a budget of
+// resolutions (an alias bomb ends with an error at the alias that spent it).
 //
 // The JSON Schema of the file (Schema, `brighter schema`) is embedded here;
 // the decoder takes every enum's values from it, and the range and

@@ -25,7 +25,7 @@ var securityMutants = []mutant{
 		New:  "",
 		Run:  "^TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29$", Pkg: "./internal/handler"},
 	{Name: "config-expanded-shown", What: "config errors show a ${VAR} value expanded",
-		File: "internal/config/decode.go",
+		File: "internal/config/values.go",
 		Old:  "\tcase s.fromEnv:\n\t\treturn \"the value of \" + redact.Quote(s.raw) + \" (not shown: environment values may be secrets)\"\n",
 		New:  "",
 		Run:  "^TestErrors_QuoteExpandedValuesAsWritten_Issue29$", Pkg: "./internal/config"},

@@ -26,5 +26,6 @@ func extraSets() [][]mutant {
 		lintBudgetMutants,
 		leaseClockMutants,
 		pullHealthMutants,
+		fieldsMutants,
 	}
 }

@@ -1,0 +1,182 @@
+package config
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// The handler block of a subscription: the code run for each message.
+
+var handlerTable = []field[Handler]{
+	{Field: Field{Name: "type", Kind: KindEnum, Required: true, Enum: handlerTypes, HandlerTypes: allHandlerTypes,
+		Doc: "builtin, exec or http"},
+		at: func(h *Handler) any { return (*string)(&h.Type) }, noun: "handler type", missing: "; valid values are " + strings.Join(handlerTypes, ", ")},
+	{Field: Field{Name: "timeout", Kind: KindDuration, HandlerTypes: []HandlerType{HandlerExec, HandlerHTTP},
+		Doc: "bounds one exec or http call"},
+		at: func(h *Handler) any { return &h.Timeout }, def: DefaultHandlerTimeout, dur: durRange{positive: true}},
+	{Field: Field{Name: "name", Kind: KindEnum, Enum: builtinNames, HandlerTypes: []HandlerType{HandlerBuiltin},
+		Doc: "the builtin handler; exactly one of name and script"},
+		at: func(h *Handler) any { return &h.Name }, noun: "builtin handler"},
+	{Field: Field{Name: "script", Kind: KindScript, HandlerTypes: []HandlerType{HandlerBuiltin},
+		Doc: "builtin outcomes by delivery count, the last repeating: \"defer,defer,ack\" or a list"},
+		at: func(h *Handler) any { return &h.Script }},
+	{Field: Field{Name: "command", Kind: KindText, HandlerTypes: []HandlerType{HandlerExec},
+		Doc: "the program to run, without a shell; a relative path is relative to the file"},
+		at: func(h *Handler) any { return &h.Command }, nonEmpty: true,
+		after: func(d *decoder, _ entry, h *Handler) { h.Command = d.resolveCommand(h.Command) }},
+	{Field: Field{Name: "args", Kind: KindList, HandlerTypes: []HandlerType{HandlerExec}, Doc: "the command's arguments"},
+		at: func(h *Handler) any { return &h.Args }},
+	{Field: Field{Name: "env", Kind: KindMap, HandlerTypes: []HandlerType{HandlerExec}, Doc: "extra environment of the command"},
+		at: func(h *Handler) any { return &h.Env }},
+	{Field: Field{Name: "url", Kind: KindText, HandlerTypes: []HandlerType{HandlerHTTP},
+		Doc: "the http or https URL each message is POSTed to"},
+		at:    func(h *Handler) any { return &h.URL },
+		after: func(d *decoder, e entry, h *Handler) { d.httpURL(e, h.URL) }},
+	{Field: Field{Name: "headers", Kind: KindMap, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "extra request headers (secrets: redacted wherever they appear)"},
+		at: func(h *Handler) any { return &h.Headers }},
+	{Field: Field{Name: "tls", Kind: KindBlock, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "the http client's TLS"}},
+}
+
+var tlsTable = []field[TLS]{
+	{Field: Field{Name: "caFile", Kind: KindText, Doc: "CA certificates (PEM) trusted in addition to the system pool, relative to the file"},
+		at:    func(t *TLS) any { return &t.CAFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.CAFile = d.resolvePath(t.CAFile) }},
+	{Field: Field{Name: "certFile", Kind: KindText, Doc: "client certificate (PEM), with keyFile, relative to the file"},
+		at:    func(t *TLS) any { return &t.CertFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.CertFile = d.resolvePath(t.CertFile) }},
+	{Field: Field{Name: "keyFile", Kind: KindText, Doc: "client key (PEM), with certFile, relative to the file"},
+		at:    func(t *TLS) any { return &t.KeyFile },
+		after: func(d *decoder, _ entry, t *TLS) { t.KeyFile = d.resolvePath(t.KeyFile) }},
+	{Field: Field{Name: "insecureSkipVerify", Kind: KindBoolean, Doc: "no server certificate check (tests and demos only)"},
+		at: func(t *TLS) any { return &t.InsecureSkipVerify }},
+}
+
+var (
+	handlerTypes     = schemaEnum("$defs", "handler", "properties", "type")
+	allHandlerTypes  = []HandlerType{HandlerBuiltin, HandlerExec, HandlerHTTP}
+	allHandlerFields = names(handlerTable)
+	tlsFields        = names(tlsTable)
+	// handlerFields lists, by handler type, the fields it takes, in
+	// table order.
+	handlerFields = func() map[HandlerType][]string {
+		out := map[HandlerType][]string{}
+		for _, f := range handlerTable {
+			for _, t := range f.HandlerTypes {
+				out[t] = append(out[t], f.Name)
+			}
+		}
+		return out
+	}()
+)
+
+// resolveCommand makes an exec command given as a relative path (one with a
+// slash, like ./handler.sh) relative to the config file's directory, as
+// resolvePath does; a bare name (python3) is left for a PATH lookup.
+func (d *decoder) resolveCommand(c string) string {
+	if !strings.ContainsRune(c, '/') || filepath.IsAbs(c) {
+		return c
+	}
+	p := filepath.Join(d.dir, c)
+	if !strings.ContainsRune(p, '/') {
+		p = "./" + p // still a path, never a PATH lookup
+	}
+	return p
+}
+
+// resolvePath makes a relative path relative to the config file's directory.
+func (d *decoder) resolvePath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.dir, p)
+}
+
+func (d *decoder) handler(he entry, h *Handler) {
+	setDefaults(h, handlerTable)
+	ents, ok := d.mapEntries(he.val, he.path, allHandlerFields)
+	if !ok {
+		return
+	}
+	by := map[string]entry{}
+	for _, e := range ents {
+		by[e.key] = e
+	}
+	typ := lookup(handlerTable, "type")
+	te, ok := by["type"]
+	if !ok {
+		typ.missingAt(d, d.posOf(he.keyN), he.path+".type")
+		return
+	}
+	if !typ.read(d, te, h) {
+		return
+	}
+	t := string(h.Type)
+	allowed := handlerFields[h.Type]
+	for _, e := range ents {
+		if !slices.Contains(allowed, e.key) {
+			d.errorf(e.keyN, e.path, "field %q does not belong to a %s handler; %s handlers take %s", e.key, t, t, strings.Join(allowed, ", "))
+			continue
+		}
+		if e.key == "type" {
+			continue
+		}
+		decodeFields(d, []entry{e}, h, handlerTable, func(e entry) { // tls
+			h.TLS = &TLS{}
+			decodeFields(d, d.entriesOf(e, tlsFields), h.TLS, tlsTable, nil)
+			if (h.TLS.CertFile == "") != (h.TLS.KeyFile == "") {
+				d.errorf(e.keyN, e.path, "certFile and keyFile go together; set both or neither")
+			}
+		})
+	}
+	switch h.Type {
+	case HandlerBuiltin:
+		_, hasName := by["name"]
+		se, hasScript := by["script"]
+		switch {
+		case hasName && hasScript:
+			d.errorf(se.keyN, se.path, "name and script are mutually exclusive; set one")
+		case !hasName && !hasScript:
+			d.errorf(he.keyN, he.path+".name", "required field is missing; a builtin handler needs name (%s) or script", strings.Join(builtinNames, ", "))
+		}
+	case HandlerExec:
+		if _, ok := by["command"]; !ok {
+			d.errorf(he.keyN, he.path+".command", "required field is missing; an exec handler needs the command to run")
+		}
+	case HandlerHTTP:
+		if _, ok := by["url"]; !ok {
+			d.errorf(he.keyN, he.path+".url", "required field is missing; an http handler needs the url to POST to")
+		}
+	}
+}
+
+// script reads a builtin script: "defer,defer,ack" or a list of outcomes.
+func (d *decoder) script(e entry) []string {
+	var items []string
+	if _, isList := d.resolve(e.val, e.path).(*ast.SequenceNode); isList {
+		items = d.strList(e)
+	} else {
+		var s string
+		if !d.str(e, &s) {
+			return nil
+		}
+		if strings.TrimSpace(s) == "" {
+			d.errorf(e.val, e.path, "must not be empty; list outcomes such as \"defer,defer,ack\"")
+			return nil
+		}
+		items = strings.Split(s, ",")
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		it = strings.TrimSpace(it)
+		if v, ok := matchEnum(it, builtinNames); ok {
+			out = append(out, v)
+			continue
+		}
+		d.errorf(e.val, e.path, "item %d %q is not a builtin outcome%s; valid values are %s", i+1, it, suggestion(it, builtinNames), strings.Join(builtinNames, ", "))
+		return nil
+	}
+	return out
+}

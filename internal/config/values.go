@@ -1,0 +1,355 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+// scalar is a scalar value after ${VAR} expansion.
+type scalar struct {
+	text    string
+	kind    ast.NodeType
+	node    ast.Node
+	fromEnv bool   // the text came out of ${VAR} expansion
+	raw     string // the text as written, before expansion
+}
+
+// display shows the value as the user wrote it: strings quoted and cut at
+// redact.MaxQuoted bytes; a value that came out of ${VAR} expansion as
+// written ("${VAR}/x"), never expanded (issue 29), saying so, so that the
+// reader looks at the variable's value rather than at the file.
+func (s scalar) display() string {
+	switch {
+	case s.kind == ast.NullType:
+		return "an empty value"
+	case s.fromEnv:
+		return "the value of " + redact.Quote(s.raw) + " (not shown: environment values may be secrets)"
+	case s.kind == ast.StringType, s.kind == ast.LiteralType:
+		return redact.Quote(s.text)
+	default:
+		return redact.Cut(s.text)
+	}
+}
+
+// shown is value (the parsed value, formatted) for an error, or the value
+// as written when it came out of ${VAR} expansion.
+func (s scalar) shown(value string) string {
+	if s.fromEnv {
+		return s.display()
+	}
+	return value
+}
+
+func (d *decoder) scalar(e entry) (scalar, bool) {
+	n, ok := d.resolveOK(e.val, e.path)
+	if !ok {
+		return scalar{}, false
+	}
+	if isNil(n) {
+		return scalar{kind: ast.NullType, node: e.keyN}, true
+	}
+	sc := scalar{kind: n.Type(), node: n}
+	switch v := n.(type) {
+	case *ast.NullNode:
+		return sc, true
+	case *ast.StringNode:
+		sc.text = v.Value
+	case *ast.LiteralNode:
+		if v.Value != nil {
+			sc.text = v.Value.Value
+		}
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		if tk := n.GetToken(); tk != nil {
+			sc.text = tk.Value
+		}
+		return sc, true
+	default:
+		d.errorf(n, e.path, "must be a single value, got %s", kindOf(n))
+		return sc, false
+	}
+	if strings.Contains(sc.text, "${") {
+		x, err := expandEnv(sc.text, d.env)
+		if err != nil {
+			d.errorf(n, e.path, "%s", err.Error())
+			return sc, false
+		}
+		if _, ok := d.f.written[x]; !ok && x != sc.text {
+			d.f.written[x] = sc.text
+		}
+		sc.raw, sc.text, sc.fromEnv = sc.text, x, true
+	}
+	return sc, true
+}
+
+// str reads any scalar as text (null is ""). It reports false after an error.
+func (d *decoder) str(e entry, dst *string) bool {
+	sc, ok := d.scalar(e)
+	if !ok {
+		return false
+	}
+	*dst = sc.text
+	return true
+}
+
+// enum reads a string that must be one of valid, spelt as valid spells it
+// (the JSON Schema's enum is case-sensitive too, issue 32; a value in
+// another case gets the canonical spelling as its suggestion).
+func (d *decoder) enum(e entry, dst *string, noun string, valid []string) bool {
+	sc, ok := d.scalar(e)
+	if !ok {
+		return false
+	}
+	if v, ok := matchEnum(sc.text, valid); ok {
+		*dst = v
+		return true
+	}
+	if sc.kind == ast.NullType {
+		d.errorf(sc.node, e.path, "must not be empty; valid values are %s", strings.Join(valid, ", "))
+		return false
+	}
+	d.errorf(sc.node, e.path, "unknown %s %s%s; valid values are %s", noun, sc.display(), suggestion(sc.text, valid), strings.Join(valid, ", "))
+	return false
+}
+
+func matchEnum(s string, valid []string) (string, bool) {
+	for _, v := range valid {
+		if s == v {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// intIn reads an integer in lo..hi (math.MinInt / math.MaxInt for no bound).
+func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
+	sc, ok := d.scalar(e)
+	if !ok {
+		return false
+	}
+	var v int
+	switch {
+	case sc.kind == ast.IntegerType:
+		iv, isInt := sc.node.(*ast.IntegerNode)
+		parsed := false
+		if isInt {
+			switch x := iv.Value.(type) {
+			case int64:
+				if x >= math.MinInt && x <= math.MaxInt {
+					v, parsed = int(x), true
+				}
+			case uint64:
+				if x <= math.MaxInt {
+					v, parsed = int(x), true
+				}
+			}
+		}
+		if !parsed {
+			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			return false
+		}
+	case sc.kind == ast.FloatType:
+		// 3.0 is the integer 3, as JSON Schema's "integer" takes it.
+		f, err := strconv.ParseFloat(strings.ReplaceAll(sc.text, "_", ""), 64)
+		if err != nil || f != math.Trunc(f) {
+			d.errorf(sc.node, e.path, "must be an integer, got %s", sc.display())
+			return false
+		}
+		if f < math.MinInt64 || f >= math.MaxInt64 {
+			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			return false
+		}
+		v = int(f)
+	case sc.fromEnv || allDigits.MatchString(sc.text) && plain(sc.node):
+		x, err := strconv.Atoi(strings.TrimSpace(sc.text))
+		if errors.Is(err, strconv.ErrRange) {
+			d.rangeErr(e, sc.shown(strings.TrimSpace(sc.text)), bothBounds(lo, hi))
+			return false
+		}
+		if err != nil {
+			d.errorf(sc.node, e.path, "must be an integer, got %s", sc.display())
+			return false
+		}
+		v = x
+	default:
+		d.errorf(sc.node, e.path, "must be an integer, got %s", sc.display())
+		return false
+	}
+	if v < lo || v > hi {
+		d.rangeErr(e, sc.shown(strconv.Itoa(v)), intRange(lo, hi))
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// plain reports whether n was written without quotes (a quoted "3" is a
+// string, as in JSON).
+func plain(n ast.Node) bool {
+	tk := n.GetToken()
+	return tk != nil && tk.Type != token.DoubleQuoteType && tk.Type != token.SingleQuoteType
+}
+
+// allDigits matches an integer written in decimal (one too large for int64
+// is still an integer, reported as out of range).
+var allDigits = regexp.MustCompile(`^\s*[-+]?[0-9]+\s*$`)
+
+func intRange(lo, hi int) string {
+	switch {
+	case lo == math.MinInt && hi == math.MaxInt:
+		return "any integer"
+	case hi == math.MaxInt:
+		return fmt.Sprintf(">= %d", lo)
+	default:
+		return fmt.Sprintf("%d..%d", lo, hi)
+	}
+}
+
+// bothBounds names the integers from lo to hi with both bounds: for a value
+// beyond int64, which "any integer" or ">= 0" would seem to allow.
+func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
+
+func (d *decoder) rangeErr(e entry, got, valid string) {
+	n := d.resolve(e.val, e.path)
+	if isNil(n) {
+		n = e.keyN
+	}
+	d.errorf(n, e.path, "%s is out of range; valid values are %s", got, valid)
+}
+
+// durRange bounds a duration: min..max (max 0 = no upper bound); positive
+// requires > 0.
+type durRange struct {
+	min, max time.Duration
+	positive bool
+}
+
+// dur reads a Go duration string (300ms, 30s, 1m); a bare 0 is accepted.
+func (d *decoder) dur(e entry, dst *time.Duration, r durRange) bool {
+	sc, ok := d.scalar(e)
+	if !ok {
+		return false
+	}
+	var v time.Duration
+	switch {
+	case sc.kind == ast.IntegerType && sc.text == "0":
+		v = 0
+	case sc.kind == ast.StringType || sc.kind == ast.LiteralType:
+		x, err := time.ParseDuration(strings.TrimSpace(sc.text))
+		if err != nil {
+			d.errorf(sc.node, e.path, "%s is not a duration; use a Go duration such as 300ms, 30s or 1m", sc.display())
+			return false
+		}
+		v = x
+	default:
+		d.errorf(sc.node, e.path, "%s is not a duration; use a Go duration such as 300ms, 30s or 1m", sc.display())
+		return false
+	}
+	switch {
+	case r.positive && v <= 0:
+		d.rangeErr(e, sc.shown(FormatDuration(v)), "> 0s")
+		return false
+	case v < r.min:
+		valid := ">= " + FormatDuration(r.min)
+		if r.max > 0 {
+			valid = FormatDuration(r.min) + ".." + FormatDuration(r.max)
+		}
+		d.rangeErr(e, sc.shown(FormatDuration(v)), valid)
+		return false
+	case r.max > 0 && v > r.max:
+		d.rangeErr(e, sc.shown(FormatDuration(v)), FormatDuration(r.min)+".."+FormatDuration(r.max))
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// FormatDuration writes a duration without trailing zero units, the way
+// the subscriptions file is written: 12h, 1m30s, 300ms (not 12h0m0s).
+func FormatDuration(v time.Duration) string {
+	s := v.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// boolean reads true or false.
+func (d *decoder) boolean(e entry, dst *bool) bool {
+	sc, ok := d.scalar(e)
+	if !ok {
+		return false
+	}
+	if b, isBool := sc.node.(*ast.BoolNode); isBool {
+		*dst = b.Value
+		return true
+	}
+	if sc.fromEnv {
+		if b, err := strconv.ParseBool(strings.TrimSpace(sc.text)); err == nil {
+			*dst = b
+			return true
+		}
+	}
+	d.errorf(sc.node, e.path, "must be true or false, got %s", sc.display())
+	return false
+}
+
+// strMap reads a mapping of names to scalar values (text after expansion).
+func (d *decoder) strMap(e entry) map[string]string {
+	ents, ok := d.mapEntries(e.val, e.path, nil)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(ents))
+	for _, e := range ents {
+		var s string
+		if d.str(e, &s) {
+			out[e.key] = s
+		}
+	}
+	return out
+}
+
+// strList reads a list of scalar values.
+func (d *decoder) strList(e entry) []string {
+	n := d.resolve(e.val, e.path)
+	if isNil(n) || n.Type() == ast.NullType {
+		return nil
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(n, e.path, "must be a list, got %s", kindOf(n))
+		return nil
+	}
+	out := make([]string, 0, len(seq.Values))
+	for i, it := range seq.Values {
+		item := entry{key: e.key, keyN: it, val: it, path: fmt.Sprintf("%s[%d]", e.path, i)}
+		var s string
+		if d.str(item, &s) {
+			d.record(item.path, d.posOf(it))
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// httpURL checks that s is an absolute http or https URL.
+func (d *decoder) httpURL(e entry, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as http://localhost:8080/handle)", redact.Quote(redact.URL(d.asWritten(s))))
+	}
+}

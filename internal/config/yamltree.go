@@ -1,0 +1,276 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Column: 1} }
+
+// errAt records an error at p. Every string argument that came out of
+// ${VAR} expansion is shown as written, and every %q of a string is cut at
+// redact.MaxQuoted bytes with its length shown (issue 29: a 200 KB key gave
+// a 400 KB error line); so is a field path longer than that.
+func (d *decoder) errAt(p Position, field, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = redact.Quoted(d.asWritten(s))
+		}
+	}
+	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: d.f.written.apply(fmt.Sprintf(format, args...))})
+}
+
+// asWritten returns the file's text for s when s came out of ${VAR}
+// expansion, else s.
+func (d *decoder) asWritten(s string) string {
+	if raw, ok := d.f.written[s]; ok {
+		return raw
+	}
+	return s
+}
+
+func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {
+	d.errAt(d.posOf(n), field, format, args...)
+}
+
+// isNil reports whether n is nil or a typed nil pointer.
+func isNil(n ast.Node) bool {
+	if n == nil {
+		return true
+	}
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// posOf returns where n starts: for a mapping, its first key.
+func (d *decoder) posOf(n ast.Node) Position {
+	for i := 0; i < 8 && !isNil(n); i++ {
+		switch m := n.(type) {
+		case *ast.MappingNode:
+			if len(m.Values) > 0 && !isNil(m.Values[0]) {
+				n = m.Values[0].Key
+				continue
+			}
+		case *ast.MappingValueNode:
+			n = m.Key
+			continue
+		case *ast.MappingKeyNode:
+			if !isNil(m.Value) {
+				n = m.Value
+				continue
+			}
+		case *ast.LiteralNode:
+			if m.Start == nil && !isNil(m.Value) {
+				n = m.Value
+				continue
+			}
+		}
+		break
+	}
+	if isNil(n) {
+		return d.start()
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return d.start()
+	}
+	return Position{File: d.name, Line: tk.Position.Line, Column: tk.Position.Column}
+}
+
+// resolve strips tags and anchors and follows aliases. An unknown alias or
+// an exhausted alias budget is reported and yields nil.
+func (d *decoder) resolve(n ast.Node, path string) ast.Node {
+	r, _ := d.resolveOK(n, path)
+	return r
+}
+
+// resolveOK is resolve that also says whether resolution failed (and was
+// reported), as distinct from an absent value.
+func (d *decoder) resolveOK(n ast.Node, path string) (ast.Node, bool) {
+	for !isNil(n) {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.AliasNode:
+			name := ""
+			if !isNil(v.Value) && v.Value.GetToken() != nil {
+				name = v.Value.GetToken().Value
+			}
+			target, ok := d.anchors[name]
+			if !ok {
+				d.errorf(v, path, "alias *%s refers to no anchor", name)
+				return nil, false
+			}
+			d.budget--
+			if d.budget < 0 {
+				d.errorf(v, path, "too many alias resolutions; is an anchor referring to itself?")
+				return nil, false
+			}
+			n = target
+		default:
+			return n, true
+		}
+	}
+	return nil, true
+}
+
+// entriesOf reads e's value as a mapping with the given fields; a null value
+// is an empty mapping.
+func (d *decoder) entriesOf(e entry, valid []string) []entry {
+	ents, _ := d.mapEntries(e.val, e.path, valid)
+	return ents
+}
+
+// mapEntries reads n as a mapping. Keys not in valid are reported (with the
+// closest valid name) and dropped; valid == nil accepts any key. Merge keys
+// (<<: *anchor) are expanded; explicit keys win over merged ones. A null n is
+// an empty mapping. Every key's position is recorded under its path. ok is
+// false when n is not a mapping.
+func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []entry, ok bool) {
+	n, ok = d.resolveOK(n, path)
+	if !ok {
+		return nil, false
+	}
+	if isNil(n) || n.Type() == ast.NullType {
+		return nil, true
+	}
+	m, isMap := n.(*ast.MappingNode)
+	if !isMap {
+		d.errorf(n, path, "must be a mapping (key: value), got %s", kindOf(n))
+		return nil, false
+	}
+	seen := map[string]bool{}
+	var merged []entry
+	for _, mv := range m.Values {
+		if isNil(mv) {
+			continue
+		}
+		key := d.resolve(mv.Key, path)
+		if isNil(key) {
+			continue
+		}
+		if key.Type() == ast.MergeKeyType {
+			merged = append(merged, d.mergeEntries(mv.Value, path, valid)...)
+			continue
+		}
+		name, isScalar := keyText(key)
+		field := joinPath(path, name)
+		if !isScalar {
+			d.errorf(key, path, "a key must be a plain name, got %s", kindOf(key))
+			continue
+		}
+		if valid != nil && !slices.Contains(valid, name) {
+			d.unknownField(key, field, name, valid)
+			continue
+		}
+		seen[name] = true
+		d.record(field, d.posOf(key))
+		ents = append(ents, entry{key: name, keyN: key, val: mv.Value, path: field})
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			d.record(e.path, d.posOf(e.keyN))
+			ents = append(ents, e)
+		}
+	}
+	return ents, true
+}
+
+// mergeEntries reads the value of a merge key: a mapping or a list of them.
+func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry {
+	d.budget--
+	if d.budget < 0 {
+		d.errorf(v, path, "too many merge keys; is an anchor referring to itself?")
+		return nil
+	}
+	v = d.resolve(v, path)
+	if seq, ok := v.(*ast.SequenceNode); ok {
+		var out []entry
+		for _, it := range seq.Values {
+			out = append(out, d.mergeEntries(it, path, valid)...)
+		}
+		return out
+	}
+	if _, ok := v.(*ast.MappingNode); !ok {
+		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindOf(v))
+		return nil
+	}
+	ents, _ := d.mapEntries(v, path, valid)
+	return ents
+}
+
+func (d *decoder) record(path string, p Position) {
+	if _, ok := d.f.pos[path]; !ok {
+		d.f.pos[path] = p
+	}
+	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
+		rel := path[len(d.subBase):]
+		if _, ok := d.sub.pos[rel]; !ok {
+			d.sub.pos[rel] = p
+		}
+	}
+}
+
+func (d *decoder) unknownField(key ast.Node, field, name string, valid []string) {
+	if s := closest(name, valid); s != "" {
+		d.errorf(key, field, "unknown field %q; did you mean %q?", name, s)
+		return
+	}
+	d.errorf(key, field, "unknown field %q; valid fields are %s", name, strings.Join(valid, ", "))
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// keyText returns a mapping key's text; ok is false for a non-scalar key.
+func keyText(n ast.Node) (string, bool) {
+	switch k := n.(type) {
+	case *ast.StringNode:
+		return k.Value, true
+	case *ast.MappingKeyNode:
+		return "", false
+	case ast.ScalarNode:
+		if tk := k.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	}
+	return "", false
+}
+
+// kindOf names a node's YAML kind for error messages.
+func kindOf(n ast.Node) string {
+	if isNil(n) {
+		return "nothing"
+	}
+	switch n.Type() {
+	case ast.MappingType:
+		return "a mapping"
+	case ast.SequenceType:
+		return "a list"
+	case ast.NullType:
+		return "an empty value"
+	case ast.StringType, ast.LiteralType:
+		return "a string"
+	case ast.IntegerType:
+		return "an integer"
+	case ast.FloatType, ast.InfinityType, ast.NanType:
+		return "a number"
+	case ast.BoolType:
+		return "a boolean"
+	default:
+		return "a " + strings.ToLower(n.Type().String())
+	}
+}
