@@ -42,7 +42,7 @@ type Proxy struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	accepted, resets atomic.Int64
+	resets atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards to target
@@ -84,9 +84,6 @@ func (p *Proxy) Reset() {
 // Resets is how many times Reset was called.
 func (p *Proxy) Resets() int64 { return p.resets.Load() }
 
-// Accepted is how many client connections the proxy accepted.
-func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
-
 // Close stops listening and closes every connection.
 func (p *Proxy) Close() {
 	p.mu.Lock()
@@ -122,7 +119,6 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		p.accepted.Add(1)
 		if !p.track(c) {
 			return
 		}
