@@ -3,7 +3,14 @@
 // broker (added latency, connection resets and a black hole: a host that
 // accepts connections and never answers), for the soak harness; and Hold, a
 // black hole for single calls that a test server or interceptor catches. It
-// is test support: nothing in the product imports it.
+// is test support: only the emulators' test servers and tests use it.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
+//
+// Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest
 package faultproxy
 
 import (

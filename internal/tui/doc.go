@@ -18,6 +18,10 @@
 // events arrive); Watch reads /events and /metrics of remote consumers and
 // keeps retrying an unreachable target.
 //
-// This package may import internal/observe, internal/pump and
-// internal/message; it must not import a transport or cmd.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/..., cmd/...
 package tui

@@ -10,8 +10,14 @@
 //
 // The model never touches a broker: what it does is injected as Actions
 // (cmd/brighter wires internal/inspect into them), so it is tested with
-// plain Update calls. It may import internal/inspect and internal/message;
-// it must not import a transport or cmd.
+// plain Update calls.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/..., cmd/...
 package triage
 
 import (
