@@ -39,7 +39,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		pkg == "internal/broker/limits": // the brokers' limits in bytes (issue 28)
 		return levelLeaf, pkg, true
 	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage",
-		pkg == "internal/faultproxy": // test support (a TCP fault proxy), imports nothing of ours
+		pkg == "internal/faultproxy", // test support (a TCP fault proxy), imports nothing of ours
+		pkg == "internal/export":     // the output formats of -o and the one JSON writer
 		return levelBase, pkg, true
 	case pkg == "internal/broker":
 		return levelBroker, pkg, true

@@ -21,6 +21,7 @@ func extraSets() [][]mutant {
 		refusalMutants,
 		replayJSONMutants,
 		docsMutants,
+		exportMutants,
 		stopMutants,
 	}
 }
