@@ -8,6 +8,9 @@
 // change), and the subscriptions file each overlay carries is linted by the
 // brighter binary built from this commit.
 //
-// The package has no code of its own that brighter imports; nothing under
-// internal/ or cmd/ may import it.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces. The package has
+// no code of its own that brighter runs.
+//
+// Imported by: none
 package deploy

@@ -194,14 +194,8 @@ func (o *dlqOptions) runWith(run func(cmd *cobra.Command, dest string) error) fu
 // dlqReasons are the values of --reason.
 var dlqReasons = []string{"None", "Unacceptable", "DeliveryError", inspect.ReasonNativeRedrive}
 
-// dlqOutputs are the values of dlq peek and stats --output.
-var dlqOutputs = []string{"table", "json"}
-
 // addOutput declares peek's and stats' --output.
-func (o *dlqOptions) addOutput(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(dlqOutputs, ", "))
-	completeValues(cmd, dlqOutputs, "output")
-}
+func (o *dlqOptions) addOutput(cmd *cobra.Command) { addOutputFlag(cmd, &o.output, scanFormats, "") }
 
 // filter builds the selection from the flags; errors are usage errors.
 func (o *dlqOptions) filter() (inspect.Filter, error) {
@@ -538,12 +532,7 @@ func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger
 	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, ShortPoll: ch.shortPoll, Logger: logger}
 }
 
-func (o *dlqOptions) checkOutput() error {
-	if o.output != "table" && o.output != "json" {
-		return usageErr(fmt.Errorf("--output %q: valid values are table, json", redact.Quoted(o.output)))
-	}
-	return nil
-}
+func (o *dlqOptions) checkOutput() error { return parseOutput(scanFormats, &o.output) }
 
 // newScanCmd completes cmd, a dlq command that scans a destination and
 // removes nothing (peek, stats): it takes the destination as at most one

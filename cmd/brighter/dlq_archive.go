@@ -7,13 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -39,16 +38,7 @@ type dlqArchiveOptions struct {
 // addRunOutput declares archive's, purge's and restore's --output into
 // format.
 func addRunOutput(cmd *cobra.Command, format *string) {
-	cmd.Flags().StringVarP(format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", ")+" (json: a record per message, then a summary, on stdout)")
-	completeValues(cmd, replayOutputs, "output")
-}
-
-// checkRunOutput refuses an --output other than text or json.
-func checkRunOutput(format string) error {
-	if !slices.Contains(replayOutputs, format) {
-		return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(format), strings.Join(replayOutputs, ", ")))
-	}
-	return nil
+	addOutputFlag(cmd, format, runFormats, "(json: a record per message, then a summary, on stdout)")
 }
 
 func newDLQArchiveCmd(parent *dlqOptions) *cobra.Command {
@@ -204,10 +194,10 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 		what = "purge"
 	}
 	su, err := o.setup(arg, func() error {
-		if err := checkRunOutput(o.format); err != nil {
+		if err := parseOutput(runFormats, &o.format); err != nil {
 			return err
 		}
-		if !o.purge && o.file == "-" && o.format == "json" {
+		if !o.purge && o.file == "-" && o.format == export.JSON {
 			return usageErr(errors.New("archive --output json prints its records on stdout, where the archive would go: give --file FILE"))
 		}
 		if !o.all && !o.selects() {
@@ -268,7 +258,7 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 		records *inspect.RunJSON
 		done    func(id string, err error)
 	)
-	if o.format == "json" {
+	if o.format == export.JSON {
 		records = inspect.NewRunJSON(o.io.Out)
 		done = func(id string, err error) { records.Message(id, "", verb, err) }
 	}
@@ -366,7 +356,7 @@ func restoreArgs(cmd *cobra.Command, args []string) error {
 
 func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	su, err := o.setup(o.subscription, func() error {
-		if err := checkRunOutput(o.format); err != nil {
+		if err := parseOutput(runFormats, &o.format); err != nil {
 			return err
 		}
 		if o.toSet && o.to == "" {
@@ -440,7 +430,7 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	}
 	sctx, stop := o.interruptible(ctx, logger)
 	var records *inspect.RunJSON
-	if o.format == "json" {
+	if o.format == export.JSON {
 		records = inspect.NewRunJSON(o.io.Out)
 	}
 	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, func(id string, err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
@@ -249,13 +250,11 @@ func (o *dlqEditOptions) showDryRun(c *message.Message) error {
 	if err != nil {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
-	if o.format == "json" {
-		line, err := json.Marshal(editedRecord{Type: "edited", Message: rec})
-		if err != nil {
+	if o.format == export.JSON {
+		if err := export.NewLines(o.io.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
 			return fmt.Errorf("show the edited message: %w", err)
 		}
-		_, err = fmt.Fprintf(o.io.Out, "%s\n", line)
-		return err
+		return nil
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, rec, "", "  "); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
@@ -36,7 +37,7 @@ Output is streamed: memory stays flat however many messages there are.`,
 // says on stderr how many it showed of how many it read.
 func (o *dlqOptions) peek(rs *readScan) error {
 	var out inspect.Exporter
-	if o.output == "json" {
+	if o.output == export.JSON {
 		out = inspect.NewJSONLines(o.io.Out)
 	} else {
 		out = inspect.NewTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
@@ -60,9 +61,6 @@ type dlqReplayOptions struct {
 	// subscriptions of it receive the copy too (issue 30).
 	fanOut bool
 }
-
-// replayOutputs are the values of dlq replay --output.
-var replayOutputs = []string{"text", "json"}
 
 func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
 	o := &dlqReplayOptions{dlqOptions: parent}
@@ -174,8 +172,7 @@ func (o *dlqReplayOptions) addDestinationFlags(cmd *cobra.Command) {
 	fl.BoolVar(&o.newID, "new-id", false, "give each replayed message a new id")
 	fl.BoolVar(&o.keepCount, "keep-count", false, "keep the handled count instead of starting from 0")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be replayed; change nothing")
-	fl.StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(replayOutputs, ", "))
-	completeValues(cmd, replayOutputs, "output")
+	addOutputFlag(cmd, &o.format, runFormats, "")
 	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	fl.StringVar(&o.journal, "journal", "", "the replay journal that makes an interrupted replay resumable (default: $XDG_STATE_HOME/brighter/replay/SOURCE.journal; '' for none)")
 	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default such a replay is refused, or on SNS sent to the failed subscription's queue only")
@@ -184,7 +181,7 @@ func (o *dlqReplayOptions) addDestinationFlags(cmd *cobra.Command) {
 
 func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	su, err := o.setup(arg, func() error {
-		if err := checkRunOutput(o.format); err != nil {
+		if err := parseOutput(runFormats, &o.format); err != nil {
 			return err
 		}
 		if o.rate < 0 {
@@ -260,7 +257,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		opts.Check = c.dryRunCheck(t)
 	}
 	var bar *inspect.Bar
-	if o.format == "json" {
+	if o.format == export.JSON {
 		o.json = inspect.NewReplayJSON(o.io.Out)
 		opts.Progress = o.json
 	} else if o.io.OutTTY {
@@ -396,13 +393,13 @@ func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) e
 		// edits are not the user's business.
 		sum.Skipped = 0
 	}
-	if o.editID != "" && o.format != "json" {
+	if o.editID != "" && o.format != export.JSON {
 		if _, err := fmt.Fprintf(o.io.Out, "edit %s: %s\n", redact.Quoted(o.editID), editOutcome(sum, interrupted)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil
 	}
-	if o.format == "json" {
+	if o.format == export.JSON {
 		if o.json == nil { // nothing was selected: no message records
 			o.json = inspect.NewReplayJSON(o.io.Out)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
@@ -30,7 +31,7 @@ func (o *dlqOptions) stats(rs *readScan) error {
 	if err != nil && !stopped {
 		return failureErr(naming(rs.t, "stats", err))
 	}
-	if o.output == "json" {
+	if o.output == export.JSON {
 		err = st.WriteJSON(o.io.Out)
 	} else {
 		err = st.WriteTable(o.io.Out, o.io.OutTTY && o.io.Color, o.now())

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/lint/rules"
@@ -121,11 +122,11 @@ annotations on the pull request).`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.configs, "config", "c", nil, "subscriptions file to check (repeatable; also as arguments; default brighter.yaml)")
-	cmd.Flags().StringVarP(&o.format, "output", "o", string(lint.FormatText), "output format: "+strings.Join(lint.Formats, ", "))
+	addOutputFlag(cmd, &o.format, lint.OutputFormats, "")
 	// --format/-f, the flag's old name, still works.
-	cmd.Flags().StringVarP(&o.format, "format", "f", string(lint.FormatText), "output format (deprecated: use --output)")
+	cmd.Flags().StringVarP(&o.format, "format", "f", export.Default, "output format (deprecated: use --output)")
 	_ = cmd.Flags().MarkHidden("format")
-	completeValues(cmd, lint.Formats, "output", "format")
+	completeValues(cmd, lint.OutputFormats.Completions(), "format")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
 	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
@@ -167,7 +168,7 @@ func (o *lintOptions) run(ctx context.Context) error {
 	}
 	format, err := lint.ParseFormat(o.format)
 	if err != nil {
-		return usageErr(fmt.Errorf("--output: %w", err))
+		return usageErr(err)
 	}
 	failOn := lint.Severity(-1)
 	if !strings.EqualFold(o.failOn, failOnNone) {

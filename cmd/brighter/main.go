@@ -8,6 +8,9 @@
 // This package parses flags and wires packages together; the work is done in
 // internal/... . Exit codes: 0 clean stop, 1 runtime failure, 2 usage or
 // configuration error, 130 a dlq command interrupted by SIGINT or SIGTERM.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
 package main
 
 import (

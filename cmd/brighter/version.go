@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/export"
 )
 
 // make build, make image and release builds set these with -ldflags, for
@@ -102,11 +101,8 @@ func (v versionInfo) String() string {
 	return fmt.Sprintf("brighter %s (%s)", v.Version, strings.Join(details, ", "))
 }
 
-// Values of version --output.
-var versionOutputs = []string{"text", "json"}
-
 func newVersionCmd(io *IOStreams) *cobra.Command {
-	output := "text"
+	output := export.Default
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print brighter's version, commit and Go version",
@@ -117,23 +113,20 @@ Go toolchain and platform.`,
   brighter version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := parseOutput(versionFormats, &output); err != nil {
+				return err
+			}
 			v := currentVersion()
-			switch output {
-			case "text":
-				fmt.Fprintln(io.Out, v)
-			case "json":
-				enc := json.NewEncoder(io.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(v); err != nil {
+			if output == export.JSON {
+				if err := export.WriteJSON(io.Out, v); err != nil {
 					return failureErr(err)
 				}
-			default:
-				return usageErr(fmt.Errorf("--output %q: valid values are %s", redact.Quoted(output), strings.Join(versionOutputs, ", ")))
+				return nil
 			}
+			fmt.Fprintln(io.Out, v)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(versionOutputs, ", "))
-	completeValues(cmd, versionOutputs, "output")
+	addOutputFlag(cmd, &output, versionFormats, "")
 	return cmd
 }

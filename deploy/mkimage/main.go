@@ -9,6 +9,9 @@
 // digest.
 //
 // Run it from the module root: go run ./deploy/mkimage -out bin -version v1.2.3 -epoch 1700000000
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
 package main
 
 import (

@@ -4,7 +4,12 @@
 // implementation (Router) that every transport's Reject delegates to
 // (R-15..R-19).
 //
-// Transports live in sub-packages (sqs, gcp, rocketmq, memory). This package
-// imports only internal/message; it must never import internal/pump or a
-// transport.
+// Transports live in sub-packages (sqs, gcp, rocketmq, memory).
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...
 package broker

@@ -43,7 +43,11 @@
 // file:line:column and the closest valid name (a schema validator reports
 // JSON pointers, not YAML positions).
 //
-// This package must not import any other package of this module: the CLI,
-// lint, the handler adapters and the transports depend on it, never the
-// reverse.
+// The CLI, lint, the handler adapters and the transports depend on it, never
+// the reverse.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker/limits, internal/redact
 package config

@@ -8,6 +8,14 @@
 // once and run over every fixture. The harness offers the dispatch counter
 // keyed by original message id and the recording consumer of R-27(c).
 //
-// It may import internal/pump, internal/broker and internal/message (and, in
-// its tests, the transports); nothing but tests imports it.
+// Its tests run it over the transports; nothing but tests uses it.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...
+//
+// Imported by: none
 package conformance

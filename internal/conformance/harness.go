@@ -48,13 +48,6 @@ func (d *DispatchCounter) Count(id string) int {
 	return d.counts[id]
 }
 
-// Reset forgets every count.
-func (d *DispatchCounter) Reset() {
-	d.mu.Lock()
-	d.counts = nil
-	d.mu.Unlock()
-}
-
 // RejectCall records one Reject made through a RecordingConsumer.
 type RejectCall struct {
 	ID string

@@ -12,10 +12,15 @@
 // Then it reads the routed copies back through the ordinary consumer and
 // shows their rejection metadata.
 //
-// It is a consumer of internal/broker/gcp and internal/pump (the one place
-// under internal/broker that imports the pump: it is an application of the
-// transport, not part of it; internal/broker/gcp never imports this
-// package). It must not import cobra or anything under cmd.
+// It is an application of internal/broker/gcp and internal/pump, not part of
+// the transport: it joins the two as cmd/brighter does.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: github.com/spf13/cobra, cmd/...
+//
+// Imported by: cmd/brighter
 package demo
 
 import (

@@ -3,7 +3,14 @@
 // broker (added latency, connection resets and a black hole: a host that
 // accepts connections and never answers), for the soak harness; and Hold, a
 // black hole for single calls that a test server or interceptor catches. It
-// is test support: nothing in the product imports it.
+// is test support: only the emulators' test servers and tests use it.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
+//
+// Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest
 package faultproxy
 
 import (
@@ -42,7 +49,7 @@ type Proxy struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	accepted, resets atomic.Int64
+	resets atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards to target
@@ -84,9 +91,6 @@ func (p *Proxy) Reset() {
 // Resets is how many times Reset was called.
 func (p *Proxy) Resets() int64 { return p.resets.Load() }
 
-// Accepted is how many client connections the proxy accepted.
-func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
-
 // Close stops listening and closes every connection.
 func (p *Proxy) Close() {
 	p.mu.Lock()
@@ -122,7 +126,6 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		p.accepted.Add(1)
 		if !p.track(c) {
 			return
 		}

@@ -17,7 +17,11 @@
 // (traceparent, tracestate, baggage) travels from the message to the HTTP
 // request's headers and the command's environment.
 //
-// The package imports internal/pump and internal/message (and
-// internal/config for New); it never imports a transport
-// (internal/broker/...), the CLI or the dashboard.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// cmd/..., internal/tui/...
 package handler

@@ -13,8 +13,13 @@
 // a receipt and an identity key are kept per message, so memory stays flat
 // however many messages the destination holds.
 //
-// This package depends on internal/broker and internal/message only (plus
-// rendering and rate libraries). It must not import internal/pump, a
-// transport package (internal/broker/<transport>) or cmd: the commands wire
-// a transport's consumer and producer into it.
+// The commands wire a transport's consumer and producer into it.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// cmd/...
 package inspect

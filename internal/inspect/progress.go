@@ -1,13 +1,13 @@
 package inspect
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -140,12 +140,12 @@ type ReplayRecord struct {
 // (WriteSummary), for scripts (jq) and log shippers. Write errors are kept
 // and returned by WriteSummary.
 type ReplayJSON struct {
-	enc *json.Encoder
+	enc *export.Lines
 	err error
 }
 
 // NewReplayJSON writes JSON-lines replay records to w.
-func NewReplayJSON(w io.Writer) *ReplayJSON { return &ReplayJSON{enc: json.NewEncoder(w)} }
+func NewReplayJSON(w io.Writer) *ReplayJSON { return &ReplayJSON{enc: export.NewLines(w)} }
 
 // Done writes the message's record.
 func (j *ReplayJSON) Done(o Outcome) {
@@ -183,12 +183,12 @@ func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
 // "purged", "restored" or "failed") and a last "summary"; write errors are kept and
 // returned by Summary.
 type RunJSON struct {
-	enc *json.Encoder
+	enc *export.Lines
 	err error
 }
 
 // NewRunJSON writes JSON-lines run records to w.
-func NewRunJSON(w io.Writer) *RunJSON { return &RunJSON{enc: json.NewEncoder(w)} }
+func NewRunJSON(w io.Writer) *RunJSON { return &RunJSON{enc: export.NewLines(w)} }
 
 // Message writes a message's record: outcome when err is nil, else
 // "failed" with the error.

@@ -2,13 +2,13 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -132,12 +132,9 @@ func (st *Stats) add(groups map[GroupKey]*Group, m *message.Message) {
 	}
 }
 
-// WriteJSON writes the stats as one indented JSON object.
+// WriteJSON writes the stats as one indented JSON object (export.WriteJSON).
 func (st *Stats) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(st); err != nil {
+	if err := export.WriteJSON(w, st); err != nil {
 		return fmt.Errorf("write stats: %w", err)
 	}
 	return nil

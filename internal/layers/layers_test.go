@@ -40,7 +40,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		return levelLeaf, pkg, true
 	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage",
 		pkg == "internal/faultproxy", // test support (a TCP fault proxy), imports nothing of ours
-		pkg == "internal/tui/kit":    // what the terminal screens share (styles, keys, lines), imports nothing of ours
+		pkg == "internal/tui/kit",    // what the terminal screens share (styles, keys, lines), imports nothing of ours
+		pkg == "internal/export":     // the output formats of -o and the one JSON writer
 		return levelBase, pkg, true
 	case pkg == "internal/broker":
 		return levelBroker, pkg, true

@@ -20,6 +20,11 @@
 // transport (see internal/lint/rules). This package contains no switch over
 // transports.
 //
-// This package imports internal/config only (plus the standard library); it
-// must never import a broker transport, the pump or cobra.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// internal/pump, github.com/spf13/cobra
 package lint

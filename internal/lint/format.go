@@ -2,12 +2,13 @@ package lint
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/brightergo/brighter/internal/export"
 )
 
 // Format is an output format of Write.
@@ -17,26 +18,27 @@ type Format string
 const (
 	// FormatText is "file:line:col: severity id: message", grouped by file,
 	// with a summary line; coloured when WriteOptions.Color is set.
-	FormatText Format = "text"
+	FormatText Format = export.Text
 	// FormatJSON is one JSON object: files, findings, summary counts.
-	FormatJSON Format = "json"
+	FormatJSON Format = export.JSON
 	// FormatSARIF is a SARIF 2.1.0 log that GitHub code scanning accepts.
-	FormatSARIF Format = "sarif"
+	FormatSARIF Format = export.SARIF
 	// FormatGitHub is GitHub Actions workflow commands (::warning file=...).
-	FormatGitHub Format = "github"
+	FormatGitHub Format = export.GitHub
 )
 
-// Formats lists the valid format names, in the order help text shows them.
-var Formats = []string{string(FormatText), string(FormatJSON), string(FormatSARIF), string(FormatGitHub)}
+// OutputFormats are the values of lint's -o/--output, as internal/export
+// declares every command's.
+var OutputFormats = export.New(export.JSON, export.SARIF, export.GitHub)
 
-// ParseFormat reads a format name; the error lists the valid names.
+// Formats lists the valid format names, in the order help text shows them.
+var Formats = OutputFormats.Names()
+
+// ParseFormat reads a format name in any case; the error is export's
+// (--output "xml": valid values are text, json, sarif, github).
 func ParseFormat(name string) (Format, error) {
-	for _, f := range Formats {
-		if strings.EqualFold(name, f) {
-			return Format(f), nil
-		}
-	}
-	return "", fmt.Errorf("unknown format %q; valid values are %s", name, strings.Join(Formats, ", "))
+	f, err := OutputFormats.Parse(name)
+	return Format(f), err
 }
 
 // Report is what one lint run found.
@@ -225,9 +227,7 @@ func writeJSON(w io.Writer, r Report) error {
 		})
 	}
 	out.Summary.Errors, out.Summary.Warnings, out.Summary.Notes = r.Counts()
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return export.WriteJSON(w, out)
 }
 
 // SARIF 2.1.0 (https://docs.oasis-open.org/sarif/sarif/v2.1.0/): the subset
@@ -343,9 +343,7 @@ func writeSARIF(w io.Writer, r Report, version string) error {
 			Results:    results,
 		}},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(log)
+	return export.WriteJSON(w, log)
 }
 
 // GitHub workflow-command escaping

@@ -7,6 +7,11 @@
 // R-28 (the discriminator of a routed copy), and the header model of
 // reference §1 (brighter-semantics.md).
 //
-// This package must not import any other package of this module: it is the
-// bottom of the dependency graph (cmd -> pump -> broker -> message).
+// It is at the bottom of the dependency graph (cmd -> pump -> broker ->
+// message).
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
 package message

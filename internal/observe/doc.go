@@ -21,7 +21,11 @@
 // Every Observe method here is called on the pump's goroutines: it never
 // blocks, never does I/O and never allocates more than one small record.
 //
-// This package may import internal/pump, internal/broker and
-// internal/message; it must not import a transport (internal/broker/<name>),
-// internal/tui or cmd.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// internal/tui/..., cmd/...
 package observe

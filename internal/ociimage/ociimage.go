@@ -7,12 +7,17 @@
 // source, version, revision, licenses and created. Every timestamp comes
 // from Options.Created (SOURCE_DATE_EPOCH), so the same commit gives the
 // same digest. CA certificates are compiled into the binary
-// (golang.org/x/crypto/x509roots/fallback, imported by cmd/brighter), so
+// (golang.org/x/crypto/x509roots/fallback, linked into cmd/brighter), so
 // the image carries no certificate bundle of its own.
 //
-// It is used by deploy/mkimage (make image) and the deploy tests; nothing
-// under cmd/ or the other internal packages may import it, and it imports
-// none of them.
+// It is used by deploy/mkimage (make image) and the deploy tests.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
+//
+// Imported by: deploy/mkimage
 package ociimage
 
 import (

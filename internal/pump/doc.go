@@ -12,7 +12,14 @@
 //     asynchronously, in batches where the consumer offers
 //     broker.BatchAcknowledger.
 //
-// Every event is reported to Observers. The pump imports internal/broker and
-// internal/message only; it never imports a transport, a handler adapter or
-// the CLI.
+// Every event is reported to Observers. The pump sees a transport only as a
+// broker.Consumer; cmd/brighter joins the two.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// internal/handler, cmd/..., github.com/spf13/cobra
 package pump

@@ -75,11 +75,3 @@ type Handler func(ctx context.Context, m *message.Message) Result
 // Middleware wraps a Handler (logging, timing, tracing), as Watermill's
 // router middleware does.
 type Middleware func(Handler) Handler
-
-// Chain applies middlewares so that the first one given is the outermost.
-func Chain(h Handler, mws ...Middleware) Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
-}

@@ -194,9 +194,6 @@ func New(c broker.Consumer, h Handler, opts Options, observers ...Observer) (*Pu
 	return &Pump{opts: opts, consumer: c, handler: h, observers: observers, here: newHandledHere(handledHereCap)}, nil
 }
 
-// Options returns the pump's settings after defaults were applied.
-func (p *Pump) Options() Options { return p.opts }
-
 func (p *Pump) emit(e Event) {
 	if len(p.observers) == 0 {
 		return // nobody to tell: skip the clock read on the hot path

@@ -19,6 +19,11 @@
 //
 // The functions are pure and never panic; Text and URL are fuzzed with the
 // property that a secret in a URL's user-info or query never survives.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
 package redact
 
 import (

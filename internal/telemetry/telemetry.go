@@ -1,6 +1,6 @@
 // Package telemetry traces and measures brighter consume with OpenTelemetry
 // (issue 16), following the messaging semantic conventions, without the
-// message pump importing OpenTelemetry: a pump.Middleware wraps the handler
+// message pump depending on OpenTelemetry: a pump.Middleware wraps the handler
 // and a pump.Observer follows the pump's events.
 //
 // Per delivery it records a consumer span "process <destination>" from the
@@ -24,8 +24,15 @@
 // Off (the default, see FromEnv) nothing of this package is wired in and
 // the pump runs as without it: no allocation is added per message.
 //
-// It imports pump, broker and message and OpenTelemetry; it must not import
-// cmd, a transport, or the observe package.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker, internal/message, internal/pump
+//
+// Must not import: cmd/..., internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...,
+// internal/observe
 package telemetry
 
 import (

@@ -28,7 +28,10 @@
 // view_help.go (the help screen and the key line). Styles, key bindings and
 // line helpers come from internal/tui/kit, shared with internal/tui/triage.
 //
-// This package may import internal/observe, internal/pump,
-// internal/message and internal/tui/kit; it must not import a transport or
-// cmd.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/..., cmd/...
 package tui

@@ -65,6 +65,10 @@
 // demo's in-process pstest (internal/demo) has further gaps (local-brokers.md
 // §2.4); an update is never sent without a mask, which would crash it.
 //
-// This package imports internal/broker and internal/message only; it must
-// never import internal/pump, another transport, or cobra.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, internal/broker/sqs/...,
+// internal/broker/rocketmq/..., internal/broker/memory/...,
+// github.com/spf13/cobra
 package gcp

@@ -3,9 +3,13 @@
 // with `lint --live`: one value per transport, in bytes or as a duration, in
 // this one place (issue 28; docs/adr/0005-leases.md, "Ceilings").
 //
-// It imports nothing of brighter's, so that the transports
-// (internal/broker/sqs, gcp, rocketmq), config and lint's rules all read the
-// same numbers without lint importing a transport.
+// The transports (internal/broker/sqs, gcp, rocketmq), config and lint's
+// rules all read the same numbers here, so lint needs no transport.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
 package limits
 
 import "time"

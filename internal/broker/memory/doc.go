@@ -10,6 +10,12 @@
 // demand so every failure path of the pump and the Router can be exercised.
 //
 // It is never a stand-in for a real broker's semantics: transport behaviour is
-// tested against each transport's emulator. It imports internal/broker and
-// internal/message only, never internal/pump.
+// tested against each transport's emulator.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker, internal/message
+//
+// Must not import: internal/pump
 package memory

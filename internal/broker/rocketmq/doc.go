@@ -46,6 +46,9 @@
 // real broker are listed in its package comment, and
 // compose/docker-compose-rocketmq.yaml runs a real one.
 //
-// This package imports internal/broker and internal/message only; it must
-// never import internal/pump or another transport.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/memory/...
 package rocketmq

@@ -50,6 +50,9 @@
 // receipt handles are accepted silently by DeleteMessage; queue URLs name a
 // host Go cannot resolve, so the SDK's endpoint must always be set.
 //
-// This package imports internal/broker and internal/message only; it must
-// never import internal/pump or another transport.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, internal/broker/gcp/...,
+// internal/broker/rocketmq/..., internal/broker/memory/...
 package sqs

@@ -14,6 +14,9 @@
 // -set ci runs the few mutants CI (make test) has time for; -write replaces
 // the table between the mutants markers of docs/conformance.md (with -only,
 // the rows of the mutants run; the others keep their recorded rows).
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
 package main
 
 import (

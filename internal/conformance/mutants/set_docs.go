@@ -1,11 +1,28 @@
 package main
 
 // docsMutants break the repository-wide documentation checks of
-// internal/layers (docs_test.go): a requirement id cited and no longer
-// defined in docs/requirements.md, and a document that cites a file outside
-// the repository. The outside name is spelt in pieces so that this file
+// internal/layers: a package comment's import claim the code contradicts,
+// an import rule restated in prose, a dependency a comment forbids
+// (claims_test.go); a requirement id cited and no longer defined in
+// docs/requirements.md, and a document that cites a file outside the
+// repository (docs_test.go). The outside name is spelt in pieces so that this file
 // does not cite it.
 var docsMutants = []mutant{
+	{Name: "docs-import-claim-stale", What: "a package comment's Imports claim falls behind the code (memory lists internal/message and imports internal/broker too)",
+		File: "internal/broker/memory/doc.go",
+		Old:  "// Imports: internal/broker, internal/message\n",
+		New:  "// Imports: internal/message\n",
+		Pkg:  "./internal/layers", Run: "^TestPackageDocs_ImportClaimsMatchTheCode$"},
+	{Name: "docs-import-rule-in-prose", What: "the pump's package comment restates its imports in prose, which nothing checks",
+		File: "internal/pump/doc.go",
+		Old:  "// broker.Consumer; cmd/brighter joins the two.\n",
+		New:  "// broker.Consumer. The pump imports internal/broker and internal/message only.\n",
+		Pkg:  "./internal/layers", Run: "^TestPackageDocs_ImportClaimsMatchTheCode$"},
+	{Name: "docs-import-forbidden", What: "the pump comes to depend on cobra, which its package comment says it must not import",
+		File: "internal/pump/doc.go",
+		Old:  "package pump\n",
+		New:  "package pump\n\nimport _ \"github.com/spf13/cobra\"\n",
+		Pkg:  "./internal/layers", Run: "^TestPackageDocs_ImportClaimsMatchTheCode$"},
 	{Name: "docs-requirement-undefined", What: "docs/requirements.md loses the anchor of R-4, which the code cites everywhere",
 		File: "docs/requirements.md",
 		Old:  `<a id="r-4"></a>`,

@@ -22,6 +22,7 @@ func extraSets() [][]mutant {
 		refusalMutants,
 		replayJSONMutants,
 		docsMutants,
+		exportMutants,
 		stopMutants,
 		lintBudgetMutants,
 		leaseClockMutants,

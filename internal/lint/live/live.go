@@ -14,8 +14,10 @@
 // (ChannelValidator, supplied by the command). It reads only: no call here
 // creates, changes or deletes anything on a broker.
 //
-// This package imports internal/config, internal/lint and the broker
-// transports' client helpers; it must never import the pump or cobra.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, github.com/spf13/cobra
 package live
 
 import (

@@ -7,11 +7,17 @@
 //
 // The answers restate what each transport package does (internal/broker/sqs,
 // gcp, rocketmq, memory, and their doc.go), from the subscriptions file
-// alone; this package must not import a transport, so that lint stays a pure
-// function of the file.
+// alone, so that lint stays a pure function of the file; the broker limits
+// come from internal/broker/limits.
 //
-// This package imports internal/config, internal/lint and
-// internal/broker/limits (the broker limits, which import nothing) only.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker/limits, internal/config, internal/lint
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/...
 package rules
 
 import (

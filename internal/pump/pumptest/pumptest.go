@@ -6,9 +6,15 @@
 // (WaitUntil) and for a whole observation window (Stays), and the assertion on refused credentials every transport
 // makes (NotAuthorizedBackOff, issue 13).
 //
-// It imports the pump, internal/broker and internal/message only, never a
-// transport under internal/broker: each transport's tests bring their own
-// consumer. It is for tests; no program imports it.
+// Each transport's tests bring their own consumer: this package knows no
+// transport. It is for tests; no program uses it.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker, internal/message, internal/pump
+//
+// Imported by: none
 package pumptest
 
 import (

@@ -15,6 +15,9 @@
 // With -summarize FILE it starts nothing: it prints the per-package times
 // and the slowest tests of a saved `go test -json` output (docs/testing.md
 // is written from it).
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
 package main
 
 import (

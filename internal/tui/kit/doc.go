@@ -7,6 +7,10 @@
 // or a line to a width with "…", fit a body to a height, keep the cursor's
 // row in view, wrap a status line, collapse white space.
 //
-// It imports nothing of this module: both screens import it, it imports
-// neither.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
+//
+// Imported by: internal/tui, internal/tui/triage
 package kit

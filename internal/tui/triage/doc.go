@@ -21,6 +21,10 @@
 // key bindings and line helpers come from internal/tui/kit, shared with the
 // dashboard.
 //
-// It may import internal/inspect, internal/message and internal/tui/kit;
-// it must not import a transport or cmd.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/sqs/...,
+// internal/broker/gcp/..., internal/broker/rocketmq/...,
+// internal/broker/memory/..., cmd/...
 package triage

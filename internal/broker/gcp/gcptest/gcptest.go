@@ -14,9 +14,15 @@
 //	// names: "projects/" + srv.Project + "/topics/..."
 //	f.FailAcknowledge(true)
 //
-// This package is for tests only; non-test code must not import it. It does
-// not import package gcp (whose own tests use it), so Start takes the
-// connect function as an argument.
+// This package is for tests only. Package gcp's own tests use it, so it
+// cannot use package gcp: Start takes the connect function as an argument.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/broker/gcp
+//
+// Imported by: none
 package gcptest
 
 import (

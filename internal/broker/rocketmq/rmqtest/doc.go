@@ -83,6 +83,13 @@
 //   - No limits: body size, property count, batch size and queue depth are
 //     unbounded.
 //
-// It imports no package of this module: it depends only on the generated
-// protocol package, gRPC and the standard library.
+// Besides internal/faultproxy (its black hole) it depends only on the
+// generated protocol package, gRPC and the standard library.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/faultproxy
+//
+// Imported by: none
 package rmqtest

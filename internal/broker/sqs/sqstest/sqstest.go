@@ -19,8 +19,15 @@
 //		os.Exit(code)
 //	}
 //
-// This package is for tests only; production code must not import it. It
-// imports only the standard library and the AWS SDK.
+// This package is for tests only, and depends only on the standard library
+// and the AWS SDK.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: none
+//
+// Imported by: none
 package sqstest
 
 import (

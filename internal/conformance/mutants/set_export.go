@@ -1,0 +1,27 @@
+package main
+
+// exportMutants break the one -o vocabulary of internal/export: a command
+// with a default of its own, the table alias old scripts use, the value
+// read in any case, and JSON documents written some other way.
+var exportMutants = []mutant{
+	{Name: "output-default-own", What: "dlq peek and stats declare their own -o again, defaulting to table",
+		File: "cmd/brighter/dlq.go",
+		Old:  "func (o *dlqOptions) addOutput(cmd *cobra.Command) { addOutputFlag(cmd, &o.output, scanFormats, \"\") }",
+		New:  "func (o *dlqOptions) addOutput(cmd *cobra.Command) {\n\tcmd.Flags().StringVarP(&o.output, \"output\", \"o\", \"table\", \"output format: table, json\")\n}",
+		Pkg:  "./cmd/brighter", Run: "^TestOutputFlag_TextIsEveryCommandsDefault$"},
+	{Name: "output-table-alias-dropped", What: "dlq peek and stats refuse -o table, which scripts written for the old default use",
+		File: "cmd/brighter/output.go",
+		Old:  "scanFormats = export.New(export.JSON).WithAlias(export.Table, export.Text)",
+		New:  "scanFormats = export.New(export.JSON)",
+		Pkg:  "./cmd/brighter", Run: "^TestScripts$/^output_formats$"},
+	{Name: "output-case-sensitive", What: "-o reads its value case-sensitively (lint -o JSON, which worked, is refused)",
+		File: "internal/export/export.go",
+		Old:  "\t\tif strings.EqualFold(value, n) {",
+		New:  "\t\tif value == n {",
+		Pkg:  "./internal/export", Run: "^TestParse_NamesInAnyCaseAliasesAndOneErrorText$"},
+	{Name: "export-json-compact", What: "JSON documents (version, dlq stats, lint json and sarif) are written compact instead of indented",
+		File: "internal/export/export.go",
+		Old:  "\tenc.SetIndent(\"\", \"  \")\n",
+		New:  "",
+		Pkg:  "./internal/export ./internal/lint", Run: "^(TestWriteJSON_IndentedDocumentEscapedAsEncodingJSON|TestFormats_Golden)$"},
+}
