@@ -1035,6 +1035,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	if delay <= 0 {
 		delay = p.opts.RequeueDelay
 	}
+	delay = broker.AppliedDelay(p.consumer, delay) // as the broker bounds it: what is logged
 	ctx, cancel := r.call()
 	err := p.consumer.Requeue(ctx, m, delay)
 	cancel()

@@ -288,11 +288,18 @@ func (c *PullConsumer) Requeue(ctx context.Context, m *message.Message, delay ti
 	if err != nil {
 		return err
 	}
-	secs := int32((min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second)
+	secs := int32(c.AppliedDelay(delay) / time.Second)
 	if err := c.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: c.sub, AckIds: []string{id}, AckDeadlineSeconds: secs}); err != nil {
 		return fmt.Errorf("requeue message %s on %s: %w", m.Header.MessageID, c.sub, err)
 	}
 	return nil
+}
+
+// AppliedDelay returns the ack deadline a Requeue with delay sets
+// (broker.DelayApplier): delay rounded up to whole seconds, 0..600 s
+// (Pub/Sub's longest ack deadline); a longer delay is applied as 600 s.
+func (c *PullConsumer) AppliedDelay(delay time.Duration) time.Duration {
+	return (min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second * time.Second
 }
 
 // Reject routes m by reason through broker.Router (R-16..R-19): it publishes
@@ -576,6 +583,13 @@ func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) er
 	return nil
 }
 
+// AppliedDelay returns how long a Requeue with delay holds the message
+// before its Nack (broker.DelayApplier): delay bounded to 0..600 s
+// (Pub/Sub's longest ack deadline); a longer delay is applied as 600 s.
+func (c *StreamConsumer) AppliedDelay(delay time.Duration) time.Duration {
+	return min(max(delay, 0), maxAckDeadline)
+}
+
 // Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
 // 600 s) m is held, its lease kept by the client library up to
 // MaxExtension, and Nacked when the delay has run out, so it is not
@@ -600,7 +614,7 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 	// Google's emulator (issue 15), so the message is held, its lease kept
 	// by the client library (up to MaxExtension), and Nacked when the delay
 	// has run out: it is not delivered again before the delay.
-	delay = min(delay, maxAckDeadline)
+	delay = c.AppliedDelay(delay)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.delayed == nil {
