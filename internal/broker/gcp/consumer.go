@@ -250,7 +250,7 @@ func (c *PullConsumer) Acknowledge(ctx context.Context, m *message.Message) erro
 		return err
 	}
 	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: []string{id}}); err != nil {
-		return fmt.Errorf("acknowledge message %s on %s: %w", m.Header.MessageID, c.sub, err)
+		return ackCallErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.sub), id, err)
 	}
 	return nil
 }
@@ -273,8 +273,8 @@ func (c *PullConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Messa
 		return errs
 	}
 	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: ids}); err != nil {
-		for _, i := range idx {
-			errs[i] = fmt.Errorf("acknowledge message %s on %s: %w", ms[i].Header.MessageID, c.sub, err)
+		for k, i := range idx {
+			errs[i] = ackCallErr(fmt.Sprintf("acknowledge message %s on %s", ms[i].Header.MessageID, c.sub), ids[k], err)
 		}
 	}
 	return errs
@@ -290,7 +290,7 @@ func (c *PullConsumer) Requeue(ctx context.Context, m *message.Message, delay ti
 	}
 	secs := int32(c.AppliedDelay(delay) / time.Second)
 	if err := c.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: c.sub, AckIds: []string{id}, AckDeadlineSeconds: secs}); err != nil {
-		return fmt.Errorf("requeue message %s on %s: %w", m.Header.MessageID, c.sub, err)
+		return ackCallErr(fmt.Sprintf("requeue message %s on %s", m.Header.MessageID, c.sub), id, err)
 	}
 	return nil
 }
@@ -573,14 +573,22 @@ func (c *StreamConsumer) DeliveredAt(m *message.Message) time.Time {
 	return time.Time{}
 }
 
-// Acknowledge acks m on the stream (local; it returns only ErrNoReceipt).
+// Acknowledge acks m on the stream: local, returning at once (or only
+// ErrNoReceipt) unless the subscription has exactly-once delivery; then
+// it waits (up to ctx) for the service's answer, and an ack id the
+// service refused (its deadline lapsed) is an error wrapping ErrAckRefused
+// and broker.ErrStaleReceipt.
 func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	pm, err := streamMsg(m)
 	if err != nil {
 		return err
 	}
-	pm.Ack()
-	return nil
+	// The result resolves at once unless the subscription has
+	// exactly-once delivery, where it is the service's answer: a refused
+	// ack id (its deadline lapsed) is a stale receipt, not an
+	// acknowledgement.
+	st, err := pm.AckWithResult().Get(ctx)
+	return ackResultErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.name), st, err)
 }
 
 // AppliedDelay returns how long a Requeue with delay holds the message
