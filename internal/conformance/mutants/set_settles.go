@@ -40,6 +40,6 @@ var settleMutants = []mutant{
 	{Name: "rocketmq-requeue-delay-uncapped", What: "a RocketMQ requeue past the 12 h invisible duration is sent (and reported) as asked",
 		File: "internal/broker/rocketmq/consumer.go",
 		Old:  "return min(max(delay, 0), limits.RocketMQ.MaxLease)",
-		New:  "return max(delay, 0)",
+		New:  "return min(max(delay, 0), 1000*limits.RocketMQ.MaxLease)",
 		Run:  "^TestRequeueDelayAtTheCapReportedAsApplied$", Pkg: "./internal/broker/rocketmq"},
 }
