@@ -267,3 +267,53 @@ func TestLapsedReceiptAcknowledgementReportedNotCounted(t *testing.T) {
 		}
 	})
 }
+
+// With lease extension off, a handler that defers or rejects after its
+// message's lease lapsed (and any later delivery's taken over by the
+// settle) has its settle sent with a lapsed receipt: the
+// requeue (or the rejection's acknowledgement) is reported as stale, by
+// the broker's refusal (a settle-failed event wrapping
+// broker.ErrStaleReceipt) or, when the broker answered it with success, by
+// a stale-settle event with ErrLapsedReceipt after its own deferred or
+// rejected event; in both variants.
+func TestLapsedReceiptRequeueAndRejectReportedAsStale(t *testing.T) {
+	for _, o := range []pump.Outcome{pump.Defer, pump.Reject} {
+		t.Run(o.String(), func(t *testing.T) {
+			forEachVariant(t, func(t *testing.T, v pump.Variant) {
+				e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, DeadLetter: dlqQueue})
+				sent := e.publish(t, srcQueue, "m0", "")
+				opts := fastOptions(v)
+				opts.BufferSize = 1
+				opts.NoOfPerformers = 1
+				opts.MaxLeaseExtension = -1
+				opts.RequeueCount = -1
+				var once sync.Once
+				e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+					res := pump.Result{Outcome: pump.Ack}
+					once.Do(func() {
+						// Past its lease and a later delivery's, which the
+						// Proactor receives into its buffer meanwhile.
+						pumptest.SleepFor(ctx, testLease*5/2)
+						res = pump.Result{Outcome: o}
+					})
+					return res
+				})
+				stale := func() int {
+					n := 0
+					for _, ev := range e.events.Of(pump.EventStaleSettle) {
+						if ev.MessageID() == sent.Header.MessageID && ev.Outcome == o && errors.Is(ev.Err, pump.ErrLapsedReceipt) && !ev.EndsFlight {
+							n++
+						}
+					}
+					for _, ev := range e.events.Of(pump.EventSettleFailed) {
+						if ev.MessageID() == sent.Header.MessageID && errors.Is(ev.Err, broker.ErrStaleReceipt) {
+							n++
+						}
+					}
+					return n
+				}
+				pumptest.WaitUntil(t, 30*time.Second, "the lapsed settle reported as stale", func() bool { return stale() > 0 })
+			})
+		})
+	}
+}
