@@ -254,3 +254,24 @@ type ClientLeaser interface {
 	// consumer.
 	DeliveredAt(m *message.Message) time.Time
 }
+
+// DelayApplier is implemented by a consumer whose Requeue does not apply
+// every delay as given: its broker bounds a requeue (SQS's visibility
+// timeout at 12 h, Pub/Sub's ack deadline at 600 s, RocketMQ's invisible
+// duration at 12 h) or counts it in whole seconds. The pump asks it for the
+// delay a requeue applies, so that its log and events carry that delay,
+// not the one the handler asked for.
+type DelayApplier interface {
+	// AppliedDelay returns the delay Requeue(ctx, m, d) applies: d bounded
+	// to the broker's range and rounded as the broker counts it.
+	AppliedDelay(d time.Duration) time.Duration
+}
+
+// AppliedDelay returns the delay c's Requeue applies for d: c's own answer
+// when it implements DelayApplier, else d (0 for a negative d).
+func AppliedDelay(c Consumer, d time.Duration) time.Duration {
+	if da, ok := c.(DelayApplier); ok {
+		return da.AppliedDelay(d)
+	}
+	return max(d, 0)
+}

@@ -274,6 +274,13 @@ func sameReceipt(a, b any) bool {
 	return a == b
 }
 
+// AppliedDelay forwards broker.DelayApplier to the wrapped consumer (the
+// delay itself when it bounds none), so that the pump reports the delay
+// the broker applies through the recording too.
+func (r *RecordingConsumer) AppliedDelay(d time.Duration) time.Duration {
+	return broker.AppliedDelay(r.Consumer, d)
+}
+
 // Requeue counts the call and forwards it.
 func (r *RecordingConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
 	if r.killed.Load() {

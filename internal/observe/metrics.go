@@ -41,7 +41,7 @@ const (
 	MetricLeaseExtensionFailures = "brighter_lease_extension_failures_total"
 	MetricLeasesLapsed           = "brighter_leases_lapsed_total"
 	MetricLeasesCapped           = "brighter_leases_capped_total"
-	MetricStaleSettles           = "brighter_stale_settles_total" // + outcome
+	MetricStaleSettles           = "brighter_settles_stale_total" // + outcome
 )
 
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
@@ -101,7 +101,7 @@ func NewMetrics() *Metrics {
 		leaseCapped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLeasesCapped,
 			Help: "Messages held past maxLeaseExtension, whose lease was left to lapse."}, sub),
 		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
-			Help: "Settles and lease extensions made with a stale receipt: refused by the broker, or known to have used a receipt superseded by a later delivery of the message."}, []string{"subscription", "outcome"}),
+			Help: "Settles and lease extensions made with a stale receipt: refused by the broker, sent with a receipt whose lease had lapsed by the pump's clock, or known to have used a receipt superseded by a later delivery of the message. Never counted in brighter_messages_acknowledged_total."}, []string{"subscription", "outcome"}),
 	}
 	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingRetries, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
@@ -199,10 +199,16 @@ func (m *Metrics) Observe(e pump.Event) {
 			m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
 		}
 	case pump.EventStaleSettle:
-		// A settle known to have used a superseded receipt (issue 34); no
-		// flight ends here: the earlier delivery's settle ended its own.
+		// A settle that used a stale receipt and was answered with success
+		// (issue 34): never an acknowledgement. An acknowledgement sent
+		// with a lapsed receipt ends its flight here (EndsFlight); a
+		// superseded settle's earlier delivery ended its own.
 		m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
-		if e.Err != nil && e.Err != pump.ErrSupersededReceipt {
+		if e.EndsFlight {
+			s.inFlight.Dec()
+			m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+		}
+		if e.Err != nil && e.Err != pump.ErrSupersededReceipt && e.Err != pump.ErrLapsedReceipt {
 			m.settleFailures.WithLabelValues(e.Subscription, pump.Ack.String()).Inc()
 		}
 	case pump.EventLeaseExtended:

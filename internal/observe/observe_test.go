@@ -397,3 +397,37 @@ func TestMetrics_LeaseCounters(t *testing.T) {
 		}
 	}
 }
+
+// An acknowledgement sent with a lapsed receipt (a stale-settle event that
+// ends its flight) counts in brighter_settles_stale_total, never in
+// brighter_messages_acknowledged_total, and ends the message's flight; a
+// lapsed requeue's stale report after its deferral ends nothing more, and
+// neither is counted as a settle failure.
+func TestMetrics_LapsedAcknowledgementStaleNotAcknowledged(t *testing.T) {
+	m := NewMetrics()
+	for _, e := range []pump.Event{
+		{Kind: pump.EventReceived},
+		{Kind: pump.EventStaleSettle, Outcome: pump.Ack, Err: pump.ErrLapsedReceipt, EndsFlight: true, Duration: time.Second},
+		{Kind: pump.EventReceived},
+		{Kind: pump.EventDeferred, Outcome: pump.Defer},
+		{Kind: pump.EventStaleSettle, Outcome: pump.Defer, Err: pump.ErrLapsedReceipt},
+	} {
+		e.Subscription = "orders"
+		m.Observe(e)
+	}
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, mm := range mf.GetMetric() {
+			got[mf.GetName()] += mm.GetCounter().GetValue() + mm.GetGauge().GetValue()
+		}
+	}
+	for name, want := range map[string]float64{MetricStaleSettles: 2, MetricAcknowledged: 0, MetricInFlight: 0, MetricSettleFailures: 0} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+}

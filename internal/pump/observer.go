@@ -64,13 +64,22 @@ const (
 	// is extended no more and the broker will redeliver it when it lapses.
 	// Delay is how long it had been held.
 	EventLeaseCapped
-	// EventStaleSettle: a settle of the message is known to have used a
-	// superseded receipt: the message was settled after its lease lapsed,
-	// and this run had received it again before that settle ended (issue
-	// 34). Outcome is that settle's; the later delivery, Message, was
-	// acknowledged without the handler. Err wraps ErrSupersededReceipt,
-	// and the later acknowledgement's failure when it failed (the message
-	// then stays on the broker).
+	// EventStaleSettle: a settle of the message used a stale receipt
+	// (issue 34), and the broker answered it with success. Either:
+	//   - Err is ErrLapsedReceipt: the settle (Outcome) was sent with a
+	//     receipt whose lease had lapsed by the pump's lease clock, the
+	//     first delivery's or a later one's. An acknowledgement is reported
+	//     so instead of EventAcknowledged (EndsFlight; Duration is the
+	//     handler's), never counted as acknowledged; a requeue or a
+	//     rejection's acknowledgement is reported so after its own
+	//     EventDeferred or EventRejected (Delay: the requeue's delay);
+	//   - Err wraps ErrSupersededReceipt: the settle was made after its
+	//     lease lapsed, and this run had received the message again before
+	//     that settle ended; the later delivery, Message, was acknowledged
+	//     without the handler. Err also holds the later acknowledgement's
+	//     failure when it failed (the message then stays on the broker).
+	// A settle the broker refused as stale is EventSettleFailed with an
+	// Err wrapping broker.ErrStaleReceipt.
 	EventStaleSettle
 )
 
@@ -137,6 +146,10 @@ type Event struct {
 	// for a routed copy, this channel's own delivery attempt, while
 	// DeliveryCount is the count it was stamped with.
 	Spent int
+	// EndsFlight is set on a stale-settle event that ends the message's
+	// handling in place of EventAcknowledged (an acknowledgement sent with
+	// a lapsed receipt): the handler's run ends here, Duration its length.
+	EndsFlight bool
 	// Ceiling is the broker's ceiling on holding a message
 	// (broker.LeaseCeiling, SQS's 12 h) on a lease-capped event when that
 	// ceiling, not maxLeaseExtension, stopped the extension; 0 otherwise.
@@ -184,6 +197,11 @@ const (
 	// lease had lapsed and the broker handed it out again.
 	// EventStaleSettle logs it too, once per superseded settle (issue 34).
 	LogStaleSettle = "settle used a stale receipt; the broker had already handed the message out again"
+	// LogLapsedSettle is logged (Warn) for a settle the broker answered
+	// with success although its receipt's lease had lapsed by the pump's
+	// clock (EventStaleSettle with ErrLapsedReceipt): an acknowledgement
+	// so sent is not counted as acknowledged.
+	LogLapsedSettle = "settle used a receipt whose lease had lapsed; the broker may have handed the message out again, so it is reported as stale, not acknowledged"
 	// LogLeaseExtended is logged (Debug) for each lease extension.
 	LogLeaseExtended = "message lease extended"
 	// LogLeaseExtendFailed is logged (Error) for a failed extension.
@@ -258,6 +276,10 @@ func (o LogObserver) Observe(e Event) {
 		}
 		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
 	case EventStaleSettle:
+		if errors.Is(e.Err, ErrLapsedReceipt) {
+			l.Warn(LogLapsedSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "delivery_count", e.DeliveryCount)
+			return
+		}
 		l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
 		if e.Err != nil && e.Err != ErrSupersededReceipt { // the later delivery's acknowledgement failed too
 			l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", Ack.String(), "error", e.Err)

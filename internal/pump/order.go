@@ -182,6 +182,8 @@ func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 type settleEnd struct {
 	gone  bool
 	delay time.Duration
+	// requeued: a requeue call answered success (the message deferred).
+	requeued bool
 }
 
 // unsettled marks m's partition key held back (keyHolds) when m is still

@@ -787,14 +787,15 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 			// its key's later messages wait for it (issue 28).
 			r.holds.ackSettled(a.m, a.done, before, err)
 			if a.late {
-				r.leases.settledLate(a.m.Header.MessageID, err)
+				r.leases.settledLate(a.m.Header.MessageID, err, true)
 			}
-			if err != nil {
-				r.p.emit(Event{Kind: EventSettleFailed, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Err: err, Duration: a.took})
-			} else {
+			if err == nil {
+				// Answered success: its deferrals here are forgotten, even
+				// when the receipt had lapsed (a stale settle must never
+				// make its return look spent).
 				r.acknowledged(a.m)
-				r.p.emit(Event{Kind: EventAcknowledged, Message: a.m, DeliveryCount: a.m.Header.HandledCount, Outcome: Ack, Duration: a.took})
 			}
+			r.p.emit(ackEvent(a.m, a.took, a.late, err))
 			batch[i], ms[i] = ackItem{}, nil
 		}
 		batch, ms = batch[:0], ms[:0]
@@ -874,7 +875,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	case admitAbsorbed:
 		return // an earlier delivery of it settles with its receipt (issue 34)
 	case admitSuperseded:
-		r.settleSuperseded(m, adm.refused, adm.again)
+		r.settleSuperseded(m, adm.refused, adm.again, adm.stale)
 		return
 	default:
 		if adm.lapsed != nil {
@@ -915,9 +916,10 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		if f != nil {
 			m.Receipt = f.Receipt
 		}
-		r.unsettled(m, time.Now(), r.rejectExhausted(m, why))
+		end := r.rejectExhausted(m, why)
+		r.unsettled(m, time.Now(), end)
 		if late {
-			r.leases.settledLate(m.Header.MessageID, nil)
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
 		}
 		return
 	}
@@ -951,29 +953,34 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		cancel()
 		p.settled(err)
 		if late {
-			r.leases.settledLate(m.Header.MessageID, err)
+			r.leases.settledLate(m.Header.MessageID, err, true)
 		}
 		if err != nil {
 			r.holds.hold(m, settling, 0)
-			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err, Duration: took})
-			return
+		} else {
+			r.acknowledged(m) // as in the settler: a lapsed receipt included
 		}
-		r.acknowledged(m)
-		p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took})
+		p.emit(ackEvent(m, took, late, err))
 	case Reject:
 		p.countUnacceptable(r)
-		r.unsettled(m, settling, r.rejectHandled(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took))
+		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
+		r.unsettled(m, settling, end)
 		if late {
-			r.leases.settledLate(m.Header.MessageID, nil)
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
 		}
 	case Unacceptable:
 		p.countUnacceptable(r)
-		r.unsettled(m, settling, r.rejectHandled(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took))
+		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
+		r.unsettled(m, settling, end)
 		if late {
-			r.leases.settledLate(m.Header.MessageID, nil)
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Unacceptable, end.gone, 0))
 		}
 	default: // Defer, and anything unknown: never lose the message.
-		r.unsettled(m, settling, r.requeue(m, res, took))
+		end := r.requeue(m, res, took)
+		r.unsettled(m, settling, end)
+		if late {
+			r.staleSettle(m, Defer, end.requeued, end.delay)
+		}
 	}
 }
 
@@ -1025,6 +1032,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	if delay <= 0 {
 		delay = p.opts.RequeueDelay
 	}
+	delay = broker.AppliedDelay(p.consumer, delay) // as the broker bounds it: what is logged
 	ctx, cancel := r.call()
 	err := p.consumer.Requeue(ctx, m, delay)
 	cancel()
@@ -1043,7 +1051,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 		count = presented
 	}
 	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: count, Spent: spent, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
-	return settleEnd{delay: delay}
+	return settleEnd{delay: delay, requeued: true}
 }
 
 // routedFrom names the topic a routed copy was rejected from, for a

@@ -80,6 +80,11 @@ type lateSettle struct {
 	// settled as superseding it and reported (EventStaleSettle); the entry
 	// is kept for the deliveries behind it (supersededBy).
 	reported bool
+	// stale: the settle itself was reported as stale when it ended
+	// (EventStaleSettle with ErrLapsedReceipt): a later delivery it
+	// supersedes is acknowledged and counted as the message's
+	// acknowledgement, not reported again.
+	stale bool
 }
 
 // admitKind is what a worker does with a message it took (admit).
@@ -108,6 +113,9 @@ type admission struct {
 	ref     leaseRef
 	lapsed  *message.Message
 	refused bool // admitSuperseded: the broker refused the earlier settle (reported then)
+	// stale (admitSuperseded): the earlier settle was reported as stale
+	// when it ended (lateSettle.stale).
+	stale bool
 	// again (admitSuperseded): an earlier later delivery of a
 	// client-leased message superseded the same settle, and was reported.
 	again bool
@@ -147,7 +155,7 @@ func (l *leases) admit(m *message.Message, ref leaseRef, now time.Time) admissio
 	if l.nlate.Load() > 0 {
 		if e, ok := l.supersededBy(m.Header.MessageID, ref.b.started); ok {
 			l.end(ref)
-			return admission{kind: admitSuperseded, refused: e.refused, again: e.reported}
+			return admission{kind: admitSuperseded, refused: e.refused, again: e.reported, stale: e.stale}
 		}
 	}
 	if l.mayLapse.Load() && l.absorb(m.Header.MessageID, ref) {
@@ -266,7 +274,13 @@ func (l *leases) takeFresher(id string, holder leaseRef) (*message.Message, leas
 // and returns the later delivery whose receipt the settle must use: the
 // absorbed one, or, when m's lease had lapsed, the newest delivery of m
 // still waiting in the run (those are ended; their workers drop them).
-// late reports that m's lease had lapsed and no later delivery was found.
+// late reports that the receipt the settle uses has lapsed by the pump's
+// lease clock: m's own when no later delivery was found, else the later
+// delivery's (whose lease lapses as m's did when nothing extends it, as
+// when it waited in the Proactor's buffer behind m's handler). The broker
+// may have handed the message out again under such a receipt, so its
+// settle is reported as stale (ErrLapsedReceipt), never as an
+// acknowledgement.
 // When final (the settle acknowledges or rejects), such a settle is
 // remembered from now until it ends (settledLate) and for keepLate after:
 // a later delivery received meanwhile was handed out before it
@@ -276,7 +290,7 @@ func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final
 	if l == nil || st == nil {
 		return nil, false
 	}
-	late = ref.tracked(st.word.Load()) && l.at(now) >= l.expires(ref.b, st)-l.lease/leaseMarginDiv
+	late = ref.tracked(st.word.Load()) && l.lapsing(ref, now)
 	l.end(ref)
 	id := m.Header.MessageID
 	if id == "" || (!late && l.nfresher.Load() == 0) {
@@ -284,21 +298,26 @@ func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	freshLapsed := false
 	if d, ok := l.fresher[id]; ok && d != ref {
 		delete(l.fresher, id)
 		l.nfresher.Add(-1)
 		fresher = d.b.ms[d.i]
+		freshLapsed = l.lapsing(d, now)
 		l.swapWord(d, func(w uint64) bool { return w == d.word(leaseAbsorbed) }, d.word(leaseEnded))
 	}
 	if late {
 		l.sameMessage(id, ref, func(d leaseRef, dm *message.Message, _ uint64) bool {
+			lapsed := l.lapsing(d, now) // read while d is still tracked
 			if l.swapWord(d, func(w uint64) bool { return d.held(w) || w == d.word(leaseCapped) }, d.word(leaseEnded)) && fresher == nil {
-				fresher = dm // the newest: the list runs newest first
+				fresher, freshLapsed = dm, lapsed // the newest: the list runs newest first
 			}
 			return true
 		})
 	}
-	late = late && fresher == nil
+	// A later delivery's receipt lapses as the first one's did when
+	// nothing extends it: the settle with it is as late.
+	late = fresher == nil && late || fresher != nil && freshLapsed
 	if late && final {
 		e := &l.late[l.lateNext]
 		if e.id == "" {
@@ -314,9 +333,17 @@ func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final
 // Receive that began at any time before it ends qualifies.
 const settlePending = time.Duration(1<<63 - 1)
 
+// lapsing reports whether ref's lease has lapsed at now by the pump's
+// lease clock, less the margin by which that clock starts after the
+// broker's (a tenth of the lease).
+func (l *leases) lapsing(ref leaseRef, now time.Time) bool {
+	return l.at(now) >= l.expires(ref.b, ref.state())-l.lease/leaseMarginDiv
+}
+
 // settledLate records the end of a late, final settle of id (settling)
-// that failed with err (nil: the broker answered success).
-func (l *leases) settledLate(id string, err error) {
+// that failed with err (nil: the broker answered success); stale says the
+// settle was reported as stale when it ended (EventStaleSettle).
+func (l *leases) settledLate(id string, err error, stale bool) {
 	if l == nil || id == "" {
 		return
 	}
@@ -325,7 +352,7 @@ func (l *leases) settledLate(id string, err error) {
 	defer l.mu.Unlock()
 	for i := range l.late {
 		if e := &l.late[i]; e.id == id && e.at == settlePending {
-			e.at, e.refused = at, errors.Is(err, broker.ErrStaleReceipt)
+			e.at, e.refused, e.stale = at, errors.Is(err, broker.ErrStaleReceipt), stale && err == nil
 			l.lateEnded.Broadcast()
 			return
 		}
@@ -405,6 +432,18 @@ func (l *leases) watch(now time.Time) {
 // broker.ErrStaleReceipt.
 var ErrSupersededReceipt = fmt.Errorf("%w: the message was received again before the settle ended", broker.ErrStaleReceipt)
 
+// ErrLapsedReceipt is the Err of an EventStaleSettle for a settle the
+// broker answered with success although the receipt it used had lapsed by
+// the pump's lease clock (extension off, capped or failing): the broker
+// may already have handed the message out again, and then SQS's
+// DeleteMessage and Pub/Sub's acknowledgement do nothing and say so to
+// nobody. Such an acknowledgement is reported as stale instead of
+// acknowledged (EventAcknowledged), so it is never counted as one; should
+// the broker hand the message out again, the later delivery is settled
+// without the handler (settleSuperseded) and counted then. It wraps
+// broker.ErrStaleReceipt.
+var ErrLapsedReceipt = fmt.Errorf("%w: its lease had lapsed by the pump's lease clock; the broker may have handed the message out again", broker.ErrStaleReceipt)
+
 // settleSuperseded acknowledges m, a later delivery of a message whose
 // earlier delivery acknowledged or rejected it after its lease lapsed,
 // while m was being handed out: that settle used a superseded receipt, and
@@ -418,7 +457,12 @@ var ErrSupersededReceipt = fmt.Errorf("%w: the message was received again before
 // superseded the same settle (again), all was reported then: m is
 // reported only should its acknowledgement fail. A failed acknowledgement
 // leaves m on the broker (logged at Error).
-func (r *run) settleSuperseded(m *message.Message, refused, again bool) {
+//
+// When the earlier settle was reported as stale when it ended (stale: it
+// used a receipt whose lease had lapsed, ErrLapsedReceipt), m's
+// acknowledgement is the message's own, and is reported as a received and
+// acknowledged delivery, as after a refusal.
+func (r *run) settleSuperseded(m *message.Message, refused, again, stale bool) {
 	p := r.p
 	ctx, cancel := r.call()
 	err := p.consumer.Acknowledge(ctx, m)
@@ -430,7 +474,7 @@ func (r *run) settleSuperseded(m *message.Message, refused, again bool) {
 		}
 		return
 	}
-	if !refused {
+	if !refused && !stale {
 		e := Event{Kind: EventStaleSettle, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: ErrSupersededReceipt}
 		if err != nil {
 			e.Err = errors.Join(ErrSupersededReceipt, fmt.Errorf("acknowledging the later delivery: %w", err))
@@ -444,4 +488,34 @@ func (r *run) settleSuperseded(m *message.Message, refused, again bool) {
 		return
 	}
 	p.emit(Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack})
+}
+
+// ackEvent is the event of an acknowledgement of m whose handler took
+// took, answered with err: EventSettleFailed when it failed;
+// EventStaleSettle (ErrLapsedReceipt, EndsFlight) when the broker answered
+// success but the receipt had lapsed by the pump's lease clock (late), so
+// that the acknowledgement may have removed nothing and is never counted
+// as one; else EventAcknowledged.
+func ackEvent(m *message.Message, took time.Duration, late bool, err error) Event {
+	e := Event{Kind: EventAcknowledged, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Duration: took}
+	switch {
+	case err != nil:
+		e.Kind, e.Err = EventSettleFailed, err
+	case late:
+		e.Kind, e.Err, e.EndsFlight = EventStaleSettle, ErrLapsedReceipt, true
+	}
+	return e
+}
+
+// staleSettle reports a settle of m with outcome o whose receipt had
+// lapsed by the pump's lease clock, once its own event was emitted: when
+// the broker answered the settle's call with success (answered; a failed
+// call was reported as it failed), it emits EventStaleSettle
+// (ErrLapsedReceipt; Delay is a requeue's delay) and reports true.
+func (r *run) staleSettle(m *message.Message, o Outcome, answered bool, delay time.Duration) bool {
+	if !answered {
+		return false
+	}
+	r.p.emit(Event{Kind: EventStaleSettle, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o, Delay: delay, Err: ErrLapsedReceipt})
+	return true
 }

@@ -56,7 +56,7 @@ func TestClientLeasedTrackerSupersedesBufferedRedeliveries_Issue34(t *testing.T)
 	if _, late := l.settling(first, b.at(0), now, true); !late {
 		t.Fatal("an acknowledgement 20 s after a 10 s client lease began is not late")
 	}
-	l.settledLate("a", nil)
+	l.settledLate("a", nil, true)
 	for i, want := range []struct {
 		receipt int
 		again   bool

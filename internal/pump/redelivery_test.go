@@ -56,8 +56,11 @@ func TestExtensionOffSlowHandlerSettledForGood_Issue34(t *testing.T) {
 				if d := e.b.Depth(srcQueue); d != 0 {
 					t.Errorf("source depth = %d, want 0", d)
 				}
-				if n := e.events.Count(pump.EventAcknowledged); n != msgs {
-					t.Errorf("acknowledged = %d, want %d (once per message)", n, msgs)
+				// An acknowledgement sent with a lapsed receipt is reported
+				// as stale in its place, never counted as acknowledged.
+				acked, lapsed := e.events.Count(pump.EventAcknowledged), lapsedAcks(e.events.Of(pump.EventStaleSettle))
+				if acked+lapsed != msgs {
+					t.Errorf("acknowledged %d + stale %d, want %d (once per message)", acked, lapsed, msgs)
 				}
 			})
 		})
@@ -72,6 +75,7 @@ func TestExtensionOffSlowHandlerSettledForGood_Issue34(t *testing.T) {
 // memory covers).
 type silentStale struct {
 	*memory.Consumer
+	noHold  bool // do not hold back a later delivery's receive
 	mu      sync.Mutex
 	acking  map[string]chan struct{} // closed when an acknowledgement of the id begins
 	stale   int                      // acknowledgements that were superseded
@@ -95,6 +99,9 @@ func (c *silentStale) started(id string) chan struct{} {
 func (c *silentStale) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
 	ms, err := c.Consumer.Receive(ctx, d)
 	for _, m := range ms {
+		if c.noHold {
+			break
+		}
 		if m.DeliveryAttempt > 1 {
 			select {
 			case <-c.started(m.Header.MessageID):
@@ -181,14 +188,132 @@ func TestSupersededSettleCountedAndLogged_Issue34(t *testing.T) {
 		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
 			t.Errorf("acknowledged = %d, want 1", n)
 		}
+		// The acknowledgement sent with the lapsed receipt is what is
+		// reported, as it ends.
 		warns := 0
-		for _, rec := range withMsg(e.logs.records(t), pump.LogStaleSettle) {
+		for _, rec := range withMsg(e.logs.records(t), pump.LogLapsedSettle) {
 			if attr(rec, "level") == "WARN" && attr(rec, "message_id") == sent.Header.MessageID {
 				warns++
 			}
 		}
 		if warns != 1 {
-			t.Errorf("%d Warn records %q naming %s, want one", warns, pump.LogStaleSettle, sent.Header.MessageID)
+			t.Errorf("%d Warn records %q naming %s, want one", warns, pump.LogLapsedSettle, sent.Header.MessageID)
 		}
 	})
+}
+
+// lapsedAcks counts the acknowledgements reported as stale because their
+// receipt had lapsed (EventStaleSettle ending the flight).
+func lapsedAcks(es []pump.Event) int {
+	n := 0
+	for _, e := range es {
+		if e.EndsFlight && e.Outcome == pump.Ack && errors.Is(e.Err, pump.ErrLapsedReceipt) {
+			n++
+		}
+	}
+	return n
+}
+
+// With lease extension off, one performer and bufferSize 1, an
+// acknowledging handler that takes two and a half leases outlives its
+// delivery's lease and the later delivery's, which waited behind it (the
+// Proactor received it into its buffer): every acknowledgement sent with
+// a lapsed receipt (the first delivery's or the later one's) is reported
+// as stale and never counted as acknowledged, on a broker that answers a
+// stale acknowledgement with success and deletes nothing, as SQS does;
+// the message is handled once in both variants, never dead-lettered, and
+// gone from the source.
+func TestLapsedReceiptAcknowledgementReportedNotCounted(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, DeadLetter: dlqQueue, StopWhenEmpty: true})
+		sent := e.publish(t, srcQueue, "m0", "")
+		c := &silentStale{Consumer: e.c, noHold: true}
+		opts := fastOptions(v)
+		opts.BufferSize = 1
+		opts.NoOfPerformers = 1
+		opts.MaxLeaseExtension = -1
+		opts.RequeueCount = 3
+		var calls perID
+		e.startWith(t, c, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			calls.add(m.Header.MessageID)
+			pumptest.SleepFor(ctx, testLease*5/2)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := calls.get()[sent.Header.MessageID]; n != 1 {
+			t.Errorf("handled %d times, want once", n)
+		}
+		c.mu.Lock()
+		settled := c.settled[sent.Header.MessageID]
+		c.mu.Unlock()
+		acked := e.events.Count(pump.EventAcknowledged)
+		if acked > settled {
+			t.Errorf("acknowledged events = %d, but only %d acknowledgements took effect on the broker", acked, settled)
+		}
+		lapsed := lapsedAcks(e.events.Of(pump.EventStaleSettle))
+		if lapsed == 0 {
+			t.Error("no acknowledgement was reported as stale, though every one the handler made came after its lease lapsed")
+		}
+		if n := e.events.Count(pump.EventRejected); n != 0 {
+			t.Errorf("rejected %d times, want never (the handler acknowledged it)", n)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+		if d := e.b.Depth(dlqQueue); d != 0 {
+			t.Errorf("dead-letter depth = %d, want 0", d)
+		}
+	})
+}
+
+// With lease extension off, a handler that defers or rejects after its
+// message's lease lapsed (and any later delivery's taken over by the
+// settle) has its settle sent with a lapsed receipt: the
+// requeue (or the rejection's acknowledgement) is reported as stale, by
+// the broker's refusal (a settle-failed event wrapping
+// broker.ErrStaleReceipt) or, when the broker answered it with success, by
+// a stale-settle event with ErrLapsedReceipt after its own deferred or
+// rejected event; in both variants.
+func TestLapsedReceiptRequeueAndRejectReportedAsStale(t *testing.T) {
+	for _, o := range []pump.Outcome{pump.Defer, pump.Reject} {
+		t.Run(o.String(), func(t *testing.T) {
+			forEachVariant(t, func(t *testing.T, v pump.Variant) {
+				e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, DeadLetter: dlqQueue})
+				sent := e.publish(t, srcQueue, "m0", "")
+				opts := fastOptions(v)
+				opts.BufferSize = 1
+				opts.NoOfPerformers = 1
+				opts.MaxLeaseExtension = -1
+				opts.RequeueCount = -1
+				var once sync.Once
+				e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+					res := pump.Result{Outcome: pump.Ack}
+					once.Do(func() {
+						// Past its lease and a later delivery's, which the
+						// Proactor receives into its buffer meanwhile.
+						pumptest.SleepFor(ctx, testLease*5/2)
+						res = pump.Result{Outcome: o}
+					})
+					return res
+				})
+				stale := func() int {
+					n := 0
+					for _, ev := range e.events.Of(pump.EventStaleSettle) {
+						if ev.MessageID() == sent.Header.MessageID && ev.Outcome == o && errors.Is(ev.Err, pump.ErrLapsedReceipt) && !ev.EndsFlight {
+							n++
+						}
+					}
+					for _, ev := range e.events.Of(pump.EventSettleFailed) {
+						if ev.MessageID() == sent.Header.MessageID && errors.Is(ev.Err, broker.ErrStaleReceipt) {
+							n++
+						}
+					}
+					return n
+				}
+				pumptest.WaitUntil(t, 30*time.Second, "the lapsed settle reported as stale", func() bool { return stale() > 0 })
+			})
+		})
+	}
 }

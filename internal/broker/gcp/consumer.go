@@ -321,7 +321,7 @@ func (c *PullConsumer) Acknowledge(ctx context.Context, m *message.Message) erro
 		return err
 	}
 	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: []string{id}}); err != nil {
-		return fmt.Errorf("acknowledge message %s on %s: %w", m.Header.MessageID, c.sub, err)
+		return ackCallErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.sub), id, err)
 	}
 	return nil
 }
@@ -344,8 +344,8 @@ func (c *PullConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Messa
 		return errs
 	}
 	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: ids}); err != nil {
-		for _, i := range idx {
-			errs[i] = fmt.Errorf("acknowledge message %s on %s: %w", ms[i].Header.MessageID, c.sub, err)
+		for k, i := range idx {
+			errs[i] = ackCallErr(fmt.Sprintf("acknowledge message %s on %s", ms[i].Header.MessageID, c.sub), ids[k], err)
 		}
 	}
 	return errs
@@ -359,11 +359,18 @@ func (c *PullConsumer) Requeue(ctx context.Context, m *message.Message, delay ti
 	if err != nil {
 		return err
 	}
-	secs := int32((min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second)
+	secs := int32(c.AppliedDelay(delay) / time.Second)
 	if err := c.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: c.sub, AckIds: []string{id}, AckDeadlineSeconds: secs}); err != nil {
-		return fmt.Errorf("requeue message %s on %s: %w", m.Header.MessageID, c.sub, err)
+		return ackCallErr(fmt.Sprintf("requeue message %s on %s", m.Header.MessageID, c.sub), id, err)
 	}
 	return nil
+}
+
+// AppliedDelay returns the ack deadline a Requeue with delay sets
+// (broker.DelayApplier): delay rounded up to whole seconds, 0..600 s
+// (Pub/Sub's longest ack deadline); a longer delay is applied as 600 s.
+func (c *PullConsumer) AppliedDelay(delay time.Duration) time.Duration {
+	return (min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second * time.Second
 }
 
 // Reject routes m by reason through broker.Router (R-16..R-19): it publishes
@@ -686,14 +693,29 @@ func (c *StreamConsumer) DeliveredAt(m *message.Message) time.Time {
 	return time.Time{}
 }
 
-// Acknowledge acks m on the stream (local; it returns only ErrNoReceipt).
+// Acknowledge acks m on the stream: local, returning at once (or only
+// ErrNoReceipt) unless the subscription has exactly-once delivery; then
+// it waits (up to ctx) for the service's answer, and an ack id the
+// service refused (its deadline lapsed) is an error wrapping ErrAckRefused
+// and broker.ErrStaleReceipt.
 func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	pm, err := streamMsg(m)
 	if err != nil {
 		return err
 	}
-	pm.Ack()
-	return nil
+	// The result resolves at once unless the subscription has
+	// exactly-once delivery, where it is the service's answer: a refused
+	// ack id (its deadline lapsed) is a stale receipt, not an
+	// acknowledgement.
+	st, err := pm.AckWithResult().Get(ctx)
+	return ackResultErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.name), st, err)
+}
+
+// AppliedDelay returns how long a Requeue with delay holds the message
+// before its Nack (broker.DelayApplier): delay bounded to 0..600 s
+// (Pub/Sub's longest ack deadline); a longer delay is applied as 600 s.
+func (c *StreamConsumer) AppliedDelay(delay time.Duration) time.Duration {
+	return min(max(delay, 0), maxAckDeadline)
 }
 
 // Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
@@ -720,7 +742,7 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 	// Google's emulator (issue 15), so the message is held, its lease kept
 	// by the client library (up to MaxExtension), and Nacked when the delay
 	// has run out: it is not delivered again before the delay.
-	delay = min(delay, maxAckDeadline)
+	delay = c.AppliedDelay(delay)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.delayed == nil {

@@ -95,9 +95,10 @@ func (c *PullConsumer) Lease() time.Duration {
 // whole seconds, between 1 s and 600 s) with ModifyAckDeadline, one call for
 // up to 1000 ack ids (NFR-3): broker.LeaseExtender. A message without a
 // pull receipt gets ErrNoReceipt; a failed call's error is reported for
-// every ack id it carried. Pub/Sub does not say when an ack id is stale
-// (outside exactly-once delivery the call succeeds), so no error wraps
-// broker.ErrStaleReceipt; the pump's schedule keeps ack ids current.
+// every ack id it carried. Pub/Sub says an ack id is stale only on an
+// exactly-once subscription (ErrAckRefused, wrapping
+// broker.ErrStaleReceipt); outside it the call succeeds, and the pump's
+// schedule keeps ack ids current.
 func (c *PullConsumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
 	errs := make([]error, len(ms))
 	secs := int32((min(max(d, time.Second), maxAckDeadline) + time.Second - 1) / time.Second)
@@ -109,8 +110,8 @@ func (c *PullConsumer) ExtendLeases(ctx context.Context, ms []*message.Message, 
 		}
 		err := c.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: c.sub, AckIds: ids, AckDeadlineSeconds: secs})
 		if err != nil {
-			for _, i := range idx {
-				errs[i] = fmt.Errorf("extend lease of message %s on %s to %ds with ModifyAckDeadline: %w", ms[i].Header.MessageID, c.sub, secs, err)
+			for k, i := range idx {
+				errs[i] = ackCallErr(fmt.Sprintf("extend lease of message %s on %s to %ds with ModifyAckDeadline", ms[i].Header.MessageID, c.sub, secs), ids[k], err)
 			}
 		}
 		ids, idx = ids[:0], idx[:0]

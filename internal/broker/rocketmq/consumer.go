@@ -12,6 +12,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -370,7 +371,7 @@ func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	if err != nil {
 		return err
 	}
-	delay = max(delay, 0)
+	delay = c.AppliedDelay(delay)
 	if err := r.lock(ctx); err != nil {
 		return fmt.Errorf("rocketmq: requeue %s: %w", m.Header.MessageID, err)
 	}
@@ -378,6 +379,15 @@ func (c *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 		return staleHandle(fmt.Errorf("rocketmq: requeue %s with ChangeInvisibleDuration(%s): %w", m.Header.MessageID, delay, err))
 	}
 	return nil
+}
+
+// AppliedDelay returns the invisible duration a Requeue with delay sets
+// (broker.DelayApplier): delay bounded to 0..12 h, RocketMQ's longest
+// invisible duration (the proxy's maxInvisibleTimeMills,
+// limits.RocketMQ.MaxLease), which a broker refuses past; a longer delay
+// is applied as 12 h.
+func (c *Consumer) AppliedDelay(delay time.Duration) time.Duration {
+	return min(max(delay, 0), limits.RocketMQ.MaxLease)
 }
 
 // Release makes the message visible again after delay:

@@ -451,11 +451,18 @@ func (k *Consumer) Requeue(ctx context.Context, m *message.Message, delay time.D
 	if err != nil {
 		return fmt.Errorf("requeue %s: %w", m.Header.MessageID, err)
 	}
-	secs := int32((min(max(delay, 0), MaxRequeueDelay) + time.Second - 1) / time.Second)
+	secs := int32(k.AppliedDelay(delay) / time.Second)
 	if _, err := k.c.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: &r, VisibilityTimeout: secs}); err != nil {
 		return stale(fmt.Errorf("ChangeMessageVisibility %s on %s to %ds: %w", m.Header.MessageID, k.name, secs, err))
 	}
 	return nil
+}
+
+// AppliedDelay returns the visibility timeout a Requeue with delay sets
+// (broker.DelayApplier): delay rounded up to whole seconds, 0..12 h
+// (MaxRequeueDelay); a longer delay is applied as 12 h.
+func (k *Consumer) AppliedDelay(delay time.Duration) time.Duration {
+	return (min(max(delay, 0), MaxRequeueDelay) + time.Second - 1) / time.Second * time.Second
 }
 
 // Release makes the message visible again after delay

@@ -6,6 +6,7 @@ package main
 func extraSets() [][]mutant {
 	return [][]mutant{
 		staleMutants,
+		settleMutants,
 		securityMutants,
 		exhaustedMutants,
 		rejectionRetryMutants,

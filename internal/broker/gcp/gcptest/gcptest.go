@@ -36,6 +36,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -56,6 +57,7 @@ type Faults struct {
 	stream       atomic.Pointer[error]
 	byMethod     sync.Map // last path segment -> error
 	ack          atomic.Bool
+	refuseAck    atomic.Bool
 	modAck       atomic.Bool
 	calls        sync.Map // full method name -> *atomic.Int64
 	cutOff       sync.Map // full method name -> *atomic.Int64 (CutOff)
@@ -145,6 +147,13 @@ func (f *Faults) InterceptStream(ctx context.Context, desc *grpc.StreamDesc, cc 
 // Acknowledge call, with "injected acknowledge fault".
 func (f *Faults) FailAcknowledge(on bool) { f.ack.Store(on) }
 
+// RefuseAcknowledge switches on (true) or off (false) the refusal of
+// every Acknowledge call as an exactly-once delivery subscription refuses
+// an ack id whose deadline lapsed (what Google's emulator answers then):
+// InvalidArgument with an ErrorInfo of reason EXACTLY_ONCE_ACKID_FAILURE
+// mapping each ack id of the call to PERMANENT_FAILURE_INVALID_ACK_ID.
+func (f *Faults) RefuseAcknowledge(on bool) { f.refuseAck.Store(on) }
+
 // FailModifyAckDeadline switches on (true) or off (false) the failure of
 // every ModifyAckDeadline call (a nack or a lease extension), with
 // "injected modifyAckDeadline fault".
@@ -183,6 +192,17 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 	case *pubsubpb.AcknowledgeRequest:
 		if f.ack.Load() {
 			return status.Error(codes.PermissionDenied, "injected acknowledge fault")
+		}
+		if f.refuseAck.Load() {
+			md := make(map[string]string, len(r.AckIds))
+			for _, id := range r.AckIds {
+				md[id] = "PERMANENT_FAILURE_INVALID_ACK_ID"
+			}
+			st, err := status.New(codes.InvalidArgument, "").WithDetails(&errdetails.ErrorInfo{Reason: "EXACTLY_ONCE_ACKID_FAILURE", Domain: "pubsub.googleapis.com", Metadata: md})
+			if err != nil {
+				return fmt.Errorf("gcptest: build the exactly-once refusal: %w", err)
+			}
+			return st.Err()
 		}
 	case *pubsubpb.ModifyAckDeadlineRequest:
 		if f.modAck.Load() {

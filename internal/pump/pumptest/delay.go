@@ -1,0 +1,48 @@
+package pumptest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// AppliedDelayReported runs a pump of variant v over c, whose channel holds
+// a message, with a handler that defers it asking for asked, and reports
+// an error unless the deferral's event (pump.EventDeferred) and its log
+// line (pump.LogDeferred, its "delay" attribute in nanoseconds) carry
+// want, the delay the broker applies (the broker's cap, at the cap's
+// edge), never the delay asked for. The pump is stopped before it returns.
+func AppliedDelayReported(t *testing.T, v pump.Variant, c broker.Consumer, asked, want time.Duration) {
+	t.Helper()
+	r := Start(t, c, Options(v, 1), func(context.Context, *message.Message) pump.Result {
+		return pump.Result{Outcome: pump.Defer, Delay: asked}
+	})
+	e := r.Await(t, pump.EventDeferred, 60*time.Second, nil)
+	r.Stop(t)
+	if e.Delay != want {
+		t.Errorf("deferred event's delay = %s for %s asked, want %s (applied by the broker)", e.Delay, asked, want)
+	}
+	found := false
+	for _, line := range strings.Split(r.LogText(), "\n") {
+		var rec struct {
+			Msg   string `json:"msg"`
+			Delay int64  `json:"delay"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != pump.LogDeferred {
+			continue
+		}
+		found = true
+		if time.Duration(rec.Delay) != want {
+			t.Errorf("%q logged delay %s for %s asked, want %s (applied by the broker)", pump.LogDeferred, time.Duration(rec.Delay), asked, want)
+		}
+	}
+	if !found {
+		t.Errorf("no %q line in the log:\n%s", pump.LogDeferred, r.LogText())
+	}
+}
