@@ -210,7 +210,7 @@ var set = []mutant{
 		Run:  cells(pubsub, "^Pull$/reactor", "AC17")},
 	{Name: "requeue-delay-pubsub", What: "Pub/Sub pull requeue ignores the delay (ModifyAckDeadline 0)",
 		File: "internal/broker/gcp/consumer.go",
-		Old:  "secs := int32((min(max(delay, 0), maxAckDeadline) + time.Second - 1) / time.Second)",
+		Old:  "secs := int32(c.AppliedDelay(delay) / time.Second)",
 		New:  "secs := int32(0 * delay)",
 		Run:  cells(pubsub, "^Pull$/reactor", "I151")},
 	{Name: "requeue-delay-pump", What: "the pump drops the subscription's requeueDelay",
