@@ -24,7 +24,7 @@ type Wire struct {
 }
 
 // WireChannel is a Channel that can publish what a producer other than
-// Brighter could put on the broker (issue 14): a message in the
+// Brighter could put on the broker: a message in the
 // transport's wire format, edited, sent with the transport's own client
 // rather than Brighter's producer.
 type WireChannel interface {

@@ -24,7 +24,7 @@ var leaseBehaviours = []Behaviour{
 // conformanceLease is the lease of issue 12's rows: short, so the rows stay
 // quick; the handlers take 5/4 of it. The pump extends a lease at half of
 // it, so the extension has lease/2 to reach the broker: 1 s at a 2 s lease
-// was too little on a loaded machine (issue 33: I12-1 failed on RocketMQ
+// was too little on a loaded machine (I12-1 failed on RocketMQ
 // under load), 2 s is not.
 const conformanceLease = 4 * time.Second
 
@@ -55,7 +55,7 @@ const leaseExtension = 45 * time.Second
 
 // lateLeases counts the lease events that show an extension came too late
 // (failed, or the lease lapsed first); on a failed row it says so, since
-// on a loaded machine that, not the code, is the usual cause (issue 33).
+// on a loaded machine that, not the code, is the usual cause.
 type lateLeases struct{ failed, lapsed atomic.Int64 }
 
 func (l *lateLeases) Observe(e pump.Event) {

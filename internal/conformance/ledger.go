@@ -22,7 +22,7 @@ type Behaviour struct {
 	// Kind says what a cell of the row runs: KindPump rows drive a real
 	// pump and have one cell per variant; KindConsumer rows call the
 	// transport's consumer directly, with no pump, and have one cell per
-	// configuration (issue 18: two identical R/P cells claimed a variant
+	// configuration (two identical R/P cells claimed a variant
 	// they never ran).
 	Kind Kind
 }
@@ -95,7 +95,7 @@ const (
 	Fail     Status = "Fail"
 	Deferred Status = "Deferred"
 	// Skip is a cell whose test called t.Skip: it proved nothing, and
-	// TestMain fails the run when any cell is Skip (issue 18).
+	// TestMain fails the run when any cell is Skip.
 	Skip Status = "Skip"
 )
 

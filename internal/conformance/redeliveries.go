@@ -117,7 +117,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	// rows need that positive evidence, so a message the broker stopped
 	// handing out (Google's emulator drops redelivered messages,
 	// local-brokers.md §2c) can never pass them: through AwaitFinal
-	// (issue 31) one handed out fewer than twice (the lapse the rows force
+	// one handed out fewer than twice (the lapse the rows force
 	// must hand it out again unless its only receipt was acknowledged)
 	// fails the cell as "emulator lost it"; one handed out again and still
 	// not acknowledged with its newest receipt fails as brighter's.

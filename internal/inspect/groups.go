@@ -13,7 +13,7 @@ import (
 
 // GroupIDLength is how many hexadecimal digits a failure group's id has:
 // the first 48 bits of a SHA-256, short enough to type, long enough that
-// two groups of one destination practically never share one (issue 30).
+// two groups of one destination practically never share one.
 const GroupIDLength = 12
 
 // GroupKey is what makes dead-lettered messages one failure group (issue

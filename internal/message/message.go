@@ -190,7 +190,7 @@ func (m *Message) OriginalID() string {
 // as Unacceptable. The type m had been read as is kept in
 // WireMessageType (unless the decoder already put the unreadable text there),
 // so the routed copy's originalMessageType says what the message carried, not
-// MT_UNACCEPTABLE (issue 28).
+// MT_UNACCEPTABLE.
 func (m *Message) MarkUndecodable(why string) {
 	if m.WireMessageType == "" && m.Header.MessageType != MTUnacceptable {
 		m.WireMessageType = m.Header.MessageType.String()

@@ -52,7 +52,7 @@ const DefaultCallDeadline = 15 * time.Second
 // The same step names a refused credential (authErrorCodes): the error
 // wraps broker.ErrNotAuthorized and names the endpoint and the credential
 // source (source(), "" when not known), so that one line tells an operator
-// what was refused by whom (issue 13).
+// what was refused by whom.
 func callDeadline(where string, source func() string) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("BrighterCallDeadline",

@@ -27,7 +27,7 @@ func sendSize(in *sqs.SendMessageInput) int {
 // limits (limits.SQS): attribute names of at most 256 bytes, and body plus
 // attributes (names, data types, values) of at most 1 MiB, SQS's maximum
 // message size. fauxqs enforces neither as AWS does, so brighter checks them
-// itself before every SendMessage and SendMessageBatch entry (issue 28).
+// itself before every SendMessage and SendMessageBatch entry.
 // The error names the message, its size and the limit, and wraps
 // broker.ErrTooLarge: the producer refuses the message, and a routed copy
 // is tried once with its rejection message shortened, then the original
