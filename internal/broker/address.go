@@ -12,8 +12,8 @@ import (
 // Address is a destination named by URL in one transport's own scheme:
 // sqs://QUEUE, pubsub://projects/P/subscriptions/S (or topics/T),
 // rocketmq://TOPIC?group=G, memory://QUEUE?file=PATH. It is what `brighter
-// dlq` reads and replays to when no subscriptions file names it (issue 17:
-// each transport package owns its scheme).
+// dlq` reads and replays to when no subscriptions file names it (each
+// transport package owns its scheme).
 type Address struct {
 	// Project is the Pub/Sub project; "" for the other transports.
 	Project string

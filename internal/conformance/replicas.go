@@ -14,7 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// replicaBehaviours is issue 12's scale-out row: several replicas on one
+// replicaBehaviours is the scale-out row: several replicas on one
 // channel keep the budget and the single dead-letter copy when one of them
 // dies (docs/adr/0005-leases.md).
 var replicaBehaviours = []Behaviour{
@@ -374,5 +374,5 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	return ""
 }
 
-// init registers issue 12's scale-out row after the other lease rows.
+// init registers the scale-out row after the other lease rows.
 func init() { registerRows(replicaBehaviours...) }

@@ -252,8 +252,8 @@ func ReadArchive(r io.Reader, name string) ([]*message.Message, error) {
 // not an archive of JSON-lines records.
 var ErrNotArchive = errors.New("not an archive of dlq records")
 
-// CheckArchive reads an existing file before Archive appends to it (issue
-// 30): every line that a newline ends must be blank or a record, decoded as
+// CheckArchive reads an existing file before Archive appends to it:
+// every line that a newline ends must be blank or a record, decoded as
 // ReadArchive decodes it, else it returns ErrNotArchive (wrapped, naming
 // name and the line) and the file must not be touched. A last line without
 // a newline is what a run killed while writing leaves (never synced, so its
@@ -348,8 +348,8 @@ type RestoreSummary struct {
 }
 
 // restoreInFlight is how many batches Restore publishes at once when no
-// message has a partition key (restore at 0.8 of a plain SDK
-// loop).
+// message has a partition key (one batch at a time, restore
+// ran at 0.8 of a plain SDK loop's rate).
 const restoreInFlight = 4
 
 // Restore publishes each message to dest (RestoreCopy) with p, at most

@@ -16,8 +16,8 @@ import (
 // two groups of one destination practically never share one.
 const GroupIDLength = 12
 
-// GroupKey is what makes dead-lettered messages one failure group (issue
-// 30): the same original topic, message type, rejection reason and
+// GroupKey is what makes dead-lettered messages one failure group:
+// the same original topic, message type, rejection reason and
 // normalised rejection message (see Normalise).
 type GroupKey struct {
 	// OriginalTopic is Described.OriginalTopic.

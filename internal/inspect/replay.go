@@ -300,8 +300,8 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// once and stays in the destination it was read from, one whose remove
 	// failed is released and is in both places. With a broker.BatchProducer
 	// the publishes, and with a broker.BatchAcknowledger the removes, take
-	// one call per ten messages instead of one each (issue 7's performance
-	// target; fewer requests also cost less on SQS). It returns how many
+	// one call per ten messages instead of one each (faster, and
+	// fewer requests also cost less on SQS). It returns how many
 	// were removed.
 	//
 	// It runs with ctx's values but not its cancellation: once a publish has

@@ -193,7 +193,7 @@ func FromEvent(e pump.Event) Record {
 		// modify the header fields, bag or body a detail reads once the
 		// message has been received (the pump changes only HandledCount), so
 		// reading them later is safe; it keeps the observer cheap on the
-		// pump's goroutine (issue 8's throughput target).
+		// pump's goroutine (per-message observation must not slow the pump).
 		r.lazy = &lazyDetail{src: e.Message}
 	}
 	return r

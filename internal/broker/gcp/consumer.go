@@ -127,8 +127,8 @@ func transient(err error) bool {
 // broker.ErrChannelFailure (the pump backs off and retries); a refused
 // credential (Unauthenticated, PermissionDenied) in both
 // broker.ErrChannelFailure and broker.ErrNotAuthorized, since a credential
-// can be renewed or a permission granted while the consumer runs (issue
-// 13: the pump backs off, logs it at Error once per back-off and readiness
+// can be renewed or a permission granted while the consumer runs (the
+// pump backs off, logs it at Error once per back-off and readiness
 // turns 503 after stallAfter); others as they are (the pump stops).
 func channelError(sub string, err error) error {
 	switch status.Code(err) {
@@ -249,8 +249,8 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 	defer cancel()
 	// No client-side retry: the gapic default retries Unavailable until
 	// the deadline and then reports only DeadlineExceeded, which would read
-	// as "nothing arrived" from a broker that cannot be reached (issue 13:
-	// dlq against an unreachable Pub/Sub said "0 messages" and exited 0).
+	// as "nothing arrived" from a broker that cannot be reached (dlq
+	// against an unreachable Pub/Sub would say "0 messages" and exit 0).
 	// The error now names the host; the pump backs off on it.
 	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)},
 		gax.WithRetry(func() gax.Retryer { return nil }))
@@ -649,7 +649,7 @@ func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.
 	pm := r.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
 	m.Receipt = &r
-	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival (issue 28)
+	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival
 	return m
 }
 

@@ -360,7 +360,7 @@ func classify(err error) error {
 		return err
 	}
 	if errors.Is(err, broker.ErrNotAuthorized) || authError(err) {
-		return err // a refused credential: the pump stops (issue 13)
+		return err // a refused credential: the pump stops
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -514,7 +514,7 @@ func (p publisher) Publish(ctx context.Context, destination string, m *message.M
 }
 
 // RoutedDeduplicationID is the FIFO MessageDeduplicationId of the routed
-// copy of m (R-18, issue 28's FIFO edge): the SHA-256, hex, of m's message
+// copy of m (R-18, on a FIFO queue; docs/adr/0006-ordered-channels-under-deferral.md): the SHA-256, hex, of m's message
 // id and the deduplication id it was received with. The source's own id
 // would make SQS drop, as a duplicate, the copy of a second message whose
 // deduplication id is the same (content-based deduplication of an equal

@@ -35,8 +35,8 @@ func authError(err error) bool {
 // included, when the caller's context has no deadline of its own (dlq, send,
 // lint --live, channel making; the pump always sets one, from its timeOut or
 // callTimeout, and that one stands). A ReceiveMessage gets its long-poll
-// wait on top. Issue 13: without it, a host that accepts connections and
-// never answers held a GetQueueUrl for three attempts of
+// wait on top. Without it, a host that accepts connections and
+// never answers would hold a GetQueueUrl for three attempts of
 // ResponseHeaderTimeout, 90 s, before the operator heard anything.
 const DefaultCallDeadline = 15 * time.Second
 
