@@ -347,8 +347,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 // logStartupFindings logs the findings of the lint rules once per
 // subscription and rule (NFR-4), before any message moves, and returns an
 // error (exit 2) naming every finding `brighter lint` reports as an Error:
-// consume refuses what lint refuses (a dead-letter queue equal to
-// the source was logged and consumed anyway).
+// consume refuses what lint refuses (otherwise a dead-letter queue
+// equal to the source would be logged and consumed anyway).
 func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) error {
 	errs := logLintFindings(context.Background(), logger, defaultLintRules(), f, subs)
 	if len(errs) == 0 {

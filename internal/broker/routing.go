@@ -82,8 +82,9 @@ const (
 	LogDiscardAckFailed   = "rejected message could not be acknowledged; it will be redelivered"
 )
 
-// The release delays of a failed rejection routing (a failing
-// dead-letter destination cost hundreds of redeliveries a second).
+// The release delays of a failed rejection routing (without
+// them a failing dead-letter destination costs hundreds of redeliveries a
+// second).
 const (
 	// RoutingRetryBase is the release delay after the first failed routing
 	// of a message.

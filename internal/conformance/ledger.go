@@ -22,8 +22,8 @@ type Behaviour struct {
 	// Kind says what a cell of the row runs: KindPump rows drive a real
 	// pump and have one cell per variant; KindConsumer rows call the
 	// transport's consumer directly, with no pump, and have one cell per
-	// configuration (two identical R/P cells claimed a variant
-	// they never ran).
+	// configuration (a cell per variant would claim a variant
+	// the row never runs).
 	Kind Kind
 }
 

@@ -273,8 +273,8 @@ func (j *FileJournal) write(kind, suffix string, rids []string) error {
 // recorded sending and never sent (a publish in flight at a crash, or one
 // that failed) do not keep it: a later run publishes such a message again
 // whether or not the journal names it, as long as it is still in the
-// dead-letter destination, so the entry changes nothing (a
-// failed publish kept the default journal forever). With drained (the run
+// dead-letter destination, so the entry changes nothing (kept,
+// a failed publish would keep the default journal forever). With drained (the run
 // read the whole dead-letter destination, no filter, until it was empty)
 // entries recorded sent are not left to resume either: their messages were
 // not there to read, so they were removed by a run killed before it

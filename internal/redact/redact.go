@@ -44,7 +44,7 @@ const Mask = "REDACTED"
 // destinations apart.
 var Kept = map[string]bool{"group": true, "file": true}
 
-// MaxQuoted is the most bytes of a value Quote shows (a 200 KB
+// MaxQuoted is the most bytes of a value Quote shows (uncut, a 200 KB
 // key in a subscriptions file gave a 400 KB error line).
 const MaxQuoted = 128
 

@@ -105,8 +105,8 @@ func (c *Clients) credentialSource() string {
 }
 
 // ErrNoCredentials is wrapped by CheckCredentials when the AWS credential
-// chain found no credentials (consume retried a broker it could
-// never authenticate to, logging a channel failure eight times a second).
+// chain found no credentials (without it, consume would retry a
+// broker it can never authenticate to, logging a channel failure eight times a second).
 var ErrNoCredentials = errors.New("no AWS credentials found")
 
 // credentialSources names what the default credential chain tries, in its
