@@ -119,7 +119,7 @@ type Ledger struct {
 	notes   map[string][]string // transport -> paragraphs
 }
 
-// registerRows adds the rows of an issue's file to Behaviours after the
+// registerRows adds the rows of one area's file to Behaviours after the
 // rows every transport runs, before the first Pub/Sub-specific one (AC-16),
 // in the order the files' init functions run (file name order).
 func registerRows(rows ...Behaviour) {
