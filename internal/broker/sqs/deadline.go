@@ -37,7 +37,7 @@ func authError(err error) bool {
 // callTimeout, and that one stands). A ReceiveMessage gets its long-poll
 // wait on top. Without it, a host that accepts connections and
 // never answers would hold a GetQueueUrl for three attempts of
-// ResponseHeaderTimeout, 90 s, before the operator heard anything.
+// ResponseHeaderTimeout, 90 s, before the operator hears anything.
 const DefaultCallDeadline = 15 * time.Second
 
 // callDeadline returns SDK middleware (an Initialize step, so outside the
