@@ -73,7 +73,7 @@ func completeSubscriptionArg(io *IOStreams) cobra.CompletionFunc {
 // --group-id: a shell must not wait on a slow or unreachable broker.
 const groupIDCompletionDeadline = 3 * time.Second
 
-// completeGroupIDs completes --group-id (issue 30) with the failure groups
+// completeGroupIDs completes --group-id with the failure groups
 // of what the command line names, each described by its count, reason,
 // original topic and normalised rejection message: for dlq restore those of
 // the archive FILE, else those of the destination, read as dlq stats reads

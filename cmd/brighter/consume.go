@@ -161,7 +161,7 @@ const (
 	// the same stop, not a second signal. timeout(1) sends its signal to
 	// the command and then to the whole process group, and a terminal's ^C
 	// reaches every process of the group, so one stop may arrive twice in
-	// the same moment (issue 28).
+	// the same moment.
 	signalMergeWindow = 500 * time.Millisecond
 	// logConsumeSignalMerged is logged (Info) for a signal within
 	// signalMergeWindow of the first.
@@ -254,7 +254,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	pumpsDone := make(chan struct{}) // closed when every pump has returned
 	forced := make(chan struct{})    // closed on the second signal
 	// q on the dashboard is a signal's twin: the first drains, a second
-	// exits at once (issue 13).
+	// exits at once.
 	quitKeys := make(chan struct{}, 2)
 	dash := o.startTUI(runCtx, stop, func() {
 		select {
@@ -347,8 +347,8 @@ func (o *consumeOptions) run(ctx context.Context) error {
 // logStartupFindings logs the findings of the lint rules once per
 // subscription and rule (NFR-4), before any message moves, and returns an
 // error (exit 2) naming every finding `brighter lint` reports as an Error:
-// consume refuses what lint refuses (issue 14: a dead-letter queue equal to
-// the source was logged and consumed anyway).
+// consume refuses what lint refuses (otherwise a dead-letter queue
+// equal to the source would be logged and consumed anyway).
 func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) error {
 	errs := logLintFindings(context.Background(), logger, defaultLintRules(), f, subs)
 	if len(errs) == 0 {

@@ -176,7 +176,7 @@ func (o *demoOptions) run(ctx context.Context) error {
 // writeDemoConfig writes the demo's subscriptions file to path, or, when
 // path is "", to a new file of its own in the temporary directory
 // (brighter-demo-*.yaml), never a fixed name another user or run could own
-// or race (issue 13). It returns the path written.
+// or race. It returns the path written.
 func writeDemoConfig(path string, content []byte) (string, error) {
 	if path != "" {
 		if err := os.WriteFile(path, content, 0o644); err != nil {

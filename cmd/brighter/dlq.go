@@ -511,8 +511,8 @@ func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTranspo
 
 // noteHeld says on w, after a scan of t, how many messages another reader
 // held invisible when the scan began (openedChannel.held): the scan could
-// not see them, so an empty or short result is not the whole destination
-// (issue 30). It says nothing when none were held or the transport cannot
+// not see them, so an empty or short result is not the whole destination.
+// It says nothing when none were held or the transport cannot
 // tell.
 func noteHeld(w io.Writer, t *dlqTarget, ch *openedChannel) {
 	if s := heldNote(ch.held); s != "" {

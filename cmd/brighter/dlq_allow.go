@@ -10,7 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
-// dlq replay's allow-list (issue 29; docs/security.md): without --to a
+// dlq replay's allow-list (docs/security.md): without --to a
 // message goes to the originalTopic written in it, which whoever can write
 // to the dead-letter destination (or, on Pub/Sub, to the source topic, via
 // the Topic attribute) controls. A replay without --to therefore publishes

@@ -17,7 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/redact"
 )
 
-// dlq archive, purge and restore (issue 30): their flags and runs.
+// dlq archive, purge and restore: their flags and runs.
 
 // dlqArchiveOptions are archive's and purge's own flags.
 type dlqArchiveOptions struct {
@@ -31,7 +31,7 @@ type dlqArchiveOptions struct {
 	// purge is true for dlq purge (the archive goes nowhere).
 	purge bool
 	// format is --output: text, or json (a record per message and a
-	// summary on stdout, issue 30).
+	// summary on stdout).
 	format string
 }
 
@@ -132,7 +132,7 @@ type archiveFile struct {
 }
 
 // checkArchiveFile opens an existing archive path for reading and appending
-// and checks that every line is a record (issue 30): a file that is not an
+// and checks that every line is a record: a file that is not an
 // archive is a usage error naming its first bad line, and is not changed.
 // A missing file is no error (it is created once the source is open);
 // pipes and devices are not checked.
@@ -302,9 +302,9 @@ type dlqRestoreOptions struct {
 	to    string
 	toSet bool
 	// fanOut is --fan-out: without --to, publish to a Pub/Sub topic other
-	// subscriptions also receive (issue 30).
+	// subscriptions also receive.
 	fanOut bool
-	// format is --output: text or json (issue 30).
+	// format is --output: text or json.
 	format string
 }
 
@@ -345,8 +345,7 @@ message group and gets a fresh deduplication id.`,
 // restoreArgs accepts restore's one argument, the archive FILE. A second
 // argument (a destination written as the other dlq commands take it) is a
 // usage error (exit 2) that says the destination is given with -s, rather
-// than cobra's bare "accepts 1 arg(s), received 2"; more are cobra's error
-// (issue 30).
+// than cobra's bare "accepts 1 arg(s), received 2"; more are cobra's error.
 func restoreArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 2 {
 		return usageErr(fmt.Errorf("restore takes one argument, the archive FILE: name the destination with -s/--subscription, not as a second argument (%s)", redact.Quote(args[1])))

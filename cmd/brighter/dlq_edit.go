@@ -23,7 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/redact"
 )
 
-// dlq edit (issue 30): edit one dead-lettered message and replay the
+// dlq edit: edit one dead-lettered message and replay the
 // edited copy through dlq replay's own run (dlq_replay.go), so the
 // destination, the allow-list and --to are replay's.
 

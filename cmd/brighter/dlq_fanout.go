@@ -21,7 +21,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// The fan-out guard of dlq replay and restore (issue 30; docs/commands/dlq.md
+// The fan-out guard of dlq replay and restore (docs/commands/dlq.md
 // "Fan-out"): without --to, a replay publishes to a message's originalTopic,
 // and on SNS and Pub/Sub a topic hands every message to each of its
 // subscriptions, so a replay for the one subscription that failed would

@@ -37,28 +37,28 @@ type dlqReplayOptions struct {
 	confirmOver int
 	yes         bool
 	// format is --output: text (a line per message) or json (a JSON
-	// record per message, then the summary; issue 32).
+	// record per message, then the summary).
 	format string
 	// json is the JSON-lines progress when format is json.
 	json *inspect.ReplayJSON
 	// allowAny is --allow-any-destination: without --to, replay to any
 	// originalTopic, not only those the subscriptions file knows.
 	allowAny bool
-	// copy is --copy: keep the dead-letter copy (issue 30).
+	// copy is --copy: keep the dead-letter copy.
 	copy bool
 	// prepare, when set (dlq edit), runs once the destination is open and
 	// before the replay scan, and returns the transform each replay copy
 	// goes through (inspect.ReplayOptions.Transform).
 	prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
 	// editID, set by dlq edit, is the one message the run is about: its
-	// summary speaks of it, not of the scan (issue 30).
+	// summary speaks of it, not of the scan.
 	editID string
 	// journal is --journal: the replay journal's file ("" with journalSet:
-	// none; unset: under $XDG_STATE_HOME, issue 30).
+	// none; unset: under $XDG_STATE_HOME).
 	journal    string
 	journalSet bool
 	// fanOut is --fan-out: without --to, publish to a topic even when other
-	// subscriptions of it receive the copy too (issue 30).
+	// subscriptions of it receive the copy too.
 	fanOut bool
 }
 
@@ -321,8 +321,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 // originalTopic), allow the allow-list's decision (nil with --to or
 // --allow-any-destination) narrowed by the fan-out guard, guard the
 // fan-out guard (nil with --to; its methods accept nil). Its errors are
-// replay's refusals (exit 2). dlq replay, edit and triage share it
-// (issues 29 and 30).
+// replay's refusals (exit 2). dlq replay, edit and triage share it.
 func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, err error) {
 	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
 		return to, nil, nil, err
@@ -476,7 +475,7 @@ func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string) (boo
 // the run was clean (not interrupted, the scan did not fail, no message
 // failed) and nothing is left to resume (drained: the run read every
 // message, inspect.FileJournal.Close); a journal kept is named on stderr
-// with why (issue 30).
+// with why.
 func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
 	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)

@@ -25,7 +25,7 @@ import (
 
 // commandLinePath is the Path of the config.File dlq makes for a
 // destination given by URL: its connection comes from flags and the
-// environment, and errors naming an endpoint say so (issue 13).
+// environment, and errors naming an endpoint say so.
 const commandLinePath = "(command line)"
 
 // dlqTarget is the destination a dlq command reads: a subscription's
@@ -69,7 +69,7 @@ type dlqReadOptions struct {
 // by dlq.
 type dlqTransport interface {
 	// addresses is the transport's own URL scheme: dlq parses and prints
-	// destinations named by URL with it (issue 17).
+	// destinations named by URL with it.
 	addresses() broker.AddressScheme
 	// replayFrom is the destination t reads, as a replay's producer names
 	// destinations and as the subscriptions file (or URL) says: what the
@@ -86,7 +86,7 @@ type dlqTransport interface {
 // dryRunChecker is a dlqTransport whose producer refuses some messages
 // before any call (a body it cannot carry, a broker limit): a dry run asks
 // dryRunCheck's function about each copy so that it fails what the real
-// run would (issue 30). SQS implements it.
+// run would. SQS implements it.
 type dryRunChecker interface {
 	dryRunCheck(t *dlqTarget) func(*message.Message) error
 }
@@ -164,7 +164,7 @@ func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger
 // receive, each held for o.visibility. The rejection routes are empty: dlq
 // never rejects. A long poll (--wait of 1s or more) that returns nothing
 // has asked every server, so the receive that confirms it is a short poll
-// (shortPoll, issue 30).
+// (shortPoll).
 func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
 	c, err := t.clientsFor(ctx, tg.f)
 	if err != nil {
@@ -197,7 +197,7 @@ func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 // sqsHeld is the queue's ApproximateNumberOfMessagesNotVisible before this
 // command receives anything: messages another reader holds (a killed
 // replay or archive, a running scan, a consumer), which no scan can see
-// until their visibility timeout lapses (issue 30). It is only a notice: a
+// until their visibility timeout lapses. It is only a notice: a
 // failed call is logged (Warn) and counts 0.
 func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string, logger *slog.Logger) int64 {
 	attr := types.QueueAttributeNameApproximateNumberOfMessagesNotVisible

@@ -22,7 +22,7 @@ import (
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
-// dlq triage (issue 30): the console (internal/tui/triage) over one
+// dlq triage: the console (internal/tui/triage) over one
 // dead-letter destination, its actions wired to inspect's scan, replay and
 // archive and to dlq edit's edit session.
 

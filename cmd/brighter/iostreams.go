@@ -23,7 +23,7 @@ type IOStreams struct {
 	// Getenv reads the environment (os.LookupEnv in production).
 	Getenv func(string) (string, bool)
 	// Redactor hides secrets in every log line, event and error the run
-	// writes (issue 29); run sets it when nil, and a command that reads a
+	// writes; run sets it when nil, and a command that reads a
 	// subscriptions file adds the file's secrets (config.File.Secrets).
 	Redactor *redact.Redactor
 }

@@ -217,7 +217,7 @@ func (o *lintOptions) run(ctx context.Context) error {
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
 	// A report may be uploaded (SARIF to code scanning): every finding
-	// passes the redaction rule (issue 29), --live's broker errors included.
+	// passes the redaction rule, --live's broker errors included.
 	for i := range report.Findings {
 		report.Findings[i].Message = o.io.Redactor.String(report.Findings[i].Message)
 	}

@@ -96,7 +96,7 @@ func subscriptionProject(f *config.File, s *config.Subscription) string {
 // and channel validators (SQS, Pub/Sub, RocketMQ), and a function that
 // closes their clients. The validators run the validation `consume` runs
 // at start-up with makeChannels: validate (validateChannels), so the two
-// agree (issue 34).
+// agree.
 func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
 	c := &liveClients{sqs: map[config.AWSConnection]*sqs.Clients{}, gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}}
 	probers := map[config.Transport]live.Prober{

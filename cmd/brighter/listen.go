@@ -25,7 +25,7 @@ const (
 	logTUIFailed          = "dashboard failed"
 )
 
-// consumeObservers is consume's --listen and --tui wiring (issue 8): the
+// consumeObservers is consume's --listen and --tui wiring: the
 // metrics, health and event stream observers, the HTTP listener, the DLQ
 // depth pollers and the in-process dashboard. Its zero parts are off.
 type consumeObservers struct {
@@ -246,7 +246,7 @@ func (d *dashboard) kill() {
 }
 
 // startTUI runs the dashboard in-process, fed from the event stream (pump
-// events and Warn/Error log lines), until close or kill (issue 13): q
+// events and Warn/Error log lines), until close or kill: q
 // calls interrupt, as a signal would (the first drains, a second exits at
 // once), and the dashboard stays up, showing "draining (N in flight)...",
 // whatever started the drain, until the pumps have returned. While it

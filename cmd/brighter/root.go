@@ -119,8 +119,7 @@ type globalOptions struct {
 }
 
 // newLogger builds the slog logger the flags ask for; logs go to stderr.
-// Repeated Errors are rate-limited with a count of what was suppressed
-// (issue 13).
+// Repeated Errors are rate-limited with a count of what was suppressed.
 func (g *globalOptions) newLogger(io *IOStreams) (*slog.Logger, error) {
 	h, _, err := g.logHandler(io)
 	if err != nil {
@@ -202,7 +201,7 @@ of Brighter (the .NET library).`,
 // subcommands (dlq, completion, the root) refuse what is not one of them
 // with a usage error (exit 2) and cobra's "Did you mean this?" suggestion,
 // and a non-root parent run alone print its help and exit 2: a script that
-// typos a subcommand must not succeed (issue 32). `help TOPIC` refuses an
+// typos a subcommand must not succeed. `help TOPIC` refuses an
 // unknown topic the same way. cobra adds its help and completion commands
 // on Execute; they are added here first so the walk reaches them.
 func refuseUnknownSubcommands(root *cobra.Command) {
@@ -327,7 +326,7 @@ const msgRunFailed = "brighter: run failed"
 // finalError writes the error that ends the run on stderr, redacted: the
 // line "brighter: ERROR", or with --log-format json one JSON record (level
 // ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
-// run parses (issue 29: what a crash-looping pod shows). Every value in it
+// run parses (what a crash-looping pod shows). Every value in it
 // is cut at redact.MaxQuoted bytes with its length shown (redact.Bound): the
 // errors cobra and pflag build quote the command line whole.
 func finalError(io *IOStreams, root *cobra.Command, args []string, err error, code int) {

@@ -17,7 +17,7 @@ const (
 )
 
 // startTelemetry builds the OpenTelemetry tracing and metrics the standard
-// OTEL_* environment asks for (issue 16; off by default, OTEL_SDK_DISABLED
+// OTEL_* environment asks for (off by default, OTEL_SDK_DISABLED
 // honoured). It returns nil (off) and a no-op stop when nothing is asked;
 // an exporter the environment names but that cannot be built is a usage
 // error. stop flushes and shuts the exporters down.

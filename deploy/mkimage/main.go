@@ -1,5 +1,5 @@
 // Command mkimage builds brighter's container image without a Docker engine
-// (`make image`, issue 16): it builds a static linux binary of ./cmd/brighter
+// (`make image`): it builds a static linux binary of ./cmd/brighter
 // and assembles the image with internal/ociimage, then writes
 //
 //	<out>/brighter-image.tar  a `docker save` archive for docker load, podman load, kind load image-archive

@@ -12,8 +12,8 @@ import (
 // Address is a destination named by URL in one transport's own scheme:
 // sqs://QUEUE, pubsub://projects/P/subscriptions/S (or topics/T),
 // rocketmq://TOPIC?group=G, memory://QUEUE?file=PATH. It is what `brighter
-// dlq` reads and replays to when no subscriptions file names it (issue 17:
-// each transport package owns its scheme).
+// dlq` reads and replays to when no subscriptions file names it (each
+// transport package owns its scheme).
 type Address struct {
 	// Project is the Pub/Sub project; "" for the other transports.
 	Project string
@@ -99,7 +99,7 @@ func CheckParams(q url.Values, scheme, allowed, form string) error {
 // RefuseQuery is the error of a scheme whose URLs take no query: what (as
 // "an sqs:// URL"), "takes no query (?QUERY)" and hint. query is the raw
 // text after the "?" (a fragment included); it is shown with its values and
-// fragment redacted (internal/redact, issue 29), so the parameter names
+// fragment redacted (internal/redact), so the parameter names
 // tell the reader what was sent while a token in a value is never printed.
 func RefuseQuery(what, query, hint string) error {
 	return fmt.Errorf("%s takes no query (%s)%s", what, redact.URL("?"+query), hint)

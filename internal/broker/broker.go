@@ -69,7 +69,7 @@ type Producer interface {
 
 // BatchProducer is implemented by producers that can publish several
 // messages in one broker call (SQS SendMessageBatch, SNS PublishBatch); the
-// replay of `brighter dlq` uses it to cut its round trips (issue 7). Each
+// replay of `brighter dlq` uses it to cut its round trips. Each
 // message goes to the topic (or queue) its Header.Topic names, as with
 // Send; messages to one destination keep their order. It returns one error
 // per message, nil for success; len(result) == len(ms). A message whose
@@ -111,7 +111,7 @@ var ErrChannelFailure = errors.New("channel failure")
 // command exits 1 with one error naming the endpoint and the credential
 // source; during consumption Pub/Sub and RocketMQ wrap it with
 // ErrChannelFailure too (the pump backs off and readiness turns 503 after
-// stallAfter), while SQS halts the pump (issue 13).
+// stallAfter), while SQS halts the pump.
 var ErrNotAuthorized = errors.New("refused the credentials")
 
 // PresentedCount is the delivery-count rule of the contract (R-1..R-3, R-28):
@@ -119,7 +119,7 @@ var ErrNotAuthorized = errors.New("refused the credentials")
 // minus one. A nil, zero or negative attempt counts as the first delivery
 // (AC-33): the result is never below the stamped count, never negative (a
 // negative stamp counts as 0), and saturates at math.MaxInt instead of
-// wrapping (issue 14: decoders refuse a stamp at or above
+// wrapping (decoders refuse a stamp at or above
 // message.HandledCountLimit, but the broker's attempt is not theirs to
 // bound). A routed copy (one carrying rejection metadata) presents its
 // stamped count only (R-28).
@@ -154,7 +154,7 @@ func BudgetSpent(m *message.Message) int {
 type callTimeoutKey struct{}
 
 // WithCallTimeout returns ctx carrying d, the deadline CallContext gives
-// each broker call made under it (issue 13: every broker call has a
+// each broker call made under it (every broker call has a
 // deadline). The pump uses it for Reject, whose Router makes several calls
 // (publish, then acknowledge or release): each gets d of its own, so a
 // publish that timed out still leaves the release its time.
@@ -177,7 +177,7 @@ func CallContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // settled already, or its lease lapsed and the broker handed it out again
 // (SQS ReceiptHandleIsInvalid / MessageNotInflight, a RocketMQ invalid
 // receipt handle). Such a settle did nothing; the pump logs it at Warn with
-// the message id and counts it (issue 12). Brokers that settle a stale
+// the message id and counts it. Brokers that settle a stale
 // receipt silently (SQS DeleteMessage) cannot report it; lease extension
 // keeps that from happening.
 var ErrStaleReceipt = errors.New("stale receipt: the broker no longer holds the message for it")
@@ -226,7 +226,7 @@ type LeaseFromReceiveStart interface {
 // from its receive, however often its lease is extended (SQS: 12 hours,
 // limits.SQS.MaxHold). The pump stops extending short of the ceiling, with
 // one Warning per message, instead of making calls the broker refuses
-// (issue 28; docs/adr/0005-leases.md, "Ceilings").
+// (docs/adr/0005-leases.md, "Ceilings").
 type LeaseCeiling interface {
 	// MaxHold returns the ceiling; 0 for none.
 	MaxHold() time.Duration
@@ -240,7 +240,7 @@ type LeaseCeiling interface {
 // lease, so that it knows a later delivery of a message it still holds,
 // handed out again once that cap passed, as the same message: the later
 // delivery is absorbed or settled with the earlier outcome, and a settle
-// made with the superseded receipt is counted (R-4; issue 34,
+// made with the superseded receipt is counted (R-4,
 // docs/adr/0005-leases.md decision 9). A consumer implements either this or
 // LeaseExtender, not both.
 type ClientLeaser interface {

@@ -58,7 +58,7 @@ type RejectResult struct {
 	// for redelivery instead of being acknowledged.
 	Released bool
 	// ReleaseDelay is the delay the original was released with when
-	// Released (RoutingFailureDelay of its delivery attempt; issue 13).
+	// Released (RoutingFailureDelay of its delivery attempt).
 	ReleaseDelay time.Duration
 	// Permanent is true when the publish failed with ErrPermanent (after
 	// one try with a shortened rejection message for ErrTooLarge): the
@@ -82,8 +82,9 @@ const (
 	LogDiscardAckFailed   = "rejected message could not be acknowledged; it will be redelivered"
 )
 
-// The release delays of a failed rejection routing (issue 13: a failing
-// dead-letter destination cost hundreds of redeliveries a second).
+// The release delays of a failed rejection routing (without
+// them a failing dead-letter destination costs hundreds of redeliveries a
+// second).
 const (
 	// RoutingRetryBase is the release delay after the first failed routing
 	// of a message.
@@ -117,7 +118,7 @@ func RoutingFailureDelay(attempt int, limit time.Duration) time.Duration {
 // succeed as it is: the broker refused the request itself (too large, an
 // invalid destination name), not its own state. The Router does not retry
 // such a routing promptly: it releases the message with the longest delay
-// and reports it (issue 13).
+// and reports it.
 var ErrPermanent = errors.New("the broker refused the request as it is")
 
 // ErrTooLarge is wrapped by a Publisher's error when the routed copy is over
@@ -126,7 +127,7 @@ var ErrPermanent = errors.New("the broker refused the request as it is")
 var ErrTooLarge = fmt.Errorf("message too large: %w", ErrPermanent)
 
 // ShortRejectionMessage is the length in bytes the Router cuts a
-// rejectionMessage to when the routed copy was too large (issue 13).
+// rejectionMessage to when the routed copy was too large.
 const ShortRejectionMessage = 64
 
 // Router is the one rejection-routing implementation every transport uses
@@ -210,7 +211,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		now = r.Now
 	}
 	// The rejection message is stored on the broker and shown by dlq peek:
-	// it passes the redaction rule before anything cuts it (issue 29).
+	// it passes the redaction rule before anything cuts it.
 	rej.Description = redact.Text(rej.Description)
 	routed := message.Stamp(m, dest, rej, now())
 	err := r.publish(ctx, dest, routed)

@@ -56,7 +56,7 @@ func hostPort(s string) error {
 // by ';' when list), naming what (such as "a Pub/Sub emulator endpoint
 // is HOST:PORT (such as localhost:8085)") and what is wrong. The value
 // is quoted as written when it came from ${VAR} (the decoder's errors are
-// rewritten so, issue 29).
+// rewritten so).
 func (d *decoder) hostPort(e entry, s, what string, list bool) {
 	if err := HostPortError(s, list); err != nil {
 		d.errorf(d.resolve(e.val, e.path), e.path, "%s: %s: %v", redact.Quote(s), what, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// Limits of a subscriptions file, checked before the YAML is parsed (issue
-// 14; docs/configuration.md "Limits"). The YAML library's parser is
+// Limits of a subscriptions file, checked before the YAML is parsed
+// (docs/configuration.md "Limits"). The YAML library's parser is
 // quadratic in nesting depth (a 40 KB file of nested flow sequences took
 // 676 MB); its lexer is linear, so the file is tokenised first and refused
 // when it is too big or too deep, before the parser sees it.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Name rules of each broker (issue 14; docs/configuration.md "Limits").
+// Name rules of each broker (docs/configuration.md "Limits").
 // A name that breaks its broker's rule is an error naming the rule, instead
 // of a name the transport would silently cut (SQS's 80 characters) or a
 // broker call that fails at start-up.

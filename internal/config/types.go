@@ -23,7 +23,7 @@ type File struct {
 	pos map[string]Position
 	// written maps a value that came out of ${VAR} expansion to the text
 	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
-	// errors and findings quote values as written (issue 29).
+	// errors and findings quote values as written.
 	written asWritten
 }
 
@@ -142,13 +142,13 @@ const (
 	// each is a receive loop (and, in the Proactor, a worker with a lane
 	// of bufferSize messages), so a typo of 10^8 would take gigabytes
 	// before the first message; a thousand concurrent receives per
-	// subscription is already more than a broker rewards (issue 14).
+	// subscription is already more than a broker rewards.
 	MaxNoOfPerformers          = 1000
 	DefaultRequeueCount        = -1
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond
 	DefaultChannelFailureDelay = time.Second
 	// DefaultMaxChannelFailureDelay caps the back-off of repeated channel
-	// failures (issue 13).
+	// failures.
 	DefaultMaxChannelFailureDelay = 30 * time.Second
 	// DefaultCallTimeout is the deadline of each settle and routing call.
 	DefaultCallTimeout = 30 * time.Second
@@ -228,7 +228,7 @@ type Subscription struct {
 	// MaxChannelFailureDelay.
 	ChannelFailureDelay time.Duration
 	// MaxChannelFailureDelay caps the back-off of repeated channel
-	// failures; default 30s (issue 13).
+	// failures; default 30s.
 	MaxChannelFailureDelay time.Duration
 	// CallTimeout is the deadline of each settle call (acknowledge,
 	// requeue, and each call of a rejection: publish, acknowledge or
@@ -243,7 +243,7 @@ type Subscription struct {
 	// MaxLeaseExtension caps how long past its first lease the pump keeps
 	// extending a held message's lease (SQS visibility timeout, Pub/Sub
 	// pull ack deadline, RocketMQ invisible duration); 0 turns extension
-	// off; default 1h (issue 12, docs/adr/0005-leases.md). >= 0.
+	// off; default 1h (docs/adr/0005-leases.md). >= 0.
 	MaxLeaseExtension time.Duration
 	// MakeChannels is create, validate or assume; default create.
 	MakeChannels MakeChannels
@@ -443,7 +443,7 @@ type DeadLetterPolicy struct {
 	Subscription string
 	// MaxDeliveryAttempts is 5..100; default 10 when the key is absent. A
 	// file's 0 is stored as GCPDefaultMaxDeliveryAttempts, what Pub/Sub
-	// applies for 0 (issue 14). Lint compares it with requeueCount.
+	// applies for 0. Lint compares it with requeueCount.
 	MaxDeliveryAttempts int
 	// AckDeadline of the dead-letter subscription, >= 0; default 60s.
 	AckDeadline     time.Duration
@@ -484,7 +484,7 @@ type Memory struct {
 }
 
 // Secrets returns every value of f that the redaction rule must hide
-// wherever it appears (issue 29; docs/security.md): the header values of
+// wherever it appears (docs/security.md): the header values of
 // http handlers, the user-info and query values of their URLs, and the
 // RocketMQ access and secret keys. Values are after ${VAR} expansion, as sent.
 func (f *File) Secrets() []string {
@@ -506,7 +506,7 @@ func (f *File) Secrets() []string {
 // such as "s3cret-dlq") when it is at least redact.MinSecret bytes long,
 // so that a short value ("1", "sqs") does not rewrite ordinary words.
 // Errors and findings that quote a subscription's values never show what
-// the environment expanded them to (issue 29; docs/security.md).
+// the environment expanded them to (docs/security.md).
 func (f *File) AsWritten(text string) string { return f.written.apply(text) }
 
 // AsWritten is File.AsWritten for text about this subscription.

@@ -27,7 +27,7 @@ type scalar struct {
 
 // display shows the value as the user wrote it: strings quoted and cut at
 // redact.MaxQuoted bytes; a value that came out of ${VAR} expansion as
-// written ("${VAR}/x"), never expanded (issue 29), saying so, so that the
+// written ("${VAR}/x"), never expanded, saying so, so that the
 // reader looks at the variable's value rather than at the file.
 func (s scalar) display() string {
 	switch {
@@ -103,7 +103,7 @@ func (d *decoder) str(e entry, dst *string) bool {
 }
 
 // enum reads a string that must be one of valid, spelt as valid spells it
-// (the JSON Schema's enum is case-sensitive too, issue 32; a value in
+// (the JSON Schema's enum is case-sensitive too; a value in
 // another case gets the canonical spelling as its suggestion).
 func (d *decoder) enum(e entry, dst *string, noun string, valid []string) bool {
 	sc, ok := d.scalar(e)

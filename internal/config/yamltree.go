@@ -15,8 +15,8 @@ func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Colu
 
 // errAt records an error at p. Every string argument that came out of
 // ${VAR} expansion is shown as written, and every %q of a string is cut at
-// redact.MaxQuoted bytes with its length shown (issue 29: a 200 KB key gave
-// a 400 KB error line); so is a field path longer than that.
+// redact.MaxQuoted bytes with its length shown (uncut, a 200 KB
+// key gave a 400 KB error line); so is a field path longer than that.
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {

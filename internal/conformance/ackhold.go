@@ -12,11 +12,11 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// rowAckHold is issue 28's row of a failed acknowledgement on an ordered
+// rowAckHold is the row of a failed acknowledgement on an ordered
 // channel: the message stays on the broker, so it holds back its key.
 const rowAckHold = "I28/ack-hold"
 
-// ackHoldBehaviours are issue 28's failed-acknowledgement ordering rows.
+// ackHoldBehaviours are the failed-acknowledgement ordering rows.
 var ackHoldBehaviours = []Behaviour{
 	{rowAckHold, "R-4, issue 28", "a failed acknowledgement holds back its key: the first acknowledgement of a key's first message fails (never reaching the broker); no later message of the key is handled before it is acknowledged, and none twice (ordered configurations; bufferSize 10, 3 performers in the Proactor: its batched acknowledgement)", KindPump},
 }
@@ -27,7 +27,7 @@ const ackHoldPerKey = 3
 // errAckFault is the acknowledgement failure the row injects.
 var errAckFault = errors.New("conformance: injected acknowledgement failure (the call never reached the broker)")
 
-// runAckHold runs issue 28's failed-acknowledgement row over an ordered
+// runAckHold runs the failed-acknowledgement row over an ordered
 // fixture in variant v (RunRows calls it; unordered configurations have no
 // cell).
 func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
@@ -128,6 +128,6 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 28's failed-acknowledgement row after the rows every
+// init registers the failed-acknowledgement row after the rows every
 // transport runs.
 func init() { registerRows(ackHoldBehaviours...) }

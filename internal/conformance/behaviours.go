@@ -29,7 +29,7 @@ const shortLease = 3 * time.Second
 
 // quietWindow is how long a negative check on ch watches: the channel's
 // redelivery bound, half as much again for a loaded machine, plus one pump
-// receive timeout (issue 18: never a guessed constant).
+// receive timeout (never a guessed constant).
 func quietWindow(ch Channel) time.Duration {
 	b := ch.RedeliveryBound()
 	return b + b/2 + pumpTimeOut
@@ -40,7 +40,7 @@ const pumpTimeOut = time.Second
 
 // scale is the pump's buffer size and performer count in variant v:
 // Reactor cells run one performer with a buffer of 1; Proactor cells run
-// production scale, a buffer of 10 and three performers (issue 18: every
+// production scale, a buffer of 10 and three performers (every
 // pump row also runs at production scale in one column).
 func scale(v pump.Variant) (bufferSize, performers int) {
 	if v == pump.Proactor {
@@ -164,7 +164,7 @@ func checkMetadata(t *testing.T, ch Channel, m *message.Message, reason message.
 // record with the discard text naming the message id and the reason, one
 // rejection, and no further invocation for a window past the lease while
 // the pump keeps running (an unacknowledged message would have come back).
-// It waits through AwaitFinal (issue 31) for the positive evidence, the
+// It waits through AwaitFinal for the positive evidence, the
 // discard's acknowledgement the broker accepted, so a message the broker
 // stopped handing out (Google's emulator, local-brokers.md §2c) fails the
 // row as "emulator lost it" and never passes its invocation count.
@@ -230,9 +230,9 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Ack))
 		Eventually(t, waitShort, "one delivery", func() bool { return sc.counter.Count(sc.id) == 1 })
 		// acknowledged: not delivered again past the lease (the pump's
-		// acknowledgement path, batched where the consumer batches, issue 18)
+		// acknowledgement path, batched where the consumer batches)
 		Stays(t, quietWindow(sc.ch), "the acknowledged message came back", func() bool { return sc.counter.Count(sc.id) == 1 })
-		// Not on redelivery alone (issue 31: Google's emulator can stop
+		// Not on redelivery alone (Google's emulator can stop
 		// redelivering, local-brokers.md §2c): the broker accepted the
 		// pump's acknowledgement.
 		if n := sc.rec.Acks(sc.id); n != 1 {
@@ -252,7 +252,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			budgetRun = run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
 			sc := budgetRun
 			// At most R invocations only once the message reached the
-			// dead-letter topic (issue 31: never because the broker
+			// dead-letter topic (never because the broker
 			// stopped redelivering it).
 			awaitScenario(t, sc, waitLong, "a rejection routed to the dead-letter queue", 3, func() bool { return routed(sc.rec, sc.id) })
 			sc.running.Quit(t)
@@ -287,7 +287,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			// The second read goes through the same reader channel (Drain
 			// released the first), whose own delivery counter must have
 			// advanced: otherwise a codec presenting that counter instead of the
-			// stamped count would pass (issue 18).
+			// stamped count would pass.
 			again := firstOn(t, budgetRun.ch.DeadLetter(t), budgetRun.id, waitShort)
 			if again.DeliveryAttempt <= dlqCopy.DeliveryAttempt {
 				t.Fatalf("the dead-letter reader's delivery attempt went %d then %d: it does not advance, so this check could not fail", dlqCopy.DeliveryAttempt, again.DeliveryAttempt)
@@ -314,7 +314,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, "AC-6/AC-35", f, v, func(t *testing.T) {
 		for _, budget := range []int{1, 0, -3} {
 			sc := run(t, f, v, Setup{RequeueCount: budget, DeadLetter: true}, always(pump.Defer))
-			// Positive evidence first (issue 31): the rejection routed and
+			// Positive evidence first: the rejection routed and
 			// the original acknowledged; a message the broker never handed
 			// out fails as "emulator lost it", so a drop cannot pass the
 			// invocation count below.

@@ -13,11 +13,11 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// rowLeaseCeiling is issue 28's row of a broker's ceiling on holding a
+// rowLeaseCeiling is the row of a broker's ceiling on holding a
 // message (SQS: 12 hours of visibility from the receive).
 const rowLeaseCeiling = "I28/lease-ceiling"
 
-// ceilingBehaviours are issue 28's ceiling rows.
+// ceilingBehaviours are the ceiling rows.
 var ceilingBehaviours = []Behaviour{
 	{rowLeaseCeiling, "R-4, issue 28", "lease extension stops short of the broker's ceiling on holding a message (SQS: 12 h from the receive, shortened by the fixture to 70 s) with one Warn, never an extension past it nor an Error per tick; maxLeaseExtension is past the ceiling", KindPump},
 }
@@ -37,7 +37,7 @@ const (
 	ceilingMaxExtension = 40 * time.Second
 )
 
-// runCeiling runs issue 28's ceiling row over a fixture whose broker has a
+// runCeiling runs the ceiling row over a fixture whose broker has a
 // ceiling, in variant v (RunRows calls it; other fixtures have no cell).
 func runCeiling(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	if cf, ok := f.(ceilingFixture); !ok || !cf.HoldsToACeiling() {
@@ -109,5 +109,5 @@ func runCeiling(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 28's ceiling row after the rows every transport runs.
+// init registers the ceiling row after the rows every transport runs.
 func init() { registerRows(ceilingBehaviours...) }

@@ -11,7 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// delayBehaviours are issue 15's requeueDelay row: the delay a user sets is
+// delayBehaviours are the requeueDelay row: the delay a user sets is
 // real on every transport, not just logged.
 var delayBehaviours = []Behaviour{
 	{"I15-1", "R-7, R-19", "requeueDelay: a deferred message is not delivered again before the delay (each of two redeliveries)", KindPump},
@@ -72,6 +72,6 @@ func runDelay(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 15's row after the rows every transport runs,
+// init registers the requeueDelay row after the rows every transport runs,
 // before the Pub/Sub-specific ones.
 func init() { registerRows(delayBehaviours...) }

@@ -11,7 +11,7 @@ import (
 )
 
 // Evidence is what a row that counts invocations or checks that nothing was
-// lost watches of its messages (issue 31): Google's Pub/Sub emulator stops
+// lost watches of its messages: Google's Pub/Sub emulator stops
 // redelivering a message after two or three nacks under load
 // (local-brokers.md §2c), so such a row passes only on positive evidence
 // that each message reached its final place (an acknowledgement the broker

@@ -10,10 +10,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// rowExhaustedFinal is issue 28's "exhausted is final" row.
+// rowExhaustedFinal is the "exhausted is final" row.
 const rowExhaustedFinal = "I28-1"
 
-// exhaustedBehaviours are issue 28's budget rows.
+// exhaustedBehaviours are the exhausted-budget rows.
 var exhaustedBehaviours = []Behaviour{
 	{rowExhaustedFinal, "R-4, R-19, AC-3", "an exhausted message is never handled again while routing fails: budget 3, dead-letter destination down and then healed; the handler runs exactly 3 times, every failed routing releases with a back-off no shorter than the last, and the message reaches the dead-letter destination", KindPump},
 }
@@ -21,7 +21,7 @@ var exhaustedBehaviours = []Behaviour{
 // exhaustedBudget is I28-1's requeueCount.
 const exhaustedBudget = 3
 
-// runExhausted runs issue 28's budget rows over f in variant v (RunRows
+// runExhausted runs the exhausted-budget rows over f in variant v (RunRows
 // calls it).
 func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, rowExhaustedFinal, f, v, func(t *testing.T) {
@@ -85,6 +85,6 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 28's rows after the rows every transport runs,
+// init registers the exhausted-budget rows after the rows every transport runs,
 // before the Pub/Sub-specific ones.
 func init() { registerRows(exhaustedBehaviours...) }

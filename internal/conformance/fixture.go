@@ -29,7 +29,7 @@ type Setup struct {
 	// local-brokers.md §1.4). Other fixtures ignore it.
 	FIFOBatches bool
 	// DeadLetterDown configures a dead-letter destination whose routing
-	// fails until the channel's HealDeadLetter is called (issue 28): the
+	// fails until the channel's HealDeadLetter is called: the
 	// destination does not exist yet (SQS, RocketMQ) or its publishes are
 	// refused by a fault-injecting publisher (Pub/Sub, see pubsubChannel).
 	// The channel implements HealableChannel.
@@ -59,7 +59,7 @@ type Setup struct {
 	Logger *slog.Logger
 	// HoldCeiling, when positive, shortens the broker's ceiling on holding
 	// a received message (broker.LeaseCeiling: SQS's 12 hours from the
-	// receive) to this, so that a row reaches it in seconds (issue 28).
+	// receive) to this, so that a row reaches it in seconds.
 	// Fixtures of brokers with no ceiling ignore it.
 	HoldCeiling time.Duration
 }
@@ -85,7 +85,7 @@ type Channel interface {
 	// RedeliveryBound is the longest a message received from the channel
 	// and never settled stays away before the broker delivers it again: the
 	// channel's lease plus any extension the transport's client makes on its
-	// own. Negative checks watch for longer than this (issue 18).
+	// own. Negative checks watch for longer than this.
 	RedeliveryBound() time.Duration
 }
 

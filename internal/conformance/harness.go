@@ -62,7 +62,7 @@ type RejectCall struct {
 // delivery count presented at each receive and counts Requeue and Reject
 // calls, keyed by original message id (R-27(c)). Hand the pump View, not the
 // RecordingConsumer itself: View exposes exactly the optional capabilities
-// of the wrapped consumer (issue 18), so the pump takes the same paths it
+// of the wrapped consumer, so the pump takes the same paths it
 // takes in production.
 type RecordingConsumer struct {
 	broker.Consumer
@@ -75,7 +75,7 @@ type RecordingConsumer struct {
 	killed   atomic.Bool
 	// handed and ackedWith are the receipts each message was handed out
 	// with, in order, and those its successful acknowledgements used
-	// (issue 34: a settle with the newest receipt is what settles a
+	// (a settle with the newest receipt is what settles a
 	// message for good).
 	handed, ackedWith map[string][]any
 	// AfterReceive, when set before the pump starts, is called with each
@@ -86,7 +86,7 @@ type RecordingConsumer struct {
 	BeforeAck    func(m *message.Message)
 	// AckFault, when set before the pump starts, is asked before each
 	// acknowledgement: a non-nil error fails that acknowledgement without
-	// it reaching the broker, as a network failure does (issue 28).
+	// it reaching the broker, as a network failure does.
 	AckFault func(m *message.Message) error
 	// Receive timing (under mu): open holds the start of every Receive
 	// under way, by call number; lags, per original id, how long after
@@ -107,7 +107,7 @@ func NewRecordingConsumer(c broker.Consumer) *RecordingConsumer {
 var errKilled = errors.New("conformance: the consumer's process was killed; the call never reached the broker")
 
 // Kill cuts the consumer off from its broker as a SIGKILL of its process
-// would (issue 12, I12-3): from now on every Receive, settle (Acknowledge,
+// would (I12-3): from now on every Receive, settle (Acknowledge,
 // AcknowledgeBatch, Requeue, Reject) and lease extension fails without
 // reaching the broker and is not recorded, so whatever the consumer holds
 // is settled, released and extended no more and returns to the broker only
@@ -246,7 +246,7 @@ func (r *RecordingConsumer) Handed(id string) int {
 
 // SettledNewest reports whether a successful acknowledgement of the
 // message used the newest receipt it was handed out with: on every broker
-// that settles it for good (issue 34), where an acknowledgement with an
+// that settles it for good, where an acknowledgement with an
 // older receipt may do nothing and answer success (SQS).
 func (r *RecordingConsumer) SettledNewest(id string) bool {
 	r.mu.Lock()

@@ -24,7 +24,7 @@ type Wire struct {
 }
 
 // WireChannel is a Channel that can publish what a producer other than
-// Brighter could put on the broker (issue 14): a message in the
+// Brighter could put on the broker: a message in the
 // transport's wire format, edited, sent with the transport's own client
 // rather than Brighter's producer.
 type WireChannel interface {
@@ -38,21 +38,22 @@ type WireChannel interface {
 	StampCount(w *Wire, text string)
 }
 
-// Issue 14's rows, in ledger order (registered in Behaviours).
+// The hostile-count rows, in ledger order (registered in Behaviours).
 const (
 	rowStampedLimit   = "R-4/stamped-limit"
 	rowRoutedCopy     = "R-11/routed-copy"
 	rowForgedMetadata = "R-11/forged-metadata"
 )
 
-// hostileBehaviours are issue 14's ledger rows.
+// hostileBehaviours are the hostile-count ledger rows
+// (docs/adr/0001-delivery-count-contract.md §9).
 var hostileBehaviours = []Behaviour{
 	{rowStampedLimit, "R-4, R-16", "a stamped count at the maximum and beyond is unacceptable, never a loop", KindPump},
 	{rowRoutedCopy, "R-11, R-28", "a budget on a channel that receives routed copies runs down", KindPump},
 	{rowForgedMetadata, "R-11", "forged rejection metadata on a source message does not make its budget inert", KindPump},
 }
 
-// runHostile runs issue 14's behaviours over f in variant v (RunAll calls
+// runHostile runs the hostile-count behaviours over f in variant v (RunAll calls
 // it; AC-41, the other half of R-28, stays in RunAll unchanged).
 func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, rowStampedLimit, f, v, func(t *testing.T) {
@@ -64,7 +65,7 @@ func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 		base := uniqueID(t)
 		// The maximum itself, one beyond it, and the value that wrapped
-		// the count arithmetic before issue 14.
+		// the count arithmetic before stamped counts were bounded.
 		counts := []string{strconv.Itoa(message.HandledCountLimit), strconv.Itoa(message.HandledCountLimit + 1), "9223372036854775807"}
 		ids := make([]string, len(counts))
 		for i, c := range counts {
@@ -84,7 +85,8 @@ func runHostile(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			if got, _ := m.Header.Bag.String(message.KeyRejectionMessage); got == "" {
 				t.Errorf("count %s: the invalid-message copy has no rejectionMessage saying why", counts[i])
 			}
-			// Issue 28: the type the message carried, not MT_UNACCEPTABLE.
+			// Its originalMessageType is the type the message carried, not
+			// MT_UNACCEPTABLE.
 			if got, _ := m.Header.Bag.String(message.KeyOriginalMessageType); got != message.MTCommand.String() {
 				t.Errorf("count %s: originalMessageType %q, want %q (the type it carried)", counts[i], got, message.MTCommand)
 			}
@@ -199,6 +201,6 @@ func sendContext(t testing.TB) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// init registers issue 14's rows in the ledger after the rows every
+// init registers the hostile-count rows in the ledger after the rows every
 // transport runs, before the Pub/Sub-specific ones.
 func init() { registerRows(hostileBehaviours...) }

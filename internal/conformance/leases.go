@@ -14,17 +14,17 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// Issue 12's rows: a message the pump holds keeps its lease until it is
+// The lease rows: a message the pump holds keeps its lease until it is
 // settled (docs/adr/0005-leases.md).
 var leaseBehaviours = []Behaviour{
 	{"I12-1", "R-4, R-5", "handling longer than the lease (bufferSize 2): at most R invocations, exactly one DeliveryError rejection, one dead-letter copy, source empty", KindPump},
 	{"I12-2", "R-4", "an acknowledging handler slower than the lease handles each message once", KindPump},
 }
 
-// conformanceLease is the lease of issue 12's rows: short, so the rows stay
+// conformanceLease is the lease of the lease rows: short, so the rows stay
 // quick; the handlers take 5/4 of it. The pump extends a lease at half of
 // it, so the extension has lease/2 to reach the broker: 1 s at a 2 s lease
-// was too little on a loaded machine (issue 33: I12-1 failed on RocketMQ
+// was too little on a loaded machine (I12-1 failed on RocketMQ
 // under load), 2 s is not.
 const conformanceLease = 4 * time.Second
 
@@ -47,7 +47,7 @@ func leaseOf(ch Channel, c broker.Consumer) time.Duration {
 	return ch.RedeliveryBound()
 }
 
-// leaseExtension is the MaxExtension issue 12's rows give a client that
+// leaseExtension is the MaxExtension the lease rows give a client that
 // extends leases on its own (Pub/Sub stream): longer than a row holds one
 // message (a wait in the buffer behind one handling, then its own, 5/4 of
 // a 10 s lease each), so the client, not a lapse, decides.
@@ -55,7 +55,7 @@ const leaseExtension = 45 * time.Second
 
 // lateLeases counts the lease events that show an extension came too late
 // (failed, or the lease lapsed first); on a failed row it says so, since
-// on a loaded machine that, not the code, is the usual cause (issue 33).
+// on a loaded machine that, not the code, is the usual cause.
 type lateLeases struct{ failed, lapsed atomic.Int64 }
 
 func (l *lateLeases) Observe(e pump.Event) {
@@ -112,7 +112,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// runLeases runs issue 12's rows over f in variant v (RunAll calls it).
+// runLeases runs the lease rows over f in variant v (RunAll calls it).
 func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	const msgs, budget = 2, 2
 	g.Run(t, "I12-1", f, v, func(t *testing.T) {
@@ -137,8 +137,8 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			sleepCtx(ctx, hold)
 			return pump.Result{Outcome: pump.Defer}
 		}), opts, rej, late, pump.LogObserver{Logger: logger})
-		// At most R invocations only once each message was rejected (issue
-		// 31: never because the broker stopped redelivering it); its copy
+		// At most R invocations only once each message was rejected (never
+		// because the broker stopped redelivering it); its copy
 		// on the dead-letter queue is checked below.
 		AwaitFinal(t, waitLong+msgs*budget*hold, "every message rejected", Evidence{IDs: ids, Want: budget,
 			Delivered: counter.Count, Final: func(id string) bool { return len(rej.of(id)) > 0 }})
@@ -216,6 +216,6 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 12's rows in the ledger after the rows every
+// init registers the lease rows in the ledger after the rows every
 // transport runs, before the Pub/Sub-specific ones.
 func init() { registerRows(leaseBehaviours...) }

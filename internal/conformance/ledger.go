@@ -22,8 +22,8 @@ type Behaviour struct {
 	// Kind says what a cell of the row runs: KindPump rows drive a real
 	// pump and have one cell per variant; KindConsumer rows call the
 	// transport's consumer directly, with no pump, and have one cell per
-	// configuration (issue 18: two identical R/P cells claimed a variant
-	// they never ran).
+	// configuration (a cell per variant would claim a variant
+	// the row never runs).
 	Kind Kind
 }
 
@@ -95,7 +95,7 @@ const (
 	Fail     Status = "Fail"
 	Deferred Status = "Deferred"
 	// Skip is a cell whose test called t.Skip: it proved nothing, and
-	// TestMain fails the run when any cell is Skip (issue 18).
+	// TestMain fails the run when any cell is Skip.
 	Skip Status = "Skip"
 )
 
@@ -119,7 +119,7 @@ type Ledger struct {
 	notes   map[string][]string // transport -> paragraphs
 }
 
-// registerRows adds the rows of an issue's file to Behaviours after the
+// registerRows adds the rows of one area's file to Behaviours after the
 // rows every transport runs, before the first Pub/Sub-specific one (AC-16),
 // in the order the files' init functions run (file name order).
 func registerRows(rows ...Behaviour) {

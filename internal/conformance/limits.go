@@ -10,11 +10,11 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// Issue 28's limit rows: what brighter writes fits every broker's limits,
+// The limit rows: what brighter writes fits every broker's limits,
 // in bytes (internal/broker/limits).
 const rowLongReason = "I28/long-reason"
 
-// limitBehaviours are issue 28's limit rows.
+// limitBehaviours are the limit rows.
 var limitBehaviours = []Behaviour{
 	{rowLongReason, "R-18", "a multi-byte rejection reason over 1,024 bytes is routed cut to 1,024 bytes on a rune boundary, marker included (Pub/Sub's attribute value limit)", KindPump},
 }
@@ -24,7 +24,7 @@ var limitBehaviours = []Behaviour{
 // shows.
 var longReason = "отказ € " + strings.Repeat("€", 600)
 
-// runLimits runs issue 28's limit rows over f in variant v.
+// runLimits runs the limit rows over f in variant v.
 func runLimits(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, rowLongReason, f, v, func(t *testing.T) {
 		reject := func(context.Context, *message.Message) pump.Result {

@@ -12,10 +12,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// rowOrderedDeferral is issue 28's ordered-channel row.
+// rowOrderedDeferral is the ordered-channel row.
 const rowOrderedDeferral = "I28-2"
 
-// orderingBehaviours are issue 28's ordered-channel rows.
+// orderingBehaviours are the ordered-channel rows.
 var orderingBehaviours = []Behaviour{
 	{rowOrderedDeferral, "R-4, issue 28", "a deferred message holds back its key: no later message of the key is handled before it settles, and none is handled twice (ordered configurations; bufferSize 10, 3 performers)", KindPump},
 }
@@ -45,7 +45,7 @@ type orderRun struct {
 // key 0, so that a key is held back from its head and from its middle.
 func orderDefers(key, seq int) bool { return seq == 1 || (key == 0 && seq == 0) }
 
-// runOrdering runs issue 28's ordered-channel row over an ordered fixture
+// runOrdering runs the ordered-channel row over an ordered fixture
 // in variant v (RunRows calls it; unordered configurations have no cell).
 func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	if !f.Ordered() {
@@ -175,6 +175,6 @@ func fmtTime(t time.Time) string {
 	return t.Format("15:04:05.000")
 }
 
-// init registers issue 28's ordered-channel row after the rows every
+// init registers the ordered-channel row after the rows every
 // transport runs, before the Pub/Sub-specific ones.
 func init() { registerRows(orderingBehaviours...) }

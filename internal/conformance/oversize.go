@@ -12,11 +12,11 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// rowOversizeCopy is issue 28's row of a routed copy over its broker's
+// rowOversizeCopy is the row of a routed copy over its broker's
 // limit.
 const rowOversizeCopy = "I28/oversize-copy"
 
-// oversizeBehaviours are issue 28's size-limit routing rows.
+// oversizeBehaviours are the size-limit routing rows.
 var oversizeBehaviours = []Behaviour{
 	{rowOversizeCopy, "R-19, issue 28", "a message exactly at its broker's limit (SQS: 1 MiB; Pub/Sub: 100 attributes; RocketMQ: 16 KiB of properties) is rejected: its routed copy, over the limit with the rejection metadata, is refused before any call though the emulator would take it; the original is released (not lost) with an Error naming it, and nothing reaches the dead-letter destination", KindPump},
 }
@@ -35,7 +35,7 @@ type limitPadder interface {
 // oversizeReason is the handler's rejection reason in the row.
 const oversizeReason = "conformance rejects a message at the broker's limit"
 
-// runOversize runs issue 28's size-limit routing row over f in variant v
+// runOversize runs the size-limit routing row over f in variant v
 // (RunRows calls it; fixtures whose source cannot carry such a message have
 // no cell: an SNS topic takes 256 KiB, less than a queue's 1 MiB).
 func runOversize(t *testing.T, g *Group, f Fixture, v pump.Variant) {
@@ -94,7 +94,7 @@ func runOversize(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 28's size-limit routing row.
+// init registers the size-limit routing row.
 func init() { registerRows(oversizeBehaviours...) }
 
 // padBody pads m's JSON body with a "pad" member so that size, m's size as

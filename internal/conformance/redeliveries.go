@@ -13,7 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// Issue 34's rows: a lapsed lease never makes a message immortal
+// The redelivery rows: a lapsed lease never makes a message immortal
 // (docs/adr/0005-leases.md decision 9).
 var redeliveryBehaviours = []Behaviour{
 	{"I34-1", "R-4", "extension off, handler slower than the lease: each message is handled at most twice (once more after the lapse), then settled for good (an acknowledgement with its newest receipt, nothing handed out again)", KindPump},
@@ -107,7 +107,7 @@ func lapseOf(ch Channel, c broker.Consumer) time.Duration {
 	return leaseOf(ch, c)
 }
 
-// runRedeliveries runs issue 34's rows over f in variant v (RunAll calls
+// runRedeliveries runs the redelivery rows over f in variant v (RunAll calls
 // it).
 func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	const msgs = 2
@@ -117,7 +117,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	// rows need that positive evidence, so a message the broker stopped
 	// handing out (Google's emulator drops redelivered messages,
 	// local-brokers.md §2c) can never pass them: through AwaitFinal
-	// (issue 31) one handed out fewer than twice (the lapse the rows force
+	// one handed out fewer than twice (the lapse the rows force
 	// must hand it out again unless its only receipt was acknowledged)
 	// fails the cell as "emulator lost it"; one handed out again and still
 	// not acknowledged with its newest receipt fails as brighter's.

@@ -14,7 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// replicaBehaviours is issue 12's scale-out row: several replicas on one
+// replicaBehaviours is the scale-out row: several replicas on one
 // channel keep the budget and the single dead-letter copy when one of them
 // dies (docs/adr/0005-leases.md).
 var replicaBehaviours = []Behaviour{
@@ -116,8 +116,7 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		const acks, budget = 4, 3
 		logger, logs := NewLogger()
 		// conformanceLease, not shortLease: the hung victim keeps its lease
-		// by extensions at half of it, which need room on a loaded machine
-		// (issue 33).
+		// by extensions at half of it, which need room on a loaded machine.
 		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: conformanceLease, Logger: logger})
 		base := uniqueID(t)
 		poison := base + "-poison"
@@ -238,7 +237,7 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		if attemptsFor(f) == 1 {
 			wait *= 2
 		}
-		// Positive evidence only (issue 31): each message acknowledged, the
+		// Positive evidence only: each message acknowledged, the
 		// deferring one's rejection routed; a message the broker stopped
 		// redelivering fails the cell as lost by the emulator.
 		delivered := func(id string) int {
@@ -375,5 +374,5 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	return ""
 }
 
-// init registers issue 12's scale-out row after the other lease rows.
+// init registers the scale-out row after the other lease rows.
 func init() { registerRows(replicaBehaviours...) }

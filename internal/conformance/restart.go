@@ -11,7 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// restartBehaviours is issue 15's rolling-restart row: one of two replicas
+// restartBehaviours is the rolling-restart row: one of two replicas
 // stops as consume stops on SIGTERM and is replaced, and nothing it
 // acknowledged is handled again (docs/adr/0002-pubsub-rejection-and-channels.md).
 var restartBehaviours = []Behaviour{
@@ -117,5 +117,5 @@ func runRestart(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// init registers issue 15's restart row after the scale-out row.
+// init registers the restart row after the scale-out row.
 func init() { registerRows(restartBehaviours...) }

@@ -179,8 +179,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		_ = l.Close()
 		if _, port, err := net.SplitHostPort(listen); err == nil && port == "0" {
 			// Any port: pstest binds port 0 itself, so no other process
-			// can take the port the check got before pstest binds it
-			// (issue 33).
+			// can take the port the check got before pstest binds it.
 			addr = listen
 		}
 		d.srv = pstest.NewServerWithAddress(addr)
@@ -200,7 +199,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	if d.srv == nil {
 		// A running emulator named by --emulator: one probe, so that an
 		// unreachable host is one error naming it and the flag, not a
-		// distant "context deadline exceeded" (issue 13).
+		// distant "context deadline exceeded".
 		if err := gcp.Probe(ctx, d.client, o.Project, probeTimeout); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("Pub/Sub at %s (the --emulator flag): %w", d.addr, err)

@@ -1,4 +1,4 @@
-// Package faultproxy is fault injection for tests (issue 31): Proxy, a
+// Package faultproxy is fault injection for tests: Proxy, a
 // small TCP proxy that injects network faults between a client and a
 // broker (added latency, connection resets and a black hole: a host that
 // accepts connections and never answers), for the soak harness; and Hold, a

@@ -7,7 +7,7 @@ import (
 )
 
 // Hold is a black hole for calls a test support server or interceptor
-// intercepts (issue 31: a black-holed endpoint per call kind): Hold.Call
+// intercepts (a black-holed endpoint per call kind): Hold.Call
 // waits until the call's context ends, as a broker that accepts the call
 // and never answers, and records the deadline the call arrived with.
 type Hold struct {
@@ -47,7 +47,7 @@ func (h *Hold) Deadlines() []time.Duration {
 
 // Arrivals returns when each call held so far arrived, in order: a test
 // measures from it how long the caller waited (a caller that stops waiting
-// before the call's own deadline, issue 31).
+// before the call's own deadline).
 func (h *Hold) Arrivals() []time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()

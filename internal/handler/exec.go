@@ -115,7 +115,7 @@ type ExecOptions struct {
 // 65 (EX_DATAERR) Unacceptable, with the last line of stderr as the reason
 // (the rejectionMessage, R-18); any other exit, a failure to start, a
 // timeout or a cancelled ctx Defer with Result.Err set. The command runs in
-// a process group of its own, which ends with the run (issue 28): when the
+// a process group of its own, which ends with the run: when the
 // command exits, times out or is cut off by the pump's stop, every process
 // left in its group (a background `cmd &`) is sent SIGTERM, then SIGKILL
 // after KillGrace, before the handler returns, so nothing a run started

@@ -14,8 +14,8 @@ import (
 
 // runWithParentDeath runs cmd (already given its process group by
 // killGroup) with a parent-death signal: if consume dies without stopping
-// it, even by SIGKILL, the kernel sends the handler process SIGKILL (issue
-// 13: orphaned handlers kept running after consume was killed). Linux
+// it, even by SIGKILL, the kernel sends the handler process SIGKILL (else an
+// orphaned handler keeps running after consume was killed). Linux
 // sends the signal when the OS thread that started the child exits, not
 // the process, so the goroutine locks its thread from Start until Wait
 // returns: the Go runtime never ends a locked thread's life while its

@@ -13,7 +13,7 @@ import (
 // killGroup starts cmd in its own process group and makes a cancellation
 // (timeout, or the pump's stop) send SIGTERM to the whole group; cmd's
 // WaitDelay then kills the leader if it is still there, and endGroup ends
-// what is left of the group (issue 28).
+// what is left of the group.
 func killGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {

@@ -157,7 +157,7 @@ func HTTP(opts HTTPOptions) (pump.Handler, error) {
 			return nil, err
 		}
 	}
-	// The handler's own secrets (issue 29): every header value it sends and
+	// The handler's own secrets: every header value it sends and
 	// the URL's user-info and query values never appear in its errors, logs
 	// or the rejection message they become.
 	red := &redact.Redactor{}

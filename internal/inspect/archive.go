@@ -39,7 +39,7 @@ type ArchiveSummary struct {
 // the body, base64 when it is not UTF-8) as one line to w, and only after
 // the lines of a receive have been written and sync has returned (an fsync
 // of the file; nil when there is nothing to sync, as for a purge) removes
-// those messages from the source (issue 30). A message is therefore at
+// those messages from the source. A message is therefore at
 // every instant in the source, in the archive, or in both, never in
 // neither: a crash between the sync and the remove leaves it in both, and
 // a second archive appends it again. A failed write or sync stops the
@@ -68,7 +68,7 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 
 // ArchiveWith is Archive that also tells done (when not nil) about each
 // selected message once its fate is known: err nil when it was written,
-// synced and removed; else why not (`dlq archive -o json`, issue 30). It is
+// synced and removed; else why not (`dlq archive -o json`). It is
 // called from one goroutine at a time, in the order the messages were
 // received (with src.ShortPoll, not the caller's).
 func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, done func(id string, err error)) (ArchiveSummary, error) {
@@ -252,8 +252,8 @@ func ReadArchive(r io.Reader, name string) ([]*message.Message, error) {
 // not an archive of JSON-lines records.
 var ErrNotArchive = errors.New("not an archive of dlq records")
 
-// CheckArchive reads an existing file before Archive appends to it (issue
-// 30): every line that a newline ends must be blank or a record, decoded as
+// CheckArchive reads an existing file before Archive appends to it:
+// every line that a newline ends must be blank or a record, decoded as
 // ReadArchive decodes it, else it returns ErrNotArchive (wrapped, naming
 // name and the line) and the file must not be touched. A last line without
 // a newline is what a run killed while writing leaves (never synced, so its
@@ -348,8 +348,8 @@ type RestoreSummary struct {
 }
 
 // restoreInFlight is how many batches Restore publishes at once when no
-// message has a partition key (issue 30: restore at 0.8 of a plain SDK
-// loop).
+// message has a partition key (one batch at a time, restore
+// ran at 0.8 of a plain SDK loop's rate).
 const restoreInFlight = 4
 
 // Restore publishes each message to dest (RestoreCopy) with p, at most

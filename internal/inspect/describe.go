@@ -23,7 +23,7 @@ type Described struct {
 	// RejectionMessage is the rejectionMessage ("" when none), through the
 	// redaction rule (redact.Text): a copy stamped before the rule, or by
 	// another writer, shows no URL user-info or query value in a table,
-	// stats or a --grep (issue 29).
+	// stats or a --grep.
 	RejectionMessage string
 	// RejectedAt is the rejectionTimestamp (zero when none or unreadable).
 	RejectedAt time.Time

@@ -18,7 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/redact"
 )
 
-// Bag keys an edited replay records (`dlq edit`, issue 30).
+// Bag keys an edited replay records (`dlq edit`).
 const (
 	// KeyEditedAt is when the message was edited (RFC 3339, UTC).
 	KeyEditedAt = "editedAt"
@@ -95,7 +95,7 @@ func (h *EditHeaders) fields() map[string]*string {
 
 // ErrNotSettable is returned (wrapped) by CheckSetKey for a key
 // `dlq edit --set` must not set: the replay's own bag keys, the rejection
-// metadata and the header fields that are not strings (issue 30).
+// metadata and the header fields that are not strings.
 var ErrNotSettable = errors.New("cannot be set with --set")
 
 // headerNotSettable are the header fields of a record (message.Record) an
@@ -139,7 +139,7 @@ func CheckSetKey(key string) error {
 }
 
 // ErrNotEditable is returned (wrapped) by CheckEditedHeaders for what the
-// YAML of `dlq edit --headers` must not hold (issue 30).
+// YAML of `dlq edit --headers` must not hold.
 var ErrNotEditable = errors.New("cannot be set by an edit")
 
 // CheckEditedHeaders checks the YAML document of `dlq edit --headers`,
@@ -153,7 +153,7 @@ var ErrNotEditable = errors.New("cannot be set by an edit")
 // cannot. A bag entry that orig (the bag the editor was shown, HeadersOf)
 // already holds with the same value is taken as it is: the edit did not
 // introduce it. It returns an error wrapping ErrNotEditable naming the
-// key, or nil (issue 30).
+// key, or nil.
 func CheckEditedHeaders(doc map[string]any, orig EditHeaders) error {
 	fields := (&EditHeaders{}).fields()
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
@@ -305,7 +305,7 @@ func BodySHA256(body []byte) string {
 }
 
 // Edit is an edited dead-lettered message: what `dlq edit` replays in
-// place of the original (issue 30).
+// place of the original.
 type Edit struct {
 	// Body is the edited body.
 	Body []byte

@@ -36,7 +36,7 @@ type Filter struct {
 	// Grep matches the rejection message; nil means any.
 	Grep *regexp.Regexp
 	// GroupIDs are failure group ids (GroupKey.ID, as `dlq stats` shows
-	// them, case-insensitive); empty means any (issue 30).
+	// them, case-insensitive); empty means any.
 	GroupIDs []string
 	// Limit stops a scan after this many selected messages; 0 means no limit.
 	Limit int

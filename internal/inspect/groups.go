@@ -13,11 +13,11 @@ import (
 
 // GroupIDLength is how many hexadecimal digits a failure group's id has:
 // the first 48 bits of a SHA-256, short enough to type, long enough that
-// two groups of one destination practically never share one (issue 30).
+// two groups of one destination practically never share one.
 const GroupIDLength = 12
 
-// GroupKey is what makes dead-lettered messages one failure group (issue
-// 30): the same original topic, message type, rejection reason and
+// GroupKey is what makes dead-lettered messages one failure group:
+// the same original topic, message type, rejection reason and
 // normalised rejection message (see Normalise).
 type GroupKey struct {
 	// OriginalTopic is Described.OriginalTopic.

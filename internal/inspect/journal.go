@@ -19,7 +19,7 @@ import (
 
 // KeyReplayID is the bag key of a replayed copy's replay id (ReplayID): the
 // same for every copy of one failure, whichever run sent it, so a consumer
-// (or an inbox) can tell a copy a resumed replay sent again (issue 30).
+// (or an inbox) can tell a copy a resumed replay sent again.
 const KeyReplayID = "replayId"
 
 // ReplayID is the replay id of m read from the source named from (a URL):
@@ -273,15 +273,15 @@ func (j *FileJournal) write(kind, suffix string, rids []string) error {
 // recorded sending and never sent (a publish in flight at a crash, or one
 // that failed) do not keep it: a later run publishes such a message again
 // whether or not the journal names it, as long as it is still in the
-// dead-letter destination, so the entry changes nothing (issue 30: a
-// failed publish kept the default journal forever). With drained (the run
+// dead-letter destination, so the entry changes nothing (kept,
+// a failed publish would keep the default journal forever). With drained (the run
 // read the whole dead-letter destination, no filter, until it was empty)
 // entries recorded sent are not left to resume either: their messages were
 // not there to read, so they were removed by a run killed before it
 // recorded so, unless they were recorded less than their run's hold ago
 // (Held): that run, killed after the publish, may still hold the message
 // invisible, and forgetting the copy would make the run that reads it
-// after the hold publish it again (issue 30). It reports whether the file
+// after the hold publish it again. It reports whether the file
 // was deleted; errors name the path.
 func (j *FileJournal) Close(keep, drained bool) (removed bool, err error) {
 	j.mu.Lock()

@@ -99,7 +99,7 @@ func WriteSummary(w io.Writer, s Summary) error {
 	return nil
 }
 
-// ReplayRecord is one line of `dlq replay -o json` (issue 32): a message's
+// ReplayRecord is one line of `dlq replay -o json`: a message's
 // outcome (Type "message") or the replay's summary (Type "summary", last).
 type ReplayRecord struct {
 	// Type is "message" or "summary".
@@ -111,7 +111,7 @@ type ReplayRecord struct {
 	// Destination is where it was (or would be) published (message).
 	Destination string `json:"destination,omitempty"`
 	// Outcome is "replayed", "would-replay" (a dry run), "refused" or
-	// "would-refuse" (the allow-list, issue 29) or "failed" (message).
+	// "would-refuse" (the allow-list) or "failed" (message).
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why it failed or was refused (message, Outcome "failed",
 	// "refused" or "would-refuse").
@@ -179,7 +179,7 @@ func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
 }
 
 // RunJSON writes the JSON lines of `dlq archive`, `purge` and `restore -o
-// json` (issue 30): ReplayRecords of Type "message" (Outcome "archived",
+// json`: ReplayRecords of Type "message" (Outcome "archived",
 // "purged", "restored" or "failed") and a last "summary"; write errors are kept and
 // returned by Summary.
 type RunJSON struct {

@@ -30,7 +30,7 @@ var ErrNoDestination = errors.New("no destination: the message carries no origin
 
 // ErrRefused is returned (wrapped) for a message whose originalTopic is not
 // on the replay's allow-list (ReplayOptions.Allow) when no --to was given:
-// the message is left where it is (issue 29: the originalTopic is written
+// the message is left where it is (the originalTopic is written
 // by whoever wrote the message, so it may name any queue).
 var ErrRefused = errors.New("refused: its originalTopic is not a destination the subscriptions file knows for this dead-letter destination; give --to, or --allow-any-destination")
 
@@ -48,7 +48,7 @@ type ReplayOptions struct {
 	// Route, when To is "", maps an allowed originalTopic to where the copy
 	// is published instead (Outcome.Destination, Header.Topic): `dlq
 	// replay`'s fan-out guard sends a copy for an SNS topic straight to the
-	// failed subscription's queue (issue 30). nil, or a name returned
+	// failed subscription's queue. nil, or a name returned
 	// unchanged, publishes to the originalTopic. It is called from the
 	// scan's goroutine only.
 	Route func(destination string) string
@@ -60,7 +60,7 @@ type ReplayOptions struct {
 	// DryRun reports what would be replayed and changes nothing.
 	DryRun bool
 	// Copy keeps each replayed message in the dead-letter destination
-	// (`dlq replay --copy`, issue 30): it is published and then only
+	// (`dlq replay --copy`): it is published and then only
 	// released, never removed. The scan holds every message it read until it
 	// ends, as a peek does, so each is copied once a run; on an SQS FIFO
 	// queue or a RocketMQ message group only what the broker delivers while
@@ -68,7 +68,7 @@ type ReplayOptions struct {
 	// reached.
 	Copy bool
 	// Journal, when set (and not Copy or DryRun), makes the replay
-	// resumable (issue 30): a copy whose replay id (ReplayID) it records as
+	// resumable: a copy whose replay id (ReplayID) it records as
 	// sent by an earlier run is not published again, its message only
 	// removed; every other copy is recorded sending before its publish and
 	// sent once the broker accepted it, before the message is removed.
@@ -93,7 +93,7 @@ type ReplayOptions struct {
 	// Check, when set, is asked with DryRun about each copy: an error (what
 	// the producer would refuse before any call, e.g. a body the transport
 	// cannot carry) makes the copy a failure of the dry run, as it would
-	// be of the real one (issue 30).
+	// be of the real one.
 	Check func(c *message.Message) error
 }
 
@@ -300,8 +300,8 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// once and stays in the destination it was read from, one whose remove
 	// failed is released and is in both places. With a broker.BatchProducer
 	// the publishes, and with a broker.BatchAcknowledger the removes, take
-	// one call per ten messages instead of one each (issue 7's performance
-	// target; fewer requests also cost less on SQS). It returns how many
+	// one call per ten messages instead of one each (faster, and
+	// fewer requests also cost less on SQS). It returns how many
 	// were removed.
 	//
 	// It runs with ctx's values but not its cancellation: once a publish has

@@ -73,7 +73,8 @@ type Source struct {
 	// an empty answer that came early (a busy emulator), not against a
 	// sample of the servers; the first empty receive always waits Wait.
 	// Archive also receives (short polls) while it writes and removes the
-	// previous receive. Issue 30: `dlq archive` at 0.8 of a plain SDK loop.
+	// previous receive (without that overlap `dlq archive` ran at 0.8 of a
+	// plain SDK loop's rate).
 	ShortPoll bool
 	// ReleaseWorkers is how many releases run at once; 0 means
 	// DefaultReleaseWorkers.

@@ -14,7 +14,7 @@ import (
 
 // Group is one line of Stats: a failure group, the messages that share an
 // original topic, a message type, a rejection reason and a normalised
-// rejection message (GroupKey), with its stable id (issue 30).
+// rejection message (GroupKey), with its stable id.
 type Group struct {
 	// ID is GroupKey.ID: what --group-id takes.
 	ID string `json:"id"`

@@ -4,7 +4,7 @@
 // on: every package of the module depends only on lower layers (cmd ->
 // inspect, lint, tui, handler, ... -> pump -> broker -> message; a transport
 // under internal/broker never reaches the pump, the pump never reaches a
-// transport; issue 17).
+// transport).
 //
 // claims_test.go checks every package comment against the code: each points
 // to ARCHITECTURE.md#layers, and states what the package depends on only in

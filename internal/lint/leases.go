@@ -10,8 +10,7 @@ import (
 // pump extend a held message's lease (docs/adr/0005-leases.md): SQS with a
 // visibilityTimeout, Pub/Sub pull, RocketMQ, memory. With maxLeaseExtension
 // above 0 such a message is held up to its first lease plus
-// maxLeaseExtension, so a handler longer than the lease is not redelivered
-// (issue 12).
+// maxLeaseExtension, so a handler longer than the lease is not redelivered.
 type LeaseExtender interface {
 	// PumpExtendsLease reports whether the pump extends the lease of s's
 	// messages when maxLeaseExtension allows it.
@@ -21,7 +20,7 @@ type LeaseExtender interface {
 // LeaseCeiling is implemented by TransportRules whose broker keeps a
 // received message from other consumers at most a fixed time from its
 // receive, however often its lease is extended (SQS: 12 h): the pump stops
-// extending there, whatever maxLeaseExtension says (issue 28).
+// extending there, whatever maxLeaseExtension says.
 type LeaseCeiling interface {
 	// MaxHold returns the ceiling and names it, or false for none.
 	MaxHold(s *config.Subscription) (Span, bool)

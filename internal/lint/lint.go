@@ -154,7 +154,7 @@ type check struct {
 
 // add appends a finding of rule at field (relative to the subscription).
 // A string argument's %q is redact.Quote: cut at redact.MaxQuoted bytes
-// with its length shown (issue 29).
+// with its length shown.
 func (c *check) add(ruleID, field, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
@@ -168,7 +168,7 @@ func (c *check) add(ruleID, field, format string, args ...any) {
 // requirement, the position and the subscription.
 func (c *check) finding(f Finding) Finding {
 	r, _ := ruleByID(f.RuleID)
-	// Values that came from ${VAR} are quoted as written (issue 29).
+	// Values that came from ${VAR} are quoted as written.
 	f.Message = c.s.AsWritten(f.Message)
 	f.Severity = r.Severity
 	f.Requirement = r.Requirement
@@ -266,7 +266,7 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 				name, s.RequeueCount, m.Field, m.Value, m.Value, m.Value, lastElem(m.Field), s.RequeueCount)
 		}
 	}
-	// R-19 (issue 13): a routing that keeps failing is ended only by a
+	// a routing that keeps failing is ended only by a
 	// native limit. The memory transport has none, and needs none: its
 	// messages end with the process.
 	if s.Transport != config.TransportMemory && (s.DeadLetterRoutingKey != "" || s.InvalidMessageRoutingKey != "") {
@@ -293,11 +293,11 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 		}
 	}
 	// The handler, or the buffer wait plus the handler, may outlive the
-	// lease (leases.go, issue 12).
+	// lease (leases.go).
 	if lease, ok := tr.Lease(s); ok && timedHandler {
 		c.leaseRules(tr, s, lease)
 	}
-	// A lease extension the broker's ceiling cuts short (issue 28).
+	// A lease extension the broker's ceiling cuts short.
 	if lease, ok := tr.Lease(s); ok {
 		c.ceilingRule(tr, s, lease)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // The destinations one subscription routes to, and what reads them: the
-// cross-subscription rule RuleConsumesRejectionDestination (issue 14).
+// cross-subscription rule RuleConsumesRejectionDestination.
 
 // readKey is what subscription s reads, as its transport resolves names:
 // the SQS queue (channelName, '.' as '_', without a ".fifo" suffix), the

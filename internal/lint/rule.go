@@ -91,17 +91,18 @@ const (
 	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
 	RuleNativeLimitDrift           = "native-limit-drift"
 	RuleLiveCheckFailed            = "live-check-failed"
-	// RuleMissingDestination is issue 34's --live rule: a channel the
+	// RuleMissingDestination is a --live rule: a channel the
 	// subscription names is missing on the broker.
 	RuleMissingDestination     = "missing-destination"
 	RuleDestinationMessageSize = "destination-message-size"
 	RuleRoutingNoNativeLimit   = "routing-no-native-limit"
-	// RuleConsumesRejectionDestination is issue 14's cross-subscription
-	// rule: a subscription reads another's rejection destination.
+	// RuleConsumesRejectionDestination is a cross-subscription rule
+	// (docs/adr/0001-delivery-count-contract.md §9.2): a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
 )
 
-// RuleOrderingSpendsBudget is issue 28's rule: an ordered channel that
+// RuleOrderingSpendsBudget is the rule of ordered channels under deferral
+// (docs/adr/0006-ordered-channels-under-deferral.md): an ordered channel that
 // receives several messages at once keeps a key's order only by releasing
 // later messages unhandled, which spends their budget.
 const RuleOrderingSpendsBudget = "ordering-spends-budget"

@@ -9,7 +9,7 @@ import (
 )
 
 // HandledCountLimit bounds the delivery count a message may carry on the wire
-// (issue 14; docs/adr/0001 §9). A stamped count must be a whole number in
+// (docs/adr/0001 §9). A stamped count must be a whole number in
 // 0 <= count < HandledCountLimit; any other value (negative, not a number, at
 // the limit or beyond, such as 9223372036854775807) makes the message
 // Unacceptable, so no value on the wire can wrap the count arithmetic or skip

@@ -135,8 +135,8 @@ type Message struct {
 	// by a consumer that buffers deliveries before Receive returns them (the
 	// Pub/Sub stream), else by the pump when Receive returns. The pump's
 	// per-key hold-back compares it with the time an earlier message of the
-	// same partition key was released unsettled (issue 28,
-	// docs/adr/0006-ordered-channels-under-deferral.md). Zero on a message
+	// same partition key was released unsettled
+	// (docs/adr/0006-ordered-channels-under-deferral.md). Zero on a message
 	// that was not received; never copied by Clone.
 	ReceivedAt time.Time
 	// WireMessageType is the message type exactly as received when the
@@ -190,7 +190,7 @@ func (m *Message) OriginalID() string {
 // as Unacceptable. The type m had been read as is kept in
 // WireMessageType (unless the decoder already put the unreadable text there),
 // so the routed copy's originalMessageType says what the message carried, not
-// MT_UNACCEPTABLE (issue 28).
+// MT_UNACCEPTABLE.
 func (m *Message) MarkUndecodable(why string) {
 	if m.WireMessageType == "" && m.Header.MessageType != MTUnacceptable {
 		m.WireMessageType = m.Header.MessageType.String()

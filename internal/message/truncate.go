@@ -9,7 +9,7 @@ import (
 // into a routed copy's bag may take (KeyRejectionMessage and
 // KeyPumpRejectionReason), the truncation marker included: Pub/Sub's
 // attribute value limit, the smallest of the transports
-// (internal/broker/limits.MaxRejectionText; issue 28).
+// (internal/broker/limits.MaxRejectionText).
 const MaxRejectionText = 1024
 
 // TruncationMarker ends a text TruncateBytes cut.

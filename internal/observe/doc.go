@@ -1,5 +1,5 @@
 // Package observe turns the pump's events into things an operator can watch
-// (issue 8, DESIGN.md "Observer"):
+// (DESIGN.md "Observer"):
 //
 //   - Metrics: a pump.Observer that counts events into Prometheus metrics on a
 //     registry of its own (one per consume run, never the global default).

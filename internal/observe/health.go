@@ -13,9 +13,9 @@ import (
 
 func nowUTC() time.Time { return time.Now().UTC() }
 
-// Health is the consumer's readiness (issue 8): not ready until every
+// Health is the consumer's readiness: not ready until every
 // channel is open, ready while pumping, not ready again while draining,
-// and not ready while any subscription is stalled (issue 13: its broker
+// and not ready while any subscription is stalled (its broker
 // calls have failed for stallAfter with no success; pump.EventStalled
 // until pump.EventChannelRecovered). /healthz answers 200 whenever the
 // process serves HTTP: a stalled channel can recover, so a restart is not

@@ -21,7 +21,7 @@ const (
 
 // LogTee returns a handler that passes every record to inner, as inner
 // would have it (inner's own Enabled decides), and also publishes each
-// record at level min or above to s as a KindLog record (issue 13: the
+// record at level min or above to s as a KindLog record (the
 // dashboard of `consume --tui` and `brighter watch` shows the last Warn and
 // Error lines; with --tui and stderr a terminal, inner is
 // slog.DiscardHandler and the dashboard is where they go). The message

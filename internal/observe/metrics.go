@@ -11,7 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// Metric names (issue 8). Every per-message metric has the label
+// Metric names. Every per-message metric has the label
 // "subscription".
 const (
 	MetricReceived        = "brighter_messages_received_total"
@@ -34,9 +34,9 @@ const (
 	MetricEventsDropped    = "brighter_events_dropped_total" // label sink
 	MetricReady            = "brighter_ready"
 	// MetricStalled is 1 while a subscription has had no successful broker
-	// call for stallAfter (pump.EventStalled), 0 otherwise (issue 13).
+	// call for stallAfter (pump.EventStalled), 0 otherwise.
 	MetricStalled = "brighter_stalled"
-	// Leases (issue 12, docs/adr/0005-leases.md).
+	// Leases (docs/adr/0005-leases.md).
 	MetricLeaseExtensions        = "brighter_lease_extensions_total"
 	MetricLeaseExtensionFailures = "brighter_lease_extension_failures_total"
 	MetricLeasesLapsed           = "brighter_leases_lapsed_total"
@@ -199,8 +199,8 @@ func (m *Metrics) Observe(e pump.Event) {
 			m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
 		}
 	case pump.EventStaleSettle:
-		// A settle that used a stale receipt and was answered with success
-		// (issue 34): never an acknowledgement. An acknowledgement sent
+		// A settle that used a stale receipt and was answered with success:
+		// never an acknowledgement. An acknowledgement sent
 		// with a lapsed receipt ends its flight here (EndsFlight); a
 		// superseded settle's earlier delivery ended its own.
 		m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()

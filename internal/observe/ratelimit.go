@@ -10,7 +10,7 @@ import (
 )
 
 // Defaults of RateLimit: an Error record may repeat DefaultLogBurst times
-// at once, then once per DefaultLogEvery (issue 13).
+// at once, then once per DefaultLogEvery.
 const (
 	DefaultLogEvery = 10 * time.Second
 	DefaultLogBurst = 5

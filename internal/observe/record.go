@@ -25,7 +25,7 @@ const (
 	// KindDropped tells a reader how many records it missed because it read
 	// too slowly: Dropped is set.
 	KindDropped = "dropped"
-	// KindLog is a Warn or Error log line of the consumer (issue 13: the
+	// KindLog is a Warn or Error log line of the consumer (the
 	// dashboard shows them): Level, Text and Attrs are set, Subscription
 	// and MessageID when the line names them.
 	KindLog = "log"
@@ -37,7 +37,7 @@ const BodyPreviewBytes = 256
 // Record is one line of /events: a pump event, a subscription description,
 // a DLQ depth or a drop notice. Fields not relevant to a kind are omitted.
 // It is the stable wire format between `consume --listen` and
-// `brighter watch` (issue 8).
+// `brighter watch`.
 type Record struct {
 	// Kind is a pump event kind (pump.EventKind.String()) or one of
 	// KindSubscription, KindDLQDepth, KindDropped.
@@ -89,7 +89,7 @@ type Record struct {
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Since is when the channel began failing and Failures how many broker
 	// calls in a row have failed since (channel-failure, stalled,
-	// channel-recovered; issue 13), so a dashboard that connects during a
+	// channel-recovered), so a dashboard that connects during a
 	// failure says since when.
 	Since    time.Time `json:"since,omitzero"`
 	Failures int       `json:"failures,omitempty"`
@@ -193,7 +193,7 @@ func FromEvent(e pump.Event) Record {
 		// modify the header fields, bag or body a detail reads once the
 		// message has been received (the pump changes only HandledCount), so
 		// reading them later is safe; it keeps the observer cheap on the
-		// pump's goroutine (issue 8's throughput target).
+		// pump's goroutine (per-message observation must not slow the pump).
 		r.lazy = &lazyDetail{src: e.Message}
 	}
 	return r

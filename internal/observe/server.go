@@ -214,7 +214,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request, closing <
 	}
 	// The reader drains its buffer on a ticker rather than waiting on it:
 	// a send into a buffer nobody waits on never wakes a goroutine, so the
-	// pump's Observe stays a mutex and a channel store (issue 8).
+	// pump's Observe stays a mutex and a channel store.
 	tick := time.NewTicker(DrainInterval)
 	defer tick.Stop()
 	lastWrite := time.Now()

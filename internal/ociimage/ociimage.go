@@ -1,5 +1,5 @@
 // Package ociimage builds brighter's container image without a Docker
-// engine (issue 16): a static brighter binary (CGO off, -trimpath) on an
+// engine: a static brighter binary (CGO off, -trimpath) on an
 // empty base in one layer, with a non-root user, ENTRYPOINT ["brighter"],
 // CMD ["consume"], the working directory /etc/brighter (so every command's
 // default --config, brighter.yaml, is /etc/brighter/brighter.yaml, where

@@ -1,4 +1,4 @@
-// Package redact is brighter's one redaction rule (issue 29; docs/security.md).
+// Package redact is brighter's one redaction rule (docs/security.md).
 // Every URL, header value and configured secret that brighter prints, logs,
 // emits as an event, writes in a report or stamps on a message passes
 // through it:
@@ -44,7 +44,7 @@ const Mask = "REDACTED"
 // destinations apart.
 var Kept = map[string]bool{"group": true, "file": true}
 
-// MaxQuoted is the most bytes of a value Quote shows (issue 29: a 200 KB
+// MaxQuoted is the most bytes of a value Quote shows (uncut, a 200 KB
 // key in a subscriptions file gave a 400 KB error line).
 const MaxQuoted = 128
 
@@ -215,7 +215,7 @@ func (q Quoted) Format(f fmt.State, verb rune) {
 // run of non-space text longer than MaxQuoted bytes is cut as Cut cuts it.
 // It is the backstop for error text brighter does not build itself
 // (cobra's and pflag's "unknown flag", "invalid argument %q for %q flag"),
-// applied to the final error of a run (issue 29). A value Quote already
+// applied to the final error of a run. A value Quote already
 // cut is left as it is.
 func Bound(text string) string {
 	if len(text) <= MaxQuoted {

@@ -13,7 +13,7 @@ import (
 const LogOTelError = "opentelemetry error"
 
 // RouteGlobalLogs sends the OpenTelemetry SDK's global error handler and
-// internal logger through log (issue 29): without it the SDK prints plain
+// internal logger through log: without it the SDK prints plain
 // text lines ("2026/.. traces export: ...") on stderr whatever --log-format
 // says, and a collector outage is invisible to JSON-log alerting. Errors are
 // logged at Error with LogOTelError; the SDK's internal logger through

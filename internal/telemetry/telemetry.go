@@ -1,5 +1,5 @@
-// Package telemetry traces and measures brighter consume with OpenTelemetry
-// (issue 16), following the messaging semantic conventions, without the
+// Package telemetry traces and measures brighter consume with OpenTelemetry,
+// following the messaging semantic conventions, without the
 // message pump depending on OpenTelemetry: a pump.Middleware wraps the handler
 // and a pump.Observer follows the pump's events.
 //

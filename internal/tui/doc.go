@@ -1,12 +1,12 @@
 // Package tui is the terminal dashboard of `brighter watch` and
-// `brighter consume --tui` (issue 8): subscriptions with their rates,
+// `brighter consume --tui`: subscriptions with their rates,
 // outcomes, budget R, native limit M, effective limit and DLQ depth;
 // messages in flight and recently settled, each with its delivery count drawn
 // against its budget; and a log of rejections with reason and route.
 //
 // Each subscription has a status line (connected, or failing since when
 // with the last error, from the channel-failure, stalled and
-// channel-recovered records; issue 13), the last Warn/Error log lines
+// channel-recovered records), the last Warn/Error log lines
 // (KindLog records, from observe.LogTee) are in a panel at the bottom, and
 // with Options.Interrupt (consume --tui) q drains the consumer and the
 // screen says "draining (N in flight)..." until the program is ended.

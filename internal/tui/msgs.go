@@ -39,5 +39,5 @@ type TickMsg time.Time
 
 // DrainingMsg tells the in-process dashboard that the consumer is draining
 // for a reason of its own (a signal, a pump that failed): it shows
-// "draining (N in flight)..." from then on, as after q (issue 13).
+// "draining (N in flight)..." from then on, as after q.
 type DrainingMsg struct{}

@@ -15,7 +15,7 @@ const (
 	// counted as skipped.
 	MaxPending = 50000
 	// MaxLogs is how many Warn/Error log lines the model keeps;
-	// DefaultLogLines how many the log panel shows (issue 13).
+	// DefaultLogLines how many the log panel shows.
 	MaxLogs         = 100
 	DefaultLogLines = 5
 	// rateWindow is the window of the received/s rate, in seconds.
@@ -42,7 +42,7 @@ type Options struct {
 	// tests).
 	Tick time.Duration
 	// Interrupt, when set, makes q (and ctrl+c) act like a signal to an
-	// in-process consumer (consume --tui, issue 13): the first asks it to
+	// in-process consumer (consume --tui): the first asks it to
 	// drain and the dashboard stays, showing "draining (N in flight)...",
 	// until its caller ends the program; one while draining asks it to exit
 	// at once. It is called on its own goroutine and must not block. Nil:

@@ -78,7 +78,7 @@ type subState struct {
 }
 
 // channelStatus is what the subscription's channel-failure, stalled,
-// channel-recovered and stopped records said last (issue 13).
+// channel-recovered and stopped records said last.
 type channelStatus struct {
 	// failing: broker calls have failed since since, failures in a row,
 	// the last with lastErr; stalled: for stallAfter (not ready).

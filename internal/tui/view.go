@@ -20,7 +20,7 @@ func (m Model) View() tea.View {
 //
 // The log panel and the key line are always at the bottom (the panels
 // above give way on a small screen), and a draining consumer says so right
-// under the header (issue 13).
+// under the header.
 func (m Model) Render() string {
 	bottom := append(m.logPanel(), m.footer())
 	var lines []string

@@ -13,7 +13,7 @@ var errNotPubSub = errors.New("not a pubsub://projects/PROJECT/subscriptions/SUB
 
 // URLScheme is Pub/Sub's address scheme: pubsub://projects/P/subscriptions/S
 // to read, pubsub://projects/P/topics/T to publish, the resource's full
-// name behind pubsub:// (issue 17).
+// name behind pubsub://.
 type URLScheme struct{}
 
 // Parse reads pubsub://projects/P/subscriptions/S (Kind

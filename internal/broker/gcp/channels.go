@@ -185,7 +185,7 @@ func (c *Channels) sub(s string) string   { return SubscriptionName(c.client.Pro
 // returns an error wrapping ErrChannelMissing naming each missing topic or
 // subscription, and each dead-letter topic (deadLetterRoutingKey, the
 // DeadLetterPolicy's, the one the subscription holds) with no subscription
-// to keep what is forwarded there (issue 34); create makes the source topic, the DeadLetterPolicy's topic
+// to keep what is forwarded there; create makes the source topic, the DeadLetterPolicy's topic
 // and subscription, the subscription (ack deadline, ordering, RetryPolicy,
 // DeadLetterPolicy; an existing one is updated with an update mask), the
 // rejection topics each with a subscription, and the two IAM bindings of
@@ -223,7 +223,7 @@ func (c *Channels) validate(ctx context.Context) error {
 		}
 	}
 	// A dead-letter topic with no subscription loses what is forwarded
-	// there (issue 34): the file's and the DeadLetterPolicy's, and the one
+	// there: the file's and the DeadLetterPolicy's, and the one
 	// the subscription really holds.
 	dead := []string{c.opts.DeadLetterTopic}
 	if c.opts.DeadLetterPolicy != nil {
@@ -288,8 +288,8 @@ func (c *Channels) ensureTopic(ctx context.Context, t string) error {
 // fields named in mask (ack_deadline_seconds, dead_letter_policy,
 // retry_policy, labels) and updates only those that differ, with an update
 // mask (never without one: it would crash pstest); nothing differing means
-// no update at all, so a restart on unchanged configuration makes no write
-// (issue 15). Labels that differ are updated too, but a server that refuses
+// no update at all, so a restart on unchanged configuration makes no write.
+// Labels that differ are updated too, but a server that refuses
 // labels in the mask (Google's emulator: InvalidArgument) gets the update
 // again without them, and a Warning says the labels were left as they are.
 func (c *Channels) ensureSubscription(ctx context.Context, s *pubsubpb.Subscription, mask []string) error {

@@ -127,8 +127,8 @@ func transient(err error) bool {
 // broker.ErrChannelFailure (the pump backs off and retries); a refused
 // credential (Unauthenticated, PermissionDenied) in both
 // broker.ErrChannelFailure and broker.ErrNotAuthorized, since a credential
-// can be renewed or a permission granted while the consumer runs (issue
-// 13: the pump backs off, logs it at Error once per back-off and readiness
+// can be renewed or a permission granted while the consumer runs (the
+// pump backs off, logs it at Error once per back-off and readiness
 // turns 503 after stallAfter); others as they are (the pump stops).
 func channelError(sub string, err error) error {
 	switch status.Code(err) {
@@ -249,8 +249,8 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 	defer cancel()
 	// No client-side retry: the gapic default retries Unavailable until
 	// the deadline and then reports only DeadlineExceeded, which would read
-	// as "nothing arrived" from a broker that cannot be reached (issue 13:
-	// dlq against an unreachable Pub/Sub said "0 messages" and exited 0).
+	// as "nothing arrived" from a broker that cannot be reached (dlq
+	// against an unreachable Pub/Sub would say "0 messages" and exit 0).
 	// The error now names the host; the pump backs off on it.
 	resp, err := c.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: c.sub, MaxMessages: int32(limit)},
 		gax.WithRetry(func() gax.Retryer { return nil }))
@@ -404,7 +404,7 @@ func (s pullSettler) Acknowledge(ctx context.Context, m *message.Message) error 
 	return s.c.Acknowledge(ctx, m)
 }
 
-// Release is ModifyAckDeadline delay (at most 600 s; issue 13).
+// Release is ModifyAckDeadline delay (at most 600 s).
 func (s pullSettler) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
 	return s.c.Requeue(ctx, m, delay)
 }
@@ -437,7 +437,7 @@ type StreamConsumer struct {
 	delayed map[*pubsub.Message]*time.Timer // requeued with a delay, Nacked when it runs out
 	// parked holds, per ordering key with a delayed message, the later
 	// messages of the key (delivered by the stream meanwhile, or requeued
-	// by the pump), Nacked in order right after the delayed ones (issue 28).
+	// by the pump), Nacked in order right after the delayed ones.
 	parked map[string][]*pubsub.Message
 }
 
@@ -459,7 +459,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// extension, no Nack) kept its messages from the others for a minute.
 	// Bounding each extension by the ack deadline makes the stream's
 	// deadline the subscription's, so they come back within ackDeadline
-	// (issue 12, I12-3).
+	// (I12-3).
 	s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)
 	// Shutdown waits for every delivered message to be settled, as .NET
 	// Brighter's stream consumer does (WaitForProcessing, no timeout; Close
@@ -588,7 +588,7 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 		// Receive restarts it). Returning nothing would read as an answered
 		// call, and a stream that fails as it opens (refused credentials)
 		// would flap between failure and recovery ten times a second
-		// instead of backing off (issue 13).
+		// instead of backing off.
 		if err := c.ended(); err != nil {
 			return nil, channelError(c.name, err)
 		}
@@ -649,14 +649,14 @@ func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.
 	pm := r.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
 	m.Receipt = &r
-	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival (issue 28)
+	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival
 	return m
 }
 
 // streamReceipt is a stream delivery's receipt (message.Message.Receipt):
 // the client's message, and when the client handed it to the consumer (its
 // lease's start, DeliveredAt; and the arrival the pump's per-key
-// hold-back judges a buffered message by, issue 28).
+// hold-back judges a buffered message by).
 type streamReceipt struct {
 	pm *pubsub.Message
 	at time.Time
@@ -675,7 +675,7 @@ var _ broker.ClientLeaser = (*StreamConsumer)(nil)
 // ClientLease is how long after its delivery the client may let a
 // message's lease lapse: MaxExtension (the library's 60 min when 0), and
 // never less than the stream's ack deadline, which the client sets as it
-// receives a message (broker.ClientLeaser; issue 34). The pump extends
+// receives a message (broker.ClientLeaser). The pump extends
 // nothing for the stream; it tracks what it holds against this lease, to
 // know a message the service hands out again after MaxExtension while an
 // earlier delivery of it is still held.
@@ -721,7 +721,7 @@ func (c *StreamConsumer) AppliedDelay(delay time.Duration) time.Duration {
 // Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
 // 600 s) m is held, its lease kept by the client library up to
 // MaxExtension, and Nacked when the delay has run out, so it is not
-// delivered again before the delay (issue 15: Google's emulator redelivered
+// delivered again before the delay (Google's emulator redelivered
 // a Nack at once despite the RetryPolicy). A held message occupies one of
 // the stream's flow-control slots while it waits; Close releases held
 // messages at once. It returns an error only when m did not come from this
@@ -739,7 +739,7 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 		return nil
 	}
 	// A Nack is redelivered at once whatever the RetryPolicy says on
-	// Google's emulator (issue 15), so the message is held, its lease kept
+	// Google's emulator, so the message is held, its lease kept
 	// by the client library (up to MaxExtension), and Nacked when the delay
 	// has run out: it is not delivered again before the delay.
 	delay = c.AppliedDelay(delay)
@@ -773,7 +773,7 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 // key's later messages while the earlier one waits, and handling them would
 // put them before it. A parked message is Nacked, in order, right after
 // the key's delayed messages, so Pub/Sub delivers the key again from the
-// earlier one (issue 28, docs/adr/0006). It reports whether pm was parked.
+// earlier one (docs/adr/0006). It reports whether pm was parked.
 func (c *StreamConsumer) park(pm *pubsub.Message) bool {
 	k := pm.OrderingKey
 	if k == "" {

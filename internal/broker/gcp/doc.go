@@ -54,7 +54,7 @@
 // PUBSUB_EMULATOR_HOST is honoured by the client library itself (no
 // credentials are looked up when it is set); Connect only passes options on.
 //
-// The tests run on Google's own Pub/Sub emulator (gcptest, issue 15;
+// The tests run on Google's own Pub/Sub emulator (gcptest;
 // local-brokers.md §2b), each in its own project. Its differences from the
 // service that this package meets: it refuses labels in an UpdateSubscription
 // mask (ensureSubscription updates only differing fields and retries without

@@ -45,7 +45,7 @@ const (
 // subscription, read with one GetSubscription under a 10 s deadline. A
 // subscription made elsewhere (makeChannels validate or assume) may hold a
 // message for less than the configuration says, and a lease the pump
-// believes longer than the broker's lapses before it is extended (issue 12).
+// believes longer than the broker's lapses before it is extended.
 // A shorter subscription is logged at Info when nothing was configured and
 // at Warn (LogLeaseShorter) when configured says otherwise. When the read
 // fails the lease is configured, or MinAckDeadline when configured is 0

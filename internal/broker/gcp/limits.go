@@ -11,8 +11,8 @@ import (
 // (limits.PubSub): at most 100 attributes, keys of at most 256 bytes,
 // values of at most 1,024 bytes, and data plus attributes of at most 10 MB.
 // Google's emulator enforces none of the attribute limits, so brighter
-// checks them itself before a publish, as real Pub/Sub would refuse it
-// (issue 28). The error names the first limit passed and wraps
+// checks them itself before a publish, as real Pub/Sub would refuse it.
+// The error names the first limit passed and wraps
 // broker.ErrTooLarge (so a routed copy is tried once with its rejection
 // message shortened, then released, R-19); nil when w fits.
 func CheckLimits(w Wire) error {

@@ -50,8 +50,8 @@ type ProducerOptions struct {
 	// own context, so a caller's deadline ends only the wait for the result
 	// (Publish returns at ctx's deadline) and the RPC runs on. A consumer's
 	// routing producer gets the subscription's callTimeout, so the
-	// dead-letter publish of a rejection ends at that bound on the wire too
-	// (issue 31). 0 means the client's default (60 s).
+	// dead-letter publish of a rejection ends at that bound on the wire too.
+	// 0 means the client's default (60 s).
 	PublishTimeout time.Duration
 }
 
@@ -127,7 +127,7 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 	return nil
 }
 
-// classifyPublish wraps into err what kind of refusal it is (issue 13): a
+// classifyPublish wraps into err what kind of refusal it is: a
 // publish that can never succeed as it is wraps broker.ErrPermanent
 // (InvalidArgument: an invalid attribute or message), broker.ErrTooLarge
 // when the message or its attributes are over a limit (InvalidArgument
@@ -196,7 +196,7 @@ var ErrNotAuthorized = broker.ErrNotAuthorized
 // for a connection refused, ErrNoConnection for another connection failure
 // before timeout, ErrUnreachable for no answer within timeout) or refuses
 // the credentials (ErrNotAuthorized), instead of
-// retrying until a distant deadline (issue 13). Any answer of the service,
+// retrying until a distant deadline. Any answer of the service,
 // NotFound included, means it is reachable.
 func Probe(ctx context.Context, c *pubsub.Client, project string, timeout time.Duration) error {
 	pctx, cancel := context.WithTimeout(ctx, timeout)

@@ -1,7 +1,7 @@
 // Package limits holds every broker limit brighter enforces where it writes,
 // lints where a subscriptions file asks for the impossible, or reads back
 // with `lint --live`: one value per transport, in bytes or as a duration, in
-// this one place (issue 28; docs/adr/0005-leases.md, "Ceilings").
+// this one place (docs/adr/0005-leases.md, "Ceilings").
 //
 // The transports (internal/broker/sqs, gcp, rocketmq), config and lint's
 // rules all read the same numbers here, so lint needs no transport.

@@ -12,7 +12,7 @@ import (
 const fileParam = "file"
 
 // URLScheme is the in-memory transport's address scheme,
-// memory://QUEUE?file=PATH: a queue of a memory.output file (issue 17).
+// memory://QUEUE?file=PATH: a queue of a memory.output file.
 type URLScheme struct{}
 
 // Parse reads memory://QUEUE?file=PATH into an Address of Kind

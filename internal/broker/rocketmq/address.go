@@ -19,7 +19,7 @@ func DLQTopic(group string) string { return dlqPrefix + group }
 
 // URLScheme is RocketMQ's address scheme, rocketmq://TOPIC?group=GROUP
 // (the group a reader reads in; a publish takes none). TOPIC may be written
-// raw (%DLQ%orders) or escaped (%25DLQ%25orders) (issue 17).
+// raw (%DLQ%orders) or escaped (%25DLQ%25orders).
 type URLScheme struct{}
 
 // Parse reads rocketmq://TOPIC?group=G into an Address of Kind
@@ -39,7 +39,7 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	q, err := url.ParseQuery(query)
 	if err != nil {
 		// url's error quotes the bad escape, a piece of a value: the
-		// query is shown redacted instead (issue 29).
+		// query is shown redacted instead.
 		return broker.Address{}, fmt.Errorf("a rocketmq:// URL's query (%s) does not parse: want rocketmq://TOPIC?group=GROUP", redact.URL("?"+query))
 	}
 	if err := broker.CheckParams(q, "rocketmq", "group", "group=GROUP"); err != nil {

@@ -254,7 +254,7 @@ var (
 // message that cannot be taken as Brighter's. The message is then still
 // returned, decoded as far as it goes, as MT_UNACCEPTABLE: its id, every
 // readable property, the received type text in WireMessageType and each
-// property with its problem in Undecodable (issue 14), so the consumer can
+// property with its problem in Undecodable, so the consumer can
 // hand it to the pump to route. The message is never nil.
 func Decode(w Wire, now time.Time) (*message.Message, error) {
 	p := w.Properties

@@ -62,7 +62,7 @@ type Connection struct {
 }
 
 // where names the endpoint in errors: Endpoint and, when known, where it
-// came from (issue 13).
+// came from.
 func (c Connection) where() string {
 	if c.EndpointFrom == "" {
 		return c.Endpoint
@@ -167,7 +167,7 @@ func (r *receipt) unlock() { <-r.sem }
 // (callTimeout): the client's call takes no context, so the consumer stops
 // waiting for it at the deadline and the client ends it after its own
 // request timeout (3 s); whether the broker applied it is unknown
-// (issue 31, ADR 0003).
+// (ADR 0003).
 var ErrCallAbandoned = errors.New("rocketmq: ChangeInvisibleDuration did not answer within the call's deadline; abandoned to the client's request timeout")
 
 // changeInvisible makes one ChangeInvisibleDuration(d) of r's message,
@@ -234,7 +234,7 @@ func NewConsumer(ctx context.Context, opts ConsumerOptions) (*Consumer, error) {
 	}
 	if err := sc.Start(); err != nil {
 		if notAuthorized(err) {
-			// One clear start-up error naming the endpoint (issue 13).
+			// One clear start-up error naming the endpoint.
 			return nil, fmt.Errorf("rocketmq: start consumer of %s for group %s at %s: %w: %w", opts.Topic, opts.ConsumerGroup, opts.where(), broker.ErrNotAuthorized, err)
 		}
 		return nil, fmt.Errorf("rocketmq: start consumer of %s for group %s at %s: %w", opts.Topic, opts.ConsumerGroup, opts.where(), err)
@@ -280,8 +280,7 @@ func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, 
 		}
 		if notAuthorized(err) {
 			// A credential can be renewed or a permission granted while
-			// the consumer runs: back off, as for any channel failure
-			// (issue 13).
+			// the consumer runs: back off, as for any channel failure.
 			return nil, fmt.Errorf("rocketmq: receive from %s for group %s at %s: %w: %w: %w", c.opts.Topic, c.opts.ConsumerGroup, c.opts.where(), broker.ErrChannelFailure, broker.ErrNotAuthorized, err)
 		}
 		return nil, fmt.Errorf("rocketmq: receive from %s for group %s: %w: %w", c.opts.Topic, c.opts.ConsumerGroup, broker.ErrChannelFailure, err)
@@ -392,7 +391,7 @@ func (c *Consumer) AppliedDelay(delay time.Duration) time.Duration {
 
 // Release makes the message visible again after delay:
 // ChangeInvisibleDuration (broker.Settler, used by rejection routing when a
-// publish fails, R-19; the delay grows with the delivery attempt, issue 13).
+// publish fails, R-19; the delay grows with the delivery attempt).
 func (c *Consumer) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
 	return c.Requeue(ctx, m, delay)
 }

@@ -26,7 +26,7 @@ const GroupSettingsWait = 5 * time.Second
 
 // GroupMaxDeliveryAttempts reads the broker-side maximum number of
 // deliveries of a message to consumer group before RocketMQ dead-letters it
-// to %DLQ%<group> (issue 32, `lint --live`). A RocketMQ 5 proxy answers the
+// to %DLQ%<group> (`lint --live`). A RocketMQ 5 proxy answers the
 // Settings a simple consumer sends on the Telemetry stream with the group's
 // retry policy: backoff_policy.max_attempts, the group's retryMaxTimes + 1
 // (Apache RocketMQ's GrpcClientSettingsManager). The Go client keeps no

@@ -6,8 +6,8 @@ import (
 	"unsafe"
 )
 
-// initIsolated works around a data race in rocketmq-clients v5.1.2 (issue
-// 33): its producer keeps the endpoints it has isolated in a sync.Map that
+// initIsolated works around a data race in rocketmq-clients v5.1.2:
+// its producer keeps the endpoints it has isolated in a sync.Map that
 // Send copies by value (producer.go, takeMessageQueues passes p.isolated,
 // not &p.isolated) while the client's first heartbeat initialises it
 // (client.go, LoadAndDelete on the zero sync.Map, an atomic store). The race

@@ -13,7 +13,7 @@ import (
 // limits (limits.RocketMQ): a body of at most 4 MiB, at most 128 user
 // properties, and at most 16 KiB of property keys and values together.
 // Our test broker (rmqtest) enforces none of them, so brighter checks them
-// itself before a send, as a real proxy would refuse the message (issue 28).
+// itself before a send, as a real proxy would refuse the message.
 // The error names the limit passed and wraps broker.ErrTooLarge (a routed
 // copy is tried once with its rejection message shortened, then released,
 // R-19); nil when m fits.

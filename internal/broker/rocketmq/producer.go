@@ -103,7 +103,7 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 	return nil
 }
 
-// classifySend wraps into err what kind of refusal it is (issue 13): a send
+// classifySend wraps into err what kind of refusal it is: a send
 // the broker refuses as it is wraps broker.ErrTooLarge (MESSAGE_BODY_TOO_LARGE,
 // PAYLOAD_TOO_LARGE, MESSAGE_PROPERTIES_TOO_LARGE,
 // REQUEST_HEADER_FIELDS_TOO_LARGE, or the client's own "message body size

@@ -8,7 +8,7 @@ import (
 )
 
 // URLScheme is SQS's address scheme, sqs://QUEUE: a queue name alone (not
-// a queue URL); connection settings are never part of it (issue 17).
+// a queue URL); connection settings are never part of it.
 type URLScheme struct{}
 
 // Parse reads sqs://QUEUE into an Address of Kind AddressQueue, FIFO when

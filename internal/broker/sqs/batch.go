@@ -31,7 +31,7 @@ const (
 // message (nil: the broker listed it as successful): a destination that
 // cannot be resolved, an encoding error (ErrTooManyAttributes), an entry the
 // broker refused (its code and message), a failed call, or an entry the
-// broker did not mention at all. It implements broker.BatchProducer (issue 7).
+// broker did not mention at all. It implements broker.BatchProducer.
 func (p *Producer) SendBatch(ctx context.Context, ms []*message.Message) []error {
 	errs := make([]error, len(ms))
 	byDest := map[string][]int{}

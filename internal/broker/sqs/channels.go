@@ -88,7 +88,7 @@ func NewChannelMaker(c *Clients, opts ChannelOptions) *ChannelMaker {
 // topic the SNS topic, the queue's subscription (RawMessageDelivery "true"
 // or "false") and the queue policy that lets the topic send; creating twice
 // is harmless. validate checks that each exists, and the dead-letter queue
-// the queue's own RedrivePolicy names (issue 34), and returns
+// the queue's own RedrivePolicy names, and returns
 // ErrMissingChannels naming everything missing. assume makes no call.
 func (cm *ChannelMaker) EnsureChannels(ctx context.Context) error {
 	o := cm.opts
@@ -304,7 +304,7 @@ func (cm *ChannelMaker) validate(ctx context.Context) error {
 	}
 	if ok {
 		// The redrive policy the queue really holds, which may differ from
-		// the file's (issue 34): SQS accepts a policy whose target does not
+		// the file's: SQS accepts a policy whose target does not
 		// exist, and then moves nothing anywhere.
 		held, err := cm.heldRedriveTarget(ctx, url)
 		if err != nil {
@@ -351,7 +351,7 @@ func (cm *ChannelMaker) validate(ctx context.Context) error {
 // else the endpoint as SNS reports it) of every subscription of the SNS
 // topic named name (FIFO names as TopicName makes them). It never creates
 // the topic: a missing topic is an error wrapping ErrTopicNotFound. `dlq
-// replay`'s fan-out guard (issue 30) lists who else would receive a copy.
+// replay`'s fan-out guard lists who else would receive a copy.
 func TopicSubscribers(ctx context.Context, c *Clients, name string, fifo bool) ([]string, error) {
 	arn, err := findTopic(ctx, c.SNS, TopicName(name, fifo))
 	if err != nil {

@@ -54,8 +54,7 @@ func NewClients(ctx context.Context, region, endpoint, profile string) (*Clients
 }
 
 // NewClientsWith is NewClients from a Connection, whose EndpointFrom the
-// errors of a call cut off by its deadline or refused credentials name
-// (issue 13).
+// errors of a call cut off by its deadline or refused credentials name.
 func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 	var opts []func(*config.LoadOptions) error
 	if conn.Region != "" {
@@ -106,8 +105,8 @@ func (c *Clients) credentialSource() string {
 }
 
 // ErrNoCredentials is wrapped by CheckCredentials when the AWS credential
-// chain found no credentials (issue 13: consume retried a broker it could
-// never authenticate to, logging a channel failure eight times a second).
+// chain found no credentials (without it, consume would retry a
+// broker it can never authenticate to, logging a channel failure eight times a second).
 var ErrNoCredentials = errors.New("no AWS credentials found")
 
 // credentialSources names what the default credential chain tries, in its

@@ -262,8 +262,8 @@ type DecodeOptions struct {
 // id when the id attribute is readable, every readable attribute and bag
 // entry (an unreadable bag is kept as text under the bag key "bag"), the raw
 // body, the received type text in WireMessageType, and in Undecodable the
-// field and the problem, which the pump uses as the rejection message
-// (issue 14). The result is never nil and Decode never panics.
+// field and the problem, which the pump uses as the rejection message.
+// The result is never nil and Decode never panics.
 func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	attempt := receiveCount(sm.Attributes)
 	m, problems := decode(sm, opts)

@@ -41,7 +41,7 @@ const (
 	LogUndecodable = "sqs message cannot be decoded; presenting it as unacceptable"
 	// LogQueueLeaseUnread is logged at Warning by Resolve when
 	// visibilityTimeout is 0 and the queue's own visibility timeout cannot
-	// be read: the pump then manages no lease for it (issue 12).
+	// be read: the pump then manages no lease for it.
 	LogQueueLeaseUnread = "sqs queue visibility timeout unread; leases not extended"
 )
 
@@ -74,7 +74,7 @@ type ConsumerOptions struct {
 	// message's visibility (limits.SQS.MaxHold), is the ceiling MaxHold
 	// reports instead, as if the message had been received that much
 	// earlier than 12 hours before the ceiling: tests reach the ceiling in
-	// seconds (issue 28). 0 is SQS's own.
+	// seconds. 0 is SQS's own.
 	MaxHold time.Duration
 }
 
@@ -151,12 +151,12 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 // receive would otherwise), so that a command fails at start-up with one
 // error when the queue is missing or the credentials are refused (the
 // latter wraps broker.ErrNotAuthorized and names the endpoint and the
-// credential source, issue 13). Errors are as Receive's.
+// credential source). Errors are as Receive's.
 //
 // With VisibilityTimeout 0 it also reads the queue's own visibility timeout
 // (GetQueueAttributes, once), which the consumer's receives then get, so
 // that Lease reports it and the pump extends leases of that length as it
-// does a configured one (issue 12). When it cannot be read, that is logged
+// does a configured one. When it cannot be read, that is logged
 // at Warning (LogQueueLeaseUnread) and not returned: the consumer works,
 // but its leases are not extended. That Warning is also logged when the
 // queue itself could not be looked up (consume carries on past a broker
@@ -360,7 +360,7 @@ func classify(err error) error {
 		return err
 	}
 	if errors.Is(err, broker.ErrNotAuthorized) || authError(err) {
-		return err // a refused credential: the pump stops (issue 13)
+		return err // a refused credential: the pump stops
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -467,7 +467,7 @@ func (k *Consumer) AppliedDelay(delay time.Duration) time.Duration {
 
 // Release makes the message visible again after delay
 // (ChangeMessageVisibility, capped at 12 h): the broker.Settler release of a
-// failed rejection routing (R-19, issue 13).
+// failed rejection routing.
 func (k *Consumer) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
 	return k.Requeue(ctx, m, delay)
 }
@@ -514,7 +514,7 @@ func (p publisher) Publish(ctx context.Context, destination string, m *message.M
 }
 
 // RoutedDeduplicationID is the FIFO MessageDeduplicationId of the routed
-// copy of m (R-18, issue 28's FIFO edge): the SHA-256, hex, of m's message
+// copy of m (R-18, on a FIFO queue; docs/adr/0006-ordered-channels-under-deferral.md): the SHA-256, hex, of m's message
 // id and the deduplication id it was received with. The source's own id
 // would make SQS drop, as a duplicate, the copy of a second message whose
 // deduplication id is the same (content-based deduplication of an equal

@@ -38,7 +38,7 @@ func receiveCount(sys map[string]string) int {
 // Brighter writes it, or a number. ok is false when the bag has none (or an
 // empty string). A value that is not a whole number in
 // 0..message.HandledCountLimit-1 is an error (the message is then
-// Unacceptable, issue 14): never read as 0, never wrapped.
+// Unacceptable): never read as 0, never wrapped.
 func stampedCount(bag message.Bag) (n int, ok bool, err error) {
 	v, present := bag[BagHandledCount]
 	if !present {

@@ -35,9 +35,9 @@ func authError(err error) bool {
 // included, when the caller's context has no deadline of its own (dlq, send,
 // lint --live, channel making; the pump always sets one, from its timeOut or
 // callTimeout, and that one stands). A ReceiveMessage gets its long-poll
-// wait on top. Issue 13: without it, a host that accepts connections and
-// never answers held a GetQueueUrl for three attempts of
-// ResponseHeaderTimeout, 90 s, before the operator heard anything.
+// wait on top. Without it, a host that accepts connections and
+// never answers would hold a GetQueueUrl for three attempts of
+// ResponseHeaderTimeout, 90 s, before the operator hears anything.
 const DefaultCallDeadline = 15 * time.Second
 
 // callDeadline returns SDK middleware (an Initialize step, so outside the
@@ -52,7 +52,7 @@ const DefaultCallDeadline = 15 * time.Second
 // The same step names a refused credential (authErrorCodes): the error
 // wraps broker.ErrNotAuthorized and names the endpoint and the credential
 // source (source(), "" when not known), so that one line tells an operator
-// what was refused by whom (issue 13).
+// what was refused by whom.
 func callDeadline(where string, source func() string) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("BrighterCallDeadline",

@@ -50,7 +50,7 @@ func (s bodyShield) Do(r *http.Request) (*http.Response, error) {
 	return s.inner.Do(r)
 }
 
-// Timeouts of the default HTTP client (issue 13): a broker that accepts a
+// Timeouts of the default HTTP client: a broker that accepts a
 // connection and never answers must fail the call, not hold it for ever.
 // The pump's own deadlines (receive: timeOut plus a margin; settle:
 // callTimeout) cut calls off first; these bound calls made without one

@@ -27,7 +27,7 @@ func sendSize(in *sqs.SendMessageInput) int {
 // limits (limits.SQS): attribute names of at most 256 bytes, and body plus
 // attributes (names, data types, values) of at most 1 MiB, SQS's maximum
 // message size. fauxqs enforces neither as AWS does, so brighter checks them
-// itself before every SendMessage and SendMessageBatch entry (issue 28).
+// itself before every SendMessage and SendMessageBatch entry.
 // The error names the message, its size and the limit, and wraps
 // broker.ErrTooLarge: the producer refuses the message, and a routed copy
 // is tried once with its rejection message shortened, then the original
@@ -61,8 +61,8 @@ func publishSize(in *sns.PublishInput) int {
 // message with id id (limits.SNS): attribute names of at most 256 bytes and
 // at most ten attributes, and message, subject and attributes of at most
 // 256 KiB together, SNS's maximum. fauxqs enforces none of them, so
-// brighter checks them before every Publish and PublishBatch entry (issue
-// 28). The error names the message, its size and the limit, and wraps
+// brighter checks them before every Publish and PublishBatch entry.
+// The error names the message, its size and the limit, and wraps
 // broker.ErrTooLarge: the producer refuses the message before any call.
 // nil when in fits.
 func checkSNSLimits(id string, in *sns.PublishInput) error {

@@ -92,7 +92,7 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 // by a Producer with options sns and fifo: the errors Send returns before
 // its call (ErrBodyNotText, ErrTooManyAttributes, broker.ErrTooLarge, all
 // wrapped), nil when none applies. A dry run uses it so that it refuses
-// what the real run would (issue 30).
+// what the real run would.
 func CheckSendable(m *message.Message, sns, fifo bool) error {
 	if sns {
 		_, err := snsPublishInput("arn:aws:sns:us-east-1:000000000000:dry-run", m, nil, fifo)
@@ -122,7 +122,7 @@ func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Mes
 // message for its size (InvalidParameterValue "Message must be shorter
 // than N bytes"), and broker.ErrPermanent when it refused the request as
 // malformed (InvalidAddress, InvalidParameterValue, InvalidMessageContents):
-// such a send can never succeed as it is (issue 13). Other errors are
+// such a send can never succeed as it is. Other errors are
 // returned as they are.
 func classifySend(err error) error {
 	var api smithy.APIError

@@ -5,7 +5,8 @@ package main
 // an import rule restated in prose, a dependency a comment forbids
 // (claims_test.go); a requirement id cited and no longer defined in
 // docs/requirements.md, and a document that cites a file outside the
-// repository (docs_test.go). The outside name is spelt in pieces so that this file
+// repository (docs_test.go); production code that cites an issue number
+// (issues_test.go). The outside name is spelt in pieces so that this file
 // does not cite it.
 var docsMutants = []mutant{
 	{Name: "docs-import-claim-stale", What: "a package comment's Imports claim falls behind the code (memory lists internal/message and imports internal/broker too)",
@@ -33,4 +34,9 @@ var docsMutants = []mutant{
 		Old:  "- [ARCHITECTURE.md](ARCHITECTURE.md): the layers",
 		New:  "- [ARCHITECTURE.md](ARCHITECTURE.md) (see ../" + "shared/" + "DESIGN" + ".md): the layers",
 		Pkg:  "./internal/layers", Run: "^TestDocs_RepositoryCarriesItsOwnDesign$"},
+	{Name: "docs-cites-issue-number", What: "a production package comment cites the issue that asked for it instead of saying the behaviour alone",
+		File: "internal/redact/redact.go",
+		Old:  "// Package redact is brighter's one redaction rule (docs/security.md).\n",
+		New:  "// Package redact is brighter's one redaction rule (issue 29; docs/security.md).\n",
+		Pkg:  "./internal/layers", Run: "^TestDocs_ProductionCodeCitesNoIssueNumbers$"},
 }

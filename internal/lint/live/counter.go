@@ -14,7 +14,7 @@ import (
 // (budget-cannot-run-down, R-11), but a subscription made or changed
 // elsewhere (makeChannels validate or assume) may lack it on the broker,
 // and then the budget is never reached and a deferred message is
-// redelivered for ever (issue 32).
+// redelivered for ever.
 type CounterProber interface {
 	// CountNeedsNativeLimit reports whether the delivery count needs the
 	// native limit on the broker.

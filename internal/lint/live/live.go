@@ -6,7 +6,7 @@
 // the broker's value, so the check holds against reality, not just the file.
 // Where the broker sets a maximum message size per queue (SQS), it also
 // reports a rejection destination smaller than its source
-// (destination-message-size, issue 28; sizes.go).
+// (destination-message-size; sizes.go).
 //
 // Each transport answers through the Prober interface; this package holds
 // the SQS and Pub/Sub probers. CheckChannels looks up every channel a
@@ -40,7 +40,7 @@ import (
 )
 
 // checkFailed is the live-check-failed finding of s: what (its own words,
-// quoting the file's values as written, issue 29) followed by the broker
+// quoting the file's values as written) followed by the broker
 // call's error as it is, naming what was asked as the broker saw it (the
 // expanded project, channel and endpoint, as consume and dlq name them),
 // not the file's ${VAR} text. Secrets in it are still masked: lint passes
@@ -65,7 +65,7 @@ type Prober interface {
 // budget-outranked (R-10) when the budget is at or above the broker's limit
 // but not the file's (the file check already reported the other case), and
 // budget-cannot-run-down when the broker lacks the native limit a
-// CounterProber's delivery count needs (issue 32).
+// CounterProber's delivery count needs.
 // rules supplies the file's answers (lint.TransportRules.NativeLimit).
 func Check(ctx context.Context, f *config.File, probers map[config.Transport]Prober, rules map[config.Transport]lint.TransportRules) []lint.Finding {
 	if f == nil {
@@ -224,7 +224,7 @@ var ErrMissingChannel = errors.New("missing on the broker")
 // ChannelValidator looks up on the broker every channel a subscription
 // names: the validation `brighter consume` runs at start-up with
 // makeChannels: validate (the transport's EnsureChannels in validate
-// mode), so that --live and consume agree (issue 34). It returns nil when
+// mode), so that --live and consume agree. It returns nil when
 // everything exists, an error wrapping ErrMissingChannel naming what is
 // missing, or another error when the broker could not be asked.
 type ChannelValidator interface {

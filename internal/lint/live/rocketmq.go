@@ -10,7 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/lint"
 )
 
-// RocketMQ probes RocketMQ consumer groups (issue 32): the broker-side
+// RocketMQ probes RocketMQ consumer groups: the broker-side
 // maximum deliveries of the subscription's consumerGroup, which RocketMQ
 // enforces by dead-lettering to %DLQ%<group> whatever brighter's budget.
 // Check compares it with the file's rocketmq.maxDeliveryAttempts

@@ -17,7 +17,7 @@ import (
 // SizeProber is implemented by a Prober whose broker sets a maximum message
 // size per queue (SQS MaximumMessageSize): it reads the source's and each
 // rejection destination's, so that Check can report a destination that
-// cannot take what its source accepts (destination-message-size, issue 28).
+// cannot take what its source accepts (destination-message-size).
 type SizeProber interface {
 	// MessageSizes returns the source's maximum message size in bytes and
 	// each existing destination's (a destination that does not exist is

@@ -145,7 +145,7 @@ func (SQS) Check(s *config.Subscription) []lint.Finding {
 
 // orderingSpendsBudget reports lint.RuleOrderingSpendsBudget for an ordered
 // channel s (ordered names the setting) that can hold atOnce messages of a
-// key at once (more than 1) under an enforced budget (issue 28); why says
+// key at once (more than 1) under an enforced budget; why says
 // what makes a held-back delivery count.
 //
 // The pump holds back the messages of a key that arrived before an earlier

@@ -1,5 +1,5 @@
 // Command stress runs the test suite several times beside a CPU hog and
-// reports every failing test by name (issue 33: the suite must be green
+// reports every failing test by name (the suite must be green
 // every time, not when the machine happens to be quiet). `make test-stress`
 // runs it; it is not part of `make test`.
 //

@@ -73,7 +73,7 @@ type Actions interface {
 // LoadNoter is implemented by Actions whose Load can tell what it could
 // not read: LoadNote, asked right after each Load, is a line for the status
 // bar (for example how many messages another reader held invisible), ""
-// when there is nothing to say (issue 30).
+// when there is nothing to say.
 type LoadNoter interface {
 	LoadNote() string
 }

@@ -1,4 +1,4 @@
-// Package triage is the model of `brighter dlq triage` (issue 30): an
+// Package triage is the model of `brighter dlq triage`: an
 // interactive console over one dead-letter destination. It shows the
 // failure groups (count, oldest, newest, reason, a sample rejection
 // message), the messages of a group, and one message (headers, bag,

@@ -114,7 +114,7 @@ func FindEmulator() (string, error) {
 }
 
 // bindAttempts bounds how many ports StartEmulator tries: a port picked free
-// can be taken by another process before Java binds it (issue 33).
+// can be taken by another process before Java binds it.
 const bindAttempts = 5
 
 // ErrPortInUse is the error (wrapped, with the emulator's log) of a start

@@ -1,6 +1,6 @@
 // Package gcptest is test support for tests that run against Google's own
 // Pub/Sub emulator (the Java server of the Debian package
-// google-cloud-cli-pubsub-emulator, issue 15): one emulator per test binary,
+// google-cloud-cli-pubsub-emulator): one emulator per test binary,
 // started on a free loopback port by the first Start and stopped by Main;
 // Start gives each test its own project on it and a client, and Faults makes
 // that client's unary calls fail on demand, before they reach the emulator.
@@ -106,7 +106,7 @@ type topicFault struct {
 
 // FailPublishWith makes every Publish to topic (a full topic name) fail
 // with err, a gRPC status error such as status.Error(codes.InvalidArgument,
-// "...") (issue 13: a publish the service refuses as it is). A nil err
+// "...") (a publish the service refuses as it is). A nil err
 // stops it. It is independent of FailPublishTo.
 func (f *Faults) FailPublishWith(topic string, err error) {
 	f.publishErr.Store(&topicFault{topic: topic, err: err})

@@ -4,7 +4,7 @@ import "github.com/brightergo/brighter/internal/faultproxy"
 
 // HoldCalls makes every unary call of method (its last path segment, as
 // "Acknowledge") wait until its context ends, recording its deadline in the
-// returned Hold (issue 31: a black-holed endpoint per call kind); nothing
+// returned Hold (a black-holed endpoint per call kind); nothing
 // reaches the emulator. ReleaseCalls ends it.
 func (f *Faults) HoldCalls(method string) *faultproxy.Hold {
 	h := &faultproxy.Hold{}

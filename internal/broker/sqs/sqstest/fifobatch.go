@@ -19,8 +19,8 @@ import (
 // FIFOBatcher is test-only HTTP middleware in front of fauxqs that makes a
 // FIFO queue's ReceiveMessage return several messages of one message group
 // in order, as AWS does, where stock fauxqs returns at most one per group
-// (local-brokers.md §1.4). A row about a FIFO group under deferral (issue
-// 28: later messages of the group received in the same batch as a deferred
+// (local-brokers.md §1.4). A row about a FIFO group under deferral (the
+// later messages of the group received in the same batch as a deferred
 // one) can only fail where a receive brings several of a group.
 //
 // How: on a receive from a queue whose URL ends in ".fifo" it first moves
