@@ -31,7 +31,10 @@
 //   - exhausted.go: a delivery judged before its handler runs (the budget
 //     spent) and its routing.
 //   - handledhere.go: the record of messages handled in this process.
-//   - lease.go: lease tracking and extension of held messages.
+//   - lease.go: lease tracking of held messages (leases, leaseRef, lapse
+//     checks, end).
+//   - lease_schedule.go: the lease extension schedule (half-lease and
+//     economical) and the extension calls (leases.run, extendDue).
 //   - redelivery.go: later deliveries of a message the run still holds,
 //     and settles sent with a lapsed receipt (stale).
 //   - order.go: per-partition-key hold-back under deferral, and what a

@@ -219,7 +219,7 @@ var set = []mutant{
 		New:  "delay = 0 * p.opts.RequeueDelay",
 		Run:  cells(sqsStd, "SqsStandard/proactor", "I151")},
 	{Name: "lease-extension-to-cap", What: "a lease extension reaches the cap (first lease plus maxLeaseExtension) at once instead of one lease from now: a killed replica's messages stay away for the cap",
-		File: "internal/pump/lease.go",
+		File: "internal/pump/lease_schedule.go",
 		Old:  "ext := min(l.lease, left)",
 		New:  "ext := left",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "I123")},
