@@ -15,6 +15,34 @@
 // Every event is reported to Observers. The pump sees a transport only as a
 // broker.Consumer; cmd/brighter joins the two.
 //
+// Files, one job each:
+//
+//   - options.go: Variant, the defaults, Options and their normalisation.
+//   - run.go: Pump, New and Run; the run type and its stop and drain
+//     (halt, mayStart, stopping), receive, release and keep of messages a
+//     stop gives back, and the settle calls' shared deadline (call).
+//   - reactor.go: the Reactor's performers.
+//   - proactor.go: the Proactor's receivers, lanes and workers, and its
+//     receive-ahead slots (takeSlots, putSlots).
+//   - settler.go: the Proactor's batched acknowledgement settler (ackItem).
+//   - settle.go: handle and dispatch, and the settles: acknowledge,
+//     requeue (the redelivery budget), reject, rejectHandled, acknowledged;
+//     countUnacceptable, ErrCutOff, ErrUnacceptableLimit.
+//   - exhausted.go: a delivery judged before its handler runs (the budget
+//     spent) and its routing.
+//   - handledhere.go: the record of messages handled in this process.
+//   - lease.go: lease tracking of held messages (leases, leaseRef, lapse
+//     checks, end).
+//   - lease_schedule.go: the lease extension schedule (half-lease and
+//     economical) and the extension calls (leases.run, extendDue).
+//   - redelivery.go: later deliveries of a message the run still holds,
+//     and settles sent with a lapsed receipt (stale).
+//   - order.go: per-partition-key hold-back under deferral, and what a
+//     settle left of a message (settleEnd, unsettled).
+//   - health.go: channel health, back-off and stall reporting.
+//   - observer.go: Event, Observer and the log observer.
+//   - handler.go: Handler, Outcome and Result.
+//
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //

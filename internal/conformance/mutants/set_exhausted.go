@@ -34,7 +34,7 @@ var exhaustedMutants = []mutant{
 		New:  "\t\tif true {\n\t\t\tm.rejected.",
 		Pkg:  "./internal/observe", Run: "^TestMetrics_ScrapedAndParsed$"},
 	{Name: "drain-releases-buffered", What: "a graceful stop releases what is buffered (each a delivery spent with no handler run) instead of handing it to the handlers within drainTimeout",
-		File: "internal/pump/pump.go",
+		File: "internal/pump/run.go",
 		Old:  "\treturn until > 0 && time.Now().UnixNano() < until\n",
 		New:  "\treturn until < 0 && false\n",
 		Pkg:  "./internal/pump", Run: "^(TestGracefulStopHandlesWhatIsBufferedWithinTheDrain_NFR8|TestStopLetsTheReceiveInProgressEndAndHandlesWhatItBrought_NFR8)$", CI: true},

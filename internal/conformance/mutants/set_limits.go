@@ -70,7 +70,7 @@ var limitsMutants = []mutant{
 		New:  "time.Since(first) < 0",
 		Run:  "TestConsumeTwoSignalsAtOnceAreOneStop_Issue28", Pkg: "./cmd/brighter"},
 	{Name: "deferral-log-routed-count", What: "a routed copy's deferral is logged with its stamped count plus one (delivery_count=4 budget=3 for a copy stamped 3)",
-		File: "internal/pump/pump.go",
+		File: "internal/pump/settle.go",
 		Old:  "\t\tcount = presented\n",
 		New:  "\t\tcount = m.Header.HandledCount\n",
 		Run:  "TestRoutedCopyDeferralLogSaysWhatCounts_Issue28", Pkg: "./internal/pump"},

@@ -7,7 +7,7 @@ package main
 // which no conformance row reaches).
 var staleMutants = []mutant{
 	{Name: "stale-fresher-unused", What: "a settle after the lease lapsed uses its own, superseded receipt, not the later delivery's",
-		File: "internal/pump/pump.go",
+		File: "internal/pump/settle.go",
 		Old:  "\tf, late := r.leases.settling(m, st, settling, final)\n\tif f != nil {",
 		New:  "\tf, late := r.leases.settling(m, st, settling, final)\n\tif f != nil && false {",
 		Run:  cells(sqsStd, "SqsStandard/proactor", "I341")},

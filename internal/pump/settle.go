@@ -1,0 +1,290 @@
+package pump
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// ErrCutOff is the Err of the EventDeferred emitted for a message whose
+// handler was still running when a stop's DrainTimeout expired: the
+// handler was cancelled and did not get to decide, so the message is
+// released (requeue 0) without counting a delivery or applying the
+// redelivery budget (R-4 judges handler outcomes, not our shutdown).
+var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released, not counted")
+
+// ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
+// unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).
+var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
+
+// handle dispatches one message and settles it. With acks not nil,
+// acknowledgements are handed to the settler.
+//
+// A message whose lease lapsed while it waited is not dispatched: it is
+// dropped without a broker call (the broker redelivers it) and reported as
+// EventLeaseLapsed (issue 12). A dispatched message's lease tracking ends
+// before it is settled. A message that arrives with its redelivery budget
+// already spent is routed without dispatch (exhausted; issue 28).
+//
+// st is m's lease tracking (the zero leaseRef when none is tracked).
+func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
+	p := r.p
+	// An earlier message of m's key whose batched acknowledgement is not
+	// sent yet decides whether m is held back: wait for it (issue 28).
+	r.holds.awaitAck(m)
+	now := time.Now() // one clock reading for the lease check and the handler's start
+	switch adm := r.leases.admit(m, st, now); adm.kind {
+	case admitLapsed:
+		r.holds.hold(m, now, 0) // it comes back: the later messages of its key wait for it
+		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
+		return
+	case admitAbsorbed:
+		return // an earlier delivery of it settles with its receipt (issue 34)
+	case admitSuperseded:
+		r.settleSuperseded(m, adm.refused, adm.again, adm.stale)
+		return
+	default:
+		if adm.lapsed != nil {
+			// It lapsed; a later delivery of it, absorbed while it waited,
+			// is handled in its place.
+			p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
+			m, st = adm.m, adm.ref
+		}
+	}
+	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
+	if m.Header.MessageType == message.MTUnacceptable {
+		// Just admitted: its lease has not lapsed.
+		if f, _ := r.leases.settling(m, st, now, false); f != nil {
+			m.Receipt = f.Receipt
+		}
+		p.countUnacceptable(r)
+		// The consumer names the field and the problem when it could not
+		// decode the message; without that, the message itself arrived
+		// typed MT_UNACCEPTABLE (issue 14: say so, not a bare "failed to
+		// parse").
+		desc := "message type: the message arrived as MT_UNACCEPTABLE"
+		if m.Undecodable != "" {
+			desc = m.Undecodable
+		} else if s, ok := m.Header.Bag.String(message.KeyRejectionMessage); ok && s != "" {
+			desc = s
+		}
+		r.unsettled(m, time.Now(), r.reject(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: desc}, Unacceptable, 0, false))
+		return
+	}
+	if held, delay := r.holds.heldBack(m, now); held {
+		r.holdBack(m, st, delay)
+		return
+	}
+	if why := r.exhausted(m); why != arrivalHandle {
+		// Final, as a handler's Reject is: the settle uses the freshest
+		// receipt (issue 34).
+		f, late := r.leases.settling(m, st, now, true)
+		if f != nil {
+			m.Receipt = f.Receipt
+		}
+		end := r.rejectExhausted(m, why)
+		r.unsettled(m, time.Now(), end)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
+		}
+		return
+	}
+	start := now
+	res := r.dispatch(m)
+	settling := time.Now() // before any settle call: see unsettled
+	took := settling.Sub(start)
+	// The settle uses the freshest receipt of the message this run holds
+	// (issue 34): a later delivery received while the handler ran.
+	cut := res.Outcome != Ack && r.handlerCtx.Err() != nil
+	final := !cut && (res.Outcome == Ack || res.Outcome == Reject || res.Outcome == Unacceptable)
+	f, late := r.leases.settling(m, st, settling, final)
+	if f != nil {
+		m.Receipt = f.Receipt
+	}
+	if cut {
+		// Cut off by the stop: the handler's verdict is the cancellation's,
+		// not the message's. Release it, uncounted and unjudged.
+		p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Duration: took, Err: ErrCutOff})
+		r.keep(m)
+		return
+	}
+	switch res.Outcome {
+	case Ack:
+		if acks != nil {
+			acks <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m)}
+			return
+		}
+		ctx, cancel := r.call()
+		err := p.consumer.Acknowledge(ctx, m)
+		cancel()
+		p.settled(err)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, err, true)
+		}
+		if err != nil {
+			r.holds.hold(m, settling, 0)
+		} else {
+			r.acknowledged(m) // as in the settler: a lapsed receipt included
+		}
+		p.emit(ackEvent(m, took, late, err))
+	case Reject:
+		p.countUnacceptable(r)
+		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
+		r.unsettled(m, settling, end)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
+		}
+	case Unacceptable:
+		p.countUnacceptable(r)
+		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
+		r.unsettled(m, settling, end)
+		if late {
+			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Unacceptable, end.gone, 0))
+		}
+	default: // Defer, and anything unknown: never lose the message.
+		end := r.requeue(m, res, took)
+		r.unsettled(m, settling, end)
+		if late {
+			r.staleSettle(m, Defer, end.requeued, end.delay)
+		}
+	}
+}
+
+// dispatch calls the handler, turning a panic into a Defer with an error.
+func (r *run) dispatch(m *message.Message) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = Result{Outcome: Defer, Err: fmt.Errorf("handler panicked: %v", v)}
+		}
+	}()
+	return r.p.handler(r.handlerCtx, m)
+}
+
+// requeue applies the redelivery budget (R-4..R-7, reference §8.4): the
+// count goes up by one (saturating, never wrapping); with a budget
+// (RequeueCount != -1) reached by broker.BudgetSpent, the message is
+// rejected with DeliveryError; otherwise it is requeued. A routed copy's
+// budget is judged on this channel's own delivery attempt while its
+// HandledCount stays the stamped evidence of the source channel (R-11,
+// R-28; docs/adr/0001 §9). It reports what the settle left of m (settleEnd).
+func (r *run) requeue(m *message.Message, res Result, took time.Duration) settleEnd {
+	p := r.p
+	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
+	m.Header.HandledCount = message.SaturatingAdd(max(presented, 0), 1)
+	budget := p.opts.RequeueCount
+	runs := 1
+	if budget != -1 {
+		runs = p.here.ran(m.Header.MessageID)
+	}
+	if budget != -1 && spent >= budget {
+		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
+		p.countUnacceptable(r)
+		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here)", m.Header.HandledCount, budget, times(spent), times(runs))
+		if m.HasRejectionMetadata() {
+			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s; handled %s here)",
+				spent, budget, presented, routedFrom(m), times(runs))
+		}
+		// The last failure's cause, so the dead-letter copy says why.
+		if res.Reason != "" {
+			desc += ": " + res.Reason
+		} else if res.Err != nil {
+			desc += ": " + res.Err.Error()
+		}
+		end := r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, took, false)
+		r.budgetRouted(m, end)
+		return end
+	}
+	delay := res.Delay
+	if delay <= 0 {
+		delay = p.opts.RequeueDelay
+	}
+	delay = broker.AppliedDelay(p.consumer, delay) // as the broker bounds it: what is logged
+	ctx, cancel := r.call()
+	err := p.consumer.Requeue(ctx, m, delay)
+	cancel()
+	p.settled(err)
+	if err != nil {
+		p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+		return settleEnd{}
+	}
+	// A routed copy's count is the stamped evidence of the channel that
+	// rejected it, which its requeue does not change: the event shows it
+	// as received, and Spent shows the budget's own count (issue 28: it
+	// said delivery_count=4 budget=3 for a copy stamped 3 on its first
+	// delivery here).
+	count := m.Header.HandledCount
+	if m.HasRejectionMetadata() {
+		count = presented
+	}
+	p.emit(Event{Kind: EventDeferred, Message: m, DeliveryCount: count, Spent: spent, Outcome: Defer, Delay: delay, Duration: took, Err: res.Err})
+	return settleEnd{delay: delay, requeued: true}
+}
+
+// routedFrom names the topic a routed copy was rejected from, for a
+// rejection description.
+func routedFrom(m *message.Message) string {
+	if s, _ := m.Header.Bag.String(message.KeyOriginalTopic); s != "" {
+		return s
+	}
+	return "an unnamed topic"
+}
+
+// rejectHandled routes m after its handler rejected it (Reject or
+// Unacceptable): reject, and a message gone from the broker is forgotten by
+// the record of messages handled here.
+func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
+	end := r.reject(m, rej, o, took, false)
+	if end.gone {
+		r.acknowledged(m)
+	} else {
+		r.p.here.rejectionFailed(m.Header.MessageID, rej, o)
+	}
+	return end
+}
+
+// acknowledged forgets m in the record of messages handled here: it is gone
+// from the broker. A first delivery was never recorded (only deferrals are),
+// so it costs no look-up.
+func (r *run) acknowledged(m *message.Message) {
+	if m.Header.HandledCount > 0 || m.DeliveryAttempt > 1 {
+		r.p.here.forget(m.Header.MessageID)
+	}
+}
+
+// reject routes m; took is how long its handler ran (0 when none ran);
+// retry marks a routing retried after this process's earlier routing of m
+// failed (Event.Retry). It reports what it left of m: gone when routed and
+// acknowledged, or acknowledged with no destination; else still on the
+// broker (released after a failed routing, with its delay, or a settle call
+// failed).
+func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took time.Duration, retry bool) settleEnd {
+	// The Router bounds each of its broker calls by the call timeout.
+	res := r.p.consumer.Reject(broker.WithCallTimeout(r.settleCtx, r.p.opts.CallTimeout), m, rej)
+	r.p.settled(res.Err)
+	r.p.emit(Event{Kind: EventRejected, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: o,
+		Reason: rej.Reason, Description: rej.Description, Route: res.Route, Destination: res.Destination, Err: res.Err, Duration: took,
+		Delay: res.ReleaseDelay, Permanent: res.Permanent, Retry: retry})
+	return settleEnd{gone: res.Err == nil && !res.Released, delay: res.ReleaseDelay}
+}
+
+// countUnacceptable implements Brighter's unacceptable-message window
+// (reference §8.5) and stops the pump at the limit.
+func (p *Pump) countUnacceptable(r *run) {
+	if p.opts.UnacceptableMessageLimit <= 0 {
+		return
+	}
+	p.unaccMu.Lock()
+	now := time.Now()
+	if p.unaccCount == 0 || (p.opts.UnacceptableMessageLimitWindow > 0 && now.Sub(p.unaccStart) > p.opts.UnacceptableMessageLimitWindow) {
+		p.unaccCount, p.unaccStart = 0, now
+	}
+	p.unaccCount++
+	n := p.unaccCount
+	p.unaccMu.Unlock()
+	if n >= p.opts.UnacceptableMessageLimit && p.limitHit.CompareAndSwap(false, true) {
+		r.halt(fmt.Errorf("subscription %s: %w: %d unacceptable messages (unacceptableMessageLimit %d)", p.opts.Subscription, ErrUnacceptableLimit, n, p.opts.UnacceptableMessageLimit))
+	}
+}
