@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// channelHealth is a pump's view of its channel (issue 13): how many
+// channelHealth is a pump's view of its channel: how many
 // broker calls in a row failed, since when, and whether that has lasted
 // StallAfter. It is not state the delivery semantics depend on: losing it
 // (a restart) changes no message's fate.
@@ -20,7 +20,7 @@ type channelHealth struct {
 	failures int // consecutive channel failures
 	// since is when the current episode's first failing call started
 	// (the earliest, when calls overlap): no call has succeeded since,
-	// so the stall clock runs from there (issue 28), not from the end of
+	// so the stall clock runs from there, not from the end of
 	// the first failed call, which a black-holed receive reports only
 	// its deadline later.
 	since   time.Time

@@ -33,7 +33,7 @@ const DefaultMaxLeaseExtension = time.Hour
 //   - mu is taken per message only while an extension call for it is
 //     under way.
 //
-// Issue 12 asks for at most 3% of throughput; docs/performance.md.
+// Its cost is measured against the pump's throughput: docs/performance.md.
 type leases struct {
 	ext broker.LeaseExtender
 	// client is set instead of ext for a consumer whose client keeps the
@@ -41,7 +41,7 @@ type leases struct {
 	// extended, a message's lease runs from its delivery to the client,
 	// and one whose lease ran out before dispatch is still dispatched (the
 	// client delivered it, and the broker may still hold it for up to a
-	// deadline); the tracking serves redelivery.go only (issue 34).
+	// deadline); the tracking serves redelivery.go only.
 	client broker.ClientLeaser
 	// fromCall: the consumer's leases run from the receive call's start
 	// (broker.LeaseFromReceiveStart, RocketMQ), so a batch's are counted
@@ -86,7 +86,7 @@ type leases struct {
 	free  *leaseBatch
 	nfree int
 
-	// Redeliveries of a held message (issue 34, redelivery.go): a cache
+	// Redeliveries of a held message (redelivery.go): a cache
 	// whose loss changes nothing but how often a message is handled again
 	// after its lease lapsed (at-least-once either way), bounded by what
 	// the run holds and lateRing.
@@ -213,7 +213,7 @@ const (
 	leaseCapped                  // held, the extension cap reached: extended no more
 	leaseEnded                   // its settle began, it lapsed, or it was never tracked
 	// leaseAbsorbed: a later delivery of a message another tracked
-	// delivery holds (issue 34): not dispatched; its lease is kept, and
+	// delivery holds: not dispatched; its lease is kept, and
 	// the holder settles with its receipt (redelivery.go).
 	leaseAbsorbed
 	leasePhaseBits = 2

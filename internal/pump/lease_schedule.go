@@ -34,7 +34,7 @@ const (
 	// extension call's deadline (lease/4 between them).
 	minLeaseCall = time.Second
 	maxLeaseCall = 10 * time.Second
-	// The economical schedule (ADR 0005, issue 31), for a lease long
+	// The economical schedule (ADR 0005), for a lease long
 	// enough to afford it: a held message is extended when only grace is
 	// left, grace being two extension calls run to their deadline and two
 	// ticks (a call, the tick that decides the retry, the retry), so each

@@ -30,7 +30,7 @@ const (
 	EventBudgetExhausted
 	// EventRejected: the message was rejected; Reason, Route and Destination
 	// say how; Err is set when routing failed and it was released,
-	// Delay then being the release delay (issue 13).
+	// Delay then being the release delay.
 	EventRejected
 	// EventSettleFailed: an acknowledge or requeue failed; the message stays
 	// on the broker and will be redelivered.
@@ -44,13 +44,13 @@ const (
 	// EventStalled: the channel's broker calls have failed for StallAfter
 	// with no success between (no successful broker call for that long);
 	// Since is when the failures began, Err the last one. Emitted once per
-	// failure episode (issue 13).
+	// failure episode.
 	EventStalled
 	// EventChannelRecovered: a broker call succeeded after Failures failed
 	// in a row since Since.
 	EventChannelRecovered
 	// EventLeaseExtended: a held message's lease was extended; Delay is the
-	// new lease from the call (issue 12).
+	// new lease from the call.
 	EventLeaseExtended
 	// EventLeaseExtendFailed: extending a held message's lease failed (Err);
 	// the pump tries again while the lease lasts, and a message whose lease
@@ -64,8 +64,8 @@ const (
 	// is extended no more and the broker will redeliver it when it lapses.
 	// Delay is how long it had been held.
 	EventLeaseCapped
-	// EventStaleSettle: a settle of the message used a stale receipt
-	// (issue 34), and the broker answered it with success. Either:
+	// EventStaleSettle: a settle of the message used a stale receipt,
+	// and the broker answered it with success. Either:
 	//   - Err is ErrLapsedReceipt: the settle (Outcome) was sent with a
 	//     receipt whose lease had lapsed by the pump's lease clock, the
 	//     first delivery's or a later one's. An acknowledgement is reported
@@ -125,7 +125,7 @@ type Event struct {
 	Retry bool
 	// Permanent is set on a rejected event whose routing can never succeed
 	// as it is (broker.ErrPermanent: too large, an invalid destination);
-	// the message was released with the longest delay (issue 13).
+	// the message was released with the longest delay.
 	Permanent bool
 	// Delay is the requeue delay of a Defer.
 	Delay time.Duration
@@ -190,12 +190,12 @@ const (
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
 	// LogHeldBack is logged (Info) for a message released unhandled because
 	// an earlier message of its partition key went back to the broker
-	// unsettled after it arrived (ErrHeldBack, issue 28).
+	// unsettled after it arrived (ErrHeldBack).
 	LogHeldBack = "message held back behind an earlier message of its partition key; released unhandled"
 	// LogStaleSettle is logged (Warn) for a settle the broker refused
 	// because its receipt was stale (broker.ErrStaleReceipt): the message's
 	// lease had lapsed and the broker handed it out again.
-	// EventStaleSettle logs it too, once per superseded settle (issue 34).
+	// EventStaleSettle logs it too, once per superseded settle.
 	LogStaleSettle = "settle used a stale receipt; the broker had already handed the message out again"
 	// LogLapsedSettle is logged (Warn) for a settle the broker answered
 	// with success although its receipt's lease had lapsed by the pump's

@@ -69,7 +69,7 @@ type Options struct {
 	// ChannelFailureDelay is the pause after a failed Receive (both
 	// variants; Brighter's Reactor ignores it, a quirk not copied). Repeated
 	// failures double it, with jitter, up to MaxChannelFailureDelay; a
-	// successful receive resets it (issue 13).
+	// successful receive resets it.
 	ChannelFailureDelay time.Duration
 	// MaxChannelFailureDelay caps the back-off of repeated channel failures
 	// (0 = DefaultMaxChannelFailureDelay; never below ChannelFailureDelay).
@@ -100,7 +100,7 @@ type Options struct {
 	// the pump stops extending, the lease lapses and the broker redelivers
 	// the message (EventLeaseCapped). 0 means DefaultMaxLeaseExtension;
 	// negative turns extension off (lapsed messages are still dropped
-	// before dispatch). Issue 12, docs/adr/0005-leases.md.
+	// before dispatch). docs/adr/0005-leases.md.
 	MaxLeaseExtension time.Duration
 }
 

@@ -12,8 +12,8 @@ import (
 // released without handling because an earlier message of its partition key
 // (Pub/Sub ordering key, SQS FIFO message group, RocketMQ message group)
 // was released unsettled after it had arrived: handling it would run its
-// handler before the earlier message settles (issue 28,
-// docs/adr/0006-ordered-channels-under-deferral.md). It is released at once,
+// handler before the earlier message settles
+// (docs/adr/0006-ordered-channels-under-deferral.md). It is released at once,
 // uncounted and unjudged (no budget applies: no handler ran), with the delay
 // the earlier message has left before it is back, so that the broker hands
 // it out again after that message.
@@ -92,7 +92,7 @@ func (h *keyHolds) ackSettled(m *message.Message, done chan struct{}, before tim
 
 // awaitAck waits until the batched acknowledgement of an earlier message
 // of m's key, if one is pending, has been sent: its outcome decides
-// whether m is held back (issue 28). It never waits for ever: the settler
+// whether m is held back. It never waits for ever: the settler
 // sends every pending acknowledgement within ackBatchWait plus one broker
 // call's deadline.
 func (h *keyHolds) awaitAck(m *message.Message) {
@@ -161,7 +161,7 @@ func (h *keyHolds) heldBack(m *message.Message, now time.Time) (bool, time.Durat
 func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 	p := r.p
 	if f, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
-		m.Receipt = f.Receipt // the freshest receipt (issue 34)
+		m.Receipt = f.Receipt // the freshest receipt
 	}
 	before := time.Now() // see run.unsettled
 	ctx, cancel := r.call()
@@ -191,7 +191,7 @@ type settleEnd struct {
 // routing, or a settle call that failed. The messages of its key that
 // arrived before the settle began (before: a message the broker hands out
 // while the call is under way may be m itself, back already) are then
-// released unhandled (issue 28).
+// released unhandled.
 func (r *run) unsettled(m *message.Message, before time.Time, e settleEnd) {
 	if !e.gone {
 		r.holds.hold(m, before, e.delay)

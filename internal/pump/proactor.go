@@ -21,7 +21,7 @@ var laneSeed = maphash.MakeSeed()
 // (tokens in a buffered channel): a receiver takes BufferSize of them before its receive and
 // gives back those its messages did not fill; each message gives its own
 // back when a worker takes it to dispatch. So no more messages wait than
-// the buffer holds, none waits for a lease it does not need (issue 12), and
+// the buffer holds, none waits for a lease it does not need, and
 // every receive still asks for a full batch, as the plain SDK loop does:
 // receives sized to the free slots averaged eight messages of ten on SQS,
 // a quarter more receive calls, each a billed request (ADR 0005).

@@ -11,7 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Redeliveries of a held message (issue 34, docs/adr/0005-leases.md
+// Redeliveries of a held message (docs/adr/0005-leases.md
 // decision 9). When a message's lease lapses while the pump still holds it
 // (extension off, capped or failed), the broker hands it out again, and
 // this run may receive the later delivery while the earlier one is still
@@ -428,7 +428,7 @@ func (l *leases) watch(now time.Time) {
 
 // ErrSupersededReceipt is the Err of an EventStaleSettle: a settle of the
 // message was made with a receipt the broker had already superseded by
-// handing the message out again to this run (issue 34). It wraps
+// handing the message out again to this run. It wraps
 // broker.ErrStaleReceipt.
 var ErrSupersededReceipt = fmt.Errorf("%w: the message was received again before the settle ended", broker.ErrStaleReceipt)
 

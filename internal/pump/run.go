@@ -171,7 +171,7 @@ type callDeadline struct {
 // cancelled by a stop) with a deadline between CallTimeout less
 // CallTimeout/callShareDiv and CallTimeout from now. Calls starting within
 // CallTimeout/callShareDiv of each other share one context, so that the
-// deadline costs no allocation per message (issue 31: a context, its timer
+// deadline costs no allocation per message (a context, its timer
 // and its closure per settle were 4 of the Reactor's 6 allocations per
 // message). The shared context is never cancelled early: each ends at its
 // deadline, the last when the run ends. The cancel func returned does
@@ -202,7 +202,7 @@ type run struct {
 	recvCancel context.CancelFunc
 	brokerCtx  context.Context              // what Receive runs with: not cancelled by a stop
 	leases     *leases                      // nil when the consumer lends no lease
-	holds      *keyHolds                    // per-key hold-back marks (issue 28)
+	holds      *keyHolds                    // per-key hold-back marks
 	deadline   atomic.Pointer[callDeadline] // the settle calls' shared deadline (call)
 
 	stopOnce sync.Once
@@ -356,7 +356,7 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 // tracking (the zero leaseRef when none), ended here.
 func (r *run) release(m *message.Message, st leaseRef) {
 	if r.leases.usedUp(m, st) {
-		return // an earlier delivery of it settled with its receipt (issue 34)
+		return // an earlier delivery of it settled with its receipt
 	}
 	if f, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
 		m.Receipt = f.Receipt

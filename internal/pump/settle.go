@@ -25,15 +25,17 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 //
 // A message whose lease lapsed while it waited is not dispatched: it is
 // dropped without a broker call (the broker redelivers it) and reported as
-// EventLeaseLapsed (issue 12). A dispatched message's lease tracking ends
+// EventLeaseLapsed. A dispatched message's lease tracking ends
 // before it is settled. A message that arrives with its redelivery budget
-// already spent is routed without dispatch (exhausted; issue 28).
+// spent by handlers (its routing failed here, or more deliveries than stops
+// and kills explain), or whose handler's rejection failed to route here, is
+// routed without dispatch (exhausted).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	p := r.p
 	// An earlier message of m's key whose batched acknowledgement is not
-	// sent yet decides whether m is held back: wait for it (issue 28).
+	// sent yet decides whether m is held back: wait for it.
 	r.holds.awaitAck(m)
 	now := time.Now() // one clock reading for the lease check and the handler's start
 	switch adm := r.leases.admit(m, st, now); adm.kind {
@@ -42,7 +44,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		p.emit(Event{Kind: EventLeaseLapsed, Message: m, DeliveryCount: m.Header.HandledCount})
 		return
 	case admitAbsorbed:
-		return // an earlier delivery of it settles with its receipt (issue 34)
+		return // an earlier delivery of it settles with its receipt
 	case admitSuperseded:
 		r.settleSuperseded(m, adm.refused, adm.again, adm.stale)
 		return
@@ -63,7 +65,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 		p.countUnacceptable(r)
 		// The consumer names the field and the problem when it could not
 		// decode the message; without that, the message itself arrived
-		// typed MT_UNACCEPTABLE (issue 14: say so, not a bare "failed to
+		// typed MT_UNACCEPTABLE (say so, not a bare "failed to
 		// parse").
 		desc := "message type: the message arrived as MT_UNACCEPTABLE"
 		if m.Undecodable != "" {
@@ -80,7 +82,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	}
 	if why := r.exhausted(m); why != arrivalHandle {
 		// Final, as a handler's Reject is: the settle uses the freshest
-		// receipt (issue 34).
+		// receipt.
 		f, late := r.leases.settling(m, st, now, true)
 		if f != nil {
 			m.Receipt = f.Receipt
@@ -96,8 +98,8 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	res := r.dispatch(m)
 	settling := time.Now() // before any settle call: see unsettled
 	took := settling.Sub(start)
-	// The settle uses the freshest receipt of the message this run holds
-	// (issue 34): a later delivery received while the handler ran.
+	// The settle uses the freshest receipt of the message this run holds:
+	// a later delivery received while the handler ran.
 	cut := res.Outcome != Ack && r.handlerCtx.Err() != nil
 	final := !cut && (res.Outcome == Ack || res.Outcome == Reject || res.Outcome == Unacceptable)
 	f, late := r.leases.settling(m, st, settling, final)
@@ -212,7 +214,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	}
 	// A routed copy's count is the stamped evidence of the channel that
 	// rejected it, which its requeue does not change: the event shows it
-	// as received, and Spent shows the budget's own count (issue 28: it
+	// as received, and Spent shows the budget's own count (it
 	// said delivery_count=4 budget=3 for a copy stamped 3 on its first
 	// delivery here).
 	count := m.Header.HandledCount

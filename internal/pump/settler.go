@@ -37,7 +37,7 @@ func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
 			}
 			r.p.settled(err)
 			// A failed acknowledgement leaves the message on the broker:
-			// its key's later messages wait for it (issue 28).
+			// its key's later messages wait for it.
 			r.holds.ackSettled(a.m, a.done, before, err)
 			if a.late {
 				r.leases.settledLate(a.m.Header.MessageID, err, true)

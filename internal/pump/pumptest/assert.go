@@ -36,7 +36,7 @@ func HandledEach(t *testing.T, r *Run, times int) {
 
 // HandledOnceEach reports an error unless the handler of r was invoked for
 // exactly distinct message ids, each of them once: no lease lapsed into a
-// redelivery (R-4, issue 12).
+// redelivery.
 func HandledOnceEach(t *testing.T, r *Run, distinct int) {
 	t.Helper()
 	got := r.Handled()
@@ -66,7 +66,7 @@ func DeadLetteredOnce(t *testing.T, where string, copies map[string]int, distinc
 }
 
 // LeasesExtendedAndSettled reports an error unless r extended a lease at
-// least once and no settle failed (issue 12: ModifyAckDeadline,
+// least once and no settle failed (ModifyAckDeadline,
 // ChangeVisibility or ChangeInvisibleDuration kept the leases).
 func LeasesExtendedAndSettled(t *testing.T, r *Run) {
 	t.Helper()
@@ -80,7 +80,7 @@ func LeasesExtendedAndSettled(t *testing.T, r *Run) {
 
 // ExtendFailureLogged reports an error unless r's log holds an Error
 // pump.LogLeaseExtendFailed and names message id (a JSON string), as the
-// issue 12 fault test requires.
+// lease-extension fault tests require.
 func ExtendFailureLogged(t *testing.T, r *Run, id string) {
 	t.Helper()
 	logs := r.LogText()
@@ -94,7 +94,7 @@ func ExtendFailureLogged(t *testing.T, r *Run, id string) {
 // messages leased for lease each, a lease too short for ADR 0005's
 // economical schedule (under about 8 s), with a handler that holds each
 // message for hold and acknowledges it, and checks the cost of keeping the
-// leases (issue 31, NFR-3; ADR 0005's half-lease schedule: an extension
+// leases (NFR-3; ADR 0005's half-lease schedule: an extension
 // whenever half a lease is left, each to a full lease from now):
 //   - each message is extended at most 2n+1 times, n being the leases it
 //     was held (waiting in the buffer, then handled), and at least n-1;
@@ -122,7 +122,7 @@ const EconomicalLease = 10 * time.Second
 // them for 3.5 leases in all (the Proactor handles both at once for 3.5
 // leases; the Reactor handles them one after the other for 1.75 leases
 // each, the second waiting in the buffer meanwhile), and checks that
-// keeping the leases costs about one extension a lease (issue 31, NFR-3):
+// keeping the leases costs about one extension a lease (NFR-3):
 // each message at most n+1 extensions, n being the leases it was held, and
 // calls() (counted on the wire) at most that per receive batch (per
 // message when perMessage: RocketMQ). The half-lease schedule (about two a

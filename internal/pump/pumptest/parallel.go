@@ -10,7 +10,7 @@ import (
 // command line set it. It is for a package whose parallel tests spend their
 // time waiting on a broker (leases, ack deadlines, visibility timeouts), not
 // on the CPU: the default, GOMAXPROCS, is 2 on a 2-core CI machine, where
-// such a package took twice as long as it needed (issue 33). Call it from
+// such a package took twice as long as it needed. Call it from
 // TestMain before m.Run; it parses the command line. The error says the flag
 // could not be set (a binary built without the testing flags).
 func WaitBoundParallel(n int) error {

@@ -4,7 +4,7 @@
 // (Events), its JSON log and the handler's invocations per message id kept
 // (Run), the options of a lease test (Options), polling within a deadline
 // (WaitUntil) and for a whole observation window (Stays), and the assertion on refused credentials every transport
-// makes (NotAuthorizedBackOff, issue 13).
+// makes (NotAuthorizedBackOff).
 //
 // Each transport's tests bring their own consumer: this package knows no
 // transport. It is for tests; no program uses it.
@@ -267,7 +267,7 @@ func SleepFor(ctx context.Context, d time.Duration) {
 }
 
 // NotAuthorizedBackOff checks a run whose channel was reported stalled
-// while the broker refused the credentials (issue 13): every channel
+// while the broker refused the credentials: every channel
 // failure wraps broker.ErrNotAuthorized and broker.ErrChannelFailure with a
 // back-off delay; there were a handful of them (2 to 20: 100 ms doubling to
 // a 400 ms cap before a 500 ms StallAfter), not a hot loop; each was
