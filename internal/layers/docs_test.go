@@ -60,8 +60,6 @@ var citesOutsideToday = []string{
 	"internal/broker/rocketmq/count.go",
 	"internal/broker/rocketmq/doc.go",
 	"internal/broker/rocketmq/producer_test.go",
-	"internal/broker/rocketmq/rmqtest/doc.go",
-	"internal/broker/rocketmq/rmqtest/server.go",
 	"internal/broker/routing.go",
 	"internal/broker/sqs/doc.go",
 	"internal/broker/sqs/sqstest/fifobatch.go",

@@ -2,7 +2,7 @@
 // real apache.rocketmq.v2.MessagingService (the generated server interfaces
 // shipped in github.com/apache/rocketmq-clients/golang/v5/protocol/v2) over
 // TLS with a self-signed certificate generated at Start, so the real Go
-// client v5.1.2 talks to it unchanged (local-brokers.md §3). No RocketMQ
+// client v5.1.2 talks to it unchanged (ADR 0003). No RocketMQ
 // broker can be installed on the machines this project is built on; this
 // package is what the RocketMQ transport, its conformance rows and the CLI's
 // RocketMQ testscripts run against. (brighter demo runs on an embedded
@@ -34,7 +34,7 @@
 //     for the group's long-polling timeout, then answers MESSAGE_NOT_FOUND.
 //   - AckMessage: accepts only the current, unexpired receipt handle;
 //     otherwise INVALID_RECEIPT_HANDLE (which the Go client swallows,
-//     local-brokers.md §3.2).
+//     ADR 0003, decision 7).
 //   - ChangeInvisibleDuration: with the current handle, makes the message
 //     invisible for the new duration (0 = visible at once) and returns a new
 //     handle; the old handle is stale. The next delivery's attempt is one
@@ -82,6 +82,26 @@
 //     compressed.
 //   - No limits: body size, property count, batch size and queue depth are
 //     unbounded.
+//
+// # Files, by protocol area
+//
+//   - server.go: Options, the Server type, Start and Close, call counts.
+//   - store.go: topics, their queues and the message store; consumer
+//     groups and their per-message delivery state; what a test reads back
+//     (Messages, Pending).
+//   - route.go: QueryRoute, Heartbeat and Telemetry (the group's
+//     long-polling timeout and retry policy).
+//   - send.go: SendMessage.
+//   - receive.go: ReceiveMessage: long polls, TAG filters, invisible
+//     durations, delivery attempts and message-group order.
+//   - ack.go: receipt handles, AckMessage and ChangeInvisibleDuration.
+//   - deadletter.go: the maximum deliveries and native dead-lettering to
+//     %DLQ%<group>, on receive and by the sweeper.
+//   - faults.go: Fault, StatusError and the FailSend ... FailQueryRoute
+//     switches.
+//   - hold.go: held calls (HoldCalls) and the advertised port
+//     (AdvertisePort), for a fault proxy in front.
+//   - cert.go: the self-signed TLS certificate made at Start.
 //
 // Besides internal/faultproxy (its black hole) it depends only on the
 // generated protocol package, gRPC and the standard library.
