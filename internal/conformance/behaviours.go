@@ -391,11 +391,16 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 	g.Run(t, "R-19", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true}, always(pump.Reject))
-		awaitScenario(t, sc, waitShort, "a redelivery after the failed route", 2, func() bool { return sc.counter.Count(sc.id) >= 2 })
+		// The redelivery is routed again without a handler run (a
+		// handler's rejection is final): it shows as a second rejection.
+		awaitScenario(t, sc, waitShort, "a redelivery after the failed route", 2, func() bool { return len(sc.rec.Rejects(sc.id)) >= 2 })
 		sc.running.Quit(t)
 		rj := sc.rec.Rejects(sc.id)
 		if len(rj) == 0 || !rj[0].Result.Released || rj[0].Result.Err == nil {
 			t.Fatalf("rejections %+v, want the first released with the publish error", rj)
+		}
+		if n := sc.counter.Count(sc.id); n != 1 {
+			t.Fatalf("handler ran %d times, want 1: the redelivery of a rejection whose routing failed is routed again without a handler run", n)
 		}
 		found := false
 		for _, r := range sc.logs.Records(t, broker.LogRoutingFailed) {

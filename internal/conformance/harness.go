@@ -383,6 +383,14 @@ type leaseView struct {
 	l broker.LeaseExtender
 }
 
+// LeaseFromReceiveStart passes on whether the wrapped consumer's leases
+// run from the receive call's start (broker.LeaseFromReceiveStart), so the
+// pump starts its lease clock where the consumer does.
+func (v leaseView) LeaseFromReceiveStart() bool {
+	fc, ok := v.l.(broker.LeaseFromReceiveStart)
+	return ok && fc.LeaseFromReceiveStart()
+}
+
 // Lease is the wrapped consumer's lease.
 func (v leaseView) Lease() time.Duration { return v.l.Lease() }
 
