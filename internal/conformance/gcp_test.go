@@ -665,11 +665,16 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
 		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 		rejectedAt := time.Now()
-		awaitScenario(t, sc, 10*time.Second, "a redelivery within W = 10 s of the failed route", 2, func() bool { return sc.counter.Count(sc.id) >= 2 })
+		// The redelivery is routed again without a handler run (a
+		// handler's rejection is final): it shows as a second rejection.
+		awaitScenario(t, sc, 10*time.Second, "a redelivery within W = 10 s of the failed route", 2, func() bool { return len(sc.rec.Rejects(sc.id)) >= 2 })
 		if took := time.Since(rejectedAt); took > 10*time.Second {
 			t.Fatalf("redelivered after %v", took)
 		}
 		sc.running.Quit(t)
+		if n := sc.counter.Count(sc.id); n != 1 {
+			t.Fatalf("handler ran %d times, want 1: the redelivery of a rejection whose routing failed is routed again without a handler run", n)
+		}
 		rj := sc.rec.Rejects(sc.id)[0]
 		if !rj.Result.Released || rj.Result.Err == nil {
 			t.Errorf("reject result %+v, want released with the publish error", rj.Result)
