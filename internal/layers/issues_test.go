@@ -36,7 +36,6 @@ var citesIssueToday = []string{
 	"cmd/brighter/transport_sqs.go",
 	"cmd/brighter/transports.go",
 	"internal/broker/rocketmq/rmqtest/hold.go",
-	"internal/broker/rocketmq/rmqtest/server.go",
 	"internal/conformance/ackhold.go",
 	"internal/conformance/ceiling.go",
 	"internal/conformance/ledger.go",

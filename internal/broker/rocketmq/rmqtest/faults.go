@@ -14,7 +14,7 @@ import (
 type Fault func(topic, messageID string) error
 
 // StatusError is an error a Fault returns to make the RPC answer Code
-// instead of INTERNAL_ERROR (issue 13: UNAUTHORIZED, FORBIDDEN,
+// instead of INTERNAL_ERROR (UNAUTHORIZED, FORBIDDEN,
 // MESSAGE_BODY_TOO_LARGE, ...), with Message as the status message.
 type StatusError struct {
 	Code    v2.Code
