@@ -32,33 +32,33 @@ const commandLinePath = "(command line)"
 // dead-letter, invalid-message or native redrive destination, or one named
 // by URL (then f and s are synthesised from flags and environment).
 type dlqTarget struct {
-	f *config.File
-	s *config.Subscription
-	// dest is the destination's channel name as the subscriptions file
+	F *config.File
+	S *config.Subscription
+	// Dest is the destination's channel name as the subscriptions file
 	// writes it (the transport applies its own naming, e.g. SQS QueueName).
-	dest string
-	// url names the destination in output and in replayedFrom.
-	url string
-	// group is the RocketMQ consumer group the destination is read with
-	// (never the subscription's own group); "" for other transports.
-	group string
-	// endpointFrom names where a RocketMQ destination given by URL got its
+	Dest string
+	// URL names the destination in output and in replayedFrom.
+	URL string
+	// Group is the RocketMQ consumer Group the destination is read with
+	// (never the subscription's own Group); "" for other transports.
+	Group string
+	// EndpointFrom names where a RocketMQ destination given by URL got its
 	// endpoint (the --rocketmq-endpoint flag or ROCKETMQ_ENDPOINT), for
 	// errors; "" for the subscriptions file.
-	endpointFrom string
+	EndpointFrom string
 }
 
 // dlqReadOptions say how a dlq command reads.
 type dlqReadOptions struct {
-	// visibility is how long each received message stays invisible while a
+	// Visibility is how long each received message stays invisible while a
 	// scan runs (released at once when it ends).
-	visibility time.Duration
-	// wait is how long one receive waits (RocketMQ: the consumer's long
+	Visibility time.Duration
+	// Wait is how long one receive waits (RocketMQ: the consumer's long
 	// polling AwaitDuration, fixed when the consumer is made).
-	wait time.Duration
-	// rewrite is set by replay: the memory transport writes its file back
+	Wait time.Duration
+	// Rewrite is set by replay: the memory transport writes its file back
 	// when the reader is closed.
-	rewrite bool
+	Rewrite bool
 }
 
 // dlqTransport is what a transport offers `brighter dlq`: its ORDINARY
@@ -68,19 +68,19 @@ type dlqReadOptions struct {
 // cleanly). A transportFactory that does not implement it cannot be used
 // by dlq.
 type dlqTransport interface {
-	// addresses is the transport's own URL scheme: dlq parses and prints
+	// Addresses is the transport's own URL scheme: dlq parses and prints
 	// destinations named by URL with it (issue 17).
-	addresses() broker.AddressScheme
-	// replayFrom is the destination t reads, as a replay's producer names
+	Addresses() broker.AddressScheme
+	// ReplayFrom is the destination t reads, as a replay's producer names
 	// destinations and as the subscriptions file (or URL) says: what the
 	// transport's scheme resolves --to against (PublishName, Same).
-	replayFrom(t *dlqTarget) broker.Address
-	// urlTarget makes the target of a destination named by URL: arg, as
+	ReplayFrom(t *dlqTarget) broker.Address
+	// URLTarget makes the target of a destination named by URL: arg, as
 	// the transport's scheme as parsed it into a (err when it could not),
 	// with the connection from o's flags and environment.
-	urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error)
-	dlqReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
-	dlqProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
+	URLTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error)
+	DLQReader(ctx context.Context, t *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error)
+	DLQProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
 }
 
 // dryRunChecker is a dlqTransport whose producer refuses some messages
@@ -88,14 +88,14 @@ type dlqTransport interface {
 // dryRunCheck's function about each copy so that it fails what the real
 // run would (issue 30). SQS implements it.
 type dryRunChecker interface {
-	dryRunCheck(t *dlqTarget) func(*message.Message) error
+	DryRunCheck(t *dlqTarget) func(*message.Message) error
 }
 
 var _ dryRunChecker = (*sqsTransport)(nil)
 
-// dryRunCheck is sqs.CheckSendable with the settings dlqProducer uses.
-func (t *sqsTransport) dryRunCheck(tg *dlqTarget) func(*message.Message) error {
-	sns, fifo := tg.s.SQS.ChannelType == config.ChannelPubSub, tg.s.SQS.QueueType == config.QueueFIFO
+// DryRunCheck is sqs.CheckSendable with the settings dlqProducer uses.
+func (t *sqsTransport) DryRunCheck(tg *dlqTarget) func(*message.Message) error {
+	sns, fifo := tg.S.SQS.ChannelType == config.ChannelPubSub, tg.S.SQS.QueueType == config.QueueFIFO
 	return func(m *message.Message) error { return sqs.CheckSendable(m, sns, fifo) }
 }
 
@@ -105,29 +105,29 @@ var (
 	_ dlqTransport = rocketmqTransport{}
 )
 
-// dlqReader reads the queue named t.dest inside the subscription's
+// DLQReader reads the queue named t.dest inside the subscription's
 // memory.output JSON-lines file (every queue of the in-memory broker, as
 // consume dumped it). With rewrite, closing it writes the file back (to a
 // temporary file, then renamed over it), without the messages replay
 // removed and with the replayed copies in their destination queues.
-func (t *memoryTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
-	path := tg.s.Memory.Output
+func (t *memoryTransport) DLQReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	path := tg.S.Memory.Output
 	if path == "" {
-		return nil, usageErr(fmt.Errorf("%s: subscription %s has no memory.output file: the memory transport's dead letters live only in that file", tg.s.Pos("memory"), tg.s.Name))
+		return nil, usageErr(fmt.Errorf("%s: subscription %s has no memory.output file: the memory transport's dead letters live only in that file", tg.S.Pos("memory"), tg.S.Name))
 	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("memory.output: %w", err)
 	}
-	b := t.broker()
+	b := t.Broker()
 	_, err = b.Load(ctx, fh, "")
 	fh.Close()
 	if err != nil {
 		return nil, fmt.Errorf("memory.output %s: %w", path, err)
 	}
-	c := b.NewConsumer(memory.ConsumerOptions{Queue: tg.dest, BufferSize: 10, VisibilityTimeout: o.visibility, Logger: logger})
+	c := b.NewConsumer(memory.ConsumerOptions{Queue: tg.Dest, BufferSize: 10, VisibilityTimeout: o.Visibility, Logger: logger})
 	closeFn := func(ctx context.Context) error {
-		if !o.rewrite {
+		if !o.Rewrite {
 			return nil
 		}
 		tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
@@ -144,54 +144,54 @@ func (t *memoryTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqRea
 		}
 		return nil
 	}
-	return &openedChannel{consumer: c, close: closeFn}, nil
+	return &openedChannel{Consumer: c, Close: closeFn}, nil
 }
 
-func (t *memoryTransport) addresses() broker.AddressScheme { return memory.URLScheme{} }
+func (t *memoryTransport) Addresses() broker.AddressScheme { return memory.URLScheme{} }
 
-// replayFrom is the queue tg reads, in the memory.output file a replay
+// ReplayFrom is the queue tg reads, in the memory.output file a replay
 // writes back.
-func (t *memoryTransport) replayFrom(tg *dlqTarget) broker.Address {
-	return broker.Address{Kind: broker.AddressQueue, Name: tg.dest, Params: url.Values{"file": {tg.s.Memory.Output}}}
+func (t *memoryTransport) ReplayFrom(tg *dlqTarget) broker.Address {
+	return broker.Address{Kind: broker.AddressQueue, Name: tg.Dest, Params: url.Values{"file": {tg.S.Memory.Output}}}
 }
 
-// dlqProducer publishes into the same in-memory broker the reader loaded.
-func (t *memoryTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	return memory.Producer{B: t.broker()}, nil
+// DLQProducer publishes into the same in-memory broker the reader loaded.
+func (t *memoryTransport) DLQProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	return memory.Producer{B: t.Broker()}, nil
 }
 
-// dlqReader is the SQS consumer over the destination queue, ten messages a
+// DLQReader is the SQS consumer over the destination queue, ten messages a
 // receive, each held for o.visibility. The rejection routes are empty: dlq
 // never rejects. A long poll (--wait of 1s or more) that returns nothing
 // has asked every server, so the receive that confirms it is a short poll
 // (shortPoll, issue 30).
-func (t *sqsTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
-	c, err := t.clientsFor(ctx, tg.f)
+func (t *sqsTransport) DLQReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.clientsFor(ctx, tg.F)
 	if err != nil {
 		return nil, err
 	}
-	q := tg.s.SQS
+	q := tg.S.SQS
 	// Look the queue up first: a missing queue (or a refused credential) is
 	// reported once, here, rather than by the first receive of the scan
 	// through three layers that each name the queue.
-	name := sqs.QueueName(tg.dest, q.QueueType == config.QueueFIFO)
+	name := sqs.QueueName(tg.Dest, q.QueueType == config.QueueFIFO)
 	qu, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
 	if err != nil {
-		if name != tg.dest {
+		if name != tg.Dest {
 			return nil, fmt.Errorf("queue %s: %w", name, err)
 		}
 		return nil, err
 	}
 	held := sqsHeld(ctx, c, qu.QueueUrl, name, logger)
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
-		Queue: tg.dest, Fifo: q.QueueType == config.QueueFIFO,
+		Queue: tg.Dest, Fifo: q.QueueType == config.QueueFIFO,
 		Envelope:   q.ChannelType == config.ChannelPubSub && !q.RawMessageDelivery,
-		BufferSize: sqs.MaxBufferSize, VisibilityTimeout: min(o.visibility, config.MaxSQSVisibility), Logger: logger,
+		BufferSize: sqs.MaxBufferSize, VisibilityTimeout: min(o.Visibility, config.MaxSQSVisibility), Logger: logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &openedChannel{consumer: consumer, close: consumer.Close, shortPoll: true, held: held}, nil
+	return &openedChannel{Consumer: consumer, Close: consumer.Close, ShortPoll: true, Held: held}, nil
 }
 
 // sqsHeld is the queue's ApproximateNumberOfMessagesNotVisible before this
@@ -214,36 +214,36 @@ func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string,
 	return n
 }
 
-func (t *sqsTransport) addresses() broker.AddressScheme { return sqs.URLScheme{} }
+func (t *sqsTransport) Addresses() broker.AddressScheme { return sqs.URLScheme{} }
 
-// replayFrom is the queue tg reads, FIFO as the subscription is; a replay
+// ReplayFrom is the queue tg reads, FIFO as the subscription is; a replay
 // from a pubSub subscription publishes to SNS topics (Kind AddressTopic).
-func (t *sqsTransport) replayFrom(tg *dlqTarget) broker.Address {
-	a := broker.Address{Kind: broker.AddressQueue, Name: tg.dest, FIFO: tg.s.SQS.QueueType == config.QueueFIFO}
-	if tg.s.SQS.ChannelType == config.ChannelPubSub {
+func (t *sqsTransport) ReplayFrom(tg *dlqTarget) broker.Address {
+	a := broker.Address{Kind: broker.AddressQueue, Name: tg.Dest, FIFO: tg.S.SQS.QueueType == config.QueueFIFO}
+	if tg.S.SQS.ChannelType == config.ChannelPubSub {
 		a.Kind = broker.AddressTopic
 	}
 	return a
 }
 
-// dlqProducer sends to SQS queues (SNS topics for a pubSub subscription),
+// DLQProducer sends to SQS queues (SNS topics for a pubSub subscription),
 // FIFO when the subscription is, and never creates a missing queue or topic.
-func (t *sqsTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, tg.f)
+func (t *sqsTransport) DLQProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.clientsFor(ctx, tg.F)
 	if err != nil {
 		return nil, err
 	}
 	return sqs.NewProducer(c, sqs.ProducerOptions{
-		SNS:          tg.s.SQS.ChannelType == config.ChannelPubSub,
-		Fifo:         tg.s.SQS.QueueType == config.QueueFIFO,
+		SNS:          tg.S.SQS.ChannelType == config.ChannelPubSub,
+		Fifo:         tg.S.SQS.QueueType == config.QueueFIFO,
 		MakeChannels: broker.MakeValidate,
 	}), nil
 }
 
-// urlTarget reads sqs://QUEUE: the connection is --region, --endpoint and
+// URLTarget reads sqs://QUEUE: the connection is --region, --endpoint and
 // --profile (else the SDK's own settings), a queue ending in .fifo is FIFO,
 // --sns publishes replays to SNS topics.
-func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+func (t *sqsTransport) URLTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
@@ -263,12 +263,12 @@ func (t *sqsTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 	if o.sns {
 		s.SQS.ChannelType = config.ChannelPubSub
 	}
-	return &dlqTarget{f: f, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
+	return &dlqTarget{F: f, S: s, Dest: name, URL: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
 }
 
-// urlTarget reads memory://QUEUE?file=PATH, a queue of a memory.output
+// URLTarget reads memory://QUEUE?file=PATH, a queue of a memory.output
 // file; the file is required.
-func (t *memoryTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+func (t *memoryTransport) URLTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
@@ -279,5 +279,5 @@ func (t *memoryTransport) urlTarget(o *dlqOptions, arg string, as broker.Address
 	name := a.Name
 	s := &config.Subscription{Name: name, ChannelName: name, RoutingKey: name, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportMemory, Memory: &config.Memory{Output: file}}
-	return &dlqTarget{f: &config.File{Path: commandLinePath}, s: s, dest: name, url: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
+	return &dlqTarget{F: &config.File{Path: commandLinePath}, S: s, Dest: name, URL: as.Format(broker.Address{Kind: a.Kind, Name: name})}, nil
 }

@@ -152,7 +152,7 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 		t.Fatalf("%s: makeChannels %q, want validate", path, s.MakeChannels)
 	}
 	var tr interface {
-		open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*openedChannel, error)
+		Open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*openedChannel, error)
 	}
 	switch s.Transport {
 	case config.TransportSQS:
@@ -168,9 +168,9 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ch, err := tr.open(ctx, f, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ch, err := tr.Open(ctx, f, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
-		_ = ch.close(ctx)
+		_ = ch.Close(ctx)
 	}
 	return err
 }

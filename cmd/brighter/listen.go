@@ -116,7 +116,7 @@ func (ob *consumeObservers) addDepth(ts transports, s *config.Subscription, c br
 	}
 	if mt, ok := ts[config.TransportMemory].(*memoryTransport); ok && s.Transport == config.TransportMemory {
 		dlq := s.DeadLetterRoutingKey
-		ob.depths[s.Name] = observe.DepthFunc(func(context.Context) (int64, error) { return int64(mt.broker().Depth(dlq)), nil })
+		ob.depths[s.Name] = observe.DepthFunc(func(context.Context) (int64, error) { return int64(mt.Broker().Depth(dlq)), nil })
 	}
 }
 

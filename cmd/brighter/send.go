@@ -153,7 +153,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := factory.producer(ctx, f, s, logger)
+	p, err := factory.Producer(ctx, f, s, logger)
 	if err != nil {
 		return wrapExit(exitFailure, err, "subscription %s: producer", s.Name)
 	}

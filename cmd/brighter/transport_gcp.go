@@ -168,7 +168,7 @@ func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadli
 	return gcp.NewStreamConsumer(c, pub, o)
 }
 
-func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+func (t *gcpTransport) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
 	c, err := t.client(ctx, f, s)
 	if err != nil {
 		return nil, err
@@ -183,10 +183,10 @@ func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 		ackDeadline = gcp.PullLease(ctx, c, s.ChannelName, ackDeadline, logger)
 	}
 	consumer := gcpConsumer(c, s, s.ChannelName, ackDeadline, s.BufferSize, true, logger)
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	return &openedChannel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+func (t *gcpTransport) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	c, err := t.client(ctx, f, s)
 	if err != nil {
 		return nil, err
@@ -194,22 +194,22 @@ func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.S
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
 }
 
-func (t *gcpTransport) addresses() broker.AddressScheme { return gcp.URLScheme{} }
+func (t *gcpTransport) Addresses() broker.AddressScheme { return gcp.URLScheme{} }
 
 // dlqOpenTimeout bounds the GetSubscription a dlq reader opens with.
 const dlqOpenTimeout = 10 * time.Second
 
-// dlqReader reads the destination with the ordinary consumer (so routed
+// DLQReader reads the destination with the ordinary consumer (so routed
 // copies present their stamped count, R-28): a rejection topic is read
 // through the subscription of the same id that makeChannels creates, the
 // native target through the DeadLetterPolicy's subscription. dlq never
 // rejects, so the reader has no routes.
-func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *gcpTransport) DLQReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return nil, err
 	}
-	s := *tg.s
+	s := *tg.S
 	g := config.GCP{}
 	if s.GCP != nil {
 		g = *s.GCP
@@ -221,48 +221,48 @@ func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	// keeps no journal for it. Any other answer (no pubsub.subscriptions.get)
 	// is left for the receive to report.
 	gctx, cancel := context.WithTimeout(ctx, dlqOpenTimeout)
-	_, gerr := c.SubscriptionAdminClient.GetSubscription(gctx, &pubsubpb.GetSubscriptionRequest{Subscription: gcp.SubscriptionName(c.Project(), tg.dest)})
+	_, gerr := c.SubscriptionAdminClient.GetSubscription(gctx, &pubsubpb.GetSubscriptionRequest{Subscription: gcp.SubscriptionName(c.Project(), tg.Dest)})
 	cancel()
 	if status.Code(gerr) == codes.NotFound {
 		return nil, fmt.Errorf("GetSubscription: %w", gerr)
 	}
-	consumer := gcpConsumer(c, &s, tg.dest, s.GCP.AckDeadline, 10, false, logger)
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	consumer := gcpConsumer(c, &s, tg.Dest, s.GCP.AckDeadline, 10, false, logger)
+	return &openedChannel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-// dlqProducer publishes to existing topics only: Pub/Sub never creates a
+// DLQProducer publishes to existing topics only: Pub/Sub never creates a
 // topic on publish, so a replay to a missing topic fails with NotFound. It
 // publishes with message ordering, so a replayed message keeps its ordering
 // key (its partition key), as a FIFO replay keeps its message group.
-func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *gcpTransport) DLQProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return nil, err
 	}
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: true}), nil
 }
 
-// replayFrom is the topic a replay from tg must not publish into, as the
+// ReplayFrom is the topic a replay from tg must not publish into, as the
 // subscriptions file names it: the native target's deadLetterPolicy.topic;
 // else the subscription's own id (a rejection topic's subscription has the
 // topic's id; so, by that convention, has a subscription named by URL), in
 // the subscription's project.
-func (t *gcpTransport) replayFrom(tg *dlqTarget) broker.Address {
-	topic := tg.dest
-	if tg.s.GCP != nil && tg.s.GCP.DeadLetterPolicy != nil && tg.dest == gcpNativeSubscription(tg.s) {
-		topic = tg.s.GCP.DeadLetterPolicy.Topic
+func (t *gcpTransport) ReplayFrom(tg *dlqTarget) broker.Address {
+	topic := tg.Dest
+	if tg.S.GCP != nil && tg.S.GCP.DeadLetterPolicy != nil && tg.Dest == gcpNativeSubscription(tg.S) {
+		topic = tg.S.GCP.DeadLetterPolicy.Topic
 	}
 	return broker.Address{Project: gcpProject(tg), Kind: broker.AddressTopic, Name: topic}
 }
 
-// replaySource asks Pub/Sub which topic the subscription tg reads is
+// ReplaySource asks Pub/Sub which topic the subscription tg reads is
 // attached to (its full name, projects/P/topics/T).
-func (t *gcpTransport) replaySource(ctx context.Context, tg *dlqTarget) (string, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *gcpTransport) ReplaySource(ctx context.Context, tg *dlqTarget) (string, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return "", err
 	}
-	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: strings.TrimPrefix(tg.url, "pubsub://")})
+	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: strings.TrimPrefix(tg.URL, "pubsub://")})
 	if err != nil {
 		return "", err
 	}
@@ -271,10 +271,10 @@ func (t *gcpTransport) replaySource(ctx context.Context, tg *dlqTarget) (string,
 
 // gcpProject is the project of a Pub/Sub destination.
 func gcpProject(t *dlqTarget) string {
-	if t.s.GCP != nil && t.s.GCP.ProjectID != "" {
-		return t.s.GCP.ProjectID
+	if t.S.GCP != nil && t.S.GCP.ProjectID != "" {
+		return t.S.GCP.ProjectID
 	}
-	return t.f.Connections.GCP.ProjectID
+	return t.F.Connections.GCP.ProjectID
 }
 
 // gcpNativeSubscription is the subscription of a Pub/Sub subscription's
@@ -286,11 +286,11 @@ func gcpNativeSubscription(s *config.Subscription) string {
 	return "dlq-" + s.ChannelName
 }
 
-// urlTarget reads pubsub://projects/P/subscriptions/S. The emulator
+// URLTarget reads pubsub://projects/P/subscriptions/S. The emulator
 // is --endpoint when given; otherwise the client library honours
 // PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
 // Credentials.
-func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+func (t *gcpTransport) URLTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
 	if err == nil && a.Kind != broker.AddressSubscription {
 		err = errors.New("a topic is read through one of its subscriptions")
 	}
@@ -309,5 +309,5 @@ func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressSch
 		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
 	}
-	return &dlqTarget{f: f, s: s, dest: sub, url: as.Format(a)}, nil
+	return &dlqTarget{F: f, S: s, Dest: sub, URL: as.Format(a)}, nil
 }

@@ -21,13 +21,13 @@ type memoryTransport struct {
 	b    *memory.Broker
 }
 
-func (t *memoryTransport) broker() *memory.Broker {
+func (t *memoryTransport) Broker() *memory.Broker {
 	t.once.Do(func() { t.b = memory.NewBroker(false) })
 	return t.b
 }
 
-func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
-	b := t.broker()
+func (t *memoryTransport) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+	b := t.Broker()
 	m := s.Memory
 	if m.Seed != "" {
 		fh, err := os.Open(m.Seed)
@@ -56,9 +56,9 @@ func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Su
 		}
 		return errors.Join(b.Dump(out), out.Close())
 	}
-	return &openedChannel{consumer: c, close: closeFn}, nil
+	return &openedChannel{Consumer: c, Close: closeFn}, nil
 }
 
-func (t *memoryTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+func (t *memoryTransport) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	return nil, usageErr(errors.New("the memory transport lives inside one consume process: add messages to its memory.seed file instead"))
 }

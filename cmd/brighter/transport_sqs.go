@@ -73,7 +73,7 @@ func sqsChannelOptions(s *config.Subscription) sqs.ChannelOptions {
 	return o
 }
 
-func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+func (t *sqsTransport) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
 	c, err := t.clientsFor(ctx, f)
 	if err != nil {
 		return nil, err
@@ -102,10 +102,10 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 		_ = consumer.Close(ctx)
 		return nil, err
 	}
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	return &openedChannel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-func (t *sqsTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+func (t *sqsTransport) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	c, err := t.clientsFor(ctx, f)
 	if err != nil {
 		return nil, err

@@ -11,27 +11,27 @@ import (
 
 // openedChannel is one subscription's consumer, ready to pump.
 type openedChannel struct {
-	consumer broker.Consumer
-	close    func(ctx context.Context) error
-	// shortPoll is inspect.Source.ShortPoll for a dlq scan
+	Consumer broker.Consumer
+	Close    func(ctx context.Context) error
+	// ShortPoll is inspect.Source.ShortPoll for a dlq scan
 	// over consumer: true when its waiting receive that returns nothing
 	// has asked every server (an SQS long poll).
-	shortPoll bool
-	// held is, for a dlq scan, how many messages of the destination another
-	// reader held invisible when this one opened it (SQS
+	ShortPoll bool
+	// Held is, for a dlq scan, how many messages of the destination another
+	// reader Held invisible when this one opened it (SQS
 	// ApproximateNumberOfMessagesNotVisible): 0 when none or when the
 	// transport cannot tell (Pub/Sub, RocketMQ, memory).
-	held int64
+	Held int64
 }
 
 // transportFactory turns a subscription of one transport into a consumer
 // (after makeChannels) and a producer. Each transport's wiring lives in its
 // own transport_<name>.go file.
 type transportFactory interface {
-	// open applies makeChannels and returns the subscription's consumer.
-	open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error)
-	// producer returns a producer in the transport's wire format.
-	producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error)
+	// Open applies makeChannels and returns the subscription's consumer.
+	Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error)
+	// Producer returns a Producer in the transport's wire format.
+	Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error)
 }
 
 // transports maps a transport name to its factory.
@@ -40,7 +40,7 @@ type transports map[config.Transport]transportFactory
 // clientCloser is a factory that keeps broker clients across the channels
 // it opens (Pub/Sub: one client per project); closeClients closes them.
 type clientCloser interface {
-	closeClients() error
+	CloseClients() error
 }
 
 // closeClients closes the clients every factory keeps, logging a failure
@@ -51,7 +51,7 @@ type clientCloser interface {
 func (ts transports) closeClients(logger *slog.Logger) {
 	for name, f := range ts {
 		if c, ok := f.(clientCloser); ok {
-			if err := c.closeClients(); err != nil {
+			if err := c.CloseClients(); err != nil {
 				logger.Error("close broker clients failed", "transport", string(name), "error", err)
 			}
 		}
