@@ -209,7 +209,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}
 	var units []unit
 	// Runs after closeAll (defers run last-in first-out).
-	defer o.transports.closeClients(logger)
+	defer o.transports.CloseClients(logger)
 	closeAll := func() {
 		for _, u := range units {
 			if err := u.ch.Close(context.WithoutCancel(ctx)); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // dlqOptions carries the flags every dlq subcommand shares and its
@@ -277,7 +278,7 @@ const exitInterrupted = 130
 // Stable log texts of the dlq commands' signal handling.
 const (
 	logDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
-	logDLQHeldUnknown = "dlq: could not count the messages another reader holds"
+	logDLQHeldUnknown = transport.LogHeldUnknown
 	logDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
 )
 
@@ -359,7 +360,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 			t.Dest = s.SQS.RedrivePolicy.DeadLetterQueue
 		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
 			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
-			t.Dest = gcpNativeSubscription(s)
+			t.Dest = transport.GCPNativeSubscription(s)
 		case s.RocketMQ != nil:
 			t.Dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
 		default:
@@ -374,7 +375,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	t.URL = string(s.Transport) + "://" + t.Dest
 	switch s.Transport {
 	case config.TransportGCP:
-		t.URL = gcp.URLScheme{}.Format(broker.Address{Project: gcpProject(t), Kind: broker.AddressSubscription, Name: t.Dest})
+		t.URL = gcp.URLScheme{}.Format(broker.Address{Project: transport.GCPProject(t), Kind: broker.AddressSubscription, Name: t.Dest})
 	case config.TransportRocketMQ:
 		t.Group = o.group
 		if t.Group == "" {
@@ -394,7 +395,7 @@ const readerGroupSuffix = "-dlq-reader"
 
 // defaultURLReaderGroup is the RocketMQ reader group of a rocketmq:// URL
 // without ?group= and without --group.
-const defaultURLReaderGroup = "brighter-dlq-reader"
+const defaultURLReaderGroup = transport.DefaultURLReaderGroup
 
 // env reads an environment variable through the command's IO streams.
 func (o *dlqOptions) env(name string) string {
@@ -415,7 +416,7 @@ func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
 	var names []string
 	var found dlqTransport
 	for _, t := range dlqSchemeOrder {
-		dt, ok := o.transports[t].(dlqTransport)
+		dt, ok := o.transports[t]
 		if !ok {
 			continue
 		}
@@ -438,7 +439,8 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	}
 	as := dt.Addresses()
 	a, err := as.Parse(arg)
-	return dt.URLTarget(o, arg, as, a, err)
+	t, err := dt.URLTarget(o.urlOptions(), arg, as, a, err)
+	return t, exitCoded(err)
 }
 
 // dlqSetup is what every dlq command builds before it reads or publishes:
@@ -485,24 +487,19 @@ func (o *dlqOptions) target(arg string) (*dlqTarget, dlqTransport, error) {
 	if err := o.checkTarget(t); err != nil {
 		return nil, nil, err
 	}
-	factory, err := o.transports.get(t.S)
+	factory, err := o.transports.Get(t.S)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, exitCoded(err)
 	}
-	dt, ok := factory.(dlqTransport)
-	if !ok {
-		return nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.S.Transport))
-	}
-	return t, dt, nil
+	return t, factory, nil
 }
 
 // openReader opens the transport's reader over t.
 func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTransport, rewrite bool, logger *slog.Logger) (*openedChannel, error) {
 	ch, err := dt.DLQReader(ctx, t, dlqReadOptions{Visibility: o.visibility, Wait: o.wait, Rewrite: rewrite}, logger)
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return nil, err
+		if _, ok := asExitError(err); ok {
+			return nil, exitCoded(err)
 		}
 		return nil, failureErr(fmt.Errorf("%s: open: %w", t.URL, err))
 	}

@@ -9,16 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/api/iterator"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // The fan-out guard of dlq replay and restore (issue 30; docs/commands/dlq.md
@@ -29,32 +23,6 @@ import (
 // address the failed subscription alone (SNS→SQS: its queue), the copy goes
 // there; elsewhere the other subscriptions are listed and the run refused
 // (exit 2) unless --fan-out.
-
-// fanOutTransport is a dlqTransport whose topics can fan out.
-type fanOutTransport interface {
-	// FansOut reports whether a replay from t publishes to topics that fan
-	// out (SQS: only a subscription fed by SNS).
-	FansOut(t *dlqTarget) bool
-	// TopicSubscribers lists the subscriptions of topic (a name as a replay
-	// from t publishes to it), named as subscriberName names them.
-	TopicSubscribers(ctx context.Context, t *dlqTarget, topic string) ([]string, error)
-	// SubscriberName is s's subscription as topicSubscribers names it.
-	SubscriberName(t *dlqTarget, s *config.Subscription) string
-	// ReaderName is the subscription t reads, as topicSubscribers names
-	// it ("" when t is not a subscription of a topic).
-	ReaderName(t *dlqTarget) string
-	// DirectQueue is where a copy for s alone goes ("" when the transport
-	// cannot address one subscription of a topic).
-	DirectQueue(t *dlqTarget, s *config.Subscription) string
-	// DirectProducer publishes to the names directQueue returns.
-	DirectProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
-}
-
-var (
-	_ fanOutTransport = (*sqsTransport)(nil)
-	_ fanOutTransport = (*gcpTransport)(nil)
-	_ fanOutTransport = rocketmqTransport{}
-)
 
 // fanOutLookup bounds one listing of a topic's subscriptions.
 const fanOutLookup = 10 * time.Second
@@ -73,7 +41,7 @@ type fanOutDecision struct {
 // refusal is the decision's refusal text for topic, "" when the copy may go.
 func (d fanOutDecision) refusal(topic string) string {
 	switch {
-	case errors.Is(d.err, errNoGroupListing):
+	case errors.Is(d.err, transport.ErrNoGroupListing):
 		return fmt.Sprintf("topic %s: %v", topic, d.err)
 	case d.err != nil:
 		return fmt.Sprintf("topic %s: cannot list its subscriptions (%v), so cannot tell who else would receive the copy", topic, d.err)
@@ -97,7 +65,7 @@ type fanOutGuard struct {
 	ctx    context.Context
 	t      *dlqTarget
 	dt     dlqTransport
-	ft     fanOutTransport
+	ft     transport.FanOut
 	failed []*config.Subscription
 	// fanOut is --fan-out: the other subscriptions may receive the copy.
 	fanOut  bool
@@ -108,7 +76,7 @@ type fanOutGuard struct {
 // newFanOutGuard returns the guard of a replay from t, nil when t's
 // transport does not fan out.
 func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *fanOutGuard {
-	ft, ok := dt.(fanOutTransport)
+	ft, ok := dt.(transport.FanOut)
 	if !ok || !ft.FansOut(t) {
 		return nil
 	}
@@ -308,104 +276,10 @@ func (p *routedProducer) Close(ctx context.Context) error {
 	return errors.Join(p.base.Close(ctx), p.direct.Close(ctx))
 }
 
-// FansOut: a replay from an SQS queue publishes to SNS only for a
-// subscription fed by SNS (channelType pubSub, or sqs:// with --sns).
-func (t *sqsTransport) FansOut(tg *dlqTarget) bool {
-	return tg.S.SQS != nil && tg.S.SQS.ChannelType == config.ChannelPubSub
-}
-
-// TopicSubscribers lists the SNS topic's subscriptions: SQS subscribers by
-// queue name. A missing topic has none (a publish to it fails per message).
-func (t *sqsTransport) TopicSubscribers(ctx context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	c, err := t.clientsFor(ctx, tg.F)
-	if err != nil {
-		return nil, err
-	}
-	subs, err := sqs.TopicSubscribers(ctx, c, topic, tg.S.SQS.QueueType == config.QueueFIFO)
-	if errors.Is(err, sqs.ErrTopicNotFound) {
-		return nil, nil
-	}
-	return subs, err
-}
-
-func (t *sqsTransport) SubscriberName(tg *dlqTarget, s *config.Subscription) string {
-	return sqs.QueueName(s.ChannelName, s.SQS != nil && s.SQS.QueueType == config.QueueFIFO)
-}
-
-// ReaderName: a dead-letter queue is no subscription of a topic.
-func (t *sqsTransport) ReaderName(*dlqTarget) string { return "" }
-
-// DirectQueue is the queue of an SNS-fed subscription (SNS→SQS: the copy
-// can go to the subscriber's queue alone).
-func (t *sqsTransport) DirectQueue(tg *dlqTarget, s *config.Subscription) string {
-	if s.SQS == nil || s.SQS.ChannelType != config.ChannelPubSub || s.ChannelName == "" {
-		return ""
-	}
-	return s.ChannelName
-}
-
-// DirectProducer sends to SQS queues (FIFO as the subscription is) and
-// never creates one.
-func (t *sqsTransport) DirectProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, tg.F)
-	if err != nil {
-		return nil, err
-	}
-	return sqs.NewProducer(c, sqs.ProducerOptions{Fifo: tg.S.SQS.QueueType == config.QueueFIFO, MakeChannels: broker.MakeValidate}), nil
-}
-
-// FansOut: every Pub/Sub topic hands each message to all its subscriptions.
-func (t *gcpTransport) FansOut(*dlqTarget) bool { return true }
-
-// TopicSubscribers lists the topic's subscriptions by full name
-// (projects/P/subscriptions/S). A missing topic has none (a publish to it
-// fails per message).
-func (t *gcpTransport) TopicSubscribers(ctx context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	c, err := t.client(ctx, tg.F, tg.S)
-	if err != nil {
-		return nil, err
-	}
-	full := strings.TrimPrefix(gcp.URLScheme{}.Format(broker.Address{Project: gcpProject(tg), Kind: broker.AddressTopic, Name: topic}), "pubsub://")
-	it := c.TopicAdminClient.ListTopicSubscriptions(ctx, &pubsubpb.ListTopicSubscriptionsRequest{Topic: full})
-	var out []string
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			return out, nil
-		}
-		if status.Code(err) == codes.NotFound {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list subscriptions of %s: %w", full, err)
-		}
-		out = append(out, s)
-	}
-}
-
-func (t *gcpTransport) SubscriberName(tg *dlqTarget, s *config.Subscription) string {
-	project := gcpProject(tg)
-	if s.GCP != nil && s.GCP.ProjectID != "" {
-		project = s.GCP.ProjectID
-	}
-	return gcp.SubscriptionName(project, s.ChannelName)
-}
-
-func (t *gcpTransport) ReaderName(tg *dlqTarget) string {
-	return gcp.SubscriptionName(gcpProject(tg), tg.Dest)
-}
-
-// DirectQueue: Pub/Sub cannot publish to one subscription of a topic.
-func (t *gcpTransport) DirectQueue(*dlqTarget, *config.Subscription) string { return "" }
-
-func (t *gcpTransport) DirectProducer(context.Context, *dlqTarget, *slog.Logger) (broker.Producer, error) {
-	return nil, errors.New("pub/sub has no per-subscription destination")
-}
-
 // restoreGuard refuses (exit 2) a restore without --to into a topic that
 // fans out to subscriptions other than the one t reads, unless fanOut.
 func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest string, fanOut bool) error {
-	ft, ok := dt.(fanOutTransport)
+	ft, ok := dt.(transport.FanOut)
 	if !ok || fanOut || !ft.FansOut(t) {
 		return nil
 	}
@@ -419,53 +293,4 @@ func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest strin
 		return usageErr(fmt.Errorf("restore to %s without --to: %s; nothing was published (pass --fan-out to send every subscriber the copy)", dest, r))
 	}
 	return nil
-}
-
-// errNoGroupListing is RocketMQ's answer to "who else reads this topic":
-// RocketMQ 5's client protocol has no call that lists a topic's consumer
-// groups, and a topic keeps every message for each group subscribed to it.
-var errNoGroupListing = errors.New("every consumer group subscribed to it receives the copy, and RocketMQ 5 has no call that lists a topic's consumer groups")
-
-// FansOut: a RocketMQ topic keeps each message for every consumer group
-// subscribed to it, so a replay to a message's originalTopic reaches them
-// all.
-func (rocketmqTransport) FansOut(*dlqTarget) bool { return true }
-
-// TopicSubscribers cannot be asked of RocketMQ (errNoGroupListing); the
-// error names the consumer groups of the subscriptions file that read
-// topic, which receive the copy for certain.
-func (rocketmqTransport) TopicSubscribers(_ context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	var groups []string
-	if tg.F != nil {
-		for _, s := range tg.F.Subscriptions {
-			if s.Transport == config.TransportRocketMQ && s.RoutingKey == topic && s.RocketMQ != nil && !slices.Contains(groups, s.RocketMQ.ConsumerGroup) {
-				groups = append(groups, s.RocketMQ.ConsumerGroup)
-			}
-		}
-	}
-	if len(groups) == 0 {
-		return nil, errNoGroupListing
-	}
-	return nil, fmt.Errorf("%w (of this subscriptions file: %s %s; others may exist)", errNoGroupListing, pluralWord(len(groups), "group"), strings.Join(groups, ", "))
-}
-
-// SubscriberName is s's consumer group.
-func (rocketmqTransport) SubscriberName(_ *dlqTarget, s *config.Subscription) string {
-	if s.RocketMQ == nil {
-		return ""
-	}
-	return s.RocketMQ.ConsumerGroup
-}
-
-// ReaderName: a dead-letter topic (%DLQ%<group> or a rejection topic) is
-// read by dlq's reader group, no subscription: a restore into it is not
-// guarded.
-func (rocketmqTransport) ReaderName(*dlqTarget) string { return "" }
-
-// DirectQueue: a RocketMQ client cannot publish to one consumer group of a
-// topic (its retry topic %RETRY%<group> is the broker's own).
-func (rocketmqTransport) DirectQueue(*dlqTarget, *config.Subscription) string { return "" }
-
-func (rocketmqTransport) DirectProducer(context.Context, *dlqTarget, *slog.Logger) (broker.Producer, error) {
-	return nil, errors.New("rocketmq has no per-consumer-group destination")
 }

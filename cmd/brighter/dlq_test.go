@@ -256,7 +256,7 @@ func TestDLQToName(t *testing.T) {
 		{memT, "memory://orders", "orders"},
 		{memT, "memory://orders?file=./out.jsonl", "orders"},
 	} {
-		got, err := toName(c.t, o.transports[c.t.S.Transport].(dlqTransport), c.to)
+		got, err := toName(c.t, o.transports[c.t.S.Transport], c.to)
 		if err != nil || got != c.want {
 			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.URL, got, err, c.want)
 		}

@@ -51,14 +51,6 @@ func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 	return as.PublishName(raw, dt.ReplayFrom(t))
 }
 
-// replaySourceAsker is a dlqTransport whose broker can say where a replay
-// from t would land better than the subscriptions file can (Pub/Sub: the
-// topic the subscription read is attached to).
-type replaySourceAsker interface {
-	// ReplaySource is that destination's name, asked of the broker.
-	ReplaySource(ctx context.Context, t *dlqTarget) (string, error)
-}
-
 // isSelf reports whether name, as t's transport resolves it, is the
 // destination t reads: asked of the broker when the transport can ask it
 // (within a few seconds), else as the subscriptions file names it.

@@ -149,9 +149,9 @@ func (o *sendOptions) run(ctx context.Context) error {
 		_, err := selectSubscriptions(f, []string{o.subscription})
 		return usageErr(err)
 	}
-	factory, err := o.transports.get(s)
+	factory, err := o.transports.Get(s)
 	if err != nil {
-		return err
+		return exitCoded(err)
 	}
 	p, err := factory.Producer(ctx, f, s, logger)
 	if err != nil {
