@@ -132,7 +132,7 @@ func (o *dlqOptions) readGroups(ctx context.Context, cmd *cobra.Command, args []
 	if err != nil {
 		return nil, err
 	}
-	defer ch.close(context.WithoutCancel(ctx))
+	defer ch.Close(context.WithoutCancel(ctx))
 	st, _, err := inspect.Collect(ctx, o.source(t, ch, quiet), f)
 	return st, err
 }

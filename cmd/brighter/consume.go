@@ -209,10 +209,10 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	}
 	var units []unit
 	// Runs after closeAll (defers run last-in first-out).
-	defer o.transports.closeClients(logger)
+	defer o.transports.CloseClients(logger)
 	closeAll := func() {
 		for _, u := range units {
-			if err := u.ch.close(context.WithoutCancel(ctx)); err != nil {
+			if err := u.ch.Close(context.WithoutCancel(ctx)); err != nil {
 				logger.Error("close channel failed", "subscription", u.sub.Name, "error", err)
 			}
 		}
@@ -229,15 +229,15 @@ func (o *consumeOptions) run(ctx context.Context) error {
 			closeAll()
 			return usageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
 		}
-		ch, err := factory.open(ctx, f, s, sl)
+		ch, err := factory.Open(ctx, f, s, sl)
 		if err != nil {
 			closeAll()
 			return wrapExit(exitFailure, err, "subscription %s: open channel", s.Name)
 		}
-		obs.addDepth(o.transports, s, ch.consumer)
-		p, err := pump.New(ch.consumer, tel.Wrap(h), pumpOptions(s), append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
+		obs.addDepth(o.transports, s, ch.Consumer)
+		p, err := pump.New(ch.Consumer, tel.Wrap(h), pumpOptions(s), append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
 		if err != nil {
-			_ = ch.close(ctx)
+			_ = ch.Close(ctx)
 			closeAll()
 			return usageErr(fmt.Errorf("%s: subscription %s: %w", s.Pos("messagePumpType"), s.Name, err))
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // dlqOptions carries the flags every dlq subcommand shares and its
@@ -236,7 +237,7 @@ func (o *dlqOptions) filter() (inspect.Filter, error) {
 // --wait above its longest long poll (20s), which the consumer would
 // otherwise cut down without a word.
 func (o *dlqOptions) checkTarget(t *dlqTarget) error {
-	if t.s.Transport != config.TransportSQS {
+	if t.S.Transport != config.TransportSQS {
 		return nil
 	}
 	if o.visibility > config.MaxSQSVisibility {
@@ -277,7 +278,7 @@ const exitInterrupted = 130
 // Stable log texts of the dlq commands' signal handling.
 const (
 	logDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
-	logDLQHeldUnknown = "dlq: could not count the messages another reader holds"
+	logDLQHeldUnknown = transport.LogHeldUnknown
 	logDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
 )
 
@@ -346,44 +347,44 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 		}
 		return nil, usageErr(fmt.Errorf("no subscription %q in %s (known: %s)", redact.Quoted(arg), redact.Cut(f.Path), strings.Join(known, ", ")))
 	}
-	t := &dlqTarget{f: f, s: s}
+	t := &dlqTarget{F: f, S: s}
 	switch o.which() {
 	case "invalid":
-		t.dest = s.InvalidMessageRoutingKey
-		if t.dest == "" {
+		t.Dest = s.InvalidMessageRoutingKey
+		if t.Dest == "" {
 			return nil, usageErr(fmt.Errorf("%s: subscription %s has no invalidMessageRoutingKey: its unacceptable messages go to its dead-letter queue (use --dlq)", s.Pos("invalidMessageRoutingKey"), s.Name))
 		}
 	case "native":
 		switch {
 		case s.SQS != nil && s.SQS.RedrivePolicy != nil:
-			t.dest = s.SQS.RedrivePolicy.DeadLetterQueue
+			t.Dest = s.SQS.RedrivePolicy.DeadLetterQueue
 		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
 			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
-			t.dest = gcpNativeSubscription(s)
+			t.Dest = transport.GCPNativeSubscription(s)
 		case s.RocketMQ != nil:
-			t.dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
+			t.Dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
 		default:
 			return nil, usageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy)", s.Pos("transport"), s.Name))
 		}
 	default:
-		t.dest = s.DeadLetterRoutingKey
-		if t.dest == "" {
+		t.Dest = s.DeadLetterRoutingKey
+		if t.Dest == "" {
 			return nil, usageErr(fmt.Errorf("%s: subscription %s has no deadLetterRoutingKey: its rejected messages are discarded, not dead-lettered (try --native)", s.Pos("deadLetterRoutingKey"), s.Name))
 		}
 	}
-	t.url = string(s.Transport) + "://" + t.dest
+	t.URL = string(s.Transport) + "://" + t.Dest
 	switch s.Transport {
 	case config.TransportGCP:
-		t.url = gcp.URLScheme{}.Format(broker.Address{Project: gcpProject(t), Kind: broker.AddressSubscription, Name: t.dest})
+		t.URL = gcp.URLScheme{}.Format(broker.Address{Project: transport.GCPProject(t), Kind: broker.AddressSubscription, Name: t.Dest})
 	case config.TransportRocketMQ:
-		t.group = o.group
-		if t.group == "" {
-			t.group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
+		t.Group = o.group
+		if t.Group == "" {
+			t.Group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
 		}
-		if t.group == s.RocketMQ.ConsumerGroup {
-			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", redact.Cut(t.group)))
+		if t.Group == s.RocketMQ.ConsumerGroup {
+			return nil, usageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", redact.Cut(t.Group)))
 		}
-		t.url = rocketmq.URLScheme{}.Format(broker.Address{Kind: broker.AddressTopic, Name: t.dest, Params: url.Values{"group": {t.group}}})
+		t.URL = rocketmq.URLScheme{}.Format(broker.Address{Kind: broker.AddressTopic, Name: t.Dest, Params: url.Values{"group": {t.Group}}})
 	}
 	return t, nil
 }
@@ -394,7 +395,7 @@ const readerGroupSuffix = "-dlq-reader"
 
 // defaultURLReaderGroup is the RocketMQ reader group of a rocketmq:// URL
 // without ?group= and without --group.
-const defaultURLReaderGroup = "brighter-dlq-reader"
+const defaultURLReaderGroup = transport.DefaultURLReaderGroup
 
 // env reads an environment variable through the command's IO streams.
 func (o *dlqOptions) env(name string) string {
@@ -415,11 +416,11 @@ func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
 	var names []string
 	var found dlqTransport
 	for _, t := range dlqSchemeOrder {
-		dt, ok := o.transports[t].(dlqTransport)
+		dt, ok := o.transports[t]
 		if !ok {
 			continue
 		}
-		n := dt.addresses().Forms().Scheme
+		n := dt.Addresses().Forms().Scheme
 		names = append(names, n)
 		if n == name {
 			found = dt
@@ -436,9 +437,10 @@ func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
 	if dt == nil {
 		return nil, usageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", redact.Quoted(arg), redact.Quoted(scheme), strings.Join(names, ", ")))
 	}
-	as := dt.addresses()
+	as := dt.Addresses()
 	a, err := as.Parse(arg)
-	return dt.urlTarget(o, arg, as, a, err)
+	t, err := dt.URLTarget(o.urlOptions(), arg, as, a, err)
+	return t, exitCoded(err)
 }
 
 // dlqSetup is what every dlq command builds before it reads or publishes:
@@ -485,26 +487,21 @@ func (o *dlqOptions) target(arg string) (*dlqTarget, dlqTransport, error) {
 	if err := o.checkTarget(t); err != nil {
 		return nil, nil, err
 	}
-	factory, err := o.transports.get(t.s)
+	factory, err := o.transports.Get(t.S)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, exitCoded(err)
 	}
-	dt, ok := factory.(dlqTransport)
-	if !ok {
-		return nil, nil, usageErr(fmt.Errorf("transport %q: dlq is not available for it in this build", t.s.Transport))
-	}
-	return t, dt, nil
+	return t, factory, nil
 }
 
 // openReader opens the transport's reader over t.
 func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTransport, rewrite bool, logger *slog.Logger) (*openedChannel, error) {
-	ch, err := dt.dlqReader(ctx, t, dlqReadOptions{visibility: o.visibility, wait: o.wait, rewrite: rewrite}, logger)
+	ch, err := dt.DLQReader(ctx, t, dlqReadOptions{Visibility: o.visibility, Wait: o.wait, Rewrite: rewrite}, logger)
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return nil, err
+		if _, ok := asExitError(err); ok {
+			return nil, exitCoded(err)
 		}
-		return nil, failureErr(fmt.Errorf("%s: open: %w", t.url, err))
+		return nil, failureErr(fmt.Errorf("%s: open: %w", t.URL, err))
 	}
 	return ch, nil
 }
@@ -515,8 +512,8 @@ func (o *dlqOptions) openReader(ctx context.Context, t *dlqTarget, dt dlqTranspo
 // It says nothing when none were held or the transport cannot
 // tell.
 func noteHeld(w io.Writer, t *dlqTarget, ch *openedChannel) {
-	if s := heldNote(ch.held); s != "" {
-		fmt.Fprintf(w, "%s: %s\n", t.url, s)
+	if s := heldNote(ch.Held); s != "" {
+		fmt.Fprintf(w, "%s: %s\n", t.URL, s)
 	}
 }
 
@@ -529,7 +526,7 @@ func heldNote(held int64) string {
 }
 
 func (o *dlqOptions) source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
-	return &inspect.Source{Consumer: ch.consumer, Name: t.url, Wait: o.wait, ShortPoll: ch.shortPoll, Logger: logger}
+	return &inspect.Source{Consumer: ch.Consumer, Name: t.URL, Wait: o.wait, ShortPoll: ch.ShortPoll, Logger: logger}
 }
 
 func (o *dlqOptions) checkOutput() error { return parseOutput(scanFormats, &o.output) }
@@ -571,7 +568,7 @@ type readScan struct {
 // summarise prints the scan's summary line on stderr: the destination's
 // URL, ": ", then format with args.
 func (rs *readScan) summarise(format string, args ...any) {
-	fmt.Fprintf(rs.errOut, "%s: %s\n", rs.t.url, fmt.Sprintf(format, args...))
+	fmt.Fprintf(rs.errOut, "%s: %s\n", rs.t.URL, fmt.Sprintf(format, args...))
 }
 
 func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, error) {
@@ -587,6 +584,6 @@ func (o *dlqOptions) openReadScan(ctx context.Context, arg string) (*readScan, e
 	sctx, stop := o.interruptible(ctx, logger)
 	return &readScan{f: f, t: t, ch: ch, source: o.source(t, ch, logger), ctx: sctx, errOut: o.io.ErrOut, done: func() {
 		stop()
-		ch.close(context.WithoutCancel(ctx))
+		ch.Close(context.WithoutCancel(ctx))
 	}}, nil
 }

@@ -26,7 +26,7 @@ import (
 // (unless --allow-any-destination). failed are those subscriptions, whose
 // rejections t holds (the fan-out guard's failed subscriptions).
 func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
-	f := t.f
+	f := t.F
 	if f == nil || f.Path == commandLinePath {
 		f = nil
 		if _, err := os.Stat(o.configPath); err == nil {
@@ -37,11 +37,11 @@ func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names
 			return nil, nil, nil, usageErr(err)
 		}
 	}
-	as := dt.addresses()
-	from := dt.replayFrom(t)
+	as := dt.Addresses()
+	from := dt.ReplayFrom(t)
 	if f != nil {
 		for _, s := range f.Subscriptions {
-			if s.Transport != t.s.Transport || !readsRejectionsOf(as, from, s) {
+			if s.Transport != t.S.Transport || !readsRejectionsOf(as, from, s) {
 				continue
 			}
 			failed = append(failed, s)

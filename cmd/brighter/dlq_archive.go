@@ -245,8 +245,8 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	if !o.purge && o.file != "-" {
 		fh, err := af.open(o.file, logger)
 		if err != nil {
-			_ = ch.close(context.WithoutCancel(ctx))
-			return failureErr(fmt.Errorf("archive %s: %w", t.url, err))
+			_ = ch.Close(context.WithoutCancel(ctx))
+			return failureErr(fmt.Errorf("archive %s: %w", t.URL, err))
 		}
 		w, sync, close = fh, fsyncer(fh), fh.Close
 	}
@@ -266,7 +266,7 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 	sum, aerr := inspect.ArchiveWith(sctx, o.source(t, ch, logger), f, w, sync, done)
 	stopped := sctx.Err() != nil
 	stop()
-	cerr := errors.Join(ch.close(context.WithoutCancel(ctx)), close())
+	cerr := errors.Join(ch.Close(context.WithoutCancel(ctx)), close())
 	if records != nil {
 		r := inspect.ReplayRecord{Skipped: &sum.Skipped, Failed: &sum.Failed, Interrupted: &stopped}
 		if o.purge {
@@ -278,20 +278,20 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 			cerr = errors.Join(cerr, err)
 		}
 	} else {
-		fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.url, verb, sum.Archived, sum.Skipped, sum.Failed)
+		fmt.Fprintf(o.io.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.URL, verb, sum.Archived, sum.Skipped, sum.Failed)
 	}
 	if !stopped {
 		noteHeld(o.io.ErrOut, t, ch)
 	}
 	switch {
 	case stopped:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.url, verb)}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.URL, verb)}
 	case aerr != nil:
 		return failureErr(naming(t, what, aerr))
 	case cerr != nil:
-		return failureErr(fmt.Errorf("%s %s: %w", what, t.url, cerr))
+		return failureErr(fmt.Errorf("%s %s: %w", what, t.URL, cerr))
 	case sum.Failed > 0:
-		return failureErr(fmt.Errorf("%s %s: %s failed; see the log (a message %s but not removed is in both places)", what, t.url, plural(sum.Failed, "message"), verb))
+		return failureErr(fmt.Errorf("%s %s: %s failed; see the log (a message %s but not removed is in both places)", what, t.URL, plural(sum.Failed, "message"), verb))
 	}
 	return nil
 }
@@ -367,16 +367,16 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 		return err
 	}
 	logger, f, t, dt := su.logger, su.f, su.t, su.dt
-	if t.s.SQS != nil && t.s.SQS.ChannelType == config.ChannelPubSub {
+	if t.S.SQS != nil && t.S.SQS.ChannelType == config.ChannelPubSub {
 		// A dead-letter queue is a queue, also for an SNS-fed subscription.
-		s, q := *t.s, *t.s.SQS
+		s, q := *t.S, *t.S.SQS
 		q.ChannelType = config.ChannelPointToPoint
 		s.SQS = &q
 		tc := *t
-		tc.s = &s
+		tc.S = &s
 		t = &tc
 	}
-	from := dt.replayFrom(t)
+	from := dt.ReplayFrom(t)
 	raw := from.Name
 	if o.toSet {
 		raw = o.to
@@ -413,14 +413,14 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	// The memory transport publishes into the memory.output file the reader
 	// loads and writes back on close.
 	var closeReader func() error
-	if t.s.Transport == config.TransportMemory {
+	if t.S.Transport == config.TransportMemory {
 		ch, err := o.openReader(ctx, t, dt, true, logger)
 		if err != nil {
 			return err
 		}
-		closeReader = func() error { return ch.close(context.WithoutCancel(ctx)) }
+		closeReader = func() error { return ch.Close(context.WithoutCancel(ctx)) }
 	}
-	p, err := dt.dlqProducer(ctx, t, logger)
+	p, err := dt.DLQProducer(ctx, t, logger)
 	if err != nil {
 		if closeReader != nil {
 			_ = closeReader()

@@ -9,16 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/api/iterator"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // The fan-out guard of dlq replay and restore (docs/commands/dlq.md
@@ -29,32 +23,6 @@ import (
 // address the failed subscription alone (SNS→SQS: its queue), the copy goes
 // there; elsewhere the other subscriptions are listed and the run refused
 // (exit 2) unless --fan-out.
-
-// fanOutTransport is a dlqTransport whose topics can fan out.
-type fanOutTransport interface {
-	// fansOut reports whether a replay from t publishes to topics that fan
-	// out (SQS: only a subscription fed by SNS).
-	fansOut(t *dlqTarget) bool
-	// topicSubscribers lists the subscriptions of topic (a name as a replay
-	// from t publishes to it), named as subscriberName names them.
-	topicSubscribers(ctx context.Context, t *dlqTarget, topic string) ([]string, error)
-	// subscriberName is s's subscription as topicSubscribers names it.
-	subscriberName(t *dlqTarget, s *config.Subscription) string
-	// readerName is the subscription t reads, as topicSubscribers names
-	// it ("" when t is not a subscription of a topic).
-	readerName(t *dlqTarget) string
-	// directQueue is where a copy for s alone goes ("" when the transport
-	// cannot address one subscription of a topic).
-	directQueue(t *dlqTarget, s *config.Subscription) string
-	// directProducer publishes to the names directQueue returns.
-	directProducer(ctx context.Context, t *dlqTarget, logger *slog.Logger) (broker.Producer, error)
-}
-
-var (
-	_ fanOutTransport = (*sqsTransport)(nil)
-	_ fanOutTransport = (*gcpTransport)(nil)
-	_ fanOutTransport = rocketmqTransport{}
-)
 
 // fanOutLookup bounds one listing of a topic's subscriptions.
 const fanOutLookup = 10 * time.Second
@@ -73,7 +41,7 @@ type fanOutDecision struct {
 // refusal is the decision's refusal text for topic, "" when the copy may go.
 func (d fanOutDecision) refusal(topic string) string {
 	switch {
-	case errors.Is(d.err, errNoGroupListing):
+	case errors.Is(d.err, transport.ErrNoGroupListing):
 		return fmt.Sprintf("topic %s: %v", topic, d.err)
 	case d.err != nil:
 		return fmt.Sprintf("topic %s: cannot list its subscriptions (%v), so cannot tell who else would receive the copy", topic, d.err)
@@ -97,7 +65,7 @@ type fanOutGuard struct {
 	ctx    context.Context
 	t      *dlqTarget
 	dt     dlqTransport
-	ft     fanOutTransport
+	ft     transport.FanOut
 	failed []*config.Subscription
 	// fanOut is --fan-out: the other subscriptions may receive the copy.
 	fanOut  bool
@@ -108,8 +76,8 @@ type fanOutGuard struct {
 // newFanOutGuard returns the guard of a replay from t, nil when t's
 // transport does not fan out.
 func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *fanOutGuard {
-	ft, ok := dt.(fanOutTransport)
-	if !ok || !ft.fansOut(t) {
+	ft, ok := dt.(transport.FanOut)
+	if !ok || !ft.FansOut(t) {
 		return nil
 	}
 	return &fanOutGuard{ctx: ctx, t: t, dt: dt, ft: ft, failed: failed, fanOut: fanOut, logger: logger, decided: map[string]fanOutDecision{}}
@@ -117,7 +85,7 @@ func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed [
 
 // readers are the failed subscriptions that read topic.
 func (g *fanOutGuard) readers(topic string) []*config.Subscription {
-	as, from := g.dt.addresses(), g.dt.replayFrom(g.t)
+	as, from := g.dt.Addresses(), g.dt.ReplayFrom(g.t)
 	var out []*config.Subscription
 	for _, s := range g.failed {
 		if s.RoutingKey != "" && as.Same(topic, broker.Address{Project: from.Project, Kind: broker.AddressTopic, FIFO: from.FIFO, Name: s.RoutingKey}) {
@@ -135,12 +103,12 @@ func (g *fanOutGuard) decide(topic string) fanOutDecision {
 	mine := g.readers(topic)
 	var d fanOutDecision
 	if len(mine) == 1 {
-		d.route = g.ft.directQueue(g.t, mine[0])
+		d.route = g.ft.DirectQueue(g.t, mine[0])
 	}
 	if d.route == "" && !g.fanOut {
 		names := make([]string, 0, len(mine))
 		for _, s := range mine {
-			names = append(names, g.ft.subscriberName(g.t, s))
+			names = append(names, g.ft.SubscriberName(g.t, s))
 		}
 		d.others, d.err = g.others(topic, names)
 	}
@@ -154,7 +122,7 @@ func (g *fanOutGuard) decide(topic string) fanOutDecision {
 func (g *fanOutGuard) others(topic string, mine []string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(g.ctx, fanOutLookup)
 	defer cancel()
-	subs, err := g.ft.topicSubscribers(ctx, g.t, topic)
+	subs, err := g.ft.TopicSubscribers(ctx, g.t, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +160,7 @@ func (g *fanOutGuard) check(what string) error {
 		return nil
 	}
 	return usageErr(fmt.Errorf("%s %s without --to: %s; nothing was %sed (pass --fan-out to send every subscriber the copy, or --to a destination only the failed subscription reads)",
-		what, g.t.url, strings.Join(refusals, "; "), what))
+		what, g.t.URL, strings.Join(refusals, "; "), what))
 }
 
 // allow wraps a replay's allow-list: a destination the guard refuses is
@@ -206,7 +174,7 @@ func (g *fanOutGuard) allow(next func(string) bool) func(string) bool {
 			return false
 		}
 		if r := g.decide(dest).refusal(dest); r != "" {
-			g.logger.Error(logFanOutRefused, "source", g.t.url, "destination", dest, "reason", r)
+			g.logger.Error(logFanOutRefused, "source", g.t.URL, "destination", dest, "reason", r)
 			return false
 		}
 		return true
@@ -241,14 +209,14 @@ func (g *fanOutGuard) routed(ctx context.Context, prod broker.Producer) (broker.
 	}
 	queues := map[string]bool{}
 	for _, s := range g.failed {
-		if q := g.ft.directQueue(g.t, s); q != "" {
+		if q := g.ft.DirectQueue(g.t, s); q != "" {
 			queues[q] = true
 		}
 	}
 	if len(queues) == 0 {
 		return prod, nil
 	}
-	direct, err := g.ft.directProducer(ctx, g.t, g.logger)
+	direct, err := g.ft.DirectProducer(ctx, g.t, g.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -308,108 +276,14 @@ func (p *routedProducer) Close(ctx context.Context) error {
 	return errors.Join(p.base.Close(ctx), p.direct.Close(ctx))
 }
 
-// fansOut: a replay from an SQS queue publishes to SNS only for a
-// subscription fed by SNS (channelType pubSub, or sqs:// with --sns).
-func (t *sqsTransport) fansOut(tg *dlqTarget) bool {
-	return tg.s.SQS != nil && tg.s.SQS.ChannelType == config.ChannelPubSub
-}
-
-// topicSubscribers lists the SNS topic's subscriptions: SQS subscribers by
-// queue name. A missing topic has none (a publish to it fails per message).
-func (t *sqsTransport) topicSubscribers(ctx context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	c, err := t.clientsFor(ctx, tg.f)
-	if err != nil {
-		return nil, err
-	}
-	subs, err := sqs.TopicSubscribers(ctx, c, topic, tg.s.SQS.QueueType == config.QueueFIFO)
-	if errors.Is(err, sqs.ErrTopicNotFound) {
-		return nil, nil
-	}
-	return subs, err
-}
-
-func (t *sqsTransport) subscriberName(tg *dlqTarget, s *config.Subscription) string {
-	return sqs.QueueName(s.ChannelName, s.SQS != nil && s.SQS.QueueType == config.QueueFIFO)
-}
-
-// readerName: a dead-letter queue is no subscription of a topic.
-func (t *sqsTransport) readerName(*dlqTarget) string { return "" }
-
-// directQueue is the queue of an SNS-fed subscription (SNS→SQS: the copy
-// can go to the subscriber's queue alone).
-func (t *sqsTransport) directQueue(tg *dlqTarget, s *config.Subscription) string {
-	if s.SQS == nil || s.SQS.ChannelType != config.ChannelPubSub || s.ChannelName == "" {
-		return ""
-	}
-	return s.ChannelName
-}
-
-// directProducer sends to SQS queues (FIFO as the subscription is) and
-// never creates one.
-func (t *sqsTransport) directProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, tg.f)
-	if err != nil {
-		return nil, err
-	}
-	return sqs.NewProducer(c, sqs.ProducerOptions{Fifo: tg.s.SQS.QueueType == config.QueueFIFO, MakeChannels: broker.MakeValidate}), nil
-}
-
-// fansOut: every Pub/Sub topic hands each message to all its subscriptions.
-func (t *gcpTransport) fansOut(*dlqTarget) bool { return true }
-
-// topicSubscribers lists the topic's subscriptions by full name
-// (projects/P/subscriptions/S). A missing topic has none (a publish to it
-// fails per message).
-func (t *gcpTransport) topicSubscribers(ctx context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
-	if err != nil {
-		return nil, err
-	}
-	full := strings.TrimPrefix(gcp.URLScheme{}.Format(broker.Address{Project: gcpProject(tg), Kind: broker.AddressTopic, Name: topic}), "pubsub://")
-	it := c.TopicAdminClient.ListTopicSubscriptions(ctx, &pubsubpb.ListTopicSubscriptionsRequest{Topic: full})
-	var out []string
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			return out, nil
-		}
-		if status.Code(err) == codes.NotFound {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list subscriptions of %s: %w", full, err)
-		}
-		out = append(out, s)
-	}
-}
-
-func (t *gcpTransport) subscriberName(tg *dlqTarget, s *config.Subscription) string {
-	project := gcpProject(tg)
-	if s.GCP != nil && s.GCP.ProjectID != "" {
-		project = s.GCP.ProjectID
-	}
-	return gcp.SubscriptionName(project, s.ChannelName)
-}
-
-func (t *gcpTransport) readerName(tg *dlqTarget) string {
-	return gcp.SubscriptionName(gcpProject(tg), tg.dest)
-}
-
-// directQueue: Pub/Sub cannot publish to one subscription of a topic.
-func (t *gcpTransport) directQueue(*dlqTarget, *config.Subscription) string { return "" }
-
-func (t *gcpTransport) directProducer(context.Context, *dlqTarget, *slog.Logger) (broker.Producer, error) {
-	return nil, errors.New("pub/sub has no per-subscription destination")
-}
-
 // restoreGuard refuses (exit 2) a restore without --to into a topic that
 // fans out to subscriptions other than the one t reads, unless fanOut.
 func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest string, fanOut bool) error {
-	ft, ok := dt.(fanOutTransport)
-	if !ok || fanOut || !ft.fansOut(t) {
+	ft, ok := dt.(transport.FanOut)
+	if !ok || fanOut || !ft.FansOut(t) {
 		return nil
 	}
-	mine := ft.readerName(t)
+	mine := ft.ReaderName(t)
 	if mine == "" {
 		return nil
 	}
@@ -419,53 +293,4 @@ func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest strin
 		return usageErr(fmt.Errorf("restore to %s without --to: %s; nothing was published (pass --fan-out to send every subscriber the copy)", dest, r))
 	}
 	return nil
-}
-
-// errNoGroupListing is RocketMQ's answer to "who else reads this topic":
-// RocketMQ 5's client protocol has no call that lists a topic's consumer
-// groups, and a topic keeps every message for each group subscribed to it.
-var errNoGroupListing = errors.New("every consumer group subscribed to it receives the copy, and RocketMQ 5 has no call that lists a topic's consumer groups")
-
-// fansOut: a RocketMQ topic keeps each message for every consumer group
-// subscribed to it, so a replay to a message's originalTopic reaches them
-// all.
-func (rocketmqTransport) fansOut(*dlqTarget) bool { return true }
-
-// topicSubscribers cannot be asked of RocketMQ (errNoGroupListing); the
-// error names the consumer groups of the subscriptions file that read
-// topic, which receive the copy for certain.
-func (rocketmqTransport) topicSubscribers(_ context.Context, tg *dlqTarget, topic string) ([]string, error) {
-	var groups []string
-	if tg.f != nil {
-		for _, s := range tg.f.Subscriptions {
-			if s.Transport == config.TransportRocketMQ && s.RoutingKey == topic && s.RocketMQ != nil && !slices.Contains(groups, s.RocketMQ.ConsumerGroup) {
-				groups = append(groups, s.RocketMQ.ConsumerGroup)
-			}
-		}
-	}
-	if len(groups) == 0 {
-		return nil, errNoGroupListing
-	}
-	return nil, fmt.Errorf("%w (of this subscriptions file: %s %s; others may exist)", errNoGroupListing, pluralWord(len(groups), "group"), strings.Join(groups, ", "))
-}
-
-// subscriberName is s's consumer group.
-func (rocketmqTransport) subscriberName(_ *dlqTarget, s *config.Subscription) string {
-	if s.RocketMQ == nil {
-		return ""
-	}
-	return s.RocketMQ.ConsumerGroup
-}
-
-// readerName: a dead-letter topic (%DLQ%<group> or a rejection topic) is
-// read by dlq's reader group, no subscription: a restore into it is not
-// guarded.
-func (rocketmqTransport) readerName(*dlqTarget) string { return "" }
-
-// directQueue: a RocketMQ client cannot publish to one consumer group of a
-// topic (its retry topic %RETRY%<group> is the broker's own).
-func (rocketmqTransport) directQueue(*dlqTarget, *config.Subscription) string { return "" }
-
-func (rocketmqTransport) directProducer(context.Context, *dlqTarget, *slog.Logger) (broker.Producer, error) {
-	return nil, errors.New("rocketmq has no per-consumer-group destination")
 }

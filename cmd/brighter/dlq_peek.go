@@ -45,7 +45,7 @@ func (o *dlqOptions) peek(rs *readScan) error {
 	counts, err := inspect.Peek(rs.ctx, rs.source, rs.f, out)
 	if rs.ctx.Err() != nil {
 		rs.summarise("%d shown, %d read (interrupted)", counts.Selected, counts.Scanned)
-		return interrupted("peek " + rs.t.url)
+		return interrupted("peek " + rs.t.URL)
 	}
 	if err != nil {
 		return failureErr(naming(rs.t, "peek", err))

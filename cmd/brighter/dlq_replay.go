@@ -204,7 +204,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	closeReader := func() error { return ch.close(context.WithoutCancel(ctx)) }
+	closeReader := func() error { return ch.Close(context.WithoutCancel(ctx)) }
 	src := o.source(t, ch, logger)
 	var transform func(m, c *message.Message) error
 	if o.prepare != nil {
@@ -221,8 +221,8 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		n, err := inspect.Count(ctx, src, f)
 		if ctx.Err() != nil {
 			_ = closeReader()
-			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.url)
-			return interrupted("replay " + t.url)
+			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.URL)
+			return interrupted("replay " + t.URL)
 		}
 		if err != nil {
 			_ = closeReader()
@@ -230,11 +230,11 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		total = n
 		if n > o.confirmOver {
-			if ok, err := o.confirm(ctx, n, t.url); !ok {
+			if ok, err := o.confirm(ctx, n, t.URL); !ok {
 				_ = closeReader()
 				if ctx.Err() != nil {
-					fmt.Fprintf(o.io.ErrOut, "%s: interrupted at the confirmation; nothing was replayed\n", t.url)
-					return interrupted("replay " + t.url)
+					fmt.Fprintf(o.io.ErrOut, "%s: interrupted at the confirmation; nothing was replayed\n", t.URL)
+					return interrupted("replay " + t.URL)
 				}
 				return err
 			}
@@ -254,14 +254,14 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	}
 	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.routeFunc(), NewID: o.newID, KeepCount: o.keepCount, DryRun: o.dryRun, Rate: o.rate, Now: o.now, Copy: o.copy, Transform: transform}
 	if c, ok := dt.(dryRunChecker); ok && o.dryRun {
-		opts.Check = c.dryRunCheck(t)
+		opts.Check = c.DryRunCheck(t)
 	}
 	var bar *inspect.Bar
 	if o.format == export.JSON {
 		o.json = inspect.NewReplayJSON(o.io.Out)
 		opts.Progress = o.json
 	} else if o.io.OutTTY {
-		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.url)
+		bar = inspect.NewBar(o.io.ErrOut, total, "replaying "+t.URL)
 		opts.Progress = bar
 	} else {
 		opts.Progress = inspect.NewLines(o.io.Out)
@@ -274,21 +274,21 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		if journal != nil {
 			opts.Journal = journal
-			logger.Debug("replay journal", "source", t.url, "path", journal.Path())
+			logger.Debug("replay journal", "source", t.URL, "path", journal.Path())
 			if n := journal.Pending(); n > 0 {
-				fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.url, journal.Path(), plural(n, "copy"))
+				fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.URL, journal.Path(), plural(n, "copy"))
 			}
 		}
 	}
 	var prod broker.Producer
 	if !o.dryRun {
-		if prod, err = dt.dlqProducer(ctx, t, logger); err != nil {
+		if prod, err = dt.DLQProducer(ctx, t, logger); err != nil {
 			_ = closeReader()
-			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
+			return failureErr(fmt.Errorf("replay %s: producer: %w", t.URL, err))
 		}
 		if prod, err = guard.routed(ctx, prod); err != nil {
 			_ = closeReader()
-			return failureErr(fmt.Errorf("replay %s: producer: %w", t.url, err))
+			return failureErr(fmt.Errorf("replay %s: producer: %w", t.URL, err))
 		}
 	}
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(t), prod, f, opts)
@@ -306,11 +306,11 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		if err := o.writeSummary(sum, true); err != nil {
 			return failureErr(err)
 		}
-		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.url)
-		return interrupted("replay " + t.url)
+		fmt.Fprintf(o.io.ErrOut, "%s: interrupted; messages not replayed are still in the dead-letter destination, visible\n", t.URL)
+		return interrupted("replay " + t.URL)
 	}
 	if o.copy && !o.dryRun && sum.Replayed > 0 {
-		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.url)
+		fmt.Fprintf(o.io.ErrOut, "%s: --copy: the dead-letter copies were kept\n", t.URL)
 	}
 	noteHeld(o.io.ErrOut, t, ch)
 	return o.finish(bar, sum, rerr, cerr, t)
@@ -332,7 +332,7 @@ func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dl
 	}
 	if !o.allowAny {
 		allow = fn
-		logger.Debug("replay allow-list", "source", t.url, "destinations", names)
+		logger.Debug("replay allow-list", "source", t.URL, "destinations", names)
 	}
 	guard = newFanOutGuard(ctx, t, dt, failed, o.fanOut, logger)
 	if err := guard.check("replay"); err != nil {
@@ -344,15 +344,15 @@ func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dl
 // naming adds "what URL: " to err unless err already names the destination
 // (a receive error of inspect does), so the URL is said once.
 func naming(t *dlqTarget, what string, err error) error {
-	if strings.Contains(err.Error(), t.url) {
+	if strings.Contains(err.Error(), t.URL) {
 		return err
 	}
-	return fmt.Errorf("%s %s: %w", what, t.url, err)
+	return fmt.Errorf("%s %s: %w", what, t.URL, err)
 }
 
 // replaySelf is the name a replay must not publish back into: the
 // destination being read.
-func replaySelf(t *dlqTarget) string { return t.dest }
+func replaySelf(t *dlqTarget) string { return t.Dest }
 
 func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
 	if bar != nil {
@@ -365,20 +365,20 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 	case rerr != nil:
 		return failureErr(naming(t, "replay", rerr))
 	case cerr != nil:
-		return failureErr(fmt.Errorf("replay %s: %w", t.url, cerr))
+		return failureErr(fmt.Errorf("replay %s: %w", t.URL, cerr))
 	case sum.Refused > 0 && sum.Failed == 0:
 		where := "they are"
 		if sum.Refused == 1 {
 			where = "it is"
 		}
 		return failureErr(fmt.Errorf("replay %s: %s refused: the originalTopic is not a destination the subscriptions file knows for it; %s still in the dead-letter destination (give --to, or --allow-any-destination)",
-			t.url, plural(sum.Refused, "message"), where))
+			t.URL, plural(sum.Refused, "message"), where))
 	case sum.Failed > 0:
 		where := "they are"
 		if sum.Failed == 1 {
 			where = "it is"
 		}
-		return failureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.url, plural(sum.Failed, "message"), where))
+		return failureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.URL, plural(sum.Failed, "message"), where))
 	}
 	return nil
 }
@@ -498,7 +498,7 @@ func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, in
 	case pending > 0:
 		why = append(why, plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
 	}
-	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.url, j.Path(), strings.Join(why, "; "))
+	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), strings.Join(why, "; "))
 	return nil
 }
 
@@ -522,7 +522,7 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 			}
 			dir = filepath.Join(home, ".local", "state")
 		}
-		path = filepath.Join(dir, "brighter", "replay", journalName(t.url))
+		path = filepath.Join(dir, "brighter", "replay", journalName(t.URL))
 	}
 	j, err := inspect.OpenJournal(path, o.visibility)
 	if err != nil {

@@ -38,7 +38,7 @@ func (o *dlqOptions) stats(rs *readScan) error {
 	}
 	if stopped {
 		rs.summarise("interrupted after %s; the counts cover only those", plural(st.Total, "message"))
-		return interrupted("stats " + rs.t.url)
+		return interrupted("stats " + rs.t.URL)
 	}
 	if err != nil {
 		return failureErr(err)

@@ -34,25 +34,25 @@ func TestDLQResolveURL_PubSubAndRocketMQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.s.Transport != config.TransportGCP || tg.dest != "orders-dlq" || tg.f.Connections.GCP.ProjectID != "acme" || tg.url != "pubsub://projects/acme/subscriptions/orders-dlq" {
-		t.Errorf("pubsub target %+v (url %s)", tg.s, tg.url)
+	if tg.S.Transport != config.TransportGCP || tg.Dest != "orders-dlq" || tg.F.Connections.GCP.ProjectID != "acme" || tg.URL != "pubsub://projects/acme/subscriptions/orders-dlq" {
+		t.Errorf("pubsub target %+v (url %s)", tg.S, tg.URL)
 	}
 	for _, raw := range []string{"rocketmq://%DLQ%orders?group=ops", "rocketmq://%25DLQ%25orders?group=ops"} {
 		tg, err := o.resolve(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if tg.dest != "%DLQ%orders" || tg.group != "ops" || tg.f.Connections.RocketMQ.Endpoint != "proxy:8081" || tg.f.Connections.RocketMQ.Namespace != "ns" {
-			t.Errorf("%s: dest %q group %q connection %+v", raw, tg.dest, tg.group, tg.f.Connections.RocketMQ)
+		if tg.Dest != "%DLQ%orders" || tg.Group != "ops" || tg.F.Connections.RocketMQ.Endpoint != "proxy:8081" || tg.F.Connections.RocketMQ.Namespace != "ns" {
+			t.Errorf("%s: dest %q group %q connection %+v", raw, tg.Dest, tg.Group, tg.F.Connections.RocketMQ)
 		}
 	}
 	tg, err = o.resolve("rocketmq://orders-dlq")
-	if err != nil || tg.group != defaultURLReaderGroup {
+	if err != nil || tg.Group != defaultURLReaderGroup {
 		t.Errorf("default reader group: %+v %v", tg, err)
 	}
 	o.group, o.rocketmqEndpoint = "mine", "flag:9876"
 	tg, err = o.resolve("rocketmq://orders-dlq?group=ops")
-	if err != nil || tg.group != "mine" || tg.f.Connections.RocketMQ.Endpoint != "flag:9876" {
+	if err != nil || tg.Group != "mine" || tg.F.Connections.RocketMQ.Endpoint != "flag:9876" {
 		t.Errorf("--group and --rocketmq-endpoint win: %+v %v", tg, err)
 	}
 }
@@ -256,9 +256,9 @@ func TestDLQToName(t *testing.T) {
 		{memT, "memory://orders", "orders"},
 		{memT, "memory://orders?file=./out.jsonl", "orders"},
 	} {
-		got, err := toName(c.t, o.transports[c.t.s.Transport].(dlqTransport), c.to)
+		got, err := toName(c.t, o.transports[c.t.S.Transport], c.to)
 		if err != nil || got != c.want {
-			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.url, got, err, c.want)
+			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.URL, got, err, c.want)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 		return "", err
 	}
 	if self {
-		return "", usageErr(fmt.Errorf("--to %q: that is %s, the dead-letter destination being read; replaying into it would only strip its messages' rejection metadata (leave --to out to replay each message to its originalTopic)", redact.Quoted(raw), redact.Cut(t.url)))
+		return "", usageErr(fmt.Errorf("--to %q: that is %s, the dead-letter destination being read; replaying into it would only strip its messages' rejection metadata (leave --to out to replay each message to its originalTopic)", redact.Quoted(raw), redact.Cut(t.URL)))
 	}
 	return name, nil
 }
@@ -44,35 +44,27 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 // toName turns --to into the name t's producer publishes to, as the
 // scheme of t's transport reads it (a name, or a URL of that scheme).
 func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
-	as := dt.addresses()
+	as := dt.Addresses()
 	if scheme, _, isURL := strings.Cut(raw, "://"); isURL && scheme != as.Forms().Scheme {
-		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", redact.Cut(scheme), redact.Cut(t.url), t.s.Transport, as.Forms().Publish)
+		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", redact.Cut(scheme), redact.Cut(t.URL), t.S.Transport, as.Forms().Publish)
 	}
-	return as.PublishName(raw, dt.replayFrom(t))
-}
-
-// replaySourceAsker is a dlqTransport whose broker can say where a replay
-// from t would land better than the subscriptions file can (Pub/Sub: the
-// topic the subscription read is attached to).
-type replaySourceAsker interface {
-	// replaySource is that destination's name, asked of the broker.
-	replaySource(ctx context.Context, t *dlqTarget) (string, error)
+	return as.PublishName(raw, dt.ReplayFrom(t))
 }
 
 // isSelf reports whether name, as t's transport resolves it, is the
 // destination t reads: asked of the broker when the transport can ask it
 // (within a few seconds), else as the subscriptions file names it.
 func isSelf(ctx context.Context, t *dlqTarget, dt dlqTransport, name string, logger *slog.Logger) (bool, error) {
-	self := dt.replayFrom(t)
+	self := dt.ReplayFrom(t)
 	if asker, ok := dt.(replaySourceAsker); ok {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		source, err := asker.replaySource(lctx, t)
+		source, err := asker.ReplaySource(lctx, t)
 		cancel()
 		if err == nil && source != "" {
 			self.Name = source
 		} else {
-			logger.Debug("could not look up the subscription's topic; comparing --to with the configured name", "subscription", t.url, "error", err)
+			logger.Debug("could not look up the subscription's topic; comparing --to with the configured name", "subscription", t.URL, "error", err)
 		}
 	}
-	return dt.addresses().Same(name, self), nil
+	return dt.Addresses().Same(name, self), nil
 }

@@ -124,7 +124,7 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	cancel()
 	a.running.Wait()
 	if failed {
-		return failureErr(fmt.Errorf("triage %s: %w", a.t.url, err))
+		return failureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ type triageActions struct {
 func (a *triageActions) LoadNote() string { return heldNote(a.held.Load()) }
 
 // Source implements triage.Actions.
-func (a *triageActions) Source() string { return a.t.url }
+func (a *triageActions) Source() string { return a.t.URL }
 
 // open opens the destination for one action; held is how many messages
 // another reader held invisible as it opened (openedChannel.held).
@@ -180,9 +180,9 @@ func (a *triageActions) open(ctx context.Context, rewrite bool) (src *inspect.So
 		a.running.Done()
 		return nil, 0, nil, err
 	}
-	return a.o.source(a.t, ch, a.logger), ch.held, func() error {
+	return a.o.source(a.t, ch, a.logger), ch.Held, func() error {
 		defer a.running.Done()
-		return ch.close(context.WithoutCancel(ctx))
+		return ch.Close(context.WithoutCancel(ctx))
 	}, nil
 }
 
@@ -240,7 +240,7 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 	}
 	var prod broker.Producer
 	if !dryRun {
-		if prod, err = a.dt.dlqProducer(ctx, a.t, a.logger); err != nil {
+		if prod, err = a.dt.DLQProducer(ctx, a.t, a.logger); err != nil {
 			_ = closeSrc()
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}

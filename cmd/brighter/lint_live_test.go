@@ -26,6 +26,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // liveCorpus is the broker state testdata/lint/live's files are written
@@ -152,25 +153,25 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 		t.Fatalf("%s: makeChannels %q, want validate", path, s.MakeChannels)
 	}
 	var tr interface {
-		open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*openedChannel, error)
+		Open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*openedChannel, error)
 	}
 	switch s.Transport {
 	case config.TransportSQS:
-		tr = &sqsTransport{}
+		tr = &transport.SQS{}
 	case config.TransportGCP:
-		g := &gcpTransport{}
-		t.Cleanup(func() { _ = g.closeClients() })
+		g := &transport.GCP{}
+		t.Cleanup(func() { _ = g.CloseClients() })
 		tr = g
 	case config.TransportRocketMQ:
-		tr = rocketmqTransport{}
+		tr = transport.RocketMQ{}
 	default:
 		t.Fatalf("%s: transport %s", path, s.Transport)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ch, err := tr.open(ctx, f, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ch, err := tr.Open(ctx, f, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
-		_ = ch.close(ctx)
+		_ = ch.Close(ctx)
 	}
 	return err
 }
@@ -222,7 +223,7 @@ func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
 			if refused == nil {
 				t.Fatal("consume with makeChannels: validate starts on a file lint --live flags")
 			}
-			if !errors.Is(liveMissing(refused), live.ErrMissingChannel) {
+			if !errors.Is(transport.LiveMissing(refused), live.ErrMissingChannel) {
 				t.Errorf("consume refused for another reason than a missing channel: %v", refused)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 	"github.com/brightergo/brighter/internal/tui"
 )
 
@@ -114,9 +115,9 @@ func (ob *consumeObservers) addDepth(ts transports, s *config.Subscription, c br
 		ob.depths[s.Name] = d
 		return
 	}
-	if mt, ok := ts[config.TransportMemory].(*memoryTransport); ok && s.Transport == config.TransportMemory {
+	if mt, ok := ts[config.TransportMemory].(*transport.Memory); ok && s.Transport == config.TransportMemory {
 		dlq := s.DeadLetterRoutingKey
-		ob.depths[s.Name] = observe.DepthFunc(func(context.Context) (int64, error) { return int64(mt.broker().Depth(dlq)), nil })
+		ob.depths[s.Name] = observe.DepthFunc(func(context.Context) (int64, error) { return int64(mt.Broker().Depth(dlq)), nil })
 	}
 }
 

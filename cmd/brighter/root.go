@@ -13,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // Exit codes.
@@ -31,7 +32,34 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// exitCoded returns err with the exit code the transports' wiring chose: a
+// transport.UsageError becomes a usage error (exit 2); any other error is
+// returned as it is.
+func exitCoded(err error) error {
+	var ee *exitError
+	var ue *transport.UsageError
+	if err != nil && !errors.As(err, &ee) && errors.As(err, &ue) {
+		return usageErr(err)
+	}
+	return err
+}
+
+// asExitError finds the exit code an error already chose: an exitError in
+// its chain, or a transport.UsageError (a usage error, exit 2) made by the
+// transports' wiring.
+func asExitError(err error) (*exitError, bool) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee, true
+	}
+	var ue *transport.UsageError
+	if errors.As(err, &ue) {
+		return &exitError{code: exitUsage, err: err}, true
+	}
+	return nil, false
+}
 func failureErr(err error) error { return &exitError{code: exitFailure, err: err} }
 
 // positiveDuration refuses a duration flag's value d of zero or less, a
@@ -105,8 +133,7 @@ func andList(items []string) string {
 // already chose (a seed file that does not parse is a usage error even when
 // it surfaces while opening a channel), else using code.
 func wrapExit(code int, err error, format string, args ...any) error {
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if ee, ok := asExitError(err); ok {
 		code, err = ee.code, ee.err
 	}
 	return &exitError{code: code, err: fmt.Errorf(format+": %w", append(args, err)...)}
@@ -291,8 +318,7 @@ func run(ctx context.Context, io *IOStreams, args []string) int {
 		return exitOK
 	}
 	code := exitUsage
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if ee, ok := asExitError(err); ok {
 		code = ee.code
 	}
 	// Errors cobra reports itself (unknown command or flag, bad args) are

@@ -149,11 +149,11 @@ func (o *sendOptions) run(ctx context.Context) error {
 		_, err := selectSubscriptions(f, []string{o.subscription})
 		return usageErr(err)
 	}
-	factory, err := o.transports.get(s)
+	factory, err := o.transports.Get(s)
 	if err != nil {
-		return err
+		return exitCoded(err)
 	}
-	p, err := factory.producer(ctx, f, s, logger)
+	p, err := factory.Producer(ctx, f, s, logger)
 	if err != nil {
 		return wrapExit(exitFailure, err, "subscription %s: producer", s.Name)
 	}

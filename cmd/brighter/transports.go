@@ -1,78 +1,41 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
-// openedChannel is one subscription's consumer, ready to pump.
-type openedChannel struct {
-	consumer broker.Consumer
-	close    func(ctx context.Context) error
-	// shortPoll is inspect.Source.ShortPoll for a dlq scan
-	// over consumer: true when its waiting receive that returns nothing
-	// has asked every server (an SQS long poll).
-	shortPoll bool
-	// held is, for a dlq scan, how many messages of the destination another
-	// reader held invisible when this one opened it (SQS
-	// ApproximateNumberOfMessagesNotVisible): 0 when none or when the
-	// transport cannot tell (Pub/Sub, RocketMQ, memory).
-	held int64
+// The transports' wiring lives in internal/transport; these names are the
+// commands' own for its types.
+type (
+	openedChannel     = transport.Channel
+	dlqTransport      = transport.Transport
+	transports        = transport.Registry
+	dlqTarget         = transport.Target
+	dlqReadOptions    = transport.ReadOptions
+	dryRunChecker     = transport.DryRunChecker
+	replaySourceAsker = transport.ReplaySourceAsker
+)
+
+// commandLinePath is transport.CommandLinePath.
+const commandLinePath = transport.CommandLinePath
+
+// defaultTransports returns a fresh registry (no shared state between
+// commands or tests).
+func defaultTransports() transports { return transport.Default() }
+
+// liveCheckers returns lint --live's probers and channel validators, and
+// a function that closes their clients.
+func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+	return transport.Default().LiveCheckers()
 }
 
-// transportFactory turns a subscription of one transport into a consumer
-// (after makeChannels) and a producer. Each transport's wiring lives in its
-// own transport_<name>.go file.
-type transportFactory interface {
-	// open applies makeChannels and returns the subscription's consumer.
-	open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error)
-	// producer returns a producer in the transport's wire format.
-	producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error)
-}
-
-// transports maps a transport name to its factory.
-type transports map[config.Transport]transportFactory
-
-// clientCloser is a factory that keeps broker clients across the channels
-// it opens (Pub/Sub: one client per project); closeClients closes them.
-type clientCloser interface {
-	closeClients() error
-}
-
-// closeClients closes the clients every factory keeps, logging a failure
-// at Error. consume calls it once its channels are closed: a stopped
-// consume leaves no connection (and so no streaming pull the broker still
-// feeds) behind, even when the process goes on (issue 15: a restart in the
-// same process found its messages held by the first start's stream).
-func (ts transports) closeClients(logger *slog.Logger) {
-	for name, f := range ts {
-		if c, ok := f.(clientCloser); ok {
-			if err := c.closeClients(); err != nil {
-				logger.Error("close broker clients failed", "transport", string(name), "error", err)
-			}
-		}
+// urlOptions are the flags and environment a destination named by URL
+// takes its connection from.
+func (o *dlqOptions) urlOptions() transport.URLOptions {
+	return transport.URLOptions{
+		Endpoint: o.endpoint, Region: o.region, Profile: o.profile, SNS: o.sns, Group: o.group,
+		RocketMQEndpoint: o.rocketmqEndpoint, Env: o.env,
 	}
-}
-
-// defaultTransports returns a fresh set of factories (no shared state
-// between commands or tests).
-func defaultTransports() transports {
-	return transports{
-		config.TransportMemory:   &memoryTransport{},
-		config.TransportSQS:      &sqsTransport{},
-		config.TransportRocketMQ: rocketmqTransport{},
-		config.TransportGCP:      &gcpTransport{},
-	}
-}
-
-func (t transports) get(s *config.Subscription) (transportFactory, error) {
-	f, ok := t[s.Transport]
-	if !ok {
-		return nil, usageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
-	}
-	return f, nil
 }

@@ -51,7 +51,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		parts := strings.SplitN(pkg, "/", 4)
 		return levelEngine, strings.Join(parts[:3], "/"), true
 	case slices.Contains([]string{"internal/handler", "internal/observe", "internal/telemetry", "internal/inspect",
-		"internal/tui", "internal/tui/triage", "internal/demo", "internal/conformance", "internal/layers"}, pkg),
+		"internal/tui", "internal/tui/triage", "internal/demo", "internal/conformance", "internal/layers",
+		"internal/transport"}, pkg), // the transports' wiring for the commands: above every transport, below cmd
 		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
 		return levelApp, "", true
 	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"),
@@ -155,5 +156,69 @@ func TestLayers_CheckerCatchesUpwardImports_Issue17(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// brokerSDKs are the module paths of the broker SDKs (AWS, Pub/Sub,
+// RocketMQ, gRPC): only the transports and internal/transport call them.
+var brokerSDKs = []string{"github.com/aws/", "cloud.google.com/go/pubsub", "github.com/apache/rocketmq-clients/", "google.golang.org/grpc"}
+
+// sdkImports returns, one line each, the imports of pkg that are a broker
+// SDK's.
+func sdkImports(pkg string, imports []string) []string {
+	var out []string
+	for _, path := range imports {
+		for _, sdk := range brokerSDKs {
+			if strings.HasPrefix(path, sdk) {
+				out = append(out, fmt.Sprintf("%s imports %s: a broker SDK belongs in its transport or internal/transport", pkg, path))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLayers_CommandsImportNoBrokerSDK loads cmd/brighter without its tests
+// and fails on any import of a broker SDK: the commands reach a transport
+// only through the internal/transport registry, so that adding a transport
+// does not touch them.
+func TestLayers_CommandsImportNoBrokerSDK(t *testing.T) {
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: "../.."}, "./cmd/brighter")
+	if err != nil {
+		t.Fatalf("load cmd/brighter: %v", err)
+	}
+	if len(pkgs) != 1 || len(pkgs[0].Imports) == 0 {
+		t.Fatalf("cmd/brighter not loaded with its imports (%d packages): the test would check nothing", len(pkgs))
+	}
+	for _, e := range pkgs[0].Errors {
+		t.Errorf("%s: %v", pkgs[0].PkgPath, e)
+	}
+	var imports []string
+	for path := range pkgs[0].Imports {
+		imports = append(imports, path)
+	}
+	for _, v := range sdkImports("cmd/brighter", imports) {
+		t.Error(v)
+	}
+}
+
+// TestLayers_CheckerCatchesBrokerSDKImports feeds the SDK check each broker
+// SDK's imports and some it allows, so that it cannot pass by matching
+// nothing.
+func TestLayers_CheckerCatchesBrokerSDKImports(t *testing.T) {
+	got := sdkImports("cmd/brighter", []string{
+		"github.com/aws/aws-sdk-go-v2/service/sqs", "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb",
+		"github.com/apache/rocketmq-clients/golang/v5", "google.golang.org/grpc/codes",
+		"github.com/spf13/cobra", module + "internal/transport", "google.golang.org/protobuf/proto",
+	})
+	want := []string{
+		"cmd/brighter imports cloud.google.com/go/pubsub/v2/apiv1/pubsubpb: a broker SDK belongs in its transport or internal/transport",
+		"cmd/brighter imports github.com/apache/rocketmq-clients/golang/v5: a broker SDK belongs in its transport or internal/transport",
+		"cmd/brighter imports github.com/aws/aws-sdk-go-v2/service/sqs: a broker SDK belongs in its transport or internal/transport",
+		"cmd/brighter imports google.golang.org/grpc/codes: a broker SDK belongs in its transport or internal/transport",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("SDK imports:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -27,7 +27,7 @@ var staleMutants = []mutant{
 		New:  "\t\t\tif false {\n\t\t\t\te.at, e.reported = time.Since(l.base), true",
 		Run:  cells(pubsub, "^Stream$/reactor", "I341")},
 	{Name: "live-missing-unmarked", What: "lint --live reports a missing channel as a failed look-up (a warning), not a missing destination",
-		File: "cmd/brighter/lint_live.go",
+		File: "internal/transport/live.go",
 		Old:  "return missingChannel{err}",
 		New:  "return err",
 		Run:  liveCorpus, Pkg: "./cmd/brighter"},

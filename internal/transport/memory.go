@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"context"
@@ -13,21 +13,24 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
-// memoryTransport wires the in-memory transport: one broker per process,
+// Memory wires the in-memory transport: one broker per process,
 // shared by every memory subscription, seeded from memory.seed and dumped
 // to memory.output at stop.
-type memoryTransport struct {
+type Memory struct {
 	once sync.Once
 	b    *memory.Broker
 }
 
-func (t *memoryTransport) broker() *memory.Broker {
+// Broker is the process's in-memory broker, made on first use.
+func (t *Memory) Broker() *memory.Broker {
 	t.once.Do(func() { t.b = memory.NewBroker(false) })
 	return t.b
 }
 
-func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
-	b := t.broker()
+// Open seeds the subscription's queue from memory.seed and returns its
+// consumer; closing it dumps every queue to memory.output.
+func (t *Memory) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
+	b := t.Broker()
 	m := s.Memory
 	if m.Seed != "" {
 		fh, err := os.Open(m.Seed)
@@ -56,9 +59,14 @@ func (t *memoryTransport) open(ctx context.Context, f *config.File, s *config.Su
 		}
 		return errors.Join(b.Dump(out), out.Close())
 	}
-	return &openedChannel{consumer: c, close: closeFn}, nil
+	return &Channel{Consumer: c, Close: closeFn}, nil
 }
 
-func (t *memoryTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+// Producer refuses (a UsageError): the memory transport lives inside one
+// consume process.
+func (t *Memory) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	return nil, usageErr(errors.New("the memory transport lives inside one consume process: add messages to its memory.seed file instead"))
 }
+
+// CloseClients: the memory broker is the process's own; nothing to close.
+func (t *Memory) CloseClients() error { return nil }

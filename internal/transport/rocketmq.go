@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/brightergo/brighter/internal/redact"
 )
 
-// rocketmqTransport wires subscriptions with transport: rocketmq from
+// RocketMQ wires subscriptions with transport: rocketmq from
 // connections.rocketmq and the subscription's rocketmq block. RocketMQ has
 // no topic creation from a client: makeChannels create logs that it cannot,
 // validate checks each topic's route, assume makes no call.
-type rocketmqTransport struct{}
+type RocketMQ struct{}
 
 // rocketmqConnection is connections.rocketmq; from names where its
 // endpoint came from, for errors ("" for the subscriptions file).
@@ -28,7 +28,9 @@ func rocketmqConnection(f *config.File, from string) rocketmq.Connection {
 	return rocketmq.Connection{Endpoint: c.Endpoint, Namespace: c.Namespace, AccessKey: c.AccessKey, SecretKey: c.SecretKey, EndpointFrom: from}
 }
 
-func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+// Open applies makeChannels to s's topics and returns its simple
+// consumer in s's consumer group.
+func (RocketMQ) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
 	conn := rocketmqConnection(f, "")
 	if err := validateRocketMQChannels(ctx, f, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
 		return nil, err
@@ -41,83 +43,88 @@ func (rocketmqTransport) open(ctx context.Context, f *config.File, s *config.Sub
 	if err != nil {
 		return nil, err
 	}
-	return &openedChannel{consumer: c, close: c.Close}, nil
+	return &Channel{Consumer: c, Close: c.Close}, nil
 }
 
-func (rocketmqTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+// Producer sends to RocketMQ topics through connections.rocketmq.
+func (RocketMQ) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f, ""), Logger: logger})
 }
 
-func (rocketmqTransport) addresses() broker.AddressScheme { return rocketmq.URLScheme{} }
+// Addresses is the rocketmq:// scheme.
+func (RocketMQ) Addresses() broker.AddressScheme { return rocketmq.URLScheme{} }
 
-// replayFrom is the topic tg reads.
-func (rocketmqTransport) replayFrom(tg *dlqTarget) broker.Address {
-	return broker.Address{Kind: broker.AddressTopic, Name: tg.dest}
+// ReplayFrom is the topic tg reads.
+func (RocketMQ) ReplayFrom(tg *Target) broker.Address {
+	return broker.Address{Kind: broker.AddressTopic, Name: tg.Dest}
 }
 
-// dlqReader reads the destination topic (a rejection topic or
+// DLQReader reads the destination topic (a rejection topic or
 // %DLQ%<consumerGroup>) with the ordinary consumer, so routed copies present
 // their stamped count, in the reader group tg.group: RocketMQ keeps a
 // topic's messages per consumer group, and dlq must never take messages
 // from the subscription's own consumers. Each message is held for
 // o.visibility (its invisible duration) and the long poll is o.wait. dlq
 // never rejects, so the reader has no routes.
-func (rocketmqTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
+func (RocketMQ) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *slog.Logger) (*Channel, error) {
 	c, err := rocketmq.NewConsumer(ctx, rocketmq.ConsumerOptions{
-		Connection: rocketmqConnection(tg.f, tg.endpointFrom), Topic: tg.dest, ConsumerGroup: tg.group,
-		InvisibleDuration: o.visibility, AwaitDuration: o.wait, BufferSize: rocketmq.MaxBufferSize, Logger: logger,
+		Connection: rocketmqConnection(tg.F, tg.EndpointFrom), Topic: tg.Dest, ConsumerGroup: tg.Group,
+		InvisibleDuration: o.Visibility, AwaitDuration: o.Wait, BufferSize: rocketmq.MaxBufferSize, Logger: logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &openedChannel{consumer: c, close: c.Close}, nil
+	return &Channel{Consumer: c, Close: c.Close}, nil
 }
 
-// dlqProducer sends each replayed message to its Header.Topic. RocketMQ
+// DLQProducer sends each replayed message to its Header.Topic. RocketMQ
 // clients never create topics, so a replay to a missing topic fails with
 // TOPIC_NOT_FOUND (after the client's retries) and the message stays.
-func (rocketmqTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.f, tg.endpointFrom), Logger: logger})
+func (RocketMQ) DLQProducer(ctx context.Context, tg *Target, logger *slog.Logger) (broker.Producer, error) {
+	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(tg.F, tg.EndpointFrom), Logger: logger})
 }
 
-// urlTarget reads rocketmq://TOPIC?group=G. TOPIC may be written
+// URLTarget reads rocketmq://TOPIC?group=G. TOPIC may be written
 // raw (%DLQ%orders) or escaped (%25DLQ%25orders). The proxy is
 // --rocketmq-endpoint, else $ROCKETMQ_ENDPOINT; namespace and keys come from
 // $ROCKETMQ_NAMESPACE, $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY.
-func (rocketmqTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+func (RocketMQ) URLTarget(o URLOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*Target, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w", arg, err))
 	}
 	topic := a.Name
-	group := o.group
+	group := o.Group
 	if group == "" {
 		group = a.Params.Get("group")
 	}
 	if group == "" {
-		group = defaultURLReaderGroup
+		group = DefaultURLReaderGroup
 	}
-	endpoint, from := o.rocketmqEndpoint, "the --rocketmq-endpoint flag"
+	endpoint, from := o.RocketMQEndpoint, "the --rocketmq-endpoint flag"
 	if endpoint == "" {
-		endpoint, from = o.env("ROCKETMQ_ENDPOINT"), "ROCKETMQ_ENDPOINT"
+		endpoint, from = o.EnvVar("ROCKETMQ_ENDPOINT"), "ROCKETMQ_ENDPOINT"
 	}
 	if endpoint == "" {
 		return nil, usageErr(fmt.Errorf("destination %q: no RocketMQ endpoint: pass --rocketmq-endpoint HOST:PORT or set ROCKETMQ_ENDPOINT", redact.Quoted(arg)))
 	}
 	source := "--rocketmq-endpoint"
-	if o.rocketmqEndpoint == "" {
+	if o.RocketMQEndpoint == "" {
 		source = "ROCKETMQ_ENDPOINT"
 	}
 	if err := checkHostPort(source, config.RocketMQEndpointShape, endpoint, true); err != nil {
 		return nil, err
 	}
-	f := &config.File{Path: commandLinePath}
+	f := &config.File{Path: CommandLinePath}
 	f.Connections.RocketMQ = config.RocketMQConnection{
-		Endpoint: endpoint, Namespace: o.env("ROCKETMQ_NAMESPACE"),
-		AccessKey: o.env("ROCKETMQ_ACCESS_KEY"), SecretKey: o.env("ROCKETMQ_SECRET_KEY"),
+		Endpoint: endpoint, Namespace: o.EnvVar("ROCKETMQ_NAMESPACE"),
+		AccessKey: o.EnvVar("ROCKETMQ_ACCESS_KEY"), SecretKey: o.EnvVar("ROCKETMQ_SECRET_KEY"),
 	}
 	s := &config.Subscription{
 		Name: topic, ChannelName: topic, RoutingKey: topic, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportRocketMQ, RocketMQ: &config.RocketMQ{ConsumerGroup: group, Tag: "*"},
 	}
-	return &dlqTarget{f: f, s: s, dest: topic, group: group, endpointFrom: from, url: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
+	return &Target{F: f, S: s, Dest: topic, Group: group, EndpointFrom: from, URL: as.Format(broker.Address{Kind: a.Kind, Name: topic, Params: url.Values{"group": {group}}})}, nil
 }
+
+// CloseClients: each RocketMQ consumer and producer closes its own client.
+func (RocketMQ) CloseClients() error { return nil }

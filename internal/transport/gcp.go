@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"context"
@@ -12,32 +12,31 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/redact"
 )
 
-// gcpTransport wires subscriptions with transport: gcp (Google Cloud
+// GCP wires subscriptions with transport: gcp (Google Cloud
 // Pub/Sub, pull or streaming pull). One client is made per project and
 // command, from connections.gcp: emulatorHost when set, else the client
 // library's own PUBSUB_EMULATOR_HOST handling, else the real service with
 // Application Default Credentials.
-type gcpTransport struct {
+type GCP struct {
 	mu      sync.Mutex
 	clients map[string]*pubsub.Client
 }
 
 var (
-	_ transportFactory  = (*gcpTransport)(nil)
-	_ dlqTransport      = (*gcpTransport)(nil)
-	_ replaySourceAsker = (*gcpTransport)(nil)
+	_ Transport         = (*GCP)(nil)
+	_ Transport         = (*GCP)(nil)
+	_ ReplaySourceAsker = (*GCP)(nil)
 )
 
 // gcpClientOptions returns the client options for connections.gcp: an
@@ -55,8 +54,8 @@ func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
 	}
 }
 
-// gcpProbeTimeout bounds the start-up probe of a Pub/Sub endpoint (issue
-// 13: an unreachable Pub/Sub made send and consume wait 60 s and then say
+// gcpProbeTimeout bounds the start-up probe of a Pub/Sub endpoint (without
+// it an unreachable Pub/Sub made send and consume wait 60 s and then say
 // only "context deadline exceeded").
 const gcpProbeTimeout = 5 * time.Second
 
@@ -65,7 +64,7 @@ const gcpProbeTimeout = 5 * time.Second
 // URL), the subscriptions file, PUBSUB_EMULATOR_HOST or the real service.
 func gcpEndpointSource(f *config.File) string {
 	c := f.Connections.GCP
-	if c.EmulatorHost != "" && f.Path == commandLinePath {
+	if c.EmulatorHost != "" && f.Path == CommandLinePath {
 		if c.EmulatorHost == os.Getenv("PUBSUB_EMULATOR_HOST") {
 			return c.EmulatorHost + " (the --endpoint flag, equal to PUBSUB_EMULATOR_HOST)"
 		}
@@ -84,7 +83,7 @@ func gcpEndpointSource(f *config.File) string {
 }
 
 // client returns the command's client for the subscription's project.
-func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
+func (t *GCP) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
 	project := f.Connections.GCP.ProjectID
 	if s.GCP != nil && s.GCP.ProjectID != "" {
 		project = s.GCP.ProjectID
@@ -109,8 +108,8 @@ func (t *gcpTransport) client(ctx context.Context, f *config.File, s *config.Sub
 	return c, nil
 }
 
-// closeClients closes every client made for a project, and forgets them.
-func (t *gcpTransport) closeClients() error {
+// CloseClients closes every client made for a project, and forgets them.
+func (t *GCP) CloseClients() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var errs []error
@@ -168,7 +167,9 @@ func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadli
 	return gcp.NewStreamConsumer(c, pub, o)
 }
 
-func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+// Open applies makeChannels to s's topics and subscriptions and returns
+// its pull or streaming-pull consumer.
+func (t *GCP) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
 	c, err := t.client(ctx, f, s)
 	if err != nil {
 		return nil, err
@@ -179,14 +180,15 @@ func (t *gcpTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 	ackDeadline := s.GCP.AckDeadline
 	if s.GCP.Mode == config.GCPModePull {
 		// The lease the pump keeps is what the subscription really grants:
-		// one made elsewhere may hold a message for less (issue 12).
+		// one made elsewhere may hold a message for less.
 		ackDeadline = gcp.PullLease(ctx, c, s.ChannelName, ackDeadline, logger)
 	}
 	consumer := gcpConsumer(c, s, s.ChannelName, ackDeadline, s.BufferSize, true, logger)
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	return &Channel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+// Producer publishes to Pub/Sub topics with the project's client.
+func (t *GCP) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	c, err := t.client(ctx, f, s)
 	if err != nil {
 		return nil, err
@@ -194,22 +196,23 @@ func (t *gcpTransport) producer(ctx context.Context, f *config.File, s *config.S
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
 }
 
-func (t *gcpTransport) addresses() broker.AddressScheme { return gcp.URLScheme{} }
+// Addresses is the pubsub:// scheme.
+func (t *GCP) Addresses() broker.AddressScheme { return gcp.URLScheme{} }
 
 // dlqOpenTimeout bounds the GetSubscription a dlq reader opens with.
 const dlqOpenTimeout = 10 * time.Second
 
-// dlqReader reads the destination with the ordinary consumer (so routed
+// DLQReader reads the destination with the ordinary consumer (so routed
 // copies present their stamped count, R-28): a rejection topic is read
 // through the subscription of the same id that makeChannels creates, the
 // native target through the DeadLetterPolicy's subscription. dlq never
 // rejects, so the reader has no routes.
-func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOptions, logger *slog.Logger) (*openedChannel, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *GCP) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *slog.Logger) (*Channel, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return nil, err
 	}
-	s := *tg.s
+	s := *tg.S
 	g := config.GCP{}
 	if s.GCP != nil {
 		g = *s.GCP
@@ -221,93 +224,93 @@ func (t *gcpTransport) dlqReader(ctx context.Context, tg *dlqTarget, o dlqReadOp
 	// keeps no journal for it. Any other answer (no pubsub.subscriptions.get)
 	// is left for the receive to report.
 	gctx, cancel := context.WithTimeout(ctx, dlqOpenTimeout)
-	_, gerr := c.SubscriptionAdminClient.GetSubscription(gctx, &pubsubpb.GetSubscriptionRequest{Subscription: gcp.SubscriptionName(c.Project(), tg.dest)})
+	_, gerr := c.SubscriptionAdminClient.GetSubscription(gctx, &pubsubpb.GetSubscriptionRequest{Subscription: gcp.SubscriptionName(c.Project(), tg.Dest)})
 	cancel()
 	if status.Code(gerr) == codes.NotFound {
 		return nil, fmt.Errorf("GetSubscription: %w", gerr)
 	}
-	consumer := gcpConsumer(c, &s, tg.dest, s.GCP.AckDeadline, 10, false, logger)
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	consumer := gcpConsumer(c, &s, tg.Dest, s.GCP.AckDeadline, 10, false, logger)
+	return &Channel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-// dlqProducer publishes to existing topics only: Pub/Sub never creates a
+// DLQProducer publishes to existing topics only: Pub/Sub never creates a
 // topic on publish, so a replay to a missing topic fails with NotFound. It
 // publishes with message ordering, so a replayed message keeps its ordering
 // key (its partition key), as a FIFO replay keeps its message group.
-func (t *gcpTransport) dlqProducer(ctx context.Context, tg *dlqTarget, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *GCP) DLQProducer(ctx context.Context, tg *Target, logger *slog.Logger) (broker.Producer, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return nil, err
 	}
 	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: true}), nil
 }
 
-// replayFrom is the topic a replay from tg must not publish into, as the
+// ReplayFrom is the topic a replay from tg must not publish into, as the
 // subscriptions file names it: the native target's deadLetterPolicy.topic;
 // else the subscription's own id (a rejection topic's subscription has the
 // topic's id; so, by that convention, has a subscription named by URL), in
 // the subscription's project.
-func (t *gcpTransport) replayFrom(tg *dlqTarget) broker.Address {
-	topic := tg.dest
-	if tg.s.GCP != nil && tg.s.GCP.DeadLetterPolicy != nil && tg.dest == gcpNativeSubscription(tg.s) {
-		topic = tg.s.GCP.DeadLetterPolicy.Topic
+func (t *GCP) ReplayFrom(tg *Target) broker.Address {
+	topic := tg.Dest
+	if tg.S.GCP != nil && tg.S.GCP.DeadLetterPolicy != nil && tg.Dest == GCPNativeSubscription(tg.S) {
+		topic = tg.S.GCP.DeadLetterPolicy.Topic
 	}
-	return broker.Address{Project: gcpProject(tg), Kind: broker.AddressTopic, Name: topic}
+	return broker.Address{Project: GCPProject(tg), Kind: broker.AddressTopic, Name: topic}
 }
 
-// replaySource asks Pub/Sub which topic the subscription tg reads is
+// ReplaySource asks Pub/Sub which topic the subscription tg reads is
 // attached to (its full name, projects/P/topics/T).
-func (t *gcpTransport) replaySource(ctx context.Context, tg *dlqTarget) (string, error) {
-	c, err := t.client(ctx, tg.f, tg.s)
+func (t *GCP) ReplaySource(ctx context.Context, tg *Target) (string, error) {
+	c, err := t.client(ctx, tg.F, tg.S)
 	if err != nil {
 		return "", err
 	}
-	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: strings.TrimPrefix(tg.url, "pubsub://")})
+	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: strings.TrimPrefix(tg.URL, "pubsub://")})
 	if err != nil {
 		return "", err
 	}
 	return sub.GetTopic(), nil
 }
 
-// gcpProject is the project of a Pub/Sub destination.
-func gcpProject(t *dlqTarget) string {
-	if t.s.GCP != nil && t.s.GCP.ProjectID != "" {
-		return t.s.GCP.ProjectID
+// GCPProject is the project of a Pub/Sub destination.
+func GCPProject(t *Target) string {
+	if t.S.GCP != nil && t.S.GCP.ProjectID != "" {
+		return t.S.GCP.ProjectID
 	}
-	return t.f.Connections.GCP.ProjectID
+	return t.F.Connections.GCP.ProjectID
 }
 
-// gcpNativeSubscription is the subscription of a Pub/Sub subscription's
+// GCPNativeSubscription is the subscription of a Pub/Sub subscription's
 // deadLetterPolicy: its subscription, else dlq-<channelName>.
-func gcpNativeSubscription(s *config.Subscription) string {
+func GCPNativeSubscription(s *config.Subscription) string {
 	if sub := s.GCP.DeadLetterPolicy.Subscription; sub != "" {
 		return sub
 	}
 	return "dlq-" + s.ChannelName
 }
 
-// urlTarget reads pubsub://projects/P/subscriptions/S. The emulator
+// URLTarget reads pubsub://projects/P/subscriptions/S. The emulator
 // is --endpoint when given; otherwise the client library honours
 // PUBSUB_EMULATOR_HOST, or reaches the service with Application Default
 // Credentials.
-func (t *gcpTransport) urlTarget(o *dlqOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*dlqTarget, error) {
+func (t *GCP) URLTarget(o URLOptions, arg string, as broker.AddressScheme, a broker.Address, err error) (*Target, error) {
 	if err == nil && a.Kind != broker.AddressSubscription {
 		err = errors.New("a topic is read through one of its subscriptions")
 	}
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("destination %q: %w: want %s", redact.Quoted(arg), err, as.Forms().Read))
 	}
-	if o.endpoint != "" {
-		if err := checkHostPort("--endpoint", config.EmulatorHostShape, o.endpoint, false); err != nil {
+	if o.Endpoint != "" {
+		if err := checkHostPort("--endpoint", config.EmulatorHostShape, o.Endpoint, false); err != nil {
 			return nil, err
 		}
 	}
 	project, sub := a.Project, a.Name
-	f := &config.File{Path: commandLinePath}
-	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.endpoint}
+	f := &config.File{Path: CommandLinePath}
+	f.Connections.GCP = config.GCPConnection{ProjectID: project, EmulatorHost: o.Endpoint}
 	s := &config.Subscription{
 		Name: sub, ChannelName: sub, RoutingKey: sub, MakeChannels: config.MakeChannelsValidate,
 		Transport: config.TransportGCP, GCP: &config.GCP{ProjectID: project, Mode: config.GCPModePull},
 	}
-	return &dlqTarget{f: f, s: s, dest: sub, url: as.Format(a)}, nil
+	return &Target{F: f, S: s, Dest: sub, URL: as.Format(a)}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"context"
@@ -12,22 +12,22 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
-// sqsTransport wires subscriptions with transport: sqs (SQS queues, and SNS
+// SQS wires subscriptions with transport: sqs (SQS queues, and SNS
 // topics feeding them when channelType is pubSub). The AWS clients are made
 // once per command from connections.aws.
-type sqsTransport struct {
+type SQS struct {
 	once    sync.Once
 	clients *sqs.Clients
 	err     error
 }
 
-func (t *sqsTransport) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
+func (t *SQS) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
 	t.once.Do(func() {
 		a := f.Connections.AWS
 		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile})
 		if t.err == nil {
 			// No credentials is a start-up error naming the sources tried,
-			// not a channel failure for ever (issue 13).
+			// not a channel failure for ever.
 			_, t.err = t.clients.CheckCredentials(ctx, a.Profile)
 		}
 	})
@@ -46,7 +46,7 @@ func sqsEndpointFrom(f *config.File) string {
 	switch {
 	case f.Connections.AWS.Endpoint == "":
 		return ""
-	case f.Path == commandLinePath:
+	case f.Path == CommandLinePath:
 		return "the --endpoint flag"
 	}
 	return "connections.aws.endpoint in the subscriptions file"
@@ -73,7 +73,9 @@ func sqsChannelOptions(s *config.Subscription) sqs.ChannelOptions {
 	return o
 }
 
-func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*openedChannel, error) {
+// Open applies makeChannels to s's queue (and SNS topic), looks the
+// queue up and returns its consumer.
+func (t *SQS) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
 	c, err := t.clientsFor(ctx, f)
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 	}
 	// Look the queue up now, as the first receive would: a refused or
 	// expired credential (or a missing queue) is one start-up error naming
-	// the endpoint and the credential source (issue 13), even with
+	// the endpoint and the credential source, even with
 	// makeChannels assume. A broker that cannot be reached is left to the
 	// pump, which backs off and recovers when it comes up.
 	rctx, cancel := context.WithTimeout(ctx, sqsResolveTimeout)
@@ -102,10 +104,11 @@ func (t *sqsTransport) open(ctx context.Context, f *config.File, s *config.Subsc
 		_ = consumer.Close(ctx)
 		return nil, err
 	}
-	return &openedChannel{consumer: consumer, close: consumer.Close}, nil
+	return &Channel{Consumer: consumer, Close: consumer.Close}, nil
 }
 
-func (t *sqsTransport) producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+// Producer sends to SQS queues (SNS topics for a pubSub subscription).
+func (t *SQS) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
 	c, err := t.clientsFor(ctx, f)
 	if err != nil {
 		return nil, err
@@ -116,3 +119,6 @@ func (t *sqsTransport) producer(ctx context.Context, f *config.File, s *config.S
 		MakeChannels: broker.MakeChannels(s.MakeChannels),
 	}), nil
 }
+
+// CloseClients: the AWS SDK's clients hold no connection to close.
+func (t *SQS) CloseClients() error { return nil }

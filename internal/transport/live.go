@@ -1,0 +1,229 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint/live"
+)
+
+// liveSQS keeps the SQS clients of one `lint --live` run: made on first
+// use, one per file's AWS connection.
+type liveSQS struct {
+	mu  sync.Mutex
+	sqs map[config.AWSConnection]*sqs.Clients
+}
+
+func (c *liveSQS) sqsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn := f.Connections.AWS
+	if cl, ok := c.sqs[conn]; ok {
+		return cl, nil
+	}
+	cl, err := sqs.NewClientsWith(ctx, sqs.Connection{Region: conn.Region, Endpoint: conn.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: conn.Profile})
+	if err != nil {
+		return nil, err
+	}
+	c.sqs[conn] = cl
+	return cl, nil
+}
+
+// liveGCP keeps the Pub/Sub clients of one `lint --live` run: made on
+// first use, one per project and emulator host, and closed by close.
+type liveGCP struct {
+	mu  sync.Mutex
+	gcp map[string]*pubsub.Client
+	// gcpErr keeps, per project and emulator host, the start-up probe's
+	// failure, so that every subscription there reports it at once
+	// rather than probing an unreachable endpoint again.
+	gcpErr map[string]error
+}
+
+func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*pubsub.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	host := f.Connections.GCP.EmulatorHost
+	key := project + "@" + host
+	if cl, ok := c.gcp[key]; ok {
+		return cl, nil
+	}
+	if err, ok := c.gcpErr[key]; ok {
+		return nil, err
+	}
+	cl, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
+	if err != nil {
+		return nil, err
+	}
+	// The probe consume and dlq make: a refused or silent endpoint fails
+	// at once or within 5s, naming it and its source, instead of the
+	// client's retries running out the whole --live-timeout (new-user
+	// defect 3).
+	if err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {
+		_ = cl.Close()
+		err = fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)
+		c.gcpErr[key] = err
+		return nil, err
+	}
+	c.gcp[key] = cl
+	return cl, nil
+}
+
+func (c *liveGCP) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.gcp {
+		_ = cl.Close()
+	}
+}
+
+// subscriptionProject is the Pub/Sub project of s.
+func subscriptionProject(f *config.File, s *config.Subscription) string {
+	if s.GCP != nil && s.GCP.ProjectID != "" {
+		return s.GCP.ProjectID
+	}
+	return f.Connections.GCP.ProjectID
+}
+
+// Live returns the SQS prober of native limits and channel validator of
+// one lint --live run; their clients need no closing.
+func (t *SQS) Live() (live.Prober, live.ChannelValidator, func()) {
+	c := &liveSQS{sqs: map[config.AWSConnection]*sqs.Clients{}}
+	prober := live.SQS{Client: func(ctx context.Context, f *config.File) (live.SQSAPI, error) {
+		cl, err := c.sqsFor(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		return cl.SQS, nil
+	}}
+	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
+		cl, err := c.sqsFor(ctx, f)
+		if err != nil {
+			return err
+		}
+		return LiveMissing(validateSQSChannels(ctx, cl, s, broker.MakeValidate))
+	})
+	return prober, validator, func() {}
+}
+
+// Live returns the Pub/Sub prober of native limits and channel validator
+// of one lint --live run, and a function that closes their clients.
+func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
+	c := &liveGCP{gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}}
+	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
+		cl, err := c.gcpFor(ctx, f, subscriptionProject(f, s))
+		if err != nil {
+			return err
+		}
+		return LiveMissing(validateGCPChannels(ctx, cl, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	})
+	return live.GCP{Client: c.gcpFor}, validator, c.close
+}
+
+// Live returns the RocketMQ prober (the group's maximum deliveries) and
+// channel validator of one lint --live run; they keep no clients.
+func (RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
+	prober := live.RocketMQ{Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") }}
+	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
+		return LiveMissing(validateRocketMQChannels(ctx, f, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	})
+	return prober, validator, func() {}
+}
+
+// Live: the memory transport has nothing to probe.
+func (t *Memory) Live() (live.Prober, live.ChannelValidator, func()) { return nil, nil, func() {} }
+
+// LiveCheckers returns the --live probers (native limits: SQS, Pub/Sub,
+// the RocketMQ group's maximum deliveries) and channel validators (SQS,
+// Pub/Sub, RocketMQ) of the registry's transports, and a function that
+// closes their clients. The validators run the validation Open runs at
+// start-up with makeChannels: validate (validateChannels), so the two
+// agree.
+func (r Registry) LiveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+	probers := map[config.Transport]live.Prober{}
+	validators := map[config.Transport]live.ChannelValidator{}
+	var closers []func()
+	for name, t := range r {
+		p, v, c := t.Live()
+		if p != nil {
+			probers[name] = p
+		}
+		if v != nil {
+			validators[name] = v
+		}
+		closers = append(closers, c)
+	}
+	return probers, validators, func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}
+
+// LiveMissing marks a validation error that names missing channels (each
+// transport's sentinel) as live.ErrMissingChannel, its text unchanged.
+func LiveMissing(err error) error {
+	if errors.Is(err, sqs.ErrMissingChannels) || errors.Is(err, gcp.ErrChannelMissing) || errors.Is(err, rocketmq.ErrTopicMissing) {
+		return missingChannel{err}
+	}
+	return err
+}
+
+// missingChannel is an error that names missing channels.
+type missingChannel struct{ error }
+
+// Unwrap is the validation error.
+func (m missingChannel) Unwrap() error { return m.error }
+
+// Is reports live.ErrMissingChannel.
+func (m missingChannel) Is(target error) bool { return target == live.ErrMissingChannel }
+
+// validateSQSChannels applies makeChannels mk to s's SQS (and SNS)
+// infrastructure: consume's start-up (with the file's makeChannels) and
+// lint --live (with validate) both call it.
+func validateSQSChannels(ctx context.Context, c *sqs.Clients, s *config.Subscription, mk broker.MakeChannels) error {
+	co := sqsChannelOptions(s)
+	co.MakeChannels = mk
+	if err := sqs.NewChannelMaker(c, co).EnsureChannels(ctx); err != nil {
+		return fmt.Errorf("channels: %w", err)
+	}
+	return nil
+}
+
+// validateGCPChannels applies makeChannels mk to s's Pub/Sub topics and
+// subscriptions (consume's start-up and lint --live).
+func validateGCPChannels(ctx context.Context, c *pubsub.Client, s *config.Subscription, mk broker.MakeChannels, logger *slog.Logger) error {
+	o := gcpChannelOptions(s, logger)
+	o.MakeChannels = mk
+	if err := gcp.NewChannels(c, o).EnsureChannels(ctx); err != nil {
+		return fmt.Errorf("makeChannels %s: %w", mk, err)
+	}
+	return nil
+}
+
+// validateRocketMQChannels applies makeChannels mk to s's RocketMQ topics:
+// the subscription's and its rejection destinations (consume's start-up
+// and lint --live).
+func validateRocketMQChannels(ctx context.Context, f *config.File, s *config.Subscription, mk broker.MakeChannels, logger *slog.Logger) error {
+	topics := []string{s.ChannelName}
+	for _, t := range []string{s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey} {
+		if t != "" {
+			topics = append(topics, t)
+		}
+	}
+	ch := rocketmq.Channels{Connection: rocketmqConnection(f, ""), Make: mk, Topics: topics, Logger: logger}
+	if err := ch.EnsureChannels(ctx); err != nil {
+		return fmt.Errorf("makeChannels %s: %w", mk, err)
+	}
+	return nil
+}
