@@ -312,7 +312,8 @@ func run(ctx context.Context, io *IOStreams, args []string) int {
 		}
 	}
 	root := newRootCmd(io)
-	root.SetArgs(args)
+	// Never nil: cobra reads os.Args for nil args (a test binary's flags).
+	root.SetArgs(append([]string{}, args...))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
