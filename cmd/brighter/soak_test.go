@@ -672,13 +672,17 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			refused0 := refusedRoutings(all)
 			c.deadLetterDown(true)
 			outages++
+			// Messages sent into the outage: the reject plan's route at
+			// once, so a routing meets the outage however loaded the
+			// machine is (the round's first messages may have routed
+			// before it began).
+			sendRound(1)
 			for range 3 {
 				proxy.Reset()
 				soakPause(d / 3)
 			}
-			// Down until a routing was refused (the reject plan's
-			// messages route at once), for at most 15 s more.
-			soakEventually(15*time.Second, func() bool { return refusedRoutings(all) > refused0 })
+			// Down until a routing was refused, for at most 30 s more.
+			soakEventually(30*time.Second, func() bool { return refusedRoutings(all) > refused0 })
 			c.deadLetterDown(false)
 		case 3: // black hole past stallAfter: not ready, and no hot loop
 			cpu0 := soakCPU(t, procs)
