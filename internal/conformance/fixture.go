@@ -26,7 +26,7 @@ type Setup struct {
 	// FIFOBatches asks that a receive from a FIFO channel can return
 	// several messages of one group, as AWS does (SQS: through
 	// sqstest.FIFOBatcher in front of fauxqs, which returns one per group;
-	// local-brokers.md §1.4). Other fixtures ignore it.
+	// docs/emulators.md). Other fixtures ignore it.
 	FIFOBatches bool
 	// DeadLetterDown configures a dead-letter destination whose routing
 	// fails until the channel's HealDeadLetter is called: the

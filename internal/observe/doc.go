@@ -1,5 +1,5 @@
 // Package observe turns the pump's events into things an operator can watch
-// (DESIGN.md "Observer"):
+// (ARCHITECTURE.md, "A message's path through the pump"):
 //
 //   - Metrics: a pump.Observer that counts events into Prometheus metrics on a
 //     registry of its own (one per consume run, never the global default).

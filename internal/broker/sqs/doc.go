@@ -41,7 +41,7 @@
 //     dead-letter and invalid-message queues.
 //
 // Emulator caveats (fauxqs 1.9.2, the emulator the tests run; see
-// local-brokers.md §1.4): it accepts more than 10 attributes (hence the
+// docs/emulators.md): it accepts more than 10 attributes (hence the
 // client-side guard, tested without the emulator); a message moved by
 // native redrive keeps counting ApproximateReceiveCount and has no
 // DeadLetterQueueSourceArn; a FIFO ReceiveMessage returns at most one

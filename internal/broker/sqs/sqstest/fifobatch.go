@@ -19,7 +19,7 @@ import (
 // FIFOBatcher is test-only HTTP middleware in front of fauxqs that makes a
 // FIFO queue's ReceiveMessage return several messages of one message group
 // in order, as AWS does, where stock fauxqs returns at most one per group
-// (local-brokers.md §1.4). A row about a FIFO group under deferral (the
+// (docs/emulators.md). A row about a FIFO group under deferral (the
 // later messages of the group received in the same batch as a deferred
 // one) can only fail where a receive brings several of a group.
 //
