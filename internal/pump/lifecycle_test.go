@@ -166,8 +166,12 @@ func TestGracefulStopReleasesWhatCannotStartBeforeTheDrainEnds_NFR8(t *testing.T
 		opts.BufferSize = 6
 		opts.DrainTimeout = 300 * time.Millisecond
 		var once sync.Once
+		cut := make(chan struct{}) // closed when the first handler's context ends
 		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
-			once.Do(func() { close(started) })
+			once.Do(func() {
+				close(started)
+				go func() { <-ctx.Done(); close(cut) }()
+			})
 			<-release
 			hctxErr.Store(fmt.Sprint(ctx.Err()))
 			return pump.Result{Outcome: pump.Ack}
@@ -183,7 +187,11 @@ func TestGracefulStopReleasesWhatCannotStartBeforeTheDrainEnds_NFR8(t *testing.T
 			t.Fatalf("Run returned %v while a handler was still running", err)
 		default:
 		}
-		time.Sleep(2 * opts.DrainTimeout) // past the drain: the handler is cut off
+		select { // past the drain: the handler is cut off
+		case <-cut:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the drain's end never cancelled the running handler")
+		}
 		close(release)
 		if err := e.wait(t, 10*time.Second); err != nil {
 			t.Fatalf("Run = %v, want nil", err)
