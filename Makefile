@@ -139,7 +139,7 @@ soak: deps
 # running test's emulator otherwise). fauxqs stops with make, however make
 # is stopped (Ctrl-C, kill PID, kill -9 PID): it watches its parent
 # (FAUXQS_EXIT_WITH_PARENT), so no orphan keeps the port
-# (sqstest.TestMakeSQSEmulator_Issue32).
+# (sqstest.TestMakeSQSEmulator*).
 FAUXQS_PORT ?= 4566
 sqs-emulator: node_modules/.package-lock.json
 	@FAUXQS_PORT=$(FAUXQS_PORT) FAUXQS_EXIT_WITH_PARENT=1 exec node internal/broker/sqs/sqstest/serve-local.mjs

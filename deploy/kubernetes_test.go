@@ -403,7 +403,7 @@ func TestOverlaysAgreeWithConsume(t *testing.T) {
 			}
 
 			// The subscriptions file: the one ConfigMap kustomize renders,
-			// under the name the Deployment mounts (TestConfigChangeRollsTheDeployment_Issue32).
+			// under the name the Deployment mounts (TestConfigChangeRollsTheDeployment).
 			if len(m.configMaps) != 0 || !slices.Equal(m.kustomization.generatedFiles(), []string{path.Base(configPath)}) {
 				t.Fatalf("%s: want the subscriptions file only from a configMapGenerator of %s, got ConfigMap files %v and generated files %v",
 					o, path.Base(configPath), keys(m.configMaps), m.kustomization.generatedFiles())
@@ -622,13 +622,13 @@ func visibleOnly(tr kedav1alpha1.ScaleTriggers) string {
 	return ""
 }
 
-// TestScaledObjectsCountMessagesInFlight_Issue32: every ScaledObject of
+// TestScaledObjectsCountMessagesInFlight: every ScaledObject of
 // the overlays counts the messages in flight, so KEDA does not scale down
 // (or to zero) under messages still being handled, or waiting out a
 // requeueDelay (on SQS brighter requeues with ChangeMessageVisibility, so
 // such a message is in flight, not visible); and the check flags the broken
 // example testdata/scaledobject-visible-only.yaml.
-func TestScaledObjectsCountMessagesInFlight_Issue32(t *testing.T) {
+func TestScaledObjectsCountMessagesInFlight(t *testing.T) {
 	for _, o := range overlays {
 		m := loadDir(t, filepath.Join(manifestDir, o))
 		for file, so := range m.scaledObjects {

@@ -101,14 +101,14 @@ func inMemoryCopy(t *testing.T) filesys.FileSystem {
 	return mem
 }
 
-// TestConfigChangeRollsTheDeployment_Issue32 renders each overlay with
+// TestConfigChangeRollsTheDeployment renders each overlay with
 // kustomize and checks that the subscriptions file reaches the pods by a
 // rollout: the ConfigMap's name carries a hash of the file, the Deployment
 // mounts that name, the same file renders the same name (re-applying an
 // unchanged overlay restarts nothing), and an edited file renders a new name
 // and so a new pod template, which the Deployment rolls out (consume reads
 // the file once, at start; docs/deploy.md).
-func TestConfigChangeRollsTheDeployment_Issue32(t *testing.T) {
+func TestConfigChangeRollsTheDeployment(t *testing.T) {
 	for _, o := range overlays {
 		t.Run(o, func(t *testing.T) {
 			dir := filepath.Join(manifestDir, o)

@@ -17,14 +17,14 @@ import (
 // (twice, where the value is quoted twice, as pflag does).
 const maxUsageError = 4096
 
-// TestUsageErrors_HugeCommandLineValuesAreCut_Issue29: a value of 200 KB
+// TestUsageErrors_HugeCommandLineValuesAreCut: a value of 200 KB
 // typed on the command line (a positional argument, a flag value, an
 // unknown subcommand or flag, a --config path) ends the run with a usage
 // error of a few KB that still shows the value's length, whether brighter
 // or cobra/pflag wrote the error; with --log-format json the error is one
 // parseable JSON line. brighter's own errors are cut where they are built,
 // so they are bounded wherever they go.
-func TestUsageErrors_HugeCommandLineValuesAreCut_Issue29(t *testing.T) {
+func TestUsageErrors_HugeCommandLineValuesAreCut(t *testing.T) {
 	t.Parallel() // a directory of its own; overlaps the tests that wait (issue 33)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")

@@ -33,7 +33,7 @@ func typo(name string) string {
 	return name[:len(name)-1] + string(repl)
 }
 
-// TestCommandTreeRefusesUnknownSubcommandsAndArguments_Issue32 walks the
+// TestCommandTreeRefusesUnknownSubcommandsAndArguments walks the
 // whole command tree (cobra's help and completion commands included) and
 // checks that a mistake on any command exits 2 with a message, never prints
 // help and succeeds:
@@ -42,7 +42,7 @@ func typo(name string) string {
 //   - a parent other than the root run alone exits 2, naming its
 //     subcommands (the root alone prints help and succeeds);
 //   - every command refuses an unknown flag and five stray arguments.
-func TestCommandTreeRefusesUnknownSubcommandsAndArguments_Issue32(t *testing.T) {
+func TestCommandTreeRefusesUnknownSubcommandsAndArguments(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // stray arguments name files that do not exist here
 	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: os.LookupEnv})

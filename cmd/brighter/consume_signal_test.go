@@ -55,12 +55,12 @@ func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (int, st
 	return int(exited.Load()), errOut.String(), err
 }
 
-// TestConsumeTwoSignalsAtOnceAreOneStop_Issue28: two SIGTERMs in the same
+// TestConsumeTwoSignalsAtOnceAreOneStop: two SIGTERMs in the same
 // moment (as timeout(1) sends them: to the command, then to its process
 // group) are one stop: consume drains the running handler and returns
 // cleanly, no forced exit. A second signal after the merge window still
 // forces the exit.
-func TestConsumeTwoSignalsAtOnceAreOneStop_Issue28(t *testing.T) {
+func TestConsumeTwoSignalsAtOnceAreOneStop(t *testing.T) {
 	t.Run("at once", func(t *testing.T) {
 		sigs := make(chan os.Signal, 2)
 		forced, logs, err := consumeWithSignals(t, sigs, func() { sigs <- syscall.SIGTERM; sigs <- syscall.SIGTERM })

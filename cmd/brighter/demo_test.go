@@ -10,13 +10,13 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
-// TestDemoEmulator_Issue17 runs `brighter demo --emulator HOST:PORT` against
+// TestDemoEmulator runs `brighter demo --emulator HOST:PORT` against
 // Google's own Pub/Sub emulator (the test binary's shared one, so no second
 // Java start, issue 33): the same story as on the embedded emulator, in a
 // project of its own, and with --keep-running a subscriptions file naming that emulator and
 // project, after which the demo returns (the emulator is not its to keep).
 // --listen with --emulator and a malformed address are usage errors.
-func TestDemoEmulator_Issue17(t *testing.T) {
+func TestDemoEmulator(t *testing.T) {
 	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	emu, err := gcptest.Shared()
 	if err != nil {
@@ -63,10 +63,10 @@ func TestDemoEmulator_Issue17(t *testing.T) {
 	}
 }
 
-// TestDemoConfigPerRunPath_Issue13: without --write-config each run of
+// TestDemoConfigPerRunPath: without --write-config each run of
 // demo --keep-running writes a new file of its own in the temporary
 // directory, never the fixed /tmp/brighter-demo.yaml.
-func TestDemoConfigPerRunPath_Issue13(t *testing.T) {
+func TestDemoConfigPerRunPath(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	a, err := writeDemoConfig("", []byte("subscriptions: []\n"))
 	if err != nil {

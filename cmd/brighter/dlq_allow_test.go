@@ -25,7 +25,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// allowCase is one transport of TestDLQReplay_AllowList_Issue29: a
+// allowCase is one transport of TestDLQReplay_AllowList: a
 // subscriptions file with subscriptions orders and audit that dead-letter
 // to one destination, and victim, which the file knows but which
 // dead-letters nowhere; the dead-letter destination holds a copy for orders,
@@ -47,14 +47,14 @@ type allowCase struct {
 	fanOut bool
 }
 
-// TestDLQReplay_AllowList_Issue29: without --to, dlq replay publishes only
+// TestDLQReplay_AllowList: without --to, dlq replay publishes only
 // to a destination the subscriptions file knows for the dead-letter
 // destination read; a forged originalTopic (an SQS bag entry, a Pub/Sub
 // Topic attribute, a RocketMQ property) is refused per message (listed,
 // counted, left in place), --dry-run shows each decision, every known
 // destination still works, and --allow-any-destination replays the forged
 // copy; on every transport against its emulator.
-func TestDLQReplay_AllowList_Issue29(t *testing.T) {
+func TestDLQReplay_AllowList(t *testing.T) {
 	t.Parallel() // each case on destinations named after run; `brighter` processes, waits on peeks (issue 33)
 	run := fmt.Sprintf("al%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()

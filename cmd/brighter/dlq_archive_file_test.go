@@ -23,7 +23,7 @@ func archiveRecordLine(t *testing.T, id string) string {
 	return string(rec) + "\n"
 }
 
-// TestArchiveFileChecked_Issue30: dlq archive --file F checks an existing F
+// TestArchiveFileChecked: dlq archive --file F checks an existing F
 // before it appends: a file that is not an archive (text, a README, a
 // binary, a bad line among records, a last line without a newline that
 // follows no record or does not start a record) is refused as a usage
@@ -31,7 +31,7 @@ func archiveRecordLine(t *testing.T, id string) string {
 // unfinished last line that starts a record after complete records (what
 // a SIGKILLed archive leaves) is cut; a complete archive and an empty file
 // are left alone; a missing file is created, mode 0600.
-func TestArchiveFileChecked_Issue30(t *testing.T) {
+func TestArchiveFileChecked(t *testing.T) {
 	t.Parallel()
 	a, b := archiveRecordLine(t, "a"), archiveRecordLine(t, "b")
 	long := "{" + strings.Repeat("x", 100000) // longer than one read
@@ -97,12 +97,12 @@ func TestArchiveFileChecked_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQArchive_RefusesNonArchiveFile_Issue30: against fauxqs, dlq archive
+// TestDLQArchive_RefusesNonArchiveFile: against fauxqs, dlq archive
 // --all --file F where F is a copy of a README (or of a binary) exits 2
 // naming F's first bad line, leaves F unchanged and every message in the
 // DLQ; an archive from a queue that does not exist fails without leaving
 // an (empty) archive file behind.
-func TestDLQArchive_RefusesNonArchiveFile_Issue30(t *testing.T) {
+func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 	t.Parallel()
 	dlq, _, conn := crashQueue(t, 3)
 	dir := t.TempDir()

@@ -13,12 +13,12 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestDLQ_GroupIDCompletion_Issue30: --group-id completes with the failure
+// TestDLQ_GroupIDCompletion: --group-id completes with the failure
 // groups of the destination the command line names (read as stats reads
 // it: every message visible again afterwards), described by count and
 // reason, filtered by the prefix typed; restore's with those of its
 // archive file; an unreachable destination completes nothing, quickly.
-func TestDLQ_GroupIDCompletion_Issue30(t *testing.T) {
+func TestDLQ_GroupIDCompletion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	run, p, conn := fauxqsQueues(t, "gc", "dlq")

@@ -11,14 +11,14 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestDLQ_GroupIDCompletion_PubSubRocketMQ_Issue30: --group-id completes
+// TestDLQ_GroupIDCompletion_PubSubRocketMQ: --group-id completes
 // with the failure groups of the destination the command line names on
 // Google's Pub/Sub emulator and the RocketMQ test broker as on SQS
-// (TestDLQ_GroupIDCompletion_Issue30): every group dlq stats shows, described
+// (TestDLQ_GroupIDCompletion): every group dlq stats shows, described
 // by count, reason, original topic and normalised rejection message, for
 // the subscription given as the argument or with -s; the prefix typed
 // narrows it; and nothing is removed or left held by the reads.
-func TestDLQ_GroupIDCompletion_PubSubRocketMQ_Issue30(t *testing.T) {
+func TestDLQ_GroupIDCompletion_PubSubRocketMQ(t *testing.T) {
 	t.Parallel() // each case on its own broker and destinations named after run
 	run := fmt.Sprintf("gc%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()

@@ -111,11 +111,11 @@ func crashBin(t *testing.T) string {
 	return bin
 }
 
-// TestDLQ_ArchiveSIGKILL_NeverNowhere_Issue30: dlq archive killed with
+// TestDLQ_ArchiveSIGKILL_NeverNowhere: dlq archive killed with
 // SIGKILL at random instants, three times in a row appending to one file:
 // every message is in the DLQ or in the archive (or both), never nowhere;
 // a last, unkilled archive empties the DLQ into the file.
-func TestDLQ_ArchiveSIGKILL_NeverNowhere_Issue30(t *testing.T) {
+func TestDLQ_ArchiveSIGKILL_NeverNowhere(t *testing.T) {
 	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
 	const n = 1000
 	dlq, _, conn := crashQueue(t, n)
@@ -145,10 +145,10 @@ func TestDLQ_ArchiveSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_Issue30: dlq replay --copy
+// TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter: dlq replay --copy
 // killed with SIGKILL at random instants never removes a dead letter:
 // every message is still in the DLQ once the killed run's hold lapses.
-func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_Issue30(t *testing.T) {
+func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter(t *testing.T) {
 	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
 	const n = 1000
 	dlq, dest, conn := crashQueue(t, n)
@@ -159,12 +159,12 @@ func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQ_EditSIGKILL_NeverNowhere_Issue30: dlq edit killed with SIGKILL at
+// TestDLQ_EditSIGKILL_NeverNowhere: dlq edit killed with SIGKILL at
 // random instants while it reads, publishes the edited copy and removes
 // the original: each message is in the DLQ, or its edited copy (with
 // originalBodySha256) at its destination, or both, never nowhere; an
 // unkilled edit afterwards moves what is left.
-func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
+func TestDLQ_EditSIGKILL_NeverNowhere(t *testing.T) {
 	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
 	const n = 8
 	dlq, dest, conn := crashQueue(t, n)
@@ -209,13 +209,13 @@ func TestDLQ_EditSIGKILL_NeverNowhere_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30: dlq replay (move)
+// TestDLQ_ReplaySIGKILL_ResumesExactlyOnce: dlq replay (move)
 // killed with SIGKILL at random instants, three times, then run to the end
 // with the same journal: the dead-letter queue ends empty, every message is
 // at the destination, and a message is there twice only when its copy was
 // in flight (recorded "sending", not "sent") at one of the kills: what a
 // killed run had finished is neither lost nor sent again.
-func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce_Issue30(t *testing.T) {
+func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce(t *testing.T) {
 	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout (issue 33)
 	const n = 1000
 	dlq, dest, conn := crashQueue(t, n)
@@ -411,14 +411,14 @@ func crashBrokers(t *testing.T, n int) []crashBroker {
 	return []crashBroker{rmq, ps}
 }
 
-// TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq
+// TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ: dlq
 // archive killed with SIGKILL at a random instant on the RocketMQ test
 // broker (three kills, messages held for --visibility) and on Google's
 // Pub/Sub emulator (one kill: a killed pull's messages come back when the
 // subscription's 10 s ack deadline lapses): every message is in the
 // dead-letter destination or in the archive, never nowhere; unkilled
 // archives then empty the destination into the file.
-func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
+func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ(t *testing.T) {
 	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
 	const n = 600
 	for _, b := range crashBrokers(t, n) {
@@ -465,12 +465,12 @@ func TestDLQ_ArchiveSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T)
 	}
 }
 
-// TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30:
+// TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ:
 // dlq replay --copy killed with SIGKILL at random instants on the RocketMQ
 // test broker and Google's Pub/Sub emulator never removes a dead letter:
 // every message is back in the dead-letter destination once the killed
 // run's hold lapses.
-func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30(t *testing.T) {
+func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ(t *testing.T) {
 	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
 	const n = 600
 	for _, b := range crashBrokers(t, n) {
@@ -486,12 +486,12 @@ func TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter_PubSubAndRocketMQ_Issue30(t 
 	}
 }
 
-// TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30: dlq edit
+// TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ: dlq edit
 // killed with SIGKILL at a random instant, once per message, on the
 // RocketMQ test broker and Google's Pub/Sub emulator: each message is in
 // the dead-letter destination, or its edited copy at the destination, or
 // both, never nowhere; unkilled edits afterwards move what is left.
-func TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ_Issue30(t *testing.T) {
+func TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ(t *testing.T) {
 	t.Parallel() // destinations of its own; `brighter` processes and waits for leases (issue 33)
 	const n = 4
 	for _, b := range crashBrokers(t, n) {

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// TestDLQEdit_SetRefusesRejectionAndNonStringHeaders_Issue30: dlq edit
+// TestDLQEdit_SetRefusesRejectionAndNonStringHeaders: dlq edit
 // --set refuses (exit 2, before anything is read) the rejection metadata a
 // replay strips and the header fields that are not strings, naming the flag
 // that sets them (--keep-count, --new-id, --to), instead of putting them in
 // the bag; the message stays in the DLQ (fauxqs).
-func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders_Issue30(t *testing.T) {
+func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders(t *testing.T) {
 	t.Parallel()
 	dlq, dest, conn := crashQueue(t, 1)
 	for _, tc := range []struct{ set, want string }{
@@ -42,11 +42,11 @@ func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30: dlq edit's summary is
+// TestDLQEdit_SummarySpeaksOfTheOneMessage: dlq edit's summary is
 // about the message it edits ("edit ID: found and replayed"), not a scan's
 // counts: no "skipped N" for the messages it read before finding it, and
 // a dry run says it would be replayed (fauxqs).
-func TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30(t *testing.T) {
+func TestDLQEdit_SummarySpeaksOfTheOneMessage(t *testing.T) {
 	t.Parallel()
 	dlq, dest, conn := crashQueue(t, 6)
 	body := filepath.Join(t.TempDir(), "fixed.json")
@@ -72,13 +72,13 @@ func TestDLQEdit_SummarySpeaksOfTheOneMessage_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30: the
+// TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues: the
 // headers and bag an operator edits with dlq edit --headers are checked as
 // --set is: a rejection key, a key the replay writes, a header that is not
 // a string field, or a value that is not a string is refused (exit 2, the
 // key named, nothing sent) and the dead-lettered message is left as it was
 // (fauxqs); a clean edit then goes through.
-func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30(t *testing.T) {
+func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues(t *testing.T) {
 	t.Parallel()
 	dlq, dest, conn := crashQueue(t, 1)
 	dir := t.TempDir()
@@ -132,12 +132,12 @@ func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues_Issue30(t *testin
 	}
 }
 
-// TestDLQEdit_DryRunFailsWhatTheRunWould_Issue30: an edit whose body SQS
+// TestDLQEdit_DryRunFailsWhatTheRunWould: an edit whose body SQS
 // cannot carry (binary, with a content type that is not a compressed one)
 // fails its dry run (exit 1, the reason logged) as it fails the real run,
 // instead of saying it would be replayed; both leave the message in the
 // DLQ and send nothing (fauxqs).
-func TestDLQEdit_DryRunFailsWhatTheRunWould_Issue30(t *testing.T) {
+func TestDLQEdit_DryRunFailsWhatTheRunWould(t *testing.T) {
 	t.Parallel()
 	dlq, dest, conn := crashQueue(t, 1)
 	body := filepath.Join(t.TempDir(), "binary")
@@ -163,10 +163,10 @@ func TestDLQEdit_DryRunFailsWhatTheRunWould_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQEdit_DefaultEditorNeedsATerminal_Issue30: off a terminal with no
+// TestDLQEdit_DefaultEditorNeedsATerminal: off a terminal with no
 // $EDITOR, an edit that would open vi is refused at once (exit 2, saying
 // what to give instead) and nothing is read; --body-file needs no editor.
-func TestDLQEdit_DefaultEditorNeedsATerminal_Issue30(t *testing.T) {
+func TestDLQEdit_DefaultEditorNeedsATerminal(t *testing.T) {
 	t.Parallel()
 	path := writeMemoryDLQ(t, 1)
 	for _, args := range [][]string{{}, {"--body-file", "-", "--headers"}} {

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestDLQEdit_EveryTransport_Issue30: dlq edit on SQS (fauxqs), Pub/Sub
+// TestDLQEdit_EveryTransport: dlq edit on SQS (fauxqs), Pub/Sub
 // (Google's emulator) and RocketMQ (the test broker): an invalid JSON body
 // is refused with exit 2 and nothing changes; a dry run shows the edited
 // message and its destination; an edit (EDITOR a script, plus --set) is
@@ -21,7 +21,7 @@ import (
 // editedAt, originalBodySha256 and the bag entry, and the original leaves
 // the dead-letter destination; a forged originalTopic is refused by
 // replay's allow-list (exit 1) and the message stays.
-func TestDLQEdit_EveryTransport_Issue30(t *testing.T) {
+func TestDLQEdit_EveryTransport(t *testing.T) {
 	run := fmt.Sprintf("ed%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()
 	tools := t.TempDir()
@@ -102,11 +102,11 @@ func TestDLQEdit_EveryTransport_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQEdit_InvalidJSONOnATerminalReopens_Issue30: on a terminal an
+// TestDLQEdit_InvalidJSONOnATerminalReopens: on a terminal an
 // edited body that is not valid JSON is refused with its reason and the
 // editor opened again on "y" (the second edit is replayed); "n" abandons
 // the edit with exit 2 and the message stays in the DLQ (fauxqs).
-func TestDLQEdit_InvalidJSONOnATerminalReopens_Issue30(t *testing.T) {
+func TestDLQEdit_InvalidJSONOnATerminalReopens(t *testing.T) {
 	dlq, dest, conn := crashQueue(t, 2)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "editor.sh")

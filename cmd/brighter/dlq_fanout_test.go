@@ -36,11 +36,11 @@ func writeYAML(t *testing.T, yaml string) string {
 	return file
 }
 
-// TestDLQReplay_SNSFanOut_FailedSubscriberOnly_Issue30: an SNS topic with
+// TestDLQReplay_SNSFanOut_FailedSubscriberOnly: an SNS topic with
 // two subscribed queues; a replay without --to of the failed subscription's
 // dead letter goes to that subscription's queue alone, never through the
 // topic to the other subscriber.
-func TestDLQReplay_SNSFanOut_FailedSubscriberOnly_Issue30(t *testing.T) {
+func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	emu := sharedSQS(t)
@@ -95,12 +95,12 @@ func TestDLQReplay_SNSFanOut_FailedSubscriberOnly_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQReplay_PubSubFanOut_RefusedWithoutFlag_Issue30: a Pub/Sub topic
+// TestDLQReplay_PubSubFanOut_RefusedWithoutFlag: a Pub/Sub topic
 // with two subscriptions; a replay without --to of one subscription's dead
 // letter is refused (exit 2, naming the other subscription, nothing pulled)
 // and goes, to both, with --fan-out. restore into a dead-letter topic with
 // a second subscription is refused the same way.
-func TestDLQReplay_PubSubFanOut_RefusedWithoutFlag_Issue30(t *testing.T) {
+func TestDLQReplay_PubSubFanOut_RefusedWithoutFlag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	client, srv := gcptest.Start(t, "fanout", nil, gcp.Connect)

@@ -16,13 +16,13 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
 
-// TestDLQ_HeldByAnotherReaderIsSaid_Issue30: messages another reader holds
+// TestDLQ_HeldByAnotherReaderIsSaid: messages another reader holds
 // invisible (a killed replay or archive) cannot be read, so peek, stats,
 // replay and archive each say how many were held when they began, rather
 // than let a short or empty result pass for the whole dead-letter queue;
 // with nothing held they say nothing of it (fauxqs; the other reader is a
 // receive with a 60 s visibility timeout).
-func TestDLQ_HeldByAnotherReaderIsSaid_Issue30(t *testing.T) {
+func TestDLQ_HeldByAnotherReaderIsSaid(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	run, p, conn := fauxqsQueues(t, "hd", "dlq", "dest")
@@ -53,10 +53,10 @@ func TestDLQ_HeldByAnotherReaderIsSaid_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQTriage_TmuxSaysHeld_Issue30: the console, in a real terminal
+// TestDLQTriage_TmuxSaysHeld: the console, in a real terminal
 // (tmux, 80x24), says on its status line how many messages another reader
 // held invisible when it read the dead-letter queue (fauxqs).
-func TestDLQTriage_TmuxSaysHeld_Issue30(t *testing.T) {
+func TestDLQTriage_TmuxSaysHeld(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}

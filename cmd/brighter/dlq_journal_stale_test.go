@@ -28,14 +28,14 @@ func defaultJournals(t *testing.T, state string) []string {
 	return js
 }
 
-// TestDLQReplay_JournalNotKeptByFailedPublish_Issue30: a replay whose
+// TestDLQReplay_JournalNotKeptByFailedPublish: a replay whose
 // publishes fail (its --to queue does not exist) keeps the default journal
 // and says so on stderr with its path and why; a clean run afterwards (the
 // messages replayed to a queue that exists) deletes it; and a journal kept
 // so is deleted too by a clean run once its messages have left the DLQ
 // another way (archived): an entry for a message no longer in the DLQ does
 // not keep it (fauxqs).
-func TestDLQReplay_JournalNotKeptByFailedPublish_Issue30(t *testing.T) {
+func TestDLQReplay_JournalNotKeptByFailedPublish(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string

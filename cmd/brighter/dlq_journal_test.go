@@ -17,12 +17,12 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestDLQReplay_JournalResumes_Issue30: a replay whose journal records a
+// TestDLQReplay_JournalResumes: a replay whose journal records a
 // message's copy as sent by an earlier run (killed between the publish and
 // the remove) removes that message without publishing it again, publishes
 // the others, says so, and deletes the journal once nothing is left to
 // resume; a journal that is not one refuses the replay before anything moves.
-func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
+func TestDLQReplay_JournalResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	run, p, conn := fauxqsQueues(t, "jr", "dlq", "dest")
@@ -62,7 +62,7 @@ func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQReplay_JournalKeptWhileAKilledRunHolds_Issue30: a replay killed
+// TestDLQReplay_JournalKeptWhileAKilledRunHolds: a replay killed
 // after its publish was accepted and recorded, before it removed the
 // message, leaves the message invisible for its --visibility. A clean rerun
 // inside that time reads nothing (the dead-letter queue looks empty) but
@@ -70,7 +70,7 @@ func TestDLQReplay_JournalResumes_Issue30(t *testing.T) {
 // hold lapses only removes it: one copy at the destination, never two
 // (fauxqs; the killed run is played by a receive with a 4 s visibility
 // timeout, a copy sent to the destination and the journal lines it wrote).
-func TestDLQReplay_JournalKeptWhileAKilledRunHolds_Issue30(t *testing.T) {
+func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	run, p, conn := fauxqsQueues(t, "jh", "dlq", "dest")

@@ -263,11 +263,11 @@ func TestDLQToName(t *testing.T) {
 	}
 }
 
-// TestDLQReplay_InterruptAtConfirmationExits130_Issue30: SIGINT while the
+// TestDLQReplay_InterruptAtConfirmationExits130: SIGINT while the
 // replay waits at its confirmation prompt (a terminal that never answers)
 // ends the wait at once with exit 130, "interrupted" and nothing moved, as
 // every interrupted dlq command does; declining stays exit 2.
-func TestDLQReplay_InterruptAtConfirmationExits130_Issue30(t *testing.T) {
+func TestDLQReplay_InterruptAtConfirmationExits130(t *testing.T) {
 	t.Parallel()
 	path := writeMemoryDLQ(t, 2)
 	never, w := io.Pipe() // the operator never answers

@@ -15,14 +15,14 @@ import (
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
-// TestDLQTriageActions_EveryTransport_Issue30: the console's actions, as
+// TestDLQTriageActions_EveryTransport: the console's actions, as
 // cmd wires them, on SQS (fauxqs), Pub/Sub (Google's emulator) and RocketMQ
 // (the test broker): Load reads every dead letter and holds none after;
 // the confirmation's destinations mark the forged originalTopic refused; a
 // dry-run replay changes nothing; Replay moves known1 to orders; Edit
 // (EDITOR a script) replays known2 edited to audit; Archive writes forged
 // to the file and removes it; the destination is empty at the end.
-func TestDLQTriageActions_EveryTransport_Issue30(t *testing.T) {
+func TestDLQTriageActions_EveryTransport(t *testing.T) {
 	run := "tr" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	ctx := context.Background()
 	tools := t.TempDir()
@@ -141,10 +141,10 @@ func TestDLQTriageActions_EveryTransport_Issue30(t *testing.T) {
 	}
 }
 
-// TestDLQTriageEditCheck_Issue30: the console's edit checks the edited
+// TestDLQTriageEditCheck: the console's edit checks the edited
 // body as soon as the editor returns (dlq edit's validation), so an
 // invalid JSON body is refused before any replay is offered.
-func TestDLQTriageEditCheck_Issue30(t *testing.T) {
+func TestDLQTriageEditCheck(t *testing.T) {
 	m := message.New("e1", "orders", message.MTEvent, []byte(`{"orderId":1}`))
 	m.Header.ContentType = "application/json"
 	a := &triageActions{o: &dlqTriageOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: &dlqOptions{now: time.Now}}}, to: "orders"}

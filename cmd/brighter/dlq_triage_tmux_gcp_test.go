@@ -17,7 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestDLQTriage_TmuxEndToEnd_PubSub_Issue30: the console driven in a real
+// TestDLQTriage_TmuxEndToEnd_PubSub: the console driven in a real
 // terminal (tmux, 80x24, NO_COLOR) on Google's Pub/Sub emulator: open,
 // filter a failure group, open a message, edit it (EDITOR a script that
 // rewrites the body) and replay the edited copy to a topic, archive the
@@ -27,7 +27,7 @@ import (
 // subscription: it is there so that "a1 and a2 left the DLQ" cannot pass
 // because the emulator stopped redelivering nacked messages
 // (local-brokers.md §2c): such a drop loses b1 too and fails the test.
-func TestDLQTriage_TmuxEndToEnd_PubSub_Issue30(t *testing.T) {
+func TestDLQTriage_TmuxEndToEnd_PubSub(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)

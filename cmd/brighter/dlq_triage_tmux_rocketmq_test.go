@@ -11,7 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 )
 
-// TestDLQTriage_TmuxEndToEnd_RocketMQ_Issue30: the console driven in a
+// TestDLQTriage_TmuxEndToEnd_RocketMQ: the console driven in a
 // real terminal (tmux, 80x24, NO_COLOR) on the RocketMQ test broker (the
 // real client): open, filter a failure group, open a message, edit it
 // (EDITOR a script that rewrites the body) and replay the edited copy to a
@@ -20,7 +20,7 @@ import (
 // holds only the untouched message of the other group, a new group reads
 // the edited copy at the destination, and the archive file holds the
 // archived one.
-func TestDLQTriage_TmuxEndToEnd_RocketMQ_Issue30(t *testing.T) {
+func TestDLQTriage_TmuxEndToEnd_RocketMQ(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)

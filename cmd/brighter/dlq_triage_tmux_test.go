@@ -149,12 +149,12 @@ func (s tmuxSession) awaitExit(exitFile string) {
 	}
 }
 
-// TestDLQTriage_TmuxEndToEnd_Issue30: the console driven in a real
+// TestDLQTriage_TmuxEndToEnd: the console driven in a real
 // terminal (tmux, 80x24, NO_COLOR) on fauxqs: open, filter a failure group,
 // open a message, edit it (EDITOR a script that rewrites the body) and
 // replay the edited copy, archive another, replay a whole group with R,
 // quit; then the queues and the archive file are checked from outside.
-func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
+func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}
@@ -220,10 +220,10 @@ func TestDLQTriage_TmuxEndToEnd_Issue30(t *testing.T) {
 	checkArchiveA1(t, run, archive)
 }
 
-// TestDLQTriage_TmuxMissingQueue_Issue30: on a terminal, a queue that does
+// TestDLQTriage_TmuxMissingQueue: on a terminal, a queue that does
 // not exist is reported as peek reports it (exit 1, the error on stderr,
 // naming the queue) and no console opens on it.
-func TestDLQTriage_TmuxMissingQueue_Issue30(t *testing.T) {
+func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}

@@ -52,14 +52,14 @@ func variantMessages(run, topic, dlq string) []*message.Message {
 	return ms
 }
 
-// TestDLQTriageCommands_EveryQueueVariant_Issue30: stats' failure groups,
+// TestDLQTriageCommands_EveryQueueVariant: stats' failure groups,
 // peek --group-id, replay --copy -o json of a group, edit --body-file,
 // archive, restore -s and purge, with -c FILE and a subscription name, on
 // the dead-letter destinations of an SQS FIFO queue, SNS-fed queues with raw
 // delivery and with the SNS envelope (fauxqs), and an ordered Pub/Sub
 // subscription (Google's emulator); every copy keeps its partition key (the
 // FIFO message group, the ordering key) where the variant has one.
-func TestDLQTriageCommands_EveryQueueVariant_Issue30(t *testing.T) {
+func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 	t.Parallel() // destinations named after run; `brighter` processes
 	run := fmt.Sprintf("va%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()

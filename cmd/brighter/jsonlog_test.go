@@ -32,12 +32,12 @@ func jsonLines(t *testing.T, stderr string) []map[string]any {
 	return out
 }
 
-// TestLogFormatJSON_EveryStderrLineIsJSON_Issue29: with --log-format json
+// TestLogFormatJSON_EveryStderrLineIsJSON: with --log-format json
 // every line brighter writes on stderr is a JSON record: in a run whose
 // OpenTelemetry collector refuses every export (the SDK's own error
 // handler and logger go through slog), and in runs that fail at start-up
 // (the final error is one record: level ERROR, the error, the exit code).
-func TestLogFormatJSON_EveryStderrLineIsJSON_Issue29(t *testing.T) {
+func TestLogFormatJSON_EveryStderrLineIsJSON(t *testing.T) {
 	t.Run("failing collector", func(t *testing.T) {
 		dir := t.TempDir()
 		yaml := "subscriptions:\n  - name: orders\n    transport: memory\n    emptyChannelDelay: 10ms\n    handler: {type: builtin, name: ack}\n    memory: {seed: seed.jsonl}\n"

@@ -15,15 +15,15 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
-// TestConsumePullLeaseIsTheSubscriptions_PubSub_Issue12: a subscription
+// TestConsumePullLeaseIsTheSubscriptions_PubSub: a subscription
 // made elsewhere with a 10 s ack deadline, consumed with makeChannels
 // assume, pull mode and no ackDeadline in the file: consume starts, and
 // the lease its pump keeps is the subscription's 10 s, not the 30 s
 // default the file implies (gcp.PullLease, logged at Warn as
 // LogLeaseShorter), in both variants. The behaviour under a slow handler
 // and two replicas is proven in the gcp package
-// (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12).
-func TestConsumePullLeaseIsTheSubscriptions_PubSub_Issue12(t *testing.T) {
+// (TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce).
+func TestConsumePullLeaseIsTheSubscriptions_PubSub(t *testing.T) {
 	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own (issue 33)
 	client, srv := gcptest.Start(t, "lease", nil, gcp.Connect)
 	for _, variant := range []string{"reactor", "proactor"} {

@@ -176,7 +176,7 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 	return err
 }
 
-// TestLintLiveMissingDestinations_Issue34 lints each file of
+// TestLintLiveMissingDestinations lints each file of
 // testdata/lint/live against fauxqs, Google's Pub/Sub emulator and the
 // RocketMQ test broker: a file named *-ok has no missing-destination
 // finding; every other file names one kind of missing destination and gets
@@ -184,7 +184,7 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 // same files `brighter consume`'s start-up with makeChannels: validate
 // refuses exactly the files lint flags, and for the same reason (issue 34:
 // the live check in CI passed what production refused).
-func TestLintLiveMissingDestinations_Issue34(t *testing.T) {
+func TestLintLiveMissingDestinations(t *testing.T) {
 	c := seedLiveCorpus(t)
 	files, err := filepath.Glob("../../testdata/lint/live/*.yaml")
 	if err != nil || len(files) == 0 {

@@ -85,9 +85,9 @@ func TestLintBrokenFiles(t *testing.T) {
 	// internal/lint/live cover them.
 	covered[lint.RuleNativeLimitDrift], covered[lint.RuleLiveCheckFailed] = true, true
 	// missing-destination has one broken file per kind of destination under
-	// testdata/lint/live (TestLintLiveMissingDestinations_Issue34).
+	// testdata/lint/live (TestLintLiveMissingDestinations).
 	covered[lint.RuleMissingDestination] = true
-	covered[lint.RuleDestinationMessageSize] = true // TestSQSDestinationSmallerThanSource_Issue28
+	covered[lint.RuleDestinationMessageSize] = true // TestSQSDestinationSmallerThanSource
 	for _, r := range lint.Rules() {
 		if !covered[r.ID] {
 			t.Errorf("no broken file testdata/lint/%s.yaml", r.ID)

@@ -14,12 +14,12 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 )
 
-// TestConsumeRocketMQRefusedCredentials_Issue13: a RocketMQ broker that
+// TestConsumeRocketMQRefusedCredentials: a RocketMQ broker that
 // refuses the credentials (UNAUTHORIZED on the start-up route query, from
 // rmqtest's fault hook) makes consume exit 1 at start-up with one error
 // naming the endpoint and where it came from, instead of retrying: no pump
 // starts, no channel failure is logged.
-func TestConsumeRocketMQRefusedCredentials_Issue13(t *testing.T) {
+func TestConsumeRocketMQRefusedCredentials(t *testing.T) {
 	t.Parallel()
 	rocketmq.ConfigureClientLog(t.TempDir())
 	srv, err := rmqtest.Start(rmqtest.Options{})

@@ -18,7 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestConsumeRestart_PubSub_Issue15 starts `brighter consume` twice on the
+// TestConsumeRestart_PubSub starts `brighter consume` twice on the
 // same file against Google's Pub/Sub emulator, in both variants and both
 // subscription modes: the second start finds every topic and subscription
 // already there (ack deadline, RetryPolicy, DeadLetterPolicy, labels) and
@@ -31,7 +31,7 @@ import (
 // the ack deadline plus restartMargin. (Before the stream consumer bounded
 // each of the client's lease extensions by ackDeadline, a second start in
 // stream mode often got nothing for minutes: ADR 0002.)
-func TestConsumeRestart_PubSub_Issue15(t *testing.T) {
+func TestConsumeRestart_PubSub(t *testing.T) {
 	t.Parallel() // a project of its own on the shared emulator; waits on ack deadlines (issue 33)
 	client, srv := gcptest.Start(t, "restart", nil, gcp.Connect)
 	for _, tc := range []struct{ variant, mode string }{{"reactor", "pull"}, {"proactor", "pull"}, {"reactor", "stream"}, {"proactor", "stream"}} {
@@ -106,7 +106,7 @@ subscriptions:
 
 const (
 	// restartAckDeadline is the subscription's ack deadline in
-	// TestConsumeRestart_PubSub_Issue15 (Pub/Sub's minimum).
+	// TestConsumeRestart_PubSub (Pub/Sub's minimum).
 	restartAckDeadline = 10 * time.Second
 	// restartMargin is the time on top of one ack deadline a message may
 	// take to be acknowledged on a loaded machine.

@@ -47,7 +47,7 @@ type scaleOutCase struct {
 	lease          time.Duration
 }
 
-// TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12 is issue 12's
+// TestScaleOutTwoConsumeProcessesOneSIGKILLed is issue 12's
 // scale-out proof with real processes: two `brighter consume` on one
 // subscriptions file (one channel), on SQS (fauxqs), Pub/Sub pull and stream (Google's
 // emulator) and RocketMQ (rmqtest), in both variants. The first process
@@ -60,7 +60,7 @@ type scaleOutCase struct {
 // counts the redelivery), rejected once, and has one dead-letter copy; the
 // source is empty at the end; the killed process dies of SIGKILL and the
 // others exit 0 on SIGTERM (R-4, R-5).
-func TestScaleOutTwoConsumeProcessesOneSIGKILLed_Issue12(t *testing.T) {
+func TestScaleOutTwoConsumeProcessesOneSIGKILLed(t *testing.T) {
 	t.Parallel()
 	emu := sharedSQS(t)
 	_, gsrv := gcptest.Start(t, "scaleout", nil, gcp.Connect)

@@ -107,7 +107,7 @@ const badFieldsYAML = `subscriptions:
       url: "ftp://${SECRET_URL}/x"
 `
 
-// TestSecretsCorpus_NothingLeaks_Issue29 configures a secret in every place
+// TestSecretsCorpus_NothingLeaks configures a secret in every place
 // one can be (http URL user-info and query, a handler header, ${VAR} in
 // every field kind, AWS keys, RocketMQ access and secret keys) and runs
 // consume against an unreachable and a refusing endpoint (the refusing one
@@ -116,7 +116,7 @@ const badFieldsYAML = `subscriptions:
 // copies rejected through that handler (and the stored copies themselves);
 // lint -o text, json, sarif and github; and consume and lint on a file whose
 // fields fail validation: the secrets appear in none of the bytes.
-func TestSecretsCorpus_NothingLeaks_Issue29(t *testing.T) {
+func TestSecretsCorpus_NothingLeaks(t *testing.T) {
 	// In parallel, as are its cases: `brighter` processes in directories of
 	// their own that mostly wait (on an unreachable or refusing endpoint's
 	// timeouts and back-offs); 95 s one after another (issue 33).

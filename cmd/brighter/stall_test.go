@@ -55,7 +55,7 @@ func switchableBlackHole(t *testing.T, target string) (string, *atomic.Bool) {
 
 const (
 	// stallReceiveTimeOut is the subscription's timeOut in
-	// TestConsumeReadyzBoundWithBlackHoledSQS_Issue28.
+	// TestConsumeReadyzBoundWithBlackHoledSQS.
 	stallReceiveTimeOut = time.Second
 	// stallLoadSlack is the time the pump may take between two receives on
 	// a loaded machine; far below the 11 s of a failed receive's deadline,
@@ -66,7 +66,7 @@ const (
 // sinceRE reads the stall's start from /readyz's reason.
 var sinceRE = regexp.MustCompile(`no successful broker call since (\S+) `)
 
-// TestConsumeReadyzBoundWithBlackHoledSQS_Issue28: docs/commands/consume.md's
+// TestConsumeReadyzBoundWithBlackHoledSQS: docs/commands/consume.md's
 // bound holds end to end. consume runs on SQS (fauxqs) behind an endpoint
 // that is then black-holed; /readyz turns 503 stallAfter after the start of
 // the first receive that got no answer (within a second's slack), and says
@@ -74,7 +74,7 @@ var sinceRE = regexp.MustCompile(`no successful broker call since (\S+) `)
 // hole opened: timeOut 1s before it), not since the end of the first failed
 // receive (its deadline, 11 s later). The first answered call makes it 200
 // again.
-func TestConsumeReadyzBoundWithBlackHoledSQS_Issue28(t *testing.T) {
+func TestConsumeReadyzBoundWithBlackHoledSQS(t *testing.T) {
 	// In parallel: its own queue and black hole, named in the file (not
 	// in the environment; the credentials are the binary's, stopPubSubAfter);
 	// it waits out stallAfter and a receive's deadline (issue 33).

@@ -41,7 +41,7 @@ func versionOf(t *testing.T, bin string) versionInfo {
 // VCS stamping on: v0.0.0-<commit time>-<12 hex digits of the commit>.
 var pseudoVersion = regexp.MustCompile(`^v0\.0\.0-\d{14}-([0-9a-f]{12})(\+dirty)?$`)
 
-// TestVersionPerBuildPath_Issue32 builds the binary the ways a user does
+// TestVersionPerBuildPath builds the binary the ways a user does
 // and checks what `brighter version` says for each, as
 // docs/commands/version.md describes:
 //   - make build stamps git describe's version and the commit (-ldflags, as
@@ -54,7 +54,7 @@ var pseudoVersion = regexp.MustCompile(`^v0\.0\.0-\d{14}-([0-9a-f]{12})(\+dirty)
 //
 // `go install ...@v1.2.3` (the module version in the build info) is
 // TestVersionFromBuildInfo.
-func TestVersionPerBuildPath_Issue32(t *testing.T) {
+func TestVersionPerBuildPath(t *testing.T) {
 	t.Parallel() // builds in a clone and a temporary directory of its own; overlaps the tests that wait (issue 33)
 	root, err := filepath.Abs(moduleRoot)
 	if err != nil {

@@ -21,10 +21,10 @@ var (
 	_ broker.AddressScheme = memory.URLScheme{}
 )
 
-// TestAddressSchemes_ParseFormat_Issue17: each transport's URL scheme
+// TestAddressSchemes_ParseFormat: each transport's URL scheme
 // parses its forms, prints what it parsed back to the same URL, and refuses
 // what it cannot carry with a message naming its form.
-func TestAddressSchemes_ParseFormat_Issue17(t *testing.T) {
+func TestAddressSchemes_ParseFormat(t *testing.T) {
 	for _, c := range []struct {
 		as   broker.AddressScheme
 		raw  string
@@ -85,14 +85,14 @@ var (
 // long is a name longer than any broker takes (SQS 80, Pub/Sub 255).
 var long = strings.Repeat("n", 300)
 
-// TestAddressSchemes_PublishName_Issue17: each transport resolves a
+// TestAddressSchemes_PublishName: each transport resolves a
 // replay's --to as its producer does: a name as it is (however long: the
 // broker judges it), a URL of its scheme as the destination it names.
 // Hostile input is refused with a message saying what the scheme takes:
 // no name, a query the scheme cannot carry, a URL of another scheme, SQS
 // a URL through SNS (which names topics), Pub/Sub a subscription,
 // RocketMQ a consumer group, memory another file.
-func TestAddressSchemes_PublishName_Issue17(t *testing.T) {
+func TestAddressSchemes_PublishName(t *testing.T) {
 	schemes := []broker.AddressScheme{sqs.URLScheme{}, gcp.URLScheme{}, rocketmq.URLScheme{}, memory.URLScheme{}}
 	froms := []broker.Address{sqsQueue, psTopic, rmqDLQ, memQueue}
 	for i, as := range schemes {
@@ -176,13 +176,13 @@ func TestAddressSchemes_PublishName_Issue17(t *testing.T) {
 	}
 }
 
-// TestAddressSchemes_Same_Issue17: each transport compares a replay's
+// TestAddressSchemes_Same: each transport compares a replay's
 // destination with the one read as it resolves names. SQS applies
 // QueueName to both (dots are underscores, a FIFO name ends in .fifo,
 // names are cut at 80 characters, 75 and .fifo for FIFO); Pub/Sub takes a
 // topic id as the topic of self's project; RocketMQ and memory compare
 // names as written, however long.
-func TestAddressSchemes_Same_Issue17(t *testing.T) {
+func TestAddressSchemes_Same(t *testing.T) {
 	sqsName := func(name string, fifo bool) broker.Address {
 		return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: fifo}
 	}
@@ -235,9 +235,9 @@ func TestAddressSchemes_Same_Issue17(t *testing.T) {
 	}
 }
 
-// TestPubSubScheme_FormatFullName_Issue17: a subscription or topic given
+// TestPubSubScheme_FormatFullName: a subscription or topic given
 // by its full name prints as that name behind pubsub://.
-func TestPubSubScheme_FormatFullName_Issue17(t *testing.T) {
+func TestPubSubScheme_FormatFullName(t *testing.T) {
 	for _, c := range []struct {
 		a    broker.Address
 		want string
@@ -252,9 +252,9 @@ func TestPubSubScheme_FormatFullName_Issue17(t *testing.T) {
 	}
 }
 
-// TestURLHelpers_Issue17: the helpers the schemes share split, parse and
+// TestURLHelpers: the helpers the schemes share split, parse and
 // print URLs as the schemes need.
-func TestURLHelpers_Issue17(t *testing.T) {
+func TestURLHelpers(t *testing.T) {
 	path, query, has, err := broker.SplitURL("x:///a/b/?q=1?r", "x", "x://A")
 	if path != "a/b" || query != "q=1?r" || !has || err != nil {
 		t.Errorf("SplitURL: %q %q %v %v", path, query, has, err)

@@ -9,12 +9,12 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestRouterRedactsTheRejectionMessage_Issue29: the rejectionMessage stamped
+// TestRouterRedactsTheRejectionMessage: the rejectionMessage stamped
 // on a routed copy (stored on the broker, shown by dlq peek) passes the
 // redaction rule before anything cuts it: a URL's user-info and query
 // values in a handler's description never reach the broker, whole or in
 // part, also when the copy is retried with the message shortened.
-func TestRouterRedactsTheRejectionMessage_Issue29(t *testing.T) {
+func TestRouterRedactsTheRejectionMessage(t *testing.T) {
 	desc := "GET https://svc:pw-SEKRIT@api.example/v1/x?api_key=key-SEKRIT-0123456789: 401 Unauthorized after 3 tries, " + strings.Repeat("x", 100)
 	for name, publishErr := range map[string]error{"published": nil, "too large, shortened": broker.ErrTooLarge} {
 		t.Run(name, func(t *testing.T) {

@@ -290,7 +290,7 @@ func TestPresentedCount_AC33(t *testing.T) {
 // delay that doubles with the broker's delivery attempt (no local state),
 // capped by the transport's limit, so a failing destination costs a few
 // calls a minute per message instead of hundreds a second.
-func TestRouterRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
+func TestRouterRoutingFailureReleaseBacksOff(t *testing.T) {
 	for _, tc := range []struct {
 		attempt int
 		limit   time.Duration
@@ -324,7 +324,7 @@ func TestRouterRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 // with the rejection message shortened when it was too large, then released
 // with the longest delay and reported Permanent; one that fits once
 // shortened is routed and acknowledged.
-func TestRouterPermanentRoutingFailure_Issue13(t *testing.T) {
+func TestRouterPermanentRoutingFailure(t *testing.T) {
 	long := message.Rejection{Reason: message.ReasonDeliveryError, Description: strings.Repeat("é", 100)}
 	t.Run("still too large", func(t *testing.T) {
 		f := &fake{publishErr: fmt.Errorf("send: %w", broker.ErrTooLarge)}

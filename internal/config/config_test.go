@@ -120,7 +120,7 @@ func exported(s *config.Subscription) config.Subscription {
 // TestParse_ExplicitValues checks that every field set in the file is read
 // and that relative memory paths resolve against the file's directory.
 // (Enum values are spelt as the schema spells them: issue 32,
-// TestSchemaAndLoaderAgreeOnWrongFiles_Issue32.)
+// TestSchemaAndLoaderAgreeOnWrongFiles.)
 func TestParse_ExplicitValues(t *testing.T) {
 	src := `subscriptions:
   - name: all

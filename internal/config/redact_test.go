@@ -8,11 +8,11 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
-// TestErrors_QuoteExpandedValuesAsWritten_Issue29: a value that came out of
+// TestErrors_QuoteExpandedValuesAsWritten: a value that came out of
 // ${VAR} expansion and fails validation is quoted as written, never
 // expanded, in every field kind (string/URL, enum, integer, duration,
 // boolean, name).
-func TestErrors_QuoteExpandedValuesAsWritten_Issue29(t *testing.T) {
+func TestErrors_QuoteExpandedValuesAsWritten(t *testing.T) {
 	const secret = "SeKrEt-value-29"
 	env := noEnv("S", secret)
 	cases := map[string]string{
@@ -52,9 +52,9 @@ func TestErrors_QuoteExpandedValuesAsWritten_Issue29(t *testing.T) {
 	}
 }
 
-// TestErrors_LongValuesAreCut_Issue29: a 200 KB key gives an error line of
+// TestErrors_LongValuesAreCut: a 200 KB key gives an error line of
 // a bounded size that shows the key's length in bytes.
-func TestErrors_LongValuesAreCut_Issue29(t *testing.T) {
+func TestErrors_LongValuesAreCut(t *testing.T) {
 	key := strings.Repeat("k", 200_000)
 	for _, src := range []string{
 		"subscriptions:\n  - name: a\n    transport: memory\n    " + key + ": 1\n    handler: {type: builtin, name: ack}\n",
@@ -73,9 +73,9 @@ func TestErrors_LongValuesAreCut_Issue29(t *testing.T) {
 	}
 }
 
-// TestAsWritten_ReplacesQuotedExpandedValues_Issue29: findings about a
+// TestAsWritten_ReplacesQuotedExpandedValues: findings about a
 // subscription quote its values as written.
-func TestAsWritten_ReplacesQuotedExpandedValues_Issue29(t *testing.T) {
+func TestAsWritten_ReplacesQuotedExpandedValues(t *testing.T) {
 	f := mustParse(t, "test.yaml", "subscriptions:\n  - name: a\n    transport: memory\n    deadLetterRoutingKey: \"${DLQ}\"\n    handler: {type: builtin, name: ack}\n", noEnv("DLQ", "orders-dlq-secret"))
 	got := f.Subscriptions[0].AsWritten(`deadLetterRoutingKey "orders-dlq-secret" is bad`)
 	if got != `deadLetterRoutingKey "${DLQ}" is bad` {

@@ -8,7 +8,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 )
 
-// TestSchemaAndLoaderAgreeOnWrongFiles_Issue32: the JSON Schema (checked
+// TestSchemaAndLoaderAgreeOnWrongFiles: the JSON Schema (checked
 // with a real validator, santhosh-tekuri/jsonschema) and the loader give one
 // answer on a corpus of files made to probe where the two were written
 // apart: the case of enum values, integer ranges (an integer too large for
@@ -16,7 +16,7 @@ import (
 // which answer is right, so the two cannot agree by both being wrong; an
 // out-of-range integer is reported as out of range, never as "not an
 // integer".
-func TestSchemaAndLoaderAgreeOnWrongFiles_Issue32(t *testing.T) {
+func TestSchemaAndLoaderAgreeOnWrongFiles(t *testing.T) {
 	sch := compileSchema(t)
 	const head = "connections: {gcp: {projectId: p}, rocketmq: {endpoint: 127.0.0.1:8081}}\nsubscriptions:\n"
 	sub := func(transport, fields string) string {

@@ -423,12 +423,12 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 	}
 }
 
-// TestMalformedMessageCorpus_Issue14 sends each transport's corpus of
+// TestMalformedMessageCorpus sends each transport's corpus of
 // malformed messages (missing attributes, bags that are not JSON objects,
 // junk counts, local and unknown message types, invalid UTF-8, oversized
 // and empty bodies, bad timestamps and cloudeventheaders, forged metadata)
 // raw to the emulator and drives it through one real pump per variant.
-func TestMalformedMessageCorpus_Issue14(t *testing.T) {
+func TestMalformedMessageCorpus(t *testing.T) {
 	t.Parallel()
 	// Pub/Sub's pull and stream consumers receive through different
 	// code, so both run the corpus.

@@ -41,12 +41,12 @@ func (r *failRecorder) FailNow() {
 	panic("FailNow")
 }
 
-// TestAwaitFinal_EmulatorLostIt_Issue31: a row counting invocations passes
+// TestAwaitFinal_EmulatorLostIt: a row counting invocations passes
 // on positive evidence only; without it, a message delivered fewer times
 // than the row expects that brighter did not settle fails as "emulator lost
 // it" (Google's emulator stops redelivering, local-brokers.md §2c), and one
 // delivered enough times, or settled by brighter, fails as brighter's.
-func TestAwaitFinal_EmulatorLostIt_Issue31(t *testing.T) {
+func TestAwaitFinal_EmulatorLostIt(t *testing.T) {
 	delivered := map[string]int{"a": 2, "b": 3, "c": 1}
 	settled := map[string]int{"c": 1}
 	e := func(final bool, ids ...string) Evidence {

@@ -108,7 +108,7 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	}
 	if (behaviour == rowOrderedDeferral || behaviour == rowAckHold) && f.ordering && f.mode != config.GCPModePull {
 		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +
-			"lists them, not in publish order, with no brighter code involved: TestEmulatorOrderedNackRedeliveryProbe_Issue28 " +
+			"lists them, not in publish order, with no brighter code involved: TestEmulatorOrderedNackRedeliveryProbe " +
 			"(internal/broker/gcp/gcptest; the plain pubsub/v2 client's Receive Nacks each of a key's four messages on its first delivery, in order) " +
 			"saw 0, 1 and 0 of 8 keys come back in publish order in three runs on 0.8.20 (e.g. 3, 1, 0, 2), and this row saw 3, 0, 1, 2; so a stream " +
 			"cannot show the order kept. The pump's hold-back is proven in PullOrdering, where each release is a call of its own, and the stream " +
@@ -508,13 +508,13 @@ func TestPubSubConformance(t *testing.T) {
 		"from read to read (AC-41). AC-14 (routing keys read back from a subscriptions file) is a config test, "+
 		"TestGCPRoutingKeysReadBack_AC14 in internal/config: it touches no emulator.")
 	ledger.Note("Pub/Sub", "Which engine proves what (issue 31): every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
-		"(TestEmulatorRedeliveryProbe_Issue31, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
+		"(TestEmulatorRedeliveryProbe, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
 		"dropping them after their 2nd or 3rd delivery (local-brokers.md §2c). The rows that count invocations or check that nothing was lost "+
 		"(AC-1, AC-3, AC-5, AC-6/AC-35, AC-8, AC-17, AC-18, AC-43, R-17, R-19, I12-1, I12-3, I28-1, R-11, I34-1, I34-2) wait through one shared guard "+
 		"(AwaitFinal, internal/conformance/evidence.go) for positive evidence that each message reached its final place (an acknowledgement the "+
 		"broker accepted, with the newest receipt for I34; a rejection routed or discarded and acknowledged; a copy on the dead-letter topic or the "+
 		"DeadLetterPolicy's); a message handed out fewer times than the row expects that nothing settled fails the cell as \"emulator lost it\" "+
-		"(TestAwaitFinal_EmulatorLostIt_Issue31), so a dropped message can fail such a cell here, never pass it. The other rows that count "+
+		"(TestAwaitFinal_EmulatorLostIt), so a dropped message can fail such a cell here, never pass it. The other rows that count "+
 		"wait for positive evidence of their own first, which a drop cannot give: AC-11 a fifth delivery of the deferred message, "+
 		"R-4/stamped-limit the invalid-message copy; I12-2 (handled once though slower than the lease) rests on the first redelivery after a "+
 		"lapse, which the emulator makes (its drops come after the 2nd or 3rd delivery). The negative checks that follow "+

@@ -37,12 +37,12 @@ func requireGroupEnded(t *testing.T, pgid int, what string) {
 	}
 }
 
-// TestExec_BackgroundChildEndsWithTheMessage_Issue28: an exec handler whose
+// TestExec_BackgroundChildEndsWithTheMessage: an exec handler whose
 // command starts a background child and exits leaves nothing running once
 // the message is settled: on exit 0 (Ack), on exit 75 (Defer), on a timeout
 // and when the pump's stop cancels the run. The handler returns at once on
 // exit (it does not wait for the child's hold on its output pipes).
-func TestExec_BackgroundChildEndsWithTheMessage_Issue28(t *testing.T) {
+func TestExec_BackgroundChildEndsWithTheMessage(t *testing.T) {
 	cases := []struct {
 		name    string
 		body    string // after the background child started
@@ -92,11 +92,11 @@ func TestExec_BackgroundChildEndsWithTheMessage_Issue28(t *testing.T) {
 	}
 }
 
-// TestExec_ChildIgnoringTermIsKilledAfterGrace_Issue28: a background child
+// TestExec_ChildIgnoringTermIsKilledAfterGrace: a background child
 // that ignores SIGTERM is sent SIGKILL once KillGrace has passed. The script
 // exits only once the child ignores SIGTERM, so the SIGTERM cannot land
 // before the trap.
-func TestExec_ChildIgnoringTermIsKilledAfterGrace_Issue28(t *testing.T) {
+func TestExec_ChildIgnoringTermIsKilledAfterGrace(t *testing.T) {
 	dir := t.TempDir()
 	logger, lb := newTestLogger()
 	cmd := script(t, dir, "s", `echo $$ > "$DIR/group"; (trap '' TERM; touch "$DIR/ignoring"; exec sleep 300) & echo $! > "$DIR/child"

@@ -13,11 +13,11 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29: the user-info, query
+// TestHTTP_SecretsNeverInErrorsLogsOrReasons: the user-info, query
 // values and header values of an http handler appear in none of its error
 // texts, log lines or rejection reasons, whether the endpoint is
 // unreachable, refuses the request, or echoes the request back.
-func TestHTTP_SecretsNeverInErrorsLogsOrReasons_Issue29(t *testing.T) {
+func TestHTTP_SecretsNeverInErrorsLogsOrReasons(t *testing.T) {
 	const token, pw, bearer = "tok-SECRET-1", "pw-SECRET-2", "hdr-SECRET-3"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -113,13 +113,13 @@ func shortPollSource(k broker.Consumer, name string) *inspect.Source {
 	return src
 }
 
-// TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30 (fauxqs): with
+// TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd (fauxqs): with
 // ShortPoll (the SQS dlq source) the next receive, a short poll, runs while
 // the previous receive is written, synced and removed; still every message
 // is removed only after its line is synced, all 45 are archived, and the
 // end is proved by an empty 1 s long poll and an empty short poll, both
 // made after every remove returned.
-func TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30(t *testing.T) {
+func TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd(t *testing.T) {
 	c := clients(t)
 	dlq := uniq("arch-pipe")
 	makeQueues(t, c, dlq, "", false)
@@ -153,13 +153,13 @@ func TestArchive_ShortPoll_OverlapsSyncsFirstProvesEnd_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30 (fauxqs): one
+// TestArchive_ShortPoll_FIFOGroupInFlightNotMissed (fauxqs): one
 // SQS FIFO message group of 15 (stock fauxqs hands out one message of a
 // group a receive). The short poll made while the previous message is
 // still being removed comes back empty because the group is held back;
 // the archive must not count that as the end. Every message is archived,
 // in order.
-func TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30(t *testing.T) {
+func TestArchive_ShortPoll_FIFOGroupInFlightNotMissed(t *testing.T) {
 	c := clients(t)
 	const n = 15
 	dlq, dn := fifoGroupDLQ(t, c, n)
@@ -175,10 +175,10 @@ func TestArchive_ShortPoll_FIFOGroupInFlightNotMissed_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_ShortPoll_EarlyEmptyConfirmed_Issue30 (fauxqs): a long poll
+// TestArchive_ShortPoll_EarlyEmptyConfirmed (fauxqs): a long poll
 // that answers empty although the queue holds messages (a busy broker,
 // injected) does not end the archive: the confirming short poll finds them.
-func TestArchive_ShortPoll_EarlyEmptyConfirmed_Issue30(t *testing.T) {
+func TestArchive_ShortPoll_EarlyEmptyConfirmed(t *testing.T) {
 	c := clients(t)
 	dlq, _, _ := seedDLQ(t, c)
 	log := &receiveLog{Consumer: reader(t, c, dlq, false), dropFirst: true}
@@ -192,11 +192,11 @@ func TestArchive_ShortPoll_EarlyEmptyConfirmed_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30 (fauxqs): the
+// TestArchive_ShortPoll_SyncFailsMidway_LosesNothing (fauxqs): the
 // second receive's sync fails while the third receive is already in hand:
 // the archive stops with the error, what was synced is removed, and the
 // rest (the failed receive's and the one read ahead) is released, visible.
-func TestArchive_ShortPoll_SyncFailsMidway_LosesNothing_Issue30(t *testing.T) {
+func TestArchive_ShortPoll_SyncFailsMidway_LosesNothing(t *testing.T) {
 	c := clients(t)
 	dlq := uniq("arch-pipe-fail")
 	makeQueues(t, c, dlq, "", false)
@@ -272,10 +272,10 @@ func restoreSet(n int, key string) []*message.Message {
 	return ms
 }
 
-// TestRestore_Unkeyed_BatchesAtOnce_Issue30 (fauxqs): messages without a
+// TestRestore_Unkeyed_BatchesAtOnce (fauxqs): messages without a
 // partition key are published several batches at once; done still hears
 // of each once, in the archive's order, and every one arrives.
-func TestRestore_Unkeyed_BatchesAtOnce_Issue30(t *testing.T) {
+func TestRestore_Unkeyed_BatchesAtOnce(t *testing.T) {
 	c := clients(t)
 	dest := uniq("restore-many")
 	makeQueues(t, c, dest, "", false)
@@ -308,10 +308,10 @@ func TestRestore_Unkeyed_BatchesAtOnce_Issue30(t *testing.T) {
 	}
 }
 
-// TestRestore_Keyed_OneBatchAtATimeInOrder_Issue30 (fauxqs FIFO): messages
+// TestRestore_Keyed_OneBatchAtATimeInOrder (fauxqs FIFO): messages
 // of one message group are published one batch at a time, and arrive in
 // the archive's order.
-func TestRestore_Keyed_OneBatchAtATimeInOrder_Issue30(t *testing.T) {
+func TestRestore_Keyed_OneBatchAtATimeInOrder(t *testing.T) {
 	c := clients(t)
 	queue := uniq("restore-fifo")
 	makeQueues(t, c, queue, "", true)

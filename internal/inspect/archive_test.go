@@ -62,10 +62,10 @@ func (c mustBeSynced) Acknowledge(ctx context.Context, m *message.Message) error
 	return c.Consumer.Acknowledge(ctx, m)
 }
 
-// TestArchive_WritesSyncsThenRemoves_Issue30 (fauxqs): each selected
+// TestArchive_WritesSyncsThenRemoves (fauxqs): each selected
 // message is written (every field, rejection metadata included), synced,
 // and only then removed; the others stay.
-func TestArchive_WritesSyncsThenRemoves_Issue30(t *testing.T) {
+func TestArchive_WritesSyncsThenRemoves(t *testing.T) {
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	buf := &syncedBuffer{}
@@ -95,9 +95,9 @@ func TestArchive_WritesSyncsThenRemoves_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_RemoveFails_InBothPlaces_Issue30: a remove that fails leaves
+// TestArchive_RemoveFails_InBothPlaces: a remove that fails leaves
 // the message in the DLQ and in the file, counted as failed.
-func TestArchive_RemoveFails_InBothPlaces_Issue30(t *testing.T) {
+func TestArchive_RemoveFails_InBothPlaces(t *testing.T) {
 	c := clients(t)
 	dlq, _, _ := seedDLQ(t, c)
 	fc := faultyClients(t, func(op string) error {
@@ -119,9 +119,9 @@ func TestArchive_RemoveFails_InBothPlaces_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_WriteFails_LosesNothing_Issue30: a write that fails stops the
+// TestArchive_WriteFails_LosesNothing: a write that fails stops the
 // archive with an error and removes nothing.
-func TestArchive_WriteFails_LosesNothing_Issue30(t *testing.T) {
+func TestArchive_WriteFails_LosesNothing(t *testing.T) {
 	c := clients(t)
 	dlq, _, _ := seedDLQ(t, c)
 	buf := &syncedBuffer{fail: errors.New("injected: no space left on device")}
@@ -134,10 +134,10 @@ func TestArchive_WriteFails_LosesNothing_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchiveRestorePubSub_RoundTrip_Issue30 (Google's emulator): archive
+// TestArchiveRestorePubSub_RoundTrip (Google's emulator): archive
 // empties the dead-letter subscription into the file; restore publishes the
 // file back to the dead-letter topic, rejection metadata and all.
-func TestArchiveRestorePubSub_RoundTrip_Issue30(t *testing.T) {
+func TestArchiveRestorePubSub_RoundTrip(t *testing.T) {
 	e := newPS(t)
 	dlq, _, _ := e.seed(t)
 	src := e.source(dlq)
@@ -172,9 +172,9 @@ func TestArchiveRestorePubSub_RoundTrip_Issue30(t *testing.T) {
 	}
 }
 
-// TestReadArchive_DamagedLine_NothingRead_Issue30: a damaged line is named
+// TestReadArchive_DamagedLine_NothingRead: a damaged line is named
 // and no message is returned.
-func TestReadArchive_DamagedLine_NothingRead_Issue30(t *testing.T) {
+func TestReadArchive_DamagedLine_NothingRead(t *testing.T) {
 	ms, err := inspect.ReadArchive(strings.NewReader("{\"id\":\"a\"}\n\n{\"id\":\n"), "f.jsonl")
 	if err == nil || !strings.HasPrefix(err.Error(), "f.jsonl:3: ") || ms != nil {
 		t.Fatalf("ReadArchive = %v, %v; want an error at f.jsonl:3 and no messages", ms, err)
@@ -190,11 +190,11 @@ func TestReadArchive_DamagedLine_NothingRead_Issue30(t *testing.T) {
 	}
 }
 
-// TestArchive_FIFOGroupBeyondOneBatch_Issue30 (fauxqs): archive removes as
+// TestArchive_FIFOGroupBeyondOneBatch (fauxqs): archive removes as
 // it goes, so it reaches every message of one SQS FIFO message group, in
 // order, though SQS holds back a group's later messages while earlier ones
 // are in flight.
-func TestArchive_FIFOGroupBeyondOneBatch_Issue30(t *testing.T) {
+func TestArchive_FIFOGroupBeyondOneBatch(t *testing.T) {
 	c := clients(t)
 	const n = 15
 	dlq, dn := fifoGroupDLQ(t, c, n)

@@ -9,10 +9,10 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestReplay_Copy_KeepsTheDeadLetter_Issue30 (fauxqs): with Copy each
+// TestReplay_Copy_KeepsTheDeadLetter (fauxqs): with Copy each
 // selected message is published and stays in the DLQ, visible again at the
 // end; the others are untouched.
-func TestReplay_Copy_KeepsTheDeadLetter_Issue30(t *testing.T) {
+func TestReplay_Copy_KeepsTheDeadLetter(t *testing.T) {
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -29,9 +29,9 @@ func TestReplay_Copy_KeepsTheDeadLetter_Issue30(t *testing.T) {
 	}
 }
 
-// TestReplayPubSub_Copy_KeepsTheDeadLetter_Issue30 is the same on Google's
+// TestReplayPubSub_Copy_KeepsTheDeadLetter is the same on Google's
 // Pub/Sub emulator.
-func TestReplayPubSub_Copy_KeepsTheDeadLetter_Issue30(t *testing.T) {
+func TestReplayPubSub_Copy_KeepsTheDeadLetter(t *testing.T) {
 	e := newPS(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(dlq)

@@ -10,13 +10,13 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestCheckEditedHeaders_RefusesWhatSetRefuses_Issue30: the YAML of dlq
+// TestCheckEditedHeaders_RefusesWhatSetRefuses: the YAML of dlq
 // edit --headers may not put into the copy what --set may not (rejection
 // metadata, the replay's own bag keys, id/topic/handledCount/...), nor a
 // value that is not a string; each refusal wraps ErrNotEditable and names
 // the key. A bag entry shown to the editor and left as it was is taken,
 // whatever its type.
-func TestCheckEditedHeaders_RefusesWhatSetRefuses_Issue30(t *testing.T) {
+func TestCheckEditedHeaders_RefusesWhatSetRefuses(t *testing.T) {
 	orig := EditHeaders{MessageType: "MT_EVENT", Bag: message.Bag{"tenant": "acme", "attempt": float64(3)}}
 	for _, tc := range []struct{ doc, want string }{
 		{"bag:\n  rejectionReason: X\n", `bag key "rejectionReason" cannot be set by an edit: it is rejection metadata`},

@@ -13,10 +13,10 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestGroupKey_ID_StableAndDistinct_Issue30: a group id depends only on the
+// TestGroupKey_ID_StableAndDistinct: a group id depends only on the
 // four fields (a fixed key has a fixed id, on any machine, in any run), each
 // field changes it, and the fields cannot run into one another.
-func TestGroupKey_ID_StableAndDistinct_Issue30(t *testing.T) {
+func TestGroupKey_ID_StableAndDistinct(t *testing.T) {
 	k := inspect.GroupKey{OriginalTopic: "orders", MessageType: "MT_COMMAND", Reason: "DeliveryError", Message: "order <n> timed out"}
 	if got, want := k.ID(), "921f815d2f4c"; got != want {
 		t.Fatalf("ID() = %q, want %q (a changed id breaks every --group-id an operator has noted)", got, want)
@@ -85,10 +85,10 @@ func sortedIDs(ms []*message.Message) string {
 	return strings.Join(s, " ")
 }
 
-// TestGroups_SQS_StableIDSelectsPeekAndReplay_Issue30 (fauxqs): stats gives
+// TestGroups_SQS_StableIDSelectsPeekAndReplay (fauxqs): stats gives
 // each failure group an id, the same in a second run; --group-id selects
 // exactly that group for peek and for replay.
-func TestGroups_SQS_StableIDSelectsPeekAndReplay_Issue30(t *testing.T) {
+func TestGroups_SQS_StableIDSelectsPeekAndReplay(t *testing.T) {
 	c := clients(t)
 	dlq, a, _ := seedDLQ(t, c)
 	src := source(reader(t, c, dlq, false), dlq)
@@ -120,9 +120,9 @@ func TestGroups_SQS_StableIDSelectsPeekAndReplay_Issue30(t *testing.T) {
 	}
 }
 
-// TestGroups_PubSub_StableIDSelectsPeekAndReplay_Issue30 is the same on
+// TestGroups_PubSub_StableIDSelectsPeekAndReplay is the same on
 // Google's Pub/Sub emulator.
-func TestGroups_PubSub_StableIDSelectsPeekAndReplay_Issue30(t *testing.T) {
+func TestGroups_PubSub_StableIDSelectsPeekAndReplay(t *testing.T) {
 	e := newPS(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(dlq)

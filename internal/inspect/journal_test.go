@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// TestJournal_HeldEntriesKeepADrainedJournal_Issue30: a copy recorded sent
+// TestJournal_HeldEntriesKeepADrainedJournal: a copy recorded sent
 // less than its run's hold ago keeps the journal even after a drained run
 // (a killed run may still hold its message invisible); once the hold has
 // passed, or for a line written before holds were recorded, it does not; a
 // "sent" line with a malformed time is refused, naming the line.
-func TestJournal_HeldEntriesKeepADrainedJournal_Issue30(t *testing.T) {
+func TestJournal_HeldEntriesKeepADrainedJournal(t *testing.T) {
 	dir := t.TempDir()
 	open := func(name string, hold time.Duration, now time.Time) *FileJournal {
 		t.Helper()

@@ -11,12 +11,12 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestScan_EveryReceiveFails_IsAnError_Issue31: on a broker that answers
+// TestScan_EveryReceiveFails_IsAnError: on a broker that answers
 // GetQueueUrl and fails every ReceiveMessage, peek, stats, count and replay
 // each return the receive's error after their retries, never an empty
 // dead-letter queue (issue 13: "0 shown, 0 read" and exit 0 there); replay
 // publishes nothing. The dead-letter queue holds messages all along.
-func TestScan_EveryReceiveFails_IsAnError_Issue31(t *testing.T) {
+func TestScan_EveryReceiveFails_IsAnError(t *testing.T) {
 	c := clients(t)
 	dlq, dest, _ := seedDLQ(t, c)
 	injected := errors.New("injected: connection reset on every receive")

@@ -9,12 +9,12 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestTriageRocketMQ_GroupCopyArchiveRestore_Issue30 (the RocketMQ test
+// TestTriageRocketMQ_GroupCopyArchiveRestore (the RocketMQ test
 // broker, real client): a failure group selects its two messages; a copy
 // publishes them and keeps them pending for the reader group; an archive of
 // the group writes and acknowledges them; a restore publishes them back to
 // the dead-letter topic.
-func TestTriageRocketMQ_GroupCopyArchiveRestore_Issue30(t *testing.T) {
+func TestTriageRocketMQ_GroupCopyArchiveRestore(t *testing.T) {
 	e := newRMQ(t)
 	dlq, a, _ := e.seed(t)
 	src := e.source(t, dlq)

@@ -148,10 +148,10 @@ func TestTable_PlainAndJSON(t *testing.T) {
 	}
 }
 
-// TestDescribe_RedactsTheRejectionMessage_Issue29: a copy stored with a
+// TestDescribe_RedactsTheRejectionMessage: a copy stored with a
 // secret in its rejectionMessage (stamped before the rule, or by another
 // writer) is shown, grouped and grepped without it.
-func TestDescribe_RedactsTheRejectionMessage_Issue29(t *testing.T) {
+func TestDescribe_RedactsTheRejectionMessage(t *testing.T) {
 	m := routed("a", "orders", message.ReasonDeliveryError, "POST https://u:pw-SEKRIT@h/x?token=tok-SEKRIT: 500", time.Now())
 	m.Header.Bag[message.KeyRejectionMessage] = "POST https://u:pw-SEKRIT@h/x?token=tok-SEKRIT: 500" // as an older version stored it
 	if d := inspect.Describe(m); strings.Contains(d.RejectionMessage, "SEKRIT") || !strings.Contains(d.RejectionMessage, "token=REDACTED") {
@@ -159,10 +159,10 @@ func TestDescribe_RedactsTheRejectionMessage_Issue29(t *testing.T) {
 	}
 }
 
-// TestReplayCopy_AllowList_Issue29: without To, a destination Allow refuses
+// TestReplayCopy_AllowList: without To, a destination Allow refuses
 // is ErrRefused (with the destination), one it allows is replayed, and a
 // nil Allow allows any; To bypasses Allow.
-func TestReplayCopy_AllowList_Issue29(t *testing.T) {
+func TestReplayCopy_AllowList(t *testing.T) {
 	m := routed("a", "victim", message.ReasonDeliveryError, "x", time.Now())
 	only := func(d string) bool { return d == "orders" }
 	if _, dest, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{Allow: only}, time.Now()); !errors.Is(err, inspect.ErrRefused) || dest != "victim" {

@@ -90,10 +90,10 @@ func violations(imports map[string][]string) []string {
 	return out
 }
 
-// TestLayers_DownwardImportsOnly_Issue17 loads every package of the module
+// TestLayers_DownwardImportsOnly loads every package of the module
 // (without its tests: a transport's integration tests run the pump over
 // it) and fails on any import that runs up or across the layers.
-func TestLayers_DownwardImportsOnly_Issue17(t *testing.T) {
+func TestLayers_DownwardImportsOnly(t *testing.T) {
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: "../.."}, "./...")
 	if err != nil {
 		t.Fatalf("load the module's packages: %v", err)
@@ -124,14 +124,14 @@ func TestLayers_DownwardImportsOnly_Issue17(t *testing.T) {
 	}
 }
 
-// TestLayers_CheckerCatchesUpwardImports_Issue17 feeds the checker the
+// TestLayers_CheckerCatchesUpwardImports feeds the checker the
 // imports the rule forbids (the old gcpdemo under internal/broker importing
 // the pump, the pump importing a transport, a transport importing another,
 // broker importing a transport, the pump's test support importing a
 // transport, the screens' kit importing a screen, a package nobody placed)
 // and the ones it allows, so the layering test cannot pass by checking
 // nothing.
-func TestLayers_CheckerCatchesUpwardImports_Issue17(t *testing.T) {
+func TestLayers_CheckerCatchesUpwardImports(t *testing.T) {
 	got := violations(map[string][]string{
 		"internal/broker/gcp/gcpdemo": {"internal/pump", "internal/broker/gcp", "internal/message"},
 		"internal/pump":               {"internal/broker/sqs", "internal/broker"},

@@ -286,10 +286,10 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 	})
 }
 
-// TestLeaseExtensionPastCeiling_Issue28: SQS's 12h ceiling on a message's
+// TestLeaseExtensionPastCeiling: SQS's 12h ceiling on a message's
 // visibility is reported where the lease plus maxLeaseExtension passes it,
 // whatever the handler.
-func TestLeaseExtensionPastCeiling_Issue28(t *testing.T) {
+func TestLeaseExtensionPastCeiling(t *testing.T) {
 	runCases(t, lint.RuleLeaseExtensionPastCeiling, []ruleCase{
 		{name: "sqs 30s + 24h trips", yaml: sub("sqs", "maxLeaseExtension: 24h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"maxLeaseExtension 24h", "lower maxLeaseExtension to at most 11h58m30s"}},
@@ -301,8 +301,8 @@ func TestLeaseExtensionPastCeiling_Issue28(t *testing.T) {
 	})
 }
 
-// TestRocketMQInvisibleDurationRange_Issue28: the proxy's default bounds.
-func TestRocketMQInvisibleDurationRange_Issue28(t *testing.T) {
+// TestRocketMQInvisibleDurationRange: the proxy's default bounds.
+func TestRocketMQInvisibleDurationRange(t *testing.T) {
 	runCases(t, lint.RuleRocketMQInvisibleDuration, []ruleCase{
 		{name: "5s trips", yaml: sub("rocketmq", "rocketmq:\n  consumerGroup: g\n  invisibleDuration: 5s"), want: 1, severity: lint.SeverityWarning, contains: []string{"rocketmq.invisibleDuration 5s", "10s..12h"}},
 		{name: "13h trips", yaml: sub("rocketmq", "rocketmq:\n  consumerGroup: g\n  invisibleDuration: 13h"), want: 1, severity: lint.SeverityWarning},
@@ -360,7 +360,7 @@ func TestOrderingWithPerformers(t *testing.T) {
 
 // Issue 28: an ordered channel that receives several messages at once
 // keeps a key's order only by spending the budget of those held back.
-func TestOrderingSpendsBudget_Issue28(t *testing.T) {
+func TestOrderingSpendsBudget(t *testing.T) {
 	runCases(t, lint.RuleOrderingSpendsBudget, []ruleCase{
 		{name: "sqs fifo with a batch and a budget trips", yaml: sub("sqs", "bufferSize: 10", "requeueCount: 3", "sqs:\n  queueType: fifo"), want: 1,
 			severity: lint.SeverityWarning, contains: []string{"sqs.queueType fifo", "10 messages received at once", "requeueCount 3", "bufferSize: 1"}},

@@ -8,9 +8,9 @@ import (
 	"github.com/brightergo/brighter/internal/lint/rules"
 )
 
-// TestFindings_QuoteExpandedValuesAsWritten_Issue29: a finding that quotes
+// TestFindings_QuoteExpandedValuesAsWritten: a finding that quotes
 // a value that came from ${VAR} quotes it as written, never expanded.
-func TestFindings_QuoteExpandedValuesAsWritten_Issue29(t *testing.T) {
+func TestFindings_QuoteExpandedValuesAsWritten(t *testing.T) {
 	env := func(k string) (string, bool) {
 		if k == "Q" {
 			return "orders-secret-queue", true

@@ -9,9 +9,9 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestTruncateBytes_Issue28: the cut is by bytes, on a rune boundary, and the
+// TestTruncateBytes: the cut is by bytes, on a rune boundary, and the
 // marker counts toward the limit.
-func TestTruncateBytes_Issue28(t *testing.T) {
+func TestTruncateBytes(t *testing.T) {
 	m := message.TruncationMarker
 	cases := []struct {
 		name, in string
@@ -45,10 +45,10 @@ func TestTruncateBytes_Issue28(t *testing.T) {
 	}
 }
 
-// TestStampBoundsRejectionTexts_Issue28: a long multi-byte rejection reason
+// TestStampBoundsRejectionTexts: a long multi-byte rejection reason
 // is written as at most MaxRejectionText bytes (Pub/Sub's attribute value
 // limit), in rejectionMessage and in the pump's RejectionReason line.
-func TestStampBoundsRejectionTexts_Issue28(t *testing.T) {
+func TestStampBoundsRejectionTexts(t *testing.T) {
 	m := message.New("id", "orders", message.MTCommand, []byte("{}"))
 	desc := strings.Repeat("ошибка ", 400) // 2-byte runes, far over the limit
 	c := message.Stamp(m, "orders.dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, time.Unix(0, 0))
@@ -64,10 +64,10 @@ func TestStampBoundsRejectionTexts_Issue28(t *testing.T) {
 	}
 }
 
-// TestMarkUndecodableKeepsCarriedType_Issue28: an undecodable message's
+// TestMarkUndecodableKeepsCarriedType: an undecodable message's
 // routed copy records the type it carried as originalMessageType, not
 // MT_UNACCEPTABLE.
-func TestMarkUndecodableKeepsCarriedType_Issue28(t *testing.T) {
+func TestMarkUndecodableKeepsCarriedType(t *testing.T) {
 	m := message.New("id", "orders", message.MTCommand, nil)
 	m.MarkUndecodable("bag: not a JSON object")
 	if m.Header.MessageType != message.MTUnacceptable || m.Undecodable != "bag: not a JSON object" {
@@ -86,10 +86,10 @@ func TestMarkUndecodableKeepsCarriedType_Issue28(t *testing.T) {
 	}
 }
 
-// FuzzTruncateBytes_Issue28: for any text and limit the result is valid
+// FuzzTruncateBytes: for any text and limit the result is valid
 // UTF-8 within the limit, the text itself when it fits, else a prefix of it
 // (as valid UTF-8) followed by the marker.
-func FuzzTruncateBytes_Issue28(f *testing.F) {
+func FuzzTruncateBytes(f *testing.F) {
 	for _, s := range []string{"", "abc", strings.Repeat("€", 400), "a\xffb\xc3", strings.Repeat("😀", 300)} {
 		f.Add(s, 1024)
 		f.Add(s, 13)

@@ -319,11 +319,11 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestReadinessFollowsStallAndRecovery_Issue13: a stalled subscription
+// TestReadinessFollowsStallAndRecovery: a stalled subscription
 // makes /readyz 503 naming it, since when and the last error, and
 // brighter_ready and brighter_stalled follow; its recovery makes it ready
 // again; /healthz stays 200 throughout.
-func TestReadinessFollowsStallAndRecovery_Issue13(t *testing.T) {
+func TestReadinessFollowsStallAndRecovery(t *testing.T) {
 	m := NewMetrics()
 	h := NewHealth()
 	h.OnChange(m.SetReady)

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// TestRepeatedErrorsAreRateLimitedWithACount_Issue13: the same Error
+// TestRepeatedErrorsAreRateLimitedWithACount: the same Error
 // repeated 50 times writes the burst, then nothing until the interval
 // passes; the next one written carries how many were suppressed. Other
 // subscriptions, other messages and lower levels are not limited.
-func TestRepeatedErrorsAreRateLimitedWithACount_Issue13(t *testing.T) {
+func TestRepeatedErrorsAreRateLimitedWithACount(t *testing.T) {
 	var buf bytes.Buffer
 	every := 200 * time.Millisecond
 	h := RateLimit(slog.NewTextHandler(&buf, nil), every, 3)

@@ -297,7 +297,7 @@ func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 // Issue 28 with no destination (R-17): a message that arrives with its
 // count past the budget is acknowledged with the discard Warning, never
 // handled.
-func TestExhaustedOnArrivalWithoutDestinationIsDiscarded_Issue28_R17(t *testing.T) {
+func TestExhaustedOnArrivalWithoutDestinationIsDiscarded_R17(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{StopWhenEmpty: true})
 		m := message.New("late", srcQueue, message.MTCommand, []byte(`{}`))

@@ -140,12 +140,12 @@ func assertBound(t *testing.T, h *holdingConsumer, op string, want time.Duration
 	}
 }
 
-// TestSettleCallsHaveCallTimeout_Issue31: an acknowledge (the Proactor's
+// TestSettleCallsHaveCallTimeout: an acknowledge (the Proactor's
 // batch form included) and a requeue the broker never answers each end at
 // callTimeout, the configured bound, with EventSettleFailed; the message
 // stays on the broker and, once the fault is lifted, is handled again and
 // acknowledged (nothing lost). Both variants.
-func TestSettleCallsHaveCallTimeout_Issue31(t *testing.T) {
+func TestSettleCallsHaveCallTimeout(t *testing.T) {
 	for _, outcome := range []pump.Outcome{pump.Ack, pump.Defer} {
 		t.Run(fmt.Sprint(outcome), func(t *testing.T) {
 			forEachVariant(t, func(t *testing.T, v pump.Variant) {
@@ -185,11 +185,11 @@ func TestSettleCallsHaveCallTimeout_Issue31(t *testing.T) {
 	}
 }
 
-// TestExtensionCallHasItsOwnDeadline_Issue31: a lease-extension call the
+// TestExtensionCallHasItsOwnDeadline: a lease-extension call the
 // broker never answers ends at its own deadline (lease/4 clamped to
 // [1 s, 10 s]: 1 s for a 2 s lease) with EventLeaseExtendFailed, not at the
 // end of the run; the handler's message is acknowledged. Both variants.
-func TestExtensionCallHasItsOwnDeadline_Issue31(t *testing.T) {
+func TestExtensionCallHasItsOwnDeadline(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const lease = 2 * time.Second
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: lease, StopWhenEmpty: true})
@@ -220,14 +220,14 @@ func TestExtensionCallHasItsOwnDeadline_Issue31(t *testing.T) {
 	})
 }
 
-// TestExtensionCallsBoundedPerLease_Issue31 (NFR-3): a message held for n
+// TestExtensionCallsBoundedPerLease (NFR-3): a message held for n
 // leases (by its handler, or waiting in the buffer) costs at most 2n+1
 // extensions (ADR 0005: one whenever half its lease is left, each to a full
 // lease from now), and one ExtendLeases call covers every message due at
 // once, so a batch costs about as many calls as one message. An extension
 // asking for less than a lease (half: four times the calls) fails it. Both
 // variants.
-func TestExtensionCallsBoundedPerLease_Issue31(t *testing.T) {
+func TestExtensionCallsBoundedPerLease(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const (
 			msgs  = 3
@@ -295,13 +295,13 @@ func TestExtensionCallsBoundedPerLease_Issue31(t *testing.T) {
 	})
 }
 
-// TestExtensionEconomyAtAnEconomicalLease_Issue31 (NFR-3): at a lease long
+// TestExtensionEconomyAtAnEconomicalLease (NFR-3): at a lease long
 // enough for ADR 0005's economical schedule (10 s), messages held for 3.5
 // leases cost about one extension a lease each (at most n+1), and one
 // ExtendLeases call covers every message due at once. The half-lease
 // schedule (about two a lease) fails it. Both variants, on the memory
 // transport; the same assertion runs on SQS, Pub/Sub and RocketMQ.
-func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+func TestExtensionEconomyAtAnEconomicalLease(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 2, VisibilityTimeout: pumptest.EconomicalLease})
 		h := holding(e.c)
@@ -311,14 +311,14 @@ func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
 	})
 }
 
-// TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31 (R-4,
+// TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime (R-4,
 // ADR 0005): at a 10 s lease the first extension call is black-holed to its
 // economical deadline (1 s); the retry, made at once with the half-lease
 // schedule's longer deadline (a quarter lease), still reaches the broker
 // before the lease ends, so a handler slower than the lease handles its
 // message once, nothing lapses and the queue is empty at the end. Both
 // variants.
-func TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31(t *testing.T) {
+func TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		lease := pumptest.EconomicalLease
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: lease})
@@ -358,12 +358,12 @@ func TestBlackHoledExtensionAtAnEconomicalLeaseIsRetriedInTime_Issue31(t *testin
 	})
 }
 
-// TestSettleDeadlineIsFreshAfterAPause_Issue31: settle calls share a
+// TestSettleDeadlineIsFreshAfterAPause: settle calls share a
 // deadline only while they start within callTimeout/16 of each other
 // (the pump allocates no context per message): an acknowledge after a pause
 // longer than callTimeout gets a fresh deadline, at least 15/16 of
 // callTimeout, never the expired one of an earlier call. Both variants.
-func TestSettleDeadlineIsFreshAfterAPause_Issue31(t *testing.T) {
+func TestSettleDeadlineIsFreshAfterAPause(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const callTimeout = 400 * time.Millisecond
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1})

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// TestChannelFailureBackoffGrowsToTheCapWithJitter_Issue13: the pause
+// TestChannelFailureBackoffGrowsToTheCapWithJitter: the pause
 // after the n-th failure in a row is channelFailureDelay at first, then
 // doubles (a random point in the upper half of the doubled value, never
 // below the base) up to maxChannelFailureDelay.
-func TestChannelFailureBackoffGrowsToTheCapWithJitter_Issue13(t *testing.T) {
+func TestChannelFailureBackoffGrowsToTheCapWithJitter(t *testing.T) {
 	base, limit := 100*time.Millisecond, 2*time.Second
 	if d := backoff(base, limit, 1); d != base {
 		t.Fatalf("first pause %s, want %s", d, base)

@@ -175,12 +175,12 @@ func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 	})
 }
 
-// TestRoutedCopyDeferralLogSaysWhatCounts_Issue28: a routed copy stamped 3
+// TestRoutedCopyDeferralLogSaysWhatCounts: a routed copy stamped 3
 // that is deferred on a channel with requeueCount 3 is logged with the count
 // it carries and the deliveries spent here (delivery_count=3 budget=3
 // budget_spent=1, then 2), never delivery_count=4 budget=3, which read as a
 // budget overrun.
-func TestRoutedCopyDeferralLogSaysWhatCounts_Issue28(t *testing.T) {
+func TestRoutedCopyDeferralLogSaysWhatCounts(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{Queue: dlqQueue, DeadLetter: "orders.dlq.dlq", StopWhenEmpty: true})
 		e.publishMsg(t, dlqQueue, routedCopy("c1", 3))

@@ -31,14 +31,14 @@ func (c *ceilingConsumer) ExtendLeases(_ context.Context, ms []*message.Message,
 
 var _ broker.LeaseCeiling = (*ceilingConsumer)(nil)
 
-// TestLeaseExtensionStopsAtTheSQSCeiling_Issue28: with maxLeaseExtension
+// TestLeaseExtensionStopsAtTheSQSCeiling: with maxLeaseExtension
 // past SQS's 12 hours from the receive, the pump extends a held message's
 // lease up to (a margin short of) 12 hours from its receive and no further,
 // reports the ceiling once (one lease-capped event naming it, one Warning),
 // makes no extension call the broker would refuse, and the lease then
 // lapses. The clock is injected: each tick is a call of extendDue with the
 // time it would run at.
-func TestLeaseExtensionStopsAtTheSQSCeiling_Issue28(t *testing.T) {
+func TestLeaseExtensionStopsAtTheSQSCeiling(t *testing.T) {
 	const lease = 30 * time.Minute
 	const hold = 12 * time.Hour
 	c := &ceilingConsumer{Consumer: memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "q", VisibilityTimeout: lease}), hold: hold}
@@ -96,9 +96,9 @@ func TestLeaseExtensionStopsAtTheSQSCeiling_Issue28(t *testing.T) {
 	}
 }
 
-// TestLeaseCeilingLeavesShorterCapsAlone_Issue28: maxLeaseExtension that
+// TestLeaseCeilingLeavesShorterCapsAlone: maxLeaseExtension that
 // stays within the ceiling is kept, and its cap is reported as before.
-func TestLeaseCeilingLeavesShorterCapsAlone_Issue28(t *testing.T) {
+func TestLeaseCeilingLeavesShorterCapsAlone(t *testing.T) {
 	c := &ceilingConsumer{Consumer: memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "q", VisibilityTimeout: time.Minute}), hold: 12 * time.Hour}
 	l := newLeases(c, time.Hour, func(Event) {})
 	if l.maxExt != time.Hour || l.ceiling != 0 {

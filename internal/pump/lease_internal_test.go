@@ -30,14 +30,14 @@ func batchOf(n int) []*message.Message {
 	return ms
 }
 
-// TestLeaseTrackerUnlinksEndedBatches_Issue12: batches are unlinked by a
+// TestLeaseTrackerUnlinksEndedBatches: batches are unlinked by a
 // later hold, not by their last message (which would cost every message a
 // lock). In order (the Reactor's way) at most the batch being handled and
 // the one before it are listed; behind a message held for ever at the
 // oldest end, the ended batches are still swept, so the list stays within
 // twice the sweep threshold instead of growing with every receive; and the
 // held message is still tracked (its lease still lapses).
-func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
+func TestLeaseTrackerUnlinksEndedBatches(t *testing.T) {
 	t.Run("in order", func(t *testing.T) {
 		l := trackerOf(t)
 		for range 1000 {
@@ -96,13 +96,13 @@ func TestLeaseTrackerUnlinksEndedBatches_Issue12(t *testing.T) {
 	})
 }
 
-// TestLeaseTrackerReusesBatches_Issue12: a batch whose messages all ended
+// TestLeaseTrackerReusesBatches: a batch whose messages all ended
 // is reused by a later hold, so a steady run allocates nothing for
 // tracking; a reference of the earlier use (an end called again, as a
 // handler cut off by a stop does) touches nothing of the later one; and a
 // reused batch starts on a first lease even if its earlier use was
 // extended.
-func TestLeaseTrackerReusesBatches_Issue12(t *testing.T) {
+func TestLeaseTrackerReusesBatches(t *testing.T) {
 	t.Run("a receive allocates nothing", func(t *testing.T) {
 		l := trackerOf(t)
 		ms := batchOf(10)
@@ -208,13 +208,13 @@ func TestLeaseTrackerReusesBatches_Issue12(t *testing.T) {
 	})
 }
 
-// TestLeaseTrackerReuseUnderConcurrency_Issue12: two receivers hold
+// TestLeaseTrackerReuseUnderConcurrency: two receivers hold
 // batches while four workers end each message twice (as a cut-off handler
 // does), and the receivers end each batch's last message themselves
 // through a reference taken late, when the batch may already be reused
 // (as the Reactor's stop does): no other message is found ended before
 // its own worker ends it. Run with -race.
-func TestLeaseTrackerReuseUnderConcurrency_Issue12(t *testing.T) {
+func TestLeaseTrackerReuseUnderConcurrency(t *testing.T) {
 	l := trackerOf(t)
 	refs := make(chan leaseRef, 64)
 	errs := make(chan string, 8)

@@ -79,7 +79,7 @@ func newScheduleLeases(t *testing.T, lease time.Duration, fail func(int) bool) (
 	return l, c
 }
 
-// TestLeaseScheduleAboutOneCallALease_Issue31 (NFR-3, ADR 0005): a
+// TestLeaseScheduleAboutOneCallALease (NFR-3, ADR 0005): a
 // message held for n leases costs about n extension calls: at most 1.2n+1
 // from the 30 s lease that is every transport's default (SQS's visibility
 // timeout, Pub/Sub's ack deadline, RocketMQ's invisible duration) up, and
@@ -87,7 +87,7 @@ func newScheduleLeases(t *testing.T, lease time.Duration, fail func(int) bool) (
 // to its deadline, the tick that decides a retry, and the retry. Shorter
 // leases keep the half-lease schedule (at most 2n+1). The clock is
 // injected.
-func TestLeaseScheduleAboutOneCallALease_Issue31(t *testing.T) {
+func TestLeaseScheduleAboutOneCallALease(t *testing.T) {
 	const n = 12 // leases held
 	for _, lease := range []time.Duration{8 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute} {
 		t.Run(lease.String(), func(t *testing.T) {
@@ -136,13 +136,13 @@ func TestLeaseScheduleAboutOneCallALease_Issue31(t *testing.T) {
 	}
 }
 
-// TestLeaseScheduleWaryAfterAFailedCall_Issue31 (ADR 0005): when an
+// TestLeaseScheduleWaryAfterAFailedCall (ADR 0005): when an
 // extension call fails (here it runs to its deadline, a black-holed
 // broker), the retry still reaches the broker before the lease ends with
 // room for the call, and the next waryLeases leases are extended at half a
 // lease (the longer margin and call deadline survive a broker that stalls
 // for longer); then the economical schedule comes back.
-func TestLeaseScheduleWaryAfterAFailedCall_Issue31(t *testing.T) {
+func TestLeaseScheduleWaryAfterAFailedCall(t *testing.T) {
 	for _, lease := range []time.Duration{10 * time.Second, 30 * time.Second, 5 * time.Minute} {
 		t.Run(lease.String(), func(t *testing.T) {
 			l, c := newScheduleLeases(t, lease, func(call int) bool { return call == 2 })

@@ -554,12 +554,12 @@ func TestCutOffStopsAndCancelsHandlersAtOnce_NFR8(t *testing.T) {
 	})
 }
 
-// TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13: a
+// TestRepeatedChannelFailuresBackOffExponentiallyAndStall: a
 // channel that keeps failing is retried after a pause that doubles up to
 // maxChannelFailureDelay (not channelFailureDelay for ever); once it has
 // failed for stallAfter the pump reports it stalled, once; when it
 // answers again the pump reports it recovered and handles the message.
-func TestRepeatedChannelFailuresBackOffExponentiallyAndStall_Issue13(t *testing.T) {
+func TestRepeatedChannelFailuresBackOffExponentiallyAndStall(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		const failures = 6

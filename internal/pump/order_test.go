@@ -21,7 +21,7 @@ import (
 // in the end, a1 twice. (The memory transport keeps no per-key order on
 // redelivery, so the order after the release is the conformance suite's to
 // prove on real brokers.)
-func TestDeferredMessageHoldsBackItsKey_Issue28(t *testing.T) {
+func TestDeferredMessageHoldsBackItsKey(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 10, StopWhenEmpty: true})
 		for _, m := range [][2]string{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}} {
@@ -65,7 +65,7 @@ func TestDeferredMessageHoldsBackItsKey_Issue28(t *testing.T) {
 
 // A keyless message is never held back, and an acknowledged message holds
 // nothing back.
-func TestAcknowledgedOrKeylessHoldsNothingBack_Issue28(t *testing.T) {
+func TestAcknowledgedOrKeylessHoldsNothingBack(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 10, StopWhenEmpty: true})
 		for _, m := range [][2]string{{"n1", ""}, {"n2", ""}, {"k1", "k"}, {"k2", "k"}} {
@@ -101,7 +101,7 @@ func TestAcknowledgedOrKeylessHoldsNothingBack_Issue28(t *testing.T) {
 // received with it, are released unhandled (ErrHeldBack) rather than handled
 // while a1 is still on the broker, and every message is handled once, a1
 // twice (its lease lapses and it comes back).
-func TestFailedAckHoldsBackItsKey_Issue28(t *testing.T) {
+func TestFailedAckHoldsBackItsKey(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 10, StopWhenEmpty: true, VisibilityTimeout: 300 * time.Millisecond})
 		for _, m := range [][2]string{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}} {

@@ -34,7 +34,7 @@ func delivery(id string, r, n int) *message.Message {
 // supersedes every later delivery of it the client had buffered (and
 // those after, within keepLate), reported once (issue 34,
 // docs/adr/0005-leases.md decision 9).
-func TestClientLeasedTrackerSupersedesBufferedRedeliveries_Issue34(t *testing.T) {
+func TestClientLeasedTrackerSupersedesBufferedRedeliveries(t *testing.T) {
 	now := time.Now()
 	c := clientLeased{
 		Consumer: memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "q", BufferSize: 10}),

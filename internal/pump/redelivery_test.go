@@ -22,7 +22,7 @@ import (
 // acknowledgement counted once (issue 34). Before, the Proactor received
 // the message again behind its own handler, acknowledged with the
 // superseded receipt and handled the later delivery: for ever.
-func TestExtensionOffSlowHandlerSettledForGood_Issue34(t *testing.T) {
+func TestExtensionOffSlowHandlerSettledForGood(t *testing.T) {
 	for _, performers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("performers=%d", performers), func(t *testing.T) {
 			forEachVariant(t, func(t *testing.T, v pump.Variant) {
@@ -151,7 +151,7 @@ func (c *silentStale) AcknowledgeBatch(ctx context.Context, ms []*message.Messag
 // the handler running again, and the superseded settle is counted
 // (EventStaleSettle) and logged once at Warn with the message id; the
 // acknowledgement is counted once (issue 34).
-func TestSupersededSettleCountedAndLogged_Issue34(t *testing.T) {
+func TestSupersededSettleCountedAndLogged(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
 		sent := e.publish(t, srcQueue, "m0", "")

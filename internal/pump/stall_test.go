@@ -28,7 +28,7 @@ func (c *blackHoled) Receive(ctx context.Context, wait time.Duration) ([]*messag
 	return c.Consumer.Receive(ctx, wait)
 }
 
-// TestStallClockStartsAtTheFirstFailingCall_Issue28: when the channel is
+// TestStallClockStartsAtTheFirstFailingCall: when the channel is
 // black-holed, the stall is reported StallAfter after the start of the
 // first receive that got no answer (no call has succeeded since), not after
 // the end of that receive (its deadline, ReceiveMargin later), nor when a
@@ -36,7 +36,7 @@ func (c *blackHoled) Receive(ctx context.Context, wait time.Duration) ([]*messag
 // receive deadline is shorter than StallAfter (as SQS's 30 s against the
 // default 60 s): the first failure is known before the stall is due. Both
 // variants.
-func TestStallClockStartsAtTheFirstFailingCall_Issue28(t *testing.T) {
+func TestStallClockStartsAtTheFirstFailingCall(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		c := &blackHoled{Consumer: e.c}
@@ -72,11 +72,11 @@ func TestStallClockStartsAtTheFirstFailingCall_Issue28(t *testing.T) {
 	})
 }
 
-// TestStallWhenTheDeadlineIsLongerThanStallAfter_Issue28: when StallAfter
+// TestStallWhenTheDeadlineIsLongerThanStallAfter: when StallAfter
 // is shorter than a receive's deadline, the stall is reported as soon as the
 // first black-holed receive fails (the earliest it can be known), with
 // Since at that receive's start.
-func TestStallWhenTheDeadlineIsLongerThanStallAfter_Issue28(t *testing.T) {
+func TestStallWhenTheDeadlineIsLongerThanStallAfter(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		c := &blackHoled{Consumer: e.c}

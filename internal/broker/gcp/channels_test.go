@@ -137,12 +137,12 @@ func TestEnsureChannels_CreateThenValidate(t *testing.T) {
 	}
 }
 
-// TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15: a second create
+// TestEnsureChannels_RestartUpdatesOnlyWhatDiffers: a second create
 // on unchanged options reads the subscription and makes no update (Google's
 // emulator refused the old fixed mask with labels in it); a changed ack
 // deadline and RetryPolicy are updated; changed labels, which the emulator
 // refuses in a mask, leave a Warning and do not fail the start.
-func TestEnsureChannels_RestartUpdatesOnlyWhatDiffers_Issue15(t *testing.T) {
+func TestEnsureChannels_RestartUpdatesOnlyWhatDiffers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	o := ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: 20 * time.Second,
@@ -191,13 +191,13 @@ func TestProducer_DelayRefused(t *testing.T) {
 	}
 }
 
-// TestBudgetInert_RetryPolicyAlone_R11_Issue15 pins the rule R-11 relies on:
+// TestBudgetInert_RetryPolicyAlone_R11 pins the rule R-11 relies on:
 // Google documents delivery_attempt only for a subscription with a
 // DeadLetterPolicy, so a budget on a subscription with only a RetryPolicy
 // (requeueDelay > 0) still gets the Warning, although Google's emulator
 // fills delivery_attempt there too (ADR 0002 §5); the emulator's counter is
 // logged, never relied on.
-func TestBudgetInert_RetryPolicyAlone_R11_Issue15(t *testing.T) {
+func TestBudgetInert_RetryPolicyAlone_R11(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, RequeueDelay: time.Second})

@@ -18,7 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
-// TestPermanentPublishEndsBounded_Issue13: a rejection whose routed copy
+// TestPermanentPublishEndsBounded: a rejection whose routed copy
 // Pub/Sub can never accept as it is is classified permanent as on SQS: the
 // service refuses it as invalid (InvalidArgument, injected by the
 // interceptor: one publish) or as too large (InvalidArgument saying so: a
@@ -29,7 +29,7 @@ import (
 // still on the subscription (nothing lost). Both variants, pull and stream
 // (whose release holds the message, its lease kept, and Nacks it when the
 // delay runs out).
-func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
+func TestPermanentPublishEndsBounded(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name      string
@@ -94,7 +94,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 	}
 }
 
-// TestRefusedCredentialsBackOffAndRecover_Issue13: Pub/Sub refusing the
+// TestRefusedCredentialsBackOffAndRecover: Pub/Sub refusing the
 // credentials while a consumer runs (Unauthenticated on Pull or on opening
 // StreamingPull, injected by the interceptors) is a channel failure
 // wrapping broker.ErrNotAuthorized: the pump backs off (a growing delay,
@@ -102,7 +102,7 @@ func TestPermanentPublishEndsBounded_Issue13(t *testing.T) {
 // after StallAfter (readiness 503), and recovers when the credentials are
 // accepted again, the waiting message then handled. Both variants, pull and
 // stream.
-func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
+func TestRefusedCredentialsBackOffAndRecover(t *testing.T) {
 	t.Parallel()
 	refused := status.Error(codes.Unauthenticated, "Request had invalid authentication credentials.")
 	for _, md := range modes {
@@ -137,13 +137,13 @@ func TestRefusedCredentialsBackOffAndRecover_Issue13(t *testing.T) {
 	}
 }
 
-// TestProbeRefusedCredentials_Issue13: the start-up probe of a Pub/Sub
+// TestProbeRefusedCredentials: the start-up probe of a Pub/Sub
 // endpoint that refuses the credentials (Unauthenticated or
 // PermissionDenied on GetTopic, injected) fails at once with
 // broker.ErrNotAuthorized, which every command reports as one error naming
 // the endpoint and exits 1 on; an answer of any other kind (NotFound of the
 // probe topic, from the emulator itself) means reachable and authorised.
-func TestProbeRefusedCredentials_Issue13(t *testing.T) {
+func TestProbeRefusedCredentials(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	if err := Probe(ctxT(t, 10*time.Second), e.client, e.project, 5*time.Second); err != nil {

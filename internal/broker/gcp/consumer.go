@@ -577,28 +577,37 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	t := time.NewTimer(max(timeout, time.Millisecond))
 	defer t.Stop()
 	var first streamReceipt
-	select {
-	case first = <-c.msgs:
-	case <-t.C:
-		return nil, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-done:
-		// The stream ended while waiting: report its error now (the next
-		// Receive restarts it). Returning nothing would read as an answered
-		// call, and a stream that fails as it opens (refused credentials)
-		// would flap between failure and recovery ten times a second
-		// instead of backing off.
-		if err := c.ended(); err != nil {
-			return nil, channelError(c.name, err)
+	for {
+		select {
+		case first = <-c.msgs:
+		case <-t.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-done:
+			// The stream ended while waiting: report its error now (the next
+			// Receive restarts it). Returning nothing would read as an answered
+			// call, and a stream that fails as it opens (refused credentials)
+			// would flap between failure and recovery ten times a second
+			// instead of backing off.
+			if err := c.ended(); err != nil {
+				return nil, channelError(c.name, err)
+			}
+			return nil, nil // a clean end: the next Receive restarts it
 		}
-		return nil, nil // a clean end: the next Receive restarts it
+		// A message buffered here before an earlier message of its key was
+		// requeued with a delay passed park on arrival; it is parked now.
+		if !c.park(first.pm) {
+			break
+		}
 	}
 	out := []*message.Message{c.convert(ctx, first)}
 	for len(out) < c.opts.BufferSize {
 		select {
 		case a := <-c.msgs:
-			out = append(out, c.convert(ctx, a))
+			if !c.park(a.pm) {
+				out = append(out, c.convert(ctx, a))
+			}
 		default:
 			return out, nil
 		}

@@ -398,12 +398,12 @@ func TestLeaseLapse_CountAdvances_AC42(t *testing.T) {
 	})
 }
 
-// TestRequeue_DelayIsReal_Issue15 (both consumers, Google's emulator): a
+// TestRequeue_DelayIsReal (both consumers, Google's emulator): a
 // requeue with a delay of 3 s on a subscription whose RetryPolicy's minimum
 // back-off is that delay (requeueDelay) is not delivered again before the
 // delay, allowing the emulator 0.5 s of granularity. Pull: ModifyAckDeadline
 // of the delay; stream: Nack, delayed by the RetryPolicy (ADR 0002 §3).
-func TestRequeue_DelayIsReal_Issue15(t *testing.T) {
+func TestRequeue_DelayIsReal(t *testing.T) {
 	const delay = 3 * time.Second
 	forModes(t, func(t *testing.T, md mode, e *env) {
 		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, RequeueDelay: delay})
@@ -429,12 +429,12 @@ func TestRequeue_DelayIsReal_Issue15(t *testing.T) {
 	})
 }
 
-// TestStreamParksAKeyBehindItsDelayedMessage_Issue28 (Google's emulator,
+// TestStreamParksAKeyBehindItsDelayedMessage (Google's emulator,
 // stream, ordered subscription): while a message of an ordering key waits
 // out a requeue delay inside the stream consumer, the key's later message
 // (delivered by the stream meanwhile, or requeued by the pump at once) is
 // not handed out; both come back once the delay has run.
-func TestStreamParksAKeyBehindItsDelayedMessage_Issue28(t *testing.T) {
+func TestStreamParksAKeyBehindItsDelayedMessage(t *testing.T) {
 	t.Parallel()
 	const delay = 3 * time.Second
 	e := newEnv(t)

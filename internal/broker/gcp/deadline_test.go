@@ -15,7 +15,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
-// TestBlackHoledCallsEndAtTheirBound_Issue31 (pull): every call kind the
+// TestBlackHoledCallsEndAtTheirBound (pull): every call kind the
 // pump makes on Pub/Sub has a deadline of its own, the configured one,
 // asserted on the held call through a gRPC interceptor in front of Google's
 // emulator: an acknowledge (the Proactor's batch form included) and a
@@ -25,7 +25,7 @@ import (
 // extension failed); a Pull cut off at its deadline reads as nothing
 // arrived once the probe that follows it is answered (a service may hold
 // an idle Pull to its deadline), and the next Pull follows. Both variants.
-func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
+func TestBlackHoledCallsEndAtTheirBound(t *testing.T) {
 	t.Parallel()
 	const callTimeout = 2500 * time.Millisecond
 	cases := []struct {
@@ -83,7 +83,7 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 	}
 }
 
-// TestBlackHoledRejectionPublishEndsAtCallTimeout_Issue31 (pull): the
+// TestBlackHoledRejectionPublishEndsAtCallTimeout (pull): the
 // routed copy's publish to the dead-letter topic is bounded by callTimeout.
 // The Pub/Sub publisher makes the Publish RPC itself, under its own
 // PublishSettings.Timeout, which consume sets to callTimeout
@@ -93,7 +93,7 @@ func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
 // rejection at callTimeout: the message is released
 // (left on the source, delivered again once the hold ends) and an Error
 // with its id is logged. Both variants.
-func TestBlackHoledRejectionPublishEndsAtCallTimeout_Issue31(t *testing.T) {
+func TestBlackHoledRejectionPublishEndsAtCallTimeout(t *testing.T) {
 	t.Parallel()
 	const callTimeout = 2 * time.Second
 	for _, v := range pumptest.Variants {
@@ -156,10 +156,10 @@ func TestBlackHoledRejectionPublishEndsAtCallTimeout_Issue31(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy_Issue31 (pull): messages held for a few ack
+// TestExtensionEconomy (pull): messages held for a few ack
 // deadlines cost at most two ModifyAckDeadline calls a lease per receive
 // batch, counted through the interceptor (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy_Issue31(t *testing.T) {
+func TestExtensionEconomy(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -177,12 +177,12 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomyAtAnEconomicalLease_Issue31 (pull): at a 10 s ack
+// TestExtensionEconomyAtAnEconomicalLease (pull): at a 10 s ack
 // deadline (Pub/Sub's shortest, long enough for ADR 0005's economical
 // schedule), messages held for 3.5 leases cost about one ModifyAckDeadline
 // call a lease per receive batch, counted through the interceptor (NFR-3).
 // Both variants.
-func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+func TestExtensionEconomyAtAnEconomicalLease(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

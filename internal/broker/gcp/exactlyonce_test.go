@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
@@ -36,13 +39,24 @@ func (e *env) exactlyOnceSub(t *testing.T, name string) {
 	}
 }
 
-// pullHeld pulls one message of sub as another subscriber would, and
-// leaves it unacknowledged for its ack deadline to lapse; it fails the
-// test when none comes within d.
+// pullHeld pulls one message of sub as another subscriber would, on its
+// own connection to the emulator (past e.faults, so a held Pull of the
+// consumer's does not hold it), and leaves it unacknowledged for its ack
+// deadline to lapse; it fails the test when none comes within d.
 func (e *env) pullHeld(t *testing.T, sub string, d time.Duration) {
 	t.Helper()
+	emu, err := gcptest.Shared()
+	if err != nil {
+		t.Fatalf("Pub/Sub emulator: %v", err)
+	}
+	conn, err := grpc.NewClient(emu.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial the Pub/Sub emulator at %s: %v", emu.Addr, err)
+	}
+	defer conn.Close()
+	other := pubsubpb.NewSubscriberClient(conn)
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		resp, err := e.client.SubscriptionAdminClient.Pull(ctxT(t, 5*time.Second), &pubsubpb.PullRequest{Subscription: SubscriptionName(e.project, sub), MaxMessages: 1})
+		resp, err := other.Pull(ctxT(t, 5*time.Second), &pubsubpb.PullRequest{Subscription: SubscriptionName(e.project, sub), MaxMessages: 1})
 		if err != nil {
 			t.Errorf("pull %s: %v", sub, err)
 			return
@@ -96,15 +110,16 @@ func TestExactlyOnceRefusedAcknowledgementReportedAsStale_Pull(t *testing.T) {
 			opts.MaxLeaseExtension = -1
 			r := pumptest.Start(t, c, opts, func(ctx context.Context, _ *message.Message) pump.Result {
 				start := time.Now()
-				if v == pump.Reactor {
-					// The service refuses a lapsed ack id once it handed the
-					// message out again; a Reactor receives nothing while its
-					// handler runs, so another subscriber takes it (and
-					// leaves it to lapse) as the Proactor's receiver would.
-					pumptest.SleepFor(ctx, 12*time.Second)
-					e.pullHeld(t, "eod", 10*time.Second)
-				}
+				// The service refuses a lapsed ack id once it handed the
+				// message out again. Another subscriber takes it (and leaves
+				// it to lapse) while the consumer's own Pulls are held: a
+				// Proactor's receiver that took it back itself would settle
+				// with the fresh ack id, and nothing would be refused.
+				e.faults.HoldCalls("Pull")
+				pumptest.SleepFor(ctx, 12*time.Second)
+				e.pullHeld(t, "eod", 10*time.Second)
 				pumptest.SleepFor(ctx, 25*time.Second-time.Since(start))
+				e.faults.ReleaseCalls("Pull")
 				return pump.Result{Outcome: pump.Ack}
 			})
 			fail := r.Await(t, pump.EventSettleFailed, 60*time.Second, nil)

@@ -238,7 +238,7 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 // that misses what a Pull then gets at once fails at once. Without the
 // bound (mutant stream-extension-unbounded) every attempt is late and the
 // test fails.
-func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) {
+func TestStreamKilledReplicaMessagesBackWithinAckDeadline(t *testing.T) {
 	t.Parallel()
 	var lost []string
 	for attempt := 1; attempt <= killedReplicaAttempts; attempt++ {
@@ -257,7 +257,7 @@ func TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12(t *testing.T) 
 }
 
 // killedReplicaAttempts bounds the attempts of
-// TestStreamKilledReplicaMessagesBackWithinAckDeadline_Issue12.
+// TestStreamKilledReplicaMessagesBackWithinAckDeadline.
 const killedReplicaAttempts = 3
 
 // killedReplicaAttempt runs one attempt of the killed-replica scenario on a
@@ -347,7 +347,7 @@ func (e *env) madeElsewhere(t *testing.T, topic, sub string, ackSecs int32) {
 // would extend only after Pub/Sub had handed the message out again; a read
 // that fails falls back to the configuration, else Pub/Sub's minimum
 // (issue 12).
-func TestPullLeaseIsTheSubscriptionsAckDeadline_Issue12(t *testing.T) {
+func TestPullLeaseIsTheSubscriptionsAckDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.madeElsewhere(t, "orders", "orders-sub", 10)
@@ -399,7 +399,7 @@ func TestPullLeaseIsTheSubscriptionsAckDeadline_Issue12(t *testing.T) {
 // the pump extends the lease the subscription really grants. With the
 // default believed, the idle replica pulls the message again at 10 s
 // (issue 12, R-4).
-func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12(t *testing.T) {
+func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -454,7 +454,7 @@ func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce_Issue12(t *testing.T)
 // and was handled twice; and the cancelled stream stayed registered in
 // Google's emulator, which handed it later messages that came back only
 // after the stream's ack deadline (10 s or more).
-func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
+func TestStreamReplicaRestartHandlesNothingTwice(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -539,7 +539,7 @@ func TestStreamReplicaRestartHandlesNothingTwice_Issue15(t *testing.T) {
 // message came back after the stream's ack deadline in every run
 // measured, and later messages went to the dead stream about half the
 // time.
-func TestStreamCloseSendsLastAcknowledgements_Issue15(t *testing.T) {
+func TestStreamCloseSendsLastAcknowledgements(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
@@ -601,7 +601,7 @@ func TestStreamCloseBoundedWhenAMessageIsUnsettled(t *testing.T) {
 // the stream's ack deadline lapses (handled again, never lost). The client
 // reports no failure of an acknowledgement it sends (they are local without
 // exactly-once delivery), so nothing can be logged here: ADR 0002.
-func TestStreamCloseWithFailingAcknowledgeLosesNothing_Issue15(t *testing.T) {
+func TestStreamCloseWithFailingAcknowledgeLosesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
@@ -636,7 +636,7 @@ func TestStreamCloseWithFailingAcknowledgeLosesNothing_Issue15(t *testing.T) {
 // each delivery over, so that the pump knows a message the service hands
 // out again after MaxExtension (issue 34, docs/adr/0005-leases.md
 // decision 9).
-func TestStreamConsumerClientLease_Issue34(t *testing.T) {
+func TestStreamConsumerClientLease(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: 10 * time.Second})

@@ -12,11 +12,11 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestCheckLimits_Issue28: Pub/Sub's attribute limits, in bytes, which the
+// TestCheckLimits: Pub/Sub's attribute limits, in bytes, which the
 // emulator does not enforce: a value of exactly 1,024 bytes passes, 1,025
 // (or a multi-byte value over 1,024 bytes but under 1,024 characters) is
 // refused as too large; so are 101 attributes and a 257-byte key.
-func TestCheckLimits_Issue28(t *testing.T) {
+func TestCheckLimits(t *testing.T) {
 	ok := func(a map[string]string) Wire { return Wire{Data: []byte("{}"), Attributes: a} }
 	if err := CheckLimits(ok(map[string]string{"k": strings.Repeat("a", 1024)})); err != nil {
 		t.Errorf("a 1,024-byte value: %v", err)
@@ -43,12 +43,12 @@ func TestCheckLimits_Issue28(t *testing.T) {
 	}
 }
 
-// TestPublishOverAttributeLimitRefused_Issue28 (Google's emulator, which
+// TestPublishOverAttributeLimitRefused (Google's emulator, which
 // would take it): a message whose bag value is over Pub/Sub's 1,024-byte
 // attribute value limit is refused by the producer as too large, as real
 // Pub/Sub refuses it, and nothing reaches the topic; one at the limit is
 // published.
-func TestPublishOverAttributeLimitRefused_Issue28(t *testing.T) {
+func TestPublishOverAttributeLimitRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1})

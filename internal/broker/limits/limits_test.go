@@ -7,10 +7,10 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestRejectionTextFitsEveryTransport_Issue28: the bound Stamp cuts
+// TestRejectionTextFitsEveryTransport: the bound Stamp cuts
 // rejection texts to is the one declared here, and fits every transport's
 // attribute value limit (and its attributes' total, where that is the limit).
-func TestRejectionTextFitsEveryTransport_Issue28(t *testing.T) {
+func TestRejectionTextFitsEveryTransport(t *testing.T) {
 	if message.MaxRejectionText != limits.MaxRejectionText {
 		t.Fatalf("message.MaxRejectionText %d, limits.MaxRejectionText %d: keep them equal", message.MaxRejectionText, limits.MaxRejectionText)
 	}

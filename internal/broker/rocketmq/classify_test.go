@@ -19,14 +19,14 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
-// TestPermanentSendEndsBounded_Issue13: a rejection whose routed copy the
+// TestPermanentSendEndsBounded: a rejection whose routed copy the
 // broker refuses as it is is classified permanent as on SQS: the broker
 // answers ILLEGAL_MESSAGE_PROPERTY_KEY, or MESSAGE_BODY_TOO_LARGE (one more
 // try with the rejection message shortened), injected by rmqtest's send
 // fault. (TOPIC_NOT_FOUND is not permanent, as AC-18 has it on Pub/Sub.) Then one Error, the message released
 // for the longest delay (broker.RoutingRetryMax), not handled again within
 // the window and still held by the group (nothing lost). Both variants.
-func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
+func TestPermanentSendEndsBounded(t *testing.T) {
 	cases := []struct {
 		name     string
 		inject   *rmqtest.StatusError
@@ -93,7 +93,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 	}
 }
 
-// TestRefusedCredentials_Issue13: RocketMQ refusing the credentials
+// TestRefusedCredentials: RocketMQ refusing the credentials
 // (UNAUTHORIZED) at start-up fails NewConsumer with one error wrapping
 // broker.ErrNotAuthorized and naming the endpoint; while a consumer runs it
 // is a channel failure wrapping broker.ErrNotAuthorized: the pump backs off
@@ -101,7 +101,7 @@ func TestPermanentSendEndsBounded_Issue13(t *testing.T) {
 // stalled after StallAfter (readiness 503), and recovers when the broker
 // accepts the credentials again, the waiting message then handled. Both
 // variants.
-func TestRefusedCredentials_Issue13(t *testing.T) {
+func TestRefusedCredentials(t *testing.T) {
 	refused := &rmqtest.StatusError{Code: v2.Code_UNAUTHORIZED, Message: "signature does not match"}
 	t.Run("start-up", func(t *testing.T) {
 		t.Parallel()

@@ -23,7 +23,7 @@ import (
 // call the client makes with a context carries the shorter of the two.
 const clientRequestTimeout = 3 * time.Second
 
-// TestBlackHoledCallsEndAtTheirBound_Issue31: every call kind the pump makes
+// TestBlackHoledCallsEndAtTheirBound: every call kind the pump makes
 // on RocketMQ has a deadline of its own, asserted on the held call at the
 // test broker (the client's deadline travels with the gRPC call) and on
 // how long the pump waited for it: an acknowledge (AckMessage) and the
@@ -35,7 +35,7 @@ const clientRequestTimeout = 3 * time.Second
 // the client's request timeout, after which the next receive follows. The
 // held call fails (settle-failed, rejected with an error, extension
 // failed). Both variants.
-func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
+func TestBlackHoledCallsEndAtTheirBound(t *testing.T) {
 	t.Parallel()
 	const callTimeout = 1500 * time.Millisecond
 	cases := []struct {

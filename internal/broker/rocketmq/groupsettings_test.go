@@ -10,12 +10,12 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 )
 
-// TestGroupMaxDeliveryAttempts_Issue32 reads a consumer group's broker-side
+// TestGroupMaxDeliveryAttempts reads a consumer group's broker-side
 // maximum deliveries from the proxy's answer to a consumer's Settings (the
 // test broker answers as a real proxy does): the default, a group set lower,
 // and a proxy that does not say (ErrGroupSettingsNotReported, promptly). It
 // takes no message from the group.
-func TestGroupMaxDeliveryAttempts_Issue32(t *testing.T) {
+func TestGroupMaxDeliveryAttempts(t *testing.T) {
 	e := newEnv(t, "orders")
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()

@@ -8,14 +8,14 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestSendDuringFirstHeartbeatRaceFree_Issue33: a producer that sends
+// TestSendDuringFirstHeartbeatRaceFree: a producer that sends
 // without pause across its client's first heartbeat (one second after
 // Start) gives the race detector nothing to report (rocketmq-clients
 // v5.1.2 copies the producer's isolated sync.Map in Send while that
 // heartbeat initialises it; isolated.go). Under -race, as make test runs
 // it, a report fails this test; the send loop spans the heartbeat with a
 // margin for a loaded machine.
-func TestSendDuringFirstHeartbeatRaceFree_Issue33(t *testing.T) {
+func TestSendDuringFirstHeartbeatRaceFree(t *testing.T) {
 	e := newEnv(t, "hb")
 	for i := range 3 { // three producers: three first heartbeats
 		p := e.producer("hb")

@@ -18,7 +18,7 @@ import (
 // leaves the copy only racing reads. Later clients (v5.1.3 on) pass a
 // pointer; there this does nothing harmful. It reports whether the field
 // was found and initialised (false when a client version has no such
-// field): TestIsolatedInitialised_Issue33 pins it for the version in go.mod.
+// field): TestIsolatedInitialised pins it for the version in go.mod.
 func initIsolated(p any) bool {
 	v := reflect.ValueOf(p)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {

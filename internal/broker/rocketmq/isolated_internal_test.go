@@ -7,12 +7,12 @@ import (
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 )
 
-// TestIsolatedInitialised_Issue33: the workaround for rocketmq-clients
+// TestIsolatedInitialised: the workaround for rocketmq-clients
 // v5.1.2's race between the first heartbeat and Send (isolated.go) finds the
 // producer's isolated map in the client version go.mod names; when an
 // upgrade removes or renames it this fails, and the workaround can go (or
 // must follow).
-func TestIsolatedInitialised_Issue33(t *testing.T) {
+func TestIsolatedInitialised(t *testing.T) {
 	p, err := rmq.NewProducer(&rmq.Config{Endpoint: "127.0.0.1:1", Credentials: &credentials.SessionCredentials{}})
 	if err != nil {
 		t.Fatal(err)

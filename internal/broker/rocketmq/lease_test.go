@@ -176,10 +176,10 @@ func TestExtendAfterLapseIsStale(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy_Issue31: messages held for a few invisible durations
+// TestExtensionEconomy: messages held for a few invisible durations
 // cost at most two ChangeInvisibleDuration calls a lease each (RocketMQ has
 // no batch form), counted by the broker (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy_Issue31(t *testing.T) {
+func TestExtensionEconomy(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -196,12 +196,12 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomyAtAnEconomicalLease_Issue31: at a 10 s invisible
+// TestExtensionEconomyAtAnEconomicalLease: at a 10 s invisible
 // duration (long enough for ADR 0005's economical schedule), messages held
 // for 3.5 leases cost about one ChangeInvisibleDuration call a lease each
 // (RocketMQ has no batch form), counted by the broker (NFR-3). Both
 // variants.
-func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+func TestExtensionEconomyAtAnEconomicalLease(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

@@ -11,11 +11,11 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestSendOverPropertyLimitRefused_Issue28 (rmqtest, which would take it):
+// TestSendOverPropertyLimitRefused (rmqtest, which would take it):
 // a message whose properties are over a proxy's 16 KiB is refused by the
 // producer as too large, as a real proxy refuses it, and nothing reaches
 // the topic; a message within the limits is delivered.
-func TestSendOverPropertyLimitRefused_Issue28(t *testing.T) {
+func TestSendOverPropertyLimitRefused(t *testing.T) {
 	e := newEnv(t, "big")
 	p := e.producer("big")
 	m := message.New("big-1", "big", message.MTCommand, []byte("{}"))

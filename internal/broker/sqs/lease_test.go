@@ -196,7 +196,7 @@ func TestStaleSettleLoggedAtWarn(t *testing.T) {
 // timeout handles each message once, in both variants, with its lease
 // extended (issue 12). Before, lease management was off and a second
 // performer handled the redelivered message at the same time.
-func TestQueueOwnVisibilityTimeoutLeased_Issue12(t *testing.T) {
+func TestQueueOwnVisibilityTimeoutLeased(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -239,7 +239,7 @@ func TestQueueOwnVisibilityTimeoutLeased_Issue12(t *testing.T) {
 // GetQueueAttributes fails), Resolve logs it at Warning naming the queue and
 // still succeeds: the consumer works, its leases are not extended (Lease
 // 0), and a later Resolve that can read it turns them on.
-func TestQueueOwnVisibilityTimeoutUnread_Issue12(t *testing.T) {
+func TestQueueOwnVisibilityTimeoutUnread(t *testing.T) {
 	var failing, urlFailing atomic.Bool
 	failing.Store(true)
 	urlFailing.Store(true)
@@ -285,10 +285,10 @@ func TestQueueOwnVisibilityTimeoutUnread_Issue12(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy_Issue31: messages held for a few visibility timeouts
+// TestExtensionEconomy: messages held for a few visibility timeouts
 // cost at most two ChangeMessageVisibilityBatch calls a lease per receive
 // batch, counted on the wire (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy_Issue31(t *testing.T) {
+func TestExtensionEconomy(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -299,11 +299,11 @@ func TestExtensionEconomy_Issue31(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomyAtAnEconomicalLease_Issue31: at a 10 s visibility
+// TestExtensionEconomyAtAnEconomicalLease: at a 10 s visibility
 // timeout (long enough for ADR 0005's economical schedule), messages held
 // for 3.5 leases cost about one ChangeMessageVisibilityBatch call a lease
 // per receive batch, counted on the wire (NFR-3). Both variants.
-func TestExtensionEconomyAtAnEconomicalLease_Issue31(t *testing.T) {
+func TestExtensionEconomyAtAnEconomicalLease(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()

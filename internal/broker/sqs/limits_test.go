@@ -45,11 +45,11 @@ func sizedMessage(t *testing.T, queueURL, topic string, size int) *message.Messa
 	return m
 }
 
-// TestCheckLimitsCountsBodyAndAttributes_Issue28: SQS's 1 MiB counts the
+// TestCheckLimitsCountsBodyAndAttributes: SQS's 1 MiB counts the
 // body and every attribute's name, data type ("String") and value; one byte
 // over is refused with broker.ErrTooLarge naming the size and the limit, the
 // limit itself fits, and an attribute name over 256 bytes is refused.
-func TestCheckLimitsCountsBodyAndAttributes_Issue28(t *testing.T) {
+func TestCheckLimitsCountsBodyAndAttributes(t *testing.T) {
 	max := limits.SQS.MaxMessageBytes
 	attr := map[string]types.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("vv")}}
 	in := func(body int) *sqs.SendMessageInput {
@@ -75,11 +75,11 @@ func TestCheckLimitsCountsBodyAndAttributes_Issue28(t *testing.T) {
 	}
 }
 
-// TestSendOverSizeLimitRefusedBeforeTheCall_Issue28 (fauxqs): a message
+// TestSendOverSizeLimitRefusedBeforeTheCall (fauxqs): a message
 // whose body plus attributes is one byte over SQS's 1 MiB is refused by
 // Send and by SendBatch as broker.ErrTooLarge without any SendMessage
 // call, and nothing reaches the queue; the batch's other message is sent.
-func TestSendOverSizeLimitRefusedBeforeTheCall_Issue28(t *testing.T) {
+func TestSendOverSizeLimitRefusedBeforeTheCall(t *testing.T) {
 	t.Parallel()
 	var sends atomic.Int64
 	c, _ := faultyClients(t, func(op, _ string) error {
@@ -111,14 +111,14 @@ func TestSendOverSizeLimitRefusedBeforeTheCall_Issue28(t *testing.T) {
 	}
 }
 
-// TestRoutedCopyOverSizeLimitStaysOnSource_Issue28 (fauxqs, both pump
+// TestRoutedCopyOverSizeLimitStaysOnSource (fauxqs, both pump
 // variants): a message exactly at SQS's 1 MiB is rejected; its routed copy
 // (the original plus rejection metadata) is over the limit even with the
 // rejection message shortened, so it is refused before any SendMessage to
 // the dead-letter queue, the original stays on its source queue (released
 // with the longest delay), unrouted and not lost, and the Router logs an
 // Error naming it (R-19).
-func TestRoutedCopyOverSizeLimitStaysOnSource_Issue28(t *testing.T) {
+func TestRoutedCopyOverSizeLimitStaysOnSource(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -162,14 +162,14 @@ func TestRoutedCopyOverSizeLimitStaysOnSource_Issue28(t *testing.T) {
 	}
 }
 
-// TestRoutedCopyOverDestinationMaximumMessageSizeStaysOnSource_Issue28
+// TestRoutedCopyOverDestinationMaximumMessageSizeStaysOnSource
 // (fauxqs, both pump variants): the dead-letter queue's own
 // MaximumMessageSize (1,024 bytes, SQS's smallest) is below the source's;
 // brighter does not check it (the producer does not know it, ADR 0005
 // decision 10) and SQS refuses the routed copy ("Message must be shorter
 // than"), which classifySend makes broker.ErrTooLarge: the original stays
 // on its source, unrouted and not lost, with an Error naming it.
-func TestRoutedCopyOverDestinationMaximumMessageSizeStaysOnSource_Issue28(t *testing.T) {
+func TestRoutedCopyOverDestinationMaximumMessageSizeStaysOnSource(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -220,7 +220,7 @@ func snsSizedMessage(t *testing.T, topicARN, topic string, size int) *message.Me
 	return m
 }
 
-// TestPublishOverSNSLimitRefusedBeforeTheCall_Issue28 (fauxqs, which
+// TestPublishOverSNSLimitRefusedBeforeTheCall (fauxqs, which
 // takes any size): an SNS message whose message, subject and attributes
 // are one byte over SNS's 256 KiB is refused by Send and by SendBatch as
 // broker.ErrTooLarge naming the message, its size and the limit, without
@@ -228,7 +228,7 @@ func snsSizedMessage(t *testing.T, topicARN, topic string, size int) *message.Me
 // the subscribed queue; eleven attributes or a 257-byte attribute name are
 // refused by checkSNSLimits too (the bag travels in one attribute, so a
 // message's own attributes never reach eleven).
-func TestPublishOverSNSLimitRefusedBeforeTheCall_Issue28(t *testing.T) {
+func TestPublishOverSNSLimitRefusedBeforeTheCall(t *testing.T) {
 	t.Parallel()
 	var publishes atomic.Int64
 	c, _ := faultyClients(t, func(_, body string) error {

@@ -15,7 +15,7 @@ import (
 // with no wrapper; a DeleteMessage with the newest receipt deletes. It
 // uses the SDK alone, so an emulator upgrade that changes this is noticed
 // here (issue 34; local-brokers.md §1.4).
-func TestStaleDeleteAnswersSuccessDeletesNothing_Issue34(t *testing.T) {
+func TestStaleDeleteAnswersSuccessDeletesNothing(t *testing.T) {
 	c := testClients(t)
 	ctx := context.Background()
 	q := uniq("stale-delete")

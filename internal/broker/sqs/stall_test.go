@@ -93,13 +93,13 @@ func blackHoled(t testing.TB, ops ...string) (*Clients, *blackHole) {
 	return NewClientsFromConfig(cfg, endpoint), b
 }
 
-// TestBlackHoledReceiveTimesOutAndRecovers_Issue13: a ReceiveMessage the
+// TestBlackHoledReceiveTimesOutAndRecovers: a ReceiveMessage the
 // broker never answers is abandoned at timeOut + receiveMargin as a
 // channel failure (backing off, the timeout in its error); after stallAfter
 // the subscription is stalled and readiness says so; once the fault is
 // lifted the channel recovers, readiness returns, and the message waiting
 // on the queue is handled: nothing lost. Both variants.
-func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
+func TestBlackHoledReceiveTimesOutAndRecovers(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -142,12 +142,12 @@ func TestBlackHoledReceiveTimesOutAndRecovers_Issue13(t *testing.T) {
 	}
 }
 
-// TestBlackHoledSettleTimesOutAndRecovers_Issue13: an acknowledge the
+// TestBlackHoledSettleTimesOutAndRecovers: an acknowledge the
 // broker never answers fails at callTimeout (settle-failed, the deadline
 // in its error) and the message stays on the queue; once the fault is
 // lifted it is redelivered and acknowledged: nothing lost. Both variants
 // (the Proactor acknowledges in batches).
-func TestBlackHoledSettleTimesOutAndRecovers_Issue13(t *testing.T) {
+func TestBlackHoledSettleTimesOutAndRecovers(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -202,7 +202,7 @@ func (c *opCounter) count(op string) int {
 	return c.ops[op]
 }
 
-// TestRoutingFailureReleaseBacksOff_Issue13: with makeChannels assume and a
+// TestRoutingFailureReleaseBacksOff: with makeChannels assume and a
 // dead-letter queue that does not exist, every rejection routing fails and
 // the message is released with a delay that doubles with SQS's
 // receive count (1 s, 2 s, 4 s, ...), so in the first 6 s its routing is
@@ -210,7 +210,7 @@ func (c *opCounter) count(op string) int {
 // 1,200 handler invocations in 10 s); the handler runs once, its rejection
 // being final. Once the queue exists the next
 // redelivery routes it: nothing lost. Both variants.
-func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
+func TestRoutingFailureReleaseBacksOff(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -266,7 +266,7 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 	}
 }
 
-// TestOversizedRejectionEndsBounded_Issue13: a 1,048,000-byte message can
+// TestOversizedRejectionEndsBounded: a 1,048,000-byte message can
 // be received but its routed copy (the body plus rejection metadata) is over
 // SQS's 1 MiB limit, so the routing can never succeed. The Router tries
 // once more with the rejection message shortened (both refused before any
@@ -274,7 +274,7 @@ func TestRoutingFailureReleaseBacksOff_Issue13(t *testing.T) {
 // failure permanent: one Error, the message released for the longest delay
 // (10 min), counted; it is not handled again within the test's window, and
 // it is still on the queue (nothing lost). Both variants.
-func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
+func TestOversizedRejectionEndsBounded(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
@@ -326,7 +326,7 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 	}
 }
 
-// TestBlackHoledCallsEndAtTheirBound_Issue31: every call kind the pump makes
+// TestBlackHoledCallsEndAtTheirBound: every call kind the pump makes
 // has a deadline of its own, the configured one (issue 31: a call without
 // one was ended only by the SDK's 15 s default): an acknowledge
 // (DeleteMessage; the Proactor's DeleteMessageBatch) and a requeue
@@ -336,7 +336,7 @@ func TestOversizedRejectionEndsBounded_Issue13(t *testing.T) {
 // [1 s, 10 s], a receive at timeOut plus receiveMargin. The held call fails
 // (settle-failed, rejected with an error, extension failed, channel
 // failure) and the message stays on the queue. Both variants.
-func TestBlackHoledCallsEndAtTheirBound_Issue31(t *testing.T) {
+func TestBlackHoledCallsEndAtTheirBound(t *testing.T) {
 	const callTimeout = 2500 * time.Millisecond
 	cases := []struct {
 		name    string

@@ -49,4 +49,4 @@ var staleMutants = []mutant{
 }
 
 // liveCorpus is the -run pattern of the corpus test of lint --live.
-const liveCorpus = "^TestLintLiveMissingDestinations_Issue34$"
+const liveCorpus = "^TestLintLiveMissingDestinations$"

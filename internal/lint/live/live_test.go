@@ -230,7 +230,7 @@ func TestSQSDrift_R10(t *testing.T) {
 // only (create makes what is missing), reports a missing channel as an
 // Error naming the subscription, and any other failure as
 // live-check-failed (issue 34).
-func TestCheckChannelsSkipsCreateAndClassifies_Issue34(t *testing.T) {
+func TestCheckChannelsSkipsCreateAndClassifies(t *testing.T) {
 	f := parse(t, `subscriptions:
   - name: made
     transport: sqs
@@ -265,12 +265,12 @@ func TestCheckChannelsSkipsCreateAndClassifies_Issue34(t *testing.T) {
 	}
 }
 
-// TestSQSDestinationSmallerThanSource_Issue28: on fauxqs, a dead-letter
+// TestSQSDestinationSmallerThanSource: on fauxqs, a dead-letter
 // queue whose MaximumMessageSize is smaller than its source's is reported
 // (destination-message-size); one as large, or a queue left at the
 // defaults on both sides, is not; a destination not created yet is not
 // this rule's business.
-func TestSQSDestinationSmallerThanSource_Issue28(t *testing.T) {
+func TestSQSDestinationSmallerThanSource(t *testing.T) {
 	ctx, c, mk := sqsEmulator(t)
 	run := fmt.Sprintf("size%d", time.Now().UnixNano()%1e9)
 	big := map[string]string{"MaximumMessageSize": "1048576"}

@@ -15,14 +15,14 @@ import (
 	"github.com/brightergo/brighter/internal/lint/rules"
 )
 
-// TestRocketMQGroupMaximum_Issue32: `lint --live` reads each RocketMQ
+// TestRocketMQGroupMaximum: `lint --live` reads each RocketMQ
 // consumer group's broker-side maximum deliveries from the RocketMQ test
 // broker (driven by the real client library's connection and signing) and
 // reports a group whose maximum is below the file's budget
 // (budget-outranked) and differs from rocketmq.maxDeliveryAttempts
 // (native-limit-drift); a group that agrees gives nothing; a proxy that does
 // not report the maximum is a live-check-failed finding that says so.
-func TestRocketMQGroupMaximum_Issue32(t *testing.T) {
+func TestRocketMQGroupMaximum(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rocketmq.ConfigureClientLog(t.TempDir())

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestReadEvents_NamesEveryFailure_Issue33: a failed test, a failed subtest
+// TestReadEvents_NamesEveryFailure: a failed test, a failed subtest
 // and a package that died of the test timeout are each reported by name;
 // passing tests are counted and timed.
-func TestReadEvents_NamesEveryFailure_Issue33(t *testing.T) {
+func TestReadEvents_NamesEveryFailure(t *testing.T) {
 	in := strings.Join([]string{
 		`{"Action":"pass","Package":"p/a","Test":"TestOK","Elapsed":1.5}`,
 		`{"Action":"fail","Package":"p/a","Test":"TestRows/reactor","Elapsed":0.5}`,
@@ -40,10 +40,10 @@ func TestReadEvents_NamesEveryFailure_Issue33(t *testing.T) {
 	}
 }
 
-// TestRun_ReportsFailuresAcrossRuns_Issue33 runs a tiny module's tests
+// TestRun_ReportsFailuresAcrossRuns runs a tiny module's tests
 // twice beside a small hog: the failing test is named with both runs, the
 // exit status is 1 and each run's events are saved.
-func TestRun_ReportsFailuresAcrossRuns_Issue33(t *testing.T) {
+func TestRun_ReportsFailuresAcrossRuns(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"go.mod":    "module example.com/x\n\ngo 1.22\n",

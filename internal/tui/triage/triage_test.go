@@ -154,12 +154,12 @@ func checkScreen(t *testing.T, m Model) string {
 	return ansi.Strip(s)
 }
 
-// TestTriageConsole_Issue30: groups (count, reason, sample) → messages →
+// TestTriageConsole: groups (count, reason, sample) → messages →
 // one message (rejection, bag, body indented); space selects; r asks once
 // with destinations and count and n changes nothing; y replays the
 // selection; R replays a group; d turns the dry run on for a; / filters;
 // every screen fits 80x24.
-func TestTriageConsole_Issue30(t *testing.T) {
+func TestTriageConsole(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	f := &fakeActions{msgs: []*message.Message{
 		rejected("t1", "orders", "timeout calling payments after 30s", `{"orderId":1}`, now.Add(-time.Hour)),
@@ -235,9 +235,9 @@ func TestTriageConsole_Issue30(t *testing.T) {
 	}
 }
 
-// TestTriageStatusClearedOnNavigation_Issue30: the result line of an
+// TestTriageStatusClearedOnNavigation: the result line of an
 // action does not follow the operator into a group or back out of it.
-func TestTriageStatusClearedOnNavigation_Issue30(t *testing.T) {
+func TestTriageStatusClearedOnNavigation(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	f := &fakeActions{msgs: []*message.Message{
 		rejected("t1", "orders", "timeout", `{}`, now.Add(-time.Hour)),
@@ -270,13 +270,13 @@ func cursorID(t *testing.T, m Model) string {
 	return ms[0].Header.MessageID
 }
 
-// TestTriageCursorStaysOnMessage_Issue30: a read returns a group's
+// TestTriageCursorStaysOnMessage: a read returns a group's
 // messages in a different order each time; the rows keep one order, the
 // cursor stays on the message it was on across the refresh after an
 // action (archiving another message), every prompt names the ids it acts
 // on, and when the list shrinks below the cursor a row is still under it
 // and enter opens it.
-func TestTriageCursorStaysOnMessage_Issue30(t *testing.T) {
+func TestTriageCursorStaysOnMessage(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	at := now.Add(-time.Minute) // one rejection second for all: the order is the tie-break's
 	mk := func(ids ...string) []*message.Message {
@@ -329,11 +329,11 @@ func TestTriageCursorStaysOnMessage_Issue30(t *testing.T) {
 	}
 }
 
-// TestTriageEditInvalidBody_Issue30: an edit that leaves an invalid body is
+// TestTriageEditInvalidBody: an edit that leaves an invalid body is
 // checked as soon as the editor returns: the console offers to edit again
 // (y runs the editor again) or abandon (n: nothing sent, files removed),
 // and never asks to replay it.
-func TestTriageEditInvalidBody_Issue30(t *testing.T) {
+func TestTriageEditInvalidBody(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	invalid := errors.New("the body is not valid JSON: unexpected end of JSON input")
 	ed := &fakeEdit{checks: []error{invalid}}
@@ -384,11 +384,11 @@ type notingActions struct {
 
 func (n *notingActions) LoadNote() string { return n.note }
 
-// TestTriageSaysWhatLoadCouldNotRead_Issue30: when the destination's read
+// TestTriageSaysWhatLoadCouldNotRead: when the destination's read
 // says messages were held by another reader (a killed replay), the status
 // line says so on the groups screen, so an empty console is not taken for
 // an empty dead-letter queue; without a note nothing is said.
-func TestTriageSaysWhatLoadCouldNotRead_Issue30(t *testing.T) {
+func TestTriageSaysWhatLoadCouldNotRead(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	const note = "2 more messages held invisible by another reader"
 	a := &notingActions{note: note}

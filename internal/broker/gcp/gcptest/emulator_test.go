@@ -36,10 +36,10 @@ wait
 	return bin, childPID
 }
 
-// TestStartEmulator_FailedBindReportedAtOnce_Issue33: an emulator that logs
+// TestStartEmulator_FailedBindReportedAtOnce: an emulator that logs
 // a BindException and keeps running is reported as ErrPortInUse in under a
 // second, not after the start timeout, and its whole process group is gone.
-func TestStartEmulator_FailedBindReportedAtOnce_Issue33(t *testing.T) {
+func TestStartEmulator_FailedBindReportedAtOnce(t *testing.T) {
 	bin, childPID := fakeEmulator(t)
 	began := time.Now()
 	e, err := startEmulator(bin, freePort, 1, 2*time.Minute)
@@ -83,9 +83,9 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
-// TestStartEmulator_RetriesUpToTheBound_Issue33: every port taken means one
+// TestStartEmulator_RetriesUpToTheBound: every port taken means one
 // start per attempt and then an error that wraps ErrPortInUse, never a hang.
-func TestStartEmulator_RetriesUpToTheBound_Issue33(t *testing.T) {
+func TestStartEmulator_RetriesUpToTheBound(t *testing.T) {
 	bin, _ := fakeEmulator(t)
 	picks := 0
 	pick := func() (int, error) { picks++; return freePort() }
@@ -98,11 +98,11 @@ func TestStartEmulator_RetriesUpToTheBound_Issue33(t *testing.T) {
 	}
 }
 
-// TestStartEmulator_SurvivesATakenPort_Issue33 starts Google's real
+// TestStartEmulator_SurvivesATakenPort starts Google's real
 // emulator on a port this test holds (as if another process took it between
 // the pick and Java's bind): the BindException is seen, the start moves to
 // another port and the emulator there accepts connections.
-func TestStartEmulator_SurvivesATakenPort_Issue33(t *testing.T) {
+func TestStartEmulator_SurvivesATakenPort(t *testing.T) {
 	bin, err := FindEmulator()
 	if err != nil {
 		t.Fatal(err)

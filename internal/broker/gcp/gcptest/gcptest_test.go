@@ -95,10 +95,10 @@ func TestFaults_SwitchOnAndOff(t *testing.T) {
 	}
 }
 
-// TestStart_OwnProjectPerCall_Issue15 checks that two calls share the test
+// TestStart_OwnProjectPerCall checks that two calls share the test
 // binary's one emulator but get two projects: a topic made in one is not in
 // the other.
-func TestStart_OwnProjectPerCall_Issue15(t *testing.T) {
+func TestStart_OwnProjectPerCall(t *testing.T) {
 	ctx := context.Background()
 	a, srvA := gcptest.Start(t, "gcptest", nil, gcp.Connect)
 	b, srvB := gcptest.Start(t, "gcptest", nil, gcp.Connect)
@@ -116,9 +116,9 @@ func TestStart_OwnProjectPerCall_Issue15(t *testing.T) {
 	}
 }
 
-// TestEmulator_ValidatesNames_Issue15 pins that the server is the real
+// TestEmulator_ValidatesNames pins that the server is the real
 // emulator, not pstest: a one-letter topic name is InvalidArgument.
-func TestEmulator_ValidatesNames_Issue15(t *testing.T) {
+func TestEmulator_ValidatesNames(t *testing.T) {
 	client, srv := gcptest.Start(t, "gcptest", nil, gcp.Connect)
 	_, err := client.TopicAdminClient.CreateTopic(context.Background(), &pubsubpb.Topic{Name: "projects/" + srv.Project + "/topics/t"})
 	if status.Code(err) != codes.InvalidArgument {

@@ -22,7 +22,7 @@ const (
 	orderProbeMessages = 4
 )
 
-// TestEmulatorOrderedNackRedeliveryProbe_Issue28 records, with no brighter
+// TestEmulatorOrderedNackRedeliveryProbe records, with no brighter
 // code (the plain Pub/Sub client's streaming Receive), the order in which
 // Google's emulator redelivers the Nacked messages of one ordering key, the
 // measurement behind the Deferred StreamOrdering cells of I28-2 and
@@ -45,7 +45,7 @@ const (
 // fails when every key comes back in publish order (then the Deferred reason
 // is stale: run the StreamOrdering cells again) or a message does not come
 // back; it logs the orders seen.
-func TestEmulatorOrderedNackRedeliveryProbe_Issue28(t *testing.T) {
+func TestEmulatorOrderedNackRedeliveryProbe(t *testing.T) {
 	t.Parallel()
 	client, srv := gcptest.Start(t, "orderprobe", nil, func(ctx context.Context, project string, opts ...option.ClientOption) (*pubsub.Client, error) {
 		return pubsub.NewClient(ctx, project, opts...)

@@ -19,7 +19,7 @@ import (
 // probeRecorded is the emulator the probe's figures were recorded on.
 const probeRecorded = "cloud-pubsub-emulator-0.8.20-all.jar"
 
-// TestEmulatorRedeliveryProbe_Issue31 records, with no brighter code (the
+// TestEmulatorRedeliveryProbe records, with no brighter code (the
 // plain Pub/Sub client), how Google's emulator redelivers nacked messages,
 // so that an emulator upgrade re-measures it. Per scenario, 30 messages are
 // published in one call and pulled ten at a time, each delivery nacked at
@@ -35,7 +35,7 @@ const probeRecorded = "cloud-pubsub-emulator-0.8.20-all.jar"
 // with docs/conformance.md's note. The test fails when a scenario drops a
 // message here (the emulator got worse), or when the jar is not the one
 // recorded (re-measure: this log, §2c, probeRecorded).
-func TestEmulatorRedeliveryProbe_Issue31(t *testing.T) {
+func TestEmulatorRedeliveryProbe(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {
 		name       string

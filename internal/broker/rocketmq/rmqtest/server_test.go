@@ -266,10 +266,10 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// TestStartsNeverRaceForAPort_Issue33: Start binds port 0 and keeps the
+// TestStartsNeverRaceForAPort: Start binds port 0 and keeps the
 // listener it got, so starts side by side each get a port of their own and
 // none fails.
-func TestStartsNeverRaceForAPort_Issue33(t *testing.T) {
+func TestStartsNeverRaceForAPort(t *testing.T) {
 	const n = 8
 	type result struct {
 		srv *rmqtest.Server

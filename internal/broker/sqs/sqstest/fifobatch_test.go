@@ -16,7 +16,7 @@ import (
 // of one group, in order, with their receive counts, as AWS does (stock
 // fauxqs returns one per group); while they are in flight the group gives
 // nothing more; released, the group comes back from its head.
-func TestFIFOBatcherReturnsSeveralOfAGroupInOrder_Issue28(t *testing.T) {
+func TestFIFOBatcherReturnsSeveralOfAGroupInOrder(t *testing.T) {
 	emu, err := sqstest.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// TestMakeSQSEmulatorInstallsOnlyWhenNeeded_Issue32: `make sqs-emulator`
+// TestMakeSQSEmulatorInstallsOnlyWhenNeeded: `make sqs-emulator`
 // runs npm ci only when node_modules is missing or older than
 // package-lock.json (make -n shows what it would run; -W pretends the lock
 // file changed), so starting an emulator never deletes node_modules under a
 // running test.
-func TestMakeSQSEmulatorInstallsOnlyWhenNeeded_Issue32(t *testing.T) {
+func TestMakeSQSEmulatorInstallsOnlyWhenNeeded(t *testing.T) {
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +41,12 @@ func TestMakeSQSEmulatorInstallsOnlyWhenNeeded_Issue32(t *testing.T) {
 	}
 }
 
-// TestMakeSQSEmulatorStopsWithMake_Issue32: fauxqs started by `make
+// TestMakeSQSEmulatorStopsWithMake: fauxqs started by `make
 // sqs-emulator` stops with make, so no orphan keeps the port: kill PID
 // (SIGTERM to make alone, which make passes on to its child), kill -9 PID
 // (make dies at once; fauxqs sees its parent gone), Ctrl-C (SIGINT to the
 // terminal's process group) and a closed terminal (SIGHUP to the group).
-func TestMakeSQSEmulatorStopsWithMake_Issue32(t *testing.T) {
+func TestMakeSQSEmulatorStopsWithMake(t *testing.T) {
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)

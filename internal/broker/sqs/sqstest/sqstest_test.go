@@ -103,10 +103,10 @@ func TestWrapperStartedByHandOutlivesItsStdin(t *testing.T) {
 	}
 }
 
-// TestWrapperBusyPortIsOneLine_Issue13: `make sqs-emulator` on a port that
+// TestWrapperBusyPortIsOneLine: `make sqs-emulator` on a port that
 // is taken exits 1 with one line naming the port and FAUXQS_PORT, not a
 // Node stack trace.
-func TestWrapperBusyPortIsOneLine_Issue13(t *testing.T) {
+func TestWrapperBusyPortIsOneLine(t *testing.T) {
 	e, err := Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +134,10 @@ func TestWrapperBusyPortIsOneLine_Issue13(t *testing.T) {
 	}
 }
 
-// TestStartSurvivesATakenPort_Issue33: Start makes fauxqs bind port 0 and
+// TestStartSurvivesATakenPort: Start makes fauxqs bind port 0 and
 // reads back the port it got, so a port another process holds (here the one
 // FAUXQS_PORT names in the test's environment) never fails the start.
-func TestStartSurvivesATakenPort_Issue33(t *testing.T) {
+func TestStartSurvivesATakenPort(t *testing.T) {
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
