@@ -28,7 +28,7 @@ var settleMutants = []mutant{
 		New:  "if true || !errors.As(err, &ae) || ae.Reason() != exactlyOnceAckIDFailure {",
 		Run:  "^TestExactlyOnceRefusedAcknowledgementReportedAsStale_Pull$", Pkg: "./internal/broker/gcp"},
 	{Name: "gcp-stream-ack-result-ignored", What: "the stream consumer acknowledges without its result: an exactly-once subscription's refusal goes unseen and the acknowledgement is counted",
-		File: "internal/broker/gcp/consumer.go",
+		File: "internal/broker/gcp/stream.go",
 		Old:  "st, err := pm.AckWithResult().Get(ctx)",
 		New:  "pm.Ack()\n\tst, err := pubsub.AcknowledgeStatusSuccess, error(nil)",
 		Run:  "^TestExactlyOnceRefusedAcknowledgementReportedAsStale_Stream$", Pkg: "./internal/broker/gcp"},

@@ -10,7 +10,7 @@ var suiteMutants = []mutant{
 		New:  "\t_ = initIsolated // before Start",
 		Run:  "TestSendDuringFirstHeartbeatRaceFree", Pkg: "./internal/broker/rocketmq", Race: true},
 	{Name: "stream-extension-unbounded", What: "the Pub/Sub stream client's extensions are not bounded by the ack deadline (MaxDurationPerAckExtension unset: 60 s or more): a killed replica's messages stay away past every attempt of the test that retries only what Google's emulator lost",
-		File: "internal/broker/gcp/consumer.go",
+		File: "internal/broker/gcp/stream.go",
 		Old:  "s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)",
 		New:  "s.ReceiveSettings.MaxDurationPerAckExtension = 0 * streamAckDeadline(opts.AckDeadline)",
 		Run:  "^TestStreamKilledReplicaMessagesBackWithinAckDeadline$", Pkg: "./internal/broker/gcp"},

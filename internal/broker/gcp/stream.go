@@ -1,0 +1,494 @@
+package gcp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"golang.org/x/sync/singleflight"
+)
+
+// StreamConsumer reads a subscription with streaming pull
+// (Subscriber.Receive): flow control admits BufferSize x NoOfPerformers
+// outstanding messages, whose leases the client extends up to MaxExtension.
+// Acknowledge is Ack, Requeue and the release of R-19 are Nack (local, they
+// cannot fail; a requeue delay is the subscription's RetryPolicy). It
+// implements broker.Consumer. Safe for concurrent use; it does not own the
+// client.
+type StreamConsumer struct {
+	client *pubsub.Client
+	sub    *pubsub.Subscriber
+	name   string
+	opts   ConsumerOptions
+	router *broker.Router
+
+	msgs chan streamReceipt
+
+	// heard is when the service last showed it answers (unix ns): a
+	// message delivered, an answered probe, or the consumer made.
+	heard  atomic.Int64
+	probes singleflight.Group // concurrent Receives share one probe
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	lastErr error
+	delayed map[*pubsub.Message]*time.Timer // requeued with a delay, Nacked when it runs out
+	// parked holds, per ordering key with a delayed message, the later
+	// messages of the key (delivered by the stream meanwhile, or requeued
+	// by the pump), Nacked in order right after the delayed ones.
+	parked map[string][]*pubsub.Message
+}
+
+// NewStreamConsumer makes a streaming consumer on client; the stream starts
+// on the first Receive. pub publishes routed copies.
+func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerOptions) *StreamConsumer {
+	opts.normalise()
+	name := SubscriptionName(client.Project(), opts.Subscription)
+	s := client.Subscriber(name)
+	outstanding := opts.BufferSize * opts.NoOfPerformers
+	s.ReceiveSettings.MaxOutstandingMessages = outstanding
+	s.ReceiveSettings.NumGoroutines = 1
+	if opts.MaxExtension != 0 {
+		s.ReceiveSettings.MaxExtension = opts.MaxExtension
+	}
+	// The client opens its stream with a deadline of MaxDurationPerAckExtension
+	// for every message it is sent, 60 s when unset, whatever the
+	// subscription's ack deadline: a replica killed with SIGKILL (no
+	// extension, no Nack) kept its messages from the others for a minute.
+	// Bounding each extension by the ack deadline makes the stream's
+	// deadline the subscription's, so they come back within ackDeadline
+	// (I12-3).
+	s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)
+	// Shutdown waits for every delivered message to be settled, as .NET
+	// Brighter's stream consumer does (WaitForProcessing, no timeout; Close
+	// Nacks what the pump never took and bounds the wait by CloseTimeout).
+	// The client's timed shutdown (any Timeout >= 0) cancels the stream
+	// first, and its sender then stops without sending the acknowledgements
+	// of the last 100 ms: a message acknowledged just before a stop came
+	// back after the restart and was handled twice. The cancel also left
+	// Google's emulator delivering to the dead stream (each such message
+	// came back only after the stream's ack deadline, 10 s or more). The
+	// graceful path sends the final acknowledgements and Nacks, then
+	// half-closes the stream.
+	s.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorWaitForProcessing, Timeout: -1}
+	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan streamReceipt, outstanding)}
+	c.heard.Store(time.Now().UnixNano())
+	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
+		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
+	return c
+}
+
+// streamAckDeadline is the stream's per-extension deadline for a
+// subscription ack deadline d (0: DefaultAckDeadline), within the 10..600 s
+// the client accepts.
+func streamAckDeadline(d time.Duration) time.Duration {
+	if d <= 0 {
+		d = DefaultAckDeadline
+	}
+	return min(max(d, minStreamAckExtension), maxAckDeadline)
+}
+
+// minStreamAckExtension is the shortest MaxDurationPerAckExtension the
+// client accepts.
+const minStreamAckExtension = 10 * time.Second
+
+// start runs the stream if it is not running; it returns the error the last
+// run ended with (once).
+func (c *StreamConsumer) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		select {
+		case <-c.done:
+			err := c.lastErr
+			c.done, c.lastErr = nil, nil
+			if err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.cancel, c.done = cancel, done
+	go func() {
+		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
+			c.heard.Store(time.Now().UnixNano())
+			if c.park(m) {
+				return
+			}
+			// The client started m's lease as it received it, a moment
+			// before this callback: its ClientLease runs from here.
+			select {
+			case c.msgs <- streamReceipt{pm: m, at: time.Now()}:
+			case <-cctx.Done():
+				m.Nack()
+			}
+		})
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// ended takes the error the ended stream run returned, so that the next
+// Receive starts a new run; a run that ended cleanly (Close) is left as it
+// is and nil returned: nothing is restarted here.
+func (c *StreamConsumer) ended() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil || c.lastErr == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+		err := c.lastErr
+		c.done, c.lastErr = nil, nil
+		return err
+	default:
+		return nil
+	}
+}
+
+func (c *StreamConsumer) running() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// Receive returns up to BufferSize messages the stream has delivered,
+// waiting at most timeout for the first. An undecodable message is returned
+// as MT_UNACCEPTABLE with its receipt. When the stream ended with an error,
+// Receive returns it (wrapped in broker.ErrChannelFailure when transient)
+// and restarts the stream on the next call.
+func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
+	if err := c.start(); err != nil {
+		return nil, channelError(c.name, err)
+	}
+	if err := c.probeIfSilent(ctx); err != nil {
+		return nil, err
+	}
+	done := c.running()
+	t := time.NewTimer(max(timeout, time.Millisecond))
+	defer t.Stop()
+	var first streamReceipt
+	for {
+		select {
+		case first = <-c.msgs:
+		case <-t.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-done:
+			// The stream ended while waiting: report its error now (the next
+			// Receive restarts it). Returning nothing would read as an answered
+			// call, and a stream that fails as it opens (refused credentials)
+			// would flap between failure and recovery ten times a second
+			// instead of backing off.
+			if err := c.ended(); err != nil {
+				return nil, channelError(c.name, err)
+			}
+			return nil, nil // a clean end: the next Receive restarts it
+		}
+		// A message buffered here before an earlier message of its key was
+		// requeued with a delay passed park on arrival; it is parked now.
+		if !c.park(first.pm) {
+			break
+		}
+	}
+	out := []*message.Message{c.convert(ctx, first)}
+	for len(out) < c.opts.BufferSize {
+		select {
+		case a := <-c.msgs:
+			if !c.park(a.pm) {
+				out = append(out, c.convert(ctx, a))
+			}
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// StreamProbeAfter is how long a stream consumer goes without a message
+// before a Receive first probes the service (one GetSubscription within
+// ProbeTimeout): an open stream that delivers nothing looks the same
+// whether the subscription is idle or the connection black-holed, so
+// without the probe an idle Receive always read as an answered call and
+// readiness never turned 503. An idle streaming subscription costs one
+// GetSubscription per StreamProbeAfter; a busy one none.
+const StreamProbeAfter = 5 * time.Second
+
+// probeIfSilent probes the service when no message came and no probe was
+// answered for StreamProbeAfter; Receives that find it silent at the same
+// time share one probe. It returns nil when the service answered (or it
+// was not silent), a channel failure when it did not, ctx's error when ctx
+// ended.
+func (c *StreamConsumer) probeIfSilent(ctx context.Context) error {
+	if time.Since(time.Unix(0, c.heard.Load())) < StreamProbeAfter {
+		return nil
+	}
+	ch := c.probes.DoChan("probe", func() (any, error) {
+		err := probeService(ctx, c.client, c.name)
+		if err == nil {
+			c.heard.Store(time.Now().UnixNano())
+		}
+		return nil, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return unanswered(c.name, fmt.Sprintf("the stream delivered nothing for %s and a probe (GetSubscription) got no answer within %s", StreamProbeAfter, ProbeTimeout), r.Err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.Message {
+	pm := r.pm
+	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
+	m.Receipt = &r
+	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival
+	return m
+}
+
+// streamReceipt is a stream delivery's receipt (message.Message.Receipt):
+// the client's message, and when the client handed it to the consumer (its
+// lease's start, DeliveredAt; and the arrival the pump's per-key
+// hold-back judges a buffered message by).
+type streamReceipt struct {
+	pm *pubsub.Message
+	at time.Time
+}
+
+func streamMsg(m *message.Message) (*pubsub.Message, error) {
+	r, ok := m.Receipt.(*streamReceipt)
+	if !ok || r == nil || r.pm == nil {
+		return nil, fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoReceipt)
+	}
+	return r.pm, nil
+}
+
+var _ broker.ClientLeaser = (*StreamConsumer)(nil)
+
+// ClientLease is how long after its delivery the client may let a
+// message's lease lapse: MaxExtension (the library's 60 min when 0), and
+// never less than the stream's ack deadline, which the client sets as it
+// receives a message (broker.ClientLeaser). The pump extends
+// nothing for the stream; it tracks what it holds against this lease, to
+// know a message the service hands out again after MaxExtension while an
+// earlier delivery of it is still held.
+func (c *StreamConsumer) ClientLease() time.Duration {
+	d := streamAckDeadline(c.opts.AckDeadline)
+	return max(c.sub.ReceiveSettings.MaxExtension, d)
+}
+
+// DeliveredAt returns when the client handed m to the consumer (the zero
+// time for a message this consumer did not receive): broker.ClientLeaser.
+func (c *StreamConsumer) DeliveredAt(m *message.Message) time.Time {
+	if r, ok := m.Receipt.(*streamReceipt); ok && r != nil {
+		return r.at
+	}
+	return time.Time{}
+}
+
+// Acknowledge acks m on the stream: local, returning at once (or only
+// ErrNoReceipt) unless the subscription has exactly-once delivery; then
+// it waits (up to ctx) for the service's answer, and an ack id the
+// service refused (its deadline lapsed) is an error wrapping ErrAckRefused
+// and broker.ErrStaleReceipt.
+func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) error {
+	pm, err := streamMsg(m)
+	if err != nil {
+		return err
+	}
+	// The result resolves at once unless the subscription has
+	// exactly-once delivery, where it is the service's answer: a refused
+	// ack id (its deadline lapsed) is a stale receipt, not an
+	// acknowledgement.
+	st, err := pm.AckWithResult().Get(ctx)
+	return ackResultErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.name), st, err)
+}
+
+// AppliedDelay returns how long a Requeue with delay holds the message
+// before its Nack (broker.DelayApplier): delay bounded to 0..600 s
+// (Pub/Sub's longest ack deadline); a longer delay is applied as 600 s.
+func (c *StreamConsumer) AppliedDelay(delay time.Duration) time.Duration {
+	return min(max(delay, 0), maxAckDeadline)
+}
+
+// Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
+// 600 s) m is held, its lease kept by the client library up to
+// MaxExtension, and Nacked when the delay has run out, so it is not
+// delivered again before the delay (Google's emulator redelivered
+// a Nack at once despite the RetryPolicy). A held message occupies one of
+// the stream's flow-control slots while it waits; Close releases held
+// messages at once. It returns an error only when m did not come from this
+// consumer.
+func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
+	pm, err := streamMsg(m)
+	if err != nil {
+		return err
+	}
+	if c.park(pm) {
+		return nil // Nacked after the earlier message of its key
+	}
+	if delay <= 0 {
+		pm.Nack()
+		return nil
+	}
+	// A Nack is redelivered at once whatever the RetryPolicy says on
+	// Google's emulator, so the message is held, its lease kept
+	// by the client library (up to MaxExtension), and Nacked when the delay
+	// has run out: it is not delivered again before the delay.
+	delay = c.AppliedDelay(delay)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.delayed == nil {
+		c.delayed = map[*pubsub.Message]*time.Timer{}
+	}
+	c.delayed[pm] = time.AfterFunc(delay, func() {
+		c.mu.Lock()
+		_, held := c.delayed[pm]
+		delete(c.delayed, pm)
+		var after []*pubsub.Message
+		if k := pm.OrderingKey; k != "" && !c.keyDelayed(k) {
+			after = c.parked[k]
+			delete(c.parked, k)
+		}
+		c.mu.Unlock()
+		if held {
+			pm.Nack()
+		}
+		for _, p := range after {
+			p.Nack()
+		}
+	})
+	return nil
+}
+
+// park keeps pm, a message of an ordering key that has a message waiting out
+// a requeue delay here, from the pump: the stream goes on delivering the
+// key's later messages while the earlier one waits, and handling them would
+// put them before it. A parked message is Nacked, in order, right after
+// the key's delayed messages, so Pub/Sub delivers the key again from the
+// earlier one (docs/adr/0006). It reports whether pm was parked.
+func (c *StreamConsumer) park(pm *pubsub.Message) bool {
+	k := pm.OrderingKey
+	if k == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.keyDelayed(k) {
+		return false
+	}
+	if c.parked == nil {
+		c.parked = map[string][]*pubsub.Message{}
+	}
+	c.parked[k] = append(c.parked[k], pm)
+	return true
+}
+
+// keyDelayed reports whether a message of ordering key k waits out a
+// requeue delay; c.mu is held.
+func (c *StreamConsumer) keyDelayed(k string) bool {
+	for d := range c.delayed {
+		if d.OrderingKey == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Reject routes m through broker.Router (R-16..R-19): publish the stamped
+// copy, then Ack; on a failed publish Nack (prompt redelivery, never left
+// outstanding). It always settles and never returns an error.
+func (c *StreamConsumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
+	return c.router.Reject(ctx, m, r)
+}
+
+// Purge acknowledges every message of the subscription by seeking it to now.
+func (c *StreamConsumer) Purge(ctx context.Context) error {
+	return seekNow(ctx, c.client, c.name)
+}
+
+// Close stops the stream and waits for the client to end it, at most
+// CloseTimeout or until ctx ends: the messages the pump never took and
+// those waiting out a requeue delay are Nacked, and the client sends its
+// last acknowledgements and Nacks and then half-closes the stream
+// (ShutdownBehaviorWaitForProcessing). A message received and never
+// settled keeps the client waiting: Close then returns an error naming the
+// subscription, and the message comes back after its ack deadline once the
+// client is closed (nothing is lost).
+func (c *StreamConsumer) Close(ctx context.Context) error {
+	ctx, stop := context.WithTimeout(ctx, c.opts.CloseTimeout)
+	defer stop()
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	held := c.delayed
+	c.delayed = nil
+	parked := c.parked
+	c.parked = nil
+	c.mu.Unlock()
+	// Messages still waiting out a requeue delay are released now: the
+	// consumer that would keep their leases is going away.
+	for pm, t := range held {
+		t.Stop()
+		pm.Nack()
+	}
+	for _, ms := range parked {
+		for _, pm := range ms {
+			pm.Nack()
+		}
+	}
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	for {
+		select {
+		case r := <-c.msgs:
+			r.pm.Nack()
+		case <-done:
+			for {
+				select {
+				case r := <-c.msgs:
+					r.pm.Nack()
+				default:
+					return nil
+				}
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("close stream consumer of %s: the stream did not end (a delivered message is unsettled, or the client is stuck): %w", c.name, ctx.Err())
+		}
+	}
+}
+
+type streamSettler struct{ c *StreamConsumer }
+
+func (s streamSettler) Acknowledge(ctx context.Context, m *message.Message) error {
+	return s.c.Acknowledge(ctx, m)
+}
+
+// Release is Nack: the streaming client cannot delay a redelivery, so the
+// delay of a failed routing is the subscription's RetryPolicy back-off
+// when it has one (requeueDelay; docs/adr/0004), else at once.
+func (s streamSettler) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
+	return s.c.Requeue(ctx, m, delay)
+}
