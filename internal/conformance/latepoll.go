@@ -69,19 +69,7 @@ func runLatePoll(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		return
 	}
 	g.Run(t, rowLateInPoll, f, v, func(t *testing.T) {
-		var why []string
-		for a := 1; a <= latePollAttempts; a++ {
-			out := latePollAttempt(t, f, v)
-			if out == "" {
-				if len(why) > 0 {
-					t.Logf("passed on attempt %d of %d; before it: %s", a, latePollAttempts, strings.Join(why, "; "))
-				}
-				return
-			}
-			why = append(why, fmt.Sprintf("attempt %d: %s", a, out))
-			t.Logf("attempt %d of %d inconclusive: %s", a, latePollAttempts, out)
-		}
-		t.Fatalf("no attempt handed its messages out late in a long poll (%d): %s", latePollAttempts, strings.Join(why, "; "))
+		retryInconclusive(t, latePollAttempts, "no attempt handed its messages out late in a long poll", func() string { return latePollAttempt(t, f, v) })
 	})
 }
 

@@ -89,20 +89,7 @@ func (r *replicaTally) total() int {
 // it passes only on an attempt with every message at its final place.
 func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	g.Run(t, "I12-3", f, v, func(t *testing.T) {
-		attempts := attemptsFor(f)
-		var lost []string
-		for a := 1; a <= attempts; a++ {
-			why := replicasAttempt(t, f, v)
-			if why == "" {
-				if len(lost) > 0 {
-					t.Logf("passed on attempt %d of %d; before it: %s", a, attempts, strings.Join(lost, "; "))
-				}
-				return
-			}
-			lost = append(lost, fmt.Sprintf("attempt %d: %s", a, why))
-			t.Logf("attempt %d of %d inconclusive: %s", a, attempts, why)
-		}
-		t.Fatalf("every attempt lost a message (%d): %s", attempts, strings.Join(lost, "; "))
+		retryOnDropper(t, f, func() string { return replicasAttempt(t, f, v) })
 	})
 }
 

@@ -142,20 +142,29 @@ func runStops(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 // RedeliveryDropper is inconclusive and runs again on a fresh channel.
 func retryOnDropper(t *testing.T, f Fixture, attempt func() string) {
 	t.Helper()
-	attempts := attemptsFor(f)
-	var lost []string
+	retryInconclusive(t, attemptsFor(f), "every attempt lost a message", attempt)
+}
+
+// retryInconclusive runs attempt until it returns "" (the row's checks ran
+// and passed), at most attempts times. A non-empty return says why that
+// attempt proves nothing; it is logged, and after the last attempt t fails
+// with failure, the number of attempts and every attempt's reason. An
+// attempt fails t itself on any real failure.
+func retryInconclusive(t *testing.T, attempts int, failure string, attempt func() string) {
+	t.Helper()
+	var why []string
 	for a := 1; a <= attempts; a++ {
-		why := attempt()
-		if why == "" {
-			if len(lost) > 0 {
-				t.Logf("passed on attempt %d of %d; before it: %s", a, attempts, strings.Join(lost, "; "))
+		out := attempt()
+		if out == "" {
+			if len(why) > 0 {
+				t.Logf("passed on attempt %d of %d; before it: %s", a, attempts, strings.Join(why, "; "))
 			}
 			return
 		}
-		lost = append(lost, fmt.Sprintf("attempt %d: %s", a, why))
-		t.Logf("attempt %d of %d inconclusive: %s", a, attempts, why)
+		why = append(why, fmt.Sprintf("attempt %d: %s", a, out))
+		t.Logf("attempt %d of %d inconclusive: %s", a, attempts, out)
 	}
-	t.Fatalf("every attempt lost a message (%d): %s", attempts, strings.Join(lost, "; "))
+	t.Fatalf("%s (%d): %s", failure, attempts, strings.Join(why, "; "))
 }
 
 // stopIDs sends n fresh messages to ch and returns their ids.

@@ -41,6 +41,29 @@ func newEnvBehindProxy(t *testing.T) (*env, *faultproxy.Proxy) {
 	return &env{client: client, project: srv.Project, faults: f, logs: rec, log: slog.New(rec)}, proxy
 }
 
+// ordersConsumer creates the orders topic and its orders-sub subscription
+// with the test lease (gcpLease) and returns a consumer of mode md on it
+// that takes one message at a time.
+func (e *env) ordersConsumer(t *testing.T, md mode) broker.Consumer {
+	t.Helper()
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
+	return e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+}
+
+// runAckingPump runs a pump over c with opts whose handler acknowledges
+// everything, and returns the readiness it reports to (ready at the start)
+// and its events. The health observer comes first, so it has seen each
+// event before an Await on the events returns.
+func runAckingPump(t *testing.T, c broker.Consumer, opts pump.Options) (*observe.Health, *pumptest.Events) {
+	t.Helper()
+	events := pumptest.NewEvents()
+	health := observe.NewHealth()
+	health.SetReady()
+	pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
+		opts, health, events)
+	return health, events
+}
+
 // healthOptions are the pump settings of the readiness tests: the soak's
 // timeOut (1 s) and stallAfter (3 s), the default receive margin (10 s).
 func healthOptions(v pump.Variant) pump.Options {
@@ -79,8 +102,7 @@ func TestBlackHoledPullSubscriptionTurnsNotReadyWithinTheBound(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e, proxy := newEnvBehindProxy(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			c := e.ordersConsumer(t, modePull)
 			opts := healthOptions(v)
 			assertBlackHoleNotReady(t, e, proxy, c, opts, readyBound(opts), "Pull")
 		})
@@ -94,11 +116,7 @@ func TestBlackHoledPullSubscriptionTurnsNotReadyWithinTheBound(t *testing.T) {
 // again and asserts recovery.
 func assertBlackHoleNotReady(t *testing.T, e *env, proxy *faultproxy.Proxy, c broker.Consumer, opts pump.Options, bound time.Duration, method string) {
 	t.Helper()
-	events := pumptest.NewEvents()
-	health := observe.NewHealth()
-	health.SetReady()
-	pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
-		opts, health, events) // health first: it has seen each event before Await returns
+	health, events := runAckingPump(t, c, opts)
 	pumptest.WaitUntil(t, 30*time.Second, "a "+method+" call", func() bool { return e.faults.Calls(method) >= 1 })
 	pumptest.Stays(t, 2*opts.TimeOut, "no channel failure before the hole", func() bool { return events.Count(pump.EventChannelFailure) == 0 })
 	hole := time.Now()
@@ -137,17 +155,12 @@ func TestIdlePullSubscriptionStaysReadyWithoutProbes(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			c := e.ordersConsumer(t, modePull)
 			before := e.faults.Calls("GetSubscription") // EnsureChannels' own
 			opts := healthOptions(v)
 			opts.TimeOut = pump.DefaultTimeOut
 			opts.StallAfter = time.Second
-			events := pumptest.NewEvents()
-			health := observe.NewHealth()
-			health.SetReady()
-			pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
-				opts, health, events)
+			health, events := runAckingPump(t, c, opts)
 			pumptest.WaitUntil(t, 60*time.Second, "six Pulls", func() bool { return e.faults.Calls("Pull") >= 6 })
 			// probes first: each follows its Pull's cut-off
 			probes := e.faults.Calls("GetSubscription") - before
@@ -178,18 +191,13 @@ func TestPullsHeldToTheirDeadlineCostOneProbeEach(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			c := e.ordersConsumer(t, modePull)
 			before := e.faults.Calls("GetSubscription")
 			e.faults.HoldCalls("Pull")
 			opts := healthOptions(v)
 			opts.TimeOut = 300 * time.Millisecond
 			opts.StallAfter = time.Second
-			events := pumptest.NewEvents()
-			health := observe.NewHealth()
-			health.SetReady()
-			pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
-				opts, health, events)
+			health, events := runAckingPump(t, c, opts)
 			pumptest.WaitUntil(t, 60*time.Second, "three Pulls cut off", func() bool { return e.faults.CutOff("Pull") >= 3 })
 			// A probe follows its Pull's cut-off: the one in flight may
 			// not have been made yet.
@@ -226,8 +234,7 @@ func TestBlackHoledStreamSubscriptionTurnsNotReadyWithinTheBound(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			e, proxy := newEnvBehindProxy(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
-			c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			c := e.ordersConsumer(t, modeStream)
 			opts := healthOptions(v)
 			assertBlackHoleNotReady(t, e, proxy, c, opts, readyBound(opts)+StreamProbeAfter, "StreamingPull")
 		})
@@ -251,11 +258,7 @@ func TestIdleStreamSubscriptionStaysReadyWithOneProbePerInterval(t *testing.T) {
 			opts := healthOptions(v)
 			opts.TimeOut = pump.DefaultTimeOut
 			opts.StallAfter = time.Second
-			events := pumptest.NewEvents()
-			health := observe.NewHealth()
-			health.SetReady()
-			pumptest.RunPump(t, c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} },
-				opts, health, events)
+			health, events := runAckingPump(t, c, opts)
 			window := 2*StreamProbeAfter + StreamProbeAfter/2
 			pumptest.Stays(t, window, "ready, with no channel failure", func() bool {
 				ok, _ := health.Ready()
@@ -280,8 +283,7 @@ func TestIdleStreamSubscriptionStaysReadyWithOneProbePerInterval(t *testing.T) {
 func TestProbeRefusalCountsAsAnAnswer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", AckDeadline: gcpLease})
-	c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+	c := e.ordersConsumer(t, modePull)
 	e.faults.HoldCalls("Pull")
 	e.faults.FailCall("GetSubscription", status.Error(codes.PermissionDenied, "User not authorized to perform this action."))
 	ms, err := c.Receive(ctxT(t, 30*time.Second), 100*time.Millisecond)
