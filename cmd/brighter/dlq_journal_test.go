@@ -79,7 +79,10 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	if err := p.Send(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	const hold = 4 * time.Second
+	// Long enough that the first rerun starts inside it on a loaded
+	// machine (at 4 s a loaded run started after it had lapsed, read the
+	// message and removed it).
+	const hold = 15 * time.Second
 	// The killed run: it read the message (held for hold), published its
 	// copy and recorded it sent, then died before the remove.
 	holdMessages(t, dlq, 1, hold)
