@@ -165,7 +165,7 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 	return r.p.handler(r.handlerCtx, m)
 }
 
-// requeue applies the redelivery budget (R-4..R-7, reference §8.4): the
+// requeue applies the redelivery budget (R-4..R-7; docs/adr/0004-pump-semantics-and-nothing-lost.md): the
 // count goes up by one (saturating, never wrapping); with a budget
 // (RequeueCount != -1) reached by broker.BudgetSpent, the message is
 // rejected with DeliveryError; otherwise it is requeued. A routed copy's
@@ -273,7 +273,8 @@ func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took 
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window
-// (reference §8.5) and stops the pump at the limit.
+// (docs/wire-format.md#pump: the count starts again once its first message
+// is older than the window) and stops the pump at the limit.
 func (p *Pump) countUnacceptable(r *run) {
 	if p.opts.UnacceptableMessageLimit <= 0 {
 		return

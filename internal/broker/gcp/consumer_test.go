@@ -323,7 +323,7 @@ func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 // TestReceive_UndecodableIsUnacceptable (both consumers): a message with a
 // bad HandledCount is presented as MT_UNACCEPTABLE with its receipt, and
 // rejecting it routes it to the invalid topic, whose copy records the type the
-// message carried as originalMessageType (issue 28): MT_COMMAND, not
+// message carried as originalMessageType, so an operator sees what was sent: MT_COMMAND, not
 // MT_UNACCEPTABLE.
 func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
