@@ -25,7 +25,7 @@ import (
 )
 
 // The three transports' channels publish raw wire messages (WireChannel,
-// issue 14); the memory transport has no wire, so it defers the row that
+// for the hostile-message corpus); the memory transport has no wire, so it defers the row that
 // needs one.
 var (
 	_ WireChannel = (*sqsChannel)(nil)
