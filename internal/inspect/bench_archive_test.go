@@ -32,7 +32,7 @@ const archivePairs = 3
 // proves it: an empty 1 s long poll confirmed by an empty short poll;
 // inspect.ReadArchive then inspect.Restore with the SQS producer's
 // SendMessageBatch, up to four batches at once) with a plain aws-sdk-go-v2 loop doing the same work
-// over the same emulator, in the same run (issue 30):
+// over the same emulator, in the same run:
 //
 //   - archive: ReceiveMessage(10, WaitTimeSeconds 1) -> one JSON line per
 //     message (body and attributes) -> flush and fsync ->
@@ -151,7 +151,7 @@ type plainTimes struct {
 	// returns nothing; a short poll samples only some servers).
 	firstEmpty time.Duration
 	// secondEmpty is a second empty 1 s long poll's return, as the scan did
-	// before issue 30's change.
+	// before it ended at the first empty answer of a quiet queue.
 	secondEmpty time.Duration
 }
 
