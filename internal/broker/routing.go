@@ -131,9 +131,9 @@ var ErrTooLarge = fmt.Errorf("message too large: %w", ErrPermanent)
 const ShortRejectionMessage = 64
 
 // Router is the one rejection-routing implementation every transport uses
-// (R-15..R-19, docs/wire-format.md#rejection). The zero value is not usable: set Publisher and
-// Settler. Destinations are the subscription's deadLetterRoutingKey and
-// invalidMessageRoutingKey.
+// (R-15..R-19, docs/wire-format.md#rejection). The zero value is not usable:
+// set Publisher and Settler. Destinations are the subscription's
+// deadLetterRoutingKey and invalidMessageRoutingKey.
 type Router struct {
 	// DeadLetter is the dead-letter destination, "" for none.
 	DeadLetter string

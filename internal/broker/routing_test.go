@@ -287,9 +287,10 @@ func TestPresentedCount_AC33(t *testing.T) {
 }
 
 // A routing failure does not loop hot: a message released after a failed
-// routing is released with a delay that doubles with the broker's delivery attempt (no local state),
-// capped by the transport's limit, so a failing destination costs a few
-// calls a minute per message instead of hundreds a second.
+// routing is released with a delay that doubles with the broker's delivery
+// attempt (no local state), capped by the transport's limit, so a failing
+// destination costs a few calls a minute per message instead of hundreds a
+// second.
 func TestRouterRoutingFailureReleaseBacksOff(t *testing.T) {
 	for _, tc := range []struct {
 		attempt int

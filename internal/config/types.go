@@ -133,7 +133,8 @@ const (
 	MakeChannelsAssume MakeChannels = "assume"
 )
 
-// Defaults of the base subscription (docs/configuration.md#subscription-settings: Brighter's, plus this tool's
+// Defaults of the base subscription
+// (docs/configuration.md#subscription-settings: Brighter's, plus this tool's
 // drainTimeout).
 const (
 	DefaultBufferSize     = 1
@@ -160,7 +161,8 @@ const (
 	// DefaultMaxLeaseExtension is maxLeaseExtension's default (the Pub/Sub
 	// client's MaxExtension default; docs/adr/0005-leases.md).
 	DefaultMaxLeaseExtension = time.Hour
-	// MaxBufferSize is the largest bufferSize (Brighter's limit, and SQS's largest receive batch).
+	// MaxBufferSize is the largest bufferSize (Brighter's limit, and SQS's
+	// largest receive batch).
 	MaxBufferSize = 10
 	// MaxSQSTimeOut is SQS's longest long-poll wait.
 	MaxSQSTimeOut = 20 * time.Second

@@ -87,15 +87,16 @@ func (f *pubsubFixture) Ordered() bool         { return f.ordering }
 // (longPollFixture); a stream's client receives on its own.
 func (f *pubsubFixture) LongPolls() bool { return f.mode == config.GCPModePull }
 
-// DropsRedeliveries is true: Google's emulator stops redelivering a
-// message it still holds (docs/emulators.md#googles-pubsub-emulator), so a row that retries
-// such an attempt (RedeliveryDropper) may run again.
+// DropsRedeliveries is true: Google's emulator stops redelivering a message it
+// still holds (docs/emulators.md#googles-pubsub-emulator), so a row that
+// retries such an attempt (RedeliveryDropper) may run again.
 func (f *pubsubFixture) DropsRedeliveries() bool { return true }
 
 // Deferred defers AC-43 in the ordering configurations (an emulator gap,
-// docs/emulators.md#googles-pubsub-emulator) and AC-9: its native limit of 3 is below Pub/Sub's minimum
-// maxDeliveryAttempts of 5. The emulator would accept 3, but a cell proven
-// with a limit the service refuses would be a fake.
+// docs/emulators.md#googles-pubsub-emulator) and AC-9: its native limit of 3
+// is below Pub/Sub's minimum maxDeliveryAttempts of 5. The emulator would
+// accept 3, but a cell proven with a limit the service refuses would be a
+// fake.
 func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	if behaviour == "AC-43" && f.ordering {
 		return "Google's Pub/Sub emulator never forwards a message of a subscription with enableMessageOrdering to its DeadLetterPolicy topic " +
@@ -695,11 +696,11 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 		ch := sc.ch.(*pubsubChannel)
 		native := ch.Native(t)
 		var forwarded *message.Message
-		// Positive evidence: the forwarded copy, which the
-		// DeadLetterPolicy sends only after its maxDeliveryAttempts
-		// deliveries. A message the emulator stopped redelivering before
-		// then (docs/emulators.md#googles-pubsub-emulator) fails the cell as "emulator lost it";
-		// it cannot pass the invocation count below.
+		// Positive evidence: the forwarded copy, which the DeadLetterPolicy
+		// sends only after its maxDeliveryAttempts deliveries. A message the
+		// emulator stopped redelivering before then
+		// (docs/emulators.md#googles-pubsub-emulator) fails the cell as
+		// "emulator lost it"; it cannot pass the invocation count below.
 		awaitScenario(t, sc, 60*time.Second, "the message on the DeadLetterPolicy's subscription", pubsubMinNativeLimit, func() bool {
 			for _, m := range receiveOnce(t, native, 500*time.Millisecond) {
 				if m.OriginalID() == sc.id && forwarded == nil {

@@ -271,8 +271,8 @@ func (l *Ledger) Note(transport, text string) {
 	}
 }
 
-// configOrder is the ledger's column order (the nine
-// configurations of docs/requirements.md); any other configuration sorts after them by name.
+// configOrder is the ledger's column order (the nine configurations of
+// docs/requirements.md); any other configuration sorts after them by name.
 var configOrder = []string{"SqsStandard", "SqsFifo", "SnsStandard", "SnsFifo", "Pull", "PullOrdering", "Stream", "StreamOrdering", "RocketMq"}
 
 func configRank(c string) string {

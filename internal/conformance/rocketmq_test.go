@@ -79,12 +79,11 @@ func init() {
 	})
 }
 
-// rocketFixture is RocketMQ's one configuration (of the nine
-// configurations of docs/requirements.md, RocketMQ has one) over the test broker, driven by the real Go
-// client.
-// rocketFixture opens channels on the one test broker of the binary; base
-// keeps the topics of two fixtures apart (the corpus and TestRocketMQ run
-// at once).
+// rocketFixture is RocketMQ's one configuration (of the nine configurations of
+// docs/requirements.md, RocketMQ has one) over the test broker, driven by the
+// real Go client. rocketFixture opens channels on the one test broker of the
+// binary; base keeps the topics of two fixtures apart (the corpus and
+// TestRocketMQ run at once).
 type rocketFixture struct {
 	base int64
 	seq  atomic.Int64

@@ -235,10 +235,11 @@ func TestReplayRocketMQ_MissingDestination_LosesNothing(t *testing.T) {
 	}
 }
 
-// TestReplayRocketMQ_FaultBetweenPublishAndRemove fails the AckMessage on
-// the dead-letter topic while m1 is replayed: it is published to its topic AND still pending in the dead-letter
-// topic, in both places, never in neither. (The Go client reports the Ack
-// as a success, docs/emulators.md#rmqtest-rocketmq-5, so the summary cannot tell; the
+// TestReplayRocketMQ_FaultBetweenPublishAndRemove fails the AckMessage on the
+// dead-letter topic while m1 is replayed: it is published to its topic AND
+// still pending in the dead-letter topic, in both places, never in neither.
+// (The Go client reports the Ack as a success,
+// docs/emulators.md#rmqtest-rocketmq-5, so the summary cannot tell; the
 // message reappears for the reader group when --visibility lapses.)
 func TestReplayRocketMQ_FaultBetweenPublishAndRemove(t *testing.T) {
 	e := newRMQ(t)

@@ -124,12 +124,12 @@ func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 	})
 }
 
-// FuzzBudgetRejectsByRthDelivery is the pump half of the hostile-count property
-// (docs/adr/0001-delivery-count-contract.md §9): for
-// any stamped count, with or without (forged or genuine) rejection metadata,
-// a deferring handler under requeueCount R is invoked at most R times (not
-// at all when a source message arrives with its count at R or more:
-// exhausted is final) and the message ends on the dead-letter queue, in both variants. Seeds in
+// FuzzBudgetRejectsByRthDelivery is the pump half of the hostile-count
+// property (docs/adr/0001-delivery-count-contract.md §9): for any stamped
+// count, with or without (forged or genuine) rejection metadata, a deferring
+// handler under requeueCount R is invoked at most R times (not at all when a
+// source message arrives with its count at R or more: exhausted is final) and
+// the message ends on the dead-letter queue, in both variants. Seeds in
 // testdata/fuzz/FuzzBudgetRejectsByRthDelivery.
 func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 	f.Add(0, false, uint8(3))

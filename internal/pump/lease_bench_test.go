@@ -48,12 +48,12 @@ func leasePump(b *testing.B, v pump.Variant, on bool) (*memory.Broker, *pump.Pum
 	return br, p
 }
 
-// BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease
-// the pump cannot see (off: it tracks nothing) and over the same consumer
-// with its 30 s lease under the default maxLeaseExtension (every message tracked from receive to
-// settle, the schedule ticking): with handlers far shorter than half the
-// lease, what lease management costs per message (the target: at most 3% of
-// throughput and no broker call; docs/performance.md).
+// BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease the
+// pump cannot see (off: it tracks nothing) and over the same consumer with its
+// 30 s lease under the default maxLeaseExtension (every message tracked from
+// receive to settle, the schedule ticking): with handlers far shorter than
+// half the lease, what lease management costs per message (the target: at most
+// 3% of throughput and no broker call; docs/performance.md).
 func BenchmarkPumpLeases(b *testing.B) {
 	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 		for _, lm := range []struct {

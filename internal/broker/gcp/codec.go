@@ -12,7 +12,8 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Attribute names of Brighter's Pub/Sub wire format (docs/wire-format.md#pubsub). They are case-sensitive on send; on receive a
+// Attribute names of Brighter's Pub/Sub wire format
+// (docs/wire-format.md#pubsub). They are case-sensitive on send; on receive a
 // foreign attribute is compared with them case-insensitively.
 const (
 	AttrMessageType   = "MessageType"

@@ -55,15 +55,16 @@
 // credentials are looked up when it is set); Connect only passes options on.
 //
 // The tests run on Google's own Pub/Sub emulator (gcptest;
-// docs/emulators.md#googles-pubsub-emulator), each in its own project. Its differences from the
-// service that this package meets: it refuses labels in an UpdateSubscription
-// mask (ensureSubscription updates only differing fields and retries without
-// labels), it has no IAM service (GetIamPolicy is Unimplemented, tolerated by
-// R-20), and it fills delivery_attempt on a subscription with only a
-// RetryPolicy, where the service's documentation says only a
-// DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
+// docs/emulators.md#googles-pubsub-emulator), each in its own project. Its
+// differences from the service that this package meets: it refuses labels in
+// an UpdateSubscription mask (ensureSubscription updates only differing fields
+// and retries without labels), it has no IAM service (GetIamPolicy is
+// Unimplemented, tolerated by R-20), and it fills delivery_attempt on a
+// subscription with only a RetryPolicy, where the service's documentation says
+// only a DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
 // demo's in-process pstest (internal/demo) has further gaps
-// (docs/emulators.md#pstest-in-process); an update is never sent without a mask, which would crash it.
+// (docs/emulators.md#pstest-in-process); an update is never sent without a
+// mask, which would crash it.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.

@@ -240,14 +240,14 @@ var (
 )
 
 // Decode reads a received message in Brighter's wire format
-// (docs/wire-format.md#rocketmq): topic = the broker topic; id = CE_id, else the broker id; timestamp
-// = CE_time, else the delivery timestamp, else now; message type read
-// case-insensitively with Brighter's MT_EVENT fallback; content type
-// CE_contenttype, else Content-Type, else text/plain; HandledCount as stamped
-// (the presented count is applied by the consumer, see DeliveryCount);
-// partition key = message group; Delay from PropDelay (not from
-// HandledCount). Every property that is not a header field goes to the bag,
-// and so do the tag (BagTag) and keys other than the bare message id
+// (docs/wire-format.md#rocketmq): topic = the broker topic; id = CE_id, else
+// the broker id; timestamp = CE_time, else the delivery timestamp, else now;
+// message type read case-insensitively with Brighter's MT_EVENT fallback;
+// content type CE_contenttype, else Content-Type, else text/plain;
+// HandledCount as stamped (the presented count is applied by the consumer, see
+// DeliveryCount); partition key = message group; Delay from PropDelay (not
+// from HandledCount). Every property that is not a header field goes to the
+// bag, and so do the tag (BagTag) and keys other than the bare message id
 // (BagKeys), so a routed or replayed copy keeps its steering.
 //
 // It returns an error wrapping ErrBadProperty or ErrLocalMessageType for a

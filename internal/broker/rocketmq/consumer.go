@@ -17,7 +17,8 @@ import (
 )
 
 // Defaults of ConsumerOptions (Brighter's RocketSubscription,
-// docs/configuration.md#transport-blocks, except AwaitDuration, which Brighter sets to one minute).
+// docs/configuration.md#transport-blocks, except AwaitDuration, which Brighter
+// sets to one minute).
 const (
 	// DefaultInvisibleDuration is how long a received message stays
 	// invisible (30 s).
@@ -39,8 +40,8 @@ const (
 // ErrLeaseExpired is returned by Acknowledge when the message's invisible
 // duration (its lease) has already lapsed: a real broker refuses the receipt
 // handle, and the Go client would report success anyway
-// (docs/emulators.md#rmqtest-rocketmq-5), so the consumer does not send the Ack and says so.
-// It wraps broker.ErrStaleReceipt.
+// (docs/emulators.md#rmqtest-rocketmq-5), so the consumer does not send the
+// Ack and says so. It wraps broker.ErrStaleReceipt.
 var ErrLeaseExpired = fmt.Errorf("rocketmq: invisible duration lapsed; receipt handle is %w", broker.ErrStaleReceipt)
 
 // Connection says how to reach a RocketMQ 5 proxy. The CLI fills it from the

@@ -1,8 +1,8 @@
 // Package rocketmq is brighter's RocketMQ 5 transport, on the official Go
 // client github.com/apache/rocketmq-clients/golang/v5 (v5.1.2): a Consumer on
 // a SimpleConsumer, a Producer, and makeChannels (Channels), in Brighter's
-// RocketMQ wire format (codec.go, docs/wire-format.md#rocketmq) so .NET Brighter and brighter
-// read each other's messages.
+// RocketMQ wire format (codec.go, docs/wire-format.md#rocketmq) so .NET
+// Brighter and brighter read each other's messages.
 //
 // What it promises (ADR 0003):
 //

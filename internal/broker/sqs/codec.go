@@ -247,10 +247,11 @@ type DecodeOptions struct {
 }
 
 // Decode reads a received SQS message in Brighter's wire format
-// (docs/wire-format.md#sqs), raw or from the SNS envelope, and presents its delivery count:
-// Header.HandledCount = PresentedCount(stamped bag handled-count,
-// ApproximateReceiveCount, routed copy) (count.go). Message.Receipt is the
-// receipt handle (never the bag) and DeliveryAttempt the receive count.
+// (docs/wire-format.md#sqs), raw or from the SNS envelope, and presents its
+// delivery count: Header.HandledCount = PresentedCount(stamped bag
+// handled-count, ApproximateReceiveCount, routed copy) (count.go).
+// Message.Receipt is the receipt handle (never the bag) and DeliveryAttempt
+// the receive count.
 //
 // A message from a producer that is not Brighter decodes with defaults: id =
 // the SQS MessageId, MT_EVENT, topic = opts.DefaultTopic. When part of the

@@ -26,15 +26,15 @@ const probeRecorded = "cloud-pubsub-emulator-0.8.20-all.jar"
 // once, until every message was delivered probeTarget times or none came
 // back for 15 s (at most 60 s).
 //
-// Recorded on 0.8.20, 2026-12-04: in these scenarios, alone on the
-// emulator, every message came back probeTarget times. The same emulator was
-// measured (docs/emulators.md#googles-pubsub-emulator) dropping most nacked messages after their
-// 2nd or 3rd delivery under load (the full suite, deferral loops), which
-// this probe does not reproduce in isolation: that is why the Pub/Sub
-// loss and invocation-count checks run on pstest (the soak) or are read
-// with docs/conformance.md's note. The test fails when a scenario drops a
-// message here (the emulator got worse), or when the jar is not the one
-// recorded (re-measure: this log, §2c, probeRecorded).
+// Recorded on 0.8.20, 2026-12-04: in these scenarios, alone on the emulator,
+// every message came back probeTarget times. The same emulator was measured
+// (docs/emulators.md#googles-pubsub-emulator) dropping most nacked messages
+// after their 2nd or 3rd delivery under load (the full suite, deferral loops),
+// which this probe does not reproduce in isolation: that is why the Pub/Sub
+// loss and invocation-count checks run on pstest (the soak) or are read with
+// docs/conformance.md's note. The test fails when a scenario drops a message
+// here (the emulator got worse), or when the jar is not the one recorded
+// (re-measure: this log, §2c, probeRecorded).
 func TestEmulatorRedeliveryProbe(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {

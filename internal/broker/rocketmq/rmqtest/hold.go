@@ -3,10 +3,10 @@ package rmqtest
 import "github.com/brightergo/brighter/internal/faultproxy"
 
 // HoldCalls makes every call of the RPC method ("AckMessage",
-// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the client's
-// deadline ends, recording it in the returned Hold (a black-holed
-// endpoint per call kind, to prove each call's own deadline); the call is counted but changes nothing.
-// ReleaseCalls ends it.
+// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the
+// client's deadline ends, recording it in the returned Hold (a black-holed
+// endpoint per call kind, to prove each call's own deadline); the call is
+// counted but changes nothing. ReleaseCalls ends it.
 func (s *Server) HoldCalls(method string) *faultproxy.Hold {
 	h := &faultproxy.Hold{}
 	s.holds.Store(method, h)
