@@ -49,7 +49,8 @@ deps:
 	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq google-cloud-cli-pubsub-emulator >/dev/null \
 	    || { echo "could not install Google's Pub/Sub emulator: apt-get install google-cloud-cli-pubsub-emulator (from the Google Cloud CLI apt source)"; exit 1; }; \
 	fi
-	@# tmux drives dlq triage's end-to-end test in a real terminal (issue 30).
+	@# tmux drives dlq triage's end-to-end test in a real terminal, so the
+	@# triage screen is tested as an operator sees it.
 	@if ! command -v tmux >/dev/null; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq tmux >/dev/null \
@@ -70,14 +71,15 @@ lint: fmt-check vet staticcheck
 # TEST_P packages are tested at once (go test -p; its default is the
 # cores): most packages wait on emulators (leases, ack deadlines), not the
 # CPU. On a 2-core machine the whole suite took 7m19s at -p 4, against at
-# least 9m53s at -p 2, half its 19m46s of package times (issue 33,
-# docs/testing.md).
+# least 9m53s at -p 2, half its 19m46s of package times
+# (docs/testing.md).
 TEST_P ?= 4
 test: deps lint
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(PKGS)
 	$(MAKE) mutants-ci
 
-# The suite under load (issue 33; not part of make test): STRESS_RUNS runs of
+# The suite under load, to find the tests that fail only on a busy machine
+# (not part of make test): STRESS_RUNS runs of
 # every test with -race beside a CPU hog of STRESS_HOG spinning goroutines
 # per core (internal/tools/stress); each failure is reported by test name
 # with the runs it failed in, each run's go test -json kept in bin/stress/.
@@ -93,9 +95,9 @@ test-times: deps
 	$(GO) run ./internal/tools/stress -runs 1 -hog 0 -out bin/times -- -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS) || true
 	$(GO) run ./internal/tools/stress -summarize bin/times/run-1.json
 
-# The mutation check (issue 18, issue 31): every deliberate bug of
-# internal/conformance/mutants (a catalogue per layer: conformance cells,
-# pump, transports, dlq, handlers, config), one at a time on a copy of the
+# The mutation check, so that a test that cannot fail is found: every
+# deliberate bug of internal/conformance/mutants (a catalogue per layer:
+# conformance cells, pump, transports, dlq, handlers, config), one at a time on a copy of the
 # tree, must fail the tests named for it. `mutants` runs them all and
 # records the table in docs/conformance.md (TestCatalogueRecorded checks it
 # in make test); `mutants-ci` (part of make test) runs the few marked CI, a

@@ -569,7 +569,7 @@ func keys[V any](m map[string]V) []string {
 var goMemLimit = regexp.MustCompile(`^([0-9]+)(B|KiB|MiB|GiB|TiB)?$`)
 
 // checkGoMemLimit checks the container's GOMEMLIMIT is a fixed value
-// between 80% and 90% of its memory limit (issue 32): the runtime collects
+// between 80% and 90% of its memory limit: the runtime collects
 // before the kernel kills, with room for memory it does not count (exec
 // handlers' processes share the container's cgroup).
 func checkGoMemLimit(t *testing.T, c corev1.Container) {

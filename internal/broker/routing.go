@@ -33,7 +33,7 @@ type Publisher interface {
 // Route names where a rejected message went.
 type Route string
 
-// The rejection routes (reference §7.1).
+// The rejection routes (docs/wire-format.md#rejection).
 const (
 	// RouteDeadLetter is the dead-letter queue (deadLetterRoutingKey).
 	RouteDeadLetter Route = "dead-letter"
@@ -98,7 +98,7 @@ const (
 // is released for before the broker redelivers it: RoutingRetryBase doubled
 // for each delivery attempt after the first (the broker's own delivery
 // count, so it needs no local state and holds across replicas and restarts;
-// DESIGN.md "Scale"), at most limit (RoutingRetryMax when limit <= 0). An
+// ARCHITECTURE.md#scale), at most limit (RoutingRetryMax when limit <= 0). An
 // unknown attempt (0, Pub/Sub without a dead-letter policy) counts as the
 // first. With the 1 s base a message costs about 1, 2, 4, ... s and then one
 // routing attempt per limit: a few broker calls a minute, not hundreds a
@@ -131,9 +131,9 @@ var ErrTooLarge = fmt.Errorf("message too large: %w", ErrPermanent)
 const ShortRejectionMessage = 64
 
 // Router is the one rejection-routing implementation every transport uses
-// (R-15..R-19, reference §7). The zero value is not usable: set Publisher and
-// Settler. Destinations are the subscription's deadLetterRoutingKey and
-// invalidMessageRoutingKey.
+// (R-15..R-19, docs/wire-format.md#rejection). The zero value is not usable:
+// set Publisher and Settler. Destinations are the subscription's
+// deadLetterRoutingKey and invalidMessageRoutingKey.
 type Router struct {
 	// DeadLetter is the dead-letter destination, "" for none.
 	DeadLetter string
@@ -152,7 +152,7 @@ type Router struct {
 	MaxReleaseDelay time.Duration
 }
 
-// Select returns the route and destination for a reason (reference §7.1):
+// Select returns the route and destination for a reason (docs/wire-format.md#rejection):
 // Unacceptable goes to the invalid-message channel, falling back to the
 // dead-letter queue; every other reason goes to the dead-letter queue; with no
 // destination the route is RouteNone. fellBack reports the fallback.

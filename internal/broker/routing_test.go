@@ -85,7 +85,7 @@ func logRecords(t *testing.T, buf *bytes.Buffer) []map[string]any {
 	return out
 }
 
-// the route table of reference §7.1.
+// the route table of docs/wire-format.md#rejection.
 func TestRouterSelectRouteTable_R16_R17(t *testing.T) {
 	cases := []struct {
 		reason       message.RejectionReason
@@ -286,10 +286,11 @@ func TestPresentedCount_AC33(t *testing.T) {
 	}
 }
 
-// Issue 13: a message released after a failed routing is released with a
-// delay that doubles with the broker's delivery attempt (no local state),
-// capped by the transport's limit, so a failing destination costs a few
-// calls a minute per message instead of hundreds a second.
+// A routing failure does not loop hot: a message released after a failed
+// routing is released with a delay that doubles with the broker's delivery
+// attempt (no local state), capped by the transport's limit, so a failing
+// destination costs a few calls a minute per message instead of hundreds a
+// second.
 func TestRouterRoutingFailureReleaseBacksOff(t *testing.T) {
 	for _, tc := range []struct {
 		attempt int
@@ -320,7 +321,7 @@ func TestRouterRoutingFailureReleaseBacksOff(t *testing.T) {
 	}
 }
 
-// Issue 13: a routing publish that can never succeed is tried once more
+// A routing publish that can never succeed is tried once more
 // with the rejection message shortened when it was too large, then released
 // with the longest delay and reported Permanent; one that fits once
 // shortened is routed and acknowledged.

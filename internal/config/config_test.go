@@ -21,7 +21,7 @@ func mustParse(t *testing.T, name, src string, env func(string) (string, bool)) 
 	return f
 }
 
-// TestParse_Defaults checks Brighter's defaults (reference §9) and the
+// TestParse_Defaults checks Brighter's defaults (docs/configuration.md) and the
 // per-transport timeOut and blocks filled for the chosen transport.
 func TestParse_Defaults(t *testing.T) {
 	src := `connections:
@@ -119,7 +119,7 @@ func exported(s *config.Subscription) config.Subscription {
 
 // TestParse_ExplicitValues checks that every field set in the file is read
 // and that relative memory paths resolve against the file's directory.
-// (Enum values are spelt as the schema spells them: issue 32,
+// (Enum values are spelt as the schema spells them:
 // TestSchemaAndLoaderAgreeOnWrongFiles.)
 func TestParse_ExplicitValues(t *testing.T) {
 	src := `subscriptions:
@@ -239,7 +239,8 @@ subscriptions:
 	}
 
 	// A value that expands to the wrong type names the variable's value.
-	// The value is quoted as written, never expanded (issue 29).
+	// The value is quoted as written, never expanded: an environment
+	// value may be a secret (docs/security.md).
 	errs := errorTexts(t, "subscriptions:\n  - name: a\n    transport: memory\n    bufferSize: ${BUF:-ten}\n    handler: {type: builtin, name: ack}\n")
 	if want := `test.yaml:4:17: subscriptions[0].bufferSize: must be an integer, got the value of "${BUF:-ten}" (not shown: environment values may be secrets)`; len(errs) != 1 || errs[0] != want {
 		t.Errorf("errors = %q, want %q", errs, want)
@@ -477,7 +478,7 @@ func FuzzParse(f *testing.F) {
 // TestGCPRoutingKeysReadBack_AC14 reads a gcp subscription's
 // deadLetterRoutingKey and invalidMessageRoutingKey back in every mode
 // (AC-14, R-15). It was a conformance row; it touches no emulator, so it is
-// a config test (issue 18).
+// a config test, where it runs in milliseconds.
 func TestGCPRoutingKeysReadBack_AC14(t *testing.T) {
 	for _, mode := range []string{config.GCPModePull, config.GCPModeStream} {
 		for _, ordering := range []bool{false, true} {

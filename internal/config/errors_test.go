@@ -49,7 +49,8 @@ func errorTexts(t *testing.T, src string) []string {
 }
 
 // TestParse_BrokenFiles asserts the exact "file:line:col: field: message" of
-// each kind of configuration error (DESIGN.md "Configuration"; issue 2 item 3).
+// each kind of configuration error, so an operator can go straight to the
+// line and field at fault (docs/configuration.md).
 func TestParse_BrokenFiles(t *testing.T) {
 	cases := []struct {
 		name string
@@ -133,7 +134,7 @@ func TestParse_BrokenFiles(t *testing.T) {
 			},
 		},
 		{
-			name: "noOfPerformers 100000000 (hostile, issue 14)",
+			name: "noOfPerformers 100000000 (hostile: gigabytes before the first message)",
 			src: `subscriptions:
   - name: a
     transport: memory
@@ -473,7 +474,7 @@ func TestError_Format(t *testing.T) {
 
 // TestErrors_NewUserFindings_EnvValueAndOverflowRange: a value from ${VAR}
 // that is not valid says it is the variable's value (never showing it:
-// environment values may be secrets, issue 29), and an integer too large
+// environment values may be secrets, docs/security.md), and an integer too large
 // for 64 bits is told both bounds, not "any integer" or ">= 0".
 func TestErrors_NewUserFindings_EnvValueAndOverflowRange(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{

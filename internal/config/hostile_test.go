@@ -12,7 +12,7 @@ import (
 )
 
 // hostileCorpus maps each file of testdata/hostile to the error text it must
-// produce ("" = it must parse). Issue 14: a hostile file gets a clear error
+// produce ("" = it must parse). A hostile file gets a clear error
 // naming the file, the line and the limit or rule, in bounded time and
 // memory, and never a panic.
 var hostileCorpus = map[string]string{
@@ -68,7 +68,7 @@ func TestHostileFilesGetClearErrors(t *testing.T) {
 	}
 }
 
-// Issue 14: a file over MaxFileSize is refused before it is parsed, naming
+// A file over MaxFileSize is refused before it is parsed, naming
 // the line the limit falls on; a name of a megabyte is one of them. Real
 // sizes and depths up to the limits parse.
 func TestSizeAndDepthLimits(t *testing.T) {

@@ -110,7 +110,7 @@ const (
 // transports lists every valid transport, in the order error messages show.
 var transports = schemaEnum("$defs", "subscription", "properties", "transport")
 
-// PumpType is messagePumpType: the pump variant (reference §8).
+// PumpType is messagePumpType: the pump variant (docs/wire-format.md#pump).
 type PumpType string
 
 // The pump variants. Their values equal internal/pump's Variant values.
@@ -133,7 +133,8 @@ const (
 	MakeChannelsAssume MakeChannels = "assume"
 )
 
-// Defaults of the base subscription (reference §9.1, plus this tool's
+// Defaults of the base subscription
+// (docs/configuration.md#subscription-settings: Brighter's, plus this tool's
 // drainTimeout).
 const (
 	DefaultBufferSize     = 1
@@ -160,7 +161,8 @@ const (
 	// DefaultMaxLeaseExtension is maxLeaseExtension's default (the Pub/Sub
 	// client's MaxExtension default; docs/adr/0005-leases.md).
 	DefaultMaxLeaseExtension = time.Hour
-	// MaxBufferSize is the largest bufferSize (reference §8.6).
+	// MaxBufferSize is the largest bufferSize (Brighter's limit, and SQS's
+	// largest receive batch).
 	MaxBufferSize = 10
 	// MaxSQSTimeOut is SQS's longest long-poll wait.
 	MaxSQSTimeOut = 20 * time.Second
@@ -362,7 +364,7 @@ type TLS struct {
 	InsecureSkipVerify bool
 }
 
-// SQS channel types (reference §9.2).
+// SQS channel types (docs/configuration.md#transport-blocks).
 const (
 	// ChannelPointToPoint reads a queue only.
 	ChannelPointToPoint = "pointToPoint"
@@ -376,7 +378,7 @@ const (
 	QueueFIFO     = "fifo"
 )
 
-// SQS is the sqs block (reference §9.2).
+// SQS is the sqs block (docs/configuration.md#transport-blocks).
 type SQS struct {
 	// ChannelType is pointToPoint (default) or pubSub.
 	ChannelType string
@@ -411,7 +413,7 @@ const (
 	GCPModeStream = "stream"
 )
 
-// GCP is the gcp block (reference §9.3).
+// GCP is the gcp block (docs/configuration.md#transport-blocks).
 type GCP struct {
 	// ProjectID defaults to connections.gcp.projectId; required one way or
 	// the other.
@@ -454,7 +456,7 @@ type DeadLetterPolicy struct {
 // policy's maxDeliveryAttempts of 0, and the smallest value it accepts.
 const GCPDefaultMaxDeliveryAttempts = 5
 
-// RocketMQ is the rocketmq block (reference §9.4).
+// RocketMQ is the rocketmq block (docs/configuration.md#transport-blocks).
 type RocketMQ struct {
 	// ConsumerGroup is required.
 	ConsumerGroup string

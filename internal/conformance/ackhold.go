@@ -18,7 +18,7 @@ const rowAckHold = "I28/ack-hold"
 
 // ackHoldBehaviours are the failed-acknowledgement ordering rows.
 var ackHoldBehaviours = []Behaviour{
-	{rowAckHold, "R-4, issue 28", "a failed acknowledgement holds back its key: the first acknowledgement of a key's first message fails (never reaching the broker); no later message of the key is handled before it is acknowledged, and none twice (ordered configurations; bufferSize 10, 3 performers in the Proactor: its batched acknowledgement)", KindPump},
+	{rowAckHold, "R-4, ADR 0006", "a failed acknowledgement holds back its key: the first acknowledgement of a key's first message fails (never reaching the broker); no later message of the key is handled before it is acknowledged, and none twice (ordered configurations; bufferSize 10, 3 performers in the Proactor: its batched acknowledgement)", KindPump},
 }
 
 // ackHoldPerKey is how many messages of one key the row publishes.

@@ -159,15 +159,15 @@ func checkMetadata(t *testing.T, ch Channel, m *message.Message, reason message.
 	}
 }
 
-// checkDiscarded checks R-17 on a scenario whose handler rejected with
-// reason and whose channel has no rejection destination: exactly one Warn
-// record with the discard text naming the message id and the reason, one
-// rejection, and no further invocation for a window past the lease while
-// the pump keeps running (an unacknowledged message would have come back).
-// It waits through AwaitFinal for the positive evidence, the
-// discard's acknowledgement the broker accepted, so a message the broker
-// stopped handing out (Google's emulator, local-brokers.md §2c) fails the
-// row as "emulator lost it" and never passes its invocation count.
+// checkDiscarded checks R-17 on a scenario whose handler rejected with reason
+// and whose channel has no rejection destination: exactly one Warn record with
+// the discard text naming the message id and the reason, one rejection, and no
+// further invocation for a window past the lease while the pump keeps running
+// (an unacknowledged message would have come back). It waits through
+// AwaitFinal for the positive evidence, the discard's acknowledgement the
+// broker accepted, so a message the broker stopped handing out (Google's
+// emulator, docs/emulators.md#googles-pubsub-emulator) fails the row as
+// "emulator lost it" and never passes its invocation count.
 func checkDiscarded(t *testing.T, sc *scenario, reason message.RejectionReason) {
 	t.Helper()
 	awaitScenario(t, sc, waitShort, "the discard, acknowledged", 1, func() bool { return discards(sc.rec, sc.id) > 0 })
@@ -232,8 +232,8 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		// acknowledged: not delivered again past the lease (the pump's
 		// acknowledgement path, batched where the consumer batches)
 		Stays(t, quietWindow(sc.ch), "the acknowledged message came back", func() bool { return sc.counter.Count(sc.id) == 1 })
-		// Not on redelivery alone (Google's emulator can stop
-		// redelivering, local-brokers.md §2c): the broker accepted the
+		// Not on redelivery alone (Google's emulator can stop redelivering,
+		// docs/emulators.md#googles-pubsub-emulator): the broker accepted the
 		// pump's acknowledgement.
 		if n := sc.rec.Acks(sc.id); n != 1 {
 			t.Errorf("%d acknowledgements accepted, want 1: the quiet window proves nothing if the broker dropped the message", n)

@@ -19,7 +19,7 @@ const rowLeaseCeiling = "I28/lease-ceiling"
 
 // ceilingBehaviours are the ceiling rows.
 var ceilingBehaviours = []Behaviour{
-	{rowLeaseCeiling, "R-4, issue 28", "lease extension stops short of the broker's ceiling on holding a message (SQS: 12 h from the receive, shortened by the fixture to 70 s) with one Warn, never an extension past it nor an Error per tick; maxLeaseExtension is past the ceiling", KindPump},
+	{rowLeaseCeiling, "R-4, ADR 0005", "lease extension stops short of the broker's ceiling on holding a message (SQS: 12 h from the receive, shortened by the fixture to 70 s) with one Warn, never an extension past it nor an Error per tick; maxLeaseExtension is past the ceiling", KindPump},
 }
 
 // ceilingFixture is implemented by fixtures whose broker keeps a received

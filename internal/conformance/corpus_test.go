@@ -18,7 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// corpusCase is one malformed message of issue 14's corpus: a message
+// corpusCase is one malformed message of the hostile-message corpus: a message
 // encoded by Brighter's codec for the scenario, then edited on the wire and
 // published raw.
 type corpusCase struct {
@@ -133,7 +133,8 @@ var (
 	oversized   = bytes.Repeat([]byte("x"), 200<<10)
 )
 
-// Junk counts every transport refuses (issue 14's bound).
+// Junk counts every transport refuses (the bound of
+// docs/adr/0001-delivery-count-contract.md §9).
 var junkCounts = []struct{ name, text string }{
 	{"count not a number", "three"},
 	{"count negative", "-1"},
@@ -260,7 +261,7 @@ func rocketCorpus() []corpusCase {
 // published after the corpus is still handled (the consumer never stops).
 func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 	if len(cases) < 25 {
-		t.Fatalf("the corpus has %d kinds, issue 14 asks for at least 25", len(cases))
+		t.Fatalf("the corpus has %d kinds, want at least 25 so that every field of every transport is attacked", len(cases))
 	}
 	logger, logs := NewLogger()
 	ch := f.Open(t, Setup{RequeueCount: 3, DeadLetter: true, Invalid: true, Logger: logger})
@@ -300,7 +301,8 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 		}
 		return pump.Result{Outcome: pump.Ack}
 	}
-	// The pump sees exactly the consumer's capabilities (issue 18).
+	// The pump sees exactly the consumer's capabilities, as in consume, so
+	// a row cannot pass on a capability the real pump would not use.
 	opts := pumpOptions(v, 3)
 	opts.BufferSize = 10
 	rc := NewRecordingConsumer(ch.Consumer(t, opts.BufferSize))

@@ -11,12 +11,13 @@ import (
 )
 
 // Evidence is what a row that counts invocations or checks that nothing was
-// lost watches of its messages: Google's Pub/Sub emulator stops
-// redelivering a message after two or three nacks under load
-// (local-brokers.md §2c), so such a row passes only on positive evidence
-// that each message reached its final place (an acknowledgement the broker
-// accepted, a rejection routed and acknowledged, a copy on the dead-letter
-// destination), never on a message that merely stopped coming back.
+// lost watches of its messages: Google's Pub/Sub emulator stops redelivering a
+// message after two or three nacks under load
+// (docs/emulators.md#googles-pubsub-emulator), so such a row passes only on
+// positive evidence that each message reached its final place (an
+// acknowledgement the broker accepted, a rejection routed and acknowledged, a
+// copy on the dead-letter destination), never on a message that merely stopped
+// coming back.
 type Evidence struct {
 	// IDs are the row's messages.
 	IDs []string
@@ -60,16 +61,16 @@ func discards(rec *RecordingConsumer, id string) int {
 }
 
 // AwaitFinal waits up to timeout for every message's positive evidence
-// (Evidence.Final; what names it). Without it the cell fails, never passes.
-// A message delivered fewer than Want times by then, that brighter did not
+// (Evidence.Final; what names it). Without it the cell fails, never passes. A
+// message delivered fewer than Want times by then, that brighter did not
 // settle, fails as "emulator lost it": the broker stopped redelivering a
 // message it still holds, which Google's Pub/Sub emulator does under load
-// (local-brokers.md §2c) and which proves nothing about brighter either
-// way; a message delivered Want times or settled by brighter fails as a
-// missing final place (brighter's bug). The first is a heuristic: a
+// (docs/emulators.md#googles-pubsub-emulator) and which proves nothing about
+// brighter either way; a message delivered Want times or settled by brighter
+// fails as a missing final place (brighter's bug). The first is a heuristic: a
 // message brighter kept leased, or acknowledged inside a rejection whose
-// result does not say so (the recording consumer sees the Router's
-// result, not the broker call), looks the same (mutants routing-order and
+// result does not say so (the recording consumer sees the Router's result, not
+// the broker call), looks the same (mutants routing-order and
 // lease-extension-to-cap fail that way on SQS), and the failure says so.
 func AwaitFinal(t testing.TB, timeout time.Duration, what string, e Evidence) {
 	t.Helper()
@@ -133,17 +134,18 @@ func awaitFinalOrLost(t testing.TB, timeout time.Duration, what string, e Eviden
 // delivered again within timeout.
 func emulatorLost(lost []string, timeout time.Duration, what string) string {
 	return fmt.Sprintf("emulator lost it: the broker stopped redelivering %s within %s though nothing settled it, and %s never came: "+
-		"Google's Pub/Sub emulator drops nacked messages under load (local-brokers.md §2c); the cell fails rather than pass on a dropped message. "+
+		"Google's Pub/Sub emulator drops nacked messages under load (docs/emulators.md#googles-pubsub-emulator); the cell fails rather than pass on a dropped message. "+
 		"On a broker that does not drop messages (SQS, RocketMQ), or when it recurs on Pub/Sub, read it as brighter's: a message kept leased "+
 		"(extended past its budget's deliveries) or settled where the recording consumer cannot see it (inside a rejection)",
 		strings.Join(lost, ", "), timeout, what)
 }
 
-// RedeliveryDropper is a Fixture whose broker is known to stop redelivering
-// a message it still holds (Google's Pub/Sub emulator, local-brokers.md
-// §2c). A row may run such a cell again, on a fresh channel, when an
-// attempt ends with "emulator lost it" (awaitFinalOrLost), at most
-// DropperAttempts times; it never passes on an attempt that lost a message.
+// RedeliveryDropper is a Fixture whose broker is known to stop redelivering a
+// message it still holds (Google's Pub/Sub emulator,
+// docs/emulators.md#googles-pubsub-emulator). A row may run such a cell again,
+// on a fresh channel, when an attempt ends with "emulator lost it"
+// (awaitFinalOrLost), at most DropperAttempts times; it never passes on an
+// attempt that lost a message.
 type RedeliveryDropper interface {
 	// DropsRedeliveries reports whether the broker may drop a message.
 	DropsRedeliveries() bool

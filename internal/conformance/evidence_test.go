@@ -41,11 +41,11 @@ func (r *failRecorder) FailNow() {
 	panic("FailNow")
 }
 
-// TestAwaitFinal_EmulatorLostIt: a row counting invocations passes
-// on positive evidence only; without it, a message delivered fewer times
-// than the row expects that brighter did not settle fails as "emulator lost
-// it" (Google's emulator stops redelivering, local-brokers.md §2c), and one
-// delivered enough times, or settled by brighter, fails as brighter's.
+// TestAwaitFinal_EmulatorLostIt: a row counting invocations passes on positive
+// evidence only; without it, a message delivered fewer times than the row
+// expects that brighter did not settle fails as "emulator lost it" (Google's
+// emulator stops redelivering, docs/emulators.md#googles-pubsub-emulator), and
+// one delivered enough times, or settled by brighter, fails as brighter's.
 func TestAwaitFinal_EmulatorLostIt(t *testing.T) {
 	delivered := map[string]int{"a": 2, "b": 3, "c": 1}
 	settled := map[string]int{"c": 1}

@@ -53,9 +53,10 @@ const pubsubMinNativeLimit = 5
 // Unimplemented and tolerated with R-20's Warning).
 const pubsubMember = "serviceAccount:conformance@brighter-conformance.iam.gserviceaccount.com"
 
-// pubsubFixture is one of the four Pub/Sub configurations (GO-MAPPING: Pull,
-// PullOrdering, Stream, StreamOrdering) in a project of its own on the test
-// binary's Google Pub/Sub emulator (gcptest, issue 15). Every channel gets
+// pubsubFixture is one of the four Pub/Sub configurations of
+// docs/requirements.md (Pull, PullOrdering, Stream, StreamOrdering) in a
+// project of its own on the test binary's Google Pub/Sub emulator (gcptest:
+// one emulator per test binary, a project per test). Every channel gets
 // its own topic, so that a cell's messages never reach another cell's
 // subscription.
 type pubsubFixture struct {
@@ -86,15 +87,16 @@ func (f *pubsubFixture) Ordered() bool         { return f.ordering }
 // (longPollFixture); a stream's client receives on its own.
 func (f *pubsubFixture) LongPolls() bool { return f.mode == config.GCPModePull }
 
-// DropsRedeliveries is true: Google's emulator stops redelivering a
-// message it still holds (local-brokers.md §2c), so a row that retries
-// such an attempt (RedeliveryDropper) may run again.
+// DropsRedeliveries is true: Google's emulator stops redelivering a message it
+// still holds (docs/emulators.md#googles-pubsub-emulator), so a row that
+// retries such an attempt (RedeliveryDropper) may run again.
 func (f *pubsubFixture) DropsRedeliveries() bool { return true }
 
 // Deferred defers AC-43 in the ordering configurations (an emulator gap,
-// issue 15) and AC-9: its native limit of 3 is below Pub/Sub's minimum
-// maxDeliveryAttempts of 5. The emulator would accept 3, but a cell proven
-// with a limit the service refuses would be a fake.
+// docs/emulators.md#googles-pubsub-emulator) and AC-9: its native limit of 3
+// is below Pub/Sub's minimum maxDeliveryAttempts of 5. The emulator would
+// accept 3, but a cell proven with a limit the service refuses would be a
+// fake.
 func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	if behaviour == "AC-43" && f.ordering {
 		return "Google's Pub/Sub emulator never forwards a message of a subscription with enableMessageOrdering to its DeadLetterPolicy topic " +
@@ -225,7 +227,7 @@ const pubsubMinAckDeadline = 10 * time.Second
 // to dest. It has a DeadLetterPolicy so that Pub/Sub fills its
 // delivery_attempt and advances it from read to read: without one the
 // attempt is unset, every read looks like a first delivery, and AC-41 could
-// not tell the stamped count from the reader's own counter (issue 18).
+// not tell the stamped count from the reader's own counter.
 func (c *pubsubChannel) readerSubscription(t *testing.T, dest string) {
 	t.Helper()
 	ctx := t.Context()
@@ -410,7 +412,7 @@ func (c *pubsubChannel) RedeliveryBound() time.Duration {
 
 // Native reads the DeadLetterPolicy's subscription with the pull consumer.
 // Google's emulator forwards a dead-lettered message once, as the service
-// does (local-brokers.md §2b).
+// does (docs/emulators.md#googles-pubsub-emulator).
 func (c *pubsubChannel) Native(t testing.TB) broker.Consumer {
 	if c.native == "" {
 		return nil
@@ -507,9 +509,9 @@ func TestPubSubConformance(t *testing.T) {
 		"ends), through a reader subscription of their own with a DeadLetterPolicy, so that the reader's delivery_attempt advances "+
 		"from read to read (AC-41). AC-14 (routing keys read back from a subscriptions file) is a config test, "+
 		"TestGCPRoutingKeysReadBack_AC14 in internal/config: it touches no emulator.")
-	ledger.Note("Pub/Sub", "Which engine proves what (issue 31): every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
+	ledger.Note("Pub/Sub", "Which engine proves what: every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
 		"(TestEmulatorRedeliveryProbe, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
-		"dropping them after their 2nd or 3rd delivery (local-brokers.md §2c). The rows that count invocations or check that nothing was lost "+
+		"dropping them after their 2nd or 3rd delivery (docs/emulators.md#googles-pubsub-emulator). The rows that count invocations or check that nothing was lost "+
 		"(AC-1, AC-3, AC-5, AC-6/AC-35, AC-8, AC-17, AC-18, AC-43, R-17, R-19, I12-1, I12-3, I28-1, R-11, I34-1, I34-2) wait through one shared guard "+
 		"(AwaitFinal, internal/conformance/evidence.go) for positive evidence that each message reached its final place (an acknowledgement the "+
 		"broker accepted, with the newest receipt for I34; a rejection routed or discarded and acknowledged; a copy on the dead-letter topic or the "+
@@ -694,11 +696,11 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 		ch := sc.ch.(*pubsubChannel)
 		native := ch.Native(t)
 		var forwarded *message.Message
-		// Positive evidence (issue 31): the forwarded copy, which the
-		// DeadLetterPolicy sends only after its maxDeliveryAttempts
-		// deliveries. A message the emulator stopped redelivering before
-		// then (local-brokers.md §2c) fails the cell as "emulator lost it";
-		// it cannot pass the invocation count below.
+		// Positive evidence: the forwarded copy, which the DeadLetterPolicy
+		// sends only after its maxDeliveryAttempts deliveries. A message the
+		// emulator stopped redelivering before then
+		// (docs/emulators.md#googles-pubsub-emulator) fails the cell as
+		// "emulator lost it"; it cannot pass the invocation count below.
 		awaitScenario(t, sc, 60*time.Second, "the message on the DeadLetterPolicy's subscription", pubsubMinNativeLimit, func() bool {
 			for _, m := range receiveOnce(t, native, 500*time.Millisecond) {
 				if m.OriginalID() == sc.id && forwarded == nil {
@@ -711,7 +713,7 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 			return forwarded != nil
 		})
 		arrival := sc.counter.Count(sc.id)
-		// Past the source's redelivery bound (issue 18: a window derived
+		// Past the source's redelivery bound (a window derived
 		// from the lease, not AC-43's W = 10 s, which is shorter than the
 		// stream's extended lease): the source must not deliver the message
 		// again, and the DeadLetterPolicy forwards it once (no second copy).
@@ -735,7 +737,8 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 			t.Errorf("the native forwarded carries rejection metadata (R-9): %v", forwarded.Header.Bag)
 		}
 		// The budget's runs and no more: the deliveries after the failed
-		// routing arrive exhausted and go straight to routing (issue 28).
+		// routing arrive exhausted and go straight to routing
+		// (docs/adr/0001-delivery-count-contract.md §10).
 		// delivery_attempt is approximate: it may skip a run, never add one.
 		if n := sc.counter.Count(sc.id); n < 1 || n > 3 || n != arrival {
 			t.Errorf("invocations %d after quit, %d on arrival: want the same, 1..3 (the budget; exhausted is final)", n, arrival)

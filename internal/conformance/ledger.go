@@ -271,8 +271,8 @@ func (l *Ledger) Note(transport, text string) {
 	}
 }
 
-// configOrder is the ledger's column order (GO-MAPPING's nine
-// configurations); any other configuration sorts after them by name.
+// configOrder is the ledger's column order (the nine configurations of
+// docs/requirements.md); any other configuration sorts after them by name.
 var configOrder = []string{"SqsStandard", "SqsFifo", "SnsStandard", "SnsFifo", "Pull", "PullOrdering", "Stream", "StreamOrdering", "RocketMq"}
 
 func configRank(c string) string {
@@ -408,5 +408,5 @@ func MutantsSection(doc string) string {
 		body = doc[i:j+len(mutantsEnd)] + "\n"
 	}
 	return "\n## Mutation check of the suite\n\n" +
-		"`make mutants` applies each deliberate bug of internal/conformance/mutants (a catalogue per layer: conformance, pump, transports, dlq, handlers, config) alone to a copy of the tree and runs the tests named for it; every mutant must be killed (a test fails). `make test` runs the mutants marked CI. A mutant whose tests are not the conformance cells mutates what no row can observe (an exec handler's process group, the stall clock, signals, lint, a log line, SNS's size limit, which no routed copy meets); docs/adr/0001-delivery-count-contract.md §10.1 says why for each of issue 28's.\n\n" + body
+		"`make mutants` applies each deliberate bug of internal/conformance/mutants (a catalogue per layer: conformance, pump, transports, dlq, handlers, config) alone to a copy of the tree and runs the tests named for it; every mutant must be killed (a test fails). `make test` runs the mutants marked CI. A mutant whose tests are not the conformance cells mutates what no row can observe (an exec handler's process group, the stall clock, signals, lint, a log line, SNS's size limit, which no routed copy meets); docs/adr/0001-delivery-count-contract.md §10.1 says why for each of those of an exhausted delivery.\n\n" + body
 }

@@ -17,7 +17,7 @@ const rowOrderedDeferral = "I28-2"
 
 // orderingBehaviours are the ordered-channel rows.
 var orderingBehaviours = []Behaviour{
-	{rowOrderedDeferral, "R-4, issue 28", "a deferred message holds back its key: no later message of the key is handled before it settles, and none is handled twice (ordered configurations; bufferSize 10, 3 performers)", KindPump},
+	{rowOrderedDeferral, "R-4, ADR 0006", "a deferred message holds back its key: no later message of the key is handled before it settles, and none is handled twice (ordered configurations; bufferSize 10, 3 performers)", KindPump},
 }
 
 // The shape of I28-2: keys x perKey messages, published in order before the

@@ -18,7 +18,7 @@ const rowOversizeCopy = "I28/oversize-copy"
 
 // oversizeBehaviours are the size-limit routing rows.
 var oversizeBehaviours = []Behaviour{
-	{rowOversizeCopy, "R-19, issue 28", "a message exactly at its broker's limit (SQS: 1 MiB; Pub/Sub: 100 attributes; RocketMQ: 16 KiB of properties) is rejected: its routed copy, over the limit with the rejection metadata, is refused before any call though the emulator would take it; the original is released (not lost) with an Error naming it, and nothing reaches the dead-letter destination", KindPump},
+	{rowOversizeCopy, "R-19, ADR 0004", "a message exactly at its broker's limit (SQS: 1 MiB; Pub/Sub: 100 attributes; RocketMQ: 16 KiB of properties) is rejected: its routed copy, over the limit with the rejection metadata, is refused before any call though the emulator would take it; the original is released (not lost) with an Error naming it, and nothing reaches the dead-letter destination", KindPump},
 }
 
 // oversizeFixture is implemented by fixtures whose source can carry a

@@ -116,7 +116,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	// quiet window: nothing handed out again, no handler run again. The
 	// rows need that positive evidence, so a message the broker stopped
 	// handing out (Google's emulator drops redelivered messages,
-	// local-brokers.md §2c) can never pass them: through AwaitFinal
+	// docs/emulators.md#googles-pubsub-emulator) can never pass them: through AwaitFinal
 	// one handed out fewer than twice (the lapse the rows force
 	// must hand it out again unless its only receipt was acknowledged)
 	// fails the cell as "emulator lost it"; one handed out again and still
@@ -223,7 +223,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 		for _, id := range ids {
 			if n := counter.Count(id); n < 1 || n > 2 {
-				t.Errorf("%s handled %d times, want once or twice (issue 34)", id, n)
+				t.Errorf("%s handled %d times, want once or twice: a stale settle may let it be handled again, never more", id, n)
 			}
 		}
 	})

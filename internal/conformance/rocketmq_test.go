@@ -79,17 +79,16 @@ func init() {
 	})
 }
 
-// rocketFixture is RocketMQ's one configuration (GO-MAPPING: 9
-// configurations, RocketMQ: one) over the test broker, driven by the real Go
-// client.
-// rocketFixture opens channels on the one test broker of the binary; base
-// keeps the topics of two fixtures apart (the corpus and TestRocketMQ run
-// at once).
+// rocketFixture is RocketMQ's one configuration (of the nine configurations of
+// docs/requirements.md, RocketMQ has one) over the test broker, driven by the
+// real Go client. rocketFixture opens channels on the one test broker of the
+// binary; base keeps the topics of two fixtures apart (the corpus and
+// TestRocketMQ run at once).
 type rocketFixture struct {
 	base int64
 	seq  atomic.Int64
 	// fifo sends every message with a message group (its partition key):
-	// the RocketMqFifo configuration, which runs issue 28's ordered row.
+	// the RocketMqFifo configuration, which runs the ordered row (I28-2).
 	fifo bool
 }
 
@@ -220,7 +219,7 @@ func (c *rocketChannel) Send(t testing.TB, m *message.Message) {
 // transport's ordinary consumer code, in the one reader group of that
 // topic: every read of a destination is a delivery to the same group, so
 // the group's delivery attempt advances from read to read and AC-41 can
-// tell the stamped count from it (issue 18: a fresh group per read made
+// tell the stamped count from it (a fresh group per read would make
 // every re-read a first delivery).
 func (c *rocketChannel) reader(t testing.TB, topic string) broker.Consumer {
 	if topic == "" {
@@ -260,7 +259,7 @@ func TestRocketMQ(t *testing.T) {
 		})
 	}
 	RunConsumerRows(t, ledger, f)
-	// FIFO message groups: issue 28's ordered row only (the other rows
+	// FIFO message groups: the ordered row (I28-2) only (the other rows
 	// carry no order and run on RocketMq above).
 	fifo := newRocketFixture()
 	fifo.base, fifo.fifo = fifo.base+1, true
@@ -273,7 +272,7 @@ func TestRocketMQ(t *testing.T) {
 			g.Wait()
 		})
 	}
-	ledger.Note(f.Transport(), "RocketMqFifo runs issue 28's ordered row (I28-2) only, with every message in a FIFO message group; "+
+	ledger.Note(f.Transport(), "RocketMqFifo runs the ordered row (I28-2) only, with every message in a FIFO message group; "+
 		"the test broker delivers a group's messages one at a time (the next only once the one before is settled), as a real broker "+
 		"does for a consumer group created orderly, so its cells prove no message is handled early or twice there but never exercise "+
 		"the pump's hold-back (ADR 0006).")

@@ -43,9 +43,9 @@ func init() {
 	})
 }
 
-// sqsFixture is one of the four AWS configurations (GO-MAPPING: SqsStandard,
-// SqsFifo, SnsStandard, SnsFifo), on fauxqs, with Brighter's default raw
-// delivery for the SNS subscriptions.
+// sqsFixture is one of the four AWS configurations of docs/requirements.md
+// (SqsStandard, SqsFifo, SnsStandard, SnsFifo), on fauxqs, with Brighter's
+// default raw delivery for the SNS subscriptions.
 type sqsFixture struct {
 	config string
 	sns    bool
@@ -141,7 +141,7 @@ func (ch *sqsChannel) consumer(t testing.TB, queue string, bufferSize int, route
 	o := sqs.ConsumerOptions{Queue: queue, Fifo: ch.f.fifo, BufferSize: bufferSize, Logger: ch.logger.Logger}
 	if queue == ch.opts.Queue {
 		// As consume does: the receive asks for the channel's visibility
-		// timeout, so the pump knows the lease and keeps it (issue 12).
+		// timeout, so the pump knows the lease and keeps it (ADR 0005).
 		o.VisibilityTimeout = ch.opts.VisibilityTimeout
 		o.MaxHold = ch.logger.HoldCeiling
 	}
@@ -237,14 +237,14 @@ func (ch *sqsChannel) RedeliveryBound() time.Duration      { return ch.lease }
 func (ch *sqsChannel) Native(t testing.TB) broker.Consumer { return ch.reader(t, ch.native) }
 
 // TestSQSConformance runs every behaviour over the four AWS configurations
-// in both variants (R-12 as GO-MAPPING reads it, NFR-8) and records the
+// in both variants (R-12, NFR-8) and records the
 // cells in the ledger.
 func TestSQSConformance(t *testing.T) {
 	t.Parallel()
-	ledger.Note("SQS", "Which engine proves what (issue 31): every cell here ran on fauxqs (node_modules, pinned in package-lock.json), "+
-		"which redelivers a message whose visibility timeout lapsed or that was released, as AWS does (local-brokers.md §1.2), so its "+
+	ledger.Note("SQS", "Which engine proves what: every cell here ran on fauxqs (node_modules, pinned in package-lock.json), "+
+		"which redelivers a message whose visibility timeout lapsed or that was released, as AWS does (docs/emulators.md#fauxqs-sqs-and-sns), so its "+
 		"loss and invocation-count rows prove brighter; they wait through the same guard as Pub/Sub's (AwaitFinal). Two of its gaps "+
-		"(local-brokers.md §1.4) are covered where a row depends on them: a FIFO receive returns at most one message per group, so I28-2 "+
+		"(docs/emulators.md#fauxqs-sqs-and-sns) are covered where a row depends on them: a FIFO receive returns at most one message per group, so I28-2 "+
 		"(a group under deferral) runs on SqsFifo and SnsFifo through sqstest.FIFOBatcher, HTTP middleware that returns several of a group "+
 		"in order as AWS does; a delete with a superseded receipt answers success and deletes nothing (AWS documents the same), so "+
 		"I34-1 and I34-2 require an acknowledgement with the newest receipt, never a settle's success alone.")
@@ -305,8 +305,8 @@ func sqsLockstepRun(t *testing.T, f *sqsFixture, v pump.Variant) lockstepRun {
 
 // TestSQSDirectAndSNSInLockstep_AC13 runs the same budget-exhaustion
 // scenario on SQS direct and SNS->SQS (standard and FIFO) and requires
-// identical routes, metadata keys and log texts (R-12's lockstep as
-// GO-MAPPING reads it).
+// identical routes, metadata keys and log texts (R-12's lockstep:
+// SQS read directly and SNS->SQS behave identically).
 func TestSQSDirectAndSNSInLockstep_AC13(t *testing.T) {
 	t.Parallel()
 	fs := sqsFixtures()

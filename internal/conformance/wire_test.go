@@ -24,9 +24,9 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// The three transports' channels publish raw wire messages (WireChannel,
-// issue 14); the memory transport has no wire, so it defers the row that
-// needs one.
+// The three transports' channels publish raw wire messages (WireChannel, for
+// the hostile-message corpus); the memory transport has no wire, so it defers
+// the row that needs one.
 var (
 	_ WireChannel = (*sqsChannel)(nil)
 	_ WireChannel = (*pubsubChannel)(nil)

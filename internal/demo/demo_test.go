@@ -35,7 +35,7 @@ func TestDemo_StoryEndsWithRoutedCopies_R4_R28(t *testing.T) {
 }
 
 // TestDemo_GoogleEmulator_R4_R28 tells the same story on Google's own
-// Pub/Sub emulator, as `brighter demo --emulator HOST:PORT` does (issue 17),
+// Pub/Sub emulator, as `brighter demo --emulator HOST:PORT` does,
 // each run in a project of its own on the shared emulator.
 func TestDemo_GoogleEmulator_R4_R28(t *testing.T) {
 	emu, err := gcptest.Shared()

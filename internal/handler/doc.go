@@ -13,7 +13,7 @@
 //     the outcome.
 //
 // Every adapter is stateless per message, so any number of replicas may run
-// it against one subscription (DESIGN.md "Scale"). W3C trace context
+// it against one subscription (ARCHITECTURE.md#scale). W3C trace context
 // (traceparent, tracestate, baggage) travels from the message to the HTTP
 // request's headers and the command's environment.
 //

@@ -19,7 +19,7 @@ import (
 // for, how many messages came back, and how many removes had returned when
 // it began. With dropFirst, the first receive that brings messages makes
 // them visible again and answers empty: the early empty answer of a busy
-// broker (issue 30's proof of the end).
+// broker, which must not end a scan early.
 type receiveLog struct {
 	broker.Consumer
 	mu        sync.Mutex

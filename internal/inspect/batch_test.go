@@ -29,7 +29,7 @@ func seedBatch(t *testing.T, c *sqs.Clients, dlq string, dest func(i int) string
 // replayed with SendMessageBatch and DeleteMessageBatch (one worker, so the
 // scan's batches of ten reach it together): each arrives once, the DLQ is
 // empty, and the replay took fewer publish and remove calls than messages
-// (issue 7's performance target rests on it).
+// (the replay throughput target of docs/performance.md rests on it).
 func TestReplay_Batched_EachMessageOnce_FewerCalls_R5(t *testing.T) {
 	t.Parallel()
 	c := clients(t)

@@ -26,13 +26,13 @@ const archiveN = 10000
 // BenchmarkDLQArchiveRestore10000 runs, alternating which goes first.
 const archivePairs = 3
 
-// BenchmarkDLQArchiveRestore10000 compares `brighter dlq archive` and
-// `dlq restore` (inspect.Archive over the ordinary SQS consumer into a file,
-// fsynced per receive before the removes, the end proved as the command
-// proves it: an empty 1 s long poll confirmed by an empty short poll;
+// BenchmarkDLQArchiveRestore10000 compares `brighter dlq archive` and `dlq
+// restore` (inspect.Archive over the ordinary SQS consumer into a file,
+// fsynced per receive before the removes, the end proved as the command proves
+// it: an empty 1 s long poll confirmed by an empty short poll;
 // inspect.ReadArchive then inspect.Restore with the SQS producer's
-// SendMessageBatch, up to four batches at once) with a plain aws-sdk-go-v2 loop doing the same work
-// over the same emulator, in the same run (issue 30):
+// SendMessageBatch, up to four batches at once) with a plain aws-sdk-go-v2
+// loop doing the same work over the same emulator, in the same run:
 //
 //   - archive: ReceiveMessage(10, WaitTimeSeconds 1) -> one JSON line per
 //     message (body and attributes) -> flush and fsync ->
@@ -151,7 +151,7 @@ type plainTimes struct {
 	// returns nothing; a short poll samples only some servers).
 	firstEmpty time.Duration
 	// secondEmpty is a second empty 1 s long poll's return, as the scan did
-	// before issue 30's change.
+	// before it ended at the first empty answer of a quiet queue.
 	secondEmpty time.Duration
 }
 

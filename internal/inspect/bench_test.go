@@ -103,7 +103,7 @@ const replayPairs = 3
 // plain aws-sdk-go-v2 loop of ReceiveMessage(10) / SendMessage /
 // DeleteMessage over the same emulator, in the same run: replayPairs pairs
 // of 5,000 dead-lettered messages each, alternating which goes first, and
-// reports the median pair ratio. Target (issue 7): brighter >= 0.8 of the
+// reports the median pair ratio. Target: brighter >= 0.8 of the
 // plain loop's messages per second (reported, not asserted: a loaded
 // machine must not fail `make bench`).
 //
@@ -218,7 +218,7 @@ const peekN = 50000
 // BenchmarkDLQPeek50000 peeks 50,000 dead-lettered messages as JSON lines
 // (to io.Discard) and reports the process's peak resident memory during the
 // peek (VmRSS sampled every 20 ms from /proc/self/status, after the seeding
-// garbage was returned with debug.FreeOSMemory). Target (issue 7): under
+// garbage was returned with debug.FreeOSMemory). Target: under
 // 64 MiB.
 func BenchmarkDLQPeek50000(b *testing.B) {
 	c := clients(b)

@@ -35,7 +35,7 @@ var endpoint string
 // waitBoundParallel is how many of this package's parallel tests (the SQS
 // and Pub/Sub ones; the RocketMQ ones are serial, see rocketmq_test.go) run
 // at once: they wait on visibility timeouts and ack deadlines, not on the
-// CPU (issue 33).
+// CPU.
 const waitBoundParallel = 8
 
 func TestMain(m *testing.M) {

@@ -14,7 +14,7 @@ import (
 // TestScan_EveryReceiveFails_IsAnError: on a broker that answers
 // GetQueueUrl and fails every ReceiveMessage, peek, stats, count and replay
 // each return the receive's error after their retries, never an empty
-// dead-letter queue (issue 13: "0 shown, 0 read" and exit 0 there); replay
+// dead-letter queue (which would say "0 shown, 0 read" and exit 0); replay
 // publishes nothing. The dead-letter queue holds messages all along.
 func TestScan_EveryReceiveFails_IsAnError(t *testing.T) {
 	c := clients(t)

@@ -112,7 +112,7 @@ func (e *rmqEnv) arrivedIDs(topic string) []string {
 // Pub/Sub ones: rocketmq-clients v5.1.2 races between a client's heartbeat
 // and a producer's Send (an atomic store against a plain read in
 // takeMessageQueues), which the race detector reported once in three runs
-// with these tests in parallel (issue 33).
+// with these tests in parallel.
 
 // TestPeekRocketMQ_ShowsWhatThePumpRouted_R28_AC41 runs the pump with a
 // defer handler and requeueCount 3 over the RocketMQ test broker, then peeks
@@ -235,10 +235,11 @@ func TestReplayRocketMQ_MissingDestination_LosesNothing(t *testing.T) {
 	}
 }
 
-// TestReplayRocketMQ_FaultBetweenPublishAndRemove fails the AckMessage on
-// the dead-letter topic while m1 is replayed: it is published to its topic AND still pending in the dead-letter
-// topic, in both places, never in neither. (The Go client reports the Ack
-// as a success, local-brokers.md §3.2, so the summary cannot tell; the
+// TestReplayRocketMQ_FaultBetweenPublishAndRemove fails the AckMessage on the
+// dead-letter topic while m1 is replayed: it is published to its topic AND
+// still pending in the dead-letter topic, in both places, never in neither.
+// (The Go client reports the Ack as a success,
+// docs/emulators.md#rmqtest-rocketmq-5, so the summary cannot tell; the
 // message reappears for the reader group when --visibility lapses.)
 func TestReplayRocketMQ_FaultBetweenPublishAndRemove(t *testing.T) {
 	e := newRMQ(t)

@@ -35,8 +35,8 @@ const (
 // placed here before it lands.
 func level(pkg string) (lvl int, group string, ok bool) {
 	switch {
-	case pkg == "internal/redact", // the one redaction rule (issue 29)
-		pkg == "internal/broker/limits": // the brokers' limits in bytes (issue 28)
+	case pkg == "internal/redact", // the one redaction rule (docs/security.md)
+		pkg == "internal/broker/limits": // the brokers' limits in bytes
 		return levelLeaf, pkg, true
 	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage",
 		pkg == "internal/faultproxy", // test support (a TCP fault proxy), imports nothing of ours

@@ -141,7 +141,7 @@ func TestBudgetOutranked_R10_AC10(t *testing.T) {
 		{name: "gcp R5 M5 trips", yaml: sub("gcp", "requeueCount: 5", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"),
 			want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5"}},
 		{name: "gcp R3 M5 does not trip", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 5"), want: 0},
-		// Issue 14: the file's 0 is Pub/Sub's default, 5, and is judged as 5.
+		// The file's 0 is Pub/Sub's default, 5, and is judged as 5.
 		{name: "gcp R5 M0 trips as 5", yaml: sub("gcp", "requeueCount: 5", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 0"),
 			want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5", "effective limit is 5"}},
 		{name: "gcp R4 M0 does not trip", yaml: sub("gcp", "requeueCount: 4", "deadLetterRoutingKey: dlq", "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 0"), want: 0},
@@ -257,11 +257,11 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 	runCases(t, lint.RuleHandlerTimeoutExceedsLease, []ruleCase{
 		{name: "sqs 60s handler on 30s visibility without extension trips", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"handler.timeout 1m", "sqs.visibilityTimeout 30s", "maxLeaseExtension: 0"}, line: 12},
-		{name: "sqs 60s handler on 30s visibility is extended (issue 12)", yaml: withExec("sqs", "60s", "drainTimeout: 2m"), want: 0},
+		{name: "sqs 60s handler on 30s visibility is extended", yaml: withExec("sqs", "60s", "drainTimeout: 2m"), want: 0},
 		{name: "sqs 2h handler beyond 30s plus the 1h cap trips", yaml: withExec("sqs", "2h", "drainTimeout: 3h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"handler.timeout 2h", "maxLeaseExtension 1h"}},
 		{name: "sqs 20s handler does not trip", yaml: withExec("sqs", "20s"), want: 0},
-		{name: "sqs visibilityTimeout 0s is the queue's own, extended by consume (issue 12)", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "sqs:\n  visibilityTimeout: 0s"), want: 0},
+		{name: "sqs visibilityTimeout 0s is the queue's own, extended by consume", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "sqs:\n  visibilityTimeout: 0s"), want: 0},
 		{name: "gcp stream 2m handler beyond 1m maxExtension says one remedy plainly", yaml: withExec("gcp", "2m", "drainTimeout: 3m", "gcp:\n  mode: stream\n  maxExtension: 1m"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"handler.timeout 2m is longer than gcp.maxExtension 1m and the Pub/Sub client extends", "delivered again; make maxExtension longer than 2m or shorten handler.timeout"}},
 		{name: "without extension the remedies read as one list", yaml: withExec("sqs", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning,
@@ -274,11 +274,11 @@ func TestHandlerTimeoutExceedsLease(t *testing.T) {
 			contains: []string{"rocketmq.invisibleDuration 30s"}},
 		{name: "memory 60s handler on 30s visibility without extension trips", yaml: withExec("memory", "60s", "drainTimeout: 2m", "maxLeaseExtension: 0s"), want: 1, severity: lint.SeverityWarning},
 		{name: "builtin handler has no timeout", yaml: sub("sqs", "sqs:\n  visibilityTimeout: 1s"), want: 0},
-		// Issue 28: SQS keeps a message at most 12h from its receive, so
+		// SQS keeps a message at most 12h from its receive, so
 		// raising maxLeaseExtension past that is never the advice.
-		{name: "sqs 20h handler says the 12h ceiling, not raise maxLeaseExtension (issue 28)", yaml: withExec("sqs", "20h", "drainTimeout: 21h", "maxLeaseExtension: 30h", "sqs:\n  visibilityTimeout: 1h"), want: 1, severity: lint.SeverityWarning,
+		{name: "sqs 20h handler says the 12h ceiling, not raise maxLeaseExtension", yaml: withExec("sqs", "20h", "drainTimeout: 21h", "maxLeaseExtension: 30h", "sqs:\n  visibilityTimeout: 1h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"handler.timeout 20h is longer than SQS's 12h visibility ceiling", "shorten handler.timeout below 11h59m"}, absent: []string{"raise maxLeaseExtension"}},
-		{name: "sqs 13h handler with the default cap says the ceiling (issue 28)", yaml: withExec("sqs", "13h", "drainTimeout: 14h"), want: 1, severity: lint.SeverityWarning,
+		{name: "sqs 13h handler with the default cap says the ceiling", yaml: withExec("sqs", "13h", "drainTimeout: 14h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"12h visibility ceiling"}, absent: []string{"raise maxLeaseExtension"}},
 		{name: "sqs 5h handler: raising maxLeaseExtension within the ceiling is still the advice", yaml: withExec("sqs", "5h", "drainTimeout: 6h"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"raise maxLeaseExtension to at least 4h59m30s"}},
@@ -312,7 +312,7 @@ func TestRocketMQInvisibleDurationRange(t *testing.T) {
 }
 
 // Without lease extension the wait in the buffer plus the handler must fit
-// the lease (issue 12 point 5).
+// the lease (ADR 0005).
 func TestBufferedWaitExceedsLease(t *testing.T) {
 	withExec := func(transport, timeout string, extra ...string) string {
 		s := sub(transport, extra...)
@@ -358,7 +358,7 @@ func TestOrderingWithPerformers(t *testing.T) {
 	})
 }
 
-// Issue 28: an ordered channel that receives several messages at once
+// An ordered channel that receives several messages at once
 // keeps a key's order only by spending the budget of those held back.
 func TestOrderingSpendsBudget(t *testing.T) {
 	runCases(t, lint.RuleOrderingSpendsBudget, []ruleCase{
@@ -578,7 +578,7 @@ func named(name, transport string, extra ...string) string {
 	return strings.Replace(sub(transport, extra...), "- name: orders", "- name: "+name, 1)
 }
 
-// Issue 14: a subscription that reads another's rejection destination is
+// A subscription that reads another's rejection destination is
 // named with its pair and how its budget behaves, as the transport resolves
 // names (SQS '.' is '_'; Pub/Sub compares the topic), on every transport.
 func TestConsumesRejectionDestination_R28(t *testing.T) {

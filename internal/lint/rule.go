@@ -371,7 +371,7 @@ can bring several messages of one message group or ordering key at once.
 When one of them is deferred (or its settle or routing fails), the pump
 keeps the key's order: the later messages of the key that came with it are
 released without being handled, and the broker hands them out again after
-the deferred one (issue 28, docs/adr/0006-ordered-channels-under-deferral.md).
+the deferred one (docs/adr/0006-ordered-channels-under-deferral.md).
 
 The broker counts that delivery: SQS counts every receive
 (ApproximateReceiveCount), Pub/Sub every delivery (delivery_attempt, and an

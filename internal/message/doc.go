@@ -5,7 +5,7 @@
 //
 // It implements the data side of requirements R-18 (rejection metadata) and
 // R-28 (the discriminator of a routed copy), and the header model of
-// reference §1 (brighter-semantics.md).
+// docs/wire-format.md#message-header.
 //
 // It is at the bottom of the dependency graph (cmd -> pump -> broker ->
 // message).

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of Brighter's MessageHeader (reference §1.2).
+// Defaults of Brighter's MessageHeader (docs/wire-format.md#message-header).
 const (
 	// DefaultContentType is the content type of a header that sets none.
 	DefaultContentType = "application/json; charset=utf-8"
@@ -59,7 +59,8 @@ func (b Bag) String(key string) (string, bool) {
 	return "", true
 }
 
-// Header is Brighter's MessageHeader with every field of reference §1.2.
+// Header is Brighter's MessageHeader with every field of
+// docs/wire-format.md#message-header.
 type Header struct {
 	// MessageID is the message's id (a UUID string when Brighter made it).
 	MessageID string

@@ -262,7 +262,7 @@ func TestParseWireMessageTypeRefusesLocalTypes(t *testing.T) {
 	}
 }
 
-// Issue 14: a stamped count is a whole number below HandledCountLimit; every
+// A hostile count: a stamped count is a whole number below HandledCountLimit; every
 // other value is an error naming it, never 0 and never wrapped.
 func TestParseHandledCountBounds(t *testing.T) {
 	for in, want := range map[string]int{"0": 0, " 3 ": 3, "999999": 999999} {

@@ -3,7 +3,7 @@ package message
 import "time"
 
 // The five rejection-metadata keys, spelled exactly as Brighter writes them
-// into the bag of a routed message (reference §7.2, R-18).
+// into the bag of a routed message (docs/wire-format.md#rejection, R-18).
 const (
 	// KeyOriginalTopic is the topic the message had before it was routed.
 	KeyOriginalTopic = "originalTopic"

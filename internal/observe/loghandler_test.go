@@ -26,7 +26,7 @@ func takeAll(rd *Reader) []Record {
 	}
 }
 
-// Issue 13: LogTee hands every record to the inner handler unchanged and
+// LogTee hands every record to the inner handler unchanged and
 // publishes the Warn and Error ones to the stream as KindLog records with
 // the stable text, subscription and message_id in their fields and the
 // other attributes in order (With's first, groups dotted).
@@ -107,7 +107,7 @@ func TestLogTee_DiscardInnerAndRateLimit_I13(t *testing.T) {
 }
 
 // Channel-failure records carry since when and how many calls have failed,
-// so a dashboard that joins late says since when (issue 13).
+// so a dashboard that joins late says since when.
 func TestFromEvent_ChannelFailureSince_I13(t *testing.T) {
 	since := time.Date(2026, 5, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	r := FromEvent(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Err: errors.New("refused"), Since: since, Failures: 4, Time: since.Add(time.Minute)})

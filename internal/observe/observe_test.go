@@ -106,7 +106,7 @@ func TestMetrics_ScrapedAndParsed(t *testing.T) {
 	for _, s := range []string{
 		`brighter_messages_rejected_total{reason="DeliveryError",route="dead-letter",subscription="orders"} 2`,
 		`brighter_routing_retries_total{reason="DeliveryError",route="dead-letter",subscription="orders"} 1`,
-		`brighter_routing_permanent_failures_total{reason="DeliveryError",route="dead-letter",subscription="orders"} 1`, // issue 13
+		`brighter_routing_permanent_failures_total{reason="DeliveryError",route="dead-letter",subscription="orders"} 1`, // a routing the broker refuses as it is
 		`brighter_delivery_count_bucket{subscription="orders",le="2"} 4`,
 		`brighter_handler_duration_seconds_count{outcome="defer",subscription="orders"} 2`,
 		`brighter_events_dropped_total{sink="events"} 0`,
@@ -221,7 +221,7 @@ func TestEvents_SSE(t *testing.T) {
 }
 
 // A reader that never reads must not slow the pump: Observe keeps returning
-// at once and the drops are counted (issue 8).
+// at once and the drops are counted.
 func TestEvents_SlowReaderDoesNotBlockAndDropsAreCounted(t *testing.T) {
 	st := NewStream(16, 0)
 	m := NewMetrics()
@@ -361,7 +361,7 @@ func TestReadinessFollowsStallAndRecovery(t *testing.T) {
 }
 
 // Lease events are counted: extensions, failures, lapsed drops, caps and
-// stale settles (issue 12).
+// stale settles (ADR 0005).
 func TestMetrics_LeaseCounters(t *testing.T) {
 	m := NewMetrics()
 	stale := fmt.Errorf("DeleteMessage: %w", broker.ErrStaleReceipt)

@@ -91,8 +91,9 @@ var recordedAllocs = map[string]float64{
 const allocSlack = 0.05
 
 // allocCheckEnv, set by `make bench`, makes a pump benchmark fail when it
-// allocates more per message than recordedAllocs says (issue 31: the
-// Reactor went from 2 to 6 allocations per message with nothing watching).
+// allocates more per message than recordedAllocs says (the
+// Reactor once went from 2 to 6 allocations per message with nothing
+// watching).
 // CI runs no benchmarks.
 const allocCheckEnv = "BRIGHTER_BENCH_ALLOC_CHECK"
 

@@ -294,7 +294,7 @@ func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 	})
 }
 
-// Issue 28 with no destination: a message that arrives with its
+// Exhausted is final, with no destination: a message that arrives with its
 // count past the budget is acknowledged with the discard Warning, never
 // handled.
 func TestExhaustedOnArrivalWithoutDestinationIsDiscarded_R17(t *testing.T) {

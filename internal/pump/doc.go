@@ -2,7 +2,7 @@
 // settle. It enforces the redelivery budget (requeueCount, R-4..R-7), applies
 // the requeue delay, rejects unacceptable messages and stops at
 // unacceptableMessageLimit, backs off on channel failures and empty polls,
-// and drains gracefully. It comes in Brighter's two variants (reference §8):
+// and drains gracefully. It comes in Brighter's two variants (docs/wire-format.md#pump):
 //
 //   - Reactor: noOfPerformers goroutines, each receiving a batch and handling
 //     its messages one at a time, in order.

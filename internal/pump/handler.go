@@ -10,7 +10,8 @@ import (
 // Outcome is what a handler decided about a message.
 type Outcome int
 
-// The handler outcomes (reference §8.3, DESIGN.md "Pump").
+// The handler outcomes (docs/wire-format.md#pump,
+// ARCHITECTURE.md#a-messages-path-through-the-pump).
 const (
 	// Ack: handled; the message is acknowledged and removed.
 	Ack Outcome = iota

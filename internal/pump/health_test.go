@@ -24,7 +24,7 @@ func TestChannelFailureBackoffGrowsToTheCapWithJitter(t *testing.T) {
 			}
 			seen[d] = true
 		}
-		// Jitter (issue 31: without it the test passed): replicas that
+		// Jitter (without it the test once passed): replicas that
 		// failed together must not all pause alike. 50 draws from tens of
 		// millions of nanoseconds are all equal only without jitter.
 		if len(seen) < 10 {

@@ -19,8 +19,9 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
-// variants is the table every pump rule runs over (DESIGN.md: every
-// behaviour is proven in both variants).
+// variants is the table every pump rule runs over: every behaviour is
+// proven in both variants, as the conformance ledger proves each row in
+// both (docs/testing.md).
 var variants = []pump.Variant{pump.Reactor, pump.Proactor}
 
 // forEachVariant runs f once per pump variant as a subtest.

@@ -21,7 +21,7 @@ func routedCopy(id string, stamped int) *message.Message {
 	return message.Stamp(m, dlqQueue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "budget"}, time.Now())
 }
 
-// R-11, R-28 (issue 14): a subscription that consumes a dead-letter queue
+// R-11, R-28 (a hostile count): a subscription that consumes a dead-letter queue
 // has a budget that runs down. A deferring handler with requeueCount 3 is
 // invoked exactly 3 times per routed copy, every delivery presents the
 // stamped count of the source channel (R-28, as AC-41 asks), and the copy is
@@ -70,7 +70,7 @@ func TestRoutedCopyBudgetRunsDownOnItsOwnChannel_R11_R28(t *testing.T) {
 	})
 }
 
-// R-11 (issue 14): a raw producer that forges originalTopic and
+// R-11 (a hostile count): a raw producer that forges originalTopic and
 // rejectionTimestamp onto a source message cannot make its budget inert.
 func TestForgedRejectionMetadataDoesNotMakeBudgetInert_R11(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
@@ -94,10 +94,10 @@ func TestForgedRejectionMetadataDoesNotMakeBudgetInert_R11(t *testing.T) {
 	})
 }
 
-// Issue 14: the pump's +1 saturates. A count at math.MaxInt (what a wrapped
+// A hostile count: the pump's +1 saturates. A count at math.MaxInt (what a wrapped
 // sum would overflow from) is never presented negative; it has reached any
-// budget already, so it is rejected on arrival without a handler run (issue
-// 28: exhausted is final).
+// budget already, so it is rejected on arrival without a handler run
+// (exhausted is final: docs/adr/0001-delivery-count-contract.md §10).
 func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
@@ -124,11 +124,12 @@ func TestCountAtMaxIntSaturatesAndRejects_R4(t *testing.T) {
 	})
 }
 
-// FuzzBudgetRejectsByRthDelivery is the pump half of issue 14's property: for
-// any stamped count, with or without (forged or genuine) rejection metadata,
-// a deferring handler under requeueCount R is invoked at most R times (not
-// at all when a source message arrives with its count at R or more: issue
-// 28) and the message ends on the dead-letter queue, in both variants. Seeds in
+// FuzzBudgetRejectsByRthDelivery is the pump half of the hostile-count
+// property (docs/adr/0001-delivery-count-contract.md §9): for any stamped
+// count, with or without (forged or genuine) rejection metadata, a deferring
+// handler under requeueCount R is invoked at most R times (not at all when a
+// source message arrives with its count at R or more: exhausted is final) and
+// the message ends on the dead-letter queue, in both variants. Seeds in
 // testdata/fuzz/FuzzBudgetRejectsByRthDelivery.
 func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 	f.Add(0, false, uint8(3))
@@ -160,7 +161,7 @@ func FuzzBudgetRejectsByRthDelivery(f *testing.F) {
 			}
 			lo := int64(1)
 			if !metadata && stamped >= budget {
-				lo = 0 // exhausted on arrival: never handled (issue 28)
+				lo = 0 // exhausted on arrival: never handled
 			}
 			if got := e.calls.Load(); got > int64(budget) || got < lo || (lo == 0 && got != 0) {
 				t.Fatalf("%s: stamped %d metadata %v budget %d: %d invocations, want %d..%d", v, stamped, metadata, budget, got, lo, budget)

@@ -48,12 +48,12 @@ func leasePump(b *testing.B, v pump.Variant, on bool) (*memory.Broker, *pump.Pum
 	return br, p
 }
 
-// BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease
-// the pump cannot see (off: it tracks nothing) and over the same consumer
-// with its 30 s lease under the default maxLeaseExtension (every message tracked from receive to
-// settle, the schedule ticking): with handlers far shorter than half the
-// lease, what lease management costs per message (issue 12: at most 3% of
-// throughput and no broker call; docs/performance.md).
+// BenchmarkPumpLeases is BenchmarkPump over a memory consumer whose lease the
+// pump cannot see (off: it tracks nothing) and over the same consumer with its
+// 30 s lease under the default maxLeaseExtension (every message tracked from
+// receive to settle, the schedule ticking): with handlers far shorter than
+// half the lease, what lease management costs per message (the target: at most
+// 3% of throughput and no broker call; docs/performance.md).
 func BenchmarkPumpLeases(b *testing.B) {
 	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
 		for _, lm := range []struct {
@@ -79,7 +79,7 @@ func BenchmarkPumpLeases(b *testing.B) {
 // process share them. One op is one message on each side. It reports, for
 // each side, ns/msg (wall time in Run per message) and cpu-ns/msg, and
 // on/off: the on side's throughput over the off side's (1 = lease
-// management costs nothing; issue 12 asks for at least 0.97), and
+// management costs nothing; the target is at least 0.97), and
 // on/off-cpu, the same ratio from CPU time. Compare runs with benchstat
 // (docs/performance.md).
 func BenchmarkPumpLeasesPaired(b *testing.B) {

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkLeaseTracking is what lease management adds to one message's
 // path through the pump when no extension is due (handlers shorter than
-// half the lease; issue 12): per batch of ten, hold with its clock reading;
+// half the lease; docs/performance.md): per batch of ten, hold with its clock reading;
 // per message, the lapse check before dispatch and the end before the
 // settle. One op is one message. Compare its ns/op with BenchmarkPumpLeases'
 // leases-off ns/op in the same run for the share of a message's cost

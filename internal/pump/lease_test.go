@@ -47,7 +47,7 @@ func (c *perID) get() map[string]int {
 // Messages that wait in the buffer behind handlers slower than half the
 // lease keep their leases: a deferring handler runs exactly requeueCount
 // times per message, each message reaches the dead-letter queue once, and
-// the source ends empty (R-4, R-5, issue 12).
+// the source ends empty (R-4, R-5, ADR 0005).
 func TestLeaseExtendedWhileBuffered_R4_R5(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const msgs, budget = 4, 3
@@ -94,7 +94,7 @@ func TestLeaseExtendedWhileBuffered_R4_R5(t *testing.T) {
 }
 
 // An acknowledging handler slower than the whole lease handles each message
-// once: its lease is extended while it runs (issue 12).
+// once: its lease is extended while it runs (ADR 0005).
 func TestAckHandlerSlowerThanLeaseHandlesOnce_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const msgs = 3
@@ -158,7 +158,7 @@ func TestNoLeaseCallWhenHandlersShort_NFR3(t *testing.T) {
 // A message whose lease lapsed while it waited in the buffer (extension
 // turned off) is dropped without reaching the handler, logged at Debug with
 // its id, reported as EventLeaseLapsed, and handled once when the broker
-// delivers it again (issue 12).
+// delivers it again (ADR 0005).
 func TestLapsedLeaseDroppedBeforeDispatch_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const msgs = 3
@@ -214,7 +214,7 @@ func TestLapsedLeaseDroppedBeforeDispatch_R4(t *testing.T) {
 
 // An extension call that fails is logged at Error with the message id; the
 // message is never lost: it stays on the broker, is redelivered once its
-// lease lapses, and is in the end acknowledged (issue 12).
+// lease lapses, and is in the end acknowledged (ADR 0005).
 func TestLeaseExtensionFailureLoggedNotLost(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		const msgs = 3
@@ -262,7 +262,7 @@ func TestLeaseExtensionFailureLoggedNotLost(t *testing.T) {
 }
 
 // At maxLeaseExtension the pump stops extending, says so at Warn with the
-// message id, and leaves the message to the broker (issue 12).
+// message id, and leaves the message to the broker (ADR 0005).
 func TestLeaseExtensionCapped(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
@@ -354,7 +354,7 @@ func (c *limitRecorder) Receive(ctx context.Context, d time.Duration) ([]*messag
 // The Proactor's receive-ahead receives only when its free buffer slots can
 // take a whole batch (NoOfPerformers x BufferSize slots, one per message
 // from its receive until a worker takes it): no more messages wait than the
-// buffer holds (issue 12), and every receive asks for a full batch
+// buffer holds (ADR 0005), and every receive asks for a full batch
 // (BufferSize), as the plain SDK loop does: receives sized to the free
 // slots made a quarter more SQS calls.
 func TestProactorReceivesOnlyFreeSlots(t *testing.T) {

@@ -17,7 +17,8 @@ const (
 	Proactor Variant = "proactor"
 )
 
-// Defaults of Options, Brighter's where Brighter has one (reference §9.1).
+// Defaults of Options, Brighter's where Brighter has one
+// (docs/configuration.md#subscription-settings).
 const (
 	DefaultTimeOut             = 300 * time.Millisecond
 	DefaultEmptyChannelDelay   = 500 * time.Millisecond

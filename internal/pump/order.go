@@ -27,7 +27,7 @@ var ErrHeldBack = errors.New("an earlier message of its partition key was releas
 // must not be handled now. A message that arrived later comes after the
 // earlier message's redelivery and is handled; its admission ends the key's
 // entry. The table holds only what the pump holds now (no state across
-// restarts or replicas: DESIGN.md "Scale"); entries older than any held
+// restarts or replicas: ARCHITECTURE.md#scale); entries older than any held
 // message can be (maxAge) are swept when the table grows.
 type keyHolds struct {
 	maxAge time.Duration

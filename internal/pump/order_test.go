@@ -13,7 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// Issue 28: a deferred message holds back the later messages of its
+// A deferred message holds back the later messages of its
 // partition key that arrived with it. One receive brings a1, a2, a3 (key
 // a) and b1 (key b); a1 is deferred on its first delivery. a2 and a3 are
 // released without a handler run (EventDeferred with ErrHeldBack, no count
@@ -95,7 +95,7 @@ func TestAcknowledgedOrKeylessHoldsNothingBack(t *testing.T) {
 	})
 }
 
-// Issue 28: a failed acknowledgement holds back its key as a deferral does,
+// A failed acknowledgement holds back its key as a deferral does,
 // in both variants: the Proactor's batched acknowledgement (the settler)
 // as the Reactor's single one. a1's first acknowledgement fails; a2 and a3,
 // received with it, are released unhandled (ErrHeldBack) rather than handled

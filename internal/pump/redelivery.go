@@ -41,7 +41,7 @@ import (
 // lease's end (mayLapse, set by the schedule's tick), or for a settle
 // made after its lease lapsed. Everything here is a cache of this process:
 // losing it (a restart) changes nothing but how often a message is handled
-// again, at least once either way (DESIGN.md, Scale).
+// again, at least once either way (ARCHITECTURE.md#scale).
 type redeliveries struct {
 	// mayLapse is set by the tick while some tracked message has no more
 	// than a tick and the margin of its lease left (or none).

@@ -32,8 +32,8 @@ func delivery(id string, r, n int) *message.Message {
 // lease from their delivery, extending nothing: one whose lease ran out
 // while it waited is still dispatched, and its late acknowledgement
 // supersedes every later delivery of it the client had buffered (and
-// those after, within keepLate), reported once (issue 34,
-// docs/adr/0005-leases.md decision 9).
+// those after, within keepLate), reported once
+// (docs/adr/0005-leases.md decision 9).
 func TestClientLeasedTrackerSupersedesBufferedRedeliveries(t *testing.T) {
 	now := time.Now()
 	c := clientLeased{

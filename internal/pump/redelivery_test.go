@@ -19,9 +19,9 @@ import (
 // lease, the broker hands each message out again while its handler runs;
 // the run settles with the freshest receipt, so each message is handled
 // at most twice (here: once) and then settled for good, its
-// acknowledgement counted once (issue 34). Before, the Proactor received
-// the message again behind its own handler, acknowledged with the
-// superseded receipt and handled the later delivery: for ever.
+// acknowledgement counted once. Without that, the Proactor would receive
+// the message again behind its own handler, acknowledge with the
+// superseded receipt and handle the later delivery: for ever.
 func TestExtensionOffSlowHandlerSettledForGood(t *testing.T) {
 	for _, performers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("performers=%d", performers), func(t *testing.T) {
@@ -150,7 +150,7 @@ func (c *silentStale) AcknowledgeBatch(ctx context.Context, ms []*message.Messag
 // SQS answers with success: the later delivery is acknowledged without
 // the handler running again, and the superseded settle is counted
 // (EventStaleSettle) and logged once at Warn with the message id; the
-// acknowledgement is counted once (issue 34).
+// acknowledgement is counted once (docs/adr/0005-leases.md decision 9).
 func TestSupersededSettleCountedAndLogged(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})

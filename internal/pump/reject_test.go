@@ -22,9 +22,9 @@ func unacceptable(id string) *message.Message {
 	return message.New(id, srcQueue, message.MTUnacceptable, []byte("\x00not json"))
 }
 
-// An MT_UNACCEPTABLE message from the consumer is rejected Unacceptable to
-// the invalid-message queue without reaching the handler (reference §8.1
-// step 4, R-16).
+// An MT_UNACCEPTABLE message from the consumer is rejected Unacceptable to the
+// invalid-message queue without reaching the handler (R-16;
+// docs/wire-format.md#pump).
 func TestUnacceptableMessageRejectedToInvalidQueue_R16(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, Invalid: invQueue, StopWhenEmpty: true})

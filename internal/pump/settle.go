@@ -165,13 +165,14 @@ func (r *run) dispatch(m *message.Message) (res Result) {
 	return r.p.handler(r.handlerCtx, m)
 }
 
-// requeue applies the redelivery budget (R-4..R-7, reference §8.4): the
-// count goes up by one (saturating, never wrapping); with a budget
-// (RequeueCount != -1) reached by broker.BudgetSpent, the message is
-// rejected with DeliveryError; otherwise it is requeued. A routed copy's
-// budget is judged on this channel's own delivery attempt while its
-// HandledCount stays the stamped evidence of the source channel (R-11,
-// R-28; docs/adr/0001 §9). It reports what the settle left of m (settleEnd).
+// requeue applies the redelivery budget (R-4..R-7;
+// docs/adr/0004-pump-semantics-and-nothing-lost.md): the count goes up by one
+// (saturating, never wrapping); with a budget (RequeueCount != -1) reached by
+// broker.BudgetSpent, the message is rejected with DeliveryError; otherwise it
+// is requeued. A routed copy's budget is judged on this channel's own delivery
+// attempt while its HandledCount stays the stamped evidence of the source
+// channel (R-11, R-28; docs/adr/0001 §9). It reports what the settle left of m
+// (settleEnd).
 func (r *run) requeue(m *message.Message, res Result, took time.Duration) settleEnd {
 	p := r.p
 	spent, presented := broker.BudgetSpent(m), m.Header.HandledCount
@@ -273,7 +274,8 @@ func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took 
 }
 
 // countUnacceptable implements Brighter's unacceptable-message window
-// (reference §8.5) and stops the pump at the limit.
+// (docs/wire-format.md#pump: the count starts again once its first message
+// is older than the window) and stops the pump at the limit.
 func (p *Pump) countUnacceptable(r *run) {
 	if p.opts.UnacceptableMessageLimit <= 0 {
 		return

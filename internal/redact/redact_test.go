@@ -115,7 +115,7 @@ func TestHandler_RedactsEveryTextValue(t *testing.T) {
 }
 
 // FuzzText: Text and URL never panic, and a secret in a URL's user-info or
-// query never survives, whatever text surrounds the URL (issue 29).
+// query never survives, whatever text surrounds the URL (docs/security.md).
 func FuzzText(f *testing.F) {
 	f.Add("err: ", "host:80", "user", "pw", "token", "abc", " tail")
 	f.Add(`Post "`, "h", "", "x", "a", "b", `": refused`)

@@ -28,7 +28,7 @@ type benchLoad struct {
 	messages int
 }
 
-// benchLoads: the load issue 8 names (10,000 events/s: 180 µs per message
+// benchLoads: the target load (10,000 events/s, docs/performance.md: 180 µs per message
 // makes about 5,300 messages and 10,600 events a second) and a heavier one,
 // three and a half times that, to show how the cost grows with the rate.
 var benchLoads = []benchLoad{
@@ -140,7 +140,7 @@ func (d *dashboard) close() {
 }
 
 // BenchmarkDashboard measures, in one run, the pump's throughput without
-// and with a connected dashboard (issue 8, Performance), at the issue's
+// and with a connected dashboard (docs/performance.md), at the target's
 // 10,000 events a second and at about 35,000: the events go through /events
 // into the model, all in the pump's own process (as `consume --tui` runs it;
 // `brighter watch` in its own process leaves only the /events encoding in

@@ -315,7 +315,7 @@ func failingRun() []observe.Record {
 	return recs
 }
 
-// Issue 13: each subscription has a status line under its row: connected,
+// Each subscription has a status line under its row: connected,
 // or failing since when, for how long, how many calls, whether it is
 // stalled (not ready), and the last error cut in the middle so both the
 // failed call and the reason fit the width.
@@ -382,7 +382,7 @@ func logRecords(n int) []observe.Record {
 	return recs
 }
 
-// Issue 13: the last Warn/Error log lines are in a panel at the bottom,
+// The last Warn/Error log lines are in a panel at the bottom,
 // oldest of the five first, with their attributes (message_id among them)
 // in slog's text form; the title counts every line seen.
 func TestModel_LogPanel_LastFiveWarnAndError_I13_Golden(t *testing.T) {
@@ -427,7 +427,7 @@ func TestModel_LogPanel_LastFiveWarnAndError_I13_Golden(t *testing.T) {
 	}
 }
 
-// Issue 13: with Interrupt set (consume --tui), q asks the consumer to
+// With Interrupt set (consume --tui), q asks the consumer to
 // drain and the dashboard stays, saying how many messages are in flight as
 // they settle; q again asks it to exit at once. Nothing quits the program
 // but its caller.
@@ -479,7 +479,7 @@ func TestModel_Draining_Msg_I13(t *testing.T) {
 
 // brighter watch with two replicas of one consumer: each target's channel
 // status is its own, so one replica's recovery does not hide the other's
-// failure (issue 13).
+// failure.
 func TestModel_Status_PerTarget_I13(t *testing.T) {
 	a, b := "http://orders-1:9464", "http://orders-2:9464"
 	m := tea.Model(newTestModel(a, b))

@@ -12,8 +12,8 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Attribute names of Brighter's Pub/Sub wire format (reference §3.1,
-// GCP/HeaderNames.cs). They are case-sensitive on send; on receive a
+// Attribute names of Brighter's Pub/Sub wire format
+// (docs/wire-format.md#pubsub). They are case-sensitive on send; on receive a
 // foreign attribute is compared with them case-insensitively.
 const (
 	AttrMessageType   = "MessageType"
@@ -74,7 +74,7 @@ type Wire struct {
 	OrderingKey string
 }
 
-// Encode writes m in Brighter's Pub/Sub wire format (reference §3.2): data
+// Encode writes m in Brighter's Pub/Sub wire format (docs/wire-format.md#pubsub): data
 // is the body; ce-id, Topic, HandledCount, MessageType, ce-specversion,
 // ce-source, ce-time (RFC 3339 with milliseconds), ce-datacontenttype and
 // ce-baggage always; ce-type, CorrelationId, ReplyTo, ce-subject,
@@ -164,7 +164,7 @@ var (
 	ErrBadBaggage = errors.New("ce-baggage has an entry without '='")
 )
 
-// Decode reads a Pub/Sub message in Brighter's wire format (reference §3.3)
+// Decode reads a Pub/Sub message in Brighter's wire format (docs/wire-format.md#pubsub)
 // into a message whose HandledCount is the STAMPED count (count.go applies
 // the delivery attempt). Defaults follow Brighter's Parser: id from ce-id,
 // else the Pub/Sub message id; content type text/plain; an unknown or missing

@@ -22,7 +22,7 @@ func fullMessage() *message.Message {
 }
 
 // TestEncode_ExactAttributeNames_Ref3 checks Brighter's attribute names and
-// values (reference §3.2), the flattened bag and the ordering key.
+// values (docs/wire-format.md#pubsub), the flattened bag and the ordering key.
 func TestEncode_ExactAttributeNames_Ref3(t *testing.T) {
 	w := Encode(fullMessage())
 	want := map[string]string{

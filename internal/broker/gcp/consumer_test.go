@@ -320,11 +320,11 @@ func TestReject_FailedReleaseLogged_R19(t *testing.T) {
 	}
 }
 
-// TestReceive_UndecodableIsUnacceptable (both consumers): a message with a
-// bad HandledCount is presented as MT_UNACCEPTABLE with its receipt, and
-// rejecting it routes it to the invalid topic, whose copy records the type the
-// message carried as originalMessageType (issue 28): MT_COMMAND, not
-// MT_UNACCEPTABLE.
+// TestReceive_UndecodableIsUnacceptable (both consumers): a message with a bad
+// HandledCount is presented as MT_UNACCEPTABLE with its receipt, and rejecting
+// it routes it to the invalid topic, whose copy records the type the message
+// carried as originalMessageType, so an operator sees what was sent:
+// MT_COMMAND, not MT_UNACCEPTABLE.
 func TestReceive_UndecodableIsUnacceptable(t *testing.T) {
 	forModes(t, func(t *testing.T, md mode, e *env) {
 		e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, InvalidTopic: "orders.Invalid"})

@@ -3,7 +3,7 @@
 //
 // It has the shape every transport has:
 //
-//   - codec.go: Brighter's Pub/Sub wire format both ways (reference §3):
+//   - codec.go: Brighter's Pub/Sub wire format both ways (docs/wire-format.md#pubsub):
 //     PascalCase and ce- attributes, the bag flattened to attributes,
 //     ordering_key from the partition key. Pure functions, fuzzed.
 //   - count.go: the delivery-count rule (R-1..R-3, R-28, AC-33): the stamped
@@ -55,15 +55,16 @@
 // credentials are looked up when it is set); Connect only passes options on.
 //
 // The tests run on Google's own Pub/Sub emulator (gcptest;
-// local-brokers.md §2b), each in its own project. Its differences from the
-// service that this package meets: it refuses labels in an UpdateSubscription
-// mask (ensureSubscription updates only differing fields and retries without
-// labels), it has no IAM service (GetIamPolicy is Unimplemented, tolerated by
-// R-20), and it fills delivery_attempt on a subscription with only a
-// RetryPolicy, where the service's documentation says only a
-// DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
-// demo's in-process pstest (internal/demo) has further gaps (local-brokers.md
-// §2.4); an update is never sent without a mask, which would crash it.
+// docs/emulators.md#googles-pubsub-emulator), each in its own project. Its
+// differences from the service that this package meets: it refuses labels in
+// an UpdateSubscription mask (ensureSubscription updates only differing fields
+// and retries without labels), it has no IAM service (GetIamPolicy is
+// Unimplemented, tolerated by R-20), and it fills delivery_attempt on a
+// subscription with only a RetryPolicy, where the service's documentation says
+// only a DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
+// demo's in-process pstest (internal/demo) has further gaps
+// (docs/emulators.md#pstest-in-process); an update is never sent without a
+// mask, which would crash it.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.

@@ -9,7 +9,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Issue 14: a HandledCount at the limit and beyond (the overflow value
+// A hostile count: a HandledCount at the limit and beyond (the overflow value
 // included) is Unacceptable naming the attribute, with ce-id, correlation
 // id, every other attribute and the received value kept.
 func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
@@ -34,7 +34,8 @@ func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCountBounded is issue 14's codec property on Pub/Sub: for every
+// FuzzDecodeCountBounded is the hostile-count codec property on Pub/Sub
+// (docs/adr/0001-delivery-count-contract.md §9): for every
 // input the presented count is >= 0; an undecodable one is MT_UNACCEPTABLE
 // with a reason; for a decodable one the budget a pump judges
 // (broker.BudgetSpent) reaches R by the R-th delivery, forged metadata or

@@ -55,7 +55,7 @@ func (e *env) drain(t *testing.T, sub string) []string {
 }
 
 // The stream consumer leaves leases to the client's own lease management
-// (MaxExtension): the pump must not extend them as well (issue 12, ADR 0005).
+// (MaxExtension): the pump must not extend them as well (ADR 0005).
 func TestStreamConsumerLeavesLeasesToTheClient(t *testing.T) {
 	var c broker.Consumer = &StreamConsumer{}
 	if _, ok := c.(broker.LeaseExtender); ok {
@@ -70,7 +70,7 @@ func TestStreamConsumerLeavesLeasesToTheClient(t *testing.T) {
 // Pull, a deferring handler slower than half the ack deadline, messages
 // waiting in the buffer: each message is handled exactly requeueCount
 // times, dead-lettered once, the native policy never fires and the source
-// ends empty (R-4, R-5, issue 12: ModifyAckDeadline keeps the leases).
+// ends empty (R-4, R-5: ModifyAckDeadline keeps the leases).
 func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -107,7 +107,7 @@ func TestPullLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 
 // An acknowledging handler slower than the whole ack deadline handles each
 // message once, on both consumers: pull through the pump's
-// ModifyAckDeadline, stream through the client's own extension (issue 12).
+// ModifyAckDeadline, stream through the client's own extension (ADR 0005).
 func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 	t.Parallel()
 	for _, md := range modes {
@@ -180,7 +180,7 @@ func TestPullNoModifyAckDeadlineWhenHandlersShort_NFR3(t *testing.T) {
 // A ModifyAckDeadline that fails is logged at Error with the message id and
 // the message is released to the broker, never lost: once the fault is
 // gone it is delivered again and acknowledged, and the source ends empty
-// (issue 12 fault test).
+// (a fault in the lease extension loses nothing).
 func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -223,14 +223,15 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 // after the subscription's ack deadline (bounded below by the client's
 // 10 s), not after the client's default stream deadline of 60 s or later:
 // the consumer bounds the client's extensions by the ack deadline
-// (MaxDurationPerAckExtension; issue 12, I12-3).
+// (MaxDurationPerAckExtension; I12-3).
 //
 // The client's unbounded stream deadline is 60 s, so a message back within
 // unboundedStreamHold of its delivery to the victim proves the bound; the
 // emulator took 10-40 s with it (it looks at deadlines every 10 s or so) and
 // 60-70 s without it. Google's emulator is slower under load (a CI run
 // took over 60 s) and sometimes never hands a killed stream's message out
-// again (local-brokers.md §2c; issue 33 saw that on a quiet machine too).
+// again (docs/emulators.md#googles-pubsub-emulator), once even on a quiet
+// machine.
 // Such an attempt proves nothing either way: it is classified (plain Pulls
 // after the survivor is closed tell "late" from "lost") and the scenario
 // runs again on a fresh project, at most killedReplicaAttempts times. The
@@ -317,7 +318,7 @@ func killedReplicaAttempt(t *testing.T, attempt int) string {
 		}
 	}
 	return fmt.Sprintf("%s not redelivered within %s of the victim's receipt, and plain Pulls for %s after the survivor closed got nothing: "+
-		"dropped by Google's emulator (local-brokers.md §2c) or still leased (the bound on the client's extensions lost?)", id, time.Since(received).Round(time.Second), look)
+		"dropped by Google's emulator (docs/emulators.md#googles-pubsub-emulator) or still leased (the bound on the client's extensions lost?)", id, time.Since(received).Round(time.Second), look)
 }
 
 // unboundedStreamHold is how long after its delivery the emulator gives
@@ -346,7 +347,7 @@ func (e *env) madeElsewhere(t *testing.T, topic, sub string, ackSecs int32) {
 // grants, never the longer configured or default value, which the pump
 // would extend only after Pub/Sub had handed the message out again; a read
 // that fails falls back to the configuration, else Pub/Sub's minimum
-// (issue 12).
+// (ADR 0005).
 func TestPullLeaseIsTheSubscriptionsAckDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -398,7 +399,7 @@ func TestPullLeaseIsTheSubscriptionsAckDeadline(t *testing.T) {
 // handles its message once across both replicas, in both variants, because
 // the pump extends the lease the subscription really grants. With the
 // default believed, the idle replica pulls the message again at 10 s
-// (issue 12, R-4).
+// (R-4, ADR 0005).
 func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -443,7 +444,7 @@ func TestPullSlowAckOnSubscriptionMadeElsewhereHandlesOnce(t *testing.T) {
 	}
 }
 
-// A rolling restart of one of two stream replicas (issue 15, R-4): the
+// A rolling restart of one of two stream replicas: the
 // replica that stops right after acknowledging a message sends that
 // acknowledgement before its stream ends, so no replica handles the
 // message again, and every message published after the restart is
@@ -478,8 +479,8 @@ func TestStreamReplicaRestartHandlesNothingTwice(t *testing.T) {
 			// after the stream's ack deadline (10 s at least) and Google's
 			// emulator's next look at deadlines, so anything shorter than
 			// the ack deadline tells the two apart; nine tenths of it leave
-			// a loaded machine the most room (issue 33: half of it failed
-			// under load). Before the restart there is no dead stream, so
+			// a loaded machine the most room (half of it failed on a
+			// loaded machine). Before the restart there is no dead stream, so
 			// those messages get three ack deadlines.
 			prompt := streamAckDeadline(gcpLease) * 9 / 10
 			before := 3 * streamAckDeadline(gcpLease)
@@ -532,7 +533,7 @@ func TestStreamReplicaRestartHandlesNothingTwice(t *testing.T) {
 }
 
 // Close sends the acknowledgements the client still batches and ends the
-// stream so that Google's emulator stops delivering to it (issue 15): a
+// stream so that Google's emulator stops delivering to it: a
 // message acknowledged just before Close is not delivered again, and a
 // message published after it reaches the next consumer at once. The
 // client's timed shutdown, used before, cancelled the stream first: such a
@@ -558,7 +559,7 @@ func TestStreamCloseSendsLastAcknowledgements(t *testing.T) {
 		e.send(t, "orders", newMsg(id))
 		// A message handed to a dead stream comes back only after the
 		// stream's ack deadline (10 s at least): nine tenths of it tell
-		// the two apart with the most room for a loaded machine (issue 33).
+		// the two apart with the most room for a loaded machine.
 		got := receiveOne(t, next, streamAckDeadline(gcpLease)*9/10)
 		if got.Header.MessageID != id {
 			t.Fatalf("received %s, want %s: an acknowledged message came back", got.Header.MessageID, id)
@@ -634,8 +635,7 @@ func TestStreamCloseWithFailingAcknowledgeLosesNothing(t *testing.T) {
 // (broker.ClientLeaser): MaxExtension, never less than the stream's ack
 // deadline, the library's 60 min when unset; and when the client handed
 // each delivery over, so that the pump knows a message the service hands
-// out again after MaxExtension (issue 34, docs/adr/0005-leases.md
-// decision 9).
+// out again after MaxExtension (docs/adr/0005-leases.md decision 9).
 func TestStreamConsumerClientLease(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -33,7 +33,7 @@ func Connect(ctx context.Context, project string, opts ...option.ClientOption) (
 
 // ErrDelayUnsupported is returned by Send for a message with a delay:
 // Pub/Sub has no delayed publish and Brighter's producer needs a scheduler
-// for one (reference §3.2).
+// for one (docs/wire-format.md#pubsub).
 var ErrDelayUnsupported = errors.New("pubsub: delayed publish is not supported (no scheduler)")
 
 // ProducerOptions configures a Producer.

@@ -19,8 +19,9 @@ const LogNoCreate = "makeChannels create has no effect on RocketMQ: topics and c
 
 // Channels is a RocketMQ subscription's makeChannels (broker.ChannelMaker).
 // RocketMQ topics and consumer groups are made by the broker's operator
-// (mqadmin or the dashboard); Brighter never creates them (reference §4.2,
-// §9.4), and neither does this. validate checks that every topic has a route.
+// (mqadmin or the dashboard); Brighter never creates them
+// (docs/wire-format.md#rocketmq), and neither does this. validate checks that
+// every topic has a route.
 type Channels struct {
 	Connection
 	// Make is the makeChannels setting.

@@ -15,8 +15,8 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Property names of Brighter's RocketMQ wire format (reference §4.1,
-// RKT/HeaderNames.cs), case-sensitive.
+// Property names of Brighter's RocketMQ wire format
+// (docs/wire-format.md#rocketmq), case-sensitive.
 const (
 	PropMessageType   = "MessageType"
 	PropID            = "CE_id"
@@ -38,12 +38,12 @@ const (
 	PropBaggage       = "CE_baggage"
 	// PropDelay carries Header.Delay in whole milliseconds. Brighter has no
 	// delay property and reads its Delayed from HandledCount (the ReadDelay
-	// defect, reference §4.3); this transport writes and reads its own.
+	// defect, docs/wire-format.md#rocketmq); this transport writes and reads its own.
 	PropDelay = "Delayed"
 )
 
 // Bag keys that steer the native message instead of travelling as
-// properties (reference §4.1, §4.2).
+// properties (docs/wire-format.md#rocketmq).
 const (
 	// BagKeys holds the message keys: a string or a list of strings. Without
 	// it the key is the message id.
@@ -119,7 +119,7 @@ func WireFromMessage(m *rmq.Message) Wire {
 }
 
 // Encode builds the RocketMQ message for m on topic in Brighter's wire format
-// (reference §4.2): the header properties (an empty optional value is left
+// (docs/wire-format.md#rocketmq): the header properties (an empty optional value is left
 // out), then every bag entry except the two steering keys as text (a bag entry
 // named like a header property is dropped, so the stamped HandledCount can
 // never be overwritten), keys from BagKeys else the message id, the tag from
@@ -239,15 +239,15 @@ var (
 	ErrLocalMessageType = message.ErrLocalMessageType
 )
 
-// Decode reads a received message in Brighter's wire format (reference
-// §4.3): topic = the broker topic; id = CE_id, else the broker id; timestamp
-// = CE_time, else the delivery timestamp, else now; message type read
-// case-insensitively with Brighter's MT_EVENT fallback; content type
-// CE_contenttype, else Content-Type, else text/plain; HandledCount as stamped
-// (the presented count is applied by the consumer, see DeliveryCount);
-// partition key = message group; Delay from PropDelay (not from
-// HandledCount). Every property that is not a header field goes to the bag,
-// and so do the tag (BagTag) and keys other than the bare message id
+// Decode reads a received message in Brighter's wire format
+// (docs/wire-format.md#rocketmq): topic = the broker topic; id = CE_id, else
+// the broker id; timestamp = CE_time, else the delivery timestamp, else now;
+// message type read case-insensitively with Brighter's MT_EVENT fallback;
+// content type CE_contenttype, else Content-Type, else text/plain;
+// HandledCount as stamped (the presented count is applied by the consumer, see
+// DeliveryCount); partition key = message group; Delay from PropDelay (not
+// from HandledCount). Every property that is not a header field goes to the
+// bag, and so do the tag (BagTag) and keys other than the bare message id
 // (BagKeys), so a routed or replayed copy keeps its steering.
 //
 // It returns an error wrapping ErrBadProperty or ErrLocalMessageType for a
@@ -270,7 +270,7 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 	var problems []string
 	var errs []error
 	if s, ok := p[PropMessageType]; ok && s != "" {
-		// RocketMQ's reader ignores case (reference §1.1).
+		// Brighter's RocketMQ reader ignores case (docs/wire-format.md#message-header).
 		mt, err := message.ParseWireMessageType(strings.ToUpper(strings.TrimSpace(s)))
 		if err != nil {
 			problems = append(problems, PropMessageType+": "+err.Error())

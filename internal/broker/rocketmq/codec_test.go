@@ -24,7 +24,7 @@ func full() *message.Message {
 	return m
 }
 
-// Brighter's exact property names go on the wire (reference §4.1, §4.2).
+// Brighter's exact property names go on the wire (docs/wire-format.md#rocketmq).
 func TestEncode_PropertyNames(t *testing.T) {
 	out := rocketmq.Encode(full(), "broker-topic", "", now)
 	want := map[string]string{
@@ -79,7 +79,7 @@ func TestEncode_SteeringAndGroup(t *testing.T) {
 }
 
 // Delay travels in its own property and as a delivery timestamp; HandledCount
-// is never read as a delay (the ReadDelay defect, reference §4.3).
+// is never read as a delay (the ReadDelay defect, docs/wire-format.md#rocketmq).
 func TestCodec_DelayHasItsOwnProperty(t *testing.T) {
 	m := full()
 	m.Header.Delay = 1500 * time.Millisecond

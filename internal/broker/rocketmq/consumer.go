@@ -16,8 +16,9 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Defaults of ConsumerOptions (Brighter's RocketSubscription, reference §9.4,
-// except AwaitDuration, which Brighter sets to one minute).
+// Defaults of ConsumerOptions (Brighter's RocketSubscription,
+// docs/configuration.md#transport-blocks, except AwaitDuration, which Brighter
+// sets to one minute).
 const (
 	// DefaultInvisibleDuration is how long a received message stays
 	// invisible (30 s).
@@ -38,9 +39,9 @@ const (
 
 // ErrLeaseExpired is returned by Acknowledge when the message's invisible
 // duration (its lease) has already lapsed: a real broker refuses the receipt
-// handle, and the Go client would report success anyway (local-brokers.md
-// §3.2), so the consumer does not send the Ack and says so.
-// It wraps broker.ErrStaleReceipt.
+// handle, and the Go client would report success anyway
+// (docs/emulators.md#rmqtest-rocketmq-5), so the consumer does not send the
+// Ack and says so. It wraps broker.ErrStaleReceipt.
 var ErrLeaseExpired = fmt.Errorf("rocketmq: invisible duration lapsed; receipt handle is %w", broker.ErrStaleReceipt)
 
 // Connection says how to reach a RocketMQ 5 proxy. The CLI fills it from the
@@ -334,9 +335,9 @@ func (c *Consumer) hold(m *message.Message) (*receipt, error) {
 // Acknowledge sends Ack for the message's current receipt handle. When this
 // consumer knows the lease has lapsed it sends nothing and returns
 // ErrLeaseExpired (logged at Warn): the broker would refuse the handle and
-// the client would report success (local-brokers.md §3.2). What it cannot
-// detect, a broker refusing a handle it believes current, the client
-// swallows; the message then reappears after its invisible duration (ADR
+// the client would report success (docs/emulators.md#rmqtest-rocketmq-5).
+// What it cannot detect, a broker refusing a handle it believes current,
+// the client swallows; the message then reappears after its invisible duration (ADR
 // 0003).
 func (c *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	r, err := c.hold(m)

@@ -237,9 +237,9 @@ func TestConsumer_NativeDeadLetterWinsBelowBudget_R9(t *testing.T) {
 	e.receiveNone(c, time.Second)
 }
 
-// The client's Ack reports success when the broker refuses (local-brokers.md
-// §3.2): the message reappears after its lease. An ack after the lease lapsed
-// is refused by the consumer itself.
+// The client's Ack reports success when the broker refuses
+// (docs/emulators.md#rmqtest-rocketmq-5): the message reappears after its
+// lease. An ack after the lease lapsed is refused by the consumer itself.
 func TestConsumer_AckQuirkAndLapsedLease(t *testing.T) {
 	e := newEnv(t, "orders")
 	c := e.consumer(rocketmq.ConsumerOptions{Topic: "orders", ConsumerGroup: "g1"})

@@ -5,7 +5,7 @@ import (
 )
 
 // DeliveryCount is the delivery count a received RocketMQ message presents
-// (requirements Group A, R-1..R-3, R-28; DESIGN.md "Delivery count"): the
+// (requirements Group A, R-1..R-3, R-28; docs/adr/0001-delivery-count-contract.md): the
 // HandledCount stamped in the stored message plus the broker's
 // MessageView.DeliveryAttempt minus one, read at no extra broker call
 // (NFR-1, NFR-3). RocketMQ 5 increments DeliveryAttempt on every redelivery,

@@ -1,8 +1,8 @@
 // Package rocketmq is brighter's RocketMQ 5 transport, on the official Go
 // client github.com/apache/rocketmq-clients/golang/v5 (v5.1.2): a Consumer on
 // a SimpleConsumer, a Producer, and makeChannels (Channels), in Brighter's
-// RocketMQ wire format (codec.go, reference §4) so .NET Brighter and brighter
-// read each other's messages.
+// RocketMQ wire format (codec.go, docs/wire-format.md#rocketmq) so .NET
+// Brighter and brighter read each other's messages.
 //
 // What it promises (ADR 0003):
 //
@@ -18,7 +18,7 @@
 //     releases the original with ChangeInvisibleDuration 0 and logs an Error;
 //     no destination acks with a Warning.
 //   - Ack: the client reports success even when the broker refuses the
-//     receipt handle (local-brokers.md §3.2). The consumer refuses to ack a
+//     receipt handle (docs/emulators.md#rmqtest-rocketmq-5). The consumer refuses to ack a
 //     message whose invisible duration it knows has lapsed (ErrLeaseExpired);
 //     a refusal it cannot see leaves the message to be redelivered after its
 //     invisible duration, which at-least-once delivery tolerates.

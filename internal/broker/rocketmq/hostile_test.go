@@ -10,7 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Issue 14: a HandledCount at the limit and beyond is Unacceptable naming
+// A hostile count: a HandledCount at the limit and beyond is Unacceptable naming
 // the property, with CE_id, correlation id and every other property kept.
 func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
 	for _, c := range []string{"1000000", "9223372036854775807", "9223372036854775808", "-1", "x"} {
@@ -30,7 +30,8 @@ func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCountBounded is issue 14's codec property on RocketMQ: for every
+// FuzzDecodeCountBounded is the hostile-count codec property on
+// RocketMQ (docs/adr/0001-delivery-count-contract.md §9): for every
 // input the presented count is >= 0; an undecodable one is MT_UNACCEPTABLE
 // with a reason; for a decodable one the budget a pump judges
 // (broker.BudgetSpent) reaches R by the R-th delivery, forged metadata or

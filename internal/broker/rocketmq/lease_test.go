@@ -36,7 +36,7 @@ func (e *env) copiesOn(topic string) map[string]int {
 // A deferring handler slower than half the invisible duration, messages
 // waiting in the buffer: each message is handled exactly requeueCount
 // times, dead-lettered once, and the group holds nothing of the source at
-// the end (R-4, R-5, issue 12: ChangeInvisibleDuration keeps the leases).
+// the end (R-4, R-5: ChangeInvisibleDuration keeps the leases).
 func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -68,7 +68,7 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 }
 
 // An acknowledging handler slower than the whole invisible duration
-// handles each message once (issue 12).
+// handles each message once (ADR 0005).
 func TestAckHandlerSlowerThanInvisibleDurationHandlesOnce_R4(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -124,7 +124,7 @@ func TestNoChangeInvisibleDurationWhenHandlersShort_NFR3(t *testing.T) {
 // A ChangeInvisibleDuration that fails is logged at Error with the message
 // id and the message is released to the broker, never lost: once the fault
 // is gone it is delivered again and acknowledged, and the group holds
-// nothing at the end (issue 12 fault test).
+// nothing at the end (a fault in the lease extension loses nothing).
 func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
@@ -157,7 +157,7 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 }
 
 // An extension of a message whose lease this consumer knows has lapsed is
-// not sent and reports broker.ErrStaleReceipt (issue 12, ADR 0005 §6).
+// not sent and reports broker.ErrStaleReceipt (ADR 0005 §6).
 func TestExtendAfterLapseIsStale(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "t")

@@ -19,8 +19,8 @@ import (
 type ProducerOptions struct {
 	Connection
 	// Topic is the publication's broker topic: Brighter sends to the
-	// publication topic, not the header topic (reference §4.2). "" means each
-	// message goes to its Header.Topic.
+	// publication topic, not the header topic (docs/wire-format.md#rocketmq).
+	// "" means each message goes to its Header.Topic.
 	Topic string
 	// Tag is the default tag, used when the bag has no BagTag; "" for none.
 	Tag string

@@ -76,7 +76,8 @@ func TestChannels_ValidateChecksRoutes(t *testing.T) {
 	}
 }
 
-// The client's own log is redirected away from /logs (local-brokers.md §3.2).
+// The client's own log is redirected away from /logs
+// (docs/emulators.md#rmqtest-rocketmq-5).
 func TestConfigureClientLog(t *testing.T) {
 	dir := rocketmq.ConfigureClientLog(t.TempDir())
 	if dir == "" || strings.HasPrefix(dir, "/logs") {

@@ -19,7 +19,7 @@ import (
 
 // expiredToken is HTTP middleware in front of fauxqs (which checks no
 // credentials) that, while on, answers the chosen operations as AWS answers
-// an expired session token (400, ExpiredToken; issue 13).
+// an expired session token (400, ExpiredToken).
 type expiredToken struct {
 	inner aws.HTTPClient
 	ops   map[string]bool

@@ -41,7 +41,7 @@ func receiveN(t *testing.T, k *Consumer, n int) []*message.Message {
 
 // TestSendBatch_SameWireFormatAsSend_R18 sends 25 messages to two queues,
 // interleaved, in one SendBatch: each queue gets its own, and each reads
-// back with the header and bag Send would have written (issue 7: replay
+// back with the header and bag Send would have written (replay
 // publishes in batches without changing the wire format).
 func TestSendBatch_SameWireFormatAsSend_R18(t *testing.T) {
 	t.Parallel()

@@ -18,7 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Brighter's SQS/SNS message attribute names (reference §2.1, AWS/HeaderNames.cs).
+// Brighter's SQS/SNS message attribute names (docs/wire-format.md#sqs).
 // They are case-sensitive and travel with DataType "String".
 const (
 	AttrID                     = "id"
@@ -45,12 +45,12 @@ const (
 	AttrTraceParent     = "traceparent"
 	AttrBaggage         = "baggage"
 	// AttrCloudEventHeaders is the attribute holding the CloudEvents fields
-	// as one flat JSON object of strings (reference §2.4).
+	// as one flat JSON object of strings (docs/wire-format.md#sqs).
 	AttrCloudEventHeaders = "cloudeventheaders"
 )
 
 // BagHandledCount is the bag key the stamped delivery count travels under,
-// as a JSON string such as "0" (reference §2.5).
+// as a JSON string such as "0" (docs/wire-format.md#sqs).
 const BagHandledCount = "handled-count"
 
 // BagReceiptHandle is the bag key Brighter .NET keeps the SQS receipt handle
@@ -116,7 +116,7 @@ type Outgoing struct {
 }
 
 // EncodeSQS encodes m for SendMessage to the queue at queueURL in Brighter's
-// SQS wire format (reference §2.2, §2.4-§2.7): the body, the attributes id,
+// SQS wire format (docs/wire-format.md#sqs): the body, the attributes id,
 // cloudeventheaders, topic (= queueURL), message-type, content-type,
 // timestamp, bag (with handled-count = Header.HandledCount as a string) and,
 // when set, reply-to, subject and correlation-id; extra attributes are
@@ -126,7 +126,7 @@ func EncodeSQS(m *message.Message, queueURL string, extra map[string]string) (Ou
 	return encode(m, queueURL, extra, false)
 }
 
-// EncodeSNS encodes m for SNS Publish to topicARN (reference §2.3): as
+// EncodeSNS encodes m for SNS Publish to topicARN (docs/wire-format.md#sqs): as
 // EncodeSQS but topic = topicARN, no subject attribute (the subject travels
 // as the SNS Subject), and cloudeventheaders without id.
 func EncodeSNS(m *message.Message, topicARN string, extra map[string]string) (Outgoing, error) {
@@ -246,11 +246,12 @@ type DecodeOptions struct {
 	DefaultTopic string
 }
 
-// Decode reads a received SQS message in Brighter's wire format (reference
-// §2.8), raw or from the SNS envelope, and presents its delivery count:
-// Header.HandledCount = PresentedCount(stamped bag handled-count,
-// ApproximateReceiveCount, routed copy) (count.go). Message.Receipt is the
-// receipt handle (never the bag) and DeliveryAttempt the receive count.
+// Decode reads a received SQS message in Brighter's wire format
+// (docs/wire-format.md#sqs), raw or from the SNS envelope, and presents its
+// delivery count: Header.HandledCount = PresentedCount(stamped bag
+// handled-count, ApproximateReceiveCount, routed copy) (count.go).
+// Message.Receipt is the receipt handle (never the bag) and DeliveryAttempt
+// the receive count.
 //
 // A message from a producer that is not Brighter decodes with defaults: id =
 // the SQS MessageId, MT_EVENT, topic = opts.DefaultTopic. When part of the
@@ -496,7 +497,7 @@ func readTime(src attrSource, name string) (time.Time, bool) {
 	return message.ParseWireTime(s)
 }
 
-// topicName reads Brighter's topic attribute (reference §2.8): an ARN gives
+// topicName reads Brighter's topic attribute (docs/wire-format.md#sqs): an ARN gives
 // its resource (the topic name), a queue URL the text after the last '/',
 // anything else is taken whole.
 func topicName(s string) string {
@@ -511,7 +512,7 @@ func topicName(s string) string {
 	return s
 }
 
-// Brighter's name limits (reference §2.10).
+// Brighter's name limits (docs/wire-format.md#sqs-names).
 const (
 	maxQueueName = 80
 	maxTopicName = 256
@@ -519,7 +520,7 @@ const (
 )
 
 // QueueName turns a routing key or channel name into an SQS queue name the
-// way Brighter does (reference §2.10): every '.' becomes '_', a FIFO name
+// way Brighter does (docs/wire-format.md#sqs-names): every '.' becomes '_', a FIFO name
 // gets ".fifo" (a name already ending in "fifo" first loses its last five
 // characters, so "orders.fifo" stays "orders.fifo"), and the result is at
 // most 80 characters.

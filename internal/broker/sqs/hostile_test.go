@@ -25,7 +25,7 @@ func hostileSQS(body string, attempt string, attrs map[string]string) types.Mess
 	return sm
 }
 
-// Issue 14: a stamped count at the limit and beyond (the overflow value
+// A hostile count: a stamped count at the limit and beyond (the overflow value
 // included) is Unacceptable with a rejection message naming the field and
 // the problem, and the message keeps its Brighter id, bag and correlation id.
 func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
@@ -50,9 +50,9 @@ func TestStampedCountAtLimitAndBeyondIsUnacceptable_R4(t *testing.T) {
 	}
 }
 
-// Issue 14: an undecodable message keeps what can be kept: the Brighter id,
+// An undecodable message keeps what can be kept: the Brighter id,
 // every readable attribute, the raw message type text, and a reason naming
-// the field. Issue 28: its routed copy's originalMessageType is the type it
+// the field. Its routed copy's originalMessageType is the type it
 // carried, never MT_UNACCEPTABLE.
 func TestUndecodableKeepsIdentity(t *testing.T) {
 	cases := map[string]struct {
@@ -63,7 +63,7 @@ func TestUndecodableKeepsIdentity(t *testing.T) {
 		"MT_QUIT": {map[string]string{AttrMessageType: "MT_QUIT", AttrBag: `{"k":"v"}`}, "message-type", "MT_QUIT"},
 		"MT_NONE": {map[string]string{AttrMessageType: "MT_NONE", AttrBag: `{"k":"v"}`}, "message-type", "MT_NONE"},
 		// No type attribute: Brighter reads MT_EVENT, and the routed copy
-		// says so, not MT_UNACCEPTABLE (issue 28).
+		// says so, not MT_UNACCEPTABLE.
 		"bag not JSON":    {map[string]string{AttrBag: `{"k":`, "custom": "v"}, "bag", "MT_EVENT"},
 		"gzip not base64": {map[string]string{AttrContentType: "application/gzip", AttrMessageType: "MT_COMMAND", AttrBag: `{"k":"v"}`}, "body", "MT_COMMAND"},
 	}
@@ -96,7 +96,8 @@ func TestUndecodableKeepsIdentity(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCountBounded is issue 14's codec property on SQS: for every
+// FuzzDecodeCountBounded is the hostile-count codec property on SQS
+// (docs/adr/0001-delivery-count-contract.md §9): for every
 // input the presented count is >= 0; an input that does not decode is
 // MT_UNACCEPTABLE with a reason (routed at once, never budgeted); and for
 // every decodable input the budget a pump judges (broker.BudgetSpent)

@@ -15,8 +15,8 @@ import (
 // A ChangeMessageVisibilityBatch that fails (an HTTP fault before it reaches
 // the emulator) is logged at Error with the message id and the message is
 // released to the broker, never lost: once the fault is gone it is
-// received again and acknowledged, and the queue ends empty (issue 12 fault
-// test).
+// received again and acknowledged, and the queue ends empty (a fault in
+// the lease extension loses nothing).
 func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

@@ -43,7 +43,7 @@ func readAll(t *testing.T, c *Clients, queue string) []*message.Message {
 // A deferring handler slower than half the visibility timeout, with
 // messages waiting in the receive-ahead buffer: each message is handled
 // exactly requeueCount times, dead-lettered once, and the source ends empty
-// (R-4, R-5, issue 12: ChangeMessageVisibilityBatch keeps the leases).
+// ChangeMessageVisibilityBatch keeps the leases).
 func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestLeaseExtendedWhileBufferedAndHandled_R4_R5(t *testing.T) {
 }
 
 // An acknowledging handler slower than the whole visibility timeout
-// handles each message once (issue 12).
+// handles each message once (ADR 0005).
 func TestAckHandlerSlowerThanVisibilityHandlesOnce_R4(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestNoVisibilityCallWhenHandlersShort_NFR3(t *testing.T) {
 // A settle made with a receipt SQS no longer holds (the lease lapsed with
 // extension off, and the message was received again) is logged at Warn
 // with the message id and reported as broker.ErrStaleReceipt, not lost
-// silently (issue 12).
+// silently.
 func TestStaleSettleLoggedAtWarn(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -194,8 +194,8 @@ func TestStaleSettleLoggedAtWarn(t *testing.T) {
 // timeout, and Resolve reads it so that the pump keeps leases of that
 // length: an acknowledging handler slower than the queue's visibility
 // timeout handles each message once, in both variants, with its lease
-// extended (issue 12). Before, lease management was off and a second
-// performer handled the redelivered message at the same time.
+// extended: without lease management a second performer would handle
+// the redelivered message at the same time.
 func TestQueueOwnVisibilityTimeoutLeased(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

@@ -32,7 +32,7 @@ var endpoint string
 
 // waitBoundParallel is how many of this package's parallel tests run at
 // once: they wait on visibility timeouts, back-offs and receive waits on
-// fauxqs, not on the CPU (issue 33).
+// fauxqs, not on the CPU.
 const waitBoundParallel = 8
 
 // TestMain runs the package's tests on one fauxqs, waitBoundParallel at a

@@ -64,7 +64,7 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 }
 
 // Send publishes m to the queue or topic its Header.Topic names (R-18's wire
-// format, reference §2.2-§2.7). Header.Delay becomes DelaySeconds on a
+// format, docs/wire-format.md#sqs). Header.Delay becomes DelaySeconds on a
 // standard queue (capped at 900 s); FIFO queues and SNS have no per-message
 // delay, so it is not sent there. It returns ErrTooManyAttributes (wrapped),
 // broker.ErrTooLarge (wrapped, before any call) for an SQS message whose body

@@ -13,7 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
-// Issue 12 point 6, the scale-out proof: two pumps on one queue, a
+// The scale-out proof of leases (ADR 0005): two pumps on one queue, a
 // deferring handler slower than half the visibility timeout, budget R. One
 // pump is killed mid-run (from the broker's side as SIGKILL: every call of
 // its process fails from that instant, so it settles, releases and extends

@@ -14,7 +14,7 @@ import (
 // stale-settle rows (I34-1, I34-2) run against AWS's semantics on fauxqs,
 // with no wrapper; a DeleteMessage with the newest receipt deletes. It
 // uses the SDK alone, so an emulator upgrade that changes this is noticed
-// here (issue 34; local-brokers.md §1.4).
+// here (docs/emulators.md#fauxqs-sqs-and-sns).
 func TestStaleDeleteAnswersSuccessDeletesNothing(t *testing.T) {
 	c := testClients(t)
 	ctx := context.Background()

@@ -24,7 +24,7 @@ import (
 
 // blackHole is HTTP middleware that, while on, holds the requests of the
 // chosen operations until their context ends, as a server that accepts a
-// connection and never answers does (issue 13). Nothing reaches the
+// connection and never answers does. Nothing reaches the
 // emulator, so a held receive takes no message and a held delete leaves
 // the message on the queue.
 type blackHole struct {
@@ -270,7 +270,7 @@ func TestRoutingFailureReleaseBacksOff(t *testing.T) {
 // be received but its routed copy (the body plus rejection metadata) is over
 // SQS's 1 MiB limit, so the routing can never succeed. The Router tries
 // once more with the rejection message shortened (both refused before any
-// SendMessage since issue 28: checkLimits), then classifies the
+// SendMessage by checkLimits), then classifies the
 // failure permanent: one Error, the message released for the longest delay
 // (10 min), counted; it is not handled again within the test's window, and
 // it is still on the queue (nothing lost). Both variants.
@@ -300,7 +300,7 @@ func TestOversizedRejectionEndsBounded(t *testing.T) {
 				t.Fatalf("rejected event: permanent %v, delay %s, err %v; want permanent, %s, too large", rej.Permanent, rej.Delay, rej.Err, broker.RoutingRetryMax)
 			}
 			if n := counter.count("SendMessage"); n != 0 {
-				t.Fatalf("%d SendMessage calls, want 0 (the copy, then once shortened, both refused before the call: issue 28)", n)
+				t.Fatalf("%d SendMessage calls, want 0 (the copy, then once shortened, both refused before the call by checkLimits)", n)
 			}
 			// Several receive timeouts: the released message must stay away.
 			quiet := time.Now().Add(3 * time.Second)
@@ -327,8 +327,8 @@ func TestOversizedRejectionEndsBounded(t *testing.T) {
 }
 
 // TestBlackHoledCallsEndAtTheirBound: every call kind the pump makes
-// has a deadline of its own, the configured one (issue 31: a call without
-// one was ended only by the SDK's 15 s default): an acknowledge
+// has a deadline of its own, the configured one (a call without
+// one would be ended only by the SDK's 15 s default): an acknowledge
 // (DeleteMessage; the Proactor's DeleteMessageBatch) and a requeue
 // (ChangeMessageVisibility) at callTimeout, the dead-letter publish of a
 // rejection (SendMessage) at callTimeout, a lease extension

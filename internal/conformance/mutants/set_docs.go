@@ -5,9 +5,9 @@ package main
 // an import rule restated in prose, a dependency a comment forbids
 // (claims_test.go); a requirement id cited and no longer defined in
 // docs/requirements.md, and a document that cites a file outside the
-// repository (docs_test.go); production code that cites an issue number
-// (issues_test.go). The outside name is spelt in pieces so that this file
-// does not cite it.
+// repository (docs_test.go); production code and a test that cite an
+// issue number (issues_test.go). The outside name is spelt in pieces so
+// that this file does not cite it.
 var docsMutants = []mutant{
 	{Name: "docs-import-claim-stale", What: "a package comment's Imports claim falls behind the code (memory lists internal/message and imports internal/broker too)",
 		File: "internal/broker/memory/doc.go",
@@ -38,5 +38,10 @@ var docsMutants = []mutant{
 		File: "internal/redact/redact.go",
 		Old:  "// Package redact is brighter's one redaction rule (docs/security.md).\n",
 		New:  "// Package redact is brighter's one redaction rule (issue 29; docs/security.md).\n",
-		Pkg:  "./internal/layers", Run: "^TestDocs_ProductionCodeCitesNoIssueNumbers$"},
+		Pkg:  "./internal/layers", Run: "^TestDocs_GoCodeCitesNoIssueNumbers$"},
+	{Name: "docs-test-cites-issue-number", What: "a test's comment cites the issue that asked for the behaviour instead of saying the behaviour alone",
+		File: "internal/redact/redact_test.go",
+		Old:  "// FuzzText: Text and URL never panic,",
+		New:  "// FuzzText (issue 29): Text and URL never panic,",
+		Pkg:  "./internal/layers", Run: "^TestDocs_GoCodeCitesNoIssueNumbers$"},
 }

@@ -50,7 +50,7 @@ func dump(fs []lint.Finding) string {
 	return b.String()
 }
 
-// TestMain stops the Google Pub/Sub emulator the GCP test starts (issue 15).
+// TestMain stops the Google Pub/Sub emulator the GCP test starts.
 func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
 
 // TestGCPDrift_R10 seeds a drift in the Pub/Sub emulator: the file says
@@ -132,7 +132,7 @@ subscriptions:
 	if find(fs, "refunds", lint.RuleBudgetOutranked) != nil {
 		t.Errorf("refunds has no native limit on the broker; R-10 reported%s", dump(fs))
 	}
-	// Issue 32: without the policy on the broker, Pub/Sub fills no
+	// Without the policy on the broker, Pub/Sub fills no
 	// delivery_attempt, so refunds' budget can never be reached.
 	if c := find(fs, "refunds", lint.RuleBudgetCannotRunDown); c == nil || !strings.Contains(c.Message, "refunds-sub has no dead-letter policy") {
 		t.Errorf("refunds budget counter = %+v%s", c, dump(fs))
@@ -229,7 +229,7 @@ func TestSQSDrift_R10(t *testing.T) {
 // CheckChannels looks up the channels of validate and assume subscriptions
 // only (create makes what is missing), reports a missing channel as an
 // Error naming the subscription, and any other failure as
-// live-check-failed (issue 34).
+// live-check-failed.
 func TestCheckChannelsSkipsCreateAndClassifies(t *testing.T) {
 	f := parse(t, `subscriptions:
   - name: made

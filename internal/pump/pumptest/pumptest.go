@@ -34,7 +34,8 @@ import (
 )
 
 // Variants is the table every pump behaviour runs over: both of Brighter's
-// variants (DESIGN.md: every behaviour is proven in both).
+// variants: every behaviour is proven in both, as the conformance ledger
+// proves each row in both (docs/testing.md).
 var Variants = []pump.Variant{pump.Reactor, pump.Proactor}
 
 // Options returns the pump options of a lease test on subscription "lease":

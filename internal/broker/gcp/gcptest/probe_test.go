@@ -26,15 +26,15 @@ const probeRecorded = "cloud-pubsub-emulator-0.8.20-all.jar"
 // once, until every message was delivered probeTarget times or none came
 // back for 15 s (at most 60 s).
 //
-// Recorded on 0.8.20, 2026-12-04: in these scenarios, alone on the
-// emulator, every message came back probeTarget times. local-brokers.md
-// §2c measured the same emulator dropping most nacked messages after their
-// 2nd or 3rd delivery under load (the full suite, deferral loops), which
-// this probe does not reproduce in isolation: that is why the Pub/Sub
-// loss and invocation-count checks run on pstest (the soak) or are read
-// with docs/conformance.md's note. The test fails when a scenario drops a
-// message here (the emulator got worse), or when the jar is not the one
-// recorded (re-measure: this log, §2c, probeRecorded).
+// Recorded on 0.8.20, 2026-12-04: in these scenarios, alone on the emulator,
+// every message came back probeTarget times. The same emulator was measured
+// (docs/emulators.md#googles-pubsub-emulator) dropping most nacked messages
+// after their 2nd or 3rd delivery under load (the full suite, deferral loops),
+// which this probe does not reproduce in isolation: that is why the Pub/Sub
+// loss and invocation-count checks run on pstest (the soak) or are read with
+// docs/conformance.md's note. The test fails when a scenario drops a message
+// here (the emulator got worse), or when the jar is not the one recorded
+// (re-measure: this log, §2c, probeRecorded).
 func TestEmulatorRedeliveryProbe(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {
@@ -71,10 +71,10 @@ func TestEmulatorRedeliveryProbe(t *testing.T) {
 			jar := emulatorJar()
 			t.Logf("%s, %s, %s:%s %d stopped coming back before %d deliveries", jar, sc.name, took.Round(time.Second), shape, stopped, probeTarget)
 			if jar != probeRecorded {
-				t.Errorf("the emulator is %q, the probe was recorded on %s: re-measure (this log), update local-brokers.md §2c and probeRecorded", jar, probeRecorded)
+				t.Errorf("the emulator is %q, the probe was recorded on %s: re-measure (this log), update docs/emulators.md#googles-pubsub-emulator and probeRecorded", jar, probeRecorded)
 			}
 			if stopped > 0 {
-				t.Errorf("%d of %d nacked messages stopped coming back though nothing acknowledged them: unlike %s alone (it did so only under load, local-brokers.md §2c); the Pub/Sub loss and invocation-count checks on this emulator cannot be trusted", stopped, len(deliveries), probeRecorded)
+				t.Errorf("%d of %d nacked messages stopped coming back though nothing acknowledged them: unlike %s alone (it did so only under load, docs/emulators.md#googles-pubsub-emulator); the Pub/Sub loss and invocation-count checks on this emulator cannot be trusted", stopped, len(deliveries), probeRecorded)
 			}
 		})
 	}

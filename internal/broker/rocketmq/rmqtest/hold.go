@@ -3,10 +3,10 @@ package rmqtest
 import "github.com/brightergo/brighter/internal/faultproxy"
 
 // HoldCalls makes every call of the RPC method ("AckMessage",
-// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the client's
-// deadline ends, recording it in the returned Hold (issue 31: a black-holed
-// endpoint per call kind); the call is counted but changes nothing.
-// ReleaseCalls ends it.
+// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the
+// client's deadline ends, recording it in the returned Hold (a black-holed
+// endpoint per call kind, to prove each call's own deadline); the call is
+// counted but changes nothing. ReleaseCalls ends it.
 func (s *Server) HoldCalls(method string) *faultproxy.Hold {
 	h := &faultproxy.Hold{}
 	s.holds.Store(method, h)
@@ -25,7 +25,7 @@ func (s *Server) held(method string) *faultproxy.Hold {
 }
 
 // AdvertisePort makes the routes the server answers name port on 127.0.0.1
-// instead of its own (a fault proxy in front of it: issue 31's soak), so
+// instead of its own (a fault proxy in front of it: the soak of docs/reliability.md), so
 // that the client's every call goes through the proxy, not only its first
 // route query. 0 restores the server's own port.
 func (s *Server) AdvertisePort(port int) { s.routed.Store(int32(port)) }

@@ -12,7 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
 
-// Issue 28: through the FIFOBatcher a FIFO receive returns several messages
+// Through the FIFOBatcher a FIFO receive returns several messages
 // of one group, in order, with their receive counts, as AWS does (stock
 // fauxqs returns one per group); while they are in flight the group gives
 // nothing more; released, the group comes back from its head.
