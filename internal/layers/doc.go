@@ -24,5 +24,7 @@
 //
 // docs_test.go checks that the repository carries its
 // own design: every requirement id cited is defined in docs/requirements.md,
-// and no file cites a document outside the repository.
+// and no file cites a document outside the repository. issues_test.go
+// checks that no Go file and no Markdown document cites an issue number,
+// which a clone has no tracker for.
 package layers

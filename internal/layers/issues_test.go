@@ -52,10 +52,46 @@ var citesIssueToday = []string{
 	"cmd/brighter/version_build_test.go",
 }
 
-// checksIssues reports whether path is Go code the issue check reads: a
-// .go file, test or not, outside the mutant catalogue.
+// conformanceDoc is the conformance ledger; mutantTableBegin and
+// mutantTableEnd mark its mutant table (written by
+// internal/conformance/mutants), whose rows quote the output of the test
+// that killed each mutant: a mutant of this check is killed by a report
+// that quotes the citation it added.
+const (
+	conformanceDoc   = "docs/conformance.md"
+	mutantTableBegin = "<!-- mutants:begin -->"
+	mutantTableEnd   = "<!-- mutants:end -->"
+)
+
+// checksIssues reports whether path is a file the issue check reads: Go
+// code (a .go file, test or not, outside the mutant catalogue) or a
+// Markdown document (a .md file: README.md, ARCHITECTURE.md,
+// CONTRIBUTING.md, docs/...).
 func checksIssues(path string) bool {
-	return strings.HasSuffix(path, ".go") && !strings.HasPrefix(path, mutantsDir)
+	switch {
+	case strings.HasSuffix(path, ".md"):
+		return true
+	case strings.HasSuffix(path, ".go"):
+		return !strings.HasPrefix(path, mutantsDir)
+	}
+	return false
+}
+
+// issueText returns the part of the file at path the issue check reads:
+// all of text, except the mutant table of docs/conformance.md, whose lines
+// are emptied (so the line numbers of the rest hold). Without both markers,
+// in order, the whole of conformance.md is read.
+func issueText(path, text string) string {
+	if path != conformanceDoc {
+		return text
+	}
+	i := strings.Index(text, mutantTableBegin)
+	j := strings.Index(text, mutantTableEnd)
+	if i < 0 || j < i {
+		return text
+	}
+	table := strings.Repeat("\n", strings.Count(text[i:j], "\n"))
+	return text[:i] + table + text[j:]
 }
 
 // issueCitations returns each issue citation in text as "line N: match"
@@ -73,16 +109,16 @@ func issueCitations(text string) []string {
 }
 
 // issueProblems returns one line per problem in files (path relative to
-// the repository root, with slashes -> content): a Go file (checksIssues)
-// that cites an issue number and is not in allow, a listed file that no
-// longer cites one (or is not checked), and a listed file that does not
-// exist.
+// the repository root, with slashes -> content): a file the check reads
+// (checksIssues, issueText) that cites an issue number and is not in allow,
+// a listed file that no longer cites one (or is not checked), and a listed
+// file that does not exist.
 func issueProblems(files map[string]string, allow []string) []string {
 	var out []string
 	for path, text := range files {
 		var cites []string
 		if checksIssues(path) {
-			cites = issueCitations(text)
+			cites = issueCitations(issueText(path, text))
 		}
 		listed := slices.Contains(allow, path)
 		switch {
@@ -108,34 +144,62 @@ func issueProblems(files map[string]string, allow []string) []string {
 // tracker a clone of the repository does not have, other than those listed
 // in citesIssueToday (and on a listed file that no longer cites one).
 func TestDocs_GoCodeCitesNoIssueNumbers(t *testing.T) {
-	files, err := readRepository("../..")
-	if err != nil {
-		t.Fatalf("read the repository: %v", err)
-	}
-	checked := 0
-	for path := range files {
-		if checksIssues(path) {
-			checked++
-		}
-	}
-	for _, want := range []string{"internal/pump/settle.go", "internal/pump/budget_test.go", "internal/broker/sqs/httpclient.go"} {
-		if _, ok := files[want]; !ok {
-			t.Fatalf("%s not read: the test would check nothing (read %d files)", want, len(files))
-		}
-	}
-	if checked < 400 {
-		t.Fatalf("only %d Go files read: the test would check nothing", checked)
-	}
+	files := repositoryFiles(t, ".go", 400, "internal/pump/settle.go", "internal/pump/budget_test.go", "internal/broker/sqs/httpclient.go")
 	for _, p := range issueProblems(files, citesIssueToday) {
 		t.Error(p)
 	}
 }
 
+// TestDocs_MarkdownCitesNoIssueNumbers reads every Markdown document of the
+// repository (README.md, ARCHITECTURE.md, CONTRIBUTING.md, docs/..., and
+// docs/conformance.md without its mutant table, whose rows quote the
+// output that killed each mutant) and fails on one that cites an issue
+// number. No document is allowed one: a reader of a clone has no issue
+// tracker, so a document says the behaviour, the reason or the target, or
+// cites docs/requirements.md, an ADR or another document of the repository.
+func TestDocs_MarkdownCitesNoIssueNumbers(t *testing.T) {
+	files := repositoryFiles(t, ".md", 25, "README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", conformanceDoc, "docs/adr/0005-leases.md", "docs/performance.md")
+	if !strings.Contains(files[conformanceDoc], mutantTableBegin) || !strings.Contains(files[conformanceDoc], mutantTableEnd) {
+		t.Fatalf("%s has no %s ... %s table: issueText's markers are out of date", conformanceDoc, mutantTableBegin, mutantTableEnd)
+	}
+	for _, p := range issueProblems(files, nil) {
+		t.Error(p)
+	}
+}
+
+// repositoryFiles returns the files of the repository whose names end in
+// ext and that the issue check reads (path relative to the root, with
+// slashes -> content); it fails t when fewer than least are read or one of
+// want is missing, so that the check cannot pass by reading nothing.
+func repositoryFiles(t *testing.T, ext string, least int, want ...string) map[string]string {
+	t.Helper()
+	all, err := readRepository("../..")
+	if err != nil {
+		t.Fatalf("read the repository: %v", err)
+	}
+	files := map[string]string{}
+	for path, text := range all {
+		if strings.HasSuffix(path, ext) && checksIssues(path) {
+			files[path] = text
+		}
+	}
+	for _, w := range want {
+		if _, ok := files[w]; !ok {
+			t.Fatalf("%s not read: the test would check nothing (read %d %s files)", w, len(files), ext)
+		}
+	}
+	if len(files) < least {
+		t.Fatalf("only %d %s files read: the test would check nothing", len(files), ext)
+	}
+	return files
+}
+
 // TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest feeds the checker
 // the citations it must flag (in a comment, across a comment line break,
-// with a "#", a bare "(#N)", in a test file), the files and numbers it must
-// leave alone (the mutant catalogue, another project's tracker, HTTP
-// statuses, section signs), a listed file that no longer cites one and a
+// with a "#", a bare "(#N)", in a test file, in a Markdown heading), the
+// files and numbers it must leave alone (the mutant catalogue, a test
+// script, another project's tracker, HTTP statuses, section signs), a
+// listed file that no longer cites one and a
 // listed file that does not exist, so the check cannot pass by checking
 // nothing. The citations are written with <i> for the word issue, so that
 // this file does not cite an issue itself.
@@ -150,6 +214,7 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 		"internal/a_test.go":             cite("// TestX_<I>31 (<i> 31)\n"),
 		mutantsDir + "set_x.go":          cite("// the survivors of <i> 28's audit\n"),
 		"docs/adr/0001-x.md":             cite("## 9. Hostile counts (<i> 14)\n"),
+		"testdata/scripts/x.txtar":       cite("# a host that never answers (<i> 13)\n"),
 		"internal/listed.go":             cite("// still (<i> 12)\n"),
 		"internal/stale.go":              "// says the behaviour now\n",
 		"internal/upstream_no_hash.go":   cite("// aws/aws-sdk-go-v2 <i> 1825\n"),
@@ -158,6 +223,7 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 	got := issueProblems(files, []string{"internal/listed.go", "internal/stale.go", "internal/gone.go", "internal/conformance/ledger.go"})
 	const advice = ": a clone has no issue tracker; say the behaviour or the reason it protects, or cite docs/requirements.md or an ADR"
 	want := []string{
+		cite(`docs/adr/0001-x.md cites an issue number (line 1: "<i> 14")` + advice),
 		cite(`internal/a.go cites an issue number (line 3: "<i> 13")` + advice),
 		cite(`internal/b.go cites an issue number (line 1: "<i>\n// 28", line 3: "<I> 30")` + advice),
 		cite(`internal/c.go cites an issue number (line 1: "<i>s #7", line 1: "<#41)")` + advice),
@@ -169,5 +235,44 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDocs_IssueCheckerReadsMarkdown feeds the checker Markdown: citations
+// in a heading, a status line, prose broken across lines and a table row
+// are flagged with their line numbers; docs/conformance.md is flagged
+// outside its mutant table and not inside it (the line numbers after the
+// table still hold), and read whole when its markers are missing; another
+// project's tracker, an anchor link, a conformance row id and the verb
+// "issues" are left alone. The citations are written with <i> for the word
+// issue, so that this file does not cite an issue itself.
+func TestDocs_IssueCheckerReadsMarkdown(t *testing.T) {
+	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue").Replace
+	table := cite(mutantTableBegin + "\n| docs-x | a doc cites <i> 29 | killed |\n" + mutantTableEnd + "\n")
+	files := map[string]string{
+		"README.md":         cite("# brighter\n\n## Leases (<i> 12)\n"),
+		"docs/adr/0009.md":  cite("# ADR\n\nStatus: accepted (<i> 12; ceilings: <i> 28)\n"),
+		"docs/prose.md":     cite("the deadline (<i>\n31) of each\n| rule | warning | refused (<i> 28) |\n"),
+		conformanceDoc:      cite("# Ledger\n\n| I12-1 | (<i> 5) |\n") + table + cite("after the table (<I> 7)\n"),
+		"docs/missing.md":   "nothing cited\n",
+		"docs/clean.md":     cite("SDK bug (aws/aws-sdk-go-v2 <i>s #1825); see [§10](#10-exhausted); rows I12-1 and I34-2; the client issues a call per message\n"),
+		"docs/adr/other.md": cite("## 9. Hostile counts\n"),
+	}
+	got := issueProblems(files, nil)
+	const advice = ": a clone has no issue tracker; say the behaviour or the reason it protects, or cite docs/requirements.md or an ADR"
+	want := []string{
+		cite(`README.md cites an issue number (line 3: "<i> 12")` + advice),
+		cite(`docs/adr/0009.md cites an issue number (line 3: "<i> 12", line 3: "<i> 28")` + advice),
+		cite(`docs/prose.md cites an issue number (line 1: "<i>\n31", line 3: "<i> 28")` + advice),
+		cite(conformanceDoc + ` cites an issue number (line 3: "<i> 5", line 7: "<I> 7")` + advice),
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	whole := map[string]string{conformanceDoc: cite("# Ledger\n| docs-x | a doc cites <i> 29 | killed |\n")}
+	if got := issueProblems(whole, nil); len(got) != 1 || !strings.Contains(got[0], cite(`line 2: "<i> 29"`)) {
+		t.Errorf("conformance.md without its mutant table markers: got %q, want its whole text read", got)
 	}
 }

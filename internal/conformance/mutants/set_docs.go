@@ -5,9 +5,9 @@ package main
 // an import rule restated in prose, a dependency a comment forbids
 // (claims_test.go); a requirement id cited and no longer defined in
 // docs/requirements.md, and a document that cites a file outside the
-// repository (docs_test.go); production code and a test that cite an
-// issue number (issues_test.go). The outside name is spelt in pieces so
-// that this file does not cite it.
+// repository (docs_test.go); production code, a test and a Markdown
+// document that cite an issue number (issues_test.go). The outside name is
+// spelt in pieces so that this file does not cite it.
 var docsMutants = []mutant{
 	{Name: "docs-import-claim-stale", What: "a package comment's Imports claim falls behind the code (memory lists internal/message and imports internal/broker too)",
 		File: "internal/broker/memory/doc.go",
@@ -44,4 +44,9 @@ var docsMutants = []mutant{
 		Old:  "// FuzzText: Text and URL never panic,",
 		New:  "// FuzzText (issue 29): Text and URL never panic,",
 		Pkg:  "./internal/layers", Run: "^TestDocs_GoCodeCitesNoIssueNumbers$"},
+	{Name: "docs-md-cites-issue-number", What: "a document cites the issue that asked for a rule instead of saying what the rule is",
+		File: "docs/security.md",
+		Old:  "Each rule names the test that proves it. Every test runs",
+		New:  "Each rule names the test that proves it (issue 29). Every test runs",
+		Pkg:  "./internal/layers", Run: "^TestDocs_MarkdownCitesNoIssueNumbers$"},
 }
