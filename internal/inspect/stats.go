@@ -162,7 +162,7 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 	}
 	rows := make([][]string, 0, len(st.Groups))
 	for _, g := range st.Groups {
-		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, g.OriginalTopic, g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
 	}
 	return renderTable(w, styled, StatsHeaders, rows)
 }
