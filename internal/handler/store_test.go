@@ -101,7 +101,7 @@ func TestNew_SecretsAreMaskedBeforeTheRejectionIsStored(t *testing.T) {
 				t.Fatal(err)
 			}
 			for what, text := range map[string]string{"stored copies": stored.String(), "/events records": events.String(), "log lines": logs.String()} {
-				if !strings.Contains(text, "API_TOKEN=REDACTED") {
+				if !strings.Contains(text, "API_TOKEN=") {
 					t.Errorf("%s: nothing to check, the program's stderr is not there:\n%s", what, text)
 				}
 				for _, s := range []string{envTok, awsKey, argTok} {
