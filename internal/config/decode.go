@@ -42,20 +42,11 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 	if env == nil {
 		env = os.LookupEnv
 	}
-	f := &File{Path: name, pos: map[string]Position{}, written: asWritten{}}
 	d := &decoder{
-		name: name,
-		dir:  filepath.Dir(name),
-		// Every value a ${VAR} of the file expands to is remembered as a
-		// secret of the run (File.Secrets).
-		env: func(k string) (string, bool) {
-			v, ok := env(k)
-			if ok && v != "" {
-				f.envValues = append(f.envValues, v)
-			}
-			return v, ok
-		},
-		f:       f,
+		name:    name,
+		dir:     filepath.Dir(name),
+		env:     env,
+		f:       &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
 		anchors: map[string]ast.Node{},
 		budget:  maxAliasResolutions,
 	}

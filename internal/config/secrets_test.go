@@ -12,8 +12,9 @@ import (
 // one can be, some through ${VAR} and some written in the file: an http
 // handler URL's path (the webhook token), user-info (a password that
 // holds its user name) and query, a header, an exec handler's env (from
-// ${VAR} and literal), the AWS endpoint's user-info, the RocketMQ keys,
-// and a ${VAR} in an ordinary field.
+// ${VAR} and literal) and arguments (from ${VAR}), the AWS endpoint's
+// user-info and the RocketMQ keys; and a ${VAR} in a name field, which is
+// no secret.
 const secretsCorpusYAML = `connections:
   aws:
     endpoint: http://aws-user-01:aws-user-01-Pa55w0rd@127.0.0.1:4566
@@ -38,26 +39,29 @@ subscriptions:
     handler:
       type: exec
       command: /bin/true
+      args: ["--token", "${ARG_TOKEN}"]
       env: {API_TOKEN: "${EXEC_TOKEN}", LITERAL_KEY: literal-env-secret-1}
 `
 
 // secretsCorpusEnv are the ${VAR} values of secretsCorpusYAML.
 var secretsCorpusEnv = []string{
 	"AK", "rocketmq-access-key-1",
-	"DLQ_NAME", "dlq-name-from-env-1",
 	"HOOK_TOKEN", "XyZhookTokenXyZhookToken",
 	"SIG", "sig-value-S3CRET-1",
 	"BEARER", "bearer-S3CRET-1",
 	"EXEC_TOKEN", "exec-env-S3CRET-1",
+	"ARG_TOKEN", "exec-arg-S3CRET-1",
 }
 
 // TestSecretsCorpus_EveryConfiguredSecretIsMasked: a Redactor given
 // File.Secrets, in any order, masks every secret of the file wherever it
 // appears: in the URL as written, echoed alone, in an exec handler's
 // stderr (a program that prints its environment), and a password that
-// holds its user name leaves no tail.
+// holds its user name leaves no tail; a ${VAR} that names a destination
+// stays visible.
 func TestSecretsCorpus_EveryConfiguredSecretIsMasked(t *testing.T) {
-	f := mustParse(t, "corpus.yaml", secretsCorpusYAML, noEnv(secretsCorpusEnv...))
+	const dlqName = "dlq-name-from-env-1" // a name, shown in every log line
+	f := mustParse(t, "corpus.yaml", secretsCorpusYAML, noEnv(append([]string{"DLQ_NAME", dlqName}, secretsCorpusEnv...)...))
 	all := map[string]string{ // what must not survive -> where it is
 		"aws-user-01-Pa55w0rd":     "connections.aws.endpoint password (holds the user name)",
 		"hook-user-7-pw@x":         "http handler URL password, decoded",
@@ -95,6 +99,9 @@ func TestSecretsCorpus_EveryConfiguredSecretIsMasked(t *testing.T) {
 			if strings.Contains(got, v) {
 				t.Errorf("%s: %s (%q) survived:\n%s", order, where, v, got)
 			}
+		}
+		if r.String("rejected to "+dlqName) != "rejected to "+dlqName {
+			t.Errorf("%s: a ${VAR} name (deadLetterRoutingKey) is masked", order)
 		}
 		if !strings.Contains(got, "POST https://REDACTED@hooks.example/REDACTED?sig=REDACTED refused") {
 			t.Errorf("%s: the handler URL is not shown with scheme and host kept:\n%s", order, got)

@@ -25,8 +25,9 @@ type File struct {
 	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
 	// errors and findings quote values as written.
 	written asWritten
-	// envValues are the values the environment gave the file's ${VAR}
-	// references, in the order they were read.
+	// envValues are the values the environment gave the ${VAR}
+	// references of the fields whose values are secrets (secretField), in
+	// the order they were read.
 	envValues []string
 }
 
@@ -491,8 +492,9 @@ type Memory struct {
 // handlers and the user-info, query values and path of their URLs
 // (redact.URLSecrets), the environment values of exec handlers, the
 // user-info and query values of connections.aws.endpoint, the RocketMQ
-// access and secret keys, and every value a ${VAR} of the file expanded
-// to, whatever field it is in. Values are after ${VAR} expansion, as
+// access and secret keys, and every value a ${VAR} expanded to in a
+// handler block or a key field (the ${VAR} values of names, endpoints and
+// numbers are shown: see secretField). Values are after ${VAR} expansion, as
 // sent. The list is in no particular order; redact.Redactor masks every
 // byte any of them covers, whatever the order.
 func (f *File) Secrets() []string {
