@@ -143,10 +143,10 @@ type Reply struct {
 func HTTP(opts HTTPOptions) (pump.Handler, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("http handler: url %s: %s", redact.Quote(redact.URL(opts.URL)), redact.Text(redact.URL(err.Error())))
+		return nil, fmt.Errorf("http handler: url %s: %s", redact.Quote(redact.Endpoint(opts.URL)), redact.Text(strings.ReplaceAll(err.Error(), opts.URL, redact.Endpoint(opts.URL))))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http handler: url %s: want an absolute http:// or https:// URL", redact.Quote(redact.URL(opts.URL)))
+		return nil, fmt.Errorf("http handler: url %s: want an absolute http:// or https:// URL", redact.Quote(redact.Endpoint(opts.URL)))
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout

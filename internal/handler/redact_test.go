@@ -116,3 +116,17 @@ func TestExec_SecretsNeverInReasonsErrorsOrLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTP_BadURLErrorsShowNoPathToken: the errors HTTP returns for a URL
+// it refuses name it by scheme and host, never with its path.
+func TestHTTP_BadURLErrorsShowNoPathToken(t *testing.T) {
+	for _, raw := range []string{"ftp://hooks.example/services/T000/tok-PATH-SECRET", "http://hooks.example:bad/services/tok-PATH-SECRET"} {
+		_, err := HTTP(HTTPOptions{URL: raw})
+		if err == nil {
+			t.Fatalf("HTTP(%q) accepted it", raw)
+		}
+		if strings.Contains(err.Error(), "tok-PATH-SECRET") || !strings.Contains(err.Error(), "hooks.example") {
+			t.Errorf("HTTP(%q) = %v", raw, err)
+		}
+	}
+}
