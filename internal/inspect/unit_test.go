@@ -182,8 +182,9 @@ func TestReplayCopy_AllowList(t *testing.T) {
 
 // TestReplayOutput_ForgedDestinationCredentialsAreMasked: an
 // originalTopic is message content; one forged as a URL with credentials
-// in its user-info and query is shown, in the peek table, the replay
-// progress lines and the refusal error, with them masked.
+// in its user-info and query is shown, in the peek and stats tables, the
+// stats counts by topic, the replay progress lines and the refusal error,
+// with them masked.
 func TestReplayOutput_ForgedDestinationCredentialsAreMasked(t *testing.T) {
 	const forged = "sqs://admin:pw-FORGED-1@evil.example/q?token=tok-FORGED-2"
 	m := routed("a", forged, message.ReasonDeliveryError, "x", time.Now())
@@ -207,6 +208,13 @@ func TestReplayOutput_ForgedDestinationCredentialsAreMasked(t *testing.T) {
 	_, _, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{Allow: func(string) bool { return false }}, time.Now())
 	if err == nil {
 		t.Fatal("a forged destination was not refused")
+	}
+	st := inspect.CollectMessages([]*message.Message{m}, inspect.Filter{})
+	if err := st.WriteTable(&out, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteJSON(&out); err != nil {
+		t.Fatal(err)
 	}
 	text := out.String() + err.Error()
 	if strings.Contains(text, "FORGED") || !strings.Contains(text, "sqs://REDACTED@evil.example/q?token=REDACTED") {
