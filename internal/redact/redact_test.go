@@ -146,13 +146,15 @@ func FuzzText(f *testing.F) {
 			key = "k" + key
 		}
 		u := "http://" + secretUser + ":" + secretPw + "@" + host + "/p?" + key + "=" + secretVal
-		for _, got := range []string{Text(prefix + u + suffix), URL(u), Text(u)} {
+		for _, got := range []string{Text(prefix + u + suffix), URL(u), Text(u), Endpoint(u)} {
 			if strings.Contains(got, mark) {
 				t.Fatalf("secret survived: %q", got)
 			}
 		}
 		_ = URL(prefix + suffix)
 		_ = Text(prefix + suffix)
+		_ = Endpoint(prefix + suffix)
+		_ = URLSecrets(prefix + u + suffix)
 		_ = Quote(prefix)
 		_ = Cut(prefix)
 	})
