@@ -13,8 +13,8 @@
 //     path too (webhook endpoints carry their token there);
 //   - values a Redactor was told are secret (the header values a handler
 //     sends, access and secret keys, user-info, query values and paths of
-//     configured URLs, exec handler environment values, every ${VAR}
-//     value of the subscriptions file) are replaced by Mask wherever they
+//     configured URLs, exec handler environment values, the ${VAR}
+//     values of handler blocks) are replaced by Mask wherever they
 //     occur, every byte any of them covers, whatever order they were
 //     added in;
 //   - a value quoted in an error or finding is cut at MaxQuoted bytes and
