@@ -25,6 +25,10 @@ type File struct {
 	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
 	// errors and findings quote values as written.
 	written asWritten
+	// envValues are the values the environment gave the ${VAR}
+	// references of the fields whose values are secrets (secretField), in
+	// the order they were read.
+	envValues []string
 }
 
 // Pos returns the position of the key at the given YAML path, for example
@@ -486,18 +490,28 @@ type Memory struct {
 }
 
 // Secrets returns every value of f that the redaction rule must hide
-// wherever it appears (docs/security.md): the header values of
-// http handlers, the user-info and query values of their URLs, and the
-// RocketMQ access and secret keys. Values are after ${VAR} expansion, as sent.
+// wherever it appears (docs/security.md): the header values of http
+// handlers and the user-info, query values and path of their URLs
+// (redact.URLSecrets), the environment values of exec handlers, the
+// user-info and query values of connections.aws.endpoint, the RocketMQ
+// access and secret keys, and every value a ${VAR} expanded to in a
+// handler block or a key field (the ${VAR} values of names, endpoints and
+// numbers are shown: see secretField). Values are after ${VAR} expansion, as
+// sent. The list is in no particular order; redact.Redactor masks every
+// byte any of them covers, whatever the order.
 func (f *File) Secrets() []string {
-	var out []string
+	out := slices.Clone(f.envValues)
 	for _, s := range f.Subscriptions {
 		h := s.Handler
 		for _, v := range h.Headers {
 			out = append(out, v)
 		}
+		for _, v := range h.Env {
+			out = append(out, v)
+		}
 		out = append(out, redact.URLSecrets(h.URL)...)
 	}
+	out = append(out, redact.URLSecrets(f.Connections.AWS.Endpoint)...)
 	rm := f.Connections.RocketMQ
 	return append(out, rm.AccessKey, rm.SecretKey)
 }

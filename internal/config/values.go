@@ -79,10 +79,20 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 		return sc, false
 	}
 	if strings.Contains(sc.text, "${") {
-		x, err := expandEnv(sc.text, d.env)
+		var vals []string
+		x, err := expandEnv(sc.text, func(k string) (string, bool) {
+			v, ok := d.env(k)
+			if ok && v != "" {
+				vals = append(vals, v)
+			}
+			return v, ok
+		})
 		if err != nil {
 			d.errorf(n, e.path, "%s", err.Error())
 			return sc, false
+		}
+		if secretField(e.path) {
+			d.f.envValues = append(d.f.envValues, vals...)
 		}
 		if _, ok := d.f.written[x]; !ok && x != sc.text {
 			d.f.written[x] = sc.text
@@ -352,4 +362,17 @@ func (d *decoder) httpURL(e entry, s string) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as http://localhost:8080/handle)", redact.Quote(redact.URL(d.asWritten(s))))
 	}
+}
+
+// secretField reports whether the ${VAR} values of the field at path are
+// secrets of the run (File.Secrets): every field of a handler block (its
+// url, headers, env, args, command, script: what a handler sends or hands
+// to its program) and the connections' access and secret keys. The
+// ${VAR} values of the other fields name what an operator must see in
+// every log line (channels, routing keys, topics, groups, projects,
+// endpoints) or are numbers, durations, booleans and enums; the
+// credentials a URL among them carries are secrets by redact.URLSecrets.
+func secretField(path string) bool {
+	return strings.Contains(path, ".handler.") || strings.HasSuffix(path, ".handler") ||
+		strings.HasSuffix(path, ".accessKey") || strings.HasSuffix(path, ".secretKey")
 }

@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Exit codes of an exec handler's command (sysexits.h).
@@ -105,6 +107,11 @@ type ExecOptions struct {
 	WaitDelay time.Duration
 	// Logger receives the command's output and failures; nil discards them.
 	Logger *slog.Logger
+	// Redactor is the run's: its secrets (every secret of the
+	// subscriptions file, the AWS keys of the environment) are masked in
+	// the handler's errors, logs and reasons as well as the handler's own.
+	// nil means the handler's own secrets only.
+	Redactor *redact.Redactor
 }
 
 // Exec returns a handler that runs opts.Command once per message, with
@@ -121,6 +128,12 @@ type ExecOptions struct {
 // after KillGrace, before the handler returns, so nothing a run started
 // outlives its message's settle or consume. stdout and stderr are captured
 // (MaxCapture bytes each) into the log with the message id.
+//
+// A program may print its environment or arguments: the values of
+// opts.Env, the values of the inherited redact.SecretEnv variables (the
+// AWS keys) and every secret of opts.Redactor are masked in every
+// reason, error and log line the handler writes, so the text that
+// reaches the rejection message, /events and the logs holds none of them.
 //
 // Exec returns an error when Command is empty or cannot be found.
 func Exec(opts ExecOptions) (pump.Handler, error) {
@@ -145,14 +158,27 @@ func Exec(opts ExecOptions) (pump.Handler, error) {
 			return nil, fmt.Errorf("exec handler: environment entry %q is not NAME=value", kv)
 		}
 	}
+	base := append(inheritedEnv(), opts.Env...)
+	red := &redact.Redactor{}
+	for _, kv := range opts.Env {
+		_, v, _ := strings.Cut(kv, "=")
+		red.Add(v)
+	}
+	for _, kv := range base {
+		if k, v, _ := strings.Cut(kv, "="); slices.Contains(redact.SecretEnv, k) {
+			red.Add(v)
+		}
+	}
+	red.Include(opts.Redactor)
 	e := &execHandler{
 		opts: opts,
 		path: path,
 		args: append([]string(nil), opts.Args...),
-		base: append(inheritedEnv(), opts.Env...),
+		base: base,
+		red:  red,
 		log:  orDiscard(opts.Logger),
 	}
-	return e.handle, nil
+	return Redacted(e.run, e.red), nil
 }
 
 type execHandler struct {
@@ -160,10 +186,12 @@ type execHandler struct {
 	path string
 	args []string
 	base []string
+	red  *redact.Redactor
 	log  *slog.Logger
 }
 
-func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Result {
+// run runs the command for m. Every text it logs passes e.red.
+func (e *execHandler) run(ctx context.Context, m *message.Message) pump.Result {
 	runCtx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 
@@ -178,7 +206,7 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	}
 	if err != nil {
 		e.log.LogAttrs(ctx, slog.LevelError, msgExecFailed, slog.String("message_id", m.Header.MessageID),
-			slog.String("command", e.opts.Command), slog.String("error", err.Error()))
+			slog.String("command", e.opts.Command), slog.String("error", e.red.String(err.Error())))
 		return pump.Result{Outcome: pump.Defer, Err: err}
 	}
 	cmd.Env = append(append(make([]string, 0, len(e.base)+16), e.base...), menv...)
@@ -207,9 +235,9 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 			level, msg = slog.LevelInfo, msgExecCutOff
 		}
 		e.log.LogAttrs(ctx, level, msg, append(attrs,
-			slog.String("error", err.Error()),
-			slog.String("stderr", stderr.String()),
-			slog.String("stdout", stdout.String()))...)
+			slog.String("error", e.red.String(err.Error())),
+			slog.String("stderr", e.red.String(stderr.String())),
+			slog.String("stdout", e.red.String(stdout.String())))...)
 		return pump.Result{Outcome: pump.Defer, Err: err}
 	}
 
@@ -233,15 +261,15 @@ func (e *execHandler) handle(ctx context.Context, m *message.Message) pump.Resul
 	attrs = append(attrs, slog.Int("exit_code", code))
 	switch code {
 	case 0:
-		e.log.LogAttrs(ctx, slog.LevelDebug, msgExecOK, append(attrs, slog.String("stdout", stdout.String()))...)
+		e.log.LogAttrs(ctx, slog.LevelDebug, msgExecOK, append(attrs, slog.String("stdout", e.red.String(stdout.String())))...)
 		return pump.Result{Outcome: pump.Ack}
 	case ExitTempFail:
-		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecDeferred, append(attrs, slog.String("stderr", stderr.String()))...)
+		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecDeferred, append(attrs, slog.String("stderr", e.red.String(stderr.String())))...)
 		return pump.Result{Outcome: pump.Defer, Reason: lastLine(stderr.Bytes(), "exit status 75 (EX_TEMPFAIL)")}
 	case ExitDataErr:
 		reason := lastLine(stderr.Bytes(), "exit status 65 (EX_DATAERR)")
 		e.log.LogAttrs(ctx, slog.LevelWarn, msgExecUnacceptable, append(attrs,
-			slog.String("reason", reason), slog.String("stderr", stderr.String()))...)
+			slog.String("reason", e.red.String(reason)), slog.String("stderr", e.red.String(stderr.String())))...)
 		return pump.Result{Outcome: pump.Unacceptable, Reason: reason}
 	case -1:
 		return fail(fmt.Errorf("exec handler: %s: %s", e.opts.Command, cmd.ProcessState))

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -90,6 +91,11 @@ type HTTPOptions struct {
 	Client *http.Client
 	// Logger receives outcomes and failures; nil discards them.
 	Logger *slog.Logger
+	// Redactor is the run's: its secrets (every secret of the
+	// subscriptions file, the AWS keys of the environment) are masked in
+	// the handler's errors, logs and reasons as well as the handler's own.
+	// nil means the handler's own secrets only.
+	Redactor *redact.Redactor
 }
 
 // Reply is the optional JSON reply body of an http handler endpoint. When the
@@ -112,8 +118,18 @@ type Reply struct {
 // "brighter.<MessageType>", ce-source, ce-specversion, ce-time in RFC 3339,
 // and ce-subject and ce-dataschema when set), the Brighter-* headers (the
 // delivery count is Brighter-Handled-Count, R-1) and traceparent, tracestate
-// and baggage when the message carries them. Header values outside printable
-// ASCII are percent-encoded as the CloudEvents HTTP binding says.
+// and baggage when the message carries them. The ce-* values are
+// percent-encoded as the CloudEvents HTTP protocol binding requires
+// (CEHeaderValue: space, '"', '%' and every byte outside printable ASCII),
+// so leading and trailing spaces and non-ASCII text reach the endpoint
+// whole; other header values outside printable ASCII are percent-encoded
+// the same way, spaces kept.
+//
+// The handler's errors, logs and reasons never show its secrets: the URL
+// is written as redact.Endpoint writes it (scheme, host and port; path,
+// user-info and query values masked), and every header value, every part
+// of the URL redact.URLSecrets gives and every secret of opts.Redactor is
+// masked wherever a reply or error repeats it.
 //
 // The reply selects the outcome: 2xx Ack; 429 and 503 Defer with the
 // Retry-After delay (seconds or an HTTP date); 400, 415 and 422
@@ -127,10 +143,10 @@ type Reply struct {
 func HTTP(opts HTTPOptions) (pump.Handler, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("http handler: url %s: %s", redact.Quote(redact.URL(opts.URL)), redact.Text(redact.URL(err.Error())))
+		return nil, fmt.Errorf("http handler: url %s: %s", redact.Quote(redact.Endpoint(opts.URL)), redact.Text(strings.ReplaceAll(err.Error(), opts.URL, redact.Endpoint(opts.URL))))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http handler: url %s: want an absolute http:// or https:// URL", redact.Quote(redact.URL(opts.URL)))
+		return nil, fmt.Errorf("http handler: url %s: want an absolute http:// or https:// URL", redact.Quote(redact.Endpoint(opts.URL)))
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -165,9 +181,10 @@ func HTTP(opts HTTPOptions) (pump.Handler, error) {
 		red.Add(v)
 	}
 	red.Add(redact.URLSecrets(opts.URL)...)
+	red.Include(opts.Redactor)
 	h := &httpHandler{
 		url:     u.String(),
-		logURL:  redact.URL(u.String()),
+		logURL:  redact.Endpoint(u.String()),
 		red:     red,
 		host:    host,
 		headers: headers,
@@ -327,7 +344,7 @@ func (h *httpHandler) setHeaders(ctx context.Context, hdr http.Header, m *messag
 	if ceType == "" {
 		ceType = "brighter." + mh.MessageType.String()
 	}
-	set := func(k, v string) { hdr.Set(k, headerValue(v)) }
+	set := func(k, v string) { hdr.Set(k, CEHeaderValue(v)) }
 	set("ce-id", mh.MessageID)
 	set("ce-type", ceType)
 	set("ce-source", or(mh.Source, message.DefaultSource))
@@ -463,12 +480,16 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// headerValue percent-encodes the bytes a CloudEvents HTTP header value may
-// not carry as they are: controls, non-ASCII, '"' and '%'.
-func headerValue(s string) string {
+// headerValue percent-encodes the bytes a header value may not carry as
+// they are: controls, non-ASCII, '"' and '%' (spaces are kept: a
+// Content-Type has them).
+func headerValue(s string) string { return percentEncode(s, needsEscape) }
+
+// percentEncode writes every byte of s that esc selects as %XX.
+func percentEncode(s string, esc func(byte) bool) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
-		if needsEscape(s[i]) {
+		if esc(s[i]) {
 			clean = false
 			break
 		}
@@ -480,7 +501,7 @@ func headerValue(s string) string {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if needsEscape(c) {
+		if esc(c) {
 			b.WriteByte('%')
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&15])
@@ -492,6 +513,83 @@ func headerValue(s string) string {
 }
 
 func needsEscape(c byte) bool { return c < 0x20 || c > 0x7e || c == '"' || c == '%' }
+
+// CEHeaderValue percent-encodes s as the CloudEvents HTTP protocol
+// binding requires of a string attribute sent as a ce-* header value: as
+// UTF-8, every byte outside printable ASCII (U+0021..U+007E) and space,
+// '"' and '%' become %XX (upper-case hex); every other byte is kept.
+// Without the space, a value's leading and trailing spaces would be lost
+// (HTTP drops the whitespace around a header value).
+func CEHeaderValue(s string) string {
+	return percentEncode(s, ceNeedsEscape)
+}
+
+func ceNeedsEscape(c byte) bool { return c <= 0x20 || c > 0x7e || c == '"' || c == '%' }
+
+// DecodeCEHeaderValue decodes a ce-* header value as the CloudEvents HTTP
+// protocol binding says: a value in double quotes is first unquoted as an
+// RFC 7230 quoted-string (backslash escapes), then every %XX is decoded;
+// a value encoded where it need not be is accepted. It returns an error
+// for a % not followed by two hex digits, an unterminated quoted-string,
+// and a result that is not valid UTF-8 (an overlong "%C0%A0" included).
+func DecodeCEHeaderValue(v string) (string, error) {
+	if len(v) >= 1 && v[0] == '"' {
+		if len(v) < 2 || v[len(v)-1] != '"' {
+			return "", fmt.Errorf("header value %s: unterminated quoted-string", redact.Quote(v))
+		}
+		var b strings.Builder
+		in := v[1 : len(v)-1]
+		for i := 0; i < len(in); i++ {
+			c := in[i]
+			if c == '\\' {
+				if i+1 == len(in) {
+					return "", fmt.Errorf("header value %s: quoted-string ends in a backslash", redact.Quote(v))
+				}
+				i++
+				c = in[i]
+			}
+			b.WriteByte(c)
+		}
+		v = b.String()
+	}
+	if !strings.Contains(v, "%") {
+		if !utf8.ValidString(v) {
+			return "", fmt.Errorf("header value %s: not valid UTF-8", redact.Quote(v))
+		}
+		return v, nil
+	}
+	out := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '%' {
+			out = append(out, c)
+			continue
+		}
+		if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+			return "", fmt.Errorf("header value %s: %% at byte %d is not followed by two hex digits", redact.Quote(v), i)
+		}
+		out = append(out, unhex(v[i+1])<<4|unhex(v[i+2]))
+		i += 2
+	}
+	if !utf8.Valid(out) {
+		return "", fmt.Errorf("header value %s: decodes to bytes that are not valid UTF-8", redact.Quote(v))
+	}
+	return string(out), nil
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
 
 // bound cuts a reason text to MaxReason bytes of valid UTF-8.
 func bound(s string) string {

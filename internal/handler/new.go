@@ -1,14 +1,33 @@
 package handler
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
+
+// Option changes how New builds a handler.
+type Option func(*options)
+
+type options struct {
+	red *redact.Redactor
+}
+
+// WithRedactor gives New the run's Redactor (every secret of the
+// subscriptions file, config.File.Secrets, and the AWS keys of the
+// environment): the reasons and errors of the handler New builds, and the
+// lines the exec and http adapters log, are masked with its secrets as
+// well as the handler's own, before the pump stores them anywhere (the
+// rejection message on the dead-letter copy, /events, the logs). Secrets
+// added to it later are masked too.
+func WithRedactor(r *redact.Redactor) Option { return func(o *options) { o.red = r } }
 
 // New builds the handler a subscription's handler block describes: Builtin
 // (or ScriptItems when the block has a script), Exec or HTTP, with the
@@ -16,7 +35,16 @@ import (
 // for an unknown type and passes on the adapter's own errors (an unknown
 // builtin, a command not found, a bad URL, unreadable TLS files), so a bad
 // handler is reported before any broker call.
-func New(cfg config.Handler, logger *slog.Logger) (pump.Handler, error) {
+//
+// The handler returned masks the secrets it knows (its own: an exec
+// handler's env values and the inherited AWS keys, an http handler's
+// header values and URL parts; the run's, given by WithRedactor) in every
+// Result it returns: the text the pump stores holds none of them.
+func New(cfg config.Handler, logger *slog.Logger, opts ...Option) (pump.Handler, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var (
 		h   pump.Handler
 		err error
@@ -33,13 +61,13 @@ func New(cfg config.Handler, logger *slog.Logger) (pump.Handler, error) {
 		for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 			env = append(env, k+"="+cfg.Env[k])
 		}
-		h, err = Exec(ExecOptions{Command: cfg.Command, Args: cfg.Args, Env: env, Timeout: cfg.Timeout, Logger: logger})
+		h, err = Exec(ExecOptions{Command: cfg.Command, Args: cfg.Args, Env: env, Timeout: cfg.Timeout, Logger: logger, Redactor: o.red})
 	case config.HandlerHTTP:
-		opts := HTTPOptions{URL: cfg.URL, Headers: cfg.Headers, Timeout: cfg.Timeout, Logger: logger}
+		hopts := HTTPOptions{URL: cfg.URL, Headers: cfg.Headers, Timeout: cfg.Timeout, Logger: logger, Redactor: o.red}
 		if cfg.TLS != nil {
-			opts.TLS = TLSOptions{CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify}
+			hopts.TLS = TLSOptions{CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify}
 		}
-		h, err = HTTP(opts)
+		h, err = HTTP(hopts)
 	default:
 		return nil, fmt.Errorf("unknown handler type %q: valid types are %s, %s, %s", cfg.Type, config.HandlerBuiltin, config.HandlerExec, config.HandlerHTTP)
 	}
@@ -49,5 +77,27 @@ func New(cfg config.Handler, logger *slog.Logger) (pump.Handler, error) {
 		}
 		return nil, err // the exec and http adapters name themselves
 	}
+	if cfg.Type == config.HandlerBuiltin && o.red != nil {
+		// The exec and http adapters mask their own results; a builtin's
+		// script may quote a ${VAR} value.
+		h = Redacted(h, o.red)
+	}
 	return h, nil
+}
+
+// Redacted returns h with the Reason and the error text of every Result
+// it returns passed through r (r.String): the one place a handler's text
+// is masked before the pump stores it. The error still unwraps to h's
+// for errors.Is and errors.As. A nil r applies the URL rule only.
+func Redacted(h pump.Handler, r *redact.Redactor) pump.Handler {
+	return func(ctx context.Context, m *message.Message) pump.Result {
+		res := h(ctx, m)
+		res.Reason = r.String(res.Reason)
+		if res.Err != nil {
+			if text := r.String(res.Err.Error()); text != res.Err.Error() {
+				res.Err = redactedError{err: res.Err, text: text}
+			}
+		}
+		return res
+	}
 }

@@ -150,7 +150,7 @@ func (t *Table) Write(m *message.Message) error {
 	if len(t.rows) == 0 {
 		t.first = time.Now()
 	}
-	t.rows = append(t.rows, []string{d.ID, d.OriginalTopic, reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
+	t.rows = append(t.rows, []string{d.ID, shownDestination(d.OriginalTopic), reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
 	if len(t.rows) >= TablePage {
 		return t.Flush()
 	}

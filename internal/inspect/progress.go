@@ -38,7 +38,7 @@ func NewBar(w io.Writer, total int, description string) *Bar {
 func (b *Bar) Done(o Outcome) {
 	if o.Refused {
 		_ = b.bar.Clear()
-		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	} else if o.Err != nil {
 		b.failed++
 		_ = b.bar.Clear()
@@ -65,19 +65,19 @@ func NewLines(w io.Writer) *Lines { return &Lines{w: w} }
 func (l *Lines) Done(o Outcome) {
 	switch {
 	case o.Refused && o.DryRun:
-		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	case o.Refused:
-		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, redact.Cut(o.Destination))
+		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	case o.Err != nil:
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
 	case o.DryRun:
-		fmt.Fprintf(l.w, "would replay %s -> %s\n", o.ID, o.Destination)
+		fmt.Fprintf(l.w, "would replay %s -> %s\n", o.ID, shownDestination(o.Destination))
 	case o.Resumed:
-		fmt.Fprintf(l.w, "replayed %s -> %s (sent by an earlier run; removed now)\n", o.ID, o.Destination)
+		fmt.Fprintf(l.w, "replayed %s -> %s (sent by an earlier run; removed now)\n", o.ID, shownDestination(o.Destination))
 	case o.NewID != o.ID:
-		fmt.Fprintf(l.w, "replayed %s -> %s as %s\n", o.ID, o.Destination, o.NewID)
+		fmt.Fprintf(l.w, "replayed %s -> %s as %s\n", o.ID, shownDestination(o.Destination), o.NewID)
 	default:
-		fmt.Fprintf(l.w, "replayed %s -> %s\n", o.ID, o.Destination)
+		fmt.Fprintf(l.w, "replayed %s -> %s\n", o.ID, shownDestination(o.Destination))
 	}
 }
 
@@ -213,3 +213,9 @@ func (j *RunJSON) write(r ReplayRecord) {
 		j.err = fmt.Errorf("write %s record: %w", r.Type, err)
 	}
 }
+
+// shownDestination is a replay destination as the progress lines show it:
+// a destination is message content (a forged originalTopic may carry
+// credentials in a URL's user-info or query), so it passes the URL rule
+// (redact.URL) and is cut at redact.MaxQuoted bytes.
+func shownDestination(dest string) string { return redact.Cut(redact.URL(dest)) }

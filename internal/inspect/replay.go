@@ -166,7 +166,7 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoDestination)
 		}
 		if o.Allow != nil && !o.Allow(dest) {
-			return nil, dest, fmt.Errorf("message %s to %s: %w", m.Header.MessageID, redact.Quote(dest), ErrRefused)
+			return nil, dest, fmt.Errorf("message %s to %s: %w", m.Header.MessageID, redact.Quote(redact.URL(dest)), ErrRefused)
 		}
 		if o.Route != nil {
 			dest = o.Route(dest)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Group is one line of Stats: a failure group, the messages that share an
@@ -104,7 +105,8 @@ func (st *Stats) add(groups map[GroupKey]*Group, m *message.Message) {
 	}
 	st.Total++
 	st.ByReason[d.Reason]++
-	st.ByTopic[d.OriginalTopic]++
+	// A forged originalTopic may carry credentials: the key passes the URL rule.
+	st.ByTopic[redact.URL(d.OriginalTopic)]++
 	if !at.IsZero() {
 		if st.Oldest == nil || at.Before(*st.Oldest) {
 			t := at
@@ -133,8 +135,16 @@ func (st *Stats) add(groups map[GroupKey]*Group, m *message.Message) {
 }
 
 // WriteJSON writes the stats as one indented JSON object (export.WriteJSON).
+// Each group's originalTopic passes the URL rule (a forged one may carry
+// credentials); its id is the one computed from the topic as stored.
 func (st *Stats) WriteJSON(w io.Writer) error {
-	if err := export.WriteJSON(w, st); err != nil {
+	shown := *st
+	shown.Groups = make([]Group, len(st.Groups))
+	for i, g := range st.Groups {
+		g.OriginalTopic = redact.URL(g.OriginalTopic)
+		shown.Groups[i] = g
+	}
+	if err := export.WriteJSON(w, &shown); err != nil {
 		return fmt.Errorf("write stats: %w", err)
 	}
 	return nil
@@ -162,7 +172,7 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 	}
 	rows := make([][]string, 0, len(st.Groups))
 	for _, g := range st.Groups {
-		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, g.OriginalTopic, g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
 	}
 	return renderTable(w, styled, StatsHeaders, rows)
 }

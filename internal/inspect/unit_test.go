@@ -179,3 +179,45 @@ func TestReplayCopy_AllowList(t *testing.T) {
 		t.Errorf("known destination: dest %q err %v", dest, err)
 	}
 }
+
+// TestReplayOutput_ForgedDestinationCredentialsAreMasked: an
+// originalTopic is message content; one forged as a URL with credentials
+// in its user-info and query is shown, in the peek and stats tables, the
+// stats counts by topic, the replay progress lines and the refusal error,
+// with them masked.
+func TestReplayOutput_ForgedDestinationCredentialsAreMasked(t *testing.T) {
+	const forged = "sqs://admin:pw-FORGED-1@evil.example/q?token=tok-FORGED-2"
+	m := routed("a", forged, message.ReasonDeliveryError, "x", time.Now())
+	var out bytes.Buffer
+	tb := inspect.NewTable(&out, false, time.Now)
+	if err := tb.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := inspect.NewLines(&out)
+	for _, o := range []inspect.Outcome{
+		{ID: "a", Destination: forged, Refused: true},
+		{ID: "a", Destination: forged, Refused: true, DryRun: true},
+		{ID: "a", Destination: forged, DryRun: true},
+		{ID: "a", Destination: forged, NewID: "b"},
+	} {
+		lines.Done(o)
+	}
+	_, _, err := inspect.ReplayCopy(m, "sqs://dlq", "dlq", inspect.ReplayOptions{Allow: func(string) bool { return false }}, time.Now())
+	if err == nil {
+		t.Fatal("a forged destination was not refused")
+	}
+	st := inspect.CollectMessages([]*message.Message{m}, inspect.Filter{})
+	if err := st.WriteTable(&out, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteJSON(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String() + err.Error()
+	if strings.Contains(text, "FORGED") || !strings.Contains(text, "sqs://REDACTED@evil.example/q?token=REDACTED") {
+		t.Fatalf("a forged destination's credentials are shown:\n%s", text)
+	}
+}

@@ -158,8 +158,16 @@ func EffectiveLimit(budget, native int) int {
 }
 
 // FromEvent converts a pump event to its record. It copies what it needs
-// from e.Message, so the record may outlive the call.
-func FromEvent(e pump.Event) Record {
+// from e.Message, so the record may outlive the call. The description and
+// error pass the URL rule (redact.Text); FromEventRedacted masks a run's
+// secrets too.
+func FromEvent(e pump.Event) Record { return FromEventRedacted(e, nil) }
+
+// FromEventRedacted is FromEvent with the record's description and error
+// passed through red (red.String: its secrets masked, then the URL rule),
+// so that a record shows no secret the run knows, whoever wrote the text
+// (a handler, a transport's error). A nil red applies the URL rule only.
+func FromEventRedacted(e pump.Event, red *redact.Redactor) Record {
 	r := Record{
 		Kind:          e.Kind.String(),
 		Time:          e.Time.UTC(),
@@ -171,7 +179,7 @@ func FromEvent(e pump.Event) Record {
 		Destination:   e.Destination,
 		DelayMS:       e.Delay.Milliseconds(),
 		DurationMS:    float64(e.Duration) / float64(time.Millisecond),
-		Description:   redact.Text(e.Description),
+		Description:   red.String(e.Description),
 		Failures:      e.Failures,
 	}
 	if !e.Since.IsZero() {
@@ -186,7 +194,7 @@ func FromEvent(e pump.Event) Record {
 		r.RoutingRetry = e.Retry
 	}
 	if e.Err != nil {
-		r.Error = redact.Text(e.Err.Error())
+		r.Error = red.String(e.Err.Error())
 	}
 	if e.Message != nil && (e.Kind == pump.EventReceived || e.Kind == pump.EventRejected) {
 		// Defer the detail to the reader: the pump and transports never

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Default sizes of a Stream's buffers.
@@ -34,7 +35,15 @@ type Stream struct {
 	filled  bool
 
 	dropped atomic.Uint64
+	red     atomic.Pointer[redact.Redactor]
 }
+
+// SetRedactor makes the stream mask r's secrets in the description and
+// error of every record it makes from a pump event from now on (see
+// FromEventRedacted); before it, or with nil, those pass the URL rule
+// only. consume gives it the run's Redactor, so /events shows no secret of
+// the run, whatever wrote the text.
+func (s *Stream) SetRedactor(r *redact.Redactor) { s.red.Store(r) }
 
 // NewStream makes a stream whose readers buffer readerBuffer records and
 // whose new readers first receive up to backlog recent records (0 = none).
@@ -67,7 +76,7 @@ func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
 
 // Observe implements pump.Observer.
 func (s *Stream) Observe(e pump.Event) {
-	r := FromEvent(e)
+	r := FromEventRedacted(e, s.red.Load())
 	s.publish(&r)
 }
 

@@ -9,9 +9,14 @@
 //     brighter's own group= and file=, are kept too) and a fragment by Mask;
 //     this applies to every scheme://... token found in free text, such as
 //     an error from net/http that quotes the request URL;
+//   - an http handler's endpoint is written by Endpoint, which masks its
+//     path too (webhook endpoints carry their token there);
 //   - values a Redactor was told are secret (the header values a handler
-//     sends, access and secret keys, user-info and query values of
-//     configured URLs) are replaced by Mask wherever they occur;
+//     sends, access and secret keys, user-info, query values and paths of
+//     configured URLs, exec handler environment values, the ${VAR}
+//     values of handler blocks) are replaced by Mask wherever they
+//     occur, every byte any of them covers, whatever order they were
+//     added in;
 //   - a value quoted in an error or finding is cut at MaxQuoted bytes and
 //     shown with its length in bytes (Quote, Quoted, Cut); the final error
 //     of a run passes Bound, which does the same to every value in text
@@ -90,6 +95,33 @@ func URL(raw string) string {
 		return redactQuery(raw)
 	}
 	return redactAll(raw, func(r rune) bool { return false })
+}
+
+// Endpoint returns raw as URL does, with its path replaced by "/" and Mask
+// as well: "https://hooks.example/services/T000/TOKEN?k=v" is shown as
+// "https://hooks.example/REDACTED?k=REDACTED". Scheme, host and port stay,
+// so a reader still sees where requests went. It is the form in which an
+// http handler's endpoint is written anywhere (logs, errors, rejection
+// messages): webhook endpoints carry their token in the path. A raw with no
+// "://" is returned as URL returns it.
+func Endpoint(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return URL(raw)
+	}
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		return URL(raw)
+	}
+	auth, tail := rest[:authEnd], rest[authEnd:]
+	q := strings.IndexAny(tail, "?#")
+	if q < 0 {
+		q = len(tail)
+	}
+	if path := tail[:q]; path != "" && path != "/" {
+		tail = "/" + Mask + tail[q:]
+	}
+	return URL(scheme + "://" + auth + tail)
 }
 
 // redactAfterScheme redacts what follows "scheme://".

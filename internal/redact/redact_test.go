@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,14 +146,105 @@ func FuzzText(f *testing.F) {
 			key = "k" + key
 		}
 		u := "http://" + secretUser + ":" + secretPw + "@" + host + "/p?" + key + "=" + secretVal
-		for _, got := range []string{Text(prefix + u + suffix), URL(u), Text(u)} {
+		for _, got := range []string{Text(prefix + u + suffix), URL(u), Text(u), Endpoint(u)} {
 			if strings.Contains(got, mark) {
 				t.Fatalf("secret survived: %q", got)
 			}
 		}
 		_ = URL(prefix + suffix)
 		_ = Text(prefix + suffix)
+		_ = Endpoint(prefix + suffix)
+		_ = URLSecrets(prefix + u + suffix)
 		_ = Quote(prefix)
 		_ = Cut(prefix)
 	})
+}
+
+// TestRedactor_MasksEverySecretWhateverTheOrderAdded: secrets added in
+// any order, the shorter first, are masked whole: a password that holds
+// the user name leaves no tail, and two secrets that overlap in the text
+// leave no part of either.
+func TestRedactor_MasksEverySecretWhateverTheOrderAdded(t *testing.T) {
+	const user, pw = "svc-admin-01", "svc-admin-01-Pa55w0rd-tail"
+	const left, right = "abcdefgh-1234", "1234-ijklmnop" // overlap on "1234"
+	for _, order := range [][]string{
+		{user, pw, left, right},
+		{right, user, left, pw},
+		{left, right, pw, user},
+	} {
+		var r Redactor
+		for _, s := range order {
+			r.Add(s)
+		}
+		got := r.String("login " + pw + " as " + user + "; key abcdefgh-1234-ijklmnop; done")
+		for _, part := range []string{"Pa55w0rd", "tail", "svc-admin", "abcdefgh", "ijklmnop", "1234"} {
+			if strings.Contains(got, part) {
+				t.Errorf("added as %q: %q survived in %q", order, part, got)
+			}
+		}
+		if !strings.HasPrefix(got, "login REDACTED as REDACTED; key REDACTED; done") {
+			t.Errorf("added as %q: String = %q", order, got)
+		}
+	}
+}
+
+// TestRedactor_IncludesAnotherRedactorsSecrets: a Redactor that includes
+// another masks that one's secrets too, including those added after the
+// include, and overlapping secrets of the two are masked whole.
+func TestRedactor_IncludesAnotherRedactorsSecrets(t *testing.T) {
+	var run, own Redactor
+	own.Add("handler-env-token-1")
+	own.Include(&run)
+	own.Include(&own) // harmless
+	run.Include(&own) // a cycle is harmless too
+	run.Add("aws-secret-key-xyz", "token-1-and-more")
+	got := own.String("env handler-env-token-1-and-more and aws-secret-key-xyz")
+	if got != "env REDACTED and REDACTED" {
+		t.Fatalf("String = %q", got)
+	}
+}
+
+// TestURLSecrets_UserInfoPathQueryRawAndDecoded: every part of a URL
+// the rule hides is a secret, as written and percent-decoded: the user
+// name and password (a password that holds the user name too), the
+// path and its token-like segments, query values; a URL that net/url
+// refuses gives them as well.
+func TestURLSecrets_UserInfoPathQueryRawAndDecoded(t *testing.T) {
+	got := URLSecrets("https://svc-user:svc-user%40Pa55@hooks.example:8443/services/T0001234/XyZtokenXyZtokenXyZ?sig=a%2Bbcdefghij&group=g1#frag-ment")
+	for _, want := range []string{
+		"svc-user", "svc-user%40Pa55", "svc-user@Pa55", "svc-user:svc-user%40Pa55",
+		"services/T0001234/XyZtokenXyZtokenXyZ", "T0001234", "XyZtokenXyZtokenXyZ",
+		"a%2Bbcdefghij", "a+bcdefghij", "frag-ment",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("URLSecrets lacks %q: %q", want, got)
+		}
+	}
+	for _, not := range []string{"services", "g1", "hooks.example:8443"} {
+		if slices.Contains(got, not) {
+			t.Errorf("URLSecrets has %q, which is no secret: %q", not, got)
+		}
+	}
+	if got := URLSecrets("http://admin:pa%zzword-1@h/"); !slices.Contains(got, "pa%zzword-1") {
+		t.Errorf("a URL net/url refuses: URLSecrets = %q, want its password", got)
+	}
+}
+
+// TestEndpoint_MasksThePathKeepingSchemeHostAndPort: an http handler's
+// endpoint is shown with its path masked (webhooks carry their token in
+// it) and user-info and query values as URL masks them.
+func TestEndpoint_MasksThePathKeepingSchemeHostAndPort(t *testing.T) {
+	cases := map[string]string{
+		"https://hooks.example/services/T000/tokXYZ":             "https://hooks.example/REDACTED",
+		"http://u:pw@hooks.example:8080/services/T000/tok?k=v#f": "http://REDACTED@hooks.example:8080/REDACTED?k=REDACTED#REDACTED",
+		"https://hooks.example/":                                 "https://hooks.example/",
+		"https://hooks.example":                                  "https://hooks.example",
+		"https://hooks.example?k=v":                              "https://hooks.example?k=REDACTED",
+		"/no/scheme?k=v":                                         "/no/scheme?k=REDACTED",
+	}
+	for in, want := range cases {
+		if got := Endpoint(in); got != want {
+			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
