@@ -29,5 +29,6 @@ func extraSets() [][]mutant {
 		leaseClockMutants,
 		pullHealthMutants,
 		fieldsMutants,
+		keysMutants,
 	}
 }
