@@ -270,6 +270,7 @@ func TestRocketMQ(t *testing.T) {
 			g := ledger.Group()
 			runOrdering(t, g, fifo, v)
 			runAckHold(t, g, fifo, v)
+			runLapseHold(t, g, fifo, v)
 			g.Wait()
 		})
 	}
