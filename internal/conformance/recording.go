@@ -54,6 +54,11 @@ type RecordingConsumer struct {
 	// acknowledgement: a non-nil error fails that acknowledgement without
 	// it reaching the broker, as a network failure does.
 	AckFault func(m *message.Message) error
+	// ExtendFault, when set before the pump starts, is asked before each
+	// lease extension of a message (broker.LeaseExtender): a non-nil error
+	// fails that message's extension without it reaching the broker, as a
+	// network failure does; the others of the call go through.
+	ExtendFault func(m *message.Message) error
 	// Receive timing (under mu): open holds the start of every Receive
 	// under way, by call number; lags, per original id, how long after
 	// its Receive began each delivery was returned; emptyPoll the

@@ -108,16 +108,36 @@ func (v leaseView) MaxHold() time.Duration {
 	return 0
 }
 
-// ExtendLeases forwards the call, or fails every extension once killed.
+// ExtendLeases forwards the call, less the extensions ExtendFault fails,
+// or fails every extension once killed.
 func (v leaseView) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	errs := make([]error, len(ms))
 	if v.r.killed.Load() {
-		errs := make([]error, len(ms))
 		for i := range errs {
 			errs[i] = errKilled
 		}
 		return errs
 	}
-	return v.l.ExtendLeases(ctx, ms, d)
+	if v.r.ExtendFault == nil {
+		return v.l.ExtendLeases(ctx, ms, d)
+	}
+	var pass []*message.Message // those ExtendFault lets reach the broker
+	var at []int                // pass[j] is ms[at[j]]
+	for i, m := range ms {
+		if errs[i] = v.r.ExtendFault(m); errs[i] == nil {
+			pass, at = append(pass, m), append(at, i)
+		}
+	}
+	if len(pass) == 0 {
+		return errs
+	}
+	got := v.l.ExtendLeases(ctx, pass, d)
+	for j := range pass {
+		if j < len(got) {
+			errs[at[j]] = got[j]
+		}
+	}
+	return errs
 }
 
 // View returns r as the pump should see it: a consumer with exactly the
