@@ -30,5 +30,6 @@ func extraSets() [][]mutant {
 		pullHealthMutants,
 		fieldsMutants,
 		redactMutants,
+		lintScaleMutants,
 	}
 }
