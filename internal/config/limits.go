@@ -46,8 +46,8 @@ const (
 	MaxNestingDepth = 32
 	// MaxAliasNodes bounds what aliases and merge keys bring in: each use
 	// counts the nodes of what it refers to (at least 1), and a file may
-	// spend 1,000,000 (10,000 subscriptions that each merge a 20-node
-	// block of defaults spend about 200,000). An alias bomb ends at the use
+	// spend 1,000,000 (10,000 subscriptions that each merge a subscription
+	// of defaults, 28 nodes, spend about 290,000). An alias bomb ends at the use
 	// that spends it, so decoding costs at most the file's own nodes plus
 	// this many.
 	MaxAliasNodes = 1_000_000
