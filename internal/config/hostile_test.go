@@ -148,24 +148,31 @@ func BenchmarkParseHostile(b *testing.B) {
 	// The hostile files the pre-scan lets through to the lexer are at
 	// most MaxPreScan tokens.
 	preScan := config.MaxPreScan - 100
-	cases := []struct{ name, src string }{
-		{"17MiB-refused-by-size", strings.Repeat("[", config.MaxFileSize+1<<20)},
-		{"16MiB-nested-flow-refused-by-prescan", "subscriptions: " + strings.Repeat("[", config.MaxFileSize-16)},
-		{"3M-nested-flow-refused-by-depth", "subscriptions: " + strings.Repeat("[", preScan/2) + strings.Repeat("]", preScan/2)},
-		{"3M-dashes-refused-by-depth", strings.Repeat("- ", preScan)},
-		{"3M-flow-items-refused-by-tokens", "subscriptions: [" + strings.Repeat("a,", preScan/2) + "]"},
-		{"15MiB-value-refused-by-value-size", "subscriptions: '" + strings.Repeat("v", 15<<20) + "'"},
-		{"alias-expansion-refused-by-aliases", mustRead(b, filepath.Join("testdata", "hostile", "alias-expansion.yaml"))},
-		{"1M-tokens-flat-parsed", flat.String()},
-		{"10k-honest-parsed", string(honestFile(10000))},
+	// want is a text of the error each case must end with ("" = parsed),
+	// so that a limit that moves fails the benchmark instead of measuring
+	// something else.
+	cases := []struct{ name, src, want string }{
+		{"17MiB-refused-by-size", strings.Repeat("[", config.MaxFileSize+1<<20), "over the limit of 16777216 bytes"},
+		{"16MiB-nested-flow-refused-by-prescan", "subscriptions: " + strings.Repeat("[", config.MaxFileSize-16), "words and punctuation marks"},
+		{"3M-nested-flow-refused-by-depth", "subscriptions: " + strings.Repeat("[", preScan/2) + strings.Repeat("]", preScan/2), "nest deeper"},
+		{"3M-dashes-refused-by-depth", strings.Repeat("- ", preScan), "nest deeper"},
+		{"3M-flow-items-refused-by-tokens", "subscriptions: [" + strings.Repeat("a,", preScan/2) + "]", "more than 1000000 YAML tokens"},
+		{"15MiB-value-refused-by-value-size", "subscriptions: '" + strings.Repeat("v", 15<<20) + "'", "for one value"},
+		{"alias-expansion-refused-by-aliases", mustRead(b, filepath.Join("testdata", "hostile", "alias-expansion.yaml")), "bring in more than 1000000 nodes"},
+		{"1M-tokens-flat-parsed", flat.String(), ""},
+		{"10k-honest-parsed", string(honestFile(10000)), ""},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			data := []byte(c.src)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			var err error
 			for b.Loop() {
-				_, _ = config.Parse("h.yaml", data, nil)
+				_, err = config.Parse("h.yaml", data, nil)
+			}
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				b.Fatalf("got %.300v, want %q", err, c.want)
 			}
 		})
 	}
