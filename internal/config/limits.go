@@ -3,12 +3,11 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
 )
 
@@ -47,9 +46,9 @@ const (
 	// MaxAliasNodes bounds what aliases and merge keys bring in: each use
 	// counts the nodes of what it refers to (at least 1), and a file may
 	// spend 1,000,000 (10,000 subscriptions that each merge a subscription
-	// of defaults, 28 nodes, spend about 290,000). An alias bomb ends at the use
-	// that spends it, so decoding costs at most the file's own nodes plus
-	// this many.
+	// of defaults, 28 nodes, spend about 290,000). An alias bomb ends at
+	// the use that spends it, so decoding costs at most the file's own
+	// nodes plus this many.
 	MaxAliasNodes = 1_000_000
 )
 
@@ -73,7 +72,7 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 		line, col := lineCol(data, at)
 		return nil, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
 	}
-	tokens := tokenize(string(data))
+	tokens := lexer.Tokenize(string(data))
 	if le := checkTokens(tokens); le != nil {
 		return nil, le
 	}
@@ -82,21 +81,6 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 
 // tooManyTokens is the message of a file over MaxTokens.
 var tooManyTokens = fmt.Sprintf("the file holds more than %d YAML tokens (keys, values, comments and punctuation), the limit for a subscriptions file; the tokens from here on are over it", MaxTokens)
-
-// tokenize is the library's lexer.Tokenize: every token of src.
-func tokenize(src string) token.Tokens {
-	var s scanner.Scanner
-	s.Init(src)
-	var tokens token.Tokens
-	for {
-		sub, err := s.Scan()
-		if err == io.EOF {
-			break
-		}
-		tokens.Add(sub...)
-	}
-	return tokens
-}
 
 // limitError is a limit of the file exceeded, at line:col.
 type limitError struct {

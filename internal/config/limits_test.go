@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/token"
 )
 
@@ -37,7 +38,7 @@ func TestPreScanCountsNoFewerTokensThanTheLexer(t *testing.T) {
 		t.Fatalf("only %d inputs", len(srcs))
 	}
 	for name, src := range srcs {
-		lexed := len(tokenize(src))
+		lexed := len(lexer.Tokenize(src))
 		if lexed == 0 {
 			continue
 		}
@@ -74,7 +75,7 @@ func FuzzPreScanAtLeastTheLexer(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		if lexed := len(tokenize(src)); lexed > 0 && preScanTokens([]byte(src), lexed-1) < 0 {
+		if lexed := len(lexer.Tokenize(src)); lexed > 0 && preScanTokens([]byte(src), lexed-1) < 0 {
 			t.Fatalf("the pre-scan counts fewer than the lexer's %d tokens", lexed)
 		}
 	})
