@@ -18,7 +18,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 LICENSES          ?= NOASSERTION
 ARCH              ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build image test test-stress test-times unit deps vet staticcheck lint fmt-check bench soak conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
+.PHONY: all build image test test-stress test-times unit deps vet staticcheck lint fmt-check bench bench-smoke soak conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
 
 all: build
 
@@ -117,6 +117,20 @@ unit: deps
 # docs/performance.md) fails the run: BRIGHTER_BENCH_ALLOC_CHECK.
 bench: deps
 	BRIGHTER_BENCH_ALLOC_CHECK=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
+
+# Every benchmark of BENCH_SMOKE_PKGS run once (-benchtime 1x): a benchmark
+# that no longer runs (its input refused, a fixture gone) fails here rather
+# than at the next `make bench`. Not part of `make test`. The default is the
+# packages where one run is cheap (43 s with their compilation on a
+# 2-core machine under load); the others take, once each: internal/inspect
+# 143 s, cmd/brighter 46 s (emulators), internal/config 41 s (hostile files
+# at each limit), internal/tui 41 s; all of ./... took 8 min with
+# compilation (docs/performance.md "Benchmark smoke run").
+# make bench-smoke BENCH_SMOKE_PKGS=./... runs them all.
+BENCH_SMOKE_PKGS ?= ./internal/broker/memory ./internal/broker/sqs ./internal/lint ./internal/observe ./internal/pump ./internal/telemetry
+
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
 
 # The soak harness (docs/reliability.md): messages with per-message plans
 # (acknowledge, defer then acknowledge, always defer, reject) through two

@@ -48,7 +48,8 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 		env:     env,
 		f:       &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
 		anchors: map[string]ast.Node{},
-		budget:  maxAliasResolutions,
+		budget:  MaxAliasNodes,
+		sizes:   map[ast.Node]int{},
 	}
 	d.decode(data)
 	if len(d.errs) > 0 {
@@ -69,10 +70,6 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 // were left out.
 const MaxErrors = 100
 
-// maxAliasResolutions bounds how many aliases and merge keys one file may
-// resolve, so a self-referencing anchor cannot loop.
-const maxAliasResolutions = 10000
-
 // decoder walks the YAML syntax tree of one file.
 type decoder struct {
 	name    string
@@ -81,7 +78,12 @@ type decoder struct {
 	f       *File
 	errs    Errors
 	anchors map[string]ast.Node
-	budget  int
+	// budget is what aliases and merge keys may still bring in, in nodes
+	// (MaxAliasNodes, spend); sizes the node count of each target charged.
+	budget int
+	sizes  map[ast.Node]int
+	// merging is how deep merge keys nest at this point of the walk.
+	merging int
 
 	// sub is the subscription being decoded; keys under subBase are also
 	// recorded in its position table.

@@ -34,8 +34,10 @@
 // values, and so that no input can make the decoder panic (FuzzParse). The
 // walk resolves aliases and merge keys itself: the library resolves them
 // only when it decodes into Go values, which keeps no positions, and has no
-// option to bound how many it expands; here each file has a budget of
-// resolutions (an alias bomb ends with an error at the alias that spent it).
+// option to bound how much they expand; here each use is charged the nodes
+// it brings in against a budget per file (MaxAliasNodes; an alias bomb
+// ends with an error at the use that spent it). The other limits of a file
+// (size, tokens, one value, depth) are in limits.go.
 //
 // The JSON Schema of the file (Schema, `brighter schema`) is embedded here;
 // the decoder takes every enum's values from it, and the range and

@@ -3,7 +3,10 @@ package config_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +37,8 @@ var hostileCorpus = map[string]string{
 	"binary-garbage.yaml":       ":1:1: must be a mapping (key: value), got a string",
 	"alias-bomb.yaml":           "9901 more problems from here on are not listed",
 	"billion-laughs.yaml":       "subscriptions[0]: must be a mapping (key: value), got a list",
+	"alias-expansion.yaml":      ":169:10: subscriptions[166]: aliases and merge keys bring in more than 1000000 nodes here, the limit for a subscriptions file",
+	"merge-chain.yaml":          ":3:14: subscriptions[33]: merge keys (<<) nest deeper than the limit of 32 levels here",
 }
 
 func TestHostileFilesGetClearErrors(t *testing.T) {
@@ -68,14 +73,40 @@ func TestHostileFilesGetClearErrors(t *testing.T) {
 	}
 }
 
-// A file over MaxFileSize is refused before it is parsed, naming
-// the line the limit falls on; a name of a megabyte is one of them. Real
-// sizes and depths up to the limits parse.
-func TestSizeAndDepthLimits(t *testing.T) {
-	huge := "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: builtin, name: ack}\n    channelName: " + strings.Repeat("n", 1<<20) + "\n"
-	_, err := config.Parse("big.yaml", []byte(huge), nil)
-	if err == nil || !strings.Contains(err.Error(), "big.yaml:5:1: the file is 1048688 bytes, over the limit of 262144 bytes (256 KiB)") {
-		t.Errorf("1 MB name: %v", err)
+// A file over MaxFileSize is refused before anything else reads it, naming
+// the line the limit falls on; so is one whose pre-scan counts more than
+// MaxPreScan, before the lexer keeps a token of it (it allocates less than
+// a megabyte; MaxTokens itself is TestTokenLimitAtTheTokenOverIt's). A
+// value over MaxScalarSize is refused at its position; one of exactly
+// MaxScalarSize is not refused by that limit. Nesting deeper
+// than MaxNestingDepth is refused at the first token too deep; depth at the
+// limit is accepted.
+func TestSizeTokenValueAndDepthLimits(t *testing.T) {
+	over := "subscriptions: []\n# " + strings.Repeat("x", config.MaxFileSize) + "\n"
+	if _, err := config.Parse("big.yaml", []byte(over), nil); err == nil || !strings.Contains(err.Error(), "big.yaml:2:1: the file is 16777237 bytes, over the limit of 16777216 bytes (16 MiB) for a subscriptions file") {
+		t.Errorf("16 MiB comment: %v", err)
+	}
+	for name, src := range map[string]string{
+		"16 MiB of [": "subscriptions: " + strings.Repeat("[", config.MaxFileSize-16),
+		"1,500,001 flow items (3,000,002 tokens)": "subscriptions: [" + strings.Repeat("a,", config.MaxPreScan/2) + "]",
+	} {
+		var err error
+		data := []byte(src)
+		if alloc := allocated(func() { _, err = config.Parse("many.yaml", data, nil) }); alloc > 1<<20 {
+			t.Errorf("%s: refusing it allocated %d bytes, want it refused before the lexer runs", name, alloc)
+		}
+		if err == nil || !strings.Contains(err.Error(), "many.yaml:1:") || !strings.Contains(err.Error(), ": the file has more than 3000000 words and punctuation marks, over three times the limit of 1000000 YAML tokens for a subscriptions file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	value := func(n int) string {
+		return "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: builtin, name: ack}\n    channelName: " + strings.Repeat("n", n) + "\n"
+	}
+	if _, err := config.Parse("value.yaml", []byte(value(config.MaxScalarSize+1)), nil); err == nil || !strings.Contains(err.Error(), "value.yaml:5:18: a value of 1048577 bytes starts here, over the limit of 1048576 bytes (1 MiB) for one value") {
+		t.Errorf("a value of 1 MiB + 1: %v", err)
+	}
+	if _, err := config.Parse("value.yaml", []byte(value(config.MaxScalarSize)), nil); err == nil || strings.Contains(err.Error(), "for one value") || !strings.Contains(err.Error(), "a name is at most 255 characters; this one is 1048576") {
+		t.Errorf("a value of 1 MiB: %v, want it refused by the name rule, not the value limit", err)
 	}
 	deep := "subscriptions: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
 	if _, err := config.Parse("deep.yaml", []byte(deep), nil); err == nil || !strings.Contains(err.Error(), "deep.yaml:1:47: mappings and sequences nest deeper than the limit of 32") {
@@ -93,31 +124,100 @@ func TestSizeAndDepthLimits(t *testing.T) {
 	}
 }
 
-// BenchmarkParseHostile measures a 1 MB hostile file (refused by size), a
-// file of the largest accepted size nested as deep as it can be (refused by
-// depth after the linear lexer) and a file of the largest accepted size that
-// is flat (parsed), so docs/performance.md can record that hostile input is
-// refused in bounded time and memory.
+// allocated returns the bytes fn allocates.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// BenchmarkParseHostile measures hostile files at each limit, so
+// docs/performance.md can record that each is refused in bounded time and
+// memory, next to the largest file the limits accept (parsed) and a
+// 10,000-subscription honest file. One op = one config.Parse.
 func BenchmarkParseHostile(b *testing.B) {
+	// The flat file: one-line subscriptions, 22 tokens each, up to
+	// MaxTokens.
 	flat := &bytes.Buffer{}
 	flat.WriteString("subscriptions:\n")
-	for i := 0; flat.Len() < config.MaxFileSize-200; i++ {
-		flat.WriteString("  - {name: s" + strings.Repeat("x", 8) + strconv.Itoa(i) + ", transport: memory, handler: {type: builtin, name: ack}}\n")
+	for i := 0; (i+1)*22 < config.MaxTokens; i++ {
+		flat.WriteString("  - {name: s" + strconv.Itoa(i) + ", transport: memory, handler: {type: builtin, name: ack}}\n")
 	}
-	cases := []struct{ name, src string }{
-		{"1MB-nested-flow-refused-by-size", "subscriptions: " + strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19)},
-		{"256KiB-nested-flow-refused-by-depth", "subscriptions: " + strings.Repeat("[", config.MaxFileSize/2-8) + strings.Repeat("]", config.MaxFileSize/2-8)},
-		{"256KiB-dashes-refused-by-depth", strings.Repeat("- ", config.MaxFileSize/2)},
-		{"256KiB-flat-parsed", flat.String()},
+	// The hostile files the pre-scan lets through to the lexer are at
+	// most MaxPreScan tokens.
+	preScan := config.MaxPreScan - 100
+	// want is a text of the error each case must end with ("" = parsed),
+	// so that a limit that moves fails the benchmark instead of measuring
+	// something else.
+	cases := []struct{ name, src, want string }{
+		{"17MiB-refused-by-size", strings.Repeat("[", config.MaxFileSize+1<<20), "over the limit of 16777216 bytes"},
+		{"16MiB-nested-flow-refused-by-prescan", "subscriptions: " + strings.Repeat("[", config.MaxFileSize-16), "words and punctuation marks"},
+		{"3M-nested-flow-refused-by-depth", "subscriptions: " + strings.Repeat("[", preScan/2) + strings.Repeat("]", preScan/2), "nest deeper"},
+		{"3M-dashes-refused-by-depth", strings.Repeat("- ", preScan), "nest deeper"},
+		{"3M-flow-items-refused-by-tokens", "subscriptions: [" + strings.Repeat("a,", preScan/2) + "]", "more than 1000000 YAML tokens"},
+		{"15MiB-value-refused-by-value-size", "subscriptions: '" + strings.Repeat("v", 15<<20) + "'", "for one value"},
+		{"alias-expansion-refused-by-aliases", mustRead(b, filepath.Join("testdata", "hostile", "alias-expansion.yaml")), "bring in more than 1000000 nodes"},
+		{"1M-tokens-flat-parsed", flat.String(), ""},
+		{"10k-honest-parsed", string(honestFile(10000)), ""},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			data := []byte(c.src)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			var err error
 			for b.Loop() {
-				_, _ = config.Parse("h.yaml", data, nil)
+				_, err = config.Parse("h.yaml", data, nil)
+			}
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				b.Fatalf("got %.300v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+func mustRead(b *testing.B, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data)
+}
+
+// honestFile is a subscriptions file of n SQS subscriptions as a team
+// writes one: the first is anchored, and each of the others merges it
+// (<<: *defaults) and names its own queue, dead-letter queue and redrive
+// queue.
+func honestFile(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("subscriptions:\n  - &defaults\n    name: orders-0\n    transport: sqs\n    requeueCount: 3\n    bufferSize: 10\n    deadLetterRoutingKey: orders-0-dlq\n    handler: {type: exec, command: ./handle, timeout: 20s}\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  - <<: *defaults\n    name: orders-%d\n    channelName: orders-%d\n    deadLetterRoutingKey: orders-%d-dlq\n    sqs: {redrivePolicy: {deadLetterQueue: orders-%d-redrive, maxReceiveCount: 5}}\n", i, i, i, i)
+	}
+	return b.Bytes()
+}
+
+// A file of 10,000 subscriptions that each merge a block of defaults
+// decodes: no limit (size, tokens, aliases and merge keys) refuses a large
+// honest file. It is over the 256 KiB the decoder once refused, and its
+// 9,999 merge keys and their aliases are over the 10,000 alias resolutions
+// it once allowed.
+func TestTenThousandSubscriptionsDecode(t *testing.T) {
+	data := honestFile(10000)
+	if len(data) <= 256<<10 {
+		t.Fatalf("the generated file is %d bytes; it must be over 256 KiB to test anything", len(data))
+	}
+	f, err := config.Parse("honest.yaml", data, nil)
+	if err != nil {
+		t.Fatalf("a %d-byte file of 10,000 subscriptions was refused: %v", len(data), err)
+	}
+	if len(f.Subscriptions) != 10000 {
+		t.Fatalf("%d subscriptions decoded, want 10,000", len(f.Subscriptions))
+	}
+	last := f.Subscriptions[9999]
+	if last.Name != "orders-9999" || last.Transport != config.TransportSQS || last.RequeueCount != 3 || last.Handler.Command != "./handle" || last.DeadLetterRoutingKey != "orders-9999-dlq" {
+		t.Errorf("the last subscription did not merge its defaults: %+v", last)
 	}
 }

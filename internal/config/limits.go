@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -10,19 +11,45 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// Limits of a subscriptions file, checked before the YAML is parsed
-// (docs/configuration.md "Limits"). The YAML library's parser is
-// quadratic in nesting depth (a 40 KB file of nested flow sequences took
-// 676 MB); its lexer is linear, so the file is tokenised first and refused
-// when it is too big or too deep, before the parser sees it.
+// Limits of a subscriptions file (docs/configuration.md "Limits"). They
+// bound what a hostile file costs without refusing a large honest one (a
+// file of 10,000 subscriptions is 1.5 to 3 MB and about 400,000 tokens).
+// The YAML library keeps every token (about 300 bytes each) and every node
+// (about 1 KB a token in all), and its parser is quadratic in nesting depth
+// (40 KB of nested flow sequences took 676 MB); its lexer is linear but
+// lexes the whole file at once. So a linear pre-scan that allocates nothing
+// bounds the tokens before the lexer runs, the lexer's tokens are checked
+// for count, depth and size before the parser sees them, and aliases are
+// bounded by what they bring in as they are resolved.
 const (
 	// MaxFileSize is the largest subscriptions file Parse accepts, in bytes
-	// (256 KiB: a file of a hundred subscriptions is about 30 KB).
-	MaxFileSize = 256 << 10
+	// (16 MiB; 10,000 subscriptions take 1.5 to 3 MB).
+	MaxFileSize = 16 << 20
+	// MaxTokens is the most YAML tokens (keys, values, comments and
+	// punctuation such as '-', ':', '[') a file may hold: 1,000,000, where
+	// 10,000 subscriptions hold about 400,000.
+	MaxTokens = 1_000_000
+	// MaxPreScan is the most places a token can start (preScanTokens) a file
+	// may hold, counted before the lexer runs: three times MaxTokens, as the
+	// pre-scan counts each word of a comment or quoted text and each part of
+	// a name like "orders-dlq" (a large file of subscriptions counts about
+	// 1.3 times its tokens, a small one heavy with comments about 3.5).
+	MaxPreScan = 3 * MaxTokens
+	// MaxScalarSize is the longest single value (a key, a plain, quoted or
+	// block scalar, a comment) Parse accepts, in bytes: 1 MiB.
+	MaxScalarSize = 1 << 20
 	// MaxNestingDepth is the deepest nesting of mappings and sequences,
 	// block or flow, Parse accepts (a real file nests about 6 deep:
-	// subscriptions, an item, handler, env, ...).
+	// subscriptions, an item, handler, env, ...); merge keys (<<) may also
+	// nest this deep, each merging a mapping that holds another.
 	MaxNestingDepth = 32
+	// MaxAliasNodes bounds what aliases and merge keys bring in: each use
+	// counts the nodes of what it refers to (at least 1), and a file may
+	// spend 1,000,000 (10,000 subscriptions that each merge a subscription
+	// of defaults, 28 nodes, spend about 290,000). An alias bomb ends at
+	// the use that spends it, so decoding costs at most the file's own
+	// nodes plus this many.
+	MaxAliasNodes = 1_000_000
 )
 
 // utf8BOM is the byte-order mark some editors put at the start of a file.
@@ -39,18 +66,21 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 	}()
 	if len(data) > MaxFileSize {
 		line := 1 + bytes.Count(data[:MaxFileSize], []byte{'\n'})
-		return nil, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d KiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>10)}
+		return nil, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d MiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>20)}
+	}
+	if at := preScanTokens(data, MaxPreScan); at >= 0 {
+		line, col := lineCol(data, at)
+		return nil, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
 	}
 	tokens := lexer.Tokenize(string(data))
-	if tk := tooDeep(tokens); tk != nil {
-		line, col := 1, 1
-		if tk.Position != nil {
-			line, col = tk.Position.Line, tk.Position.Column
-		}
-		return nil, &limitError{line: line, col: col, msg: fmt.Sprintf("mappings and sequences nest deeper than the limit of %d levels here", MaxNestingDepth)}
+	if le := checkTokens(tokens); le != nil {
+		return nil, le
 	}
 	return parser.Parse(tokens, 0)
 }
+
+// tooManyTokens is the message of a file over MaxTokens.
+var tooManyTokens = fmt.Sprintf("the file holds more than %d YAML tokens (keys, values, comments and punctuation), the limit for a subscriptions file; the tokens from here on are over it", MaxTokens)
 
 // limitError is a limit of the file exceeded, at line:col.
 type limitError struct {
@@ -60,45 +90,117 @@ type limitError struct {
 
 func (e *limitError) Error() string { return e.msg }
 
-// tooDeep returns the first token at which the nesting of mappings and
-// sequences exceeds MaxNestingDepth, or nil. Flow collections count by their
-// brackets; block collections by an indentation stack over the column of
-// the first token of each line and of each sequence entry ("- - -" nests
-// three deep on one line). It reads the library's own tokens, so it sees
-// quoted scalars, comments and block scalars exactly as the parser will.
-func tooDeep(tokens token.Tokens) *token.Token {
-	flow := 0
-	var indents []int
-	lastLine := 0
-	for _, tk := range tokens {
+// limitAt returns a limitError at tk's position.
+func limitAt(tk *token.Token, msg string) *limitError {
+	line, col := 1, 1
+	if tk != nil && tk.Position != nil {
+		line, col = tk.Position.Line, tk.Position.Column
+	}
+	return &limitError{line: line, col: col, msg: msg}
+}
+
+// checkTokens returns the first limit the tokens exceed, in file order:
+// MaxTokens, MaxScalarSize or MaxNestingDepth; nil when none is.
+func checkTokens(tokens token.Tokens) *limitError {
+	var depth nesting
+	for i, tk := range tokens {
+		if i == MaxTokens {
+			return limitAt(tk, tooManyTokens)
+		}
 		if tk == nil || tk.Position == nil {
 			continue
 		}
-		switch tk.Type {
-		case token.CommentType:
-			continue
-		case token.DocumentHeaderType, token.DocumentEndType:
-			flow, indents, lastLine = 0, indents[:0], tk.Position.Line
-			continue
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
+		if n := len(tk.Value); n > MaxScalarSize {
+			return limitAt(tk, fmt.Sprintf("a value of %d bytes starts here, over the limit of %d bytes (%d MiB) for one value", n, MaxScalarSize, MaxScalarSize>>20))
 		}
-		first := tk.Position.Line != lastLine
-		lastLine = tk.Position.Line
-		if flow == 0 || (flow == 1 && (tk.Type == token.SequenceStartType || tk.Type == token.MappingStartType)) {
-			if first || tk.Type == token.SequenceEntryType {
-				col := tk.Position.Column
-				for len(indents) > 0 && indents[len(indents)-1] >= col {
-					indents = indents[:len(indents)-1]
-				}
-				indents = append(indents, col)
-			}
-		}
-		if len(indents)+flow > MaxNestingDepth {
-			return tk
+		if depth.add(tk) > MaxNestingDepth {
+			return limitAt(tk, fmt.Sprintf("mappings and sequences nest deeper than the limit of %d levels here", MaxNestingDepth))
 		}
 	}
 	return nil
+}
+
+// nesting follows the nesting of mappings and sequences token by token.
+// Flow collections count by their brackets; block collections by an
+// indentation stack over the column of the first token of each line and of
+// each sequence entry ("- - -" nests three deep on one line). It reads the
+// library's own tokens, so it sees quoted scalars, comments and block
+// scalars exactly as the parser will.
+type nesting struct {
+	flow     int
+	indents  []int
+	lastLine int
+}
+
+// add takes the next token and returns the depth at it.
+func (n *nesting) add(tk *token.Token) int {
+	switch tk.Type {
+	case token.CommentType:
+		return len(n.indents) + n.flow
+	case token.DocumentHeaderType, token.DocumentEndType:
+		n.flow, n.indents, n.lastLine = 0, n.indents[:0], tk.Position.Line
+		return 0
+	case token.SequenceStartType, token.MappingStartType:
+		n.flow++
+	case token.SequenceEndType, token.MappingEndType:
+		n.flow = max(n.flow-1, 0)
+	}
+	first := tk.Position.Line != n.lastLine
+	n.lastLine = tk.Position.Line
+	if n.flow == 0 || (n.flow == 1 && (tk.Type == token.SequenceStartType || tk.Type == token.MappingStartType)) {
+		if first || tk.Type == token.SequenceEntryType {
+			col := tk.Position.Column
+			for len(n.indents) > 0 && n.indents[len(n.indents)-1] >= col {
+				n.indents = n.indents[:len(n.indents)-1]
+			}
+			n.indents = append(n.indents, col)
+		}
+	}
+	return len(n.indents) + n.flow
+}
+
+// preScanTokens counts, in one pass over data and without allocating, every
+// byte where a YAML token can start: a byte that is not white space and is
+// the first of the file, follows white space, is a YAML indicator or
+// follows one, '|' and '>' counting two (a block scalar's content is a
+// token even when empty), and every tab (the lexer makes an invalid token of
+// a tab in indentation). Every token the lexer makes starts at such a
+// byte or is that content, so the
+// count is never under the lexer's (TestPreScanCountsNoFewerTokensThanTheLexer,
+// FuzzPreScanAtLeastTheLexer); it is over it for words holding indicators
+// ("orders-dlq" counts three) and for text of several words in comments,
+// quotes and block scalars. It returns the offset of the byte that takes
+// the count over limit, or -1.
+func preScanTokens(data []byte, limit int) int {
+	n := 0
+	prev := byte(' ')
+	for i, c := range data {
+		if !isBlank(c) && (isBlank(prev) || isIndicator(c) || isIndicator(prev)) {
+			n++
+			if c == '|' || c == '>' {
+				n++ // a block scalar's content, a token even when empty
+			}
+		} else if c == '\t' {
+			n++ // a tab where the lexer wants indentation is an invalid token
+		}
+		if n > limit {
+			return i
+		}
+		prev = c
+	}
+	return -1
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isIndicator reports whether c is one of YAML's indicator characters, or
+// '.' (of the document end marker "...").
+func isIndicator(c byte) bool {
+	return strings.IndexByte("-?:,[]{}#&*!|>'\"%@`.", c) >= 0
+}
+
+// lineCol returns the 1-based line and column (in bytes) of offset at.
+func lineCol(data []byte, at int) (line, col int) {
+	line = 1 + bytes.Count(data[:at], []byte{'\n'})
+	return line, at - bytes.LastIndexByte(data[:at], '\n')
 }

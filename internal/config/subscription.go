@@ -34,6 +34,11 @@ func (d *decoder) subscriptions(e *entry) {
 	seen := map[string]first{}
 	rocketReported := false
 	for i, item := range seq.Values {
+		if d.budget < 0 {
+			// Aliases spent MaxAliasNodes (reported where): the rest of
+			// the list is not decoded.
+			break
+		}
 		s, nameNode := d.subscription(i, item)
 		if s == nil {
 			continue

@@ -83,6 +83,32 @@ func (d *decoder) posOf(n ast.Node) Position {
 	return Position{File: d.name, Line: tk.Position.Line, Column: tk.Position.Column}
 }
 
+// spend charges the alias budget for one use of target (an alias's anchored
+// node, nil for a merge key): the nodes of target's subtree, at least 1,
+// counted once per node and remembered. It reports whether the budget
+// (MaxAliasNodes) still holds.
+func (d *decoder) spend(target ast.Node) bool {
+	cost := 1
+	if !isNil(target) {
+		c, ok := d.sizes[target]
+		if !ok {
+			var count nodeCounter
+			ast.Walk(&count, target)
+			c = max(int(count), 1)
+			d.sizes[target] = c
+		}
+		cost = c
+	}
+	d.budget -= cost
+	return d.budget >= 0
+}
+
+// nodeCounter counts the nodes ast.Walk visits (an alias as one node: its
+// target is charged when it is resolved).
+type nodeCounter int
+
+func (c *nodeCounter) Visit(ast.Node) ast.Visitor { *c++; return c }
+
 // resolve strips tags and anchors and follows aliases. An unknown alias or
 // an exhausted alias budget is reported and yields nil.
 func (d *decoder) resolve(n ast.Node, path string) ast.Node {
@@ -109,9 +135,8 @@ func (d *decoder) resolveOK(n ast.Node, path string) (ast.Node, bool) {
 				d.errorf(v, path, "alias *%s refers to no anchor", name)
 				return nil, false
 			}
-			d.budget--
-			if d.budget < 0 {
-				d.errorf(v, path, "too many alias resolutions; is an anchor referring to itself?")
+			if !d.spend(target) {
+				d.errorf(v, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
 				return nil, false
 			}
 			n = target
@@ -186,13 +211,23 @@ func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []en
 }
 
 // mergeEntries reads the value of a merge key: a mapping or a list of them.
+// Merges nest at most MaxNestingDepth deep (a mapping merged into itself
+// ends there).
 func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry {
-	d.budget--
-	if d.budget < 0 {
-		d.errorf(v, path, "too many merge keys; is an anchor referring to itself?")
+	if d.merging >= MaxNestingDepth {
+		d.errorf(v, path, "merge keys (<<) nest deeper than the limit of %d levels here; is an anchor referring to itself?", MaxNestingDepth)
 		return nil
 	}
-	v = d.resolve(v, path)
+	d.merging++
+	defer func() { d.merging-- }()
+	if !d.spend(nil) {
+		d.errorf(v, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
+		return nil
+	}
+	v, ok := d.resolveOK(v, path)
+	if !ok {
+		return nil
+	}
 	if seq, ok := v.(*ast.SequenceNode); ok {
 		var out []entry
 		for _, it := range seq.Values {

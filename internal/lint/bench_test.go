@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
@@ -39,51 +40,81 @@ func benchFile(n int) []byte {
 	return []byte(b.String())
 }
 
-const benchSubscriptions = 10000
+// benchSizes are the file sizes, in subscriptions, every benchmark runs at:
+// a small file, a large one and the 10,000 the lint target is set for.
+var benchSizes = []int{100, 1000, 10000}
 
 func noEnv(string) (string, bool) { return "", false }
 
+// benchEach runs fn as one sub-benchmark "subs=N" per size of benchSizes,
+// with the generated file of N subscriptions.
+func benchEach(b *testing.B, fn func(b *testing.B, data []byte)) {
+	for _, n := range benchSizes {
+		data := benchFile(n)
+		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) { fn(b, data) })
+	}
+}
+
 // BenchmarkParse parses the generated file: the baseline.
 func BenchmarkParse(b *testing.B) {
-	data := benchFile(benchSubscriptions)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := config.Parse("bench.yaml", data, noEnv); err != nil {
-			b.Fatal(err)
+	benchEach(b, func(b *testing.B, data []byte) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := config.Parse("bench.yaml", data, noEnv); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkLint runs every rule over the parsed file (the rules alone).
 func BenchmarkLint(b *testing.B) {
-	data := benchFile(benchSubscriptions)
-	f, err := config.Parse("bench.yaml", data, noEnv)
-	if err != nil {
-		b.Fatal(err)
-	}
 	l := lint.New(rules.Default())
-	b.ReportAllocs()
-	var n int
-	for b.Loop() {
-		n = len(l.File(f))
-	}
-	if n == 0 {
-		b.Fatal("the generated file trips no rule")
-	}
+	benchEach(b, func(b *testing.B, data []byte) {
+		f, err := config.Parse("bench.yaml", data, noEnv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var n int
+		for b.Loop() {
+			n = len(l.File(f))
+		}
+		if n == 0 {
+			b.Fatal("the generated file trips no rule")
+		}
+	})
 }
 
 // BenchmarkLintSource is what `brighter lint FILE` does: parse, then lint.
+// Each op times its parse and its rules apart, and the benchmark reports
+// lint/parse (the whole op over its parse: the target is at most 2) and
+// rules/parse (the rules alone over the parse) from the same iterations.
 func BenchmarkLintSource(b *testing.B) {
-	data := benchFile(benchSubscriptions)
 	l := lint.New(rules.Default())
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if fs, f := l.Source("bench.yaml", data, noEnv); f == nil {
-			b.Fatalf("generated file does not parse: %v", fs[0].Message)
+	benchEach(b, func(b *testing.B, data []byte) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		var parse, rules time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			f, err := config.Parse("bench.yaml", data, noEnv)
+			t1 := time.Now()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(l.File(f)) == 0 {
+				b.Fatal("the generated file trips no rule")
+			}
+			parse += t1.Sub(t0)
+			rules += time.Since(t1)
 		}
-	}
+		if parse > 0 {
+			b.ReportMetric(float64(parse+rules)/float64(parse), "lint/parse")
+			b.ReportMetric(float64(rules)/float64(parse), "rules/parse")
+		}
+	})
 }
 
 // TestBenchFileParsesAndTrips keeps the benchmark's input honest.

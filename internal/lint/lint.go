@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/brightergo/brighter/internal/config"
@@ -93,6 +94,11 @@ type Linter struct {
 	// Transports answers the transport-specific questions; a transport
 	// missing from the map gets no transport-specific rule.
 	Transports map[config.Transport]TransportRules
+
+	// index is the rejection index of the file SubscriptionIn was last
+	// called with, so that calling it for each of a file's n subscriptions
+	// costs O(n), not O(n²).
+	index atomic.Pointer[rejectionIndex]
 }
 
 // New returns a Linter with the given transport rules (the map is used as
@@ -108,9 +114,10 @@ func (l *Linter) File(f *config.File) []Finding {
 		return nil
 	}
 	var out []Finding
+	x := newRejectionIndex(f)
 	for _, s := range f.Subscriptions {
 		out = l.appendSubscription(out, s)
-		out = appendRejectionConsumers(out, f, s)
+		out = x.appendRejectionConsumers(out, s)
 	}
 	Sort(out)
 	return out
@@ -119,9 +126,20 @@ func (l *Linter) File(f *config.File) []Finding {
 // SubscriptionIn returns the findings of subscription s of file f: those of
 // Subscription plus the rules that compare it with the file's other
 // subscriptions (consumes-rejection-destination), ordered by position then
-// rule id. consume runs it for each subscription it starts.
+// rule id. consume runs it for each subscription it starts: the file's
+// destinations are indexed once per file (a file whose subscriptions were
+// added to since is indexed again), not once per call. A nil f yields
+// Subscription's findings. Safe for concurrent use.
 func (l *Linter) SubscriptionIn(f *config.File, s *config.Subscription) []Finding {
-	out := appendRejectionConsumers(l.appendSubscription(nil, s), f, s)
+	out := l.appendSubscription(nil, s)
+	if f != nil {
+		x := l.index.Load()
+		if !x.of(f) {
+			x = newRejectionIndex(f)
+			l.index.Store(x)
+		}
+		out = x.appendRejectionConsumers(out, s)
+	}
 	Sort(out)
 	return out
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // The destinations one subscription routes to, and what reads them: the
-// cross-subscription rule RuleConsumesRejectionDestination.
+// cross-subscription rule RuleConsumesRejectionDestination, linear in the
+// subscriptions of a file through rejectionIndex.
 
 // readKey is what subscription s reads, as its transport resolves names:
 // the SQS queue (channelName, '.' as '_', without a ".fifo" suffix), the
@@ -63,28 +64,68 @@ func destinations(s *config.Subscription) []destination {
 	return out
 }
 
-// appendRejectionConsumers adds, for subscription s of f, one finding per
-// other subscription of f (same transport) whose rejection destination is
-// what s reads: s is a "DLQ processor" and its budget behaves as routed
-// copies make it (docs/adr/0001 §9).
-func appendRejectionConsumers(out []Finding, f *config.File, s *config.Subscription) []Finding {
-	if f == nil || s == nil {
-		return out
-	}
-	key := readKey(s)
-	c := &check{s: s, out: out}
+// rejectionIndex maps, per transport, where each rejection destination of a
+// file's subscriptions lands (destKey) to the subscriptions sending there,
+// in file order and, within a subscription, in destinations' order: one
+// pass over the file, so that the rule looks up what a subscription reads
+// instead of comparing it with every other subscription.
+type rejectionIndex struct {
+	file  *config.File
+	n     int // len(file.Subscriptions) when built
+	byKey map[config.Transport]map[string][]rejectionSource
+}
+
+// rejectionSource is one destination d of subscription src.
+type rejectionSource struct {
+	src *config.Subscription
+	d   destination
+}
+
+// newRejectionIndex indexes every destination of f's subscriptions.
+func newRejectionIndex(f *config.File) *rejectionIndex {
+	x := &rejectionIndex{file: f, n: len(f.Subscriptions), byKey: map[config.Transport]map[string][]rejectionSource{}}
 	for _, src := range f.Subscriptions {
-		if src == nil || src == s || src.Transport != s.Transport {
+		if src == nil {
 			continue
 		}
 		for _, d := range destinations(src) {
-			if destKey(src.Transport, d.name) != key {
-				continue
+			m := x.byKey[src.Transport]
+			if m == nil {
+				m = map[string][]rejectionSource{}
+				x.byKey[src.Transport] = m
 			}
-			c.add(RuleConsumesRejectionDestination, pick(s, "channelName", "routingKey", "name"),
-				"subscription %q reads %q, which is subscription %q's %s: %s",
-				s.Name, d.name, src.Name, d.field, budgetBehaviour(s, src, d))
+			k := destKey(src.Transport, d.name)
+			m[k] = append(m[k], rejectionSource{src: src, d: d})
 		}
+	}
+	return x
+}
+
+// of reports whether x was built from f as it is now.
+func (x *rejectionIndex) of(f *config.File) bool {
+	return x != nil && x.file == f && x.n == len(f.Subscriptions)
+}
+
+// appendRejectionConsumers adds, for subscription s of the indexed file,
+// one finding per other subscription (same transport) whose rejection
+// destination is what s reads: s is a "DLQ processor" and its budget
+// behaves as routed copies make it (docs/adr/0001 §9).
+func (x *rejectionIndex) appendRejectionConsumers(out []Finding, s *config.Subscription) []Finding {
+	if x == nil || s == nil {
+		return out
+	}
+	srcs := x.byKey[s.Transport][readKey(s)]
+	if len(srcs) == 0 {
+		return out
+	}
+	c := &check{s: s, out: out}
+	for _, r := range srcs {
+		if r.src == s {
+			continue
+		}
+		c.add(RuleConsumesRejectionDestination, pick(s, "channelName", "routingKey", "name"),
+			"subscription %q reads %q, which is subscription %q's %s: %s",
+			s.Name, r.d.name, r.src.Name, r.d.field, budgetBehaviour(s, r.src, r.d))
 	}
 	return c.out
 }

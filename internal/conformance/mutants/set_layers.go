@@ -126,7 +126,7 @@ var layerMutants = []mutant{
 		File: "internal/config/limits.go",
 		Old:  "if len(data) > MaxFileSize {",
 		New:  "if len(data) > 64*MaxFileSize {",
-		Pkg:  "./internal/config", Run: "^TestSizeAndDepthLimits$"},
+		Pkg:  "./internal/config", Run: "^TestSizeTokenValueAndDepthLimits$"},
 	{Name: "count-wraps", What: "count arithmetic wraps at math.MaxInt to a negative count",
 		File: "internal/message/count.go",
 		Old:  "if b > 0 && a > math.MaxInt-b {",

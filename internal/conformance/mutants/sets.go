@@ -31,5 +31,6 @@ func extraSets() [][]mutant {
 		fieldsMutants,
 		redactMutants,
 		keysMutants,
+		lintScaleMutants,
 	}
 }

@@ -1,0 +1,25 @@
+package main
+
+// lintScaleMutants break what lets lint and the decoder take a large honest
+// subscriptions file: the index that finds the consumes-rejection-destination
+// pairs in one pass, and the limits that replaced the 256 KiB size cap (a
+// cap that refuses 10,000 subscriptions; aliases charged one node whatever
+// they bring in). No message flows through either, so internal/lint's and
+// internal/config's tests kill them.
+var lintScaleMutants = []mutant{
+	{Name: "lint-index-keeps-one-sender", What: "the rejection index keeps only the last subscription sending to a destination, so consumes-rejection-destination misses the others' pairs",
+		File: "internal/lint/pairs.go",
+		Old:  "m[k] = append(m[k], rejectionSource{src: src, d: d})",
+		New:  "m[k] = []rejectionSource{{src: src, d: d}}",
+		Run:  "^TestRejectionIndexFindsEveryPairwiseMatch$", Pkg: "./internal/lint"},
+	{Name: "config-cap-refuses-honest-10k", What: "the decoder refuses a subscriptions file over 256 KiB again, so a 10,000-subscription file cannot be linted or consumed",
+		File: "internal/config/limits.go",
+		Old:  "MaxFileSize = 16 << 20",
+		New:  "MaxFileSize = 256 << 10",
+		Run:  "^TestTenThousandSubscriptionsDecode$", Pkg: "./internal/config"},
+	{Name: "config-alias-cost-one", What: "an alias or merge key costs one node whatever it brings in, so aliasing a subscription with a 2,000-entry env a thousand times decodes two million entries",
+		File: "internal/config/yamltree.go",
+		Old:  "\t\tcost = c\n",
+		New:  "\t\tcost = min(c, 1)\n",
+		Run:  "^TestHostileFilesGetClearErrors$", Pkg: "./internal/config"},
+}
