@@ -1,0 +1,149 @@
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+)
+
+// TestDLQEdit_EveryTransport: dlq edit on SQS (fauxqs), Pub/Sub
+// (Google's emulator) and RocketMQ (the test broker): an invalid JSON body
+// is refused with exit 2 and nothing changes; a dry run shows the edited
+// message and its destination; an edit (EDITOR a script, plus --set) is
+// replayed to the originalTopic the subscriptions file knows, with
+// editedAt, originalBodySha256 and the bag entry, and the original leaves
+// the dead-letter destination; a forged originalTopic is refused by
+// replay's allow-list (exit 1) and the message stays.
+func TestDLQEdit_EveryTransport(t *testing.T) {
+	run := fmt.Sprintf("ed%d", time.Now().UnixNano()%1e9)
+	ctx := context.Background()
+	tools := t.TempDir()
+	fix := filepath.Join(tools, "fix.sh")
+	broken := filepath.Join(tools, "broken.sh")
+	for p, script := range map[string]string{
+		fix:    "#!/bin/sh\nprintf '{\"edited\":true}' > \"$1\"\n",
+		broken: "#!/bin/sh\nprintf '{\"edited\":' > \"$1\"\n",
+	} {
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []allowCase{sqsAllowCase(t, ctx, run), gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, file := c.prepare(t)
+			edit := func(id string, more ...string) []string {
+				return append(append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, c.replayFlags()...), more...)
+			}
+			peekDLQ := []string{"dlq", "peek", "orders", "--config", file, "--output", "json"}
+
+			t.Setenv("EDITOR", broken)
+			code, _, errOut := brighterExit(t, dir, edit("known2")...)
+			if code != cmdutil.ExitUsage || !strings.Contains(errOut, "the body is not valid JSON") || !strings.Contains(errOut, "nothing was sent") {
+				t.Errorf("invalid JSON: exit %d, want %d and the reason\nstderr:\n%s", code, cmdutil.ExitUsage, errOut)
+			}
+
+			t.Setenv("EDITOR", fix)
+			code, out, errOut := brighterExit(t, dir, edit("known2", "--dry-run")...)
+			if code != cmdutil.ExitOK || !strings.Contains(out, "would send:") || !strings.Contains(out, `"body": "{\"edited\":true}"`) ||
+				!strings.Contains(out, "would replay known2-"+run+" -> "+c.audit+"\n") {
+				t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			if ids := peekIDs(t, dir, peekDLQ...); len(ids) != 3 {
+				t.Errorf("after the refusal and the dry run the dead-letter destination holds %v, want all three", ids)
+			}
+
+			code, out, errOut = brighterExit(t, dir, edit("known2", "--set", "fixedBy=ops")...)
+			if code != cmdutil.ExitOK || !strings.Contains(out, "replayed known2-"+run+" -> "+c.audit+"\n") {
+				t.Fatalf("edit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			_, audit, _ := brighterExit(t, dir, c.peekAudit...)
+			line := ""
+			for l := range strings.SplitSeq(audit, "\n") {
+				if strings.Contains(l, `"id":"known2-`+run+`"`) {
+					line = l
+				}
+			}
+			for _, want := range []*regexp.Regexp{
+				regexp.MustCompile(`"originalBodySha256":"[0-9a-f]{64}"`),
+				regexp.MustCompile(`"editedAt":"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ"`),
+				regexp.MustCompile(`"fixedBy":"ops"`),
+				regexp.MustCompile(`"body":"\{\\"edited\\":true\}"`),
+			} {
+				if !want.MatchString(line) {
+					t.Errorf("the edited copy at %s lacks %s:\n%s", c.audit, want, audit)
+				}
+			}
+			if strings.Contains(line, `"rejectionReason"`) {
+				t.Errorf("the edited copy kept the rejection metadata: %s", line)
+			}
+			if ids := peekIDs(t, dir, peekDLQ...); slices.Contains(ids, "known2-"+run) {
+				t.Errorf("the original of an accepted edit is still in the dead-letter destination: %v", ids)
+			}
+
+			code, out, errOut = brighterExit(t, dir, edit("forged")...)
+			if code != cmdutil.ExitFailure || !strings.Contains(out, "refused forged-"+run+" -> "+c.victim) {
+				t.Errorf("forged: exit %d, want %d and the refusal\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitFailure, out, errOut)
+			}
+			if ids := peekIDs(t, dir, peekDLQ...); !slices.Contains(ids, "forged-"+run) {
+				t.Errorf("the refused message left the dead-letter destination: %v", ids)
+			}
+			if ids := peekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
+				t.Errorf("the refused edit reached the victim: %v", ids)
+			}
+		})
+	}
+}
+
+// TestDLQEdit_InvalidJSONOnATerminalReopens: on a terminal an
+// edited body that is not valid JSON is refused with its reason and the
+// editor opened again on "y" (the second edit is replayed); "n" abandons
+// the edit with exit 2 and the message stays in the DLQ (fauxqs).
+func TestDLQEdit_InvalidJSONOnATerminalReopens(t *testing.T) {
+	dlq, dest, conn := crashQueue(t, 2)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "editor.sh")
+	// The first run writes broken JSON, every later one a valid body.
+	body := "#!/bin/sh\nif [ -e " + dir + "/ran ]; then printf '{\"ok\":true}' > \"$1\"; else touch " + dir + "/ran; printf '{\"ok\":' > \"$1\"; fi\necho run >> " + dir + "/runs\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EDITOR", script)
+	edit := func(id, answer string) (string, error) {
+		var out, errOut strings.Builder
+		root := newRootCmd(&IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv})
+		root.SetArgs(append([]string{"dlq", "edit", id, "sqs://" + dlq, "--to", dest}, conn...))
+		err := root.ExecuteContext(context.Background())
+		return out.String() + errOut.String(), err
+	}
+
+	out, err := edit("c0", "y\n")
+	if err != nil {
+		t.Fatalf("edit with a second try: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "the body is not valid JSON") || !strings.Contains(out, "Edit again? [Y/n]") || !strings.Contains(out, "replayed c0 -> "+dest) {
+		t.Errorf("output:\n%s", out)
+	}
+	if runs, _ := os.ReadFile(filepath.Join(dir, "runs")); strings.Count(string(runs), "run") != 2 {
+		t.Errorf("the editor ran %d times, want 2", strings.Count(string(runs), "run"))
+	}
+	_ = os.Remove(filepath.Join(dir, "ran"))
+	out, err = edit("c1", "n\n")
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.Contains(out, "nothing was sent") && !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("edit abandoned: %v, want exit %d saying nothing was sent\n%s", err, cmdutil.ExitUsage, out)
+	}
+	left := crashPeekIDs(t, dlq, conn, 0, nil)
+	if left["c1"] != 1 || left["c0"] != 0 {
+		t.Errorf("the DLQ holds %v, want c1 only", left)
+	}
+}

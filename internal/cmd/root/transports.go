@@ -1,0 +1,41 @@
+package root
+
+import (
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// The transports' wiring lives in internal/transport; these names are the
+// commands' own for its types.
+type (
+	openedChannel     = transport.Channel
+	dlqTransport      = transport.Transport
+	transports        = transport.Registry
+	dlqTarget         = transport.Target
+	dlqReadOptions    = transport.ReadOptions
+	dryRunChecker     = transport.DryRunChecker
+	replaySourceAsker = transport.ReplaySourceAsker
+)
+
+// commandLinePath is transport.CommandLinePath.
+const commandLinePath = transport.CommandLinePath
+
+// defaultTransports returns a fresh registry (no shared state between
+// commands or tests).
+func defaultTransports() transports { return transport.Default() }
+
+// liveCheckers returns lint --live's probers and channel validators, and
+// a function that closes their clients.
+func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+	return transport.Default().LiveCheckers()
+}
+
+// urlOptions are the flags and environment a destination named by URL
+// takes its connection from.
+func (o *dlqOptions) urlOptions() transport.URLOptions {
+	return transport.URLOptions{
+		Endpoint: o.endpoint, Region: o.region, Profile: o.profile, SNS: o.sns, Group: o.group,
+		RocketMQEndpoint: o.rocketmqEndpoint, Env: o.env,
+	}
+}
