@@ -12,6 +12,8 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/cmd/schema"
+	"github.com/brightergo/brighter/internal/cmd/version"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -51,8 +53,8 @@ of Brighter (the .NET library).`,
 
 	root.AddCommand(newConsumeCmd(io, g))
 	root.AddCommand(newSendCmd(io, g))
-	root.AddCommand(newVersionCmd(f))
-	root.AddCommand(newSchemaCmd(io))
+	root.AddCommand(version.NewCmdVersion(f, nil))
+	root.AddCommand(schema.NewCmdSchema(f, nil))
 	root.AddCommand(newWatchCmd(io, g))
 	root.AddCommand(newDLQCmd(io, g))
 	root.AddCommand(newLintCmd(io, g))
