@@ -8,6 +8,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // DefaultConfigPath is the subscriptions file a command reads without -c.
@@ -123,4 +124,26 @@ func LoadConfig(io *iostreams.IOStreams, path string) (*config.File, error) {
 	}
 	io.Redactor.Add(f.Secrets()...)
 	return f, nil
+}
+
+// SelectSubscriptions returns the subscriptions of f named in names (in
+// that order), or all of them when names is empty; a name f does not have
+// is an error listing the valid ones.
+func SelectSubscriptions(f *config.File, names []string) ([]*config.Subscription, error) {
+	if len(names) == 0 {
+		return f.Subscriptions, nil
+	}
+	var out []*config.Subscription
+	for _, n := range names {
+		s := f.Subscription(n)
+		if s == nil {
+			valid := make([]string, 0, len(f.Subscriptions))
+			for _, s := range f.Subscriptions {
+				valid = append(valid, s.Name)
+			}
+			return nil, fmt.Errorf("--subscription %q: no such subscription in %s; valid names are %v", redact.Quoted(n), redact.Cut(f.Path), valid)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

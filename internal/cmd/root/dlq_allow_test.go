@@ -2,10 +2,8 @@ package root
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -66,7 +65,7 @@ func TestDLQReplay_AllowList(t *testing.T) {
 			dir, file := c.prepare(t)
 			replay := append(append([]string{"dlq", "replay", "orders", "--config", file}, c.extra()...), c.replayFlags()...)
 
-			code, out, errOut := brighterExit(t, dir, append(replay, "--dry-run")...)
+			code, out, errOut := cmdtest.BrighterExit(t, dir, append(replay, "--dry-run")...)
 			for _, want := range []string{
 				"would replay known1-" + run + " -> " + c.orders + "\n",
 				"would replay known2-" + run + " -> " + c.audit + "\n",
@@ -78,7 +77,7 @@ func TestDLQReplay_AllowList(t *testing.T) {
 				}
 			}
 
-			code, out, errOut = brighterExit(t, dir, append(replay, "--yes")...)
+			code, out, errOut = cmdtest.BrighterExit(t, dir, append(replay, "--yes")...)
 			if code != cmdutil.ExitFailure || !strings.Contains(errOut, "1 message refused") {
 				t.Errorf("replay: exit %d, want %d and the refusal\nstderr:\n%s", code, cmdutil.ExitFailure, errOut)
 			}
@@ -92,21 +91,21 @@ func TestDLQReplay_AllowList(t *testing.T) {
 					t.Errorf("replay: stdout lacks %q\nstdout:\n%s\nstderr:\n%s", want, out, errOut)
 				}
 			}
-			if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "orders", "--config", file, "--output", "json"}, c.extra()...)...); !slices.Equal(ids, []string{"forged-" + run}) {
+			if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "orders", "--config", file, "--output", "json"}, c.extra()...)...); !slices.Equal(ids, []string{"forged-" + run}) {
 				t.Errorf("after the replay the dead-letter destination holds %v, want only the refused forged-%s", ids, run)
 			}
-			if ids := peekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
 				t.Errorf("the refused copy reached the victim: %v", ids)
 			}
-			if ids := peekIDs(t, dir, c.peekAudit...); !slices.Contains(ids, "known2-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, c.peekAudit...); !slices.Contains(ids, "known2-"+run) {
 				t.Errorf("known2 did not reach audit: %v", ids)
 			}
 
-			code, out, errOut = brighterExit(t, dir, append(replay, "--allow-any-destination", "--yes")...)
+			code, out, errOut = cmdtest.BrighterExit(t, dir, append(replay, "--allow-any-destination", "--yes")...)
 			if code != cmdutil.ExitOK || !strings.Contains(out, "replayed forged-"+run+" -> "+c.victim+"\n") {
 				t.Errorf("replay --allow-any-destination: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			if ids := peekIDs(t, dir, c.peekVictim...); !slices.Contains(ids, "forged-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, c.peekVictim...); !slices.Contains(ids, "forged-"+run) {
 				t.Errorf("--allow-any-destination did not replay the forged copy to the victim: %v", ids)
 			}
 		})
@@ -140,29 +139,6 @@ func (c allowCase) replayFlags() []string {
 	return nil
 }
 
-// brighterExit runs the brighter binary in dir and returns its exit code,
-// stdout and stderr.
-func brighterExit(t *testing.T, dir string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "brighter", args...)
-	cmd.Dir = dir
-	cmd.Env = scaleOutEnv()
-	var stdout, stderr lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.String(), stderr.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), stdout.String(), stderr.String()
-	}
-	t.Fatalf("brighter %s: %v", strings.Join(args, " "), err)
-	return 0, "", ""
-}
-
 // stamped is a routed copy for dlq, as the Router writes it, whose
 // originalTopic is topic.
 func stamped(id, topic, dlq string) *message.Message {
@@ -171,7 +147,7 @@ func stamped(id, topic, dlq string) *message.Message {
 }
 
 func sqsAllowCase(t *testing.T, ctx context.Context, run string) allowCase {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	q := func(n string) string { return n + "-" + run }
 	for _, n := range []string{"orders", "audit", "victim", "dlq"} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -46,7 +47,7 @@ func TestDLQ_GroupIDCompletion(t *testing.T) {
 	dir := t.TempDir()
 	complete := func(args ...string) string {
 		t.Helper()
-		code, out, errOut := brighterExit(t, dir, append([]string{"__complete"}, args...)...)
+		code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"__complete"}, args...)...)
 		if code != cmdutil.ExitOK {
 			t.Fatalf("__complete %v: exit %d\n%s%s", args, code, out, errOut)
 		}
@@ -64,7 +65,7 @@ func TestDLQ_GroupIDCompletion(t *testing.T) {
 		t.Errorf("completion of the prefix %s:\n%s", validation[:4], out)
 	}
 	// Nothing was removed or left held.
-	if code, _, errOut := brighterExit(t, dir, append([]string{"dlq", "stats", "sqs://" + dlq}, conn...)...); code != cmdutil.ExitOK || !strings.Contains(errOut, "3 counted, 3 read") {
+	if code, _, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "stats", "sqs://" + dlq}, conn...)...); code != cmdutil.ExitOK || !strings.Contains(errOut, "3 counted, 3 read") {
 		t.Errorf("stats after the completions: exit %d\n%s", code, errOut)
 	}
 	// restore completes from its archive file.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
 )
@@ -38,7 +39,7 @@ func TestDLQ_GroupIDCompletion_PubSubRocketMQ(t *testing.T) {
 			}
 			complete := func(args ...string) string {
 				t.Helper()
-				code, out, errOut := brighterExit(t, dir, append([]string{"__complete", "dlq"}, args...)...)
+				code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"__complete", "dlq"}, args...)...)
 				if code != cmdutil.ExitOK {
 					t.Fatalf("__complete dlq %v: exit %d\n%s%s", args, code, out, errOut)
 				}
@@ -90,7 +91,7 @@ type statsGroup struct {
 // groups by id.
 func statsGroups(t *testing.T, dir string, args ...string) map[string]statsGroup {
 	t.Helper()
-	code, out, errOut := brighterExit(t, dir, append(append([]string{"dlq", "stats"}, args...), "-o", "json")...)
+	code, out, errOut := cmdtest.BrighterExit(t, dir, append(append([]string{"dlq", "stats"}, args...), "-o", "json")...)
 	if code != cmdutil.ExitOK {
 		t.Fatalf("dlq stats %v: exit %d\n%s%s", args, code, out, errOut)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -32,7 +33,7 @@ import (
 // that reach them.
 func crashQueue(t *testing.T, n int) (dlq, dest string, conn []string) {
 	t.Helper()
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	dlq = fmt.Sprintf("crash-dlq-%d", time.Now().UnixNano()%1e9)
 	dest = dlq + "-dest"
@@ -82,7 +83,7 @@ func crashIDs(t *testing.T, data []byte) map[string]int {
 func sigkillAfter(t *testing.T, d time.Duration, args ...string) {
 	t.Helper()
 	cmd := crashCmd(t, args...)
-	cmd.Env = scaleOutEnv() // fauxqs's static credentials
+	cmd.Env = cmdtest.Env() // fauxqs's static credentials
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	if err := cmd.Start(); err != nil {
@@ -98,17 +99,6 @@ func sigkillAfter(t *testing.T, d time.Duration, args ...string) {
 func crashPeekIDs(t *testing.T, queue string, conn []string, n int, also map[string]int) map[string]int {
 	t.Helper()
 	return crashAwaitAll(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...), n, also)
-}
-
-// crashBin is the `brighter` command: this test binary, on the PATH that
-// testscript.Main set up.
-func crashBin(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("brighter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }
 
 // TestDLQ_ArchiveSIGKILL_NeverNowhere: dlq archive killed with
@@ -129,7 +119,7 @@ func TestDLQ_ArchiveSIGKILL_NeverNowhere(t *testing.T) {
 		crashPeekIDs(t, dlq, conn, n, archived)
 	}
 	last := crashCmd(t, args...)
-	last.Env = scaleOutEnv()
+	last.Env = cmdtest.Env()
 	if out, err := last.CombinedOutput(); err != nil {
 		t.Fatalf("the last archive: %v\n%s", err, out)
 	}
@@ -310,8 +300,8 @@ func lastLines(s string, n int) string {
 // test process's own environment.
 func crashCmd(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(crashBin(t), args...)
-	cmd.Env = scaleOutEnv()
+	cmd := exec.Command(cmdtest.Bin(t), args...)
+	cmd.Env = cmdtest.Env()
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -172,13 +173,13 @@ func TestDLQEdit_DefaultEditorNeedsATerminal(t *testing.T) {
 	t.Parallel()
 	path := writeMemoryDLQ(t, 1)
 	for _, args := range [][]string{{}, {"--body-file", "-", "--headers"}} {
-		io, out, errOut := fakeIO(`{"fixed":true}`, false)
+		io, out, errOut := cmdtest.FakeIO(`{"fixed":true}`, false)
 		code := run(context.Background(), io, append([]string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders"}, args...))
 		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), "stdin is not a terminal: give the new body with --body-file") {
 			t.Errorf("edit %v off a terminal without $EDITOR: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, cmdutil.ExitUsage, out, errOut)
 		}
 	}
-	io, out, errOut := fakeIO(`{"fixed":true}`, false)
+	io, out, errOut := cmdtest.FakeIO(`{"fixed":true}`, false)
 	if code := run(context.Background(), io, []string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders", "--body-file", "-"}); code != cmdutil.ExitOK {
 		t.Errorf("edit --body-file - off a terminal: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitOK, out, errOut)
 	}

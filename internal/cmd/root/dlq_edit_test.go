@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -47,26 +48,26 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			peekDLQ := []string{"dlq", "peek", "orders", "--config", file, "--output", "json"}
 
 			t.Setenv("EDITOR", broken)
-			code, _, errOut := brighterExit(t, dir, edit("known2")...)
+			code, _, errOut := cmdtest.BrighterExit(t, dir, edit("known2")...)
 			if code != cmdutil.ExitUsage || !strings.Contains(errOut, "the body is not valid JSON") || !strings.Contains(errOut, "nothing was sent") {
 				t.Errorf("invalid JSON: exit %d, want %d and the reason\nstderr:\n%s", code, cmdutil.ExitUsage, errOut)
 			}
 
 			t.Setenv("EDITOR", fix)
-			code, out, errOut := brighterExit(t, dir, edit("known2", "--dry-run")...)
+			code, out, errOut := cmdtest.BrighterExit(t, dir, edit("known2", "--dry-run")...)
 			if code != cmdutil.ExitOK || !strings.Contains(out, "would send:") || !strings.Contains(out, `"body": "{\"edited\":true}"`) ||
 				!strings.Contains(out, "would replay known2-"+run+" -> "+c.audit+"\n") {
 				t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			if ids := peekIDs(t, dir, peekDLQ...); len(ids) != 3 {
+			if ids := cmdtest.PeekIDs(t, dir, peekDLQ...); len(ids) != 3 {
 				t.Errorf("after the refusal and the dry run the dead-letter destination holds %v, want all three", ids)
 			}
 
-			code, out, errOut = brighterExit(t, dir, edit("known2", "--set", "fixedBy=ops")...)
+			code, out, errOut = cmdtest.BrighterExit(t, dir, edit("known2", "--set", "fixedBy=ops")...)
 			if code != cmdutil.ExitOK || !strings.Contains(out, "replayed known2-"+run+" -> "+c.audit+"\n") {
 				t.Fatalf("edit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			_, audit, _ := brighterExit(t, dir, c.peekAudit...)
+			_, audit, _ := cmdtest.BrighterExit(t, dir, c.peekAudit...)
 			line := ""
 			for l := range strings.SplitSeq(audit, "\n") {
 				if strings.Contains(l, `"id":"known2-`+run+`"`) {
@@ -86,18 +87,18 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			if strings.Contains(line, `"rejectionReason"`) {
 				t.Errorf("the edited copy kept the rejection metadata: %s", line)
 			}
-			if ids := peekIDs(t, dir, peekDLQ...); slices.Contains(ids, "known2-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, peekDLQ...); slices.Contains(ids, "known2-"+run) {
 				t.Errorf("the original of an accepted edit is still in the dead-letter destination: %v", ids)
 			}
 
-			code, out, errOut = brighterExit(t, dir, edit("forged")...)
+			code, out, errOut = cmdtest.BrighterExit(t, dir, edit("forged")...)
 			if code != cmdutil.ExitFailure || !strings.Contains(out, "refused forged-"+run+" -> "+c.victim) {
 				t.Errorf("forged: exit %d, want %d and the refusal\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitFailure, out, errOut)
 			}
-			if ids := peekIDs(t, dir, peekDLQ...); !slices.Contains(ids, "forged-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, peekDLQ...); !slices.Contains(ids, "forged-"+run) {
 				t.Errorf("the refused message left the dead-letter destination: %v", ids)
 			}
-			if ids := peekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
 				t.Errorf("the refused edit reached the victim: %v", ids)
 			}
 		})

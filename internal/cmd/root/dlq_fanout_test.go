@@ -16,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -24,7 +25,7 @@ import (
 // code, stdout and stderr.
 func dlqRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	return brighterExit(t, t.TempDir(), append([]string{"dlq"}, args...)...)
+	return cmdtest.BrighterExit(t, t.TempDir(), append([]string{"dlq"}, args...)...)
 }
 
 // writeYAML writes a subscriptions file into a temporary directory.
@@ -44,7 +45,7 @@ func writeYAML(t *testing.T, yaml string) string {
 func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	run := fmt.Sprintf("fo%d", time.Now().UnixNano()%1e9)
 	q := func(n string) string { return n + "-" + run }
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)

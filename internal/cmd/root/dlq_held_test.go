@@ -14,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -31,7 +32,7 @@ func TestDLQ_HeldByAnotherReaderIsSaid(t *testing.T) {
 	dir := t.TempDir()
 	const note = "held invisible by another reader when this one began"
 	peek := append([]string{"dlq", "peek", "sqs://" + dlq, "--wait", "1s"}, conn...)
-	if code, out, errOut := brighterExit(t, dir, peek...); code != cmdutil.ExitOK || strings.Contains(errOut, note) {
+	if code, out, errOut := cmdtest.BrighterExit(t, dir, peek...); code != cmdutil.ExitOK || strings.Contains(errOut, note) {
 		t.Fatalf("peek of an empty queue nobody holds: exit %d, want %d and no held notice\n%s%s", code, cmdutil.ExitOK, out, errOut)
 	}
 	for i := range 3 {
@@ -47,7 +48,7 @@ func TestDLQ_HeldByAnotherReaderIsSaid(t *testing.T) {
 		append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", filepath.Join(dir, "a.jsonl"), "--wait", "1s"}, conn...),
 		append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--wait", "1s"}, conn...), // nothing left to confirm
 	} {
-		code, out, errOut := brighterExit(t, dir, args...)
+		code, out, errOut := cmdtest.BrighterExit(t, dir, args...)
 		if code != cmdutil.ExitOK || !strings.Contains(errOut, want) {
 			t.Errorf("brighter %s: exit %d, want %d and %q on stderr\nstdout:\n%s\nstderr:\n%s", strings.Join(args[:2], " "), code, cmdutil.ExitOK, want, out, errOut)
 		}
@@ -71,11 +72,11 @@ func TestDLQTriage_TmuxSaysHeld(t *testing.T) {
 	}
 	holdMessages(t, dlq, 1, 60*time.Second)
 	exitFile := filepath.Join(t.TempDir(), "exit")
-	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --visibility 30s %s; echo $? > %s", crashBin(t), dlq, dest, strings.Join(conn, " "), exitFile)
+	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --visibility 30s %s; echo $? > %s", cmdtest.Bin(t), dlq, dest, strings.Join(conn, " "), exitFile)
 	s := startTriage(t, run, command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1"})
-	s.awaitText("1 more message held invisible by another reader")
-	s.keys(true, "q")
-	s.awaitExit(exitFile)
+	s.AwaitText("1 more message held invisible by another reader")
+	s.Keys(true, "q")
+	s.AwaitExit(exitFile)
 }
 
 // holdMessages plays another reader of the shared fauxqs's queue: it
@@ -84,7 +85,7 @@ func TestDLQTriage_TmuxSaysHeld(t *testing.T) {
 func holdMessages(t *testing.T, queue string, n int, visibility time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	c := sqs.NewClientsFromConfig(sqstest.Config(), sharedSQS(t).Endpoint)
+	c := sqs.NewClientsFromConfig(sqstest.Config(), cmdtest.SharedSQS(t).Endpoint)
 	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
 	if err != nil {
 		t.Fatal(err)

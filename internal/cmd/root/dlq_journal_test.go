@@ -13,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -40,22 +41,22 @@ func TestDLQReplay_JournalResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	replay := append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--yes", "--journal", journal}, conn...)
-	if code, out, errOut := brighterExit(t, dir, replay...); code != cmdutil.ExitUsage || !strings.Contains(errOut, "replay.journal:1: not a journal line") {
+	if code, out, errOut := cmdtest.BrighterExit(t, dir, replay...); code != cmdutil.ExitUsage || !strings.Contains(errOut, "replay.journal:1: not a journal line") {
 		t.Fatalf("replay with a damaged journal: exit %d, want %d naming the line\n%s%s", code, cmdutil.ExitUsage, out, errOut)
 	}
 	rid := inspect.ReplayID(done, "sqs://"+dlq)
 	if err := os.WriteFile(journal, []byte("sending "+rid+"\nsent "+rid+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := brighterExit(t, dir, replay...)
+	code, out, errOut := cmdtest.BrighterExit(t, dir, replay...)
 	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed done-"+run+" -> "+dest+" (sent by an earlier run; removed now)") ||
 		!strings.Contains(out, "replayed todo-"+run+" -> "+dest+"\n") || !strings.Contains(errOut, "resuming: the journal "+journal+" records 1 copy sent by an earlier run") {
 		t.Fatalf("resumed replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 || ids[0] != "todo-"+run {
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 || ids[0] != "todo-"+run {
 		t.Errorf("the destination holds %v, want only todo-%s (done-%s was sent by the earlier run)", ids, run, run)
 	}
-	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
 		t.Errorf("the dead-letter queue still holds %v", ids)
 	}
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
@@ -101,7 +102,7 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	replay := append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--yes", "--journal", journal, "--wait", "1s", "--visibility", "30s"}, conn...)
-	code, out, errOut := brighterExit(t, dir, replay...)
+	code, out, errOut := cmdtest.BrighterExit(t, dir, replay...)
 	if code != cmdutil.ExitOK || !strings.Contains(errOut, "journal "+journal+" kept: 1 copy recorded sent less than --visibility ago") {
 		t.Fatalf("a clean rerun while the killed run holds the message: exit %d, want %d and the journal kept, saying why\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitOK, out, errOut)
 	}
@@ -114,14 +115,14 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no rerun removed the message within %s of its hold:\nstdout:\n%s\nstderr:\n%s", hold+30*time.Second, out, errOut)
 		}
-		if code, out, errOut = brighterExit(t, dir, replay...); code != cmdutil.ExitOK {
+		if code, out, errOut = cmdtest.BrighterExit(t, dir, replay...); code != cmdutil.ExitOK {
 			t.Fatalf("rerun: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 	}
-	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 {
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 {
 		t.Errorf("the destination holds %v, want one copy of held-%s", ids, run)
 	}
-	if ids := peekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
 		t.Errorf("the dead-letter queue still holds %v", ids)
 	}
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
@@ -134,7 +135,7 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 // that sends to existing queues, and the flags that reach fauxqs.
 func fauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.Producer, []string) {
 	t.Helper()
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	run := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	for _, n := range names {

@@ -20,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/message"
@@ -30,7 +31,7 @@ import (
 // exits 130, says it was interrupted, and every message is visible again
 // at once (not after --visibility), so stats right after counts them all.
 func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")

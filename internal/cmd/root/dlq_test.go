@@ -16,6 +16,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/config"
@@ -104,7 +105,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := writeMemoryDLQ(t, 2)
-			io, out, errOut := fakeIO(answer, false)
+			io, out, errOut := cmdtest.FakeIO(answer, false)
 			io.InTTY = true
 			code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "1"})
 			if code != cmdutil.ExitUsage {
@@ -124,7 +125,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 	t.Run("y", func(t *testing.T) {
 		t.Parallel()
 		path := writeMemoryDLQ(t, 1)
-		io, out, errOut := fakeIO("y\n", false)
+		io, out, errOut := cmdtest.FakeIO("y\n", false)
 		io.InTTY = true
 		// No subscriptions file names orders: the replay trusts the
 		// messages' originalTopic explicitly (issue 29's allow-list).
@@ -186,7 +187,7 @@ subscriptions:
 	}
 	url := func(sub string) string { return "pubsub://projects/" + pj + "/subscriptions/" + sub }
 	dlq := func(args ...string) (int, string, string) {
-		io, out, errOut := fakeIO("", false)
+		io, out, errOut := cmdtest.FakeIO("", false)
 		code := run(ctx, io, append([]string{"dlq"}, args...))
 		return code, out.String(), errOut.String()
 	}
@@ -274,7 +275,7 @@ func TestDLQReplay_InterruptAtConfirmationExits130(t *testing.T) {
 	path := writeMemoryDLQ(t, 2)
 	never, w := io.Pipe() // the operator never answers
 	defer w.Close()
-	var out, errOut lockedBuffer
+	var out, errOut cmdtest.LockedBuffer
 	streams := &IOStreams{In: never, Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv}
 	sigs := make(chan os.Signal, 2)
 	exited := -1

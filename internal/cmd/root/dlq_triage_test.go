@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -109,7 +110,7 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 				t.Fatalf("edit: %+v %v", res, err)
 			}
 			ed.Close()
-			_, audit, _ := brighterExit(t, dir, c.peekAudit...)
+			_, audit, _ := cmdtest.BrighterExit(t, dir, c.peekAudit...)
 			if !strings.Contains(audit, `"body":"{\"edited\":true}"`) || !strings.Contains(audit, `"originalBodySha256":"`) {
 				t.Errorf("no edited copy at %s:\n%s", c.audit, audit)
 			}

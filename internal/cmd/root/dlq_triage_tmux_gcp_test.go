@@ -14,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -55,8 +56,8 @@ func TestDLQTriage_TmuxEndToEnd_PubSub(t *testing.T) {
 		}
 	}
 	peek := func(name string) string {
-		cmd := exec.Command(crashBin(t), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
-		cmd.Env = scaleOutEnv()
+		cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
+		cmd.Env = cmdtest.Env()
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("peek %s: %v", name, err)
@@ -84,11 +85,11 @@ func triageEditArchiveQuit(t *testing.T, run, args string, env []string, peekDLQ
 	}
 	archive := filepath.Join(dir, "archive.jsonl")
 	exitFile := filepath.Join(dir, "exit")
-	command := fmt.Sprintf("%s dlq triage %s --archive-file %s --visibility 30s; echo $? > %s", crashBin(t), args, archive, exitFile)
+	command := fmt.Sprintf("%s dlq triage %s --archive-file %s --visibility 30s; echo $? > %s", cmdtest.Bin(t), args, archive, exitFile)
 	s := startTriage(t, run, command, append(env, "EDITOR="+editor))
 	s.editThenArchive(run, "order has no customer")
-	s.keys(true, "q")
-	s.awaitExit(exitFile)
+	s.Keys(true, "q")
+	s.AwaitExit(exitFile)
 
 	if ids := crashIDs(t, []byte(peekDLQ())); len(ids) != 1 || ids["b1-"+run] != 1 {
 		t.Errorf("the DLQ holds %v, want b1 only (b1 missing: the broker stopped redelivering it)", ids)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 )
 
 // TestDLQTriage_TmuxEndToEnd_RocketMQ: the console driven in a
@@ -46,8 +47,8 @@ func TestDLQTriage_TmuxEndToEnd_RocketMQ(t *testing.T) {
 	}
 	peek := func(url string) func() string {
 		return func() string {
-			cmd := exec.Command(crashBin(t), "dlq", "peek", url, "--rocketmq-endpoint", srv.Endpoint(), "-o", "json")
-			cmd.Env = scaleOutEnv()
+			cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", url, "--rocketmq-endpoint", srv.Endpoint(), "-o", "json")
+			cmd.Env = cmdtest.Env()
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("peek %s: %v", url, err)

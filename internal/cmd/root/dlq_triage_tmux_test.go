@@ -13,70 +13,17 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 )
 
-// tmuxSession is a tmux server of its own (-L) running one command in an
-// 80x24 window, driven with send-keys and read with capture-pane.
-type tmuxSession struct {
-	t      *testing.T
-	socket string
-}
+// tmuxSession is the terminal the triage tests drive (cmdtest.TmuxSession),
+// with the console's own moves.
+type tmuxSession struct{ cmdtest.TmuxSession }
 
-func (s tmuxSession) tmux(args ...string) string {
-	s.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
-	if err != nil {
-		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// keys sends tmux key names (Enter, Escape, Down) or, with literal, text.
-func (s tmuxSession) keys(literal bool, keys ...string) {
-	s.t.Helper()
-	args := []string{"send-keys", "-t", "triage"}
-	if literal {
-		args = append(args, "-l")
-	}
-	s.tmux(append(args, keys...)...)
-}
-
-func (s tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", "triage") }
-
-// await waits (at most a minute) until the screen satisfies ok.
-func (s tmuxSession) await(what string, ok func(string) bool) string {
-	s.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		sc := s.screen()
-		if ok(sc) {
-			return sc
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("waiting for %s; the screen:\n%s", what, sc)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (s tmuxSession) awaitText(text string) string {
-	s.t.Helper()
-	return s.await(fmt.Sprintf("%q", text), func(sc string) bool { return strings.Contains(sc, text) })
-}
-
-// startTriage starts command (a shell command line running dlq triage) in
-// a tmux server of its own, in an 80x24 window with env; the server is
-// killed when t ends.
+// startTriage is cmdtest.StartTmux for a session of this package.
 func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
 	t.Helper()
-	s := tmuxSession{t: t, socket: "brighter-triage-" + run}
-	args := []string{"new-session", "-d", "-s", "triage", "-x", "80", "-y", "24"}
-	for _, e := range env {
-		args = append(args, "-e", e)
-	}
-	s.tmux(append(args, command)...)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
-	return s
+	return tmuxSession{cmdtest.StartTmux(t, run, command, env)}
 }
 
 // editThenArchive drives an open console whose dead-letter destination
@@ -87,66 +34,47 @@ func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
 // archives a1, and returns when the console is back at the groups showing
 // other.
 func (s tmuxSession) editThenArchive(run, other string) {
-	s.t.Helper()
+	s.T.Helper()
 	// open: two failure groups
-	sc := s.await("both groups", func(sc string) bool {
+	sc := s.Await("both groups", func(sc string) bool {
 		return strings.Contains(sc, "timeout calling payments") && strings.Contains(sc, other)
 	})
 	for _, l := range strings.Split(sc, "\n") {
 		if len([]rune(l)) > 80 {
-			s.t.Errorf("a line wider than 80 columns: %q", l)
+			s.T.Errorf("a line wider than 80 columns: %q", l)
 		}
 	}
 
 	// filter the timeout group, open it, open its newest message (a2)
-	s.keys(false, "/")
-	s.keys(true, "timeout")
-	s.keys(false, "Enter")
-	s.await("the filter", func(sc string) bool { return !strings.Contains(sc, other) })
-	s.keys(false, "Enter")
-	s.awaitText("a1-" + run)
-	s.keys(false, "Enter")
-	s.awaitText("message a2-" + run)
+	s.Keys(false, "/")
+	s.Keys(true, "timeout")
+	s.Keys(false, "Enter")
+	s.Await("the filter", func(sc string) bool { return !strings.Contains(sc, other) })
+	s.Keys(false, "Enter")
+	s.AwaitText("a1-" + run)
+	s.Keys(false, "Enter")
+	s.AwaitText("message a2-" + run)
 
 	// edit it: the editor rewrites the body; replay the edited copy
-	s.keys(true, "e")
-	s.awaitText("Replay the edited message a2-" + run + " to ")
-	s.keys(true, "y")
-	s.awaitText("edit: replayed 1, skipped")
+	s.Keys(true, "e")
+	s.AwaitText("Replay the edited message a2-" + run + " to ")
+	s.Keys(true, "y")
+	s.AwaitText("edit: replayed 1, skipped")
 
 	// archive the other message of the group (a1: back in the list)
-	s.await("a2 gone from the list", func(sc string) bool {
+	s.Await("a2 gone from the list", func(sc string) bool {
 		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
 	})
-	s.keys(true, "a")
-	s.awaitText("Archive 1 message (a1-" + run + ") to ")
-	s.keys(true, "y")
-	s.awaitText("archived 1 to")
+	s.Keys(true, "a")
+	s.AwaitText("Archive 1 message (a1-" + run + ") to ")
+	s.Keys(true, "y")
+	s.AwaitText("archived 1 to")
 
 	// back at the groups (the timeout group is gone; opening it cleared
 	// the filter)
-	s.await("back at the groups", func(sc string) bool {
+	s.Await("back at the groups", func(sc string) bool {
 		return !strings.Contains(sc, "a1-"+run) && strings.Contains(sc, other)
 	})
-}
-
-// awaitExit waits (at most 30 s) for the exit status the session's
-// command line writes to exitFile and fails unless it is 0.
-func (s tmuxSession) awaitExit(exitFile string) {
-	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
-			if strings.TrimSpace(string(b)) != "0" {
-				s.t.Fatalf("triage exited %s", b)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("triage did not exit after q; the screen:\n%s", s.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // TestDLQTriage_TmuxEndToEnd: the console driven in a real
@@ -158,7 +86,7 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -187,23 +115,23 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	exitFile := filepath.Join(dir, "exit")
 	conn := []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --archive-file %s --visibility 30s %s; echo $? > %s",
-		crashBin(t), dlq, dest, archive, strings.Join(conn, " "), exitFile)
+		cmdtest.Bin(t), dlq, dest, archive, strings.Join(conn, " "), exitFile)
 	env := []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "EDITOR=" + editor}
 	s := startTriage(t, run, command, env)
 
 	s.editThenArchive(run, "order has no customer")
 	// replay the other group with R
-	s.keys(true, "R")
-	s.awaitText("Replay 1 message (group ")
-	s.keys(true, "y")
-	s.awaitText("replayed 1, skipped")
-	s.keys(true, "q")
-	s.awaitExit(exitFile)
+	s.Keys(true, "R")
+	s.AwaitText("Replay 1 message (group ")
+	s.Keys(true, "y")
+	s.AwaitText("replayed 1, skipped")
+	s.Keys(true, "q")
+	s.AwaitExit(exitFile)
 
 	// from outside: the DLQ is empty, the destination holds the edited a2
 	// and b1, the archive holds a1
 	peek := func(q string) string {
-		out, err := exec.Command(crashBin(t), append([]string{"dlq", "peek", "sqs://" + q, "-o", "json"}, conn...)...).Output()
+		out, err := exec.Command(cmdtest.Bin(t), append([]string{"dlq", "peek", "sqs://" + q, "-o", "json"}, conn...)...).Output()
 		if err != nil {
 			t.Fatalf("peek %s: %v", q, err)
 		}
@@ -227,16 +155,16 @@ func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	run := fmt.Sprintf("tm%d", time.Now().UnixNano()%1e9)
 	dir := t.TempDir()
 	exitFile, errFile := filepath.Join(dir, "exit"), filepath.Join(dir, "stderr")
 	command := fmt.Sprintf("%s dlq triage sqs://no-such-%s --endpoint %s --region %s 2> %s; echo $? > %s",
-		crashBin(t), run, emu.Endpoint, sqstest.Region, errFile, exitFile)
-	s := tmuxSession{t: t, socket: "brighter-triage-" + run}
-	s.tmux("new-session", "-d", "-s", "triage", "-x", "80", "-y", "24",
+		cmdtest.Bin(t), run, emu.Endpoint, sqstest.Region, errFile, exitFile)
+	s := tmuxSession{cmdtest.TmuxSession{T: t, Socket: "brighter-triage-" + run}}
+	s.Tmux("new-session", "-d", "-s", "triage", "-x", "80", "-y", "24",
 		"-e", "AWS_ACCESS_KEY_ID=test", "-e", "AWS_SECRET_ACCESS_KEY=test", "-e", "AWS_EC2_METADATA_DISABLED=true", "-e", "NO_COLOR=1", command)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.Socket, "kill-server").Run() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
@@ -246,8 +174,8 @@ func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			sc := s.screen()
-			s.keys(true, "q")
+			sc := s.Screen()
+			s.Keys(true, "q")
 			t.Fatalf("triage of a missing queue did not exit by itself; the screen:\n%s", sc)
 		}
 		time.Sleep(100 * time.Millisecond)

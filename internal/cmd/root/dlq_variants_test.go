@@ -18,6 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -73,7 +74,7 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 			dir := t.TempDir()
 			dlq := func(args ...string) (string, string) {
 				t.Helper()
-				code, out, errOut := brighterExit(t, dir, append(append([]string{"dlq"}, args...), "-c", v.file, "--wait", "1s")...)
+				code, out, errOut := cmdtest.BrighterExit(t, dir, append(append([]string{"dlq"}, args...), "-c", v.file, "--wait", "1s")...)
 				if code != cmdutil.ExitOK {
 					t.Fatalf("dlq %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
 				}
@@ -148,7 +149,7 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 			}
 			dlq(append([]string{"edit", "b1-" + run, "-s", "orders", "--body-file", body, "--set", "fixedBy=ops"}, v.to...)...)
 			keys := map[string]string{}
-			code, at, errOut := brighterExit(t, dir, v.dest...)
+			code, at, errOut := cmdtest.BrighterExit(t, dir, v.dest...)
 			if code != cmdutil.ExitOK {
 				t.Fatalf("peek the destination: exit %d\n%s", code, errOut)
 			}
@@ -231,7 +232,7 @@ func sameIDs(ids []string, want ...string) bool {
 // sqsFIFOVariant: a FIFO subscription whose dead-letter queue is FIFO;
 // replays go to another FIFO queue.
 func sqsFIFOVariant(t *testing.T, ctx context.Context, run string) dlqVariant {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	q := func(n string) string { return n + "-f" + run }
 	for _, n := range []string{"orders", "dlq", "fixed"} {
@@ -263,7 +264,7 @@ func sqsFIFOVariant(t *testing.T, ctx context.Context, run string) dlqVariant {
 // SNS envelope; its dead-letter destination is a queue, and a replay
 // without --to goes to the subscription's own queue (the fan-out guard).
 func snsVariant(t *testing.T, ctx context.Context, run string, raw bool) dlqVariant {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	name := map[bool]string{true: "sns-raw", false: "sns-envelope"}[raw]
 	q := func(n string) string { return n + "-" + name + run }

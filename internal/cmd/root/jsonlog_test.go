@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/telemetry"
 )
@@ -51,12 +52,12 @@ func TestLogFormatJSON_EveryStderrLineIsJSON(t *testing.T) {
 		cmd := exec.Command("brighter", "consume", "--config", "brighter.yaml", "--log-format", "json")
 		cmd.Dir = dir
 		// Port 1 on loopback: nothing listens, every export is refused.
-		cmd.Env = append(scaleOutEnv(),
+		cmd.Env = append(cmdtest.Env(),
 			"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp",
 			"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
 			"OTEL_EXPORTER_OTLP_TIMEOUT=300", "OTEL_BSP_SCHEDULE_DELAY=20", "OTEL_METRIC_EXPORT_INTERVAL=50",
 			"OTEL_LOG_LEVEL=debug")
-		var stderr lockedBuffer
+		var stderr cmdtest.LockedBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -99,7 +100,7 @@ func TestLogFormatJSON_EveryStderrLineIsJSON(t *testing.T) {
 		"bad flag value":  {"dlq", "peek", "sqs://q", "--limit", "x", "--log-format", "json"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			code, _, stderr := brighterExit(t, t.TempDir(), args...)
+			code, _, stderr := cmdtest.BrighterExit(t, t.TempDir(), args...)
 			if code == cmdutil.ExitOK {
 				t.Fatalf("exit 0, want a failure")
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/live"
@@ -46,7 +47,7 @@ func seedLiveCorpus(t *testing.T) liveCorpus {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("lv%d", time.Now().UnixNano()%1_000_000_000)
 	// SQS (fauxqs).
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	sc := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	mkQueue := func(name string, attrs map[string]string) {
 		if _, err := sc.SQS.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}); err != nil {
@@ -114,7 +115,7 @@ type liveFinding struct {
 // returns its findings of rule.
 func lintLive(t *testing.T, c liveCorpus, path, rule string) []liveFinding {
 	t.Helper()
-	io, out, errOut := fakeIO("", false)
+	io, out, errOut := cmdtest.FakeIO("", false)
 	io.Getenv = c.getenv
 	run(context.Background(), io, []string{"lint", "--live", "--format", "json", path})
 	var rep struct {

@@ -1,11 +1,8 @@
 package root
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,20 +12,10 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 )
-
-// fakeIO returns IOStreams over buffers, with stdin reading in.
-func fakeIO(in string, color bool) (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	var out, errOut bytes.Buffer
-	return &IOStreams{
-		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
-		OutTTY: color, Color: color,
-		Getenv: func(string) (string, bool) { return "", false },
-	}, &out, &errOut
-}
 
 // TestLintBrokenFiles lints each deliberately broken file under
 // testdata/lint: <rule-id>.yaml must trip that rule, and the exit code must
@@ -46,7 +33,7 @@ func TestLintBrokenFiles(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is named after no rule", path)
 			}
-			io, out, errOut := fakeIO("", false)
+			io, out, errOut := cmdtest.FakeIO("", false)
 			code := run(context.Background(), io, []string{"lint", "--format", "json", path})
 			var rep struct {
 				Findings []struct {
@@ -102,7 +89,7 @@ func TestLintExamplesAreClean(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
-	io, out, errOut := fakeIO("", false)
+	io, out, errOut := cmdtest.FakeIO("", false)
 	if code := run(context.Background(), io, append([]string{"lint", "--fail-on", "note"}, files...)); code != cmdutil.ExitOK {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
@@ -116,7 +103,7 @@ func TestLintExamplesAreClean(t *testing.T) {
 func TestLintColourOnTerminal(t *testing.T) {
 	in := "subscriptions:\n  - name: o\n    transport: memory\n    requeueCount: 0\n    deadLetterRoutingKey: d\n    handler: {type: builtin, name: ack}\n"
 	for _, color := range []bool{true, false} {
-		io, out, _ := fakeIO(in, color)
+		io, out, _ := cmdtest.FakeIO(in, color)
 		if code := run(context.Background(), io, []string{"lint", "-"}); code != cmdutil.ExitOK {
 			t.Fatalf("exit %d: %s", code, out)
 		}
@@ -126,82 +113,6 @@ func TestLintColourOnTerminal(t *testing.T) {
 		if !strings.Contains(out.String(), "<stdin>:4:5") {
 			t.Errorf("stdin finding not at <stdin>:4:5\n%s", out)
 		}
-	}
-}
-
-// TestLogStartupFindings_NFR4 checks consume's start-up route (R-25): each
-// finding is logged once per subscription and rule, budget findings at
-// Warning, with the subscription, rule and requirement as attributes.
-func TestLogStartupFindings_NFR4(t *testing.T) {
-	data := `connections:
-  gcp:
-    projectId: demo
-subscriptions:
-  - name: orders
-    transport: memory
-    requeueCount: 0
-    handler: {type: builtin, name: ack}
-  - name: payments
-    transport: gcp
-    requeueCount: 3
-    deadLetterRoutingKey: payments
-    invalidMessageRoutingKey: payments
-    handler: {type: builtin, name: ack}
-  - name: clean
-    transport: memory
-    handler: {type: builtin, name: ack}
-`
-	f, err := config.Parse("brighter.yaml", []byte(data), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	// The dead-letter-is-source Error refuses the start-up (exit 2) and
-	// names the finding (issue 14).
-	err = logStartupFindings(logger, f, f.Subscriptions)
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.Contains(err.Error(), "error dead-letter-is-source") {
-		t.Errorf("logStartupFindings = %v, want a usage error (exit 2) naming dead-letter-is-source", err)
-	}
-
-	type rec struct {
-		Level, Msg, Subscription, Rule, Requirement, Finding string
-	}
-	count := map[string]int{}
-	levels := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var r rec
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		if r.Msg != logLintFinding {
-			t.Errorf("unexpected log message %q", r.Msg)
-		}
-		if !strings.Contains(r.Finding, `"`+r.Subscription+`"`) {
-			t.Errorf("finding %q does not name subscription %s", r.Finding, r.Subscription)
-		}
-		if r.Rule == lint.RuleDeadLetterIsSource && (!strings.Contains(r.Finding, "deadLetterRoutingKey") || !strings.Contains(r.Finding, "invalidMessageRoutingKey")) {
-			t.Errorf("the dead-letter-is-source record does not carry both fields: %q", r.Finding)
-		}
-		key := r.Subscription + "/" + r.Rule
-		count[key]++
-		levels[key] = r.Level
-	}
-	want := map[string]string{
-		"orders/budget-zero":               "WARN",
-		"orders/budget-no-dead-letter":     "WARN",
-		"payments/budget-cannot-run-down":  "WARN",
-		"payments/dead-letter-is-source":   "ERROR", // two fields, one record (once per rule)
-		"payments/routing-no-native-limit": "WARN",
-	}
-	for key, level := range want {
-		if count[key] != 1 || levels[key] != level {
-			t.Errorf("%s: logged %d times at %s, want once at %s", key, count[key], levels[key], level)
-		}
-	}
-	if len(count) != len(want) {
-		t.Errorf("logged %v, want exactly %v", count, want)
 	}
 }
 
@@ -245,11 +156,11 @@ subscriptions:
 		t.Fatal(err)
 	}
 	// Without --live the file alone looks fine.
-	io, out, errOut := fakeIO("", false)
+	io, out, errOut := cmdtest.FakeIO("", false)
 	if code := run(ctx, io, []string{"lint", "--fail-on", "warning", file}); code != cmdutil.ExitOK {
 		t.Fatalf("lint without --live: exit %d\n%s%s", code, out, errOut)
 	}
-	io, out, errOut = fakeIO("", false)
+	io, out, errOut = cmdtest.FakeIO("", false)
 	code := run(ctx, io, []string{"lint", "--live", file})
 	if code != cmdutil.ExitOK {
 		t.Fatalf("lint --live: exit %d, want 0 (warnings only)\n%s%s", code, out, errOut)

@@ -27,47 +27,13 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
-
-// waitBoundParallel is how many of this package's parallel tests and
-// scripts run at once. Most of their time is spent waiting, not computing:
-// on leases, visibility timeouts and Pub/Sub's 10 s ack deadlines, on
-// back-offs, and on `brighter` processes that sleep in a handler or wait
-// for a signal. At the default (GOMAXPROCS, 2 on a 2-core CI machine) the
-// package took 13m20s on a quiet machine (issue 33).
-const waitBoundParallel = 6
 
 // TestMain lets testscript run this test binary as the `brighter` command.
 func TestMain(m *testing.M) {
-	testscript.Main(stopPubSubAfter{m}, map[string]func(){
-		"brighter": func() { os.Exit(run(context.Background(), systemIO(), os.Args[1:])) },
-	})
-}
-
-// stopPubSubAfter runs the tests, then stops the Google Pub/Sub emulator
-// that the Pub/Sub tests of this binary share (gcptest, issue 15).
-type stopPubSubAfter struct{ m *testing.M }
-
-func (s stopPubSubAfter) Run() int {
-	// Here, not in TestMain: when testscript runs this binary as
-	// `brighter`, its arguments are the command's, not test flags.
-	if err := pumptest.WaitBoundParallel(waitBoundParallel); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// fauxqs's static credentials for the in-process SQS clients, set once
-	// here so that a parallel test needs no t.Setenv (which a parallel
-	// test may not call); a test that needs others sets them, serially.
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
-		if _, ok := os.LookupEnv(k); !ok {
-			_ = os.Setenv(k, v)
-		}
-	}
-	code := s.m.Run()
-	gcptest.StopShared()
-	return code
+	cmdtest.Main(m, func() int { return run(context.Background(), systemIO(), os.Args[1:]) })
 }
 
 // TestScripts runs testdata/scripts/*.txtar: the CLI as a user runs it
@@ -83,7 +49,7 @@ func TestScripts(t *testing.T) {
 
 // runScripts runs the scripts of dir with fauxqs and a RocketMQ test broker.
 func runScripts(t *testing.T, dir string) {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
 		t.Fatalf("start the RocketMQ test broker: %v", err)
@@ -239,24 +205,6 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
-}
-
-var (
-	sqsOnce sync.Once
-	sqsEmu  *sqstest.Emulator
-	sqsErr  error
-)
-
-// sharedSQS starts one fauxqs emulator for the tests of this binary that
-// need it. It is not stopped explicitly: the wrapper exits when the test
-// binary's end closes its stdin.
-func sharedSQS(t testing.TB) *sqstest.Emulator {
-	t.Helper()
-	sqsOnce.Do(func() { sqsEmu, sqsErr = sqstest.Start(context.Background()) })
-	if sqsErr != nil {
-		t.Fatalf("start the SQS emulator: %v", sqsErr)
-	}
-	return sqsEmu
 }
 
 // cmdWaitFile is the testscript command `waitfile NAME [TIMEOUT]`: it waits

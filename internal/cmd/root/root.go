@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/cmd/schema"
@@ -51,7 +52,7 @@ of Brighter (the .NET library).`,
 		return err
 	}
 
-	root.AddCommand(newConsumeCmd(io, g))
+	root.AddCommand(consume.NewCmdConsume(f, nil))
 	root.AddCommand(newSendCmd(io, g))
 	root.AddCommand(version.NewCmdVersion(f, nil))
 	root.AddCommand(schema.NewCmdSchema(f, nil))

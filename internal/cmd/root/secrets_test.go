@@ -18,6 +18,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 )
 
 // The secrets of the corpus: each is configured in one place a secret can
@@ -36,7 +37,7 @@ var corpusSecrets = map[string]string{
 // corpusEnv is the environment of a corpus run: the secrets, and the
 // variables of the config-error file's fields.
 func corpusEnv(extra ...string) []string {
-	env := scaleOutEnv()
+	env := cmdtest.Env()
 	for k, v := range corpusSecrets {
 		env = append(env, k+"="+v)
 	}
@@ -276,7 +277,7 @@ func corpusRunFor(t *testing.T, d time.Duration, dir, flag, format string, args 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "brighter", append(args, flag, format)...)
 	cmd.Dir, cmd.Env = dir, corpusEnv()
-	var b lockedBuffer
+	var b cmdtest.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &b, &b
 	_ = cmd.Run() // lint and the config errors exit non-zero; the bytes are what matter
 	if b.String() == "" && args[len(args)-1] != "github" {
@@ -291,9 +292,9 @@ func corpusRunFor(t *testing.T, d time.Duration, dir, flag, format string, args 
 // SIGINT; it returns stderr and the stream.
 func consumeWithEvents(t *testing.T, dir, format string) string {
 	t.Helper()
-	cmd := exec.Command("brighter", "consume", "--config", "brighter.yaml", "--log-format", format, "--listen", anyListen)
+	cmd := exec.Command("brighter", "consume", "--config", "brighter.yaml", "--log-format", format, "--listen", cmdtest.AnyListen)
 	cmd.Dir, cmd.Env = dir, corpusEnv()
-	var stderr, events lockedBuffer
+	var stderr, events cmdtest.LockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -308,7 +309,7 @@ func consumeWithEvents(t *testing.T, dir, format string) string {
 	var resp *http.Response
 	for {
 		// The port the listener got, from its start line (no port race).
-		addr := listenedAddr(stderr.String())
+		addr := cmdtest.ListenedAddr(stderr.String())
 		err := fmt.Errorf("no listener start line yet")
 		var r *http.Response
 		if addr != "" {

@@ -149,7 +149,7 @@ func (o *sendOptions) run(ctx context.Context) error {
 	}
 	s := f.Subscription(o.subscription)
 	if s == nil {
-		_, err := selectSubscriptions(f, []string{o.subscription})
+		_, err := cmdutil.SelectSubscriptions(f, []string{o.subscription})
 		return cmdutil.UsageErr(err)
 	}
 	factory, err := o.transports.Get(s)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -17,7 +18,7 @@ import (
 // terminal draws a progress bar on stderr instead of printing N ids, and
 // logs one line for the lot (fauxqs as the broker).
 func TestSendCountOnTerminalDrawsProgress(t *testing.T) {
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")
 	queue := fmt.Sprintf("send-bar-%d", time.Now().UnixNano())

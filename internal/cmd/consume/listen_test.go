@@ -1,14 +1,12 @@
-package root
+package consume_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,35 +14,18 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/tui"
 )
 
-// listenSyncBuffer is a bytes.Buffer safe for the logger and the test to share.
-type listenSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *listenSyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *listenSyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // listenAddr waits for the listener's log line and returns its address.
-func listenAddr(t *testing.T, logs *listenSyncBuffer) string {
+func listenAddr(t *testing.T, logs *cmdtest.LockedBuffer) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if addr := listenedAddr(logs.String()); addr != "" {
+		if addr := cmdtest.ListenedAddr(logs.String()); addr != "" {
 			return addr
 		}
 		time.Sleep(5 * time.Millisecond) // poll interval
@@ -78,7 +59,7 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 `, seed))
 	})
 	t.Run("sqs", func(t *testing.T) {
-		emu := sharedSQS(t)
+		emu := cmdtest.SharedSQS(t)
 		t.Setenv("AWS_ENDPOINT_URL", emu.Endpoint)
 		t.Setenv("AWS_REGION", sqstest.Region)
 		t.Setenv("AWS_ACCESS_KEY_ID", "test")
@@ -99,7 +80,7 @@ func TestConsumeListen_WatchShowsCountRisingToBudget_R4(t *testing.T) {
 		// The queue exists before consume starts: send creates it.
 		path := filepath.Join(t.TempDir(), "send.yaml")
 		listenMust(t, os.WriteFile(path, []byte(cfg), 0o644))
-		io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: &listenSyncBuffer{}, Getenv: os.LookupEnv}
+		io := &IOStreams{In: strings.NewReader(""), Out: &cmdtest.LockedBuffer{}, ErrOut: &cmdtest.LockedBuffer{}, Getenv: os.LookupEnv}
 		if code := run0(io, "send", "--config", path, "--subscription", "orders", "--id", id, "--body", `{"poison":true}`); code != cmdutil.ExitOK {
 			t.Fatalf("send exited %d: %s", code, io.ErrOut)
 		}
@@ -116,8 +97,8 @@ func watchDrill(t *testing.T, id, dlq, config string) {
 	cfg := filepath.Join(dir, "brighter.yaml")
 	listenMust(t, os.WriteFile(cfg, []byte(config), 0o644))
 
-	logs := &listenSyncBuffer{}
-	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: logs, Getenv: os.LookupEnv}
+	logs := &cmdtest.LockedBuffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: &cmdtest.LockedBuffer{}, ErrOut: logs, Getenv: os.LookupEnv}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	exit := make(chan int, 1)
@@ -211,23 +192,13 @@ func TestConsumeListen_BadAddressIsUsageError(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "brighter.yaml")
 	listenMust(t, os.WriteFile(cfg, []byte("subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, name: ack}\n"), 0o644))
-	errOut := &listenSyncBuffer{}
-	io := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: errOut, Getenv: func(string) (string, bool) { return "", false }}
+	errOut := &cmdtest.LockedBuffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: &cmdtest.LockedBuffer{}, ErrOut: errOut, Getenv: func(string) (string, bool) { return "", false }}
 	if code := run(context.Background(), io, []string{"consume", "--config", cfg, "--listen", "nope"}); code != cmdutil.ExitUsage {
 		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitUsage, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "--listen") {
 		t.Fatalf("error does not name --listen: %s", errOut.String())
-	}
-}
-
-func TestNormaliseTargets(t *testing.T) {
-	got, err := normaliseTargets([]string{"127.0.0.1:9464", "https://a.example/"})
-	if err != nil || fmt.Sprint(got) != "[http://127.0.0.1:9464 https://a.example]" {
-		t.Fatalf("got %v, %v", got, err)
-	}
-	if _, err := normaliseTargets([]string{"ftp://x"}); err == nil {
-		t.Fatal("ftp target accepted")
 	}
 }
 

@@ -1,7 +1,6 @@
-package root
+package consume_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -62,7 +62,7 @@ type scaleOutCase struct {
 // others exit 0 on SIGTERM (R-4, R-5).
 func TestScaleOutTwoConsumeProcessesOneSIGKILLed(t *testing.T) {
 	t.Parallel()
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	_, gsrv := gcptest.Start(t, "scaleout", nil, gcp.Connect)
 	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
@@ -183,13 +183,13 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
 	poison := "poison-" + channel
 
 	victim := startConsume(t, dir, file, "OUT="+out, "HANG=1")
-	brighter(t, dir, "send", "--config", file, "--subscription", "orders", "--id", poison, "--body", "{}")
+	cmdtest.Brighter(t, dir, "send", "--config", file, "--subscription", "orders", "--id", poison, "--body", "{}")
 	waitFor(t, time.Minute, "the first consume hanging on the poison message", func() bool {
 		_, err := os.Stat(filepath.Join(out, "hung"))
 		return err == nil
 	}, victim)
 	survivor := startConsume(t, dir, file, "OUT="+out)
-	ids := strings.Fields(brighter(t, dir, "send", "--config", file, "--subscription", "orders", "--count", "4", "--body", "{}"))
+	ids := strings.Fields(cmdtest.Brighter(t, dir, "send", "--config", file, "--subscription", "orders", "--count", "4", "--body", "{}"))
 	if len(ids) != 4 {
 		t.Fatalf("send printed ids %q, want 4", ids)
 	}
@@ -271,11 +271,11 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
 	if n := rejected(); n != 1 {
 		t.Errorf("%d rejections logged, want 1", n)
 	}
-	dlq := peekIDs(t, dir, "dlq", "peek", "orders", "--config", file, "--output", "json")
+	dlq := cmdtest.PeekIDs(t, dir, "dlq", "peek", "orders", "--config", file, "--output", "json")
 	if len(dlq) != 1 || dlq[0] != poison {
 		t.Errorf("dead-letter destination holds %v, want one copy of %s (R-5)", dlq, poison)
 	}
-	if src := peekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...); len(src) != 0 {
+	if src := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...); len(src) != 0 {
 		t.Errorf("the source still holds %v", src)
 	}
 	return ""
@@ -303,19 +303,11 @@ func spentByBroker(procs ...*consumeProc) bool {
 	return false
 }
 
-// scaleOutEnv is the environment of the scale-out test's processes: the
-// test's own, with fauxqs's static credentials and no instance metadata.
-func scaleOutEnv() []string {
-	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1",
-		// dlq replay's journals (issue 30) go under the temporary directory.
-		"XDG_STATE_HOME="+filepath.Join(os.TempDir(), "brighter-test-state"))
-}
-
 // consumeProc is a `brighter consume` process of the scale-out test.
 type consumeProc struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *lockedBuffer
+	stderr *cmdtest.LockedBuffer
 	done   chan error
 	err    error
 	exited bool
@@ -326,10 +318,10 @@ type consumeProc struct {
 // pump runs.
 func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 	t.Helper()
-	p := &consumeProc{stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", anyListen)
+	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", cmdtest.AnyListen)
 	p.cmd.Dir = dir
-	p.cmd.Env = append(scaleOutEnv(), env...)
+	p.cmd.Env = append(cmdtest.Env(), env...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start consume: %v", err)
@@ -342,8 +334,8 @@ func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 		}
 	})
 	waitFor(t, time.Minute, "consume ready", func() bool {
-		p.addr = listenedAddr(p.stderr.String())
-		return p.addr != "" && listening(p.addr)
+		p.addr = cmdtest.ListenedAddr(p.stderr.String())
+		return p.addr != "" && cmdtest.Listening(p.addr)
 	}, p)
 	return p
 }
@@ -420,33 +412,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// brighter runs the command in dir and returns its stdout, failing the test
-// on a non-zero exit.
-func brighter(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	code, out, stderr := brighterExit(t, dir, args...)
-	if code != 0 {
-		t.Fatalf("brighter %s: exit %d; stderr:\n%s", strings.Join(args, " "), code, stderr)
-	}
-	return out
-}
-
-// peekIDs runs a `dlq peek ... --output json` and returns the ids read.
-func peekIDs(t *testing.T, dir string, args ...string) []string {
-	t.Helper()
-	var ids []string
-	sc := bufio.NewScanner(strings.NewReader(brighter(t, dir, args...)))
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("peek line %q: %v", sc.Text(), err)
-		}
-		ids = append(ids, m.ID)
-	}
-	return ids
 }

@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -61,7 +62,7 @@ subscriptions:
 				t.Fatal(err)
 			}
 			cctx, stop := context.WithCancel(context.Background())
-			consume := runConsume(cctx, file, anyListen)
+			consume := runConsume(cctx, file, cmdtest.AnyListen)
 			consume.waitReady(t, 60*time.Second, stop, "")
 			stop()
 			if c := <-consume.code; c != cmdutil.ExitOK {

@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -199,7 +200,7 @@ func benchGCPBrighter(b *testing.B, cfg string) time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	c := runConsume(ctx, cfg, anyListen)
+	c := runConsume(ctx, cfg, cmdtest.AnyListen)
 	stderr := c.stderr
 	acked := func() int {
 		if addr := c.addr(); addr != "" {

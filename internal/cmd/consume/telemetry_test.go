@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/telemetry"
 )
@@ -107,8 +108,8 @@ esac
 	if code := run(ctx, streams, []string{"consume", "--config", filepath.Join(dir, "brighter.yaml")}); code != cmdutil.ExitOK {
 		t.Fatalf("consume exit %d\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), logTelemetryOn) {
-		t.Errorf("no %q log line", logTelemetryOn)
+	if !strings.Contains(stderr.String(), consume.LogTelemetryOn) {
+		t.Errorf("no %q log line", consume.LogTelemetryOn)
 	}
 
 	// What each handler run saw: message id, count, TRACEPARENT.

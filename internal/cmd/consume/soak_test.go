@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"bufio"
@@ -30,6 +30,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/handler"
 )
@@ -377,7 +378,7 @@ func TestSoak(t *testing.T) {
 	run := fmt.Sprintf("k%d", time.Now().UnixNano()%1e9)
 	chanName := func(transport string) string { return "soak-" + transport + "-" + run }
 
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	sqsDown := &atomic.Bool{}
 	sqsProxy := startProxy(t, strings.TrimPrefix(refusingSQS(t, emu.Endpoint, "/"+chanName("sqs")+"-dlq", sqsDown), "http://"))
 
@@ -571,7 +572,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	planOf := map[string]soakPlan{}
 	sendRound := func(perPlan int) {
 		for _, p := range soakPlans() {
-			got := strings.Fields(brighter(t, dir, "send", "--config", direct, "--subscription", "soak", "--count", strconv.Itoa(perPlan), "--body", soakBody(p)))
+			got := strings.Fields(cmdtest.Brighter(t, dir, "send", "--config", direct, "--subscription", "soak", "--count", strconv.Itoa(perPlan), "--body", soakBody(p)))
 			if len(got) != perPlan {
 				t.Fatalf("send printed %d ids, want %d", len(got), perPlan)
 			}
@@ -693,7 +694,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			bound := soakReadyBound + stallLoadSlack
 			soakEventually(bound+5*time.Second, func() bool {
 				for i, p := range procs {
-					if _, ok := notReady[i]; !ok && readyz(p.addr) == 503 {
+					if _, ok := notReady[i]; !ok && cmdtest.Readyz(p.addr) == 503 {
 						notReady[i] = time.Since(holeStart)
 					}
 				}
@@ -713,7 +714,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			}
 			proxy.SetMode(faultproxy.Pass)
 			for _, p := range procs {
-				if !soakEventually(60*time.Second, func() bool { return readyz(p.addr) == 200 }) {
+				if !soakEventually(60*time.Second, func() bool { return cmdtest.Readyz(p.addr) == 200 }) {
 					stalls = append(stalls, fmt.Sprintf("round %d: consume %d not ready a minute after the black hole lifted", round, p.index))
 				}
 			}
@@ -730,7 +731,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 
 	dlq := map[string]soakDLQCopy{}
 	readDLQ := func() {
-		out := brighter(t, dir, "dlq", "peek", "soak", "--config", direct, "--output", "json")
+		out := cmdtest.Brighter(t, dir, "dlq", "peek", "soak", "--config", direct, "--output", "json")
 		sc := bufio.NewScanner(strings.NewReader(out))
 		sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -881,7 +882,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	// The source is empty once the last leases lapsed.
 	var left []string
 	if !soakEventually(time.Minute, func() bool {
-		left = peekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...)
+		left = cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", c.source, "--output", "json"}, c.sourceFlags...)...)
 		return len(left) == 0
 	}) {
 		t.Errorf("the source still holds %d messages: %v", len(left), left)
@@ -1073,17 +1074,6 @@ func soakEventually(within time.Duration, cond func() bool) bool {
 			return false
 		}
 	}
-}
-
-// readyz is the status code of consume's /readyz on addr (0: no answer).
-func readyz(addr string) int {
-	c := &http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return 0
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
 }
 
 // soakCPU is the CPU time (user + system) each process has used so far,

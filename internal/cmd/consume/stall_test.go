@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -80,7 +81,7 @@ func TestConsumeReadyzBoundWithBlackHoledSQS(t *testing.T) {
 	// in the environment; the credentials are the binary's, stopPubSubAfter);
 	// it waits out stallAfter and a receive's deadline (issue 33).
 	t.Parallel()
-	emu := sharedSQS(t)
+	emu := cmdtest.SharedSQS(t)
 	endpoint, holed := switchableBlackHole(t, emu.Endpoint)
 	const stallAfter = 15 * time.Second // longer than a receive's deadline (timeOut 1s + 10s margin)
 	tag := fmt.Sprintf("s%d", time.Now().UnixNano()%1e9)
@@ -99,11 +100,11 @@ subscriptions:
     stallAfter: %s
     handler: {type: builtin, name: ack}
 `, sqstest.Region, endpoint, tag, stallReceiveTimeOut, stallAfter)), 0o644))
-	streams := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: &listenSyncBuffer{}, Getenv: os.LookupEnv}
+	streams := &IOStreams{In: strings.NewReader(""), Out: &cmdtest.LockedBuffer{}, ErrOut: &cmdtest.LockedBuffer{}, Getenv: os.LookupEnv}
 	if code := run0(streams, "send", "--config", cfg, "--subscription", "orders", "--id", "m-"+tag, "--body", `{}`); code != cmdutil.ExitOK {
 		t.Fatalf("send exited %d: %s", code, streams.ErrOut)
 	}
-	logs := &listenSyncBuffer{}
+	logs := &cmdtest.LockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
 	go func() {

@@ -1,9 +1,8 @@
-package root
+package consume_test
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
@@ -70,7 +70,7 @@ subscriptions:
 			}
 			for start := 1; start <= 2; start++ {
 				ctx, cancel := context.WithCancel(context.Background())
-				consume := runConsume(ctx, file, anyListen)
+				consume := runConsume(ctx, file, cmdtest.AnyListen)
 				stderr, code := consume.stderr, consume.code
 				// Ready (/readyz 200) means start-up, with its create or
 				// update of every channel, succeeded and the pump runs.
@@ -113,13 +113,3 @@ const (
 	// take to be acknowledged on a loaded machine.
 	restartMargin = 20 * time.Second
 )
-
-// listening reports whether consume's /readyz on addr answers 200.
-func listening(addr string) bool {
-	resp, err := http.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}

@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
@@ -50,7 +51,7 @@ subscriptions:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	io, _, errOut := fakeIO("", false)
+	io, _, errOut := cmdtest.FakeIO("", false)
 	code := run(ctx, io, []string{"consume", "--config", cfg})
 	logs := errOut.String()
 	if code != cmdutil.ExitFailure {

@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/brightergo/brighter/internal/observe"
 )
 
@@ -73,12 +75,12 @@ func sigtermExitsWithinBound(t *testing.T, p *consumeProc) time.Time {
 	if p.err != nil {
 		t.Fatalf("consume stopped with %v, want exit 0; stderr:\n%s", p.err, logs)
 	}
-	for _, want := range []string{`"msg":"` + logConsumeStopping, `"msg":"` + logConsumeStopped + `"`} {
+	for _, want := range []string{`"msg":"` + consume.LogConsumeStopping, `"msg":"` + consume.LogConsumeStopped + `"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("stderr lacks %s:\n%s", want, logs)
 		}
 	}
-	if strings.Contains(logs, logListenerStopFailed) {
+	if strings.Contains(logs, consume.LogListenerStopFailed) {
 		t.Errorf("the listener had to be closed by force; stderr:\n%s", logs)
 	}
 	return sent
@@ -202,12 +204,12 @@ func TestConsumeStop_EndsWithBrighterWatchAttached(t *testing.T) {
 	stopVariants(t, func(t *testing.T, variant string) {
 		p := startStoppedConsume(t, variant)
 		run := fmt.Sprintf("stop-%s-%d", variant, time.Now().UnixNano()%1e9)
-		s := startTriage(t, run, crashBin(t)+" watch --target http://"+p.addr, []string{"NO_COLOR=1"})
-		s.await("watch connected to the consumer", func(sc string) bool {
+		s := cmdtest.StartTmux(t, run, cmdtest.Bin(t)+" watch --target http://"+p.addr, []string{"NO_COLOR=1"})
+		s.Await("watch connected to the consumer", func(sc string) bool {
 			return strings.Contains(sc, "1/1 targets connected") && strings.Contains(sc, "slow-1")
 		})
 		sigtermExitsWithinBound(t, p)
-		sc := s.await("watch saying the stream ended", func(sc string) bool {
+		sc := s.Await("watch saying the stream ended", func(sc string) bool {
 			return strings.Contains(sc, "event stream ended") && strings.Contains(sc, "retrying in")
 		})
 		t.Logf("watch after the stop:\n%s", sc)

@@ -1,4 +1,4 @@
-package root
+package consume
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func nativeLimit(s *config.Subscription) int {
 // startObservers builds what --listen and --tui ask for and starts the
 // listener; stream is the event stream newLogs made (nil when neither is
 // given: nothing is built).
-func (o *consumeOptions) startObservers(ctx context.Context, logger *slog.Logger, stream *observe.Stream, subs []*config.Subscription) (*consumeObservers, error) {
+func (o *Options) startObservers(ctx context.Context, logger *slog.Logger, stream *observe.Stream, subs []*config.Subscription) (*consumeObservers, error) {
 	ob := &consumeObservers{depths: map[string]observe.DeadLetterDepther{}, logger: logger}
 	if stream == nil {
 		return ob, nil
@@ -108,7 +108,7 @@ func (ob *consumeObservers) observers(log pump.Observer) []pump.Observer {
 // addDepth records where a subscription's DLQ depth comes from: the
 // consumer when it implements observe.DeadLetterDepther, the memory broker
 // for memory subscriptions, otherwise nowhere.
-func (ob *consumeObservers) addDepth(ts transports, s *config.Subscription, c broker.Consumer) {
+func (ob *consumeObservers) addDepth(ts transport.Registry, s *config.Subscription, c broker.Consumer) {
 	if ob.stream == nil || s.DeadLetterRoutingKey == "" {
 		return
 	}
@@ -166,7 +166,7 @@ type consumeLogs struct {
 
 // newLogs builds consume's logger: the flags' handler, behind LogTee when
 // there is an event stream, behind the rate limit of repeated Errors.
-func (o *consumeOptions) newLogs() (*consumeLogs, error) {
+func (o *Options) newLogs() (*consumeLogs, error) {
 	h, level, err := o.global.LogHandler()
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (d *dashboard) kill() {
 // whatever started the drain, until the pumps have returned. While it
 // draws, logs are kept off a terminal stderr; redirect stderr to a file to
 // keep every line.
-func (o *consumeOptions) startTUI(runCtx context.Context, stop, interrupt func(), ob *consumeObservers, logs *consumeLogs) *dashboard {
+func (o *Options) startTUI(runCtx context.Context, stop, interrupt func(), ob *consumeObservers, logs *consumeLogs) *dashboard {
 	if !o.tui {
 		return &dashboard{}
 	}

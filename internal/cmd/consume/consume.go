@@ -1,4 +1,4 @@
-package root
+package consume
 
 import (
 	"context"
@@ -20,16 +20,16 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/handler"
 	"github.com/brightergo/brighter/internal/pump"
-	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
-// consumeOptions carries consume's flags and dependencies.
-type consumeOptions struct {
+// Options are consume's flags and dependencies.
+type Options struct {
 	io            *iostreams.IOStreams
 	global        *factory.Factory
 	configPath    string
 	subscriptions []string
-	transports    transports
+	transports    transport.Registry
 	// listen is --listen (observability address, "" = off); tui is --tui.
 	listen string
 	tui    bool
@@ -39,8 +39,12 @@ type consumeOptions struct {
 	exit func(code int)
 }
 
-func newConsumeCmd(io *iostreams.IOStreams, g *factory.Factory) *cobra.Command {
-	o := &consumeOptions{io: io, global: g, transports: defaultTransports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
+// NewCmdConsume returns the consume command. runF, when not nil, is called
+// with the parsed options instead of runConsume (a test checks the flags'
+// parsing without running the pumps).
+func NewCmdConsume(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io := f.IOStreams
+	o := &Options{io: io, global: f, transports: f.Transports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 		return ch, func() { signal.Stop(ch) }
@@ -74,7 +78,10 @@ with the last error), and the last warnings and errors are at the bottom.`,
   brighter consume --config brighter.yaml --listen 9464`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context())
+			if runF != nil {
+				return runF(o)
+			}
+			return runConsume(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file")
@@ -83,26 +90,6 @@ with the last error), and the last warnings and errors are at the bottom.`,
 	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
 	cmd.Flags().BoolVar(&o.tui, "tui", false, "show the live dashboard (brighter watch) in this terminal")
 	return cmd
-}
-
-// selectSubscriptions returns the named subscriptions, or all of them.
-func selectSubscriptions(f *config.File, names []string) ([]*config.Subscription, error) {
-	if len(names) == 0 {
-		return f.Subscriptions, nil
-	}
-	var out []*config.Subscription
-	for _, n := range names {
-		s := f.Subscription(n)
-		if s == nil {
-			valid := make([]string, 0, len(f.Subscriptions))
-			for _, s := range f.Subscriptions {
-				valid = append(valid, s.Name)
-			}
-			return nil, fmt.Errorf("--subscription %q: no such subscription in %s; valid names are %v", redact.Quoted(n), redact.Cut(f.Path), valid)
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 // pumpOptions maps a subscription to the pump's options.
@@ -162,7 +149,13 @@ const (
 	logConsumeStopped      = "consume stopped"
 )
 
-func (o *consumeOptions) run(ctx context.Context) error {
+// runConsume runs the pumps of the selected subscriptions until a stop
+// request (SIGINT, SIGTERM, q on the dashboard) has drained them, or one
+// of them fails: nil on a clean stop, a failure (exit 1) when a pump
+// failed or a second request cut the drain short, a usage error (exit 2)
+// when the file or the command line is wrong. Everything is built before
+// any pump starts.
+func runConsume(ctx context.Context, o *Options) error {
 	if o.tui && !o.io.OutTTY {
 		return cmdutil.UsageErr(errors.New("--tui draws a dashboard and needs a terminal on stdout; use --listen and `brighter watch` instead"))
 	}
@@ -175,7 +168,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	subs, err := selectSubscriptions(f, o.subscriptions)
+	subs, err := cmdutil.SelectSubscriptions(f, o.subscriptions)
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
@@ -197,7 +190,7 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	// setting is a configuration error (exit 2) before messages move.
 	type unit struct {
 		sub  *config.Subscription
-		ch   *openedChannel
+		ch   *transport.Channel
 		pump *pump.Pump
 	}
 	var units []unit
@@ -242,10 +235,6 @@ func (o *consumeOptions) run(ctx context.Context) error {
 	defer stop()
 	sigs, unsubscribe := o.signals()
 	defer unsubscribe()
-	finished := make(chan struct{})
-	defer close(finished)
-	pumpsDone := make(chan struct{}) // closed when every pump has returned
-	forced := make(chan struct{})    // closed on the second signal
 	// q on the dashboard is a signal's twin: the first drains, a second
 	// exits at once.
 	quitKeys := make(chan struct{}, 2)
@@ -256,50 +245,18 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		}
 	}, obs, logs)
 	defer dash.close()
-	go func() {
-		var first time.Time // when the first signal came; zero when none did
-		select {
-		case <-sigs:
-			first = time.Now()
-			logger.Info(logConsumeStopping)
-		case <-quitKeys:
-			logger.Info(logConsumeQuitKey)
-		case <-runCtx.Done():
-			// Draining for a reason of its own (a pump failed): a signal
-			// or q from now on is the second one.
-		}
-		stop()
-	second:
-		for {
-			select {
-			case <-sigs:
-				if !first.IsZero() && time.Since(first) < signalMergeWindow {
-					logger.Info(logConsumeSignalMerged)
-					continue
-				}
-				logger.Warn(logConsumeForced)
-			case <-quitKeys:
-				logger.Warn(logConsumeQuitForced)
-			case <-finished:
-				return
+	sup := &Supervisor{
+		Logger: logger, Signals: sigs, Quit: quitKeys, Stop: stop,
+		CutOff: func() {
+			for _, u := range units {
+				u.pump.CutOff()
 			}
-			break second
-		}
-		close(forced)
-		// Cancel the handlers first, so exec handlers' process groups are
-		// killed and their messages released, and give them a moment to
-		// return; then exit whatever is left.
-		for _, u := range units {
-			u.pump.CutOff()
-		}
-		select {
-		case <-pumpsDone:
-		case <-time.After(forcedExitGrace):
-		}
-		// Give the terminal back before the process ends.
-		dash.kill()
-		o.exit(cmdutil.ExitFailure)
-	}()
+		},
+		Restore: dash.kill, Exit: o.exit,
+		MergeWindow: signalMergeWindow, Grace: forcedExitGrace,
+	}
+	sup.Start(runCtx)
+	defer sup.Finish()
 
 	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
 	obs.running(runCtx)
@@ -318,15 +275,13 @@ func (o *consumeOptions) run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	close(pumpsDone)
+	sup.PumpsDone()
 	// The terminal back before the last lines: they go to stderr again.
 	dash.close()
 	// After a second signal the run ends in failure however the pumps
 	// returned: the process must not exit 0 before the exit above does.
-	select {
-	case <-forced:
+	if sup.Forced() {
 		return cmdutil.FailureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
-	default:
 	}
 	// A failure is said once, by the error this returns (the last line
 	// brighter prints), not also in a log line.

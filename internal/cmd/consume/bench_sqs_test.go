@@ -1,7 +1,6 @@
-package root
+package consume_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -293,32 +293,13 @@ subscriptions:
 	return path
 }
 
-// lockedBuffer is a bytes.Buffer safe for the CLI's log writers and the
-// benchmark's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // benchSQSBrighter runs `brighter consume --config cfg` until the queue at
 // url is empty, stops it by cancelling its context, and returns the time to
 // empty. It fails the benchmark when consume exits early or not with 0, or
 // logs an error.
 func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Duration {
 	b.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,4 +1,4 @@
-package root
+package consume
 
 import (
 	"context"
@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // consumeWithSignals runs consume over a memory subscription whose exec
@@ -21,9 +24,9 @@ import (
 func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (int, string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	listenMust(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"slow-1","topic":"slow","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"slow-1","topic":"slow","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
 	cfg := filepath.Join(dir, "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`subscriptions:
+	must(t, os.WriteFile(cfg, []byte(`subscriptions:
   - name: slow
     transport: memory
     drainTimeout: 30s
@@ -37,12 +40,12 @@ func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (int, st
       visibilityTimeout: 90s
 `), 0o644))
 	t.Chdir(dir)
-	errOut := &listenSyncBuffer{}
+	errOut := &cmdtest.LockedBuffer{}
 	var exited atomic.Int64
 	exited.Store(-1)
-	streams := &IOStreams{In: strings.NewReader(""), Out: &listenSyncBuffer{}, ErrOut: errOut, Getenv: os.LookupEnv}
-	o := &consumeOptions{io: streams,
-		global: &factory.Factory{IOStreams: streams, LogFormat: "json"}, transports: defaultTransports(), configPath: cfg,
+	streams := &iostreams.IOStreams{In: strings.NewReader(""), Out: &cmdtest.LockedBuffer{}, ErrOut: errOut, Getenv: os.LookupEnv}
+	o := &Options{io: streams,
+		global: &factory.Factory{IOStreams: streams, LogFormat: "json"}, transports: transport.Default(), configPath: cfg,
 		exit:    func(code int) { exited.CompareAndSwap(-1, int64(code)) },
 		signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }}
 	go func() {
@@ -55,7 +58,7 @@ func consumeWithSignals(t *testing.T, sigs chan os.Signal, send func()) (int, st
 			time.Sleep(10 * time.Millisecond) // poll for the handler's file
 		}
 	}()
-	err := o.run(context.Background())
+	err := runConsume(context.Background(), o)
 	return int(exited.Load()), errOut.String(), err
 }
 
@@ -88,4 +91,12 @@ func TestConsumeTwoSignalsAtOnceAreOneStop(t *testing.T) {
 			t.Fatalf("run = %v, forced exit %d; want the second signal to force exit %d; stderr:\n%s", err, forced, cmdutil.ExitFailure, logs)
 		}
 	})
+}
+
+// must fails t on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,4 +1,4 @@
-package root
+package consume_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -17,7 +19,7 @@ import (
 // to it is refused.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	return freeAddr(t)
+	return cmdtest.FreeAddr(t)
 }
 
 // Issue 13: `consume --tui` with the broker down. The dashboard (drawn on
@@ -46,7 +48,7 @@ subscriptions:
 
 	keys, typed := io.Pipe()
 	defer typed.Close()
-	screen, logs := &listenSyncBuffer{}, &listenSyncBuffer{}
+	screen, logs := &cmdtest.LockedBuffer{}, &cmdtest.LockedBuffer{}
 	iostreams := &IOStreams{In: keys, Out: screen, ErrOut: logs, OutTTY: true, Getenv: os.LookupEnv}
 	exit := make(chan int, 1)
 	go func() { exit <- run(context.Background(), iostreams, []string{"consume", "--config", cfg, "--tui"}) }()
@@ -89,7 +91,7 @@ subscriptions:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("consume did not exit after q; screen:\n%s", shown())
 	}
-	if !strings.Contains(logs.String(), logConsumeQuitKey) {
-		t.Errorf("stderr lacks %q:\n%s", logConsumeQuitKey, logs.String())
+	if !strings.Contains(logs.String(), consume.LogConsumeQuitKey) {
+		t.Errorf("stderr lacks %q:\n%s", consume.LogConsumeQuitKey, logs.String())
 	}
 }

@@ -1,4 +1,4 @@
-package root
+package consume
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const (
 // honoured). It returns nil (off) and a no-op stop when nothing is asked;
 // an exporter the environment names but that cannot be built is a usage
 // error. stop flushes and shuts the exporters down.
-func (o *consumeOptions) startTelemetry(ctx context.Context, logger *slog.Logger, subs []*config.Subscription) (tel *telemetry.Telemetry, stop func(), err error) {
+func (o *Options) startTelemetry(ctx context.Context, logger *slog.Logger, subs []*config.Subscription) (tel *telemetry.Telemetry, stop func(), err error) {
 	telemetry.RouteGlobalLogs(logger)
 	p, err := telemetry.FromEnv(ctx, o.io.Getenv, o.global.Version().Version)
 	if err != nil {
