@@ -11,10 +11,14 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/consume"
+	"github.com/brightergo/brighter/internal/cmd/demo"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/cmd/lint"
 	"github.com/brightergo/brighter/internal/cmd/schema"
+	"github.com/brightergo/brighter/internal/cmd/send"
 	"github.com/brightergo/brighter/internal/cmd/version"
+	"github.com/brightergo/brighter/internal/cmd/watch"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -53,13 +57,13 @@ of Brighter (the .NET library).`,
 	}
 
 	root.AddCommand(consume.NewCmdConsume(f, nil))
-	root.AddCommand(newSendCmd(io, g))
+	root.AddCommand(send.NewCmdSend(f, nil))
 	root.AddCommand(version.NewCmdVersion(f, nil))
 	root.AddCommand(schema.NewCmdSchema(f, nil))
-	root.AddCommand(newWatchCmd(io, g))
+	root.AddCommand(watch.NewCmdWatch(f, nil))
 	root.AddCommand(newDLQCmd(io, g))
-	root.AddCommand(newLintCmd(io, g))
-	root.AddCommand(newDemoCmd(io, g))
+	root.AddCommand(lint.NewCmdLint(f, nil))
+	root.AddCommand(demo.NewCmdDemo(f, nil))
 	refuseUnknownSubcommands(root)
 	return root
 }

@@ -1,8 +1,6 @@
 package root
 
 import (
-	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/transport"
 )
 
@@ -24,12 +22,6 @@ const commandLinePath = transport.CommandLinePath
 // defaultTransports returns a fresh registry (no shared state between
 // commands or tests).
 func defaultTransports() transports { return transport.Default() }
-
-// liveCheckers returns lint --live's probers and channel validators, and
-// a function that closes their clients.
-func liveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
-	return transport.Default().LiveCheckers()
-}
 
 // urlOptions are the flags and environment a destination named by URL
 // takes its connection from.

@@ -1,4 +1,4 @@
-package root
+package lint_test
 
 import (
 	"context"

@@ -1,4 +1,12 @@
-package root
+// Package lint is `brighter lint`: the rules of internal/lint over
+// subscriptions files (or stdin), their findings as text, JSON or SARIF,
+// --live checks against the brokers, and --explain RULE.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package lint
 
 import (
 	"context"
@@ -29,8 +37,8 @@ const stdinName = "<stdin>"
 // failOnNone is the --fail-on value that never fails on findings.
 const failOnNone = "none"
 
-// lintOptions carries lint's flags and dependencies.
-type lintOptions struct {
+// Options carries lint's flags and dependencies.
+type Options struct {
 	io     *iostreams.IOStreams
 	global *factory.Factory
 
@@ -49,12 +57,18 @@ type lintOptions struct {
 	// readFile reads a named file (os.ReadFile in production).
 	readFile func(name string) ([]byte, error)
 	// probers returns the --live probers and channel validators and a
-	// function that closes their clients (liveCheckers in production).
+	// function that closes their clients (the transport registry's LiveCheckers in production).
 	probers func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func())
 }
 
-func newLintCmd(io *iostreams.IOStreams, g *factory.Factory) *cobra.Command {
-	o := &lintOptions{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: liveCheckers}
+// NewCmdLint returns the lint command. runF, when not nil, is called with
+// the parsed options instead of runLint (a test checks the flags' parsing
+// without running the command).
+func NewCmdLint(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+		return f.Transports().LiveCheckers()
+	}}
 	cmd := &cobra.Command{
 		Use:   "lint [-c FILE]... [FILE...]",
 		Short: "Check subscriptions files for budgets and dead-letter settings that will not behave as meant",
@@ -120,7 +134,10 @@ annotations on the pull request).`,
 				fmt.Fprintln(o.io.ErrOut, "brighter: --format is deprecated; use -o/--output")
 			}
 			o.files = append(slices.Clone(o.configs), args...)
-			return o.run(cmd.Context())
+			if runF != nil {
+				return runF(o)
+			}
+			return runLint(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.configs, "config", "c", nil, "subscriptions file to check (repeatable; also as arguments; default brighter.yaml)")
@@ -151,7 +168,10 @@ func failOnValues() []string {
 	return []string{lint.SeverityError.String(), lint.SeverityWarning.String(), lint.SeverityNote.String(), failOnNone}
 }
 
-func (o *lintOptions) run(ctx context.Context) error {
+// runLint lints the files the options name and writes the report; the
+// exit code follows --fail-on (a usage error, exit 2, when a finding of
+// that severity or worse is found).
+func runLint(ctx context.Context, o *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -270,7 +290,7 @@ func fileOrder(r lint.Report) []lint.Finding {
 
 // read returns the content of name ("-" is standard input, readable once)
 // and the name findings use for it.
-func (o *lintOptions) read(name string, stdinRead *bool) ([]byte, string, error) {
+func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	if name == "-" {
 		if *stdinRead {
 			return nil, "", fmt.Errorf("- (standard input) given more than once")
@@ -289,7 +309,7 @@ func (o *lintOptions) read(name string, stdinRead *bool) ([]byte, string, error)
 	return data, name, nil
 }
 
-func (o *lintOptions) runExplain() error {
+func (o *Options) runExplain() error {
 	r, ok := lint.Lookup(o.explain)
 	if !ok {
 		ids := make([]string, 0, len(lint.Rules()))

@@ -1,4 +1,4 @@
-package root
+package send_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package root
+package lint_test
 
 import (
 	"context"
@@ -154,7 +154,7 @@ func consumeValidates(t *testing.T, c liveCorpus, path string) error {
 		t.Fatalf("%s: makeChannels %q, want validate", path, s.MakeChannels)
 	}
 	var tr interface {
-		Open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*openedChannel, error)
+		Open(context.Context, *config.File, *config.Subscription, *slog.Logger) (*transport.Channel, error)
 	}
 	switch s.Transport {
 	case config.TransportSQS:

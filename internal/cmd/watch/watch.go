@@ -1,4 +1,12 @@
-package root
+// Package watch is `brighter watch`: the live dashboard (internal/tui) of
+// one or more running consume processes, read from their /events streams
+// and /metrics.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package watch
 
 import (
 	"context"
@@ -21,16 +29,20 @@ import (
 // defaultWatchTarget is where `consume --listen 9464` serves.
 const defaultWatchTarget = "http://127.0.0.1:9464"
 
-// watchOptions carries watch's flags and dependencies.
-type watchOptions struct {
+// Options carries watch's flags and dependencies.
+type Options struct {
 	io      *iostreams.IOStreams
 	global  *factory.Factory
 	targets []string
 	client  *http.Client
 }
 
-func newWatchCmd(io *iostreams.IOStreams, g *factory.Factory) *cobra.Command {
-	o := &watchOptions{io: io, global: g, client: &http.Client{}}
+// NewCmdWatch returns the watch command. runF, when not nil, is called with
+// the parsed options instead of runWatch (a test checks the flags' parsing
+// without running the command).
+func NewCmdWatch(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, client: &http.Client{}}
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "A live terminal dashboard of delivery counts, outcomes and DLQ depth",
@@ -60,7 +72,10 @@ Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit
 				return cmdutil.UsageErr(err)
 			}
 			o.targets = targets
-			return o.run(cmd.Context())
+			if runF != nil {
+				return runF(o)
+			}
+			return runWatch(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&o.targets, "target", "t", []string{defaultWatchTarget}, "base URL of a consumer's --listen address (repeatable)")
@@ -87,7 +102,9 @@ func normaliseTargets(in []string) ([]string, error) {
 	return out, nil
 }
 
-func (o *watchOptions) run(ctx context.Context) error {
+// runWatch draws the dashboard of the targets until the user quits it or
+// ctx ends; it needs a terminal on stdout.
+func runWatch(ctx context.Context, o *Options) error {
 	if !o.io.OutTTY {
 		return cmdutil.UsageErr(errors.New("watch draws a dashboard and needs a terminal on stdout; scrape /metrics or read /events for machine use"))
 	}

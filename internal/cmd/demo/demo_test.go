@@ -1,4 +1,4 @@
-package root
+package demo_test
 
 import (
 	"bytes"
@@ -61,26 +61,5 @@ func TestDemoEmulator(t *testing.T) {
 		if code := run(t.Context(), streams, args); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, cmdutil.ExitUsage, errOut.String())
 		}
-	}
-}
-
-// TestDemoConfigPerRunPath: without --write-config each run of
-// demo --keep-running writes a new file of its own in the temporary
-// directory, never the fixed /tmp/brighter-demo.yaml.
-func TestDemoConfigPerRunPath(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	a, err := writeDemoConfig("", []byte("subscriptions: []\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := writeDemoConfig("", []byte("subscriptions: []\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a == b || filepath.Dir(a) != os.Getenv("TMPDIR") || !strings.HasPrefix(filepath.Base(a), "brighter-demo-") || !strings.HasSuffix(a, ".yaml") {
-		t.Fatalf("paths %q and %q: want two distinct brighter-demo-*.yaml in $TMPDIR", a, b)
-	}
-	if got, err := os.ReadFile(a); err != nil || string(got) != "subscriptions: []\n" {
-		t.Fatalf("read %s = %q, %v", a, got, err)
 	}
 }

@@ -1,4 +1,12 @@
-package root
+// Package send is `brighter send`: publish a message, or --count N of
+// them, in Brighter's wire format to a subscription's topic through the
+// transport registry, the body from --body, --file or stdin.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package send
 
 import (
 	"context"
@@ -18,13 +26,14 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
-// sendOptions carries send's flags and dependencies.
-type sendOptions struct {
+// Options carries send's flags and dependencies.
+type Options struct {
 	io            *iostreams.IOStreams
 	global        *factory.Factory
-	transports    transports
+	transports    transport.Registry
 	configPath    string
 	subscription  string
 	topic         string
@@ -41,8 +50,12 @@ type sendOptions struct {
 	count         int
 }
 
-func newSendCmd(io *iostreams.IOStreams, g *factory.Factory) *cobra.Command {
-	o := &sendOptions{io: io, global: g, transports: defaultTransports()}
+// NewCmdSend returns the send command. runF, when not nil, is called with
+// the parsed options instead of runSend (a test checks the flags' parsing
+// without running the command).
+func NewCmdSend(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, transports: f.Transports()}
 	cmd := &cobra.Command{
 		Use:   "send",
 		Short: "Publish a message in Brighter's wire format for a subscription's transport",
@@ -56,7 +69,10 @@ Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bodySet = cmd.Flags().Changed("body")
-			return o.run(cmd.Context())
+			if runF != nil {
+				return runF(o)
+			}
+			return runSend(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -79,7 +95,7 @@ Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
 	return cmd
 }
 
-func (o *sendOptions) readBody() ([]byte, error) {
+func (o *Options) readBody() ([]byte, error) {
 	switch {
 	case o.bodySet && o.file != "":
 		return nil, cmdutil.UsageErr(fmt.Errorf("--body and --file cannot be used together"))
@@ -113,7 +129,11 @@ const (
 	logSentBulk = "messages sent"
 )
 
-func (o *sendOptions) run(ctx context.Context) error {
+// runSend builds the message(s) from the flags and publishes them to the
+// subscription's topic: nil when every message was sent, a usage error
+// (exit 2) for a wrong file or flag, a failure (exit 1) for a send the
+// broker refused.
+func runSend(ctx context.Context, o *Options) error {
 	logger, err := o.global.Logger()
 	if err != nil {
 		return err

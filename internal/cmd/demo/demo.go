@@ -1,4 +1,12 @@
-package root
+// Package demo is `brighter demo`: the poison-message story
+// (internal/demo) told on an in-process Pub/Sub emulator, or on a running
+// one with --emulator.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package demo
 
 import (
 	"context"
@@ -20,8 +28,8 @@ import (
 	"github.com/brightergo/brighter/internal/redact"
 )
 
-// demoOptions carries demo's flags and dependencies.
-type demoOptions struct {
+// Options carries demo's flags and dependencies.
+type Options struct {
 	io          *iostreams.IOStreams
 	global      *factory.Factory
 	keepRunning bool
@@ -39,8 +47,12 @@ type demoOptions struct {
 	wait func(ctx context.Context)
 }
 
-func newDemoCmd(io *iostreams.IOStreams, g *factory.Factory) *cobra.Command {
-	o := &demoOptions{io: io, global: g, project: func() string {
+// NewCmdDemo returns the demo command. runF, when not nil, is called with
+// the parsed options instead of runDemo (a test checks the flags' parsing
+// without running the command).
+func NewCmdDemo(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, project: func() string {
 		// A project of its own per run: nothing an earlier run left on the
 		// emulator joins the story.
 		return fmt.Sprintf("%s-%d", demo.Project, time.Now().Unix())
@@ -88,7 +100,10 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 			if o.emulator != "" && cmd.Flags().Changed("listen") {
 				return cmdutil.UsageErr(fmt.Errorf("--listen and --emulator: --listen places the embedded emulator, --emulator names a running one; give one"))
 			}
-			return o.run(cmd.Context())
+			if runF != nil {
+				return runF(o)
+			}
+			return runDemo(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -104,7 +119,9 @@ and a subscriptions file to use with brighter consume, send and dlq.`,
 	return cmd
 }
 
-func (o *demoOptions) run(ctx context.Context) error {
+// runDemo tells the story (or, with --keep-running, keeps the emulator
+// and writes a subscriptions file for it) within --timeout.
+func runDemo(ctx context.Context, o *Options) error {
 	logger, err := o.global.Logger()
 	if err != nil {
 		return err
