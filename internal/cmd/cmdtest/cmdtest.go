@@ -1,13 +1,9 @@
 // Package cmdtest is the test support the command packages share: the
 // TestMain that lets testscript run a test binary as the `brighter`
-// command, the fauxqs emulator the tests of one binary share, the
-// testscript commands the scripts use (exitcode, waitfile, pidgone,
-// groupgone), helpers to run `brighter` as a process and read what it
-// says, and a tmux session to drive the terminal screens. Only tests import
-// it.
-//
-// It imports no command package, so the root's own tests may use it too: a
-// test package hands Main the entry point (root.Run) itself.
+// command (Main, given the entry point by the test package), the fauxqs
+// emulator the tests of one binary share, helpers to run `brighter` as a
+// process and read what it says, and a tmux session to drive the terminal
+// screens. It is for tests only.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
@@ -268,4 +264,19 @@ func PeekIDs(t *testing.T, dir string, args ...string) []string {
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// WriteMemoryDLQ writes a memory.output file with n routed copies in queue
+// orders-dlq and returns its path.
+func WriteMemoryDLQ(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"p%d","topic":"orders-dlq","messageType":"MT_COMMAND","handledCount":3,"bag":{"originalTopic":"orders","originalMessageType":"MT_COMMAND","rejectionReason":"DeliveryError","rejectionMessage":"budget exhausted","rejectionTimestamp":"2026-01-01T00:00:00Z"},"body":"{}"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

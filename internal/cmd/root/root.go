@@ -12,6 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/brightergo/brighter/internal/cmd/demo"
+	"github.com/brightergo/brighter/internal/cmd/dlq"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/cmd/lint"
@@ -61,7 +62,7 @@ of Brighter (the .NET library).`,
 	root.AddCommand(version.NewCmdVersion(f, nil))
 	root.AddCommand(schema.NewCmdSchema(f, nil))
 	root.AddCommand(watch.NewCmdWatch(f, nil))
-	root.AddCommand(newDLQCmd(io, g))
+	root.AddCommand(dlq.NewCmdDLQ(f))
 	root.AddCommand(lint.NewCmdLint(f, nil))
 	root.AddCommand(demo.NewCmdDemo(f, nil))
 	refuseUnknownSubcommands(root)

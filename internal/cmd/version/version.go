@@ -5,7 +5,7 @@
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //
-// Must not import: internal/cmd/root, internal/transport
+// Must not import: internal/cmd/root
 package version
 
 import (
