@@ -145,7 +145,7 @@ bench-smoke:
 # dead-letter's rejectionMessage to name its deliveries and handler runs.
 SOAK_DURATION ?= 10m
 soak: deps
-	BRIGHTER_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 3h -v -run '^TestSoak$$' ./cmd/brighter
+	BRIGHTER_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 3h -v -run '^TestSoak$$' ./internal/cmd/consume
 
 # The SQS/SNS emulator the tests use, on 127.0.0.1:4566, in the foreground
 # (Ctrl-C stops it). Point the AWS SDK at it with AWS_ENDPOINT_URL.

@@ -106,7 +106,7 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	if behaviour == "I12-3" && f.ordering && f.mode != config.GCPModePull {
 		return "on Google's Pub/Sub emulator an ordered subscription hands a killed stream's messages to the other replicas only 60-125 s after the kill " +
 			"(measured in this row under CI load; 10-30 s without ordering), past the row's bound, and the row failed CI once for it; " +
-			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (cmd/brighter scaleout_test.go) kills a stream replica too", true
+			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (internal/cmd/consume scaleout_test.go) kills a stream replica too", true
 	}
 	if (behaviour == rowOrderedDeferral || behaviour == rowAckHold) && f.ordering && f.mode != config.GCPModePull {
 		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +

@@ -20,7 +20,7 @@
 //
 // Must not import: github.com/spf13/cobra, cmd/...
 //
-// Imported by: cmd/brighter
+// Imported by: internal/cmd/demo
 package demo
 
 import (

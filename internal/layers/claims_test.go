@@ -284,7 +284,7 @@ func TestPackageDocs_ImportClaimsMatchTheCode(t *testing.T) {
 		c, _ := parseDoc(f.Doc)
 		claimed += len(c)
 	}
-	for _, want := range []string{"internal/pump", "internal/broker", "internal/message", "cmd/brighter"} {
+	for _, want := range []string{"internal/pump", "internal/broker", "internal/message", "cmd/brighter", "internal/cmd/root"} {
 		if _, ok := facts[want]; !ok {
 			t.Fatalf("package %s not loaded: the test would check nothing (loaded %d)", want, len(facts))
 		}

@@ -25,7 +25,7 @@ const (
 	levelBroker        // internal/broker: the interfaces and the routing
 	levelEngine        // the pump, and each transport with its test support
 	levelApp           // handler, observe, telemetry, inspect, lint, tui, demo, conformance
-	levelCmd           // cmd/..., deploy/..., internal/conformance/mutants, internal/tools/...
+	levelCmd           // cmd/..., internal/cmd/..., deploy/..., internal/conformance/mutants, internal/tools/...
 )
 
 // level returns the level of pkg (a path relative to the module) and its
@@ -56,6 +56,7 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		pkg == "internal/lint", strings.HasPrefix(pkg, "internal/lint/"):
 		return levelApp, "", true
 	case strings.HasPrefix(pkg, "cmd/"), pkg == "deploy", strings.HasPrefix(pkg, "deploy/"),
+		strings.HasPrefix(pkg, "internal/cmd/"),   // the commands, one package each, and what they share
 		pkg == "internal/conformance/mutants",     // a program (make mutants), like the commands
 		strings.HasPrefix(pkg, "internal/tools/"): // the developers' programs (make test-stress)
 		return levelCmd, "", true
@@ -114,7 +115,7 @@ func TestLayers_DownwardImportsOnly(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"internal/pump", "internal/broker", "internal/broker/gcp", "internal/demo", "cmd/brighter"} {
+	for _, want := range []string{"internal/pump", "internal/broker", "internal/broker/gcp", "internal/demo", "cmd/brighter", "internal/cmd/root"} {
 		if _, ok := imports[want]; !ok {
 			t.Fatalf("package %s not loaded: the test would check nothing (loaded %d)", want, len(imports))
 		}
@@ -179,27 +180,39 @@ func sdkImports(pkg string, imports []string) []string {
 	return out
 }
 
-// TestLayers_CommandsImportNoBrokerSDK loads cmd/brighter without its tests
-// and fails on any import of a broker SDK: the commands reach a transport
-// only through the internal/transport registry, so that adding a transport
-// does not touch them.
+// commandPackages are the patterns of the command packages: the program
+// and every package under internal/cmd.
+var commandPackages = []string{"./cmd/...", "./internal/cmd/..."}
+
+// TestLayers_CommandsImportNoBrokerSDK loads every command package (cmd/...
+// and internal/cmd/...) without its tests and fails on any import of a
+// broker SDK: the commands reach a transport only through the
+// internal/transport registry, so that adding a transport does not touch
+// them.
 func TestLayers_CommandsImportNoBrokerSDK(t *testing.T) {
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: "../.."}, "./cmd/brighter")
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: "../.."}, commandPackages...)
 	if err != nil {
-		t.Fatalf("load cmd/brighter: %v", err)
+		t.Fatalf("load the command packages: %v", err)
 	}
-	if len(pkgs) != 1 || len(pkgs[0].Imports) == 0 {
-		t.Fatalf("cmd/brighter not loaded with its imports (%d packages): the test would check nothing", len(pkgs))
+	loaded := map[string]bool{}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Errorf("%s: %v", p.PkgPath, e)
+		}
+		from := strings.TrimPrefix(p.PkgPath, module)
+		loaded[from] = len(p.Imports) > 0
+		var imports []string
+		for path := range p.Imports {
+			imports = append(imports, path)
+		}
+		for _, v := range sdkImports(from, imports) {
+			t.Error(v)
+		}
 	}
-	for _, e := range pkgs[0].Errors {
-		t.Errorf("%s: %v", pkgs[0].PkgPath, e)
-	}
-	var imports []string
-	for path := range pkgs[0].Imports {
-		imports = append(imports, path)
-	}
-	for _, v := range sdkImports("cmd/brighter", imports) {
-		t.Error(v)
+	for _, want := range []string{"cmd/brighter", "internal/cmd/root", "internal/cmd/factory"} {
+		if !loaded[want] {
+			t.Fatalf("%s not loaded with its imports (%d packages): the test would check nothing", want, len(pkgs))
+		}
 	}
 }
 

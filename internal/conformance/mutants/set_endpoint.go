@@ -7,12 +7,12 @@ var endpointMutants = []mutant{
 		File: "internal/config/endpoint.go",
 		Old:  "\tif scheme, _, ok := strings.Cut(s, \"://\"); ok {\n",
 		New:  "\tif scheme, _, ok := strings.Cut(s, \"://\"); ok && false {\n",
-		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./internal/cmd/root"},
 	{Name: "endpoint-sqs-unchecked", What: "an SQS --endpoint that is not an http(s) URL reaches the SDK, which says \"Failed to parse uri\" after its retries, exit 1",
 		File: "internal/transport/endpoint.go",
 		Old:  "\tif err != nil || (u.Scheme != \"http\" && u.Scheme != \"https\") || u.Host == \"\" {\n",
 		New:  "\tif err != nil || u == nil {\n",
-		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^dlq_endpoint_malformed$", Pkg: "./internal/cmd/root"},
 }
 
 // refusalMutants: a connection refused at once is said as such, naming the
@@ -22,15 +22,15 @@ var refusalMutants = []mutant{
 		File: "internal/broker/gcp/producer.go",
 		Old:  "\t\tif status.Code(err) == codes.Unavailable && pctx.Err() == nil {\n",
 		New:  "\t\tif false {\n",
-		Run:  "^TestScripts$/^gcp_unreachable$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^gcp_unreachable$", Pkg: "./internal/cmd/root"},
 	{Name: "sqs-refusal-unnamed", What: "an SQS endpoint that refuses the connection is reported in the SDK's words only, without the endpoint's source (the --endpoint flag, the subscriptions file)",
 		File: "internal/broker/sqs/deadline.go",
 		Old:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) {\n",
 		New:  "\t\t\t\t\tif err == nil || !errors.Is(err, syscall.ECONNREFUSED) || true {\n",
-		Run:  "^TestScripts$/^dlq_unreachable$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^dlq_unreachable$", Pkg: "./internal/cmd/root"},
 	{Name: "lint-live-gcp-unprobed", What: "lint --live on an unreachable Pub/Sub waits out the whole --live-timeout and says only \"context deadline exceeded\", naming no endpoint",
 		File: "internal/transport/live.go",
 		Old:  "\tif err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {\n",
 		New:  "\tif err := error(nil); err != nil {\n",
-		Run:  "^TestScripts$/^lint_live_gcp_unreachable$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^lint_live_gcp_unreachable$", Pkg: "./internal/cmd/root"},
 }

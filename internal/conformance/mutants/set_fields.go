@@ -15,8 +15,8 @@ var fieldsMutants = []mutant{
 		New:  "at: func(p *RedrivePolicy) any { return &p.MaxReceiveCount }, lo: 1, hi: 999}",
 		Pkg:  "./internal/config", Run: "^TestSchemaListsMatchDecoder$"},
 	{Name: "consume-pump-option-dropped", What: "consume's mapping to the pump leaves out a field the table maps to a pump option (stallAfter), so the pump runs on its default",
-		File: "cmd/brighter/consume.go",
+		File: "internal/cmd/consume/consume.go",
 		Old:  "\t\tStallAfter:                     s.StallAfter,\n",
 		New:  "",
-		Pkg:  "./cmd/brighter", Run: "^TestConsume_PumpOptionsFollowTheFieldTable$"},
+		Pkg:  "./internal/cmd/consume", Run: "^TestConsume_PumpOptionsFollowTheFieldTable$"},
 }

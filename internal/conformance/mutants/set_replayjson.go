@@ -8,5 +8,5 @@ var replayJSONMutants = []mutant{
 		File: "internal/inspect/progress.go",
 		Old:  "\t\tr.Outcome, r.Error = \"would-refuse\", ErrRefused.Error()\n",
 		New:  "\t\tr.Outcome = \"would-refuse\"\n",
-		Run:  "^TestScripts$/^dlq_replay_json_pubsub$", Pkg: "./cmd/brighter"},
+		Run:  "^TestScripts$/^dlq_replay_json_pubsub$", Pkg: "./internal/cmd/root"},
 }

@@ -3,7 +3,7 @@ package main
 // staleMutants are issue 34's: the receipt a settle uses once a message's
 // lease lapsed while the run held it (the Pub/Sub stream's too, whose
 // client keeps the leases), and lint --live's look-ups of the
-// channels a subscription names (killed by the corpus test of cmd/brighter,
+// channels a subscription names (killed by the corpus test of internal/cmd/lint,
 // which no conformance row reaches).
 var staleMutants = []mutant{
 	{Name: "stale-fresher-unused", What: "a settle after the lease lapsed uses its own, superseded receipt, not the later delivery's",
@@ -30,22 +30,22 @@ var staleMutants = []mutant{
 		File: "internal/transport/live.go",
 		Old:  "return missingChannel{err}",
 		New:  "return err",
-		Run:  liveCorpus, Pkg: "./cmd/brighter"},
+		Run:  liveCorpus, Pkg: "./internal/cmd/lint"},
 	{Name: "live-sqs-held-redrive-ignored", What: "the dead-letter queue the queue's own RedrivePolicy names is not looked up",
 		File: "internal/broker/sqs/channels.go",
 		Old:  "if held != \"\" && held != redrive {",
 		New:  "if false && held != \"\" && held != redrive {",
-		Run:  liveCorpus, Pkg: "./cmd/brighter"},
+		Run:  liveCorpus, Pkg: "./internal/cmd/lint"},
 	{Name: "live-gcp-unsubscribed-kept", What: "a Pub/Sub dead-letter topic with no subscription passes",
 		File: "internal/broker/gcp/channels.go",
 		Old:  "case errors.Is(err, iterator.Done):\n\t\treturn fmt.Errorf(",
 		New:  "case errors.Is(err, iterator.Done):\n\t\treturn nil\n\t\treturn fmt.Errorf(",
-		Run:  liveCorpus, Pkg: "./cmd/brighter"},
+		Run:  liveCorpus, Pkg: "./internal/cmd/lint"},
 	{Name: "live-rocketmq-topic-missing-unclassified", What: "a RocketMQ topic the broker answers TOPIC_NOT_FOUND for is not reported missing",
 		File: "internal/broker/rocketmq/channels.go",
 		Old:  "case err != nil && topicNotFound(err):",
 		New:  "case err != nil && false:",
-		Run:  liveCorpus, Pkg: "./cmd/brighter"},
+		Run:  liveCorpus, Pkg: "./internal/cmd/lint"},
 }
 
 // liveCorpus is the -run pattern of the corpus test of lint --live.

@@ -10,7 +10,7 @@ var stopMutants = []mutant{
 		File: "internal/observe/server.go",
 		Old:  "closeOnce.Do(func() { close(closing) })",
 		New:  "closeOnce.Do(func() {})",
-		Run:  "^(TestServerStop_EndsEventStreamsCleanly|TestConsumeStop_EndsWithAnEventsReaderAttached|TestConsumeStop_EndsWithBrighterWatchAttached)$", Pkg: "./internal/observe ./cmd/brighter"},
+		Run:  "^(TestServerStop_EndsEventStreamsCleanly|TestConsumeStop_EndsWithAnEventsReaderAttached|TestConsumeStop_EndsWithBrighterWatchAttached)$", Pkg: "./internal/observe ./internal/cmd/consume"},
 	{Name: "listener-stop-unbounded", What: "the listener's stop waits for its connections as long as its caller's context allows: a reader that does not read holds it for ever",
 		File: "internal/observe/server.go",
 		Old:  "ctx, cancel := context.WithTimeout(ctx, timeout)",
@@ -20,5 +20,5 @@ var stopMutants = []mutant{
 		File: "internal/observe/server.go",
 		Old:  "closeOnce.Do(func() { close(closing) })\n\t\tctx, cancel := context.WithTimeout(ctx, timeout)",
 		New:  "closeOnce.Do(func() {})\n\t\tctx, cancel := context.WithCancel(ctx)",
-		Run:  "^TestConsumeStop_(EndsWithAnEventsReaderAttached|EndsWithBrighterWatchAttached)$", Pkg: "./cmd/brighter"},
+		Run:  "^TestConsumeStop_(EndsWithAnEventsReaderAttached|EndsWithBrighterWatchAttached)$", Pkg: "./internal/cmd/consume"},
 }

@@ -14,7 +14,7 @@
 //
 // Imports: internal/broker, internal/message, internal/pump
 //
-// Imported by: none
+// Imported by: internal/cmd/cmdtest
 package pumptest
 
 import (

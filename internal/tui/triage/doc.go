@@ -9,7 +9,7 @@
 // (y/n); progress is shown while it runs.
 //
 // The model never touches a broker: what it does is injected as Actions
-// (cmd/brighter wires internal/inspect into them), so it is tested with
+// (internal/cmd/dlq wires internal/inspect into them), so it is tested with
 // plain Update calls.
 //
 // The files: actions.go is what the console does (Actions, confirmations,

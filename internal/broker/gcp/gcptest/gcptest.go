@@ -22,7 +22,7 @@
 //
 // Must not import: internal/broker/gcp
 //
-// Imported by: none
+// Imported by: internal/cmd/cmdtest
 package gcptest
 
 import (

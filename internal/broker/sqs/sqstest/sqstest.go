@@ -27,7 +27,7 @@
 //
 // Imports: none
 //
-// Imported by: none
+// Imported by: internal/cmd/cmdtest
 package sqstest
 
 import (

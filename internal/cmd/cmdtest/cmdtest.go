@@ -1,0 +1,282 @@
+// Package cmdtest is the test support the command packages share: the
+// TestMain that lets testscript run a test binary as the `brighter`
+// command (Main, given the entry point by the test package), the fauxqs
+// emulator the tests of one binary share, helpers to run `brighter` as a
+// process and read what it says, and a tmux session to drive the terminal
+// screens. It is for tests only.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package cmdtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
+)
+
+// WaitBoundParallel is how many of a test package's parallel tests and
+// scripts run at once. Most of their time is spent waiting, not computing:
+// on leases, visibility timeouts and Pub/Sub's 10 s ack deadlines, on
+// back-offs, and on `brighter` processes that sleep in a handler or wait
+// for a signal. At the default (GOMAXPROCS, 2 on a 2-core CI machine) the
+// command tests, then one package, took 13m20s on a quiet machine.
+const WaitBoundParallel = 6
+
+// Main is a command test package's TestMain: it lets testscript run the
+// test binary as the `brighter` command, whose entry point is brighter
+// (the exit code of the command line os.Args[1:]), and otherwise runs the
+// tests with WaitBoundParallel, fauxqs's static credentials in the
+// environment, and the shared Pub/Sub emulator stopped at the end.
+func Main(m *testing.M, brighter func() int) {
+	testscript.Main(stopPubSubAfter{m}, map[string]func(){
+		"brighter": func() { os.Exit(brighter()) },
+	})
+}
+
+// stopPubSubAfter runs the tests, then stops the Google Pub/Sub emulator
+// that the Pub/Sub tests of the binary share (gcptest).
+type stopPubSubAfter struct{ m *testing.M }
+
+func (s stopPubSubAfter) Run() int {
+	// Here, not in Main: when testscript runs this binary as
+	// `brighter`, its arguments are the command's, not test flags.
+	if err := pumptest.WaitBoundParallel(WaitBoundParallel); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// fauxqs's static credentials for the in-process SQS clients, set once
+	// here so that a parallel test needs no t.Setenv (which a parallel
+	// test may not call); a test that needs others sets them, serially.
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if _, ok := os.LookupEnv(k); !ok {
+			_ = os.Setenv(k, v)
+		}
+	}
+	code := s.m.Run()
+	gcptest.StopShared()
+	return code
+}
+
+var (
+	sqsOnce sync.Once
+	sqsEmu  *sqstest.Emulator
+	sqsErr  error
+)
+
+// SharedSQS starts one fauxqs emulator for the tests of this binary that
+// need it. It is not stopped explicitly: the wrapper exits when the test
+// binary's end closes its stdin.
+func SharedSQS(t testing.TB) *sqstest.Emulator {
+	t.Helper()
+	sqsOnce.Do(func() { sqsEmu, sqsErr = sqstest.Start(context.Background()) })
+	if sqsErr != nil {
+		t.Fatalf("start the SQS emulator: %v", sqsErr)
+	}
+	return sqsEmu
+}
+
+// Env is the environment of a `brighter` process a test starts: this
+// process's, with fauxqs's static credentials, no colour, and dlq
+// replay's journals under the temporary directory.
+func Env() []string {
+	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1",
+		"XDG_STATE_HOME="+filepath.Join(os.TempDir(), "brighter-test-state"))
+}
+
+// Bin is the `brighter` command: this test binary, on the PATH that
+// testscript.Main (Main) set up.
+func Bin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("brighter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BrighterExit runs `brighter args...` as a process in dir with Env and
+// returns its exit code, stdout and stderr; it fails t when the process
+// cannot be run or takes more than a minute.
+func BrighterExit(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "brighter", args...)
+	cmd.Dir = dir
+	cmd.Env = Env()
+	var stdout, stderr LockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("brighter %s: %v", strings.Join(args, " "), err)
+	return 0, "", ""
+}
+
+// LockedBuffer is a bytes.Buffer safe for the CLI's log writers and a
+// test's reads.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is what was written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// FakeIO returns IOStreams over buffers, with stdin reading in, stdout a
+// terminal with colour when color is set, and an empty environment.
+func FakeIO(in string, color bool) (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return &iostreams.IOStreams{
+		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
+		OutTTY: color, Color: color,
+		Getenv: func(string) (string, bool) { return "", false },
+	}, &out, &errOut
+}
+
+// FreeAddr returns a 127.0.0.1 address nothing listens on now: one the
+// kernel just gave out and that was closed again. Left alone, every
+// connection to it is refused; a server started on it races every other
+// process for it, so a consume's --listen takes AnyListen instead and reads
+// the port it got with ListenedAddr.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// AnyListen is a consume's --listen in the tests: a port the kernel picks
+// when the listener binds, so no other process can take it first.
+const AnyListen = "127.0.0.1:0"
+
+// ListenedAddr returns the host:port from the observability listener's
+// start line (observe.LogListening) in a consume's logs, text or JSON, or
+// "" while there is none.
+func ListenedAddr(logs string) string {
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, observe.LogListening) {
+			continue
+		}
+		var l struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == observe.LogListening {
+			return l.Addr
+		}
+		for _, f := range strings.Fields(line) {
+			if a, ok := strings.CutPrefix(f, "addr="); ok {
+				return strings.Trim(a, `"`)
+			}
+		}
+	}
+	return ""
+}
+
+// Listening reports whether consume's /readyz on addr answers 200.
+func Listening(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Readyz is the status code of consume's /readyz on addr (0: no answer).
+func Readyz(addr string) int {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return 0
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Brighter runs the command in dir and returns its stdout, failing the test
+// on a non-zero exit.
+func Brighter(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	code, out, stderr := BrighterExit(t, dir, args...)
+	if code != 0 {
+		t.Fatalf("brighter %s: exit %d; stderr:\n%s", strings.Join(args, " "), code, stderr)
+	}
+	return out
+}
+
+// PeekIDs runs a `dlq peek ... --output json` and returns the ids read.
+func PeekIDs(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	var ids []string
+	sc := bufio.NewScanner(strings.NewReader(Brighter(t, dir, args...)))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("peek line %q: %v", sc.Text(), err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// WriteMemoryDLQ writes a memory.output file with n routed copies in queue
+// orders-dlq and returns its path.
+func WriteMemoryDLQ(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"p%d","topic":"orders-dlq","messageType":"MT_COMMAND","handledCount":3,"bag":{"originalTopic":"orders","originalMessageType":"MT_COMMAND","rejectionReason":"DeliveryError","rejectionMessage":"budget exhausted","rejectionTimestamp":"2026-01-01T00:00:00Z"},"body":"{}"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,399 @@
+package consume_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Settings of BenchmarkConsumeSQS (docs/performance.md): the queue size,
+// and the subscription's bufferSize and noOfPerformers, which the plain loop
+// matches (batch size and concurrency).
+const (
+	benchSQSMessages   = 20000
+	benchSQSBuffer     = 10
+	benchSQSPerformers = 4
+	// benchSQSFillers is how many goroutines fill a queue (timer stopped).
+	benchSQSFillers = 8
+	// benchSQSPoll is how often the benchmark asks the queue whether it is
+	// empty; it bounds the timing error of each run.
+	benchSQSPoll = 20 * time.Millisecond
+	// benchSQSDeadline bounds one run: a consumer that stalls fails the
+	// benchmark instead of hanging it.
+	benchSQSDeadline = 5 * time.Minute
+	// benchSQSTrials is how many brighter/plain pairs one op runs; the
+	// figures reported are medians over all pairs of all ops.
+	benchSQSTrials = 3
+	// benchSQSVisibility is both queues' visibility timeout. fauxqs now and
+	// then loses a ReceiveMessage response on the client side (the SDK logs
+	// "failed to discard remaining HTTP response body" and retries), leaving
+	// that batch invisible until the timeout lapses; a short timeout bounds
+	// the stall and the medians discard it.
+	benchSQSVisibility = 5 * time.Second
+)
+
+// benchSQSBody is the body of every message: a 200-byte-class JSON event.
+var benchSQSBody = []byte(`{"orderId":"4f1c2a9e-7b3d-4e8a-9c61-2d5f0b7e8a13","customer":"c-000042","lines":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"total":"129.90","currency":"EUR","placedAt":"2026-11-30T12:00:00Z"}`)
+
+// BenchmarkConsumeSQS measures `brighter consume` end to end on the fauxqs
+// SQS emulator against a plain aws-sdk-go-v2 loop doing the least work that
+// empties a queue (target ratio >= 0.9, docs/performance.md).
+//
+// One op runs benchSQSTrials pairs. Each pair fills two queues with
+// benchSQSMessages identical messages in Brighter's SQS wire format (timer
+// stopped), then
+//   - runs `brighter consume` (transport sqs, proactor, builtin ack handler,
+//     bufferSize 10, noOfPerformers 4, timeOut 1s) through run() on one
+//     queue, and
+//   - runs 4 goroutines of ReceiveMessage(MaxNumberOfMessages 10,
+//     WaitTimeSeconds 1, no attributes asked for) + DeleteMessageBatch on the
+//     other,
+//
+// each timed from its start until GetQueueAttributes reports its queue empty
+// (ApproximateNumberOfMessages + ApproximateNumberOfMessagesNotVisible = 0,
+// polled every benchSQSPoll), then stopped by cancelling its context. Which
+// of the two goes first alternates. Reported, as medians over every pair:
+// brighter-msgs/s, plain-msgs/s and ratio (brighter / plain, per pair), and
+// min-ratio, the worst pair. It starts its own emulator, so it needs `npm ci`
+// (make bench runs it), and it never runs without -bench.
+func BenchmarkConsumeSQS(b *testing.B) {
+	ctx := context.Background()
+	emu, err := sqstest.Start(ctx)
+	if err != nil {
+		b.Fatalf("start the SQS emulator: %v", err)
+	}
+	b.Cleanup(emu.Stop)
+	// The CLI reads credentials through the SDK's normal chain: give it
+	// static ones and keep any local AWS files out of the way.
+	dir := b.TempDir()
+	b.Setenv("AWS_ACCESS_KEY_ID", "test")
+	b.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b.Setenv("AWS_SESSION_TOKEN", "")
+	b.Setenv("AWS_PROFILE", "")
+	b.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "aws-config"))
+	b.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "aws-credentials"))
+	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+	clients := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	var brighterTook, plainTook, ratios []float64
+	b.ResetTimer()
+	for i := range b.N {
+		for trial := range benchSQSTrials {
+			b.StopTimer()
+			tag := fmt.Sprintf("%d-%d-%d", time.Now().UnixNano()%1e9, i, trial)
+			bURL := benchSQSFill(b, clients.SQS, "bench-brighter-"+tag)
+			pURL := benchSQSFill(b, clients.SQS, "bench-plain-"+tag)
+			cfg := benchSQSConfig(b, dir, emu.Endpoint, "bench-brighter-"+tag)
+			b.StartTimer()
+			var bt, pt time.Duration
+			if (i*benchSQSTrials+trial)%2 == 0 {
+				bt = benchSQSBrighter(b, clients.SQS, bURL, cfg)
+				pt = benchSQSPlain(b, clients.SQS, pURL)
+			} else {
+				pt = benchSQSPlain(b, clients.SQS, pURL)
+				bt = benchSQSBrighter(b, clients.SQS, bURL, cfg)
+			}
+			b.Logf("trial %d.%d: brighter consume %s, plain loop %s for %d messages each", i, trial, bt.Round(time.Millisecond), pt.Round(time.Millisecond), benchSQSMessages)
+			brighterTook = append(brighterTook, bt.Seconds())
+			plainTook = append(plainTook, pt.Seconds())
+			ratios = append(ratios, pt.Seconds()/bt.Seconds())
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(benchSQSMessages/median(brighterTook), "brighter-msgs/s")
+	b.ReportMetric(benchSQSMessages/median(plainTook), "plain-msgs/s")
+	b.ReportMetric(median(ratios), "ratio")
+	b.ReportMetric(slices.Min(ratios), "min-ratio")
+}
+
+// median returns the median of xs (not empty); it sorts xs.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// benchSQSFill creates queue name and fills it with benchSQSMessages
+// messages encoded by sqs.EncodeSQS, ten per SendMessageBatch. It returns
+// the queue URL.
+func benchSQSFill(b *testing.B, c *awssqs.Client, name string) string {
+	b.Helper()
+	ctx := context.Background()
+	out, err := c.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+		string(types.QueueAttributeNameVisibilityTimeout): strconv.Itoa(int(benchSQSVisibility / time.Second)),
+	}})
+	if err != nil {
+		b.Fatalf("CreateQueue %s: %v", name, err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	var wg sync.WaitGroup
+	errs := make([]error, benchSQSFillers)
+	batches := make(chan int)
+	for w := range benchSQSFillers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = benchSQSSend(ctx, c, name, url, batches)
+		}()
+	}
+	for first := 0; first < benchSQSMessages; first += benchSQSBuffer {
+		batches <- first
+	}
+	close(batches)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	if n := benchSQSDepth(b, c, url); n != benchSQSMessages {
+		b.Fatalf("queue %s holds %d messages after the fill, want %d", name, n, benchSQSMessages)
+	}
+	return url
+}
+
+// benchSQSSend sends a batch of benchSQSBuffer messages for each first index
+// it reads from batches, until batches is closed. After a failure it keeps
+// draining batches (so the sender never blocks) and returns the failure.
+func benchSQSSend(ctx context.Context, c *awssqs.Client, name, url string, batches <-chan int) error {
+	var failure error
+	for first := range batches {
+		if failure != nil {
+			continue
+		}
+		failure = benchSQSSendBatch(ctx, c, name, url, first)
+	}
+	return failure
+}
+
+// benchSQSSendBatch sends messages first..first+9 to the queue with one
+// SendMessageBatch.
+func benchSQSSendBatch(ctx context.Context, c *awssqs.Client, name, url string, first int) error {
+	entries := make([]types.SendMessageBatchRequestEntry, 0, benchSQSBuffer)
+	for j := first; j < first+benchSQSBuffer; j++ {
+		m := message.New(name+"-"+strconv.Itoa(j), name, message.MTEvent, benchSQSBody)
+		m.Header.ContentType = "application/json"
+		o, err := sqs.EncodeSQS(m, url, nil)
+		if err != nil {
+			return fmt.Errorf("encode message %d: %w", j, err)
+		}
+		attrs := make(map[string]types.MessageAttributeValue, len(o.Attributes))
+		for k, v := range o.Attributes {
+			attrs[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+		entries = append(entries, types.SendMessageBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(j)), MessageBody: aws.String(o.Body), MessageAttributes: attrs,
+		})
+	}
+	res, err := c.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	if err != nil {
+		return fmt.Errorf("SendMessageBatch to %s: %w", name, err)
+	}
+	if len(res.Failed) > 0 {
+		return fmt.Errorf("SendMessageBatch to %s: %d entries failed, first: %s", name, len(res.Failed), aws.ToString(res.Failed[0].Message))
+	}
+	return nil
+}
+
+// benchSQSDepth returns ApproximateNumberOfMessages +
+// ApproximateNumberOfMessagesNotVisible of the queue.
+func benchSQSDepth(b *testing.B, c *awssqs.Client, url string) int {
+	b.Helper()
+	out, err := c.GetQueueAttributes(context.Background(), &awssqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{
+			types.QueueAttributeNameApproximateNumberOfMessages,
+			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		b.Fatalf("GetQueueAttributes %s: %v", url, err)
+	}
+	n := 0
+	for _, k := range []types.QueueAttributeName{
+		types.QueueAttributeNameApproximateNumberOfMessages,
+		types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+	} {
+		v, err := strconv.Atoi(out.Attributes[string(k)])
+		if err != nil {
+			b.Fatalf("GetQueueAttributes %s: %s = %q: %v", url, k, out.Attributes[string(k)], err)
+		}
+		n += v
+	}
+	return n
+}
+
+// benchSQSWaitEmpty polls the queue every benchSQSPoll until it is empty and
+// returns the time since start at which it was seen empty. It fails the
+// benchmark after benchSQSDeadline or when failed reports a consumer error.
+func benchSQSWaitEmpty(b *testing.B, c *awssqs.Client, url string, start time.Time, failed func() string) time.Duration {
+	b.Helper()
+	deadline := start.Add(benchSQSDeadline)
+	tick := time.NewTicker(benchSQSPoll)
+	defer tick.Stop()
+	for {
+		if n := benchSQSDepth(b, c, url); n == 0 {
+			return time.Since(start)
+		} else if time.Now().After(deadline) {
+			b.Fatalf("queue %s still holds %d messages after %s", url, n, benchSQSDeadline)
+		}
+		if msg := failed(); msg != "" {
+			b.Fatal(msg)
+		}
+		<-tick.C
+	}
+}
+
+// benchSQSConfig writes the subscriptions file of the brighter run and
+// returns its path.
+func benchSQSConfig(b *testing.B, dir, endpoint, queue string) string {
+	b.Helper()
+	cfg := fmt.Sprintf(`connections:
+  aws:
+    region: %s
+    endpoint: %s
+subscriptions:
+  - name: bench
+    transport: sqs
+    channelName: %s
+    messagePumpType: proactor
+    bufferSize: %d
+    noOfPerformers: %d
+    timeOut: 1s
+    requeueCount: -1
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+    sqs: {visibilityTimeout: %s}
+`, sqstest.Region, endpoint, queue, benchSQSBuffer, benchSQSPerformers, benchSQSVisibility)
+	path := filepath.Join(dir, queue+".yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchSQSBrighter runs `brighter consume --config cfg` until the queue at
+// url is empty, stops it by cancelling its context, and returns the time to
+// empty. It fails the benchmark when consume exits early or not with 0, or
+// logs an error.
+func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Duration {
+	b.Helper()
+	stderr := &cmdtest.LockedBuffer{}
+	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var exited atomic.Bool
+	code := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		code <- run(ctx, streams, []string{"consume", "--config", cfg})
+		exited.Store(true)
+	}()
+	took := benchSQSWaitEmpty(b, c, url, start, func() string {
+		if exited.Load() {
+			return "brighter consume exited before the queue was empty; stderr:\n" + stderr.String()
+		}
+		return ""
+	})
+	cancel()
+	if got := <-code; got != cmdutil.ExitOK {
+		b.Fatalf("brighter consume exited with %d; stderr:\n%s", got, stderr.String())
+	}
+	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
+		b.Fatalf("brighter consume logged an error:\n%s", s)
+	}
+	return took
+}
+
+// benchSQSPlain runs benchSQSPerformers goroutines of ReceiveMessage
+// (MaxNumberOfMessages 10, WaitTimeSeconds 1) + DeleteMessageBatch on the
+// queue at url until it is empty and returns the time to empty. It fails the
+// benchmark when a call fails.
+func benchSQSPlain(b *testing.B, c *awssqs.Client, url string) time.Duration {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		errMu   sync.Mutex
+		firstEr error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if firstEr == nil {
+			firstEr = err
+		}
+	}
+	start := time.Now()
+	for range benchSQSPerformers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries := make([]types.DeleteMessageBatchRequestEntry, 0, benchSQSBuffer)
+			for ctx.Err() == nil {
+				in := &awssqs.ReceiveMessageInput{
+					QueueUrl: aws.String(url), MaxNumberOfMessages: benchSQSBuffer, WaitTimeSeconds: 1,
+				}
+				out, err := c.ReceiveMessage(ctx, in)
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(fmt.Errorf("ReceiveMessage: %w", err))
+					}
+					return
+				}
+				if len(out.Messages) == 0 {
+					continue
+				}
+				entries = entries[:0]
+				for i, m := range out.Messages {
+					entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+				}
+				res, err := c.DeleteMessageBatch(context.WithoutCancel(ctx), &awssqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+				if err != nil {
+					fail(fmt.Errorf("DeleteMessageBatch: %w", err))
+					return
+				}
+				if len(res.Failed) > 0 {
+					fail(fmt.Errorf("DeleteMessageBatch: %d entries failed, first: %s", len(res.Failed), aws.ToString(res.Failed[0].Message)))
+					return
+				}
+			}
+		}()
+	}
+	took := benchSQSWaitEmpty(b, c, url, start, func() string {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if firstEr != nil {
+			return "plain loop: " + firstEr.Error()
+		}
+		return ""
+	})
+	cancel()
+	wg.Wait()
+	if firstEr != nil {
+		b.Fatalf("plain loop: %v", firstEr)
+	}
+	return took
+}

@@ -1,0 +1,310 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/handler"
+	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// Options are consume's flags and dependencies.
+type Options struct {
+	io            *iostreams.IOStreams
+	global        *factory.Factory
+	configPath    string
+	subscriptions []string
+	transports    transport.Registry
+	// listen is --listen (observability address, "" = off); tui is --tui.
+	listen string
+	tui    bool
+	// signals delivers SIGINT/SIGTERM; tests may replace it.
+	signals func() (<-chan os.Signal, func())
+	// exit ends the process on a second signal.
+	exit func(code int)
+}
+
+// NewCmdConsume returns the consume command. runF, when not nil, is called
+// with the parsed options instead of runConsume (a test checks the flags'
+// parsing without running the pumps).
+func NewCmdConsume(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io := f.IOStreams
+	o := &Options{io: io, global: f, transports: f.Transports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		return ch, func() { signal.Stop(ch) }
+	}}
+	cmd := &cobra.Command{
+		Use:   "consume",
+		Short: "Run the message pump for the subscriptions in a subscriptions file",
+		Long: `Run the message pump for one or more subscriptions of a subscriptions file.
+
+Each message is handed to the subscription's handler (builtin, exec or http).
+A deferred message is requeued until its delivery count reaches requeueCount,
+then rejected with DeliveryError and routed to deadLetterRoutingKey with the
+rejection metadata Brighter writes.
+
+SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
+drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
+messages to the broker. Signals within half a second of the first (timeout(1)
+signals the command and then its process group) are the same stop.
+
+With --tui, q does what a signal does: the first drains, and the dashboard
+says "draining (N in flight)..." until the process exits; q again exits at
+once. Each subscription has a status line (connected, or failing since when
+with the last error), and the last warnings and errors are at the bottom.`,
+		Example: `  # Run every subscription in brighter.yaml
+  brighter consume --config brighter.yaml
+
+  # Run one subscription, logging JSON at debug level
+  brighter consume --config brighter.yaml --subscription orders --log-format json --log-level debug
+
+  # Serve Prometheus metrics, health and the event stream on 127.0.0.1:9464
+  brighter consume --config brighter.yaml --listen 9464`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runConsume(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file")
+	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
+	_ = cmd.RegisterFlagCompletionFunc("subscription", cmdutil.SubscriptionNames(io))
+	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
+	cmd.Flags().BoolVar(&o.tui, "tui", false, "show the live dashboard (brighter watch) in this terminal")
+	return cmd
+}
+
+// pumpOptions maps a subscription to the pump's options.
+func pumpOptions(s *config.Subscription) pump.Options {
+	return pump.Options{
+		Subscription:                   s.Name,
+		Variant:                        pump.Variant(s.MessagePumpType),
+		NoOfPerformers:                 s.NoOfPerformers,
+		BufferSize:                     s.BufferSize,
+		TimeOut:                        s.TimeOut,
+		RequeueCount:                   s.RequeueCount,
+		RequeueDelay:                   s.RequeueDelay,
+		UnacceptableMessageLimit:       s.UnacceptableMessageLimit,
+		UnacceptableMessageLimitWindow: s.UnacceptableMessageLimitWindow,
+		EmptyChannelDelay:              s.EmptyChannelDelay,
+		ChannelFailureDelay:            s.ChannelFailureDelay,
+		MaxChannelFailureDelay:         s.MaxChannelFailureDelay,
+		CallTimeout:                    s.CallTimeout,
+		StallAfter:                     s.StallAfter,
+		DrainTimeout:                   s.DrainTimeout,
+		MaxLeaseExtension:              maxLeaseExtension(s.MaxLeaseExtension),
+	}
+}
+
+// maxLeaseExtension maps the file's maxLeaseExtension (0 = off) to the
+// pump's (negative = off, 0 = the default).
+func maxLeaseExtension(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// Stable log texts of consume.
+const (
+	logConsumeStarting = "consume starting"
+	logConsumeStopping = "signal received; draining (send it again to exit at once)"
+	logConsumeForced   = "second signal; exiting at once, unsettled messages are left to the broker"
+	// logConsumeQuitKey is logged when q is pressed on the dashboard of
+	// consume --tui: it drains as a signal does.
+	logConsumeQuitKey = "dashboard quit; draining (press q again to exit at once)"
+	// logConsumeQuitForced is logged when q is pressed again while
+	// draining.
+	logConsumeQuitForced = "dashboard quit again; exiting at once, unsettled messages are left to the broker"
+	// forcedExitGrace is how long a second signal waits for cut-off
+	// handlers (exec process groups killed) before the process exits.
+	forcedExitGrace = 2 * time.Second
+	// signalMergeWindow: a signal that arrives within this of the first is
+	// the same stop, not a second signal. timeout(1) sends its signal to
+	// the command and then to the whole process group, and a terminal's ^C
+	// reaches every process of the group, so one stop may arrive twice in
+	// the same moment.
+	signalMergeWindow = 500 * time.Millisecond
+	// logConsumeSignalMerged is logged (Info) for a signal within
+	// signalMergeWindow of the first.
+	logConsumeSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
+	logConsumeStopped      = "consume stopped"
+)
+
+// runConsume runs the pumps of the selected subscriptions until a stop
+// request (SIGINT, SIGTERM, q on the dashboard) has drained them, or one
+// of them fails: nil on a clean stop, a failure (exit 1) when a pump
+// failed or a second request cut the drain short, a usage error (exit 2)
+// when the file or the command line is wrong. Everything is built before
+// any pump starts.
+func runConsume(ctx context.Context, o *Options) error {
+	if o.tui && !o.io.OutTTY {
+		return cmdutil.UsageErr(errors.New("--tui draws a dashboard and needs a terminal on stdout; use --listen and `brighter watch` instead"))
+	}
+	logs, err := o.newLogs()
+	if err != nil {
+		return err
+	}
+	logger := logs.logger
+	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	if err != nil {
+		return err
+	}
+	subs, err := cmdutil.SelectSubscriptions(f, o.subscriptions)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	if err := logStartupFindings(logger, f, subs); err != nil {
+		return err
+	}
+	obs, err := o.startObservers(ctx, logger, logs.stream, subs)
+	if err != nil {
+		return err
+	}
+	defer obs.close(context.WithoutCancel(ctx))
+	tel, stopTelemetry, err := o.startTelemetry(ctx, logger, subs)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
+
+	// Build everything before any pump starts: a bad handler or transport
+	// setting is a configuration error (exit 2) before messages move.
+	type unit struct {
+		sub  *config.Subscription
+		ch   *transport.Channel
+		pump *pump.Pump
+	}
+	var units []unit
+	// Runs after closeAll (defers run last-in first-out).
+	defer o.transports.CloseClients(logger)
+	closeAll := func() {
+		for _, u := range units {
+			if err := u.ch.Close(context.WithoutCancel(ctx)); err != nil {
+				logger.Error("close channel failed", "subscription", u.sub.Name, "error", err)
+			}
+		}
+	}
+	for _, s := range subs {
+		sl := logger.With("subscription", s.Name)
+		h, err := handler.New(s.Handler, sl)
+		if err != nil {
+			closeAll()
+			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: handler: %w", s.Pos("handler"), s.Name, err))
+		}
+		factory, ok := o.transports[s.Transport]
+		if !ok {
+			closeAll()
+			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
+		}
+		ch, err := factory.Open(ctx, f, s, sl)
+		if err != nil {
+			closeAll()
+			return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: open channel", s.Name)
+		}
+		obs.addDepth(o.transports, s, ch.Consumer)
+		p, err := pump.New(ch.Consumer, tel.Wrap(h), pumpOptions(s), append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
+		if err != nil {
+			_ = ch.Close(ctx)
+			closeAll()
+			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: %w", s.Pos("messagePumpType"), s.Name, err))
+		}
+		units = append(units, unit{sub: s, ch: ch, pump: p})
+	}
+	defer closeAll()
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	sigs, unsubscribe := o.signals()
+	defer unsubscribe()
+	// q on the dashboard is a signal's twin: the first drains, a second
+	// exits at once.
+	quitKeys := make(chan struct{}, 2)
+	dash := o.startTUI(runCtx, stop, func() {
+		select {
+		case quitKeys <- struct{}{}:
+		default:
+		}
+	}, obs, logs)
+	defer dash.close()
+	sup := &Supervisor{
+		Logger: logger, Signals: sigs, Quit: quitKeys, Stop: stop,
+		CutOff: func() {
+			for _, u := range units {
+				u.pump.CutOff()
+			}
+		},
+		Restore: dash.kill, Exit: o.exit,
+		MergeWindow: signalMergeWindow, Grace: forcedExitGrace,
+	}
+	sup.Start(runCtx)
+	defer sup.Finish()
+
+	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
+	obs.running(runCtx)
+	var wg sync.WaitGroup
+	errs := make([]error, len(units))
+	for i, u := range units {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = u.pump.Run(runCtx)
+			// One pump failing stops the others: the process exits 1 and its
+			// supervisor restarts it.
+			if errs[i] != nil {
+				stop()
+			}
+		}()
+	}
+	wg.Wait()
+	sup.PumpsDone()
+	// The terminal back before the last lines: they go to stderr again.
+	dash.close()
+	// After a second signal the run ends in failure however the pumps
+	// returned: the process must not exit 0 before the exit above does.
+	if sup.Forced() {
+		return cmdutil.FailureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
+	}
+	// A failure is said once, by the error this returns (the last line
+	// brighter prints), not also in a log line.
+	if err := errors.Join(errs...); err != nil {
+		return cmdutil.FailureErr(err)
+	}
+	logger.Info(logConsumeStopped)
+	return nil
+}
+
+// logStartupFindings logs the findings of the lint rules once per
+// subscription and rule (NFR-4), before any message moves, and returns an
+// error (exit 2) naming every finding `brighter lint` reports as an Error:
+// consume refuses what lint refuses (otherwise a dead-letter queue
+// equal to the source would be logged and consumed anyway).
+func logStartupFindings(logger *slog.Logger, f *config.File, subs []*config.Subscription) error {
+	errs := logLintFindings(context.Background(), logger, defaultLintRules(), f, subs)
+	if len(errs) == 0 {
+		return nil
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = fmt.Sprintf("%s: error %s: %s", e.Pos, e.RuleID, e.Message)
+	}
+	return cmdutil.UsageErr(fmt.Errorf("%s\nbrighter consume does not start a subscription that brighter lint reports as an error (brighter lint --explain RULE says why)", strings.Join(lines, "\n")))
+}

@@ -1,0 +1,389 @@
+package dlq
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/export"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+// dlq edit: edit one dead-lettered message and replay the
+// edited copy through dlq replay's own run (dlq_replay.go), so the
+// destination, the allow-list and --to are replay's.
+
+// dlqEditOptions are edit's own flags.
+type dlqEditOptions struct {
+	*dlqReplayOptions
+	// headers is --headers: edit the headers and bag as YAML too.
+	headers bool
+	// bodyFile is --body-file: the new body from a file ("-": stdin).
+	bodyFile string
+	// sets are --set key=value: a header field or a bag entry.
+	sets []string
+}
+
+func newDLQEditCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqEditOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: parent}}
+	cmd := &cobra.Command{
+		Use:   "edit ID [SUBSCRIPTION|URL]",
+		Short: "Edit one dead-lettered message and replay the edited copy",
+		Long: `Open the body of dead-lettered message ID in $EDITOR (vi when it is unset;
+off a terminal, without $EDITOR, an edit that needs the editor is refused,
+exit 2) and replay the edited copy where dlq replay would send it: --to, else its
+originalTopic when the subscriptions file knows it for this dead-letter
+destination (the same allow-list; --allow-any-destination lifts it).
+
+--headers opens the headers and bag as YAML first (messageType,
+correlationId, contentType, partitionKey, ..., bag); the id, topic,
+timestamp and handled count are replay's (--new-id, --to, --keep-count).
+--body-file F takes the body from F ("-": stdin) without an editor;
+--set key=value (repeatable) sets a header field it names, else a bag
+entry, after any editing: for scripts. It refuses (exit 2) the rejection
+metadata, the replay's own bag keys, and id, topic, handledCount,
+timestamp and delayMs (--new-id, --to, --keep-count set what can be).
+The YAML of --headers is checked the same way: a key --set refuses, a
+top-level key that is not a header field, or a value that is not a
+string (one the bag did not already hold) is refused (exit 2, the key
+named, nothing sent, the message left in place).
+
+A body whose content type is JSON must parse: on a terminal the editor
+is opened again (or the edit abandoned), otherwise the command exits 2
+having sent nothing.
+
+The edited copy records editedAt (RFC 3339) and originalBodySha256 (the
+SHA-256, hex, of the dead-lettered body) in its bag, beside replay's
+replayedFrom and replayedAt. The original is removed from the dead-letter
+destination only after the edited copy was accepted: a failed publish, or
+a crash at any instant, leaves it there (a crash after the publish leaves
+it in both places). When the message's body changed between the edit and
+the replay, nothing is sent (exit 1).
+
+--dry-run prints the message that would be sent (as a JSON record) and
+its destination, and changes nothing.`,
+		Example: `  # Fix a body by hand and send it back
+  brighter dlq edit 4f6c0a9e-8f7b-4a55-9a3c-1d2e3f405060 orders
+
+  # From a script: a corrected body, a header and a bag entry
+  brighter dlq edit 4f6c0a9e-... orders --body-file fixed.json --set contentType=application/json --set fixedBy=ops
+
+  # See what would be sent
+  brighter dlq edit 4f6c0a9e-... sqs://orders-dlq --to orders --body-file fixed.json --dry-run`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dest, err := o.destination(cmd, args[1:])
+			if err != nil {
+				return err
+			}
+			o.toSet = cmd.Flags().Changed("to")
+			o.journalSet = cmd.Flags().Changed("journal")
+			return o.run(cmd.Context(), args[0], dest)
+		},
+	}
+	o.addCommon(cmd)
+	o.addDestinationFlags(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&o.headers, "headers", false, "edit the headers and bag too, as YAML")
+	fl.StringVar(&o.bodyFile, "body-file", "", `take the new body from this file ("-": stdin) instead of an editor`)
+	fl.StringArrayVar(&o.sets, "set", nil, "set a header field (contentType, correlationId, ...) or else a bag entry: key=value (repeatable)")
+	return cmd
+}
+
+// run edits message id of dest and replays the edited copy.
+func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
+	if strings.TrimSpace(id) == "" {
+		return cmdutil.UsageErr(errors.New("a message id is required: dlq edit ID [SUBSCRIPTION|URL]"))
+	}
+	for _, kv := range o.sets {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return cmdutil.UsageErr(fmt.Errorf("--set %q: give key=value", redact.Quoted(kv)))
+		}
+		if err := inspect.CheckSetKey(k); err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--set %s: %w; nothing was read or sent", redact.Quoted(kv), err))
+		}
+	}
+	o.ids, o.limit, o.groupIDs = []string{id}, 1, nil
+	o.editID = id
+	o.yes, o.copy = true, false
+	var sent *message.Message
+	o.prepare = func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error) {
+		// The default editor (vi) needs a terminal: off one, without $EDITOR,
+		// an edit that opens an editor is refused before anything is read.
+		if (o.bodyFile == "" || o.headers) && strings.TrimSpace(o.env("EDITOR")) == "" && !o.io.InTTY {
+			return nil, cmdutil.UsageErr(errors.New("dlq edit opens vi (no $EDITOR is set) and stdin is not a terminal: give the new body with --body-file F (\"-\": stdin) and --set key=value, or set $EDITOR to an editor that runs without a terminal; nothing was read or sent"))
+		}
+		orig, err := fetchOne(ctx, src, id)
+		if err != nil {
+			return nil, err
+		}
+		e, err := o.edit(orig)
+		if err != nil {
+			return nil, err
+		}
+		return func(m, c *message.Message) error {
+			if err := e.Transform(m, c); err != nil {
+				return err
+			}
+			sent = c
+			if o.dryRun {
+				return o.showDryRun(c)
+			}
+			return nil
+		}, nil
+	}
+	err := o.dlqReplayOptions.run(ctx, dest)
+	if err == nil && sent == nil {
+		return cmdutil.FailureErr(fmt.Errorf("message %s was not replayed: it was not selected on the second read", redact.Quoted(id)))
+	}
+	return err
+}
+
+// fetchOne reads message id from src (held while read, released at once
+// after): a copy of it, or an error when the scan does not find it.
+func fetchOne(ctx context.Context, src *inspect.Source, id string) (*message.Message, error) {
+	var found *message.Message
+	_, err := inspect.Scan(ctx, src, inspect.Filter{IDs: []string{id}, Limit: 1}, func(_ context.Context, m *message.Message) (bool, error) {
+		found = m.Clone()
+		return false, nil
+	})
+	if err != nil {
+		return nil, cmdutil.FailureErr(fmt.Errorf("read %s: %w", src.Name, err))
+	}
+	if found == nil {
+		return nil, cmdutil.FailureErr(fmt.Errorf("message %s is not in %s (dlq peek lists what is)", redact.Quoted(id), src.Name))
+	}
+	return found, nil
+}
+
+// edit makes the edit of orig the flags ask for: editor or --body-file,
+// --headers, --set; a JSON body that does not parse reopens the editor on a
+// terminal and is a usage error otherwise.
+func (o *dlqEditOptions) edit(orig *message.Message) (inspect.Edit, error) {
+	var body []byte
+	if o.bodyFile != "" {
+		var err error
+		if o.bodyFile == "-" {
+			body, err = io.ReadAll(o.io.In)
+		} else {
+			body, err = os.ReadFile(o.bodyFile)
+		}
+		if err != nil {
+			return inspect.Edit{}, cmdutil.UsageErr(fmt.Errorf("--body-file: %w", err))
+		}
+	}
+	s, err := newEditSession(orig, o.headers, body == nil)
+	if err != nil {
+		return inspect.Edit{}, cmdutil.FailureErr(err)
+	}
+	defer s.close()
+	for {
+		for _, c := range s.commands(o.editor()) {
+			// The editor gets the terminal; input that is not a file (a
+			// test's) is kept for the questions, not copied into it.
+			c.Stdout, c.Stderr = o.io.ErrOut, o.io.ErrOut
+			if f, ok := o.io.In.(*os.File); ok {
+				c.Stdin = f
+			}
+			if err := c.Run(); err != nil {
+				return inspect.Edit{}, cmdutil.FailureErr(fmt.Errorf("editor %s: %w (nothing was sent)", redact.Cut(c.String()), err))
+			}
+		}
+		e, err := s.result(body, o.sets, o.now())
+		if err == nil {
+			return e, nil
+		}
+		if s.editsBody() && o.io.InTTY && o.askReopen(err) {
+			continue
+		}
+		return inspect.Edit{}, cmdutil.UsageErr(fmt.Errorf("dlq edit %s: %w; nothing was sent", redact.Quoted(orig.Header.MessageID), err))
+	}
+}
+
+// editor is $EDITOR, or vi.
+func (o *dlqEditOptions) editor() string {
+	if e := strings.TrimSpace(o.env("EDITOR")); e != "" {
+		return e
+	}
+	return "vi"
+}
+
+// askReopen says why the edit is refused and asks whether to edit again.
+func (o *dlqEditOptions) askReopen(err error) bool {
+	fmt.Fprintf(o.io.ErrOut, "%s\nEdit again? [Y/n] ", err)
+	line, err := bufio.NewReader(o.io.In).ReadString('\n')
+	if err != nil && strings.TrimSpace(line) == "" {
+		fmt.Fprintln(o.io.ErrOut)
+		return false // no answer (end of input): abandon, nothing sent
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "", "y", "yes":
+		return true
+	}
+	return false
+}
+
+// editedRecord is the line of a --dry-run with --output json.
+type editedRecord struct {
+	Type    string          `json:"type"`
+	Message json.RawMessage `json:"message"`
+}
+
+// showDryRun prints the message a dry run would send.
+func (o *dlqEditOptions) showDryRun(c *message.Message) error {
+	rec, err := message.MarshalRecordJSON(c)
+	if err != nil {
+		return fmt.Errorf("show the edited message: %w", err)
+	}
+	if o.format == export.JSON {
+		if err := export.NewLines(o.io.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
+			return fmt.Errorf("show the edited message: %w", err)
+		}
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, rec, "", "  "); err != nil {
+		return fmt.Errorf("show the edited message: %w", err)
+	}
+	_, err = fmt.Fprintf(o.io.Out, "would send:\n%s\n", buf.Bytes())
+	return err
+}
+
+// editSession is one message's edit in files: the body (pretty-printed
+// when JSON) and, with headers, the headers and bag as YAML. dlq edit runs
+// the editor on them itself; the triage console runs the same commands
+// through tea.ExecProcess.
+type editSession struct {
+	orig        *message.Message
+	dir         string
+	bodyPath    string // "" when the body is not edited in a file
+	headersPath string // "" without --headers
+	written     []byte // what bodyPath held before the editor ran
+}
+
+// newEditSession writes orig's editable parts to a temporary directory.
+func newEditSession(orig *message.Message, headers, body bool) (*editSession, error) {
+	dir, err := os.MkdirTemp("", "brighter-edit-")
+	if err != nil {
+		return nil, fmt.Errorf("edit: %w", err)
+	}
+	s := &editSession{orig: orig, dir: dir}
+	if headers {
+		doc, err := yaml.Marshal(inspect.HeadersOf(orig))
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("edit: headers as YAML: %w", err)
+		}
+		s.headersPath = filepath.Join(dir, "headers.yaml")
+		if err := os.WriteFile(s.headersPath, doc, 0o600); err != nil {
+			s.close()
+			return nil, fmt.Errorf("edit: %w", err)
+		}
+	}
+	if body {
+		s.written, s.bodyPath = orig.Body, filepath.Join(dir, "body.txt")
+		if inspect.IsJSON(orig.Header.ContentType) {
+			s.bodyPath = filepath.Join(dir, "body.json")
+			var buf bytes.Buffer
+			if json.Indent(&buf, orig.Body, "", "  ") == nil {
+				buf.WriteByte('\n')
+				s.written = buf.Bytes()
+			}
+		}
+		if err := os.WriteFile(s.bodyPath, s.written, 0o600); err != nil {
+			s.close()
+			return nil, fmt.Errorf("edit: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// editsBody reports whether the editor edits the body.
+func (s *editSession) editsBody() bool { return s.bodyPath != "" || s.headersPath != "" }
+
+// commands are the editor runs of the session, the headers first: editor
+// is run by sh, so EDITOR may carry arguments ("code --wait").
+func (s *editSession) commands(editor string) []*exec.Cmd {
+	var cs []*exec.Cmd
+	for _, p := range []string{s.headersPath, s.bodyPath} {
+		if p != "" {
+			cs = append(cs, exec.Command("sh", "-c", editor+` "$1"`, "sh", p))
+		}
+	}
+	return cs
+}
+
+// result reads the edited files back: body (when not nil) replaces the
+// body file's; sets are applied to the headers; the body must be valid for
+// its content type (inspect.ValidateBody).
+func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect.Edit, error) {
+	e := inspect.Edit{OriginalSHA256: inspect.BodySHA256(s.orig.Body), At: now, Body: body}
+	if s.bodyPath != "" {
+		b, err := os.ReadFile(s.bodyPath)
+		if err != nil {
+			return e, fmt.Errorf("read the edited body: %w", err)
+		}
+		e.Body = b
+		if bytes.Equal(b, s.written) {
+			e.Body = s.orig.Body // unchanged: the original bytes, not the pretty-printed ones
+		}
+	}
+	h := inspect.HeadersOf(s.orig)
+	if s.headersPath != "" {
+		doc, err := os.ReadFile(s.headersPath)
+		if err != nil {
+			return e, fmt.Errorf("read the edited headers: %w", err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return e, fmt.Errorf("the headers are not valid YAML: %w", err)
+		}
+		// What --set refuses, the YAML may not put into the copy either.
+		if err := inspect.CheckEditedHeaders(m, h); err != nil {
+			return e, fmt.Errorf("the edited headers: %w", err)
+		}
+		h = inspect.EditHeaders{}
+		if err := yaml.Unmarshal(doc, &h); err != nil {
+			return e, fmt.Errorf("the headers are not valid YAML: %w", err)
+		}
+	}
+	for _, kv := range sets {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := h.Set(k, v); err != nil {
+			return e, fmt.Errorf("--set %s: %w", redact.Quoted(kv), err)
+		}
+	}
+	if s.headersPath != "" || len(sets) > 0 {
+		if err := h.Check(); err != nil {
+			return e, err
+		}
+		e.Headers = &h
+	}
+	ct := s.orig.Header.ContentType
+	if e.Headers != nil {
+		ct = e.Headers.ContentType
+	}
+	if err := inspect.ValidateBody(ct, e.Body); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// close removes the session's files.
+func (s *editSession) close() { _ = os.RemoveAll(s.dir) }

@@ -1,0 +1,166 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+)
+
+// dlqRun runs `brighter dlq ARGS...` as a process in a temporary
+// directory, with the test environment's AWS settings, and returns its exit
+// code, stdout and stderr.
+func dlqRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return cmdtest.BrighterExit(t, t.TempDir(), append([]string{"dlq"}, args...)...)
+}
+
+// writeYAML writes a subscriptions file into a temporary directory.
+func writeYAML(t *testing.T, yaml string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "brighter.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestDLQReplay_SNSFanOut_FailedSubscriberOnly: an SNS topic with
+// two subscribed queues; a replay without --to of the failed subscription's
+// dead letter goes to that subscription's queue alone, never through the
+// topic to the other subscriber.
+func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	emu := cmdtest.SharedSQS(t)
+	run := fmt.Sprintf("fo%d", time.Now().UnixNano()%1e9)
+	q := func(n string) string { return n + "-" + run }
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	for _, n := range []string{"orders", "audit"} {
+		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q(n), Topic: q("placed")}).EnsureChannels(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q("dlq")}).EnsureChannels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if subs, err := sqs.TopicSubscribers(ctx, c, q("placed"), false); err != nil || len(subs) != 2 {
+		t.Fatalf("the topic's subscribers: %v, %v; want two queues", subs, err)
+	}
+	sub := func(name, dlq string) string {
+		s := "  - name: " + name + "\n    transport: sqs\n    routingKey: " + q("placed") + "\n    channelName: " + q(name) +
+			"\n    sqs: {channelType: pubSub}\n    handler: {type: builtin, name: ack}\n"
+		if dlq != "" {
+			s += "    deadLetterRoutingKey: " + dlq + "\n"
+		}
+		return s
+	}
+	file := writeYAML(t, fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\nsubscriptions:\n", sqstest.Region, emu.Endpoint)+
+		sub("orders", q("dlq"))+sub("audit", ""))
+	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	if err := p.Send(ctx, stamped("m1-"+run, q("placed"), q("dlq"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := dlqRun(t, "replay", "orders", "-c", file, "--yes")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed m1-"+run+" -> "+q("orders")) {
+		t.Fatalf("replay: exit %d, want 0 and the copy sent to %s\nstdout:\n%s\nstderr:\n%s", code, q("orders"), out, errOut)
+	}
+	peek := func(queue string) string {
+		code, out, errOut := dlqRun(t, "peek", "sqs://"+queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "-o", "json")
+		if code != cmdutil.ExitOK {
+			t.Fatalf("peek %s: exit %d\n%s%s", queue, code, out, errOut)
+		}
+		return out
+	}
+	// The failed subscriber's own queue has the replayed copy, once.
+	if got := peek(q("orders")); strings.Count(got, `"id":"m1-`+run+`"`) != 1 || !strings.Contains(got, `"replayedFrom":"sqs://`+q("dlq")+`"`) {
+		t.Errorf("the failed subscription's queue %s does not hold the replayed copy once:\n%s", q("orders"), got)
+	}
+	if got := peek(q("audit")); got != "" {
+		t.Errorf("the other subscriber's queue %s got the replay:\n%s", q("audit"), got)
+	}
+	if got := peek(q("dlq")); got != "" {
+		t.Errorf("the dead-letter queue still holds:\n%s", got)
+	}
+}
+
+// TestDLQReplay_PubSubFanOut_RefusedWithoutFlag: a Pub/Sub topic
+// with two subscriptions; a replay without --to of one subscription's dead
+// letter is refused (exit 2, naming the other subscription, nothing pulled)
+// and goes, to both, with --fan-out. restore into a dead-letter topic with
+// a second subscription is refused the same way.
+func TestDLQReplay_PubSubFanOut_RefusedWithoutFlag(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client, srv := gcptest.Start(t, "fanout", nil, gcp.Connect)
+	pj := srv.Project
+	topic := func(n string) string { return "projects/" + pj + "/topics/" + n }
+	subName := func(n string) string { return "projects/" + pj + "/subscriptions/" + n }
+	for _, n := range []string{"placed", "orders-dlq"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sub, tp := range map[string]string{"orders-sub": "placed", "audit-sub": "placed", "orders-dlq": "orders-dlq", "dlq-tap": "orders-dlq"} {
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: subName(sub), Topic: topic(tp), AckDeadlineSeconds: 60}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := writeYAML(t, fmt.Sprintf(`connections:
+  gcp:
+    projectId: %s
+    emulatorHost: %s
+subscriptions:
+  - name: orders
+    transport: gcp
+    routingKey: placed
+    channelName: orders-sub
+    deadLetterRoutingKey: orders-dlq
+    handler: {type: builtin, name: ack}
+`, pj, srv.Addr))
+	if err := gcp.NewProducer(client, gcp.ProducerOptions{}).Send(ctx, stamped("m1", "placed", "orders-dlq")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := dlqRun(t, "replay", "orders", "-c", file, "--yes")
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "topic placed fans out: the copy would also reach subscription "+subName("audit-sub")) ||
+		strings.Contains(errOut, subName("orders-sub")) || !strings.Contains(errOut, "--fan-out") {
+		t.Fatalf("replay without --fan-out: exit %d, want %d naming %s only\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, subName("audit-sub"), out, errOut)
+	}
+	// restore into orders-dlq, whose topic dlq-tap also reads
+	archive := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.WriteFile(archive, []byte(`{"id":"r1","topic":"placed","body":"{}"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = dlqRun(t, "restore", archive, "-s", "orders", "-c", file)
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "the copy would also reach subscription "+subName("dlq-tap")) {
+		t.Fatalf("restore without --fan-out: exit %d, want %d naming dlq-tap\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
+	}
+	// Nothing was pulled: the dead letter is still there, once.
+	url := func(sub string) string { return "pubsub://projects/" + pj + "/subscriptions/" + sub }
+	if code, out, errOut := dlqRun(t, "stats", url("orders-dlq"), "--endpoint", srv.Addr); code != cmdutil.ExitOK || !strings.Contains(errOut, "1 counted, 1 read") {
+		t.Fatalf("stats after the refusals: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = dlqRun(t, "replay", "orders", "-c", file, "--yes", "--fan-out")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed m1 -> placed") {
+		t.Fatalf("replay --fan-out: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, sub := range []string{"orders-sub", "audit-sub"} {
+		code, out, errOut := dlqRun(t, "peek", url(sub), "--endpoint", srv.Addr, "-o", "json")
+		if code != cmdutil.ExitOK || !strings.Contains(out, `"id":"m1"`) {
+			t.Errorf("peek %s after --fan-out: exit %d, want the copy\n%s%s", sub, code, out, errOut)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package dlq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/tui/triage"
+)
+
+// dlq triage: the console (internal/tui/triage) over one
+// dead-letter destination, its actions wired to inspect's scan, replay and
+// archive and to dlq edit's edit session.
+
+// dlqTriageOptions are triage's own flags.
+type dlqTriageOptions struct {
+	*dlqReplayOptions
+	// archiveFile is --archive-file: where a (archive) appends.
+	archiveFile string
+	// logFile is --log-file: where the log goes while the console owns
+	// the terminal ("" discards it).
+	logFile string
+}
+
+func newDLQTriageCmd(parent *dlqOptions) *cobra.Command {
+	o := &dlqTriageOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: parent}}
+	cmd := &cobra.Command{
+		Use:   "triage [SUBSCRIPTION|URL]",
+		Short: "An interactive console: failure groups, messages, replay, edit, archive",
+		Long: `Open a console over a dead-letter destination: its failure groups (count,
+oldest, newest, reason, a sample message), the messages of a group, and
+one message (headers, bag, rejection metadata, body pretty-printed by
+content type).
+
+Keys: enter opens, esc goes back, space selects, r replays the selection
+(or what is under the cursor), R replays the whole group, e edits the
+message in $EDITOR and replays the edited copy (as dlq edit), a archives
+to --archive-file (as dlq archive), d toggles a dry run, / filters, s
+sorts, ? helps, q quits.
+
+Replays go where dlq replay sends them (--to, else the originalTopic on
+the allow-list; --allow-any-destination lifts it). Every replay, archive
+and edit names its destinations and count and asks once (y/n), and shows
+its progress while it runs.
+
+Reads are peek's: each message read is held invisible for --visibility
+while that read runs and made visible again as soon as it ends; every
+action reads afresh, so nothing is held between keys or after q.`,
+		Example: `  brighter dlq triage orders
+  brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
+  brighter dlq triage orders --dry-run        # start with the dry run on`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
+			o.toSet = cmd.Flags().Changed("to")
+			return o.run(cmd.Context(), dest)
+		}),
+	}
+	o.addCommon(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.to, "to", "", "replay every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "start with the dry run on (d toggles it)")
+	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
+	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
+	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
+	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
+	return cmd
+}
+
+func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
+	logIO := *o.io
+	logIO.ErrOut = io.Discard
+	if o.logFile != "" {
+		lf, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--log-file: %w", err))
+		}
+		defer lf.Close()
+		logIO.ErrOut = lf
+	}
+	logger, err := o.global.LoggerTo(logIO.ErrOut)
+	if err != nil {
+		return err
+	}
+	if _, err := o.filter(); err != nil {
+		return err
+	}
+	a, err := o.actions(ctx, arg, logger)
+	if err != nil {
+		return err
+	}
+	if !o.io.OutTTY || !o.io.InTTY {
+		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
+	}
+	// The first read before the console starts: a destination that cannot
+	// be opened (a queue that does not exist) is reported as peek reports
+	// it, exit 1, and no console opens on it.
+	first, err := a.Load(ctx)
+	if err != nil {
+		return cmdutil.FailureErr(naming(a.t, "triage", err))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithMessages(first)
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
+	_, err = p.Run()
+	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
+	// An action still under way (ctrl+c during a replay) stops: it finishes
+	// the publishes and removes it has begun and releases what it holds.
+	cancel()
+	a.running.Wait()
+	if failed {
+		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
+	}
+	return nil
+}
+
+// actions resolves arg as dlq replay does (its refusals are usage
+// errors) and returns the console's actions on it.
+func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
+	t, dt, err := o.target(arg)
+	if err != nil {
+		return nil, err
+	}
+	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, logger: logger}, nil
+}
+
+// triageActions are the console's actions on one destination: each opens
+// the destination, does its scan (which releases what it read) and closes
+// it again.
+type triageActions struct {
+	o     *dlqTriageOptions
+	t     *dlqTarget
+	dt    dlqTransport
+	to    string
+	allow func(string) bool
+	// guard is the fan-out guard (nil with --to): it routes a copy to the
+	// failed subscription's own queue where the transport has one.
+	guard  *fanOutGuard
+	logger *slog.Logger
+	// running counts the actions under way: triage waits for them (their
+	// releases) after the console ends, so nothing stays held.
+	running sync.WaitGroup
+	// held is openedChannel.held of the last Load (LoadNote).
+	held atomic.Int64
+}
+
+// LoadNote implements triage.LoadNoter: how many messages another reader
+// held invisible when the last Load began (SQS only), "" for none.
+func (a *triageActions) LoadNote() string { return heldNote(a.held.Load()) }
+
+// Source implements triage.Actions.
+func (a *triageActions) Source() string { return a.t.URL }
+
+// open opens the destination for one action; held is how many messages
+// another reader held invisible as it opened (openedChannel.held).
+// Until the returned close is called the action counts as running.
+func (a *triageActions) open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
+	a.running.Add(1)
+	ch, err := a.o.openReader(ctx, a.t, a.dt, rewrite, a.logger)
+	if err != nil {
+		a.running.Done()
+		return nil, 0, nil, err
+	}
+	return a.o.source(a.t, ch, a.logger), ch.Held, func() error {
+		defer a.running.Done()
+		return ch.Close(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// collect is a peek Exporter that keeps copies of the messages.
+type collect []*message.Message
+
+func (c *collect) Write(m *message.Message) error { *c = append(*c, m.Clone()); return nil }
+func (c *collect) Flush() error                   { return nil }
+
+// Load implements triage.Actions: a peek of the command's filter.
+func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
+	f, err := a.o.filter()
+	if err != nil {
+		return nil, err
+	}
+	src, held, closeSrc, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	a.held.Store(held)
+	var out collect
+	_, perr := inspect.Peek(ctx, src, f, &out)
+	return out, errors.Join(perr, closeSrc())
+}
+
+// ReplayDestinations implements triage.Actions.
+func (a *triageActions) ReplayDestinations(ms []*message.Message) []string {
+	var out []string
+	for _, m := range ms {
+		d := a.to
+		if d == "" {
+			d = inspect.Describe(m).OriginalTopic
+			if a.allow != nil && !a.allow(d) {
+				d += " (refused: not on the allow-list)"
+			}
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// progressFunc is an inspect.Progress over a function.
+type progressFunc func(inspect.Outcome)
+
+func (p progressFunc) Done(o inspect.Outcome) { p(o) }
+
+// replay runs inspect.Replay over the messages with ids, as dlq replay
+// does, with transform (dlq edit's) when set.
+func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
+	src, _, closeSrc, err := a.open(ctx, !dryRun)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	var prod broker.Producer
+	if !dryRun {
+		if prod, err = a.dt.DLQProducer(ctx, a.t, a.logger); err != nil {
+			_ = closeSrc()
+			return triage.Result{}, fmt.Errorf("producer: %w", err)
+		}
+		if prod, err = a.guard.routed(ctx, prod); err != nil {
+			_ = closeSrc()
+			return triage.Result{}, fmt.Errorf("producer: %w", err)
+		}
+	}
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.routeFunc(), DryRun: dryRun, Now: a.o.now, Transform: transform,
+		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
+	sum, rerr := inspect.Replay(ctx, src, replaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
+	cerr := closeSrc()
+	if prod != nil {
+		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
+	}
+	var line bytes.Buffer
+	_ = inspect.WriteSummary(&line, sum)
+	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused, Summary: string(bytes.TrimSpace(line.Bytes()))}
+	if res.Failed > 0 && rerr == nil {
+		res.Summary += " (failed and refused messages stay in the dead-letter destination)"
+	}
+	return res, errors.Join(rerr, cerr)
+}
+
+// Replay implements triage.Actions.
+func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	return a.replay(ctx, ids, dryRun, nil, progress)
+}
+
+// ArchiveDestination implements triage.Actions.
+func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
+
+// Archive implements triage.Actions: inspect.Archive into --archive-file
+// (write, fsync, then remove); a dry run counts what would be archived.
+func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	f := inspect.Filter{IDs: ids, Limit: len(ids)}
+	src, _, closeSrc, err := a.open(ctx, !dryRun)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	if dryRun {
+		n, cerr := inspect.Count(ctx, src, f)
+		return triage.Result{Done: n, Summary: fmt.Sprintf("would archive %d to %s", n, a.o.archiveFile)}, errors.Join(cerr, closeSrc())
+	}
+	// As dlq archive: a file that is not an archive is refused untouched,
+	// a killed archive's unfinished last line is cut (checkArchiveFile).
+	af, err := checkArchiveFile(a.o.archiveFile)
+	if err != nil {
+		_ = closeSrc()
+		return triage.Result{}, err
+	}
+	fh, err := af.open(a.o.archiveFile, a.logger)
+	if err != nil {
+		_ = closeSrc()
+		return triage.Result{}, err
+	}
+	sum, aerr := inspect.Archive(ctx, src, f, fh, fsyncer(fh))
+	err = errors.Join(aerr, closeSrc(), fh.Close())
+	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
+		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
+}
+
+// Edit implements triage.Actions: dlq edit's session on the body.
+func (a *triageActions) Edit(m *message.Message) (triage.Editing, error) {
+	s, err := newEditSession(m, false, true)
+	if err != nil {
+		return nil, err
+	}
+	ed := &dlqEditOptions{dlqReplayOptions: a.o.dlqReplayOptions}
+	return &triageEdit{a: a, s: s, editor: ed.editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
+}
+
+// triageEdit is one edit of the console.
+type triageEdit struct {
+	a      *triageActions
+	s      *editSession
+	editor string
+	dest   string
+}
+
+func (e *triageEdit) Command() *exec.Cmd  { return e.s.commands(e.editor)[0] }
+func (e *triageEdit) Destination() string { return e.dest }
+func (e *triageEdit) Close()              { e.s.close() }
+
+// Check implements triage.Editing: the edited files read back and
+// validated as Finish would, nothing sent.
+func (e *triageEdit) Check() error {
+	_, err := e.s.result(nil, nil, e.a.o.now())
+	return err
+}
+
+// Finish validates the edited body and replays the edited copy.
+func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
+	ed, err := e.s.result(nil, nil, e.a.o.now())
+	if err != nil {
+		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
+	}
+	res, err := e.a.replay(ctx, []string{e.s.orig.Header.MessageID}, dryRun, ed.Transform, func(triage.Outcome) {})
+	res.Summary = "edit: " + res.Summary
+	return res, err
+}

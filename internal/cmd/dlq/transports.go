@@ -1,0 +1,29 @@
+package dlq
+
+import (
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// The transports' wiring lives in internal/transport; these names are the
+// commands' own for its types.
+type (
+	openedChannel     = transport.Channel
+	dlqTransport      = transport.Transport
+	transports        = transport.Registry
+	dlqTarget         = transport.Target
+	dlqReadOptions    = transport.ReadOptions
+	dryRunChecker     = transport.DryRunChecker
+	replaySourceAsker = transport.ReplaySourceAsker
+)
+
+// commandLinePath is transport.CommandLinePath.
+const commandLinePath = transport.CommandLinePath
+
+// urlOptions are the flags and environment a destination named by URL
+// takes its connection from.
+func (o *dlqOptions) urlOptions() transport.URLOptions {
+	return transport.URLOptions{
+		Endpoint: o.endpoint, Region: o.region, Profile: o.profile, SNS: o.sns, Group: o.group,
+		RocketMQEndpoint: o.rocketmqEndpoint, Env: o.env,
+	}
+}

@@ -1,0 +1,327 @@
+// Package lint is `brighter lint`: the rules of internal/lint over
+// subscriptions files (or stdin), their findings as text, JSON or SARIF,
+// --live checks against the brokers, and --explain RULE.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/export"
+	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/lint/rules"
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+// stdinName is how findings name a file read from standard input ("-").
+const stdinName = "<stdin>"
+
+// failOnNone is the --fail-on value that never fails on findings.
+const failOnNone = "none"
+
+// Options carries lint's flags and dependencies.
+type Options struct {
+	io     *iostreams.IOStreams
+	global *factory.Factory
+
+	files   []string
+	configs []string
+	format  string
+	failOn  string
+	explain string
+	list    bool
+	live    bool
+	// liveTimeout bounds the broker calls of --live, per file.
+	liveTimeout time.Duration
+
+	// transports answers each transport's questions (native limits, leases).
+	transports map[config.Transport]lint.TransportRules
+	// readFile reads a named file (os.ReadFile in production).
+	readFile func(name string) ([]byte, error)
+	// probers returns the --live probers and channel validators and a
+	// function that closes their clients (the transport registry's LiveCheckers in production).
+	probers func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func())
+}
+
+// NewCmdLint returns the lint command. runF, when not nil, is called with
+// the parsed options instead of runLint (a test checks the flags' parsing
+// without running the command).
+func NewCmdLint(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+		return f.Transports().LiveCheckers()
+	}}
+	cmd := &cobra.Command{
+		Use:   "lint [-c FILE]... [FILE...]",
+		Short: "Check subscriptions files for budgets and dead-letter settings that will not behave as meant",
+		Long: `Check one or more subscriptions files, given with -c/--config or as arguments
+(default brighter.yaml; - reads standard input), for settings that are legal but will probably not behave as their
+author meant: a zero budget, a budget outranked by the broker's own redrive
+limit, a budget that cannot run down, a budget with no dead-letter
+destination, a dead-letter destination equal to the source,
+out-of-range broker settings, and a handler timeout longer than the lease.
+
+Each finding is "file:line:col: severity rule: message". A file that does not
+parse is reported as findings at the offending lines. brighter consume runs
+the same rules at start-up and logs each finding once.
+
+Exit status: 0 when no finding is at or above --fail-on (default error, so
+warnings never fail a build unless asked), 1 when one is, 2 for a usage error
+or a file that cannot be read.
+
+With --live, lint also asks the brokers for the native limits in force (SQS
+GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
+the RocketMQ consumer group's maximum deliveries as the proxy reports it),
+reports drift from the file (native-limit-drift) and checks budget-outranked
+against the broker's value; a broker that does not report its limit is a
+live-check-failed finding. For each subscription with makeChannels validate
+or assume it also looks up every queue, topic and subscription the file names
+(dead-letter, invalid-message and native redrive destinations, and the
+redrive or dead-letter policy the broker really holds), with the validation
+consume runs at start-up: a missing one is an error (missing-destination).
+It only reads; it never changes a broker.
+
+Formats: text (grouped by file, coloured on a terminal; NO_COLOR is honoured),
+json, sarif (SARIF 2.1.0 for GitHub code scanning), github (workflow-command
+annotations on the pull request).`,
+		Example: `  # Lint brighter.yaml in the current directory
+  brighter lint
+
+  # Lint one file, as consume, send and dlq name it
+  brighter lint -c deploy/brighter.yaml
+
+  # Lint every example, failing the build on warnings too
+  brighter lint --fail-on warning examples/*.yaml
+
+  # Annotate a GitHub pull request
+  brighter lint -o github deploy/brighter.yaml
+
+  # Upload to GitHub code scanning
+  brighter lint -o sarif brighter.yaml > brighter.sarif
+
+  # Lint a file generated by another tool
+  render-config | brighter lint -
+
+  # Also compare the native limits with what the brokers actually have
+  brighter lint --live brighter.yaml
+
+  # Why does budget-outranked matter?
+  brighter lint --explain budget-outranked
+
+  # Every rule, its severity and summary
+  brighter lint --list-rules`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("format") {
+				// On stderr: stdout may be a JSON or SARIF report.
+				fmt.Fprintln(o.io.ErrOut, "brighter: --format is deprecated; use -o/--output")
+			}
+			o.files = append(slices.Clone(o.configs), args...)
+			if runF != nil {
+				return runF(o)
+			}
+			return runLint(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&o.configs, "config", "c", nil, "subscriptions file to check (repeatable; also as arguments; default brighter.yaml)")
+	cmdutil.AddOutputFlag(cmd, &o.format, lint.OutputFormats, "")
+	// --format/-f, the flag's old name, still works.
+	cmd.Flags().StringVarP(&o.format, "format", "f", export.Default, "output format (deprecated: use --output)")
+	_ = cmd.Flags().MarkHidden("format")
+	cmdutil.CompleteValues(cmd, lint.OutputFormats.Completions(), "format")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
+	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
+	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
+	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
+	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
+	cmdutil.CompleteValues(cmd, failOnValues(), "fail-on")
+	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var ids []cobra.Completion
+		for _, r := range lint.Rules() {
+			ids = append(ids, cobra.CompletionWithDesc(r.ID, r.Summary))
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// failOnValues are the values of --fail-on, most severe first.
+func failOnValues() []string {
+	return []string{lint.SeverityError.String(), lint.SeverityWarning.String(), lint.SeverityNote.String(), failOnNone}
+}
+
+// runLint lints the files the options name and writes the report; the
+// exit code follows --fail-on (a usage error, exit 2, when a finding of
+// that severity or worse is found).
+func runLint(ctx context.Context, o *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.explain != "" {
+		return o.runExplain()
+	}
+	if o.list {
+		for _, r := range lint.Rules() {
+			req := r.Requirement
+			if req == "" {
+				req = "-"
+			}
+			fmt.Fprintf(o.io.Out, "%-32s %-8s %-5s %s\n", r.ID, r.Severity, req, r.Summary)
+		}
+		return nil
+	}
+	format, err := lint.ParseFormat(o.format)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	failOn := lint.Severity(-1)
+	if !strings.EqualFold(o.failOn, failOnNone) {
+		if failOn, err = lint.ParseSeverity(o.failOn); err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--fail-on: %w (or none)", err))
+		}
+	}
+	if err := cmdutil.PositiveDuration("live-timeout", o.liveTimeout, ""); err != nil {
+		return err
+	}
+	files := o.files
+	if len(files) == 0 {
+		files = []string{"brighter.yaml"}
+	}
+
+	l := lint.New(o.transports)
+	var probers map[config.Transport]live.Prober
+	var validators map[config.Transport]live.ChannelValidator
+	if o.live {
+		var closeProbers func()
+		probers, validators, closeProbers = o.probers()
+		defer closeProbers()
+	}
+	var report lint.Report
+	var unreadable []error
+	stdinRead := false
+	for _, name := range files {
+		data, shown, err := o.read(name, &stdinRead)
+		if err != nil {
+			unreadable = append(unreadable, err)
+			continue
+		}
+		fs, f := l.Source(shown, data, o.io.Getenv)
+		if f != nil {
+			o.io.Redactor.Add(f.Secrets()...)
+		}
+		if o.live && f != nil {
+			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
+			fs = append(fs, live.Check(lctx, f, probers, o.transports)...)
+			fs = append(fs, live.CheckChannels(lctx, f, validators)...)
+			cancel()
+		}
+		report.Files = append(report.Files, shown)
+		report.Findings = append(report.Findings, fs...)
+	}
+	lint.Sort(report.Findings)
+	report.Findings = fileOrder(report)
+	// A report may be uploaded (SARIF to code scanning): every finding
+	// passes the redaction rule, --live's broker errors included.
+	for i := range report.Findings {
+		report.Findings[i].Message = o.io.Redactor.String(report.Findings[i].Message)
+	}
+
+	if len(report.Files) > 0 {
+		if err := lint.Write(o.io.Out, format, report, lint.WriteOptions{Color: o.io.Color && format == lint.FormatText, ToolVersion: o.global.Version().Version}); err != nil {
+			return cmdutil.FailureErr(err)
+		}
+	}
+	if len(unreadable) > 0 {
+		return cmdutil.UsageErr(errors.Join(unreadable...))
+	}
+	if failOn >= 0 && report.Reaches(failOn) {
+		n := 0
+		for _, f := range report.Findings {
+			if f.Severity >= failOn {
+				n++
+			}
+		}
+		return cmdutil.FailureErr(fmt.Errorf("lint: %d finding(s) at or above %s", n, failOn))
+	}
+	return nil
+}
+
+// fileOrder keeps findings sorted by position within a file but lists files
+// in argument order (lint.Sort orders them by name).
+func fileOrder(r lint.Report) []lint.Finding {
+	out := make([]lint.Finding, 0, len(r.Findings))
+	seen := map[string]bool{}
+	for _, name := range r.Files {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, f := range r.Findings {
+			if f.Pos.File == name {
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range r.Findings {
+		if !seen[f.Pos.File] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// read returns the content of name ("-" is standard input, readable once)
+// and the name findings use for it.
+func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
+	if name == "-" {
+		if *stdinRead {
+			return nil, "", fmt.Errorf("- (standard input) given more than once")
+		}
+		*stdinRead = true
+		data, err := io.ReadAll(o.io.In)
+		if err != nil {
+			return nil, "", fmt.Errorf("read standard input: %w", err)
+		}
+		return data, stdinName, nil
+	}
+	data, err := o.readFile(name)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, name, nil
+}
+
+func (o *Options) runExplain() error {
+	r, ok := lint.Lookup(o.explain)
+	if !ok {
+		ids := make([]string, 0, len(lint.Rules()))
+		for _, r := range lint.Rules() {
+			ids = append(ids, r.ID)
+		}
+		return cmdutil.UsageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s", redact.Quoted(o.explain), strings.Join(ids, ", ")))
+	}
+	title := r.ID
+	if r.Requirement != "" {
+		title += " (" + r.Requirement + ")"
+	}
+	fmt.Fprintf(o.io.Out, "%s: %s\nseverity: %s\n\n%s\n", title, r.Summary, r.Severity, r.Explanation)
+	return nil
+}

@@ -1,0 +1,176 @@
+package lint_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/lint"
+)
+
+// TestLintBrokenFiles lints each deliberately broken file under
+// testdata/lint: <rule-id>.yaml must trip that rule, and the exit code must
+// follow its severity under the default --fail-on error.
+func TestLintBrokenFiles(t *testing.T) {
+	files, err := filepath.Glob("../../../testdata/lint/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, path := range files {
+		id := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(id, func(t *testing.T) {
+			rule, ok := lint.Lookup(id)
+			if !ok {
+				t.Fatalf("%s is named after no rule", path)
+			}
+			io, out, errOut := cmdtest.FakeIO("", false)
+			code := run(context.Background(), io, []string{"lint", "--format", "json", path})
+			var rep struct {
+				Findings []struct {
+					Rule     string `json:"rule"`
+					Severity string `json:"severity"`
+					Line     int    `json:"line"`
+				} `json:"findings"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s\n%s", err, out, errOut)
+			}
+			tripped, worst := false, lint.SeverityNote
+			for _, f := range rep.Findings {
+				if f.Rule == id {
+					tripped = true
+					if f.Line < 1 {
+						t.Errorf("finding without a line: %+v", f)
+					}
+				}
+				s, _ := lint.ParseSeverity(f.Severity)
+				worst = max(worst, s)
+			}
+			if !tripped {
+				t.Fatalf("%s does not trip %s: %s", path, id, out)
+			}
+			want := cmdutil.ExitOK
+			if worst >= lint.SeverityError {
+				want = cmdutil.ExitFailure
+			}
+			if code != want {
+				t.Errorf("exit code %d, want %d (worst finding %s); stderr %s", code, want, worst, errOut)
+			}
+			covered[rule.ID] = true
+		})
+	}
+	// The --live rules need a broker, not a file: TestLintLive_GCPDrift and
+	// internal/lint/live cover them.
+	covered[lint.RuleNativeLimitDrift], covered[lint.RuleLiveCheckFailed] = true, true
+	// missing-destination has one broken file per kind of destination under
+	// testdata/lint/live (TestLintLiveMissingDestinations).
+	covered[lint.RuleMissingDestination] = true
+	covered[lint.RuleDestinationMessageSize] = true // TestSQSDestinationSmallerThanSource
+	for _, r := range lint.Rules() {
+		if !covered[r.ID] {
+			t.Errorf("no broken file testdata/lint/%s.yaml", r.ID)
+		}
+	}
+}
+
+// TestLintExamplesAreClean: the shipped examples carry no finding at all.
+func TestLintExamplesAreClean(t *testing.T) {
+	files, err := filepath.Glob("../../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, append([]string{"lint", "--fail-on", "note"}, files...)); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if !strings.HasPrefix(out.String(), "no findings in ") {
+		t.Errorf("output %q", out)
+	}
+}
+
+// TestLintColourOnTerminal: the text format is coloured only when the
+// streams say so (a terminal without NO_COLOR).
+func TestLintColourOnTerminal(t *testing.T) {
+	in := "subscriptions:\n  - name: o\n    transport: memory\n    requeueCount: 0\n    deadLetterRoutingKey: d\n    handler: {type: builtin, name: ack}\n"
+	for _, color := range []bool{true, false} {
+		io, out, _ := cmdtest.FakeIO(in, color)
+		if code := run(context.Background(), io, []string{"lint", "-"}); code != cmdutil.ExitOK {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		if got := strings.Contains(out.String(), "\x1b["); got != color {
+			t.Errorf("color=%v: escapes present = %v:\n%q", color, got, out)
+		}
+		if !strings.Contains(out.String(), "<stdin>:4:5") {
+			t.Errorf("stdin finding not at <stdin>:4:5\n%s", out)
+		}
+	}
+}
+
+// TestLintLive_GCPDrift runs `brighter lint --live` against the Pub/Sub
+// emulator (Google's, reached through connections.gcp.emulatorHost) with a
+// drift seeded there: the file says maxDeliveryAttempts 10, the subscription
+// has 5, and requeueCount 6 is outranked on the broker only (R-10).
+func TestLintLive_GCPDrift(t *testing.T) {
+	ctx := context.Background()
+	client, srv := gcptest.Start(t, "demo", nil, gcp.Connect)
+	pj := srv.Project
+	for _, topic := range []string{"payments", "payments-native"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + pj + "/topics/" + topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: "projects/" + pj + "/subscriptions/payments-sub", Topic: "projects/" + pj + "/topics/payments",
+		DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: "projects/" + pj + "/topics/payments-native", MaxDeliveryAttempts: 5},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := `connections:
+  gcp:
+    projectId: ` + pj + `
+    emulatorHost: ` + srv.Addr + `
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    requeueCount: 6
+    deadLetterRoutingKey: payments-dlq
+    handler: {type: builtin, name: defer}
+    gcp:
+      deadLetterPolicy:
+        topic: payments-native
+        maxDeliveryAttempts: 10
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without --live the file alone looks fine.
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(ctx, io, []string{"lint", "--fail-on", "warning", file}); code != cmdutil.ExitOK {
+		t.Fatalf("lint without --live: exit %d\n%s%s", code, out, errOut)
+	}
+	io, out, errOut = cmdtest.FakeIO("", false)
+	code := run(ctx, io, []string{"lint", "--live", file})
+	if code != cmdutil.ExitOK {
+		t.Fatalf("lint --live: exit %d, want 0 (warnings only)\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"warning native-limit-drift: subscription \"payments\": the file sets gcp.deadLetterPolicy.maxDeliveryAttempts 10 but the broker has 5",
+		"warning budget-outranked: subscription \"payments\": requeueCount 6 >= gcp.deadLetterPolicy.maxDeliveryAttempts 5 on the broker",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lint --live output lacks %q:\n%s", want, out)
+		}
+	}
+}

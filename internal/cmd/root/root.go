@@ -1,0 +1,217 @@
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/consume"
+	"github.com/brightergo/brighter/internal/cmd/demo"
+	"github.com/brightergo/brighter/internal/cmd/dlq"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/cmd/lint"
+	"github.com/brightergo/brighter/internal/cmd/schema"
+	"github.com/brightergo/brighter/internal/cmd/send"
+	"github.com/brightergo/brighter/internal/cmd/version"
+	"github.com/brightergo/brighter/internal/cmd/watch"
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+// NewCmdRoot returns the root command, brighter, with every command of
+// the tree added, each given f: the log flags are f's, and f.IOStreams are
+// the tree's streams.
+func NewCmdRoot(f *factory.Factory) *cobra.Command {
+	io, g := f.IOStreams, f
+	root := &cobra.Command{
+		Use:   "brighter",
+		Short: "Run message consumers whose redelivery budget runs down, on SQS/SNS, Pub/Sub and RocketMQ",
+		Long: `brighter runs message consumers on AWS SQS/SNS, Google Cloud Pub/Sub and RocketMQ 5.
+
+A poison message is delivered at most requeueCount times, then routed to the
+dead-letter queue with the rejection reason written on it, in the wire format
+of Brighter (the .NET library).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.PersistentFlags().StringVar(&g.LogFormat, "log-format", "text", "log format: "+strings.Join(cmdutil.LogFormats, ", "))
+	root.PersistentFlags().StringVar(&g.LogLevel, "log-level", "info", "log level: "+strings.Join(cmdutil.LogLevels, ", "))
+	cmdutil.CompleteValues(root, cmdutil.LogFormats, "log-format")
+	cmdutil.CompleteValues(root, cmdutil.LogLevels, "log-level")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return cmdutil.UsageErr(err) })
+	// Check the global flags for every command, including those that log
+	// nothing (a typo in --log-format must not pass silently).
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := cmdutil.CheckExclusiveFlags(c); err != nil {
+			return err
+		}
+		_, err := g.Logger()
+		return err
+	}
+
+	root.AddCommand(consume.NewCmdConsume(f, nil))
+	root.AddCommand(send.NewCmdSend(f, nil))
+	root.AddCommand(version.NewCmdVersion(f, nil))
+	root.AddCommand(schema.NewCmdSchema(f, nil))
+	root.AddCommand(watch.NewCmdWatch(f, nil))
+	root.AddCommand(dlq.NewCmdDLQ(f))
+	root.AddCommand(lint.NewCmdLint(f, nil))
+	root.AddCommand(demo.NewCmdDemo(f, nil))
+	refuseUnknownSubcommands(root)
+	return root
+}
+
+// refuseUnknownSubcommands makes every command of the tree that has
+// subcommands (dlq, completion, the root) refuse what is not one of them
+// with a usage error (exit 2) and cobra's "Did you mean this?" suggestion,
+// and a non-root parent run alone print its help and exit 2: a script that
+// typos a subcommand must not succeed. `help TOPIC` refuses an
+// unknown topic the same way. cobra adds its help and completion commands
+// on Execute; they are added here first so the walk reaches them.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.SuggestionsMinimumDistance = 2
+		if c.Name() == "help" && c.Parent() == root {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil {
+					return cmdutil.UsageErr(fmt.Errorf("unknown help topic %q: %w", redact.Quoted(strings.Join(args, " ")), err))
+				}
+				if len(rest) > 0 {
+					return unknownSubcommand(target, rest[0])
+				}
+				return nil
+			}
+		}
+		if c.HasSubCommands() {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return unknownSubcommand(cmd, args[0])
+				}
+				return nil
+			}
+			if !c.HasParent() && !c.Runnable() {
+				// brighter alone prints its help and succeeds.
+				c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+			} else if !c.Runnable() {
+				c.RunE = func(cmd *cobra.Command, args []string) error {
+					cmd.SetOut(cmd.ErrOrStderr())
+					_ = cmd.Help()
+					var names []string
+					for _, s := range cmd.Commands() {
+						if s.IsAvailableCommand() {
+							names = append(names, s.Name())
+						}
+					}
+					return cmdutil.UsageErr(fmt.Errorf("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", ")))
+				}
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// unknownSubcommand is the usage error for an argument of parent that names
+// none of its subcommands, with the closest names cobra suggests.
+func unknownSubcommand(parent *cobra.Command, arg string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", redact.Quoted(arg), parent.CommandPath())
+	if s := parent.SuggestionsFor(arg); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	var names []string
+	for _, s := range parent.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	if len(names) > 0 {
+		msg += " (subcommands: " + strings.Join(names, ", ") + ")"
+	}
+	return cmdutil.UsageErr(errors.New(msg))
+}
+
+// Run executes the command line args (without the program's name) with
+// the dependencies of f and returns the process exit code: 0 clean stop,
+// 1 runtime failure, 2 usage or configuration error, 130 a dlq command
+// interrupted. The error that ends a failed run is written to stderr,
+// redacted.
+func Run(ctx context.Context, f *factory.Factory, args []string) int {
+	io := f.IOStreams
+	if io.Redactor == nil {
+		io.Redactor = &redact.Redactor{}
+	}
+	// The AWS SDK reads its keys from the environment, not the file: they
+	// are secrets of this run too.
+	for _, k := range awsSecretEnv {
+		if v, ok := io.Getenv(k); ok {
+			io.Redactor.Add(v)
+		}
+	}
+	root := NewCmdRoot(f)
+	// Never nil: cobra reads os.Args for nil args (a test binary's flags).
+	root.SetArgs(append([]string{}, args...))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	code := cmdutil.ExitUsage
+	if ee, ok := cmdutil.AsExitError(err); ok {
+		code = ee.Code
+	}
+	// Errors cobra reports itself (unknown command or flag, bad args) are
+	// usage errors.
+	finalError(io, root, args, err, code)
+	return code
+}
+
+// askedJSON reports whether args ask for --log-format json, for a run that
+// failed before cobra parsed its flags (an unknown command, a bad flag).
+func askedJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--log-format=json":
+			return true
+		case a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// awsSecretEnv are the environment variables the AWS SDK reads keys from.
+var awsSecretEnv = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+
+// msgRunFailed is the stable message of the final error record.
+const msgRunFailed = "brighter: run failed"
+
+// finalError writes the error that ends the run on stderr, redacted: the
+// line "brighter: ERROR", or with --log-format json one JSON record (level
+// ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
+// run parses (what a crash-looping pod shows). Every value in it
+// is cut at redact.MaxQuoted bytes with its length shown (redact.Bound): the
+// errors cobra and pflag build quote the command line whole.
+func finalError(io *iostreams.IOStreams, root *cobra.Command, args []string, err error, code int) {
+	text := redact.Bound(io.Redactor.String(err.Error()))
+	if f := root.PersistentFlags().Lookup("log-format"); (f != nil && f.Value.String() == "json") || askedJSON(args) {
+		log := slog.New(slog.NewJSONHandler(io.ErrOut, nil))
+		log.Error(msgRunFailed, "error", text, "exit_code", code)
+		return
+	}
+	fmt.Fprintln(io.ErrOut, "brighter:", text)
+}

@@ -1,0 +1,232 @@
+// Package send is `brighter send`: publish a message, or --count N of
+// them, in Brighter's wire format to a subscription's topic through the
+// transport registry, the body from --body, --file or stdin.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package send
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// Options carries send's flags and dependencies.
+type Options struct {
+	io            *iostreams.IOStreams
+	global        *factory.Factory
+	transports    transport.Registry
+	configPath    string
+	subscription  string
+	topic         string
+	body          string
+	bodySet       bool
+	file          string
+	id            string
+	messageType   string
+	correlationID string
+	partitionKey  string
+	contentType   string
+	handledCount  int
+	headers       []string
+	count         int
+}
+
+// NewCmdSend returns the send command. runF, when not nil, is called with
+// the parsed options instead of runSend (a test checks the flags' parsing
+// without running the command).
+func NewCmdSend(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, transports: f.Transports()}
+	cmd := &cobra.Command{
+		Use:   "send",
+		Short: "Publish a message in Brighter's wire format for a subscription's transport",
+		Long: `Publish a message to a subscription's topic (its routingKey) in the wire format
+Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
+		Example: `  # Send a poison-message drill to the orders subscription's topic
+  brighter send --config brighter.yaml --subscription orders --body '{"orderId": 42}'
+
+  # Body from a file, with a bag entry and a partition key
+  brighter send -c brighter.yaml -s orders --file order.json --header tenant=acme --partition-key acme`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.bodySet = cmd.Flags().Changed("body")
+			if runF != nil {
+				return runF(o)
+			}
+			return runSend(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file")
+	fl.StringVarP(&o.subscription, "subscription", "s", "", "subscription whose transport and routingKey to use (required)")
+	_ = cmd.RegisterFlagCompletionFunc("subscription", cmdutil.SubscriptionNames(io))
+	fl.StringVar(&o.topic, "topic", "", "topic to publish to instead of the subscription's routingKey")
+	fl.StringVar(&o.body, "body", "", "message body")
+	fl.StringVar(&o.file, "file", "", "read the body from this file ('-' for stdin)")
+	fl.StringVar(&o.id, "id", "", "message id (default: a new UUID)")
+	fl.StringVar(&o.messageType, "type", "MT_EVENT", "message type: "+strings.Join(sendTypes, ", "))
+	cmdutil.CompleteValues(cmd, sendTypes, "type")
+	fl.StringVar(&o.correlationID, "correlation-id", "", "correlation id")
+	fl.StringVar(&o.partitionKey, "partition-key", "", "partition key (SQS FIFO group, Pub/Sub ordering key, RocketMQ message group)")
+	fl.StringVar(&o.contentType, "content-type", message.DefaultContentType, "content type of the body")
+	fl.IntVar(&o.handledCount, "handled-count", 0, "stamped handled count (for drills)")
+	fl.StringArrayVar(&o.headers, "header", nil, "bag entry key=value (repeatable)")
+	fl.IntVar(&o.count, "count", 1, "send this many copies, each with a new id unless --id is given")
+	_ = cmd.MarkFlagRequired("subscription")
+	return cmd
+}
+
+func (o *Options) readBody() ([]byte, error) {
+	switch {
+	case o.bodySet && o.file != "":
+		return nil, cmdutil.UsageErr(fmt.Errorf("--body and --file cannot be used together"))
+	case o.bodySet:
+		return []byte(o.body), nil
+	case o.file == "-" || o.file == "":
+		if o.file == "" && o.io.InTTY {
+			return nil, cmdutil.UsageErr(fmt.Errorf("no body: give --body, --file, or pipe it on stdin"))
+		}
+		b, err := io.ReadAll(o.io.In)
+		if err != nil {
+			return nil, cmdutil.FailureErr(fmt.Errorf("read body from stdin: %w", err))
+		}
+		return b, nil
+	default:
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return nil, cmdutil.UsageErr(fmt.Errorf("--file: %w", err))
+		}
+		return b, nil
+	}
+}
+
+// sendTypes are the message types send may stamp.
+var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
+
+// Stable log texts of send: one line for a single message; for --count N,
+// one line at the end (each message at Debug).
+const (
+	logSent     = "message sent"
+	logSentBulk = "messages sent"
+)
+
+// runSend builds the message(s) from the flags and publishes them to the
+// subscription's topic: nil when every message was sent, a usage error
+// (exit 2) for a wrong file or flag, a failure (exit 1) for a send the
+// broker refused.
+func runSend(ctx context.Context, o *Options) error {
+	logger, err := o.global.Logger()
+	if err != nil {
+		return err
+	}
+	mt, ok := message.ParseMessageType(o.messageType)
+	if !ok || mt == message.MTQuit || mt == message.MTNone || mt == message.MTUnacceptable {
+		return cmdutil.UsageErr(fmt.Errorf("--type %q: valid values are %s", redact.Quoted(o.messageType), strings.Join(sendTypes, ", ")))
+	}
+	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
+		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
+	}
+	if o.count < 1 {
+		return cmdutil.UsageErr(fmt.Errorf("--count %d: must be 1 or more", o.count))
+	}
+	bag := message.Bag{}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || k == "" {
+			return cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
+		}
+		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
+			return cmdutil.UsageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
+		}
+		bag[k] = v
+	}
+	body, err := o.readBody()
+	if err != nil {
+		return err
+	}
+	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	if err != nil {
+		return err
+	}
+	s := f.Subscription(o.subscription)
+	if s == nil {
+		_, err := cmdutil.SelectSubscriptions(f, []string{o.subscription})
+		return cmdutil.UsageErr(err)
+	}
+	factory, err := o.transports.Get(s)
+	if err != nil {
+		return cmdutil.ExitCoded(err)
+	}
+	p, err := factory.Producer(ctx, f, s, logger)
+	if err != nil {
+		return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: producer", s.Name)
+	}
+	defer p.Close(context.WithoutCancel(ctx))
+	topic := s.RoutingKey
+	if o.topic != "" {
+		topic = o.topic
+	}
+	// Several messages: a progress bar on a terminal instead of the ids, and
+	// one log line at the end instead of one per message.
+	bulk := o.count > 1
+	var bar *inspect.Bar
+	if bulk && o.io.OutTTY {
+		bar = inspect.NewBar(o.io.ErrOut, o.count, "sending to "+topic)
+		defer bar.Finish()
+	}
+	level := slog.LevelInfo
+	if bulk {
+		level = slog.LevelDebug
+	}
+	sent := 0
+	for range o.count {
+		id := o.id
+		if id == "" {
+			id = uuid.NewString()
+		}
+		m := message.New(id, topic, mt, body)
+		m.Header.CorrelationID = o.correlationID
+		m.Header.PartitionKey = o.partitionKey
+		m.Header.ContentType = o.contentType
+		m.Header.HandledCount = o.handledCount
+		for k, v := range bag {
+			m.Header.Bag[k] = v
+		}
+		if err := p.Send(ctx, m); err != nil {
+			if bulk {
+				return cmdutil.FailureErr(fmt.Errorf("send to %s: %d of %d sent: %w", topic, sent, o.count, err))
+			}
+			return cmdutil.FailureErr(fmt.Errorf("send to %s: %w", topic, err))
+		}
+		sent++
+		logger.Log(ctx, level, logSent, "message_id", id, "topic", topic, "transport", string(s.Transport))
+		if bar != nil {
+			bar.Done(inspect.Outcome{ID: id})
+		} else {
+			fmt.Fprintln(o.io.Out, id)
+		}
+	}
+	if bulk {
+		logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport))
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package send_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+)
+
+// TestSendCountOnTerminalDrawsProgress: send --count N with stdout on a
+// terminal draws a progress bar on stderr instead of printing N ids, and
+// logs one line for the lot (fauxqs as the broker).
+func TestSendCountOnTerminalDrawsProgress(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "brighter.yaml")
+	queue := fmt.Sprintf("send-bar-%d", time.Now().UnixNano())
+	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint, queue)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	var out, errOut bytes.Buffer
+	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: true, Getenv: os.LookupEnv}
+	if code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--count", "20", "--body", "{}"}); code != cmdutil.ExitOK {
+		t.Fatalf("send exited %d:\n%s", code, errOut.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout on a terminal = %q, want nothing (the bar shows progress)", out.String())
+	}
+	stderr := errOut.String()
+	if !strings.Contains(stderr, "sending to "+queue) || !strings.Contains(stderr, "/20, ") {
+		t.Errorf("stderr has no progress bar of 20:\n%q", stderr)
+	}
+	if n := strings.Count(stderr, `msg="message sent"`); n != 0 {
+		t.Errorf("%d per-message log lines at Info, want 0", n)
+	}
+	if !strings.Contains(stderr, `msg="messages sent" count=20`) {
+		t.Errorf("no summary log line:\n%s", stderr)
+	}
+}

@@ -1,0 +1,127 @@
+// Package watch is `brighter watch`: the live dashboard (internal/tui) of
+// one or more running consume processes, read from their /events streams
+// and /metrics.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/cmd/root
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/tui"
+)
+
+// defaultWatchTarget is where `consume --listen 9464` serves.
+const defaultWatchTarget = "http://127.0.0.1:9464"
+
+// Options carries watch's flags and dependencies.
+type Options struct {
+	io      *iostreams.IOStreams
+	global  *factory.Factory
+	targets []string
+	client  *http.Client
+}
+
+// NewCmdWatch returns the watch command. runF, when not nil, is called with
+// the parsed options instead of runWatch (a test checks the flags' parsing
+// without running the command).
+func NewCmdWatch(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	io, g := f.IOStreams, f
+	o := &Options{io: io, global: g, client: &http.Client{}}
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "A live terminal dashboard of delivery counts, outcomes and DLQ depth",
+		Long: `Watch one or more consumers started with --listen: their subscriptions
+(rates, outcomes, budget R, native limit M, effective limit, DLQ depth),
+the messages in flight and recently settled with each delivery count drawn
+against its budget, and the rejections with reason and route.
+
+Under each subscription a status line says connected, or failing since when
+with the last error (and not ready once the consumer is stalled); the last
+warning and error log lines of the consumers are at the bottom.
+
+It reads each target's /events stream and /metrics. An unreachable target is
+shown as such and retried until it answers. NO_COLOR turns colour off.
+
+Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit.`,
+		Example: `  # A consumer on this machine
+  brighter consume --config brighter.yaml --listen 9464 &
+  brighter watch
+
+  # Two replicas of the same consumer
+  brighter watch --target http://orders-1.internal:9464 --target http://orders-2.internal:9464`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			targets, err := normaliseTargets(o.targets)
+			if err != nil {
+				return cmdutil.UsageErr(err)
+			}
+			o.targets = targets
+			if runF != nil {
+				return runF(o)
+			}
+			return runWatch(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&o.targets, "target", "t", []string{defaultWatchTarget}, "base URL of a consumer's --listen address (repeatable)")
+	return cmd
+}
+
+// normaliseTargets checks each --target: an http(s) URL with a host; a bare
+// host:port gets http://.
+func normaliseTargets(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, errors.New("--target: give at least one URL, e.g. " + defaultWatchTarget)
+	}
+	var out []string
+	for _, t := range in {
+		if !strings.Contains(t, "://") {
+			t = "http://" + t
+		}
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--target %q: want an http or https URL such as %s", redact.Quoted(t), defaultWatchTarget)
+		}
+		out = append(out, strings.TrimRight(u.String(), "/"))
+	}
+	return out, nil
+}
+
+// runWatch draws the dashboard of the targets until the user quits it or
+// ctx ends; it needs a terminal on stdout.
+func runWatch(ctx context.Context, o *Options) error {
+	if !o.io.OutTTY {
+		return cmdutil.UsageErr(errors.New("watch draws a dashboard and needs a terminal on stdout; scrape /metrics or read /events for machine use"))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	model := tui.New(tui.Options{Targets: o.targets, NoColor: !o.io.Color})
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
+	// One batcher per target: the dashboard keeps each one's channel
+	// status apart.
+	for _, t := range o.targets {
+		b := tui.NewBatcher(0, 0)
+		b.Target = t
+		go b.Run(ctx, p.Send)
+		go tui.Watch(ctx, o.client, t, b, p.Send)
+	}
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+		return cmdutil.FailureErr(fmt.Errorf("watch: %w", err))
+	}
+	return nil
+}
