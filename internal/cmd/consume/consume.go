@@ -205,7 +205,7 @@ func runConsume(ctx context.Context, o *Options) error {
 	}
 	for _, s := range subs {
 		sl := logger.With("subscription", s.Name)
-		h, err := handler.New(s.Handler, sl)
+		h, err := handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor))
 		if err != nil {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: handler: %w", s.Pos("handler"), s.Name, err))

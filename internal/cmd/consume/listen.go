@@ -179,6 +179,7 @@ func (o *Options) newLogs() (*consumeLogs, error) {
 	h = quietHandler{inner: h, quiet: l.quiet}
 	if o.listen != "" || o.tui {
 		l.stream = observe.NewStream(0, observe.DefaultBacklog)
+		l.stream.SetRedactor(o.io.Redactor)
 		h = observe.LogTee(h, max(level, slog.LevelWarn), l.stream)
 	}
 	l.logger = slog.New(redact.Handler(observe.RateLimit(h, observe.DefaultLogEvery, observe.DefaultLogBurst), o.io.Redactor))

@@ -178,7 +178,7 @@ func (h *soakHandler) url(proc int) string { return h.srv.URL + "/h/" + strconv.
 func (h *soakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proc, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/h/"))
 	body, _ := io.ReadAll(r.Body)
-	id := r.Header.Get("ce-id")
+	id, _ := handler.DecodeCEHeaderValue(r.Header.Get("ce-id"))
 	count, cerr := strconv.Atoi(r.Header.Get(handler.HeaderHandledCount))
 	h.mu.Lock()
 	plan, ok := h.plans[string(body)]

@@ -50,7 +50,7 @@ func (o *dlqOptions) completeGroupIDs(cmd *cobra.Command, args []string, toCompl
 	out := make([]cobra.Completion, 0, len(st.Groups))
 	for _, g := range st.Groups {
 		if strings.HasPrefix(g.ID, toComplete) {
-			desc := fmt.Sprintf("%d %s %s", g.Count, g.Reason, g.OriginalTopic)
+			desc := fmt.Sprintf("%d %s %s", g.Count, g.Reason, redact.URL(g.OriginalTopic))
 			if g.Message != "" { // a native redrive carries no rejection message
 				desc += ": " + g.Message
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
@@ -216,7 +217,9 @@ func (a *triageActions) ReplayDestinations(ms []*message.Message) []string {
 		d := a.to
 		if d == "" {
 			d = inspect.Describe(m).OriginalTopic
-			if a.allow != nil && !a.allow(d) {
+			refused := a.allow != nil && !a.allow(d)
+			d = redact.URL(d) // shown, never published from here
+			if refused {
 				d += " (refused: not on the allow-list)"
 			}
 		}

@@ -156,7 +156,7 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	}
 	// The AWS SDK reads its keys from the environment, not the file: they
 	// are secrets of this run too.
-	for _, k := range awsSecretEnv {
+	for _, k := range redact.SecretEnv {
 		if v, ok := io.Getenv(k); ok {
 			io.Redactor.Add(v)
 		}
@@ -193,9 +193,6 @@ func askedJSON(args []string) bool {
 	}
 	return false
 }
-
-// awsSecretEnv are the environment variables the AWS SDK reads keys from.
-var awsSecretEnv = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
 // msgRunFailed is the stable message of the final error record.
 const msgRunFailed = "brighter: run failed"

@@ -24,7 +24,12 @@ import (
 // The secrets of the corpus: each is configured in one place a secret can
 // be, always through ${VAR}, and must appear in no byte brighter writes.
 var corpusSecrets = map[string]string{
-	"SECRET_PW":    "pw-S3CRET-userinfo-29",
+	"SECRET_USER": "usr-S3CRET-name-29",
+	// The password holds the user name: masking the user name first must
+	// not leave the password's tail.
+	"SECRET_PW": "usr-S3CRET-name-29-pw-S3CRET-userinfo-29",
+	// A webhook's token in the URL's path.
+	"SECRET_PATH":  "path-S3CRET-token-29",
 	"SECRET_TOKEN": "tok-S3CRET-query-29",
 	"SECRET_HDR":   "hdr-S3CRET-header-29",
 	"SECRET_AK":    "ak-S3CRET-rocketmq-29",
@@ -68,7 +73,8 @@ func leaked(b string) []string {
 }
 
 // corpusYAML is a subscriptions file whose http handler carries the
-// secrets in its URL's user-info and query and in a header, with RocketMQ
+// secrets in its URL's user-info (a password holding the user name), path
+// and query and in a header, with RocketMQ
 // keys in connections, all through ${VAR}; messages are dead-lettered on
 // the first deferral.
 func corpusYAML(addr string) string {
@@ -86,7 +92,7 @@ subscriptions:
     emptyChannelDelay: 10ms
     handler:
       type: http
-      url: "http://user:${SECRET_PW}@` + addr + `/handle?token=${SECRET_TOKEN}"
+      url: "http://${SECRET_USER}:${SECRET_PW}@` + addr + `/services/T000/${SECRET_PATH}?token=${SECRET_TOKEN}"
       headers: {Authorization: "Bearer ${SECRET_HDR}"}
       timeout: 2s
     memory: {seed: in.jsonl, output: out.jsonl}
