@@ -201,6 +201,20 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
+	// The journal is opened (and locked) before anything is read, so a
+	// second replay on the same journal is refused at once, without
+	// holding a message invisible for its count.
+	var journal *inspect.FileJournal
+	if !o.dryRun && !o.copy {
+		if journal, err = o.openJournal(t); err != nil {
+			return err
+		}
+		defer func() {
+			if journal != nil { // a return before the replay ran: nothing new to keep
+				_, _ = journal.Close(false, false)
+			}
+		}()
+	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
 		return err
@@ -267,18 +281,11 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	} else {
 		opts.Progress = inspect.NewLines(o.io.Out)
 	}
-	var journal *inspect.FileJournal
-	if !o.dryRun && !o.copy {
-		if journal, err = o.openJournal(t); err != nil {
-			_ = closeReader()
-			return err
-		}
-		if journal != nil {
-			opts.Journal = journal
-			logger.Debug("replay journal", "source", t.URL, "path", journal.Path())
-			if n := journal.Pending(); n > 0 {
-				fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.URL, journal.Path(), plural(n, "copy"))
-			}
+	if journal != nil {
+		opts.Journal = journal
+		logger.Debug("replay journal", "source", t.URL, "path", journal.Path())
+		if n := journal.Pending(); n > 0 {
+			fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.URL, journal.Path(), plural(n, "copy"))
 		}
 	}
 	var prod broker.Producer
@@ -296,6 +303,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	cerr := closeReader()
 	if journal != nil {
 		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.selects() && f.Limit == 0 && sum.Refused == 0))
+		journal = nil
 	}
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -526,6 +534,11 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 		path = filepath.Join(dir, "brighter", "replay", journalName(t.URL))
 	}
 	j, err := inspect.OpenJournal(path, o.visibility)
+	if errors.Is(err, inspect.ErrJournalLocked) {
+		// Another replay runs on this journal: refused at once (exit 2),
+		// naming the journal and its holder.
+		return nil, cmdutil.UsageErr(err)
+	}
 	if err != nil {
 		// A journal that is not one, or a path that cannot be one (a
 		// directory), is refused as a damaged restore file is: exit 2,

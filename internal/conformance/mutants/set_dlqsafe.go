@@ -1,0 +1,14 @@
+package main
+
+// dlqSafeMutants guard `dlq` against duplicate copies and shared state:
+// every copy of an id counted and acted on, restore's check for ids
+// already in the destination, the replay journal's lock, and the guard
+// that keeps a replay from a dead-letter queue shared by several
+// subscribers from fanning out again.
+var dlqSafeMutants = []mutant{
+	{Name: "journal-unlocked", What: "a second replay opens a journal another replay holds: the first to finish deletes it under the other",
+		File: "internal/inspect/journal_lock.go",
+		Old:  "if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {",
+		New:  "if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); false && err != nil {",
+		Run:  "^TestJournal_LockRefusesASecondRunAndFreesOnDeath$", Pkg: "./internal/inspect"},
+}
