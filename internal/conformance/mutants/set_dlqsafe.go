@@ -6,6 +6,11 @@ package main
 // that keeps a replay from a dead-letter queue shared by several
 // subscribers from fanning out again.
 var dlqSafeMutants = []mutant{
+	{Name: "restore-duplicates-unchecked", What: "dlq restore publishes a record whose id the dead-letter destination already holds, without asking: run twice it makes a second copy of each",
+		File: "internal/cmd/dlq/dlq_archive.go",
+		Old:  "\tif len(there) == 0 || o.yes || o.dryRun {\n",
+		New:  "\tif true || len(there) == 0 || o.yes || o.dryRun {\n",
+		Run:  "^TestDLQRestore_RefusesIDsAlreadyThere$", Pkg: "./internal/cmd/dlq"},
 	{Name: "copies-merged", What: "a scan takes two stored copies with the same id and rejection time for one: stats undercount, archive and replay leave the second behind",
 		File: "internal/inspect/scan.go",
 		Old:  "\tif m.StoredID != \"\" {\n",
