@@ -332,22 +332,35 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 // fan-out guard (nil with --to; its methods accept nil). Its errors are
 // replay's refusals (exit 2). dlq replay, edit and triage share it.
 func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, err error) {
+	to, allow, guard, refused, err := o.replayTargetOrRefusal(ctx, t, dt, logger)
+	if err == nil {
+		err = refused
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return to, allow, guard, nil
+}
+
+// replayTargetOrRefusal is replayTarget with the fan-out guard's refusal
+// apart (refused, a usage error; to, allow and guard are then still set):
+// dlq triage opens a destination the guard refuses, to look, and refuses
+// only its replays.
+func (o *dlqReplayOptions) replayTargetOrRefusal(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, refused, err error) {
 	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
-		return to, nil, nil, err
+		return to, nil, nil, nil, err
 	}
 	names, fn, failed, err := o.replayAllowList(t, dt)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, nil, err
 	}
 	if !o.allowAny {
 		allow = fn
 		logger.Debug("replay allow-list", "source", t.URL, "destinations", names)
 	}
 	guard = newFanOutGuard(ctx, t, dt, failed, o.fanOut, logger)
-	if err := guard.check("replay"); err != nil {
-		return "", nil, nil, err
-	}
-	return "", guard.allow(allow), guard, nil
+	refused = guard.check("replay")
+	return "", guard.allow(allow), guard, refused, nil
 }
 
 // naming adds "what URL: " to err unless err already names the destination

@@ -138,11 +138,14 @@ func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
+	// A fan-out refusal does not stop the console opening: it refuses
+	// only the replays (and edits), so the dead letters can still be read,
+	// archived and purged.
+	to, allow, guard, refused, err := o.replayTargetOrRefusal(ctx, t, dt, logger)
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, logger: logger}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
@@ -156,8 +159,12 @@ type triageActions struct {
 	allow func(string) bool
 	// guard is the fan-out guard (nil with --to): it routes a copy to the
 	// failed subscription's own queue where the transport has one.
-	guard  *fanOutGuard
-	logger *slog.Logger
+	guard *fanOutGuard
+	// refused is the fan-out guard's refusal of every replay from this
+	// destination (nil when replays may go): the console opens to look,
+	// and each replay or edit answers with it.
+	refused error
+	logger  *slog.Logger
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
 	running sync.WaitGroup
@@ -215,7 +222,9 @@ func (a *triageActions) ReplayDestinations(ms []*message.Message) []string {
 	var out []string
 	for _, m := range ms {
 		d := a.to
-		if d == "" {
+		if d == "" && a.refused != nil {
+			d = redact.URL(inspect.Describe(m).OriginalTopic) + " (refused: it fans out to other subscriptions; give --to or --fan-out)"
+		} else if d == "" {
 			d = inspect.Describe(m).OriginalTopic
 			refused := a.allow != nil && !a.allow(d)
 			d = redact.URL(d) // shown, never published from here
@@ -238,6 +247,9 @@ func (p progressFunc) Done(o inspect.Outcome) { p(o) }
 // replay runs inspect.Replay over the messages with ids, as dlq replay
 // does, with transform (dlq edit's) when set.
 func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
+	if a.refused != nil {
+		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
+	}
 	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err

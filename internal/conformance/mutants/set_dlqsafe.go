@@ -6,6 +6,16 @@ package main
 // that keeps a replay from a dead-letter queue shared by several
 // subscribers from fanning out again.
 var dlqSafeMutants = []mutant{
+	{Name: "shared-dlq-fans-out", What: "a replay from a dead-letter destination shared by several subscriptions of one topic publishes through the topic: every subscriber gets the event again",
+		File: "internal/cmd/dlq/dlq_fanout.go",
+		Old:  "\t\tif len(mine) > 1 {\n",
+		New:  "\t\tif false && len(mine) > 1 {\n",
+		Run:  "^TestDLQReplay_(SNSSharedDLQ_RefusedNotFannedOut|PubSubSharedDeadLetterTopic_Refused)$", Pkg: "./internal/cmd/dlq"},
+	{Name: "triage-fanout-blocks-open", What: "dlq triage on a destination the fan-out guard refuses does not open, even to look",
+		File: "internal/cmd/dlq/dlq_replay.go",
+		Old:  "\trefused = guard.check(\"replay\")\n\treturn \"\", guard.allow(allow), guard, refused, nil\n",
+		New:  "\trefused = guard.check(\"replay\")\n\treturn \"\", guard.allow(allow), guard, nil, refused\n",
+		Run:  "^TestDLQTriage_SharedDeadLetterTopic_OpensToLook$", Pkg: "./internal/cmd/dlq"},
 	{Name: "restore-duplicates-unchecked", What: "dlq restore publishes a record whose id the dead-letter destination already holds, without asking: run twice it makes a second copy of each",
 		File: "internal/cmd/dlq/dlq_archive.go",
 		Old:  "\tif len(there) == 0 || o.yes || o.dryRun {\n",
