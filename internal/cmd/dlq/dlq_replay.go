@@ -231,8 +231,28 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	ctx, stop := o.interruptible(ctx, logger)
 	defer stop()
 
+	limit := f.Limit
+	if f.Limit > 0 && o.editID == "" {
+		// --limit picks the messages rejected first, whatever order the
+		// broker hands them out in, so a dry run and the run after it
+		// pick the same ones; every copy of a picked id goes with it.
+		ids, err := inspect.Pick(ctx, src, f, f.Limit)
+		if ctx.Err() != nil {
+			_ = closeReader()
+			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while choosing the --limit messages; nothing was replayed\n", t.URL)
+			return interrupted("replay " + t.URL)
+		}
+		if err != nil {
+			_ = closeReader()
+			return cmdutil.FailureErr(naming(t, "replay", err))
+		}
+		if len(ids) == 0 {
+			ids = []string{""} // nothing matched: select nothing
+		}
+		f.IDs, f.Limit = ids, 0
+	}
 	total := -1
-	if !o.dryRun && !o.yes && (f.Limit == 0 || f.Limit > o.confirmOver) {
+	if !o.dryRun && !o.yes && (limit == 0 || limit > o.confirmOver) {
 		n, err := inspect.Count(ctx, src, f)
 		if ctx.Err() != nil {
 			_ = closeReader()

@@ -6,6 +6,11 @@ package main
 // that keeps a replay from a dead-letter queue shared by several
 // subscribers from fanning out again.
 var dlqSafeMutants = []mutant{
+	{Name: "limit-receive-order", What: "dlq replay --limit takes the first messages the broker hands out, so a dry run and the run after it can pick different ones",
+		File: "internal/cmd/dlq/dlq_replay.go",
+		Old:  "\tif f.Limit > 0 && o.editID == \"\" {\n",
+		New:  "\tif false && f.Limit > 0 && o.editID == \"\" {\n",
+		Run:  "^TestDLQReplay_LimitPicksTheSameWithAndWithoutDryRun$", Pkg: "./internal/cmd/dlq"},
 	{Name: "shared-dlq-fans-out", What: "a replay from a dead-letter destination shared by several subscriptions of one topic publishes through the topic: every subscriber gets the event again",
 		File: "internal/cmd/dlq/dlq_fanout.go",
 		Old:  "\t\tif len(mine) > 1 {\n",
