@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -253,7 +255,23 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	}
 	total := -1
 	if !o.dryRun && !o.yes && (limit == 0 || limit > o.confirmOver) {
-		n, err := inspect.Count(ctx, src, f)
+		// The count also gathers where the copies would go, for the
+		// confirmation to name.
+		var dests []string
+		counts, err := inspect.Scan(ctx, src, f, func(_ context.Context, m *message.Message) (bool, error) {
+			d := to
+			if d == "" {
+				d = inspect.Describe(m).OriginalTopic
+				if route := guard.routeFunc(); route != nil {
+					d = route(d)
+				}
+			}
+			if d = redact.URL(d); !slices.Contains(dests, d) {
+				dests = append(dests, d)
+			}
+			return false, nil
+		})
+		n := counts.Selected
 		if ctx.Err() != nil {
 			_ = closeReader()
 			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.URL)
@@ -265,7 +283,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		total = n
 		if n > o.confirmOver {
-			if ok, err := o.confirm(ctx, n, t.URL); !ok {
+			if ok, err := o.confirm(ctx, n, t.URL, dests); !ok {
 				_ = closeReader()
 				if ctx.Err() != nil {
 					fmt.Fprintf(o.io.ErrOut, "%s: interrupted at the confirmation; nothing was replayed\n", t.URL)
@@ -472,11 +490,12 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 // confirm asks on a terminal; off one it refuses without --yes. An
 // interrupt (ctx done: SIGINT or SIGTERM) while it waits for the answer
 // ends the wait at once: (false, nil), and the caller exits 130.
-func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string) (bool, error) {
+func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string, dests []string) (bool, error) {
+	to := destinationsText(dests)
 	if !o.io.InTTY {
-		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver))
+		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d, to be replayed %s: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver, to))
 	}
-	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
+	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s %s? [y/N] ", plural(n, "message"), name, to)
 	type answer struct {
 		line string
 		err  error
@@ -564,7 +583,15 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 			}
 			dir = filepath.Join(home, ".local", "state")
 		}
-		path = filepath.Join(dir, "brighter", "replay", journalName(t.URL))
+		key := t.URL
+		if t.S != nil && t.S.Transport == config.TransportMemory && t.S.Memory != nil {
+			// memory://QUEUE names a queue inside a file: two files are
+			// two dead-letter destinations, with a journal (and lock) each.
+			if abs, err := filepath.Abs(t.S.Memory.Output); err == nil {
+				key += "?file=" + abs
+			}
+		}
+		path = filepath.Join(dir, "brighter", "replay", journalName(key))
 	}
 	j, err := inspect.OpenJournal(path, o.visibility)
 	if errors.Is(err, inspect.ErrJournalLocked) {
@@ -599,4 +626,20 @@ func journalName(url string) string {
 	}
 	sum := sha256.Sum256([]byte(url))
 	return name + "-" + hex.EncodeToString(sum[:6]) + ".journal"
+}
+
+// destinationsText names where a replay's copies go, for its
+// confirmation: "to D", "to D1, D2 and D3", at most five named ("and N
+// more" after them).
+func destinationsText(dests []string) string {
+	const shown = 5
+	switch {
+	case len(dests) == 0:
+		return "to their originalTopic"
+	case len(dests) == 1:
+		return "to " + dests[0]
+	case len(dests) <= shown:
+		return "to " + strings.Join(dests[:len(dests)-1], ", ") + " and " + dests[len(dests)-1]
+	}
+	return fmt.Sprintf("to %s and %d more", strings.Join(dests[:shown], ", "), len(dests)-shown)
 }
