@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	osuser "os/user"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -105,6 +107,9 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
+	if o.logFile != "" {
+		a.audit = o.auditLogger(logIO.ErrOut)
+	}
 	if !o.io.OutTTY || !o.io.InTTY {
 		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
@@ -165,6 +170,9 @@ type triageActions struct {
 	// and each replay or edit answers with it.
 	refused error
 	logger  *slog.Logger
+	// audit, with --log-file, gets one LogAudit record per action (nil:
+	// none).
+	audit *slog.Logger
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
 	running sync.WaitGroup
@@ -283,7 +291,53 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 
 // Replay implements triage.Actions.
 func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
-	return a.replay(ctx, ids, dryRun, nil, progress)
+	res, err := a.replay(ctx, ids, dryRun, nil, progress)
+	a.record(ctx, "replay", ids, a.replayDestination(ids), dryRun, res, err)
+	return res, err
+}
+
+// LogAudit is the stable message of the audit record dlq triage writes to
+// --log-file for each action, whatever the log level: user, action
+// (replay, archive, edit), ids, destination, dry_run, done, failed,
+// outcome (the action's summary) and error.
+const LogAudit = "dlq triage action"
+
+// auditLogger is the logger of the audit records: w in the log format,
+// at Info whatever --log-level says (an audit line is never filtered out).
+func (o *dlqTriageOptions) auditLogger(w io.Writer) *slog.Logger {
+	user := o.env("USER")
+	if u, err := osuser.Current(); err == nil && u.Username != "" {
+		user = u.Username
+	}
+	var h slog.Handler = slog.NewTextHandler(w, nil)
+	if o.global != nil && o.global.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, nil)
+	}
+	return slog.New(h).With("user", user)
+}
+
+// record writes the audit record of one action (nothing without
+// --log-file).
+func (a *triageActions) record(ctx context.Context, action string, ids []string, dest string, dryRun bool, res triage.Result, err error) {
+	if a.audit == nil {
+		return
+	}
+	attrs := []any{"source", a.t.URL, "action", action, "ids", strings.Join(ids, ","), "destination", dest, "dry_run", dryRun,
+		"done", res.Done, "failed", res.Failed, "outcome", res.Summary}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	a.audit.InfoContext(ctx, LogAudit, attrs...)
+}
+
+// replayDestination is where a replay of ids goes, for the audit record:
+// --to, else "originalTopic" (each message's, as the allow-list and the
+// fan-out guard allow).
+func (a *triageActions) replayDestination([]string) string {
+	if a.to != "" {
+		return a.to
+	}
+	return "originalTopic"
 }
 
 // ArchiveDestination implements triage.Actions.
@@ -292,6 +346,12 @@ func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
 // Archive implements triage.Actions: inspect.Archive into --archive-file
 // (write, fsync, then remove); a dry run counts what would be archived.
 func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.archive(ctx, ids, dryRun, progress)
+	a.record(ctx, "archive", ids, a.o.archiveFile, dryRun, res, err)
+	return res, err
+}
+
+func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
 	f := inspect.Filter{IDs: ids, Limit: len(ids)}
 	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
@@ -354,7 +414,9 @@ func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, er
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
-	res, err := e.a.replay(ctx, []string{e.s.orig.Header.MessageID}, dryRun, ed.Transform, func(triage.Outcome) {})
+	ids := []string{e.s.orig.Header.MessageID}
+	res, err := e.a.replay(ctx, ids, dryRun, ed.Transform, func(triage.Outcome) {})
 	res.Summary = "edit: " + res.Summary
+	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
 	return res, err
 }
