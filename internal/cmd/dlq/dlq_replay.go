@@ -121,7 +121,14 @@ its topic to every subscriber; a replay into a Pub/Sub topic (or an SNS
 topic whose failed subscription the file does not name) that other
 subscriptions also read lists them and is refused (exit 2) unless
 --fan-out; a replay into a RocketMQ topic, whose consumer groups cannot be
-listed and all receive it, is refused (exit 2) unless --fan-out.
+listed and all receive it, is refused (exit 2) unless --fan-out. A
+dead-letter destination shared by several subscriptions of one topic is
+refused (exit 2) unless --fan-out or --to: a dead letter does not say
+which of them failed it.
+
+Every stored copy counts: two copies of one failure (same id and rejection
+time) are both selected; one is published and both are removed.
+--limit N takes the N failures rejected first, so --dry-run picks the same.
 
 Resumable: a replay (move) keeps a journal (--journal, default under
 $XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
@@ -129,7 +136,10 @@ copy carries a replayId. Run again after a crash, a replay only removes a
 message whose copy the journal records as sent, without sending it again.
 The journal is deleted when a run ends cleanly (not interrupted, nothing
 failed) with no copy recorded sent whose message was not removed; a
-journal kept is named on stderr with why.
+journal kept is named on stderr with why. A replay locks its journal
+before it reads anything: a second replay on the same journal is refused
+at once (exit 2) naming the journal and the holder's pid; a dead
+holder's lock is free.
 
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
