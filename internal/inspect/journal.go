@@ -59,10 +59,13 @@ type ReplayJournal interface {
 // AT+HOLD that run, if killed, may still hold the message invisible) or
 // "removed RID", appended. A "sent RID" line without AT and HOLD (written
 // before they were recorded) is read as held by nobody. Safe for concurrent
-// use within one process; two replays must not share a file at once.
+// use within one process. Two replays never share a file at once:
+// OpenJournal locks it (an exclusive flock on PATH.lock, released by Close
+// or by the holder's death) and refuses a journal another run holds.
 type FileJournal struct {
 	mu       sync.Mutex
 	f        *os.File
+	lock     *journalLock
 	path     string
 	hold     time.Duration
 	now      func() time.Time
@@ -75,12 +78,24 @@ type FileJournal struct {
 // this run holds each message it reads invisible (its --visibility): it is
 // recorded with every copy sent, so that a later run does not forget a copy
 // whose message a killed run may still hold (Close). Errors name the path;
-// a line that is neither form is an error (the file is not a journal).
-func OpenJournal(path string, hold time.Duration) (*FileJournal, error) {
+// a line that is neither form is an error (the file is not a journal). A
+// journal another run holds open is refused at once with a
+// *JournalLockedError (wrapping ErrJournalLocked) naming the journal and
+// its holder; the lock of a run that died is free.
+func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
-	j := &FileJournal{path: path, hold: hold, now: time.Now, sent: map[string]time.Time{}, inFlight: map[string]bool{}}
+	lock, err := lockJournal(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = lock.unlock()
+		}
+	}()
+	j = &FileJournal{path: path, lock: lock, hold: hold, now: time.Now, sent: map[string]time.Time{}, inFlight: map[string]bool{}}
 	if fh, err := os.Open(path); err == nil {
 		sc := bufio.NewScanner(fh)
 		n := 0
@@ -291,6 +306,9 @@ func (j *FileJournal) Close(keep, drained bool) (removed bool, err error) {
 	if remove {
 		err = errors.Join(err, os.Remove(j.path))
 	}
+	// The lock goes last: a run waiting for it finds the journal deleted
+	// or complete, never half-closed.
+	err = errors.Join(err, j.lock.unlock())
 	if err != nil {
 		return false, fmt.Errorf("replay journal %s: %w", j.path, err)
 	}

@@ -1,11 +1,16 @@
 package inspect
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestJournal_HeldEntriesKeepADrainedJournal: a copy recorded sent
@@ -65,5 +70,72 @@ func TestJournal_HeldEntriesKeepADrainedJournal(t *testing.T) {
 		if _, err := OpenJournal(filepath.Join(dir, "bad"), time.Minute); err == nil || !strings.Contains(err.Error(), "bad:1: not a journal line") {
 			t.Errorf("journal %q: %v, want line 1 refused", bad, err)
 		}
+	}
+}
+
+// TestJournal_LockRefusesASecondRunAndFreesOnDeath: while one run holds a
+// journal open, a second open of it is refused at once with an error that
+// names the journal and the holder's pid; once the first closes (deleting
+// the journal) the second opens it. A holder that dies without closing (a
+// child process that inherited the lock, killed) does not block the next
+// run: its lock file is left, stale, and is locked afresh.
+func TestJournal_LockRefusesASecondRunAndFreesOnDeath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.journal")
+	first, err := OpenJournal(path, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = OpenJournal(path, time.Minute)
+	var locked *JournalLockedError
+	if !errors.As(err, &locked) || !errors.Is(err, ErrJournalLocked) {
+		t.Fatalf("second open while the first holds it: %v, want a JournalLockedError", err)
+	}
+	if time.Since(start) > time.Second || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("refusal after %v: %q; want at once, naming %s and pid %d", time.Since(start), err, path, os.Getpid())
+	}
+	if removed, err := first.Close(false, false); err != nil || !removed {
+		t.Fatalf("first close: removed %v, %v", removed, err)
+	}
+	second, err := OpenJournal(path, time.Minute)
+	if err != nil {
+		t.Fatalf("open after the holder closed: %v", err)
+	}
+	if _, err := second.Close(false, false); err != nil {
+		t.Fatal(err)
+	}
+
+	// A holder that dies: a child shares the lock's open file, the parent
+	// lets go of its own descriptor, the child is killed.
+	lf, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lf.WriteString("pid 1 on elsewhere since then\n"); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "60")
+	child.ExtraFiles = []*os.File{lf}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	if _, err := OpenJournal(path, time.Minute); !errors.Is(err, ErrJournalLocked) || !strings.Contains(err.Error(), "pid 1 on elsewhere") {
+		t.Fatalf("open while a live child holds the lock: %v, want refused naming the holder", err)
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	third, err := OpenJournal(path, time.Minute)
+	if err != nil {
+		t.Fatalf("open after the holder died: %v (a dead holder's lock must not block)", err)
+	}
+	if _, err := third.Close(false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the lock file outlived a clean close (stat: %v)", err)
 	}
 }

@@ -111,6 +111,9 @@ type Table struct {
 	styled bool
 	now    func() time.Time
 	rows   [][]string
+	// copies counts the copies shown so far per id: a second stored copy
+	// of an id shows "ID ×2" (the third ×3 ...).
+	copies map[string]int
 	// first is when the oldest row held was added (wall clock).
 	first time.Time
 }
@@ -150,7 +153,15 @@ func (t *Table) Write(m *message.Message) error {
 	if len(t.rows) == 0 {
 		t.first = time.Now()
 	}
-	t.rows = append(t.rows, []string{d.ID, shownDestination(d.OriginalTopic), reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
+	if t.copies == nil {
+		t.copies = map[string]int{}
+	}
+	t.copies[m.Header.MessageID]++
+	id := d.ID
+	if n := t.copies[m.Header.MessageID]; n > 1 {
+		id += " ×" + strconv.Itoa(n)
+	}
+	t.rows = append(t.rows, []string{id, shownDestination(d.OriginalTopic), reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
 	if len(t.rows) >= TablePage {
 		return t.Flush()
 	}
@@ -242,4 +253,16 @@ func Ago(now, t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+}
+
+// CopyCounts counts the stored copies of each id among ms (as a scan
+// returns them, every copy once): an id with more than one was dead-lettered
+// or restored more than once with the same id. The console can show it
+// beside each message ("×2").
+func CopyCounts(ms []*message.Message) map[string]int {
+	n := make(map[string]int, len(ms))
+	for _, m := range ms {
+		n[m.Header.MessageID]++
+	}
+	return n
 }

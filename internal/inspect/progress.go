@@ -70,8 +70,12 @@ func (l *Lines) Done(o Outcome) {
 		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	case o.Err != nil:
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
+	case o.DryRun && o.Duplicate:
+		fmt.Fprintf(l.w, "would remove %s: another copy of a failure replayed -> %s\n", o.ID, shownDestination(o.Destination))
 	case o.DryRun:
 		fmt.Fprintf(l.w, "would replay %s -> %s\n", o.ID, shownDestination(o.Destination))
+	case o.Duplicate:
+		fmt.Fprintf(l.w, "replayed %s -> %s (another copy of the same failure; removed, not sent again)\n", o.ID, shownDestination(o.Destination))
 	case o.Resumed:
 		fmt.Fprintf(l.w, "replayed %s -> %s (sent by an earlier run; removed now)\n", o.ID, shownDestination(o.Destination))
 	case o.NewID != o.ID:
@@ -119,6 +123,9 @@ type ReplayRecord struct {
 	// Resumed is true when an earlier, interrupted run had published the
 	// copy and this run only removed the message (the replay journal).
 	Resumed bool `json:"resumed,omitempty"`
+	// Duplicate is true when the run had already handled another stored
+	// copy of the same failure: this one was removed, not published again.
+	Duplicate bool `json:"duplicate,omitempty"`
 	// Archived, Purged and Restored are the summary counts of archive,
 	// purge and restore (RunJSON).
 	Archived *int `json:"archived,omitempty"`
@@ -149,7 +156,7 @@ func NewReplayJSON(w io.Writer) *ReplayJSON { return &ReplayJSON{enc: export.New
 
 // Done writes the message's record.
 func (j *ReplayJSON) Done(o Outcome) {
-	r := ReplayRecord{Type: "message", ID: o.ID, Destination: o.Destination, Outcome: "replayed", Resumed: o.Resumed}
+	r := ReplayRecord{Type: "message", ID: o.ID, Destination: o.Destination, Outcome: "replayed", Resumed: o.Resumed, Duplicate: o.Duplicate}
 	if o.NewID != o.ID {
 		r.NewID = o.NewID
 	}

@@ -120,6 +120,10 @@ type Outcome struct {
 	// Resumed is true when an earlier, interrupted run had published the
 	// copy (ReplayOptions.Journal): this run only removed the message.
 	Resumed bool
+	// Duplicate is true when this run already handled another stored copy
+	// of the same failure (same id and rejection time): this copy is
+	// removed (kept with Copy), not published again.
+	Duplicate bool
 	// Err is why it failed; nil when it was replayed.
 	Err error
 }
@@ -264,6 +268,11 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			rid, _ := j.c.Header.Bag.String(KeyReplayID)
 			if journal != nil && journal.Sent(rid) {
 				jobs[i].out.Resumed = true
+				continue
+			}
+			if j.out.Duplicate {
+				// Another copy of a failure this run published (or is
+				// publishing): removed, not published twice.
 				continue
 			}
 			idx, copies, rids = append(idx, i), append(copies, j.c), append(rids, rid)
@@ -426,10 +435,19 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	// message again) has the same id but a new rejection time, and is left
 	// where it is, neither replayed again nor counted. Only the scan's
 	// goroutine reads and writes it.
+	//
+	// failures holds the replay id (ReplayID: id and rejection time) of
+	// every message this run handled: another stored copy of the same
+	// failure (a message restored twice) is not one that came back, and is
+	// handled too, removed without being published again.
 	handled := map[string]struct{}{}
+	failures := map[string]struct{}{}
 	known := func(m *message.Message) bool {
-		_, ok := handled[m.Header.MessageID]
-		return ok
+		if _, ok := handled[m.Header.MessageID]; !ok {
+			return false
+		}
+		_, dup := failures[ReplayID(m, src.Name)]
+		return !dup
 	}
 	settle := func() bool {
 		pending.Wait()
@@ -438,6 +456,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
 		handled[id] = struct{}{}
+		rid := ReplayID(m, src.Name)
+		_, again := failures[rid]
+		failures[rid] = struct{}{}
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
 		if errors.Is(err, ErrRefused) {
 			// Left in place (released when the scan ends), listed and
@@ -459,7 +480,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			}
 		}
 		handled[c.Header.MessageID] = struct{}{}
-		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun}
+		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun, Duplicate: again}
 		if o.DryRun {
 			if o.Check != nil {
 				if err := o.Check(c); err != nil {

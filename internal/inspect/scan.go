@@ -97,7 +97,8 @@ type Visit func(ctx context.Context, m *message.Message) (removed bool, err erro
 
 // ScanCounts reports what a scan saw.
 type ScanCounts struct {
-	// Scanned is how many distinct messages were received.
+	// Scanned is how many distinct stored copies were received (two copies
+	// with the same id count twice).
 	Scanned int
 	// Selected is how many passed the filter (at most Filter.Limit).
 	Selected int
@@ -126,16 +127,25 @@ func holdOf(m *message.Message) held {
 	return held{strings.Clone(m.Header.MessageID), r}
 }
 
-// identity is the key a scan recognises a message it has seen by: its id,
-// for a routed copy its rejection time, and for a replayed copy its replay
-// time, so a message rejected twice (after a replay), or a replayed copy
-// beside its original, is two entries, while a re-read of one stored copy
-// is one. It is kept as a 64-bit hash (8 bytes a message, not the strings).
+// identity is the key a scan recognises a message it has seen by: the
+// broker's id of the stored copy (message.Message.StoredID) when the
+// transport gives one, so every stored copy counts, even two with the same
+// id and rejection time (a message restored twice), while a re-read of one
+// stored copy is one. Without a StoredID it is the message's id, for a
+// routed copy its rejection time, and for a replayed copy its replay time
+// (a message rejected twice, or a replayed copy beside its original, is
+// two entries). It is kept as a 64-bit hash (8 bytes a message, not the
+// strings).
 func identity(seed maphash.Seed, m *message.Message) uint64 {
-	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
-	at, _ := m.Header.Bag.String(message.KeyReplayedAt)
 	var h maphash.Hash
 	h.SetSeed(seed)
+	if m.StoredID != "" {
+		h.WriteByte(1)
+		h.WriteString(m.StoredID)
+		return h.Sum64()
+	}
+	ts, _ := m.Header.Bag.String(message.KeyRejectionTimestamp)
+	at, _ := m.Header.Bag.String(message.KeyReplayedAt)
 	h.WriteString(m.Header.MessageID)
 	h.WriteByte(0)
 	h.WriteString(ts)

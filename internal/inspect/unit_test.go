@@ -221,3 +221,28 @@ func TestReplayOutput_ForgedDestinationCredentialsAreMasked(t *testing.T) {
 		t.Fatalf("a forged destination's credentials are shown:\n%s", text)
 	}
 }
+
+// TestTable_MarksEveryFurtherCopyOfAnID: peek's table shows each stored
+// copy of an id on its own row, the second and later marked "×N", and
+// CopyCounts counts them for the console.
+func TestTable_MarksEveryFurtherCopyOfAnID(t *testing.T) {
+	now := time.Now()
+	var buf bytes.Buffer
+	tb := inspect.NewTable(&buf, false, func() time.Time { return now })
+	m := routed("twice", "orders", message.ReasonDeliveryError, "declined", now)
+	other := routed("once", "orders", message.ReasonDeliveryError, "declined", now)
+	for _, x := range []*message.Message{m, other, m} {
+		if err := tb.Write(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Count(out, "twice") != 2 || !strings.Contains(out, "twice ×2") || strings.Contains(out, "once ×") {
+		t.Errorf("table of two copies of twice and one of once:\n%s", out)
+	}
+	if n := inspect.CopyCounts([]*message.Message{m, other, m}); n["twice"] != 2 || n["once"] != 1 {
+		t.Errorf("CopyCounts = %v, want twice 2, once 1", n)
+	}
+}

@@ -145,6 +145,13 @@ type Message struct {
 	// not read); Stamp writes it as originalMessageType so the
 	// invalid-message copy says what the sender wrote. "" otherwise.
 	WireMessageType string
+	// StoredID is the broker's own id of the stored copy this receive
+	// delivered (the SQS MessageId, the Pub/Sub message id, the RocketMQ
+	// message id, the memory broker's entry number): two copies with the
+	// same Header.MessageID (a message restored twice) have different
+	// StoredIDs, two receives of one copy the same. "" on a message that
+	// was not received or whose transport gives none; never copied by Clone.
+	StoredID string
 }
 
 // New makes a message with Brighter's header defaults: the given id, topic and

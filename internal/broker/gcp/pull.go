@@ -119,6 +119,7 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 		}
 		m := decodeDelivery(ctx, c.opts, c.sub, Wire{ID: pm.GetMessageId(), Data: pm.GetData(), Attributes: pm.GetAttributes(), OrderingKey: pm.GetOrderingKey()}, attempt)
 		m.Receipt = pullReceipt{ackID: rm.AckId}
+		m.StoredID = pm.GetMessageId()
 		out = append(out, m)
 	}
 	return out, nil

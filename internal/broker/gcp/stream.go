@@ -263,6 +263,7 @@ func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.
 	pm := r.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
 	m.Receipt = &r
+	m.StoredID = pm.ID
 	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,8 @@ type Broker struct {
 	mu            sync.Mutex
 	queues        map[string]*queue
 	requireQueues bool
+	// stored numbers every copy stored (message.Message.StoredID).
+	stored uint64
 
 	publishFault atomic.Pointer[Fault]
 	releaseFault atomic.Pointer[Fault]
@@ -117,6 +120,8 @@ func (b *Broker) Publish(ctx context.Context, queueName string, m *message.Messa
 	}
 	e := &entry{msg: m.Clone(), index: -1}
 	e.msg.DeliveryAttempt = 0
+	b.stored++
+	e.msg.StoredID = strconv.FormatUint(b.stored, 10)
 	if d := m.Header.Delay; d > 0 {
 		e.visibleAt = time.Now().Add(d)
 		heap.Push(&q.waiting, e)
@@ -398,6 +403,8 @@ func (c *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 				e.done = true
 				moved := e.msg.Clone()
 				moved.DeliveryAttempt = 0
+				c.b.stored++
+				moved.StoredID = strconv.FormatUint(c.b.stored, 10)
 				dq := c.b.queueLocked(c.opts.NativeDeadLetter)
 				dq.ready = append(dq.ready, &entry{msg: moved, index: -1})
 				dq.signalLocked()

@@ -321,6 +321,7 @@ func (c *Consumer) present(mv *rmq.MessageView, start time.Time) *message.Messag
 	m.Header.HandledCount = DeliveryCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
 	m.DeliveryAttempt = int(attempt)
 	m.Receipt = newReceipt(mv, start.Add(c.opts.InvisibleDuration))
+	m.StoredID = w.MessageID
 	return m
 }
 

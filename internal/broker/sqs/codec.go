@@ -274,6 +274,7 @@ func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 		err = fmt.Errorf("SQS message %s (id %s): %w: %s", aws.ToString(sm.MessageId), m.Header.MessageID, ErrUndecodable, m.Undecodable)
 	}
 	m.Receipt = aws.ToString(sm.ReceiptHandle)
+	m.StoredID = aws.ToString(sm.MessageId)
 	m.DeliveryAttempt = attempt
 	m.Header.HandledCount = broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())
 	return m, err

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 )
 
@@ -307,6 +310,11 @@ type dlqRestoreOptions struct {
 	fanOut bool
 	// format is --output: text or json.
 	format string
+	// dryRun is --dry-run: read the file and check the destination, publish
+	// nothing.
+	dryRun bool
+	// yes is --yes: restore records whose id the destination already holds.
+	yes bool
 }
 
 func newDLQRestoreCmd(parent *dlqOptions) *cobra.Command {
@@ -322,6 +330,17 @@ file is read first: a line that cannot be read refuses the restore (exit 2)
 before anything is published. The file is never changed, so a restore run
 again publishes its messages again. A failed publish is counted and exits
 1; the message is still in the file.
+
+Before publishing into the dead-letter destination (no --to, or --to
+naming it) the restore reads it (releasing everything it reads) and
+refuses (exit 2), publishing nothing, when it already holds an id of a
+selected record: a second restore would make a second copy of each. The
+refusal lists the ids and how many copies are there; --yes restores them
+all the same, --id narrows the selection. With another --to the
+destination is not read (a topic cannot be), and stderr says so.
+--dry-run reads the file, checks the destination and lists what would be
+restored ("would restore ID -> DEST", "already there" for an id the
+destination holds), publishing nothing.
 
 On SQS it publishes to queues, also for a subscription fed by SNS (its
 dead-letter queue is a queue); on a FIFO queue each message keeps its
@@ -339,6 +358,8 @@ message group and gets a fresh deduplication id.`,
 	cmd.ValidArgsFunction = nil
 	cmd.Flags().StringVar(&o.to, "to", "", "publish to this queue or topic, or a URL of the destination's transport (default: the dead-letter destination)")
 	cmd.Flags().BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a dead-letter topic that other subscriptions also receive (Pub/Sub); by default that is refused")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "read the file and check the destination; publish nothing")
+	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "restore records whose id the dead-letter destination already holds (a second copy)")
 	addRunOutput(cmd, &o.format)
 	return cmd
 }
@@ -414,12 +435,24 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	// The memory transport publishes into the memory.output file the reader
 	// loads and writes back on close.
 	var closeReader func() error
+	var reader *openedChannel
 	if t.S.Transport == config.TransportMemory {
 		ch, err := o.openReader(ctx, t, dt, true, logger)
 		if err != nil {
 			return err
 		}
+		reader = ch
 		closeReader = func() error { return ch.Close(context.WithoutCancel(ctx)) }
+	}
+	there, err := o.alreadyThere(ctx, t, dt, reader, dest == from.Name, ms, logger)
+	if err == nil && o.dryRun {
+		err = o.restoreDryRun(ms, there, dest, len(all)-len(ms))
+	}
+	if err != nil || o.dryRun {
+		if closeReader != nil {
+			err = errors.Join(err, closeReader())
+		}
+		return err
 	}
 	p, err := dt.DLQProducer(ctx, t, logger)
 	if err != nil {
@@ -469,5 +502,57 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	case sum.Failed > 0:
 		return cmdutil.FailureErr(fmt.Errorf("restore %s: %s failed; still in the file only", name, plural(sum.Failed, "message")))
 	}
+	return nil
+}
+
+// alreadyThere reads the dead-letter destination of t (through reader when
+// not nil, else a reader it opens and closes) for the ids of ms: the ids it
+// already holds, with their number of copies. It reads nothing, and says
+// so on stderr, when readable is false (--to names another destination).
+// Without --yes and --dry-run an id already there refuses the restore
+// (exit 2) before anything is published.
+func (o *dlqRestoreOptions) alreadyThere(ctx context.Context, t *dlqTarget, dt dlqTransport, reader *openedChannel, readable bool, ms []*message.Message, logger *slog.Logger) (map[string]int, error) {
+	if !readable {
+		fmt.Fprintf(o.io.ErrOut, "restore: --to %s is not the dead-letter destination: not checked for ids already there\n", o.to)
+		return nil, nil
+	}
+	if reader == nil {
+		ch, err := o.openReader(ctx, t, dt, false, logger)
+		if err != nil {
+			return nil, err
+		}
+		defer ch.Close(context.WithoutCancel(ctx))
+		reader = ch
+	}
+	there, err := inspect.AlreadyThere(ctx, o.source(t, reader, logger), ms)
+	if err != nil {
+		return nil, cmdutil.FailureErr(fmt.Errorf("restore: check %s for ids already there: %w; nothing was published", t.URL, err))
+	}
+	if len(there) == 0 || o.yes || o.dryRun {
+		return there, nil
+	}
+	ids := make([]string, 0, len(there))
+	for id, n := range there {
+		ids = append(ids, fmt.Sprintf("%s (%s)", redact.Quoted(id), plural(n, "copy")))
+	}
+	slices.Sort(ids)
+	return nil, cmdutil.UsageErr(fmt.Errorf("restore: %s already holds %s of the file's selected records: %s; restoring would add another copy of each; nothing was published (pass --yes to restore them anyway, or leave them out with --id)",
+		t.URL, plural(len(there), "id"), strings.Join(ids, ", ")))
+}
+
+// restoreDryRun lists what a restore of ms into dest would do and its
+// summary; nothing is published.
+func (o *dlqRestoreOptions) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
+	dups := 0
+	for _, m := range ms {
+		id := m.Header.MessageID
+		if n := there[id]; n > 0 {
+			dups++
+			fmt.Fprintf(o.io.Out, "would restore %s -> %s (already there: %s)\n", id, dest, plural(n, "copy"))
+			continue
+		}
+		fmt.Fprintf(o.io.Out, "would restore %s -> %s\n", id, dest)
+	}
+	fmt.Fprintf(o.io.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
 	return nil
 }

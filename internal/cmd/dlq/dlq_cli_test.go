@@ -21,7 +21,8 @@ import (
 // TestDLQReplay_DeclinedConfirmationExits2 answers the confirmation prompt
 // of a replay above --confirm-over on a terminal: "n", an empty line or the
 // end of input is a refused replay (exit 2, as without --yes off a
-// terminal), not a failure (exit 1), and nothing moves; "y" replays.
+// terminal), not a failure (exit 1), and nothing moves; "y" replays. The
+// prompt names where the copies would go.
 func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 	t.Parallel() // in process, on memory DLQ files of its own; each case waits out a receive
 	for name, answer := range map[string]string{"n": "n\n", "no": "no\n", "empty line": "\n", "end of input": ""} {
@@ -34,7 +35,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 			if code != cmdutil.ExitUsage {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
 			}
-			if !strings.Contains(errOut.String(), "Replay 2 messages from memory://orders-dlq? [y/N] ") || !strings.Contains(errOut.String(), "brighter: replay cancelled") {
+			if !strings.Contains(errOut.String(), "Replay 2 messages from memory://orders-dlq to orders? [y/N] ") || !strings.Contains(errOut.String(), "brighter: replay cancelled") {
 				t.Errorf("stderr lacks the prompt or the cancellation:\n%s", errOut)
 			}
 			after, _ := os.ReadFile(path)
@@ -56,7 +57,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 		if code != cmdutil.ExitOK || !strings.Contains(out.String(), "replayed 1, skipped 0, failed 0") {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
-		if !strings.Contains(errOut.String(), "Replay 1 message from memory://orders-dlq? [y/N] ") {
+		if !strings.Contains(errOut.String(), "Replay 1 message from memory://orders-dlq to orders? [y/N] ") {
 			t.Errorf("prompt for one message is not singular:\n%s", errOut)
 		}
 	})

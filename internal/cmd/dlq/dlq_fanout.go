@@ -37,11 +37,21 @@ type fanOutDecision struct {
 	others []string
 	// err is why the subscriptions could not be listed.
 	err error
+	// shared are the failed subscriptions (more than one) that read the
+	// topic and dead-letter into the destination being read: a dead letter
+	// does not record which of them failed it, so a copy through the topic
+	// would reach them all and none can be picked; empty otherwise.
+	shared []string
+	// hint, with shared, says how to reach one of them alone ("" when the
+	// transport cannot address a subscription by itself).
+	hint string
 }
 
 // refusal is the decision's refusal text for topic, "" when the copy may go.
 func (d fanOutDecision) refusal(topic string) string {
 	switch {
+	case len(d.shared) > 0:
+		return fmt.Sprintf("the dead-letter destination is shared by %s %s, which all read topic %s: a dead letter does not record which of them failed it, so a copy through the topic would reach every one of them again (the one that handled it too)%s", pluralWord(len(d.shared), "subscription"), strings.Join(d.shared, ", "), topic, d.hint)
 	case errors.Is(d.err, transport.ErrNoGroupListing):
 		return fmt.Sprintf("topic %s: %v", topic, d.err)
 	case d.err != nil:
@@ -111,7 +121,22 @@ func (g *fanOutGuard) decide(topic string) fanOutDecision {
 		for _, s := range mine {
 			names = append(names, g.ft.SubscriberName(g.t, s))
 		}
-		d.others, d.err = g.others(topic, names)
+		if len(mine) > 1 {
+			// Several failed subscriptions of one topic share the
+			// destination: the copy cannot be sent to the one that failed.
+			d.shared = names
+			var queues []string
+			for _, s := range mine {
+				if q := g.ft.DirectQueue(g.t, s); q != "" {
+					queues = append(queues, q)
+				}
+			}
+			if len(queues) > 0 {
+				d.hint = fmt.Sprintf("; to send the copies to one subscriber's queue alone, read the dead-letter queue by its URL: dlq replay %s --to QUEUE (%s)", g.t.URL, strings.Join(queues, " or "))
+			}
+		} else {
+			d.others, d.err = g.others(topic, names)
+		}
 	}
 	g.decided[topic] = d
 	return d

@@ -148,3 +148,44 @@ func fauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.
 	}
 	return run, sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
 }
+
+// TestDLQReplay_SecondRunOnALockedJournalIsRefused: while one replay holds
+// a journal (played by this process opening it), a second `dlq replay` on
+// the same journal is refused at once (exit 2) naming the journal and the
+// holder's pid, before it reads anything: the message stays, visible, and
+// the holder's journal is untouched. Once the holder closes, the replay runs.
+func TestDLQReplay_SecondRunOnALockedJournalIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run, p, conn := fauxqsQueues(t, "jl", "dlq", "dest")
+	dlq, dest := "dlq-"+run, "dest-"+run
+	if err := p.Send(ctx, stamped("one-"+run, dest, dlq)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "replay.journal")
+	holder, err := inspect.OpenJournal(journal, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Published([]string{"held-by-the-first-run"}); err != nil {
+		t.Fatal(err)
+	}
+	replay := append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest, "--yes", "--journal", journal}, conn...)
+	code, out, errOut := cmdtest.BrighterExit(t, dir, replay...)
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, journal+" is in use by another replay") || !strings.Contains(errOut, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("a replay on a held journal: exit %d, want %d naming the journal and pid %d\n%s%s", code, cmdutil.ExitUsage, os.Getpid(), out, errOut)
+	}
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 1 {
+		t.Fatalf("after the refusal the dead-letter queue holds %v, want one-%s still there", ids, run)
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Fatalf("the holder's journal went away under it: %v", err)
+	}
+	if _, err := holder.Close(true, false); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := cmdtest.BrighterExit(t, dir, replay...); code != cmdutil.ExitOK || !strings.Contains(out, "replayed one-"+run+" -> "+dest) {
+		t.Fatalf("the replay once the holder closed: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
@@ -119,7 +121,14 @@ its topic to every subscriber; a replay into a Pub/Sub topic (or an SNS
 topic whose failed subscription the file does not name) that other
 subscriptions also read lists them and is refused (exit 2) unless
 --fan-out; a replay into a RocketMQ topic, whose consumer groups cannot be
-listed and all receive it, is refused (exit 2) unless --fan-out.
+listed and all receive it, is refused (exit 2) unless --fan-out. A
+dead-letter destination shared by several subscriptions of one topic is
+refused (exit 2) unless --fan-out or --to: a dead letter does not say
+which of them failed it.
+
+Every stored copy counts: two copies of one failure (same id and rejection
+time) are both selected; one is published and both are removed.
+--limit N takes the N failures rejected first, so --dry-run picks the same.
 
 Resumable: a replay (move) keeps a journal (--journal, default under
 $XDG_STATE_HOME/brighter/replay/) of the copies the broker accepted; each
@@ -127,7 +136,10 @@ copy carries a replayId. Run again after a crash, a replay only removes a
 message whose copy the journal records as sent, without sending it again.
 The journal is deleted when a run ends cleanly (not interrupted, nothing
 failed) with no copy recorded sent whose message was not removed; a
-journal kept is named on stderr with why.
+journal kept is named on stderr with why. A replay locks its journal
+before it reads anything: a second replay on the same journal is refused
+at once (exit 2) naming the journal and the holder's pid; a dead
+holder's lock is free.
 
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
@@ -201,6 +213,20 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
+	// The journal is opened (and locked) before anything is read, so a
+	// second replay on the same journal is refused at once, without
+	// holding a message invisible for its count.
+	var journal *inspect.FileJournal
+	if !o.dryRun && !o.copy {
+		if journal, err = o.openJournal(t); err != nil {
+			return err
+		}
+		defer func() {
+			if journal != nil { // a return before the replay ran: nothing new to keep
+				_, _ = journal.Close(false, false)
+			}
+		}()
+	}
 	ch, err := o.openReader(ctx, t, dt, !o.dryRun, logger)
 	if err != nil {
 		return err
@@ -217,9 +243,45 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	ctx, stop := o.interruptible(ctx, logger)
 	defer stop()
 
+	limit := f.Limit
+	if f.Limit > 0 && o.editID == "" {
+		// --limit picks the messages rejected first, whatever order the
+		// broker hands them out in, so a dry run and the run after it
+		// pick the same ones; every copy of a picked id goes with it.
+		ids, err := inspect.Pick(ctx, src, f, f.Limit)
+		if ctx.Err() != nil {
+			_ = closeReader()
+			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while choosing the --limit messages; nothing was replayed\n", t.URL)
+			return interrupted("replay " + t.URL)
+		}
+		if err != nil {
+			_ = closeReader()
+			return cmdutil.FailureErr(naming(t, "replay", err))
+		}
+		if len(ids) == 0 {
+			ids = []string{""} // nothing matched: select nothing
+		}
+		f.IDs, f.Limit = ids, 0
+	}
 	total := -1
-	if !o.dryRun && !o.yes && (f.Limit == 0 || f.Limit > o.confirmOver) {
-		n, err := inspect.Count(ctx, src, f)
+	if !o.dryRun && !o.yes && (limit == 0 || limit > o.confirmOver) {
+		// The count also gathers where the copies would go, for the
+		// confirmation to name.
+		var dests []string
+		counts, err := inspect.Scan(ctx, src, f, func(_ context.Context, m *message.Message) (bool, error) {
+			d := to
+			if d == "" {
+				d = inspect.Describe(m).OriginalTopic
+				if route := guard.routeFunc(); route != nil {
+					d = route(d)
+				}
+			}
+			if d = redact.URL(d); !slices.Contains(dests, d) {
+				dests = append(dests, d)
+			}
+			return false, nil
+		})
+		n := counts.Selected
 		if ctx.Err() != nil {
 			_ = closeReader()
 			fmt.Fprintf(o.io.ErrOut, "%s: interrupted while counting; nothing was replayed\n", t.URL)
@@ -231,7 +293,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 		}
 		total = n
 		if n > o.confirmOver {
-			if ok, err := o.confirm(ctx, n, t.URL); !ok {
+			if ok, err := o.confirm(ctx, n, t.URL, dests); !ok {
 				_ = closeReader()
 				if ctx.Err() != nil {
 					fmt.Fprintf(o.io.ErrOut, "%s: interrupted at the confirmation; nothing was replayed\n", t.URL)
@@ -267,18 +329,11 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	} else {
 		opts.Progress = inspect.NewLines(o.io.Out)
 	}
-	var journal *inspect.FileJournal
-	if !o.dryRun && !o.copy {
-		if journal, err = o.openJournal(t); err != nil {
-			_ = closeReader()
-			return err
-		}
-		if journal != nil {
-			opts.Journal = journal
-			logger.Debug("replay journal", "source", t.URL, "path", journal.Path())
-			if n := journal.Pending(); n > 0 {
-				fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.URL, journal.Path(), plural(n, "copy"))
-			}
+	if journal != nil {
+		opts.Journal = journal
+		logger.Debug("replay journal", "source", t.URL, "path", journal.Path())
+		if n := journal.Pending(); n > 0 {
+			fmt.Fprintf(o.io.ErrOut, "%s: resuming: the journal %s records %s sent by an earlier run and not yet removed; those are removed, not sent again\n", t.URL, journal.Path(), plural(n, "copy"))
 		}
 	}
 	var prod broker.Producer
@@ -296,6 +351,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	cerr := closeReader()
 	if journal != nil {
 		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.selects() && f.Limit == 0 && sum.Refused == 0))
+		journal = nil
 	}
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -324,22 +380,35 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 // fan-out guard (nil with --to; its methods accept nil). Its errors are
 // replay's refusals (exit 2). dlq replay, edit and triage share it.
 func (o *dlqReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, err error) {
+	to, allow, guard, refused, err := o.replayTargetOrRefusal(ctx, t, dt, logger)
+	if err == nil {
+		err = refused
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return to, allow, guard, nil
+}
+
+// replayTargetOrRefusal is replayTarget with the fan-out guard's refusal
+// apart (refused, a usage error; to, allow and guard are then still set):
+// dlq triage opens a destination the guard refuses, to look, and refuses
+// only its replays.
+func (o *dlqReplayOptions) replayTargetOrRefusal(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *fanOutGuard, refused, err error) {
 	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
-		return to, nil, nil, err
+		return to, nil, nil, nil, err
 	}
 	names, fn, failed, err := o.replayAllowList(t, dt)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, nil, err
 	}
 	if !o.allowAny {
 		allow = fn
 		logger.Debug("replay allow-list", "source", t.URL, "destinations", names)
 	}
 	guard = newFanOutGuard(ctx, t, dt, failed, o.fanOut, logger)
-	if err := guard.check("replay"); err != nil {
-		return "", nil, nil, err
-	}
-	return "", guard.allow(allow), guard, nil
+	refused = guard.check("replay")
+	return "", guard.allow(allow), guard, refused, nil
 }
 
 // naming adds "what URL: " to err unless err already names the destination
@@ -431,11 +500,12 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 // confirm asks on a terminal; off one it refuses without --yes. An
 // interrupt (ctx done: SIGINT or SIGTERM) while it waits for the answer
 // ends the wait at once: (false, nil), and the caller exits 130.
-func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string) (bool, error) {
+func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string, dests []string) (bool, error) {
+	to := destinationsText(dests)
 	if !o.io.InTTY {
-		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver))
+		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d, to be replayed %s: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver, to))
 	}
-	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s? [y/N] ", plural(n, "message"), name)
+	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s %s? [y/N] ", plural(n, "message"), name, to)
 	type answer struct {
 		line string
 		err  error
@@ -523,9 +593,22 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 			}
 			dir = filepath.Join(home, ".local", "state")
 		}
-		path = filepath.Join(dir, "brighter", "replay", journalName(t.URL))
+		key := t.URL
+		if t.S != nil && t.S.Transport == config.TransportMemory && t.S.Memory != nil {
+			// memory://QUEUE names a queue inside a file: two files are
+			// two dead-letter destinations, with a journal (and lock) each.
+			if abs, err := filepath.Abs(t.S.Memory.Output); err == nil {
+				key += "?file=" + abs
+			}
+		}
+		path = filepath.Join(dir, "brighter", "replay", journalName(key))
 	}
 	j, err := inspect.OpenJournal(path, o.visibility)
+	if errors.Is(err, inspect.ErrJournalLocked) {
+		// Another replay runs on this journal: refused at once (exit 2),
+		// naming the journal and its holder.
+		return nil, cmdutil.UsageErr(err)
+	}
 	if err != nil {
 		// A journal that is not one, or a path that cannot be one (a
 		// directory), is refused as a damaged restore file is: exit 2,
@@ -553,4 +636,20 @@ func journalName(url string) string {
 	}
 	sum := sha256.Sum256([]byte(url))
 	return name + "-" + hex.EncodeToString(sum[:6]) + ".journal"
+}
+
+// destinationsText names where a replay's copies go, for its
+// confirmation: "to D", "to D1, D2 and D3", at most five named ("and N
+// more" after them).
+func destinationsText(dests []string) string {
+	const shown = 5
+	switch {
+	case len(dests) == 0:
+		return "to their originalTopic"
+	case len(dests) == 1:
+		return "to " + dests[0]
+	case len(dests) <= shown:
+		return "to " + strings.Join(dests[:len(dests)-1], ", ") + " and " + dests[len(dests)-1]
+	}
+	return fmt.Sprintf("to %s and %d more", strings.Join(dests[:shown], ", "), len(dests)-shown)
 }

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	osuser "os/user"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -105,6 +107,9 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
+	if o.logFile != "" {
+		a.audit = o.auditLogger(logIO.ErrOut)
+	}
 	if !o.io.OutTTY || !o.io.InTTY {
 		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
@@ -138,11 +143,14 @@ func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
+	// A fan-out refusal does not stop the console opening: it refuses
+	// only the replays (and edits), so the dead letters can still be read,
+	// archived and purged.
+	to, allow, guard, refused, err := o.replayTargetOrRefusal(ctx, t, dt, logger)
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, logger: logger}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
@@ -156,8 +164,15 @@ type triageActions struct {
 	allow func(string) bool
 	// guard is the fan-out guard (nil with --to): it routes a copy to the
 	// failed subscription's own queue where the transport has one.
-	guard  *fanOutGuard
-	logger *slog.Logger
+	guard *fanOutGuard
+	// refused is the fan-out guard's refusal of every replay from this
+	// destination (nil when replays may go): the console opens to look,
+	// and each replay or edit answers with it.
+	refused error
+	logger  *slog.Logger
+	// audit, with --log-file, gets one LogAudit record per action (nil:
+	// none).
+	audit *slog.Logger
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
 	running sync.WaitGroup
@@ -215,7 +230,9 @@ func (a *triageActions) ReplayDestinations(ms []*message.Message) []string {
 	var out []string
 	for _, m := range ms {
 		d := a.to
-		if d == "" {
+		if d == "" && a.refused != nil {
+			d = redact.URL(inspect.Describe(m).OriginalTopic) + " (refused: it fans out to other subscriptions; give --to or --fan-out)"
+		} else if d == "" {
 			d = inspect.Describe(m).OriginalTopic
 			refused := a.allow != nil && !a.allow(d)
 			d = redact.URL(d) // shown, never published from here
@@ -238,6 +255,9 @@ func (p progressFunc) Done(o inspect.Outcome) { p(o) }
 // replay runs inspect.Replay over the messages with ids, as dlq replay
 // does, with transform (dlq edit's) when set.
 func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
+	if a.refused != nil {
+		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
+	}
 	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err
@@ -271,7 +291,53 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 
 // Replay implements triage.Actions.
 func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
-	return a.replay(ctx, ids, dryRun, nil, progress)
+	res, err := a.replay(ctx, ids, dryRun, nil, progress)
+	a.record(ctx, "replay", ids, a.replayDestination(ids), dryRun, res, err)
+	return res, err
+}
+
+// LogAudit is the stable message of the audit record dlq triage writes to
+// --log-file for each action, whatever the log level: user, action
+// (replay, archive, edit), ids, destination, dry_run, done, failed,
+// outcome (the action's summary) and error.
+const LogAudit = "dlq triage action"
+
+// auditLogger is the logger of the audit records: w in the log format,
+// at Info whatever --log-level says (an audit line is never filtered out).
+func (o *dlqTriageOptions) auditLogger(w io.Writer) *slog.Logger {
+	user := o.env("USER")
+	if u, err := osuser.Current(); err == nil && u.Username != "" {
+		user = u.Username
+	}
+	var h slog.Handler = slog.NewTextHandler(w, nil)
+	if o.global != nil && o.global.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, nil)
+	}
+	return slog.New(h).With("user", user)
+}
+
+// record writes the audit record of one action (nothing without
+// --log-file).
+func (a *triageActions) record(ctx context.Context, action string, ids []string, dest string, dryRun bool, res triage.Result, err error) {
+	if a.audit == nil {
+		return
+	}
+	attrs := []any{"source", a.t.URL, "action", action, "ids", strings.Join(ids, ","), "destination", dest, "dry_run", dryRun,
+		"done", res.Done, "failed", res.Failed, "outcome", res.Summary}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	a.audit.InfoContext(ctx, LogAudit, attrs...)
+}
+
+// replayDestination is where a replay of ids goes, for the audit record:
+// --to, else "originalTopic" (each message's, as the allow-list and the
+// fan-out guard allow).
+func (a *triageActions) replayDestination([]string) string {
+	if a.to != "" {
+		return a.to
+	}
+	return "originalTopic"
 }
 
 // ArchiveDestination implements triage.Actions.
@@ -280,6 +346,12 @@ func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
 // Archive implements triage.Actions: inspect.Archive into --archive-file
 // (write, fsync, then remove); a dry run counts what would be archived.
 func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.archive(ctx, ids, dryRun, progress)
+	a.record(ctx, "archive", ids, a.o.archiveFile, dryRun, res, err)
+	return res, err
+}
+
+func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
 	f := inspect.Filter{IDs: ids, Limit: len(ids)}
 	src, _, closeSrc, err := a.open(ctx, !dryRun)
 	if err != nil {
@@ -342,7 +414,9 @@ func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, er
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
-	res, err := e.a.replay(ctx, []string{e.s.orig.Header.MessageID}, dryRun, ed.Transform, func(triage.Outcome) {})
+	ids := []string{e.s.orig.Header.MessageID}
+	res, err := e.a.replay(ctx, ids, dryRun, ed.Transform, func(triage.Outcome) {})
 	res.Summary = "edit: " + res.Summary
+	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
 	return res, err
 }
