@@ -59,7 +59,7 @@ func (s tmuxSession) editThenArchive(run, other string) {
 	s.Keys(true, "e")
 	s.AwaitText("Replay the edited message a2-" + run + " to ")
 	s.Keys(true, "y")
-	s.AwaitText("edit: replayed 1, skipped")
+	s.AwaitText("edit: replayed 1, failed 0")
 
 	// archive the other message of the group (a1: back in the list)
 	s.Await("a2 gone from the list", func(sc string) bool {
@@ -124,7 +124,7 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	s.Keys(true, "R")
 	s.AwaitText("Replay 1 message (group ")
 	s.Keys(true, "y")
-	s.AwaitText("replayed 1, skipped")
+	s.AwaitText("replayed 1, failed 0")
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
 

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -196,9 +198,17 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case m.view == viewMessages:
 			// The selection belongs to the group: leaving it clears it.
 			m.view, m.sel = viewGroups, map[string]bool{}
-			if m.cur != nil && m.cur.search == "" {
+			switch {
+			case m.cur != nil && m.cur.search == "":
 				keep.group = m.cur.id
+			case keep.msg != "":
+				// from a search's results: to the group of the message
+				// the cursor was on
+				if i := slices.IndexFunc(m.all, func(x *message.Message) bool { return x.Header.MessageID == keep.msg }); i >= 0 {
+					keep.group = inspect.GroupOf(m.all[i]).ID()
+				}
 			}
+			m.cur = nil
 		}
 		m.restore(keep)
 	case k.Select.Matches(msg):

@@ -141,6 +141,10 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	}
 	f := textinput.New()
 	f.Prompt = "/"
+	// A steady cursor: the model does not forward blink ticks.
+	st := f.Styles()
+	st.Cursor.Blink = false
+	f.SetStyles(st)
 	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
 		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick}
 }
@@ -186,6 +190,12 @@ func (m Model) load() tea.Cmd {
 		return LoadedMsg{Messages: ms, Err: err, Note: note}
 	}
 }
+
+// Edited is the message the console receives when the editor of ed, run
+// for message id, ends (err is the editor's failure): what the terminal's
+// tea.ExecProcess delivers. A caller driving the model without a terminal
+// runs ed.Command itself and sends this.
+func Edited(id string, ed Editing, err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} }
 
 // Update handles a message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
