@@ -32,5 +32,6 @@ func extraSets() [][]mutant {
 		redactMutants,
 		keysMutants,
 		lintScaleMutants,
+		consoleMutants,
 	}
 }

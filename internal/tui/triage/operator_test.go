@@ -81,7 +81,7 @@ func TestTriageRereadsOnItsClock(t *testing.T) {
 	}}
 	m := New(context.Background(), f, func() time.Time { return clock }).WithRefresh(5 * time.Second).WithMessages(f.msgs)
 	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil } // the test is the clock
-	m = press(t, m, "down")                                                         // on b1's group
+	m = press(t, m, "down")                                                       // on b1's group
 	if s := checkScreen(t, m); !strings.Contains(s, "row 2 of 2") || !strings.Contains(s, "read 10:00:00") {
 		t.Fatalf("no row position or read time:\n%s", s)
 	}
