@@ -29,7 +29,7 @@ func headerFields(x *message.Message) [][2]string {
 		{"reply to", h.ReplyTo},
 		{"partition key", h.PartitionKey},
 		{"created", wireTime(h.Timestamp)},
-		{"delivery count", strconv.Itoa(h.HandledCount)},
+		{"handled count", strconv.Itoa(h.HandledCount) + " (the count presented: 0 on the first delivery)"},
 		{"source", h.Source},
 		{"type", h.Type},
 		{"spec version", h.SpecVersion},
