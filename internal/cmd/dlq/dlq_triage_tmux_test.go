@@ -29,9 +29,9 @@ func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
 // editThenArchive drives an open console whose dead-letter destination
 // holds a1-run and a2-run (one failure group, "timeout calling payments
 // ...") and a group whose sample message is other: it checks both groups
-// are shown within 80 columns, filters the timeout group, opens it, opens
-// a2, edits it ($EDITOR rewrites the body) and replays the edited copy,
-// archives a1, and returns when the console is back at the groups showing
+// are shown within 80 columns, searches "timeout" from the groups screen
+// (enter lists the matching messages), opens a2, edits it ($EDITOR
+// rewrites the body) and replays the edited copy, archives a1, and returns when the console is back at the groups showing
 // other.
 func (s tmuxSession) editThenArchive(run, other string) {
 	s.T.Helper()
@@ -45,7 +45,7 @@ func (s tmuxSession) editThenArchive(run, other string) {
 		}
 	}
 
-	// filter the timeout group, open it, open its newest message (a2)
+	// search "timeout": enter lists its messages; open the newest (a2)
 	s.Keys(false, "/")
 	s.Keys(true, "timeout")
 	s.Keys(false, "Enter")
@@ -66,7 +66,10 @@ func (s tmuxSession) editThenArchive(run, other string) {
 		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
 	})
 	s.Keys(true, "a")
-	s.AwaitText("Archive 1 message (a1-" + run + ") to ")
+	s.Await("the archive prompt naming the group and a1", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), " ")
+		return strings.Contains(f, "Archive 1 message (of the search /timeout") && strings.Contains(f, ": a1-"+run+") to ")
+	})
 	s.Keys(true, "y")
 	s.AwaitText("archived 1 to")
 
