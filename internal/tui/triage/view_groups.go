@@ -4,47 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
-
-// minFold is the shortest shared prefix a cause is folded by (cells).
-const minFold = 12
-
-// foldShared returns each of texts with the longest prefix it shares with
-// any other of them folded to kit.Ellipsis, cut at a word's start, so what
-// tells them apart comes first: "redelivery budget exhausted: ... (a)"
-// and "... (b)" become "…(a)" and "…(b)". A text shares nothing with
-// itself; a prefix shorter than minFold is kept.
-func foldShared(texts []string) []string {
-	out := make([]string, len(texts))
-	for i, t := range texts {
-		n := 0
-		for j, u := range texts {
-			if j != i && t != u {
-				n = max(n, commonPrefix(t, u))
-			}
-		}
-		// back to the start of the word the texts part in
-		if n < len(t) {
-			n = strings.LastIndexAny(t[:n], " /:,(=") + 1
-		}
-		if n < minFold || n >= len(t) {
-			out[i] = t
-			continue
-		}
-		out[i] = kit.Ellipsis + t[n:]
-	}
-	return out
-}
-
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
 
 // cause is a message's rejection message on one line ("" when none).
 func cause(d inspect.Described) string { return kit.CollapseSpace(d.RejectionMessage) }
@@ -73,7 +37,7 @@ func (m Model) groupLines() []string {
 			causes[i] = c
 		}
 	}
-	causes = foldShared(causes)
+	causes = inspect.FoldShared(causes, max(m.width-ansi.StringWidth(head)+len("CAUSE (the part groups share folded: …)")-1, 1))
 	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
 	var rows []string
 	for i, g := range gs {

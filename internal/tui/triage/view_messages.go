@@ -3,6 +3,8 @@ package triage
 import (
 	"fmt"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -31,7 +33,7 @@ func (m Model) messageLines() []string {
 	for i, x := range ms {
 		causes[i] = cause(inspect.Describe(x))
 	}
-	causes = foldShared(causes)
+	causes = inspect.FoldShared(causes, max(m.width-ansi.StringWidth(head)-1, 1))
 	var rows []string
 	for i, x := range ms {
 		d := inspect.Describe(x)
