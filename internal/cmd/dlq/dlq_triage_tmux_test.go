@@ -49,9 +49,9 @@ func (s tmuxSession) editThenArchive(run, other string) {
 	s.Keys(false, "/")
 	s.Keys(true, "timeout")
 	s.Keys(false, "Enter")
-	s.Await("the filter", func(sc string) bool { return !strings.Contains(sc, other) })
-	s.Keys(false, "Enter")
-	s.AwaitText("a1-" + run)
+	s.Await("the search's results", func(sc string) bool {
+		return strings.Contains(sc, "search /timeout") && strings.Contains(sc, "a1-"+run) && strings.Contains(sc, "a2-"+run) && !strings.Contains(sc, other)
+	})
 	s.Keys(false, "Enter")
 	s.AwaitText("message a2-" + run)
 
