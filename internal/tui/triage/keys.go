@@ -99,6 +99,13 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			if a.yes != nil {
 				return m, a.yes()
 			}
+			if m.loading {
+				// A read holds what it reads while it runs: the action
+				// starts when the read has ended, so it sees every message.
+				m.pending, m.busy, m.total = a, a.what, a.total
+				m.status = a.what + " starts when the read under way ends"
+				return m, nil
+			}
 			cmd := m.start(a.what, a.total, a.job)
 			return m, cmd
 		}

@@ -101,6 +101,9 @@ type Model struct {
 	refresh  time.Duration
 	clock    bool
 	lastRead time.Time
+	// pending is a confirmed action waiting for the read under way to end
+	// (a read holds what it reads, so the action would miss it).
+	pending *confirm
 	// after schedules the clock's next tick (tea.Tick; tests replace it).
 	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
@@ -204,7 +207,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 	case tickMsg:
 		next := m.tick()
-		if m.refresh > 0 && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
+		if m.refresh > 0 && m.ask == nil && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
 			var load tea.Cmd
 			m, load = m.reload()
 			return m, tea.Batch(load, next)
@@ -213,6 +216,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case LoadedMsg:
 		m.loading = false
 		m.lastRead = m.now()
+		if a := m.pending; a != nil {
+			m.pending = nil
+			if msg.Err == nil {
+				m.setMessages(msg.Messages)
+			}
+			return m, m.start(a.what, a.total, a.job)
+		}
 		if msg.Err != nil {
 			m.status = "read failed: " + msg.Err.Error()
 			return m, nil

@@ -271,3 +271,36 @@ func TestTriageKeyTableInTheDocs(t *testing.T) {
 		}
 	}
 }
+
+// TestTriageActionWaitsForTheReadUnderWay: a replay confirmed while a
+// refresh's read runs (which holds what it reads) starts only when that
+// read has ended; no refresh starts while a confirmation is asked.
+func TestTriageActionWaitsForTheReadUnderWay(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	clock := now
+	f := &fakeActions{msgs: []*message.Message{rejected("a1", "orders", "timeout", `{}`, now.Add(-time.Minute))}}
+	m := New(context.Background(), f, func() time.Time { return clock }).WithRefresh(time.Second).WithMessages(f.msgs)
+	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m = press(t, m, "enter", "r")
+	clock = now.Add(time.Minute)
+	if _, cmd := m.Update(tickMsg{}); cmd != nil {
+		t.Fatal("a refresh started while a confirmation is asked")
+	}
+	m = press(t, m, "n")
+	nm, read := m.Update(tickMsg{}) // the read starts and runs
+	m = nm.(Model)
+	if read == nil {
+		t.Fatal("no refresh")
+	}
+	nm, _ = m.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
+	m = nm.(Model)
+	nm, cmd := m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	m = nm.(Model)
+	if cmd != nil || len(f.replayed) != 0 {
+		t.Fatalf("the replay started while the read runs (replayed %v)", f.replayed)
+	}
+	m = run(t, m, read())
+	if len(f.replayed) != 1 || !slices.Equal(f.replayed[0], []string{"a1"}) {
+		t.Fatalf("after the read ended: replayed %v, want a1", f.replayed)
+	}
+}
