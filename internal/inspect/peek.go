@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"charm.land/lipgloss/v2/table"
@@ -161,7 +162,7 @@ func (t *Table) Write(m *message.Message) error {
 	if n := t.copies[m.Header.MessageID]; n > 1 {
 		id += " ×" + strconv.Itoa(n)
 	}
-	t.rows = append(t.rows, []string{id, shownDestination(d.OriginalTopic), reason, Shorten(d.RejectionMessage, MessageWidth), rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
+	t.rows = append(t.rows, []string{id, shownDestination(d.OriginalTopic), reason, d.RejectionMessage, rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
 	if len(t.rows) >= TablePage {
 		return t.Flush()
 	}
@@ -180,6 +181,13 @@ func (t *Table) EndBatch() error {
 func (t *Table) Flush() error {
 	if len(t.rows) == 0 {
 		return nil
+	}
+	causes := make([]string, len(t.rows))
+	for i, r := range t.rows {
+		causes[i] = r[3]
+	}
+	for i, c := range FoldShared(causes, MessageWidth) {
+		t.rows[i][3] = Shorten(c, MessageWidth)
 	}
 	err := renderTable(t.w, t.styled, PeekHeaders, t.rows)
 	t.rows = t.rows[:0]
@@ -225,6 +233,52 @@ func renderTable(w io.Writer, styled bool, headers []string, rows [][]string) er
 		return fmt.Errorf("write table: %w", err)
 	}
 	return nil
+}
+
+// minFold is the shortest shared prefix a cause is folded by (cells).
+const minFold = 12
+
+// FoldShared returns each of texts with the longest prefix it shares with
+// any other of them folded to "…", cut at a word's start, so what
+// tells them apart comes first: "redelivery budget exhausted: ... (a)"
+// and "... (b)" become "…(a)" and "…(b)". A text shares nothing with
+// itself; a prefix shorter than minFold is kept, and so is a text of at
+// most width runes (it fits its column whole; width 0 folds every text).
+// Tables (stats, peek, the triage console) fold their causes with it
+// before they cut them to a column, so the column shows what differs, not
+// the prefix.
+func FoldShared(texts []string, width int) []string {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		if width > 0 && utf8.RuneCountInString(t) <= width {
+			out[i] = t
+			continue
+		}
+		n := 0
+		for j, u := range texts {
+			if j != i && t != u {
+				n = max(n, commonPrefix(t, u))
+			}
+		}
+		// back to the start of the word the texts part in
+		if n < len(t) {
+			n = strings.LastIndexAny(t[:n], " /:,(=") + 1
+		}
+		if n < minFold || n >= len(t) {
+			out[i] = t
+			continue
+		}
+		out[i] = "…" + t[n:]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Shorten cuts s to at most n runes, ending in "…" when cut; new lines

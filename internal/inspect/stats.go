@@ -171,8 +171,13 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 		return nil
 	}
 	rows := make([][]string, 0, len(st.Groups))
-	for _, g := range st.Groups {
-		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(g.Message, MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+	causes := make([]string, len(st.Groups))
+	for i, g := range st.Groups {
+		causes[i] = g.Message
+	}
+	causes = FoldShared(causes, MessageWidth)
+	for i, g := range st.Groups {
+		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(causes[i], MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
 	}
 	return renderTable(w, styled, StatsHeaders, rows)
 }

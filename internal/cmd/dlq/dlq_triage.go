@@ -1,7 +1,6 @@
 package dlq
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -38,6 +38,9 @@ type dlqTriageOptions struct {
 	// logFile is --log-file: where the log goes while the console owns
 	// the terminal ("" discards it).
 	logFile string
+	// refresh is --refresh: how often the console reads the destination
+	// again by itself (0: only on ctrl+r and after an action).
+	refresh time.Duration
 }
 
 func newDLQTriageCmd(parent *dlqOptions) *cobra.Command {
@@ -50,11 +53,16 @@ oldest, newest, reason, a sample message), the messages of a group, and
 one message (headers, bag, rejection metadata, body pretty-printed by
 content type).
 
-Keys: enter opens, esc goes back, space selects, r replays the selection
-(or what is under the cursor), R replays the whole group, e edits the
-message in $EDITOR and replays the edited copy (as dlq edit), a archives
-to --archive-file (as dlq archive), d toggles a dry run, / filters, s
-sorts, ? helps, q quits.
+Keys: enter opens, esc goes back, space selects (in the group open), r
+replays the selection (or what is under the cursor), R replays the whole
+group, e edits the message in $EDITOR and replays the edited copy (as dlq
+edit), a archives to --archive-file (as dlq archive), d toggles a dry
+run, / searches every message (ids, bodies, headers, causes), s sorts,
+ctrl+r reads again, ? helps, q quits.
+
+The console reads the destination again every --refresh (and after every
+action), showing "reading…" while it reads and when it last read; the
+cursor stays on its group and message.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
 the allow-list; --allow-any-destination lifts it). Every replay, archive
@@ -82,6 +90,7 @@ action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
+	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
 	return cmd
 }
 
@@ -122,7 +131,7 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithMessages(first)
+	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithRefresh(o.refresh).WithMessages(first)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
@@ -280,13 +289,26 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
 	}
-	var line bytes.Buffer
-	_ = inspect.WriteSummary(&line, sum)
-	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused, Summary: string(bytes.TrimSpace(line.Bytes()))}
-	if res.Failed > 0 && rerr == nil {
-		res.Summary += " (failed and refused messages stay in the dead-letter destination)"
-	}
+	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused, Summary: replaySummary(sum)}
 	return res, errors.Join(rerr, cerr)
+}
+
+// replaySummary is the console's line for a replay: what was replayed,
+// failed and refused. The messages the scan read but were not asked for
+// (Summary.Skipped) are not the operator's business and not shown.
+func replaySummary(sum inspect.Summary) string {
+	verb := "replayed"
+	if sum.DryRun {
+		verb = "would replay"
+	}
+	line := fmt.Sprintf("%s %d, failed %d", verb, sum.Replayed, sum.Failed)
+	if sum.Refused > 0 {
+		line += fmt.Sprintf(", refused %d (not on the allow-list)", sum.Refused)
+	}
+	if sum.Failed+sum.Refused > 0 {
+		line += "; failed and refused messages stay in the dead-letter destination"
+	}
+	return line
 }
 
 // Replay implements triage.Actions.

@@ -29,9 +29,9 @@ func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
 // editThenArchive drives an open console whose dead-letter destination
 // holds a1-run and a2-run (one failure group, "timeout calling payments
 // ...") and a group whose sample message is other: it checks both groups
-// are shown within 80 columns, filters the timeout group, opens it, opens
-// a2, edits it ($EDITOR rewrites the body) and replays the edited copy,
-// archives a1, and returns when the console is back at the groups showing
+// are shown within 80 columns, searches "timeout" from the groups screen
+// (enter lists the matching messages), opens a2, edits it ($EDITOR
+// rewrites the body) and replays the edited copy, archives a1, and returns when the console is back at the groups showing
 // other.
 func (s tmuxSession) editThenArchive(run, other string) {
 	s.T.Helper()
@@ -45,13 +45,13 @@ func (s tmuxSession) editThenArchive(run, other string) {
 		}
 	}
 
-	// filter the timeout group, open it, open its newest message (a2)
+	// search "timeout": enter lists its messages; open the newest (a2)
 	s.Keys(false, "/")
 	s.Keys(true, "timeout")
 	s.Keys(false, "Enter")
-	s.Await("the filter", func(sc string) bool { return !strings.Contains(sc, other) })
-	s.Keys(false, "Enter")
-	s.AwaitText("a1-" + run)
+	s.Await("the search's results", func(sc string) bool {
+		return strings.Contains(sc, "search /timeout") && strings.Contains(sc, "a1-"+run) && strings.Contains(sc, "a2-"+run) && !strings.Contains(sc, other)
+	})
 	s.Keys(false, "Enter")
 	s.AwaitText("message a2-" + run)
 
@@ -59,14 +59,17 @@ func (s tmuxSession) editThenArchive(run, other string) {
 	s.Keys(true, "e")
 	s.AwaitText("Replay the edited message a2-" + run + " to ")
 	s.Keys(true, "y")
-	s.AwaitText("edit: replayed 1, skipped")
+	s.AwaitText("edit: replayed 1, failed 0")
 
 	// archive the other message of the group (a1: back in the list)
 	s.Await("a2 gone from the list", func(sc string) bool {
 		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
 	})
 	s.Keys(true, "a")
-	s.AwaitText("Archive 1 message (a1-" + run + ") to ")
+	s.Await("the archive prompt naming the group and a1", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), " ")
+		return strings.Contains(f, "Archive 1 message (of the search /timeout") && strings.Contains(f, ": a1-"+run+") to ")
+	})
 	s.Keys(true, "y")
 	s.AwaitText("archived 1 to")
 
@@ -124,7 +127,7 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	s.Keys(true, "R")
 	s.AwaitText("Replay 1 message (group ")
 	s.Keys(true, "y")
-	s.AwaitText("replayed 1, skipped")
+	s.AwaitText("replayed 1, failed 0")
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
 

@@ -33,5 +33,6 @@ func extraSets() [][]mutant {
 		keysMutants,
 		lintScaleMutants,
 		dlqSafeMutants,
+		consoleMutants,
 	}
 }

@@ -113,3 +113,27 @@ func TestKeyBar_FromTheBindings(t *testing.T) {
 		t.Error("the binding of r matches another key, or not r")
 	}
 }
+
+// TestWrap_NeverBreaksInsideAURL: a prompt naming URLs is wrapped at
+// spaces; a URL that fits on a line is never split at its slashes or
+// hyphens, and one wider than the line is cut only at the width.
+func TestWrap_NeverBreaksInsideAURL(t *testing.T) {
+	const url = "sqs://orders-dead-letter-queue/with-a-path"
+	got := Wrap("Replay 3 messages from "+url+" to pubsub://projects/p/topics/orders? (y/n)", 44)
+	lines := strings.Split(got, "\n")
+	if !slices.Contains(lines, url) && !strings.Contains(got, url) {
+		t.Errorf("the URL was broken:\n%s", got)
+	}
+	if !strings.Contains(got, "pubsub://projects/p/topics/orders?") {
+		t.Errorf("the second URL was broken:\n%s", got)
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 44 {
+			t.Errorf("a line of %d cells: %q", ansi.StringWidth(l), l)
+		}
+	}
+	long := strings.Repeat("x", 25)
+	if got := Wrap("a "+long, 10); got != "a\nxxxxxxxxxx\nxxxxxxxxxx\nxxxxx" {
+		t.Errorf("a word wider than the line: %q", got)
+	}
+}

@@ -54,9 +54,34 @@ func Window(cursor, rows int) int {
 }
 
 // Wrap breaks s into lines (joined by "\n") of at most width cells, at
-// spaces, slashes and commas where it can, within a word where it must.
+// spaces only: a word (a URL, a queue name with hyphens, an id) is never
+// broken unless it is itself wider than width, and then it is cut into
+// lines of width cells. Line breaks in s are kept.
 func Wrap(s string, width int) string {
-	return ansi.Hardwrap(ansi.Wordwrap(s, width, " /,"), width, true)
+	width = max(width, 1)
+	var out []string
+	for para := range strings.SplitSeq(s, "\n") {
+		line, lw := "", 0
+		for _, w := range strings.Fields(para) {
+			ww := ansi.StringWidth(w)
+			switch {
+			case lw == 0:
+			case lw+1+ww <= width:
+				line, lw = line+" "+w, lw+1+ww
+				continue
+			default:
+				out = append(out, line)
+			}
+			if ww > width {
+				parts := strings.Split(ansi.Hardwrap(w, width, true), "\n")
+				out = append(out, parts[:len(parts)-1]...)
+				w = parts[len(parts)-1]
+			}
+			line, lw = w, ansi.StringWidth(w)
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // CollapseSpace turns every run of white space in s (line breaks and tabs

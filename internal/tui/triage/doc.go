@@ -4,7 +4,8 @@
 // message), the messages of a group, and one message (headers, bag,
 // rejection metadata, body pretty-printed by content type), and lets the
 // operator select messages, replay the selection or a group, edit one
-// message and replay it, archive, toggle a dry run, filter, sort and quit.
+// message and replay it, archive, toggle a dry run, search every message,
+// sort, read again (on a clock, --refresh, and on ctrl+r) and quit.
 // Every destructive action shows its destinations and count and asks once
 // (y/n); progress is shown while it runs.
 //

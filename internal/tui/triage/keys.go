@@ -4,20 +4,22 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
-
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // keyMap declares the console's keys, once: Model.key handles them, the
-// key bar shows their Bar entries (bar) and the help screen their help
-// (helpLines).
+// key bar shows their Bar entries (bar), the help screen their help
+// (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, DryRun, Filter, Sort, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, DryRun, Filter, Sort, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -27,52 +29,63 @@ type keyMap struct {
 
 func defaultKeys() keyMap {
 	return keyMap{
-		// Up's help line stands for Down too.
-		Up:          kit.NewBinding(key.Help{}, key.WithKeys("up", "k"), key.WithHelp("up/down, j/k", "move")),
-		Down:        kit.NewBinding(key.Help{}, key.WithKeys("down", "j")),
-		Open:        kit.NewBinding(key.Help{Desc: "open"}, key.WithKeys("enter", "right", "l"), key.WithHelp("enter", "open a group, a message")),
-		Back:        kit.NewBinding(key.Help{Desc: "back"}, key.WithKeys("esc", "left", "h", "backspace"), key.WithHelp("esc", "back, clear the filter")),
-		Select:      kit.NewBinding(key.Help{Desc: "select"}, key.WithKeys("space", " "), key.WithHelp("space", "select the message (or group) under the cursor")),
+		Up:          kit.NewBinding(key.Help{}, key.WithKeys("up", "k"), key.WithHelp("up/k", "move up")),
+		Down:        kit.NewBinding(key.Help{}, key.WithKeys("down", "j"), key.WithHelp("down/j", "move down")),
+		PageUp:      kit.NewBinding(key.Help{}, key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "a page up")),
+		PageDown:    kit.NewBinding(key.Help{}, key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "a page down")),
+		Home:        kit.NewBinding(key.Help{}, key.WithKeys("home"), key.WithHelp("home", "the first row")),
+		End:         kit.NewBinding(key.Help{}, key.WithKeys("end", "G"), key.WithHelp("end/G", "the last row")),
+		Open:        kit.NewBinding(key.Help{}, key.WithKeys("enter", "right", "l"), key.WithHelp("enter", "open a group, a message (on the groups screen after /: the messages that match)")),
+		Back:        kit.NewBinding(key.Help{Key: "esc"}, key.WithKeys("esc", "left", "h", "backspace"), key.WithHelp("esc", "back (the cursor stays on the group), clear the filter")),
+		Select:      kit.NewBinding(key.Help{Desc: "select"}, key.WithKeys("space", " "), key.WithHelp("space", "select the message under the cursor, or all of the group; the selection belongs to the group open")),
 		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor)")),
 		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group")),
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
-		Filter:      kit.NewBinding(key.Help{}, key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
 		Sort:        kit.NewBinding(key.Help{}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
+		Refresh:     kit.NewBinding(key.Help{Key: "^r", Desc: "read"}, key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "read the destination again now (it is also read every --refresh)")),
 		Help:        kit.NewBinding(key.Help{}, key.WithKeys("?"), key.WithHelp("?", "this help")),
 		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once)")),
-		ForceQuit:   kit.NewBinding(key.Help{}, key.WithKeys("ctrl+c")),
+		ForceQuit:   kit.NewBinding(key.Help{}, key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, stopping a running action")),
 		Apply:       kit.NewBinding(key.Help{}, key.WithKeys("enter")),
 		Clear:       kit.NewBinding(key.Help{}, key.WithKeys("esc")),
 		Yes:         kit.NewBinding(key.Help{}, key.WithKeys("y", "Y")),
 	}
 }
 
-// bar is the key bar, in its order (R shares r's entry).
-func (k keyMap) bar() string {
-	return kit.KeyBar(" ", k.Open, k.Back, k.Select, k.Replay, k.Edit, k.Archive, k.DryRun, k.Filter, k.Sort, k.Help, k.Quit)
+// listed are the bindings of the help screen and the key table, in order.
+func (k keyMap) listed() []kit.Binding {
+	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
+		k.Edit, k.Archive, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
-// helpLines is the help screen: a line a key, two on the first line and on
-// the filter's.
+// bar is the key bar, in its order (R shares r's entry).
+func (k keyMap) bar() string {
+	return kit.KeyBar(" ", k.Open, k.Back, k.Select, k.Replay, k.Edit, k.Archive, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit)
+}
+
+// helpLines is the help screen: a line a key.
 func (k keyMap) helpLines() []string {
-	const line = "  %-15s %s"
-	return []string{
-		"keys",
-		kit.HelpLine("  %-15s %-15s %-8s %s", k.Up, k.Open),
-		kit.HelpLine(line, k.Back),
-		kit.HelpLine(line, k.Select),
-		kit.HelpLine(line, k.Replay),
-		kit.HelpLine(line, k.ReplayGroup),
-		kit.HelpLine(line, k.Edit),
-		kit.HelpLine(line, k.Archive),
-		kit.HelpLine(line, k.DryRun),
-		kit.HelpLine("  %-15s %-14s %-2s %s", k.Filter, k.Sort),
-		kit.HelpLine(line, k.Quit),
-		"",
-		"Every replay, archive and edit names its destinations and count and asks once (y/n).",
+	out := []string{"keys"}
+	for _, b := range k.listed() {
+		out = append(out, kit.HelpLine("  %-8s %s", b))
 	}
+	return append(out, "", "Every replay, archive and edit names its destinations and count and asks once (y/n).")
+}
+
+// KeyTable is the console's keys as a Markdown table (key, what it does),
+// one row a binding in the help screen's order: docs/commands/dlq.md
+// carries it, checked by a test.
+func KeyTable() string {
+	var b strings.Builder
+	b.WriteString("| key | does |\n|---|---|\n")
+	for _, k := range defaultKeys().listed() {
+		h := k.Help()
+		fmt.Fprintf(&b, "| `%s` | %s |\n", h.Key, h.Desc)
+	}
+	return b.String()
 }
 
 // key applies a key press: to a confirmation when one is asked, to the
@@ -86,6 +99,13 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			if a.yes != nil {
 				return m, a.yes()
 			}
+			if m.loading {
+				// A read holds what it reads while it runs: the action
+				// starts when the read has ended, so it sees every message.
+				m.pending, m.busy, m.total = a, a.what, a.total
+				m.status = a.what + " starts when the read under way ends"
+				return m, nil
+			}
 			cmd := m.start(a.what, a.total, a.job)
 			return m, cmd
 		}
@@ -96,10 +116,15 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.editing {
+		keep := m.anchor()
 		switch {
 		case k.Apply.Matches(msg):
 			m.editing = false
 			m.filter.Blur()
+			if m.view == viewGroups && m.filter.Value() != "" {
+				m.openSearch()
+				return m, nil
+			}
 		case k.Clear.Matches(msg):
 			m.editing = false
 			m.filter.Blur()
@@ -110,6 +135,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.cursor[m.view] = 0
 			return m, cmd
 		}
+		m.restore(keep)
 		return m, nil
 	}
 	if k.ForceQuit.Matches(msg) {
@@ -129,28 +155,39 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.busy != "" {
 		return m, nil // one action at a time
 	}
+	page := max(m.height-6, 1)
 	switch {
 	case k.Help.Matches(msg):
 		m.help = true
+	case k.Refresh.Matches(msg):
+		return m.reload()
 	case k.Filter.Matches(msg):
 		m.editing = true
 		return m, m.filter.Focus()
 	case k.Sort.Matches(msg):
+		keep := m.anchor()
 		m.sort = (m.sort + 1) % sortMode(len(sortNames))
+		m.restore(keep)
 	case k.DryRun.Matches(msg):
 		m.dryRun = !m.dryRun
 	case k.Up.Matches(msg):
-		m.cursor[m.view] = max(m.cursor[m.view]-1, 0)
+		m.move(-1)
 	case k.Down.Matches(msg):
-		m.cursor[m.view]++
-		m.clamp()
+		m.move(1)
+	case k.PageUp.Matches(msg):
+		m.move(-page)
+	case k.PageDown.Matches(msg):
+		m.move(page)
+	case k.Home.Matches(msg):
+		m.move(-1 << 30)
+	case k.End.Matches(msg):
+		m.move(1 << 30)
 	case k.Open.Matches(msg):
 		m.status = "" // a result line belongs to the screen it was shown on
 		switch m.view {
 		case viewGroups:
 			if g := m.groupAtCursor(); g != nil {
-				m.cur, m.view, m.cursor[viewMessages] = g, viewMessages, 0
-				m.filter.SetValue("")
+				m.enterGroup(g)
 			}
 		case viewMessages:
 			if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
@@ -159,13 +196,30 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	case k.Back.Matches(msg):
 		m.status = ""
+		keep := m.anchor()
 		switch {
 		case m.filter.Value() != "":
 			m.filter.SetValue("")
-		case m.view > viewGroups:
-			m.view--
+		case m.view == viewMessage:
+			m.view = viewMessages
+		case m.view == viewMessages:
+			// The selection belongs to the group: leaving it clears it.
+			m.view, m.sel = viewGroups, map[string]bool{}
+			switch {
+			case m.cur != nil && m.cur.search == "":
+				keep.group = m.cur.id
+			case keep.msg != "":
+				// from a search's results: to the group of the message
+				// the cursor was on
+				if i := slices.IndexFunc(m.all, func(x *message.Message) bool { return x.Header.MessageID == keep.msg }); i >= 0 {
+					keep.group = inspect.GroupOf(m.all[i]).ID()
+				}
+			}
+			m.cur = nil
 		}
+		m.restore(keep)
 	case k.Select.Matches(msg):
+		// space toggles what is under the cursor; it never moves it.
 		for _, x := range m.target0() {
 			id := x.Header.MessageID
 			if m.sel[id] {
@@ -174,14 +228,23 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				m.sel[id] = true
 			}
 		}
-		if m.view != viewMessage {
-			m.cursor[m.view]++
-			m.clamp()
-		}
 	case k.Replay.Matches(msg):
-		return m.askReplay(m.target(), "the selection")
+		what := "the message under the cursor"
+		if len(m.sel) > 0 {
+			what = "the selection"
+		} else if m.view == viewGroups {
+			what = "the group"
+		}
+		if g := m.groupAtCursor(); g != nil {
+			what += " of " + g.name()
+		}
+		return m.askReplay(m.target(), what)
 	case k.ReplayGroup.Matches(msg):
 		if g := m.groupAtCursor(); g != nil {
+			if g.search != "" {
+				m.status = "R replays a failure group: open one from the groups screen"
+				return m, nil
+			}
 			return m.askReplay(g.msgs, "group "+g.id)
 		}
 	case k.Archive.Matches(msg):
@@ -190,8 +253,12 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		dest, act, list, dry := m.act.ArchiveDestination(), m.act, ids(ms), m.dryRun
+		of := ""
+		if g := m.groupAtCursor(); g != nil {
+			of = "of " + g.name() + ": "
+		}
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sArchive %s (%s) to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), idList(list), dest, m.act.Source()),
+			prompt: fmt.Sprintf("%sArchive %s (%s%s) to %s (removed from %s)? (y/n)", m.dryTag(), count(len(ms)), of, idList(list), dest, m.act.Source()),
 			what:   "archive", total: len(ms),
 			job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 				return act.Archive(ctx, list, dry, p)

@@ -50,6 +50,9 @@ type (
 		res  Result
 		err  error
 	}
+	// tickMsg is the clock: relative times move on, and a read starts
+	// when the last one is --refresh old.
+	tickMsg   struct{}
 	editedMsg struct {
 		id  string // the edited message's id
 		ed  Editing
@@ -59,13 +62,17 @@ type (
 
 // Model is the console's bubbletea model.
 type Model struct {
-	act     Actions
-	ctx     context.Context
-	now     func() time.Time
-	width   int
-	height  int
-	view    view
-	groups  []*group
+	act    Actions
+	ctx    context.Context
+	now    func() time.Time
+	width  int
+	height int
+	// avail is the lines the body has on the screen being rendered.
+	avail  int
+	view   view
+	groups []*group
+	// all is the last read's messages (a search looks in them).
+	all     []*message.Message
 	cursor  [3]int
 	sel     map[string]bool
 	dryRun  bool
@@ -84,6 +91,49 @@ type Model struct {
 	curMsg  *message.Message
 	styles  kit.Styles
 	keys    keyMap
+	// selGroup is the group the selection belongs to (group.id): the
+	// selection is cleared when the current group is another (scope).
+	selGroup string
+	// refresh is how often the destination is read again (0: only on
+	// ctrl+r and after an action); clock makes the console tick (every
+	// second) for it and for the relative times; lastRead is when the
+	// last read ended.
+	refresh  time.Duration
+	clock    bool
+	lastRead time.Time
+	// pending is a confirmed action waiting for the read under way to end
+	// (a read holds what it reads, so the action would miss it).
+	pending *confirm
+	// after schedules the clock's next tick (tea.Tick; tests replace it).
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+}
+
+// tickEvery is the clock's period: relative times are shown to the second.
+const tickEvery = time.Second
+
+// WithRefresh returns m reading the destination again every d (0: never
+// by itself, only on ctrl+r and after an action); either way the console
+// ticks every second so the ages shown move on.
+func (m Model) WithRefresh(d time.Duration) Model {
+	m.refresh, m.clock = d, true
+	return m
+}
+
+func (m Model) tick() tea.Cmd {
+	if !m.clock {
+		return nil
+	}
+	return m.after(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// reload starts a read unless one (or an action, which reads when it
+// ends) is under way.
+func (m Model) reload() (Model, tea.Cmd) {
+	if m.loading || m.busy != "" {
+		return m, nil
+	}
+	m.loading = true
+	return m, m.load()
 }
 
 // New returns the console over act. ctx bounds every action; now is the
@@ -94,8 +144,12 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	}
 	f := textinput.New()
 	f.Prompt = "/"
+	// A steady cursor: the model does not forward blink ticks.
+	st := f.Styles()
+	st.Cursor.Blink = false
+	f.SetStyles(st)
 	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
-		styles: kit.NewStyles(kit.Mono), keys: defaultKeys()}
+		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick}
 }
 
 // WithDryRun returns m with the dry run on or off (dlq triage --dry-run).
@@ -110,6 +164,7 @@ func (m Model) WithDryRun(on bool) Model {
 // nothing. The Actions' LoadNote of that read, if any, is the status line.
 func (m Model) WithMessages(ms []*message.Message) Model {
 	m.loading = false
+	m.lastRead = m.now()
 	m.setMessages(ms)
 	if n, ok := m.act.(LoadNoter); ok {
 		m.status = n.LoadNote()
@@ -117,12 +172,14 @@ func (m Model) WithMessages(ms []*message.Message) Model {
 	return m
 }
 
-// Init loads the destination unless WithMessages gave its first read.
+// Init loads the destination unless WithMessages gave its first read,
+// and starts the clock (WithRefresh).
 func (m Model) Init() tea.Cmd {
-	if !m.loading {
-		return nil
+	var load tea.Cmd
+	if m.loading {
+		load = m.load()
 	}
-	return m.load()
+	return tea.Batch(load, m.tick())
 }
 
 func (m Model) load() tea.Cmd {
@@ -137,13 +194,35 @@ func (m Model) load() tea.Cmd {
 	}
 }
 
+// Edited is the message the console receives when the editor of ed, run
+// for message id, ends (err is the editor's failure): what the terminal's
+// tea.ExecProcess delivers. A caller driving the model without a terminal
+// runs ed.Command itself and sends this.
+func Edited(id string, ed Editing, err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} }
+
 // Update handles a message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+	case tickMsg:
+		next := m.tick()
+		if m.refresh > 0 && m.ask == nil && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
+			var load tea.Cmd
+			m, load = m.reload()
+			return m, tea.Batch(load, next)
+		}
+		return m, next
 	case LoadedMsg:
 		m.loading = false
+		m.lastRead = m.now()
+		if a := m.pending; a != nil {
+			m.pending = nil
+			if msg.Err == nil {
+				m.setMessages(msg.Messages)
+			}
+			return m, m.start(a.what, a.total, a.job)
+		}
 		if msg.Err != nil {
 			m.status = "read failed: " + msg.Err.Error()
 			return m, nil
@@ -199,7 +278,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cancel: ed.Close,
 		}
 	case tea.KeyPressMsg:
-		return m.key(msg)
+		nm, cmd := m.key(msg)
+		mm := nm.(Model)
+		mm.scope()
+		return mm, cmd
 	}
 	return m, nil
 }

@@ -2,6 +2,7 @@ package triage
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -21,42 +22,25 @@ type group struct {
 	key            inspect.GroupKey
 	msgs           []*message.Message
 	oldest, newest time.Time
+	// search is the query of a search's results ("" for a failure group).
+	search string
+}
+
+// name is how prompts and titles call g.
+func (g *group) name() string {
+	if g.search != "" {
+		return "the search /" + g.search
+	}
+	return "group " + g.id
 }
 
 // setMessages groups ms, keeping the view where it was when it can: the
 // cursor stays on the group and the message it was on (by id), else on
 // the row it was on, clamped so a row is always under it.
 func (m *Model) setMessages(ms []*message.Message) {
-	var curGroup, curMsgID string
-	if g := m.groupAtCursor(); g != nil && m.view == viewGroups {
-		curGroup = g.id
-	}
-	switch {
-	case m.view == viewMessage && m.curMsg != nil:
-		curMsgID = m.curMsg.Header.MessageID
-	case m.view == viewMessages:
-		if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
-			curMsgID = t[m.cursor[viewMessages]].Header.MessageID
-		}
-	}
-	defer func() {
-		if curGroup != "" {
-			if i := slices.IndexFunc(m.visibleGroups(), func(g *group) bool { return g.id == curGroup }); i >= 0 {
-				m.cursor[viewGroups] = i
-			}
-		}
-		if curMsgID != "" && m.view >= viewMessages {
-			if i := slices.IndexFunc(m.visibleMessages(), func(x *message.Message) bool { return x.Header.MessageID == curMsgID }); i >= 0 {
-				m.cursor[viewMessages] = i
-			}
-		}
-		for _, v := range []view{viewGroups, viewMessages} {
-			saved := m.view
-			m.view = v
-			m.clamp()
-			m.view = saved
-		}
-	}()
+	keep := m.anchor()
+	defer m.restore(keep)
+	m.all = ms
 	byID := map[string]*group{}
 	m.groups = m.groups[:0]
 	for _, msg := range ms {
@@ -81,14 +65,16 @@ func (m *Model) setMessages(ms []*message.Message) {
 	// read to read: a group's messages are kept newest first, then by id,
 	// so rows do not move under the cursor between refreshes.
 	for _, g := range m.groups {
-		slices.SortStableFunc(g.msgs, func(a, b *message.Message) int {
-			return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), strings.Compare(a.Header.MessageID, b.Header.MessageID))
-		})
+		sortNewestFirst(g.msgs)
 	}
 	if m.cur != nil {
-		m.cur = byID[m.cur.id]
-		if m.cur == nil {
-			m.view = viewGroups
+		if m.cur.search != "" {
+			m.cur = m.search(m.cur.search)
+		} else {
+			m.cur = byID[m.cur.id]
+		}
+		if m.cur == nil || len(m.cur.msgs) == 0 {
+			m.cur, m.view = nil, viewGroups
 		}
 	}
 	if m.view == viewMessage && m.curMsg != nil {
@@ -109,6 +95,131 @@ func (m *Model) setMessages(ms []*message.Message) {
 	}
 }
 
+func sortNewestFirst(ms []*message.Message) {
+	slices.SortStableFunc(ms, func(a, b *message.Message) int {
+		return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), strings.Compare(a.Header.MessageID, b.Header.MessageID))
+	})
+}
+
+// place is where the cursors are, by id: the group under the groups
+// screen's cursor and the message under the messages screen's.
+type place struct{ group, msg string }
+
+// anchor returns where the cursors are, by id.
+func (m Model) anchor() place {
+	var p place
+	gs := m.visibleGroups()
+	if c := m.cursor[viewGroups]; c < len(gs) {
+		p.group = gs[c].id
+	}
+	switch {
+	case m.view == viewMessage && m.curMsg != nil:
+		p.msg = m.curMsg.Header.MessageID
+	case m.view == viewMessages:
+		if t := m.visibleMessages(); m.cursor[viewMessages] < len(t) {
+			p.msg = t[m.cursor[viewMessages]].Header.MessageID
+		}
+	}
+	return p
+}
+
+// restore puts the cursors back on the group and the message of p where
+// they are still listed (a re-read, a sort, a filter, esc); else each
+// stays on its row, clamped so a row is always under it.
+func (m *Model) restore(p place) {
+	if p.group != "" {
+		if i := slices.IndexFunc(m.visibleGroups(), func(g *group) bool { return g.id == p.group }); i >= 0 {
+			m.cursor[viewGroups] = i
+		}
+	}
+	if p.msg != "" {
+		if i := slices.IndexFunc(m.visibleMessages(), func(x *message.Message) bool { return x.Header.MessageID == p.msg }); i >= 0 {
+			m.cursor[viewMessages] = i
+		}
+	}
+	for _, v := range []view{viewGroups, viewMessages} {
+		saved := m.view
+		m.view = v
+		m.clamp()
+		m.view = saved
+	}
+}
+
+// move moves the cursor of the screen shown by n rows, clamped.
+func (m *Model) move(n int) {
+	c := m.cursor[m.view]
+	switch {
+	case n < 0 && c < -n:
+		c = 0
+	case n > 0 && c > 1<<29:
+	default:
+		c += n
+	}
+	m.cursor[m.view] = c
+	m.clamp()
+}
+
+// scope keeps the selection to its group: when the group open (or, on the
+// groups screen, under the cursor) is another than the one the selection
+// was made in, the selection is cleared, so r and a never act on messages
+// of a group the operator has left.
+func (m *Model) scope() {
+	id := ""
+	if g := m.groupAtCursor(); g != nil {
+		id = g.id
+	}
+	if id != m.selGroup {
+		m.sel, m.selGroup = map[string]bool{}, id
+	}
+}
+
+// enterGroup opens g's messages.
+func (m *Model) enterGroup(g *group) {
+	m.cur, m.view, m.cursor[viewMessages] = g, viewMessages, 0
+	m.filter.SetValue("")
+}
+
+// search is the messages of every group that match q (haystack), newest
+// first, as a group of their own; nil when none does.
+func (m Model) search(q string) *group {
+	q = strings.ToLower(strings.TrimSpace(q))
+	g := &group{id: "search:" + q, search: q}
+	for _, x := range m.all {
+		if strings.Contains(haystack(x), q) {
+			g.msgs = append(g.msgs, x)
+		}
+	}
+	if len(g.msgs) == 0 {
+		return nil
+	}
+	sortNewestFirst(g.msgs)
+	return g
+}
+
+// openSearch shows the messages of every group that match the filter.
+func (m *Model) openSearch() {
+	q := strings.TrimSpace(m.filter.Value())
+	g := m.search(q)
+	if g == nil {
+		m.status = fmt.Sprintf("no dead-lettered message matches /%s (ids, bodies, headers and causes of %s searched)", q, count(len(m.all)))
+		return
+	}
+	m.enterGroup(g)
+}
+
+// haystack is what a search looks in: a message's id, every header
+// (the bag's keys and values among them), its cause and its body, in
+// lower case.
+func haystack(x *message.Message) string {
+	var b strings.Builder
+	for _, f := range headerFields(x) {
+		b.WriteString(f[0] + " " + f[1] + "\n")
+	}
+	b.WriteString(inspect.Describe(x).RejectionMessage + "\n")
+	b.Write(x.Body)
+	return strings.ToLower(b.String())
+}
+
 func rejectedAt(msg *message.Message) time.Time {
 	d := inspect.Describe(msg)
 	if !d.RejectedAt.IsZero() {
@@ -122,7 +233,7 @@ func (m Model) visibleGroups() []*group {
 	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
 	var out []*group
 	for _, g := range m.groups {
-		if q == "" || strings.Contains(strings.ToLower(strings.Join([]string{g.id, g.key.OriginalTopic, g.key.MessageType, g.key.Reason, g.key.Message}, " ")), q) {
+		if q == "" || strings.Contains(strings.ToLower(strings.Join([]string{g.id, g.key.OriginalTopic, g.key.MessageType, g.key.Reason, g.key.Message}, " ")), q) || g.matches(q) > 0 {
 			out = append(out, g)
 		}
 	}
@@ -146,8 +257,7 @@ func (m Model) visibleMessages() []*message.Message {
 	q := strings.ToLower(strings.TrimSpace(m.filter.Value()))
 	var out []*message.Message
 	for _, x := range m.cur.msgs {
-		d := inspect.Describe(x)
-		if q == "" || strings.Contains(strings.ToLower(d.ID+" "+d.RejectionMessage+" "+string(x.Body)), q) {
+		if q == "" || strings.Contains(haystack(x), q) {
 			out = append(out, x)
 		}
 	}
@@ -159,6 +269,17 @@ func (m Model) visibleMessages() []*message.Message {
 		return cmp.Or(rejectedAt(b).Compare(rejectedAt(a)), byID)
 	})
 	return out
+}
+
+// matches counts g's messages that match q (lower case).
+func (g *group) matches(q string) int {
+	n := 0
+	for _, x := range g.msgs {
+		if strings.Contains(haystack(x), q) {
+			n++
+		}
+	}
+	return n
 }
 
 func (m Model) groupAtCursor() *group {

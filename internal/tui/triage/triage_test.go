@@ -138,6 +138,10 @@ func press(t *testing.T, m Model, keys ...string) Model {
 	return m
 }
 
+// flat is a screen on one line, runs of white space one space: a wrapped
+// prompt reads as one.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // checkScreen: at most 80x24 and nothing wider.
 func checkScreen(t *testing.T, m Model) string {
 	t.Helper()
@@ -170,7 +174,7 @@ func TestTriageConsole(t *testing.T) {
 	m = run(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	m = run(t, m, m.Init()())
 	s := checkScreen(t, m)
-	if !strings.Contains(s, "timeout calling payments") || !strings.Contains(s, "order has no customer") || !strings.Contains(s, "DeliveryError") {
+	if !strings.Contains(s, "timeout calling payments") || !strings.Contains(s, "order has no customer") {
 		t.Fatalf("groups screen:\n%s", s)
 	}
 	if strings.Index(s, "timeout") > strings.Index(s, "no customer") {
@@ -184,7 +188,7 @@ func TestTriageConsole(t *testing.T) {
 	}
 	m = press(t, m, "space", "r")
 	s = checkScreen(t, m)
-	if !strings.Contains(s, "Replay 1 message (the selection: t2) from sqs://orders-dlq to orders? (y/n)") {
+	if f := flat(s); !strings.Contains(f, "Replay 1 message (the selection of group ") || !strings.Contains(f, ": t2) from sqs://orders-dlq to orders? (y/n)") {
 		t.Fatalf("no confirmation:\n%s", s)
 	}
 	m = press(t, m, "n")
@@ -199,7 +203,7 @@ func TestTriageConsole(t *testing.T) {
 		t.Errorf("no result line:\n%s", s)
 	}
 
-	m = press(t, m, "enter")
+	m = press(t, m, "down", "enter")
 	s = checkScreen(t, m)
 	for _, want := range []string{"message t1", "DeliveryError from orders", "1h ago", "timeout calling payments after 30s", `"orderId": 1`} {
 		if !strings.Contains(s, want) {
@@ -217,7 +221,7 @@ func TestTriageConsole(t *testing.T) {
 		t.Fatalf("filter 'cust' with the dry run on:\n%s", s)
 	}
 	m = press(t, m, "a")
-	if s = checkScreen(t, m); !strings.Contains(s, "[dry run] Archive 1 message (n1) to a.jsonl") {
+	if s = checkScreen(t, m); !strings.Contains(flat(s), "[dry run] Archive 1 message (of the search /cust: n1) to a.jsonl") {
 		t.Fatalf("archive confirmation:\n%s", s)
 	}
 	m = press(t, m, "y")
@@ -305,7 +309,7 @@ func TestTriageCursorStaysOnMessage(t *testing.T) {
 	m.cursor[viewMessages] = i4
 	f.msgs = mk("u2-3", "u2-0", "u2-4", "u2-2")
 	m = press(t, m, "a")
-	if s := checkScreen(t, m); !strings.Contains(s, "Archive 1 message (u2-1) to a.jsonl") {
+	if s := checkScreen(t, m); !strings.Contains(flat(s), ": u2-1) to a.jsonl") {
 		t.Fatalf("the archive prompt does not name u2-1:\n%s", s)
 	}
 	m = press(t, m, "y")
@@ -313,7 +317,7 @@ func TestTriageCursorStaysOnMessage(t *testing.T) {
 		t.Fatalf("after the archive the cursor is on %s, want u2-4 (rows %v)", got, rows())
 	}
 	m = press(t, m, "r")
-	if s := checkScreen(t, m); !strings.Contains(s, "Replay 1 message (the selection: u2-4)") {
+	if s := checkScreen(t, m); !strings.Contains(flat(s), "Replay 1 message (the message under the cursor of group ") || !strings.Contains(flat(s), ": u2-4)") {
 		t.Fatalf("the replay prompt does not name u2-4:\n%s", s)
 	}
 	m = press(t, m, "n")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/tui/kit"
@@ -27,7 +28,22 @@ func (m Model) Render() string {
 		tags = append(tags, fmt.Sprintf("%d selected", n))
 	}
 	tags = append(tags, "sort: "+sortNames[m.sort])
-	head += "  " + m.styles.Dim.Render(strings.Join(tags, " · "))
+	switch {
+	case m.loading:
+		tags = append(tags, "reading…")
+	case !m.lastRead.IsZero():
+		tags = append(tags, "read "+m.lastRead.Local().Format("15:04:05")+" ("+m.ago(m.lastRead)+")")
+	}
+	if n := m.rows(); n > 0 && m.view != viewMessage {
+		tags = append(tags, fmt.Sprintf("row %d of %d", m.cursor[m.view]+1, n))
+	}
+	tagLine := m.styles.Dim.Render(strings.Join(tags, " · "))
+	heads := []string{head + "  " + tagLine}
+	if ansi.StringWidth(heads[0]) > m.width {
+		heads = []string{head, tagLine} // the source and the state, whole
+	}
+	bottom := m.bottomLines()
+	m.avail = max(m.height-len(heads)-len(bottom), 1)
 	var body []string
 	switch {
 	case m.help:
@@ -41,9 +57,28 @@ func (m Model) Render() string {
 	default:
 		body = m.detailLines()
 	}
+	lines := append(heads, kit.Pad(body, m.avail)...)
+	lines = append(lines, bottom...)
+	for i, l := range lines {
+		lines[i] = strings.ReplaceAll(l, "\t", " ")
+	}
+	return strings.Join(kit.CutLines(lines, m.width), "\n")
+}
+
+// bottomLines are the filter, the confirmation, the progress or the
+// result, and the key bar.
+func (m Model) bottomLines() []string {
 	var bottom []string
 	if m.editing || m.filter.Value() != "" {
-		bottom = append(bottom, m.filter.View())
+		f := m.filter.View()
+		if m.view == viewGroups && m.filter.Value() != "" {
+			n := 0
+			for _, g := range m.visibleGroups() {
+				n += g.matches(strings.ToLower(strings.TrimSpace(m.filter.Value())))
+			}
+			f += m.styles.Dim.Render(fmt.Sprintf("  %s match (ids, bodies, headers, causes); enter lists them", count(n)))
+		}
+		bottom = append(bottom, f)
 	}
 	// A confirmation or a result is wrapped, never cut: the destinations
 	// of a destructive action are always shown whole.
@@ -60,13 +95,18 @@ func (m Model) Render() string {
 	case m.status != "":
 		bottom = append(bottom, strings.Split(kit.Wrap(m.status, m.width), "\n")...)
 	}
-	bottom = append(bottom, m.styles.Dim.Render(m.keys.bar()))
-	lines := append([]string{head}, kit.Pad(body, max(m.height-1-len(bottom), 1))...)
-	lines = append(lines, bottom...)
-	for i, l := range lines {
-		lines[i] = strings.ReplaceAll(l, "\t", " ")
+	return append(bottom, m.styles.Dim.Render(m.keys.bar()))
+}
+
+// rows is how many rows the screen shown lists.
+func (m Model) rows() int {
+	switch m.view {
+	case viewGroups:
+		return len(m.visibleGroups())
+	case viewMessages:
+		return len(m.visibleMessages())
 	}
-	return strings.Join(kit.CutLines(lines, m.width), "\n")
+	return 0
 }
 
 func (m Model) ago(t time.Time) string {
@@ -76,7 +116,8 @@ func (m Model) ago(t time.Time) string {
 	return inspect.Ago(m.now(), t)
 }
 
-// window returns the rows of lines to show so the cursor stays visible.
-func (m Model) window(rows []string, cursor int) []string {
-	return rows[kit.Window(cursor, max(m.height-5, 1)):]
+// window returns the rows to show so the cursor stays visible, under
+// above lines of headings.
+func (m Model) window(rows []string, cursor, above int) []string {
+	return rows[kit.Window(cursor, max(m.avail-above, 1)):]
 }

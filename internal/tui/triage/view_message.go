@@ -6,14 +6,58 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
-// detailLines show one message: headers, rejection metadata, bag, body.
+// headerFields are every header of x, name and value, the bag's entries
+// last (sorted by key): what the message view shows and a search looks
+// in. Times are absolute (RFC 3339, UTC).
+func headerFields(x *message.Message) [][2]string {
+	h := x.Header
+	out := [][2]string{
+		{"id", h.MessageID},
+		{"topic", h.Topic},
+		{"message type", h.MessageType.String()},
+		{"content type", h.ContentType},
+		{"correlation id", h.CorrelationID},
+		{"reply to", h.ReplyTo},
+		{"partition key", h.PartitionKey},
+		{"created", wireTime(h.Timestamp)},
+		{"handled count", strconv.Itoa(h.HandledCount) + " (the count presented: 0 on the first delivery)"},
+		{"source", h.Source},
+		{"type", h.Type},
+		{"spec version", h.SpecVersion},
+		{"data schema", h.DataSchema},
+		{"subject", h.Subject},
+		{"data ref", h.DataRef},
+		{"traceparent", h.TraceParent},
+		{"tracestate", h.TraceState},
+		{"baggage", h.Baggage},
+	}
+	if h.Delay > 0 {
+		out = append(out, [2]string{"delay", h.Delay.String()})
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.Bag)) {
+		out = append(out, [2]string{k, fmt.Sprint(h.Bag[k])})
+	}
+	return out
+}
+
+func wireTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// detailLines show one message: the rejection (the cause wrapped whole),
+// every header with absolute times, the bag, the body.
 func (m Model) detailLines() []string {
 	x := m.curMsg
 	h := x.Header
@@ -22,21 +66,33 @@ func (m Model) detailLines() []string {
 	if m.sel[h.MessageID] {
 		sel = " (selected)"
 	}
+	w := max(m.width-2, 10)
 	lines := []string{
 		m.styles.Section.Render("message " + h.MessageID + sel),
-		"headers",
-		"  topic " + h.Topic + " · type " + h.MessageType.String() + " · content type " + h.ContentType,
-		"  correlation id " + h.CorrelationID + " · partition key " + h.PartitionKey + " · created " + m.ago(h.Timestamp),
 		"rejection",
-		fmt.Sprintf("  %s from %s after %d deliveries, %s", d.Reason, d.OriginalTopic, d.HandledCount, m.ago(d.RejectedAt)),
-		"  " + kit.CollapseSpace(d.RejectionMessage),
-		"bag",
+		fmt.Sprintf("  %s from %s after %s, %s (%s)", d.Reason, d.OriginalTopic, times(deliveries(d)), m.ago(d.RejectedAt), wireTime(d.RejectedAt)),
 	}
-	for _, k := range slices.Sorted(maps.Keys(h.Bag)) {
-		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
+	for l := range strings.SplitSeq(kit.Wrap(cause(d), w), "\n") {
+		lines = append(lines, "  "+l)
+	}
+	lines = append(lines, "headers")
+	bag := false
+	for _, f := range headerFields(x) {
+		if _, ok := h.Bag[f[0]]; ok && !bag {
+			lines, bag = append(lines, "bag"), true
+		}
+		if f[1] == "" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  %s: %v", k, h.Bag[k]))
+		if bag && (slices.Contains(message.RejectionKeys[:], f[0]) || f[0] == message.KeyPumpRejectionReason) && f[0] != message.KeyOriginalTopic {
+			continue // shown as the rejection above
+		}
+		for i, l := range strings.Split(kit.Wrap(f[0]+": "+f[1], w), "\n") {
+			if i > 0 {
+				l = "  " + l
+			}
+			lines = append(lines, "  "+l)
+		}
 	}
 	lines = append(lines, "body")
 	for l := range strings.SplitSeq(PrettyBody(h.ContentType, x.Body), "\n") {
@@ -44,6 +100,13 @@ func (m Model) detailLines() []string {
 	}
 	start := min(m.cursor[viewMessage], max(len(lines)-1, 0))
 	return lines[start:]
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "1 delivery"
+	}
+	return fmt.Sprintf("%d deliveries", n)
 }
 
 // PrettyBody is body as the console shows it: JSON (by content type)

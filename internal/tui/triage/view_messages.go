@@ -3,28 +3,57 @@ package triage
 import (
 	"fmt"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 func (m Model) messageLines() []string {
 	g := m.cur
-	lines := []string{
-		fmt.Sprintf("group %s · %s · %s · %s", g.id, g.key.OriginalTopic, g.key.Reason, count(len(g.msgs))),
-		m.styles.Header.Render(fmt.Sprintf(" %-36s %-8s %5s %s", "ID", "REJECTED", "COUNT", "MESSAGE")),
+	title := fmt.Sprintf("group %s · %s · %s · %s", g.id, g.key.OriginalTopic, g.key.Reason, count(len(g.msgs)))
+	if g.search != "" {
+		title = fmt.Sprintf("search /%s · %s matching, from every group", g.search, count(len(g.msgs)))
 	}
+	ms := m.visibleMessages()
+	idW, topicW := 8, 0
+	for _, x := range ms {
+		idW = max(idW, len([]rune(x.Header.MessageID)))
+		if g.search != "" || m.width >= 110 {
+			topicW = max(topicW, 6, len([]rune(inspect.Describe(x).OriginalTopic)))
+		}
+	}
+	idW, topicW = min(idW, 36), min(topicW, 24)
+	head := fmt.Sprintf(" %-*s %-8s %5s ", idW, "ID", "REJECTED", "DELIV")
+	if topicW > 0 {
+		head += fmt.Sprintf("%-*s ", topicW, "TOPIC")
+	}
+	lines := []string{title, m.styles.Header.Render(head + "CAUSE")}
+	causes := make([]string, len(ms))
+	for i, x := range ms {
+		causes[i] = cause(inspect.Describe(x))
+	}
+	causes = inspect.FoldShared(causes, max(m.width-ansi.StringWidth(head)-1, 1))
 	var rows []string
-	for i, x := range m.visibleMessages() {
+	for i, x := range ms {
 		d := inspect.Describe(x)
 		mark := " "
 		if m.sel[d.ID] {
 			mark = "*"
 		}
-		row := fmt.Sprintf("%s%-36s %-8s %5d %s", mark, d.ID, m.ago(rejectedAt(x)), d.HandledCount, kit.CollapseSpace(d.RejectionMessage))
+		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(d.ID, idW), m.ago(rejectedAt(x)), deliveries(d))
+		if topicW > 0 {
+			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(d.OriginalTopic, topicW))
+		}
+		row += causes[i]
 		if i == m.cursor[viewMessages] {
 			row = m.styles.Selected.Render(kit.Cut(row, m.width))
 		}
 		rows = append(rows, row)
 	}
-	return append(lines, m.window(rows, m.cursor[viewMessages])...)
+	return append(lines, m.window(rows, m.cursor[viewMessages], 2)...)
 }
+
+// deliveries is how many times the message was delivered when it was
+// rejected: the presented count is 0 on the first delivery.
+func deliveries(d inspect.Described) int { return d.HandledCount + 1 }
