@@ -193,10 +193,21 @@ func (c *rocketChannel) SendWire(t testing.TB, m *message.Message, edit func(w *
 		}
 	}
 	out.SetKeys(enc.GetKeys()...)
-	p, err := rmq.NewProducer(&rmq.Config{Endpoint: c.conn.Endpoint,
-		Credentials: &credentials.SessionCredentials{AccessKey: c.conn.AccessKey, AccessSecret: c.conn.SecretKey}}, rmq.WithTopics(c.topic))
-	if err == nil {
-		err = p.Start()
+	start := func() (rmq.Producer, error) {
+		p, err := rmq.NewProducer(&rmq.Config{Endpoint: c.conn.Endpoint,
+			Credentials: &credentials.SessionCredentials{AccessKey: c.conn.AccessKey, AccessSecret: c.conn.SecretKey}}, rmq.WithTopics(c.topic))
+		if err == nil {
+			err = p.Start()
+		}
+		return p, err
+	}
+	p, err := start()
+	// The client's start-up asks for the topic's route within a deadline
+	// of its own, which a heavily loaded machine can miss: the set-up
+	// failing, not a row, so the start is tried again (twice at most).
+	for try := 1; err != nil && try <= 2 && strings.Contains(err.Error(), "DeadlineExceeded"); try++ {
+		t.Logf("raw producer: start %d missed its deadline, trying again: %v", try, err)
+		p, err = start()
 	}
 	if err != nil {
 		t.Fatalf("raw producer: %v", err)
