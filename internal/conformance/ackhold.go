@@ -36,7 +36,8 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	}
 	g.Run(t, rowAckHold, f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger, FIFOBatches: true})
+		logOnFailure(t, logs)
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: orderedLease, Logger: logger, FIFOBatches: true})
 		base := uniqueID(t)
 		ids := make([]string, ackHoldPerKey)
 		seq := map[string]int{}
@@ -121,9 +122,6 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			if runs[id] != want {
 				t.Errorf("message %d handled %d times, want %d (runs %v)", s, runs[id], want, runs)
 			}
-		}
-		if t.Failed() {
-			t.Logf("logs:\n%s", logs.String())
 		}
 	})
 }

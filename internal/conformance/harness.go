@@ -174,3 +174,13 @@ func Stays(t testing.TB, window time.Duration, msg string, cond func() bool) {
 		t.Fatalf("within %s: %s", window, msg)
 	}
 }
+
+// logOnFailure logs every record of logs when t has failed, at the end of
+// t (after a Fatal too), so a failed cell shows what the pump logged.
+func logOnFailure(t testing.TB, logs *LogBuffer) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs.String())
+		}
+	})
+}

@@ -46,7 +46,8 @@ func runLapseHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	}
 	g.Run(t, rowLapseHold, f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger, FIFOBatches: true})
+		logOnFailure(t, logs)
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: orderedLease, Logger: logger, FIFOBatches: true})
 		base := uniqueID(t)
 		ids := make([]string, lapseHoldPerKey)
 		seq := map[string]int{}
@@ -142,9 +143,6 @@ func runLapseHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			if !rec.SettledNewest(id) {
 				t.Errorf("message %d was never acknowledged with the newest receipt it was handed out with", s)
 			}
-		}
-		if t.Failed() {
-			t.Logf("logs:\n%s", logs.String())
 		}
 		t.Logf("second message handed out with the first: %v; its lapses before dispatch: %d; deliveries released unhandled behind it: %d",
 			together.Load(), lapsed.Load(), logs.Count(pump.LogHeldBack))

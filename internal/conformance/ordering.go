@@ -53,7 +53,8 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	}
 	g.Run(t, rowOrderedDeferral, f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
-		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger, FIFOBatches: true})
+		logOnFailure(t, logs)
+		ch := f.Open(t, Setup{RequeueCount: -1, Lease: orderedLease, Logger: logger, FIFOBatches: true})
 		base := uniqueID(t)
 		where := map[string][2]int{}
 		for k := range orderKeys {
@@ -89,6 +90,18 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			mu.Unlock()
 			return res
 		}
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			mu.Lock()
+			all := slices.Clone(runs)
+			mu.Unlock()
+			slices.SortFunc(all, func(a, b orderRun) int { return a.start.Compare(b.start) })
+			for _, r := range all {
+				t.Logf("run key %d message %d %s %s..%s", r.key, r.seq, r.outcome, r.start.Format("05.000"), r.end.Format("05.000"))
+			}
+		})
 		rec := NewRecordingConsumer(ch.Consumer(t, orderBuffer))
 		opts := pumpOptions(v, -1)
 		opts.BufferSize, opts.NoOfPerformers = orderBuffer, orderPerformers
@@ -116,13 +129,6 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		all := slices.Clone(runs)
 		mu.Unlock()
 		checkOrder(t, all)
-		if t.Failed() {
-			slices.SortFunc(all, func(a, b orderRun) int { return a.start.Compare(b.start) })
-			for _, r := range all {
-				t.Logf("run key %d message %d %s %s..%s", r.key, r.seq, r.outcome, r.start.Format("05.000"), r.end.Format("05.000"))
-			}
-			t.Logf("logs:\n%s", logs.String())
-		}
 		t.Logf("%d deliveries released unhandled behind a deferred message of their key", logs.Count(pump.LogHeldBack))
 	})
 }
