@@ -125,12 +125,22 @@ func refuseUnknownSubcommands(root *cobra.Command) {
 	walk(root)
 }
 
+// maxSuggestedArg is the longest unknown subcommand (in bytes) for which
+// "did you mean" names are looked for: longer than any command name by far.
+const maxSuggestedArg = 64
+
 // unknownSubcommand is the usage error for an argument of parent that names
 // none of its subcommands, with the closest names cobra suggests.
 func unknownSubcommand(parent *cobra.Command, arg string) error {
 	msg := fmt.Sprintf("unknown command %q for %q", redact.Quoted(arg), parent.CommandPath())
-	if s := parent.SuggestionsFor(arg); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	// A suggestion is a command name within a few edits of arg; cobra's
+	// edit distance costs len(arg) x len(name) per command, so a pasted
+	// value of hundreds of kilobytes, which no name is near, is not
+	// compared at all.
+	if len(arg) <= maxSuggestedArg {
+		if s := parent.SuggestionsFor(arg); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
 	}
 	var names []string
 	for _, s := range parent.Commands() {
