@@ -1,4 +1,4 @@
-package dlq
+package peek
 
 import (
 	"github.com/spf13/cobra"

@@ -1,4 +1,4 @@
-package dlq
+package shared
 
 import (
 	"github.com/brightergo/brighter/internal/transport"

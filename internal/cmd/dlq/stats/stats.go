@@ -1,4 +1,4 @@
-package dlq
+package stats
 
 import (
 	"github.com/spf13/cobra"

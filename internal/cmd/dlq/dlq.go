@@ -1,0 +1,74 @@
+package dlq
+
+// NewCmdDLQ returns the dlq command with its subcommands, all on one set
+// of options built from f.
+func NewCmdDLQ(f *factory.Factory) *cobra.Command {
+	o := &dlqOptions{io: f.IOStreams, global: f, transports: f.Transports(), now: time.Now, exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		return ch, func() { signal.Stop(ch) }
+	}}
+	return newDLQCmdWith(o)
+}
+
+// newDLQCmdWith builds the dlq command over o (tests replace its signals
+// and exit).
+func newDLQCmdWith(o *dlqOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Inspect, summarise and replay dead-lettered messages",
+		Long: `Inspect the messages a subscription's consumers dead-lettered, find out why,
+and put a chosen set back where they came from.
+
+A destination is a subscription of the subscriptions file (its
+deadLetterRoutingKey by default, --invalid for invalidMessageRoutingKey,
+--native for the broker's own redrive target) or a URL:
+
+  sqs://QUEUE                       an SQS queue (FIFO when it ends in .fifo);
+                                    connection from --region, --endpoint,
+                                    --profile and the AWS environment
+  pubsub://projects/P/subscriptions/S
+                                    a Pub/Sub subscription; an emulator from
+                                    --endpoint or PUBSUB_EMULATOR_HOST, else
+                                    the service with Application Default
+                                    Credentials; replays go to topics of P
+  rocketmq://TOPIC?group=G          a RocketMQ topic (a rejection topic or
+                                    %DLQ%<group>) read by consumer group G
+                                    (default brighter-dlq-reader); proxy from
+                                    --rocketmq-endpoint or ROCKETMQ_ENDPOINT
+                                    (ROCKETMQ_NAMESPACE, ROCKETMQ_ACCESS_KEY,
+                                    ROCKETMQ_SECRET_KEY)
+  memory://QUEUE?file=out.jsonl     a queue inside a memory.output file
+
+Messages are read through the transport's ordinary consumer, so the count
+shown is the one the rejecting consumer stamped. peek and stats
+remove nothing: each message read is held invisible for --visibility while
+the scan runs and made visible again when it ends.
+
+RocketMQ keeps a topic's messages for every consumer group, so dlq reads
+with a consumer group of its own: --group, by default the subscription's
+consumerGroup followed by "-dlq-reader" (or brighter-dlq-reader for a URL),
+never the subscription's own group. "Removed" means acknowledged for that
+group; each peek is one delivery for it, so give the group a high retry
+maximum on a real broker.
+
+SQS FIFO: a message group's later messages are held back by SQS while its
+earlier ones are in flight, and a peek holds everything it read, so peek
+and stats show at most the first batch (up to 10) of each message group.
+replay removes as it goes and reaches every message.
+
+Ctrl-C (SIGINT) or SIGTERM stops a scan: the receive under way finishes
+(at most --wait), a replay finishes the publishes and removes it has begun,
+every message the scan holds is made visible again at once, what was read
+is printed with the summary, and the command exits 130. A second signal
+exits 130 at once, leaving held messages invisible until --visibility lapses.
+
+On the memory transport the dead letters live in the subscription's
+memory.output file (JSON lines, every queue of the run): peek and stats read
+the queue named by deadLetterRoutingKey inside it, and replay rewrites the
+file, moving the replayed messages to their destination queue.`,
+	}
+	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
+	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o), newDLQEditCmd(o), newDLQTriageCmd(o))
+	return cmd
+}

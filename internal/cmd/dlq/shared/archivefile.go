@@ -1,0 +1,94 @@
+package shared
+
+// addRunOutput declares archive's, purge's and restore's --output into
+// format.
+func addRunOutput(cmd *cobra.Command, format *string) {
+	cmdutil.AddOutputFlag(cmd, format, cmdutil.RunFormats, "(json: a record per message, then a summary, on stdout)")
+}
+// selects reports whether a flag narrows the selection.
+func (o *dlqOptions) selects() bool {
+	return len(o.reasons) > 0 || len(o.topics) > 0 || o.since != "" || o.until != "" || len(o.ids) > 0 ||
+		o.grep != "" || len(o.groupIDs) > 0 || o.limit > 0
+}
+
+// fsyncer returns the sync of an archive written to f: fsync, where f is
+// something that can be synced (a pipe or a terminal cannot: EINVAL).
+func fsyncer(f *os.File) func() error {
+	return func() error {
+		err := f.Sync()
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+			return nil
+		}
+		return err
+	}
+}
+
+// logArchiveUnfinishedLineCut is logged (Warn) when dlq archive cut an
+// unfinished last line off the file it appends to.
+const logArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
+
+// archiveFile is an existing --file, checked (inspect.CheckArchive) before
+// anything is read: nil file when there is none yet.
+type archiveFile struct {
+	file *os.File
+	// keep and unfinished: cut the file to keep before appending.
+	keep       int64
+	unfinished bool
+}
+
+// checkArchiveFile opens an existing archive path for reading and appending
+// and checks that every line is a record: a file that is not an
+// archive is a usage error naming its first bad line, and is not changed.
+// A missing file is no error (it is created once the source is open);
+// pipes and devices are not checked.
+func checkArchiveFile(path string) (archiveFile, error) {
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return archiveFile{}, nil
+	}
+	if err != nil {
+		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		_ = fh.Close()
+		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+	}
+	if !st.Mode().IsRegular() {
+		return archiveFile{file: fh}, nil
+	}
+	keep, unfinished, err := inspect.CheckArchive(io.NewSectionReader(fh, 0, st.Size()), path)
+	if err != nil {
+		_ = fh.Close()
+		if errors.Is(err, inspect.ErrNotArchive) {
+			return archiveFile{}, cmdutil.UsageErr(fmt.Errorf("archive --file: %w; refusing to append to it: nothing was read and the file is unchanged", err))
+		}
+		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+	}
+	return archiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
+}
+
+// open makes the checked file ready to append to: it cuts an unfinished
+// last line off an existing archive (a Warn on logger says how many bytes)
+// or creates a missing one with mode 0600.
+func (a archiveFile) open(path string, logger *slog.Logger) (*os.File, error) {
+	if a.file == nil {
+		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("archive --file: %w", err)
+		}
+		return fh, nil
+	}
+	if a.unfinished {
+		st, err := a.file.Stat()
+		if err == nil {
+			err = a.file.Truncate(a.keep)
+		}
+		if err != nil {
+			_ = a.file.Close()
+			return nil, fmt.Errorf("archive --file %s: cut the unfinished last line: %w", path, err)
+		}
+		logger.Warn(logArchiveUnfinishedLineCut, "file", path, "bytes", st.Size()-a.keep)
+	}
+	return a.file, nil
+}

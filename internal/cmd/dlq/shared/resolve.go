@@ -1,0 +1,123 @@
+package shared
+
+// resolve turns the argument (a subscription name or a URL) into a target.
+func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, cmdutil.UsageErr(errors.New("a subscription name or URL is required (SUBSCRIPTION, or sqs://QUEUE, pubsub://projects/P/subscriptions/S, rocketmq://TOPIC, memory://QUEUE?file=F)"))
+	}
+	if strings.Contains(arg, "://") {
+		return o.resolveURL(arg)
+	}
+	if o.sns {
+		return nil, cmdutil.UsageErr(fmt.Errorf("--sns applies only to an sqs:// URL; subscription %s publishes replays as its channelType says", redact.Cut(arg)))
+	}
+	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	if err != nil {
+		return nil, err
+	}
+	s := f.Subscription(arg)
+	if s == nil {
+		if len(f.Subscriptions) == 0 {
+			return nil, cmdutil.UsageErr(fmt.Errorf("no subscription %q in %s (it has none)", redact.Quoted(arg), redact.Cut(f.Path)))
+		}
+		known := make([]string, 0, len(f.Subscriptions))
+		for _, s := range f.Subscriptions {
+			known = append(known, s.Name)
+		}
+		return nil, cmdutil.UsageErr(fmt.Errorf("no subscription %q in %s (known: %s)", redact.Quoted(arg), redact.Cut(f.Path), strings.Join(known, ", ")))
+	}
+	t := &dlqTarget{F: f, S: s}
+	switch o.which() {
+	case "invalid":
+		t.Dest = s.InvalidMessageRoutingKey
+		if t.Dest == "" {
+			return nil, cmdutil.UsageErr(fmt.Errorf("%s: subscription %s has no invalidMessageRoutingKey: its unacceptable messages go to its dead-letter queue (use --dlq)", s.Pos("invalidMessageRoutingKey"), s.Name))
+		}
+	case "native":
+		switch {
+		case s.SQS != nil && s.SQS.RedrivePolicy != nil:
+			t.Dest = s.SQS.RedrivePolicy.DeadLetterQueue
+		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
+			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
+			t.Dest = transport.GCPNativeSubscription(s)
+		case s.RocketMQ != nil:
+			t.Dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
+		default:
+			return nil, cmdutil.UsageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy)", s.Pos("transport"), s.Name))
+		}
+	default:
+		t.Dest = s.DeadLetterRoutingKey
+		if t.Dest == "" {
+			return nil, cmdutil.UsageErr(fmt.Errorf("%s: subscription %s has no deadLetterRoutingKey: its rejected messages are discarded, not dead-lettered (try --native)", s.Pos("deadLetterRoutingKey"), s.Name))
+		}
+	}
+	t.URL = string(s.Transport) + "://" + t.Dest
+	switch s.Transport {
+	case config.TransportGCP:
+		t.URL = gcp.URLScheme{}.Format(broker.Address{Project: transport.GCPProject(t), Kind: broker.AddressSubscription, Name: t.Dest})
+	case config.TransportRocketMQ:
+		t.Group = o.group
+		if t.Group == "" {
+			t.Group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
+		}
+		if t.Group == s.RocketMQ.ConsumerGroup {
+			return nil, cmdutil.UsageErr(fmt.Errorf("--group %s: that is the subscription's own consumer group; dlq reads with a group of its own so it never takes messages from the consumers", redact.Cut(t.Group)))
+		}
+		t.URL = rocketmq.URLScheme{}.Format(broker.Address{Kind: broker.AddressTopic, Name: t.Dest, Params: url.Values{"group": {t.Group}}})
+	}
+	return t, nil
+}
+
+// readerGroupSuffix makes the default RocketMQ reader group of a
+// subscription: CONSUMERGROUP-dlq-reader.
+const readerGroupSuffix = "-dlq-reader"
+
+// defaultURLReaderGroup is the RocketMQ reader group of a rocketmq:// URL
+// without ?group= and without --group.
+const defaultURLReaderGroup = transport.DefaultURLReaderGroup
+
+// env reads an environment variable through the command's IO streams.
+func (o *dlqOptions) env(name string) string {
+	if o.io.Getenv == nil {
+		return ""
+	}
+	v, _ := o.io.Getenv(name)
+	return v
+}
+
+// dlqSchemeOrder is the order in which usage errors list the URL schemes.
+var dlqSchemeOrder = []config.Transport{config.TransportSQS, config.TransportGCP, config.TransportRocketMQ, config.TransportMemory}
+
+// scheme returns the dlq support of the transport whose URL scheme is
+// name (nil when none has it), and the names of every scheme the command's
+// transports have, for a usage error.
+func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
+	var names []string
+	var found dlqTransport
+	for _, t := range dlqSchemeOrder {
+		dt, ok := o.transports[t]
+		if !ok {
+			continue
+		}
+		n := dt.Addresses().Forms().Scheme
+		names = append(names, n)
+		if n == name {
+			found = dt
+		}
+	}
+	return found, names
+}
+
+// resolveURL synthesises a subscription for a destination named by URL,
+// parsed by its transport's own scheme; the transport makes the target.
+func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
+	scheme, _, _ := strings.Cut(arg, "://")
+	dt, names := o.scheme(scheme)
+	if dt == nil {
+		return nil, cmdutil.UsageErr(fmt.Errorf("destination %q: unknown scheme %q: valid schemes are %s", redact.Quoted(arg), redact.Quoted(scheme), strings.Join(names, ", ")))
+	}
+	as := dt.Addresses()
+	a, err := as.Parse(arg)
+	t, err := dt.URLTarget(o.urlOptions(), arg, as, a, err)
+	return t, cmdutil.ExitCoded(err)
+}
