@@ -1,19 +1,22 @@
 package dlq
 
-// NewCmdDLQ returns the dlq command with its subcommands, all on one set
-// of options built from f.
-func NewCmdDLQ(f *factory.Factory) *cobra.Command {
-	o := &dlqOptions{io: f.IOStreams, global: f, transports: f.Transports(), now: time.Now, exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-		return ch, func() { signal.Stop(ch) }
-	}}
-	return newDLQCmdWith(o)
-}
+import (
+	"github.com/spf13/cobra"
 
-// newDLQCmdWith builds the dlq command over o (tests replace its signals
-// and exit).
-func newDLQCmdWith(o *dlqOptions) *cobra.Command {
+	"github.com/brightergo/brighter/internal/cmd/dlq/archive"
+	"github.com/brightergo/brighter/internal/cmd/dlq/edit"
+	"github.com/brightergo/brighter/internal/cmd/dlq/peek"
+	"github.com/brightergo/brighter/internal/cmd/dlq/purge"
+	"github.com/brightergo/brighter/internal/cmd/dlq/replay"
+	"github.com/brightergo/brighter/internal/cmd/dlq/restore"
+	"github.com/brightergo/brighter/internal/cmd/dlq/stats"
+	"github.com/brightergo/brighter/internal/cmd/dlq/triage"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+)
+
+// NewCmdDLQ returns the dlq command with its verbs, each a package of its
+// own under internal/cmd/dlq built from f.
+func NewCmdDLQ(f *factory.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "Inspect, summarise and replay dead-lettered messages",
@@ -68,7 +71,7 @@ memory.output file (JSON lines, every queue of the run): peek and stats read
 the queue named by deadLetterRoutingKey inside it, and replay rewrites the
 file, moving the replayed messages to their destination queue.`,
 	}
-	cmd.AddCommand(newDLQPeekCmd(o), newDLQStatsCmd(o), newDLQReplayCmd(o))
-	cmd.AddCommand(newDLQArchiveCmd(o), newDLQPurgeCmd(o), newDLQRestoreCmd(o), newDLQEditCmd(o), newDLQTriageCmd(o))
+	cmd.AddCommand(peek.NewCmdPeek(f, nil), stats.NewCmdStats(f, nil), replay.NewCmdReplay(f, nil))
+	cmd.AddCommand(archive.NewCmdArchive(f, nil), purge.NewCmdPurge(f, nil), restore.NewCmdRestore(f, nil), edit.NewCmdEdit(f, nil), triage.NewCmdTriage(f, nil))
 	return cmd
 }

@@ -2,26 +2,22 @@ package archive
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"slices"
-	"strings"
-	"syscall"
 
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/spf13/cobra"
-
-	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/export"
-	"github.com/brightergo/brighter/internal/inspect"
-	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/redact"
 )
-func newDLQArchiveCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqArchiveOptions{dlqOptions: parent}
+
+// Options are dlq archive's flags (shared.ArchiveOptions).
+type Options struct {
+	*shared.ArchiveOptions
+}
+
+// NewCmdArchive returns dlq archive. runF, when not nil, is called with the
+// parsed options instead of runArchive (a test checks the flags' parsing
+// without reading anything).
+func NewCmdArchive(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ArchiveOptions: &shared.ArchiveOptions{Options: shared.NewOptions(f)}}
 	cmd := &cobra.Command{
 		Use:   "archive [SUBSCRIPTION|URL]",
 		Short: "Move dead-lettered messages into a JSON-lines file, removing each once it is on disk",
@@ -48,11 +44,19 @@ are in both places.`,
   # Everything, to stdout, compressed
   brighter dlq archive sqs://orders-dlq --all | gzip > dlq-$(date +%F).jsonl.gz`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.run(cmd.Context(), dest) }),
+		RunE: o.RunWith(func(cmd *cobra.Command) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runArchive(cmd.Context(), o)
+		}),
 	}
-	o.addCommon(cmd)
-	cmd.Flags().StringVar(&o.file, "file", "-", "append the archive to this file ('-': stdout)")
-	cmd.Flags().BoolVar(&o.all, "all", false, "archive every message (without it a filter is required)")
-	addRunOutput(cmd, &o.format)
+	o.AddCommon(cmd)
+	cmd.Flags().StringVar(&o.File, "file", "-", "append the archive to this file ('-': stdout)")
+	cmd.Flags().BoolVar(&o.All, "all", false, "archive every message (without it a filter is required)")
+	shared.AddRunOutput(cmd, &o.Format)
 	return cmd
 }
+
+// runArchive archives what o selects from o.Dest (shared.ArchiveOptions.RunArchive).
+func runArchive(ctx context.Context, o *Options) error { return o.RunArchive(ctx, o.Dest) }

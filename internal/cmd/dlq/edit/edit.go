@@ -9,27 +9,29 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
-// dlq edit: edit one dead-lettered message and replay the
-// edited copy through dlq replay's own run (dlq_replay.go), so the
-// destination, the allow-list and --to are replay's.
 
-// dlqEditOptions are edit's own flags.
-type dlqEditOptions struct {
-	*dlqReplayOptions
+// dlq edit: edit one dead-lettered message and replay the
+// edited copy through dlq replay's own run (shared.ReplayOptions.Run), so
+// the destination, the allow-list and --to are replay's.
+
+// Options are dlq edit's flags: replay's and its own.
+type Options struct {
+	*shared.ReplayOptions
+	// id is the first argument: the message to edit.
+	id string
 	// headers is --headers: edit the headers and bag as YAML too.
 	headers bool
 	// bodyFile is --body-file: the new body from a file ("-": stdin).
@@ -38,8 +40,11 @@ type dlqEditOptions struct {
 	sets []string
 }
 
-func newDLQEditCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqEditOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: parent}}
+// NewCmdEdit returns dlq edit. runF, when not nil, is called with the
+// parsed options instead of runEdit (a test checks the flags' parsing
+// without reading anything).
+func NewCmdEdit(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ReplayOptions: &shared.ReplayOptions{Options: shared.NewOptions(f)}}
 	cmd := &cobra.Command{
 		Use:   "edit ID [SUBSCRIPTION|URL]",
 		Short: "Edit one dead-lettered message and replay the edited copy",
@@ -86,17 +91,21 @@ its destination, and changes nothing.`,
   brighter dlq edit 4f6c0a9e-... sqs://orders-dlq --to orders --body-file fixed.json --dry-run`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := o.destination(cmd, args[1:])
+			dest, err := o.Destination(cmd, args[1:])
 			if err != nil {
 				return err
 			}
-			o.toSet = cmd.Flags().Changed("to")
-			o.journalSet = cmd.Flags().Changed("journal")
-			return o.run(cmd.Context(), args[0], dest)
+			o.ToSet = cmd.Flags().Changed("to")
+			o.JournalSet = cmd.Flags().Changed("journal")
+			o.id, o.Dest = args[0], dest
+			if runF != nil {
+				return runF(o)
+			}
+			return runEdit(cmd.Context(), o)
 		},
 	}
-	o.addCommon(cmd)
-	o.addDestinationFlags(cmd)
+	o.AddCommon(cmd)
+	o.AddDestinationFlags(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&o.headers, "headers", false, "edit the headers and bag too, as YAML")
 	fl.StringVar(&o.bodyFile, "body-file", "", `take the new body from this file ("-": stdin) instead of an editor`)
@@ -104,8 +113,9 @@ its destination, and changes nothing.`,
 	return cmd
 }
 
-// run edits message id of dest and replays the edited copy.
-func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
+// runEdit edits message o.id of o.Dest and replays the edited copy.
+func runEdit(ctx context.Context, o *Options) error {
+	id, dest := o.id, o.Dest
 	if strings.TrimSpace(id) == "" {
 		return cmdutil.UsageErr(errors.New("a message id is required: dlq edit ID [SUBSCRIPTION|URL]"))
 	}
@@ -118,14 +128,14 @@ func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
 			return cmdutil.UsageErr(fmt.Errorf("--set %s: %w; nothing was read or sent", redact.Quoted(kv), err))
 		}
 	}
-	o.ids, o.limit, o.groupIDs = []string{id}, 1, nil
-	o.editID = id
-	o.yes, o.copy = true, false
+	o.IDs, o.Limit, o.GroupIDs = []string{id}, 1, nil
+	o.EditID = id
+	o.Yes, o.Copy = true, false
 	var sent *message.Message
-	o.prepare = func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error) {
+	o.Prepare = func(ctx context.Context, t *transport.Target, src *inspect.Source) (func(m, c *message.Message) error, error) {
 		// The default editor (vi) needs a terminal: off one, without $EDITOR,
 		// an edit that opens an editor is refused before anything is read.
-		if (o.bodyFile == "" || o.headers) && strings.TrimSpace(o.env("EDITOR")) == "" && !o.io.InTTY {
+		if (o.bodyFile == "" || o.headers) && strings.TrimSpace(o.Env("EDITOR")) == "" && !o.IO.InTTY {
 			return nil, cmdutil.UsageErr(errors.New("dlq edit opens vi (no $EDITOR is set) and stdin is not a terminal: give the new body with --body-file F (\"-\": stdin) and --set key=value, or set $EDITOR to an editor that runs without a terminal; nothing was read or sent"))
 		}
 		orig, err := fetchOne(ctx, src, id)
@@ -141,13 +151,13 @@ func (o *dlqEditOptions) run(ctx context.Context, id, dest string) error {
 				return err
 			}
 			sent = c
-			if o.dryRun {
+			if o.DryRun {
 				return o.showDryRun(c)
 			}
 			return nil
 		}, nil
 	}
-	err := o.dlqReplayOptions.run(ctx, dest)
+	err := o.ReplayOptions.Run(ctx, dest)
 	if err == nil && sent == nil {
 		return cmdutil.FailureErr(fmt.Errorf("message %s was not replayed: it was not selected on the second read", redact.Quoted(id)))
 	}
@@ -174,12 +184,12 @@ func fetchOne(ctx context.Context, src *inspect.Source, id string) (*message.Mes
 // edit makes the edit of orig the flags ask for: editor or --body-file,
 // --headers, --set; a JSON body that does not parse reopens the editor on a
 // terminal and is a usage error otherwise.
-func (o *dlqEditOptions) edit(orig *message.Message) (inspect.Edit, error) {
+func (o *Options) edit(orig *message.Message) (inspect.Edit, error) {
 	var body []byte
 	if o.bodyFile != "" {
 		var err error
 		if o.bodyFile == "-" {
-			body, err = io.ReadAll(o.io.In)
+			body, err = io.ReadAll(o.IO.In)
 		} else {
 			body, err = os.ReadFile(o.bodyFile)
 		}
@@ -187,39 +197,40 @@ func (o *dlqEditOptions) edit(orig *message.Message) (inspect.Edit, error) {
 			return inspect.Edit{}, cmdutil.UsageErr(fmt.Errorf("--body-file: %w", err))
 		}
 	}
-	s, err := newEditSession(orig, o.headers, body == nil)
+	s, err := shared.NewEditSession(orig, o.headers, body == nil)
 	if err != nil {
 		return inspect.Edit{}, cmdutil.FailureErr(err)
 	}
-	defer s.close()
+	defer s.Close()
 	for {
-		for _, c := range s.commands(o.editor()) {
+		for _, c := range s.Commands(o.Editor()) {
 			// The editor gets the terminal; input that is not a file (a
 			// test's) is kept for the questions, not copied into it.
-			c.Stdout, c.Stderr = o.io.ErrOut, o.io.ErrOut
-			if f, ok := o.io.In.(*os.File); ok {
+			c.Stdout, c.Stderr = o.IO.ErrOut, o.IO.ErrOut
+			if f, ok := o.IO.In.(*os.File); ok {
 				c.Stdin = f
 			}
 			if err := c.Run(); err != nil {
 				return inspect.Edit{}, cmdutil.FailureErr(fmt.Errorf("editor %s: %w (nothing was sent)", redact.Cut(c.String()), err))
 			}
 		}
-		e, err := s.result(body, o.sets, o.now())
+		e, err := s.Result(body, o.sets, o.Now())
 		if err == nil {
 			return e, nil
 		}
-		if s.editsBody() && o.io.InTTY && o.askReopen(err) {
+		if s.EditsBody() && o.IO.InTTY && o.askReopen(err) {
 			continue
 		}
 		return inspect.Edit{}, cmdutil.UsageErr(fmt.Errorf("dlq edit %s: %w; nothing was sent", redact.Quoted(orig.Header.MessageID), err))
 	}
 }
+
 // askReopen says why the edit is refused and asks whether to edit again.
-func (o *dlqEditOptions) askReopen(err error) bool {
-	fmt.Fprintf(o.io.ErrOut, "%s\nEdit again? [Y/n] ", err)
-	line, err := bufio.NewReader(o.io.In).ReadString('\n')
+func (o *Options) askReopen(err error) bool {
+	fmt.Fprintf(o.IO.ErrOut, "%s\nEdit again? [Y/n] ", err)
+	line, err := bufio.NewReader(o.IO.In).ReadString('\n')
 	if err != nil && strings.TrimSpace(line) == "" {
-		fmt.Fprintln(o.io.ErrOut)
+		fmt.Fprintln(o.IO.ErrOut)
 		return false // no answer (end of input): abandon, nothing sent
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
@@ -236,13 +247,13 @@ type editedRecord struct {
 }
 
 // showDryRun prints the message a dry run would send.
-func (o *dlqEditOptions) showDryRun(c *message.Message) error {
+func (o *Options) showDryRun(c *message.Message) error {
 	rec, err := message.MarshalRecordJSON(c)
 	if err != nil {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
-	if o.format == export.JSON {
-		if err := export.NewLines(o.io.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
+	if o.Format == export.JSON {
+		if err := export.NewLines(o.IO.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
 			return fmt.Errorf("show the edited message: %w", err)
 		}
 		return nil
@@ -251,6 +262,6 @@ func (o *dlqEditOptions) showDryRun(c *message.Message) error {
 	if err := json.Indent(&buf, rec, "", "  "); err != nil {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
-	_, err = fmt.Fprintf(o.io.Out, "would send:\n%s\n", buf.Bytes())
+	_, err = fmt.Fprintf(o.IO.Out, "would send:\n%s\n", buf.Bytes())
 	return err
 }

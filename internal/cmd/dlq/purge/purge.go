@@ -2,26 +2,22 @@ package purge
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"slices"
-	"strings"
-	"syscall"
 
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/spf13/cobra"
-
-	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/export"
-	"github.com/brightergo/brighter/internal/inspect"
-	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/redact"
 )
-func newDLQPurgeCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqArchiveOptions{dlqOptions: parent, purge: true}
+
+// Options are dlq purge's flags (shared.ArchiveOptions; Purge is set).
+type Options struct {
+	*shared.ArchiveOptions
+}
+
+// NewCmdPurge returns dlq purge. runF, when not nil, is called with the
+// parsed options instead of runPurge (a test checks the flags' parsing
+// without reading anything).
+func NewCmdPurge(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ArchiveOptions: &shared.ArchiveOptions{Options: shared.NewOptions(f), Purge: true}}
 	cmd := &cobra.Command{
 		Use:   "purge [SUBSCRIPTION|URL]",
 		Short: "Delete dead-lettered messages for good (an archive to nowhere)",
@@ -33,11 +29,19 @@ doubt.`,
 		Example: `  brighter dlq purge orders --group-id 921f815d2f4c --yes
   brighter dlq purge sqs://orders-dlq --until 720h --yes`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: o.runWith(func(cmd *cobra.Command, dest string) error { return o.run(cmd.Context(), dest) }),
+		RunE: o.RunWith(func(cmd *cobra.Command) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return runPurge(cmd.Context(), o)
+		}),
 	}
-	o.addCommon(cmd)
-	cmd.Flags().BoolVar(&o.all, "all", false, "purge every message (without it a filter is required)")
-	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "confirm: delete the selected messages, keeping no copy")
-	addRunOutput(cmd, &o.format)
+	o.AddCommon(cmd)
+	cmd.Flags().BoolVar(&o.All, "all", false, "purge every message (without it a filter is required)")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "confirm: delete the selected messages, keeping no copy")
+	shared.AddRunOutput(cmd, &o.Format)
 	return cmd
 }
+
+// runPurge purges what o selects from o.Dest (shared.ArchiveOptions.RunArchive).
+func runPurge(ctx context.Context, o *Options) error { return o.RunArchive(ctx, o.Dest) }

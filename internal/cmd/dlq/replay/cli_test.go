@@ -1,4 +1,4 @@
-package dlq_test
+package replay_test
 
 import (
 	"context"

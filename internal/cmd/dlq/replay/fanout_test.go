@@ -1,4 +1,4 @@
-package dlq
+package replay
 
 import (
 	"context"

@@ -1,31 +1,25 @@
 package replay
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/spf13/cobra"
-
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/export"
-	"github.com/brightergo/brighter/internal/inspect"
-	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/redact"
 )
-func newDLQReplayCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqReplayOptions{dlqOptions: parent}
+
+// Options are dlq replay's flags: the shared ones, where the copies go
+// and what they keep, and the run's own (--copy, --rate, --confirm-over,
+// --yes).
+type Options struct {
+	*shared.ReplayOptions
+}
+
+// NewCmdReplay returns dlq replay. runF, when not nil, is called with the
+// parsed options instead of runReplay (a test checks the flags' parsing
+// without reading anything).
+func NewCmdReplay(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ReplayOptions: &shared.ReplayOptions{Options: shared.NewOptions(f)}}
 	cmd := &cobra.Command{
 		Use:   "replay [SUBSCRIPTION|URL]",
 		Short: "Send dead-lettered messages back where they came from, safely",
@@ -119,18 +113,24 @@ with --new-id}) and a last
   # For a script: the ids that failed
   brighter dlq replay orders --yes -o json | jq -r 'select(.outcome == "failed") | .id'`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
-			o.toSet = cmd.Flags().Changed("to")
-			o.journalSet = cmd.Flags().Changed("journal")
-			return o.run(cmd.Context(), dest)
+		RunE: o.RunWith(func(cmd *cobra.Command) error {
+			o.ToSet = cmd.Flags().Changed("to")
+			o.JournalSet = cmd.Flags().Changed("journal")
+			if runF != nil {
+				return runF(o)
+			}
+			return runReplay(cmd.Context(), o)
 		}),
 	}
-	o.addCommon(cmd)
-	o.addDestinationFlags(cmd)
+	o.AddCommon(cmd)
+	o.AddDestinationFlags(cmd)
 	fl := cmd.Flags()
-	fl.BoolVar(&o.copy, "copy", false, "keep each message in the dead-letter destination: publish a copy, remove nothing (default: move)")
-	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
-	fl.IntVar(&o.confirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
-	fl.BoolVarP(&o.yes, "yes", "y", false, "replay without asking, however many messages")
+	fl.BoolVar(&o.Copy, "copy", false, "keep each message in the dead-letter destination: publish a copy, remove nothing (default: move)")
+	fl.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
+	fl.IntVar(&o.ConfirmOver, "confirm-over", 100, "ask before replaying more than this many messages")
+	fl.BoolVarP(&o.Yes, "yes", "y", false, "replay without asking, however many messages")
 	return cmd
 }
+
+// runReplay replays what o selects from o.Dest (shared.ReplayOptions.Run).
+func runReplay(ctx context.Context, o *Options) error { return o.Run(ctx, o.Dest) }

@@ -4,25 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
-// dlqRestoreOptions are restore's own flags.
-type dlqRestoreOptions struct {
-	*dlqOptions
+
+// Options are dlq restore's flags: the shared ones and its own.
+type Options struct {
+	*shared.Options
+	// file is the argument: the archive to read ("-": stdin).
+	file string
+	// to and toSet are --to and whether it was given.
 	to    string
 	toSet bool
 	// fanOut is --fan-out: without --to, publish to a Pub/Sub topic other
@@ -37,8 +42,11 @@ type dlqRestoreOptions struct {
 	yes bool
 }
 
-func newDLQRestoreCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqRestoreOptions{dlqOptions: parent}
+// NewCmdRestore returns dlq restore. runF, when not nil, is called with
+// the parsed options instead of runRestore (a test checks the flags'
+// parsing without reading anything).
+func NewCmdRestore(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{Options: shared.NewOptions(f)}
 	cmd := &cobra.Command{
 		Use:   "restore FILE -s SUBSCRIPTION|URL",
 		Short: "Publish the messages of an archive back to a dead-letter destination",
@@ -71,16 +79,20 @@ message group and gets a fresh deduplication id.`,
 		Args: restoreArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.toSet = cmd.Flags().Changed("to")
-			return o.run(cmd.Context(), args[0])
+			o.file = args[0]
+			if runF != nil {
+				return runF(o)
+			}
+			return runRestore(cmd.Context(), o)
 		},
 	}
-	o.addCommon(cmd)
+	o.AddCommon(cmd)
 	cmd.ValidArgsFunction = nil
 	cmd.Flags().StringVar(&o.to, "to", "", "publish to this queue or topic, or a URL of the destination's transport (default: the dead-letter destination)")
 	cmd.Flags().BoolVar(&o.fanOut, "fan-out", false, "without --to, publish to a dead-letter topic that other subscriptions also receive (Pub/Sub); by default that is refused")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "read the file and check the destination; publish nothing")
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "restore records whose id the dead-letter destination already holds (a second copy)")
-	addRunOutput(cmd, &o.format)
+	shared.AddRunOutput(cmd, &o.format)
 	return cmd
 }
 
@@ -95,8 +107,11 @@ func restoreArgs(cmd *cobra.Command, args []string) error {
 	return cobra.ExactArgs(1)(cmd, args)
 }
 
-func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
-	su, err := o.setup(o.subscription, func() error {
+// runRestore publishes the selected records of the archive o.file to the
+// destination -s names (or --to).
+func runRestore(ctx context.Context, o *Options) error {
+	file := o.file
+	su, err := o.Setup(o.Subscription, func() error {
 		if err := cmdutil.ParseOutput(cmdutil.RunFormats, &o.format); err != nil {
 			return err
 		}
@@ -108,7 +123,7 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	logger, f, t, dt := su.logger, su.f, su.t, su.dt
+	logger, f, t, dt := su.Logger, su.F, su.T, su.DT
 	if t.S.SQS != nil && t.S.SQS.ChannelType == config.ChannelPubSub {
 		// A dead-letter queue is a queue, also for an SNS-fed subscription.
 		s, q := *t.S, *t.S.SQS
@@ -123,16 +138,16 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	if o.toSet {
 		raw = o.to
 	}
-	dest, err := toName(t, dt, raw)
+	dest, err := shared.ToName(t, dt, raw)
 	if err != nil {
 		return cmdutil.UsageErr(fmt.Errorf("--to %q: %w", raw, err))
 	}
 	if !o.toSet {
-		if err := restoreGuard(ctx, t, dt, dest, o.fanOut); err != nil {
+		if err := shared.RestoreGuard(ctx, t, dt, dest, o.fanOut); err != nil {
 			return err
 		}
 	}
-	in := o.io.In
+	in := o.IO.In
 	name := "stdin"
 	if file != "-" {
 		fh, err := os.Open(file)
@@ -155,9 +170,9 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 	// The memory transport publishes into the memory.output file the reader
 	// loads and writes back on close.
 	var closeReader func() error
-	var reader *openedChannel
+	var reader *transport.Channel
 	if t.S.Transport == config.TransportMemory {
-		ch, err := o.openReader(ctx, t, dt, true, logger)
+		ch, err := o.OpenReader(ctx, t, dt, true, logger)
 		if err != nil {
 			return err
 		}
@@ -181,10 +196,10 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 		}
 		return cmdutil.FailureErr(fmt.Errorf("restore to %s: producer: %w", dest, err))
 	}
-	sctx, stop := o.interruptible(ctx, logger)
+	sctx, stop := o.Interruptible(ctx, logger)
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
-		records = inspect.NewRunJSON(o.io.Out)
+		records = inspect.NewRunJSON(o.IO.Out)
 	}
 	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, func(id string, err error) {
 		if records != nil {
@@ -192,10 +207,10 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(o.io.Out, "failed %s: publish to %s: %v\n", id, dest, err)
+			fmt.Fprintf(o.IO.Out, "failed %s: publish to %s: %v\n", id, dest, err)
 			return
 		}
-		fmt.Fprintf(o.io.Out, "restored %s -> %s\n", id, dest)
+		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, dest)
 	})
 	stopped := sctx.Err() != nil
 	stop()
@@ -210,17 +225,17 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 			cerr = errors.Join(cerr, err)
 		}
 	} else {
-		fmt.Fprintf(o.io.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
+		fmt.Fprintf(o.IO.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
 	}
 	switch {
 	case rerr != nil && stopped:
-		return &cmdutil.ExitError{Code: exitInterrupted, Err: fmt.Errorf("restore %s: interrupted after %d of %d; run it again with --id for the rest (it publishes the file's messages again)", name, sum.Restored+sum.Failed, len(ms))}
+		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("restore %s: interrupted after %d of %d; run it again with --id for the rest (it publishes the file's messages again)", name, sum.Restored+sum.Failed, len(ms))}
 	case rerr != nil:
 		return cmdutil.FailureErr(fmt.Errorf("restore %s: %w", name, rerr))
 	case cerr != nil:
 		return cmdutil.FailureErr(fmt.Errorf("restore %s: %w", name, cerr))
 	case sum.Failed > 0:
-		return cmdutil.FailureErr(fmt.Errorf("restore %s: %s failed; still in the file only", name, plural(sum.Failed, "message")))
+		return cmdutil.FailureErr(fmt.Errorf("restore %s: %s failed; still in the file only", name, shared.Plural(sum.Failed, "message")))
 	}
 	return nil
 }
@@ -231,20 +246,20 @@ func (o *dlqRestoreOptions) run(ctx context.Context, file string) error {
 // so on stderr, when readable is false (--to names another destination).
 // Without --yes and --dry-run an id already there refuses the restore
 // (exit 2) before anything is published.
-func (o *dlqRestoreOptions) alreadyThere(ctx context.Context, t *dlqTarget, dt dlqTransport, reader *openedChannel, readable bool, ms []*message.Message, logger *slog.Logger) (map[string]int, error) {
+func (o *Options) alreadyThere(ctx context.Context, t *transport.Target, dt transport.Transport, reader *transport.Channel, readable bool, ms []*message.Message, logger *slog.Logger) (map[string]int, error) {
 	if !readable {
-		fmt.Fprintf(o.io.ErrOut, "restore: --to %s is not the dead-letter destination: not checked for ids already there\n", o.to)
+		fmt.Fprintf(o.IO.ErrOut, "restore: --to %s is not the dead-letter destination: not checked for ids already there\n", o.to)
 		return nil, nil
 	}
 	if reader == nil {
-		ch, err := o.openReader(ctx, t, dt, false, logger)
+		ch, err := o.OpenReader(ctx, t, dt, false, logger)
 		if err != nil {
 			return nil, err
 		}
 		defer ch.Close(context.WithoutCancel(ctx))
 		reader = ch
 	}
-	there, err := inspect.AlreadyThere(ctx, o.source(t, reader, logger), ms)
+	there, err := inspect.AlreadyThere(ctx, o.Source(t, reader, logger), ms)
 	if err != nil {
 		return nil, cmdutil.FailureErr(fmt.Errorf("restore: check %s for ids already there: %w; nothing was published", t.URL, err))
 	}
@@ -253,26 +268,26 @@ func (o *dlqRestoreOptions) alreadyThere(ctx context.Context, t *dlqTarget, dt d
 	}
 	ids := make([]string, 0, len(there))
 	for id, n := range there {
-		ids = append(ids, fmt.Sprintf("%s (%s)", redact.Quoted(id), plural(n, "copy")))
+		ids = append(ids, fmt.Sprintf("%s (%s)", redact.Quoted(id), shared.Plural(n, "copy")))
 	}
 	slices.Sort(ids)
 	return nil, cmdutil.UsageErr(fmt.Errorf("restore: %s already holds %s of the file's selected records: %s; restoring would add another copy of each; nothing was published (pass --yes to restore them anyway, or leave them out with --id)",
-		t.URL, plural(len(there), "id"), strings.Join(ids, ", ")))
+		t.URL, shared.Plural(len(there), "id"), strings.Join(ids, ", ")))
 }
 
 // restoreDryRun lists what a restore of ms into dest would do and its
 // summary; nothing is published.
-func (o *dlqRestoreOptions) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
+func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
 	dups := 0
 	for _, m := range ms {
 		id := m.Header.MessageID
 		if n := there[id]; n > 0 {
 			dups++
-			fmt.Fprintf(o.io.Out, "would restore %s -> %s (already there: %s)\n", id, dest, plural(n, "copy"))
+			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
 			continue
 		}
-		fmt.Fprintf(o.io.Out, "would restore %s -> %s\n", id, dest)
+		fmt.Fprintf(o.IO.Out, "would restore %s -> %s\n", id, dest)
 	}
-	fmt.Fprintf(o.io.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
+	fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
 	return nil
 }

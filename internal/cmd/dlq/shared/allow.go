@@ -26,12 +26,12 @@ import (
 // is one; without one the list is empty and every message is refused
 // (unless --allow-any-destination). failed are those subscriptions, whose
 // rejections t holds (the fan-out guard's failed subscriptions).
-func (o *dlqReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
+func (o *ReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
 	f := t.F
 	if f == nil || f.Path == commandLinePath {
 		f = nil
-		if _, err := os.Stat(o.configPath); err == nil {
-			if f, err = cmdutil.LoadConfig(o.io, o.configPath); err != nil {
+		if _, err := os.Stat(o.ConfigPath); err == nil {
+			if f, err = cmdutil.LoadConfig(o.IO, o.ConfigPath); err != nil {
 				return nil, nil, nil, err
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {

@@ -1,19 +1,33 @@
 package shared
 
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"syscall"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/spf13/cobra"
+)
+
 // addRunOutput declares archive's, purge's and restore's --output into
 // format.
-func addRunOutput(cmd *cobra.Command, format *string) {
+func AddRunOutput(cmd *cobra.Command, format *string) {
 	cmdutil.AddOutputFlag(cmd, format, cmdutil.RunFormats, "(json: a record per message, then a summary, on stdout)")
 }
+
 // selects reports whether a flag narrows the selection.
-func (o *dlqOptions) selects() bool {
-	return len(o.reasons) > 0 || len(o.topics) > 0 || o.since != "" || o.until != "" || len(o.ids) > 0 ||
-		o.grep != "" || len(o.groupIDs) > 0 || o.limit > 0
+func (o *Options) Selects() bool {
+	return len(o.Reasons) > 0 || len(o.Topics) > 0 || o.Since != "" || o.Until != "" || len(o.IDs) > 0 ||
+		o.Grep != "" || len(o.GroupIDs) > 0 || o.Limit > 0
 }
 
 // fsyncer returns the sync of an archive written to f: fsync, where f is
 // something that can be synced (a pipe or a terminal cannot: EINVAL).
-func fsyncer(f *os.File) func() error {
+func Fsyncer(f *os.File) func() error {
 	return func() error {
 		err := f.Sync()
 		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
@@ -25,11 +39,11 @@ func fsyncer(f *os.File) func() error {
 
 // logArchiveUnfinishedLineCut is logged (Warn) when dlq archive cut an
 // unfinished last line off the file it appends to.
-const logArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
+const LogArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
 
 // archiveFile is an existing --file, checked (inspect.CheckArchive) before
 // anything is read: nil file when there is none yet.
-type archiveFile struct {
+type ArchiveFile struct {
 	file *os.File
 	// keep and unfinished: cut the file to keep before appending.
 	keep       int64
@@ -41,37 +55,37 @@ type archiveFile struct {
 // archive is a usage error naming its first bad line, and is not changed.
 // A missing file is no error (it is created once the source is open);
 // pipes and devices are not checked.
-func checkArchiveFile(path string) (archiveFile, error) {
+func CheckArchiveFile(path string) (ArchiveFile, error) {
 	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return archiveFile{}, nil
+		return ArchiveFile{}, nil
 	}
 	if err != nil {
-		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
 	st, err := fh.Stat()
 	if err != nil {
 		_ = fh.Close()
-		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
 	if !st.Mode().IsRegular() {
-		return archiveFile{file: fh}, nil
+		return ArchiveFile{file: fh}, nil
 	}
 	keep, unfinished, err := inspect.CheckArchive(io.NewSectionReader(fh, 0, st.Size()), path)
 	if err != nil {
 		_ = fh.Close()
 		if errors.Is(err, inspect.ErrNotArchive) {
-			return archiveFile{}, cmdutil.UsageErr(fmt.Errorf("archive --file: %w; refusing to append to it: nothing was read and the file is unchanged", err))
+			return ArchiveFile{}, cmdutil.UsageErr(fmt.Errorf("archive --file: %w; refusing to append to it: nothing was read and the file is unchanged", err))
 		}
-		return archiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	return archiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
+	return ArchiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
 }
 
 // open makes the checked file ready to append to: it cuts an unfinished
 // last line off an existing archive (a Warn on logger says how many bytes)
 // or creates a missing one with mode 0600.
-func (a archiveFile) open(path string, logger *slog.Logger) (*os.File, error) {
+func (a ArchiveFile) Open(path string, logger *slog.Logger) (*os.File, error) {
 	if a.file == nil {
 		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {
@@ -88,7 +102,7 @@ func (a archiveFile) open(path string, logger *slog.Logger) (*os.File, error) {
 			_ = a.file.Close()
 			return nil, fmt.Errorf("archive --file %s: cut the unfinished last line: %w", path, err)
 		}
-		logger.Warn(logArchiveUnfinishedLineCut, "file", path, "bytes", st.Size()-a.keep)
+		logger.Warn(LogArchiveUnfinishedLineCut, "file", path, "bytes", st.Size()-a.keep)
 	}
 	return a.file, nil
 }

@@ -28,10 +28,10 @@ const groupIDCompletionDeadline = 3 * time.Second
 // groupIDCompletionDeadline, with the other filter flags applied; a
 // deadline reached completes the groups read so far. Anything that fails
 // completes nothing (logged only with cobra's completion debugging).
-func (o *dlqOptions) completeGroupIDs(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (o *Options) completeGroupIDs(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(context.Background(), groupIDCompletionDeadline)
 	defer cancel()
-	f, err := o.filter()
+	f, err := o.Filter()
 	if err != nil {
 		cobra.CompDebugln(fmt.Sprintf("group ids: %v", err), false)
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -62,25 +62,25 @@ func (o *dlqOptions) completeGroupIDs(cmd *cobra.Command, args []string, toCompl
 
 // readGroups collects the failure groups of the destination the command
 // line names (the argument or --subscription) until ctx ends.
-func (o *dlqOptions) readGroups(ctx context.Context, cmd *cobra.Command, args []string, f inspect.Filter) (*inspect.Stats, error) {
-	dest, err := o.destination(cmd, args)
+func (o *Options) readGroups(ctx context.Context, cmd *cobra.Command, args []string, f inspect.Filter) (*inspect.Stats, error) {
+	dest, err := o.Destination(cmd, args)
 	if err != nil {
 		return nil, err
 	}
-	t, dt, err := o.target(dest)
+	t, dt, err := o.Target(dest)
 	if err != nil {
 		return nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wait := o.wait
-	o.wait = min(o.wait, time.Second)
-	defer func() { o.wait = wait }()
-	ch, err := o.openReader(ctx, t, dt, false, quiet)
+	wait := o.Wait
+	o.Wait = min(o.Wait, time.Second)
+	defer func() { o.Wait = wait }()
+	ch, err := o.OpenReader(ctx, t, dt, false, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer ch.Close(context.WithoutCancel(ctx))
-	st, _, err := inspect.Collect(ctx, o.source(t, ch, quiet), f)
+	st, _, err := inspect.Collect(ctx, o.Source(t, ch, quiet), f)
 	return st, err
 }
 

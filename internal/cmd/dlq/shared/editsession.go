@@ -1,13 +1,9 @@
 package shared
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,27 +11,27 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/spf13/cobra"
 
-	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 )
-// editor is $EDITOR, or vi.
-func (o *dlqEditOptions) editor() string {
-	if e := strings.TrimSpace(o.env("EDITOR")); e != "" {
+
+// Editor is $EDITOR, or vi: the editor dlq edit and the triage console run.
+func (o *Options) Editor() string {
+	if e := strings.TrimSpace(o.Env("EDITOR")); e != "" {
 		return e
 	}
 	return "vi"
 }
+
 // editSession is one message's edit in files: the body (pretty-printed
 // when JSON) and, with headers, the headers and bag as YAML. dlq edit runs
 // the editor on them itself; the triage console runs the same commands
 // through tea.ExecProcess.
-type editSession struct {
-	orig        *message.Message
+type EditSession struct {
+	// Orig is the message as it was dead-lettered.
+	Orig        *message.Message
 	dir         string
 	bodyPath    string // "" when the body is not edited in a file
 	headersPath string // "" without --headers
@@ -43,21 +39,21 @@ type editSession struct {
 }
 
 // newEditSession writes orig's editable parts to a temporary directory.
-func newEditSession(orig *message.Message, headers, body bool) (*editSession, error) {
+func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, error) {
 	dir, err := os.MkdirTemp("", "brighter-edit-")
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
-	s := &editSession{orig: orig, dir: dir}
+	s := &EditSession{Orig: orig, dir: dir}
 	if headers {
 		doc, err := yaml.Marshal(inspect.HeadersOf(orig))
 		if err != nil {
-			s.close()
+			s.Close()
 			return nil, fmt.Errorf("edit: headers as YAML: %w", err)
 		}
 		s.headersPath = filepath.Join(dir, "headers.yaml")
 		if err := os.WriteFile(s.headersPath, doc, 0o600); err != nil {
-			s.close()
+			s.Close()
 			return nil, fmt.Errorf("edit: %w", err)
 		}
 	}
@@ -72,7 +68,7 @@ func newEditSession(orig *message.Message, headers, body bool) (*editSession, er
 			}
 		}
 		if err := os.WriteFile(s.bodyPath, s.written, 0o600); err != nil {
-			s.close()
+			s.Close()
 			return nil, fmt.Errorf("edit: %w", err)
 		}
 	}
@@ -80,11 +76,11 @@ func newEditSession(orig *message.Message, headers, body bool) (*editSession, er
 }
 
 // editsBody reports whether the editor edits the body.
-func (s *editSession) editsBody() bool { return s.bodyPath != "" || s.headersPath != "" }
+func (s *EditSession) EditsBody() bool { return s.bodyPath != "" || s.headersPath != "" }
 
 // commands are the editor runs of the session, the headers first: editor
 // is run by sh, so EDITOR may carry arguments ("code --wait").
-func (s *editSession) commands(editor string) []*exec.Cmd {
+func (s *EditSession) Commands(editor string) []*exec.Cmd {
 	var cs []*exec.Cmd
 	for _, p := range []string{s.headersPath, s.bodyPath} {
 		if p != "" {
@@ -97,8 +93,8 @@ func (s *editSession) commands(editor string) []*exec.Cmd {
 // result reads the edited files back: body (when not nil) replaces the
 // body file's; sets are applied to the headers; the body must be valid for
 // its content type (inspect.ValidateBody).
-func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect.Edit, error) {
-	e := inspect.Edit{OriginalSHA256: inspect.BodySHA256(s.orig.Body), At: now, Body: body}
+func (s *EditSession) Result(body []byte, sets []string, now time.Time) (inspect.Edit, error) {
+	e := inspect.Edit{OriginalSHA256: inspect.BodySHA256(s.Orig.Body), At: now, Body: body}
 	if s.bodyPath != "" {
 		b, err := os.ReadFile(s.bodyPath)
 		if err != nil {
@@ -106,10 +102,10 @@ func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect
 		}
 		e.Body = b
 		if bytes.Equal(b, s.written) {
-			e.Body = s.orig.Body // unchanged: the original bytes, not the pretty-printed ones
+			e.Body = s.Orig.Body // unchanged: the original bytes, not the pretty-printed ones
 		}
 	}
-	h := inspect.HeadersOf(s.orig)
+	h := inspect.HeadersOf(s.Orig)
 	if s.headersPath != "" {
 		doc, err := os.ReadFile(s.headersPath)
 		if err != nil {
@@ -140,7 +136,7 @@ func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect
 		}
 		e.Headers = &h
 	}
-	ct := s.orig.Header.ContentType
+	ct := s.Orig.Header.ContentType
 	if e.Headers != nil {
 		ct = e.Headers.ContentType
 	}
@@ -151,4 +147,4 @@ func (s *editSession) result(body []byte, sets []string, now time.Time) (inspect
 }
 
 // close removes the session's files.
-func (s *editSession) close() { _ = os.RemoveAll(s.dir) }
+func (s *EditSession) Close() { _ = os.RemoveAll(s.dir) }

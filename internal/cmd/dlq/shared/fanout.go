@@ -72,7 +72,7 @@ func pluralWord(n int, noun string) string {
 // fanOutGuard decides, once per destination topic, where a replay from t
 // publishes a copy for the failed subscriptions (those of the subscriptions
 // file whose rejections t holds).
-type fanOutGuard struct {
+type FanOutGuard struct {
 	ctx    context.Context
 	t      *dlqTarget
 	dt     dlqTransport
@@ -86,16 +86,16 @@ type fanOutGuard struct {
 
 // newFanOutGuard returns the guard of a replay from t, nil when t's
 // transport does not fan out.
-func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *fanOutGuard {
+func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *FanOutGuard {
 	ft, ok := dt.(transport.FanOut)
 	if !ok || !ft.FansOut(t) {
 		return nil
 	}
-	return &fanOutGuard{ctx: ctx, t: t, dt: dt, ft: ft, failed: failed, fanOut: fanOut, logger: logger, decided: map[string]fanOutDecision{}}
+	return &FanOutGuard{ctx: ctx, t: t, dt: dt, ft: ft, failed: failed, fanOut: fanOut, logger: logger, decided: map[string]fanOutDecision{}}
 }
 
 // readers are the failed subscriptions that read topic.
-func (g *fanOutGuard) readers(topic string) []*config.Subscription {
+func (g *FanOutGuard) readers(topic string) []*config.Subscription {
 	as, from := g.dt.Addresses(), g.dt.ReplayFrom(g.t)
 	var out []*config.Subscription
 	for _, s := range g.failed {
@@ -107,7 +107,7 @@ func (g *fanOutGuard) readers(topic string) []*config.Subscription {
 }
 
 // decide is the decision for topic, asked of the broker once a run.
-func (g *fanOutGuard) decide(topic string) fanOutDecision {
+func (g *FanOutGuard) decide(topic string) fanOutDecision {
 	if d, ok := g.decided[topic]; ok {
 		return d
 	}
@@ -145,7 +145,7 @@ func (g *fanOutGuard) decide(topic string) fanOutDecision {
 // others lists topic's subscriptions other than mine. When mine is empty
 // (the subscriptions file names no failed subscription of topic) a topic
 // with one subscription does not fan out: it has no other.
-func (g *fanOutGuard) others(topic string, mine []string) ([]string, error) {
+func (g *FanOutGuard) others(topic string, mine []string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(g.ctx, fanOutLookup)
 	defer cancel()
 	subs, err := g.ft.TopicSubscribers(ctx, g.t, topic)
@@ -167,7 +167,7 @@ func (g *fanOutGuard) others(topic string, mine []string) ([]string, error) {
 // check decides every topic a failed subscription reads, before anything
 // is read: a usage error (exit 2) listing the other subscriptions when any
 // would receive a copy.
-func (g *fanOutGuard) check(what string) error {
+func (g *FanOutGuard) check(what string) error {
 	if g == nil {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (g *fanOutGuard) check(what string) error {
 
 // allow wraps a replay's allow-list: a destination the guard refuses is
 // refused (logged at Error with the other subscriptions).
-func (g *fanOutGuard) allow(next func(string) bool) func(string) bool {
+func (g *FanOutGuard) allow(next func(string) bool) func(string) bool {
 	if g == nil {
 		return next
 	}
@@ -214,7 +214,7 @@ const logFanOutRefused = "replay refused: the destination topic fans out to othe
 // routeFunc is the replay's ReplayOptions.Route: the failed subscription's
 // own queue where the transport has one, else the topic; nil without a
 // guard.
-func (g *fanOutGuard) routeFunc() func(string) string {
+func (g *FanOutGuard) RouteFunc() func(string) string {
 	if g == nil {
 		return nil
 	}
@@ -229,7 +229,7 @@ func (g *fanOutGuard) routeFunc() func(string) string {
 // routed wraps prod so that the names a route can return (the failed
 // subscriptions' own queues) go through the transport's direct producer;
 // prod itself is returned when there are none.
-func (g *fanOutGuard) routed(ctx context.Context, prod broker.Producer) (broker.Producer, error) {
+func (g *FanOutGuard) Routed(ctx context.Context, prod broker.Producer) (broker.Producer, error) {
 	if g == nil || prod == nil {
 		return prod, nil
 	}
@@ -304,7 +304,7 @@ func (p *routedProducer) Close(ctx context.Context) error {
 
 // restoreGuard refuses (exit 2) a restore without --to into a topic that
 // fans out to subscriptions other than the one t reads, unless fanOut.
-func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest string, fanOut bool) error {
+func RestoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest string, fanOut bool) error {
 	ft, ok := dt.(transport.FanOut)
 	if !ok || fanOut || !ft.FansOut(t) {
 		return nil
@@ -313,7 +313,7 @@ func restoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest strin
 	if mine == "" {
 		return nil
 	}
-	g := &fanOutGuard{ctx: ctx, t: t, dt: dt, ft: ft}
+	g := &FanOutGuard{ctx: ctx, t: t, dt: dt, ft: ft}
 	others, err := g.others(dest, []string{mine})
 	if r := (fanOutDecision{others: others, err: err}).refusal(dest); r != "" {
 		return cmdutil.UsageErr(fmt.Errorf("restore to %s without --to: %s; nothing was published (pass --fan-out to send every subscriber the copy)", dest, r))

@@ -1,11 +1,25 @@
 package shared
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
 // closeJournal closes the replay journal of a run from t, deleting it when
 // the run was clean (not interrupted, the scan did not fail, no message
 // failed) and nothing is left to resume (drained: the run read every
 // message, inspect.FileJournal.Close); a journal kept is named on stderr
 // with why.
-func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
+func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
 	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
 	if err != nil || removed {
@@ -19,30 +33,30 @@ func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, in
 		why = append(why, "the read of the dead-letter destination failed")
 	}
 	if failed > 0 {
-		why = append(why, plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
+		why = append(why, Plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
 	}
 	switch {
 	case drained && held > 0:
-		why = append(why, plural(held, "copy")+" recorded sent less than --visibility ago whose message was not removed (a run killed after sending may still hold it invisible; a rerun after that only removes it)")
+		why = append(why, Plural(held, "copy")+" recorded sent less than --visibility ago whose message was not removed (a run killed after sending may still hold it invisible; a rerun after that only removes it)")
 	case pending > 0:
-		why = append(why, plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
+		why = append(why, Plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
 	}
-	fmt.Fprintf(o.io.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), strings.Join(why, "; "))
+	fmt.Fprintf(o.IO.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), strings.Join(why, "; "))
 	return nil
 }
 
 // openJournal opens the replay journal of a replay from t (nil with
 // --journal ”): --journal, else $XDG_STATE_HOME/brighter/replay/ (default
 // ~/.local/state) and a file named after the source URL and its hash.
-func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, error) {
-	path := o.journal
-	if o.journalSet && path == "" {
+func (o *ReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, error) {
+	path := o.Journal
+	if o.JournalSet && path == "" {
 		return nil, nil
 	}
 	if path == "" {
-		dir := o.env("XDG_STATE_HOME")
+		dir := o.Env("XDG_STATE_HOME")
 		if dir == "" {
-			home := o.env("HOME")
+			home := o.Env("HOME")
 			if home == "" {
 				var err error
 				if home, err = os.UserHomeDir(); err != nil {
@@ -61,7 +75,7 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 		}
 		path = filepath.Join(dir, "brighter", "replay", journalName(key))
 	}
-	j, err := inspect.OpenJournal(path, o.visibility)
+	j, err := inspect.OpenJournal(path, o.Visibility)
 	if errors.Is(err, inspect.ErrJournalLocked) {
 		// Another replay runs on this journal: refused at once (exit 2),
 		// naming the journal and its holder.

@@ -1,6 +1,20 @@
 package shared
 
-func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/export"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/redact"
+)
+
+func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
 	if bar != nil {
 		bar.Finish()
 	}
@@ -9,7 +23,7 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 	}
 	switch {
 	case rerr != nil:
-		return cmdutil.FailureErr(naming(t, "replay", rerr))
+		return cmdutil.FailureErr(Naming(t, "replay", rerr))
 	case cerr != nil:
 		return cmdutil.FailureErr(fmt.Errorf("replay %s: %w", t.URL, cerr))
 	case sum.Refused > 0 && sum.Failed == 0:
@@ -18,13 +32,13 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 			where = "it is"
 		}
 		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s refused: the originalTopic is not a destination the subscriptions file knows for it; %s still in the dead-letter destination (give --to, or --allow-any-destination)",
-			t.URL, plural(sum.Refused, "message"), where))
+			t.URL, Plural(sum.Refused, "message"), where))
 	case sum.Failed > 0:
 		where := "they are"
 		if sum.Failed == 1 {
 			where = "it is"
 		}
-		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.URL, plural(sum.Failed, "message"), where))
+		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.URL, Plural(sum.Failed, "message"), where))
 	}
 	return nil
 }
@@ -32,25 +46,25 @@ func (o *dlqReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, c
 // writeSummary writes the replay's last line: a summary record with
 // --output json (interrupted: stopped by a signal), else "replayed N,
 // skipped N, failed N".
-func (o *dlqReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) error {
-	if o.editID != "" {
+func (o *ReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) error {
+	if o.EditID != "" {
 		// dlq edit: the messages the scan read before it found the one it
 		// edits are not the user's business.
 		sum.Skipped = 0
 	}
-	if o.editID != "" && o.format != export.JSON {
-		if _, err := fmt.Fprintf(o.io.Out, "edit %s: %s\n", redact.Quoted(o.editID), editOutcome(sum, interrupted)); err != nil {
+	if o.EditID != "" && o.Format != export.JSON {
+		if _, err := fmt.Fprintf(o.IO.Out, "edit %s: %s\n", redact.Quoted(o.EditID), editOutcome(sum, interrupted)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil
 	}
-	if o.format == export.JSON {
+	if o.Format == export.JSON {
 		if o.json == nil { // nothing was selected: no message records
-			o.json = inspect.NewReplayJSON(o.io.Out)
+			o.json = inspect.NewReplayJSON(o.IO.Out)
 		}
 		return o.json.WriteSummary(sum, interrupted)
 	}
-	return inspect.WriteSummary(o.io.Out, sum)
+	return inspect.WriteSummary(o.IO.Out, sum)
 }
 
 // editOutcome is what became of dlq edit's one message: the words of its
@@ -76,25 +90,25 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 // confirm asks on a terminal; off one it refuses without --yes. An
 // interrupt (ctx done: SIGINT or SIGTERM) while it waits for the answer
 // ends the wait at once: (false, nil), and the caller exits 130.
-func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string, dests []string) (bool, error) {
+func (o *ReplayOptions) confirm(ctx context.Context, n int, name string, dests []string) (bool, error) {
 	to := destinationsText(dests)
-	if !o.io.InTTY {
-		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d, to be replayed %s: pass --yes to replay them, or narrow the selection", plural(n, "message"), name, o.confirmOver, to))
+	if !o.IO.InTTY {
+		return false, cmdutil.UsageErr(fmt.Errorf("%s selected in %s, more than --confirm-over %d, to be replayed %s: pass --yes to replay them, or narrow the selection", Plural(n, "message"), name, o.ConfirmOver, to))
 	}
-	fmt.Fprintf(o.io.ErrOut, "Replay %s from %s %s? [y/N] ", plural(n, "message"), name, to)
+	fmt.Fprintf(o.IO.ErrOut, "Replay %s from %s %s? [y/N] ", Plural(n, "message"), name, to)
 	type answer struct {
 		line string
 		err  error
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		line, err := bufio.NewReader(o.io.In).ReadString('\n')
+		line, err := bufio.NewReader(o.IO.In).ReadString('\n')
 		answered <- answer{line, err}
 	}()
 	var line string
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(o.io.ErrOut)
+		fmt.Fprintln(o.IO.ErrOut)
 		return false, nil
 	case a := <-answered:
 		if a.err != nil && !errors.Is(a.err, io.EOF) {
@@ -103,11 +117,11 @@ func (o *dlqReplayOptions) confirm(ctx context.Context, n int, name string, dest
 		line = a.line
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(o.io.ErrOut)
+		fmt.Fprintln(o.IO.ErrOut)
 		return false, nil
 	}
 	if !strings.HasSuffix(line, "\n") {
-		fmt.Fprintln(o.io.ErrOut)
+		fmt.Fprintln(o.IO.ErrOut)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":

@@ -1,17 +1,32 @@
 package shared
 
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
 // resolve turns the argument (a subscription name or a URL) into a target.
-func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
+func (o *Options) Resolve(arg string) (*dlqTarget, error) {
 	if strings.TrimSpace(arg) == "" {
 		return nil, cmdutil.UsageErr(errors.New("a subscription name or URL is required (SUBSCRIPTION, or sqs://QUEUE, pubsub://projects/P/subscriptions/S, rocketmq://TOPIC, memory://QUEUE?file=F)"))
 	}
 	if strings.Contains(arg, "://") {
 		return o.resolveURL(arg)
 	}
-	if o.sns {
+	if o.SNS {
 		return nil, cmdutil.UsageErr(fmt.Errorf("--sns applies only to an sqs:// URL; subscription %s publishes replays as its channelType says", redact.Cut(arg)))
 	}
-	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	f, err := cmdutil.LoadConfig(o.IO, o.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +71,7 @@ func (o *dlqOptions) resolve(arg string) (*dlqTarget, error) {
 	case config.TransportGCP:
 		t.URL = gcp.URLScheme{}.Format(broker.Address{Project: transport.GCPProject(t), Kind: broker.AddressSubscription, Name: t.Dest})
 	case config.TransportRocketMQ:
-		t.Group = o.group
+		t.Group = o.Group
 		if t.Group == "" {
 			t.Group = s.RocketMQ.ConsumerGroup + readerGroupSuffix
 		}
@@ -77,11 +92,11 @@ const readerGroupSuffix = "-dlq-reader"
 const defaultURLReaderGroup = transport.DefaultURLReaderGroup
 
 // env reads an environment variable through the command's IO streams.
-func (o *dlqOptions) env(name string) string {
-	if o.io.Getenv == nil {
+func (o *Options) Env(name string) string {
+	if o.IO.Getenv == nil {
 		return ""
 	}
-	v, _ := o.io.Getenv(name)
+	v, _ := o.IO.Getenv(name)
 	return v
 }
 
@@ -91,11 +106,11 @@ var dlqSchemeOrder = []config.Transport{config.TransportSQS, config.TransportGCP
 // scheme returns the dlq support of the transport whose URL scheme is
 // name (nil when none has it), and the names of every scheme the command's
 // transports have, for a usage error.
-func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
+func (o *Options) scheme(name string) (dlqTransport, []string) {
 	var names []string
 	var found dlqTransport
 	for _, t := range dlqSchemeOrder {
-		dt, ok := o.transports[t]
+		dt, ok := o.Transports[t]
 		if !ok {
 			continue
 		}
@@ -110,7 +125,7 @@ func (o *dlqOptions) scheme(name string) (dlqTransport, []string) {
 
 // resolveURL synthesises a subscription for a destination named by URL,
 // parsed by its transport's own scheme; the transport makes the target.
-func (o *dlqOptions) resolveURL(arg string) (*dlqTarget, error) {
+func (o *Options) resolveURL(arg string) (*dlqTarget, error) {
 	scheme, _, _ := strings.Cut(arg, "://")
 	dt, names := o.scheme(scheme)
 	if dt == nil {

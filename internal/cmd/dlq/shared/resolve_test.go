@@ -1,4 +1,4 @@
-package dlq
+package shared
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-func dlqOpts(env map[string]string) *dlqOptions {
+func dlqOpts(env map[string]string) *Options {
 	io := &iostreams.IOStreams{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-	return &dlqOptions{io: io, transports: transport.Default()}
+	return &Options{io: io, transports: transport.Default()}
 }
 
 // TestDLQResolveURL_PubSubAndRocketMQ checks the two URL forms of the dlq
@@ -28,7 +28,7 @@ func dlqOpts(env map[string]string) *dlqOptions {
 // escaped %DLQ% topic, the reader group from ?group=, --group or the default.
 func TestDLQResolveURL_PubSubAndRocketMQ(t *testing.T) {
 	o := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "proxy:8081", "ROCKETMQ_NAMESPACE": "ns"})
-	tg, err := o.resolve("pubsub://projects/acme/subscriptions/orders-dlq")
+	tg, err := o.Resolve("pubsub://projects/acme/subscriptions/orders-dlq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestDLQResolveURL_PubSubAndRocketMQ(t *testing.T) {
 		t.Errorf("pubsub target %+v (url %s)", tg.S, tg.URL)
 	}
 	for _, raw := range []string{"rocketmq://%DLQ%orders?group=ops", "rocketmq://%25DLQ%25orders?group=ops"} {
-		tg, err := o.resolve(raw)
+		tg, err := o.Resolve(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -44,12 +44,12 @@ func TestDLQResolveURL_PubSubAndRocketMQ(t *testing.T) {
 			t.Errorf("%s: dest %q group %q connection %+v", raw, tg.Dest, tg.Group, tg.F.Connections.RocketMQ)
 		}
 	}
-	tg, err = o.resolve("rocketmq://orders-dlq")
+	tg, err = o.Resolve("rocketmq://orders-dlq")
 	if err != nil || tg.Group != defaultURLReaderGroup {
 		t.Errorf("default reader group: %+v %v", tg, err)
 	}
-	o.group, o.rocketmqEndpoint = "mine", "flag:9876"
-	tg, err = o.resolve("rocketmq://orders-dlq?group=ops")
+	o.Group, o.RocketMQEndpoint = "mine", "flag:9876"
+	tg, err = o.Resolve("rocketmq://orders-dlq?group=ops")
 	if err != nil || tg.Group != "mine" || tg.F.Connections.RocketMQ.Endpoint != "flag:9876" {
 		t.Errorf("--group and --rocketmq-endpoint win: %+v %v", tg, err)
 	}
@@ -65,12 +65,12 @@ func TestDLQResolveURL_Errors(t *testing.T) {
 		"pubsub://projects/p/topics/t": "want pubsub://projects/PROJECT/subscriptions/SUBSCRIPTION",
 	}
 	for arg, want := range cases {
-		_, err := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "x:1"}).resolve(arg)
+		_, err := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "x:1"}).Resolve(arg)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", arg, err, want)
 		}
 	}
-	if _, err := dlqOpts(nil).resolve("rocketmq://orders-dlq"); err == nil || !strings.Contains(err.Error(), "ROCKETMQ_ENDPOINT") {
+	if _, err := dlqOpts(nil).Resolve("rocketmq://orders-dlq"); err == nil || !strings.Contains(err.Error(), "ROCKETMQ_ENDPOINT") {
 		t.Errorf("no endpoint: error %v, want one naming ROCKETMQ_ENDPOINT", err)
 	}
 }
@@ -80,7 +80,7 @@ func TestDLQResolveURL_Errors(t *testing.T) {
 func TestDLQToName(t *testing.T) {
 	o := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "x:1"})
 	target := func(arg string) *dlqTarget {
-		tg, err := o.resolve(arg)
+		tg, err := o.Resolve(arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,9 +103,9 @@ func TestDLQToName(t *testing.T) {
 		{memT, "memory://orders", "orders"},
 		{memT, "memory://orders?file=./out.jsonl", "orders"},
 	} {
-		got, err := toName(c.t, o.transports[c.t.S.Transport], c.to)
+		got, err := ToName(c.t, o.Transports[c.t.S.Transport], c.To)
 		if err != nil || got != c.want {
-			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.URL, got, err, c.want)
+			t.Errorf("--to %s from %s: %q, %v; want %q", c.To, c.t.URL, got, err, c.want)
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestDLQReplay_InterruptAtConfirmationExits130(t *testing.T) {
 	streams := &iostreams.IOStreams{In: never, Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv}
 	sigs := make(chan os.Signal, 2)
 	exited := -1
-	o := &dlqOptions{io: streams, global: &factory.Factory{IOStreams: streams}, transports: transport.Default(), now: time.Now,
+	o := &Options{io: streams, global: &factory.Factory{IOStreams: streams}, transports: transport.Default(), now: time.Now,
 		signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
 		exit:    func(code int) { exited = code }}
 	cmd := newDLQCmdWith(o)
@@ -146,8 +146,8 @@ func TestDLQReplay_InterruptAtConfirmationExits130(t *testing.T) {
 		t.Fatalf("the replay still waits for an answer 30s after SIGINT:\n%s", errOut.String())
 	}
 	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Code != exitInterrupted {
-		t.Fatalf("error %v, want exit code %d\nstderr:\n%s", err, exitInterrupted, errOut.String())
+	if !errors.As(err, &ee) || ee.Code != ExitInterrupted {
+		t.Fatalf("error %v, want exit code %d\nstderr:\n%s", err, ExitInterrupted, errOut.String())
 	}
 	if exited != -1 {
 		t.Errorf("one signal forced exit %d; it must stop cleanly", exited)

@@ -1,25 +1,34 @@
 package shared
 
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
 // exitInterrupted is the exit code of a dlq command stopped by SIGINT or
 // SIGTERM (128 + SIGINT, as shells report it).
-const exitInterrupted = 130
+const ExitInterrupted = 130
 
 // Stable log texts of the dlq commands' signal handling.
 const (
-	logDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
+	LogDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
 	logDLQHeldUnknown = transport.LogHeldUnknown
-	logDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
+	LogDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
 )
 
 // interruptible returns a context that ends on the first SIGINT/SIGTERM;
 // a second signal exits the process with exitInterrupted at once. stop ends
 // the watch.
-func (o *dlqOptions) interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
+func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
 	ictx, cancel := context.WithCancel(ctx)
-	if o.signals == nil {
+	if o.Signals == nil {
 		return ictx, cancel
 	}
-	sigs, unsubscribe := o.signals()
+	sigs, unsubscribe := o.Signals()
 	finished := make(chan struct{})
 	go func() {
 		select {
@@ -27,13 +36,13 @@ func (o *dlqOptions) interruptible(ctx context.Context, logger *slog.Logger) (co
 		case <-finished:
 			return
 		}
-		logger.Warn(logDLQStopping)
+		logger.Warn(LogDLQStopping)
 		cancel()
 		select {
 		case <-sigs:
-			logger.Warn(logDLQForced)
-			if o.exit != nil {
-				o.exit(exitInterrupted)
+			logger.Warn(LogDLQForced)
+			if o.Exit != nil {
+				o.Exit(ExitInterrupted)
 			}
 		case <-finished:
 		}
@@ -46,6 +55,6 @@ func (o *dlqOptions) interruptible(ctx context.Context, logger *slog.Logger) (co
 }
 
 // interrupted is the error of a run stopped by a signal: exit code 130.
-func interrupted(what string) error {
-	return &cmdutil.ExitError{Code: exitInterrupted, Err: fmt.Errorf("%s: interrupted; every message read was made visible again", what)}
+func Interrupted(what string) error {
+	return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: interrupted; every message read was made visible again", what)}
 }

@@ -20,15 +20,15 @@ import (
 // are usage errors: a replay into its own dead-letter destination would
 // only strip the messages' rejection metadata. "" means each message's
 // originalTopic.
-func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (string, error) {
-	if !o.toSet {
+func (o *ReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (string, error) {
+	if !o.ToSet {
 		return "", nil
 	}
-	raw := o.to
+	raw := o.To
 	if strings.TrimSpace(raw) == "" {
 		return "", cmdutil.UsageErr(errors.New("--to is empty: give a topic or queue, or leave --to out to replay each message to its originalTopic"))
 	}
-	name, err := toName(t, dt, raw)
+	name, err := ToName(t, dt, raw)
 	if err != nil {
 		return "", cmdutil.UsageErr(fmt.Errorf("--to %q: %w", redact.Quoted(raw), err))
 	}
@@ -44,7 +44,7 @@ func (o *dlqReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTra
 
 // toName turns --to into the name t's producer publishes to, as the
 // scheme of t's transport reads it (a name, or a URL of that scheme).
-func toName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
+func ToName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 	as := dt.Addresses()
 	if scheme, _, isURL := strings.Cut(raw, "://"); isURL && scheme != as.Forms().Scheme {
 		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", redact.Cut(scheme), redact.Cut(t.URL), t.S.Transport, as.Forms().Publish)

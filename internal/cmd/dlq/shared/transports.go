@@ -21,9 +21,9 @@ const commandLinePath = transport.CommandLinePath
 
 // urlOptions are the flags and environment a destination named by URL
 // takes its connection from.
-func (o *dlqOptions) urlOptions() transport.URLOptions {
+func (o *Options) urlOptions() transport.URLOptions {
 	return transport.URLOptions{
-		Endpoint: o.endpoint, Region: o.region, Profile: o.profile, SNS: o.sns, Group: o.group,
-		RocketMQEndpoint: o.rocketmqEndpoint, Env: o.env,
+		Endpoint: o.Endpoint, Region: o.Region, Profile: o.Profile, SNS: o.SNS, Group: o.Group,
+		RocketMQEndpoint: o.RocketMQEndpoint, Env: o.Env,
 	}
 }

@@ -20,9 +20,12 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
@@ -30,9 +33,9 @@ import (
 // dead-letter destination, its actions wired to inspect's scan, replay and
 // archive and to dlq edit's edit session.
 
-// dlqTriageOptions are triage's own flags.
-type dlqTriageOptions struct {
-	*dlqReplayOptions
+// Options are dlq triage's flags: replay's and its own.
+type Options struct {
+	*shared.ReplayOptions
 	// archiveFile is --archive-file: where a (archive) appends.
 	archiveFile string
 	// logFile is --log-file: where the log goes while the console owns
@@ -43,8 +46,11 @@ type dlqTriageOptions struct {
 	refresh time.Duration
 }
 
-func newDLQTriageCmd(parent *dlqOptions) *cobra.Command {
-	o := &dlqTriageOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: parent}}
+// NewCmdTriage returns dlq triage. runF, when not nil, is called with the
+// parsed options instead of runTriage (a test checks the flags' parsing
+// without opening anything).
+func NewCmdTriage(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ReplayOptions: &shared.ReplayOptions{Options: shared.NewOptions(f)}}
 	cmd := &cobra.Command{
 		Use:   "triage [SUBSCRIPTION|URL]",
 		Short: "An interactive console: failure groups, messages, replay, edit, archive",
@@ -76,26 +82,31 @@ action reads afresh, so nothing is held between keys or after q.`,
   brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
   brighter dlq triage orders --dry-run        # start with the dry run on`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: o.runWith(func(cmd *cobra.Command, dest string) error {
-			o.toSet = cmd.Flags().Changed("to")
-			return o.run(cmd.Context(), dest)
+		RunE: o.RunWith(func(cmd *cobra.Command) error {
+			o.ToSet = cmd.Flags().Changed("to")
+			if runF != nil {
+				return runF(o)
+			}
+			return runTriage(cmd.Context(), o)
 		}),
 	}
-	o.addCommon(cmd)
+	o.AddCommon(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&o.to, "to", "", "replay every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
-	fl.BoolVar(&o.dryRun, "dry-run", false, "start with the dry run on (d toggles it)")
-	fl.BoolVar(&o.allowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
-	fl.BoolVar(&o.sns, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
-	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
+	fl.StringVar(&o.To, "to", "", "replay every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "start with the dry run on (d toggles it)")
+	fl.BoolVar(&o.AllowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
+	fl.BoolVar(&o.SNS, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.FanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
 	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
 	return cmd
 }
 
-func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
-	logIO := *o.io
+// runTriage opens the console on o.Dest and runs it until it quits.
+func runTriage(ctx context.Context, o *Options) error {
+	arg := o.Dest
+	logIO := *o.IO
 	logIO.ErrOut = io.Discard
 	if o.logFile != "" {
 		lf, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -105,11 +116,11 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 		defer lf.Close()
 		logIO.ErrOut = lf
 	}
-	logger, err := o.global.LoggerTo(logIO.ErrOut)
+	logger, err := o.Factory.LoggerTo(logIO.ErrOut)
 	if err != nil {
 		return err
 	}
-	if _, err := o.filter(); err != nil {
+	if _, err := o.Filter(); err != nil {
 		return err
 	}
 	a, err := o.actions(ctx, arg, logger)
@@ -119,7 +130,7 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	if o.logFile != "" {
 		a.audit = o.auditLogger(logIO.ErrOut)
 	}
-	if !o.io.OutTTY || !o.io.InTTY {
+	if !o.IO.OutTTY || !o.IO.InTTY {
 		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
 	}
 	// The first read before the console starts: a destination that cannot
@@ -127,12 +138,12 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	// it, exit 1, and no console opens on it.
 	first, err := a.Load(ctx)
 	if err != nil {
-		return cmdutil.FailureErr(naming(a.t, "triage", err))
+		return cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithRefresh(o.refresh).WithMessages(first)
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
+	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(o.refresh).WithMessages(first)
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
 	// An action still under way (ctrl+c during a replay) stops: it finishes
@@ -147,15 +158,15 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 
 // actions resolves arg as dlq replay does (its refusals are usage
 // errors) and returns the console's actions on it.
-func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
-	t, dt, err := o.target(arg)
+func (o *Options) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
+	t, dt, err := o.Target(arg)
 	if err != nil {
 		return nil, err
 	}
 	// A fan-out refusal does not stop the console opening: it refuses
 	// only the replays (and edits), so the dead letters can still be read,
 	// archived and purged.
-	to, allow, guard, refused, err := o.replayTargetOrRefusal(ctx, t, dt, logger)
+	to, allow, guard, refused, err := o.ReplayTargetOrRefusal(ctx, t, dt, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -166,14 +177,14 @@ func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog
 // the destination, does its scan (which releases what it read) and closes
 // it again.
 type triageActions struct {
-	o     *dlqTriageOptions
-	t     *dlqTarget
-	dt    dlqTransport
+	o     *Options
+	t     *transport.Target
+	dt    transport.Transport
 	to    string
 	allow func(string) bool
 	// guard is the fan-out guard (nil with --to): it routes a copy to the
 	// failed subscription's own queue where the transport has one.
-	guard *fanOutGuard
+	guard *shared.FanOutGuard
 	// refused is the fan-out guard's refusal of every replay from this
 	// destination (nil when replays may go): the console opens to look,
 	// and each replay or edit answers with it.
@@ -191,7 +202,7 @@ type triageActions struct {
 
 // LoadNote implements triage.LoadNoter: how many messages another reader
 // held invisible when the last Load began (SQS only), "" for none.
-func (a *triageActions) LoadNote() string { return heldNote(a.held.Load()) }
+func (a *triageActions) LoadNote() string { return shared.HeldNote(a.held.Load()) }
 
 // Source implements triage.Actions.
 func (a *triageActions) Source() string { return a.t.URL }
@@ -199,14 +210,14 @@ func (a *triageActions) Source() string { return a.t.URL }
 // open opens the destination for one action; held is how many messages
 // another reader held invisible as it opened (openedChannel.held).
 // Until the returned close is called the action counts as running.
-func (a *triageActions) open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
+func (a *triageActions) Open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
 	a.running.Add(1)
-	ch, err := a.o.openReader(ctx, a.t, a.dt, rewrite, a.logger)
+	ch, err := a.o.OpenReader(ctx, a.t, a.dt, rewrite, a.logger)
 	if err != nil {
 		a.running.Done()
 		return nil, 0, nil, err
 	}
-	return a.o.source(a.t, ch, a.logger), ch.Held, func() error {
+	return a.o.Source(a.t, ch, a.logger), ch.Held, func() error {
 		defer a.running.Done()
 		return ch.Close(context.WithoutCancel(ctx))
 	}, nil
@@ -220,11 +231,11 @@ func (c *collect) Flush() error                   { return nil }
 
 // Load implements triage.Actions: a peek of the command's filter.
 func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
-	f, err := a.o.filter()
+	f, err := a.o.Filter()
 	if err != nil {
 		return nil, err
 	}
-	src, held, closeSrc, err := a.open(ctx, false)
+	src, held, closeSrc, err := a.Open(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +278,7 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 	if a.refused != nil {
 		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
 	}
-	src, _, closeSrc, err := a.open(ctx, !dryRun)
+	src, _, closeSrc, err := a.Open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err
 	}
@@ -277,14 +288,14 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			_ = closeSrc()
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
-		if prod, err = a.guard.routed(ctx, prod); err != nil {
+		if prod, err = a.guard.Routed(ctx, prod); err != nil {
 			_ = closeSrc()
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
 	}
-	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.routeFunc(), DryRun: dryRun, Now: a.o.now, Transform: transform,
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform,
 		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
-	sum, rerr := inspect.Replay(ctx, src, replaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
+	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
 	cerr := closeSrc()
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -326,13 +337,13 @@ const LogAudit = "dlq triage action"
 
 // auditLogger is the logger of the audit records: w in the log format,
 // at Info whatever --log-level says (an audit line is never filtered out).
-func (o *dlqTriageOptions) auditLogger(w io.Writer) *slog.Logger {
-	user := o.env("USER")
+func (o *Options) auditLogger(w io.Writer) *slog.Logger {
+	user := o.Env("USER")
 	if u, err := osuser.Current(); err == nil && u.Username != "" {
 		user = u.Username
 	}
 	var h slog.Handler = slog.NewTextHandler(w, nil)
-	if o.global != nil && o.global.LogFormat == "json" {
+	if o.Factory != nil && o.Factory.LogFormat == "json" {
 		h = slog.NewJSONHandler(w, nil)
 	}
 	return slog.New(h).With("user", user)
@@ -375,7 +386,7 @@ func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, 
 
 func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
 	f := inspect.Filter{IDs: ids, Limit: len(ids)}
-	src, _, closeSrc, err := a.open(ctx, !dryRun)
+	src, _, closeSrc, err := a.Open(ctx, !dryRun)
 	if err != nil {
 		return triage.Result{}, err
 	}
@@ -385,17 +396,17 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 	}
 	// As dlq archive: a file that is not an archive is refused untouched,
 	// a killed archive's unfinished last line is cut (checkArchiveFile).
-	af, err := checkArchiveFile(a.o.archiveFile)
+	af, err := shared.CheckArchiveFile(a.o.archiveFile)
 	if err != nil {
 		_ = closeSrc()
 		return triage.Result{}, err
 	}
-	fh, err := af.open(a.o.archiveFile, a.logger)
+	fh, err := af.Open(a.o.archiveFile, a.logger)
 	if err != nil {
 		_ = closeSrc()
 		return triage.Result{}, err
 	}
-	sum, aerr := inspect.Archive(ctx, src, f, fh, fsyncer(fh))
+	sum, aerr := inspect.Archive(ctx, src, f, fh, shared.Fsyncer(fh))
 	err = errors.Join(aerr, closeSrc(), fh.Close())
 	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
 		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
@@ -403,40 +414,39 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 
 // Edit implements triage.Actions: dlq edit's session on the body.
 func (a *triageActions) Edit(m *message.Message) (triage.Editing, error) {
-	s, err := newEditSession(m, false, true)
+	s, err := shared.NewEditSession(m, false, true)
 	if err != nil {
 		return nil, err
 	}
-	ed := &dlqEditOptions{dlqReplayOptions: a.o.dlqReplayOptions}
-	return &triageEdit{a: a, s: s, editor: ed.editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
+	return &triageEdit{a: a, s: s, editor: a.o.Editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
 }
 
 // triageEdit is one edit of the console.
 type triageEdit struct {
 	a      *triageActions
-	s      *editSession
+	s      *shared.EditSession
 	editor string
 	dest   string
 }
 
-func (e *triageEdit) Command() *exec.Cmd  { return e.s.commands(e.editor)[0] }
+func (e *triageEdit) Command() *exec.Cmd  { return e.s.Commands(e.editor)[0] }
 func (e *triageEdit) Destination() string { return e.dest }
-func (e *triageEdit) Close()              { e.s.close() }
+func (e *triageEdit) Close()              { e.s.Close() }
 
 // Check implements triage.Editing: the edited files read back and
 // validated as Finish would, nothing sent.
 func (e *triageEdit) Check() error {
-	_, err := e.s.result(nil, nil, e.a.o.now())
+	_, err := e.s.Result(nil, nil, e.a.o.Now())
 	return err
 }
 
 // Finish validates the edited body and replays the edited copy.
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
-	ed, err := e.s.result(nil, nil, e.a.o.now())
+	ed, err := e.s.Result(nil, nil, e.a.o.Now())
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
-	ids := []string{e.s.orig.Header.MessageID}
+	ids := []string{e.s.Orig.Header.MessageID}
 	res, err := e.a.replay(ctx, ids, dryRun, ed.Transform, func(triage.Outcome) {})
 	res.Summary = "edit: " + res.Summary
 	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
