@@ -22,6 +22,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/message"
@@ -76,16 +77,16 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 			sigs := make(chan os.Signal, 2)
 			sigs <- syscall.SIGINT // arrives as soon as the scan starts
 			exited := -1
-			o := &dlqOptions{io: io, global: &factory.Factory{IOStreams: io}, transports: transport.Default(), now: time.Now,
-				signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
-				exit:    func(code int) { exited = code }}
-			cmd := newDLQCmdWith(o)
+			f := &factory.Factory{IOStreams: io, Transports: transport.Default,
+				Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
+				Exit:    func(code int) { exited = code }}
+			cmd := NewCmdDLQ(f)
 			cmd.SetArgs(append(args, base...))
 			cmd.SilenceErrors, cmd.SilenceUsage = true, true
 			err := cmd.ExecuteContext(context.Background())
 			var ee *cmdutil.ExitError
-			if !errors.As(err, &ee) || ee.Code != exitInterrupted {
-				t.Fatalf("error %v, want exit code %d; stderr:\n%s", err, exitInterrupted, errOut.String())
+			if !errors.As(err, &ee) || ee.Code != shared.ExitInterrupted {
+				t.Fatalf("error %v, want exit code %d; stderr:\n%s", err, shared.ExitInterrupted, errOut.String())
 			}
 			if exited != -1 {
 				t.Errorf("one signal forced exit %d; it must stop cleanly", exited)

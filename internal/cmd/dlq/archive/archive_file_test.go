@@ -2,8 +2,6 @@ package archive
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,92 +9,8 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
-
-// archiveRecordLine is one archive line (a record and its newline).
-func archiveRecordLine(t *testing.T, id string) string {
-	t.Helper()
-	rec, err := message.MarshalRecordJSON(message.New(id, "orders", message.MTCommand, []byte(`{"n":1}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(rec) + "\n"
-}
-
-// TestArchiveFileChecked: dlq archive --file F checks an existing F
-// before it appends: a file that is not an archive (text, a README, a
-// binary, a bad line among records, a last line without a newline that
-// follows no record or does not start a record) is refused as a usage
-// error naming the file and line, and left byte for byte; only an
-// unfinished last line that starts a record after complete records (what
-// a SIGKILLed archive leaves) is cut; a complete archive and an empty file
-// are left alone; a missing file is created, mode 0600.
-func TestArchiveFileChecked(t *testing.T) {
-	t.Parallel()
-	a, b := archiveRecordLine(t, "a"), archiveRecordLine(t, "b")
-	long := "{" + strings.Repeat("x", 100000) // longer than one read
-	for _, tc := range []struct {
-		name, in, want, refusal string
-	}{
-		{name: "empty", in: "", want: ""},
-		{name: "complete", in: a + b, want: a + b},
-		{name: "blank lines", in: a + "\n" + b + "  ", want: a + "\n" + b + "  "},
-		{name: "half a record", in: a + b[:20], want: a},
-		{name: "long half record", in: a + long, want: a},
-		{name: "text with a half line", in: "line one\nhalf", refusal: ":1: "},
-		{name: "readme", in: "# brighter\n\nA message pump.\n", refusal: ":1: "},
-		{name: "binary", in: "\x7fELF\x02\x01\x01\x00\x00\n\x00\x00" + strings.Repeat("\x00", 5000), refusal: ":1: "},
-		{name: "bad line among records", in: a + "not json\n" + b, refusal: ":2: "},
-		{name: "half line not a record", in: a + "half", refusal: ":2: "},
-		{name: "half record alone", in: b[:20], refusal: ":1: "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "a.jsonl")
-			if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			af, err := checkArchiveFile(path)
-			if tc.refusal != "" {
-				var ee *cmdutil.ExitError
-				if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+tc.refusal) {
-					t.Fatalf("checkArchiveFile = %v; want exit %d naming %s", err, cmdutil.ExitUsage, path+tc.refusal)
-				}
-				if got, _ := os.ReadFile(path); string(got) != tc.in {
-					t.Fatalf("a refused file was changed: %q", got)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			fh, err := af.open(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = fh.Close()
-			if got, _ := os.ReadFile(path); string(got) != tc.want {
-				t.Fatalf("file holds %q, want %q", got, tc.want)
-			}
-		})
-	}
-	missing := filepath.Join(t.TempDir(), "new.jsonl")
-	af, err := checkArchiveFile(missing)
-	if err != nil || af.file != nil {
-		t.Fatalf("a missing file: %v, %v", af.file, err)
-	}
-	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("checking a missing file created it: %v", err)
-	}
-	fh, err := af.open(missing, slog.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = fh.Close()
-	if st, err := os.Stat(missing); err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("created file: %v, %v; want mode 0600", st, err)
-	}
-}
 
 // TestDLQArchive_RefusesNonArchiveFile: against fauxqs, dlq archive
 // --all --file F where F is a copy of a README (or of a binary) exits 2
@@ -105,7 +19,7 @@ func TestArchiveFileChecked(t *testing.T) {
 // an (empty) archive file behind.
 func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 	t.Parallel()
-	dlq, _, conn := crashQueue(t, 3)
+	dlq, _, conn := dlqtest.CrashQueue(t, 3)
 	dir := t.TempDir()
 	readme, err := os.ReadFile("../../../README.md")
 	if err != nil {
@@ -116,7 +30,7 @@ func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := crashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", path}, conn...)...)
+		cmd := dlqtest.CrashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", path}, conn...)...)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != cmdutil.ExitUsage || !strings.Contains(string(out), path+":1: ") {
@@ -126,11 +40,11 @@ func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 			t.Errorf("%s was changed: %d bytes, was %d", name, len(got), len(content))
 		}
 	}
-	if left := crashDestIDs(t, dlq, conn); len(left) != 3 {
+	if left := dlqtest.CrashDestIDs(t, dlq, conn); len(left) != 3 {
 		t.Errorf("the DLQ holds %v after the refusals, want c0..c2", left)
 	}
 	missing := filepath.Join(dir, "new.jsonl")
-	out, err := crashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq + "-no-such-q", "--all", "--file", missing}, conn...)...).CombinedOutput()
+	out, err := dlqtest.CrashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq + "-no-such-q", "--all", "--file", missing}, conn...)...).CombinedOutput()
 	if err == nil {
 		t.Errorf("archive of a missing queue succeeded:\n%s", out)
 	}

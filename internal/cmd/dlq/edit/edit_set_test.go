@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
 // TestDLQEdit_SetRefusesRejectionAndNonStringHeaders: dlq edit
@@ -17,7 +18,7 @@ import (
 // the bag; the message stays in the DLQ (fauxqs).
 func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders(t *testing.T) {
 	t.Parallel()
-	dlq, dest, conn := crashQueue(t, 1)
+	dlq, dest, conn := dlqtest.CrashQueue(t, 1)
 	for _, tc := range []struct{ set, want string }{
 		{"rejectionReason=X", "rejection metadata"},
 		{"originalTopic=elsewhere", "rejection metadata"},
@@ -29,16 +30,16 @@ func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders(t *testing.T) {
 		{"timestamp=2026-01-01T00:00:00Z", "timestamp"},
 		{"replayedAt=now", "written by the replay itself"},
 	} {
-		cmd := crashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--body-file", "/dev/null", "--set", "fixedBy=ops", "--set", tc.set}, conn...)...)
+		cmd := dlqtest.CrashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--body-file", "/dev/null", "--set", "fixedBy=ops", "--set", tc.set}, conn...)...)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitUsage || !strings.Contains(string(out), "cannot be set with --set") || !strings.Contains(string(out), tc.want) {
 			t.Errorf("--set %s: exit %d, want %d saying it cannot be set (%s)\n%s", tc.set, code, cmdutil.ExitUsage, tc.want, out)
 		}
 	}
-	if left := crashDestIDs(t, dlq, conn); left["c0"] != 1 {
+	if left := dlqtest.CrashDestIDs(t, dlq, conn); left["c0"] != 1 {
 		t.Errorf("the DLQ holds %v after the refusals, want c0", left)
 	}
-	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
+	if got := dlqtest.CrashDestIDs(t, dest, conn); len(got) != 0 {
 		t.Errorf("a refused edit reached %s: %v", dest, got)
 	}
 }
@@ -49,13 +50,13 @@ func TestDLQEdit_SetRefusesRejectionAndNonStringHeaders(t *testing.T) {
 // a dry run says it would be replayed (fauxqs).
 func TestDLQEdit_SummarySpeaksOfTheOneMessage(t *testing.T) {
 	t.Parallel()
-	dlq, dest, conn := crashQueue(t, 6)
+	dlq, dest, conn := dlqtest.CrashQueue(t, 6)
 	body := filepath.Join(t.TempDir(), "fixed.json")
 	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	edit := func(more ...string) string {
-		cmd := crashCmd(t, append(append([]string{"dlq", "edit", "c4", "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "fixedBy=ops"}, more...), conn...)...)
+		cmd := dlqtest.CrashCmd(t, append(append([]string{"dlq", "edit", "c4", "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "fixedBy=ops"}, more...), conn...)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("edit %v: %v\n%s", more, err, out)
@@ -68,7 +69,7 @@ func TestDLQEdit_SummarySpeaksOfTheOneMessage(t *testing.T) {
 	if out := edit(); !strings.Contains(out, "edit c4: found and replayed\n") || strings.Contains(out, "skipped") {
 		t.Errorf("edit output:\n%s", out)
 	}
-	if got := crashDestIDs(t, dest, conn); got["c4"] != 1 {
+	if got := dlqtest.CrashDestIDs(t, dest, conn); got["c4"] != 1 {
 		t.Errorf("%s holds %v, want c4", dest, got)
 	}
 }
@@ -81,7 +82,7 @@ func TestDLQEdit_SummarySpeaksOfTheOneMessage(t *testing.T) {
 // (fauxqs); a clean edit then goes through.
 func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues(t *testing.T) {
 	t.Parallel()
-	dlq, dest, conn := crashQueue(t, 1)
+	dlq, dest, conn := dlqtest.CrashQueue(t, 1)
 	dir := t.TempDir()
 	body := filepath.Join(dir, "fixed.json")
 	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
@@ -106,25 +107,25 @@ func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues(t *testing.T) {
 		{head + "rejectionMessage: gone\n", `header "rejectionMessage" cannot be set by an edit: it is rejection metadata`},
 		{head + "handledCount: 0\n", `header "handledCount" cannot be set by an edit: the copy's handled count is 0; --keep-count`},
 	} {
-		cmd := crashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
+		cmd := dlqtest.CrashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
 		cmd.Env = append(cmd.Env, "EDITOR="+editor(fmt.Sprintf("e%d.sh", i), tc.yaml))
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitUsage || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "nothing was sent") {
 			t.Errorf("%q: exit %d, want %d saying %s and that nothing was sent\n%s", tc.yaml, code, cmdutil.ExitUsage, tc.want, out)
 		}
 	}
-	if left := crashDestIDs(t, dlq, conn); left["c0"] != 1 {
+	if left := dlqtest.CrashDestIDs(t, dlq, conn); left["c0"] != 1 {
 		t.Errorf("the DLQ holds %v after the refusals, want c0", left)
 	}
-	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
+	if got := dlqtest.CrashDestIDs(t, dest, conn); len(got) != 0 {
 		t.Errorf("a refused edit reached %s: %v", dest, got)
 	}
-	cmd := crashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
+	cmd := dlqtest.CrashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest, "--headers", "--body-file", body}, conn...)...)
 	cmd.Env = append(cmd.Env, "EDITOR="+editor("ok.sh", head+"bag:\n  fixedBy: ops\n"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("a clean headers edit: %v\n%s", err, out)
 	}
-	out, err := crashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	out, err := dlqtest.CrashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
 	if err != nil {
 		t.Fatalf("peek %s: %v", dest, err)
 	}
@@ -140,7 +141,7 @@ func TestDLQEdit_HeadersYAMLRefusesRejectionAndNonStringValues(t *testing.T) {
 // DLQ and send nothing (fauxqs).
 func TestDLQEdit_DryRunFailsWhatTheRunWould(t *testing.T) {
 	t.Parallel()
-	dlq, dest, conn := crashQueue(t, 1)
+	dlq, dest, conn := dlqtest.CrashQueue(t, 1)
 	body := filepath.Join(t.TempDir(), "binary")
 	if err := os.WriteFile(body, []byte{0xff, 0xfe, 0x00, 0x81, 0xc3}, 0o600); err != nil {
 		t.Fatal(err)
@@ -150,16 +151,16 @@ func TestDLQEdit_DryRunFailsWhatTheRunWould(t *testing.T) {
 		if dry {
 			args = append(args, "--dry-run")
 		}
-		cmd := crashCmd(t, append(args, conn...)...)
+		cmd := dlqtest.CrashCmd(t, append(args, conn...)...)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitFailure || !strings.Contains(string(out), "not UTF-8 text") {
 			t.Errorf("edit to a binary body (dry run %v): exit %d, want %d naming the body SQS cannot carry\n%s", dry, code, cmdutil.ExitFailure, out)
 		}
 	}
-	if left := crashDestIDs(t, dlq, conn); left["c0"] != 1 {
+	if left := dlqtest.CrashDestIDs(t, dlq, conn); left["c0"] != 1 {
 		t.Errorf("the DLQ holds %v, want c0", left)
 	}
-	if got := crashDestIDs(t, dest, conn); len(got) != 0 {
+	if got := dlqtest.CrashDestIDs(t, dest, conn); len(got) != 0 {
 		t.Errorf("a failed edit reached %s: %v", dest, got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
 // TestDLQEdit_EveryTransport: dlq edit on SQS (fauxqs), Pub/Sub
@@ -37,12 +38,12 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cases := []allowCase{sqsAllowCase(t, ctx, run), gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)}
+	cases := []dlqtest.AllowCase{dlqtest.SQSAllowCase(t, ctx, run), dlqtest.GCPAllowCase(t, ctx, run), dlqtest.RocketMQAllowCase(t, ctx, run)}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir, file := c.prepare(t)
+		t.Run(c.Name, func(t *testing.T) {
+			dir, file := c.Prepare(t)
 			edit := func(id string, more ...string) []string {
-				return append(append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, c.replayFlags()...), more...)
+				return append(append([]string{"dlq", "edit", id + "-" + run, "orders", "--config", file}, c.ReplayFlags()...), more...)
 			}
 			peekDLQ := []string{"dlq", "peek", "orders", "--config", file, "--output", "json"}
 
@@ -55,7 +56,7 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			t.Setenv("EDITOR", fix)
 			code, out, errOut := cmdtest.BrighterExit(t, dir, edit("known2", "--dry-run")...)
 			if code != cmdutil.ExitOK || !strings.Contains(out, "would send:") || !strings.Contains(out, `"body": "{\"edited\":true}"`) ||
-				!strings.Contains(out, "would replay known2-"+run+" -> "+c.audit+"\n") {
+				!strings.Contains(out, "would replay known2-"+run+" -> "+c.Audit+"\n") {
 				t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 			if ids := cmdtest.PeekIDs(t, dir, peekDLQ...); len(ids) != 3 {
@@ -63,10 +64,10 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			}
 
 			code, out, errOut = cmdtest.BrighterExit(t, dir, edit("known2", "--set", "fixedBy=ops")...)
-			if code != cmdutil.ExitOK || !strings.Contains(out, "replayed known2-"+run+" -> "+c.audit+"\n") {
+			if code != cmdutil.ExitOK || !strings.Contains(out, "replayed known2-"+run+" -> "+c.Audit+"\n") {
 				t.Fatalf("edit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			_, audit, _ := cmdtest.BrighterExit(t, dir, c.peekAudit...)
+			_, audit, _ := cmdtest.BrighterExit(t, dir, c.PeekAudit...)
 			line := ""
 			for l := range strings.SplitSeq(audit, "\n") {
 				if strings.Contains(l, `"id":"known2-`+run+`"`) {
@@ -80,7 +81,7 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 				regexp.MustCompile(`"body":"\{\\"edited\\":true\}"`),
 			} {
 				if !want.MatchString(line) {
-					t.Errorf("the edited copy at %s lacks %s:\n%s", c.audit, want, audit)
+					t.Errorf("the edited copy at %s lacks %s:\n%s", c.Audit, want, audit)
 				}
 			}
 			if strings.Contains(line, `"rejectionReason"`) {
@@ -91,13 +92,13 @@ func TestDLQEdit_EveryTransport(t *testing.T) {
 			}
 
 			code, out, errOut = cmdtest.BrighterExit(t, dir, edit("forged")...)
-			if code != cmdutil.ExitFailure || !strings.Contains(out, "refused forged-"+run+" -> "+c.victim) {
+			if code != cmdutil.ExitFailure || !strings.Contains(out, "refused forged-"+run+" -> "+c.Victim) {
 				t.Errorf("forged: exit %d, want %d and the refusal\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitFailure, out, errOut)
 			}
 			if ids := cmdtest.PeekIDs(t, dir, peekDLQ...); !slices.Contains(ids, "forged-"+run) {
 				t.Errorf("the refused message left the dead-letter destination: %v", ids)
 			}
-			if ids := cmdtest.PeekIDs(t, dir, c.peekVictim...); slices.Contains(ids, "forged-"+run) {
+			if ids := cmdtest.PeekIDs(t, dir, c.PeekVictim...); slices.Contains(ids, "forged-"+run) {
 				t.Errorf("the refused edit reached the victim: %v", ids)
 			}
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -111,7 +111,7 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 
 			// peek --group-id
 			out, _ = dlq("peek", "-s", "orders", "--group-id", group, "-o", "json")
-			if ids := recordIDs(t, out, nil); !sameIDs(ids, "t1-"+run, "t2-"+run) {
+			if ids := recordIDs(t, out, nil); !dlqtest.SameIDs(ids, "t1-"+run, "t2-"+run) {
 				t.Errorf("peek --group-id %s: %v, want t1 and t2", group, ids)
 			}
 
@@ -135,7 +135,7 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 					replayed = append(replayed, r.ID)
 				}
 			}
-			if !sameIDs(replayed, "t1-"+run, "t2-"+run) || !summary {
+			if !dlqtest.SameIDs(replayed, "t1-"+run, "t2-"+run) || !summary {
 				t.Errorf("replay --copy -o json: records for %v, summary replayed 2: %v\n%s", replayed, summary, out)
 			}
 			if ids := inDLQ(); len(ids) != 3 {
@@ -153,7 +153,7 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 			if code != cmdutil.ExitOK {
 				t.Fatalf("peek the destination: exit %d\n%s", code, errOut)
 			}
-			if ids := recordIDs(t, at, keys); !sameIDs(ids, "t1-"+run, "t2-"+run, "b1-"+run) {
+			if ids := recordIDs(t, at, keys); !dlqtest.SameIDs(ids, "t1-"+run, "t2-"+run, "b1-"+run) {
 				t.Errorf("the destination holds %v, want the copies of t1, t2 and the edited b1", ids)
 			}
 			if !strings.Contains(at, `{\"fixed\":true}`) || !strings.Contains(at, `"fixedBy":"ops"`) {
@@ -177,13 +177,13 @@ func TestDLQTriageCommands_EveryQueueVariant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ids := recordIDs(t, string(data), nil); !sameIDs(ids, "t1-"+run, "t2-"+run) {
+			if ids := recordIDs(t, string(data), nil); !dlqtest.SameIDs(ids, "t1-"+run, "t2-"+run) {
 				t.Errorf("the archive holds %v, want t1 and t2", ids)
 			}
 			dlq("restore", archive, "-s", "orders")
 			keys = map[string]string{}
 			out, _ = dlq("peek", "-s", "orders", "-o", "json")
-			if ids := recordIDs(t, out, keys); !sameIDs(ids, "t1-"+run, "t2-"+run) {
+			if ids := recordIDs(t, out, keys); !dlqtest.SameIDs(ids, "t1-"+run, "t2-"+run) {
 				t.Errorf("after restore the dead-letter destination holds %v, want t1 and t2", ids)
 			}
 			if v.keys && (keys["t1-"+run] != ms[0].Header.PartitionKey || keys["t2-"+run] != ms[1].Header.PartitionKey) {
@@ -221,14 +221,6 @@ func recordIDs(t *testing.T, lines string, keys map[string]string) []string {
 	return ids
 }
 
-// sameIDs reports whether ids are want, in any order.
-func sameIDs(ids []string, want ...string) bool {
-	ids, want = slices.Clone(ids), slices.Clone(want)
-	slices.Sort(ids)
-	slices.Sort(want)
-	return slices.Equal(ids, want)
-}
-
 // sqsFIFOVariant: a FIFO subscription whose dead-letter queue is FIFO;
 // replays go to another FIFO queue.
 func sqsFIFOVariant(t *testing.T, ctx context.Context, run string) dlqVariant {
@@ -243,7 +235,7 @@ func sqsFIFOVariant(t *testing.T, ctx context.Context, run string) dlqVariant {
 	conn := fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\n", sqstest.Region, emu.Endpoint)
 	return dlqVariant{
 		name: "sqs-fifo",
-		file: writeYAML(t, conn+"subscriptions:\n  - name: orders\n    transport: sqs\n    channelName: "+q("orders")+
+		file: dlqtest.WriteYAML(t, conn+"subscriptions:\n  - name: orders\n    transport: sqs\n    channelName: "+q("orders")+
 			"\n    sqs: {queueType: fifo}\n    deadLetterRoutingKey: "+q("dlq")+"\n    handler: {type: builtin, name: ack}\n"),
 		seed: func(t *testing.T, ms []*message.Message) {
 			p := sqs.NewProducer(c, sqs.ProducerOptions{Fifo: true, MakeChannels: broker.MakeValidate})
@@ -277,7 +269,7 @@ func snsVariant(t *testing.T, ctx context.Context, run string, raw bool) dlqVari
 	conn := fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\n", sqstest.Region, emu.Endpoint)
 	return dlqVariant{
 		name: name,
-		file: writeYAML(t, conn+"subscriptions:\n  - name: orders\n    transport: sqs\n    routingKey: "+q("placed")+"\n    channelName: "+q("orders")+
+		file: dlqtest.WriteYAML(t, conn+"subscriptions:\n  - name: orders\n    transport: sqs\n    routingKey: "+q("placed")+"\n    channelName: "+q("orders")+
 			fmt.Sprintf("\n    sqs: {channelType: pubSub, rawMessageDelivery: %t}\n", raw)+"    deadLetterRoutingKey: "+q("dlq")+"\n    handler: {type: builtin, name: ack}\n"),
 		seed: func(t *testing.T, ms []*message.Message) {
 			p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
@@ -311,7 +303,7 @@ func pubsubOrderingVariant(t *testing.T, ctx context.Context, run string) dlqVar
 	}
 	return dlqVariant{
 		name: "pubsub-ordering",
-		file: writeYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\n", pj, srv.Addr)+
+		file: dlqtest.WriteYAML(t, fmt.Sprintf("connections:\n  gcp:\n    projectId: %s\n    emulatorHost: %s\n", pj, srv.Addr)+
 			"subscriptions:\n  - name: orders\n    transport: gcp\n    routingKey: orders\n    channelName: orders-sub\n    gcp: {mode: pull, enableMessageOrdering: true}\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n"),
 		seed: func(t *testing.T, ms []*message.Message) {
 			p := gcp.NewProducer(client, gcp.ProducerOptions{EnableMessageOrdering: true})

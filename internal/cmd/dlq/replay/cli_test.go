@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,8 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest/cmdmain"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	dlqcmd "github.com/brightergo/brighter/internal/cmd/dlq"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -31,7 +30,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 			path := cmdtest.WriteMemoryDLQ(t, 2)
 			io, out, errOut := cmdtest.FakeIO(answer, false)
 			io.InTTY = true
-			code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "1"})
+			code := cmdmain.Run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "1"})
 			if code != cmdutil.ExitUsage {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
 			}
@@ -53,7 +52,7 @@ func TestDLQReplay_DeclinedConfirmationExits2(t *testing.T) {
 		io.InTTY = true
 		// No subscriptions file names orders: the replay trusts the
 		// messages' originalTopic explicitly (the replay allow-list, docs/security.md).
-		code := run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "0", "--allow-any-destination"})
+		code := cmdmain.Run(context.Background(), io, []string{"dlq", "replay", "memory://orders-dlq?file=" + path, "--confirm-over", "0", "--allow-any-destination"})
 		if code != cmdutil.ExitOK || !strings.Contains(out.String(), "replayed 1, skipped 0, failed 0") {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
@@ -112,7 +111,7 @@ subscriptions:
 	url := func(sub string) string { return "pubsub://projects/" + pj + "/subscriptions/" + sub }
 	dlq := func(args ...string) (int, string, string) {
 		io, out, errOut := cmdtest.FakeIO("", false)
-		code := run(ctx, io, append([]string{"dlq"}, args...))
+		code := cmdmain.Run(ctx, io, append([]string{"dlq"}, args...))
 		return code, out.String(), errOut.String()
 	}
 	for _, c := range []struct {
@@ -152,68 +151,5 @@ subscriptions:
 	code, out, errOut = dlq("peek", url("other-sub"), "--endpoint", srv.Addr, "--output", "json")
 	if code != cmdutil.ExitOK || !strings.Contains(out, `"replayedFrom":"`+url("orders-dlq")+`"`) {
 		t.Fatalf("peek the topic replayed to: exit %d\n%s%s", code, out, errOut)
-	}
-}
-
-// TestDLQEdit_DefaultEditorNeedsATerminal: off a terminal with no
-// $EDITOR, an edit that would open vi is refused at once (exit 2, saying
-// what to give instead) and nothing is read; --body-file needs no editor.
-func TestDLQEdit_DefaultEditorNeedsATerminal(t *testing.T) {
-	t.Parallel()
-	path := cmdtest.WriteMemoryDLQ(t, 1)
-	for _, args := range [][]string{{}, {"--body-file", "-", "--headers"}} {
-		io, out, errOut := cmdtest.FakeIO(`{"fixed":true}`, false)
-		code := run(context.Background(), io, append([]string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders"}, args...))
-		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), "stdin is not a terminal: give the new body with --body-file") {
-			t.Errorf("edit %v off a terminal without $EDITOR: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, cmdutil.ExitUsage, out, errOut)
-		}
-	}
-	io, out, errOut := cmdtest.FakeIO(`{"fixed":true}`, false)
-	if code := run(context.Background(), io, []string{"dlq", "edit", "p0", "memory://orders-dlq?file=" + path, "--to", "orders", "--body-file", "-"}); code != cmdutil.ExitOK {
-		t.Errorf("edit --body-file - off a terminal: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitOK, out, errOut)
-	}
-}
-
-// TestDLQEdit_InvalidJSONOnATerminalReopens: on a terminal an
-// edited body that is not valid JSON is refused with its reason and the
-// editor opened again on "y" (the second edit is replayed); "n" abandons
-// the edit with exit 2 and the message stays in the DLQ (fauxqs).
-func TestDLQEdit_InvalidJSONOnATerminalReopens(t *testing.T) {
-	dlq, dest, conn := dlqcmd.CrashQueue(t, 2)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "editor.sh")
-	// The first run writes broken JSON, every later one a valid body.
-	body := "#!/bin/sh\nif [ -e " + dir + "/ran ]; then printf '{\"ok\":true}' > \"$1\"; else touch " + dir + "/ran; printf '{\"ok\":' > \"$1\"; fi\necho run >> " + dir + "/runs\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("EDITOR", script)
-	edit := func(id, answer string) (string, error) {
-		var out, errOut strings.Builder
-		root := newRootCmd(&IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv})
-		root.SetArgs(append([]string{"dlq", "edit", id, "sqs://" + dlq, "--to", dest}, conn...))
-		err := root.ExecuteContext(context.Background())
-		return out.String() + errOut.String(), err
-	}
-
-	out, err := edit("c0", "y\n")
-	if err != nil {
-		t.Fatalf("edit with a second try: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "the body is not valid JSON") || !strings.Contains(out, "Edit again? [Y/n]") || !strings.Contains(out, "replayed c0 -> "+dest) {
-		t.Errorf("output:\n%s", out)
-	}
-	if runs, _ := os.ReadFile(filepath.Join(dir, "runs")); strings.Count(string(runs), "run") != 2 {
-		t.Errorf("the editor ran %d times, want 2", strings.Count(string(runs), "run"))
-	}
-	_ = os.Remove(filepath.Join(dir, "ran"))
-	out, err = edit("c1", "n\n")
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.Contains(out, "nothing was sent") && !strings.Contains(err.Error(), "nothing was sent") {
-		t.Fatalf("edit abandoned: %v, want exit %d saying nothing was sent\n%s", err, cmdutil.ExitUsage, out)
-	}
-	left := dlqcmd.CrashPeekIDs(t, dlq, conn, 0, nil)
-	if left["c1"] != 1 || left["c0"] != 0 {
-		t.Errorf("the DLQ holds %v, want c1 only", left)
 	}
 }

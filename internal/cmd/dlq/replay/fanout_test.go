@@ -18,25 +18,8 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
-
-// dlqRun runs `brighter dlq ARGS...` as a process in a temporary
-// directory, with the test environment's AWS settings, and returns its exit
-// code, stdout and stderr.
-func dlqRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	return cmdtest.BrighterExit(t, t.TempDir(), append([]string{"dlq"}, args...)...)
-}
-
-// writeYAML writes a subscriptions file into a temporary directory.
-func writeYAML(t *testing.T, yaml string) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "brighter.yaml")
-	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
 
 // TestDLQReplay_SNSFanOut_FailedSubscriberOnly: an SNS topic with
 // two subscribed queues; a replay without --to of the failed subscription's
@@ -68,18 +51,18 @@ func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 		}
 		return s
 	}
-	file := writeYAML(t, fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\nsubscriptions:\n", sqstest.Region, emu.Endpoint)+
+	file := dlqtest.WriteYAML(t, fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\nsubscriptions:\n", sqstest.Region, emu.Endpoint)+
 		sub("orders", q("dlq"))+sub("audit", ""))
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	if err := p.Send(ctx, stamped("m1-"+run, q("placed"), q("dlq"))); err != nil {
+	if err := p.Send(ctx, dlqtest.Stamped("m1-"+run, q("placed"), q("dlq"))); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := dlqRun(t, "replay", "orders", "-c", file, "--yes")
+	code, out, errOut := dlqtest.DLQRun(t, "replay", "orders", "-c", file, "--yes")
 	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed m1-"+run+" -> "+q("orders")) {
 		t.Fatalf("replay: exit %d, want 0 and the copy sent to %s\nstdout:\n%s\nstderr:\n%s", code, q("orders"), out, errOut)
 	}
 	peek := func(queue string) string {
-		code, out, errOut := dlqRun(t, "peek", "sqs://"+queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "-o", "json")
+		code, out, errOut := dlqtest.DLQRun(t, "peek", "sqs://"+queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "-o", "json")
 		if code != cmdutil.ExitOK {
 			t.Fatalf("peek %s: exit %d\n%s%s", queue, code, out, errOut)
 		}
@@ -119,7 +102,7 @@ func TestDLQReplay_PubSubFanOut_RefusedWithoutFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	file := writeYAML(t, fmt.Sprintf(`connections:
+	file := dlqtest.WriteYAML(t, fmt.Sprintf(`connections:
   gcp:
     projectId: %s
     emulatorHost: %s
@@ -131,10 +114,10 @@ subscriptions:
     deadLetterRoutingKey: orders-dlq
     handler: {type: builtin, name: ack}
 `, pj, srv.Addr))
-	if err := gcp.NewProducer(client, gcp.ProducerOptions{}).Send(ctx, stamped("m1", "placed", "orders-dlq")); err != nil {
+	if err := gcp.NewProducer(client, gcp.ProducerOptions{}).Send(ctx, dlqtest.Stamped("m1", "placed", "orders-dlq")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := dlqRun(t, "replay", "orders", "-c", file, "--yes")
+	code, out, errOut := dlqtest.DLQRun(t, "replay", "orders", "-c", file, "--yes")
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "topic placed fans out: the copy would also reach subscription "+subName("audit-sub")) ||
 		strings.Contains(errOut, subName("orders-sub")) || !strings.Contains(errOut, "--fan-out") {
 		t.Fatalf("replay without --fan-out: exit %d, want %d naming %s only\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, subName("audit-sub"), out, errOut)
@@ -144,21 +127,21 @@ subscriptions:
 	if err := os.WriteFile(archive, []byte(`{"id":"r1","topic":"placed","body":"{}"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = dlqRun(t, "restore", archive, "-s", "orders", "-c", file)
+	code, out, errOut = dlqtest.DLQRun(t, "restore", archive, "-s", "orders", "-c", file)
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "the copy would also reach subscription "+subName("dlq-tap")) {
 		t.Fatalf("restore without --fan-out: exit %d, want %d naming dlq-tap\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
 	}
 	// Nothing was pulled: the dead letter is still there, once.
 	url := func(sub string) string { return "pubsub://projects/" + pj + "/subscriptions/" + sub }
-	if code, out, errOut := dlqRun(t, "stats", url("orders-dlq"), "--endpoint", srv.Addr); code != cmdutil.ExitOK || !strings.Contains(errOut, "1 counted, 1 read") {
+	if code, out, errOut := dlqtest.DLQRun(t, "stats", url("orders-dlq"), "--endpoint", srv.Addr); code != cmdutil.ExitOK || !strings.Contains(errOut, "1 counted, 1 read") {
 		t.Fatalf("stats after the refusals: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = dlqRun(t, "replay", "orders", "-c", file, "--yes", "--fan-out")
+	code, out, errOut = dlqtest.DLQRun(t, "replay", "orders", "-c", file, "--yes", "--fan-out")
 	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed m1 -> placed") {
 		t.Fatalf("replay --fan-out: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, sub := range []string{"orders-sub", "audit-sub"} {
-		code, out, errOut := dlqRun(t, "peek", url(sub), "--endpoint", srv.Addr, "-o", "json")
+		code, out, errOut := dlqtest.DLQRun(t, "peek", url(sub), "--endpoint", srv.Addr, "-o", "json")
 		if code != cmdutil.ExitOK || !strings.Contains(out, `"id":"m1"`) {
 			t.Errorf("peek %s after --fan-out: exit %d, want the copy\n%s%s", sub, code, out, errOut)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
 // journalRun runs `brighter args` with fauxqs's credentials and
@@ -14,7 +15,7 @@ import (
 // its exit code and combined output.
 func journalRun(t *testing.T, state string, args ...string) (int, string) {
 	t.Helper()
-	cmd := crashCmd(t, args...)
+	cmd := dlqtest.CrashCmd(t, args...)
 	cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+state)
 	out, _ := cmd.CombinedOutput()
 	return cmd.ProcessState.ExitCode(), string(out)
@@ -49,7 +50,7 @@ func TestDLQReplay_JournalNotKeptByFailedPublish(t *testing.T) {
 		}},
 		{name: "archived", between: func(t *testing.T, dlq string, conn []string) {
 			file := filepath.Join(t.TempDir(), "a.jsonl")
-			if out, err := crashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", file}, conn...)...).CombinedOutput(); err != nil {
+			if out, err := dlqtest.CrashCmd(t, append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", file}, conn...)...).CombinedOutput(); err != nil {
 				t.Fatalf("archive: %v\n%s", err, out)
 			}
 		}, clean: func(dlq, dest string, conn []string) []string {
@@ -58,7 +59,7 @@ func TestDLQReplay_JournalNotKeptByFailedPublish(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dlq, dest, conn := crashQueue(t, 2)
+			dlq, dest, conn := dlqtest.CrashQueue(t, 2)
 			state := t.TempDir()
 			code, out := journalRun(t, state, append([]string{"dlq", "replay", "sqs://" + dlq, "--to", dest + "-missing", "--yes"}, conn...)...)
 			if code != cmdutil.ExitFailure {

@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/sqs"
-	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -27,10 +25,10 @@ import (
 func TestDLQReplay_JournalResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "jr", "dlq", "dest")
+	run, p, conn := dlqtest.FauxqsQueues(t, "jr", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
-	done := stamped("done-"+run, dest, dlq)
-	for _, m := range []*message.Message{done, stamped("todo-"+run, dest, dlq)} {
+	done := dlqtest.Stamped("done-"+run, dest, dlq)
+	for _, m := range []*message.Message{done, dlqtest.Stamped("todo-"+run, dest, dlq)} {
 		if err := p.Send(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -75,9 +73,9 @@ func TestDLQReplay_JournalResumes(t *testing.T) {
 func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "jh", "dlq", "dest")
+	run, p, conn := dlqtest.FauxqsQueues(t, "jh", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
-	m := stamped("held-"+run, dest, dlq)
+	m := dlqtest.Stamped("held-"+run, dest, dlq)
 	if err := p.Send(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +85,7 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	const hold = 15 * time.Second
 	// The killed run: it read the message (held for hold), published its
 	// copy and recorded it sent, then died before the remove.
-	holdMessages(t, dlq, 1, hold)
+	dlqtest.HoldMessages(t, dlq, 1, hold)
 	if err := p.Send(ctx, message.New(m.Header.MessageID, dest, message.MTCommand, []byte(`{}`))); err != nil {
 		t.Fatal(err)
 	}
@@ -133,22 +131,6 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	}
 }
 
-// fauxqsQueues makes the standard queues NAME-RUN on the shared fauxqs, RUN
-// being prefix and a number unique to the call, and returns RUN, a producer
-// that sends to existing queues, and the flags that reach fauxqs.
-func fauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.Producer, []string) {
-	t.Helper()
-	emu := cmdtest.SharedSQS(t)
-	run := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	for _, n := range names {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: n + "-" + run}).EnsureChannels(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return run, sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
-}
-
 // TestDLQReplay_SecondRunOnALockedJournalIsRefused: while one replay holds
 // a journal (played by this process opening it), a second `dlq replay` on
 // the same journal is refused at once (exit 2) naming the journal and the
@@ -157,9 +139,9 @@ func fauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.
 func TestDLQReplay_SecondRunOnALockedJournalIsRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "jl", "dlq", "dest")
+	run, p, conn := dlqtest.FauxqsQueues(t, "jl", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
-	if err := p.Send(ctx, stamped("one-"+run, dest, dlq)); err != nil {
+	if err := p.Send(ctx, dlqtest.Stamped("one-"+run, dest, dlq)); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

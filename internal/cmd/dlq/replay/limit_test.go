@@ -8,6 +8,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestDLQReplay_LimitPicksTheSameWithAndWithoutDryRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "lp", "dlq", "dest")
+	run, p, conn := dlqtest.FauxqsQueues(t, "lp", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
 	now := time.Now()
 	for i, id := range []string{"new", "mid", "old"} {

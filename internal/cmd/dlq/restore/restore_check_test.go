@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
 // TestDLQRestore_RefusesIDsAlreadyThere: a restore whose file holds an id
@@ -19,9 +20,9 @@ import (
 func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "rc", "dlq", "dest")
+	run, p, conn := dlqtest.FauxqsQueues(t, "rc", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
-	if err := p.Send(ctx, stamped("a-"+run, dest, dlq)); err != nil {
+	if err := p.Send(ctx, dlqtest.Stamped("a-"+run, dest, dlq)); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -52,7 +53,7 @@ func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 	if code, out, errOut := cmdtest.BrighterExit(t, dir, append(restore, "--yes")...); code != cmdutil.ExitOK || !strings.Contains(out, "restored 2, skipped 0, failed 0") {
 		t.Fatalf("restore --yes: exit %d\n%s%s", code, out, errOut)
 	}
-	if ids := inDLQ(); !sameIDs(ids, "a-"+run, "a-"+run, "b-"+run) {
+	if ids := inDLQ(); !dlqtest.SameIDs(ids, "a-"+run, "a-"+run, "b-"+run) {
 		t.Fatalf("after restore --yes the queue shows %v, want a twice and b", ids)
 	}
 	if code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "stats", "sqs://" + dlq}, conn...)...); code != cmdutil.ExitOK || !strings.Contains(errOut, "3 counted, 3 read") {

@@ -33,9 +33,9 @@ type EditSession struct {
 	// Orig is the message as it was dead-lettered.
 	Orig        *message.Message
 	dir         string
-	bodyPath    string // "" when the body is not edited in a file
+	BodyPath    string // "" when the body is not edited in a file
 	headersPath string // "" without --headers
-	written     []byte // what bodyPath held before the editor ran
+	written     []byte // what BodyPath held before the editor ran
 }
 
 // newEditSession writes orig's editable parts to a temporary directory.
@@ -58,16 +58,16 @@ func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, er
 		}
 	}
 	if body {
-		s.written, s.bodyPath = orig.Body, filepath.Join(dir, "body.txt")
+		s.written, s.BodyPath = orig.Body, filepath.Join(dir, "body.txt")
 		if inspect.IsJSON(orig.Header.ContentType) {
-			s.bodyPath = filepath.Join(dir, "body.json")
+			s.BodyPath = filepath.Join(dir, "body.json")
 			var buf bytes.Buffer
 			if json.Indent(&buf, orig.Body, "", "  ") == nil {
 				buf.WriteByte('\n')
 				s.written = buf.Bytes()
 			}
 		}
-		if err := os.WriteFile(s.bodyPath, s.written, 0o600); err != nil {
+		if err := os.WriteFile(s.BodyPath, s.written, 0o600); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("edit: %w", err)
 		}
@@ -76,13 +76,13 @@ func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, er
 }
 
 // editsBody reports whether the editor edits the body.
-func (s *EditSession) EditsBody() bool { return s.bodyPath != "" || s.headersPath != "" }
+func (s *EditSession) EditsBody() bool { return s.BodyPath != "" || s.headersPath != "" }
 
 // commands are the editor runs of the session, the headers first: editor
 // is run by sh, so EDITOR may carry arguments ("code --wait").
 func (s *EditSession) Commands(editor string) []*exec.Cmd {
 	var cs []*exec.Cmd
-	for _, p := range []string{s.headersPath, s.bodyPath} {
+	for _, p := range []string{s.headersPath, s.BodyPath} {
 		if p != "" {
 			cs = append(cs, exec.Command("sh", "-c", editor+` "$1"`, "sh", p))
 		}
@@ -95,8 +95,8 @@ func (s *EditSession) Commands(editor string) []*exec.Cmd {
 // its content type (inspect.ValidateBody).
 func (s *EditSession) Result(body []byte, sets []string, now time.Time) (inspect.Edit, error) {
 	e := inspect.Edit{OriginalSHA256: inspect.BodySHA256(s.Orig.Body), At: now, Body: body}
-	if s.bodyPath != "" {
-		b, err := os.ReadFile(s.bodyPath)
+	if s.BodyPath != "" {
+		b, err := os.ReadFile(s.BodyPath)
 		if err != nil {
 			return e, fmt.Errorf("read the edited body: %w", err)
 		}

@@ -1,18 +1,9 @@
 package shared
 
 import (
-	"context"
-	"errors"
-	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
-	"github.com/brightergo/brighter/internal/cmd/cmdutil"
-	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/transport"
@@ -20,7 +11,7 @@ import (
 
 func dlqOpts(env map[string]string) *Options {
 	io := &iostreams.IOStreams{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-	return &Options{io: io, transports: transport.Default()}
+	return &Options{IO: io, Transports: transport.Default()}
 }
 
 // TestDLQResolveURL_PubSubAndRocketMQ checks the two URL forms of the dlq
@@ -103,62 +94,9 @@ func TestDLQToName(t *testing.T) {
 		{memT, "memory://orders", "orders"},
 		{memT, "memory://orders?file=./out.jsonl", "orders"},
 	} {
-		got, err := ToName(c.t, o.Transports[c.t.S.Transport], c.To)
+		got, err := ToName(c.t, o.Transports[c.t.S.Transport], c.to)
 		if err != nil || got != c.want {
-			t.Errorf("--to %s from %s: %q, %v; want %q", c.To, c.t.URL, got, err, c.want)
-		}
-	}
-}
-
-// TestDLQReplay_InterruptAtConfirmationExits130: SIGINT while the
-// replay waits at its confirmation prompt (a terminal that never answers)
-// ends the wait at once with exit 130, "interrupted" and nothing moved, as
-// every interrupted dlq command does; declining stays exit 2.
-func TestDLQReplay_InterruptAtConfirmationExits130(t *testing.T) {
-	t.Parallel()
-	path := cmdtest.WriteMemoryDLQ(t, 2)
-	never, w := io.Pipe() // the operator never answers
-	defer w.Close()
-	var out, errOut cmdtest.LockedBuffer
-	streams := &iostreams.IOStreams{In: never, Out: &out, ErrOut: &errOut, InTTY: true, Getenv: os.LookupEnv}
-	sigs := make(chan os.Signal, 2)
-	exited := -1
-	o := &Options{io: streams, global: &factory.Factory{IOStreams: streams}, transports: transport.Default(), now: time.Now,
-		signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
-		exit:    func(code int) { exited = code }}
-	cmd := newDLQCmdWith(o)
-	cmd.SetArgs([]string{"replay", "memory://orders-dlq?file=" + path, "--confirm-over", "1"})
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(context.Background()) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), "[y/N] ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no confirmation prompt within 30s:\n%s", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	sigs <- syscall.SIGINT
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the replay still waits for an answer 30s after SIGINT:\n%s", errOut.String())
-	}
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitInterrupted {
-		t.Fatalf("error %v, want exit code %d\nstderr:\n%s", err, ExitInterrupted, errOut.String())
-	}
-	if exited != -1 {
-		t.Errorf("one signal forced exit %d; it must stop cleanly", exited)
-	}
-	if !strings.Contains(errOut.String(), "interrupted at the confirmation; nothing was replayed") {
-		t.Errorf("stderr does not say the replay was interrupted at the prompt:\n%s", errOut.String())
-	}
-	after, _ := os.ReadFile(path)
-	for _, id := range []string{"p0", "p1"} {
-		if !strings.Contains(string(after), `"id":"`+id+`","topic":"orders-dlq"`) {
-			t.Errorf("an interrupted replay moved %s:\n%s", id, after)
+			t.Errorf("--to %s from %s: %q, %v; want %q", c.to, c.t.URL, got, err, c.want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -23,7 +24,7 @@ import (
 func TestDLQ_GroupIDCompletion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	run, p, conn := fauxqsQueues(t, "gc", "dlq")
+	run, p, conn := dlqtest.FauxqsQueues(t, "gc", "dlq")
 	dlq := "dlq-" + run
 	rejected := func(id, why string) *message.Message {
 		return message.Stamp(message.New(id, "orders", message.MTCommand, []byte(`{}`)), dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, time.Now())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
@@ -24,16 +25,16 @@ func TestDLQ_GroupIDCompletion_PubSubRocketMQ(t *testing.T) {
 	t.Parallel() // each case on its own broker and destinations named after run
 	run := fmt.Sprintf("gc%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()
-	for _, c := range []allowCase{gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range []dlqtest.AllowCase{dlqtest.GCPAllowCase(t, ctx, run), dlqtest.RocketMQAllowCase(t, ctx, run)} {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			dir, file := c.prepare(t)
+			dir, file := c.Prepare(t)
 			groups := statsGroups(t, dir, "orders", "-c", file)
 			if len(groups) != 3 {
 				t.Fatalf("stats: %d failure groups, want 3 (known1, known2, forged each its own): %+v", len(groups), groups)
 			}
 			// known1's group, computed here, is one of them.
-			known1 := inspect.GroupOf(stamped("known1-"+run, c.orders, "dlq")).ID()
+			known1 := inspect.GroupOf(dlqtest.Stamped("known1-"+run, c.Orders, "dlq")).ID()
 			if _, ok := groups[known1]; !ok {
 				t.Fatalf("stats lacks known1's group %s: %+v", known1, groups)
 			}

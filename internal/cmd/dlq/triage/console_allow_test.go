@@ -12,6 +12,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/message"
@@ -101,13 +103,13 @@ func TestDLQTriage_ConsoleAppliesTheAllowList(t *testing.T) {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
 		t.Setenv(k, v)
 	}
-	c := sqsAllowCase(t, ctx, run)
-	dir, file := c.prepare(t)
+	c := dlqtest.SQSAllowCase(t, ctx, run)
+	dir, file := c.Prepare(t)
 	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-	o := &dlqTriageOptions{archiveFile: filepath.Join(dir, "archive.jsonl"), dlqReplayOptions: &dlqReplayOptions{dlqOptions: &dlqOptions{
-		io: io, global: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, transports: transport.Default(), now: time.Now,
-		configPath: file, visibility: time.Minute, wait: 2 * time.Second}}}
-	logger, err := o.global.Logger()
+	o := &Options{archiveFile: filepath.Join(dir, "archive.jsonl"), ReplayOptions: &shared.ReplayOptions{Options: &shared.Options{
+		IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
+		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
+	logger, err := o.Factory.Logger()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,17 +127,17 @@ func TestDLQTriage_ConsoleAppliesTheAllowList(t *testing.T) {
 	forged := "forged-" + run
 	victimEmpty := func(after string) {
 		t.Helper()
-		_, out, _ := cmdtest.BrighterExit(t, dir, c.peekVictim...)
+		_, out, _ := cmdtest.BrighterExit(t, dir, c.PeekVictim...)
 		if strings.TrimSpace(out) != "" {
-			t.Fatalf("after %s the forged destination %s holds:\n%s", after, c.victim, out)
+			t.Fatalf("after %s the forged destination %s holds:\n%s", after, c.Victim, out)
 		}
-		if !strings.Contains(d.screen(), forged) && !strings.Contains(d.screen(), c.victim) {
+		if !strings.Contains(d.screen(), forged) && !strings.Contains(d.screen(), c.Victim) {
 			t.Fatalf("after %s the forged message is gone from the console:\n%s", after, d.screen())
 		}
 	}
 	asks := func(what string) {
 		t.Helper()
-		if s := d.screen(); !strings.Contains(s, c.victim+" (refused: not on the allow-list)") {
+		if s := d.screen(); !strings.Contains(s, c.Victim+" (refused: not on the allow-list)") {
 			t.Fatalf("%s does not mark the forged destination refused:\n%s", what, s)
 		}
 	}

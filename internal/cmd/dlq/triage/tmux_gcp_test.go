@@ -15,6 +15,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -91,11 +92,11 @@ func triageEditArchiveQuit(t *testing.T, run, args string, env []string, peekDLQ
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
 
-	if ids := crashIDs(t, []byte(peekDLQ())); len(ids) != 1 || ids["b1-"+run] != 1 {
+	if ids := dlqtest.CrashIDs(t, []byte(peekDLQ())); len(ids) != 1 || ids["b1-"+run] != 1 {
 		t.Errorf("the DLQ holds %v, want b1 only (b1 missing: the broker stopped redelivering it)", ids)
 	}
 	at := peekDest()
-	if ids := crashIDs(t, []byte(at)); len(ids) != 1 || ids["a2-"+run] != 1 {
+	if ids := dlqtest.CrashIDs(t, []byte(at)); len(ids) != 1 || ids["a2-"+run] != 1 {
 		t.Errorf("the destination holds %v, want the edited a2", ids)
 	}
 	checkEditedA2(t, run, at)
@@ -121,7 +122,7 @@ func checkArchiveA1(t *testing.T, run, archive string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := crashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
+	if ids := dlqtest.CrashIDs(t, data); len(ids) != 1 || ids["a1-"+run] != 1 {
 		t.Errorf("the archive holds %v, want a1", ids)
 	}
 }

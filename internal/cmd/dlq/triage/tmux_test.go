@@ -14,6 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
 // tmuxSession is the terminal the triage tests drive (cmdtest.TmuxSession),
@@ -144,7 +145,7 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 		t.Errorf("the DLQ still holds:\n%s", left)
 	}
 	at := peek(dest)
-	if ids := crashIDs(t, []byte(at)); len(ids) != 2 || ids["a2-"+run] != 1 || ids["b1-"+run] != 1 {
+	if ids := dlqtest.CrashIDs(t, []byte(at)); len(ids) != 2 || ids["a2-"+run] != 1 || ids["b1-"+run] != 1 {
 		t.Errorf("the destination holds %v, want a2 (edited) and b1", ids)
 	}
 	checkEditedA2(t, run, at)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/inspect"
@@ -38,15 +40,15 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
 		t.Setenv(k, v)
 	}
-	for _, c := range []allowCase{sqsAllowCase(t, ctx, run), gcpAllowCase(t, ctx, run), rocketmqAllowCase(t, ctx, run)} {
-		t.Run(c.name, func(t *testing.T) {
-			dir, file := c.prepare(t)
+	for _, c := range []dlqtest.AllowCase{dlqtest.SQSAllowCase(t, ctx, run), dlqtest.GCPAllowCase(t, ctx, run), dlqtest.RocketMQAllowCase(t, ctx, run)} {
+		t.Run(c.Name, func(t *testing.T) {
+			dir, file := c.Prepare(t)
 			archive := filepath.Join(dir, "archive.jsonl")
 			io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-			o := &dlqTriageOptions{archiveFile: archive, dlqReplayOptions: &dlqReplayOptions{fanOut: c.fanOut, dlqOptions: &dlqOptions{
-				io: io, global: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, transports: transport.Default(), now: time.Now,
-				configPath: file, visibility: time.Minute, wait: 2 * time.Second}}}
-			logger, err := o.global.Logger()
+			o := &Options{archiveFile: archive, ReplayOptions: &shared.ReplayOptions{FanOut: c.FanOut, Options: &shared.Options{
+				IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
+				ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
+			logger, err := o.Factory.Logger()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +90,7 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 				t.Fatalf("second load %v, want %v", ids, want)
 			}
 			dests := strings.Join(a.ReplayDestinations([]*message.Message{byID("known1-" + run), byID("forged-" + run)}), "|")
-			if !strings.Contains(dests, c.orders) || !strings.Contains(dests, c.victim+" (refused") {
+			if !strings.Contains(dests, c.Orders) || !strings.Contains(dests, c.Victim+" (refused") {
 				t.Errorf("confirmation destinations %q", dests)
 			}
 			progress := func(triage.Outcome) {}
@@ -112,9 +114,9 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 				t.Fatalf("edit: %+v %v", res, err)
 			}
 			ed.Close()
-			_, audit, _ := cmdtest.BrighterExit(t, dir, c.peekAudit...)
+			_, audit, _ := cmdtest.BrighterExit(t, dir, c.PeekAudit...)
 			if !strings.Contains(audit, `"body":"{\"edited\":true}"`) || !strings.Contains(audit, `"originalBodySha256":"`) {
-				t.Errorf("no edited copy at %s:\n%s", c.audit, audit)
+				t.Errorf("no edited copy at %s:\n%s", c.Audit, audit)
 			}
 			// A file that is not an archive is refused untouched, as dlq
 			// archive refuses it; the message stays.
@@ -151,8 +153,8 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 func TestDLQTriageEditCheck(t *testing.T) {
 	m := message.New("e1", "orders", message.MTEvent, []byte(`{"orderId":1}`))
 	m.Header.ContentType = "application/json"
-	a := &triageActions{o: &dlqTriageOptions{dlqReplayOptions: &dlqReplayOptions{dlqOptions: &dlqOptions{now: time.Now}}}, to: "orders"}
-	s, err := newEditSession(m, false, true)
+	a := &triageActions{o: &Options{ReplayOptions: &shared.ReplayOptions{Options: &shared.Options{Now: time.Now}}}, to: "orders"}
+	s, err := shared.NewEditSession(m, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestDLQTriageEditCheck(t *testing.T) {
 	if err := ed.Check(); err != nil {
 		t.Fatalf("the unedited body: %v", err)
 	}
-	path := ed.(*triageEdit).s.bodyPath
+	path := ed.(*triageEdit).s.BodyPath
 	if err := os.WriteFile(path, []byte(`{"orderId":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
