@@ -2,13 +2,14 @@
 // command packages' tests: Main registers the test binary as the
 // `brighter` command (root.Run on the process's streams), Run runs a
 // command line in process as main does, NewRootCmd builds the command
-// tree. It imports internal/cmd/root, so the tests that use it are
-// external test packages (package <command>_test); cmdtest, which the
-// command packages' own tests import, cannot (root imports every command).
-// It is for tests only.
+// tree. The tests that use it are external test packages (package
+// <command>_test): it is built on the root command, which builds every
+// command. It is for tests only.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/cmd/cmdtest, internal/cmd/factory, internal/cmd/iostreams, internal/cmd/root
 package cmdmain
 
 import (
