@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
 // PubSubShared starts a Pub/Sub emulator with topic placed read by
@@ -18,20 +16,9 @@ import (
 func PubSubShared(t *testing.T) (file, addr string, subName func(string) string) {
 	t.Helper()
 	ctx := context.Background()
-	client, srv := gcptest.Start(t, "shared", nil, gcp.Connect)
+	client, srv, subName := PubSubTopics(t, "shared", []string{"placed", "shared-dlq"},
+		map[string]string{"billing-sub": "placed", "shipping-sub": "placed", "shared-dlq": "shared-dlq"})
 	pj := srv.Project
-	topic := func(n string) string { return "projects/" + pj + "/topics/" + n }
-	subName = func(n string) string { return "projects/" + pj + "/subscriptions/" + n }
-	for _, n := range []string{"placed", "shared-dlq"} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for sub, tp := range map[string]string{"billing-sub": "placed", "shipping-sub": "placed", "shared-dlq": "shared-dlq"} {
-		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: subName(sub), Topic: topic(tp), AckDeadlineSeconds: 60}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	sub := func(name string) string {
 		return "  - name: " + name + "\n    transport: gcp\n    routingKey: placed\n    channelName: " + name + "-sub\n    deadLetterRoutingKey: shared-dlq\n    handler: {type: builtin, name: ack}\n"
 	}

@@ -7,16 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/sqs"
-	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
@@ -28,31 +22,12 @@ import (
 func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emu := cmdtest.SharedSQS(t)
-	run := fmt.Sprintf("fo%d", time.Now().UnixNano()%1e9)
-	q := func(n string) string { return n + "-" + run }
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	for _, n := range []string{"orders", "audit"} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q(n), Topic: q("placed")}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q("dlq")}).EnsureChannels(ctx); err != nil {
-		t.Fatal(err)
-	}
+	fo := dlqtest.NewSNSFanOut(t, "fo", "orders", "audit")
+	run, q, c := fo.Run, fo.Q, fo.Clients
 	if subs, err := sqs.TopicSubscribers(ctx, c, q("placed"), false); err != nil || len(subs) != 2 {
 		t.Fatalf("the topic's subscribers: %v, %v; want two queues", subs, err)
 	}
-	sub := func(name, dlq string) string {
-		s := "  - name: " + name + "\n    transport: sqs\n    routingKey: " + q("placed") + "\n    channelName: " + q(name) +
-			"\n    sqs: {channelType: pubSub}\n    handler: {type: builtin, name: ack}\n"
-		if dlq != "" {
-			s += "    deadLetterRoutingKey: " + dlq + "\n"
-		}
-		return s
-	}
-	file := dlqtest.WriteYAML(t, fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\nsubscriptions:\n", sqstest.Region, emu.Endpoint)+
-		sub("orders", q("dlq"))+sub("audit", ""))
+	file := fo.File(t, fo.Subscription("orders", q("dlq")), fo.Subscription("audit", ""))
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	if err := p.Send(ctx, dlqtest.Stamped("m1-"+run, q("placed"), q("dlq"))); err != nil {
 		t.Fatal(err)
@@ -61,13 +36,7 @@ func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed m1-"+run+" -> "+q("orders")) {
 		t.Fatalf("replay: exit %d, want 0 and the copy sent to %s\nstdout:\n%s\nstderr:\n%s", code, q("orders"), out, errOut)
 	}
-	peek := func(queue string) string {
-		code, out, errOut := dlqtest.DLQRun(t, "peek", "sqs://"+queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "-o", "json")
-		if code != cmdutil.ExitOK {
-			t.Fatalf("peek %s: exit %d\n%s%s", queue, code, out, errOut)
-		}
-		return out
-	}
+	peek := func(queue string) string { return fo.Peek(t, queue) }
 	// The failed subscriber's own queue has the replayed copy, once.
 	if got := peek(q("orders")); strings.Count(got, `"id":"m1-`+run+`"`) != 1 || !strings.Contains(got, `"replayedFrom":"sqs://`+q("dlq")+`"`) {
 		t.Errorf("the failed subscription's queue %s does not hold the replayed copy once:\n%s", q("orders"), got)
@@ -88,20 +57,9 @@ func TestDLQReplay_SNSFanOut_FailedSubscriberOnly(t *testing.T) {
 func TestDLQReplay_PubSubFanOut_RefusedWithoutFlag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client, srv := gcptest.Start(t, "fanout", nil, gcp.Connect)
+	client, srv, subName := dlqtest.PubSubTopics(t, "fanout", []string{"placed", "orders-dlq"},
+		map[string]string{"orders-sub": "placed", "audit-sub": "placed", "orders-dlq": "orders-dlq", "dlq-tap": "orders-dlq"})
 	pj := srv.Project
-	topic := func(n string) string { return "projects/" + pj + "/topics/" + n }
-	subName := func(n string) string { return "projects/" + pj + "/subscriptions/" + n }
-	for _, n := range []string{"placed", "orders-dlq"} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for sub, tp := range map[string]string{"orders-sub": "placed", "audit-sub": "placed", "orders-dlq": "orders-dlq", "dlq-tap": "orders-dlq"} {
-		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: subName(sub), Topic: topic(tp), AckDeadlineSeconds: 60}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	file := dlqtest.WriteYAML(t, fmt.Sprintf(`connections:
   gcp:
     projectId: %s

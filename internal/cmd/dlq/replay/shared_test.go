@@ -2,15 +2,12 @@ package replay
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
@@ -25,35 +22,14 @@ import (
 func TestDLQReplay_SNSSharedDLQ_RefusedNotFannedOut(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emu := cmdtest.SharedSQS(t)
-	run := fmt.Sprintf("sh%d", time.Now().UnixNano()%1e9)
-	q := func(n string) string { return n + "-" + run }
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	for _, n := range []string{"billing", "shipping"} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q(n), Topic: q("placed")}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q("dlq")}).EnsureChannels(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sub := func(name string) string {
-		return "  - name: " + name + "\n    transport: sqs\n    routingKey: " + q("placed") + "\n    channelName: " + q(name) +
-			"\n    sqs: {channelType: pubSub}\n    handler: {type: builtin, name: ack}\n    deadLetterRoutingKey: " + q("dlq") + "\n"
-	}
-	file := dlqtest.WriteYAML(t, fmt.Sprintf("connections:\n  aws:\n    region: %s\n    endpoint: %s\nsubscriptions:\n", sqstest.Region, emu.Endpoint)+
-		sub("billing")+sub("shipping"))
+	fo := dlqtest.NewSNSFanOut(t, "sh", "billing", "shipping")
+	run, q, c, emu := fo.Run, fo.Q, fo.Clients, fo.Emulator
+	file := fo.File(t, fo.Subscription("billing", q("dlq")), fo.Subscription("shipping", q("dlq")))
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	if err := p.Send(ctx, dlqtest.Stamped("m1-"+run, q("placed"), q("dlq"))); err != nil {
 		t.Fatal(err)
 	}
-	peek := func(queue string) string {
-		code, out, errOut := dlqtest.DLQRun(t, "peek", "sqs://"+queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "-o", "json")
-		if code != cmdutil.ExitOK {
-			t.Fatalf("peek %s: exit %d\n%s%s", queue, code, out, errOut)
-		}
-		return out
-	}
+	peek := func(queue string) string { return fo.Peek(t, queue) }
 	code, out, errOut := dlqtest.DLQRun(t, "replay", "billing", "-c", file, "--yes")
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "shared by subscriptions") || !strings.Contains(errOut, q("billing")) ||
 		!strings.Contains(errOut, q("shipping")) || !strings.Contains(errOut, "--fan-out") || !strings.Contains(errOut, "--to") {
