@@ -20,7 +20,7 @@ var securityMutants = []mutant{
 		New:  "rej.Description = redact.Cut(rej.Description)",
 		Run:  "^TestRouterRedactsTheRejectionMessage$", Pkg: "./internal/broker"},
 	{Name: "http-secrets-unmasked", What: "the http handler's errors keep its header values and URL secrets",
-		File: "internal/handler/http.go",
+		File: "internal/handler/http_request.go",
 		Old:  "\t\terr = redactedError{err: err, text: h.red.String(err.Error())}\n",
 		New:  "",
 		Run:  "^TestHTTP_SecretsNeverInErrorsLogsOrReasons$", Pkg: "./internal/handler"},
