@@ -21,7 +21,7 @@ func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 	t.Parallel()
 	dlq, _, conn := dlqtest.CrashQueue(t, 3)
 	dir := t.TempDir()
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
