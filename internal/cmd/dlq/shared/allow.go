@@ -9,6 +9,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // dlq replay's allow-list (docs/security.md): without --to a
@@ -26,7 +27,7 @@ import (
 // is one; without one the list is empty and every message is refused
 // (unless --allow-any-destination). failed are those subscriptions, whose
 // rejections t holds (the fan-out guard's failed subscriptions).
-func (o *ReplayOptions) replayAllowList(t *dlqTarget, dt dlqTransport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
+func (o *ReplayOptions) replayAllowList(t *transport.Target, dt transport.Transport) (names []string, allow func(string) bool, failed []*config.Subscription, err error) {
 	f := t.F
 	if f == nil || f.Path == commandLinePath {
 		f = nil

@@ -12,7 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// dlq archive, purge and restore: their flags and runs.
+// The run of dlq archive and dlq purge.
 
 // ArchiveOptions are the flags of dlq archive and dlq purge, which share
 // one run (RunArchive).

@@ -13,19 +13,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addRunOutput declares archive's, purge's and restore's --output into
+// AddRunOutput declares archive's, purge's and restore's --output into
 // format.
 func AddRunOutput(cmd *cobra.Command, format *string) {
 	cmdutil.AddOutputFlag(cmd, format, cmdutil.RunFormats, "(json: a record per message, then a summary, on stdout)")
 }
 
-// selects reports whether a flag narrows the selection.
+// Selects reports whether a flag narrows the selection.
 func (o *Options) Selects() bool {
 	return len(o.Reasons) > 0 || len(o.Topics) > 0 || o.Since != "" || o.Until != "" || len(o.IDs) > 0 ||
 		o.Grep != "" || len(o.GroupIDs) > 0 || o.Limit > 0
 }
 
-// fsyncer returns the sync of an archive written to f: fsync, where f is
+// Fsyncer returns the sync of an archive written to f: fsync, where f is
 // something that can be synced (a pipe or a terminal cannot: EINVAL).
 func Fsyncer(f *os.File) func() error {
 	return func() error {
@@ -37,11 +37,11 @@ func Fsyncer(f *os.File) func() error {
 	}
 }
 
-// logArchiveUnfinishedLineCut is logged (Warn) when dlq archive cut an
+// LogArchiveUnfinishedLineCut is logged (Warn) when dlq archive cut an
 // unfinished last line off the file it appends to.
 const LogArchiveUnfinishedLineCut = "archive: cut an unfinished last line off the file"
 
-// archiveFile is an existing --file, checked (inspect.CheckArchive) before
+// ArchiveFile is an existing --file, checked (inspect.CheckArchive) before
 // anything is read: nil file when there is none yet.
 type ArchiveFile struct {
 	file *os.File
@@ -50,7 +50,7 @@ type ArchiveFile struct {
 	unfinished bool
 }
 
-// checkArchiveFile opens an existing archive path for reading and appending
+// CheckArchiveFile opens an existing archive path for reading and appending
 // and checks that every line is a record: a file that is not an
 // archive is a usage error naming its first bad line, and is not changed.
 // A missing file is no error (it is created once the source is open);
@@ -82,7 +82,7 @@ func CheckArchiveFile(path string) (ArchiveFile, error) {
 	return ArchiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
 }
 
-// open makes the checked file ready to append to: it cuts an unfinished
+// Open makes the checked file ready to append to: it cuts an unfinished
 // last line off an existing archive (a Warn on logger says how many bytes)
 // or creates a missing one with mode 0600.
 func (a ArchiveFile) Open(path string, logger *slog.Logger) (*os.File, error) {

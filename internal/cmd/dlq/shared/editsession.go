@@ -25,7 +25,7 @@ func (o *Options) Editor() string {
 	return "vi"
 }
 
-// editSession is one message's edit in files: the body (pretty-printed
+// EditSession is one message's edit in files: the body (pretty-printed
 // when JSON) and, with headers, the headers and bag as YAML. dlq edit runs
 // the editor on them itself; the triage console runs the same commands
 // through tea.ExecProcess.
@@ -38,7 +38,7 @@ type EditSession struct {
 	written     []byte // what BodyPath held before the editor ran
 }
 
-// newEditSession writes orig's editable parts to a temporary directory.
+// NewEditSession writes orig's editable parts to a temporary directory.
 func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, error) {
 	dir, err := os.MkdirTemp("", "brighter-edit-")
 	if err != nil {
@@ -75,10 +75,10 @@ func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, er
 	return s, nil
 }
 
-// editsBody reports whether the editor edits the body.
+// EditsBody reports whether the editor edits the body.
 func (s *EditSession) EditsBody() bool { return s.BodyPath != "" || s.headersPath != "" }
 
-// commands are the editor runs of the session, the headers first: editor
+// Commands are the editor runs of the session, the headers first: editor
 // is run by sh, so EDITOR may carry arguments ("code --wait").
 func (s *EditSession) Commands(editor string) []*exec.Cmd {
 	var cs []*exec.Cmd
@@ -90,7 +90,7 @@ func (s *EditSession) Commands(editor string) []*exec.Cmd {
 	return cs
 }
 
-// result reads the edited files back: body (when not nil) replaces the
+// Result reads the edited files back: body (when not nil) replaces the
 // body file's; sets are applied to the headers; the body must be valid for
 // its content type (inspect.ValidateBody).
 func (s *EditSession) Result(body []byte, sets []string, now time.Time) (inspect.Edit, error) {
@@ -146,5 +146,5 @@ func (s *EditSession) Result(body []byte, sets []string, now time.Time) (inspect
 	return e, nil
 }
 
-// close removes the session's files.
+// Close removes the session's files.
 func (s *EditSession) Close() { _ = os.RemoveAll(s.dir) }

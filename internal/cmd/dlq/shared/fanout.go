@@ -69,13 +69,13 @@ func pluralWord(n int, noun string) string {
 	return noun + "s"
 }
 
-// fanOutGuard decides, once per destination topic, where a replay from t
+// FanOutGuard decides, once per destination topic, where a replay from t
 // publishes a copy for the failed subscriptions (those of the subscriptions
 // file whose rejections t holds).
 type FanOutGuard struct {
 	ctx    context.Context
-	t      *dlqTarget
-	dt     dlqTransport
+	t      *transport.Target
+	dt     transport.Transport
 	ft     transport.FanOut
 	failed []*config.Subscription
 	// fanOut is --fan-out: the other subscriptions may receive the copy.
@@ -86,7 +86,7 @@ type FanOutGuard struct {
 
 // newFanOutGuard returns the guard of a replay from t, nil when t's
 // transport does not fan out.
-func newFanOutGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *FanOutGuard {
+func newFanOutGuard(ctx context.Context, t *transport.Target, dt transport.Transport, failed []*config.Subscription, fanOut bool, logger *slog.Logger) *FanOutGuard {
 	ft, ok := dt.(transport.FanOut)
 	if !ok || !ft.FansOut(t) {
 		return nil
@@ -211,7 +211,7 @@ func (g *FanOutGuard) allow(next func(string) bool) func(string) bool {
 // guard refused during a replay (with --allow-any-destination).
 const logFanOutRefused = "replay refused: the destination topic fans out to other subscriptions; pass --fan-out or --to"
 
-// routeFunc is the replay's ReplayOptions.Route: the failed subscription's
+// RouteFunc is the replay's ReplayOptions.Route: the failed subscription's
 // own queue where the transport has one, else the topic; nil without a
 // guard.
 func (g *FanOutGuard) RouteFunc() func(string) string {
@@ -226,7 +226,7 @@ func (g *FanOutGuard) RouteFunc() func(string) string {
 	}
 }
 
-// routed wraps prod so that the names a route can return (the failed
+// Routed wraps prod so that the names a route can return (the failed
 // subscriptions' own queues) go through the transport's direct producer;
 // prod itself is returned when there are none.
 func (g *FanOutGuard) Routed(ctx context.Context, prod broker.Producer) (broker.Producer, error) {
@@ -302,9 +302,9 @@ func (p *routedProducer) Close(ctx context.Context) error {
 	return errors.Join(p.base.Close(ctx), p.direct.Close(ctx))
 }
 
-// restoreGuard refuses (exit 2) a restore without --to into a topic that
+// RestoreGuard refuses (exit 2) a restore without --to into a topic that
 // fans out to subscriptions other than the one t reads, unless fanOut.
-func RestoreGuard(ctx context.Context, t *dlqTarget, dt dlqTransport, dest string, fanOut bool) error {
+func RestoreGuard(ctx context.Context, t *transport.Target, dt transport.Transport, dest string, fanOut bool) error {
 	ft, ok := dt.(transport.FanOut)
 	if !ok || fanOut || !ft.FansOut(t) {
 		return nil

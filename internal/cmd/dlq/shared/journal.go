@@ -12,6 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // closeJournal closes the replay journal of a run from t, deleting it when
@@ -19,7 +20,7 @@ import (
 // failed) and nothing is left to resume (drained: the run read every
 // message, inspect.FileJournal.Close); a journal kept is named on stderr
 // with why.
-func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, interrupted, scanFailed bool, failed int, drained bool) error {
+func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target, interrupted, scanFailed bool, failed int, drained bool) error {
 	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
 	if err != nil || removed {
@@ -48,7 +49,7 @@ func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, inter
 // openJournal opens the replay journal of a replay from t (nil with
 // --journal ”): --journal, else $XDG_STATE_HOME/brighter/replay/ (default
 // ~/.local/state) and a file named after the source URL and its hash.
-func (o *ReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, error) {
+func (o *ReplayOptions) openJournal(t *transport.Target) (*inspect.FileJournal, error) {
 	path := o.Journal
 	if o.JournalSet && path == "" {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/transport"
 	"github.com/spf13/cobra"
 )
 
@@ -18,11 +19,11 @@ import (
 type Setup struct {
 	Logger *slog.Logger
 	F      inspect.Filter
-	T      *dlqTarget
-	DT     dlqTransport
+	T      *transport.Target
+	DT     transport.Transport
 }
 
-// setup builds the logger and the filter, runs checks (the command's own
+// Setup builds the logger and the filter, runs checks (the command's own
 // flag checks, in order; each returns a usage error), then resolves arg
 // into a target; it reads nothing. The first error is returned as is.
 func (o *Options) Setup(arg string, checks ...func() error) (*Setup, error) {
@@ -46,9 +47,9 @@ func (o *Options) Setup(arg string, checks ...func() error) (*Setup, error) {
 	return &Setup{Logger: logger, F: f, T: t, DT: dt}, nil
 }
 
-// target resolves the argument, checks the flags against its transport and
+// Target resolves the argument, checks the flags against its transport and
 // returns the transport's dlq support; it reads nothing.
-func (o *Options) Target(arg string) (*dlqTarget, dlqTransport, error) {
+func (o *Options) Target(arg string) (*transport.Target, transport.Transport, error) {
 	t, err := o.Resolve(arg)
 	if err != nil {
 		return nil, nil, err
@@ -63,9 +64,9 @@ func (o *Options) Target(arg string) (*dlqTarget, dlqTransport, error) {
 	return t, factory, nil
 }
 
-// openReader opens the transport's reader over t.
-func (o *Options) OpenReader(ctx context.Context, t *dlqTarget, dt dlqTransport, rewrite bool, logger *slog.Logger) (*openedChannel, error) {
-	ch, err := dt.DLQReader(ctx, t, dlqReadOptions{Visibility: o.Visibility, Wait: o.Wait, Rewrite: rewrite}, logger)
+// OpenReader opens the transport's reader over t.
+func (o *Options) OpenReader(ctx context.Context, t *transport.Target, dt transport.Transport, rewrite bool, logger *slog.Logger) (*transport.Channel, error) {
+	ch, err := dt.DLQReader(ctx, t, transport.ReadOptions{Visibility: o.Visibility, Wait: o.Wait, Rewrite: rewrite}, logger)
 	if err != nil {
 		if _, ok := cmdutil.AsExitError(err); ok {
 			return nil, cmdutil.ExitCoded(err)
@@ -75,18 +76,18 @@ func (o *Options) OpenReader(ctx context.Context, t *dlqTarget, dt dlqTransport,
 	return ch, nil
 }
 
-// noteHeld says on w, after a scan of t, how many messages another reader
-// held invisible when the scan began (openedChannel.held): the scan could
+// NoteHeld says on w, after a scan of t, how many messages another reader
+// held invisible when the scan began (transport.Channel.Held): the scan could
 // not see them, so an empty or short result is not the whole destination.
 // It says nothing when none were held or the transport cannot
 // tell.
-func NoteHeld(w io.Writer, t *dlqTarget, ch *openedChannel) {
+func NoteHeld(w io.Writer, t *transport.Target, ch *transport.Channel) {
 	if s := HeldNote(ch.Held); s != "" {
 		fmt.Fprintf(w, "%s: %s\n", t.URL, s)
 	}
 }
 
-// heldNote is noteHeld's text for held messages, "" for none.
+// HeldNote is NoteHeld's text for held messages, "" for none.
 func HeldNote(held int64) string {
 	if held <= 0 {
 		return ""
@@ -94,10 +95,14 @@ func HeldNote(held int64) string {
 	return Plural(int(held), "more message") + " held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer): not read; they come back when their visibility timeout lapses"
 }
 
-func (o *Options) Source(t *dlqTarget, ch *openedChannel, logger *slog.Logger) *inspect.Source {
+// Source is the inspect source over ch, the destination t opened for
+// reading, with --wait and the transport's short-poll fact.
+func (o *Options) Source(t *transport.Target, ch *transport.Channel, logger *slog.Logger) *inspect.Source {
 	return &inspect.Source{Consumer: ch.Consumer, Name: t.URL, Wait: o.Wait, ShortPoll: ch.ShortPoll, Logger: logger}
 }
 
+// CheckOutput checks peek's and stats' --output (a usage error names the
+// valid formats).
 func (o *Options) CheckOutput() error { return cmdutil.ParseOutput(cmdutil.ScanFormats, &o.Output) }
 
 // ScanCmd completes cmd, a dlq verb that scans a destination and removes
@@ -129,8 +134,8 @@ func (o *Options) Scan(ctx context.Context, scan func(rs *ReadScan) error) error
 // cancels, and stderr (ErrOut) for the summary.
 type ReadScan struct {
 	F      inspect.Filter
-	T      *dlqTarget
-	Ch     *openedChannel
+	T      *transport.Target
+	Ch     *transport.Channel
 	Source *inspect.Source
 	Ctx    context.Context
 	ErrOut io.Writer
@@ -138,7 +143,7 @@ type ReadScan struct {
 	done func()
 }
 
-// summarise prints the scan's summary line on stderr: the destination's
+// Summarise prints the scan's summary line on stderr: the destination's
 // URL, ": ", then format with args.
 func (rs *ReadScan) Summarise(format string, args ...any) {
 	fmt.Fprintf(rs.ErrOut, "%s: %s\n", rs.T.URL, fmt.Sprintf(format, args...))

@@ -19,6 +19,7 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // Options carries the flags every dlq verb shares and its dependencies;
@@ -29,7 +30,7 @@ type Options struct {
 	// Factory is the root's factory: the logger the global flags ask for.
 	Factory *factory.Factory
 	// Transports is the transport registry the destination is read through.
-	Transports transports
+	Transports transport.Registry
 	// Now is the clock (--since and --until, ages, replayedAt).
 	Now func() time.Time
 	// Signals delivers SIGINT/SIGTERM and returns the function that stops
@@ -102,7 +103,7 @@ func NewOptions(f *factory.Factory) *Options {
 	return o
 }
 
-// addCommon declares the flags every subcommand has.
+// AddCommon declares the flags every dlq verb has.
 func (o *Options) AddCommon(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&o.ConfigPath, "config", "c", "brighter.yaml", "subscriptions file (for a subscription name)")
@@ -132,7 +133,7 @@ func (o *Options) AddCommon(cmd *cobra.Command) {
 	cmdutil.MarkExclusive(cmd, "dlq", "invalid", "native")
 }
 
-// destination returns the destination the command line names: the
+// Destination returns the destination the command line names: the
 // argument or -s/--subscription, exactly one of them.
 func (o *Options) Destination(cmd *cobra.Command, args []string) (string, error) {
 	switch {
@@ -144,7 +145,7 @@ func (o *Options) Destination(cmd *cobra.Command, args []string) (string, error)
 	return o.Subscription, nil
 }
 
-// runWith is a RunE that resolves the destination and calls run with it.
+// RunWith is a RunE that resolves the destination into o.Dest and calls run.
 func (o *Options) RunWith(run func(cmd *cobra.Command) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		dest, err := o.Destination(cmd, args)
@@ -159,12 +160,12 @@ func (o *Options) RunWith(run func(cmd *cobra.Command) error) func(*cobra.Comman
 // dlqReasons are the values of --reason.
 var dlqReasons = []string{"None", "Unacceptable", "DeliveryError", inspect.ReasonNativeRedrive}
 
-// addOutput declares peek's and stats' --output.
+// AddOutput declares peek's and stats' --output.
 func (o *Options) AddOutput(cmd *cobra.Command) {
 	cmdutil.AddOutputFlag(cmd, &o.Output, cmdutil.ScanFormats, "")
 }
 
-// filter builds the selection from the flags; errors are usage errors.
+// Filter builds the selection from the flags; errors are usage errors.
 func (o *Options) Filter() (inspect.Filter, error) {
 	f := inspect.Filter{Reasons: o.Reasons, Topics: o.Topics, IDs: o.IDs, Limit: o.Limit, GroupIDs: o.GroupIDs}
 	var err error
@@ -202,7 +203,7 @@ func (o *Options) Filter() (inspect.Filter, error) {
 // on SQS a --visibility above its maximum visibility timeout (12h) or a
 // --wait above its longest long poll (20s), which the consumer would
 // otherwise cut down without a word.
-func (o *Options) checkTarget(t *dlqTarget) error {
+func (o *Options) checkTarget(t *transport.Target) error {
 	if t.S.Transport != config.TransportSQS {
 		return nil
 	}
@@ -215,7 +216,7 @@ func (o *Options) checkTarget(t *dlqTarget) error {
 	return nil
 }
 
-// plural is "1 message", "2 messages".
+// Plural is "1 message", "2 messages".
 func Plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, noun)

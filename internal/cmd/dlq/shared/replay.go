@@ -16,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // A replay: its flags, its run and its confirmation (--to is resolved in
@@ -50,7 +51,7 @@ type ReplayOptions struct {
 	// Prepare, when set (dlq edit), runs once the destination is open and
 	// before the replay scan, and returns the transform each replay copy
 	// goes through (inspect.ReplayOptions.Transform).
-	Prepare func(ctx context.Context, t *dlqTarget, src *inspect.Source) (func(m, c *message.Message) error, error)
+	Prepare func(ctx context.Context, t *transport.Target, src *inspect.Source) (func(m, c *message.Message) error, error)
 	// EditID, set by dlq edit, is the one message the run is about: its
 	// summary speaks of it, not of the scan.
 	EditID string
@@ -63,7 +64,7 @@ type ReplayOptions struct {
 	FanOut bool
 }
 
-// addDestinationFlags declares the flags replay and edit share: where the
+// AddDestinationFlags declares the flags replay and edit share: where the
 // copy goes and what it keeps (--to, --new-id, --keep-count, --dry-run,
 // --output, --sns, --allow-any-destination).
 func (o *ReplayOptions) AddDestinationFlags(cmd *cobra.Command) {
@@ -79,6 +80,12 @@ func (o *ReplayOptions) AddDestinationFlags(cmd *cobra.Command) {
 	fl.BoolVar(&o.AllowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 }
 
+// Run replays what the flags select from arg (a subscription or a URL):
+// where each copy may go is resolved and the journal locked before
+// anything is read, more than --confirm-over messages are confirmed, and
+// each message is removed only after its copy was accepted. Its errors
+// carry the exit code (cmdutil.UsageErr, cmdutil.FailureErr, 130 when
+// interrupted).
 func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	su, err := o.Setup(arg, func() error {
 		if err := cmdutil.ParseOutput(cmdutil.RunFormats, &o.Format); err != nil {
@@ -203,7 +210,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		}
 	}
 	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.RouteFunc(), NewID: o.NewID, KeepCount: o.KeepCount, DryRun: o.DryRun, Rate: o.Rate, Now: o.Now, Copy: o.Copy, Transform: transform}
-	if c, ok := dt.(dryRunChecker); ok && o.DryRun {
+	if c, ok := dt.(transport.DryRunChecker); ok && o.DryRun {
 		opts.Check = c.DryRunCheck(t)
 	}
 	var bar *inspect.Bar
@@ -266,7 +273,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 // --allow-any-destination) narrowed by the fan-out guard, guard the
 // fan-out guard (nil with --to; its methods accept nil). Its errors are
 // replay's refusals (exit 2). dlq replay, edit and triage share it.
-func (o *ReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, err error) {
+func (o *ReplayOptions) replayTarget(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, err error) {
 	to, allow, guard, refused, err := o.ReplayTargetOrRefusal(ctx, t, dt, logger)
 	if err == nil {
 		err = refused
@@ -277,11 +284,11 @@ func (o *ReplayOptions) replayTarget(ctx context.Context, t *dlqTarget, dt dlqTr
 	return to, allow, guard, nil
 }
 
-// replayTargetOrRefusal is replayTarget with the fan-out guard's refusal
+// ReplayTargetOrRefusal is replayTarget with the fan-out guard's refusal
 // apart (refused, a usage error; to, allow and guard are then still set):
 // dlq triage opens a destination the guard refuses, to look, and refuses
 // only its replays.
-func (o *ReplayOptions) ReplayTargetOrRefusal(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, refused, err error) {
+func (o *ReplayOptions) ReplayTargetOrRefusal(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, refused, err error) {
 	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
 		return to, nil, nil, nil, err
 	}
@@ -298,15 +305,15 @@ func (o *ReplayOptions) ReplayTargetOrRefusal(ctx context.Context, t *dlqTarget,
 	return "", guard.allow(allow), guard, refused, nil
 }
 
-// naming adds "what URL: " to err unless err already names the destination
+// Naming adds "what URL: " to err unless err already names the destination
 // (a receive error of inspect does), so the URL is said once.
-func Naming(t *dlqTarget, what string, err error) error {
+func Naming(t *transport.Target, what string, err error) error {
 	if strings.Contains(err.Error(), t.URL) {
 		return err
 	}
 	return fmt.Errorf("%s %s: %w", what, t.URL, err)
 }
 
-// replaySelf is the name a replay must not publish back into: the
+// ReplaySelf is the name a replay must not publish back into: the
 // destination being read.
-func ReplaySelf(t *dlqTarget) string { return t.Dest }
+func ReplaySelf(t *transport.Target) string { return t.Dest }

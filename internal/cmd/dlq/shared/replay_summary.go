@@ -12,9 +12,10 @@ import (
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
-func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *dlqTarget) error {
+func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr error, t *transport.Target) error {
 	if bar != nil {
 		bar.Finish()
 	}

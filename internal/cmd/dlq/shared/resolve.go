@@ -15,8 +15,8 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// resolve turns the argument (a subscription name or a URL) into a target.
-func (o *Options) Resolve(arg string) (*dlqTarget, error) {
+// Resolve turns the argument (a subscription name or a URL) into a target.
+func (o *Options) Resolve(arg string) (*transport.Target, error) {
 	if strings.TrimSpace(arg) == "" {
 		return nil, cmdutil.UsageErr(errors.New("a subscription name or URL is required (SUBSCRIPTION, or sqs://QUEUE, pubsub://projects/P/subscriptions/S, rocketmq://TOPIC, memory://QUEUE?file=F)"))
 	}
@@ -41,7 +41,7 @@ func (o *Options) Resolve(arg string) (*dlqTarget, error) {
 		}
 		return nil, cmdutil.UsageErr(fmt.Errorf("no subscription %q in %s (known: %s)", redact.Quoted(arg), redact.Cut(f.Path), strings.Join(known, ", ")))
 	}
-	t := &dlqTarget{F: f, S: s}
+	t := &transport.Target{F: f, S: s}
 	switch o.which() {
 	case "invalid":
 		t.Dest = s.InvalidMessageRoutingKey
@@ -91,7 +91,7 @@ const readerGroupSuffix = "-dlq-reader"
 // without ?group= and without --group.
 const defaultURLReaderGroup = transport.DefaultURLReaderGroup
 
-// env reads an environment variable through the command's IO streams.
+// Env reads an environment variable through the command's IO streams.
 func (o *Options) Env(name string) string {
 	if o.IO.Getenv == nil {
 		return ""
@@ -106,9 +106,9 @@ var dlqSchemeOrder = []config.Transport{config.TransportSQS, config.TransportGCP
 // scheme returns the dlq support of the transport whose URL scheme is
 // name (nil when none has it), and the names of every scheme the command's
 // transports have, for a usage error.
-func (o *Options) scheme(name string) (dlqTransport, []string) {
+func (o *Options) scheme(name string) (transport.Transport, []string) {
 	var names []string
-	var found dlqTransport
+	var found transport.Transport
 	for _, t := range dlqSchemeOrder {
 		dt, ok := o.Transports[t]
 		if !ok {
@@ -125,7 +125,7 @@ func (o *Options) scheme(name string) (dlqTransport, []string) {
 
 // resolveURL synthesises a subscription for a destination named by URL,
 // parsed by its transport's own scheme; the transport makes the target.
-func (o *Options) resolveURL(arg string) (*dlqTarget, error) {
+func (o *Options) resolveURL(arg string) (*transport.Target, error) {
 	scheme, _, _ := strings.Cut(arg, "://")
 	dt, names := o.scheme(scheme)
 	if dt == nil {

@@ -70,7 +70,7 @@ func TestDLQResolveURL_Errors(t *testing.T) {
 // is, a URL of the source's transport as the name it carries.
 func TestDLQToName(t *testing.T) {
 	o := dlqOpts(map[string]string{"ROCKETMQ_ENDPOINT": "x:1"})
-	target := func(arg string) *dlqTarget {
+	target := func(arg string) *transport.Target {
 		tg, err := o.Resolve(arg)
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func TestDLQToName(t *testing.T) {
 	sqsT, pubsubT := target("sqs://orders-dlq"), target("pubsub://projects/demo/subscriptions/orders-dlq")
 	rmqT, memT := target("rocketmq://%DLQ%orders?group=g"), target("memory://orders-dlq?file=out.jsonl")
 	for _, c := range []struct {
-		t        *dlqTarget
+		t        *transport.Target
 		to, want string
 	}{
 		{sqsT, "orders", "orders"},

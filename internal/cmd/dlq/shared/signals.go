@@ -9,7 +9,7 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// exitInterrupted is the exit code of a dlq command stopped by SIGINT or
+// ExitInterrupted is the exit code of a dlq command stopped by SIGINT or
 // SIGTERM (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
 
@@ -20,7 +20,7 @@ const (
 	LogDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
 )
 
-// interruptible returns a context that ends on the first SIGINT/SIGTERM;
+// Interruptible returns a context that ends on the first SIGINT/SIGTERM;
 // a second signal exits the process with exitInterrupted at once. stop ends
 // the watch.
 func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
@@ -54,7 +54,7 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 	}
 }
 
-// interrupted is the error of a run stopped by a signal: exit code 130.
+// Interrupted is the error of a run stopped by a signal: exit code 130.
 func Interrupted(what string) error {
 	return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: interrupted; every message read was made visible again", what)}
 }

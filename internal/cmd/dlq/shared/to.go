@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // replayTo resolves --to for a replay from t, before anything is read: a
@@ -20,7 +21,7 @@ import (
 // are usage errors: a replay into its own dead-letter destination would
 // only strip the messages' rejection metadata. "" means each message's
 // originalTopic.
-func (o *ReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTransport, logger *slog.Logger) (string, error) {
+func (o *ReplayOptions) replayTo(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (string, error) {
 	if !o.ToSet {
 		return "", nil
 	}
@@ -42,9 +43,9 @@ func (o *ReplayOptions) replayTo(ctx context.Context, t *dlqTarget, dt dlqTransp
 	return name, nil
 }
 
-// toName turns --to into the name t's producer publishes to, as the
+// ToName turns --to into the name t's producer publishes to, as the
 // scheme of t's transport reads it (a name, or a URL of that scheme).
-func ToName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
+func ToName(t *transport.Target, dt transport.Transport, raw string) (string, error) {
 	as := dt.Addresses()
 	if scheme, _, isURL := strings.Cut(raw, "://"); isURL && scheme != as.Forms().Scheme {
 		return "", fmt.Errorf("a URL of scheme %s, but %s is read over %s: give a name, or a URL of the form %s", redact.Cut(scheme), redact.Cut(t.URL), t.S.Transport, as.Forms().Publish)
@@ -55,9 +56,9 @@ func ToName(t *dlqTarget, dt dlqTransport, raw string) (string, error) {
 // isSelf reports whether name, as t's transport resolves it, is the
 // destination t reads: asked of the broker when the transport can ask it
 // (within a few seconds), else as the subscriptions file names it.
-func isSelf(ctx context.Context, t *dlqTarget, dt dlqTransport, name string, logger *slog.Logger) (bool, error) {
+func isSelf(ctx context.Context, t *transport.Target, dt transport.Transport, name string, logger *slog.Logger) (bool, error) {
 	self := dt.ReplayFrom(t)
-	if asker, ok := dt.(replaySourceAsker); ok {
+	if asker, ok := dt.(transport.ReplaySourceAsker); ok {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		source, err := asker.ReplaySource(lctx, t)
 		cancel()

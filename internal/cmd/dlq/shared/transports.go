@@ -4,17 +4,8 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// The transports' wiring lives in internal/transport; these names are the
-// commands' own for its types.
-type (
-	openedChannel     = transport.Channel
-	dlqTransport      = transport.Transport
-	transports        = transport.Registry
-	dlqTarget         = transport.Target
-	dlqReadOptions    = transport.ReadOptions
-	dryRunChecker     = transport.DryRunChecker
-	replaySourceAsker = transport.ReplaySourceAsker
-)
+// The transports' wiring lives in internal/transport: the verbs name its
+// types (transport.Target, transport.Transport, transport.Channel) as they are.
 
 // commandLinePath is transport.CommandLinePath.
 const commandLinePath = transport.CommandLinePath

@@ -196,7 +196,7 @@ type triageActions struct {
 	// running counts the actions under way: triage waits for them (their
 	// releases) after the console ends, so nothing stays held.
 	running sync.WaitGroup
-	// held is openedChannel.held of the last Load (LoadNote).
+	// held is transport.Channel.Held of the last Load (LoadNote).
 	held atomic.Int64
 }
 
@@ -207,8 +207,8 @@ func (a *triageActions) LoadNote() string { return shared.HeldNote(a.held.Load()
 // Source implements triage.Actions.
 func (a *triageActions) Source() string { return a.t.URL }
 
-// open opens the destination for one action; held is how many messages
-// another reader held invisible as it opened (openedChannel.held).
+// Open opens the destination for one action; held is how many messages
+// another reader held invisible as it opened (transport.Channel.Held).
 // Until the returned close is called the action counts as running.
 func (a *triageActions) Open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
 	a.running.Add(1)
