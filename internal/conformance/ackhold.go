@@ -35,20 +35,8 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		return
 	}
 	g.Run(t, rowAckHold, f, v, func(t *testing.T) {
-		logger, logs := NewLogger()
-		logOnFailure(t, logs)
-		ch := f.Open(t, Setup{RequeueCount: -1, Lease: orderedLease, Logger: logger, FIFOBatches: true})
-		base := uniqueID(t)
-		ids := make([]string, ackHoldPerKey)
-		seq := map[string]int{}
-		for s := range ids {
-			ids[s] = fmt.Sprintf("%s-%d", base, s)
-			seq[ids[s]] = s
-			m := newMessage(f, ids[s])
-			m.Header.PartitionKey = base + "-key"
-			ch.Send(t, m)
-		}
-		rec := NewRecordingConsumer(ch.Consumer(t, orderBuffer))
+		k := openKeyHold(t, f, ackHoldPerKey)
+		logger, ch, ids, seq, rec := k.logger, k.ch, k.ids, k.seq, k.rec
 		var (
 			failed atomic.Bool
 			// sent[s] is set when an acknowledgement of message s is let
@@ -86,19 +74,9 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 			return pump.Result{Outcome: pump.Ack}
 		}
-		opts := pumpOptions(v, -1)
-		opts.BufferSize, opts.NoOfPerformers = orderBuffer, orderPerformers
+		opts := k.options(v)
 		running := Start(t, rec.View(t), h, opts, pump.LogObserver{Logger: logger})
-		all := func() bool {
-			for _, id := range ids {
-				if rec.Acks(id) == 0 {
-					return false
-				}
-			}
-			return true
-		}
-		// Every message acknowledged at the broker: a pass never comes from
-		// a broker (Google's emulator) that stopped redelivering.
+		all := k.allAcked
 		Eventually(t, waitLong, "every message of the key acknowledged", all)
 		Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool {
 			mu.Lock()

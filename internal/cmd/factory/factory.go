@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
@@ -39,6 +40,15 @@ type Factory struct {
 	// Transports returns a fresh transport registry (no state shared
 	// between commands or tests).
 	Transports func() transport.Registry
+	// Signals, when not nil, replaces the process's SIGINT and SIGTERM
+	// for the commands that stop on them (the dlq verbs): it returns the
+	// channel they arrive on and a function that stops the delivery. Nil
+	// (as New leaves it): the process's own signals. Tests inject signals
+	// with it.
+	Signals func() (<-chan os.Signal, func())
+	// Exit, when not nil, replaces os.Exit where a command ends the process
+	// at once (a dlq verb's second signal), with the exit code. Nil: os.Exit.
+	Exit func(code int)
 }
 
 // New returns the Factory of a run on io, with the -ldflags version and

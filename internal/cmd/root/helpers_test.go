@@ -20,6 +20,3 @@ func run(ctx context.Context, io *IOStreams, args []string) int {
 
 // newRootCmd is the root command on io.
 func newRootCmd(io *IOStreams) *cobra.Command { return NewCmdRoot(factory.New(io, "", "")) }
-
-// systemIO is the process's own streams.
-func systemIO() *IOStreams { return iostreams.System() }

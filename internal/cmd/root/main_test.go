@@ -31,11 +31,6 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestMain lets testscript run this test binary as the `brighter` command.
-func TestMain(m *testing.M) {
-	cmdtest.Main(m, func() int { return run(context.Background(), systemIO(), os.Args[1:]) })
-}
-
 // TestScripts runs testdata/scripts/*.txtar: the CLI as a user runs it
 // (flags, exit codes, output, signals).
 //

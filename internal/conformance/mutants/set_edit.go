@@ -17,7 +17,7 @@ var editMutants = []mutant{
 		File: "internal/inspect/replay.go",
 		Old:  "if o.Transform != nil {",
 		New:  "if false && o.Transform != nil {",
-		Run:  "TestDLQEdit_EveryTransport/sqs", Pkg: "./internal/cmd/dlq"},
+		Run:  "TestDLQEdit_EveryTransport/sqs", Pkg: "./internal/cmd/dlq/edit"},
 	{Name: "triage-any-key-confirms", What: "the triage console runs a destructive action on any answer, not only y",
 		File: "internal/tui/triage/keys.go",
 		Old:  "if k.Yes.Matches(msg) {",

@@ -5,9 +5,9 @@ package main
 // read in any case, and JSON documents written some other way.
 var exportMutants = []mutant{
 	{Name: "output-default-own", What: "dlq peek and stats declare their own -o again, defaulting to table",
-		File: "internal/cmd/dlq/dlq.go",
-		Old:  "func (o *dlqOptions) addOutput(cmd *cobra.Command) {\n\tcmdutil.AddOutputFlag(cmd, &o.output, cmdutil.ScanFormats, \"\")\n}",
-		New:  "func (o *dlqOptions) addOutput(cmd *cobra.Command) {\n\tcmd.Flags().StringVarP(&o.output, \"output\", \"o\", \"table\", \"output format: table, json\")\n}",
+		File: "internal/cmd/dlq/shared/options.go",
+		Old:  "func (o *Options) AddOutput(cmd *cobra.Command) {\n\tcmdutil.AddOutputFlag(cmd, &o.Output, cmdutil.ScanFormats, \"\")\n}",
+		New:  "func (o *Options) AddOutput(cmd *cobra.Command) {\n\tcmd.Flags().StringVarP(&o.Output, \"output\", \"o\", \"table\", \"output format: table, json\")\n}",
 		Pkg:  "./internal/cmd/root", Run: "^TestOutputFlag_TextIsEveryCommandsDefault$"},
 	{Name: "output-table-alias-dropped", What: "dlq peek and stats refuse -o table, which scripts written for the old default use",
 		File: "internal/cmd/cmdutil/output.go",

@@ -22,7 +22,7 @@
 //
 // Must not import: internal/broker/gcp
 //
-// Imported by: internal/cmd/cmdtest
+// Imported by: internal/cmd/cmdtest, internal/cmd/dlq/dlqtest
 package gcptest
 
 import (

@@ -111,5 +111,5 @@
 //
 // Imports: internal/faultproxy
 //
-// Imported by: none
+// Imported by: internal/cmd/dlq/dlqtest
 package rmqtest

@@ -27,7 +27,7 @@
 //
 // Imports: none
 //
-// Imported by: internal/cmd/cmdtest
+// Imported by: internal/cmd/cmdtest, internal/cmd/dlq/dlqtest
 package sqstest
 
 import (

@@ -1,0 +1,86 @@
+package dlqtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+)
+
+// DLQRun runs `brighter dlq ARGS...` as a process in a temporary
+// directory, with the test environment's AWS settings, and returns its exit
+// code, stdout and stderr.
+func DLQRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return cmdtest.BrighterExit(t, t.TempDir(), append([]string{"dlq"}, args...)...)
+}
+
+// WriteYAML writes a subscriptions file into a temporary directory.
+func WriteYAML(t *testing.T, yaml string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "brighter.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// FauxqsQueues makes the standard queues NAME-RUN on the shared fauxqs, RUN
+// being prefix and a number unique to the call, and returns RUN, a producer
+// that sends to existing queues, and the flags that reach fauxqs.
+func FauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.Producer, []string) {
+	t.Helper()
+	emu := cmdtest.SharedSQS(t)
+	run := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	for _, n := range names {
+		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: n + "-" + run}).EnsureChannels(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return run, sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
+}
+
+// HoldMessages plays another reader of the shared fauxqs's queue: it
+// receives n of its messages, each held invisible for visibility (whole
+// seconds), and leaves them so.
+func HoldMessages(t *testing.T, queue string, n int, visibility time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	c := sqs.NewClientsFromConfig(sqstest.Config(), cmdtest.SharedSQS(t).Endpoint)
+	url, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for held := 0; held < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("another reader received %d of %d messages of %s in 30s", held, n, queue)
+		}
+		got, err := c.SQS.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: int32(min(n-held, 10)),
+			VisibilityTimeout: int32(visibility / time.Second), WaitTimeSeconds: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += len(got.Messages)
+	}
+}
+
+// SameIDs reports whether ids are want, in any order.
+func SameIDs(ids []string, want ...string) bool {
+	ids, want = slices.Clone(ids), slices.Clone(want)
+	slices.Sort(ids)
+	slices.Sort(want)
+	return slices.Equal(ids, want)
+}

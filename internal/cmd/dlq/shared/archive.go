@@ -1,0 +1,141 @@
+package shared
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/export"
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// The run of dlq archive and dlq purge.
+
+// ArchiveOptions are the flags of dlq archive and dlq purge, which share
+// one run (RunArchive).
+type ArchiveOptions struct {
+	*Options
+	// File is --file: where archive writes ("-": stdout).
+	File string
+	// All is --all: select every message without a filter.
+	All bool
+	// Yes is purge's --yes.
+	Yes bool
+	// Purge is true for dlq purge (the archive goes nowhere).
+	Purge bool
+	// Format is --output: text, or json (a record per message and a
+	// summary on stdout).
+	Format string
+}
+
+// RunArchive archives (or, with Purge, purges) what o selects from arg.
+func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
+	what := "archive"
+	if o.Purge {
+		what = "purge"
+	}
+	su, err := o.Setup(arg, func() error {
+		if err := cmdutil.ParseOutput(cmdutil.RunFormats, &o.Format); err != nil {
+			return err
+		}
+		if !o.Purge && o.File == "-" && o.Format == export.JSON {
+			return cmdutil.UsageErr(errors.New("archive --output json prints its records on stdout, where the archive would go: give --file FILE"))
+		}
+		if !o.All && !o.Selects() {
+			return cmdutil.UsageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
+		}
+		if o.Purge && !o.Yes {
+			return cmdutil.UsageErr(errors.New("purge deletes the selected messages and keeps no copy: pass --yes (or archive them with dlq archive --file FILE)"))
+		}
+		if !o.Purge && o.File == os.DevNull {
+			return cmdutil.UsageErr(fmt.Errorf("archive --file %s keeps no copy: that is a purge; use dlq purge with --yes", os.DevNull))
+		}
+		if !o.Purge && o.File == "-" && o.IO.OutTTY {
+			return cmdutil.UsageErr(errors.New("archive writes JSON lines to stdout, which is a terminal: give --file FILE or redirect stdout"))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	logger, f, t, dt := su.Logger, su.F, su.T, su.DT
+	var (
+		w     io.Writer = io.Discard
+		sync  func() error
+		close = func() error { return nil }
+	)
+	if !o.Purge {
+		w = o.IO.Out
+		if out, ok := o.IO.Out.(*os.File); ok {
+			sync = Fsyncer(out)
+		}
+	}
+	var af ArchiveFile
+	if !o.Purge && o.File != "-" {
+		if af, err = CheckArchiveFile(o.File); err != nil {
+			return err
+		}
+	}
+	ch, err := o.OpenReader(ctx, t, dt, true, logger)
+	if err != nil {
+		if af.file != nil {
+			_ = af.file.Close()
+		}
+		return err
+	}
+	if !o.Purge && o.File != "-" {
+		fh, err := af.Open(o.File, logger)
+		if err != nil {
+			_ = ch.Close(context.WithoutCancel(ctx))
+			return cmdutil.FailureErr(fmt.Errorf("archive %s: %w", t.URL, err))
+		}
+		w, sync, close = fh, Fsyncer(fh), fh.Close
+	}
+	verb := "archived"
+	if o.Purge {
+		verb = "purged"
+	}
+	var (
+		records *inspect.RunJSON
+		done    func(id string, err error)
+	)
+	if o.Format == export.JSON {
+		records = inspect.NewRunJSON(o.IO.Out)
+		done = func(id string, err error) { records.Message(id, "", verb, err) }
+	}
+	sctx, stop := o.Interruptible(ctx, logger)
+	sum, aerr := inspect.ArchiveWith(sctx, o.Source(t, ch, logger), f, w, sync, done)
+	stopped := sctx.Err() != nil
+	stop()
+	cerr := errors.Join(ch.Close(context.WithoutCancel(ctx)), close())
+	if records != nil {
+		r := inspect.ReplayRecord{Skipped: &sum.Skipped, Failed: &sum.Failed, Interrupted: &stopped}
+		if o.Purge {
+			r.Purged = &sum.Archived
+		} else {
+			r.Archived = &sum.Archived
+		}
+		if err := records.Summary(r); err != nil {
+			cerr = errors.Join(cerr, err)
+		}
+	} else {
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.URL, verb, sum.Archived, sum.Skipped, sum.Failed)
+	}
+	if !stopped {
+		NoteHeld(o.IO.ErrOut, t, ch)
+	}
+	switch {
+	case stopped:
+		return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.URL, verb)}
+	case aerr != nil:
+		return cmdutil.FailureErr(Naming(t, what, aerr))
+	case cerr != nil:
+		return cmdutil.FailureErr(fmt.Errorf("%s %s: %w", what, t.URL, cerr))
+	case sum.Failed > 0:
+		return cmdutil.FailureErr(fmt.Errorf("%s %s: %s failed; see the log (a message %s but not removed is in both places)", what, t.URL, Plural(sum.Failed, "message"), verb))
+	}
+	return nil
+}

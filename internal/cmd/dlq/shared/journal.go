@@ -1,0 +1,112 @@
+package shared
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// closeJournal closes the replay journal of a run from t, deleting it when
+// the run was clean (not interrupted, the scan did not fail, no message
+// failed) and nothing is left to resume (drained: the run read every
+// message, inspect.FileJournal.Close); a journal kept is named on stderr
+// with why.
+func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target, interrupted, scanFailed bool, failed int, drained bool) error {
+	pending, held := j.Pending(), j.Held()
+	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
+	if err != nil || removed {
+		return err
+	}
+	var why []string
+	switch {
+	case interrupted:
+		why = append(why, "the run was interrupted")
+	case scanFailed:
+		why = append(why, "the read of the dead-letter destination failed")
+	}
+	if failed > 0 {
+		why = append(why, Plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
+	}
+	switch {
+	case drained && held > 0:
+		why = append(why, Plural(held, "copy")+" recorded sent less than --visibility ago whose message was not removed (a run killed after sending may still hold it invisible; a rerun after that only removes it)")
+	case pending > 0:
+		why = append(why, Plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
+	}
+	fmt.Fprintf(o.IO.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), strings.Join(why, "; "))
+	return nil
+}
+
+// openJournal opens the replay journal of a replay from t (nil with
+// --journal ”): --journal, else $XDG_STATE_HOME/brighter/replay/ (default
+// ~/.local/state) and a file named after the source URL and its hash.
+func (o *ReplayOptions) openJournal(t *transport.Target) (*inspect.FileJournal, error) {
+	path := o.Journal
+	if o.JournalSet && path == "" {
+		return nil, nil
+	}
+	if path == "" {
+		dir := o.Env("XDG_STATE_HOME")
+		if dir == "" {
+			home := o.Env("HOME")
+			if home == "" {
+				var err error
+				if home, err = os.UserHomeDir(); err != nil {
+					return nil, cmdutil.UsageErr(errors.New("the replay journal needs $XDG_STATE_HOME or $HOME: give --journal FILE (or --journal '' for none)"))
+				}
+			}
+			dir = filepath.Join(home, ".local", "state")
+		}
+		key := t.URL
+		if t.S != nil && t.S.Transport == config.TransportMemory && t.S.Memory != nil {
+			// memory://QUEUE names a queue inside a file: two files are
+			// two dead-letter destinations, with a journal (and lock) each.
+			if abs, err := filepath.Abs(t.S.Memory.Output); err == nil {
+				key += "?file=" + abs
+			}
+		}
+		path = filepath.Join(dir, "brighter", "replay", journalName(key))
+	}
+	j, err := inspect.OpenJournal(path, o.Visibility)
+	if errors.Is(err, inspect.ErrJournalLocked) {
+		// Another replay runs on this journal: refused at once (exit 2),
+		// naming the journal and its holder.
+		return nil, cmdutil.UsageErr(err)
+	}
+	if err != nil {
+		// A journal that is not one, or a path that cannot be one (a
+		// directory), is refused as a damaged restore file is: exit 2,
+		// before anything is moved.
+		return nil, cmdutil.UsageErr(fmt.Errorf("%w (give another --journal FILE, or --journal '' for none)", err))
+	}
+	return j, nil
+}
+
+// journalName is the default journal file of a replay from the source url:
+// its letters and digits, cut to 64, a hash for uniqueness, ".journal".
+func journalName(url string) string {
+	var b strings.Builder
+	for _, r := range url {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	sum := sha256.Sum256([]byte(url))
+	return name + "-" + hex.EncodeToString(sum[:6]) + ".journal"
+}

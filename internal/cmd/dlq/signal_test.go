@@ -1,0 +1,102 @@
+package dlq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/transport"
+)
+
+// TestDLQ_Interrupt_ReleasesAndExits130 sends SIGINT (an injected signal)
+// to peek, stats and replay while they scan an SQS queue on fauxqs: each
+// exits 130, says it was interrupted, and every message is visible again
+// at once (not after --visibility), so stats right after counts them all.
+func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	const n = 15
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	queue := fmt.Sprintf("sig-dlq-%d", time.Now().UnixNano()%1e9)
+	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: queue}).EnsureChannels(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	for i := range n {
+		m := message.New(fmt.Sprintf("s%d", i), queue, message.MTCommand, []byte(`{}`))
+		routed := message.Stamp(m, queue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, time.Now())
+		if err := p.Send(context.Background(), routed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	visible := func() int {
+		u, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.SQS.GetQueueAttributes(context.Background(), &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+		return v
+	}
+	base := []string{"sqs://" + queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "--wait", "2s"}
+	for _, args := range [][]string{
+		{"peek"},
+		{"stats"},
+		// an interrupted replay keeps its journal: here, not under $HOME
+		{"replay", "--to", queue + "-nowhere", "--yes", "--journal", filepath.Join(t.TempDir(), "replay.journal")},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+			sigs := make(chan os.Signal, 2)
+			sigs <- syscall.SIGINT // arrives as soon as the scan starts
+			exited := -1
+			f := &factory.Factory{IOStreams: io, Transports: transport.Default,
+				Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
+				Exit:    func(code int) { exited = code }}
+			cmd := NewCmdDLQ(f)
+			cmd.SetArgs(append(args, base...))
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			err := cmd.ExecuteContext(context.Background())
+			var ee *cmdutil.ExitError
+			if !errors.As(err, &ee) || ee.Code != shared.ExitInterrupted {
+				t.Fatalf("error %v, want exit code %d; stderr:\n%s", err, shared.ExitInterrupted, errOut.String())
+			}
+			if exited != -1 {
+				t.Errorf("one signal forced exit %d; it must stop cleanly", exited)
+			}
+			if !strings.Contains(errOut.String(), "interrupted") {
+				t.Errorf("stderr does not say the run was interrupted:\n%s", errOut.String())
+			}
+			if v := visible(); v != n {
+				t.Fatalf("%d of %d messages visible right after the interrupted %s, want all", v, n, args[0])
+			}
+		})
+	}
+}

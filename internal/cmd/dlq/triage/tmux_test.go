@@ -1,0 +1,194 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+)
+
+// tmuxSession is the terminal the triage tests drive (cmdtest.TmuxSession),
+// with the console's own moves.
+type tmuxSession struct{ cmdtest.TmuxSession }
+
+// startTriage is cmdtest.StartTmux for a session of this package.
+func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
+	t.Helper()
+	return tmuxSession{cmdtest.StartTmux(t, run, command, env)}
+}
+
+// editThenArchive drives an open console whose dead-letter destination
+// holds a1-run and a2-run (one failure group, "timeout calling payments
+// ...") and a group whose sample message is other: it checks both groups
+// are shown within 80 columns, searches "timeout" from the groups screen
+// (enter lists the matching messages), opens a2, edits it ($EDITOR
+// rewrites the body) and replays the edited copy, archives a1, and returns when the console is back at the groups showing
+// other.
+func (s tmuxSession) editThenArchive(run, other string) {
+	s.T.Helper()
+	// open: two failure groups
+	sc := s.Await("both groups", func(sc string) bool {
+		return strings.Contains(sc, "timeout calling payments") && strings.Contains(sc, other)
+	})
+	for _, l := range strings.Split(sc, "\n") {
+		if len([]rune(l)) > 80 {
+			s.T.Errorf("a line wider than 80 columns: %q", l)
+		}
+	}
+
+	// search "timeout": enter lists its messages; open the newest (a2)
+	s.Keys(false, "/")
+	s.Keys(true, "timeout")
+	s.Keys(false, "Enter")
+	s.Await("the search's results", func(sc string) bool {
+		return strings.Contains(sc, "search /timeout") && strings.Contains(sc, "a1-"+run) && strings.Contains(sc, "a2-"+run) && !strings.Contains(sc, other)
+	})
+	s.Keys(false, "Enter")
+	s.AwaitText("message a2-" + run)
+
+	// edit it: the editor rewrites the body; replay the edited copy
+	s.Keys(true, "e")
+	s.AwaitText("Replay the edited message a2-" + run + " to ")
+	s.Keys(true, "y")
+	s.AwaitText("edit: replayed 1, failed 0")
+
+	// archive the other message of the group (a1: back in the list)
+	s.Await("a2 gone from the list", func(sc string) bool {
+		return strings.Contains(sc, "a1-"+run) && !strings.Contains(sc, "a2-"+run)
+	})
+	s.Keys(true, "a")
+	s.Await("the archive prompt naming the group and a1", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), " ")
+		return strings.Contains(f, "Archive 1 message (of the search /timeout") && strings.Contains(f, ": a1-"+run+") to ")
+	})
+	s.Keys(true, "y")
+	s.AwaitText("archived 1 to")
+
+	// back at the groups (the timeout group is gone; opening it cleared
+	// the filter)
+	s.Await("back at the groups", func(sc string) bool {
+		return !strings.Contains(sc, "a1-"+run) && strings.Contains(sc, other)
+	})
+}
+
+// TestDLQTriage_TmuxEndToEnd: the console driven in a real
+// terminal (tmux, 80x24, NO_COLOR) on fauxqs: open, filter a failure group,
+// open a message, edit it (EDITOR a script that rewrites the body) and
+// replay the edited copy, archive another, replay a whole group with R,
+// quit; then the queues and the archive file are checked from outside.
+func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	emu := cmdtest.SharedSQS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	run := fmt.Sprintf("tx%d", time.Now().UnixNano()%1e9)
+	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
+	ctx := context.Background()
+	for _, q := range []string{dlq, dest} {
+		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	for _, m := range triageMessages(run, dest, dlq) {
+		if err := p.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := t.TempDir()
+	editor := filepath.Join(dir, "fix.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '{\"fixed\":true}' > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "archive.jsonl")
+	exitFile := filepath.Join(dir, "exit")
+	conn := []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
+	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --archive-file %s --visibility 30s %s; echo $? > %s",
+		cmdtest.Bin(t), dlq, dest, archive, strings.Join(conn, " "), exitFile)
+	env := []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "EDITOR=" + editor}
+	s := startTriage(t, run, command, env)
+
+	s.editThenArchive(run, "order has no customer")
+	// replay the other group with R
+	s.Keys(true, "R")
+	s.AwaitText("Replay 1 message (group ")
+	s.Keys(true, "y")
+	s.AwaitText("replayed 1, failed 0")
+	s.Keys(true, "q")
+	s.AwaitExit(exitFile)
+
+	// from outside: the DLQ is empty, the destination holds the edited a2
+	// and b1, the archive holds a1
+	peek := func(q string) string {
+		out, err := exec.Command(cmdtest.Bin(t), append([]string{"dlq", "peek", "sqs://" + q, "-o", "json"}, conn...)...).Output()
+		if err != nil {
+			t.Fatalf("peek %s: %v", q, err)
+		}
+		return string(out)
+	}
+	if left := peek(dlq); strings.TrimSpace(left) != "" {
+		t.Errorf("the DLQ still holds:\n%s", left)
+	}
+	at := peek(dest)
+	if ids := dlqtest.CrashIDs(t, []byte(at)); len(ids) != 2 || ids["a2-"+run] != 1 || ids["b1-"+run] != 1 {
+		t.Errorf("the destination holds %v, want a2 (edited) and b1", ids)
+	}
+	checkEditedA2(t, run, at)
+	checkArchiveA1(t, run, archive)
+}
+
+// TestDLQTriage_TmuxMissingQueue: on a terminal, a queue that does
+// not exist is reported as peek reports it (exit 1, the error on stderr,
+// naming the queue) and no console opens on it.
+func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	emu := cmdtest.SharedSQS(t)
+	run := fmt.Sprintf("tm%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	exitFile, errFile := filepath.Join(dir, "exit"), filepath.Join(dir, "stderr")
+	command := fmt.Sprintf("%s dlq triage sqs://no-such-%s --endpoint %s --region %s 2> %s; echo $? > %s",
+		cmdtest.Bin(t), run, emu.Endpoint, sqstest.Region, errFile, exitFile)
+	s := tmuxSession{cmdtest.TmuxSession{T: t, Socket: "brighter-triage-" + run}}
+	s.Tmux("new-session", "-d", "-s", "triage", "-x", "80", "-y", "24",
+		"-e", "AWS_ACCESS_KEY_ID=test", "-e", "AWS_SECRET_ACCESS_KEY=test", "-e", "AWS_EC2_METADATA_DISABLED=true", "-e", "NO_COLOR=1", command)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.Socket, "kill-server").Run() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
+			if code := strings.TrimSpace(string(b)); code != "1" {
+				t.Errorf("triage of a missing queue exited %s, want 1", code)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			sc := s.Screen()
+			s.Keys(true, "q")
+			t.Fatalf("triage of a missing queue did not exit by itself; the screen:\n%s", sc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stderr, err := os.ReadFile(errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stderr), "brighter: sqs://no-such-"+run) || !strings.Contains(string(stderr), "NonExistentQueue") {
+		t.Errorf("stderr does not report the missing queue: %q", stderr)
+	}
+}

@@ -1,0 +1,454 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	osuser "os/user"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/transport"
+	"github.com/brightergo/brighter/internal/tui/triage"
+)
+
+// dlq triage: the console (internal/tui/triage) over one
+// dead-letter destination, its actions wired to inspect's scan, replay and
+// archive and to dlq edit's edit session.
+
+// Options are dlq triage's flags: replay's and its own.
+type Options struct {
+	*shared.ReplayOptions
+	// archiveFile is --archive-file: where a (archive) appends.
+	archiveFile string
+	// logFile is --log-file: where the log goes while the console owns
+	// the terminal ("" discards it).
+	logFile string
+	// refresh is --refresh: how often the console reads the destination
+	// again by itself (0: only on ctrl+r and after an action).
+	refresh time.Duration
+}
+
+// NewCmdTriage returns dlq triage. runF, when not nil, is called with the
+// parsed options instead of runTriage (a test checks the flags' parsing
+// without opening anything).
+func NewCmdTriage(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{ReplayOptions: &shared.ReplayOptions{Options: shared.NewOptions(f)}}
+	cmd := &cobra.Command{
+		Use:   "triage [SUBSCRIPTION|URL]",
+		Short: "An interactive console: failure groups, messages, replay, edit, archive",
+		Long: `Open a console over a dead-letter destination: its failure groups (count,
+oldest, newest, reason, a sample message), the messages of a group, and
+one message (headers, bag, rejection metadata, body pretty-printed by
+content type).
+
+Keys: enter opens, esc goes back, space selects (in the group open), r
+replays the selection (or what is under the cursor), R replays the whole
+group, e edits the message in $EDITOR and replays the edited copy (as dlq
+edit), a archives to --archive-file (as dlq archive), d toggles a dry
+run, / searches every message (ids, bodies, headers, causes), s sorts,
+ctrl+r reads again, ? helps, q quits.
+
+The console reads the destination again every --refresh (and after every
+action), showing "reading…" while it reads and when it last read; the
+cursor stays on its group and message.
+
+Replays go where dlq replay sends them (--to, else the originalTopic on
+the allow-list; --allow-any-destination lifts it). Every replay, archive
+and edit names its destinations and count and asks once (y/n), and shows
+its progress while it runs.
+
+Reads are peek's: each message read is held invisible for --visibility
+while that read runs and made visible again as soon as it ends; every
+action reads afresh, so nothing is held between keys or after q.`,
+		Example: `  brighter dlq triage orders
+  brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
+  brighter dlq triage orders --dry-run        # start with the dry run on`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: o.RunWith(func(cmd *cobra.Command) error {
+			o.ToSet = cmd.Flags().Changed("to")
+			if runF != nil {
+				return runF(o)
+			}
+			return runTriage(cmd.Context(), o)
+		}),
+	}
+	o.AddCommon(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.To, "to", "", "replay every message to this topic or queue, or a URL of the source's transport (default: its originalTopic)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "start with the dry run on (d toggles it)")
+	fl.BoolVar(&o.AllowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
+	fl.BoolVar(&o.SNS, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
+	fl.BoolVar(&o.FanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
+	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
+	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
+	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
+	return cmd
+}
+
+// runTriage opens the console on o.Dest and runs it until it quits.
+func runTriage(ctx context.Context, o *Options) error {
+	arg := o.Dest
+	logIO := *o.IO
+	logIO.ErrOut = io.Discard
+	if o.logFile != "" {
+		lf, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--log-file: %w", err))
+		}
+		defer lf.Close()
+		logIO.ErrOut = lf
+	}
+	logger, err := o.Factory.LoggerTo(logIO.ErrOut)
+	if err != nil {
+		return err
+	}
+	if _, err := o.Filter(); err != nil {
+		return err
+	}
+	a, err := o.actions(ctx, arg, logger)
+	if err != nil {
+		return err
+	}
+	if o.logFile != "" {
+		a.audit = o.auditLogger(logIO.ErrOut)
+	}
+	if !o.IO.OutTTY || !o.IO.InTTY {
+		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
+	}
+	// The first read before the console starts: a destination that cannot
+	// be opened (a queue that does not exist) is reported as peek reports
+	// it, exit 1, and no console opens on it.
+	first, err := a.Load(ctx)
+	if err != nil {
+		return cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(o.refresh).WithMessages(first)
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
+	_, err = p.Run()
+	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
+	// An action still under way (ctrl+c during a replay) stops: it finishes
+	// the publishes and removes it has begun and releases what it holds.
+	cancel()
+	a.running.Wait()
+	if failed {
+		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
+	}
+	return nil
+}
+
+// actions resolves arg as dlq replay does (its refusals are usage
+// errors) and returns the console's actions on it.
+func (o *Options) actions(ctx context.Context, arg string, logger *slog.Logger) (*triageActions, error) {
+	t, dt, err := o.Target(arg)
+	if err != nil {
+		return nil, err
+	}
+	// A fan-out refusal does not stop the console opening: it refuses
+	// only the replays (and edits), so the dead letters can still be read,
+	// archived and purged.
+	to, allow, guard, refused, err := o.ReplayTargetOrRefusal(ctx, t, dt, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger}, nil
+}
+
+// triageActions are the console's actions on one destination: each opens
+// the destination, does its scan (which releases what it read) and closes
+// it again.
+type triageActions struct {
+	o     *Options
+	t     *transport.Target
+	dt    transport.Transport
+	to    string
+	allow func(string) bool
+	// guard is the fan-out guard (nil with --to): it routes a copy to the
+	// failed subscription's own queue where the transport has one.
+	guard *shared.FanOutGuard
+	// refused is the fan-out guard's refusal of every replay from this
+	// destination (nil when replays may go): the console opens to look,
+	// and each replay or edit answers with it.
+	refused error
+	logger  *slog.Logger
+	// audit, with --log-file, gets one LogAudit record per action (nil:
+	// none).
+	audit *slog.Logger
+	// running counts the actions under way: triage waits for them (their
+	// releases) after the console ends, so nothing stays held.
+	running sync.WaitGroup
+	// held is transport.Channel.Held of the last Load (LoadNote).
+	held atomic.Int64
+}
+
+// LoadNote implements triage.LoadNoter: how many messages another reader
+// held invisible when the last Load began (SQS only), "" for none.
+func (a *triageActions) LoadNote() string { return shared.HeldNote(a.held.Load()) }
+
+// Source implements triage.Actions.
+func (a *triageActions) Source() string { return a.t.URL }
+
+// Open opens the destination for one action; held is how many messages
+// another reader held invisible as it opened (transport.Channel.Held).
+// Until the returned close is called the action counts as running.
+func (a *triageActions) Open(ctx context.Context, rewrite bool) (src *inspect.Source, held int64, closeFn func() error, err error) {
+	a.running.Add(1)
+	ch, err := a.o.OpenReader(ctx, a.t, a.dt, rewrite, a.logger)
+	if err != nil {
+		a.running.Done()
+		return nil, 0, nil, err
+	}
+	return a.o.Source(a.t, ch, a.logger), ch.Held, func() error {
+		defer a.running.Done()
+		return ch.Close(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// collect is a peek Exporter that keeps copies of the messages.
+type collect []*message.Message
+
+func (c *collect) Write(m *message.Message) error { *c = append(*c, m.Clone()); return nil }
+func (c *collect) Flush() error                   { return nil }
+
+// Load implements triage.Actions: a peek of the command's filter.
+func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
+	f, err := a.o.Filter()
+	if err != nil {
+		return nil, err
+	}
+	src, held, closeSrc, err := a.Open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	a.held.Store(held)
+	var out collect
+	_, perr := inspect.Peek(ctx, src, f, &out)
+	return out, errors.Join(perr, closeSrc())
+}
+
+// ReplayDestinations implements triage.Actions.
+func (a *triageActions) ReplayDestinations(ms []*message.Message) []string {
+	var out []string
+	for _, m := range ms {
+		d := a.to
+		if d == "" && a.refused != nil {
+			d = redact.URL(inspect.Describe(m).OriginalTopic) + " (refused: it fans out to other subscriptions; give --to or --fan-out)"
+		} else if d == "" {
+			d = inspect.Describe(m).OriginalTopic
+			refused := a.allow != nil && !a.allow(d)
+			d = redact.URL(d) // shown, never published from here
+			if refused {
+				d += " (refused: not on the allow-list)"
+			}
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// progressFunc is an inspect.Progress over a function.
+type progressFunc func(inspect.Outcome)
+
+func (p progressFunc) Done(o inspect.Outcome) { p(o) }
+
+// replay runs inspect.Replay over the messages with ids, as dlq replay
+// does, with transform (dlq edit's) when set.
+func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
+	if a.refused != nil {
+		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
+	}
+	src, _, closeSrc, err := a.Open(ctx, !dryRun)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	var prod broker.Producer
+	if !dryRun {
+		if prod, err = a.dt.DLQProducer(ctx, a.t, a.logger); err != nil {
+			_ = closeSrc()
+			return triage.Result{}, fmt.Errorf("producer: %w", err)
+		}
+		if prod, err = a.guard.Routed(ctx, prod); err != nil {
+			_ = closeSrc()
+			return triage.Result{}, fmt.Errorf("producer: %w", err)
+		}
+	}
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform,
+		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
+	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
+	cerr := closeSrc()
+	if prod != nil {
+		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
+	}
+	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused, Summary: replaySummary(sum)}
+	return res, errors.Join(rerr, cerr)
+}
+
+// replaySummary is the console's line for a replay: what was replayed,
+// failed and refused. The messages the scan read but were not asked for
+// (Summary.Skipped) are not the operator's business and not shown.
+func replaySummary(sum inspect.Summary) string {
+	verb := "replayed"
+	if sum.DryRun {
+		verb = "would replay"
+	}
+	line := fmt.Sprintf("%s %d, failed %d", verb, sum.Replayed, sum.Failed)
+	if sum.Refused > 0 {
+		line += fmt.Sprintf(", refused %d (not on the allow-list)", sum.Refused)
+	}
+	if sum.Failed+sum.Refused > 0 {
+		line += "; failed and refused messages stay in the dead-letter destination"
+	}
+	return line
+}
+
+// Replay implements triage.Actions.
+func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.replay(ctx, ids, dryRun, nil, progress)
+	a.record(ctx, "replay", ids, a.replayDestination(ids), dryRun, res, err)
+	return res, err
+}
+
+// LogAudit is the stable message of the audit record dlq triage writes to
+// --log-file for each action, whatever the log level: user, action
+// (replay, archive, edit), ids, destination, dry_run, done, failed,
+// outcome (the action's summary) and error.
+const LogAudit = "dlq triage action"
+
+// auditLogger is the logger of the audit records: w in the log format,
+// at Info whatever --log-level says (an audit line is never filtered out).
+func (o *Options) auditLogger(w io.Writer) *slog.Logger {
+	user := o.Env("USER")
+	if u, err := osuser.Current(); err == nil && u.Username != "" {
+		user = u.Username
+	}
+	var h slog.Handler = slog.NewTextHandler(w, nil)
+	if o.Factory != nil && o.Factory.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, nil)
+	}
+	return slog.New(h).With("user", user)
+}
+
+// record writes the audit record of one action (nothing without
+// --log-file).
+func (a *triageActions) record(ctx context.Context, action string, ids []string, dest string, dryRun bool, res triage.Result, err error) {
+	if a.audit == nil {
+		return
+	}
+	attrs := []any{"source", a.t.URL, "action", action, "ids", strings.Join(ids, ","), "destination", dest, "dry_run", dryRun,
+		"done", res.Done, "failed", res.Failed, "outcome", res.Summary}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	a.audit.InfoContext(ctx, LogAudit, attrs...)
+}
+
+// replayDestination is where a replay of ids goes, for the audit record:
+// --to, else "originalTopic" (each message's, as the allow-list and the
+// fan-out guard allow).
+func (a *triageActions) replayDestination([]string) string {
+	if a.to != "" {
+		return a.to
+	}
+	return "originalTopic"
+}
+
+// ArchiveDestination implements triage.Actions.
+func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
+
+// Archive implements triage.Actions: inspect.Archive into --archive-file
+// (write, fsync, then remove); a dry run counts what would be archived.
+func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.archive(ctx, ids, dryRun, progress)
+	a.record(ctx, "archive", ids, a.o.archiveFile, dryRun, res, err)
+	return res, err
+}
+
+func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	f := inspect.Filter{IDs: ids, Limit: len(ids)}
+	src, _, closeSrc, err := a.Open(ctx, !dryRun)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	if dryRun {
+		n, cerr := inspect.Count(ctx, src, f)
+		return triage.Result{Done: n, Summary: fmt.Sprintf("would archive %d to %s", n, a.o.archiveFile)}, errors.Join(cerr, closeSrc())
+	}
+	// As dlq archive: a file that is not an archive is refused untouched,
+	// a killed archive's unfinished last line is cut (checkArchiveFile).
+	af, err := shared.CheckArchiveFile(a.o.archiveFile)
+	if err != nil {
+		_ = closeSrc()
+		return triage.Result{}, err
+	}
+	fh, err := af.Open(a.o.archiveFile, a.logger)
+	if err != nil {
+		_ = closeSrc()
+		return triage.Result{}, err
+	}
+	sum, aerr := inspect.Archive(ctx, src, f, fh, shared.Fsyncer(fh))
+	err = errors.Join(aerr, closeSrc(), fh.Close())
+	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
+		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
+}
+
+// Edit implements triage.Actions: dlq edit's session on the body.
+func (a *triageActions) Edit(m *message.Message) (triage.Editing, error) {
+	s, err := shared.NewEditSession(m, false, true)
+	if err != nil {
+		return nil, err
+	}
+	return &triageEdit{a: a, s: s, editor: a.o.Editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
+}
+
+// triageEdit is one edit of the console.
+type triageEdit struct {
+	a      *triageActions
+	s      *shared.EditSession
+	editor string
+	dest   string
+}
+
+func (e *triageEdit) Command() *exec.Cmd  { return e.s.Commands(e.editor)[0] }
+func (e *triageEdit) Destination() string { return e.dest }
+func (e *triageEdit) Close()              { e.s.Close() }
+
+// Check implements triage.Editing: the edited files read back and
+// validated as Finish would, nothing sent.
+func (e *triageEdit) Check() error {
+	_, err := e.s.Result(nil, nil, e.a.o.Now())
+	return err
+}
+
+// Finish validates the edited body and replays the edited copy.
+func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
+	ed, err := e.s.Result(nil, nil, e.a.o.Now())
+	if err != nil {
+		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
+	}
+	ids := []string{e.s.Orig.Header.MessageID}
+	res, err := e.a.replay(ctx, ids, dryRun, ed.Transform, func(triage.Outcome) {})
+	res.Summary = "edit: " + res.Summary
+	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
+	return res, err
+}
