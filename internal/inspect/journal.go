@@ -66,6 +66,7 @@ type ReplayJournal interface {
 type FileJournal struct {
 	mu       sync.Mutex
 	f        *os.File
+	w        SyncFile // f, or what OpenJournalOn's wrap put before it
 	lock     *journalLock
 	path     string
 	hold     time.Duration
@@ -88,6 +89,20 @@ type FileJournal struct {
 // *JournalLockedError (wrapping ErrJournalLocked) naming the journal and
 // its holder; the lock of a run that died is free.
 func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
+	return OpenJournalOn(path, hold, nil)
+}
+
+// SyncFile is the part of an *os.File the replay journal writes its
+// records through: Write, and Sync (an fsync).
+type SyncFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+}
+
+// OpenJournalOn is OpenJournal writing the journal's records through
+// wrap(file) instead of the file itself (nil wrap: the file): the seam
+// through which a test makes a write or an fsync of the journal fail.
+func OpenJournalOn(path string, hold time.Duration, wrap func(*os.File) SyncFile) (j *FileJournal, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
@@ -146,7 +161,10 @@ func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
 			return nil, fmt.Errorf("replay journal %s: cut off the line a crash left unfinished: %w", path, err)
 		}
 	}
-	j.f = f
+	j.f, j.w = f, SyncFile(f)
+	if wrap != nil {
+		j.w = wrap(f)
+	}
 	return j, nil
 }
 
@@ -271,7 +289,7 @@ func (j *FileJournal) Removed(rids []string) error {
 		delete(j.sent, rid)
 		delete(j.inFlight, rid)
 	}
-	if _, err := j.f.WriteString(b.String()); err != nil {
+	if _, err := j.w.Write([]byte(b.String())); err != nil {
 		return fmt.Errorf("replay journal %s: %w", j.path, err)
 	}
 	return nil
@@ -307,10 +325,10 @@ func (j *FileJournal) write(kind, suffix string, rids []string) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.WriteString(b.String()); err != nil {
+	if _, err := j.w.Write([]byte(b.String())); err != nil {
 		return fmt.Errorf("replay journal %s: %w", j.path, err)
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.w.Sync(); err != nil {
 		return fmt.Errorf("replay journal %s: sync: %w", j.path, err)
 	}
 	return nil

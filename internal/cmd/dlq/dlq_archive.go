@@ -112,7 +112,7 @@ func (o *dlqOptions) selects() bool {
 
 // fsyncer returns the sync of an archive written to f: fsync, where f is
 // something that can be synced (a pipe or a terminal cannot: EINVAL).
-func fsyncer(f *os.File) func() error {
+func fsyncer(f interface{ Sync() error }) func() error {
 	return func() error {
 		err := f.Sync()
 		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
@@ -252,7 +252,8 @@ func (o *dlqArchiveOptions) run(ctx context.Context, arg string) error {
 			_ = ch.Close(context.WithoutCancel(ctx))
 			return cmdutil.FailureErr(fmt.Errorf("archive %s: %w", t.URL, err))
 		}
-		w, sync, close = fh, fsyncer(fh), fh.Close
+		sf := inspect.ArchiveFile(o.file, o.io.SyncFileOf(fh))
+		w, sync, close = sf, fsyncer(sf), fh.Close
 	}
 	verb := "archived"
 	if o.purge {

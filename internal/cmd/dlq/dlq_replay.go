@@ -561,7 +561,7 @@ func (o *dlqReplayOptions) closeJournal(j *inspect.FileJournal, t *dlqTarget, in
 	case interrupted:
 		why = append(why, "the run was interrupted")
 	case scanFailed:
-		why = append(why, "the read of the dead-letter destination failed")
+		why = append(why, "the run failed (a read of the dead-letter destination, or a write of the journal)")
 	}
 	if failed > 0 {
 		why = append(why, plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
@@ -606,7 +606,7 @@ func (o *dlqReplayOptions) openJournal(t *dlqTarget) (*inspect.FileJournal, erro
 		}
 		path = filepath.Join(dir, "brighter", "replay", journalName(key))
 	}
-	j, err := inspect.OpenJournal(path, o.visibility)
+	j, err := inspect.OpenJournalOn(path, o.visibility, func(f *os.File) inspect.SyncFile { return o.io.SyncFileOf(f) })
 	if errors.Is(err, inspect.ErrJournalLocked) {
 		// Another replay runs on this journal: refused at once (exit 2),
 		// naming the journal and its holder.
