@@ -56,7 +56,7 @@ var evidenceMutants = []mutant{
 	{Name: "live-size-unset-zero", What: "lint --live reads a queue that reports no MaximumMessageSize as 0 bytes",
 		File: "internal/lint/live/sizes.go",
 		Old:  "\t\t\treturn limits.SQS.DefaultMaxMessageBytes, true, nil\n",
-		New:  "\t\t\treturn 0, true, nil\n",
+		New:  "\t\t\treturn 0 * limits.SQS.DefaultMaxMessageBytes, true, nil\n",
 		Pkg:  "./internal/lint/live", Run: "^TestSQSUnsetMaximumMessageSizeIsSQSDefault$"},
 	{Name: "live-counter-budget-off", What: "lint --live reports budget-cannot-run-down for a Pub/Sub subscription whose budget is off (requeueCount: -1)",
 		File: "internal/lint/live/counter.go",
