@@ -93,4 +93,9 @@ var evidenceMutants = []mutant{
 		Old:  "\tpctx, cancel := context.WithTimeout(ctx, timeout)\n",
 		New:  "\tpctx, cancel := context.WithCancel(ctx); _ = timeout\n",
 		Pkg:  "./internal/broker/gcp", Run: "^TestBlackHoledProbeEndsAtItsTimeout$"},
+	{Name: "rocketmq-group-settings-no-wait", What: "reading a RocketMQ consumer group's maximum deliveries (lint --live) has no wait of its own: a proxy that never answers the Settings holds lint --live until the caller's deadline",
+		File: "internal/broker/rocketmq/groupsettings.go",
+		Old:  "\tctx, cancel := context.WithTimeout(ctx, GroupSettingsWait)\n",
+		New:  "\tctx, cancel := context.WithCancel(ctx); _ = GroupSettingsWait\n",
+		Pkg:  "./internal/broker/rocketmq", Run: "^TestGroupSettingsUnansweredEndsAtItsOwnWait$"},
 }
