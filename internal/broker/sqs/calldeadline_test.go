@@ -2,11 +2,14 @@ package sqs
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 )
 
 // TestCallWithoutDeadlineGetsDefaultCallDeadline: an SQS call made with a
@@ -67,5 +70,24 @@ func TestCallWithoutDeadlineGetsDefaultCallDeadline(t *testing.T) {
 				t.Errorf("%s arrived with %v left of its deadline, want about %s", tc.op, left, tc.want)
 			}
 		})
+	}
+}
+
+// TestRefusedConnectionNamesTheEndpoint: an SQS call to an endpoint where
+// nothing listens (127.0.0.1:1 refuses every connection) fails at once with
+// an error naming the endpoint and saying it refused the connection, so the
+// one line an operator reads says where, not only the SDK's words.
+func TestRefusedConnectionNamesTheEndpoint(t *testing.T) {
+	t.Parallel()
+	cfg := sqstest.Config()
+	cfg.RetryMaxAttempts = 1
+	c := NewClientsFromConfig(cfg, "http://127.0.0.1:1")
+	start := time.Now()
+	_, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String("orders")})
+	if err == nil || !strings.Contains(err.Error(), "SQS at http://127.0.0.1:1 refused the connection") {
+		t.Errorf("GetQueueUrl at a refusing endpoint = %v, want it named as refusing the connection", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("GetQueueUrl at a refusing endpoint took %s, want at once", took.Round(time.Millisecond))
 	}
 }
