@@ -395,7 +395,8 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 		_ = closeSrc()
 		return triage.Result{}, err
 	}
-	sum, aerr := inspect.Archive(ctx, src, f, fh, fsyncer(fh))
+	sf := inspect.ArchiveFile(a.o.archiveFile, a.o.io.SyncFileOf(fh))
+	sum, aerr := inspect.Archive(ctx, src, f, sf, fsyncer(sf))
 	err = errors.Join(aerr, closeSrc(), fh.Close())
 	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
 		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
