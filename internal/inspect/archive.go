@@ -211,6 +211,33 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 	return sum, err
 }
 
+// ArchiveFile is f, the archive file at path, with the errors of its
+// writes and fsyncs naming the file ("archive file PATH: fsync: ..."): what
+// `dlq archive --file` hands to ArchiveWith, so that a failed write or
+// fsync, which stops the archive with that receive's messages left in
+// place, fails the command with the file named.
+func ArchiveFile(path string, f SyncFile) SyncFile { return namedFile{f: f, path: path} }
+
+type namedFile struct {
+	f    SyncFile
+	path string
+}
+
+func (n namedFile) Write(p []byte) (int, error) {
+	k, err := n.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("archive file %s: %w", n.path, err)
+	}
+	return k, err
+}
+
+func (n namedFile) Sync() error {
+	if err := n.f.Sync(); err != nil {
+		return fmt.Errorf("archive file %s: fsync: %w", n.path, err)
+	}
+	return nil
+}
+
 // RestoreCopy returns the message to publish for a record read back from an
 // archive: the same message (id, headers, bag with its rejection metadata,
 // body) addressed to dest, without the SQS receipt handle the archive may

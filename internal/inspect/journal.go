@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,12 +66,14 @@ type ReplayJournal interface {
 type FileJournal struct {
 	mu       sync.Mutex
 	f        *os.File
+	w        SyncFile // f, or what OpenJournalOn's wrap put before it
 	lock     *journalLock
 	path     string
 	hold     time.Duration
 	now      func() time.Time
 	sent     map[string]time.Time // replay id -> until when a killed run may hold its message
 	inFlight map[string]bool
+	cut      string // the unfinished last line found at open (Cut)
 }
 
 // OpenJournal opens (creating it, mode 0600, and its directory, 0700) the
@@ -78,11 +81,28 @@ type FileJournal struct {
 // this run holds each message it reads invisible (its --visibility): it is
 // recorded with every copy sent, so that a later run does not forget a copy
 // whose message a killed run may still hold (Close). Errors name the path;
-// a line that is neither form is an error (the file is not a journal). A
+// a whole line (ending in a newline) that is neither form is an error (the
+// file is not a journal). A last line without its newline was cut by a
+// crash during its write: it is not read, it is cut off the file (so the
+// next record starts a line of its own) and Cut returns it. A
 // journal another run holds open is refused at once with a
 // *JournalLockedError (wrapping ErrJournalLocked) naming the journal and
 // its holder; the lock of a run that died is free.
 func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
+	return OpenJournalOn(path, hold, nil)
+}
+
+// SyncFile is the part of an *os.File the replay journal writes its
+// records through: Write, and Sync (an fsync).
+type SyncFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+}
+
+// OpenJournalOn is OpenJournal writing the journal's records through
+// wrap(file) instead of the file itself (nil wrap: the file): the seam
+// through which a test makes a write or an fsync of the journal fail.
+func OpenJournalOn(path string, hold time.Duration, wrap func(*os.File) SyncFile) (j *FileJournal, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
@@ -97,41 +117,28 @@ func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
 	}()
 	j = &FileJournal{path: path, lock: lock, hold: hold, now: time.Now, sent: map[string]time.Time{}, inFlight: map[string]bool{}}
 	if fh, err := os.Open(path); err == nil {
-		sc := bufio.NewScanner(fh)
+		rd := bufio.NewReader(fh)
 		n := 0
-		for sc.Scan() {
-			n++
-			kind, rid, ok := strings.Cut(sc.Text(), " ")
-			if kind == "sent" {
-				var until time.Time
-				if until, rid, ok = parseSent(rid); !ok {
-					fh.Close()
-					return nil, fmt.Errorf("replay journal %s:%d: not a journal line", path, n)
-				}
-				j.sent[rid] = until
-				delete(j.inFlight, rid)
-				continue
-			}
-			switch {
-			case ok && kind == "removed":
-				delete(j.sent, rid)
-				delete(j.inFlight, rid)
-			case ok && kind == "sending":
-				if _, sent := j.sent[rid]; !sent {
-					j.inFlight[rid] = true
-				}
-			case sc.Text() == "":
-				// a line cut short by a crash before its newline: ignored
-			default:
+		for {
+			line, rerr := rd.ReadString('\n')
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
 				fh.Close()
-				return nil, fmt.Errorf("replay journal %s:%d: not a journal line", path, n)
+				return nil, fmt.Errorf("replay journal %s: %w", path, rerr)
+			}
+			if rerr != nil {
+				// The last line has no newline: a crash cut it mid-write
+				// (every record is written whole, newline last). Whatever
+				// it holds is not trusted; the write below removes it.
+				j.cut = line
+				break
+			}
+			n++
+			if err := j.read(strings.TrimSuffix(line, "\n")); err != nil {
+				fh.Close()
+				return nil, fmt.Errorf("replay journal %s:%d: %w", path, n, err)
 			}
 		}
-		err := sc.Err()
 		fh.Close()
-		if err != nil {
-			return nil, fmt.Errorf("replay journal %s: %w", path, err)
-		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
@@ -139,16 +146,61 @@ func OpenJournal(path string, hold time.Duration) (j *FileJournal, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay journal %s: %w", path, err)
 	}
-	// A line a crash cut short (no newline) must not swallow the next one.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		if _, err := f.WriteString("\n"); err != nil {
+	if j.cut != "" {
+		// A line a crash cut short is cut off, so that the next record
+		// starts a line of its own and the journal stays readable.
+		st, err := f.Stat()
+		if err == nil {
+			err = f.Truncate(st.Size() - int64(len(j.cut)))
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("replay journal %s: %w", path, err)
+			return nil, fmt.Errorf("replay journal %s: cut off the line a crash left unfinished: %w", path, err)
 		}
 	}
-	j.f = f
+	j.f, j.w = f, SyncFile(f)
+	if wrap != nil {
+		j.w = wrap(f)
+	}
 	return j, nil
 }
+
+// errNotJournalLine is the error of a line that is none of a journal's forms.
+var errNotJournalLine = errors.New("not a journal line")
+
+// read applies one whole line (without its newline) of the journal.
+func (j *FileJournal) read(line string) error {
+	kind, rid, ok := strings.Cut(line, " ")
+	switch {
+	case kind == "sent":
+		until, rid, ok := parseSent(rid)
+		if !ok {
+			return errNotJournalLine
+		}
+		j.sent[rid] = until
+		delete(j.inFlight, rid)
+	case ok && kind == "removed":
+		delete(j.sent, rid)
+		delete(j.inFlight, rid)
+	case ok && kind == "sending":
+		if _, sent := j.sent[rid]; !sent {
+			j.inFlight[rid] = true
+		}
+	case line == "":
+		// the newline an older version appended after a line a crash cut
+	default:
+		return errNotJournalLine
+	}
+	return nil
+}
+
+// Cut is the unfinished last line OpenJournal found and cut off (a crash
+// during its write; "" when there was none): the run goes on from the
+// records before it, and the command reports it.
+func (j *FileJournal) Cut() string { return j.cut }
 
 // parseSent reads the rest of a "sent" line, "RID AT HOLD" or (older)
 // "RID": the replay id and until when the run that wrote it may hold the
@@ -237,7 +289,7 @@ func (j *FileJournal) Removed(rids []string) error {
 		delete(j.sent, rid)
 		delete(j.inFlight, rid)
 	}
-	if _, err := j.f.WriteString(b.String()); err != nil {
+	if _, err := j.w.Write([]byte(b.String())); err != nil {
 		return fmt.Errorf("replay journal %s: %w", j.path, err)
 	}
 	return nil
@@ -273,10 +325,10 @@ func (j *FileJournal) write(kind, suffix string, rids []string) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.WriteString(b.String()); err != nil {
+	if _, err := j.w.Write([]byte(b.String())); err != nil {
 		return fmt.Errorf("replay journal %s: %w", j.path, err)
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.w.Sync(); err != nil {
 		return fmt.Errorf("replay journal %s: sync: %w", j.path, err)
 	}
 	return nil

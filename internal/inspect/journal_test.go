@@ -139,3 +139,51 @@ func TestJournal_LockRefusesASecondRunAndFreesOnDeath(t *testing.T) {
 		t.Errorf("the lock file outlived a clean close (stat: %v)", err)
 	}
 }
+
+// TestJournal_LineCutByACrashIsDroppedAndTheRunResumes: a journal whose
+// last line a crash cut mid-write (no newline) opens with every earlier
+// record, reports the cut line, and cuts it off so that the records this
+// run appends are read whole by the next one, whatever the cut held (a
+// kind cut short, a replay id cut short, a time cut short).
+func TestJournal_LineCutByACrashIsDroppedAndTheRunResumes(t *testing.T) {
+	for _, cut := range []string{"se", "sent r2", "sent r2 1733", "sending r", "removed r1"} {
+		t.Run(cut, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cut.journal")
+			whole := "sending r1\nsent r1 1000 5000\nsending r2\n"
+			if err := os.WriteFile(path, []byte(whole+cut), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			j, err := OpenJournal(path, time.Minute)
+			if err != nil {
+				t.Fatalf("a journal with its last line cut by a crash is unreadable: %v", err)
+			}
+			if !j.Sent("r1") || j.Sent("r2") || j.Pending() != 1 || len(j.InFlight()) != 1 {
+				t.Errorf("records before the cut line: sent r1 %v, sent r2 %v, pending %d, in flight %v; want true, false, 1, [r2]", j.Sent("r1"), j.Sent("r2"), j.Pending(), j.InFlight())
+			}
+			if j.Cut() != cut {
+				t.Errorf("Cut() = %q, want %q reported", j.Cut(), cut)
+			}
+			if err := j.Published([]string{"r3"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := j.Close(true, false); err != nil {
+				t.Fatal(err)
+			}
+			j, err = OpenJournal(path, time.Minute)
+			if err != nil {
+				t.Fatalf("the journal after a run resumed from a cut line is unreadable: %v", err)
+			}
+			defer j.Close(true, false)
+			if !j.Sent("r1") || !j.Sent("r3") || j.Cut() != "" {
+				t.Errorf("after the resumed run: sent r1 %v, sent r3 %v, cut %q; want true, true, none", j.Sent("r1"), j.Sent("r3"), j.Cut())
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), whole+"sent r3 ") || strings.Contains(string(b), "\n\n") {
+				t.Errorf("journal file after the resumed run:\n%s\nwant the cut line gone and r3 on a line of its own", b)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"charm.land/lipgloss/v2/table"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Exporter writes the messages a peek selects, one at a time, so nothing but
@@ -66,9 +67,12 @@ type JSONLines struct {
 // NewJSONLines writes records to w.
 func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: bufio.NewWriter(w)} }
 
-// Write writes m's record and a newline.
+// Write writes m's record and a newline. The bag's texts are message
+// content (a forged originalTopic may be a URL with credentials): they are
+// written redacted as the peek table shows them (credentials, query values
+// and secrets masked, shownRecord), the rest as stored.
 func (j *JSONLines) Write(m *message.Message) error {
-	line, err := message.MarshalRecordJSON(m)
+	line, err := message.MarshalRecordJSON(shownRecord(m))
 	if err != nil {
 		return err
 	}
@@ -77,6 +81,35 @@ func (j *JSONLines) Write(m *message.Message) error {
 		return fmt.Errorf("write record of message %s: %w", m.Header.MessageID, err)
 	}
 	return nil
+}
+
+// shownRecord is m with its originalTopic redacted as the peek table
+// shows it (redact.URL) and every other text of its bag (the rejection
+// message, the pump's RejectionReason text) as Describe shows a rejection
+// message (redact.Text); m itself when nothing changes.
+func shownRecord(m *message.Message) *message.Message {
+	var c *message.Message
+	for k, v := range m.Header.Bag {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		shown := redact.Text(s)
+		if k == message.KeyOriginalTopic {
+			shown = redact.URL(s)
+		}
+		if shown == s {
+			continue
+		}
+		if c == nil {
+			c = m.Clone()
+		}
+		c.Header.Bag[k] = shown
+	}
+	if c == nil {
+		return m
+	}
+	return c
 }
 
 // EndBatch flushes the lines of one receive, so they are shown at once.

@@ -219,8 +219,10 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 // visible again before Replay returns ctx's error.
 //
 // It returns the summary and an error only when the scan itself failed
-// (receive, ctx); per-message failures are counted in Summary.Failed and
-// logged at Error with the message id.
+// (receive, ctx) or a write of o.Journal failed (the error names the
+// journal's file; a copy whose "sending" record failed was not published,
+// so its message stays in the source); per-message failures are counted in
+// Summary.Failed and logged at Error with the message id.
 func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f Filter, o ReplayOptions) (Summary, error) {
 	now := o.Now
 	if now == nil {
@@ -232,7 +234,19 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	log := src.logger()
 	sum := Summary{DryRun: o.DryRun}
-	var mu sync.Mutex
+	var (
+		mu sync.Mutex
+		// journalErr is the first failed write of the journal (under mu):
+		// Replay returns it, so that the command fails naming the file.
+		journalErr error
+	)
+	journalFailed := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if journalErr == nil {
+			journalErr = err
+		}
+	}
 	report := func(out Outcome) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -282,6 +296,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		}
 		if journal != nil {
 			if err := journal.Sending(rids); err != nil {
+				// Not durably recorded: nothing is published (so nothing
+				// is removed); the messages stay where they are.
+				journalFailed(err)
 				for _, i := range idx {
 					perr[i] = err
 				}
@@ -299,6 +316,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			if err := journal.Published(sent); err != nil {
 				// Published: remove them all the same; only a crash before
 				// the remove would now publish them again.
+				journalFailed(err)
 				log.ErrorContext(ctx, LogJournalFailed, "source", src.Name, "error", err)
 			}
 		}
@@ -511,6 +529,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	wg.Wait()
 	sum.Skipped = counts.Skipped
+	if err == nil && journalErr != nil {
+		err = fmt.Errorf("the replay journal could not be written: %w", journalErr)
+	}
 	return sum, err
 }
 

@@ -48,6 +48,10 @@ const (
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
 	LogJournalFailed = "dlq replay journal not written; a rerun after a crash may publish these copies again"
 	LogReceiveRetry  = "dlq receive failed; retrying"
+	// LogJournalCut is logged once when a replay journal's last line was
+	// cut by a crash mid-write (FileJournal.Cut): the run resumes from the
+	// records before it.
+	LogJournalCut = "dlq replay journal ended in a line cut short by a crash; it was dropped and the run resumes from the records before it"
 )
 
 // Source is a destination to inspect, read through the transport's

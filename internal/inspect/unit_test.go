@@ -246,3 +246,42 @@ func TestTable_MarksEveryFurtherCopyOfAnID(t *testing.T) {
 		t.Errorf("CopyCounts = %v, want twice 2, once 1", n)
 	}
 }
+
+// TestJSONLines_ForgedDestinationCredentialsAreMasked: `dlq peek -o json`
+// writes a stored originalTopic forged as a URL with credentials, and a
+// rejection message holding one, masked as the peek table shows them; the
+// stored message is left as it is and the rest of the record is kept.
+func TestJSONLines_ForgedDestinationCredentialsAreMasked(t *testing.T) {
+	const forged = "sqs://admin:pw-FORGED-1@evil.example/q?token=tok-FORGED-2"
+	m := routed("a", forged, message.ReasonDeliveryError, "POST https://u:pw-FORGED-3@h/x: 500", time.Now())
+	m.Header.Bag[message.KeyRejectionMessage] = "POST https://u:pw-FORGED-3@h/x: 500" // as an older version stored it
+	var out bytes.Buffer
+	j := inspect.NewJSONLines(&out)
+	if err := j.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := message.UnmarshalRecordJSON(bytes.TrimSpace(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "FORGED") || back.Header.Bag[message.KeyOriginalTopic] != "sqs://REDACTED@evil.example/q?token=REDACTED" {
+		t.Fatalf("peek -o json shows a forged destination's credentials:\n%s", out.String())
+	}
+	if back.Header.MessageID != "a" || back.Header.Bag[message.KeyRejectionReason] != message.ReasonDeliveryError.String() {
+		t.Errorf("record changed beyond the redaction: %+v", back.Header)
+	}
+	if m.Header.Bag[message.KeyOriginalTopic] != forged {
+		t.Errorf("the message itself was changed: %v", m.Header.Bag[message.KeyOriginalTopic])
+	}
+	plain := routed("b", "orders", message.ReasonDeliveryError, "declined", time.Now())
+	out.Reset()
+	j = inspect.NewJSONLines(&out)
+	_ = j.Write(plain)
+	_ = j.Flush()
+	if back, err := message.UnmarshalRecordJSON(bytes.TrimSpace(out.Bytes())); err != nil || back.Header.Bag[message.KeyOriginalTopic] != "orders" || back.Header.Bag[message.KeyRejectionMessage] != "declined" {
+		t.Errorf("a plain record is not written as stored: %v %+v", err, back)
+	}
+}

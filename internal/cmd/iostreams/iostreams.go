@@ -36,6 +36,27 @@ type IOStreams struct {
 	// writes; the root's Run sets it when nil, and a command that reads a
 	// subscriptions file adds the file's secrets (config.File.Secrets).
 	Redactor *redact.Redactor
+	// WrapFile, when set, is put between the files whose writes must be
+	// durable before messages are removed (dlq archive's --file, the
+	// replay journal) and their writes and fsyncs: a test injects a failing
+	// write or fsync there. nil (production) writes to the file itself.
+	WrapFile func(f *os.File) SyncFile
+}
+
+// SyncFile is the part of an *os.File that dlq archive's --file and the
+// replay journal write through: Write, and Sync (an fsync).
+type SyncFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+}
+
+// SyncFileOf is f as the durable writers write to it: WrapFile(f) when set,
+// else f.
+func (s *IOStreams) SyncFileOf(f *os.File) SyncFile {
+	if s.WrapFile != nil {
+		return s.WrapFile(f)
+	}
+	return f
 }
 
 // System returns the process's own streams: stdin, stdout and stderr, with

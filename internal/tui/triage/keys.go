@@ -99,6 +99,16 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			if a.yes != nil {
 				return m, a.yes()
 			}
+			if m.busy != "" {
+				// One action at a time: a question asked while another
+				// action runs (an edit's editor ended meanwhile) starts
+				// nothing.
+				if a.cancel != nil {
+					a.cancel()
+				}
+				m.status = m.oneAtATime()
+				return m, nil
+			}
 			if m.loading {
 				// A read holds what it reads while it runs: the action
 				// starts when the read has ended, so it sees every message.
@@ -153,7 +163,12 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.busy != "" {
-		return m, nil // one action at a time
+		// One action at a time: keys wait, and one that would start
+		// another action says why nothing happens.
+		if k.Replay.Matches(msg) || k.ReplayGroup.Matches(msg) || k.Archive.Matches(msg) || k.Edit.Matches(msg) {
+			m.status = m.oneAtATime()
+		}
+		return m, nil
 	}
 	page := max(m.height-6, 1)
 	switch {
@@ -283,4 +298,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, editCmd(x.Header.MessageID, ed)
 	}
 	return m, nil
+}
+
+// oneAtATime is the status line of an action refused because another one
+// runs.
+func (m Model) oneAtATime() string {
+	return m.busy + " is running: one action at a time; nothing else was started (wait for it to finish; ctrl+c stops it)"
 }

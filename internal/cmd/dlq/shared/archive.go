@@ -92,7 +92,8 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 			_ = ch.Close(context.WithoutCancel(ctx))
 			return cmdutil.FailureErr(fmt.Errorf("archive %s: %w", t.URL, err))
 		}
-		w, sync, close = fh, Fsyncer(fh), fh.Close
+		sf := inspect.ArchiveFile(o.File, o.IO.SyncFileOf(fh))
+		w, sync, close = sf, Fsyncer(sf), fh.Close
 	}
 	verb := "archived"
 	if o.Purge {

@@ -27,7 +27,7 @@ func (o *Options) Selects() bool {
 
 // Fsyncer returns the sync of an archive written to f: fsync, where f is
 // something that can be synced (a pipe or a terminal cannot: EINVAL).
-func Fsyncer(f *os.File) func() error {
+func Fsyncer(f interface{ Sync() error }) func() error {
 	return func() error {
 		err := f.Sync()
 		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {

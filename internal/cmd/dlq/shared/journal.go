@@ -31,7 +31,7 @@ func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target
 	case interrupted:
 		why = append(why, "the run was interrupted")
 	case scanFailed:
-		why = append(why, "the read of the dead-letter destination failed")
+		why = append(why, "the run failed (a read of the dead-letter destination, or a write of the journal)")
 	}
 	if failed > 0 {
 		why = append(why, Plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
@@ -76,7 +76,7 @@ func (o *ReplayOptions) openJournal(t *transport.Target) (*inspect.FileJournal, 
 		}
 		path = filepath.Join(dir, "brighter", "replay", journalName(key))
 	}
-	j, err := inspect.OpenJournal(path, o.Visibility)
+	j, err := inspect.OpenJournalOn(path, o.Visibility, func(f *os.File) inspect.SyncFile { return o.IO.SyncFileOf(f) })
 	if errors.Is(err, inspect.ErrJournalLocked) {
 		// Another replay runs on this journal: refused at once (exit 2),
 		// naming the journal and its holder.

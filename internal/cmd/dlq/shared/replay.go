@@ -115,6 +115,9 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		if journal, err = o.openJournal(t); err != nil {
 			return err
 		}
+		if journal != nil && journal.Cut() != "" {
+			logger.WarnContext(ctx, inspect.LogJournalCut, "journal", journal.Path(), "line", redact.Quote(journal.Cut()))
+		}
 		defer func() {
 			if journal != nil { // a return before the replay ran: nothing new to keep
 				_, _ = journal.Close(false, false)

@@ -406,7 +406,8 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 		_ = closeSrc()
 		return triage.Result{}, err
 	}
-	sum, aerr := inspect.Archive(ctx, src, f, fh, shared.Fsyncer(fh))
+	sf := inspect.ArchiveFile(a.o.archiveFile, a.o.IO.SyncFileOf(fh))
+	sum, aerr := inspect.Archive(ctx, src, f, sf, shared.Fsyncer(sf))
 	err = errors.Join(aerr, closeSrc(), fh.Close())
 	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
 		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
