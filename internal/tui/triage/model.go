@@ -72,7 +72,11 @@ type Model struct {
 	view   view
 	groups []*group
 	// all is the last read's messages (a search looks in them).
-	all     []*message.Message
+	all []*message.Message
+	// copies is how many stored copies of each id the last read found
+	// (inspect.CopyCounts): the list and the message view mark an id
+	// with more than one (×N).
+	copies  map[string]int
 	cursor  [3]int
 	sel     map[string]bool
 	dryRun  bool

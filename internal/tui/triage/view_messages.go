@@ -18,12 +18,12 @@ func (m Model) messageLines() []string {
 	ms := m.visibleMessages()
 	idW, topicW := 8, 0
 	for _, x := range ms {
-		idW = max(idW, len([]rune(x.Header.MessageID)))
+		idW = max(idW, len([]rune(m.idCell(x.Header.MessageID))))
 		if g.search != "" || m.width >= 110 {
 			topicW = max(topicW, 6, len([]rune(inspect.Describe(x).OriginalTopic)))
 		}
 	}
-	idW, topicW = min(idW, 36), min(topicW, 24)
+	idW, topicW = min(idW, 40), min(topicW, 24)
 	head := fmt.Sprintf(" %-*s %-8s %5s ", idW, "ID", "REJECTED", "DELIV")
 	if topicW > 0 {
 		head += fmt.Sprintf("%-*s ", topicW, "TOPIC")
@@ -41,7 +41,7 @@ func (m Model) messageLines() []string {
 		if m.sel[d.ID] {
 			mark = "*"
 		}
-		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(d.ID, idW), m.ago(rejectedAt(x)), deliveries(d))
+		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(m.idCell(d.ID), idW), m.ago(rejectedAt(x)), deliveries(d))
 		if topicW > 0 {
 			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(d.OriginalTopic, topicW))
 		}
