@@ -187,6 +187,9 @@ type triageActions struct {
 	running sync.WaitGroup
 	// held is openedChannel.held of the last Load (LoadNote).
 	held atomic.Int64
+	// reread is set after the first Load: every later one (a refresh,
+	// ctrl+r, the read after an action) releases each receive at once.
+	reread atomic.Bool
 }
 
 // LoadNote implements triage.LoadNoter: how many messages another reader
@@ -229,6 +232,10 @@ func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
 		return nil, err
 	}
 	a.held.Store(held)
+	// A re-read releases what each receive brought at once, so a console
+	// refreshing every few seconds never keeps the dead letters from
+	// another reader (inspect.Source.ReleaseEach).
+	src.ReleaseEach = a.reread.Swap(true)
 	var out collect
 	_, perr := inspect.Peek(ctx, src, f, &out)
 	return out, errors.Join(perr, closeSrc())

@@ -11,4 +11,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "\tm.copies = inspect.CopyCounts(ms)\n",
 		New:  "\tm.copies = map[string]int{}\n",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageShowsStoredCopiesOfAnID$"},
+	{Name: "triage-refresh-holds", What: "a console re-read holds every message it reads until its scan ends: refreshing every few seconds, it hides the dead letters from another consumer about half the time",
+		File: "internal/inspect/scan.go",
+		Old:  "\t\tif src.ReleaseEach {\n",
+		New:  "\t\tif false && src.ReleaseEach {\n",
+		Pkg:  "./internal/cmd/dlq", Run: "^TestDLQTriage_TmuxRefreshHidesNothing$"},
 }
