@@ -48,6 +48,7 @@ const (
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
 	LogJournalFailed = "dlq replay journal not written; a rerun after a crash may publish these copies again"
 	LogReceiveRetry  = "dlq receive failed; retrying"
+	LogHistoryFailed = "dlq retry not recorded in the retry history"
 )
 
 // Source is a destination to inspect, read through the transport's

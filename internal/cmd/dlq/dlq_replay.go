@@ -329,6 +329,7 @@ func (o *dlqReplayOptions) run(ctx context.Context, arg string) error {
 	} else {
 		opts.Progress = inspect.NewLines(o.io.Out)
 	}
+	opts.History = o.retryHistory()
 	if journal != nil {
 		opts.Journal = journal
 		logger.Debug("replay journal", "source", t.URL, "path", journal.Path())

@@ -41,6 +41,9 @@ type dlqTriageOptions struct {
 	// refresh is --refresh: how often the console reads the destination
 	// again by itself (0: only on ctrl+r and after an action).
 	refresh time.Duration
+	// settle is --settle: how long after its last retry a message not back
+	// in the destination counts as a pending retry.
+	settle time.Duration
 }
 
 func newDLQTriageCmd(parent *dlqOptions) *cobra.Command {
@@ -90,6 +93,7 @@ action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.fanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
+	fl.DurationVar(&o.settle, "settle", triage.DefaultSettle, "a retried message not back in the destination is a pending retry for this long after its last retry, then settled")
 	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
 	return cmd
 }
@@ -131,7 +135,7 @@ func (o *dlqTriageOptions) run(ctx context.Context, arg string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithRefresh(o.refresh).WithMessages(first)
+	model := triage.New(ctx, a, o.now).WithDryRun(o.dryRun).WithRefresh(o.refresh).WithSettle(o.settle).WithMessages(first)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
@@ -159,7 +163,7 @@ func (o *dlqTriageOptions) actions(ctx context.Context, arg string, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.retryHistory()}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
@@ -187,6 +191,9 @@ type triageActions struct {
 	running sync.WaitGroup
 	// held is openedChannel.held of the last Load (LoadNote).
 	held atomic.Int64
+	// history is the retry history the console's replays record into and
+	// its message view reads (nil: none kept).
+	history *inspect.RetryHistory
 	// reread is set after the first Load: every later one (a refresh,
 	// ctrl+r, the read after an action) releases each receive at once.
 	reread atomic.Bool
@@ -289,7 +296,7 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
 	}
-	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.routeFunc(), DryRun: dryRun, Now: a.o.now, Transform: transform,
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.routeFunc(), DryRun: dryRun, Now: a.o.now, Transform: transform, History: a.history,
 		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
 	sum, rerr := inspect.Replay(ctx, src, replaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
 	cerr := closeSrc()
@@ -448,4 +455,13 @@ func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, er
 	res.Summary = "edit: " + res.Summary
 	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
 	return res, err
+}
+
+// Retries implements triage.HistoryReader: the retry history's records of
+// this destination (none without a state directory).
+func (a *triageActions) Retries() ([]inspect.Retry, error) {
+	if a.history == nil {
+		return nil, nil
+	}
+	return inspect.ReadRetryHistory(a.history.Path(), a.t.URL)
 }

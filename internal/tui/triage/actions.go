@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -76,6 +77,13 @@ type Actions interface {
 // when there is nothing to say.
 type LoadNoter interface {
 	LoadNote() string
+}
+
+// HistoryReader is implemented by Actions that keep a retry history
+// (inspect.RetryHistory): Retries, asked after each Load, is every retry
+// recorded of the destination's messages, oldest first.
+type HistoryReader interface {
+	Retries() ([]inspect.Retry, error)
 }
 
 // confirm is a destructive action waiting for y/n.

@@ -3,11 +3,13 @@ package triage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -40,6 +42,9 @@ type (
 		Err      error
 		// Note is the Actions' LoadNote, shown on the status line.
 		Note string
+		// Retries is the Actions' retry history (HistoryReader), nil
+		// without one.
+		Retries []inspect.Retry
 	}
 	progressMsg struct {
 		ch  chan tea.Msg
@@ -76,7 +81,12 @@ type Model struct {
 	// copies is how many stored copies of each id the last read found
 	// (inspect.CopyCounts): the list and the message view mark an id
 	// with more than one (×N).
-	copies  map[string]int
+	copies map[string]int
+	// retries is the retry history by message id, oldest first; settle
+	// is how long after its last retry a message not back is pending
+	// (WithSettle).
+	retries map[string][]inspect.Retry
+	settle  time.Duration
 	cursor  [3]int
 	sel     map[string]bool
 	dryRun  bool
@@ -153,7 +163,18 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	st.Cursor.Blink = false
 	f.SetStyles(st)
 	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
-		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick}
+		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick, settle: DefaultSettle}
+}
+
+// DefaultSettle is how long after its last retry a message that has not
+// come back to the dead-letter destination counts as pending (WithSettle).
+const DefaultSettle = 15 * time.Minute
+
+// WithSettle returns m counting a retried message pending for d after its
+// last retry unless it comes back (failed again); after d it is settled.
+func (m Model) WithSettle(d time.Duration) Model {
+	m.settle = d
+	return m
 }
 
 // WithDryRun returns m with the dry run on or off (dlq triage --dry-run).
@@ -169,6 +190,10 @@ func (m Model) WithDryRun(on bool) Model {
 func (m Model) WithMessages(ms []*message.Message) Model {
 	m.loading = false
 	m.lastRead = m.now()
+	if h, ok := m.act.(HistoryReader); ok {
+		rs, _ := h.Retries()
+		m.setRetries(rs)
+	}
 	m.setMessages(ms)
 	if n, ok := m.act.(LoadNoter); ok {
 		m.status = n.LoadNote()
@@ -194,7 +219,14 @@ func (m Model) load() tea.Cmd {
 		if n, ok := act.(LoadNoter); ok {
 			note = n.LoadNote()
 		}
-		return LoadedMsg{Messages: ms, Err: err, Note: note}
+		var rs []inspect.Retry
+		if h, ok := act.(HistoryReader); ok && err == nil {
+			var herr error
+			if rs, herr = h.Retries(); herr != nil {
+				note = strings.TrimPrefix(note+"; ", "; ") + "retry history: " + herr.Error()
+			}
+		}
+		return LoadedMsg{Messages: ms, Err: err, Note: note, Retries: rs}
 	}
 }
 
@@ -223,6 +255,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a := m.pending; a != nil {
 			m.pending = nil
 			if msg.Err == nil {
+				m.setRetries(msg.Retries)
 				m.setMessages(msg.Messages)
 			}
 			return m, m.start(a.what, a.total, a.job)
@@ -231,6 +264,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = "read failed: " + msg.Err.Error()
 			return m, nil
 		}
+		m.setRetries(msg.Retries)
 		m.setMessages(msg.Messages)
 		if msg.Note != "" {
 			m.status = msg.Note

@@ -28,6 +28,9 @@ func (m Model) Render() string {
 		tags = append(tags, fmt.Sprintf("%d selected", n))
 	}
 	tags = append(tags, "sort: "+sortNames[m.sort])
+	if p, f := m.pendingRetries(); p+f > 0 {
+		tags = append(tags, fmt.Sprintf("retries: %d pending, %d failed again", p, f))
+	}
 	switch {
 	case m.loading:
 		tags = append(tags, "reading…")

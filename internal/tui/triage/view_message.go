@@ -78,6 +78,7 @@ func (m Model) detailLines() []string {
 	for l := range strings.SplitSeq(kit.Wrap(cause(d), w), "\n") {
 		lines = append(lines, "  "+l)
 	}
+	lines = append(lines, m.historyLines(x)...)
 	lines = append(lines, "headers")
 	bag := false
 	for _, f := range headerFields(x) {

@@ -16,8 +16,9 @@ func (m Model) messageLines() []string {
 		title = fmt.Sprintf("search /%s · %s matching, from every group", g.search, count(len(g.msgs)))
 	}
 	ms := m.visibleMessages()
-	idW, topicW := 8, 0
+	idW, topicW, retryW := 8, 0, 0
 	for _, x := range ms {
+		retryW = max(retryW, len([]rune(m.retryCell(x.Header.MessageID))))
 		idW = max(idW, len([]rune(m.idCell(x.Header.MessageID))))
 		if g.search != "" || m.width >= 110 {
 			topicW = max(topicW, 6, len([]rune(inspect.Describe(x).OriginalTopic)))
@@ -25,6 +26,10 @@ func (m Model) messageLines() []string {
 	}
 	idW, topicW = min(idW, 40), min(topicW, 24)
 	head := fmt.Sprintf(" %-*s %-8s %5s ", idW, "ID", "REJECTED", "DELIV")
+	if retryW > 0 {
+		retryW = max(retryW, len("RETRIED"))
+		head += fmt.Sprintf("%-*s ", retryW, "RETRIED")
+	}
 	if topicW > 0 {
 		head += fmt.Sprintf("%-*s ", topicW, "TOPIC")
 	}
@@ -42,6 +47,9 @@ func (m Model) messageLines() []string {
 			mark = "*"
 		}
 		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(m.idCell(d.ID), idW), m.ago(rejectedAt(x)), deliveries(d))
+		if retryW > 0 {
+			row += fmt.Sprintf("%-*s ", retryW, m.retryCell(d.ID))
+		}
 		if topicW > 0 {
 			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(d.OriginalTopic, topicW))
 		}
