@@ -465,3 +465,17 @@ func (a *triageActions) Retries() ([]inspect.Retry, error) {
 	}
 	return inspect.ReadRetryHistory(a.history.Path(), a.t.URL)
 }
+
+// Archived implements triage.ArchiveReader: the records of --archive-file
+// (none when it does not exist yet), for the console's archived view.
+func (a *triageActions) Archived() ([]*message.Message, error) {
+	f, err := os.Open(a.o.archiveFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive file: %w", err)
+	}
+	defer f.Close()
+	return inspect.ReadArchive(f, a.o.archiveFile)
+}

@@ -26,4 +26,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "if m.Header.MessageID == last.ID && !Describe(m).RejectedAt.Before(last.At) {",
 		New:  "if false && m.Header.MessageID == last.ID && !Describe(m).RejectedAt.Before(last.At) {",
 		Pkg:  "./internal/tui/triage", Run: "^(TestTriageShowsRetryHistory|TestRetryStatus)$"},
+	{Name: "triage-archived-view-writable", What: "in the console's archived view r, R, a, e and space act: a replay or archive of records that are not in the destination is asked for",
+		File: "internal/tui/triage/keys.go",
+		Old:  "\tif m.archived {\n\t\tfor _, b := range",
+		New:  "\tif false && m.archived {\n\t\tfor _, b := range",
+		Pkg:  "./internal/tui/triage", Run: "^TestTriageArchivedView$"},
 }

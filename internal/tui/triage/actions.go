@@ -86,6 +86,13 @@ type HistoryReader interface {
 	Retries() ([]inspect.Retry, error)
 }
 
+// ArchiveReader is implemented by Actions that can read back what their
+// Archive wrote: Archived is every record of the archive file (none when
+// it does not exist), for the console's read-only archived view.
+type ArchiveReader interface {
+	Archived() ([]*message.Message, error)
+}
+
 // confirm is a destructive action waiting for y/n.
 type confirm struct {
 	prompt string

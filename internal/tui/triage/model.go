@@ -57,7 +57,13 @@ type (
 	}
 	// tickMsg is the clock: relative times move on, and a read starts
 	// when the last one is --refresh old.
-	tickMsg   struct{}
+	tickMsg struct{}
+	// archivedMsg is the archive file's records (ArchiveReader), read for
+	// the archived view.
+	archivedMsg struct {
+		ms  []*message.Message
+		err error
+	}
 	editedMsg struct {
 		id  string // the edited message's id
 		ed  Editing
@@ -87,24 +93,28 @@ type Model struct {
 	// (WithSettle).
 	retries map[string][]inspect.Retry
 	settle  time.Duration
-	cursor  [3]int
-	sel     map[string]bool
-	dryRun  bool
-	sort    sortMode
-	help    bool
-	filter  textinput.Model
-	editing bool // typing a filter
-	ask     *confirm
-	busy    string
-	done    int
-	failed  int
-	total   int
-	status  string
-	loading bool
-	cur     *group
-	curMsg  *message.Message
-	styles  kit.Styles
-	keys    keyMap
+	// archived is the archived view: the screens show the archive file's
+	// records, read-only; live keeps the destination's last read meanwhile.
+	archived bool
+	live     []*message.Message
+	cursor   [3]int
+	sel      map[string]bool
+	dryRun   bool
+	sort     sortMode
+	help     bool
+	filter   textinput.Model
+	editing  bool // typing a filter
+	ask      *confirm
+	busy     string
+	done     int
+	failed   int
+	total    int
+	status   string
+	loading  bool
+	cur      *group
+	curMsg   *message.Message
+	styles   kit.Styles
+	keys     keyMap
 	// selGroup is the group the selection belongs to (group.id): the
 	// selection is cleared when the current group is another (scope).
 	selGroup string
@@ -243,15 +253,23 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 	case tickMsg:
 		next := m.tick()
-		if m.refresh > 0 && m.ask == nil && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
+		if m.refresh > 0 && m.ask == nil && !m.archived && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
 			var load tea.Cmd
 			m, load = m.reload()
 			return m, tea.Batch(load, next)
 		}
 		return m, next
+	case archivedMsg:
+		return m.openArchived(msg)
 	case LoadedMsg:
 		m.loading = false
 		m.lastRead = m.now()
+		if m.archived && msg.Err == nil && m.pending == nil {
+			// the archived view stays; the destination's read waits for A
+			m.live = msg.Messages
+			m.setRetries(msg.Retries)
+			return m, nil
+		}
 		if a := m.pending; a != nil {
 			m.pending = nil
 			if msg.Err == nil {

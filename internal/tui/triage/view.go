@@ -21,6 +21,9 @@ func (m Model) View() tea.View {
 func (m Model) Render() string {
 	head := m.styles.Title.Render("brighter dlq triage") + " " + m.act.Source()
 	var tags []string
+	if m.archived {
+		tags = append(tags, "ARCHIVED "+m.act.ArchiveDestination()+" (read-only)")
+	}
 	if m.dryRun {
 		tags = append(tags, "DRY RUN")
 	}
