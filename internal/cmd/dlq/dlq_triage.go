@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	osuser "os/user"
 	"slices"
 	"strings"
@@ -478,4 +479,33 @@ func (a *triageActions) Archived() ([]*message.Message, error) {
 	}
 	defer f.Close()
 	return inspect.ReadArchive(f, a.o.archiveFile)
+}
+
+// notes is the group notes of the state directory (nil when there is
+// none).
+func (a *triageActions) notes() *inspect.GroupNotes {
+	dir, err := a.o.stateDir()
+	if err != nil {
+		return nil
+	}
+	return inspect.NewGroupNotes(filepath.Join(dir, groupNotesFile))
+}
+
+// Notes implements triage.NoteKeeper: this destination's group notes.
+func (a *triageActions) Notes() (map[string]inspect.GroupNote, error) {
+	n := a.notes()
+	if n == nil {
+		return nil, nil
+	}
+	return n.Read(a.t.URL)
+}
+
+// SetNote implements triage.NoteKeeper: the note, signed user@host.
+func (a *triageActions) SetNote(group, text string) error {
+	n := a.notes()
+	if n == nil {
+		return errors.New("no state directory for notes: set $XDG_STATE_HOME or $HOME")
+	}
+	user, host := a.o.whoAmI()
+	return n.Set(a.t.URL, group, inspect.GroupNote{Text: text, By: user + "@" + host, At: a.o.now().UTC()})
 }

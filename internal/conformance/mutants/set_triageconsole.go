@@ -31,4 +31,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "\tif m.archived {\n\t\tfor _, b := range",
 		New:  "\tif false && m.archived {\n\t\tfor _, b := range",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageArchivedView$"},
+	{Name: "group-notes-cross-destinations", What: "a note on a failure group is kept without its destination: two dead-letter destinations share (and overwrite) the notes of groups with the same id",
+		File: "internal/inspect/notes.go",
+		Old:  "\t\tall[NoteKey(source, group)] = note\n",
+		New:  "\t\tall[NoteKey(\"\", group)] = note\n",
+		Pkg:  "./internal/inspect", Run: "^TestGroupNotes$"},
 }

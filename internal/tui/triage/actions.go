@@ -93,6 +93,15 @@ type ArchiveReader interface {
 	Archived() ([]*message.Message, error)
 }
 
+// NoteKeeper is implemented by Actions that keep notes on failure groups
+// (inspect.GroupNotes): Notes, asked after each Load, is the
+// destination's notes by group id; SetNote writes one (an empty text
+// removes it).
+type NoteKeeper interface {
+	Notes() (map[string]inspect.GroupNote, error)
+	SetNote(group, text string) error
+}
+
 // confirm is a destructive action waiting for y/n.
 type confirm struct {
 	prompt string

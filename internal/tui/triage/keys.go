@@ -19,7 +19,7 @@ import (
 // key bar shows their Bar entries (bar), the help screen their help
 // (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, Archived, DryRun, Filter, Sort, Refresh, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, Archived, Note, DryRun, Filter, Sort, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -43,6 +43,7 @@ func defaultKeys() keyMap {
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
 		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file read-only; A again goes back to the dead letters")),
+		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
 		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
 		Sort:        kit.NewBinding(key.Help{}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
@@ -59,7 +60,7 @@ func defaultKeys() keyMap {
 // listed are the bindings of the help screen and the key table, in order.
 func (k keyMap) listed() []kit.Binding {
 	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
-		k.Edit, k.Archive, k.Archived, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit, k.ForceQuit}
+		k.Edit, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
 // bar is the key bar, in its order (R shares r's entry).
@@ -116,6 +117,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.status = cmp.Or(a.cancelled, "cancelled; nothing was changed")
 		return m, nil
 	}
+	if m.noting != "" {
+		return m.noteKey(msg)
+	}
 	if m.editing {
 		keep := m.anchor()
 		switch {
@@ -158,7 +162,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	page := max(m.height-6, 1)
 	if m.archived {
-		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit} {
+		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit, k.Note} {
 			if b.Matches(msg) {
 				m.status = readOnly
 				return m, nil
@@ -168,6 +172,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case k.Archived.Matches(msg):
 		return m.toggleArchived()
+	case k.Note.Matches(msg):
+		return m.startNote()
 	case k.Help.Matches(msg):
 		m.help = true
 	case k.Refresh.Matches(msg):

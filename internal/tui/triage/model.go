@@ -45,6 +45,8 @@ type (
 		// Retries is the Actions' retry history (HistoryReader), nil
 		// without one.
 		Retries []inspect.Retry
+		// Notes is the Actions' group notes (NoteKeeper), nil without.
+		Notes map[string]inspect.GroupNote
 	}
 	progressMsg struct {
 		ch  chan tea.Msg
@@ -97,6 +99,11 @@ type Model struct {
 	// records, read-only; live keeps the destination's last read meanwhile.
 	archived bool
 	live     []*message.Message
+	// notes are the group notes by group id; noting is the group whose
+	// note is being typed into noteInput ("" when none).
+	notes     map[string]inspect.GroupNote
+	noting    string
+	noteInput textinput.Model
 	cursor   [3]int
 	sel      map[string]bool
 	dryRun   bool
@@ -172,7 +179,10 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	st := f.Styles()
 	st.Cursor.Blink = false
 	f.SetStyles(st)
-	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
+	ni := textinput.New()
+	ni.Prompt = "note: "
+	ni.SetStyles(st)
+	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, noteInput: ni, loading: true,
 		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick, settle: DefaultSettle}
 }
 
@@ -203,6 +213,9 @@ func (m Model) WithMessages(ms []*message.Message) Model {
 	if h, ok := m.act.(HistoryReader); ok {
 		rs, _ := h.Retries()
 		m.setRetries(rs)
+	}
+	if n, ok := m.act.(NoteKeeper); ok {
+		m.notes, _ = n.Notes()
 	}
 	m.setMessages(ms)
 	if n, ok := m.act.(LoadNoter); ok {
@@ -236,7 +249,14 @@ func (m Model) load() tea.Cmd {
 				note = strings.TrimPrefix(note+"; ", "; ") + "retry history: " + herr.Error()
 			}
 		}
-		return LoadedMsg{Messages: ms, Err: err, Note: note, Retries: rs}
+		var notes map[string]inspect.GroupNote
+		if n, ok := act.(NoteKeeper); ok && err == nil {
+			var nerr error
+			if notes, nerr = n.Notes(); nerr != nil {
+				note = strings.TrimPrefix(note+"; ", "; ") + nerr.Error()
+			}
+		}
+		return LoadedMsg{Messages: ms, Err: err, Note: note, Retries: rs, Notes: notes}
 	}
 }
 
@@ -283,6 +303,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.setRetries(msg.Retries)
+		if msg.Notes != nil {
+			m.notes = msg.Notes
+		}
 		m.setMessages(msg.Messages)
 		if msg.Note != "" {
 			m.status = msg.Note

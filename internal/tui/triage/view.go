@@ -86,7 +86,18 @@ func (m Model) bottomLines() []string {
 		}
 		bottom = append(bottom, f)
 	}
-	// A confirmation or a result is wrapped, never cut: the destinations
+	switch g := m.groupAtCursor(); {
+	case m.noting != "":
+		bottom = append(bottom, m.styles.Section.Render("note on group "+m.noting+" (enter saves, esc cancels, empty removes it)"), m.noteInput.View())
+	case g != nil && m.noteOf(g.id) != "" && m.view != viewMessage && !m.help:
+		n := m.notes[g.id]
+		line := "✎ " + m.noteOf(g.id)
+		if n.By != "" {
+			line += " (" + n.By + ", " + m.ago(n.At) + ")"
+		}
+		bottom = append(bottom, strings.Split(kit.Wrap(line, m.width), "\n")...)
+	}
+		// A confirmation or a result is wrapped, never cut: the destinations
 	// of a destructive action are always shown whole.
 	switch {
 	case m.ask != nil:
