@@ -36,4 +36,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "\t\tall[NoteKey(source, group)] = note\n",
 		New:  "\t\tall[NoteKey(\"\", group)] = note\n",
 		Pkg:  "./internal/inspect", Run: "^TestGroupNotes$"},
+	{Name: "triage-grouping-by-reason-splits", What: "the console's grouping by reason still splits a reason by its rejection message: one exception type shows as several groups",
+		File: "internal/tui/triage/grouping.go",
+		Old:  "k = inspect.GroupKey{Reason: k.Reason}",
+		New:  "k = inspect.GroupKey{Reason: k.Reason, Message: k.Message}",
+		Pkg:  "./internal/tui/triage", Run: "^TestTriageGroupingKey$"},
 }

@@ -10,7 +10,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -19,7 +18,7 @@ import (
 // key bar shows their Bar entries (bar), the help screen their help
 // (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, Archived, Note, DryRun, Filter, Sort, Refresh, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -47,6 +46,7 @@ func defaultKeys() keyMap {
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
 		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
 		Sort:        kit.NewBinding(key.Help{}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
+		GroupBy:     kit.NewBinding(key.Help{}, key.WithKeys("g"), key.WithHelp("g", "group by: cause (dlq stats' failure groups), reason, original topic, handler (topic and message type)")),
 		Refresh:     kit.NewBinding(key.Help{Key: "^r", Desc: "read"}, key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "read the destination again now (it is also read every --refresh)")),
 		Help:        kit.NewBinding(key.Help{}, key.WithKeys("?"), key.WithHelp("?", "this help")),
 		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once)")),
@@ -60,7 +60,7 @@ func defaultKeys() keyMap {
 // listed are the bindings of the help screen and the key table, in order.
 func (k keyMap) listed() []kit.Binding {
 	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
-		k.Edit, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit, k.ForceQuit}
+		k.Edit, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
 // bar is the key bar, in its order (R shares r's entry).
@@ -181,6 +181,11 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case k.Filter.Matches(msg):
 		m.editing = true
 		return m, m.filter.Focus()
+	case k.GroupBy.Matches(msg):
+		m.groupBy = (m.groupBy + 1) % groupBy(len(groupByNames))
+		m.leaveView()
+		m.setMessages(m.all)
+		m.status = "grouped by " + groupByNames[m.groupBy]
 	case k.Sort.Matches(msg):
 		keep := m.anchor()
 		m.sort = (m.sort + 1) % sortMode(len(sortNames))
@@ -229,7 +234,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				// from a search's results: to the group of the message
 				// the cursor was on
 				if i := slices.IndexFunc(m.all, func(x *message.Message) bool { return x.Header.MessageID == keep.msg }); i >= 0 {
-					keep.group = inspect.GroupOf(m.all[i]).ID()
+					_, keep.group = keyOf(m.groupBy, m.all[i])
 				}
 			}
 			m.cur = nil

@@ -104,24 +104,25 @@ type Model struct {
 	notes     map[string]inspect.GroupNote
 	noting    string
 	noteInput textinput.Model
-	cursor   [3]int
-	sel      map[string]bool
-	dryRun   bool
-	sort     sortMode
-	help     bool
-	filter   textinput.Model
-	editing  bool // typing a filter
-	ask      *confirm
-	busy     string
-	done     int
-	failed   int
-	total    int
-	status   string
-	loading  bool
-	cur      *group
-	curMsg   *message.Message
-	styles   kit.Styles
-	keys     keyMap
+	cursor    [3]int
+	sel       map[string]bool
+	dryRun    bool
+	sort      sortMode
+	groupBy   groupBy
+	help      bool
+	filter    textinput.Model
+	editing   bool // typing a filter
+	ask       *confirm
+	busy      string
+	done      int
+	failed    int
+	total     int
+	status    string
+	loading   bool
+	cur       *group
+	curMsg    *message.Message
+	styles    kit.Styles
+	keys      keyMap
 	// selGroup is the group the selection belongs to (group.id): the
 	// selection is cleared when the current group is another (scope).
 	selGroup string

@@ -45,8 +45,7 @@ func (m *Model) setMessages(ms []*message.Message) {
 	byID := map[string]*group{}
 	m.groups = m.groups[:0]
 	for _, msg := range ms {
-		k := inspect.GroupOf(msg)
-		id := k.ID()
+		k, id := keyOf(m.groupBy, msg)
 		g := byID[id]
 		if g == nil {
 			g = &group{id: id, key: k}

@@ -30,7 +30,7 @@ func (m Model) Render() string {
 	if n := len(m.sel); n > 0 {
 		tags = append(tags, fmt.Sprintf("%d selected", n))
 	}
-	tags = append(tags, "sort: "+sortNames[m.sort])
+	tags = append(tags, "by: "+groupByNames[m.groupBy], "sort: "+sortNames[m.sort])
 	if p, f := m.pendingRetries(); p+f > 0 {
 		tags = append(tags, fmt.Sprintf("retries: %d pending, %d failed again", p, f))
 	}
@@ -97,7 +97,7 @@ func (m Model) bottomLines() []string {
 		}
 		bottom = append(bottom, strings.Split(kit.Wrap(line, m.width), "\n")...)
 	}
-		// A confirmation or a result is wrapped, never cut: the destinations
+	// A confirmation or a result is wrapped, never cut: the destinations
 	// of a destructive action are always shown whole.
 	switch {
 	case m.ask != nil:

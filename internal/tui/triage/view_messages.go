@@ -12,6 +12,12 @@ import (
 func (m Model) messageLines() []string {
 	g := m.cur
 	title := fmt.Sprintf("group %s · %s · %s · %s", g.id, g.key.OriginalTopic, g.key.Reason, count(len(g.msgs)))
+	if m.groupBy != byCause {
+		title = fmt.Sprintf("group %s · %s", g.id, count(len(g.msgs)))
+	}
+	if n := m.noteOf(g.id); n != "" && g.search == "" {
+		title += " · ✎"
+	}
 	if g.search != "" {
 		title = fmt.Sprintf("search /%s · %s matching, from every group", g.search, count(len(g.msgs)))
 	}
