@@ -438,16 +438,25 @@ func (e *triageEdit) Command() *exec.Cmd  { return e.s.commands(e.editor)[0] }
 func (e *triageEdit) Destination() string { return e.dest }
 func (e *triageEdit) Close()              { e.s.close() }
 
+// body is the body result takes: nil when the body is edited (its file is
+// read), the original's for a header edit.
+func (e *triageEdit) body() []byte {
+	if e.s.bodyPath != "" {
+		return nil
+	}
+	return e.s.orig.Body
+}
+
 // Check implements triage.Editing: the edited files read back and
 // validated as Finish would, nothing sent.
 func (e *triageEdit) Check() error {
-	_, err := e.s.result(nil, nil, e.a.o.now())
+	_, err := e.s.result(e.body(), nil, e.a.o.now())
 	return err
 }
 
 // Finish validates the edited body and replays the edited copy.
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
-	ed, err := e.s.result(nil, nil, e.a.o.now())
+	ed, err := e.s.result(e.body(), nil, e.a.o.now())
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
@@ -508,4 +517,16 @@ func (a *triageActions) SetNote(group, text string) error {
 	}
 	user, host := a.o.whoAmI()
 	return n.Set(a.t.URL, group, inspect.GroupNote{Text: text, By: user + "@" + host, At: a.o.now().UTC()})
+}
+
+// EditHeaders implements triage.HeaderEditor: dlq edit --headers' session
+// (the headers and bag as YAML, checked as --set checks them), the edited
+// copy replayed through the console's allow-list.
+func (a *triageActions) EditHeaders(m *message.Message) (triage.Editing, error) {
+	s, err := newEditSession(m, true, false)
+	if err != nil {
+		return nil, err
+	}
+	ed := &dlqEditOptions{dlqReplayOptions: a.o.dlqReplayOptions}
+	return &triageEdit{a: a, s: s, editor: ed.editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
 }

@@ -41,4 +41,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "k = inspect.GroupKey{Reason: k.Reason}",
 		New:  "k = inspect.GroupKey{Reason: k.Reason, Message: k.Message}",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageGroupingKey$"},
+	{Name: "triage-header-edit-opens-body", What: "the console's E opens the body instead of the headers and bag: the header edit an operator makes never reaches the copy",
+		File: "internal/cmd/dlq/dlq_triage.go",
+		Old:  "s, err := newEditSession(m, true, false)",
+		New:  "s, err := newEditSession(m, false, true)",
+		Pkg:  "./internal/cmd/dlq", Run: "^TestDLQTriage_ConsoleEditsHeaders$"},
 }

@@ -102,6 +102,14 @@ type NoteKeeper interface {
 	SetNote(group, text string) error
 }
 
+// HeaderEditor is implemented by Actions that edit a message's headers
+// and bag (dlq edit --headers: a YAML document in $EDITOR, refusing what
+// dlq edit --set refuses) before replaying the edited copy through the
+// same allow-list as every replay.
+type HeaderEditor interface {
+	EditHeaders(m *message.Message) (Editing, error)
+}
+
 // confirm is a destructive action waiting for y/n.
 type confirm struct {
 	prompt string

@@ -18,7 +18,7 @@ import (
 // key bar shows their Bar entries (bar), the help screen their help
 // (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, EditHeaders, Archive, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -40,6 +40,7 @@ func defaultKeys() keyMap {
 		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor)")),
 		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group")),
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
+		EditHeaders: kit.NewBinding(key.Help{}, key.WithKeys("E"), key.WithHelp("E", "edit the message's headers and bag (YAML) in $EDITOR, as dlq edit --headers, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
 		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file read-only; A again goes back to the dead letters")),
 		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
@@ -60,7 +61,7 @@ func defaultKeys() keyMap {
 // listed are the bindings of the help screen and the key table, in order.
 func (k keyMap) listed() []kit.Binding {
 	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
-		k.Edit, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
+		k.Edit, k.EditHeaders, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
 // bar is the key bar, in its order (R shares r's entry).
@@ -162,7 +163,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	page := max(m.height-6, 1)
 	if m.archived {
-		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit, k.Note} {
+		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit, k.EditHeaders, k.Note} {
 			if b.Matches(msg) {
 				m.status = readOnly
 				return m, nil
@@ -287,22 +288,43 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			},
 		}
 	case k.Edit.Matches(msg):
-		var x *message.Message
-		if m.view == viewMessage {
-			x = m.curMsg
-		} else if t := m.target0(); len(t) == 1 && m.view == viewMessages {
-			x = t[0]
-		}
-		if x == nil {
-			m.status = "open a message (enter) to edit it"
-			return m, nil
-		}
-		ed, err := m.act.Edit(x)
-		if err != nil {
-			m.status = "edit: " + err.Error()
-			return m, nil
-		}
-		return m, editCmd(x.Header.MessageID, ed)
+		return m.startEdit(false)
+	case k.EditHeaders.Matches(msg):
+		return m.startEdit(true)
 	}
 	return m, nil
+}
+
+// startEdit edits the message open (or under the cursor in a group): its
+// body, or its headers and bag (headers), in $EDITOR.
+func (m Model) startEdit(headers bool) (tea.Model, tea.Cmd) {
+	var x *message.Message
+	if m.view == viewMessage {
+		x = m.curMsg
+	} else if t := m.target0(); len(t) == 1 && m.view == viewMessages {
+		x = t[0]
+	}
+	if x == nil {
+		m.status = "open a message (enter) to edit it"
+		return m, nil
+	}
+	var (
+		ed  Editing
+		err error
+	)
+	if headers {
+		h, ok := m.act.(HeaderEditor)
+		if !ok {
+			m.status = "headers cannot be edited here"
+			return m, nil
+		}
+		ed, err = h.EditHeaders(x)
+	} else {
+		ed, err = m.act.Edit(x)
+	}
+	if err != nil {
+		m.status = "edit: " + err.Error()
+		return m, nil
+	}
+	return m, editCmd(x.Header.MessageID, ed)
 }
