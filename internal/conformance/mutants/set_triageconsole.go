@@ -46,4 +46,9 @@ var triageConsoleMutants = []mutant{
 		Old:  "s, err := newEditSession(m, true, false)",
 		New:  "s, err := newEditSession(m, false, true)",
 		Pkg:  "./internal/cmd/dlq", Run: "^TestDLQTriage_ConsoleEditsHeaders$"},
+	{Name: "watch-rejection-message-hidden", What: "brighter watch's rejections panel omits the rejection message: the operator sees that a message was rejected, not why",
+		File: "internal/tui/view_rejections.go",
+		Old:  "\t\tdesc := kit.CollapseSpace(r.desc)\n",
+		New:  "\t\tdesc := \"\"\n",
+		Pkg:  "./internal/tui", Run: "^TestModel_RejectionsShowTheRejectionMessage$"},
 }
