@@ -62,20 +62,28 @@ replays the selection (or what is under the cursor), R replays the whole
 group, e edits the message in $EDITOR and replays the edited copy (as dlq
 edit), a archives to --archive-file (as dlq archive), d toggles a dry
 run, / searches every message (ids, bodies, headers, causes), s sorts,
-ctrl+r reads again, ? helps, q quits.
+g changes the grouping (cause, reason, topic, handler), E edits the
+headers and bag (as dlq edit --headers), n writes a note on the group, A
+shows the archive file read-only, ctrl+r reads again, ? helps, q quits.
 
 The console reads the destination again every --refresh (and after every
 action), showing "reading…" while it reads and when it last read; the
-cursor stays on its group and message.
+cursor stays on its group and message. An id stored more than once is
+marked ×N. Every copy a replay publishes is recorded in the retry history
+beside the replay journals; a message's view lists its retries, and a
+retried message not back within --settle of its last retry is settled,
+before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
 the allow-list; --allow-any-destination lifts it). Every replay, archive
 and edit names its destinations and count and asks once (y/n), and shows
 its progress while it runs.
 
-Reads are peek's: each message read is held invisible for --visibility
-while that read runs and made visible again as soon as it ends; every
-action reads afresh, so nothing is held between keys or after q.`,
+Reads are peek's: the first read holds each message it reads invisible
+for --visibility while it runs and makes it visible again as soon as it
+ends; every later read releases what each receive brought at once, so a
+refreshing console never keeps the dead letters from another consumer.
+Every action reads afresh, so nothing is held between keys or after q.`,
 		Example: `  brighter dlq triage orders
   brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
   brighter dlq triage orders --dry-run        # start with the dry run on`,
