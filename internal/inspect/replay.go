@@ -250,7 +250,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			sum.Replayed++
 			if o.History != nil && !out.DryRun && !out.Resumed && !out.Duplicate {
 				action := "replay"
-				if o.Transform != nil {
+				if edited := o.Transform != nil; edited {
 					action = "edit"
 				}
 				r := Retry{At: now().UTC(), Action: action, ID: out.ID, From: src.Name, To: redact.URL(out.Destination)}
