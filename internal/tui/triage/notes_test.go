@@ -87,4 +87,7 @@ func TestTriageGroupNotes(t *testing.T) {
 	if _, ok := n.notes[timeout]; ok {
 		t.Errorf("an emptied note is kept: %v", n.notes)
 	}
+	if s := checkScreen(t, m); !strings.Contains(s, "removed") || strings.Contains(s, "✎ timeout") {
+		t.Errorf("the removed note is still shown:\n%s", s)
+	}
 }
