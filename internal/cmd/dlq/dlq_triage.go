@@ -250,8 +250,12 @@ func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
 	a.held.Store(held)
 	// A re-read releases what each receive brought at once, so a console
 	// refreshing every few seconds never keeps the dead letters from
-	// another reader (inspect.Source.ReleaseEach).
-	src.ReleaseEach = a.reread.Swap(true)
+	// another reader (inspect.Source.ReleaseEach). Not on RocketMQ (a
+	// reader group, t.Group): there every receive is a delivery attempt of
+	// the reader group, and a re-read receiving each message several times
+	// would spend its attempts (16, then the broker moves it to
+	// %DLQ%<group>) several times faster.
+	src.ReleaseEach = a.reread.Swap(true) && a.t.Group == ""
 	var out collect
 	_, perr := inspect.Peek(ctx, src, f, &out)
 	return out, errors.Join(perr, closeSrc())
