@@ -155,7 +155,16 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	if m.help {
-		m.help = false
+		// up and down scroll a help taller than the screen; any other key
+		// closes it
+		switch {
+		case k.Down.Matches(msg), k.PageDown.Matches(msg):
+			m.helpTop = min(m.helpTop+1, max(len(m.keys.helpLines())-1, 0))
+		case k.Up.Matches(msg), k.PageUp.Matches(msg):
+			m.helpTop = max(m.helpTop-1, 0)
+		default:
+			m.help, m.helpTop = false, 0
+		}
 		return m, nil
 	}
 	if m.busy != "" {

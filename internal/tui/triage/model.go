@@ -110,19 +110,21 @@ type Model struct {
 	sort      sortMode
 	groupBy   groupBy
 	help      bool
-	filter    textinput.Model
-	editing   bool // typing a filter
-	ask       *confirm
-	busy      string
-	done      int
-	failed    int
-	total     int
-	status    string
-	loading   bool
-	cur       *group
-	curMsg    *message.Message
-	styles    kit.Styles
-	keys      keyMap
+	// helpTop is the first help line shown (up/down scroll the help).
+	helpTop int
+	filter  textinput.Model
+	editing bool // typing a filter
+	ask     *confirm
+	busy    string
+	done    int
+	failed  int
+	total   int
+	status  string
+	loading bool
+	cur     *group
+	curMsg  *message.Message
+	styles  kit.Styles
+	keys    keyMap
 	// selGroup is the group the selection belongs to (group.id): the
 	// selection is cleared when the current group is another (scope).
 	selGroup string

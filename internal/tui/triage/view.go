@@ -54,6 +54,11 @@ func (m Model) Render() string {
 	switch {
 	case m.help:
 		body = m.keys.helpLines()
+		if len(body) > m.avail {
+			// taller than the screen: a window of it, saying so
+			top := min(m.helpTop, len(body)-m.avail+1)
+			body = append(body[top:top+m.avail-1:top+m.avail-1], m.styles.Dim.Render(fmt.Sprintf("(lines %d-%d of %d: up/down scroll, any other key closes)", top+1, top+m.avail-1, len(body))))
+		}
 	case m.loading && m.groups == nil:
 		body = []string{"reading " + m.act.Source() + "..."}
 	case m.view == viewGroups:
