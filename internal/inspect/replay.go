@@ -90,6 +90,11 @@ type ReplayOptions struct {
 	// the message failed and leaves it where it is, nothing published; it
 	// is called from the scan's goroutine only, in a dry run too.
 	Transform func(m, c *message.Message) error
+	// History, when set, records every copy the replay published (not in a
+	// dry run, not a copy an earlier run sent, not a second stored copy):
+	// the retry history the console shows. A failed record is logged,
+	// never a failure of the replay.
+	History *RetryHistory
 	// Check, when set, is asked with DryRun about each copy: an error (what
 	// the producer would refuse before any call, e.g. a body the transport
 	// cannot carry) makes the copy a failure of the dry run, as it would
@@ -257,6 +262,16 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			sum.Failed++
 		default:
 			sum.Replayed++
+			if o.History != nil && !out.DryRun && !out.Resumed && !out.Duplicate {
+				action := "replay"
+				if edited := o.Transform != nil; edited {
+					action = "edit"
+				}
+				r := Retry{At: now().UTC(), Action: action, ID: out.ID, From: src.Name, To: redact.URL(out.Destination)}
+				if err := o.History.Record(r); err != nil {
+					log.WarnContext(ctx, LogHistoryFailed, "message_id", out.ID, "source", src.Name, "error", err.Error())
+				}
+			}
 		}
 		if o.Progress != nil {
 			o.Progress.Done(out)

@@ -51,7 +51,8 @@ const (
 	// LogJournalCut is logged once when a replay journal's last line was
 	// cut by a crash mid-write (FileJournal.Cut): the run resumes from the
 	// records before it.
-	LogJournalCut = "dlq replay journal ended in a line cut short by a crash; it was dropped and the run resumes from the records before it"
+	LogJournalCut    = "dlq replay journal ended in a line cut short by a crash; it was dropped and the run resumes from the records before it"
+	LogHistoryFailed = "dlq retry not recorded in the retry history"
 )
 
 // Source is a destination to inspect, read through the transport's
@@ -83,6 +84,17 @@ type Source struct {
 	// ReleaseWorkers is how many releases run at once; 0 means
 	// DefaultReleaseWorkers.
 	ReleaseWorkers int
+	// ReleaseEach, when true, makes a scan release the messages of each
+	// receive as soon as it has visited them, instead of holding every
+	// message until the scan ends: a message is invisible to other
+	// consumers only between a receive and its release (milliseconds),
+	// never for the consumer's visibility timeout. The scan then ends when
+	// receives bring nothing or only messages it has seen (staleBatches in
+	// a row). A released message goes back behind the unread ones on SQS,
+	// so the scan still meets each; a broker that hands the released ones
+	// back first may make such a scan miss some. For re-reads that only
+	// show (the console's refresh), never for an action that removes.
+	ReleaseEach bool
 	// Logger receives the package's records; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -312,6 +324,10 @@ scan:
 				break
 			}
 		}
+		if src.ReleaseEach {
+			counts.ReleaseFailed += release(context.WithoutCancel(ctx), src, hold)
+			hold = hold[:0]
+		}
 		if fresh {
 			stale = 0
 		} else if stale++; stale >= staleBatches {
@@ -321,7 +337,7 @@ scan:
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
-	counts.ReleaseFailed = release(context.WithoutCancel(ctx), src, hold)
+	counts.ReleaseFailed += release(context.WithoutCancel(ctx), src, hold)
 	return counts, err
 }
 

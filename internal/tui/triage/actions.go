@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -76,6 +77,37 @@ type Actions interface {
 // when there is nothing to say.
 type LoadNoter interface {
 	LoadNote() string
+}
+
+// HistoryReader is implemented by Actions that keep a retry history
+// (inspect.RetryHistory): Retries, asked after each Load, is every retry
+// recorded of the destination's messages, oldest first.
+type HistoryReader interface {
+	Retries() ([]inspect.Retry, error)
+}
+
+// ArchiveReader is implemented by Actions that can read back what their
+// Archive wrote: Archived is every record of the archive file (none when
+// it does not exist), for the console's read-only archived view.
+type ArchiveReader interface {
+	Archived() ([]*message.Message, error)
+}
+
+// NoteKeeper is implemented by Actions that keep notes on failure groups
+// (inspect.GroupNotes): Notes, asked after each Load, is the
+// destination's notes by group id; SetNote writes one (an empty text
+// removes it).
+type NoteKeeper interface {
+	Notes() (map[string]inspect.GroupNote, error)
+	SetNote(group, text string) error
+}
+
+// HeaderEditor is implemented by Actions that edit a message's headers
+// and bag (dlq edit --headers: a YAML document in $EDITOR, refusing what
+// dlq edit --set refuses) before replaying the edited copy through the
+// same allow-list as every replay.
+type HeaderEditor interface {
+	EditHeaders(m *message.Message) (Editing, error)
 }
 
 // confirm is a destructive action waiting for y/n.

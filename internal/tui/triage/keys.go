@@ -10,7 +10,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -19,7 +18,7 @@ import (
 // key bar shows their Bar entries (bar), the help screen their help
 // (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, Archive, DryRun, Filter, Sort, Refresh, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, EditHeaders, Archive, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -41,10 +40,14 @@ func defaultKeys() keyMap {
 		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor)")),
 		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group")),
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
+		EditHeaders: kit.NewBinding(key.Help{}, key.WithKeys("E"), key.WithHelp("E", "edit the message's headers and bag (YAML) in $EDITOR, as dlq edit --headers, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
+		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file read-only; A again goes back to the dead letters")),
+		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
 		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
 		Sort:        kit.NewBinding(key.Help{}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
+		GroupBy:     kit.NewBinding(key.Help{}, key.WithKeys("g"), key.WithHelp("g", "group by: cause (dlq stats' failure groups), reason, original topic, handler (topic and message type)")),
 		Refresh:     kit.NewBinding(key.Help{Key: "^r", Desc: "read"}, key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "read the destination again now (it is also read every --refresh)")),
 		Help:        kit.NewBinding(key.Help{}, key.WithKeys("?"), key.WithHelp("?", "this help")),
 		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once)")),
@@ -58,7 +61,7 @@ func defaultKeys() keyMap {
 // listed are the bindings of the help screen and the key table, in order.
 func (k keyMap) listed() []kit.Binding {
 	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
-		k.Edit, k.Archive, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit, k.ForceQuit}
+		k.Edit, k.EditHeaders, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
 // bar is the key bar, in its order (R shares r's entry).
@@ -125,6 +128,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.status = cmp.Or(a.cancelled, "cancelled; nothing was changed")
 		return m, nil
 	}
+	if m.noting != "" {
+		return m.noteKey(msg)
+	}
 	if m.editing {
 		keep := m.anchor()
 		switch {
@@ -159,19 +165,40 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	if m.help {
-		m.help = false
+		// up and down scroll a help taller than the screen; any other key
+		// closes it
+		switch {
+		case k.Down.Matches(msg), k.PageDown.Matches(msg):
+			m.helpTop = min(m.helpTop+1, max(len(m.keys.helpLines())-1, 0))
+		case k.Up.Matches(msg), k.PageUp.Matches(msg):
+			m.helpTop = max(m.helpTop-1, 0)
+		default:
+			m.help, m.helpTop = false, 0
+		}
 		return m, nil
 	}
 	if m.busy != "" {
 		// One action at a time: keys wait, and one that would start
 		// another action says why nothing happens.
-		if k.Replay.Matches(msg) || k.ReplayGroup.Matches(msg) || k.Archive.Matches(msg) || k.Edit.Matches(msg) {
+		if k.Replay.Matches(msg) || k.ReplayGroup.Matches(msg) || k.Archive.Matches(msg) || k.Edit.Matches(msg) || k.EditHeaders.Matches(msg) {
 			m.status = m.oneAtATime()
 		}
 		return m, nil
 	}
 	page := max(m.height-6, 1)
+	if m.archived {
+		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit, k.EditHeaders, k.Note} {
+			if b.Matches(msg) {
+				m.status = readOnly
+				return m, nil
+			}
+		}
+	}
 	switch {
+	case k.Archived.Matches(msg):
+		return m.toggleArchived()
+	case k.Note.Matches(msg):
+		return m.startNote()
 	case k.Help.Matches(msg):
 		m.help = true
 	case k.Refresh.Matches(msg):
@@ -179,6 +206,11 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case k.Filter.Matches(msg):
 		m.editing = true
 		return m, m.filter.Focus()
+	case k.GroupBy.Matches(msg):
+		m.groupBy = (m.groupBy + 1) % groupBy(len(groupByNames))
+		m.leaveView()
+		m.setMessages(m.all)
+		m.status = "grouped by " + groupByNames[m.groupBy]
 	case k.Sort.Matches(msg):
 		keep := m.anchor()
 		m.sort = (m.sort + 1) % sortMode(len(sortNames))
@@ -227,7 +259,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				// from a search's results: to the group of the message
 				// the cursor was on
 				if i := slices.IndexFunc(m.all, func(x *message.Message) bool { return x.Header.MessageID == keep.msg }); i >= 0 {
-					keep.group = inspect.GroupOf(m.all[i]).ID()
+					_, keep.group = keyOf(m.groupBy, m.all[i])
 				}
 			}
 			m.cur = nil
@@ -280,22 +312,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			},
 		}
 	case k.Edit.Matches(msg):
-		var x *message.Message
-		if m.view == viewMessage {
-			x = m.curMsg
-		} else if t := m.target0(); len(t) == 1 && m.view == viewMessages {
-			x = t[0]
-		}
-		if x == nil {
-			m.status = "open a message (enter) to edit it"
-			return m, nil
-		}
-		ed, err := m.act.Edit(x)
-		if err != nil {
-			m.status = "edit: " + err.Error()
-			return m, nil
-		}
-		return m, editCmd(x.Header.MessageID, ed)
+		return m.startEdit(false)
+	case k.EditHeaders.Matches(msg):
+		return m.startEdit(true)
 	}
 	return m, nil
 }
@@ -304,4 +323,38 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 // runs.
 func (m Model) oneAtATime() string {
 	return m.busy + " is running: one action at a time; nothing else was started (wait for it to finish; ctrl+c stops it)"
+}
+
+// startEdit edits the message open (or under the cursor in a group): its
+// body, or its headers and bag (headers), in $EDITOR.
+func (m Model) startEdit(headers bool) (tea.Model, tea.Cmd) {
+	var x *message.Message
+	if m.view == viewMessage {
+		x = m.curMsg
+	} else if t := m.target0(); len(t) == 1 && m.view == viewMessages {
+		x = t[0]
+	}
+	if x == nil {
+		m.status = "open a message (enter) to edit it"
+		return m, nil
+	}
+	var (
+		ed  Editing
+		err error
+	)
+	if headers {
+		h, ok := m.act.(HeaderEditor)
+		if !ok {
+			m.status = "headers cannot be edited here"
+			return m, nil
+		}
+		ed, err = h.EditHeaders(x)
+	} else {
+		ed, err = m.act.Edit(x)
+	}
+	if err != nil {
+		m.status = "edit: " + err.Error()
+		return m, nil
+	}
+	return m, editCmd(x.Header.MessageID, ed)
 }

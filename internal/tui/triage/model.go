@@ -3,11 +3,13 @@ package triage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
@@ -40,6 +42,11 @@ type (
 		Err      error
 		// Note is the Actions' LoadNote, shown on the status line.
 		Note string
+		// Retries is the Actions' retry history (HistoryReader), nil
+		// without one.
+		Retries []inspect.Retry
+		// Notes is the Actions' group notes (NoteKeeper), nil without.
+		Notes map[string]inspect.GroupNote
 	}
 	progressMsg struct {
 		ch  chan tea.Msg
@@ -52,7 +59,13 @@ type (
 	}
 	// tickMsg is the clock: relative times move on, and a read starts
 	// when the last one is --refresh old.
-	tickMsg   struct{}
+	tickMsg struct{}
+	// archivedMsg is the archive file's records (ArchiveReader), read for
+	// the archived view.
+	archivedMsg struct {
+		ms  []*message.Message
+		err error
+	}
 	editedMsg struct {
 		id  string // the edited message's id
 		ed  Editing
@@ -72,12 +85,33 @@ type Model struct {
 	view   view
 	groups []*group
 	// all is the last read's messages (a search looks in them).
-	all     []*message.Message
-	cursor  [3]int
-	sel     map[string]bool
-	dryRun  bool
-	sort    sortMode
-	help    bool
+	all []*message.Message
+	// copies is how many stored copies of each id the last read found
+	// (inspect.CopyCounts): the list and the message view mark an id
+	// with more than one (×N).
+	copies map[string]int
+	// retries is the retry history by message id, oldest first; settle
+	// is how long after its last retry a message not back is pending
+	// (WithSettle).
+	retries map[string][]inspect.Retry
+	settle  time.Duration
+	// archived is the archived view: the screens show the archive file's
+	// records, read-only; live keeps the destination's last read meanwhile.
+	archived bool
+	live     []*message.Message
+	// notes are the group notes by group id; noting is the group whose
+	// note is being typed into noteInput ("" when none).
+	notes     map[string]inspect.GroupNote
+	noting    string
+	noteInput textinput.Model
+	cursor    [3]int
+	sel       map[string]bool
+	dryRun    bool
+	sort      sortMode
+	groupBy   groupBy
+	help      bool
+	// helpTop is the first help line shown (up/down scroll the help).
+	helpTop int
 	filter  textinput.Model
 	editing bool // typing a filter
 	ask     *confirm
@@ -148,8 +182,22 @@ func New(ctx context.Context, act Actions, now func() time.Time) Model {
 	st := f.Styles()
 	st.Cursor.Blink = false
 	f.SetStyles(st)
-	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, loading: true,
-		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick}
+	ni := textinput.New()
+	ni.Prompt = "note: "
+	ni.SetStyles(st)
+	return Model{act: act, ctx: ctx, now: now, width: 80, height: 24, sel: map[string]bool{}, filter: f, noteInput: ni, loading: true,
+		styles: kit.NewStyles(kit.Mono), keys: defaultKeys(), after: tea.Tick, settle: DefaultSettle}
+}
+
+// DefaultSettle is how long after its last retry a message that has not
+// come back to the dead-letter destination counts as pending (WithSettle).
+const DefaultSettle = 15 * time.Minute
+
+// WithSettle returns m counting a retried message pending for d after its
+// last retry unless it comes back (failed again); after d it is settled.
+func (m Model) WithSettle(d time.Duration) Model {
+	m.settle = d
+	return m
 }
 
 // WithDryRun returns m with the dry run on or off (dlq triage --dry-run).
@@ -165,6 +213,13 @@ func (m Model) WithDryRun(on bool) Model {
 func (m Model) WithMessages(ms []*message.Message) Model {
 	m.loading = false
 	m.lastRead = m.now()
+	if h, ok := m.act.(HistoryReader); ok {
+		rs, _ := h.Retries()
+		m.setRetries(rs)
+	}
+	if n, ok := m.act.(NoteKeeper); ok {
+		m.notes, _ = n.Notes()
+	}
 	m.setMessages(ms)
 	if n, ok := m.act.(LoadNoter); ok {
 		m.status = n.LoadNote()
@@ -190,7 +245,21 @@ func (m Model) load() tea.Cmd {
 		if n, ok := act.(LoadNoter); ok {
 			note = n.LoadNote()
 		}
-		return LoadedMsg{Messages: ms, Err: err, Note: note}
+		var rs []inspect.Retry
+		if h, ok := act.(HistoryReader); ok && err == nil {
+			var herr error
+			if rs, herr = h.Retries(); herr != nil {
+				note = strings.TrimPrefix(note+"; ", "; ") + "retry history: " + herr.Error()
+			}
+		}
+		var notes map[string]inspect.GroupNote
+		if n, ok := act.(NoteKeeper); ok && err == nil {
+			var nerr error
+			if notes, nerr = n.Notes(); nerr != nil {
+				note = strings.TrimPrefix(note+"; ", "; ") + nerr.Error()
+			}
+		}
+		return LoadedMsg{Messages: ms, Err: err, Note: note, Retries: rs, Notes: notes}
 	}
 }
 
@@ -207,18 +276,27 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 	case tickMsg:
 		next := m.tick()
-		if m.refresh > 0 && m.ask == nil && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
+		if m.refresh > 0 && m.ask == nil && !m.archived && !m.lastRead.IsZero() && m.now().Sub(m.lastRead) >= m.refresh {
 			var load tea.Cmd
 			m, load = m.reload()
 			return m, tea.Batch(load, next)
 		}
 		return m, next
+	case archivedMsg:
+		return m.openArchived(msg)
 	case LoadedMsg:
 		m.loading = false
 		m.lastRead = m.now()
+		if m.archived && msg.Err == nil && m.pending == nil {
+			// the archived view stays; the destination's read waits for A
+			m.live = msg.Messages
+			m.setRetries(msg.Retries)
+			return m, nil
+		}
 		if a := m.pending; a != nil {
 			m.pending = nil
 			if msg.Err == nil {
+				m.setRetries(msg.Retries)
 				m.setMessages(msg.Messages)
 			}
 			return m, m.start(a.what, a.total, a.job)
@@ -226,6 +304,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Err != nil {
 			m.status = "read failed: " + msg.Err.Error()
 			return m, nil
+		}
+		m.setRetries(msg.Retries)
+		if msg.Notes != nil {
+			m.notes = msg.Notes
 		}
 		m.setMessages(msg.Messages)
 		if msg.Note != "" {

@@ -41,11 +41,11 @@ func (m *Model) setMessages(ms []*message.Message) {
 	keep := m.anchor()
 	defer m.restore(keep)
 	m.all = ms
+	m.copies = inspect.CopyCounts(ms)
 	byID := map[string]*group{}
 	m.groups = m.groups[:0]
 	for _, msg := range ms {
-		k := inspect.GroupOf(msg)
-		id := k.ID()
+		k, id := keyOf(m.groupBy, msg)
 		g := byID[id]
 		if g == nil {
 			g = &group{id: id, key: k}
@@ -352,6 +352,15 @@ func (m Model) allSelected(ms []*message.Message) bool {
 		}
 	}
 	return len(ms) > 0
+}
+
+// idCell is a message's id as the lists show it: with the count of its
+// stored copies when there is more than one ("o1 ×2").
+func (m Model) idCell(id string) string {
+	if n := m.copies[id]; n > 1 {
+		return fmt.Sprintf("%s ×%d", id, n)
+	}
+	return id
 }
 
 func ids(ms []*message.Message) []string {

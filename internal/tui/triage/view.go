@@ -21,13 +21,19 @@ func (m Model) View() tea.View {
 func (m Model) Render() string {
 	head := m.styles.Title.Render("brighter dlq triage") + " " + m.act.Source()
 	var tags []string
+	if m.archived {
+		tags = append(tags, "ARCHIVED "+m.act.ArchiveDestination()+" (read-only)")
+	}
 	if m.dryRun {
 		tags = append(tags, "DRY RUN")
 	}
 	if n := len(m.sel); n > 0 {
 		tags = append(tags, fmt.Sprintf("%d selected", n))
 	}
-	tags = append(tags, "sort: "+sortNames[m.sort])
+	tags = append(tags, "by: "+groupByNames[m.groupBy], "sort: "+sortNames[m.sort])
+	if p, f := m.pendingRetries(); p+f > 0 {
+		tags = append(tags, fmt.Sprintf("retries: %d pending, %d failed again", p, f))
+	}
 	switch {
 	case m.loading:
 		tags = append(tags, "reading…")
@@ -48,6 +54,11 @@ func (m Model) Render() string {
 	switch {
 	case m.help:
 		body = m.keys.helpLines()
+		if len(body) > m.avail {
+			// taller than the screen: a window of it, saying so
+			top := min(m.helpTop, len(body)-m.avail+1)
+			body = append(body[top:top+m.avail-1:top+m.avail-1], m.styles.Dim.Render(fmt.Sprintf("(lines %d-%d of %d: up/down scroll, any other key closes)", top+1, top+m.avail-1, len(body))))
+		}
 	case m.loading && m.groups == nil:
 		body = []string{"reading " + m.act.Source() + "..."}
 	case m.view == viewGroups:
@@ -79,6 +90,17 @@ func (m Model) bottomLines() []string {
 			f += m.styles.Dim.Render(fmt.Sprintf("  %s match (ids, bodies, headers, causes); enter lists them", count(n)))
 		}
 		bottom = append(bottom, f)
+	}
+	switch g := m.groupAtCursor(); {
+	case m.noting != "":
+		bottom = append(bottom, m.styles.Section.Render("note on group "+m.noting+" (enter saves, esc cancels, empty removes it)"), m.noteInput.View())
+	case g != nil && m.noteOf(g.id) != "" && m.view != viewMessage && !m.help:
+		n := m.notes[g.id]
+		line := "✎ " + m.noteOf(g.id)
+		if n.By != "" {
+			line += " (" + n.By + ", " + m.ago(n.At) + ")"
+		}
+		bottom = append(bottom, strings.Split(kit.Wrap(line, m.width), "\n")...)
 	}
 	// A confirmation or a result is wrapped, never cut: the destinations
 	// of a destructive action are always shown whole.

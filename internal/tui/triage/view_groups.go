@@ -50,6 +50,9 @@ func (m Model) groupLines() []string {
 			row += fmt.Sprintf("%-12s %-13s ", g.id, g.key.Reason)
 		}
 		c := causes[i]
+		if m.noteOf(g.id) != "" {
+			c = "✎ " + c
+		}
 		if q != "" {
 			if n := g.matches(q); n > 0 {
 				c = fmt.Sprintf("[%d match] %s", n, c)

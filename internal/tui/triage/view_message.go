@@ -72,9 +72,13 @@ func (m Model) detailLines() []string {
 		"rejection",
 		fmt.Sprintf("  %s from %s after %s, %s (%s)", d.Reason, d.OriginalTopic, times(deliveries(d)), m.ago(d.RejectedAt), wireTime(d.RejectedAt)),
 	}
+	if n := m.copies[h.MessageID]; n > 1 {
+		lines = append(lines, fmt.Sprintf("  %d stored copies of this id (×%d): archive, purge and replay act on every one, a replay publishes one", n, n))
+	}
 	for l := range strings.SplitSeq(kit.Wrap(cause(d), w), "\n") {
 		lines = append(lines, "  "+l)
 	}
+	lines = append(lines, m.historyLines(x)...)
 	lines = append(lines, "headers")
 	bag := false
 	for _, f := range headerFields(x) {

@@ -12,19 +12,30 @@ import (
 func (m Model) messageLines() []string {
 	g := m.cur
 	title := fmt.Sprintf("group %s · %s · %s · %s", g.id, g.key.OriginalTopic, g.key.Reason, count(len(g.msgs)))
+	if m.groupBy != byCause {
+		title = fmt.Sprintf("group %s · %s", g.id, count(len(g.msgs)))
+	}
+	if n := m.noteOf(g.id); n != "" && g.search == "" {
+		title += " · ✎"
+	}
 	if g.search != "" {
 		title = fmt.Sprintf("search /%s · %s matching, from every group", g.search, count(len(g.msgs)))
 	}
 	ms := m.visibleMessages()
-	idW, topicW := 8, 0
+	idW, topicW, retryW := 8, 0, 0
 	for _, x := range ms {
-		idW = max(idW, len([]rune(x.Header.MessageID)))
+		retryW = max(retryW, len([]rune(m.retryCell(x.Header.MessageID))))
+		idW = max(idW, len([]rune(m.idCell(x.Header.MessageID))))
 		if g.search != "" || m.width >= 110 {
 			topicW = max(topicW, 6, len([]rune(inspect.Describe(x).OriginalTopic)))
 		}
 	}
-	idW, topicW = min(idW, 36), min(topicW, 24)
+	idW, topicW = min(idW, 40), min(topicW, 24)
 	head := fmt.Sprintf(" %-*s %-8s %5s ", idW, "ID", "REJECTED", "DELIV")
+	if retryW > 0 {
+		retryW = max(retryW, len("RETRIED"))
+		head += fmt.Sprintf("%-*s ", retryW, "RETRIED")
+	}
 	if topicW > 0 {
 		head += fmt.Sprintf("%-*s ", topicW, "TOPIC")
 	}
@@ -41,7 +52,10 @@ func (m Model) messageLines() []string {
 		if m.sel[d.ID] {
 			mark = "*"
 		}
-		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(d.ID, idW), m.ago(rejectedAt(x)), deliveries(d))
+		row := fmt.Sprintf("%s%-*s %-8s %5d ", mark, idW, kit.Cut(m.idCell(d.ID), idW), m.ago(rejectedAt(x)), deliveries(d))
+		if retryW > 0 {
+			row += fmt.Sprintf("%-*s ", retryW, m.retryCell(d.ID))
+		}
 		if topicW > 0 {
 			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(d.OriginalTopic, topicW))
 		}

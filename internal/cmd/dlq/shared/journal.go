@@ -55,16 +55,9 @@ func (o *ReplayOptions) openJournal(t *transport.Target) (*inspect.FileJournal, 
 		return nil, nil
 	}
 	if path == "" {
-		dir := o.Env("XDG_STATE_HOME")
-		if dir == "" {
-			home := o.Env("HOME")
-			if home == "" {
-				var err error
-				if home, err = os.UserHomeDir(); err != nil {
-					return nil, cmdutil.UsageErr(errors.New("the replay journal needs $XDG_STATE_HOME or $HOME: give --journal FILE (or --journal '' for none)"))
-				}
-			}
-			dir = filepath.Join(home, ".local", "state")
+		dir, err := o.StateDir()
+		if err != nil {
+			return nil, cmdutil.UsageErr(errors.New("the replay journal needs $XDG_STATE_HOME or $HOME: give --journal FILE (or --journal '' for none)"))
 		}
 		key := t.URL
 		if t.S != nil && t.S.Transport == config.TransportMemory && t.S.Memory != nil {
@@ -74,7 +67,7 @@ func (o *ReplayOptions) openJournal(t *transport.Target) (*inspect.FileJournal, 
 				key += "?file=" + abs
 			}
 		}
-		path = filepath.Join(dir, "brighter", "replay", journalName(key))
+		path = filepath.Join(dir, journalName(key))
 	}
 	j, err := inspect.OpenJournalOn(path, o.Visibility, func(f *os.File) inspect.SyncFile { return o.IO.SyncFileOf(f) })
 	if errors.Is(err, inspect.ErrJournalLocked) {

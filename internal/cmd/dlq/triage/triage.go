@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	osuser "os/user"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type Options struct {
 	// refresh is --refresh: how often the console reads the destination
 	// again by itself (0: only on ctrl+r and after an action).
 	refresh time.Duration
+	// settle is --settle: how long after its last retry a message not back
+	// in the destination counts as a pending retry.
+	settle time.Duration
 }
 
 // NewCmdTriage returns dlq triage. runF, when not nil, is called with the
@@ -64,20 +68,28 @@ replays the selection (or what is under the cursor), R replays the whole
 group, e edits the message in $EDITOR and replays the edited copy (as dlq
 edit), a archives to --archive-file (as dlq archive), d toggles a dry
 run, / searches every message (ids, bodies, headers, causes), s sorts,
-ctrl+r reads again, ? helps, q quits.
+g changes the grouping (cause, reason, topic, handler), E edits the
+headers and bag (as dlq edit --headers), n writes a note on the group, A
+shows the archive file read-only, ctrl+r reads again, ? helps, q quits.
 
 The console reads the destination again every --refresh (and after every
 action), showing "reading…" while it reads and when it last read; the
-cursor stays on its group and message.
+cursor stays on its group and message. An id stored more than once is
+marked ×N. Every copy a replay publishes is recorded in the retry history
+beside the replay journals; a message's view lists its retries, and a
+retried message not back within --settle of its last retry is settled,
+before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
 the allow-list; --allow-any-destination lifts it). Every replay, archive
 and edit names its destinations and count and asks once (y/n), and shows
 its progress while it runs.
 
-Reads are peek's: each message read is held invisible for --visibility
-while that read runs and made visible again as soon as it ends; every
-action reads afresh, so nothing is held between keys or after q.`,
+Reads are peek's: the first read holds each message it reads invisible
+for --visibility while it runs and makes it visible again as soon as it
+ends; every later read releases what each receive brought at once, so a
+refreshing console never keeps the dead letters from another consumer.
+Every action reads afresh, so nothing is held between keys or after q.`,
 		Example: `  brighter dlq triage orders
   brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
   brighter dlq triage orders --dry-run        # start with the dry run on`,
@@ -99,6 +111,7 @@ action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.FanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
+	fl.DurationVar(&o.settle, "settle", triage.DefaultSettle, "a retried message not back in the destination is a pending retry for this long after its last retry, then settled")
 	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
 	return cmd
 }
@@ -142,7 +155,7 @@ func runTriage(ctx context.Context, o *Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(o.refresh).WithMessages(first)
+	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(o.refresh).WithSettle(o.settle).WithMessages(first)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
@@ -170,7 +183,7 @@ func (o *Options) actions(ctx context.Context, arg string, logger *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.RetryHistory()}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
@@ -198,6 +211,12 @@ type triageActions struct {
 	running sync.WaitGroup
 	// held is transport.Channel.Held of the last Load (LoadNote).
 	held atomic.Int64
+	// history is the retry history the console's replays record into and
+	// its message view reads (nil: none kept).
+	history *inspect.RetryHistory
+	// reread is set after the first Load: every later one (a refresh,
+	// ctrl+r, the read after an action) releases each receive at once.
+	reread atomic.Bool
 }
 
 // LoadNote implements triage.LoadNoter: how many messages another reader
@@ -240,6 +259,14 @@ func (a *triageActions) Load(ctx context.Context) ([]*message.Message, error) {
 		return nil, err
 	}
 	a.held.Store(held)
+	// A re-read releases what each receive brought at once, so a console
+	// refreshing every few seconds never keeps the dead letters from
+	// another reader (inspect.Source.ReleaseEach). Not on RocketMQ (a
+	// reader group, t.Group): there every receive is a delivery attempt of
+	// the reader group, and a re-read receiving each message several times
+	// would spend its attempts (16, then the broker moves it to
+	// %DLQ%<group>) several times faster.
+	src.ReleaseEach = a.reread.Swap(true) && a.t.Group == ""
 	var out collect
 	_, perr := inspect.Peek(ctx, src, f, &out)
 	return out, errors.Join(perr, closeSrc())
@@ -293,7 +320,7 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
 	}
-	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform,
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform, History: a.history,
 		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
 	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
 	cerr := closeSrc()
@@ -434,16 +461,25 @@ func (e *triageEdit) Command() *exec.Cmd  { return e.s.Commands(e.editor)[0] }
 func (e *triageEdit) Destination() string { return e.dest }
 func (e *triageEdit) Close()              { e.s.Close() }
 
+// body is the body result takes: nil when the body is edited (its file is
+// read), the original's for a header edit.
+func (e *triageEdit) body() []byte {
+	if e.s.BodyPath != "" {
+		return nil
+	}
+	return e.s.Orig.Body
+}
+
 // Check implements triage.Editing: the edited files read back and
 // validated as Finish would, nothing sent.
 func (e *triageEdit) Check() error {
-	_, err := e.s.Result(nil, nil, e.a.o.Now())
+	_, err := e.s.Result(e.body(), nil, e.a.o.Now())
 	return err
 }
 
 // Finish validates the edited body and replays the edited copy.
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
-	ed, err := e.s.Result(nil, nil, e.a.o.Now())
+	ed, err := e.s.Result(e.body(), nil, e.a.o.Now())
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
@@ -452,4 +488,67 @@ func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, er
 	res.Summary = "edit: " + res.Summary
 	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
 	return res, err
+}
+
+// Retries implements triage.HistoryReader: the retry history's records of
+// this destination (none without a state directory).
+func (a *triageActions) Retries() ([]inspect.Retry, error) {
+	if a.history == nil {
+		return nil, nil
+	}
+	return inspect.ReadRetryHistory(a.history.Path(), a.t.URL)
+}
+
+// Archived implements triage.ArchiveReader: the records of --archive-file
+// (none when it does not exist yet), for the console's archived view.
+func (a *triageActions) Archived() ([]*message.Message, error) {
+	f, err := os.Open(a.o.archiveFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive file: %w", err)
+	}
+	defer f.Close()
+	return inspect.ReadArchive(f, a.o.archiveFile)
+}
+
+// notes is the group notes of the state directory (nil when there is
+// none).
+func (a *triageActions) notes() *inspect.GroupNotes {
+	dir, err := a.o.StateDir()
+	if err != nil {
+		return nil
+	}
+	return inspect.NewGroupNotes(filepath.Join(dir, shared.GroupNotesFile))
+}
+
+// Notes implements triage.NoteKeeper: this destination's group notes.
+func (a *triageActions) Notes() (map[string]inspect.GroupNote, error) {
+	n := a.notes()
+	if n == nil {
+		return nil, nil
+	}
+	return n.Read(a.t.URL)
+}
+
+// SetNote implements triage.NoteKeeper: the note, signed user@host.
+func (a *triageActions) SetNote(group, text string) error {
+	n := a.notes()
+	if n == nil {
+		return errors.New("no state directory for notes: set $XDG_STATE_HOME or $HOME")
+	}
+	user, host := a.o.WhoAmI()
+	return n.Set(a.t.URL, group, inspect.GroupNote{Text: text, By: user + "@" + host, At: a.o.Now().UTC()})
+}
+
+// EditHeaders implements triage.HeaderEditor: dlq edit --headers' session
+// (the headers and bag as YAML, checked as --set checks them), the edited
+// copy replayed through the console's allow-list.
+func (a *triageActions) EditHeaders(m *message.Message) (triage.Editing, error) {
+	s, err := shared.NewEditSession(m, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return &triageEdit{a: a, s: s, editor: a.o.Editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
 }

@@ -1,0 +1,62 @@
+package shared
+
+import (
+	"errors"
+	"os"
+	osuser "os/user"
+	"path/filepath"
+
+	"github.com/brightergo/brighter/internal/inspect"
+)
+
+// The state kept beside the replay journals, in
+// $XDG_STATE_HOME/brighter/replay (default ~/.local/state): the retry
+// history (every copy a replay or an edit published, kept) and the notes
+// on failure groups.
+
+// Files of the state directory.
+const (
+	// RetryHistoryFile is the retry history's file name.
+	RetryHistoryFile = "retries.jsonl"
+	// GroupNotesFile is the group notes' file name.
+	GroupNotesFile = "notes.json"
+)
+
+// StateDir is the directory of the replay journals, the retry history and
+// the group notes: $XDG_STATE_HOME/brighter/replay, else
+// $HOME/.local/state/brighter/replay; an error when neither is known.
+func (o *Options) StateDir() (string, error) {
+	dir := o.Env("XDG_STATE_HOME")
+	if dir == "" {
+		home := o.Env("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil || home == "" {
+				return "", errors.New("no state directory: set $XDG_STATE_HOME or $HOME")
+			}
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "brighter", "replay"), nil
+}
+
+// WhoAmI is the user and host an audit or history record names.
+func (o *Options) WhoAmI() (user, host string) {
+	user = o.Env("USER")
+	if u, err := osuser.Current(); err == nil && u.Username != "" {
+		user = u.Username
+	}
+	host, _ = os.Hostname()
+	return user, host
+}
+
+// RetryHistory is the retry history of this state directory (nil, and no
+// history kept, when there is none).
+func (o *Options) RetryHistory() *inspect.RetryHistory {
+	dir, err := o.StateDir()
+	if err != nil {
+		return nil
+	}
+	user, host := o.WhoAmI()
+	return inspect.NewRetryHistory(filepath.Join(dir, RetryHistoryFile), user, host)
+}

@@ -1,0 +1,146 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// TestDLQTriage_TmuxCopiesNotesRetriesArchive: the console in a real
+// terminal (tmux, 80x24, NO_COLOR) on fauxqs: an id stored twice is
+// marked ×2 on both rows; a note typed on its group (n) is shown on the
+// groups screen and kept for the next console; a message replayed twice,
+// dead-lettered again after each, shows "×2 failed again" and both
+// replays in its view (the retry history in the state directory); a
+// message archived (a) is shown by the archived view (A), read-only, and
+// A goes back to the dead letters.
+func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
+	}
+	emu := cmdtest.SharedSQS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	ctx := context.Background()
+	run := fmt.Sprintf("sp%d", time.Now().UnixNano()%1e9)
+	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
+	for _, q := range []string{dlq, dest} {
+		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadLetter := func(id, why string, at time.Time) {
+		t.Helper()
+		m := message.New(id, "orders", message.MTCommand, []byte(`{}`))
+		if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(-time.Hour)
+	d1, r1, x1 := "d1-"+run, "r1-"+run, "x1-"+run
+	deadLetter(d1, "stored twice by two restores", now)
+	deadLetter(d1, "stored twice by two restores", now)
+	deadLetter(r1, "payments timed out", now)
+	deadLetter(x1, "customer unknown", now)
+	dir := t.TempDir()
+	state, archive := filepath.Join(dir, "state"), filepath.Join(dir, "archive.jsonl")
+	open := func(exitFile string) tmuxSession {
+		command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 30s --archive-file %s --endpoint %s --region %s; echo $? > %s",
+			cmdtest.Bin(t), dlq, dest, archive, emu.Endpoint, sqstest.Region, exitFile)
+		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+			"AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "XDG_STATE_HOME=" + state}, 80, 24)
+	}
+	exitFile := filepath.Join(dir, "exit")
+	s := open(exitFile)
+	s.Await("three groups", func(sc string) bool {
+		return strings.Contains(sc, "stored twice") && strings.Contains(sc, "payments timed out") && strings.Contains(sc, "customer unknown")
+	})
+
+	// copies: both rows of d1 marked ×2
+	s.Keys(true, "/"+d1)
+	s.Keys(false, "Enter")
+	s.Await("d1's two copies, each ×2", func(sc string) bool { return strings.Count(sc, d1+" ×2") == 2 })
+	s.Keys(false, "Escape")
+	s.Await("back at the groups, on d1's group", func(sc string) bool { return !strings.Contains(sc, "search /") && strings.Contains(sc, "row 1 of 3") })
+
+	// a note on the group under the cursor (d1's: the largest)
+	s.Keys(true, "n")
+	s.AwaitText("note on group")
+	s.Keys(true, "restored twice on Monday, purge one")
+	s.Keys(false, "Enter")
+	s.Await("the note on the groups screen", func(sc string) bool {
+		return strings.Contains(sc, "✎ stored twice") && strings.Contains(sc, "✎ restored twice on Monday, purge one")
+	})
+
+	// r1 replayed twice, dead-lettered again after each
+	for i := 1; i <= 2; i++ {
+		s.Keys(true, "/"+r1)
+		s.Keys(false, "Enter")
+		s.AwaitText("1 message matching")
+		s.Keys(true, "r")
+		s.AwaitText("Replay 1 message")
+		s.Keys(true, "y")
+		s.AwaitText("replayed 1, failed 0")
+		s.Await("r1 gone", func(sc string) bool { return !strings.Contains(sc, r1) })
+		deadLetter(r1, "payments timed out", time.Now())
+		s.Await("the groups again, r1 back", func(sc string) bool {
+			return strings.Contains(sc, "payments timed out") && strings.Contains(sc, fmt.Sprintf("%d failed again", 1))
+		})
+	}
+	s.Keys(true, "/"+r1)
+	s.Keys(false, "Enter")
+	s.AwaitText("×2 failed again")
+	s.Keys(false, "Enter")
+	s.Await("r1's retry history", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), " ")
+		return strings.Contains(f, "retry history (2)") && strings.Count(f, "replay to "+dest) == 2 && strings.Contains(f, "failed again: dead-lettered again")
+	})
+	s.Keys(false, "Escape")
+	s.Await("back at the list", func(sc string) bool { return !strings.Contains(sc, "retry history") })
+	s.Keys(false, "Escape")
+	s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /") })
+
+	// archive x1, then the archived view shows it, read-only
+	s.Keys(true, "/"+x1)
+	s.Keys(false, "Enter")
+	s.AwaitText("1 message matching")
+	s.Keys(true, "a")
+	s.AwaitText("Archive 1 message")
+	s.Keys(true, "y")
+	s.AwaitText("archived 1 to")
+	s.Await("x1 gone", func(sc string) bool { return !strings.Contains(sc, "customer unknown") })
+	s.Keys(true, "A")
+	s.Await("the archived view", func(sc string) bool {
+		return strings.Contains(sc, "ARCHIVED") && strings.Contains(sc, "customer unknown") && !strings.Contains(sc, "payments timed out")
+	})
+	s.Keys(false, "Enter")
+	s.AwaitText(x1)
+	s.Keys(true, "r")
+	s.AwaitText("the archived view is read-only")
+	s.Keys(true, "A")
+	s.Await("the dead letters again", func(sc string) bool {
+		return !strings.Contains(sc, "ARCHIVED") && strings.Contains(sc, "payments timed out") && !strings.Contains(sc, "customer unknown")
+	})
+	s.Keys(true, "q")
+	s.AwaitExit(exitFile)
+
+	// the note is kept: a new console shows it
+	exit2 := filepath.Join(dir, "exit-2")
+	s = open(exit2)
+	s.AwaitText("✎ restored twice on Monday, purge one")
+	s.Keys(true, "q")
+	s.AwaitExit(exit2)
+}

@@ -1,0 +1,169 @@
+package inspect
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Retry is one retry of a dead letter as the retry history records it: a
+// replay (dlq replay, the console's r and R), an edited copy replayed (the
+// console's e, dlq edit) or a restore from an archive file.
+type Retry struct {
+	// At is when the copy was accepted by its destination.
+	At time.Time `json:"at"`
+	// Action is "replay", "edit" or "restore".
+	Action string `json:"action"`
+	// ID is the message's id.
+	ID string `json:"id"`
+	// From is the URL the message was read from (the dead-letter
+	// destination, or the archive file of a restore).
+	From string `json:"from"`
+	// To is where the copy was published (redacted as logs are).
+	To string `json:"to"`
+	// User and Host are who ran it and where.
+	User string `json:"user,omitempty"`
+	Host string `json:"host,omitempty"`
+}
+
+// RetryHistory appends Retry records, one JSON object a line, to a file
+// beside the replay journals (kept, unlike a journal, which a clean run
+// deletes). Safe for concurrent use; the file is created (mode 0600, its
+// directory 0700) on the first record. A nil *RetryHistory records
+// nothing.
+type RetryHistory struct {
+	mu         sync.Mutex
+	path       string
+	user, host string
+}
+
+// NewRetryHistory records into the file at path as user on host.
+func NewRetryHistory(path, user, host string) *RetryHistory {
+	return &RetryHistory{path: path, user: user, host: host}
+}
+
+// Path is the history's file.
+func (h *RetryHistory) Path() string { return h.path }
+
+// Record appends rs, stamped with the history's user and host. Errors
+// name the path.
+func (h *RetryHistory) Record(rs ...Retry) error {
+	if h == nil || len(rs) == 0 {
+		return nil
+	}
+	var buf []byte
+	for _, r := range rs {
+		r.User, r.Host = h.user, h.host
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("retry history %s: %w", h.path, err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
+		return fmt.Errorf("retry history %s: %w", h.path, err)
+	}
+	f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("retry history %s: %w", h.path, err)
+	}
+	_, err = f.Write(buf)
+	return errors.Join(wrapPath(err, h.path), wrapPath(f.Close(), h.path))
+}
+
+func wrapPath(err error, path string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("retry history %s: %w", path, err)
+}
+
+// ReadRetryHistory reads the retries of the history file at path whose
+// From is from ("" for every one), oldest first. A missing file is no
+// retries; a line that is not a record (a write cut short by a crash) is
+// skipped.
+func ReadRetryHistory(path, from string) ([]Retry, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retry history %s: %w", path, err)
+	}
+	defer f.Close()
+	var out []Retry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var r Retry
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
+			continue
+		}
+		if from == "" || r.From == from {
+			out = append(out, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("retry history %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// RetryState is where a retried message stands (RetryStatus).
+type RetryState int
+
+const (
+	// RetryPending: replayed less than the settle period ago and not back in
+	// the dead-letter destination since.
+	RetryPending RetryState = iota + 1
+	// RetryFailedAgain: a copy with the same id was dead-lettered (rejected)
+	// after the last retry.
+	RetryFailedAgain
+	// RetrySettled: not back in the settle period after the last retry:
+	// presumed handled.
+	RetrySettled
+)
+
+// String is the state as the console shows it.
+func (s RetryState) String() string {
+	switch s {
+	case RetryPending:
+		return "pending"
+	case RetryFailedAgain:
+		return "failed again"
+	case RetrySettled:
+		return "settled"
+	}
+	return ""
+}
+
+// RetryStatus is where the last of retries (one id's, oldest first) stands
+// at now, given ms, the dead-letter destination's messages just read:
+// RetryFailedAgain when a copy of the id in ms was rejected after the last
+// retry; else RetryPending while now is less than settle after it; else
+// RetrySettled. 0 when retries is empty.
+func RetryStatus(retries []Retry, ms []*message.Message, now time.Time, settle time.Duration) RetryState {
+	if len(retries) == 0 {
+		return 0
+	}
+	last := retries[len(retries)-1]
+	for _, m := range ms {
+		if m.Header.MessageID == last.ID && !Describe(m).RejectedAt.Before(last.At) {
+			return RetryFailedAgain
+		}
+	}
+	if now.Sub(last.At) < settle {
+		return RetryPending
+	}
+	return RetrySettled
+}

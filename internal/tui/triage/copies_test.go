@@ -1,0 +1,37 @@
+package triage
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// TestTriageShowsStoredCopiesOfAnID: an id stored twice (restored twice,
+// dead-lettered twice) is marked ×2 on each of its rows in the messages
+// list and the message view says how many copies there are; an id stored
+// once is not marked.
+func TestTriageShowsStoredCopiesOfAnID(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	dup := rejected("twice", "orders", "timeout", `{}`, now.Add(-time.Minute))
+	f := &fakeActions{msgs: []*message.Message{dup, dup.Clone(), rejected("once", "orders", "timeout", `{}`, now.Add(-2*time.Minute))}}
+	m := New(context.Background(), f, func() time.Time { return now }).WithMessages(f.msgs)
+	m = press(t, m, "enter")
+	s := checkScreen(t, m)
+	if strings.Count(s, "twice ×2") != 2 {
+		t.Errorf("the two copies of 'twice' are not each marked ×2:\n%s", s)
+	}
+	if strings.Contains(s, "once ×") {
+		t.Errorf("an id stored once is marked:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	if s = checkScreen(t, m); !strings.Contains(flat(s), "2 stored copies of this id (×2)") {
+		t.Errorf("the message view does not count the copies:\n%s", s)
+	}
+	m = press(t, m, "esc", "down", "down", "enter")
+	if s = checkScreen(t, m); !strings.Contains(s, "message once") || strings.Contains(s, "stored copies") {
+		t.Errorf("the view of an id stored once:\n%s", s)
+	}
+}

@@ -1,0 +1,88 @@
+package triage
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// historyActions are fakeActions with a retry history.
+type historyActions struct {
+	*fakeActions
+	retries []inspect.Retry
+}
+
+func (h *historyActions) Retries() ([]inspect.Retry, error) { return h.retries, nil }
+
+// TestTriageShowsRetryHistory: a message replayed twice that came back is
+// marked "×2 failed again" in the list, its view lists both replays (when,
+// to where, by whom) and says it failed again; a message replayed and not
+// back within the settle period is settled; one replayed a minute ago and
+// not back counts as a pending retry in the header.
+func TestTriageShowsRetryHistory(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{
+		rejected("back", "orders", "timeout", `{}`, now.Add(-time.Minute)),
+		rejected("kept", "orders", "timeout", `{}`, now.Add(-3*time.Hour)),
+	}}
+	h := &historyActions{fakeActions: f, retries: []inspect.Retry{
+		{At: now.Add(-10 * time.Minute), Action: "replay", ID: "back", From: "sqs://orders-dlq", To: "orders", User: "ana", Host: "ops1"},
+		{At: now.Add(-5 * time.Minute), Action: "edit", ID: "back", From: "sqs://orders-dlq", To: "orders", User: "ben", Host: "ops2"},
+		{At: now.Add(-2 * time.Hour), Action: "replay", ID: "kept", From: "sqs://orders-dlq", To: "orders-staging", User: "ana"},
+		{At: now.Add(-time.Minute), Action: "replay", ID: "gone", From: "sqs://orders-dlq", To: "orders", User: "ana"},
+	}}
+	m := New(context.Background(), h, func() time.Time { return now }).WithMessages(f.msgs)
+	s := checkScreen(t, m)
+	if !strings.Contains(s, "retries: 1 pending, 1 failed again") {
+		t.Errorf("the header does not count the pending retries:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	s = checkScreen(t, m)
+	if !strings.Contains(s, "RETRIED") || !strings.Contains(s, "×2 failed again") || !strings.Contains(s, "×1 settled") {
+		t.Errorf("the list does not mark the retried messages:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	s = flat(checkScreen(t, m))
+	for _, want := range []string{"message back", "retry history (2)", "2026-12-04T09:50:00Z replay to orders by ana@ops1 (10m ago)",
+		"2026-12-04T09:55:00Z edit to orders by ben@ops2 (5m ago)", "failed again: dead-lettered again after the last retry"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the message view lacks %q:\n%s", want, s)
+		}
+	}
+	// a refresh re-reads the history: the pending one came back
+	h.retries = h.retries[:3]
+	m = press(t, m, "esc", "esc")
+	m.refresh = 0
+	m = run(t, m, m.load()())
+	if s := checkScreen(t, m); strings.Contains(s, "1 pending") {
+		t.Errorf("a re-read kept the old history:\n%s", s)
+	}
+}
+
+// TestRetryStatus: the last retry decides; a copy rejected after it is a
+// failure again, whatever the settle period.
+func TestRetryStatus(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	rs := []inspect.Retry{{At: now.Add(-20 * time.Minute), ID: "x"}, {At: now.Add(-2 * time.Minute), ID: "x"}}
+	before := rejected("x", "orders", "timeout", `{}`, now.Add(-10*time.Minute))
+	after := rejected("x", "orders", "timeout", `{}`, now.Add(-time.Minute))
+	for _, c := range []struct {
+		ms   []*message.Message
+		want inspect.RetryState
+	}{
+		{nil, inspect.RetryPending},
+		{[]*message.Message{before}, inspect.RetryPending},
+		{[]*message.Message{before, after}, inspect.RetryFailedAgain},
+	} {
+		if got := inspect.RetryStatus(rs, c.ms, now, 15*time.Minute); got != c.want {
+			t.Errorf("RetryStatus with %d copies = %v, want %v", len(c.ms), got, c.want)
+		}
+	}
+	if got := inspect.RetryStatus(rs, nil, now.Add(time.Hour), 15*time.Minute); got != inspect.RetrySettled {
+		t.Errorf("an hour later = %v, want settled", got)
+	}
+}
