@@ -50,6 +50,12 @@ type Value[T any] struct {
 	V     T
 	State State
 	Pos   config.Position
+	// Ref is, for an Unknown value that refers to another declaration of
+	// the same files (a Terraform "aws_sqs_queue.dlq.arn", a
+	// CloudFormation !GetAtt DLQ.Arn), that declaration's Address, so that
+	// a rule can follow it to the resource without guessing its value; ""
+	// otherwise.
+	Ref string
 }
 
 // IsKnown reports whether the file fixes the value.
