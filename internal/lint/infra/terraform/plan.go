@@ -275,4 +275,3 @@ func (x *jsonIndex) atOr(path string, def config.Position) config.Position {
 	}
 	return def
 }
-
