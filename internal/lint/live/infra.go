@@ -338,7 +338,7 @@ func (c *infraCheck) redriveAllow() {
 				return
 			case a.IsKnown() && c.r.Name.IsKnown() && infra.ShortName(a.V) == c.r.Name.V:
 				return
-			case !a.IsKnown():
+			case !a.IsKnown() && a.Ref == "":
 				return // decided at apply time: not judged
 			}
 		}

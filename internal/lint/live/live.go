@@ -169,7 +169,7 @@ func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p P
 		out = append(out, src.at(lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
 			fmt.Sprintf("subscription %q: the file sets %s %d but %s has %d; apply the file or change it to %d", s.Name, file.Field, file.Value, src.name, live.Value, live.Value)), live.Pos))
 	}
-	if cf, ok := counterFinding(p, s, fileOK, liveOK); ok {
+	if cf, ok := counterFinding(p, s, fileOK, liveOK, src); ok {
 		out = append(out, src.at(cf, live.Pos))
 	}
 	r := s.RequeueCount

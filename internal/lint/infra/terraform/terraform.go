@@ -108,7 +108,7 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 		r.MessageRetention = seconds(b.attr("message_retention_seconds"), b.at())
 		r.MaxMessageSize = integer(b.attr("max_message_size"), b.at())
 		r.Redrive = redrive(b)
-		if ob, f := b.object("redrive_allow_policy"); f.set {
+		if ob, f := b.object("redrive_allow_policy"); f.set && !empty(f) {
 			ra := &infra.RedriveAllow{Pos: f.pos}
 			if ob == nil {
 				ra.Permission = infra.Value[string]{State: infra.Unknown, Pos: f.pos}
@@ -159,10 +159,16 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 	return r, true
 }
 
+// empty reports whether f is a known empty string: what the providers
+// plan for a policy attribute no configuration sets.
+func empty(f field) bool {
+	return f.set && f.val.IsKnown() && !f.val.IsNull() && f.val.Type() == cty.String && f.val.AsString() == ""
+}
+
 // redrive reads a queue's or SNS subscription's redrive_policy.
 func redrive(b body) *infra.Redrive {
 	ob, f := b.object("redrive_policy")
-	if !f.set {
+	if !f.set || empty(f) {
 		return nil
 	}
 	rd := &infra.Redrive{Pos: f.pos}

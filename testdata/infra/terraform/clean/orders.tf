@@ -8,7 +8,7 @@ variable "retention_seconds" {
 }
 
 locals {
-  max_receive = 5
+  max_receive = 10
 }
 
 resource "aws_sqs_queue" "orders_dlq" {
