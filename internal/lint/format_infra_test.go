@@ -102,4 +102,3 @@ func TestFormats_GoldenInfra(t *testing.T) {
 		t.Errorf("the --infra SARIF log does not validate against the SARIF 2.1.0 schema: %v", err)
 	}
 }
-

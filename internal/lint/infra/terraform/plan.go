@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/zclconf/go-cty/cty"
@@ -163,7 +164,8 @@ func (b *planBody) at() config.Position { return b.pos }
 // starts.
 type jsonIndex struct {
 	name  string
-	lines []int // offset of each line's start
+	lines []int  // offset of each line's start
+	ascii []bool // whether each line is ASCII only (its columns are its bytes)
 	data  []byte
 	at0   map[string]int
 }
@@ -172,10 +174,14 @@ type jsonIndex struct {
 // elements under resource_changes, and refuses nesting deeper than
 // infra.MaxNestingDepth.
 func indexJSON(name string, data []byte) (*jsonIndex, error) {
-	x := &jsonIndex{name: name, data: data, at0: map[string]int{}, lines: []int{0}}
+	x := &jsonIndex{name: name, data: data, at0: map[string]int{}, lines: []int{0}, ascii: []bool{true}}
 	for i, c := range data {
-		if c == '\n' {
+		switch {
+		case c == '\n':
 			x.lines = append(x.lines, i+1)
+			x.ascii = append(x.ascii, true)
+		case c >= utf8.RuneSelf:
+			x.ascii[len(x.ascii)-1] = false
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -256,7 +262,10 @@ func (x *jsonIndex) position(off int) config.Position {
 	off = min(max(off, 0), len(x.data))
 	i := sort.Search(len(x.lines), func(i int) bool { return x.lines[i] > off }) - 1
 	i = max(i, 0)
-	col := 1 + len([]rune(string(x.data[x.lines[i]:off])))
+	col := 1 + off - x.lines[i]
+	if !x.ascii[i] {
+		col = 1 + utf8.RuneCount(x.data[x.lines[i]:off])
+	}
 	return config.Position{File: x.name, Line: i + 1, Column: col}
 }
 
