@@ -14,6 +14,12 @@
 // (ChannelValidator, supplied by the command). It reads only: no call here
 // creates, changes or deletes anything on a broker.
 //
+// The same checks run offline for `brighter lint --infra` (infra.go):
+// InfraProbers answer the Prober questions from the resources
+// infrastructure files declare (internal/lint/infra), so Check judges one
+// rule set against either source, and CheckInfra adds the rules only
+// those files make possible.
+//
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //
