@@ -139,7 +139,11 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 			continue
 		}
 		src := sourceOf(p, f, s)
-		out = append(out, checkLimit(ctx, f, s, p, tr, src)...)
+		fs, failed := checkLimit(ctx, f, s, p, tr, src)
+		out = append(out, fs...)
+		if failed {
+			continue // the broker could not be read: one finding says so
+		}
 		if sp, ok := p.(SizeProber); ok {
 			out = append(out, sizeFindings(ctx, f, s, sp, src)...)
 		}
@@ -149,15 +153,15 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 }
 
 // checkLimit returns the native-limit findings of s: drift, the counter
-// a CounterProber needs, budget-outranked.
-func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p Prober, tr lint.TransportRules, src source) []lint.Finding {
-	var out []lint.Finding
+// a CounterProber needs, budget-outranked; failed is true when the probe
+// failed (the one finding is then live-check-failed).
+func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p Prober, tr lint.TransportRules, src source) (out []lint.Finding, failed bool) {
 	live, liveOK, err := p.NativeLimit(ctx, f, s)
 	if errors.Is(err, ErrUndecided) {
-		return nil
+		return nil, false
 	}
 	if err != nil {
-		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err)}
+		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err)}, true
 	}
 	file, fileOK := tr.NativeLimit(s)
 	field := file.Field
@@ -184,7 +188,7 @@ func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p P
 			fmt.Sprintf("subscription %q: requeueCount %d >= %s %d %s: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise %s above %d",
 				s.Name, r, live.Field, live.Value, src.on, live.Value, live.Value, src.limit, r)), live.Pos))
 	}
-	return out
+	return out, false
 }
 
 // SQSAPI is the part of the SQS client the SQS prober calls.
