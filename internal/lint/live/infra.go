@@ -414,9 +414,9 @@ func (c *infraCheck) ordering() {
 // lease runs the lease rules against the declared lease where it is the
 // one in force: an SQS queue's visibility timeout when the file's
 // sqs.visibilityTimeout is 0 (the consumer uses the queue's own), a
-// Pub/Sub pull subscription's ack deadline when it differs from the
-// file's (the file's is applied only when brighter makes the
-// subscription).
+// Pub/Sub pull subscription's ack deadline when it is shorter than the
+// file's gcp.ackDeadline (the pump holds a message for the shorter of the
+// two; the file's is applied only when brighter makes the subscription).
 func (c *infraCheck) lease() {
 	if c.tr == nil {
 		return
@@ -447,8 +447,11 @@ func (c *infraCheck) lease() {
 		case infra.Unset:
 			v.V = PubSubDefaultAckDeadline
 		}
-		if file, ok := c.tr.Lease(c.s); ok && file.Value == v.V {
-			return // the file's rules judged this lease already
+		if file, ok := c.tr.Lease(c.s); ok && v.V >= file.Value {
+			// The pump holds a pulled message for the shorter of the two
+			// (docs/adr/0005-leases.md): the file's, which its own rules
+			// judged already.
+			return
 		}
 		span, at = lint.Span{Value: v.V, Field: c.r.Address + ".ack_deadline_seconds"}, v.Pos
 	default:
