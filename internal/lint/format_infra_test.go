@@ -46,6 +46,7 @@ func goldenInfraReport(t *testing.T) lint.Report {
 		}
 		set := &infra.Set{}
 		set.Add(name+"/"+c.trigger, rs)
+		set.Attach()
 		fs, f := l.Source(name+"/brighter.yaml", read("brighter.yaml"), func(string) (string, bool) { return "", false })
 		if f == nil {
 			t.Fatalf("%s: %+v", c.dir, fs)

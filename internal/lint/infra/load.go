@@ -191,6 +191,7 @@ func Load(paths []string, readers Readers, read func(string) ([]byte, error)) (*
 			set.Add(f.path, rs)
 		}
 	}
+	set.Attach()
 	return set, errors.Join(errs...)
 }
 

@@ -112,3 +112,31 @@ func (s *Set) SNSSubscriptionsTo(queue *Resource) []*Resource {
 	}
 	return out
 }
+
+// Attach gives each queue the redrive and redrive allow policies declared
+// apart from it (KindSQSQueuePolicy) that name it by reference or URL,
+// unless it declares its own. Load calls it once every file is read.
+func (s *Set) Attach() {
+	for i := range s.Resources {
+		p := s.Resources[i]
+		if p.Kind != KindSQSQueuePolicy {
+			continue
+		}
+		var q *Resource
+		switch {
+		case p.Queue.Ref != "":
+			q, _ = s.ByAddress(p.Queue.Ref)
+		case p.Queue.IsKnown():
+			q, _ = s.Find(KindSQSQueue, p.Queue.V[strings.LastIndexByte(p.Queue.V, '/')+1:])
+		}
+		if q == nil || q.Kind != KindSQSQueue {
+			continue
+		}
+		if q.Redrive == nil && p.Redrive != nil {
+			q.Redrive = p.Redrive
+		}
+		if q.RedriveAllow == nil && p.RedriveAllow != nil {
+			q.RedriveAllow = p.RedriveAllow
+		}
+	}
+}

@@ -26,6 +26,7 @@ func infraFindings(t *testing.T, yaml, tf string) map[string]string {
 	}
 	set := &infra.Set{}
 	set.Add("main.tf", rs)
+	set.Attach()
 	tr := rules.Default()
 	fs := append(live.Check(context.Background(), f, live.InfraProbers(set), tr), live.CheckInfra(f, set, tr, live.InfraOptions{})...)
 	got := map[string]string{}

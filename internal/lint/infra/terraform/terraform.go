@@ -74,6 +74,9 @@ var kinds = map[string]infra.Kind{
 	"aws_sns_topic_subscription": infra.KindSNSSubscription,
 	"google_pubsub_subscription": infra.KindPubSubSubscription,
 	"google_pubsub_topic":        infra.KindPubSubTopic,
+	// A queue's policies declared apart from it.
+	"aws_sqs_queue_redrive_policy":       infra.KindSQSQueuePolicy,
+	"aws_sqs_queue_redrive_allow_policy": infra.KindSQSQueuePolicy,
 }
 
 // resourceRef returns the address of the resource a traversal such as
@@ -96,6 +99,10 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 	}
 	r := infra.Resource{Kind: kind, Address: addr, Pos: b.at()}
 	switch kind {
+	case infra.KindSQSQueuePolicy:
+		r.Queue = str(b.attr("queue_url"), b.at())
+		r.Redrive = redrive(b)
+		r.RedriveAllow = redriveAllow(b)
 	case infra.KindSQSQueue:
 		r.Name = str(b.attr("name"), b.at())
 		if !r.Name.IsKnown() && r.Name.State == infra.Unset {
@@ -108,18 +115,7 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 		r.MessageRetention = seconds(b.attr("message_retention_seconds"), b.at())
 		r.MaxMessageSize = integer(b.attr("max_message_size"), b.at())
 		r.Redrive = redrive(b)
-		if ob, f := b.object("redrive_allow_policy"); f.set && !empty(f) {
-			ra := &infra.RedriveAllow{Pos: f.pos}
-			if ob == nil {
-				ra.Permission = infra.Value[string]{State: infra.Unknown, Pos: f.pos}
-			} else {
-				ra.Permission = str(ob.attr("redrivePermission"), f.pos)
-				if src := ob.attr("sourceQueueArns"); src.set {
-					ra.SourceARNs = list(src)
-				}
-			}
-			r.RedriveAllow = ra
-		}
+		r.RedriveAllow = redriveAllow(b)
 	case infra.KindSNSSubscription:
 		r.ARN = str(b.attr("arn"), b.at())
 		r.TopicARN = str(b.attr("topic_arn"), b.at())
@@ -157,6 +153,24 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 		}
 	}
 	return r, true
+}
+
+// redriveAllow reads a queue's redrive_allow_policy.
+func redriveAllow(b body) *infra.RedriveAllow {
+	ob, f := b.object("redrive_allow_policy")
+	if !f.set || empty(f) {
+		return nil
+	}
+	ra := &infra.RedriveAllow{Pos: f.pos}
+	if ob == nil {
+		ra.Permission = infra.Value[string]{State: infra.Unknown, Pos: f.pos}
+		return ra
+	}
+	ra.Permission = str(ob.attr("redrivePermission"), f.pos)
+	if src := ob.attr("sourceQueueArns"); src.set {
+		ra.SourceARNs = list(src)
+	}
+	return ra
 }
 
 // empty reports whether f is a known empty string: what the providers

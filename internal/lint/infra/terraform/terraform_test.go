@@ -44,34 +44,41 @@ func TestReadHCL_ValuesUnknownsAndPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 3 {
-		t.Fatalf("%d resources, want 3 (aws_sns_topic is not read)", len(rs))
+	if len(rs) != 4 {
+		t.Fatalf("%d resources, want 4 (aws_sns_topic is not read)", len(rs))
 	}
 	q := byAddress(t, rs, "aws_sqs_queue.orders")
-	if q.Kind != infra.KindSQSQueue || q.Name.V != "orders" || !q.Name.IsKnown() || q.Pos.Line != 25 || q.Pos.Column != 1 {
+	if q.Kind != infra.KindSQSQueue || q.Name.V != "orders" || !q.Name.IsKnown() || q.Pos.Line != 30 || q.Pos.Column != 1 {
 		t.Errorf("queue %+v", q)
 	}
-	if v := q.VisibilityTimeout; !v.IsKnown() || v.V != 60*time.Second || v.Pos.Line != 27 || v.Pos.Column != 3 {
+	if v := q.VisibilityTimeout; !v.IsKnown() || v.V != 60*time.Second || v.Pos.Line != 32 || v.Pos.Column != 3 {
 		t.Errorf("visibility_timeout_seconds from the variable's default: %+v", v)
 	}
-	if v := q.MessageRetention; v.State != infra.Unknown || v.Pos.Line != 28 {
-		t.Errorf("message_retention_seconds from a variable without default: %+v, want Unknown at line 28", v)
+	if v := q.MessageRetention; v.State != infra.Unknown || v.Pos.Line != 33 {
+		t.Errorf("message_retention_seconds from a variable without default: %+v, want Unknown at line 33", v)
 	}
 	if q.Redrive == nil {
 		t.Fatal("no redrive policy")
 	}
-	if v := q.Redrive.TargetARN; v.State != infra.Unknown || v.Ref != "aws_sqs_queue.orders_dlq" || v.Pos.Line != 32 || v.Pos.Column != 5 {
-		t.Errorf("deadLetterTargetArn: %+v, want Unknown referring to aws_sqs_queue.orders_dlq at 32:5", v)
+	if v := q.Redrive.TargetARN; v.State != infra.Unknown || v.Ref != "aws_sqs_queue.orders_dlq" || v.Pos.Line != 37 || v.Pos.Column != 5 {
+		t.Errorf("deadLetterTargetArn: %+v, want Unknown referring to aws_sqs_queue.orders_dlq at 37:5", v)
 	}
-	if v := q.Redrive.MaxReceiveCount; !v.IsKnown() || v.V != 10 || v.Pos.Line != 33 {
+	if v := q.Redrive.MaxReceiveCount; !v.IsKnown() || v.V != 10 || v.Pos.Line != 38 {
 		t.Errorf("maxReceiveCount from a local: %+v", v)
 	}
 	if v := q.FIFO; v.State != infra.Unset || v.Pos != q.Pos {
 		t.Errorf("fifo_queue unset: %+v, want Unset at the resource", v)
 	}
-	dlq := byAddress(t, rs, "aws_sqs_queue.orders_dlq")
-	if ra := dlq.RedriveAllow; ra == nil || ra.Permission.V != "byQueue" || len(ra.SourceARNs) != 1 || ra.SourceARNs[0].Ref != "aws_sqs_queue.orders" {
-		t.Errorf("redrive_allow_policy: %+v", ra)
+	pol := byAddress(t, rs, "aws_sqs_queue_redrive_allow_policy.orders_dlq")
+	if ra := pol.RedriveAllow; pol.Queue.Ref != "aws_sqs_queue.orders_dlq" || ra == nil || ra.Permission.V != "byQueue" || len(ra.SourceARNs) != 1 || ra.SourceARNs[0].Ref != "aws_sqs_queue.orders" {
+		t.Errorf("aws_sqs_queue_redrive_allow_policy: %+v %+v", pol, ra)
+	}
+	// Attached to the queue it names once the files are read.
+	set := &infra.Set{}
+	set.Add("orders.tf", rs)
+	set.Attach()
+	if dlq, _ := set.ByAddress("aws_sqs_queue.orders_dlq"); dlq.RedriveAllow == nil || dlq.RedriveAllow.Permission.V != "byQueue" {
+		t.Errorf("the allow policy declared apart is not the dead-letter queue's: %+v", dlq.RedriveAllow)
 	}
 	sub := byAddress(t, rs, "aws_sns_topic_subscription.orders")
 	if sub.Kind != infra.KindSNSSubscription || sub.Protocol.V != "sqs" || !sub.RawMessageDelivery.V || sub.Endpoint.Ref != "aws_sqs_queue.orders" || sub.TopicARN.State != infra.Unknown {

@@ -15,6 +15,11 @@ resource "aws_sqs_queue" "orders_dlq" {
   name                      = "orders-dlq"
   message_retention_seconds = 1209600
   max_message_size          = 262144
+}
+
+# Apart from the queue, as the two queues' policies refer to each other.
+resource "aws_sqs_queue_redrive_allow_policy" "orders_dlq" {
+  queue_url = aws_sqs_queue.orders_dlq.id
 
   redrive_allow_policy = jsonencode({
     redrivePermission = "byQueue"

@@ -6,11 +6,6 @@ variable "max_receive_count" {
 resource "aws_sqs_queue" "orders_dlq" {
   name                      = "orders-dlq"
   message_retention_seconds = 1209600
-
-  redrive_allow_policy = jsonencode({
-    redrivePermission = "byQueue"
-    sourceQueueArns   = [aws_sqs_queue.orders.arn]
-  })
 }
 
 resource "aws_sqs_queue" "orders_archive" {
@@ -24,5 +19,16 @@ resource "aws_sqs_queue" "orders" {
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.orders_archive.arn
     maxReceiveCount     = var.max_receive_count
+  })
+}
+
+# Declared apart from the queue: the dead-letter queue's allow policy refers
+# to its source, whose redrive policy refers to the dead-letter queue.
+resource "aws_sqs_queue_redrive_allow_policy" "orders_dlq" {
+  queue_url = aws_sqs_queue.orders_dlq.id
+
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.orders.arn]
   })
 }
