@@ -237,7 +237,7 @@ func CheckInfra(f *config.File, set *infra.Set, rules map[config.Transport]lint.
 		if !ok {
 			if s.MakeChannels == config.MakeChannelsValidate || s.MakeChannels == config.MakeChannelsAssume {
 				fd := lint.NewFinding(s, lint.RuleInfraUndeclared, "channelName",
-					fmt.Sprintf("subscription %q: no infrastructure file given declares its channel %s; pass the files that declare it to --infra, or declare it", s.Name, s.ChannelName))
+					fmt.Sprintf("subscription %q: no infrastructure file given declares its channel %s (one whose name is decided only at apply time cannot be matched); pass the files that declare it to --infra, or declare it", s.Name, s.ChannelName))
 				if o.RequireAll {
 					fd.Severity = lint.SeverityError
 				}
