@@ -132,6 +132,9 @@ const (
 	// RuleInfraUndeclared: no infrastructure file declares the
 	// subscription's channel.
 	RuleInfraUndeclared = "infra-undeclared"
+	// RuleRawDeliveryDrift: the declared SNS subscription's raw message
+	// delivery disagrees with sqs.rawMessageDelivery.
+	RuleRawDeliveryDrift = "raw-delivery-drift"
 )
 
 // DeadLetterOutageAllowance is how long retention-shorter-than-budget
@@ -627,6 +630,23 @@ performers, or an unordered channel treated as ordered and budgets spent
 holding messages back.
 
 Fix: make the infrastructure and the file agree.`,
+	},
+	{
+		ID: RuleRawDeliveryDrift, Severity: SeverityWarning,
+		Summary: "--infra: the SNS subscription to the queue declares raw message delivery otherwise than sqs.rawMessageDelivery",
+		Explanation: `An SQS subscription with sqs.channelType: pubSub reads a queue subscribed to
+an SNS topic. With raw message delivery (sqs.rawMessageDelivery, true by
+default) SNS puts the message body and attributes on the queue as they were
+published; without it, it wraps them in an SNS notification envelope. brighter
+sets the subscription's RawMessageDelivery when it makes the channels
+(makeChannels: create); with validate or assume it reads what the
+infrastructure made. An aws_sns_topic_subscription to the queue whose
+raw_message_delivery (false when unset) differs from the file hands the
+consumer messages in the other shape: envelopes where it expects raw bodies,
+and the message's own attributes missing.
+
+Fix: set raw_message_delivery on the aws_sns_topic_subscription to what the
+file says (true for brighter's default), or change sqs.rawMessageDelivery.`,
 	},
 	{
 		ID: RuleInfraUndeclared, Severity: SeverityWarning,

@@ -115,7 +115,7 @@ infrastructure files declare, offline: Terraform plan JSON (terraform show
 declare, with the same rule ids, and the rules only they make possible: a
 dead-letter target other than the file names, a redrive allow policy that
 forbids the source, a retention shorter than the budget's worst case,
-ordering that disagrees, a lease the declared visibility timeout or ack
+ordering or SNS raw delivery that disagrees, a lease the declared visibility timeout or ack
 deadline cannot hold, and a channel no file declares (infra-undeclared, an
 error with --infra-require-all). Those findings point into the
 infrastructure file, with the subscription as the related location. A value

@@ -80,7 +80,7 @@ func TestLintBrokenFiles(t *testing.T) {
 	// subscriptions file: TestLintInfraCorpus lints each with a file of
 	// testdata/infra/terraform/<rule-id> that trips it and one that does not.
 	for _, id := range []string{lint.RuleDeadLetterTargetMismatch, lint.RuleRedriveAllowForbidsSource,
-		lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift, lint.RuleInfraUndeclared} {
+		lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift, lint.RuleInfraUndeclared, lint.RuleRawDeliveryDrift} {
 		covered[id] = true
 	}
 	for _, r := range lint.Rules() {

@@ -215,7 +215,9 @@ type InfraOptions struct {
 // dead-letter queue whose redrive allow policy forbids the source
 // (redrive-allow-forbids-source), a retention shorter than the budget's
 // worst case (retention-shorter-than-budget), ordering that disagrees with
-// the file (delivery-order-drift), and the lease rules judged against the
+// the file (delivery-order-drift), an SNS subscription to the queue whose
+// raw message delivery disagrees (raw-delivery-drift), and the lease rules
+// judged against the
 // declared visibility timeout or ack deadline where that is the lease in
 // force. Check with InfraProbers runs the --live rules over the same Set.
 func CheckInfra(f *config.File, set *infra.Set, rules map[config.Transport]lint.TransportRules, o InfraOptions) []lint.Finding {
@@ -250,6 +252,7 @@ func CheckInfra(f *config.File, set *infra.Set, rules map[config.Transport]lint.
 		c.redriveAllow()
 		c.retention()
 		c.ordering()
+		c.rawDelivery()
 		c.lease()
 		out = append(out, c.out...)
 	}
@@ -408,6 +411,26 @@ func (c *infraCheck) ordering() {
 				"subscription %q: %s has enable_message_ordering %v but the file's gcp.enableMessageOrdering is %v: the pump keeps a key's order only where the file asks for it; make them agree",
 				c.s.Name, c.r.Address, got, want)
 		}
+	}
+}
+
+// rawDelivery reports an SNS subscription to a pubSub subscription's
+// queue whose raw message delivery (false when unset) differs from
+// sqs.rawMessageDelivery.
+func (c *infraCheck) rawDelivery() {
+	if c.r.Kind != infra.KindSQSQueue || c.s.SQS == nil || c.s.SQS.ChannelType != config.ChannelPubSub {
+		return
+	}
+	want := c.s.SQS.RawMessageDelivery
+	for _, sub := range c.set.SNSSubscriptionsTo(c.r) {
+		raw := sub.RawMessageDelivery
+		if raw.State == infra.Unknown || raw.V == want {
+			continue
+		}
+		c.add(lint.RuleRawDeliveryDrift, "sqs.rawMessageDelivery", raw.Pos,
+			"subscription %q: %s delivers to %s with raw_message_delivery %v but the file's sqs.rawMessageDelivery is %v: the consumer gets messages %s; set raw_message_delivery = %v",
+			c.s.Name, sub.Address, c.r.Address, raw.V, want,
+			map[bool]string{true: "wrapped in SNS envelopes", false: "without the SNS envelope it expects"}[want], want)
 	}
 }
 
