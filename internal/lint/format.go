@@ -204,6 +204,16 @@ type jsonFinding struct {
 	Subscription string   `json:"subscription,omitempty"`
 	Field        string   `json:"field,omitempty"`
 	Message      string   `json:"message"`
+	// Related is the subscription's position in the subscriptions file
+	// when the finding points into an infrastructure file (--infra).
+	Related *jsonPosition `json:"related,omitempty"`
+}
+
+// jsonPosition is a position of the json format.
+type jsonPosition struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
 }
 
 type jsonReport struct {
@@ -221,10 +231,14 @@ type jsonSummary struct {
 func writeJSON(w io.Writer, r Report) error {
 	out := jsonReport{Files: append([]string{}, r.Files...), Findings: make([]jsonFinding, 0, len(r.Findings))}
 	for _, f := range r.Findings {
-		out.Findings = append(out.Findings, jsonFinding{
+		jf := jsonFinding{
 			File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column, Severity: f.Severity, Rule: f.RuleID,
 			Requirement: f.Requirement, Subscription: f.Subscription, Field: f.Field, Message: f.Message,
-		})
+		}
+		if f.Related.IsValid() {
+			jf.Related = &jsonPosition{File: f.Related.File, Line: f.Related.Line, Column: f.Related.Column}
+		}
+		out.Findings = append(out.Findings, jf)
 	}
 	out.Summary.Errors, out.Summary.Warnings, out.Summary.Notes = r.Counts()
 	return export.WriteJSON(w, out)
@@ -276,9 +290,14 @@ type (
 		Level     string          `json:"level"`
 		Message   sarifText       `json:"message"`
 		Locations []sarifLocation `json:"locations"`
+		// RelatedLocations holds, for a finding in an infrastructure file
+		// (--infra), the subscription in the subscriptions file.
+		RelatedLocations []sarifLocation `json:"relatedLocations,omitempty"`
 	}
 	sarifLocation struct {
+		ID               int           `json:"id,omitempty"`
 		PhysicalLocation sarifPhysical `json:"physicalLocation"`
+		Message          *sarifText    `json:"message,omitempty"`
 	}
 	sarifPhysical struct {
 		ArtifactLocation sarifArtifact `json:"artifactLocation"`
@@ -326,14 +345,28 @@ func writeSARIF(w io.Writer, r Report, version string) error {
 	results := make([]sarifResult, 0, len(r.Findings))
 	for _, f := range r.Findings {
 		line, col := max(f.Pos.Line, 1), max(f.Pos.Column, 1)
-		results = append(results, sarifResult{
+		res := sarifResult{
 			RuleID: f.RuleID, RuleIndex: ruleIndex[f.RuleID], Level: f.Severity.String(),
 			Message: sarifText{f.Message},
 			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
 				ArtifactLocation: sarifArtifact{URI: sarifURI(f.Pos.File)},
 				Region:           sarifRegion{StartLine: line, StartColumn: col},
 			}}},
-		})
+		}
+		if f.Related.IsValid() {
+			what := "the subscription"
+			if f.Subscription != "" {
+				what = fmt.Sprintf("subscription %q", f.Subscription)
+			}
+			res.RelatedLocations = []sarifLocation{{ID: 1,
+				PhysicalLocation: sarifPhysical{
+					ArtifactLocation: sarifArtifact{URI: sarifURI(f.Related.File)},
+					Region:           sarifRegion{StartLine: f.Related.Line, StartColumn: max(f.Related.Column, 1)},
+				},
+				Message: &sarifText{what + " in the subscriptions file"},
+			}}
+		}
+		results = append(results, res)
 	}
 	log := sarifLog{
 		Schema: SARIFSchemaURI, Version: "2.1.0",

@@ -128,3 +128,22 @@ func (c *check) leaseRules(tr TransportRules, s *config.Subscription, lease Span
 			name, config.FormatDuration(held), s.BufferSize, config.FormatDuration(s.Handler.Timeout), lease.Field, config.FormatDuration(lease.Value), why, fix, lastElem(lease.Field), config.FormatDuration(held))
 	}
 }
+
+// LeaseFindings returns the lease rules' findings for s judged against
+// lease instead of the one tr answers: the lease in force where another
+// source declares it (an infrastructure file's visibility timeout or ack
+// deadline, --infra). handler-timeout-exceeds-lease and
+// buffered-wait-exceeds-lease apply to an exec or http handler,
+// lease-extension-past-ceiling to any. Findings point at the subscription's
+// fields; the caller relocates them.
+func LeaseFindings(tr TransportRules, s *config.Subscription, lease Span) []Finding {
+	if tr == nil || s == nil {
+		return nil
+	}
+	c := &check{s: s}
+	if s.Handler.Type == config.HandlerExec || s.Handler.Type == config.HandlerHTTP {
+		c.leaseRules(tr, s, lease)
+	}
+	c.ceilingRule(tr, s, lease)
+	return c.out
+}

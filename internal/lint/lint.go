@@ -22,6 +22,9 @@ type Limit struct {
 	// Field is its path relative to the subscription, e.g.
 	// "sqs.redrivePolicy.maxReceiveCount"; findings point at it and name it.
 	Field string
+	// Pos is where an infrastructure file declares the limit (--infra);
+	// zero when it comes from the subscriptions file or a broker.
+	Pos config.Position
 }
 
 // Span is a transport-native duration a rule compares with the file's
@@ -86,6 +89,21 @@ type Finding struct {
 	Field string
 	// Message is one line: the subscription, the values and the fix.
 	Message string
+	// Related is, for a finding that points into an infrastructure file
+	// (--infra), the subscription's field in the subscriptions file it
+	// concerns; zero otherwise.
+	Related config.Position
+}
+
+// Relocate returns f pointing at pos, an infrastructure file's setting,
+// with the subscription's position it had kept as Related. A pos without a
+// line leaves f as it is.
+func Relocate(f Finding, pos config.Position) Finding {
+	if !pos.IsValid() {
+		return f
+	}
+	f.Related, f.Pos = f.Pos, pos
+	return f
 }
 
 // Linter runs every rule over subscriptions. The zero value runs the

@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Severity ranks a finding. The zero value is SeverityNote; a higher value is
@@ -112,6 +113,38 @@ const RuleOrderingSpendsBudget = "ordering-spends-budget"
 // the broker unhandled, and the broker counts that delivery against its
 // budget.
 const RuleRestartsSpendBudget = "restarts-spend-budget"
+
+// The --infra rules: they compare the subscriptions file with the
+// infrastructure files that declare its queues and subscriptions.
+const (
+	// RuleDeadLetterTargetMismatch: the declared redrive or dead-letter
+	// policy sends to another queue or topic than the file names.
+	RuleDeadLetterTargetMismatch = "dead-letter-target-mismatch"
+	// RuleRedriveAllowForbidsSource: the dead-letter queue's redrive allow
+	// policy does not let the source queue use it.
+	RuleRedriveAllowForbidsSource = "redrive-allow-forbids-source"
+	// RuleRetentionShorterThanBudget: the source's retention ends before
+	// the budget can run out (DeadLetterOutageAllowance included).
+	RuleRetentionShorterThanBudget = "retention-shorter-than-budget"
+	// RuleDeliveryOrderDrift: the declared ordering (FIFO, message
+	// ordering) disagrees with the file.
+	RuleDeliveryOrderDrift = "delivery-order-drift"
+	// RuleInfraUndeclared: no infrastructure file declares the
+	// subscription's channel.
+	RuleInfraUndeclared = "infra-undeclared"
+	// RuleRawDeliveryDrift: the declared SNS subscription's raw message
+	// delivery disagrees with sqs.rawMessageDelivery.
+	RuleRawDeliveryDrift = "raw-delivery-drift"
+)
+
+// DeadLetterOutageAllowance is how long retention-shorter-than-budget
+// allows, beyond requeueCount x requeueDelay, for a dead-letter destination
+// to be unavailable: while it is, each routing of an exhausted message
+// fails and the message is released and redelivered (every 10 minutes at
+// the longest, R-19), so it must still be retained on the source when the
+// destination returns. One hour: long enough to restore a queue or topic a
+// deploy deleted or broke.
+const DeadLetterOutageAllowance = time.Hour
 
 // catalogue is every rule, in the order listings show them.
 var catalogue = []Rule{
@@ -525,7 +558,109 @@ message, then releases the original for the longest delay and counts it
 (the message stays on the source, never lost, but is never routed).
 
 Fix: give the destination queue a MaximumMessageSize at least the source's
-(1 MiB, 1048576, takes everything SQS does).`,
+(1 MiB, 1048576, takes everything SQS does).
+
+With --infra, the sizes are the infrastructure files' (max_message_size),
+the service default where they set none, and the destinations include the
+queue the declared redrive policy sends to: SQS moves a message there as
+it is, and refuses one the target cannot take.`,
+	},
+	{
+		ID: RuleDeadLetterTargetMismatch, Severity: SeverityWarning,
+		Summary: "--infra: the declared redrive or dead-letter policy sends to another queue or topic than the subscription names",
+		Explanation: `With --infra, lint reads the redrive policy of the subscription's SQS queue
+(redrive_policy deadLetterTargetArn) or the dead-letter policy of its
+Pub/Sub subscription (dead_letter_policy dead_letter_topic) from the
+infrastructure files, and compares its target with the dead-letter channel
+the subscriptions file names: sqs.redrivePolicy.deadLetterQueue or
+gcp.deadLetterPolicy.topic when the file sets one, else
+deadLetterRoutingKey. A different target means messages the broker gives up
+on land where nobody looks for them (brighter dlq peek and replay read the
+file's destination), or that the infrastructure and the file were changed
+apart. A target the files decide only at apply time is not judged.
+
+Fix: point the policy at the queue or topic the file names, or change the
+file to the one the infrastructure declares.`,
+	},
+	{
+		ID: RuleRedriveAllowForbidsSource, Severity: SeverityError,
+		Summary: "--infra: the dead-letter queue's redrive allow policy forbids the source queue",
+		Explanation: `An SQS queue's redrive allow policy (redrive_allow_policy, RedriveAllowPolicy)
+says which source queues may use it as their dead-letter queue: allowAll,
+denyAll, or byQueue with a list of source queue ARNs. When the queue a
+source's redrive policy names forbids that source (denyAll, or byQueue
+without it), SQS refuses the source's redrive policy: the deploy fails, or
+the redrive never moves a message and poison messages stay on the source.
+A source ARN decided only at apply time and not a reference to the source
+is not judged.
+
+Fix: add the source queue's ARN to sourceQueueArns (or use allowAll), or
+point the source's redrive policy at a queue that allows it.`,
+	},
+	{
+		ID: RuleRetentionShorterThanBudget, Severity: SeverityWarning,
+		Summary: "--infra: the source's message retention ends before the budget can run out",
+		Explanation: `A queue or subscription keeps a message for its retention period from the
+moment it was sent (SQS message_retention_seconds, default 4 days; Pub/Sub
+message_retention_duration, default 7 days), however often it is
+redelivered. A message deferred requeueCount times, each time for
+requeueDelay, is on the source for requeueCount x requeueDelay before its
+budget is spent and it is routed to the dead-letter destination; if that
+destination is unavailable, routing fails and the message is released and
+redelivered until it comes back. lint allows one hour for that outage
+(the dead-letter outage allowance). A retention shorter than
+requeueCount x requeueDelay + 1h deletes such a message from the source
+before it reaches the dead-letter destination: lost, with no record.
+
+Fix: raise the retention above requeueCount x requeueDelay + 1h, or lower
+requeueCount or requeueDelay.`,
+	},
+	{
+		ID: RuleDeliveryOrderDrift, Severity: SeverityWarning,
+		Summary: "--infra: the declared ordering (FIFO, message ordering) disagrees with the subscriptions file",
+		Explanation: `The order guarantees of a channel are the broker's: an SQS queue is FIFO
+or not (fifo_queue), a Pub/Sub subscription orders by key or not
+(enable_message_ordering). The subscriptions file says what the consumer
+expects (sqs.queueType: fifo, gcp.enableMessageOrdering), and the pump
+keeps a key's order, and lint judges the rules of ordered channels, only
+where the file asks for it (docs/adr/0006-ordered-channels-under-deferral.md).
+When the infrastructure declares otherwise, the consumer runs with the
+wrong assumptions: messages of a key handled out of order by several
+performers, or an unordered channel treated as ordered and budgets spent
+holding messages back.
+
+Fix: make the infrastructure and the file agree.`,
+	},
+	{
+		ID: RuleRawDeliveryDrift, Severity: SeverityWarning,
+		Summary: "--infra: the SNS subscription to the queue declares raw message delivery otherwise than sqs.rawMessageDelivery",
+		Explanation: `An SQS subscription with sqs.channelType: pubSub reads a queue subscribed to
+an SNS topic. With raw message delivery (sqs.rawMessageDelivery, true by
+default) SNS puts the message body and attributes on the queue as they were
+published; without it, it wraps them in an SNS notification envelope. brighter
+sets the subscription's RawMessageDelivery when it makes the channels
+(makeChannels: create); with validate or assume it reads what the
+infrastructure made. An aws_sns_topic_subscription to the queue whose
+raw_message_delivery (false when unset) differs from the file hands the
+consumer messages in the other shape: envelopes where it expects raw bodies,
+and the message's own attributes missing.
+
+Fix: set raw_message_delivery on the aws_sns_topic_subscription to what the
+file says (true for brighter's default), or change sqs.rawMessageDelivery.`,
+	},
+	{
+		ID: RuleInfraUndeclared, Severity: SeverityWarning,
+		Summary: "--infra: no infrastructure file declares the subscription's channel",
+		Explanation: `With --infra, every subscription whose channels brighter does not create
+(makeChannels validate or assume) is looked up in the infrastructure files:
+its SQS queue or Pub/Sub subscription. None declared means the files given
+do not cover it (declared elsewhere, or never), so no --infra rule could
+check it. It is a Warning, because one repository's files seldom declare
+every queue; with --infra-require-all the files are taken to declare
+everything and the finding is an Error.
+
+Fix: pass the files that declare the channel to --infra, declare it, or
+correct channelName.`,
 	},
 }
 

@@ -26,6 +26,8 @@ import (
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/lint/infra"
+	"github.com/brightergo/brighter/internal/lint/infra/terraform"
 	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/lint/rules"
 	"github.com/brightergo/brighter/internal/redact"
@@ -51,6 +53,13 @@ type Options struct {
 	live    bool
 	// liveTimeout bounds the broker calls of --live, per file.
 	liveTimeout time.Duration
+	// infraPaths are --infra's files and directories; infraRequireAll
+	// makes infra-undeclared an error.
+	infraPaths      []string
+	infraRequireAll bool
+	// infraReaders reads each infrastructure format (infraReaders() in
+	// production).
+	infraReaders infra.Readers
 
 	// transports answers each transport's questions (native limits, leases).
 	transports map[config.Transport]lint.TransportRules
@@ -66,7 +75,7 @@ type Options struct {
 // without running the command).
 func NewCmdLint(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	io, g := f.IOStreams, f
-	o := &Options{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, probers: func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
+	o := &Options{io: io, global: g, transports: rules.Default(), readFile: os.ReadFile, infraReaders: infraReaders(), probers: func() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
 		return f.Transports().LiveCheckers()
 	}}
 	cmd := &cobra.Command{
@@ -99,6 +108,19 @@ redrive or dead-letter policy the broker really holds), with the validation
 consume runs at start-up: a missing one is an error (missing-destination).
 It only reads; it never changes a broker.
 
+With --infra PATH (repeatable; files or directories, each file's format
+told by its content), lint reads the queues and subscriptions that
+infrastructure files declare, offline: Terraform plan JSON (terraform show
+-json PLAN) and .tf files. It runs the --live rules against what they
+declare, with the same rule ids, and the rules only they make possible: a
+dead-letter target other than the file names, a redrive allow policy that
+forbids the source, a retention shorter than the budget's worst case,
+ordering or SNS raw delivery that disagrees, a lease the declared visibility timeout or ack
+deadline cannot hold, and a channel no file declares (infra-undeclared, an
+error with --infra-require-all). Those findings point into the
+infrastructure file, with the subscription as the related location. A value
+the files decide only at apply time is never guessed: it is not judged.
+
 Formats: text (grouped by file, coloured on a terminal; NO_COLOR is honoured),
 json, sarif (SARIF 2.1.0 for GitHub code scanning), github (workflow-command
 annotations on the pull request).`,
@@ -122,6 +144,13 @@ annotations on the pull request).`,
 
   # Also compare the native limits with what the brokers actually have
   brighter lint --live brighter.yaml
+
+  # Check the budgets against the Terraform plan before it is applied
+  terraform show -json plan.out > plan.json
+  brighter lint --infra plan.json brighter.yaml
+
+  # Or against the .tf files of a directory, every channel declared there
+  brighter lint --infra infra/ --infra-require-all brighter.yaml
 
   # Why does budget-outranked matter?
   brighter lint --explain budget-outranked
@@ -151,6 +180,8 @@ annotations on the pull request).`,
 	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
 	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
 	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
+	cmd.Flags().StringArrayVar(&o.infraPaths, "infra", nil, "also check against the queues and subscriptions infrastructure files declare: a Terraform plan JSON or .tf file, or a directory of them (repeatable)")
+	cmd.Flags().BoolVar(&o.infraRequireAll, "infra-require-all", false, "with --infra: a channel no infrastructure file declares is an error, not a warning")
 	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
 	cmdutil.CompleteValues(cmd, failOnValues(), "fail-on")
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -216,6 +247,16 @@ func runLint(ctx context.Context, o *Options) error {
 	}
 	var report lint.Report
 	var unreadable []error
+	var set *infra.Set
+	if len(o.infraPaths) > 0 {
+		var err error
+		set, err = infra.Load(o.infraPaths, o.infraReaders, o.readFile)
+		if err != nil {
+			unreadable = append(unreadable, fmt.Errorf("--infra: %w", err))
+		}
+	} else if o.infraRequireAll {
+		return cmdutil.UsageErr(errors.New("--infra-require-all needs --infra"))
+	}
 	stdinRead := false
 	for _, name := range files {
 		data, shown, err := o.read(name, &stdinRead)
@@ -233,8 +274,15 @@ func runLint(ctx context.Context, o *Options) error {
 			fs = append(fs, live.CheckChannels(lctx, f, validators)...)
 			cancel()
 		}
+		if set != nil && f != nil {
+			fs = append(fs, live.Check(ctx, f, live.InfraProbers(set), o.transports)...)
+			fs = append(fs, live.CheckInfra(f, set, o.transports, live.InfraOptions{RequireAll: o.infraRequireAll})...)
+		}
 		report.Files = append(report.Files, shown)
 		report.Findings = append(report.Findings, fs...)
+	}
+	if set != nil {
+		report.Files = append(report.Files, set.Files...)
 	}
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
@@ -324,4 +372,14 @@ func (o *Options) runExplain() error {
 	}
 	fmt.Fprintf(o.io.Out, "%s: %s\nseverity: %s\n\n%s\n", title, r.Summary, r.Severity, r.Explanation)
 	return nil
+}
+
+// infraReaders returns the reader of every infrastructure format --infra
+// reads.
+func infraReaders() infra.Readers {
+	r := infra.Readers{}
+	for f, read := range terraform.Readers() {
+		r[f] = read
+	}
+	return r
 }

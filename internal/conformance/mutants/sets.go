@@ -36,5 +36,6 @@ func extraSets() [][]mutant {
 		consoleMutants,
 		evidenceMutants,
 		triageConsoleMutants,
+		lintInfraMutants,
 	}
 }

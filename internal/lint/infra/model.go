@@ -50,6 +50,12 @@ type Value[T any] struct {
 	V     T
 	State State
 	Pos   config.Position
+	// Ref is, for an Unknown value that refers to another declaration of
+	// the same files (a Terraform "aws_sqs_queue.dlq.arn", a
+	// CloudFormation !GetAtt DLQ.Arn), that declaration's Address, so that
+	// a rule can follow it to the resource without guessing its value; ""
+	// otherwise.
+	Ref string
 }
 
 // IsKnown reports whether the file fixes the value.
@@ -71,6 +77,12 @@ const (
 	// KindPubSubTopic is a Pub/Sub topic (google_pubsub_topic, Config
 	// Connector PubSubTopic).
 	KindPubSubTopic Kind = "pubsub-topic"
+	// KindSQSQueuePolicy is a queue's redrive or redrive allow policy
+	// declared apart from the queue (aws_sqs_queue_redrive_policy,
+	// aws_sqs_queue_redrive_allow_policy, which Terraform needs when the
+	// two queues refer to each other): Queue names the queue, and Load
+	// attaches its Redrive or RedriveAllow to that queue.
+	KindSQSQueuePolicy Kind = "sqs-queue-policy"
 )
 
 // Resource is one declared broker object. Only the fields of its Kind are
@@ -103,6 +115,10 @@ type Resource struct {
 	// RedriveAllow is the queue's redrive allow policy; nil when the file
 	// sets none.
 	RedriveAllow *RedriveAllow
+
+	// Queue is, for KindSQSQueuePolicy, the queue's URL or a reference to
+	// it.
+	Queue Value[string]
 
 	// SNS subscription settings: the topic it subscribes to, its protocol
 	// ("sqs") and endpoint (the queue's ARN), and raw message delivery.

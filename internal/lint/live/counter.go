@@ -27,14 +27,14 @@ type CounterProber interface {
 // its budget is on (requeueCount other than -1), the file sets the native
 // limit (fileOK; without it the file check already reported the rule) and
 // the broker has none (liveOK false), on a transport whose count needs it.
-func counterFinding(p Prober, s *config.Subscription, fileOK, liveOK bool) (lint.Finding, bool) {
+func counterFinding(p Prober, s *config.Subscription, fileOK, liveOK bool, src source) (lint.Finding, bool) {
 	cp, ok := p.(CounterProber)
 	if !ok || !cp.CountNeedsNativeLimit() || !fileOK || liveOK || s.RequeueCount == -1 {
 		return lint.Finding{}, false
 	}
 	why, fix := cp.MissingCounter(s)
 	return lint.NewFinding(s, lint.RuleBudgetCannotRunDown, "requeueCount",
-		fmt.Sprintf("subscription %q: requeueCount %d cannot run down on the broker: %s; %s", s.Name, s.RequeueCount, why, fix)), true
+		fmt.Sprintf("subscription %q: requeueCount %d cannot run down %s: %s; %s", s.Name, s.RequeueCount, src.on, why, fix)), true
 }
 
 // CountNeedsNativeLimit is true: Pub/Sub's delivery_attempt needs a

@@ -14,6 +14,12 @@
 // (ChannelValidator, supplied by the command). It reads only: no call here
 // creates, changes or deletes anything on a broker.
 //
+// The same checks run offline for `brighter lint --infra` (infra.go):
+// InfraProbers answer the Prober questions from the resources
+// infrastructure files declare (internal/lint/infra), so Check judges one
+// rule set against either source, and CheckInfra adds the rules only
+// those files make possible.
+//
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //
@@ -59,6 +65,57 @@ type Prober interface {
 	NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (m lint.Limit, ok bool, err error)
 }
 
+// Declarer is implemented by a Prober whose settings are declared in
+// files rather than held by a broker (--infra): Check then names the
+// declaration instead of "the broker" and points its findings there, with
+// the subscription's field as the related position.
+type Declarer interface {
+	// Declaration returns how findings name the declaration of s's
+	// channel ("aws_sqs_queue.orders") and where it starts; ok is false
+	// when none declares it.
+	Declaration(f *config.File, s *config.Subscription) (name string, pos config.Position, ok bool)
+}
+
+// ErrUndecided is wrapped by a Prober's error when its source does not
+// decide the setting asked for: a declaration whose value is known only
+// at apply time, or no declaration at all (--infra). Check then judges
+// nothing for that setting and reports no live-check-failed.
+var ErrUndecided = errors.New("not decided by the infrastructure files")
+
+// source names where the settings in force come from, in Check's messages.
+type source struct {
+	// name is "the broker" or the declaration; on says where ("on the
+	// broker", "in aws_sqs_queue.orders"); limit names its limit.
+	name, on, limit string
+	pos             config.Position
+}
+
+var broker = source{name: "the broker", on: "on the broker", limit: "the broker's limit"}
+
+func sourceOf(p Prober, f *config.File, s *config.Subscription) source {
+	d, ok := p.(Declarer)
+	if !ok {
+		return broker
+	}
+	name, pos, ok := d.Declaration(f, s)
+	if !ok {
+		return broker
+	}
+	return source{name: name, on: "in " + name, limit: "the limit in " + name, pos: pos}
+}
+
+// at relocates fd to pos (or the source's declaration) when the source
+// is a declaration.
+func (src source) at(fd lint.Finding, pos config.Position) lint.Finding {
+	if src.pos.File == "" {
+		return fd
+	}
+	if !pos.IsValid() {
+		pos = src.pos
+	}
+	return lint.Relocate(fd, pos)
+}
+
 // Check probes every subscription of f whose transport has a prober and
 // returns the findings: live-check-failed when the probe fails,
 // native-limit-drift when the broker's limit differs from the file's, and
@@ -67,6 +124,9 @@ type Prober interface {
 // budget-cannot-run-down when the broker lacks the native limit a
 // CounterProber's delivery count needs.
 // rules supplies the file's answers (lint.TransportRules.NativeLimit).
+// A Prober that is a Declarer (--infra) is named in the messages instead of
+// the broker, and its findings point at its declaration; a setting it
+// leaves undecided (ErrUndecided) is not judged.
 func Check(ctx context.Context, f *config.File, probers map[config.Transport]Prober, rules map[config.Transport]lint.TransportRules) []lint.Finding {
 	if f == nil {
 		return nil
@@ -78,42 +138,57 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 		if !ok || tr == nil {
 			continue
 		}
-		live, liveOK, err := p.NativeLimit(ctx, f, s)
-		if err != nil {
-			out = append(out, checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err))
-			continue
-		}
-		file, fileOK := tr.NativeLimit(s)
-		field := file.Field
-		if field == "" {
-			field = live.Field
-		}
-		switch {
-		case fileOK && !liveOK:
-			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
-				fmt.Sprintf("subscription %q: the file sets %s %d but the broker has no native limit; apply the file or remove it there", s.Name, file.Field, file.Value)))
-		case !fileOK && liveOK:
-			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
-				fmt.Sprintf("subscription %q: the broker has %s %d but the file sets none; add it to the file or remove it on the broker", s.Name, live.Field, live.Value)))
-		case fileOK && liveOK && file.Value != live.Value:
-			out = append(out, lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
-				fmt.Sprintf("subscription %q: the file sets %s %d but the broker has %d; apply the file or change it to %d", s.Name, file.Field, file.Value, live.Value, live.Value)))
-		}
-		if cf, ok := counterFinding(p, s, fileOK, liveOK); ok {
-			out = append(out, cf)
-		}
-		r := s.RequeueCount
-		if liveOK && r > 0 && r >= live.Value && !(fileOK && r >= file.Value) {
-			out = append(out, lint.NewFinding(s, lint.RuleBudgetOutranked, "requeueCount",
-				fmt.Sprintf("subscription %q: requeueCount %d >= %s %d on the broker: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise the broker's limit above %d",
-					s.Name, r, live.Field, live.Value, live.Value, live.Value, r)))
+		src := sourceOf(p, f, s)
+		fs, failed := checkLimit(ctx, f, s, p, tr, src)
+		out = append(out, fs...)
+		if failed {
+			continue // the broker could not be read: one finding says so
 		}
 		if sp, ok := p.(SizeProber); ok {
-			out = append(out, sizeFindings(ctx, f, s, sp)...)
+			out = append(out, sizeFindings(ctx, f, s, sp, src)...)
 		}
 	}
 	lint.Sort(out)
 	return out
+}
+
+// checkLimit returns the native-limit findings of s: drift, the counter
+// a CounterProber needs, budget-outranked; failed is true when the probe
+// failed (the one finding is then live-check-failed).
+func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p Prober, tr lint.TransportRules, src source) (out []lint.Finding, failed bool) {
+	live, liveOK, err := p.NativeLimit(ctx, f, s)
+	if errors.Is(err, ErrUndecided) {
+		return nil, false
+	}
+	if err != nil {
+		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err)}, true
+	}
+	file, fileOK := tr.NativeLimit(s)
+	field := file.Field
+	if field == "" {
+		field = live.Field
+	}
+	switch {
+	case fileOK && !liveOK:
+		out = append(out, src.at(lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+			fmt.Sprintf("subscription %q: the file sets %s %d but %s has no native limit; apply the file or remove it there", s.Name, file.Field, file.Value, src.name)), live.Pos))
+	case !fileOK && liveOK:
+		out = append(out, src.at(lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+			fmt.Sprintf("subscription %q: %s has %s %d but the file sets none; add it to the file or remove it %s", s.Name, src.name, live.Field, live.Value, src.on)), live.Pos))
+	case fileOK && liveOK && file.Value != live.Value:
+		out = append(out, src.at(lint.NewFinding(s, lint.RuleNativeLimitDrift, field,
+			fmt.Sprintf("subscription %q: the file sets %s %d but %s has %d; apply the file or change it to %d", s.Name, file.Field, file.Value, src.name, live.Value, live.Value)), live.Pos))
+	}
+	if cf, ok := counterFinding(p, s, fileOK, liveOK, src); ok {
+		out = append(out, src.at(cf, live.Pos))
+	}
+	r := s.RequeueCount
+	if liveOK && r > 0 && r >= live.Value && !(fileOK && r >= file.Value) {
+		out = append(out, src.at(lint.NewFinding(s, lint.RuleBudgetOutranked, "requeueCount",
+			fmt.Sprintf("subscription %q: requeueCount %d >= %s %d %s: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise %s above %d",
+				s.Name, r, live.Field, live.Value, src.on, live.Value, live.Value, src.limit, r)), live.Pos))
+	}
+	return out, false
 }
 
 // SQSAPI is the part of the SQS client the SQS prober calls.

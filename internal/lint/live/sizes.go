@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -32,20 +33,31 @@ type DestinationSize struct {
 	Field, Name string
 	// Bytes is its maximum message size.
 	Bytes int
+	// Setting names the queue's setting in the fix ("" is SQS's
+	// MaximumMessageSize); Pos is where a declaration sets it (--infra).
+	Setting string
+	Pos     config.Position
 }
 
 // sizeFindings reports each destination of s smaller than its source.
-func sizeFindings(ctx context.Context, f *config.File, s *config.Subscription, p SizeProber) []lint.Finding {
+func sizeFindings(ctx context.Context, f *config.File, s *config.Subscription, p SizeProber, from source) []lint.Finding {
 	src, dests, err := p.MessageSizes(ctx, f, s)
+	if errors.Is(err, ErrUndecided) {
+		return nil
+	}
 	if err != nil {
 		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read the maximum message sizes from the broker", s.Name), err)}
 	}
 	var out []lint.Finding
 	for _, d := range dests {
+		setting := d.Setting
+		if setting == "" {
+			setting = "MaximumMessageSize"
+		}
 		if d.Bytes < src {
-			out = append(out, lint.NewFinding(s, lint.RuleDestinationMessageSize, d.Field,
-				fmt.Sprintf("subscription %q: %s queue %s takes messages up to %d bytes, smaller than the source's %d: a message the source accepts is refused there when routed, and stays on the source unrouted; give %s a MaximumMessageSize of at least %d",
-					s.Name, d.Field, d.Name, d.Bytes, src, d.Name, src)))
+			out = append(out, from.at(lint.NewFinding(s, lint.RuleDestinationMessageSize, d.Field,
+				fmt.Sprintf("subscription %q: %s queue %s takes messages up to %d bytes, smaller than the source's %d: a message the source accepts is refused there when routed, and stays on the source unrouted; give %s a %s of at least %d",
+					s.Name, d.Field, d.Name, d.Bytes, src, d.Name, setting, src)), d.Pos))
 		}
 	}
 	return out

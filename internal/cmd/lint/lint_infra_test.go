@@ -1,0 +1,168 @@
+package lint_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/lint"
+)
+
+// infraFinding is one finding of `lint -o json` with its related position.
+type infraFinding struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	Related  *struct {
+		File string `json:"file"`
+		Line int    `json:"line"`
+	} `json:"related"`
+}
+
+// lintInfra runs `brighter lint -o json ARGS...` and returns its exit
+// code and findings.
+func lintInfra(t *testing.T, args ...string) (int, []infraFinding) {
+	t.Helper()
+	io, out, errOut := cmdtest.FakeIO("", false)
+	code := run(context.Background(), io, append([]string{"lint", "-o", "json", "--fail-on", "error"}, args...))
+	var rep struct {
+		Findings []infraFinding `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("lint %v: output is not JSON: %v\n%s\n%s", args, err, out, errOut)
+	}
+	return code, rep.Findings
+}
+
+// TestLintInfraCorpus lints the subscriptions file of each rule's directory
+// under testdata/infra/terraform against its trigger file (a plan JSON or a
+// .tf file), which must trip the rule the directory is named after, at a
+// line and column of the infrastructure file with the subscription as the
+// related position, and against its ok file, which must not trip it. The
+// clean directory's files, read one by one and walked as a directory,
+// give no finding at all.
+func TestLintInfraCorpus(t *testing.T) {
+	dirs, err := filepath.Glob("../../../testdata/infra/terraform/*")
+	if err != nil || len(dirs) < 10 {
+		t.Fatalf("no corpus: %v %v", dirs, err)
+	}
+	covered := map[string]bool{}
+	for _, dir := range dirs {
+		rule := filepath.Base(dir)
+		yaml := filepath.Join(dir, "brighter.yaml")
+		if rule == "clean" {
+			continue
+		}
+		if _, ok := lint.Lookup(rule); !ok {
+			t.Fatalf("%s is named after no rule", dir)
+		}
+		t.Run(rule, func(t *testing.T) {
+			triggers, _ := filepath.Glob(filepath.Join(dir, "trigger.*"))
+			oks, _ := filepath.Glob(filepath.Join(dir, "ok.*"))
+			if len(triggers) != 1 || len(oks) != 1 {
+				t.Fatalf("want one trigger and one ok file, got %v %v", triggers, oks)
+			}
+			_, fs := lintInfra(t, "--infra", triggers[0], yaml)
+			tripped := false
+			for _, f := range fs {
+				if f.Rule == lint.RuleLiveCheckFailed {
+					t.Errorf("live-check-failed from infrastructure files: %s", f.Message)
+				}
+				if f.Rule != rule {
+					continue
+				}
+				tripped = true
+				want := triggers[0]
+				if rule == lint.RuleInfraUndeclared {
+					want = yaml // nothing declares it: the finding is the subscription's
+				} else if f.Related == nil || f.Related.File != yaml || f.Related.Line < 1 {
+					t.Errorf("finding %+v: want the subscription in %s as related position", f, yaml)
+				}
+				if f.File != want || f.Line < 1 || f.Column < 1 {
+					t.Errorf("finding at %s:%d:%d, want a line and column of %s", f.File, f.Line, f.Column, want)
+				}
+			}
+			if !tripped {
+				t.Errorf("%s does not trip %s: %+v", triggers[0], rule, fs)
+			}
+			covered[rule] = true
+			_, fs = lintInfra(t, "--infra", oks[0], yaml)
+			for _, f := range fs {
+				if f.Rule == rule || f.Rule == lint.RuleLiveCheckFailed {
+					t.Errorf("%s trips %s: %s", oks[0], f.Rule, f.Message)
+				}
+			}
+		})
+	}
+	for _, r := range []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleDestinationMessageSize,
+		lint.RuleDeadLetterTargetMismatch, lint.RuleRedriveAllowForbidsSource, lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift,
+		lint.RuleInfraUndeclared, lint.RuleHandlerTimeoutExceedsLease, lint.RuleRawDeliveryDrift} {
+		if !covered[r] {
+			t.Errorf("no directory testdata/infra/terraform/%s", r)
+		}
+	}
+	clean := "../../../testdata/infra/terraform/clean"
+	for _, paths := range [][]string{{clean + "/plan.json"}, {clean + "/orders.tf", clean + "/payments.tf"}, {clean}} {
+		var args []string
+		for _, p := range paths {
+			args = append(args, "--infra", p)
+		}
+		code, fs := lintInfra(t, append(args, "--fail-on", "note", clean+"/brighter.yaml")...)
+		if code != cmdutil.ExitOK || len(fs) != 0 {
+			t.Errorf("--infra %v: exit %d, findings %+v; want none", paths, code, fs)
+		}
+	}
+}
+
+// TestLintInfraRequireAll: a channel no infrastructure file declares is a
+// warning, and an error (exit 1) with --infra-require-all.
+func TestLintInfraRequireAll(t *testing.T) {
+	dir := "../../../testdata/infra/terraform/infra-undeclared"
+	for _, c := range []struct {
+		flag     []string
+		severity string
+		code     int
+	}{{nil, "warning", cmdutil.ExitOK}, {[]string{"--infra-require-all"}, "error", cmdutil.ExitFailure}} {
+		code, fs := lintInfra(t, append(c.flag, "--infra", dir+"/trigger.tf", dir+"/brighter.yaml")...)
+		if code != c.code || len(fs) != 1 || fs[0].Rule != lint.RuleInfraUndeclared || fs[0].Severity != c.severity {
+			t.Errorf("%v: exit %d, findings %+v; want exit %d and one %s infra-undeclared", c.flag, code, fs, c.code, c.severity)
+		}
+	}
+}
+
+// TestLintInfraUnreadable: an infrastructure file that does not parse, or
+// that is of no format --infra reads, is a usage error (exit 2) naming the
+// file, line and column; the subscriptions file is still linted.
+func TestLintInfraUnreadable(t *testing.T) {
+	tmp := t.TempDir()
+	bad := filepath.Join(tmp, "main.tf")
+	if err := os.WriteFile(bad, []byte("resource \"aws_sqs_queue\" \"q\" {\n  name = \n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(tmp, "notes.txt")
+	if err := os.WriteFile(other, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "../../../testdata/infra/terraform/clean/brighter.yaml"
+	for _, c := range []struct{ path, want string }{
+		{bad, bad + ":2:10: Invalid expression"},
+		{other, other + ": not a Terraform plan JSON"},
+	} {
+		io, out, errOut := cmdtest.FakeIO("", false)
+		code := run(context.Background(), io, []string{"lint", "--infra", c.path, yaml})
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("--infra %s: exit %d, stderr %q; want exit %d and %q", c.path, code, errOut, cmdutil.ExitUsage, c.want)
+		}
+		if !strings.Contains(out.String(), "in 1 file") && !strings.Contains(out.String(), "no findings") {
+			t.Errorf("--infra %s: the subscriptions file was not linted: %s", c.path, out)
+		}
+	}
+}
