@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -19,7 +20,8 @@ import (
 // unresolved: follow them through an AliasBudget.
 //
 // Errors: a limit exceeded or a syntax error is returned as an *Error at
-// its position in name (Field empty); it never panics.
+// its position in name (Field empty), its message naming the limit of "a
+// file brighter reads"; it never panics.
 func ParseLimited(name string, data []byte) (*ast.File, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	f, err := parseYAML(data)
@@ -40,6 +42,7 @@ func ParseLimited(name string, data []byte) (*ast.File, error) {
 	default:
 		e.Msg = fmt.Sprintf("YAML syntax error: %s", goccyPos.ReplaceAllString(err.Error(), "at line $1, column $2"))
 	}
+	e.Msg = strings.ReplaceAll(e.Msg, "a subscriptions file", "a file brighter reads")
 	return nil, e
 }
 
