@@ -50,14 +50,11 @@ type Value[T any] struct {
 	V     T
 	State State
 	Pos   config.Position
-	// Ref is the Address of the declared resource the value refers to,
-	// whatever its State: a CloudFormation `!GetAtt DLQ.Arn` or `!Ref DLQ`
-	// gives an Unknown value with Ref "DLQ", which matches the queue
-	// resource DLQ although its ARN is decided at deploy time. A
-	// CloudFormation reference stays within its template (the resources
-	// whose Pos.File is the value's); a KRM reference (a Config Connector
-	// topicRef by name) is to the object of that Address in any file read.
-	// Empty when the value refers to no resource.
+	// Ref is, for an Unknown value that refers to another declaration of
+	// the same files (a Terraform "aws_sqs_queue.dlq.arn", a
+	// CloudFormation !GetAtt DLQ.Arn), that declaration's Address, so that
+	// a rule can follow it to the resource without guessing its value; ""
+	// otherwise.
 	Ref string
 }
 

@@ -13,10 +13,10 @@
 // Fn::If, Fn::ImportValue) is Unknown. A value that refers to a resource of
 // the template (`!GetAtt DLQ.Arn`, `!Ref DLQ`, `!Sub ${DLQ.Arn}`) records
 // its logical id in infra.Value.Ref, so a redrive policy's target can be
-// matched to the queue it names although its ARN is decided at deploy
-// time; every resource's own ARN is such a reference to itself. A queue
-// without a QueueName gets a name CloudFormation generates: its Name is
-// Unknown.
+// matched to the queue it names (the resource whose Address is that id)
+// although its ARN is decided at deploy time. A queue without a QueueName
+// gets a name CloudFormation generates: its Name is Unknown, and it is
+// matched by such references.
 //
 // The file is parsed under the limits of a subscriptions file
 // (config.ParseLimited, config.AliasBudget); intrinsic functions that nest
@@ -230,8 +230,9 @@ func (t *template) queue(r *resource) infra.Resource {
 	q := t.base(r, infra.KindSQSQueue)
 	q.Name = t.str(r, "QueueName")
 	if q.Name.State == infra.Unset {
-		// CloudFormation generates the name; it is matched by logical id.
-		q.Name = infra.Value[string]{State: infra.Unknown, Pos: r.pos, Ref: r.id}
+		// CloudFormation generates the name: the queue is matched by its
+		// logical id (Address), which references to it record.
+		q.Name = infra.Value[string]{State: infra.Unknown, Pos: r.pos}
 	}
 	q.FIFO = t.boolean(r, "FifoQueue")
 	q.VisibilityTimeout = t.seconds(r, "VisibilityTimeout")
@@ -259,7 +260,7 @@ func (t *template) subscription(r *resource) infra.Resource {
 }
 
 // base returns the resource with every setting Unset at its position and
-// its ARN a reference to itself.
+// its ARN Unknown (CloudFormation never fixes it).
 func (t *template) base(r *resource, kind infra.Kind) infra.Resource {
 	out := infra.Resource{Kind: kind, Address: r.id, Pos: r.pos}
 	for _, p := range []*config.Position{
@@ -270,7 +271,7 @@ func (t *template) base(r *resource, kind infra.Kind) infra.Resource {
 	} {
 		*p = r.pos
 	}
-	out.ARN = infra.Value[string]{State: infra.Unknown, Pos: r.pos, Ref: r.id}
+	out.ARN = infra.Value[string]{State: infra.Unknown, Pos: r.pos}
 	return out
 }
 

@@ -218,7 +218,7 @@ func (t *template) attr(at ast.Node, id, attr, field string) (val, bool) {
 		var v val
 		v, ok = t.eval(e.Val, e.Field)
 		if v.state == infra.Known {
-			res.s, res.state = v.s, infra.Known
+			res = val{s: v.s, state: infra.Known}
 		}
 	}
 	t.names[id] = &res

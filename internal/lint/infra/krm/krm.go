@@ -272,7 +272,7 @@ func (r *reader) resolveTopics() {
 	}
 	fix := func(v *infra.Value[string]) {
 		if t, ok := ids[v.Ref]; ok && v.State == infra.Unknown && t.State == infra.Known {
-			v.V, v.State = t.V, infra.Known
+			v.V, v.State, v.Ref = t.V, infra.Known, ""
 		}
 	}
 	for i := range r.out {
@@ -291,14 +291,13 @@ func (r *reader) queue(n ast.Node, ents []yamldoc.Entry) infra.Resource {
 	if e := yamldoc.Find(m.spec, "queueName"); e != nil {
 		q.Name = r.str(e)
 	}
-	q.ARN = infra.Value[string]{State: infra.Unknown, Pos: m.pos, Ref: addr}
+	q.ARN = infra.Value[string]{State: infra.Unknown, Pos: m.pos}
 	if st := yamldoc.Find(ents, "status"); st != nil {
 		se, _ := r.f.Entries(r.doc, st.Val, st.Field)
 		if md := yamldoc.Find(se, "ackResourceMetadata"); md != nil {
 			me, _ := r.f.Entries(r.doc, md.Val, md.Field)
 			if a := yamldoc.Find(me, "arn"); a != nil {
 				q.ARN = r.str(a)
-				q.ARN.Ref = addr
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T)
 				"Kind": "pubsub-subscription", "Pos": "@18:1",
 				"Name":                           "known orders-worker @21:3",
 				"Project":                        "known shop-prod @24:5",
-				"Topic":                          "known orders @26:3 ->PubSubTopic/shop/orders",
+				"Topic":                          "known orders @26:3",
 				"AckDeadline":                    "known 1m0s @28:3",
 				"Ordering":                       "known true @29:3",
 				"ExactlyOnce":                    "known false @30:3",
@@ -75,7 +75,7 @@ func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T)
 				"RetryMinBackoff":                "known 10s @33:5",
 				"RetryMaxBackoff":                "known 10m0s @34:5",
 				"DeadLetter":                     "@35:3",
-				"DeadLetter.Topic":               "known orders-dlq @36:5 ->PubSubTopic/shop/orders-dead-letter",
+				"DeadLetter.Topic":               "known orders-dlq @36:5", // the resourceID of the topic the reference names
 				"DeadLetter.MaxDeliveryAttempts": "known 5 @38:5",
 				"ARN":                            "unset @18:1",
 			},
@@ -96,7 +96,7 @@ func TestRead_ACKQueuesWithStringAttributesAndJSONPolicies(t *testing.T) {
 		"Queue/shop/orders-dlq": {
 			"Kind": "sqs-queue", "Pos": "@1:1",
 			"Name":                       "known orders-dlq @7:3",
-			"ARN":                        "unknown @1:1 ->Queue/shop/orders-dlq",
+			"ARN":                        "unknown @1:1",
 			"MessageRetention":           "known 336h0m0s @8:3",
 			"MaxMessageSize":             "known 262144 @9:3",
 			"RedriveAllow.Permission":    "known byQueue @10:3",
@@ -121,7 +121,7 @@ func TestRead_KubectlListWithStatusARN(t *testing.T) {
 	check(t, rs, []string{"Queue/shop/payments"}, map[string]map[string]string{
 		"Queue/shop/payments": {
 			"Pos":                     "@3:3",
-			"ARN":                     "known arn:aws:sqs:eu-west-1:123456789012:payments.fifo @17:7 ->Queue/shop/payments",
+			"ARN":                     "known arn:aws:sqs:eu-west-1:123456789012:payments.fifo @17:7",
 			"FIFO":                    "known true @11:5",
 			"Name":                    "known payments.fifo @12:5",
 			"VisibilityTimeout":       "known 2m0s @13:5",
