@@ -179,7 +179,7 @@ func TestCIDefinitions_GuideUsesFlagsThatExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	help := lintHelpFlags(t)
-	lines := regexp.MustCompile(`brighter lint[^\n` + "`" + `]*`).FindAllString(string(data), -1)
+	lines := regexp.MustCompile(`brighter lint[^\n`+"`"+`]*`).FindAllString(string(data), -1)
 	if len(lines) < 5 {
 		t.Fatalf("found %d brighter lint command lines in the guide: the parse is wrong", len(lines))
 	}
