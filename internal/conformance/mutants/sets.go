@@ -34,5 +34,6 @@ func extraSets() [][]mutant {
 		lintScaleMutants,
 		dlqSafeMutants,
 		consoleMutants,
+		infraReaderMutants,
 	}
 }
