@@ -18,6 +18,10 @@
 // gets a name CloudFormation generates: its Name is Unknown, and it is
 // matched by such references.
 //
+// A value's position is its property's key (for a policy written as a JSON
+// string, the policy's key: the string's inside has no positions); an
+// Unset value is at its resource's logical id.
+//
 // The file is parsed under the limits of a subscriptions file
 // (config.ParseLimited, config.AliasBudget); intrinsic functions that nest
 // deeper than MaxDepth, or GetAtt references that loop, are refused.

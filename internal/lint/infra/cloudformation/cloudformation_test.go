@@ -2,6 +2,7 @@ package cloudformation
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,5 +263,36 @@ func TestDetect_TellsTemplatesFromOtherFiles(t *testing.T) {
 		if got := Detect([]byte(src)); got != want {
 			t.Errorf("Detect(%q) = %v, want %v", src, got, want)
 		}
+	}
+}
+
+// A large honest template (2,000 queues with redrive policies, as a CDK app
+// of that size synthesizes) is read whole: the limits refuse only what no
+// real template needs.
+func TestRead_LargeHonestTemplateIsRead(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"Resources": {`)
+	const n = 2000
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"Q%[1]d": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "q-%[1]d", "VisibilityTimeout": 30, "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["D%[1]d", "Arn"]}, "maxReceiveCount": 5}}, "Metadata": {"aws:cdk:path": "Stack/Q%[1]d/Resource"}},`, i)
+		fmt.Fprintf(&b, `"D%[1]d": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::Join": ["-", ["q", "%[1]d", "dlq"]]}}}`, i)
+	}
+	b.WriteString("}}")
+	rs, err := Read("big.template.json", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2*n {
+		t.Fatalf("read %d resources, want %d", len(rs), 2*n)
+	}
+	last := infratest.Flatten(rs[len(rs)-1])
+	if last["Name"] != fmt.Sprintf("known q-%d-dlq @1:%d", n-1, strings.LastIndex(b.String(), `"QueueName"`)+1) {
+		t.Errorf("last queue's Name = %q", last["Name"])
+	}
+	if got := infratest.Flatten(rs[0])["Redrive.TargetARN"]; !strings.HasSuffix(got, "->D0") {
+		t.Errorf("first queue's redrive target = %q, want a reference to D0", got)
 	}
 }

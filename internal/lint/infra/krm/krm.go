@@ -17,7 +17,9 @@
 //
 // ACK writes every queue attribute as a string ("30", "true") and the
 // redrive policies as JSON strings; both, and plain numbers and booleans,
-// are read.
+// are read. A value's position is its key (a policy's values, inside a
+// JSON string, are at the policy's key); an Unset value is at the object's
+// first key.
 //
 // The file is parsed under the limits of a subscriptions file
 // (config.ParseLimited, config.AliasBudget).

@@ -285,3 +285,41 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// Anchors, aliases and merge keys in a manifest are followed, explicit keys
+// winning over merged ones, each value at the position it is written; an
+// alias to an anchor of another document is refused, as YAML scopes anchors
+// to their document.
+func TestRead_MergeKeysAndAliasesAreFollowed(t *testing.T) {
+	src := `apiVersion: v1
+kind: List
+items:
+- apiVersion: sqs.services.k8s.aws/v1alpha1
+  kind: Queue
+  metadata:
+    name: orders
+  spec: &defaults
+    queueName: orders
+    visibilityTimeout: "30"
+    fifoQueue: "false"
+- apiVersion: sqs.services.k8s.aws/v1alpha1
+  kind: Queue
+  metadata:
+    name: payments
+  spec:
+    <<: *defaults
+    queueName: payments
+`
+	rs, err := Read("m.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, []string{"Queue//orders", "Queue//payments"}, map[string]map[string]string{
+		"Queue//orders":   {"Name": "known orders @9:5", "VisibilityTimeout": "known 30s @10:5"},
+		"Queue//payments": {"Name": "known payments @18:5", "VisibilityTimeout": "known 30s @10:5", "FIFO": "known false @11:5"},
+	})
+	cross := "apiVersion: v1\nkind: ConfigMap\ndata: &d {a: b}\n---\napiVersion: sqs.services.k8s.aws/v1alpha1\nkind: Queue\nspec: *d\n"
+	if _, err := Read("m.yaml", []byte(cross)); err == nil || !strings.Contains(err.Error(), "m.yaml:7:7: spec: alias *d refers to no anchor") {
+		t.Errorf("an alias to another document's anchor: %v", err)
+	}
+}
