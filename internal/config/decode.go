@@ -48,8 +48,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 		env:     env,
 		f:       &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
 		anchors: map[string]ast.Node{},
-		budget:  MaxAliasNodes,
-		sizes:   map[ast.Node]int{},
+		alias:   NewAliasBudget(),
 	}
 	d.decode(data)
 	if len(d.errs) > 0 {
@@ -78,10 +77,9 @@ type decoder struct {
 	f       *File
 	errs    Errors
 	anchors map[string]ast.Node
-	// budget is what aliases and merge keys may still bring in, in nodes
-	// (MaxAliasNodes, spend); sizes the node count of each target charged.
-	budget int
-	sizes  map[ast.Node]int
+	// alias is what aliases and merge keys may still bring in, in nodes
+	// (MaxAliasNodes, spend).
+	alias *AliasBudget
 	// merging is how deep merge keys nest at this point of the walk.
 	merging int
 

@@ -106,6 +106,12 @@ func collectYAML(t *testing.T, dirs ...string) []yamlFile {
 	isYAML := func(p string) bool { return strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") }
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == "hostile" && filepath.Base(filepath.Dir(filepath.Dir(p))) == "infra" {
+				// The infrastructure readers' hostile files (alias bombs)
+				// are their tests': converting them to JSON for the schema
+				// would expand every alias.
+				return filepath.SkipDir
+			}
 			if err != nil || d.IsDir() {
 				return err
 			}

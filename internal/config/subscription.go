@@ -34,7 +34,7 @@ func (d *decoder) subscriptions(e *entry) {
 	seen := map[string]first{}
 	rocketReported := false
 	for i, item := range seq.Values {
-		if d.budget < 0 {
+		if d.alias.left < 0 {
 			// Aliases spent MaxAliasNodes (reported where): the rest of
 			// the list is not decoded.
 			break

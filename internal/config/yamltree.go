@@ -84,24 +84,9 @@ func (d *decoder) posOf(n ast.Node) Position {
 }
 
 // spend charges the alias budget for one use of target (an alias's anchored
-// node, nil for a merge key): the nodes of target's subtree, at least 1,
-// counted once per node and remembered. It reports whether the budget
-// (MaxAliasNodes) still holds.
-func (d *decoder) spend(target ast.Node) bool {
-	cost := 1
-	if !isNil(target) {
-		c, ok := d.sizes[target]
-		if !ok {
-			var count nodeCounter
-			ast.Walk(&count, target)
-			c = max(int(count), 1)
-			d.sizes[target] = c
-		}
-		cost = c
-	}
-	d.budget -= cost
-	return d.budget >= 0
-}
+// node, nil for a merge key; see AliasBudget.Spend). It reports whether the
+// budget (MaxAliasNodes) still holds.
+func (d *decoder) spend(target ast.Node) bool { return d.alias.Spend(target) }
 
 // nodeCounter counts the nodes ast.Walk visits (an alias as one node: its
 // target is charged when it is resolved).

@@ -27,6 +27,8 @@ import (
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/infra"
+	"github.com/brightergo/brighter/internal/lint/infra/cloudformation"
+	"github.com/brightergo/brighter/internal/lint/infra/krm"
 	"github.com/brightergo/brighter/internal/lint/infra/terraform"
 	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/lint/rules"
@@ -111,7 +113,9 @@ It only reads; it never changes a broker.
 With --infra PATH (repeatable; files or directories, each file's format
 told by its content), lint reads the queues and subscriptions that
 infrastructure files declare, offline: Terraform plan JSON (terraform show
--json PLAN) and .tf files. It runs the --live rules against what they
+-json PLAN) and .tf files, CloudFormation templates (JSON or YAML, short-form
+intrinsics too) and Kubernetes manifests (Config Connector PubSubSubscription
+and PubSubTopic, ACK Queue). It runs the --live rules against what they
 declare, with the same rule ids, and the rules only they make possible: a
 dead-letter target other than the file names, a redrive allow policy that
 forbids the source, a retention shorter than the budget's worst case,
@@ -180,7 +184,7 @@ annotations on the pull request).`,
 	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
 	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
 	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
-	cmd.Flags().StringArrayVar(&o.infraPaths, "infra", nil, "also check against the queues and subscriptions infrastructure files declare: a Terraform plan JSON or .tf file, or a directory of them (repeatable)")
+	cmd.Flags().StringArrayVar(&o.infraPaths, "infra", nil, "also check against the queues and subscriptions infrastructure files declare: a Terraform plan JSON or .tf file, a CloudFormation template, a Kubernetes manifest, or a directory of them (repeatable)")
 	cmd.Flags().BoolVar(&o.infraRequireAll, "infra-require-all", false, "with --infra: a channel no infrastructure file declares is an error, not a warning")
 	cmd.Flags().DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long --live may spend on the brokers of one file")
 	cmdutil.CompleteValues(cmd, failOnValues(), "fail-on")
@@ -381,5 +385,7 @@ func infraReaders() infra.Readers {
 	for f, read := range terraform.Readers() {
 		r[f] = read
 	}
+	r[infra.FormatCloudFormation] = cloudformation.Read
+	r[infra.FormatKubernetes] = krm.Read
 	return r
 }

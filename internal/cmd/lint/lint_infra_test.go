@@ -43,16 +43,24 @@ func lintInfra(t *testing.T, args ...string) (int, []infraFinding) {
 }
 
 // TestLintInfraCorpus lints the subscriptions file of each rule's directory
-// under testdata/infra/terraform against its trigger file (a plan JSON or a
-// .tf file), which must trip the rule the directory is named after, at a
+// under testdata/infra/terraform, testdata/infra/cloudformation/rules and
+// testdata/infra/krm/rules against its trigger file (a plan JSON, a .tf
+// file, a CloudFormation template or a Kubernetes manifest), which must trip the rule the directory is named after, at a
 // line and column of the infrastructure file with the subscription as the
 // related position, and against its ok file, which must not trip it. The
 // clean directory's files, read one by one and walked as a directory,
 // give no finding at all.
 func TestLintInfraCorpus(t *testing.T) {
-	dirs, err := filepath.Glob("../../../testdata/infra/terraform/*")
-	if err != nil || len(dirs) < 10 {
-		t.Fatalf("no corpus: %v %v", dirs, err)
+	var dirs []string
+	for _, pattern := range []string{"../../../testdata/infra/terraform/*", "../../../testdata/infra/cloudformation/rules/*", "../../../testdata/infra/krm/rules/*"} {
+		got, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, got...)
+	}
+	if len(dirs) < 16 {
+		t.Fatalf("no corpus: %v", dirs)
 	}
 	covered := map[string]bool{}
 	for _, dir := range dirs {
@@ -64,7 +72,7 @@ func TestLintInfraCorpus(t *testing.T) {
 		if _, ok := lint.Lookup(rule); !ok {
 			t.Fatalf("%s is named after no rule", dir)
 		}
-		t.Run(rule, func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(dir))+"/"+rule, func(t *testing.T) {
 			triggers, _ := filepath.Glob(filepath.Join(dir, "trigger.*"))
 			oks, _ := filepath.Glob(filepath.Join(dir, "ok.*"))
 			if len(triggers) != 1 || len(oks) != 1 {

@@ -37,5 +37,6 @@ func extraSets() [][]mutant {
 		evidenceMutants,
 		triageConsoleMutants,
 		lintInfraMutants,
+		infraReaderMutants,
 	}
 }

@@ -1,0 +1,325 @@
+package krm
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint/infra"
+	"github.com/brightergo/brighter/internal/lint/infra/infratest"
+)
+
+const corpus = "../../../../testdata/infra/krm"
+
+func readCorpus(t *testing.T, name string) []infra.Resource {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(corpus, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Detect(data) {
+		t.Errorf("Detect(%s) = false, want true", name)
+	}
+	rs, err := Read(name, data)
+	if err != nil {
+		t.Fatalf("Read(%s): %v", name, err)
+	}
+	return rs
+}
+
+// check compares the flattened settings of each resource (by Address, in
+// order) with want.
+func check(t *testing.T, rs []infra.Resource, order []string, want map[string]map[string]string) {
+	t.Helper()
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Address)
+		flat := infratest.Flatten(r)
+		for field, v := range want[r.Address] {
+			if flat[field] != v {
+				t.Errorf("%s.%s = %q, want %q", r.Address, field, flat[field], v)
+			}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(order, " ") {
+		t.Errorf("read %v, want %v in file order", got, order)
+	}
+}
+
+func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T) {
+	rs := readCorpus(t, "pubsub.yaml")
+	check(t, rs, []string{"PubSubTopic/shop/orders", "PubSubTopic/shop/orders-dead-letter", "PubSubSubscription/shop/orders-worker", "PubSubSubscription/shop/audit"},
+		map[string]map[string]string{
+			"PubSubTopic/shop/orders": {
+				"Kind": "pubsub-topic", "Pos": "@2:1",
+				"Name":    "known orders @5:3",
+				"Project": "known shop-prod @8:5",
+			},
+			"PubSubTopic/shop/orders-dead-letter": {
+				"Name":    "known orders-dlq @16:3", // spec.resourceID wins over metadata.name
+				"Project": "unknown @10:1",          // left to the namespace's annotation
+			},
+			"PubSubSubscription/shop/orders-worker": {
+				"Kind": "pubsub-subscription", "Pos": "@18:1",
+				"Name":                           "known orders-worker @21:3",
+				"Project":                        "known shop-prod @24:5",
+				"Topic":                          "known orders @26:3",
+				"AckDeadline":                    "known 1m0s @28:3",
+				"Ordering":                       "known true @29:3",
+				"ExactlyOnce":                    "known false @30:3",
+				"MessageRetention":               "known 168h0m0s @31:3",
+				"RetryMinBackoff":                "known 10s @33:5",
+				"RetryMaxBackoff":                "known 10m0s @34:5",
+				"DeadLetter":                     "@35:3",
+				"DeadLetter.Topic":               "known orders-dlq @36:5", // the resourceID of the topic the reference names
+				"DeadLetter.MaxDeliveryAttempts": "known 5 @38:5",
+				"ARN":                            "unset @18:1",
+			},
+			"PubSubSubscription/shop/audit": {
+				"Name":                           "known audit-sub @46:3",
+				"Topic":                          "known projects/shop-prod/topics/audit @47:3",
+				"DeadLetter.Topic":               "unknown @50:5 ->PubSubTopic/platform/audit-dlq", // another namespace, another file
+				"DeadLetter.MaxDeliveryAttempts": "unset @49:3",                                    // the service default applies
+				"AckDeadline":                    "unset @40:1",
+				"RetryMinBackoff":                "unset @40:1",
+			},
+		})
+}
+
+func TestRead_ACKQueuesWithStringAttributesAndJSONPolicies(t *testing.T) {
+	rs := readCorpus(t, "sqs-ack.yaml")
+	check(t, rs, []string{"Queue/shop/orders-dlq", "Queue/shop/orders"}, map[string]map[string]string{
+		"Queue/shop/orders-dlq": {
+			"Kind": "sqs-queue", "Pos": "@1:1",
+			"Name":                       "known orders-dlq @7:3",
+			"ARN":                        "unknown @1:1",
+			"MessageRetention":           "known 336h0m0s @8:3",
+			"MaxMessageSize":             "known 262144 @9:3",
+			"RedriveAllow.Permission":    "known byQueue @10:3",
+			"RedriveAllow.SourceARNs[0]": "known arn:aws:sqs:eu-west-1:123456789012:orders @10:3",
+			"VisibilityTimeout":          "unset @1:1",
+		},
+		"Queue/shop/orders": {
+			"Name":                    "known orders @19:3",
+			"VisibilityTimeout":       "known 30s @20:3",
+			"MessageRetention":        "known 96h0m0s @21:3",
+			"MaxMessageSize":          "known 65536 @22:3",
+			"FIFO":                    "known false @23:3",
+			"Redrive":                 "@24:3",
+			"Redrive.TargetARN":       "known arn:aws:sqs:eu-west-1:123456789012:orders-dlq @24:3",
+			"Redrive.MaxReceiveCount": "known 5 @24:3",
+		},
+	})
+}
+
+func TestRead_KubectlListWithStatusARN(t *testing.T) {
+	rs := readCorpus(t, "kubectl-list.yaml")
+	check(t, rs, []string{"Queue/shop/payments"}, map[string]map[string]string{
+		"Queue/shop/payments": {
+			"Pos":                     "@3:3",
+			"ARN":                     "known arn:aws:sqs:eu-west-1:123456789012:payments.fifo @17:7",
+			"FIFO":                    "known true @11:5",
+			"Name":                    "known payments.fifo @12:5",
+			"VisibilityTimeout":       "known 2m0s @13:5",
+			"Redrive.MaxReceiveCount": "known 3 @14:5", // a number in the JSON policy
+		},
+	})
+}
+
+func TestRead_RefusesBadFieldsWithPositions(t *testing.T) {
+	head := "apiVersion: sqs.services.k8s.aws/v1alpha1\nkind: Queue\nmetadata:\n  name: q\nspec:\n"
+	sub := "apiVersion: pubsub.cnrm.cloud.google.com/v1beta1\nkind: PubSubSubscription\nmetadata:\n  name: s\nspec:\n"
+	cases := []struct{ name, src, want string }{
+		{"not a number", head + "  visibilityTimeout: soon\n", `m.yaml:6:3: spec.visibilityTimeout: must be a whole number, got "soon"`},
+		{"not a boolean", head + "  fifoQueue: \"yes please\"\n", `m.yaml:6:3: spec.fifoQueue: must be true or false`},
+		{"policy not JSON", head + "  redrivePolicy: '{oops'\n", `m.yaml:6:3: spec.redrivePolicy: must be a JSON object`},
+		{"policy count not a number", head + "  redrivePolicy: '{\"maxReceiveCount\": \"many\"}'\n", `m.yaml:6:3: spec.redrivePolicy.maxReceiveCount: must be a whole number, got many`},
+		{"duration", sub + "  messageRetentionDuration: 7d\n", `m.yaml:6:3: spec.messageRetentionDuration: must be a duration in seconds such as "600s", got "7d"`},
+		{"topic ref empty", sub + "  topicRef: {}\n", `m.yaml:6:3: spec.topicRef: a topic reference needs name or external`},
+		{"spec a list", sub + "  ackDeadlineSeconds: [1]\n", `spec.ackDeadlineSeconds: must be a single value, got a list`},
+		{"syntax", "apiVersion: v1\nkind: [\n", "YAML syntax error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read("m.yaml", []byte(c.src))
+			if err == nil {
+				t.Fatalf("Read accepted %q", c.src)
+			}
+			errorsOf(t, err)
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestDetect_TellsManifestsFromOtherFiles(t *testing.T) {
+	cases := map[string]bool{
+		"apiVersion: v1\nkind: ConfigMap\n":                           true,
+		"---\nfoo: bar\n---\napiVersion: apps/v1\nkind: Deployment\n": true,
+		"AWSTemplateFormatVersion: '2010-09-09'\nResources: {}\n":     false,
+		"subscriptions:\n  - name: orders\n":                          false,
+		"apiVersion: v1\n":                                            false,
+		"apiVersion: v1\nkind: [\n":                                   false,
+		`{"apiVersion": "v1", "kind": "List", "items": []}`:           true,
+	}
+	for src, want := range cases {
+		if got := Detect([]byte(src)); got != want {
+			t.Errorf("Detect(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
+
+func errorsOf(t *testing.T, err error) config.Errors {
+	t.Helper()
+	var es config.Errors
+	var e *config.Error
+	switch {
+	case errors.As(err, &es):
+		return es
+	case errors.As(err, &e):
+		return config.Errors{e}
+	}
+	t.Fatalf("error %v (%T) is not config.Errors", err, err)
+	return nil
+}
+
+// hostileCorpus maps each file of testdata/infra/krm/hostile to the error
+// it must be refused with, at a position, in bounded time and memory.
+var hostileCorpus = map[string]string{
+	"billion-laughs.yaml": "billion-laughs.yaml:15:11: spec: must be a mapping (key: value), got a list",
+	"merge-bomb.yaml":     "merge-bomb.yaml:",
+	"deep-nesting.yaml":   "deep-nesting.yaml:37:",
+	"unknown-alias.yaml":  "unknown-alias.yaml:5:7: spec: alias *nope refers to no anchor",
+}
+
+var hostileMessages = map[string]string{
+	"merge-bomb.yaml":   "aliases and merge keys bring in more than 1000000 nodes here, the limit for a file (an alias bomb?)",
+	"deep-nesting.yaml": "mappings and sequences nest deeper than the limit of 32 levels here",
+}
+
+// maxHostileAlloc bounds what refusing one hostile file may allocate: the
+// bound of a subscriptions file, whose worst refusal (an alias expansion
+// stopped by the alias budget) allocates 289 MB (docs/performance.md).
+const maxHostileAlloc = 300 << 20
+
+func TestRead_RefusesHostileManifestsCleanly(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(corpus, "hostile", "*"))
+	if err != nil || len(files) != len(hostileCorpus) {
+		t.Fatalf("hostile holds %d files (%v), the table %d: keep them in step", len(files), err, len(hostileCorpus))
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got error
+		alloc := allocated(func() { _, got = Read(name, data) })
+		if got == nil {
+			t.Errorf("%s: read without error", name)
+			continue
+		}
+		errorsOf(t, got)
+		if !strings.Contains(got.Error(), hostileCorpus[name]) || !strings.Contains(got.Error(), hostileMessages[name]) {
+			t.Errorf("%s:\n got %v\nwant %s ... %s", name, got, hostileCorpus[name], hostileMessages[name])
+		}
+		if alloc > maxHostileAlloc {
+			t.Errorf("%s: refusing it allocated %d bytes, over %d", name, alloc, maxHostileAlloc)
+		}
+	}
+}
+
+func TestRead_RefusesHugeManifestsBeforeParsing(t *testing.T) {
+	for name, src := range map[string]string{
+		"17 MiB":           "apiVersion: v1\nkind: List\n# " + strings.Repeat("x", config.MaxFileSize) + "\n",
+		"3,000,002 tokens": "apiVersion: v1\nkind: List\nitems: [" + strings.Repeat("1,", config.MaxPreScan/2) + "1]\n",
+	} {
+		data := []byte(src)
+		var err error
+		if alloc := allocated(func() { _, err = Read("big.yaml", data) }); alloc > 1<<20 {
+			t.Errorf("%s: refusing it allocated %d bytes", name, alloc)
+		}
+		if err == nil || !strings.Contains(err.Error(), "big.yaml:") || !strings.Contains(err.Error(), "for a file brighter reads") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if Detect(data) {
+			t.Errorf("%s: detected as a manifest", name)
+		}
+	}
+}
+
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// FuzzRead: any input is read or refused with config errors, never a
+// panic; every resource read has a position and an address.
+func FuzzRead(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(corpus, "*.yaml"))
+	files = append(files, filepath.Join(corpus, "hostile", "unknown-alias.yaml"))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, err := Read("f.yaml", data)
+		Detect(data)
+		if err != nil {
+			errorsOf(t, err)
+			return
+		}
+		for _, r := range rs {
+			if !r.Pos.IsValid() || r.Pos.File != "f.yaml" || r.Address == "" {
+				t.Fatalf("resource %+v without a position or address", r)
+			}
+		}
+	})
+}
+
+// Anchors, aliases and merge keys in a manifest are followed, explicit keys
+// winning over merged ones, each value at the position it is written; an
+// alias to an anchor of another document is refused, as YAML scopes anchors
+// to their document.
+func TestRead_MergeKeysAndAliasesAreFollowed(t *testing.T) {
+	src := `apiVersion: v1
+kind: List
+items:
+- apiVersion: sqs.services.k8s.aws/v1alpha1
+  kind: Queue
+  metadata:
+    name: orders
+  spec: &defaults
+    queueName: orders
+    visibilityTimeout: "30"
+    fifoQueue: "false"
+- apiVersion: sqs.services.k8s.aws/v1alpha1
+  kind: Queue
+  metadata:
+    name: payments
+  spec:
+    <<: *defaults
+    queueName: payments
+`
+	rs, err := Read("m.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, rs, []string{"Queue//orders", "Queue//payments"}, map[string]map[string]string{
+		"Queue//orders":   {"Name": "known orders @9:5", "VisibilityTimeout": "known 30s @10:5"},
+		"Queue//payments": {"Name": "known payments @18:5", "VisibilityTimeout": "known 30s @10:5", "FIFO": "known false @11:5"},
+	})
+	cross := "apiVersion: v1\nkind: ConfigMap\ndata: &d {a: b}\n---\napiVersion: sqs.services.k8s.aws/v1alpha1\nkind: Queue\nspec: *d\n"
+	if _, err := Read("m.yaml", []byte(cross)); err == nil || !strings.Contains(err.Error(), "m.yaml:7:7: spec: alias *d refers to no anchor") {
+		t.Errorf("an alias to another document's anchor: %v", err)
+	}
+}
