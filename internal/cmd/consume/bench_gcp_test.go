@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,10 +63,15 @@ const (
 // ratio (brighter / plain). The emulator's own delivery rate bounds both
 // sides (docs/performance.md).
 func BenchmarkConsumePubSub(b *testing.B) {
-	client, srv := gcptest.Start(b, benchGCPProject, nil, gcp.Connect)
+	var counter *benchGCPCounter
+	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
+		counter = startGCPCounter(b, emulator)
+		return counter.addr
+	})
 	project := srv.Project
 	dir := b.TempDir()
 	var brighterTook, plainTook time.Duration
+	var bCalls, pCalls map[string]int
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -69,23 +79,100 @@ func BenchmarkConsumePubSub(b *testing.B) {
 		pt := fmt.Sprintf("bench-plain-%d", i)
 		benchGCPFill(b, client, project, bt)
 		benchGCPFill(b, client, project, pt)
-		cfg := benchGCPConfig(b, dir, project, srv.Addr, bt)
+		cfg := benchGCPConfig(b, dir, project, counter.addr, bt)
 		b.StartTimer()
+		brighter := func() {
+			counter.reset()
+			brighterTook += benchGCPBrighter(b, cfg)
+			bCalls = benchGCPAdd(bCalls, counter.reset())
+		}
+		plain := func() {
+			counter.reset()
+			plainTook += benchGCPPlain(b, client, pt)
+			pCalls = benchGCPAdd(pCalls, counter.reset())
+		}
 		if i%2 == 0 {
-			brighterTook += benchGCPBrighter(b, cfg)
-			plainTook += benchGCPPlain(b, client, pt)
+			brighter()
+			plain()
 		} else {
-			plainTook += benchGCPPlain(b, client, pt)
-			brighterTook += benchGCPBrighter(b, cfg)
+			plain()
+			brighter()
 		}
 	}
 	b.StopTimer()
 	total := float64(b.N * benchGCPMessages)
 	brighterRate := total / brighterTook.Seconds()
 	plainRate := total / plainTook.Seconds()
+	b.Logf("%d ops: brighter %s; plain %s", b.N, benchSQSCallsText(bCalls), benchSQSCallsText(pCalls))
 	b.ReportMetric(brighterRate, "brighter-msgs/s")
 	b.ReportMetric(plainRate, "plain-msgs/s")
 	b.ReportMetric(brighterRate/plainRate, "ratio")
+	b.ReportMetric(float64(benchSQSSum(bCalls))/total, "brighter-calls/msg")
+	b.ReportMetric(float64(benchSQSSum(pCalls))/total, "plain-calls/msg")
+	b.ReportMetric(float64(bCalls["Acknowledge"])/total, "brighter-ack/msg")
+	b.ReportMetric(float64(pCalls["Acknowledge"])/total, "plain-ack/msg")
+	b.ReportMetric(float64(bCalls["ModifyAckDeadline"])/total, "brighter-modack/msg")
+}
+
+// benchGCPCounter is an HTTP/2 (h2c) reverse proxy in front of the
+// emulator that counts the gRPC calls passing through it by method (the
+// last element of the request path: Acknowledge, StreamingPull, ...). A
+// streaming call counts once, when it opens.
+type benchGCPCounter struct {
+	addr string
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+// startGCPCounter starts a counting proxy to the emulator at host:port
+// emulator, closed when b ends.
+func startGCPCounter(b *testing.B, emulator string) *benchGCPCounter {
+	b.Helper()
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	target := &url.URL{Scheme: "http", Host: emulator}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:     &http.Transport{Protocols: &h2c},
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	c := &benchGCPCounter{n: map[string]int{}}
+	srv := &http.Server{Protocols: &h2c, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+		c.mu.Lock()
+		c.n[method]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatalf("listen for the counting proxy: %v", err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	c.addr = ln.Addr().String()
+	return c
+}
+
+// reset returns the counts so far and starts again from zero.
+func (c *benchGCPCounter) reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// benchGCPAdd adds the counts of more to into (made when nil) and returns it.
+func benchGCPAdd(into, more map[string]int) map[string]int {
+	if into == nil {
+		into = map[string]int{}
+	}
+	for k, v := range more {
+		into[k] += v
+	}
+	return into
 }
 
 // benchGCPFill creates topic name with a subscription of the same name and

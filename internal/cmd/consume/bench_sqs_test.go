@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -221,6 +222,8 @@ func startSQSCounter(b *testing.B, endpoint string) *benchSQSCounter {
 	}
 	c := &benchSQSCounter{n: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
+	// A run's context is cancelled while its last long polls wait: not news.
+	rp.ErrorLog = log.New(io.Discard, "", 0)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 		if op == "" {
