@@ -177,7 +177,13 @@ type callDeadline struct {
 // deadline, the last when the run ends. The cancel func returned does
 // nothing.
 func (r *run) call() (context.Context, context.CancelFunc) {
-	now := time.Now()
+	return r.callAt(time.Now())
+}
+
+// callAt is call for a caller that has just read the clock (now): a
+// message's settle reuses its handler's end, saving a clock reading per
+// message.
+func (r *run) callAt(now time.Time) (context.Context, context.CancelFunc) {
 	if d := r.deadline.Load(); d != nil && now.Before(d.until) {
 		return d.ctx, noCancel
 	}
@@ -273,14 +279,9 @@ func (r *run) mayStart() bool {
 // context too, so a performer sees a cancellation at once, before Run's
 // goroutine has turned it into halt.
 func (r *run) stopping() bool {
-	select {
-	case <-r.stop:
-		return true
-	case <-r.recvCtx.Done():
-		return true
-	default:
-		return false
-	}
+	// halt cancels recvCtx as it closes stop: one atomic load, not a
+	// select on two channels, on every message's path.
+	return r.recvCtx.Err() != nil
 }
 
 // sleep waits d or until the pump stops; it reports false when stopped.

@@ -119,7 +119,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 			acks <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m)}
 			return
 		}
-		ctx, cancel := r.call()
+		ctx, cancel := r.callAt(settling)
 		err := p.consumer.Acknowledge(ctx, m)
 		cancel()
 		p.settled(err)

@@ -187,7 +187,7 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 		ms = append(ms, a.m)
 	}
 	before := time.Now() // see run.unsettled
-	ctx, cancel := r.call()
+	ctx, cancel := r.callAt(before)
 	errs := ba.AcknowledgeBatch(ctx, ms)
 	cancel()
 	for i, a := range batch {
