@@ -35,5 +35,6 @@ func extraSets() [][]mutant {
 		dlqSafeMutants,
 		consoleMutants,
 		evidenceMutants,
+		settleBatchMutants,
 	}
 }
