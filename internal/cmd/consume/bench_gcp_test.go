@@ -59,9 +59,13 @@ const (
 // topic (brighter: brighter_messages_acknowledged_total on its --listen
 // /metrics; plain: a counter after m.Ack()), then stopped by cancelling its
 // context. The order
-// alternates between iterations. Reported: brighter-msgs/s, plain-msgs/s and
-// ratio (brighter / plain). The emulator's own delivery rate bounds both
-// sides (docs/performance.md).
+// alternates between iterations. Both sides reach the emulator through a
+// counting h2c proxy (benchGCPCounter). Reported: brighter-msgs/s,
+// plain-msgs/s and ratio (brighter / plain), and per message over all ops:
+// brighter-calls/msg and plain-calls/msg (every gRPC call during the runs,
+// a stream counted once), brighter-ack/msg and plain-ack/msg (Acknowledge
+// RPCs) and brighter-modack/msg (ModifyAckDeadline RPCs). The emulator's
+// own delivery rate bounds both sides (docs/performance.md).
 func BenchmarkConsumePubSub(b *testing.B) {
 	var counter *benchGCPCounter
 	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
