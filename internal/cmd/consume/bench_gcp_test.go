@@ -66,12 +66,27 @@ const (
 // a stream counted once), brighter-ack/msg and plain-ack/msg (Acknowledge
 // RPCs) and brighter-modack/msg (ModifyAckDeadline RPCs). The emulator's
 // own delivery rate bounds both sides (docs/performance.md).
+//
+// Sub-benchmarks: stream (brighter's `mode: stream`, the client library
+// batching acknowledgements itself) and pull (`mode: pull`: the pump's
+// batcher sends AcknowledgeRequests of up to 10 ack ids); the plain loop
+// is the client library's Receive in both.
 func BenchmarkConsumePubSub(b *testing.B) {
 	var counter *benchGCPCounter
 	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
 		counter = startGCPCounter(b, emulator)
 		return counter.addr
 	})
+	for _, mode := range []string{"stream", "pull"} {
+		b.Run(mode, func(b *testing.B) {
+			benchGCPMode(b, client, srv, counter, mode)
+		})
+	}
+}
+
+// benchGCPMode runs b.N ops of BenchmarkConsumePubSub with brighter in
+// mode (stream or pull) and reports its metrics.
+func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, counter *benchGCPCounter, mode string) {
 	project := srv.Project
 	dir := b.TempDir()
 	var brighterTook, plainTook time.Duration
@@ -79,11 +94,11 @@ func BenchmarkConsumePubSub(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		bt := fmt.Sprintf("bench-brighter-%d", i)
-		pt := fmt.Sprintf("bench-plain-%d", i)
+		bt := fmt.Sprintf("bench-brighter-%s-%d", mode, i)
+		pt := fmt.Sprintf("bench-plain-%s-%d", mode, i)
 		benchGCPFill(b, client, project, bt)
 		benchGCPFill(b, client, project, pt)
-		cfg := benchGCPConfig(b, dir, project, counter.addr, bt)
+		cfg := benchGCPConfig(b, dir, project, counter.addr, bt, mode)
 		b.StartTimer()
 		brighter := func() {
 			counter.reset()
@@ -255,7 +270,7 @@ func benchGCPScrapeAcked(addr string) int {
 }
 
 // benchGCPConfig writes the subscriptions file of the brighter run.
-func benchGCPConfig(b *testing.B, dir, project, host, name string) string {
+func benchGCPConfig(b *testing.B, dir, project, host, name, mode string) string {
 	b.Helper()
 	cfg := fmt.Sprintf(`connections:
   gcp:
@@ -273,8 +288,8 @@ subscriptions:
     requeueCount: -1
     makeChannels: validate
     handler: {type: builtin, name: ack}
-    gcp: {mode: stream}
-`, project, host, name, name, benchGCPBuffer, benchGCPPerformers)
+    gcp: {mode: %s}
+`, project, host, name, name, benchGCPBuffer, benchGCPPerformers, mode)
 	path := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
