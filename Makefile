@@ -77,6 +77,7 @@ TEST_P ?= 4
 test: deps lint
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(PKGS)
 	$(MAKE) mutants-ci
+	$(MAKE) bench-smoke
 
 # The suite under load, to find the tests that fail only on a busy machine
 # (not part of make test): STRESS_RUNS runs of
@@ -120,7 +121,7 @@ bench: deps
 
 # Every benchmark of BENCH_SMOKE_PKGS run once (-benchtime 1x): a benchmark
 # that no longer runs (its input refused, a fixture gone) fails here rather
-# than at the next `make bench`. Not part of `make test`. The default is the
+# than at the next `make bench`. Part of `make test` (last). The default is the
 # packages where one run is cheap (43 s with their compilation on a
 # 2-core machine under load); the others take, once each: internal/inspect
 # 143 s, cmd/brighter 46 s (emulators), internal/config 41 s (hostile files

@@ -20,11 +20,15 @@
 //   - options.go: Variant, the defaults, Options and their normalisation.
 //   - run.go: Pump, New and Run; the run type and its stop and drain
 //     (halt, mayStart, stopping), receive, release and keep of messages a
-//     stop gives back, and the settle calls' shared deadline (call).
+//     stop gives back, the settle calls' shared deadline (call, callAt)
+//     and the monotonic clock of a message's path (clock).
 //   - reactor.go: the Reactor's performers.
 //   - proactor.go: the Proactor's receivers, lanes and workers, and its
 //     receive-ahead slots (takeSlots, putSlots).
-//   - settler.go: the Proactor's batched acknowledgement settler (ackItem).
+//   - settler.go: the Proactor's settle batching: one batcher gathers
+//     acknowledgements (ackItem) into batches of up to ten within a window
+//     bounded by the lease (ackBound), and NoOfPerformers senders send them
+//     (ADR 0004 item 9).
 //   - settle.go: handle and dispatch, and the settles: acknowledge,
 //     requeue (the redelivery budget), reject, rejectHandled, acknowledged;
 //     countUnacceptable, ErrCutOff, ErrUnacceptableLimit.

@@ -92,8 +92,8 @@ func (h *keyHolds) ackSettled(m *message.Message, done chan struct{}, before tim
 
 // awaitAck waits until the batched acknowledgement of an earlier message
 // of m's key, if one is pending, has been sent: its outcome decides
-// whether m is held back. It never waits for ever: the settler
-// sends every pending acknowledgement within ackBatchWait plus one broker
+// whether m is held back. It never waits for ever: the batcher
+// sends a keyed acknowledgement within ackBatchWait plus one broker
 // call's deadline.
 func (h *keyHolds) awaitAck(m *message.Message) {
 	k := m.Header.PartitionKey

@@ -14,8 +14,8 @@ var laneSeed = maphash.MakeSeed()
 // proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
 // messages go to the worker owning the key's lane; keyless ones to a shared
 // queue any idle worker takes. When the consumer offers
-// broker.BatchAcknowledger, acknowledgements go to NoOfPerformers settlers
-// that batch them.
+// broker.BatchAcknowledger, acknowledgements go to a batcher that sends
+// them in batches through NoOfPerformers senders (settler.go).
 //
 // The receive-ahead buffer has NoOfPerformers x BufferSize slots
 // (tokens in a buffered channel): a receiver takes BufferSize of them before its receive and
@@ -43,16 +43,14 @@ func (r *run) proactor() {
 	var settled sync.WaitGroup
 	if ba, ok := p.consumer.(broker.BatchAcknowledger); ok {
 		acks = make(chan ackItem, n*p.opts.BufferSize*2)
-		// One settler per performer, so that batch acknowledgements (one
-		// broker round trip each) overlap as the receives do; acknowledging
-		// has no order to keep.
-		for range n {
-			settled.Add(1)
-			go func() {
-				defer settled.Done()
-				r.settler(ba, acks)
-			}()
-		}
+		// One batcher and one sender per performer, so that batch
+		// acknowledgements (one broker round trip each) overlap as the
+		// receives do; acknowledging has no order to keep (settler.go).
+		settled.Add(1)
+		go func() {
+			defer settled.Done()
+			r.settleBatches(ba, acks, n)
+		}()
 	}
 
 	var workers sync.WaitGroup

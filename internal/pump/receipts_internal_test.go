@@ -61,7 +61,7 @@ func bareRun(t *testing.T, c broker.Consumer, h Handler, requeueCount int) (*run
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	r := &run{p: p, stop: make(chan struct{}), settleCtx: t.Context(), handlerCtx: t.Context(), brokerCtx: t.Context()}
+	r := &run{p: p, stop: make(chan struct{}), started: time.Now(), settleCtx: t.Context(), handlerCtx: t.Context(), brokerCtx: t.Context()}
 	r.recvCtx, r.recvCancel = context.WithCancel(t.Context())
 	t.Cleanup(r.recvCancel)
 	r.leases = newLeases(c, p.opts.MaxLeaseExtension, p.emit)

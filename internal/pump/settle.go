@@ -37,7 +37,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	// An earlier message of m's key whose batched acknowledgement is not
 	// sent yet decides whether m is held back: wait for it.
 	r.holds.awaitAck(m)
-	now := time.Now() // one clock reading for the lease check and the handler's start
+	now := r.clock() // one clock reading for the lease check and the handler's start
 	switch adm := r.leases.admit(m, st, now); adm.kind {
 	case admitLapsed:
 		r.holds.hold(m, now, 0) // it comes back: the later messages of its key wait for it
@@ -96,7 +96,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	}
 	start := now
 	res := r.dispatch(m)
-	settling := time.Now() // before any settle call: see unsettled
+	settling := r.clock() // before any settle call: see unsettled
 	took := settling.Sub(start)
 	// The settle uses the freshest receipt of the message this run holds:
 	// a later delivery received while the handler ran.
@@ -119,7 +119,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 			acks <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m)}
 			return
 		}
-		ctx, cancel := r.call()
+		ctx, cancel := r.callAt(settling)
 		err := p.consumer.Acknowledge(ctx, m)
 		cancel()
 		p.settled(err)

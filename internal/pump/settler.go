@@ -7,75 +7,211 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// ackBatchWait is how long a settler waits for a batch of acknowledgements
-// to fill (1 ms) before it sends what it has: flushing whenever none was
-// waiting sent batches of seven on SQS under load, a third more
-// DeleteMessageBatch calls than the plain SDK loop (ADR 0005).
-const ackBatchWait = time.Millisecond
+// Settle batching (ADR 0004, "Settle batching"). Acknowledgements go to one
+// batcher, which gathers them into batches of up to ackBatchMax and hands
+// each batch to one of NoOfPerformers senders (one broker call each, so
+// calls overlap as receives do). A batch is sent when it is full, or when
+// the first of its acknowledgements reaches its bound, whichever comes
+// first:
+//   - ackBatchWindow for a keyless acknowledgement, no more than
+//     lease/ackWindowLeaseDiv of the consumer's lease;
+//   - ackBatchWait for one another message waits on (a keyed message: the
+//     next message of its key waits for its outcome) or whose lease already
+//     lapsed;
+//   - ackBatchWait for every acknowledgement once the pump is stopping, so
+//     none waits into the stop's drain; when the workers are done the
+//     batcher sends what it holds at once.
+const (
+	// ackBatchMax is the most acknowledgements one batch call carries (SQS
+	// DeleteMessageBatch's limit, Brighter's largest bufferSize).
+	ackBatchMax = 10
+	// ackBatchWindow is how long a keyless acknowledgement may wait for its
+	// batch to fill (25 ms): with a 10 ms handler on 4 performers (400
+	// acknowledgements a second) a batch of ten fills in that time. A
+	// window of 1 ms sent one DeleteMessageBatch per message with such a
+	// handler.
+	ackBatchWindow = 25 * time.Millisecond
+	// ackWindowLeaseDiv bounds ackBatchWindow by a twentieth of the
+	// consumer's lease, so that a batch never spends more than 5% of the
+	// lease its acknowledgements are sent under.
+	ackWindowLeaseDiv = 20
+	// ackBatchWait is how long an acknowledgement that something waits on
+	// (see above) waits for its batch (1 ms): flushing whenever none was
+	// waiting sent batches of seven on SQS under load (ADR 0005).
+	ackBatchWait = time.Millisecond
+)
 
-// settler acknowledges in batches of up to 10, sending a batch when it is
-// full or ackBatchWait after its first acknowledgement, and what is left
-// when acks closes.
-func (r *run) settler(ba broker.BatchAcknowledger, acks <-chan ackItem) {
-	batch := make([]ackItem, 0, 10)
-	ms := make([]*message.Message, 0, 10)
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		for _, a := range batch {
-			ms = append(ms, a.m)
-		}
-		before := time.Now() // see run.unsettled
-		ctx, cancel := r.call()
-		errs := ba.AcknowledgeBatch(ctx, ms)
-		cancel()
-		for i, a := range batch {
-			var err error
-			if i < len(errs) {
-				err = errs[i]
-			}
-			r.p.settled(err)
-			// A failed acknowledgement leaves the message on the broker:
-			// its key's later messages wait for it.
-			r.holds.ackSettled(a.m, a.done, before, err)
-			if a.late {
-				r.leases.settledLate(a.m.Header.MessageID, err, true)
-			}
-			if err == nil {
-				// Answered success: its deferrals here are forgotten, even
-				// when the receipt had lapsed (a stale settle must never
-				// make its return look spent).
-				r.acknowledged(a.m)
-			}
-			r.p.emit(ackEvent(a.m, a.took, a.late, err))
-			batch[i], ms[i] = ackItem{}, nil
-		}
-		batch, ms = batch[:0], ms[:0]
+// ackBound returns how long a keyless acknowledgement may wait for its
+// batch under a consumer lease of lease (0: none known): ackBatchWindow, no
+// more than lease/ackWindowLeaseDiv, and never less than ackBatchWait.
+func ackBound(lease time.Duration) time.Duration {
+	w := ackBatchWindow
+	if lease > 0 {
+		w = min(w, lease/ackWindowLeaseDiv)
 	}
-	wait := time.NewTimer(ackBatchWait)
-	wait.Stop()
-	for a := range acks {
+	return max(w, ackBatchWait)
+}
+
+// ackBatcher gathers acknowledgements into batches (see the rules above).
+//
+// It reads the clock (time.Now, time.Timer) only per batch and per
+// acknowledgement added; its tests run it in a synctest bubble, whose clock
+// moves only when every goroutine of the test waits.
+type ackBatcher struct {
+	// bound is how long a keyless acknowledgement may wait (ackBound).
+	bound time.Duration
+	// stop is closed when the pump starts to stop (run.stop).
+	stop <-chan struct{}
+	// free holds empty batches for reuse; out takes full ones to a sender,
+	// which gives them back to free.
+	free chan []ackItem
+	out  chan []ackItem
+}
+
+// wait is how long a may wait in its batch; stopping: the pump is stopping.
+func (b *ackBatcher) wait(a ackItem, stopping bool) time.Duration {
+	if stopping || a.done != nil || a.late {
+		return ackBatchWait
+	}
+	return b.bound
+}
+
+// run gathers the acknowledgements of acks into batches and sends each on
+// b.out, until acks is closed; then it sends what it holds and closes
+// b.out. A batch is sent when it holds ackBatchMax acknowledgements or when
+// the earliest bound among them is reached. The clock is read and the
+// timer set once per batch, and again only for an acknowledgement whose
+// bound is shorter than the batch's.
+func (b *ackBatcher) run(acks <-chan ackItem) {
+	defer close(b.out)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	stop := b.stop
+	stopping := false
+	var batch []ackItem
+	var due time.Time // when batch must be sent; meaningful when batch is not empty
+	// shorten makes the batch due no later than w from now.
+	shorten := func(w time.Duration) {
+		now := time.Now()
+		if d := now.Add(w); d.Before(due) {
+			due = d
+			timer.Reset(w)
+		}
+	}
+	add := func(a ackItem) {
+		w := b.wait(a, stopping)
+		if len(batch) == 0 {
+			batch = <-b.free
+			due = time.Now().Add(w)
+			timer.Reset(w)
+		} else if w < b.bound {
+			shorten(w)
+		}
 		batch = append(batch, a)
-		wait.Reset(ackBatchWait)
-	fill:
-		for len(batch) < cap(batch) {
+	}
+	send := func() {
+		timer.Stop()
+		b.out <- batch
+		batch = nil
+	}
+	for {
+		if len(batch) == 0 {
 			select {
-			case a2, ok := <-acks:
+			case a, ok := <-acks:
 				if !ok {
-					wait.Stop()
-					flush()
 					return
 				}
-				batch = append(batch, a2)
-			case <-wait.C:
-				break fill
+				add(a)
+			case <-stop:
+				stop, stopping = nil, true
 			}
+			continue
 		}
-		wait.Stop()
-		flush()
+		if len(batch) >= ackBatchMax {
+			send()
+			continue
+		}
+		select {
+		case a, ok := <-acks:
+			if !ok {
+				send()
+				return
+			}
+			add(a)
+		case <-timer.C:
+			send()
+		case <-stop:
+			stop, stopping = nil, true
+			// What the batch holds waits no longer than a stopping pump's
+			// acknowledgements do.
+			shorten(ackBatchWait)
+		}
 	}
-	flush()
+}
+
+// settleBatches starts the batcher and n senders over acks and returns
+// when acks is closed and every batch has been sent.
+func (r *run) settleBatches(ba broker.BatchAcknowledger, acks <-chan ackItem, n int) {
+	var lease time.Duration
+	if r.leases != nil {
+		lease = r.leases.lease
+	}
+	b := &ackBatcher{bound: ackBound(lease), stop: r.stop,
+		free: make(chan []ackItem, n+2), out: make(chan []ackItem)}
+	for range n + 2 {
+		b.free <- make([]ackItem, 0, ackBatchMax)
+	}
+	done := make(chan struct{}, n)
+	for range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			ms := make([]*message.Message, 0, ackBatchMax)
+			for batch := range b.out {
+				ms = r.settleBatch(ba, batch, ms)
+				clear(batch)
+				b.free <- batch[:0]
+			}
+		}()
+	}
+	b.run(acks)
+	for range n {
+		<-done
+	}
+}
+
+// settleBatch sends one batch acknowledgement for batch and settles each of
+// its messages by the answer; ms is scratch space, returned emptied.
+func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*message.Message) []*message.Message {
+	for _, a := range batch {
+		ms = append(ms, a.m)
+	}
+	before := time.Now() // see run.unsettled
+	ctx, cancel := r.callAt(before)
+	errs := ba.AcknowledgeBatch(ctx, ms)
+	cancel()
+	for i, a := range batch {
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		}
+		r.p.settled(err)
+		// A failed acknowledgement leaves the message on the broker:
+		// its key's later messages wait for it.
+		r.holds.ackSettled(a.m, a.done, before, err)
+		if a.late {
+			r.leases.settledLate(a.m.Header.MessageID, err, true)
+		}
+		if err == nil {
+			// Answered success: its deferrals here are forgotten, even
+			// when the receipt had lapsed (a stale settle must never
+			// make its return look spent).
+			r.acknowledged(a.m)
+		}
+		r.p.emit(ackEvent(a.m, a.took, a.late, err))
+	}
+	clear(ms)
+	return ms[:0]
 }
 
 // ackItem is an acknowledgement waiting for a settler: the message and how

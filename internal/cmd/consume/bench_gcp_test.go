@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,38 +59,139 @@ const (
 // topic (brighter: brighter_messages_acknowledged_total on its --listen
 // /metrics; plain: a counter after m.Ack()), then stopped by cancelling its
 // context. The order
-// alternates between iterations. Reported: brighter-msgs/s, plain-msgs/s and
-// ratio (brighter / plain). The emulator's own delivery rate bounds both
-// sides (docs/performance.md).
+// alternates between iterations. Both sides reach the emulator through a
+// counting h2c proxy (benchGCPCounter). Reported: brighter-msgs/s,
+// plain-msgs/s and ratio (brighter / plain), and per message over all ops:
+// brighter-calls/msg and plain-calls/msg (every gRPC call during the runs,
+// a stream counted once), brighter-ack/msg and plain-ack/msg (Acknowledge
+// RPCs) and brighter-modack/msg (ModifyAckDeadline RPCs). The emulator's
+// own delivery rate bounds both sides (docs/performance.md).
+//
+// Sub-benchmarks: stream (brighter's `mode: stream`, the client library
+// batching acknowledgements itself) and pull (`mode: pull`: the pump's
+// batcher sends AcknowledgeRequests of up to 10 ack ids); the plain loop
+// is the client library's Receive in both.
 func BenchmarkConsumePubSub(b *testing.B) {
-	client, srv := gcptest.Start(b, benchGCPProject, nil, gcp.Connect)
+	var counter *benchGCPCounter
+	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
+		counter = startGCPCounter(b, emulator)
+		return counter.addr
+	})
+	for _, mode := range []string{"stream", "pull"} {
+		b.Run(mode, func(b *testing.B) {
+			benchGCPMode(b, client, srv, counter, mode)
+		})
+	}
+}
+
+// benchGCPMode runs b.N ops of BenchmarkConsumePubSub with brighter in
+// mode (stream or pull) and reports its metrics.
+func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, counter *benchGCPCounter, mode string) {
 	project := srv.Project
 	dir := b.TempDir()
 	var brighterTook, plainTook time.Duration
+	var bCalls, pCalls map[string]int
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		bt := fmt.Sprintf("bench-brighter-%d", i)
-		pt := fmt.Sprintf("bench-plain-%d", i)
+		bt := fmt.Sprintf("bench-brighter-%s-%d", mode, i)
+		pt := fmt.Sprintf("bench-plain-%s-%d", mode, i)
 		benchGCPFill(b, client, project, bt)
 		benchGCPFill(b, client, project, pt)
-		cfg := benchGCPConfig(b, dir, project, srv.Addr, bt)
+		cfg := benchGCPConfig(b, dir, project, counter.addr, bt, mode)
 		b.StartTimer()
+		brighter := func() {
+			counter.reset()
+			brighterTook += benchGCPBrighter(b, cfg)
+			bCalls = benchGCPAdd(bCalls, counter.reset())
+		}
+		plain := func() {
+			counter.reset()
+			plainTook += benchGCPPlain(b, client, pt)
+			pCalls = benchGCPAdd(pCalls, counter.reset())
+		}
 		if i%2 == 0 {
-			brighterTook += benchGCPBrighter(b, cfg)
-			plainTook += benchGCPPlain(b, client, pt)
+			brighter()
+			plain()
 		} else {
-			plainTook += benchGCPPlain(b, client, pt)
-			brighterTook += benchGCPBrighter(b, cfg)
+			plain()
+			brighter()
 		}
 	}
 	b.StopTimer()
 	total := float64(b.N * benchGCPMessages)
 	brighterRate := total / brighterTook.Seconds()
 	plainRate := total / plainTook.Seconds()
+	b.Logf("%d ops: brighter %s; plain %s", b.N, benchSQSCallsText(bCalls), benchSQSCallsText(pCalls))
 	b.ReportMetric(brighterRate, "brighter-msgs/s")
 	b.ReportMetric(plainRate, "plain-msgs/s")
 	b.ReportMetric(brighterRate/plainRate, "ratio")
+	b.ReportMetric(float64(benchSQSSum(bCalls))/total, "brighter-calls/msg")
+	b.ReportMetric(float64(benchSQSSum(pCalls))/total, "plain-calls/msg")
+	b.ReportMetric(float64(bCalls["Acknowledge"])/total, "brighter-ack/msg")
+	b.ReportMetric(float64(pCalls["Acknowledge"])/total, "plain-ack/msg")
+	b.ReportMetric(float64(bCalls["ModifyAckDeadline"])/total, "brighter-modack/msg")
+}
+
+// benchGCPCounter is an HTTP/2 (h2c) reverse proxy in front of the
+// emulator that counts the gRPC calls passing through it by method (the
+// last element of the request path: Acknowledge, StreamingPull, ...). A
+// streaming call counts once, when it opens.
+type benchGCPCounter struct {
+	addr string
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+// startGCPCounter starts a counting proxy to the emulator at host:port
+// emulator, closed when b ends.
+func startGCPCounter(b *testing.B, emulator string) *benchGCPCounter {
+	b.Helper()
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	target := &url.URL{Scheme: "http", Host: emulator}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:     &http.Transport{Protocols: &h2c},
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	c := &benchGCPCounter{n: map[string]int{}}
+	srv := &http.Server{Protocols: &h2c, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+		c.mu.Lock()
+		c.n[method]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatalf("listen for the counting proxy: %v", err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	c.addr = ln.Addr().String()
+	return c
+}
+
+// reset returns the counts so far and starts again from zero.
+func (c *benchGCPCounter) reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// benchGCPAdd adds the counts of more to into (made when nil) and returns it.
+func benchGCPAdd(into, more map[string]int) map[string]int {
+	if into == nil {
+		into = map[string]int{}
+	}
+	for k, v := range more {
+		into[k] += v
+	}
+	return into
 }
 
 // benchGCPFill creates topic name with a subscription of the same name and
@@ -164,7 +270,7 @@ func benchGCPScrapeAcked(addr string) int {
 }
 
 // benchGCPConfig writes the subscriptions file of the brighter run.
-func benchGCPConfig(b *testing.B, dir, project, host, name string) string {
+func benchGCPConfig(b *testing.B, dir, project, host, name, mode string) string {
 	b.Helper()
 	cfg := fmt.Sprintf(`connections:
   gcp:
@@ -182,8 +288,8 @@ subscriptions:
     requeueCount: -1
     makeChannels: validate
     handler: {type: builtin, name: ack}
-    gcp: {mode: stream}
-`, project, host, name, name, benchGCPBuffer, benchGCPPerformers)
+    gcp: {mode: %s}
+`, project, host, name, name, benchGCPBuffer, benchGCPPerformers, mode)
 	path := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)

@@ -5,6 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +31,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
 )
 
 // Settings of BenchmarkConsumeSQS (docs/performance.md): the queue size,
@@ -55,27 +63,58 @@ const (
 // benchSQSBody is the body of every message: a 200-byte-class JSON event.
 var benchSQSBody = []byte(`{"orderId":"4f1c2a9e-7b3d-4e8a-9c61-2d5f0b7e8a13","customer":"c-000042","lines":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"total":"129.90","currency":"EUR","placedAt":"2026-11-30T12:00:00Z"}`)
 
-// BenchmarkConsumeSQS measures `brighter consume` end to end on the fauxqs
+// benchSQSCase is one sub-benchmark of BenchmarkConsumeSQS: a pump
+// variant, a handler and a queue size.
+type benchSQSCase struct {
+	name     string
+	variant  string        // messagePumpType
+	handler  time.Duration // 0: the builtin ack through the CLI; else a Go handler taking this long, through the pump
+	messages int
+}
+
+// benchSQSCases: the builtin ack handler through `brighter consume` (the
+// user-facing figure, start-up included), and a 10 ms handler through the
+// pump over the SQS consumer (no builtin handler takes time), each in both
+// pump variants.
+var benchSQSCases = []benchSQSCase{
+	{name: "ack/proactor", variant: "proactor", messages: benchSQSMessages},
+	{name: "ack/reactor", variant: "reactor", messages: benchSQSMessages},
+	{name: "handler-10ms/proactor", variant: "proactor", handler: 10 * time.Millisecond, messages: benchSQSSlowMessages},
+	{name: "handler-10ms/reactor", variant: "reactor", handler: 10 * time.Millisecond, messages: benchSQSSlowMessages},
+}
+
+// benchSQSSlowMessages is the queue size of the 10 ms handler cases: 5 s
+// of handling on 4 performers.
+const benchSQSSlowMessages = 2000
+
+// BenchmarkConsumeSQS measures brighter's consume end to end on the fauxqs
 // SQS emulator against a plain aws-sdk-go-v2 loop doing the least work that
-// empties a queue (target ratio >= 0.9, docs/performance.md).
+// empties a queue (target ratio >= 0.9, docs/performance.md), and counts
+// the billed SQS calls each makes per message on the wire.
 //
-// One op runs benchSQSTrials pairs. Each pair fills two queues with
-// benchSQSMessages identical messages in Brighter's SQS wire format (timer
-// stopped), then
-//   - runs `brighter consume` (transport sqs, proactor, builtin ack handler,
-//     bufferSize 10, noOfPerformers 4, timeOut 1s) through run() on one
-//     queue, and
-//   - runs 4 goroutines of ReceiveMessage(MaxNumberOfMessages 10,
-//     WaitTimeSeconds 1, no attributes asked for) + DeleteMessageBatch on the
-//     other,
+// Sub-benchmarks (benchSQSCases): ack/{proactor,reactor} run `brighter
+// consume` (transport sqs, builtin ack handler, bufferSize 10,
+// noOfPerformers 4, timeOut 1s) through run(); handler-10ms/{proactor,
+// reactor} run the pump over the SQS consumer with a handler that sleeps
+// 10 ms, and the plain loop sleeps 10 ms per message too. One op runs
+// benchSQSTrials pairs. Each pair fills two queues with identical messages
+// in Brighter's SQS wire format (timer stopped), then runs brighter on one
+// and 4 goroutines of ReceiveMessage(MaxNumberOfMessages 10,
+// WaitTimeSeconds 1, no attributes asked for) + DeleteMessageBatch on the
+// other, each timed from its start until GetQueueAttributes reports its
+// queue empty (polled every benchSQSPoll), then stopped by cancelling its
+// context. Which of the two goes first alternates.
 //
-// each timed from its start until GetQueueAttributes reports its queue empty
-// (ApproximateNumberOfMessages + ApproximateNumberOfMessagesNotVisible = 0,
-// polled every benchSQSPoll), then stopped by cancelling its context. Which
-// of the two goes first alternates. Reported, as medians over every pair:
-// brighter-msgs/s, plain-msgs/s and ratio (brighter / plain, per pair), and
-// min-ratio, the worst pair. It starts its own emulator, so it needs `npm ci`
-// (make bench runs it), and it never runs without -bench.
+// Both sides reach the emulator through a counting proxy (benchSQSCounter),
+// which counts each SQS action by its X-Amz-Target; the depth polls go
+// around it. Reported, as medians over every pair: brighter-msgs/s,
+// plain-msgs/s, ratio (brighter / plain, per pair), min-ratio (the worst
+// pair), and per message: brighter-calls/msg and plain-calls/msg (every
+// SQS call made during the run, start-up included), brighter-recv/msg,
+// brighter-del/msg (DeleteMessage and DeleteMessageBatch) and
+// brighter-vis/msg (ChangeMessageVisibility and its batch). It starts its
+// own emulator, so it needs `npm ci` (make bench runs it), and it never runs
+// without -bench.
 func BenchmarkConsumeSQS(b *testing.B) {
 	ctx := context.Background()
 	emu, err := sqstest.Start(ctx)
@@ -95,35 +134,137 @@ func BenchmarkConsumeSQS(b *testing.B) {
 	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 	clients := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	var brighterTook, plainTook, ratios []float64
+	counter := startSQSCounter(b, emu.Endpoint)
+	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.url)
+	for _, tc := range benchSQSCases {
+		b.Run(tc.name, func(b *testing.B) {
+			benchSQSCaseRun(b, tc, dir, clients, counted, counter)
+		})
+	}
+}
+
+// benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
+// its metrics (see BenchmarkConsumeSQS).
+func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *benchSQSCounter) {
+	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis []float64
+	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	b.ResetTimer()
 	for i := range b.N {
 		for trial := range benchSQSTrials {
 			b.StopTimer()
 			tag := fmt.Sprintf("%d-%d-%d", time.Now().UnixNano()%1e9, i, trial)
-			bURL := benchSQSFill(b, clients.SQS, "bench-brighter-"+tag)
-			pURL := benchSQSFill(b, clients.SQS, "bench-plain-"+tag)
-			cfg := benchSQSConfig(b, dir, emu.Endpoint, "bench-brighter-"+tag)
+			bName, pName := "bench-brighter-"+tag, "bench-plain-"+tag
+			bURL := benchSQSFill(b, clients.SQS, bName, tc.messages)
+			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
 			var bt, pt time.Duration
-			if (i*benchSQSTrials+trial)%2 == 0 {
-				bt = benchSQSBrighter(b, clients.SQS, bURL, cfg)
-				pt = benchSQSPlain(b, clients.SQS, pURL)
-			} else {
-				pt = benchSQSPlain(b, clients.SQS, pURL)
-				bt = benchSQSBrighter(b, clients.SQS, bURL, cfg)
+			var bc, pc map[string]int
+			brighter := func() {
+				counter.reset()
+				if tc.handler == 0 {
+					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.url, bName, tc.variant))
+				} else {
+					bt = benchSQSPump(b, clients.SQS, counted, bName, bURL, tc)
+				}
+				bc = counter.reset()
 			}
-			b.Logf("trial %d.%d: brighter consume %s, plain loop %s for %d messages each", i, trial, bt.Round(time.Millisecond), pt.Round(time.Millisecond), benchSQSMessages)
+			plain := func() {
+				counter.reset()
+				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
+				pc = counter.reset()
+			}
+			if (i*benchSQSTrials+trial)%2 == 0 {
+				brighter()
+				plain()
+			} else {
+				plain()
+				brighter()
+			}
+			b.Logf("trial %d.%d: brighter %s (%s), plain loop %s (%s) for %d messages each", i, trial,
+				bt.Round(time.Millisecond), benchSQSCallsText(bc), pt.Round(time.Millisecond), benchSQSCallsText(pc), tc.messages)
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
+			bCalls = append(bCalls, per(benchSQSSum(bc)))
+			pCalls = append(pCalls, per(benchSQSSum(pc)))
+			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
+			bDel = append(bDel, per(bc["DeleteMessage"]+bc["DeleteMessageBatch"]))
+			bVis = append(bVis, per(bc["ChangeMessageVisibility"]+bc["ChangeMessageVisibilityBatch"]))
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(benchSQSMessages/median(brighterTook), "brighter-msgs/s")
-	b.ReportMetric(benchSQSMessages/median(plainTook), "plain-msgs/s")
+	b.ReportMetric(float64(tc.messages)/median(brighterTook), "brighter-msgs/s")
+	b.ReportMetric(float64(tc.messages)/median(plainTook), "plain-msgs/s")
 	b.ReportMetric(median(ratios), "ratio")
 	b.ReportMetric(slices.Min(ratios), "min-ratio")
+	b.ReportMetric(median(bCalls), "brighter-calls/msg")
+	b.ReportMetric(median(pCalls), "plain-calls/msg")
+	b.ReportMetric(median(bRecv), "brighter-recv/msg")
+	b.ReportMetric(median(bDel), "brighter-del/msg")
+	b.ReportMetric(median(bVis), "brighter-vis/msg")
+}
+
+// benchSQSCounter is a reverse proxy in front of the emulator that counts
+// the SQS actions passing through it (the AWS JSON protocol's X-Amz-Target,
+// or the query protocol's Action).
+type benchSQSCounter struct {
+	url string
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+// startSQSCounter starts a counting proxy to endpoint, closed when b ends.
+func startSQSCounter(b *testing.B, endpoint string) *benchSQSCounter {
+	b.Helper()
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		b.Fatalf("emulator endpoint %q: %v", endpoint, err)
+	}
+	c := &benchSQSCounter{n: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	// A run's context is cancelled while its last long polls wait: not news.
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+		if op == "" {
+			op = r.URL.Query().Get("Action")
+		}
+		c.mu.Lock()
+		c.n[op]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	b.Cleanup(srv.Close)
+	c.url = srv.URL
+	return c
+}
+
+// reset returns the counts so far and starts again from zero.
+func (c *benchSQSCounter) reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// benchSQSSum is the number of calls in n.
+func benchSQSSum(n map[string]int) int {
+	t := 0
+	for _, v := range n {
+		t += v
+	}
+	return t
+}
+
+// benchSQSCallsText lists n as "Action=count ..." in name order.
+func benchSQSCallsText(n map[string]int) string {
+	keys := slices.Sorted(maps.Keys(n))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, n[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // median returns the median of xs (not empty); it sorts xs.
@@ -136,10 +277,10 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// benchSQSFill creates queue name and fills it with benchSQSMessages
-// messages encoded by sqs.EncodeSQS, ten per SendMessageBatch. It returns
+// benchSQSFill creates queue name and fills it with n messages encoded by
+// sqs.EncodeSQS, ten per SendMessageBatch (n a multiple of ten). It returns
 // the queue URL.
-func benchSQSFill(b *testing.B, c *awssqs.Client, name string) string {
+func benchSQSFill(b *testing.B, c *awssqs.Client, name string, n int) string {
 	b.Helper()
 	ctx := context.Background()
 	out, err := c.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
@@ -159,7 +300,7 @@ func benchSQSFill(b *testing.B, c *awssqs.Client, name string) string {
 			errs[w] = benchSQSSend(ctx, c, name, url, batches)
 		}()
 	}
-	for first := 0; first < benchSQSMessages; first += benchSQSBuffer {
+	for first := 0; first < n; first += benchSQSBuffer {
 		batches <- first
 	}
 	close(batches)
@@ -167,8 +308,8 @@ func benchSQSFill(b *testing.B, c *awssqs.Client, name string) string {
 	if err := errors.Join(errs...); err != nil {
 		b.Fatal(err)
 	}
-	if n := benchSQSDepth(b, c, url); n != benchSQSMessages {
-		b.Fatalf("queue %s holds %d messages after the fill, want %d", name, n, benchSQSMessages)
+	if got := benchSQSDepth(b, c, url); got != n {
+		b.Fatalf("queue %s holds %d messages after the fill, want %d", name, got, n)
 	}
 	return url
 }
@@ -267,7 +408,7 @@ func benchSQSWaitEmpty(b *testing.B, c *awssqs.Client, url string, start time.Ti
 
 // benchSQSConfig writes the subscriptions file of the brighter run and
 // returns its path.
-func benchSQSConfig(b *testing.B, dir, endpoint, queue string) string {
+func benchSQSConfig(b *testing.B, dir, endpoint, queue, variant string) string {
 	b.Helper()
 	cfg := fmt.Sprintf(`connections:
   aws:
@@ -277,7 +418,7 @@ subscriptions:
   - name: bench
     transport: sqs
     channelName: %s
-    messagePumpType: proactor
+    messagePumpType: %s
     bufferSize: %d
     noOfPerformers: %d
     timeOut: 1s
@@ -285,7 +426,7 @@ subscriptions:
     makeChannels: validate
     handler: {type: builtin, name: ack}
     sqs: {visibilityTimeout: %s}
-`, sqstest.Region, endpoint, queue, benchSQSBuffer, benchSQSPerformers, benchSQSVisibility)
+`, sqstest.Region, endpoint, queue, variant, benchSQSBuffer, benchSQSPerformers, benchSQSVisibility)
 	path := filepath.Join(dir, queue+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
@@ -327,10 +468,11 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Dura
 }
 
 // benchSQSPlain runs benchSQSPerformers goroutines of ReceiveMessage
-// (MaxNumberOfMessages 10, WaitTimeSeconds 1) + DeleteMessageBatch on the
-// queue at url until it is empty and returns the time to empty. It fails the
-// benchmark when a call fails.
-func benchSQSPlain(b *testing.B, c *awssqs.Client, url string) time.Duration {
+// (MaxNumberOfMessages 10, WaitTimeSeconds 1), a sleep of handler per
+// message, then DeleteMessageBatch, through c on the queue at url until it
+// is empty (polled through poll), and returns the time to empty. It fails
+// the benchmark when a call fails.
+func benchSQSPlain(b *testing.B, poll, c *awssqs.Client, url string, handler time.Duration) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -366,6 +508,9 @@ func benchSQSPlain(b *testing.B, c *awssqs.Client, url string) time.Duration {
 				if len(out.Messages) == 0 {
 					continue
 				}
+				if handler > 0 {
+					time.Sleep(handler * time.Duration(len(out.Messages)))
+				}
 				entries = entries[:0]
 				for i, m := range out.Messages {
 					entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
@@ -382,7 +527,7 @@ func benchSQSPlain(b *testing.B, c *awssqs.Client, url string) time.Duration {
 			}
 		}()
 	}
-	took := benchSQSWaitEmpty(b, c, url, start, func() string {
+	took := benchSQSWaitEmpty(b, poll, url, start, func() string {
 		errMu.Lock()
 		defer errMu.Unlock()
 		if firstEr != nil {
@@ -394,6 +539,55 @@ func benchSQSPlain(b *testing.B, c *awssqs.Client, url string) time.Duration {
 	wg.Wait()
 	if firstEr != nil {
 		b.Fatalf("plain loop: %v", firstEr)
+	}
+	return took
+}
+
+// benchSQSPump runs the pump (tc.variant, bufferSize 10, noOfPerformers 4,
+// timeOut 1s, requeueCount -1) over an SQS consumer of queue name through
+// counted, with a handler that sleeps tc.handler then acknowledges, until
+// the queue at url is empty (polled through poll); then it stops the pump
+// and returns the time to empty.
+func benchSQSPump(b *testing.B, poll *awssqs.Client, counted *sqs.Clients, name, url string, tc benchSQSCase) time.Duration {
+	b.Helper()
+	logs := &cmdtest.LockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	start := time.Now()
+	k, err := sqs.NewConsumer(counted, sqs.ConsumerOptions{Queue: name, BufferSize: benchSQSBuffer, VisibilityTimeout: benchSQSVisibility, Logger: logger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := func(ctx context.Context, m *message.Message) pump.Result {
+		time.Sleep(tc.handler)
+		return pump.Result{Outcome: pump.Ack}
+	}
+	p, err := pump.New(k, h, pump.Options{
+		Subscription: "bench", Variant: pump.Variant(tc.variant), NoOfPerformers: benchSQSPerformers,
+		BufferSize: benchSQSBuffer, TimeOut: time.Second, RequeueCount: -1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var exited atomic.Bool
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- p.Run(ctx)
+		exited.Store(true)
+	}()
+	took := benchSQSWaitEmpty(b, poll, url, start, func() string {
+		if exited.Load() {
+			return "the pump stopped before the queue was empty; logs:\n" + logs.String()
+		}
+		return ""
+	})
+	cancel()
+	if err := <-runErr; err != nil {
+		b.Fatalf("pump: %v; logs:\n%s", err, logs.String())
+	}
+	if err := k.Close(context.Background()); err != nil {
+		b.Fatalf("close the consumer: %v", err)
 	}
 	return took
 }

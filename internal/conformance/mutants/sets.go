@@ -38,5 +38,6 @@ func extraSets() [][]mutant {
 		triageConsoleMutants,
 		lintInfraMutants,
 		infraReaderMutants,
+		settleBatchMutants,
 	}
 }

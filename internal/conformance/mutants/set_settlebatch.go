@@ -1,0 +1,28 @@
+package main
+
+// settleBatchMutants break the Proactor's settle batching
+// (internal/pump/settler.go, ADR 0004 item 9): the window, its bound by the
+// lease, the short wait of an acknowledgement something waits on, and a
+// stop's. Each is killed by the batcher's synctest tests.
+var settleBatchMutants = []mutant{
+	{Name: "settle-batch-window-not-bounded-by-lease", What: "the batching window is not bounded by a twentieth of the lease: a batch may hold an acknowledgement 25 ms on a lease of 200 ms",
+		File: "internal/pump/settler.go",
+		Old:  "\t\tw = min(w, lease/ackWindowLeaseDiv)\n",
+		New:  "\n",
+		Pkg:  "./internal/pump", Run: "^TestAckBoundIsAFractionOfTheLease$"},
+	{Name: "settle-batch-keyed-waits-window", What: "an acknowledgement the key's next message waits on (or whose lease lapsed) waits the whole batching window instead of 1 ms",
+		File: "internal/pump/settler.go",
+		Old:  "if stopping || a.done != nil || a.late {",
+		New:  "if stopping {",
+		Pkg:  "./internal/pump", Run: "^TestAckBatchNeverHoldsAnAcknowledgementPastItsBound$", CI: true},
+	{Name: "settle-batch-stop-keeps-window", What: "a stop does not shorten the wait of the acknowledgements a batch already holds: they wait the whole window into the stop's drain",
+		File: "internal/pump/settler.go",
+		Old:  "\t\t\tshorten(ackBatchWait)\n",
+		New:  "\n",
+		Pkg:  "./internal/pump", Run: "^TestAckBatchNeverHoldsAnAcknowledgementPastItsBound$"},
+	{Name: "settle-batch-one-ms-window", What: "the batching window is 1 ms again: with acknowledgements 2.5 ms apart (a 10 ms handler on 4 performers) every batch carries one",
+		File: "internal/pump/settler.go",
+		Old:  "\tackBatchWindow = 25 * time.Millisecond\n",
+		New:  "\tackBatchWindow = time.Millisecond\n",
+		Pkg:  "./internal/pump", Run: "^TestAckBatchFillsWithinTheWindow$"},
+}

@@ -1,0 +1,181 @@
+package pump
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// batcherRun is an ackBatcher under test in a synctest bubble: acks are
+// added by the test and every batch sent is recorded with the (bubble)
+// time it left.
+type batcherRun struct {
+	b     *ackBatcher
+	acks  chan ackItem
+	stop  chan struct{}
+	added map[*message.Message]time.Time
+	sent  []sentBatch
+	done  chan struct{}
+}
+
+type sentBatch struct {
+	at    time.Time
+	items []ackItem
+}
+
+func startBatcher(bound time.Duration) *batcherRun {
+	br := &batcherRun{acks: make(chan ackItem, 100), stop: make(chan struct{}), added: map[*message.Message]time.Time{}, done: make(chan struct{})}
+	br.b = &ackBatcher{bound: bound, stop: br.stop, free: make(chan []ackItem, 3), out: make(chan []ackItem)}
+	for range 3 {
+		br.b.free <- make([]ackItem, 0, ackBatchMax)
+	}
+	go br.b.run(br.acks)
+	go func() {
+		defer close(br.done)
+		for batch := range br.b.out {
+			br.sent = append(br.sent, sentBatch{at: time.Now(), items: append([]ackItem(nil), batch...)})
+			br.b.free <- batch[:0]
+		}
+	}()
+	return br
+}
+
+// ack hands the batcher an acknowledgement now; keyed marks one another
+// message waits on, late one whose lease lapsed.
+func (br *batcherRun) ack(id string, keyed, late bool) {
+	m := &message.Message{Header: message.Header{MessageID: id}}
+	a := ackItem{m: m, late: late}
+	if keyed {
+		m.Header.PartitionKey = "k-" + id
+		a.done = make(chan struct{})
+	}
+	br.added[m] = time.Now()
+	br.acks <- a
+	synctest.Wait() // the batcher has taken it
+}
+
+// check fails t for any acknowledgement that left later than its bound
+// (the batcher's bound; ackBatchWait for a keyed or late one, and from the
+// stop, at stopped, for every one) and for any acknowledgement never sent.
+func (br *batcherRun) check(t *testing.T, stopped time.Time) {
+	t.Helper()
+	seen := 0
+	for _, s := range br.sent {
+		if len(s.items) == 0 || len(s.items) > ackBatchMax {
+			t.Errorf("a batch of %d acknowledgements, want 1..%d", len(s.items), ackBatchMax)
+		}
+		for _, a := range s.items {
+			seen++
+			added := br.added[a.m]
+			bound := br.b.bound
+			if a.done != nil || a.late {
+				bound = ackBatchWait
+			}
+			latest := added.Add(bound)
+			if !stopped.IsZero() {
+				from := stopped
+				if added.After(from) {
+					from = added
+				}
+				if s := from.Add(ackBatchWait); s.Before(latest) {
+					latest = s
+				}
+			}
+			if s.at.After(latest) {
+				t.Errorf("acknowledgement %s (keyed %v, late %v) waited %s in its batch, past its bound (%s after it was added)",
+					a.m.Header.MessageID, a.done != nil, a.late, s.at.Sub(added), latest.Sub(added))
+			}
+		}
+	}
+	if seen != len(br.added) {
+		t.Errorf("%d acknowledgements sent, %d added", seen, len(br.added))
+	}
+}
+
+// The batcher never holds an acknowledgement past its bound: a keyless one
+// waits at most the window (bounded by the lease), one another message
+// waits on or whose lease lapsed at most ackBatchWait, and once the pump is
+// stopping none waits more than ackBatchWait; closing the channel sends
+// what is held at once. Random arrivals over simulated time, many seeds.
+func TestAckBatchNeverHoldsAnAcknowledgementPastItsBound(t *testing.T) {
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 7))
+				bounds := []time.Duration{ackBound(0), ackBound(30 * time.Second), ackBound(200 * time.Millisecond), ackBound(10 * time.Millisecond)}
+				br := startBatcher(bounds[rng.IntN(len(bounds))])
+				n := 50 + rng.IntN(150)
+				stopAt := -1
+				if rng.IntN(2) == 0 {
+					stopAt = rng.IntN(n)
+				}
+				var stopped time.Time
+				for i := range n {
+					if i == stopAt {
+						close(br.stop)
+						stopped = time.Now()
+						synctest.Wait()
+						time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
+					}
+					br.ack(fmt.Sprint(i), rng.IntN(10) == 0, rng.IntN(20) == 0)
+					time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
+				}
+				time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+				closed := time.Now()
+				close(br.acks)
+				<-br.done
+				if last := br.sent[len(br.sent)-1].at; last.After(closed) {
+					t.Errorf("the last batch left %s after the acknowledgements closed, want at once", last.Sub(closed))
+				}
+				br.check(t, stopped)
+			})
+		})
+	}
+}
+
+// Keyless acknowledgements 2.5 ms apart (a 10 ms handler on 4 performers)
+// go in full batches of ten, each sent when its tenth arrives; at 5 ms
+// apart the window sends batches of five, 20 ms after their first.
+func TestAckBatchFillsWithinTheWindow(t *testing.T) {
+	for _, tc := range []struct {
+		gap  time.Duration
+		size int
+	}{{2500 * time.Microsecond, 10}, {5 * time.Millisecond, 5}} {
+		t.Run(tc.gap.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				br := startBatcher(ackBound(30 * time.Second))
+				for i := range 40 {
+					br.ack(fmt.Sprint(i), false, false)
+					time.Sleep(tc.gap)
+				}
+				close(br.acks)
+				<-br.done
+				for i, s := range br.sent[:len(br.sent)-1] {
+					if len(s.items) != tc.size {
+						t.Errorf("batch %d carried %d acknowledgements, want %d", i, len(s.items), tc.size)
+					}
+				}
+				br.check(t, time.Time{})
+			})
+		})
+	}
+}
+
+// The window is ackBatchWindow, no more than a twentieth of the lease and
+// no less than ackBatchWait.
+func TestAckBoundIsAFractionOfTheLease(t *testing.T) {
+	for _, tc := range []struct{ lease, want time.Duration }{
+		{0, ackBatchWindow},
+		{30 * time.Second, ackBatchWindow},
+		{200 * time.Millisecond, 10 * time.Millisecond},
+		{10 * time.Millisecond, ackBatchWait},
+	} {
+		if got := ackBound(tc.lease); got != tc.want {
+			t.Errorf("ackBound(%s) = %s, want %s", tc.lease, got, tc.want)
+		}
+	}
+}
