@@ -48,4 +48,9 @@ var dlqMutants = []mutant{
 		Old:  "func (RocketMQ) FansOut(*Target) bool { return true }",
 		New:  "func (RocketMQ) FansOut(*Target) bool { return false }",
 		Run:  "^TestScripts$/^dlq_rocketmq$", Pkg: "./internal/cmd/root"},
+	{Name: "triage-rocketmq-refreshes-by-default", What: "the console re-reads a RocketMQ destination every 5 s by default: each read spends a delivery attempt of the reader group, and after its maximum the broker moves the dead letters out of sight",
+		File: "internal/cmd/dlq/triage/triage.go",
+		Old:  "\tif t != nil && t.Group != \"\" && !set {\n",
+		New:  "\tif false {\n",
+		Run:  "^TestRefreshPeriod_RocketMQReadsAgainOnlyWhenAsked$", Pkg: "./internal/cmd/dlq/triage"},
 }

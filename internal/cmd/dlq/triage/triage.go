@@ -45,6 +45,8 @@ type Options struct {
 	// refresh is --refresh: how often the console reads the destination
 	// again by itself (0: only on ctrl+r and after an action).
 	refresh time.Duration
+	// refreshSet is whether --refresh was given (refreshPeriod).
+	refreshSet bool
 	// settle is --settle: how long after its last retry a message not back
 	// in the destination counts as a pending retry.
 	settle time.Duration
@@ -73,7 +75,9 @@ headers and bag (as dlq edit --headers), n writes a note on the group, A
 shows the archive file read-only, ctrl+r reads again, ? helps, q quits.
 
 The console reads the destination again every --refresh (and after every
-action), showing "reading…" while it reads and when it last read; the
+action; on RocketMQ only on ctrl+r and after an action unless --refresh is
+given: every read there is a delivery attempt of the reader group, and after
+the group's maximum the broker moves the message to %DLQ%<reader group>), showing "reading…" while it reads and when it last read; the
 cursor stays on its group and message. An id stored more than once is
 marked ×N. Every copy a replay publishes is recorded in the retry history
 beside the replay journals; a message's view lists its retries, and a
@@ -96,6 +100,7 @@ Every action reads afresh, so nothing is held between keys or after q.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: o.RunWith(func(cmd *cobra.Command) error {
 			o.ToSet = cmd.Flags().Changed("to")
+			o.refreshSet = cmd.Flags().Changed("refresh")
 			if runF != nil {
 				return runF(o)
 			}
@@ -112,8 +117,27 @@ Every action reads afresh, so nothing is held between keys or after q.`,
 	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
 	fl.DurationVar(&o.settle, "settle", triage.DefaultSettle, "a retried message not back in the destination is a pending retry for this long after its last retry, then settled")
-	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "read the destination again this often while the console is open (0: only on ctrl+r and after an action)")
+	fl.DurationVar(&o.refresh, "refresh", defaultRefresh, "read the destination again this often while the console is open (0: only on ctrl+r and after an action; on RocketMQ 0 unless given, since every read spends a delivery attempt of the reader group)")
 	return cmd
+}
+
+// defaultRefresh is --refresh's default: how often the console reads the
+// destination again by itself.
+const defaultRefresh = 5 * time.Second
+
+// refreshPeriod is how often the console reads t again by itself: --refresh
+// (refresh) as given, or by default defaultRefresh, except on RocketMQ (a
+// reader group, t.Group), where every read is a delivery attempt of the
+// reader group: refreshing every few seconds would spend a message's
+// attempts (16 by default) in about a minute and a half, and the broker
+// would then move it on to %DLQ%<reader group>, out of the console's
+// sight. There the console reads again only on ctrl+r and after an action
+// unless --refresh is given (set).
+func refreshPeriod(t *transport.Target, refresh time.Duration, set bool) time.Duration {
+	if t != nil && t.Group != "" && !set {
+		return 0
+	}
+	return refresh
 }
 
 // runTriage opens the console on o.Dest and runs it until it quits.
@@ -155,7 +179,7 @@ func runTriage(ctx context.Context, o *Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(o.refresh).WithSettle(o.settle).WithMessages(first)
+	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
 	_, err = p.Run()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
