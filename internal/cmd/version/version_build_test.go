@@ -92,9 +92,12 @@ func TestVersionPerBuildPath(t *testing.T) {
 	}
 	goBuild := func(t *testing.T, buildvcs, out string) cmdutil.VersionInfo {
 		t.Helper()
-		cmd := exec.Command("go", "build", "-buildvcs="+buildvcs, "-o", out, "./cmd/brighter")
+		// Static and -trimpath, as make build and the image build it: the
+		// clone's packages and the dependency tree come from the build
+		// cache those builds filled.
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs="+buildvcs, "-o", out, "./cmd/brighter")
 		cmd.Dir = clone
-		cmd.Env = append(os.Environ(), "GOFLAGS=")
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build -buildvcs=%s: %v\n%s", buildvcs, err, b)
 		}
