@@ -126,39 +126,6 @@ Fix: point the policy at the queue or topic the file names, or change the
 file to the one the infrastructure declares.`,
 	},
 	{
-		ID: RuleDeadLetterTopicUnsubscribed, Severity: SeverityWarning,
-		Summary: "a Pub/Sub dead-letter topic has no subscription: what is dead-lettered there is lost",
-		Explanation: `A Pub/Sub topic keeps nothing by itself: a message published to a topic
-with no subscription is kept only for the topic's own message retention
-(none unless the topic sets message_retention_duration) and then lost. A
-subscription's dead-letter topic (its dead-letter policy's
-dead_letter_topic, Config Connector deadLetterPolicy.deadLetterTopicRef,
-the file's gcp.deadLetterPolicy.topic) and the topic brighter routes
-rejected messages to (deadLetterRoutingKey) therefore need a subscription
-that reads them: without one, every message the broker gives up on or
-brighter rejects is lost, and brighter dlq peek and replay have nothing to
-read.
-
-With --live, lint lists each such topic's subscriptions on the broker
-(ListTopicSubscriptions), the dead-letter policy the subscription really
-holds included; a topic that does not exist is missing-destination's.
-With --infra, it looks for a declared google_pubsub_subscription or
-PubSubSubscription whose topic is the dead-letter topic; a topic a
-subscription names only at apply time is not judged. Subscriptions with
-makeChannels: create are not judged: brighter consume makes a subscription
-for each dead-letter topic it creates.
-
-It is a Warning, not an Error: another team, project or repository may
-subscribe to the topic outside the files or brokers lint reads. With
---live, a subscription with makeChannels validate or assume is also
-reported as missing-destination: the validation brighter consume runs at
-start-up with validate refuses a dead-letter topic with no subscription.
-
-Fix: declare a subscription on the dead-letter topic (brighter dlq reads
-the one named like the topic), or point the dead-letter policy and
-deadLetterRoutingKey at a topic that has one.`,
-	},
-	{
 		ID: RuleRedriveAllowForbidsSource, Severity: SeverityError,
 		Summary: "--infra: the dead-letter queue's redrive allow policy forbids the source queue",
 		Explanation: `An SQS queue's redrive allow policy (redrive_allow_policy, RedriveAllowPolicy)
@@ -237,5 +204,38 @@ everything and the finding is an Error.
 
 Fix: pass the files that declare the channel to --infra, declare it, or
 correct channelName.`,
+	},
+	{
+		ID: RuleDeadLetterTopicUnsubscribed, Severity: SeverityWarning,
+		Summary: "a Pub/Sub dead-letter topic has no subscription: what is dead-lettered there is lost",
+		Explanation: `A Pub/Sub topic keeps nothing by itself: a message published to a topic
+with no subscription is kept only for the topic's own message retention
+(none unless the topic sets message_retention_duration) and then lost. A
+subscription's dead-letter topic (its dead-letter policy's
+dead_letter_topic, Config Connector deadLetterPolicy.deadLetterTopicRef,
+the file's gcp.deadLetterPolicy.topic) and the topic brighter routes
+rejected messages to (deadLetterRoutingKey) therefore need a subscription
+that reads them: without one, every message the broker gives up on or
+brighter rejects is lost, and brighter dlq peek and replay have nothing to
+read.
+
+With --live, lint lists each such topic's subscriptions on the broker
+(ListTopicSubscriptions), the dead-letter policy the subscription really
+holds included; a topic that does not exist is missing-destination's.
+With --infra, it looks for a declared google_pubsub_subscription or
+PubSubSubscription whose topic is the dead-letter topic; a topic a
+subscription names only at apply time is not judged. Subscriptions with
+makeChannels: create are not judged: brighter consume makes a subscription
+for each dead-letter topic it creates.
+
+It is a Warning, not an Error: another team, project or repository may
+subscribe to the topic outside the files or brokers lint reads. With
+--live, a subscription with makeChannels validate or assume is also
+reported as missing-destination: the validation brighter consume runs at
+start-up with validate refuses a dead-letter topic with no subscription.
+
+Fix: declare a subscription on the dead-letter topic (brighter dlq reads
+the one named like the topic), or point the dead-letter policy and
+deadLetterRoutingKey at a topic that has one.`,
 	},
 }

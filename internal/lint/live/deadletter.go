@@ -92,15 +92,16 @@ func unsubscribedFindings(ctx context.Context, f *config.File, s *config.Subscri
 	if err != nil {
 		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not list the subscriptions of its dead-letter topics", s.Name), err)}
 	}
-	where := "no subscription on the broker reads it"
+	where, fix := "no subscription on the broker reads it", "create a subscription on %s"
 	if src.pos.File != "" {
-		where = "no subscription declared in the infrastructure files reads it"
+		where, fix = "no subscription declared in the infrastructure files reads it", "declare a subscription on %s (unless one outside these files reads it)"
 	}
 	var out []lint.Finding
 	for _, t := range topics {
+		name := infra.ShortName(t.Topic)
 		out = append(out, src.at(lint.NewFinding(s, lint.RuleDeadLetterTopicUnsubscribed, t.Field,
-			fmt.Sprintf("subscription %q: dead-letter topic %s (%s): %s, so what is dead-lettered there is kept only for the topic's own retention and then lost, and brighter dlq has nothing to read; add a subscription to %s (unless one outside these files reads it)",
-				s.Name, infra.ShortName(t.Topic), t.Field, where, infra.ShortName(t.Topic))), t.Pos))
+			fmt.Sprintf("subscription %q: dead-letter topic %s (%s): %s, so what is dead-lettered there is kept only for the topic's own retention and then lost, and brighter dlq has nothing to read; "+fix,
+				s.Name, name, t.Field, where, name)), t.Pos))
 	}
 	return out
 }
