@@ -61,7 +61,7 @@ var lintInfraMutants = []mutant{
 	{Name: "lint-live-dead-letter-topic-unlisted", What: "--live never reports dead-letter-topic-unsubscribed: a Pub/Sub dead-letter topic with no subscription on the broker passes, so --live and --infra disagree",
 		File: "internal/lint/live/deadletter.go",
 		Old:  "case errors.Is(err, iterator.Done):\n\t\t\tout = append(out, t)",
-		New:  "case false:\n\t\t\tout = append(out, t)",
+		New:  "case errors.Is(err, iterator.Done):\n\t\t\tcontinue",
 		Run:  "^TestLintInfraMatchesLive$", Pkg: "./internal/cmd/lint"},
 	{Name: "lint-infra-plan-unchanged-skipped", What: "the plan reader skips the resources a Terraform plan leaves unchanged (no-op), so a plan against deployed infrastructure declares nothing and --infra no longer agrees with --live",
 		File: "internal/lint/infra/terraform/plan.go",
