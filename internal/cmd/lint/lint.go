@@ -103,9 +103,12 @@ GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
 the RocketMQ consumer group's maximum deliveries as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
 against the broker's value; a broker that does not report its limit is a
-live-check-failed finding. For each subscription with makeChannels validate
-or assume it also looks up every queue, topic and subscription the file names
-(dead-letter, invalid-message and native redrive destinations, and the
+live-check-failed finding. It lists the subscriptions of each Pub/Sub
+dead-letter topic: one that none reads loses what is dead-lettered there
+(dead-letter-topic-unsubscribed, a warning: a reader may live elsewhere).
+For each subscription with makeChannels validate or assume it also looks up
+every queue, topic and subscription the file names (dead-letter,
+invalid-message and native redrive destinations, and the
 redrive or dead-letter policy the broker really holds), with the validation
 consume runs at start-up: a missing one is an error (missing-destination).
 It only reads; it never changes a broker.

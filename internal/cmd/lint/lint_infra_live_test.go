@@ -24,12 +24,13 @@ import (
 )
 
 // TestLintInfraMatchesLive seeds fauxqs and Google's Pub/Sub emulator with
-// queues and subscriptions, writes a .tf file that declares the same
-// settings, and lints one subscriptions file with --live and with --infra:
-// the rules both sources run (native-limit-drift, budget-outranked,
-// budget-cannot-run-down, destination-message-size) give the same
+// queues and subscriptions, writes a .tf file and a Terraform plan JSON
+// that declare the same settings, and lints one subscriptions file with
+// --live and with --infra on each: the rules all sources run
+// (native-limit-drift, budget-outranked, budget-cannot-run-down,
+// destination-message-size, dead-letter-topic-unsubscribed) give the same
 // findings, rule, subscription and field, whether the settings in force are
-// read from the brokers or from the infrastructure file.
+// read from the brokers, from the configuration or from the plan.
 func TestLintInfraMatchesLive(t *testing.T) {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("eq%d", time.Now().UnixNano()%1_000_000_000)
@@ -51,7 +52,7 @@ func TestLintInfraMatchesLive(t *testing.T) {
 	client, srv := gcptest.Start(t, "infra", nil, gcp.Connect)
 	pj := srv.Project
 	topic := func(n string) string { return "projects/" + pj + "/topics/" + prefix + n }
-	for _, n := range []string{"-payments", "-payments-dlq"} {
+	for _, n := range []string{"-payments", "-payments-dlq", "-invoices", "-invoices-dlq"} {
 		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +62,9 @@ func TestLintInfraMatchesLive(t *testing.T) {
 			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: topic("-payments-dlq"), MaxDeliveryAttempts: 5}},
 		{Name: "projects/" + pj + "/subscriptions/" + prefix + "-refunds-sub", Topic: topic("-payments")},
 		{Name: "projects/" + pj + "/subscriptions/" + prefix + "-payments-dlq-sub", Topic: topic("-payments-dlq")},
+		// Nothing reads the invoices' dead-letter topic.
+		{Name: "projects/" + pj + "/subscriptions/" + prefix + "-invoices-sub", Topic: topic("-invoices"),
+			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: topic("-invoices-dlq"), MaxDeliveryAttempts: 10}},
 	} {
 		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, s); err != nil {
 			t.Fatalf("create subscription %s: %v", s.Name, err)
@@ -118,6 +122,18 @@ subscriptions:
       deadLetterPolicy:
         topic: `+prefix+`-payments-dlq
         maxDeliveryAttempts: 10
+  - name: invoices
+    transport: gcp
+    channelName: `+prefix+`-invoices-sub
+    routingKey: `+prefix+`-invoices
+    makeChannels: assume
+    requeueCount: 3
+    handler: {type: builtin, name: ack}
+    deadLetterRoutingKey: `+prefix+`-invoices-dlq
+    gcp:
+      deadLetterPolicy:
+        topic: `+prefix+`-invoices-dlq
+        maxDeliveryAttempts: 10
 `)
 	tf := filepath.Join(dir, "main.tf")
 	writeFile(t, tf, strings.ReplaceAll(strings.ReplaceAll(`variable "project" {
@@ -174,9 +190,65 @@ resource "google_pubsub_subscription" "payments_dlq" {
   project = var.project
   topic   = google_pubsub_topic.payments_dlq.id
 }
+
+resource "google_pubsub_topic" "invoices" {
+  name    = "PREFIX-invoices"
+  project = var.project
+}
+
+resource "google_pubsub_topic" "invoices_dlq" {
+  name    = "PREFIX-invoices-dlq"
+  project = var.project
+}
+
+resource "google_pubsub_subscription" "invoices" {
+  name    = "PREFIX-invoices-sub"
+  project = var.project
+  topic   = google_pubsub_topic.invoices.id
+
+  dead_letter_policy {
+    dead_letter_topic     = google_pubsub_topic.invoices_dlq.id
+    max_delivery_attempts = 10
+  }
+}
 `, "PREFIX", prefix), "PROJECT", pj))
 
-	compared := []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleDestinationMessageSize}
+	// The same declarations as `terraform show -json` prints their plan
+	// against the deployed queues and subscriptions, which the brokers
+	// hold: nothing to change, defaults filled in, every value known (the
+	// queues exist, so their ARNs and the redrive policy are).
+	gtopic := func(n string) string { return "projects/" + pj + "/topics/" + prefix + n }
+	queue := func(addr, name string, size int, redrive string) planResource {
+		return planResource{addr: addr, after: map[string]any{"name": prefix + name, "arn": arn(prefix + name), "max_message_size": size,
+			"message_retention_seconds": 345600, "visibility_timeout_seconds": 30, "fifo_queue": false, "redrive_policy": redrive}}
+	}
+	ptopic := func(addr, name string) planResource {
+		return planResource{addr: addr, after: map[string]any{"name": prefix + name, "project": pj, "id": gtopic(name)}}
+	}
+	psub := func(addr, name, topic, dlq string, attempts int) planResource {
+		dl := []any{}
+		if dlq != "" {
+			dl = []any{map[string]any{"dead_letter_topic": gtopic(dlq), "max_delivery_attempts": attempts}}
+		}
+		return planResource{addr: addr, after: map[string]any{"name": prefix + name, "project": pj, "topic": gtopic(topic),
+			"ack_deadline_seconds": 10, "enable_message_ordering": false, "message_retention_duration": "604800s", "dead_letter_policy": dl}}
+	}
+	plan := filepath.Join(dir, "plan.json")
+	writeFile(t, plan, planJSON(t, []planResource{
+		queue("aws_sqs_queue.orders_native", "-orders-native", 262144, ""),
+		queue("aws_sqs_queue.orders_dlq", "-orders-dlq", 1024, ""),
+		queue("aws_sqs_queue.orders", "-orders", 262144, `{"deadLetterTargetArn":"`+arn(prefix+"-orders-native")+`","maxReceiveCount":5}`),
+		ptopic("google_pubsub_topic.payments", "-payments"),
+		ptopic("google_pubsub_topic.payments_dlq", "-payments-dlq"),
+		psub("google_pubsub_subscription.payments", "-payments-sub", "-payments", "-payments-dlq", 5),
+		psub("google_pubsub_subscription.refunds", "-refunds-sub", "-payments", "", 0),
+		psub("google_pubsub_subscription.payments_dlq", "-payments-dlq-sub", "-payments-dlq", "", 0),
+		ptopic("google_pubsub_topic.invoices", "-invoices"),
+		ptopic("google_pubsub_topic.invoices_dlq", "-invoices-dlq"),
+		psub("google_pubsub_subscription.invoices", "-invoices-sub", "-invoices", "-invoices-dlq", 10),
+	}))
+
+	compared := []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleDestinationMessageSize, lint.RuleDeadLetterTopicUnsubscribed}
 	keys := func(args ...string) []string {
 		t.Helper()
 		io, out, errOut := cmdtest.FakeIO("", false)
@@ -200,15 +272,51 @@ resource "google_pubsub_subscription" "payments_dlq" {
 		return ks
 	}
 	live := keys("--live", yaml)
-	infra := keys("--infra", tf, yaml)
-	if !slices.Equal(live, infra) {
-		t.Errorf("--live and --infra disagree on the same settings:\n--live:  %q\n--infra: %q", live, infra)
+	for _, src := range []string{tf, plan} {
+		infra := keys("--infra", src, yaml)
+		if !slices.Equal(live, infra) {
+			t.Errorf("--live and --infra %s disagree on the same settings:\n--live:  %q\n--infra: %q", filepath.Base(src), live, infra)
+		}
 	}
 	for _, r := range compared {
 		if !slices.ContainsFunc(live, func(k string) bool { return strings.HasPrefix(k, r+" ") }) {
 			t.Errorf("no %s finding: the comparison would not cover it (%q)", r, live)
 		}
 	}
+}
+
+// planResource is one managed resource of a Terraform plan: its address
+// (type.name) and values.
+type planResource struct {
+	addr  string
+	after map[string]any
+}
+
+// planJSON returns the `terraform show -json` output of a plan that leaves
+// the deployed resources rs as they are (no-op changes, every value
+// known), with what ReadPlan reads: resource_changes, planned_values and
+// configuration.root_module.
+func planJSON(t *testing.T, rs []planResource) string {
+	t.Helper()
+	var changes, planned, conf []any
+	for _, r := range rs {
+		typ, name, _ := strings.Cut(r.addr, ".")
+		changes = append(changes, map[string]any{"address": r.addr, "mode": "managed", "type": typ, "name": name,
+			"change": map[string]any{"actions": []string{"no-op"}, "before": r.after, "after": r.after, "after_unknown": map[string]any{}}})
+		planned = append(planned, map[string]any{"address": r.addr, "mode": "managed", "type": typ, "name": name, "values": r.after})
+		conf = append(conf, map[string]any{"address": r.addr, "mode": "managed", "type": typ, "name": name, "expressions": map[string]any{}})
+	}
+	b, err := json.Marshal(map[string]any{
+		"format_version": "1.2", "terraform_version": "1.9.5",
+		"planned_values":   map[string]any{"root_module": map[string]any{"resources": planned}},
+		"resource_changes": changes,
+		"configuration":    map[string]any{"root_module": map[string]any{"resources": conf}},
+		"applyable":        true, "complete": true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func writeFile(t *testing.T, path, data string) {

@@ -112,7 +112,7 @@ func TestLintInfraCorpus(t *testing.T) {
 	}
 	for _, r := range []string{lint.RuleNativeLimitDrift, lint.RuleBudgetOutranked, lint.RuleBudgetCannotRunDown, lint.RuleDestinationMessageSize,
 		lint.RuleDeadLetterTargetMismatch, lint.RuleRedriveAllowForbidsSource, lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift,
-		lint.RuleInfraUndeclared, lint.RuleHandlerTimeoutExceedsLease, lint.RuleRawDeliveryDrift} {
+		lint.RuleInfraUndeclared, lint.RuleHandlerTimeoutExceedsLease, lint.RuleRawDeliveryDrift, lint.RuleDeadLetterTopicUnsubscribed} {
 		if !covered[r] {
 			t.Errorf("no directory testdata/infra/terraform/%s", r)
 		}

@@ -79,8 +79,11 @@ func TestLintBrokenFiles(t *testing.T) {
 	// The --infra rules need an infrastructure file beside the
 	// subscriptions file: TestLintInfraCorpus lints each with a file of
 	// testdata/infra/terraform/<rule-id> that trips it and one that does not.
+	// dead-letter-topic-unsubscribed runs against both: the corpus, and
+	// TestLintInfraMatchesLive on Google's emulator.
 	for _, id := range []string{lint.RuleDeadLetterTargetMismatch, lint.RuleRedriveAllowForbidsSource,
-		lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift, lint.RuleInfraUndeclared, lint.RuleRawDeliveryDrift} {
+		lint.RuleRetentionShorterThanBudget, lint.RuleDeliveryOrderDrift, lint.RuleInfraUndeclared, lint.RuleRawDeliveryDrift,
+		lint.RuleDeadLetterTopicUnsubscribed} {
 		covered[id] = true
 	}
 	for _, r := range lint.Rules() {

@@ -5,7 +5,8 @@ package main
 // the files declare, and the Terraform reader's references. No message
 // flows through lint, so no conformance row can observe them: the corpus
 // test of internal/cmd/lint (each rule's trigger and ok file under
-// testdata/infra/terraform) and the readers' tests kill them.
+// testdata/infra/terraform), the comparison of --live with --infra on the
+// emulators, and the readers' tests kill them.
 var lintInfraMutants = []mutant{
 	{Name: "lint-infra-dead-letter-target-ignored", What: "dead-letter-target-mismatch never fires: a redrive policy that sends to another queue than the file names passes",
 		File: "internal/lint/live/infra.go",
@@ -47,6 +48,26 @@ var lintInfraMutants = []mutant{
 		Old:  `return lint.Relocate(fd, pos)`,
 		New:  `return fd`,
 		Run:  "^TestLintInfraCorpus$", Pkg: "./internal/cmd/lint"},
+	{Name: "lint-infra-dead-letter-topic-any-reader", What: "dead-letter-topic-unsubscribed never fires from infrastructure files: any declared subscription counts as a reader of the dead-letter topic, the source subscription itself included",
+		File: "internal/lint/infra/match.go",
+		Old:  `if t == topic {`,
+		New:  `if true {`,
+		Run:  "^TestLintInfraCorpus$", Pkg: "./internal/cmd/lint"},
+	{Name: "lint-dead-letter-topic-held-ignored", What: "dead-letter-topic-unsubscribed judges only the topics the subscriptions file names, not the one the declared or held dead-letter policy sends to",
+		File: "internal/lint/live/deadletter.go",
+		Old:  `add("gcp.deadLetterPolicy.topic", held, heldPos)`,
+		New:  `_, _ = held, heldPos`,
+		Run:  "^TestCheckInfra_DeadLetterTopicUnsubscribed$", Pkg: "./internal/lint/live"},
+	{Name: "lint-live-dead-letter-topic-unlisted", What: "--live never reports dead-letter-topic-unsubscribed: a Pub/Sub dead-letter topic with no subscription on the broker passes, so --live and --infra disagree",
+		File: "internal/lint/live/deadletter.go",
+		Old:  "case errors.Is(err, iterator.Done):\n\t\t\tout = append(out, t)",
+		New:  "case errors.Is(err, iterator.Done):\n\t\t\tcontinue",
+		Run:  "^TestLintInfraMatchesLive$", Pkg: "./internal/cmd/lint"},
+	{Name: "lint-infra-plan-unchanged-skipped", What: "the plan reader skips the resources a Terraform plan leaves unchanged (no-op), so a plan against deployed infrastructure declares nothing and --infra no longer agrees with --live",
+		File: "internal/lint/infra/terraform/plan.go",
+		Old:  `rc.Change.Actions.Delete() || rc.Change.Actions.Forget()`,
+		New:  `rc.Change.Actions.Delete() || rc.Change.Actions.Forget() || rc.Change.Actions.NoOp()`,
+		Run:  "^TestLintInfraMatchesLive$", Pkg: "./internal/cmd/lint"},
 	{Name: "lint-infra-tf-references-dropped", What: "the .tf reader forgets which resource an unknown value refers to, so a redrive policy's target can no longer be followed",
 		File: "internal/lint/infra/terraform/hcl.go",
 		Old:  `f.ref = refOf(e)`,

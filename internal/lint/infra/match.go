@@ -97,6 +97,40 @@ func (s *Set) SubscriptionsOf(topic *Resource) []*Resource {
 	return out
 }
 
+// Reads reports whether a declared Pub/Sub subscription reads the topic
+// declared as topic (nil when the files do not declare it) or named name
+// (an id or full resource name): one whose topic refers to that
+// declaration or is written with that name. decided is false when no
+// subscription reads it but one names its topic only at apply time, so
+// that it may be this one.
+func (s *Set) Reads(topic *Resource, name string) (read, decided bool) {
+	decided = true
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if r.Kind != KindPubSubSubscription {
+			continue
+		}
+		t, ok := s.Resolve(KindPubSubTopic, r.Topic)
+		switch {
+		case ok && topic != nil:
+			if t == topic {
+				return true, true
+			}
+		case ok && t.Name.IsKnown():
+			if ShortName(t.Name.V) == ShortName(name) {
+				return true, true
+			}
+		case r.Topic.IsKnown():
+			if ShortName(r.Topic.V) == ShortName(name) || topic != nil && topic.named(r.Topic.V) {
+				return true, true
+			}
+		case r.Topic.State == Unknown || ok:
+			decided = false
+		}
+	}
+	return false, decided
+}
+
 // SNSSubscriptionsTo returns the SNS subscriptions whose endpoint is queue
 // (by reference or by ARN).
 func (s *Set) SNSSubscriptionsTo(queue *Resource) []*Resource {

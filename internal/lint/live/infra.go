@@ -131,7 +131,8 @@ func (p InfraSQS) MessageSizes(_ context.Context, _ *config.File, s *config.Subs
 }
 
 // InfraGCP answers for Pub/Sub subscriptions from the subscriptions an
-// infrastructure Set declares: a Prober, CounterProber and Declarer.
+// infrastructure Set declares: a Prober, CounterProber, ReaderProber and
+// Declarer.
 type InfraGCP struct {
 	Set *infra.Set
 }

@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/brightergo/brighter/internal/config"
@@ -73,6 +74,12 @@ func TestCheckInfra_PubSubLeaseIsTheShorter(t *testing.T) {
     max_delivery_attempts = 10
   }
 }
+
+resource "google_pubsub_subscription" "payments_dlq" {
+  name    = "payments-dlq"
+  project = "acme"
+  topic   = "projects/acme/topics/payments-dlq"
+}
 `
 	}
 	if got := infraFindings(t, pullYAML, tf("10")); got[lint.RuleHandlerTimeoutExceedsLease] != "main.tf" {
@@ -116,5 +123,90 @@ resource "aws_sqs_queue" "orders" {
 `
 	if got := infraFindings(t, yaml, tf); len(got) != 0 {
 		t.Errorf("findings %v on a value decided at apply time, want none", got)
+	}
+}
+
+// TestCheckInfra_DeadLetterTopicUnsubscribed: a dead-letter topic that no
+// declared subscription reads is reported where the infrastructure names
+// it, whether the file or only the declared dead-letter policy names it;
+// a reader declared by reference or by name, a reader whose topic is
+// decided at apply time, and makeChannels: create (consume makes the
+// reader) are not.
+func TestCheckInfra_DeadLetterTopicUnsubscribed(t *testing.T) {
+	yaml := func(mk string) string {
+		return `connections:
+  gcp:
+    projectId: acme
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    makeChannels: ` + mk + `
+    requeueCount: 3
+    deadLetterRoutingKey: payments-dlq
+    handler: {type: builtin, name: ack}
+    gcp:
+      deadLetterPolicy:
+        topic: payments-dlq
+        maxDeliveryAttempts: 10
+`
+	}
+	tf := func(policyTopic, readers string) string {
+		return `variable "unknown" {
+  type = string
+}
+
+resource "google_pubsub_topic" "payments_dlq" {
+  name    = "payments-dlq"
+  project = "acme"
+}
+
+resource "google_pubsub_topic" "payments_archive" {
+  name    = "payments-archive"
+  project = "acme"
+}
+
+resource "google_pubsub_subscription" "payments" {
+  name    = "payments-sub"
+  project = "acme"
+  topic   = "payments"
+  dead_letter_policy {
+    dead_letter_topic     = ` + policyTopic + `
+    max_delivery_attempts = 10
+  }
+}
+` + readers
+	}
+	reader := func(topic string) string {
+		return `
+resource "google_pubsub_subscription" "reader_` + strings.NewReplacer(".", "_", "\"", "", "/", "_", "-", "_").Replace(topic) + `" {
+  name    = "reader-` + strings.NewReplacer(".", "-", "\"", "", "/", "-", "_", "-").Replace(topic) + `"
+  project = "acme"
+  topic   = ` + topic + `
+}
+`
+	}
+	dlqRef, archiveRef := "google_pubsub_topic.payments_dlq.id", "google_pubsub_topic.payments_archive.id"
+	for _, c := range []struct {
+		name, mk, policy, readers string
+		want                      bool
+	}{
+		{"nothing reads the topic", "validate", dlqRef, "", true},
+		{"assume is judged too", "assume", dlqRef, "", true},
+		{"read by reference", "validate", dlqRef, reader(dlqRef), false},
+		{"read by full name", "validate", dlqRef, reader(`"projects/acme/topics/payments-dlq"`), false},
+		{"read by id", "validate", `"payments-dlq"`, reader(`"payments-dlq"`), false},
+		{"a reader whose topic is decided at apply time", "validate", dlqRef, reader("var.unknown"), false},
+		{"create makes the reader", "create", dlqRef, "", false},
+		{"the declared policy's topic, not the file's, is unread", "validate", archiveRef, reader(dlqRef), true},
+		{"the declared policy's topic is read", "validate", archiveRef, reader(dlqRef) + reader(archiveRef), false},
+	} {
+		got := infraFindings(t, yaml(c.mk), tf(c.policy, c.readers))
+		if file, ok := got[lint.RuleDeadLetterTopicUnsubscribed]; ok != c.want || ok && file != "main.tf" {
+			t.Errorf("%s: findings %v, want dead-letter-topic-unsubscribed %v (in main.tf)", c.name, got, c.want)
+		}
+		if f, ok := got[lint.RuleLiveCheckFailed]; ok {
+			t.Errorf("%s: live-check-failed %s", c.name, f)
+		}
 	}
 }

@@ -7,6 +7,8 @@
 // Where the broker sets a maximum message size per queue (SQS), it also
 // reports a rejection destination smaller than its source
 // (destination-message-size; sizes.go).
+// On Pub/Sub it reports a dead-letter topic that no subscription reads
+// (dead-letter-topic-unsubscribed; deadletter.go).
 //
 // Each transport answers through the Prober interface; this package holds
 // the SQS and Pub/Sub probers. CheckChannels looks up every channel a
@@ -122,7 +124,8 @@ func (src source) at(fd lint.Finding, pos config.Position) lint.Finding {
 // budget-outranked when the budget is at or above the broker's limit
 // but not the file's (the file check already reported the other case), and
 // budget-cannot-run-down when the broker lacks the native limit a
-// CounterProber's delivery count needs.
+// CounterProber's delivery count needs, and dead-letter-topic-unsubscribed
+// for each dead-letter topic a ReaderProber finds no subscription reads.
 // rules supplies the file's answers (lint.TransportRules.NativeLimit).
 // A Prober that is a Declarer (--infra) is named in the messages instead of
 // the broker, and its findings point at its declaration; a setting it
@@ -146,6 +149,9 @@ func Check(ctx context.Context, f *config.File, probers map[config.Transport]Pro
 		}
 		if sp, ok := p.(SizeProber); ok {
 			out = append(out, sizeFindings(ctx, f, s, sp, src)...)
+		}
+		if rp, ok := p.(ReaderProber); ok {
+			out = append(out, unsubscribedFindings(ctx, f, s, rp, src)...)
 		}
 	}
 	lint.Sort(out)
@@ -254,7 +260,8 @@ func parseRedrive(raw string) (int, error) {
 	return n, nil
 }
 
-// GCP probes Pub/Sub subscriptions with GetSubscription. Client returns the
+// GCP probes Pub/Sub subscriptions with GetSubscription (and their
+// dead-letter topics with ListTopicSubscriptions). Client returns the
 // client for a project.
 type GCP struct {
 	Client func(ctx context.Context, f *config.File, project string) (*pubsub.Client, error)
