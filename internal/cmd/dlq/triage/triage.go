@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	osuser "os/user"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -524,13 +523,7 @@ func (a *triageActions) Archived() ([]*message.Message, error) {
 
 // notes is the group notes of the state directory (nil when there is
 // none).
-func (a *triageActions) notes() *inspect.GroupNotes {
-	dir, err := a.o.StateDir()
-	if err != nil {
-		return nil
-	}
-	return inspect.NewGroupNotes(filepath.Join(dir, shared.GroupNotesFile))
-}
+func (a *triageActions) notes() *inspect.GroupNotes { return a.o.GroupNotes() }
 
 // Notes implements triage.NoteKeeper: this destination's group notes.
 func (a *triageActions) Notes() (map[string]inspect.GroupNote, error) {
