@@ -140,7 +140,7 @@ func TestTriageArchivedViewRestores(t *testing.T) {
 	if len(a.restored) != 0 {
 		t.Fatalf("n restored %v", a.restored)
 	}
-	m = press(t, m, "space", "r", "y")
+	m = press(t, m, "r", "y") // the selection stays after n
 	if len(a.restored) != 1 || !slices.Equal(a.restored[0], []string{first}) || a.dups[0] {
 		t.Fatalf("y restored %v (dup %v), want [%s] refusing ids already there", a.restored, a.dups, first)
 	}

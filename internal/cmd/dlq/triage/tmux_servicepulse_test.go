@@ -139,7 +139,7 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	// dead-letter queue: asked with the count and the destination, then
 	// marked ↺ there; a second r names the copy already there
 	s.Keys(false, "Space")
-	s.AwaitText("1 selected")
+	s.AwaitText("*" + x1) // the row's selection mark
 	s.Keys(true, "r")
 	s.Await("the restore's confirmation", func(sc string) bool {
 		f := strings.Join(strings.Fields(sc), " ")
