@@ -60,7 +60,7 @@ var triageConsoleMutants = []mutant{
 	{Name: "stats-note-column-empty", What: "the stats table has a NOTE column but leaves it empty: the note is only in the JSON",
 		File: "internal/inspect/stats.go",
 		Old:  "row = append(row, Shorten(strings.Join(strings.Fields(g.Note), \" \"), MessageWidth))",
-		New:  "row = append(row, \"\")",
+		New:  "row = append(row, Shorten(strings.Join(strings.Fields(\"\"), \" \"), MessageWidth))",
 		Pkg:  "./internal/cmd/dlq/stats", Run: "^TestDLQStats_ShowsGroupNotes$"},
 	{Name: "group-notes-cross-destinations", What: "a note on a failure group is kept without its destination: two dead-letter destinations share (and overwrite) the notes of groups with the same id",
 		File: "internal/inspect/notes.go",
