@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/brightergo/brighter/internal/export"
@@ -23,6 +25,9 @@ type Group struct {
 	Count  int       `json:"count"`
 	Oldest time.Time `json:"oldest"`
 	Newest time.Time `json:"newest"`
+	// Note is the operator's note on the group (GroupNotes, written in
+	// dlq triage with n), absent when there is none.
+	Note string `json:"note,omitempty"`
 }
 
 // Stats summarises a destination: totals, oldest and newest rejection, and
@@ -150,8 +155,21 @@ func (st *Stats) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// StatsHeaders are the column titles of the stats table.
+// SetNotes gives each group of st its note in notes (GroupNotes.Read of
+// the destination: by group id); a group without one keeps none.
+func (st *Stats) SetNotes(notes map[string]GroupNote) {
+	for i := range st.Groups {
+		st.Groups[i].Note = notes[st.Groups[i].ID].Text
+	}
+}
+
+// StatsHeaders are the column titles of the stats table; NoteHeader is
+// the last one's when a group has a note (SetNotes).
 var StatsHeaders = []string{"GROUP", "COUNT", "REASON", "ORIGINAL TOPIC", "TYPE", "REJECTION MESSAGE (normalised)", "OLDEST", "NEWEST"}
+
+// NoteHeader is the title of the stats table's note column, shown when a
+// group has a note.
+const NoteHeader = "NOTE"
 
 // WriteTable writes a summary line and a table of the groups; styled as for
 // NewTable.
@@ -176,10 +194,19 @@ func (st *Stats) WriteTable(w io.Writer, styled bool, now time.Time) error {
 		causes[i] = g.Message
 	}
 	causes = FoldShared(causes, MessageWidth)
-	for i, g := range st.Groups {
-		rows = append(rows, []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(causes[i], MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)})
+	headers := StatsHeaders
+	if slices.ContainsFunc(st.Groups, func(g Group) bool { return g.Note != "" }) {
+		headers = append(headers[:len(headers):len(headers)], NoteHeader)
 	}
-	return renderTable(w, styled, StatsHeaders, rows)
+	for i, g := range st.Groups {
+		row := []string{g.ID, strconv.Itoa(g.Count), g.Reason, shownDestination(g.OriginalTopic), g.MessageType, Shorten(causes[i], MessageWidth), ago(now, g.Oldest), ago(now, g.Newest)}
+		if len(headers) > len(StatsHeaders) {
+			// on one line, the table's cells being one line each
+			row = append(row, Shorten(strings.Join(strings.Fields(g.Note), " "), MessageWidth))
+		}
+		rows = append(rows, row)
+	}
+	return renderTable(w, styled, headers, rows)
 }
 
 func ago(now, t time.Time) string {

@@ -3,8 +3,9 @@ package main
 // triageConsoleMutants break the rules of the `dlq triage` console's
 // ServicePulse-like views: every stored copy counted in the lists, a
 // refresh that hides nothing for long, the retry history and pending
-// retries, the archived view (read-only), group notes, the grouping key
-// and the header edit's confirmation.
+// retries, the archived view (read-only but for its restore), group notes
+// (also in dlq stats), the grouping key and the header edit's
+// confirmation.
 var triageConsoleMutants = []mutant{
 	{Name: "triage-copies-hidden", What: "the console counts no stored copies: an id stored twice shows as two identical rows with no ×2",
 		File: "internal/tui/triage/state.go",
@@ -26,11 +27,41 @@ var triageConsoleMutants = []mutant{
 		Old:  "if m.Header.MessageID == last.ID && !Describe(m).RejectedAt.Before(last.At) {",
 		New:  "if false && m.Header.MessageID == last.ID && !Describe(m).RejectedAt.Before(last.At) {",
 		Pkg:  "./internal/tui/triage", Run: "^(TestTriageShowsRetryHistory|TestRetryStatus)$"},
-	{Name: "triage-archived-view-writable", What: "in the console's archived view r, R, a, e and space act: a replay or archive of records that are not in the destination is asked for",
+	{Name: "triage-archived-view-writable", What: "in the console's archived view a, e, E, n and (without a restore) r and R act: an archive, edit or replay of records that are not in the destination is asked for",
 		File: "internal/tui/triage/keys.go",
 		Old:  "\tif m.archived {\n\t\tfor _, b := range",
 		New:  "\tif false && m.archived {\n\t\tfor _, b := range",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageArchivedView$"},
+	{Name: "triage-restore-duplicates-unasked", What: "the archived view's restore tells the restore every id was confirmed: a record whose id the dead-letter destination already holds gets another copy though the operator was never asked about it",
+		File: "internal/tui/triage/archived.go",
+		Old:  "act, list, dry, yes := r, msg.ids, m.dryRun, len(msg.there) > 0",
+		New:  "act, list, dry, yes := r, msg.ids, m.dryRun, true",
+		Pkg:  "./internal/tui/triage", Run: "^TestTriageArchivedViewRestores$"},
+	{Name: "triage-restore-unmarked", What: "the archived view never marks a restored record: after a restore the operator cannot tell which archived records are back in the dead-letter destination",
+		File: "internal/tui/triage/archived.go",
+		Old:  "\tif m.archived && m.inDLQ[id] {\n",
+		New:  "\tif false && m.archived && m.inDLQ[id] {\n",
+		Pkg:  "./internal/tui/triage", Run: "^TestTriageArchivedViewRestores$"},
+	{Name: "triage-restore-check-skipped", What: "the console's restore does not check the dead-letter destination for the ids already there: a second restore of a record makes a second copy without asking",
+		File: "internal/cmd/dlq/triage/triage.go",
+		Old:  "if err == nil && len(there) > 0 && !dup {",
+		New:  "if false && err == nil && len(there) > 0 && !dup {",
+		Pkg:  "./internal/cmd/dlq/triage", Run: "^TestDLQTriageActions_EveryTransport$"},
+	{Name: "triage-restore-confirmation-blind", What: "the console's check of the dead-letter destination before a restore finds nothing there: the confirmation never names the ids a restore would copy a second time",
+		File: "internal/cmd/dlq/triage/triage.go",
+		Old:  "\tthere, err := inspect.AlreadyThere(ctx, src, ms)\n\treturn there, errors.Join(err, closeSrc())\n",
+		New:  "\t_, err = inspect.AlreadyThere(ctx, src, ms)\n\treturn nil, errors.Join(err, closeSrc())\n",
+		Pkg:  "./internal/cmd/dlq/triage", Run: "^TestDLQTriage_TmuxCopiesNotesRetriesArchive$"},
+	{Name: "stats-notes-hidden", What: "dlq stats shows no group notes: the note an operator wrote on a failure group in the console is missing from the stats table and its JSON",
+		File: "internal/cmd/dlq/stats/stats.go",
+		Old:  "\t\tst.SetNotes(notes)\n",
+		New:  "\t\t_ = notes\n",
+		Pkg:  "./internal/cmd/dlq/stats", Run: "^TestDLQStats_ShowsGroupNotes$"},
+	{Name: "stats-note-column-empty", What: "the stats table has a NOTE column but leaves it empty: the note is only in the JSON",
+		File: "internal/inspect/stats.go",
+		Old:  "row = append(row, Shorten(strings.Join(strings.Fields(g.Note), \" \"), MessageWidth))",
+		New:  "row = append(row, Shorten(strings.Join(strings.Fields(\"\"), \" \"), MessageWidth))",
+		Pkg:  "./internal/cmd/dlq/stats", Run: "^TestDLQStats_ShowsGroupNotes$"},
 	{Name: "group-notes-cross-destinations", What: "a note on a failure group is kept without its destination: two dead-letter destinations share (and overwrite) the notes of groups with the same id",
 		File: "internal/inspect/notes.go",
 		Old:  "\t\tall[NoteKey(source, group)] = note\n",

@@ -93,6 +93,27 @@ type ArchiveReader interface {
 	Archived() ([]*message.Message, error)
 }
 
+// Restorer is implemented by Actions that put archived records back into
+// the dead-letter destination, as dlq restore does: the archived view's r
+// (the selection, or what is under the cursor) and R (the group).
+type Restorer interface {
+	// RestoreDestination names the dead-letter destination Restore
+	// publishes to, for the confirmation.
+	RestoreDestination() string
+	// AlreadyThere reads the destination (releasing everything it reads,
+	// inspect.AlreadyThere) and returns, for each of ids it already
+	// holds, how many copies it holds; the console names them in the
+	// confirmation.
+	AlreadyThere(ctx context.Context, ids []string) (map[string]int, error)
+	// Restore publishes the archive file's records with these ids to
+	// RestoreDestination, as they were archived (the file is not
+	// changed). It checks the destination again first and, unless dup
+	// (the operator confirmed ids already there), refuses with an error,
+	// publishing nothing, when the destination holds one of the ids. A
+	// dry run publishes nothing and counts what would be restored.
+	Restore(ctx context.Context, ids []string, dup, dryRun bool, progress func(Outcome)) (Result, error)
+}
+
 // NoteKeeper is implemented by Actions that keep notes on failure groups
 // (inspect.GroupNotes): Notes, asked after each Load, is the
 // destination's notes by group id; SetNote writes one (an empty text

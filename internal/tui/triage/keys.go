@@ -37,12 +37,12 @@ func defaultKeys() keyMap {
 		Open:        kit.NewBinding(key.Help{}, key.WithKeys("enter", "right", "l"), key.WithHelp("enter", "open a group, a message (on the groups screen after /: the messages that match)")),
 		Back:        kit.NewBinding(key.Help{Key: "esc"}, key.WithKeys("esc", "left", "h", "backspace"), key.WithHelp("esc", "back (the cursor stays on the group), clear the filter")),
 		Select:      kit.NewBinding(key.Help{Desc: "select"}, key.WithKeys("space", " "), key.WithHelp("space", "select the message under the cursor, or all of the group; the selection belongs to the group open")),
-		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor)")),
-		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group")),
+		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor); in the archived view (A): restore it into the dead-letter destination, as dlq restore")),
+		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group; in the archived view: restore it")),
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
 		EditHeaders: kit.NewBinding(key.Help{}, key.WithKeys("E"), key.WithHelp("E", "edit the message's headers and bag (YAML) in $EDITOR, as dlq edit --headers, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
-		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file read-only; A again goes back to the dead letters")),
+		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file (r/R restore, ↺ marks a record back in the dead-letter destination); A again goes back to the dead letters")),
 		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
 		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
@@ -75,7 +75,7 @@ func (k keyMap) helpLines() []string {
 	for _, b := range k.listed() {
 		out = append(out, kit.HelpLine("  %-8s %s", b))
 	}
-	return append(out, "", "Every replay, archive and edit names its destinations and count and asks once (y/n).")
+	return append(out, "", "Every replay, archive, restore and edit names its destinations and count and asks once (y/n).")
 }
 
 // KeyTable is the console's keys as a Markdown table (key, what it does),
@@ -187,11 +187,23 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	page := max(m.height-6, 1)
 	if m.archived {
-		for _, b := range []kit.Binding{k.Select, k.Replay, k.ReplayGroup, k.Archive, k.Edit, k.EditHeaders, k.Note} {
+		for _, b := range []kit.Binding{k.Archive, k.Edit, k.EditHeaders, k.Note} {
 			if b.Matches(msg) {
 				m.status = readOnly
 				return m, nil
 			}
+		}
+		// r and R restore there: the archive's records go back into the
+		// dead-letter destination (dlq restore), never to a topic.
+		switch {
+		case k.Replay.Matches(msg):
+			return m.askRestore(m.target(), m.targetWhat())
+		case k.ReplayGroup.Matches(msg):
+			if g := m.groupAtCursor(); g != nil && g.search == "" {
+				return m.askRestore(g.msgs, "group "+g.id)
+			}
+			m.status = "R restores a failure group: open one from the groups screen"
+			return m, nil
 		}
 	}
 	switch {
@@ -276,16 +288,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 	case k.Replay.Matches(msg):
-		what := "the message under the cursor"
-		if len(m.sel) > 0 {
-			what = "the selection"
-		} else if m.view == viewGroups {
-			what = "the group"
-		}
-		if g := m.groupAtCursor(); g != nil {
-			what += " of " + g.name()
-		}
-		return m.askReplay(m.target(), what)
+		return m.askReplay(m.target(), m.targetWhat())
 	case k.ReplayGroup.Matches(msg):
 		if g := m.groupAtCursor(); g != nil {
 			if g.search != "" {

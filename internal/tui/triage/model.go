@@ -66,6 +66,14 @@ type (
 		ms  []*message.Message
 		err error
 	}
+	// restoreCheckMsg is a Restorer's AlreadyThere for the records an
+	// archived view's r or R would restore.
+	restoreCheckMsg struct {
+		ids   []string
+		what  string
+		there map[string]int
+		err   error
+	}
 	editedMsg struct {
 		id  string // the edited message's id
 		ed  Editing
@@ -99,6 +107,10 @@ type Model struct {
 	// records, read-only; live keeps the destination's last read meanwhile.
 	archived bool
 	live     []*message.Message
+	// inDLQ is the ids of live, for the archived view's ↺ mark: an
+	// archived record whose id the dead-letter destination holds again
+	// (restored).
+	inDLQ map[string]bool
 	// notes are the group notes by group id; noting is the group whose
 	// note is being typed into noteInput ("" when none).
 	notes     map[string]inspect.GroupNote
@@ -284,12 +296,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, next
 	case archivedMsg:
 		return m.openArchived(msg)
+	case restoreCheckMsg:
+		return m.confirmRestore(msg)
 	case LoadedMsg:
 		m.loading = false
 		m.lastRead = m.now()
 		if m.archived && msg.Err == nil && m.pending == nil {
 			// the archived view stays; the destination's read waits for A
-			m.live = msg.Messages
+			m.setLive(msg.Messages)
 			m.setRetries(msg.Retries)
 			return m, nil
 		}

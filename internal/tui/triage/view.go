@@ -22,7 +22,11 @@ func (m Model) Render() string {
 	head := m.styles.Title.Render("brighter dlq triage") + " " + m.act.Source()
 	var tags []string
 	if m.archived {
-		tags = append(tags, "ARCHIVED "+m.act.ArchiveDestination()+" (read-only)")
+		how := " (read-only)"
+		if _, ok := m.act.(Restorer); ok {
+			how = " (r/R restore)"
+		}
+		tags = append(tags, "ARCHIVED "+m.act.ArchiveDestination()+how)
 	}
 	if m.dryRun {
 		tags = append(tags, "DRY RUN")

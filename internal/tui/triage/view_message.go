@@ -72,6 +72,9 @@ func (m Model) detailLines() []string {
 		"rejection",
 		fmt.Sprintf("  %s from %s after %s, %s (%s)", d.Reason, d.OriginalTopic, times(deliveries(d)), m.ago(d.RejectedAt), wireTime(d.RejectedAt)),
 	}
+	if m.restoredMark(h.MessageID) != "" {
+		lines = append(lines, "  ↺ restored: the dead-letter destination holds this id again (the archive file keeps its record)")
+	}
 	if n := m.copies[h.MessageID]; n > 1 {
 		lines = append(lines, fmt.Sprintf("  %d stored copies of this id (×%d): archive, purge and replay act on every one, a replay publishes one", n, n))
 	}

@@ -124,15 +124,8 @@ func runRestore(ctx context.Context, o *Options) error {
 		return err
 	}
 	logger, f, t, dt := su.Logger, su.F, su.T, su.DT
-	if t.S.SQS != nil && t.S.SQS.ChannelType == config.ChannelPubSub {
-		// A dead-letter queue is a queue, also for an SNS-fed subscription.
-		s, q := *t.S, *t.S.SQS
-		q.ChannelType = config.ChannelPointToPoint
-		s.SQS = &q
-		tc := *t
-		tc.S = &s
-		t = &tc
-	}
+	// A dead-letter queue is a queue, also for an SNS-fed subscription.
+	t = shared.RestoreTarget(t)
 	from := dt.ReplayFrom(t)
 	raw := from.Name
 	if o.toSet {

@@ -50,6 +50,16 @@ func (o *Options) WhoAmI() (user, host string) {
 	return user, host
 }
 
+// GroupNotes is the group notes of this state directory (nil when there
+// is none): what the console's n writes and dlq stats shows.
+func (o *Options) GroupNotes() *inspect.GroupNotes {
+	dir, err := o.StateDir()
+	if err != nil {
+		return nil
+	}
+	return inspect.NewGroupNotes(filepath.Join(dir, GroupNotesFile))
+}
+
 // RetryHistory is the retry history of this state directory (nil, and no
 // history kept, when there is none).
 func (o *Options) RetryHistory() *inspect.RetryHistory {

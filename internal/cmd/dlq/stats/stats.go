@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,8 @@ func NewCmdStats(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Long: `Summarise a dead-letter destination: how many messages, the oldest and
 newest rejection, and counts grouped by rejection reason, original topic and
 rejection message (normalised, so ids and numbers do not split groups).
+A group with a note (n in dlq triage, kept in the state directory) shows
+it in a NOTE column, and in the group's "note" field with -o json.
 Nothing is removed.`,
 		Example: `  brighter dlq stats orders --config brighter.yaml
   brighter dlq stats -c brighter.yaml -s orders -o json
@@ -50,6 +53,15 @@ func (o *Options) stats(rs *shared.ReadScan) error {
 	stopped := rs.Ctx.Err() != nil
 	if err != nil && !stopped {
 		return cmdutil.FailureErr(shared.Naming(rs.T, "stats", err))
+	}
+	if n := o.GroupNotes(); n != nil {
+		// The console's notes (n in dlq triage) on this destination's
+		// groups; a notes file that cannot be read costs the notes only.
+		notes, nerr := n.Read(rs.T.URL)
+		if nerr != nil {
+			fmt.Fprintf(rs.ErrOut, "%s: group notes not shown: %v\n", rs.T.URL, nerr)
+		}
+		st.SetNotes(notes)
 	}
 	if o.Output == export.JSON {
 		err = st.WriteJSON(o.IO.Out)

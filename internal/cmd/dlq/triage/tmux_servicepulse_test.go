@@ -3,6 +3,7 @@ package triage
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,8 +23,11 @@ import (
 // groups screen and kept for the next console; a message replayed twice,
 // dead-lettered again after each, shows "×2 failed again" and both
 // replays in its view (the retry history in the state directory); a
-// message archived (a) is shown by the archived view (A), read-only, and
-// A goes back to the dead letters.
+// message archived (a) is shown by the archived view (A), which takes no
+// archive there; selected (space) and restored (r, y) it is marked ↺ and
+// a second r names the copy already in the dead-letter queue; A goes back
+// to the dead letters with it among them, dlq peek finds it there once,
+// and --log-file has the restore's audit record.
 func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
@@ -56,10 +60,10 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	deadLetter(r1, "payments timed out", now)
 	deadLetter(x1, "customer unknown", now)
 	dir := t.TempDir()
-	state, archive := filepath.Join(dir, "state"), filepath.Join(dir, "archive.jsonl")
+	state, archive, logFile := filepath.Join(dir, "state"), filepath.Join(dir, "archive.jsonl"), filepath.Join(dir, "triage.log")
 	open := func(exitFile string) tmuxSession {
-		command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 30s --archive-file %s --endpoint %s --region %s; echo $? > %s",
-			cmdtest.Bin(t), dlq, dest, archive, emu.Endpoint, sqstest.Region, exitFile)
+		command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 30s --archive-file %s --log-file %s --endpoint %s --region %s; echo $? > %s",
+			cmdtest.Bin(t), dlq, dest, archive, logFile, emu.Endpoint, sqstest.Region, exitFile)
 		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 			"AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "XDG_STATE_HOME=" + state}, 80, 24)
 	}
@@ -128,14 +132,42 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	})
 	s.Keys(false, "Enter")
 	s.AwaitText(x1)
-	s.Keys(true, "r")
+	s.Keys(true, "a")
 	s.AwaitText("the archived view is read-only")
+
+	// restore the selection (x1) from the archived view into the
+	// dead-letter queue: asked with the count and the destination, then
+	// marked ↺ there; a second r names the copy already there
+	s.Keys(false, "Space")
+	s.AwaitText("*" + x1) // the row's selection mark
+	s.Keys(true, "r")
+	s.Await("the restore's confirmation", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), " ")
+		return strings.Contains(f, "Restore 1 message") && strings.Contains(f, "dead-letter destination "+dlq)
+	})
+	s.Keys(true, "y")
+	s.AwaitText("restored 1 to " + dlq)
+	s.AwaitText(x1 + " ↺")
+	s.Keys(true, "r")
+	s.Await("the second restore names the copy there", func(sc string) bool {
+		return strings.Contains(strings.Join(strings.Fields(sc), " "), "already holds 1 of them: "+x1+" (1 copy)")
+	})
+	s.Keys(true, "n")
+	s.AwaitText("cancelled; nothing was changed")
 	s.Keys(true, "A")
-	s.Await("the dead letters again", func(sc string) bool {
-		return !strings.Contains(sc, "ARCHIVED") && strings.Contains(sc, "payments timed out") && !strings.Contains(sc, "customer unknown")
+	s.Await("the dead letters again, x1 among them", func(sc string) bool {
+		return !strings.Contains(sc, "ARCHIVED") && strings.Contains(sc, "payments timed out") && strings.Contains(sc, "customer unknown")
 	})
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
+	out, err := exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region).Output()
+	if err != nil || strings.Count(string(out), `"id":"`+x1+`"`) != 1 {
+		t.Fatalf("dlq peek after the restore (%v): want x1 once in %s:\n%s", err, dlq, out)
+	}
+	audit, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(audit), "action=restore ids="+x1+" destination="+dlq) {
+		t.Fatalf("no audit record of the restore in --log-file (%v):\n%s", err, audit)
+	}
 
 	// the note is kept: a new console shows it
 	exit2 := filepath.Join(dir, "exit-2")

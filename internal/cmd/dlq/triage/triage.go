@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	osuser "os/user"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 	"github.com/brightergo/brighter/internal/cmd/factory"
+	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
@@ -72,7 +73,14 @@ edit), a archives to --archive-file (as dlq archive), d toggles a dry
 run, / searches every message (ids, bodies, headers, causes), s sorts,
 g changes the grouping (cause, reason, topic, handler), E edits the
 headers and bag (as dlq edit --headers), n writes a note on the group, A
-shows the archive file read-only, ctrl+r reads again, ? helps, q quits.
+shows the archive file, ctrl+r reads again, ? helps, q quits.
+
+In the archived view (A) r restores the selection (or what is under the
+cursor) and R the group into the dead-letter destination, as dlq restore
+does: the destination is checked first and the confirmation names the
+ids it already holds (y restores those too, another copy each). The
+archive file is never changed; a record whose id the dead-letter
+destination holds again is marked ↺ (restored).
 
 The console reads the destination again every --refresh (and after every
 action; on RocketMQ only on ctrl+r and after an action unless --refresh is
@@ -85,9 +93,9 @@ retried message not back within --settle of its last retry is settled,
 before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
-the allow-list; --allow-any-destination lifts it). Every replay, archive
-and edit names its destinations and count and asks once (y/n), and shows
-its progress while it runs.
+the allow-list; --allow-any-destination lifts it). Every replay, archive,
+restore and edit names its destinations and count and asks once (y/n),
+and shows its progress while it runs.
 
 Reads are peek's: the first read holds each message it reads invisible
 for --visibility while it runs and makes it visible again as soon as it
@@ -382,7 +390,7 @@ func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, p
 
 // LogAudit is the stable message of the audit record dlq triage writes to
 // --log-file for each action, whatever the log level: user, action
-// (replay, archive, edit), ids, destination, dry_run, done, failed,
+// (replay, archive, edit, restore), ids, destination, dry_run, done, failed,
 // outcome (the action's summary) and error.
 const LogAudit = "dlq triage action"
 
@@ -539,13 +547,7 @@ func (a *triageActions) Archived() ([]*message.Message, error) {
 
 // notes is the group notes of the state directory (nil when there is
 // none).
-func (a *triageActions) notes() *inspect.GroupNotes {
-	dir, err := a.o.StateDir()
-	if err != nil {
-		return nil
-	}
-	return inspect.NewGroupNotes(filepath.Join(dir, shared.GroupNotesFile))
-}
+func (a *triageActions) notes() *inspect.GroupNotes { return a.o.GroupNotes() }
 
 // Notes implements triage.NoteKeeper: this destination's group notes.
 func (a *triageActions) Notes() (map[string]inspect.GroupNote, error) {
@@ -575,4 +577,105 @@ func (a *triageActions) EditHeaders(m *message.Message) (triage.Editing, error) 
 		return nil, err
 	}
 	return &triageEdit{a: a, s: s, editor: a.o.Editor(), dest: a.ReplayDestinations([]*message.Message{m})[0]}, nil
+}
+
+// restoreDest is the dead-letter destination a restore publishes to, as
+// dlq restore without --to names it, and the target it publishes with.
+func (a *triageActions) restoreDest() (*transport.Target, string, error) {
+	rt := shared.RestoreTarget(a.t)
+	dest, err := shared.ToName(rt, a.dt, a.dt.ReplayFrom(rt).Name)
+	return rt, dest, err
+}
+
+// RestoreDestination implements triage.Restorer.
+func (a *triageActions) RestoreDestination() string {
+	if _, dest, err := a.restoreDest(); err == nil {
+		return dest
+	}
+	return a.t.URL
+}
+
+// archivedRecords is the records of --archive-file whose id is one of ids.
+func (a *triageActions) archivedRecords(ids []string) ([]*message.Message, error) {
+	all, err := a.Archived()
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(m *message.Message) bool { return !slices.Contains(ids, m.Header.MessageID) }), nil
+}
+
+// AlreadyThere implements triage.Restorer: dlq restore's check
+// (inspect.AlreadyThere) of the destination for the records' ids.
+func (a *triageActions) AlreadyThere(ctx context.Context, ids []string) (map[string]int, error) {
+	ms, err := a.archivedRecords(ids)
+	if err != nil {
+		return nil, err
+	}
+	src, _, closeSrc, err := a.Open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	there, err := inspect.AlreadyThere(ctx, src, ms)
+	return there, errors.Join(err, closeSrc())
+}
+
+// Restore implements triage.Restorer: dlq restore of the archive file's
+// records with ids into the dead-letter destination (the file is not
+// changed), refused, publishing nothing, when the destination already
+// holds one of them and dup is false.
+func (a *triageActions) Restore(ctx context.Context, ids []string, dup, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.restore(ctx, ids, dup, dryRun, progress)
+	a.record(ctx, "restore", ids, a.RestoreDestination(), dryRun, res, err)
+	return res, err
+}
+
+func (a *triageActions) restore(ctx context.Context, ids []string, dup, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	rt, dest, err := a.restoreDest()
+	if err != nil {
+		return triage.Result{}, err
+	}
+	if err := shared.RestoreGuard(ctx, rt, a.dt, dest, a.o.FanOut); err != nil {
+		return triage.Result{}, err
+	}
+	ms, err := a.archivedRecords(ids)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	if len(ms) == 0 {
+		return triage.Result{}, fmt.Errorf("restore: %s holds none of the records asked for; nothing was restored", a.o.archiveFile)
+	}
+	// The memory transport publishes into the file its reader loads and
+	// writes back on close: the reader stays open, rewriting, until the
+	// publishes are done. Any other reader is closed (everything it read
+	// released) before anything is published.
+	memory := a.t.S.Transport == config.TransportMemory && !dryRun
+	src, _, closeSrc, err := a.Open(ctx, memory)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	there, err := inspect.AlreadyThere(ctx, src, ms)
+	if err == nil && len(there) > 0 && !dup {
+		err = fmt.Errorf("restore: %s already holds %s of the records: %s; nothing was restored (restore them again to be asked about another copy)",
+			dest, shared.Plural(len(there), "id"), strings.Join(slices.Sorted(maps.Keys(there)), ", "))
+	}
+	if !memory || err != nil || dryRun {
+		if cerr := closeSrc(); err == nil && cerr != nil {
+			err = fmt.Errorf("restore: check %s: %w", dest, cerr)
+		}
+		closeSrc = func() error { return nil }
+	}
+	if err != nil {
+		return triage.Result{Failed: len(ms), Summary: "restore refused: nothing was restored"}, err
+	}
+	if dryRun {
+		return triage.Result{Done: len(ms), Summary: fmt.Sprintf("would restore %d to %s, already there %d", len(ms), dest, len(there))}, nil
+	}
+	p, err := a.dt.DLQProducer(ctx, rt, a.logger)
+	if err != nil {
+		return triage.Result{}, errors.Join(fmt.Errorf("restore to %s: producer: %w", dest, err), closeSrc())
+	}
+	sum, rerr := inspect.Restore(ctx, p, ms, dest, a.logger, func(id string, err error) { progress(triage.Outcome{ID: id, Err: err}) })
+	cerr := errors.Join(p.Close(context.WithoutCancel(ctx)), closeSrc())
+	res := triage.Result{Done: sum.Restored, Failed: sum.Failed, Summary: fmt.Sprintf("restored %d to %s, failed %d; the archive file keeps every record", sum.Restored, dest, sum.Failed)}
+	return res, errors.Join(rerr, cerr)
 }

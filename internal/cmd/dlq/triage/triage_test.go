@@ -27,7 +27,8 @@ import (
 // the confirmation's destinations mark the forged originalTopic refused; a
 // dry-run replay changes nothing; Replay moves known1 to orders; Edit
 // (EDITOR a script) replays known2 edited to audit; Archive writes forged
-// to the file and removes it; the destination is empty at the end.
+// to the file and removes it, leaving the destination empty; Restore puts
+// it back, and refuses a second copy that is not confirmed.
 func TestDLQTriageActions_EveryTransport(t *testing.T) {
 	run := "tr" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	ctx := context.Background()
@@ -142,6 +143,33 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 			}
 			if ids := load(); len(ids) != 0 {
 				t.Errorf("the dead-letter destination still holds %v", ids)
+			}
+
+			// Restore (the archived view's r): a dry run publishes nothing;
+			// the restore puts the record back; a second one, not
+			// confirmed for the id already there, is refused and
+			// publishes nothing, as dlq restore without --yes.
+			forged := []string{"forged-" + run}
+			if res, err := a.Restore(ctx, forged, false, true, progress); err != nil || res.Done != 1 {
+				t.Fatalf("dry-run restore: %+v %v", res, err)
+			}
+			if ids := load(); len(ids) != 0 {
+				t.Fatalf("a dry-run restore published %v", ids)
+			}
+			if res, err := a.Restore(ctx, forged, false, false, progress); err != nil || res.Done != 1 {
+				t.Fatalf("restore: %+v %v", res, err)
+			}
+			if ids := load(); !slices.Equal(ids, forged) {
+				t.Fatalf("after the restore the destination holds %v, want %v", ids, forged)
+			}
+			if there, err := a.AlreadyThere(ctx, forged); err != nil || there[forged[0]] != 1 {
+				t.Fatalf("already there: %v %v", there, err)
+			}
+			if res, err := a.Restore(ctx, forged, false, false, progress); err == nil || res.Done != 0 {
+				t.Fatalf("a restore of an id already there, not confirmed: %+v %v", res, err)
+			}
+			if ids := load(); !slices.Equal(ids, forged) {
+				t.Fatalf("the refused restore published: %v", ids)
 			}
 		})
 	}
