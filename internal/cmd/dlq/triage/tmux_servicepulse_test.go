@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,16 +19,7 @@ import (
 )
 
 // TestDLQTriage_TmuxCopiesNotesRetriesArchive: the console in a real
-// terminal (tmux, 80x24, NO_COLOR) on fauxqs: an id stored twice is
-// marked ×2 on both rows; a note typed on its group (n) is shown on the
-// groups screen and kept for the next console; a message replayed twice,
-// dead-lettered again after each, shows "×2 failed again" and both
-// replays in its view (the retry history in the state directory); a
-// message archived (a) is shown by the archived view (A), which takes no
-// archive there; selected (space) and restored (r, y) it is marked ↺ and
-// a second r names the copy already in the dead-letter queue; A goes back
-// to the dead letters with it among them, dlq peek finds it there once,
-// and --log-file has the restore's audit record.
+// terminal (tmux, 80x24, NO_COLOR) on fauxqs: copiesNotesRetriesArchive.
 func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
@@ -46,12 +38,61 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	copiesNotesRetriesArchive(t, triageSetup{
+		run: run, dlq: dlq, dest: dest,
+		deadLetter: func(t *testing.T, m *message.Message) {
+			t.Helper()
+			if err := p.Send(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		},
+		args: fmt.Sprintf("sqs://%s --to %s --endpoint %s --region %s", dlq, dest, emu.Endpoint, sqstest.Region),
+		env:  []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true"},
+		peek: func(t *testing.T) ([]byte, error) {
+			return exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region).Output()
+		},
+	})
+}
+
+// triageSetup is a transport's dead-letter destination and replay
+// destination, made ready for copiesNotesRetriesArchive.
+type triageSetup struct {
+	// run makes the ids and the tmux socket unique to this test run.
+	run string
+	// dlq is the dead-letter destination's name as the console shows it:
+	// the restore's destination, and the name messages are stamped with.
+	dlq string
+	// dest is the replay destination's name as --to gives it.
+	dest string
+	// deadLetter stores the stamped message in the dead-letter
+	// destination (once a call: twice stores two copies).
+	deadLetter func(t *testing.T, m *message.Message)
+	// args is dlq triage's source, --to and connection flags.
+	args string
+	// env is the console's environment beyond NO_COLOR and XDG_STATE_HOME.
+	env []string
+	// peek is dlq peek -o json of the dead-letter destination.
+	peek func(t *testing.T) ([]byte, error)
+}
+
+// copiesNotesRetriesArchive drives the console of su in a real terminal
+// (tmux, 80x24, NO_COLOR): an id stored twice is marked ×2 on both rows;
+// a note typed on its group (n) is shown on the groups screen and kept for
+// the next console; a message replayed twice, dead-lettered again after
+// each, shows "×2 failed again" and both replays in its view (the retry
+// history in the state directory); a message archived (a) is shown by the
+// archived view (A), which takes no archive there; selected (space) and
+// restored (r, y) it is marked ↺ and a second r names the copy already in
+// the dead-letter destination; A goes back to the dead letters with it
+// among them, dlq peek finds it there once, and --log-file has the
+// restore's audit record.
+func copiesNotesRetriesArchive(t *testing.T, su triageSetup) {
+	t.Helper()
+	run, dlq, dest := su.run, su.dlq, su.dest
 	deadLetter := func(id, why string, at time.Time) {
 		t.Helper()
 		m := message.New(id, "orders", message.MTCommand, []byte(`{}`))
-		if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, at)); err != nil {
-			t.Fatal(err)
-		}
+		su.deadLetter(t, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, at))
 	}
 	now := time.Now().Add(-time.Hour)
 	d1, r1, x1 := "d1-"+run, "r1-"+run, "x1-"+run
@@ -62,10 +103,9 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	dir := t.TempDir()
 	state, archive, logFile := filepath.Join(dir, "state"), filepath.Join(dir, "archive.jsonl"), filepath.Join(dir, "triage.log")
 	open := func(exitFile string) tmuxSession {
-		command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 30s --archive-file %s --log-file %s --endpoint %s --region %s; echo $? > %s",
-			cmdtest.Bin(t), dlq, dest, archive, logFile, emu.Endpoint, sqstest.Region, exitFile)
-		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
-			"AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "XDG_STATE_HOME=" + state}, 80, 24)
+		command := fmt.Sprintf("%s dlq triage %s --refresh 1s --visibility 30s --archive-file %s --log-file %s; echo $? > %s",
+			cmdtest.Bin(t), su.args, archive, logFile, exitFile)
+		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, append(slices.Clone(su.env), "NO_COLOR=1", "XDG_STATE_HOME="+state), 80, 24)
 	}
 	exitFile := filepath.Join(dir, "exit")
 	s := open(exitFile)
@@ -160,7 +200,7 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	})
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
-	out, err := exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region).Output()
+	out, err := su.peek(t)
 	if err != nil || strings.Count(string(out), `"id":"`+x1+`"`) != 1 {
 		t.Fatalf("dlq peek after the restore (%v): want x1 once in %s:\n%s", err, dlq, out)
 	}
