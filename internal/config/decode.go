@@ -121,7 +121,7 @@ func (d *decoder) decode(data []byte) {
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range f.Docs {
-		if doc != nil && !isNil(doc.Body) {
+		if doc != nil && !NodeIsNil(doc.Body) {
 			docs = append(docs, doc)
 		}
 	}
@@ -143,7 +143,7 @@ var goccyPos = regexp.MustCompile(`at \[(\d+):(\d+)\]`)
 type anchorCollector map[string]ast.Node
 
 func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
-	if an, ok := n.(*ast.AnchorNode); ok && !isNil(an.Name) && !isNil(an.Value) {
+	if an, ok := n.(*ast.AnchorNode); ok && !NodeIsNil(an.Name) && !NodeIsNil(an.Value) {
 		if tk := an.Name.GetToken(); tk != nil {
 			a[tk.Value] = an.Value
 		}

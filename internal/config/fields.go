@@ -83,7 +83,7 @@ type Field struct {
 }
 
 // Path returns the field's YAML path: Block and Name joined by a dot.
-func (f Field) Path() string { return joinPath(f.Block, f.Name) }
+func (f Field) Path() string { return JoinPath(f.Block, f.Name) }
 
 // Fields returns every field of the subscriptions file, block by block in
 // the order of the file's documentation; a new slice on each call.

@@ -65,7 +65,7 @@ func NewAliasBudget() *AliasBudget {
 // Once it returns false it keeps returning false.
 func (b *AliasBudget) Spend(target ast.Node) bool {
 	cost := 1
-	if !isNil(target) {
+	if !NodeIsNil(target) {
 		c, ok := b.sizes[target]
 		if !ok {
 			var count nodeCounter
@@ -83,7 +83,7 @@ func (b *AliasBudget) Spend(target ast.Node) bool {
 // is used twice), the table an alias is resolved against.
 func Anchors(body ast.Node) map[string]ast.Node {
 	a := anchorCollector{}
-	if !isNil(body) {
+	if !NodeIsNil(body) {
 		ast.Walk(a, body)
 	}
 	return a

@@ -17,11 +17,11 @@ func (d *decoder) subscriptions(e *entry) {
 	}
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
-		if isNil(n) || n.Type() == ast.NullType {
+		if NodeIsNil(n) || n.Type() == ast.NullType {
 			d.errorf(e.keyN, e.path, "at least one subscription is required")
 			return
 		}
-		d.errorf(n, e.path, "must be a list of subscriptions (- name: ...), got %s", kindOf(n))
+		d.errorf(n, e.path, "must be a list of subscriptions (- name: ...), got %s", NodeKind(n))
 		return
 	}
 	if len(seq.Values) == 0 {

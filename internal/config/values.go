@@ -56,7 +56,7 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 	if !ok {
 		return scalar{}, false
 	}
-	if isNil(n) {
+	if NodeIsNil(n) {
 		return scalar{kind: ast.NullType, node: e.keyN}, true
 	}
 	sc := scalar{kind: n.Type(), node: n}
@@ -75,7 +75,7 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 		}
 		return sc, true
 	default:
-		d.errorf(n, e.path, "must be a single value, got %s", kindOf(n))
+		d.errorf(n, e.path, "must be a single value, got %s", NodeKind(n))
 		return sc, false
 	}
 	if strings.Contains(sc.text, "${") {
@@ -231,7 +231,7 @@ func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
 
 func (d *decoder) rangeErr(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)
-	if isNil(n) {
+	if NodeIsNil(n) {
 		n = e.keyN
 	}
 	d.errorf(n, e.path, "%s is out of range; valid values are %s", got, valid)
@@ -336,12 +336,12 @@ func (d *decoder) strMap(e entry) map[string]string {
 // strList reads a list of scalar values.
 func (d *decoder) strList(e entry) []string {
 	n := d.resolve(e.val, e.path)
-	if isNil(n) || n.Type() == ast.NullType {
+	if NodeIsNil(n) || n.Type() == ast.NullType {
 		return nil
 	}
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
-		d.errorf(n, e.path, "must be a list, got %s", kindOf(n))
+		d.errorf(n, e.path, "must be a list, got %s", NodeKind(n))
 		return nil
 	}
 	out := make([]string, 0, len(seq.Values))

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -39,21 +38,12 @@ func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {
 	d.errAt(d.posOf(n), field, format, args...)
 }
 
-// isNil reports whether n is nil or a typed nil pointer.
-func isNil(n ast.Node) bool {
-	if n == nil {
-		return true
-	}
-	v := reflect.ValueOf(n)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
 // posOf returns where n starts: for a mapping, its first key.
 func (d *decoder) posOf(n ast.Node) Position {
-	for i := 0; i < 8 && !isNil(n); i++ {
+	for i := 0; i < 8 && !NodeIsNil(n); i++ {
 		switch m := n.(type) {
 		case *ast.MappingNode:
-			if len(m.Values) > 0 && !isNil(m.Values[0]) {
+			if len(m.Values) > 0 && !NodeIsNil(m.Values[0]) {
 				n = m.Values[0].Key
 				continue
 			}
@@ -61,19 +51,19 @@ func (d *decoder) posOf(n ast.Node) Position {
 			n = m.Key
 			continue
 		case *ast.MappingKeyNode:
-			if !isNil(m.Value) {
+			if !NodeIsNil(m.Value) {
 				n = m.Value
 				continue
 			}
 		case *ast.LiteralNode:
-			if m.Start == nil && !isNil(m.Value) {
+			if m.Start == nil && !NodeIsNil(m.Value) {
 				n = m.Value
 				continue
 			}
 		}
 		break
 	}
-	if isNil(n) {
+	if NodeIsNil(n) {
 		return d.start()
 	}
 	tk := n.GetToken()
@@ -104,7 +94,7 @@ func (d *decoder) resolve(n ast.Node, path string) ast.Node {
 // resolveOK is resolve that also says whether resolution failed (and was
 // reported), as distinct from an absent value.
 func (d *decoder) resolveOK(n ast.Node, path string) (ast.Node, bool) {
-	for !isNil(n) {
+	for !NodeIsNil(n) {
 		switch v := n.(type) {
 		case *ast.TagNode:
 			n = v.Value
@@ -112,7 +102,7 @@ func (d *decoder) resolveOK(n ast.Node, path string) (ast.Node, bool) {
 			n = v.Value
 		case *ast.AliasNode:
 			name := ""
-			if !isNil(v.Value) && v.Value.GetToken() != nil {
+			if !NodeIsNil(v.Value) && v.Value.GetToken() != nil {
 				name = v.Value.GetToken().Value
 			}
 			target, ok := d.anchors[name]
@@ -149,32 +139,32 @@ func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []en
 	if !ok {
 		return nil, false
 	}
-	if isNil(n) || n.Type() == ast.NullType {
+	if NodeIsNil(n) || n.Type() == ast.NullType {
 		return nil, true
 	}
 	m, isMap := n.(*ast.MappingNode)
 	if !isMap {
-		d.errorf(n, path, "must be a mapping (key: value), got %s", kindOf(n))
+		d.errorf(n, path, "must be a mapping (key: value), got %s", NodeKind(n))
 		return nil, false
 	}
 	seen := map[string]bool{}
 	var merged []entry
 	for _, mv := range m.Values {
-		if isNil(mv) {
+		if NodeIsNil(mv) {
 			continue
 		}
 		key := d.resolve(mv.Key, path)
-		if isNil(key) {
+		if NodeIsNil(key) {
 			continue
 		}
 		if key.Type() == ast.MergeKeyType {
 			merged = append(merged, d.mergeEntries(mv.Value, path, valid)...)
 			continue
 		}
-		name, isScalar := keyText(key)
-		field := joinPath(path, name)
+		name, isScalar := NodeKeyText(key)
+		field := JoinPath(path, name)
 		if !isScalar {
-			d.errorf(key, path, "a key must be a plain name, got %s", kindOf(key))
+			d.errorf(key, path, "a key must be a plain name, got %s", NodeKind(key))
 			continue
 		}
 		if valid != nil && !slices.Contains(valid, name) {
@@ -221,7 +211,7 @@ func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry 
 		return out
 	}
 	if _, ok := v.(*ast.MappingNode); !ok {
-		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindOf(v))
+		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", NodeKind(v))
 		return nil
 	}
 	ents, _ := d.mapEntries(v, path, valid)
@@ -246,51 +236,4 @@ func (d *decoder) unknownField(key ast.Node, field, name string, valid []string)
 		return
 	}
 	d.errorf(key, field, "unknown field %q; valid fields are %s", name, strings.Join(valid, ", "))
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// keyText returns a mapping key's text; ok is false for a non-scalar key.
-func keyText(n ast.Node) (string, bool) {
-	switch k := n.(type) {
-	case *ast.StringNode:
-		return k.Value, true
-	case *ast.MappingKeyNode:
-		return "", false
-	case ast.ScalarNode:
-		if tk := k.GetToken(); tk != nil {
-			return tk.Value, true
-		}
-	}
-	return "", false
-}
-
-// kindOf names a node's YAML kind for error messages.
-func kindOf(n ast.Node) string {
-	if isNil(n) {
-		return "nothing"
-	}
-	switch n.Type() {
-	case ast.MappingType:
-		return "a mapping"
-	case ast.SequenceType:
-		return "a list"
-	case ast.NullType:
-		return "an empty value"
-	case ast.StringType, ast.LiteralType:
-		return "a string"
-	case ast.IntegerType:
-		return "an integer"
-	case ast.FloatType, ast.InfinityType, ast.NanType:
-		return "a number"
-	case ast.BoolType:
-		return "a boolean"
-	default:
-		return "a " + strings.ToLower(n.Type().String())
-	}
 }

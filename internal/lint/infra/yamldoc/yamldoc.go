@@ -15,9 +15,7 @@ package yamldoc
 import (
 	"cmp"
 	"fmt"
-	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -95,14 +93,9 @@ func (f *File) ErrorAt(p config.Position, field, format string, args ...any) {
 	f.errs = append(f.errs, &config.Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: fmt.Sprintf(format, args...)})
 }
 
-// IsNil reports whether n is nil or a typed nil pointer.
-func IsNil(n ast.Node) bool {
-	if n == nil {
-		return true
-	}
-	v := reflect.ValueOf(n)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
+// IsNil reports whether n is nil or a typed nil pointer
+// (config.NodeIsNil).
+func IsNil(n ast.Node) bool { return config.NodeIsNil(n) }
 
 // Pos returns where n starts in the file: for a mapping, its first key;
 // the file's start when n has no position.
@@ -246,13 +239,13 @@ func (f *File) entries(doc int, n ast.Node, field string, merging int) ([]Entry,
 			merged = append(merged, more...)
 			continue
 		}
-		name, isScalar := keyText(key)
+		name, isScalar := config.NodeKeyText(key)
 		if !isScalar {
 			f.Errorf(key, field, "a key must be a plain name, got %s", KindOf(key))
 			return nil, false
 		}
 		seen[name] = true
-		ents = append(ents, Entry{Key: name, KeyNode: key, Pos: f.Pos(key), Val: mv.Value, Field: join(field, name)})
+		ents = append(ents, Entry{Key: name, KeyNode: key, Pos: f.Pos(key), Val: mv.Value, Field: config.JoinPath(field, name)})
 	}
 	for _, e := range merged {
 		if !seen[e.Key] {
@@ -352,51 +345,5 @@ func Scalar(n ast.Node) (string, ScalarKind) {
 	return "", NotScalar
 }
 
-// KindOf names a node's YAML kind for error messages.
-func KindOf(n ast.Node) string {
-	if IsNil(n) {
-		return "nothing"
-	}
-	switch n.Type() {
-	case ast.MappingType:
-		return "a mapping"
-	case ast.SequenceType:
-		return "a list"
-	case ast.NullType:
-		return "an empty value"
-	case ast.StringType, ast.LiteralType:
-		return "a string"
-	case ast.IntegerType:
-		return "an integer"
-	case ast.FloatType, ast.InfinityType, ast.NanType:
-		return "a number"
-	case ast.BoolType:
-		return "a boolean"
-	case ast.TagType:
-		if t, ok := n.(*ast.TagNode); ok && t.Start != nil {
-			return "a value tagged " + t.Start.Value
-		}
-	}
-	return "a " + strings.ToLower(n.Type().String())
-}
-
-func keyText(n ast.Node) (string, bool) {
-	switch k := n.(type) {
-	case *ast.StringNode:
-		return k.Value, true
-	case *ast.MappingKeyNode:
-		return "", false
-	case ast.ScalarNode:
-		if tk := k.GetToken(); tk != nil {
-			return tk.Value, true
-		}
-	}
-	return "", false
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+// KindOf names a node's YAML kind for error messages (config.NodeKind).
+func KindOf(n ast.Node) string { return config.NodeKind(n) }
