@@ -2,16 +2,20 @@ package inspect
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Retry is one retry of a dead letter as the retry history records it: a
@@ -88,11 +92,55 @@ func wrapPath(err error, path string) error {
 	return fmt.Errorf("retry history %s: %w", path, err)
 }
 
-// ReadRetryHistory reads the retries of the history file at path whose
-// From is from ("" for every one), oldest first. A missing file is no
-// retries; a line that is not a record (a write cut short by a crash) is
-// skipped.
-func ReadRetryHistory(path, from string) ([]Retry, error) {
+// ActionRestore is the Action of a Retry that records a restore from an
+// archive file: its From is the archive file, its To the destination the
+// record was published to (the dead-letter destination, unless --to).
+const ActionRestore = "restore"
+
+// IsRestore reports whether r records a restore (ActionRestore), not a
+// retry of the message towards a handler (a replay or an edit).
+func (r Retry) IsRestore() bool { return r.Action == ActionRestore }
+
+// RecordRestores wraps done, inspect.Restore's callback, so that each
+// record published (err nil) is also recorded in h as a restore
+// (ActionRestore) from the archive file to dest at now(). A failed record
+// is not recorded; a history that cannot be written is logged at Warn
+// (LogHistoryFailed) and does not fail the restore. With a nil h, done is
+// returned as is.
+func RecordRestores(ctx context.Context, h *RetryHistory, archive, dest string, now func() time.Time, log *slog.Logger, done func(id string, err error)) func(id string, err error) {
+	if h == nil {
+		return done
+	}
+	to := redact.URL(dest)
+	return func(id string, err error) {
+		if err == nil {
+			if herr := h.Record(Retry{At: now().UTC(), Action: ActionRestore, ID: id, From: archive, To: to}); herr != nil {
+				log.WarnContext(ctx, LogHistoryFailed, "message_id", id, "source", archive, "error", herr.Error())
+			}
+		}
+		if done != nil {
+			done(id, err)
+		}
+	}
+}
+
+// DLQHistory is the records of a dead-letter destination named from in
+// a retry history: the replays and edits read from it, and the restores
+// published into it (To is restoreDest, redacted as records are).
+func DLQHistory(from, restoreDest string) func(Retry) bool {
+	to := redact.URL(restoreDest)
+	return func(r Retry) bool {
+		if r.IsRestore() {
+			return restoreDest != "" && r.To == to
+		}
+		return r.From == from
+	}
+}
+
+// ReadRetryHistory reads the records of the history file at path that keep
+// accepts (nil: every one), oldest first. A missing file is no records; a
+// line that is not a record (a write cut short by a crash) is skipped.
+func ReadRetryHistory(path string, keep func(Retry) bool) ([]Retry, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -109,7 +157,7 @@ func ReadRetryHistory(path, from string) ([]Retry, error) {
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
 			continue
 		}
-		if from == "" || r.From == from {
+		if keep == nil || keep(r) {
 			out = append(out, r)
 		}
 	}
@@ -147,12 +195,17 @@ func (s RetryState) String() string {
 	return ""
 }
 
-// RetryStatus is where the last of retries (one id's, oldest first) stands
+// RetryStatus is where the last of retries (one id's, oldest first;
+// restores, which send nothing to a handler, are left out) stands
 // at now, given ms, the dead-letter destination's messages just read:
 // RetryFailedAgain when a copy of the id in ms was rejected after the last
 // retry; else RetryPending while now is less than settle after it; else
-// RetrySettled. 0 when retries is empty.
+// RetrySettled. 0 when retries holds no replay or edit.
 func RetryStatus(retries []Retry, ms []*message.Message, now time.Time, settle time.Duration) RetryState {
+	if len(retries) == 0 {
+		return 0
+	}
+	retries = slices.DeleteFunc(slices.Clone(retries), Retry.IsRestore)
 	if len(retries) == 0 {
 		return 0
 	}

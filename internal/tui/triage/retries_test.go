@@ -86,3 +86,37 @@ func TestRetryStatus(t *testing.T) {
 		t.Errorf("an hour later = %v, want settled", got)
 	}
 }
+
+// TestTriageHistoryListsRestoresAsNoRetry: a restore from an archive file
+// is in the message view's history (from the file, to the destination, by
+// whom) but is no retry: it is not counted in RETRIED, is never pending
+// nor failed again, and an id only restored is marked "restored".
+func TestTriageHistoryListsRestoresAsNoRetry(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{
+		rejected("both", "orders", "timeout", `{}`, now.Add(-3*time.Hour)),
+		rejected("only", "orders", "timeout", `{}`, now.Add(-3*time.Hour)),
+	}}
+	h := &historyActions{fakeActions: f, retries: []inspect.Retry{
+		{At: now.Add(-2 * time.Hour), Action: "replay", ID: "both", From: "sqs://orders-dlq", To: "orders", User: "ana"},
+		{At: now.Add(-time.Minute), Action: inspect.ActionRestore, ID: "both", From: "/var/archive.jsonl", To: "orders-dlq", User: "ben", Host: "ops2"},
+		{At: now.Add(-time.Minute), Action: inspect.ActionRestore, ID: "only", From: "/var/archive.jsonl", To: "orders-dlq", User: "ben", Host: "ops2"},
+	}}
+	m := New(context.Background(), h, func() time.Time { return now }).WithMessages(f.msgs)
+	if s := checkScreen(t, m); strings.Contains(s, "pending") || strings.Contains(s, "failed again") {
+		t.Errorf("a restore was judged as a retry:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	s := checkScreen(t, m)
+	if !strings.Contains(s, "×1 settled") || !strings.Contains(s, "restored") || strings.Contains(s, "×2") {
+		t.Errorf("the list counts restores as retries or misses them:\n%s", s)
+	}
+	m = press(t, m, "enter")
+	s = flat(checkScreen(t, m))
+	for _, want := range []string{"retry history (1), 1 restore", "2026-12-04T09:59:00Z restore from /var/archive.jsonl to orders-dlq by ben@ops2 (1m ago)",
+		"replay to orders by ana", "settled: not back within"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the message view lacks %q:\n%s", want, s)
+		}
+	}
+}

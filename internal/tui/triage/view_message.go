@@ -81,7 +81,14 @@ func (m Model) detailLines() []string {
 	for l := range strings.SplitSeq(kit.Wrap(cause(d), w), "\n") {
 		lines = append(lines, "  "+l)
 	}
-	lines = append(lines, m.historyLines(x)...)
+	for _, hl := range m.historyLines(x) {
+		for i, l := range strings.Split(kit.Wrap(hl, max(w-4, 10)), "\n") {
+			if i > 0 {
+				l = "    " + l
+			}
+			lines = append(lines, l)
+		}
+	}
 	lines = append(lines, "headers")
 	bag := false
 	for _, f := range headerFields(x) {

@@ -70,6 +70,10 @@ destination is not read (a topic cannot be), and stderr says so.
 restored ("would restore ID -> DEST", "already there" for an id the
 destination holds), publishing nothing.
 
+Every record published is recorded in the retry history beside the replay
+journals ($XDG_STATE_HOME/brighter/replay/retries.jsonl) as a restore from
+FILE, which dlq triage lists in the message's view (a restore is no retry).
+
 On SQS it publishes to queues, also for a subscription fed by SNS (its
 dead-letter queue is a queue); on a FIFO queue each message keeps its
 message group and gets a fresh deduplication id.`,
@@ -194,7 +198,7 @@ func runRestore(ctx context.Context, o *Options) error {
 	if o.format == export.JSON {
 		records = inspect.NewRunJSON(o.IO.Out)
 	}
-	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, func(id string, err error) {
+	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, inspect.RecordRestores(ctx, o.RetryHistory(), shared.ArchiveName(file), dest, o.Now, logger, func(id string, err error) {
 		if records != nil {
 			records.Message(id, dest, "restored", err)
 			return
@@ -204,7 +208,7 @@ func runRestore(ctx context.Context, o *Options) error {
 			return
 		}
 		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, dest)
-	})
+	}))
 	stopped := sctx.Err() != nil
 	stop()
 	cerr := p.Close(context.WithoutCancel(ctx))

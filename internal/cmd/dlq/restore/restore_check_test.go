@@ -10,13 +10,15 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/inspect"
 )
 
 // TestDLQRestore_RefusesIDsAlreadyThere: a restore whose file holds an id
 // the dead-letter queue already holds is refused (exit 2) naming the id,
 // publishing nothing; --dry-run lists what would happen and publishes
 // nothing; --yes restores all the same, and stats and peek then count
-// every copy, the duplicate too (fauxqs).
+// every copy, the duplicate too, and the retry history records the
+// restores of the run that published (fauxqs).
 func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -55,6 +57,20 @@ func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 	}
 	if ids := inDLQ(); !dlqtest.SameIDs(ids, "a-"+run, "a-"+run, "b-"+run) {
 		t.Fatalf("after restore --yes the queue shows %v, want a twice and b", ids)
+	}
+	// The retry history (the tests' shared state directory, cmdtest.Env)
+	// holds the two records the --yes run published, as restores from the
+	// archive file into the DLQ; the dry run and the refusal recorded
+	// nothing.
+	history := filepath.Join(os.TempDir(), "brighter-test-state", "brighter", "replay", "retries.jsonl")
+	rs, err := inspect.ReadRetryHistory(history, func(r inspect.Retry) bool { return strings.HasSuffix(r.ID, "-"+run) })
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("retry history %s: %+v (%v), want the 2 restores of the --yes run", history, rs, err)
+	}
+	for _, r := range rs {
+		if !r.IsRestore() || r.From != archive || r.To != dlq || r.At.IsZero() {
+			t.Errorf("history record %+v, want a restore from %s to %s", r, archive, dlq)
+		}
 	}
 	if code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "stats", "sqs://" + dlq}, conn...)...); code != cmdutil.ExitOK || !strings.Contains(errOut, "3 counted, 3 read") {
 		t.Fatalf("stats after the duplicate restore: exit %d, want 3 counted\n%s%s", code, out, errOut)

@@ -11,7 +11,8 @@ import (
 
 // The state kept beside the replay journals, in
 // $XDG_STATE_HOME/brighter/replay (default ~/.local/state): the retry
-// history (every copy a replay or an edit published, kept) and the notes
+// history (every copy a replay or an edit published, and every record a
+// restore published, kept) and the notes
 // on failure groups.
 
 // Files of the state directory.
@@ -69,4 +70,16 @@ func (o *Options) RetryHistory() *inspect.RetryHistory {
 	}
 	user, host := o.WhoAmI()
 	return inspect.NewRetryHistory(filepath.Join(dir, RetryHistoryFile), user, host)
+}
+
+// ArchiveName is how the retry history names the archive file a restore
+// read: its absolute path (as given when it has none), "stdin" for "-".
+func ArchiveName(file string) string {
+	if file == "-" {
+		return "stdin"
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		return abs
+	}
+	return file
 }

@@ -21,12 +21,13 @@ import (
 // archive file (its view and the restores from it) and the group notes.
 
 // Retries implements triage.HistoryReader: the retry history's records of
-// this destination (none without a state directory).
+// this destination, the replays and edits read from it and the restores
+// published into it (none without a state directory).
 func (a *triageActions) Retries() ([]inspect.Retry, error) {
 	if a.history == nil {
 		return nil, nil
 	}
-	return inspect.ReadRetryHistory(a.history.Path(), a.t.URL)
+	return inspect.ReadRetryHistory(a.history.Path(), inspect.DLQHistory(a.t.URL, a.RestoreDestination()))
 }
 
 // Archived implements triage.ArchiveReader: the records of --archive-file
@@ -161,7 +162,8 @@ func (a *triageActions) restore(ctx context.Context, ids []string, dup, dryRun b
 	if err != nil {
 		return triage.Result{}, errors.Join(fmt.Errorf("restore to %s: producer: %w", dest, err), closeSrc())
 	}
-	sum, rerr := inspect.Restore(ctx, p, ms, dest, a.logger, func(id string, err error) { progress(triage.Outcome{ID: id, Err: err}) })
+	done := inspect.RecordRestores(ctx, a.history, shared.ArchiveName(a.o.archiveFile), dest, a.o.Now, a.logger, func(id string, err error) { progress(triage.Outcome{ID: id, Err: err}) })
+	sum, rerr := inspect.Restore(ctx, p, ms, dest, a.logger, done)
 	cerr := errors.Join(p.Close(context.WithoutCancel(ctx)), closeSrc())
 	res := triage.Result{Done: sum.Restored, Failed: sum.Failed, Summary: fmt.Sprintf("restored %d to %s, failed %d; the archive file keeps every record", sum.Restored, dest, sum.Failed)}
 	return res, errors.Join(rerr, cerr)

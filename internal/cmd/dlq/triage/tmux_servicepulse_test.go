@@ -198,6 +198,20 @@ func copiesNotesRetriesArchive(t *testing.T, su triageSetup) {
 	s.Await("the dead letters again, x1 among them", func(sc string) bool {
 		return !strings.Contains(sc, "ARCHIVED") && strings.Contains(sc, "payments timed out") && strings.Contains(sc, "customer unknown")
 	})
+	// x1's history names the restore (from the archive file, into the
+	// DLQ); it is no retry
+	s.Keys(true, "/"+x1)
+	s.Keys(false, "Enter")
+	s.AwaitText("restored")
+	s.Keys(false, "Enter")
+	s.Await("x1's history", func(sc string) bool {
+		f := strings.Join(strings.Fields(sc), "")
+		return strings.Contains(f, "history:1restore") && strings.Contains(f, "restorefrom"+archive+"to"+dlq)
+	})
+	s.Keys(false, "Escape")
+	s.Await("back at the list", func(sc string) bool { return !strings.Contains(sc, "restore from") })
+	s.Keys(false, "Escape")
+	s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /") })
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
 	out, err := su.peek(t)
