@@ -196,9 +196,23 @@ func (m Model) askReplay(ms []*message.Message, what string) (tea.Model, tea.Cmd
 	return m, nil
 }
 
-// idList names the messages a prompt acts on: every id up to five, else
-// the first four and how many more.
+// idList names ids for a prompt: each id once (an id stored several
+// times is named with ×N), at most five, then how many more.
 func idList(ids []string) string {
+	n := map[string]int{}
+	var distinct []string
+	for _, id := range ids {
+		if n[id] == 0 {
+			distinct = append(distinct, id)
+		}
+		n[id]++
+	}
+	ids = distinct
+	for i, id := range ids {
+		if n[id] > 1 {
+			ids[i] = fmt.Sprintf("%s ×%d", id, n[id])
+		}
+	}
 	if len(ids) <= 5 {
 		return strings.Join(ids, ", ")
 	}

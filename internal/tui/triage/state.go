@@ -309,11 +309,11 @@ func (m Model) target() []*message.Message {
 	}
 	switch m.view {
 	case viewMessage:
-		return []*message.Message{m.curMsg}
+		return m.storedCopies(m.curMsg)
 	case viewMessages:
 		ms := m.visibleMessages()
 		if c := m.cursor[viewMessages]; c < len(ms) {
-			return []*message.Message{ms[c]}
+			return m.storedCopies(ms[c])
 		}
 	case viewGroups:
 		if g := m.groupAtCursor(); g != nil {
@@ -321,6 +321,26 @@ func (m Model) target() []*message.Message {
 		}
 	}
 	return nil
+}
+
+// storedCopies is every stored copy of x's id the console read (x alone
+// when it read no other): an action on a message under the cursor acts on
+// every copy of its id, as on a selection (which is by id), so that an
+// archive or a replay leaves no copy behind.
+func (m Model) storedCopies(x *message.Message) []*message.Message {
+	if m.copies[x.Header.MessageID] <= 1 {
+		return []*message.Message{x}
+	}
+	var out []*message.Message
+	for _, y := range m.all {
+		if y.Header.MessageID == x.Header.MessageID {
+			out = append(out, y)
+		}
+	}
+	if len(out) == 0 {
+		return []*message.Message{x}
+	}
+	return out
 }
 
 // target0 is the message (or group's messages) under the cursor, ignoring

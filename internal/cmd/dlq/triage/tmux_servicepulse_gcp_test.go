@@ -16,7 +16,8 @@ import (
 )
 
 // TestDLQTriage_TmuxCopiesNotesRetriesArchive_PubSub: the console in a
-// real terminal (tmux, 80x24, NO_COLOR) on Google's Pub/Sub emulator:
+// real terminal (tmux, NO_COLOR, at each of consoleSizes) on Google's
+// Pub/Sub emulator:
 // copiesNotesRetriesArchive. The dead-letter subscription has the id of
 // its topic, so that a restore without --to publishes to that topic
 // (dlq restore's convention for a subscription named by URL) and the
@@ -29,32 +30,37 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive_PubSub(t *testing.T) {
 	}
 	client, ps := gcptest.Start(t, "triagecopies", nil, gcp.Connect)
 	ctx := context.Background()
-	run := fmt.Sprintf("gp%d", time.Now().UnixNano()%1e9)
-	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
 	topic := func(n string) string { return "projects/" + ps.Project + "/topics/" + n }
 	sub := func(n string) string { return "projects/" + ps.Project + "/subscriptions/" + n }
-	for _, n := range []string{dlq, dest} {
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub(n), Topic: topic(n), AckDeadlineSeconds: 60}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	p := gcp.NewProducer(client, gcp.ProducerOptions{})
-	copiesNotesRetriesArchive(t, triageSetup{
-		run: run, dlq: dlq, dest: dest,
-		deadLetter: func(t *testing.T, m *message.Message) {
-			t.Helper()
-			if err := p.Send(ctx, m); err != nil {
-				t.Fatal(err)
+	for _, size := range consoleSizes {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			t.Parallel()
+			run := fmt.Sprintf("gp%dw%d", time.Now().UnixNano()%1e9, size.w)
+			dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
+			for _, n := range []string{dlq, dest} {
+				if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic(n)}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub(n), Topic: topic(n), AckDeadlineSeconds: 60}); err != nil {
+					t.Fatal(err)
+				}
 			}
-		},
-		args: fmt.Sprintf("pubsub://%s --to %s --endpoint %s", sub(dlq), dest, ps.Addr),
-		peek: func(t *testing.T) ([]byte, error) {
-			cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "pubsub://"+sub(dlq), "-o", "json", "--endpoint", ps.Addr)
-			cmd.Env = cmdtest.Env()
-			return cmd.Output()
-		},
-	})
+			copiesNotesRetriesArchive(t, triageSetup{
+				run: run, dlq: dlq, dest: dest, w: size.w, h: size.h,
+				deadLetter: func(t *testing.T, m *message.Message) {
+					t.Helper()
+					if err := p.Send(ctx, m); err != nil {
+						t.Fatal(err)
+					}
+				},
+				args: fmt.Sprintf("pubsub://%s --to %s --endpoint %s", sub(dlq), dest, ps.Addr),
+				peek: func(t *testing.T) ([]byte, error) {
+					cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "pubsub://"+sub(dlq), "-o", "json", "--endpoint", ps.Addr)
+					cmd.Env = cmdtest.Env()
+					return cmd.Output()
+				},
+			})
+		})
+	}
 }

@@ -18,40 +18,52 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
+// consoleSizes are the terminal sizes (columns x rows) each end-to-end
+// scenario of the console runs at: the smallest usual terminal and a large
+// one.
+var consoleSizes = []struct{ w, h int }{{80, 24}, {200, 60}}
+
 // TestDLQTriage_TmuxCopiesNotesRetriesArchive: the console in a real
-// terminal (tmux, 80x24, NO_COLOR) on fauxqs: copiesNotesRetriesArchive.
+// terminal (tmux, NO_COLOR, at each of consoleSizes) on fauxqs:
+// copiesNotesRetriesArchive.
 func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
 	}
 	emu := cmdtest.SharedSQS(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	// fauxqs's static credentials: in this process's environment already
+	// (cmdtest.Main), and given to the console's below.
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	ctx := context.Background()
-	run := fmt.Sprintf("sp%d", time.Now().UnixNano()%1e9)
-	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
-	for _, q := range []string{dlq, dest} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copiesNotesRetriesArchive(t, triageSetup{
-		run: run, dlq: dlq, dest: dest,
-		deadLetter: func(t *testing.T, m *message.Message) {
-			t.Helper()
-			if err := p.Send(ctx, m); err != nil {
-				t.Fatal(err)
+	for _, size := range consoleSizes {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			t.Parallel()
+			run := fmt.Sprintf("sp%dw%d", time.Now().UnixNano()%1e9, size.w)
+			dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
+			for _, q := range []string{dlq, dest} {
+				if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
+					t.Fatal(err)
+				}
 			}
-		},
-		args: fmt.Sprintf("sqs://%s --to %s --endpoint %s --region %s", dlq, dest, emu.Endpoint, sqstest.Region),
-		env:  []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true"},
-		peek: func(t *testing.T) ([]byte, error) {
-			return exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region).Output()
-		},
-	})
+			copiesNotesRetriesArchive(t, triageSetup{
+				run: run, dlq: dlq, dest: dest, w: size.w, h: size.h,
+				deadLetter: func(t *testing.T, m *message.Message) {
+					t.Helper()
+					if err := p.Send(ctx, m); err != nil {
+						t.Fatal(err)
+					}
+				},
+				args: fmt.Sprintf("sqs://%s --to %s --endpoint %s --region %s", dlq, dest, emu.Endpoint, sqstest.Region),
+				env:  []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true"},
+				peek: func(t *testing.T) ([]byte, error) {
+					cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region)
+					cmd.Env = cmdtest.Env()
+					return cmd.Output()
+				},
+			})
+		})
+	}
 }
 
 // triageSetup is a transport's dead-letter destination and replay
@@ -73,10 +85,12 @@ type triageSetup struct {
 	env []string
 	// peek is dlq peek -o json of the dead-letter destination.
 	peek func(t *testing.T) ([]byte, error)
+	// w and h are the terminal's columns and rows.
+	w, h int
 }
 
 // copiesNotesRetriesArchive drives the console of su in a real terminal
-// (tmux, 80x24, NO_COLOR): an id stored twice is marked ×2 on both rows;
+// (tmux, su.w x su.h, NO_COLOR): an id stored twice is marked ×2 on both rows;
 // a note typed on its group (n) is shown on the groups screen and kept for
 // the next console; a message replayed twice, dead-lettered again after
 // each, shows "×2 failed again" and both replays in its view (the retry
@@ -85,7 +99,8 @@ type triageSetup struct {
 // restored (r, y) it is marked ↺ and a second r names the copy already in
 // the dead-letter destination; A goes back to the dead letters with it
 // among them, dlq peek finds it there once, and --log-file has the
-// restore's audit record.
+// restore's audit record; a second console shows the note, and one a on a
+// row of the id stored twice archives both copies into the archive file.
 func copiesNotesRetriesArchive(t *testing.T, su triageSetup) {
 	t.Helper()
 	run, dlq, dest := su.run, su.dlq, su.dest
@@ -105,7 +120,7 @@ func copiesNotesRetriesArchive(t *testing.T, su triageSetup) {
 	open := func(exitFile string) tmuxSession {
 		command := fmt.Sprintf("%s dlq triage %s --refresh 1s --visibility 30s --archive-file %s --log-file %s; echo $? > %s",
 			cmdtest.Bin(t), su.args, archive, logFile, exitFile)
-		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, append(slices.Clone(su.env), "NO_COLOR=1", "XDG_STATE_HOME="+state), 80, 24)
+		return startTriageAt(t, run+fmt.Sprint(len(exitFile)%7), command, append(slices.Clone(su.env), "NO_COLOR=1", "XDG_STATE_HOME="+state), su.w, su.h)
 	}
 	exitFile := filepath.Join(dir, "exit")
 	s := open(exitFile)
@@ -227,6 +242,24 @@ func copiesNotesRetriesArchive(t *testing.T, su triageSetup) {
 	exit2 := filepath.Join(dir, "exit-2")
 	s = open(exit2)
 	s.AwaitText("✎ restored twice on Monday, purge one")
+	// d1's two copies archived at once: both leave the dead letters, both
+	// are in the archive file
+	s.Keys(true, "/"+d1)
+	s.Keys(false, "Enter")
+	s.Await("d1's two copies", func(sc string) bool { return strings.Count(sc, d1+" ×2") == 2 })
+	s.Keys(true, "a")
+	s.Await("the archive's confirmation counts both copies", func(sc string) bool {
+		return strings.Contains(strings.Join(strings.Fields(sc), " "), "Archive 2 messages")
+	})
+	s.Keys(true, "y")
+	s.AwaitText("archived 2 to")
+	s.Await("d1 gone", func(sc string) bool { return !strings.Contains(sc, "stored twice") })
 	s.Keys(true, "q")
 	s.AwaitExit(exit2)
+	if b, err := os.ReadFile(archive); err != nil || strings.Count(string(b), `"id":"`+d1+`"`) != 2 {
+		t.Fatalf("the archive file (%v) does not hold d1's two copies:\n%s", err, b)
+	}
+	if out, err := su.peek(t); err != nil || strings.Contains(string(out), `"id":"`+d1+`"`) {
+		t.Fatalf("dlq peek after d1's archive (%v): d1 is still in %s:\n%s", err, dlq, out)
+	}
 }
