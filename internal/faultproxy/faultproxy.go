@@ -13,6 +13,8 @@
 // Imports: none
 //
 // Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest
+// (and, for Counter, the tests of internal/broker/sqs and
+// internal/cmd/consume)
 package faultproxy
 
 import (
