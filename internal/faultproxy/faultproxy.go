@@ -4,7 +4,8 @@
 // accepts connections and never answers), for the soak harness; Hold, a
 // black hole for single calls that a test server or interceptor catches;
 // and Counter, a reverse proxy that counts the calls a broker is sent (SQS
-// actions, gRPC methods), for the benchmarks and the call-count tests. It
+// actions, gRPC methods), for consume's benchmarks and the call-count tests
+// of internal/broker/sqs and internal/cmd/consume. It
 // is test support: only the emulators' test servers and tests use it.
 //
 // Its layer, and so what it may depend on, is in the table of
@@ -13,8 +14,6 @@
 // Imports: none
 //
 // Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest
-// (and, for Counter, the tests of internal/broker/sqs and
-// internal/cmd/consume)
 package faultproxy
 
 import (
