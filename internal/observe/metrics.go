@@ -49,8 +49,9 @@ const (
 )
 
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
-// its own registry (one per consume run). Observe costs a map lookup and a
-// few atomic adds.
+// its own registry (one per consume run), and the broker.CallCounter the
+// run's transports count their broker calls into (CountCall). Observe
+// costs a map lookup and a few atomic adds.
 type Metrics struct {
 	reg *prometheus.Registry
 
