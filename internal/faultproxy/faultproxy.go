@@ -1,8 +1,11 @@
 // Package faultproxy is fault injection for tests: Proxy, a
 // small TCP proxy that injects network faults between a client and a
 // broker (added latency, connection resets and a black hole: a host that
-// accepts connections and never answers), for the soak harness; and Hold, a
-// black hole for single calls that a test server or interceptor catches. It
+// accepts connections and never answers), for the soak harness; Hold, a
+// black hole for single calls that a test server or interceptor catches;
+// and Counter, a reverse proxy that counts the calls a broker is sent (SQS
+// actions, gRPC methods), for consume's benchmarks and the call-count tests
+// of internal/broker/sqs and internal/cmd/consume. It
 // is test support: only the emulators' test servers and tests use it.
 //
 // Its layer, and so what it may depend on, is in the table of

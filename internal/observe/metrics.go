@@ -42,11 +42,16 @@ const (
 	MetricLeasesLapsed           = "brighter_leases_lapsed_total"
 	MetricLeasesCapped           = "brighter_leases_capped_total"
 	MetricStaleSettles           = "brighter_settles_stale_total" // + outcome
+	// MetricBrokerCalls counts broker calls as sent on the wire (a batch is
+	// one call, a retry another), by transport, channel, kind and
+	// operation (broker.Call); it has no subscription label.
+	MetricBrokerCalls = "brighter_broker_calls_total"
 )
 
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
-// its own registry (one per consume run). Observe costs a map lookup and a
-// few atomic adds.
+// its own registry (one per consume run), and the broker.CallCounter the
+// run's transports count their broker calls into (CountCall). Observe
+// costs a map lookup and a few atomic adds.
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -58,6 +63,7 @@ type Metrics struct {
 	ready                                                     prometheus.Gauge
 	leaseExt, leaseExtFail, leaseLapsed, leaseCapped          *prometheus.CounterVec
 	staleSettles                                              *prometheus.CounterVec
+	brokerCalls                                               *prometheus.CounterVec
 
 	subs sync.Map // subscription -> *subMetrics
 }
@@ -102,10 +108,13 @@ func NewMetrics() *Metrics {
 			Help: "Messages held past maxLeaseExtension, whose lease was left to lapse."}, sub),
 		staleSettles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricStaleSettles,
 			Help: "Settles and lease extensions made with a stale receipt: refused by the broker, sent with a receipt whose lease had lapsed by the pump's clock, or known to have used a receipt superseded by a later delivery of the message. Never counted in brighter_messages_acknowledged_total."}, []string{"subscription", "outcome"}),
+		brokerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBrokerCalls,
+			Help: "Broker calls sent (the billed requests), by transport, channel (queue, topic or subscription), kind (receive, ack, visibility, publish, other) and operation: a batch is one call, a retry another."},
+			[]string{"transport", "channel", "kind", "operation"}),
 	}
 	m.reg.MustRegister(m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingRetries, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
-		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles,
+		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles, m.brokerCalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -120,6 +129,12 @@ func (m *Metrics) AddDropSource(sink string, dropped func() uint64) error {
 	c := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricEventsDropped, Help: "Events a slow live reader missed (the pump never waits for a reader).",
 		ConstLabels: prometheus.Labels{"sink": sink}}, func() float64 { return float64(dropped()) })
 	return m.reg.Register(c)
+}
+
+// CountCall counts one broker call into brighter_broker_calls_total
+// (broker.CallCounter); it is safe for concurrent use.
+func (m *Metrics) CountCall(c broker.Call) {
+	m.brokerCalls.WithLabelValues(c.Transport, c.Channel, string(c.Kind), c.Operation).Inc()
 }
 
 // SetReady sets brighter_ready.

@@ -431,3 +431,33 @@ func TestMetrics_LapsedAcknowledgementStaleNotAcknowledged(t *testing.T) {
 		}
 	}
 }
+
+// TestMetrics_BrokerCallsScrapedByTransportChannelKindOperation: each
+// counted broker call adds one to brighter_broker_calls_total under its
+// transport, channel, kind and operation, and /metrics serves the series.
+func TestMetrics_BrokerCallsScrapedByTransportChannelKindOperation(t *testing.T) {
+	m := NewMetrics()
+	var counter broker.CallCounter = m
+	for range 3 {
+		counter.CountCall(broker.Call{Transport: "sqs", Channel: "orders", Kind: broker.CallReceive, Operation: "ReceiveMessage"})
+	}
+	counter.CountCall(broker.Call{Transport: "sqs", Channel: "orders", Kind: broker.CallAck, Operation: "DeleteMessageBatch"})
+	counter.CountCall(broker.Call{Transport: "gcp", Channel: "orders-sub", Kind: broker.CallVisibility, Operation: "ModifyAckDeadline"})
+	base := startServer(t, &Server{Metrics: m})
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, s := range []string{
+		`brighter_broker_calls_total{channel="orders",kind="receive",operation="ReceiveMessage",transport="sqs"} 3`,
+		`brighter_broker_calls_total{channel="orders",kind="ack",operation="DeleteMessageBatch",transport="sqs"} 1`,
+		`brighter_broker_calls_total{channel="orders-sub",kind="visibility",operation="ModifyAckDeadline",transport="gcp"} 1`,
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("/metrics lacks %s", s)
+		}
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), MetricBrokerCalls); err != nil || n != 3 {
+		t.Errorf("broker calls series = %d, %v; want 3", n, err)
+	}
+}

@@ -31,6 +31,10 @@ var (
 	_ Transport = (*Memory)(nil)
 	_ Transport = (*SQS)(nil)
 	_ Transport = RocketMQ{}
+
+	_ CallCounting = (*SQS)(nil)
+	_ CallCounting = (*GCP)(nil)
+	_ CallCounting = RocketMQ{}
 )
 
 // DLQReader reads the queue named t.dest inside the subscription's

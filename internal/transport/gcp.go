@@ -31,6 +31,16 @@ import (
 type GCP struct {
 	mu      sync.Mutex
 	clients map[string]*pubsub.Client
+	calls   broker.CallCounter
+}
+
+// CountingCalls makes the clients t makes from now on count every Pub/Sub
+// call they send into c (CallCounting); it returns t.
+func (t *GCP) CountingCalls(c broker.CallCounter) Transport {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls = c
+	return t
 }
 
 var (
@@ -93,7 +103,11 @@ func (t *GCP) client(ctx context.Context, f *config.File, s *config.Subscription
 	if c := t.clients[project]; c != nil {
 		return c, nil
 	}
-	c, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
+	opts := gcpClientOptions(f.Connections.GCP)
+	if t.calls != nil {
+		opts = append(opts, gcp.CountCalls(t.calls)...)
+	}
+	c, err := gcp.Connect(ctx, project, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,17 @@ import (
 // connections.rocketmq and the subscription's rocketmq block. RocketMQ has
 // no topic creation from a client: makeChannels create logs that it cannot,
 // validate checks each topic's route, assume makes no call.
-type RocketMQ struct{}
+type RocketMQ struct {
+	// Calls, when not nil, counts the calls that move messages
+	// (rocketmq.Connection.Calls).
+	Calls broker.CallCounter
+}
+
+// CountingCalls returns a copy of t that counts into c (CallCounting).
+func (t RocketMQ) CountingCalls(c broker.CallCounter) Transport {
+	t.Calls = c
+	return t
+}
 
 // rocketmqConnection is connections.rocketmq; from names where its
 // endpoint came from, for errors ("" for the subscriptions file).
@@ -28,10 +38,17 @@ func rocketmqConnection(f *config.File, from string) rocketmq.Connection {
 	return rocketmq.Connection{Endpoint: c.Endpoint, Namespace: c.Namespace, AccessKey: c.AccessKey, SecretKey: c.SecretKey, EndpointFrom: from}
 }
 
+// connection is rocketmqConnection counting into t.Calls.
+func (t RocketMQ) connection(f *config.File, from string) rocketmq.Connection {
+	c := rocketmqConnection(f, from)
+	c.Calls = t.Calls
+	return c
+}
+
 // Open applies makeChannels to s's topics and returns its simple
 // consumer in s's consumer group.
-func (RocketMQ) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
-	conn := rocketmqConnection(f, "")
+func (t RocketMQ) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
+	conn := t.connection(f, "")
 	if err := validateRocketMQChannels(ctx, f, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
 		return nil, err
 	}
@@ -47,8 +64,8 @@ func (RocketMQ) Open(ctx context.Context, f *config.File, s *config.Subscription
 }
 
 // Producer sends to RocketMQ topics through connections.rocketmq.
-func (RocketMQ) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
-	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmqConnection(f, ""), Logger: logger})
+func (t RocketMQ) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
+	return rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: t.connection(f, ""), Logger: logger})
 }
 
 // Addresses is the rocketmq:// scheme.

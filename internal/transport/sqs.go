@@ -19,12 +19,20 @@ type SQS struct {
 	once    sync.Once
 	clients *sqs.Clients
 	err     error
+	calls   broker.CallCounter
+}
+
+// CountingCalls makes t's clients count every SQS and SNS call they send
+// into c (CallCounting); it returns t.
+func (t *SQS) CountingCalls(c broker.CallCounter) Transport {
+	t.calls = c
+	return t
 }
 
 func (t *SQS) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
 	t.once.Do(func() {
 		a := f.Connections.AWS
-		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile})
+		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile, Calls: t.calls})
 		if t.err == nil {
 			// No credentials is a start-up error naming the sources tried,
 			// not a channel failure for ever.

@@ -177,6 +177,14 @@ type ReplaySourceAsker interface {
 	ReplaySource(ctx context.Context, t *Target) (string, error)
 }
 
+// CallCounting is a Transport that can count the broker calls it sends
+// (brighter_broker_calls_total). CountingCalls returns the transport
+// counting into c: the same one, changed, or a copy. It must be called
+// before the transport opens a channel or makes a producer.
+type CallCounting interface {
+	CountingCalls(c broker.CallCounter) Transport
+}
+
 // Registry maps a transport name to its Transport.
 type Registry map[config.Transport]Transport
 
@@ -199,6 +207,16 @@ func (r Registry) CloseClients(logger *slog.Logger) {
 	for name, t := range r {
 		if err := t.CloseClients(); err != nil {
 			logger.Error("close broker clients failed", "transport", string(name), "error", err)
+		}
+	}
+}
+
+// CountCalls makes every transport of r that can (CallCounting) count the
+// broker calls it sends into c. Call it before any channel is opened.
+func (r Registry) CountCalls(c broker.CallCounter) {
+	for name, t := range r {
+		if cc, ok := t.(CallCounting); ok {
+			r[name] = cc.CountingCalls(c)
 		}
 	}
 }

@@ -47,6 +47,9 @@
 //     concurrent Receives share the probe. Its readiness bound is the
 //     pull's plus StreamProbeAfter.
 //   - producer.go: Producer, publishing in the wire format with ordering keys.
+//   - calls.go: CountCalls, gRPC interceptors that count every call the
+//     client sends (brighter_broker_calls_total): a unary RPC attempt is one
+//     call, a StreamingPull stream one receive when it opens.
 //   - channels.go: Channels, makeChannels create/validate/assume for the
 //     topic, subscription, native DeadLetterPolicy, the rejection topics and
 //     the two IAM bindings of R-20 with its exact status filter.

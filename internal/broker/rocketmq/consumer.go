@@ -60,6 +60,24 @@ type Connection struct {
 	// ("connections.rocketmq.endpoint in the subscriptions file", "the
 	// --rocketmq-endpoint flag", "ROCKETMQ_ENDPOINT"); "" names nothing.
 	EndpointFrom string
+	// Calls, when not nil, counts the calls that move messages
+	// (ReceiveMessage, AckMessage, ChangeInvisibleDuration, SendMessage):
+	// the Go client takes no gRPC interceptor for the connections it makes
+	// itself, so they are counted here, around the client's calls, one per
+	// call (a send the client retries counts once). The client's own
+	// QueryRoute, Heartbeat and Telemetry calls are not counted.
+	Calls broker.CallCounter
+}
+
+// TransportName is the transport's name in the subscriptions file, the
+// transport label of the calls it counts.
+const TransportName = "rocketmq"
+
+// count counts one call of kind to topic, when the connection counts calls.
+func (c Connection) count(topic string, kind broker.CallKind, op string) {
+	if c.Calls != nil {
+		c.Calls.CountCall(broker.Call{Transport: TransportName, Channel: topic, Kind: kind, Operation: op})
+	}
 }
 
 // where names the endpoint in errors: Endpoint and, when known, where it
@@ -182,6 +200,7 @@ func (c *Consumer) changeInvisible(ctx context.Context, r *receipt, d time.Durat
 	go func() {
 		defer r.unlock()
 		start := c.now()
+		c.opts.count(c.opts.Topic, broker.CallVisibility, "ChangeInvisibleDuration")
 		err := c.sc.ChangeInvisibleDuration(r.mv, d)
 		if err == nil {
 			r.leaseEnd = start.Add(d)
@@ -265,6 +284,7 @@ func (c *Consumer) receive(ctx context.Context, limit int) ([]*message.Message, 
 		return nil, nil
 	}
 	start := c.now()
+	c.opts.count(c.opts.Topic, broker.CallReceive, "ReceiveMessage")
 	mvs, err := c.sc.Receive(ctx, int32(limit), c.opts.InvisibleDuration)
 	if err != nil {
 		var st *rmq.ErrRpcStatus
@@ -353,6 +373,7 @@ func (c *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 		c.log.Warn(LogLeaseExpired, "message_id", m.Header.MessageID, "subscription", c.opts.Topic)
 		return fmt.Errorf("rocketmq: acknowledge %s: %w", m.Header.MessageID, ErrLeaseExpired)
 	}
+	c.opts.count(c.opts.Topic, broker.CallAck, "AckMessage")
 	if err := c.sc.Ack(ctx, r.mv); err != nil {
 		return fmt.Errorf("rocketmq: acknowledge %s: %w", m.Header.MessageID, err)
 	}

@@ -22,6 +22,11 @@
 //     message whose invisible duration it knows has lapsed (ErrLeaseExpired);
 //     a refusal it cannot see leaves the message to be redelivered after its
 //     invisible duration, which at-least-once delivery tolerates.
+//   - Calls: with Connection.Calls, each ReceiveMessage, AckMessage,
+//     ChangeInvisibleDuration and SendMessage is counted around the client's
+//     call (brighter_broker_calls_total): the client dials its connections
+//     itself, with options no caller can extend, so no gRPC interceptor can
+//     see them; its own QueryRoute, Heartbeat and Telemetry are not counted.
 //   - Lease start: the broker starts a message's invisible duration when it
 //     pops the message for a ReceiveMessage, any time in a long poll of up
 //     to AwaitDuration. The consumer's receipt deadline (which refuses an

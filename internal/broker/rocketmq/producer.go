@@ -97,6 +97,7 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 	if err := CheckLimits(out); err != nil {
 		return fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err)
 	}
+	p.opts.count(topic, broker.CallPublish, "SendMessage")
 	if _, err := p.p.Send(ctx, out); err != nil {
 		return classifySend(fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err))
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/brightergo/brighter/internal/broker"
 )
 
 // Clients are the SQS and SNS API clients a transport uses.
@@ -39,6 +41,9 @@ type Connection struct {
 	// ("connections.aws.endpoint in the subscriptions file", "the
 	// --endpoint flag"); "" names nothing.
 	EndpointFrom string
+	// Calls, when not nil, counts every SQS and SNS call the clients send
+	// (each attempt, a batch as one call; see broker.Call).
+	Calls broker.CallCounter
 }
 
 // NewClients loads the normal AWS configuration (environment, shared config
@@ -67,7 +72,7 @@ func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
-	return newClients(cfg, conn.Endpoint, conn.EndpointFrom), nil
+	return newClients(cfg, conn.Endpoint, conn.EndpointFrom, conn.Calls), nil
 }
 
 // NewClientsFromConfig makes the clients from an aws.Config (tests use it to
@@ -75,20 +80,32 @@ func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 // as for NewClients. cfg's HTTP client is wrapped so that the SDK cannot
 // have a connection closed under a response (see bodyShield).
 func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
-	return newClients(cfg, endpoint, "")
+	return newClients(cfg, endpoint, "", nil)
 }
 
-func newClients(cfg aws.Config, endpoint, from string) *Clients {
+// NewCountedClientsFromConfig is NewClientsFromConfig with every SQS and
+// SNS call the clients send counted into calls (see Connection.Calls).
+func NewCountedClientsFromConfig(cfg aws.Config, endpoint string, calls broker.CallCounter) *Clients {
+	return newClients(cfg, endpoint, "", calls)
+}
+
+func newClients(cfg aws.Config, endpoint, from string, calls broker.CallCounter) *Clients {
 	cfg = shielded(cfg)
 	c := &Clients{}
 	c.SQS = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
 		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, from, cfg.Region), c.credentialSource))
+		if calls != nil {
+			o.APIOptions = append(o.APIOptions, countCalls(calls))
+		}
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 	})
 	c.SNS = sns.NewFromConfig(cfg, func(o *sns.Options) {
 		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, from, cfg.Region), c.credentialSource))
+		if calls != nil {
+			o.APIOptions = append(o.APIOptions, countCalls(calls))
+		}
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -36,6 +36,9 @@
 //     lease clock starts when the receive returns (docs/adr/0005-leases.md,
 //     "where each lease clock starts"). This package keeps no clock of its
 //     own.
+//   - Calls (calls.go): with Connection.Calls, SDK middleware after the
+//     retry step counts every SQS and SNS request sent, a batch as one call
+//     and each retry again (brighter_broker_calls_total).
 //   - makeChannels (channels.go): create / validate / assume for the queue,
 //     its native redrive queue, the SNS topic and subscription, and the
 //     dead-letter and invalid-message queues.

@@ -4,16 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -60,7 +56,7 @@ const (
 // /metrics; plain: a counter after m.Ack()), then stopped by cancelling its
 // context. The order
 // alternates between iterations. Both sides reach the emulator through a
-// counting h2c proxy (benchGCPCounter). Reported: brighter-msgs/s,
+// counting h2c proxy (faultproxy.Counter). Reported: brighter-msgs/s,
 // plain-msgs/s and ratio (brighter / plain), and per message over all ops:
 // brighter-calls/msg and plain-calls/msg (every gRPC call during the runs,
 // a stream counted once), brighter-ack/msg and plain-ack/msg (Acknowledge
@@ -72,10 +68,10 @@ const (
 // batcher sends AcknowledgeRequests of up to 10 ack ids); the plain loop
 // is the client library's Receive in both.
 func BenchmarkConsumePubSub(b *testing.B) {
-	var counter *benchGCPCounter
+	var counter *faultproxy.Counter
 	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
 		counter = startGCPCounter(b, emulator)
-		return counter.addr
+		return counter.Addr()
 	})
 	for _, mode := range []string{"stream", "pull"} {
 		b.Run(mode, func(b *testing.B) {
@@ -86,7 +82,7 @@ func BenchmarkConsumePubSub(b *testing.B) {
 
 // benchGCPMode runs b.N ops of BenchmarkConsumePubSub with brighter in
 // mode (stream or pull) and reports its metrics.
-func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, counter *benchGCPCounter, mode string) {
+func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, counter *faultproxy.Counter, mode string) {
 	project := srv.Project
 	dir := b.TempDir()
 	var brighterTook, plainTook time.Duration
@@ -98,17 +94,17 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 		pt := fmt.Sprintf("bench-plain-%s-%d", mode, i)
 		benchGCPFill(b, client, project, bt)
 		benchGCPFill(b, client, project, pt)
-		cfg := benchGCPConfig(b, dir, project, counter.addr, bt, mode)
+		cfg := benchGCPConfig(b, dir, project, counter.Addr(), bt, mode)
 		b.StartTimer()
 		brighter := func() {
-			counter.reset()
+			counter.Reset()
 			brighterTook += benchGCPBrighter(b, cfg)
-			bCalls = benchGCPAdd(bCalls, counter.reset())
+			bCalls = benchGCPAdd(bCalls, counter.Reset())
 		}
 		plain := func() {
-			counter.reset()
+			counter.Reset()
 			plainTook += benchGCPPlain(b, client, pt)
-			pCalls = benchGCPAdd(pCalls, counter.reset())
+			pCalls = benchGCPAdd(pCalls, counter.Reset())
 		}
 		if i%2 == 0 {
 			brighter()
@@ -133,54 +129,16 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	b.ReportMetric(float64(bCalls["ModifyAckDeadline"])/total, "brighter-modack/msg")
 }
 
-// benchGCPCounter is an HTTP/2 (h2c) reverse proxy in front of the
-// emulator that counts the gRPC calls passing through it by method (the
-// last element of the request path: Acknowledge, StreamingPull, ...). A
-// streaming call counts once, when it opens.
-type benchGCPCounter struct {
-	addr string
-	mu   sync.Mutex
-	n    map[string]int
-}
-
-// startGCPCounter starts a counting proxy to the emulator at host:port
-// emulator, closed when b ends.
-func startGCPCounter(b *testing.B, emulator string) *benchGCPCounter {
+// startGCPCounter starts a counting h2c proxy (faultproxy.StartGRPCCounter)
+// to the emulator at host:port emulator, closed when b ends.
+func startGCPCounter(b *testing.B, emulator string) *faultproxy.Counter {
 	b.Helper()
-	var h2c http.Protocols
-	h2c.SetUnencryptedHTTP2(true)
-	target := &url.URL{Scheme: "http", Host: emulator}
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:     &http.Transport{Protocols: &h2c},
-		FlushInterval: -1,
-		ErrorLog:      log.New(io.Discard, "", 0),
-	}
-	c := &benchGCPCounter{n: map[string]int{}}
-	srv := &http.Server{Protocols: &h2c, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-		c.mu.Lock()
-		c.n[method]++
-		c.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	c, err := faultproxy.StartGRPCCounter(emulator)
 	if err != nil {
-		b.Fatalf("listen for the counting proxy: %v", err)
+		b.Fatal(err)
 	}
-	go func() { _ = srv.Serve(ln) }()
-	b.Cleanup(func() { _ = srv.Close() })
-	c.addr = ln.Addr().String()
+	b.Cleanup(c.Close)
 	return c
-}
-
-// reset returns the counts so far and starts again from zero.
-func (c *benchGCPCounter) reset() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.n
-	c.n = map[string]int{}
-	return n
 }
 
 // benchGCPAdd adds the counts of more to into (made when nil) and returns it.

@@ -5,13 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"maps"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +25,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
@@ -105,7 +101,7 @@ const benchSQSSlowMessages = 2000
 // queue empty (polled every benchSQSPoll), then stopped by cancelling its
 // context. Which of the two goes first alternates.
 //
-// Both sides reach the emulator through a counting proxy (benchSQSCounter),
+// Both sides reach the emulator through a counting proxy (faultproxy.Counter),
 // which counts each SQS action by its X-Amz-Target; the depth polls go
 // around it. Reported, as medians over every pair: brighter-msgs/s,
 // plain-msgs/s, ratio (brighter / plain, per pair), min-ratio (the worst
@@ -135,7 +131,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 
 	clients := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	counter := startSQSCounter(b, emu.Endpoint)
-	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.url)
+	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.URL())
 	for _, tc := range benchSQSCases {
 		b.Run(tc.name, func(b *testing.B) {
 			benchSQSCaseRun(b, tc, dir, clients, counted, counter)
@@ -145,7 +141,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
-func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *benchSQSCounter) {
+func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
 	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	b.ResetTimer()
@@ -160,18 +156,18 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			var bt, pt time.Duration
 			var bc, pc map[string]int
 			brighter := func() {
-				counter.reset()
+				counter.Reset()
 				if tc.handler == 0 {
-					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.url, bName, tc.variant))
+					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
 					bt = benchSQSPump(b, clients.SQS, counted, bName, bURL, tc)
 				}
-				bc = counter.reset()
+				bc = counter.Reset()
 			}
 			plain := func() {
-				counter.reset()
+				counter.Reset()
 				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
-				pc = counter.reset()
+				pc = counter.Reset()
 			}
 			if (i*benchSQSTrials+trial)%2 == 0 {
 				brighter()
@@ -204,48 +200,16 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(bVis), "brighter-vis/msg")
 }
 
-// benchSQSCounter is a reverse proxy in front of the emulator that counts
-// the SQS actions passing through it (the AWS JSON protocol's X-Amz-Target,
-// or the query protocol's Action).
-type benchSQSCounter struct {
-	url string
-	mu  sync.Mutex
-	n   map[string]int
-}
-
-// startSQSCounter starts a counting proxy to endpoint, closed when b ends.
-func startSQSCounter(b *testing.B, endpoint string) *benchSQSCounter {
+// startSQSCounter starts a counting proxy (faultproxy.StartSQSCounter) to
+// endpoint, closed when b ends.
+func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 	b.Helper()
-	target, err := url.Parse(endpoint)
+	c, err := faultproxy.StartSQSCounter(endpoint)
 	if err != nil {
-		b.Fatalf("emulator endpoint %q: %v", endpoint, err)
+		b.Fatal(err)
 	}
-	c := &benchSQSCounter{n: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	// A run's context is cancelled while its last long polls wait: not news.
-	rp.ErrorLog = log.New(io.Discard, "", 0)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
-		if op == "" {
-			op = r.URL.Query().Get("Action")
-		}
-		c.mu.Lock()
-		c.n[op]++
-		c.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	b.Cleanup(srv.Close)
-	c.url = srv.URL
+	b.Cleanup(c.Close)
 	return c
-}
-
-// reset returns the counts so far and starts again from zero.
-func (c *benchSQSCounter) reset() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.n
-	c.n = map[string]int{}
-	return n
 }
 
 // benchSQSSum is the number of calls in n.

@@ -180,6 +180,10 @@ func runConsume(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer obs.close(context.WithoutCancel(ctx))
+	if obs.metrics != nil {
+		// Before any channel opens: the clients count from their first call.
+		o.transports.CountCalls(obs.metrics)
+	}
 	tel, stopTelemetry, err := o.startTelemetry(ctx, logger, subs)
 	if err != nil {
 		return err

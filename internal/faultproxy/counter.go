@@ -1,0 +1,112 @@
+package faultproxy
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// Counter is a reverse proxy in front of a broker that counts the calls
+// passing through it by name: what the broker was sent on the wire, for
+// tests and benchmarks that check a client's call counts. Each HTTP request
+// is one call; a gRPC stream counts once, when it opens.
+type Counter struct {
+	addr string
+	srv  *http.Server
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+// StartSQSCounter starts a counting HTTP proxy to an SQS (or SNS) endpoint
+// (http://host:port). It counts each request by its action: the AWS JSON
+// protocol's X-Amz-Target without its "AmazonSQS." prefix, or the query
+// protocol's Action parameter (ReceiveMessage, DeleteMessageBatch, ...).
+// It returns an error when endpoint is not a URL or no port is free.
+func StartSQSCounter(endpoint string) (*Counter, error) {
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("counting proxy: endpoint %q: %w", endpoint, err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	// A client's context is cancelled while its last long polls wait: not news.
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	return startCounter(nil, rp, func(r *http.Request) string {
+		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
+		if op == "" {
+			op = r.URL.Query().Get("Action")
+		}
+		return op
+	})
+}
+
+// StartGRPCCounter starts a counting HTTP/2 (h2c, plain text) proxy to the
+// gRPC server at host:port target. It counts each call by its method's own
+// name, the last element of the request path (Acknowledge, StreamingPull,
+// ...); a stream counts once, when it opens. It returns an error when no
+// port is free.
+func StartGRPCCounter(target string) (*Counter, error) {
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	u := &url.URL{Scheme: "http", Host: target}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		Transport:     &http.Transport{Protocols: &h2c},
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	return startCounter(&h2c, rp, func(r *http.Request) string {
+		return r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	})
+}
+
+// startCounter serves rp on a free loopback port, counting each request by
+// name(r) first.
+func startCounter(protocols *http.Protocols, rp http.Handler, name func(*http.Request) string) (*Counter, error) {
+	c := &Counter{n: map[string]int{}}
+	c.srv = &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := name(r)
+		c.mu.Lock()
+		c.n[op]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("counting proxy: listen: %w", err)
+	}
+	c.addr = ln.Addr().String()
+	go func() { _ = c.srv.Serve(ln) }() // ends with Close
+	return c, nil
+}
+
+// Addr is the proxy's host:port.
+func (c *Counter) Addr() string { return c.addr }
+
+// URL is the proxy's http:// URL.
+func (c *Counter) URL() string { return "http://" + c.addr }
+
+// Counts returns a copy of the counts so far, by call name.
+func (c *Counter) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// Reset returns the counts so far and starts again from zero.
+func (c *Counter) Reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// Close stops the proxy and closes its connections.
+func (c *Counter) Close() { _ = c.srv.Close() }
