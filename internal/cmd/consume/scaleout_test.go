@@ -30,7 +30,7 @@ const scaleOutBudget = 3
 // minute), or the victim's own pump times it out, defers the poison
 // message and it is handled again while the victim lives. It was 30 s:
 // with a CPU hog beside the four Pub/Sub cases (10 s lease, the slowest
-// start-up) their windows ended 23-24 s after the hang, and with the whole
+// start-up) their windows ended 23-27 s after the hang, and with the whole
 // suite beside them the three Pub/Sub cases failed together with "handled 2
 // times while the process holding it lived". A 15 s timeout reproduces that
 // failure every time, `timed out after 15s` in the victim's log and its
