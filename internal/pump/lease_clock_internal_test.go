@@ -1,6 +1,10 @@
 package pump
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -65,5 +69,67 @@ func TestLeaseClockStartsAtTheReturnWhereTheBrokerHandsOutThere(t *testing.T) {
 	}
 	if l.lapsed(h.at(0), returned) {
 		t.Fatal("a message handed out at the end of a poll as long as its lease is dropped as lapsed on arrival")
+	}
+}
+
+// slowExtender is a scheduleConsumer whose every extension call takes took.
+type slowExtender struct {
+	*scheduleConsumer
+	took time.Duration
+}
+
+func (c slowExtender) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
+	time.Sleep(c.took)
+	return c.scheduleConsumer.ExtendLeases(ctx, ms, d)
+}
+
+// Each extension is recorded with when its call was sent, how long the
+// broker took to answer and how much of the message's lease the pump's
+// clock had left when it was sent, in the event and in the Debug line: a
+// lease that lapsed although it was extended (a starved process, a slow
+// broker) is told apart from one that was never extended by the log alone.
+func TestLeaseExtensionRecordsItsCallsTiming(t *testing.T) {
+	const lease, took = 10 * time.Second, 30 * time.Millisecond
+	c := slowExtender{&scheduleConsumer{Consumer: memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "q", VisibilityTimeout: lease})}, took}
+	var events []Event
+	l := newLeases(c, time.Hour, func(e Event) { events = append(events, e) })
+	m := &message.Message{Receipt: 1, Header: message.Header{MessageID: "m1"}}
+	returned := time.Now()
+	l.holdSince([]*message.Message{m}, returned)
+	tick := returned.Add(lease - l.grace + 100*time.Millisecond) // a little less than the grace left: due
+	before := time.Now()
+	l.extendDue(t.Context(), tick)
+	after := time.Now()
+	if len(events) != 1 || events[0].Kind != EventLeaseExtended {
+		t.Fatalf("events %v, want one lease-extended", events)
+	}
+	e := events[0]
+	if e.Since.Before(before) || e.Since.After(after.Add(-took)) {
+		t.Errorf("Since %s, want the call's send, between %s and %s", e.Since, before, after.Add(-took))
+	}
+	if e.Duration < took || e.Duration > after.Sub(before) {
+		t.Errorf("Duration %s, want the call's length, %s to %s", e.Duration, took, after.Sub(before))
+	}
+	if want, d := l.grace-100*time.Millisecond, e.Left-(l.grace-100*time.Millisecond); d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Errorf("Left %s, want the lease left at the tick, %s", e.Left, want)
+	}
+	if e.Delay != lease {
+		t.Errorf("Delay %s, want the lease asked, %s", e.Delay, lease)
+	}
+	var buf bytes.Buffer
+	e.Subscription = "s"
+	LogObserver{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}.Observe(e)
+	var rec struct {
+		Msg   string        `json:"msg"`
+		Lease time.Duration `json:"lease"`
+		Sent  time.Time     `json:"sent"`
+		Call  time.Duration `json:"call"`
+		Left  time.Duration `json:"left"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if rec.Msg != LogLeaseExtended || rec.Lease != lease || !rec.Sent.Equal(e.Since) || rec.Call != e.Duration || rec.Left != e.Left {
+		t.Errorf("Debug line %s, want lease %s, sent %s, call %s, left %s", buf.String(), lease, e.Since, e.Duration, e.Left)
 	}
 }

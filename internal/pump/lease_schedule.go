@@ -125,6 +125,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	var due []leaseRef
 	var ms []*message.Message // due[i]'s message is ms[i]
 	var was []uint64          // due[i]'s word before the call, restored after it
+	var lefts []time.Duration // due[i]'s lease left at the tick, for the events
 	var d time.Duration
 	t := l.at(now)
 	at, call := l.due(t)
@@ -136,7 +137,8 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			ref := b.at(i)
 			w := st.word.Load()
 			absorbed := w == ref.word(leaseAbsorbed)
-			if !(ref.held(w) || absorbed) || l.expires(b, st)-t > at {
+			expires := l.expires(b, st)
+			if !(ref.held(w) || absorbed) || expires-t > at {
 				continue // ended, at the cap or not due
 			}
 			m := b.ms[i]
@@ -155,6 +157,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			due = append(due, ref)
 			ms = append(ms, m)
 			was = append(was, w)
+			lefts = append(lefts, expires-t)
 			ext := min(l.lease, left)
 			if d == 0 || ext < d {
 				d = ext // one call for the batch: the shortest extension any of them may have
@@ -169,7 +172,9 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	// The new leases are counted from the tick, a little before the call:
 	// never later than the broker's own count.
 	start := t
+	sent := time.Now()
 	errs := l.ext.ExtendLeases(cctx, ms, d)
+	took := time.Since(sent)
 	cancel()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -184,18 +189,18 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 		switch {
 		case err == nil:
 			l.setExpires(ref.b, st, start+d)
-			l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d})
+			l.emit(Event{Kind: EventLeaseExtended, Message: m, DeliveryCount: m.Header.HandledCount, Delay: d, Since: sent, Duration: took, Left: lefts[i]})
 		case errors.Is(err, broker.ErrStaleReceipt):
 			// The broker no longer holds it for us: never dispatch it.
 			l.setExpires(ref.b, st, start)
-			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
+			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err, Since: sent, Duration: took, Left: lefts[i]})
 		default:
 			// Left as it is: the next tick tries again while the lease
 			// lasts; once it lapses the message is dropped, not dispatched,
 			// and the broker redelivers it. The broker stalled or refused:
 			// the next waryLeases leases use the half-lease schedule.
 			l.waryUntil = t + waryLeases*l.lease
-			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err})
+			l.emit(Event{Kind: EventLeaseExtendFailed, Message: m, DeliveryCount: m.Header.HandledCount, Err: err, Since: sent, Duration: took, Left: lefts[i]})
 		}
 		if was[i] == ref.word(leaseAbsorbed) {
 			st.word.Store(was[i])

@@ -50,9 +50,12 @@ const (
 	// in a row since Since.
 	EventChannelRecovered
 	// EventLeaseExtended: a held message's lease was extended; Delay is the
-	// new lease from the call.
+	// new lease from the call, Since when the call was sent, Duration how
+	// long it took to be answered and Left how much of the message's lease
+	// the pump's clock had left when it was sent.
 	EventLeaseExtended
-	// EventLeaseExtendFailed: extending a held message's lease failed (Err);
+	// EventLeaseExtendFailed: extending a held message's lease failed (Err;
+	// Since, Duration and Left as for EventLeaseExtended);
 	// the pump tries again while the lease lasts, and a message whose lease
 	// lapses before dispatch is dropped for the broker to redeliver.
 	EventLeaseExtendFailed
@@ -132,14 +135,22 @@ type Event struct {
 	// Duration is how long the handler took, on the events that end a
 	// handler run (acknowledged, deferred, rejected, settle-failed); 0 on a
 	// rejection no handler ran for (a message that could not be decoded).
+	// On the lease-extended and lease-extend-failed events it is how long
+	// the extension call took.
 	Duration time.Duration
 	// Err is the failure, if any.
 	Err error
 	// Since is when the channel began failing (channel-failure, stalled,
 	// channel-recovered); Failures is how many broker calls in a row have
-	// failed since then.
+	// failed since then. On the lease-extended and lease-extend-failed
+	// events Since is when the extension call was sent.
 	Since    time.Time
 	Failures int
+	// Left is, on the lease-extended and lease-extend-failed events, how
+	// much of the message's lease the pump's clock had left when the
+	// extension call was sent (negative: it had already lapsed by that
+	// clock).
+	Left time.Duration
 	// Spent is how many deliveries count against the redelivery budget,
 	// this one included (broker.BudgetSpent), on deferred and
 	// budget-exhausted events: the delivery count for a source message;
@@ -285,13 +296,15 @@ func (o LogObserver) Observe(e Event) {
 			l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", Ack.String(), "error", e.Err)
 		}
 	case EventLeaseExtended:
-		l.Debug(LogLeaseExtended, "subscription", e.Subscription, "message_id", e.MessageID(), "lease", e.Delay)
+		l.Debug(LogLeaseExtended, "subscription", e.Subscription, "message_id", e.MessageID(), "lease", e.Delay,
+			"sent", e.Since, "call", e.Duration, "left", e.Left)
 	case EventLeaseExtendFailed:
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", "extend", "error", e.Err)
 			return
 		}
-		l.Error(LogLeaseExtendFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "error", e.Err)
+		l.Error(LogLeaseExtendFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "error", e.Err,
+			"sent", e.Since, "call", e.Duration, "left", e.Left)
 	case EventLeaseLapsed:
 		l.Debug(LogLeaseLapsed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
 	case EventLeaseCapped:

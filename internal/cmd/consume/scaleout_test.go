@@ -23,12 +23,27 @@ import (
 // scaleOutBudget is the requeueCount of the scale-out test's subscription.
 const scaleOutBudget = 3
 
+// scaleOutHandlerTimeout is the exec handler's timeout in the scale-out
+// test's subscription. The hung invocation must outlive everything the
+// test does before the kill (the survivor's start, the send, the
+// acknowledging messages and 5/4 of a lease: each wait is bounded by a
+// minute), or the victim's own pump times it out, defers the poison
+// message and it is handled again while the victim lives. It was 30 s:
+// with a CPU hog beside the four Pub/Sub cases (10 s lease, the slowest
+// start-up) their windows ended 23-27 s after the hang, and with the whole
+// suite beside them the three Pub/Sub cases failed together with "handled 2
+// times while the process holding it lived". A 15 s timeout reproduces that
+// failure every time, `timed out after 15s` in the victim's log and its
+// lease extended in time.
+const scaleOutHandlerTimeout = 10 * time.Minute
+
 // scaleOutHandler is the exec handler of every replica: it appends the
 // presented count to calls-ID (one line per invocation), defers a message
 // whose id starts with "poison" (exit 75) and acknowledges the others after
 // touching done-ID. In a process started with HANG set, the first
 // invocation (mkdir is atomic) hangs as a handler under way does when its
-// consume process is killed.
+// consume process is killed (ten minutes: the test kills it long before,
+// and before scaleOutHandlerTimeout).
 const scaleOutHandler = `id=$BRIGHTER_MESSAGE_ID
 echo "$BRIGHTER_HANDLED_COUNT" >> "$OUT/calls-$id"
 if [ -n "$HANG" ] && mkdir "$OUT/hung" 2>/dev/null; then exec sleep 600; fi
@@ -166,9 +181,9 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
       type: exec
       command: sh
       args: ["-c", %q]
-      timeout: 30s
+      timeout: %s
     drainTimeout: 30s
-%s`, c.conn, c.name, channel, channel, c.variant, scaleOutBudget, channel, scaleOutHandler, c.settings)
+%s`, c.conn, c.name, channel, channel, c.variant, scaleOutBudget, channel, scaleOutHandler, scaleOutHandlerTimeout, c.settings)
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +203,7 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
 		_, err := os.Stat(filepath.Join(out, "hung"))
 		return err == nil
 	}, victim)
+	hung := time.Now() // the hung invocation started a little before
 	survivor := startConsume(t, dir, file, "OUT="+out)
 	ids := strings.Fields(cmdtest.Brighter(t, dir, "send", "--config", file, "--subscription", "orders", "--count", "4", "--body", "{}"))
 	if len(ids) != 4 {
@@ -203,10 +219,23 @@ func scaleOut(t *testing.T, c scaleOutCase, channel string) string {
 	}, victim, survivor)
 	// While the first process lives, its pump (or Pub/Sub's client) keeps
 	// the poison message's lease: nobody else gets it past the lease.
-	for deadline := time.Now().Add(c.lease * 5 / 4); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// The window must end before the hung invocation's own timeout, which
+	// would defer the message in the victim: a handling then proves
+	// nothing about the lease.
+	end := time.Now().Add(c.lease * 5 / 4)
+	if end.After(hung.Add(scaleOutHandlerTimeout - time.Minute)) {
+		t.Fatalf("the window would end %s after the hang, too close to the hung handler's timeout (%s): raise scaleOutHandlerTimeout", end.Sub(hung), scaleOutHandlerTimeout)
+	}
+	for ; time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if n := calls(poison); n != 1 {
 			b, _ := os.ReadFile(filepath.Join(out, "calls-"+poison))
-			t.Fatalf("the poison message was handled %d times (counts %q) while the process holding it lived (its lease was not kept); its log:\n%s\nthe other's:\n%s", n, b, victim.stderr.String(), survivor.stderr.String())
+			vlog := victim.stderr.String()
+			why := "its lease was not kept"
+			if strings.Contains(vlog, "timed out after") {
+				why = "the victim's own handler timed out and deferred it; see its log"
+			}
+			t.Fatalf("the poison message was handled %d times (counts %q) while the process holding it lived (%s), seen %s after the hang; its log:\n%s\nthe other's:\n%s",
+				n, b, why, time.Since(hung).Round(time.Millisecond), vlog, survivor.stderr.String())
 		}
 	}
 	victim.kill(t)
@@ -319,7 +348,7 @@ type consumeProc struct {
 func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 	t.Helper()
 	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--listen", cmdtest.AnyListen)
+	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--log-level", "debug", "--listen", cmdtest.AnyListen)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(cmdtest.Env(), env...)
 	p.cmd.Stderr = p.stderr

@@ -13,4 +13,9 @@ var leaseClockMutants = []mutant{
 		Old:  "\tif l.fromCall {\n",
 		New:  "\tif true || l.fromCall {\n",
 		Pkg:  "./internal/pump", Run: "^TestLeaseClockStartsAtTheReturnWhereTheBrokerHandsOutThere$"},
+	{Name: "lease-extension-untimed", What: "a lease extension is recorded without when its call was sent, how long it took and how much of the lease was left: a lease that lapsed although extended cannot be told from one never extended by the log",
+		File: "internal/pump/lease_schedule.go",
+		Old:  "Delay: d, Since: sent, Duration: took, Left: lefts[i]})",
+		New:  "Delay: d})",
+		Pkg:  "./internal/pump", Run: "^TestLeaseExtensionRecordsItsCallsTiming$"},
 }
