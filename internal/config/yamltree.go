@@ -149,6 +149,7 @@ func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []en
 		return nil, false
 	}
 	var merged []entry
+	ents = make([]entry, 0, len(m.Values))
 	for _, mv := range m.Values {
 		if NodeIsNil(mv) {
 			continue
