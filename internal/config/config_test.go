@@ -322,6 +322,29 @@ subscriptions:
 	if got, want := f.Pos("connections.aws.region"), pos(1, 1); got != want {
 		t.Errorf("File.Pos(absent) = %v, want %v", got, want)
 	}
+	// File.Pos of a path under a subscription answers as that
+	// subscription's Pos does, fall-backs included; a path naming no
+	// subscription falls back to the subscriptions key.
+	for _, c := range []struct {
+		path string
+		want config.Position
+	}{
+		{"subscriptions", pos(4, 1)},
+		{"subscriptions[1]", pos(8, 5)},
+		{"subscriptions[1].handler.name", pos(13, 7)},
+		{"subscriptions[1].sqs.redrivePolicy.tags", pos(15, 7)},
+		{"subscriptions[1].bufferSize", pos(8, 5)},
+		{"subscriptions[1][0]", pos(8, 5)},
+		{"subscriptions[0].handler.name", pos(7, 30)},
+		{"subscriptions[2].name", pos(4, 1)},
+		{"subscriptions[01].name", pos(4, 1)},
+		{"subscriptions[-1]", pos(4, 1)},
+		{"subscriptions[1", pos(4, 1)},
+	} {
+		if got := f.Pos(c.path); got != c.want {
+			t.Errorf("File.Pos(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
 	if b.Path() != "subscriptions[1]" || b.Pos("").String() != "p.yaml:8:5" {
 		t.Errorf("Path %q, Pos string %q", b.Path(), b.Pos("").String())
 	}

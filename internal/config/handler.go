@@ -100,12 +100,8 @@ func (d *decoder) handler(he entry, h *Handler) {
 	if !ok {
 		return
 	}
-	by := map[string]entry{}
-	for _, e := range ents {
-		by[e.key] = e
-	}
 	typ := lookup(handlerTable, "type")
-	te, ok := by["type"]
+	te, ok := findEntry(ents, "type")
 	if !ok {
 		typ.missingAt(d, d.posOf(he.keyN), he.path+".type")
 		return
@@ -133,8 +129,8 @@ func (d *decoder) handler(he entry, h *Handler) {
 	}
 	switch h.Type {
 	case HandlerBuiltin:
-		_, hasName := by["name"]
-		se, hasScript := by["script"]
+		_, hasName := findEntry(ents, "name")
+		se, hasScript := findEntry(ents, "script")
 		switch {
 		case hasName && hasScript:
 			d.errorf(se.keyN, se.path, "name and script are mutually exclusive; set one")
@@ -142,11 +138,11 @@ func (d *decoder) handler(he entry, h *Handler) {
 			d.errorf(he.keyN, he.path+".name", "required field is missing; a builtin handler needs name (%s) or script", strings.Join(builtinNames, ", "))
 		}
 	case HandlerExec:
-		if _, ok := by["command"]; !ok {
+		if _, ok := findEntry(ents, "command"); !ok {
 			d.errorf(he.keyN, he.path+".command", "required field is missing; an exec handler needs the command to run")
 		}
 	case HandlerHTTP:
-		if _, ok := by["url"]; !ok {
+		if _, ok := findEntry(ents, "url"); !ok {
 			d.errorf(he.keyN, he.path+".url", "required field is missing; an http handler needs the url to POST to")
 		}
 	}

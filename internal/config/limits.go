@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -195,9 +194,16 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // isIndicator reports whether c is one of YAML's indicator characters, or
 // '.' (of the document end marker "...").
-func isIndicator(c byte) bool {
-	return strings.IndexByte("-?:,[]{}#&*!|>'\"%@`.", c) >= 0
-}
+func isIndicator(c byte) bool { return indicators[c] }
+
+// indicators holds, by byte, whether it is an indicator for isIndicator:
+// a table, as the pre-scan asks once or twice for every byte of the file.
+var indicators = func() (t [256]bool) {
+	for _, c := range []byte("-?:,[]{}#&*!|>'\"%@`.") {
+		t[c] = true
+	}
+	return t
+}()
 
 // lineCol returns the 1-based line and column (in bytes) of offset at.
 func lineCol(data []byte, at int) (line, col int) {

@@ -123,17 +123,17 @@ var (
 
 // transportBlocks checks that only the chosen transport's block is present,
 // decodes it (or its defaults) and applies transport-specific limits.
-func (d *decoder) transportBlocks(s *Subscription, by map[string]entry) {
+func (d *decoder) transportBlocks(s *Subscription, by []entry) {
 	if s.Transport == "" {
 		return
 	}
 	for _, t := range transports {
-		e, ok := by[t]
+		e, ok := findEntry(by, t)
 		if ok && Transport(t) != s.Transport {
 			d.errorf(e.keyN, e.path, "a %s block does not match transport %s; remove it or use a %s block", t, s.Transport, s.Transport)
 		}
 	}
-	e, present := by[string(s.Transport)]
+	e, present := findEntry(by, string(s.Transport))
 	var ents []entry
 	if present {
 		ents = d.entriesOf(e, blockFields[s.Transport])
@@ -141,10 +141,10 @@ func (d *decoder) transportBlocks(s *Subscription, by map[string]entry) {
 	switch s.Transport {
 	case TransportSQS:
 		s.SQS = d.sqs(ents)
-		if e, ok := by["timeOut"]; ok && s.TimeOut > MaxSQSTimeOut {
+		if e, ok := findEntry(by, "timeOut"); ok && s.TimeOut > MaxSQSTimeOut {
 			d.rangeErr(e, FormatDuration(s.TimeOut), "0s.."+FormatDuration(MaxSQSTimeOut)+" for sqs (the long-poll maximum)")
 		}
-		if e, ok := by["requeueDelay"]; ok && s.RequeueDelay > MaxSQSVisibility {
+		if e, ok := findEntry(by, "requeueDelay"); ok && s.RequeueDelay > MaxSQSVisibility {
 			d.rangeErr(e, FormatDuration(s.RequeueDelay), "0s.."+FormatDuration(MaxSQSVisibility)+" for sqs (the visibility timeout maximum)")
 		}
 	case TransportGCP:

@@ -36,12 +36,54 @@ type File struct {
 // that was not present in the file it returns the position of the nearest
 // present ancestor, and the start of the file when there is none.
 func (f *File) Pos(path string) Position {
+	if s, rel, ok := f.subscriptionAt(path); ok {
+		// A subscription's keys are kept in its own table only.
+		return s.Pos(rel)
+	}
 	for p := path; p != ""; p = parentPath(p) {
 		if pos, ok := f.pos[p]; ok {
 			return pos
 		}
 	}
 	return Position{File: f.Path, Line: 1, Column: 1}
+}
+
+// subscriptionAt splits a path under "subscriptions[i]" into the
+// subscription of Index i and the path relative to it ("" for the
+// subscription itself, "handler.url", "[2]" for a path that indexes it);
+// ok is false for any other path or an index no subscription has.
+func (f *File) subscriptionAt(path string) (s *Subscription, rel string, ok bool) {
+	const prefix = "subscriptions["
+	rest, found := strings.CutPrefix(path, prefix)
+	if !found {
+		return nil, "", false
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return nil, "", false
+	}
+	i, err := strconv.Atoi(rest[:end])
+	if err != nil || i < 0 || strconv.Itoa(i) != rest[:end] {
+		return nil, "", false
+	}
+	rel = rest[end+1:]
+	switch {
+	case rel == "" || rel[0] == '[':
+		rel = ""
+	case rel[0] == '.':
+		rel = rel[1:]
+	default:
+		return nil, "", false
+	}
+	if i < len(f.Subscriptions) && f.Subscriptions[i].Index == i {
+		return f.Subscriptions[i], rel, true
+	}
+	for _, s := range f.Subscriptions {
+		if s.Index == i {
+			return s, rel, true
+		}
+	}
+	return nil, "", false
 }
 
 // Subscription returns the subscription with the given name, or nil.
@@ -275,10 +317,16 @@ type Subscription struct {
 	// Index is the subscription's position in File.Subscriptions.
 	Index int
 
-	self    Position
-	pos     map[string]Position
+	self Position
+	// pos holds the line and column of every key the file set under the
+	// subscription, by path relative to it; their file is self's.
+	pos     map[string]keyPos
 	written asWritten
 }
+
+// keyPos is a position within the file a Position names: a
+// subscription keeps its file name once (in self), not once per key.
+type keyPos struct{ line, col int32 }
 
 // Pos returns the position of the key field (a YAML path relative to the
 // subscription, e.g. "requeueCount", "handler.url",
@@ -287,8 +335,8 @@ type Subscription struct {
 // (its first key). Pos("") is the subscription's own position.
 func (s *Subscription) Pos(field string) Position {
 	for p := field; p != ""; p = parentPath(p) {
-		if pos, ok := s.pos[p]; ok {
-			return pos
+		if lc, ok := s.pos[p]; ok {
+			return Position{File: s.self.File, Line: int(lc.line), Column: int(lc.col)}
 		}
 	}
 	return s.self

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -147,8 +148,8 @@ func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []en
 		d.errorf(n, path, "must be a mapping (key: value), got %s", NodeKind(n))
 		return nil, false
 	}
-	seen := map[string]bool{}
 	var merged []entry
+	ents = make([]entry, 0, len(m.Values))
 	for _, mv := range m.Values {
 		if NodeIsNil(mv) {
 			continue
@@ -171,18 +172,29 @@ func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []en
 			d.unknownField(key, field, name, valid)
 			continue
 		}
-		seen[name] = true
 		d.record(field, d.posOf(key))
 		ents = append(ents, entry{key: name, keyN: key, val: mv.Value, path: field})
 	}
+	// The parser refuses a key written twice in one mapping, so only a
+	// merged key can repeat one: the first of each name wins. A mapping
+	// holds a few keys, and a scan of them costs less than a set.
 	for _, e := range merged {
-		if !seen[e.key] {
-			seen[e.key] = true
+		if _, dup := findEntry(ents, e.key); !dup {
 			d.record(e.path, d.posOf(e.keyN))
 			ents = append(ents, e)
 		}
 	}
 	return ents, true
+}
+
+// findEntry returns the entry of ents with the given key.
+func findEntry(ents []entry, key string) (entry, bool) {
+	for _, e := range ents {
+		if e.key == key {
+			return e, true
+		}
+	}
+	return entry{}, false
 }
 
 // mergeEntries reads the value of a merge key: a mapping or a list of them.
@@ -218,17 +230,26 @@ func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry 
 	return ents
 }
 
+// record keeps p as the position of the key at path, unless one is
+// already kept: a key under the subscription being decoded in that
+// subscription's table only (File.Pos looks there), any other key in the
+// file's.
 func (d *decoder) record(path string, p Position) {
-	if _, ok := d.f.pos[path]; !ok {
-		d.f.pos[path] = p
-	}
 	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
 		rel := path[len(d.subBase):]
 		if _, ok := d.sub.pos[rel]; !ok {
-			d.sub.pos[rel] = p
+			d.sub.pos[rel] = keyPos{line: clampInt32(p.Line), col: clampInt32(p.Column)}
 		}
+		return
+	}
+	if _, ok := d.f.pos[path]; !ok {
+		d.f.pos[path] = p
 	}
 }
+
+// clampInt32 is n, or the nearest int32 to it. A line or column of a file
+// within MaxFileSize always fits.
+func clampInt32(n int) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
 func (d *decoder) unknownField(key ast.Node, field, name string, valid []string) {
 	if s := closest(name, valid); s != "" {

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	yamlv3 "go.yaml.in/yaml/v3"
+
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/lint/rules"
@@ -64,6 +68,39 @@ func BenchmarkParse(b *testing.B) {
 			if _, err := config.Parse("bench.yaml", data, noEnv); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkParseLibraries splits the parse of the generated file into the
+// YAML library's share and ours, and sets beside it another library
+// measured as a prototype: goccy/go-yaml's lexer alone ("goccy-lex"), its
+// lexer and parser ("goccy-tree", what config.Parse builds before its own
+// walk; config.Parse less this is the pre-scan, the token checks and the
+// decoder), config.Parse itself, and go.yaml.in/yaml/v3 composing the same
+// file into its yaml.Node tree, which also keeps every node's line and
+// column ("yamlv3-tree"). Only goccy's tree is decoded: the prototype
+// measures the library, not a decoder written for it.
+func BenchmarkParseLibraries(b *testing.B) {
+	benchEach(b, func(b *testing.B, data []byte) {
+		for _, c := range []struct {
+			name  string
+			parse func() error
+		}{
+			{"goccy-lex", func() error { lexer.Tokenize(string(data)); return nil }},
+			{"goccy-tree", func() error { _, err := parser.Parse(lexer.Tokenize(string(data)), 0); return err }},
+			{"config.Parse", func() error { _, err := config.Parse("bench.yaml", data, noEnv); return err }},
+			{"yamlv3-tree", func() error { var n yamlv3.Node; return yamlv3.Unmarshal(data, &n) }},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := c.parse(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	})
 }

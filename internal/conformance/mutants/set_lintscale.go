@@ -4,7 +4,8 @@ package main
 // subscriptions file: the index that finds the consumes-rejection-destination
 // pairs in one pass, and the limits that replaced the 256 KiB size cap (a
 // cap that refuses 10,000 subscriptions; aliases charged one node whatever
-// they bring in). No message flows through either, so internal/lint's and
+// they bring in), and the position tables that point each finding at its
+// key. No message flows through any of them, so internal/lint's and
 // internal/config's tests kill them.
 var lintScaleMutants = []mutant{
 	{Name: "lint-index-keeps-one-sender", What: "the rejection index keeps only the last subscription sending to a destination, so consumes-rejection-destination misses the others' pairs",
@@ -22,4 +23,14 @@ var lintScaleMutants = []mutant{
 		Old:  "\t\tcost = c\n",
 		New:  "\t\tcost = min(c, 1)\n",
 		Run:  "^TestHostileFilesGetClearErrors$", Pkg: "./internal/config"},
+	{Name: "config-file-pos-skips-subscription", What: "File.Pos of a key under a subscription answers with the subscription's own position, now that a subscription's keys are kept in its table only",
+		File: "internal/config/types.go",
+		Old:  "\t\treturn s.Pos(rel)\n",
+		New:  "\t\treturn s.Pos(rel[:0])\n",
+		Run:  "^TestSubscription_Pos$", Pkg: "./internal/config"},
+	{Name: "config-subscription-keys-in-file-table", What: "the keys under a subscription are recorded in the file's position table and not the subscription's, so every finding points at the subscription's first key",
+		File: "internal/config/yamltree.go",
+		Old:  "\tif d.sub != nil && strings.HasPrefix(path, d.subBase) {\n",
+		New:  "\tif false && d.sub != nil && strings.HasPrefix(path, d.subBase) {\n",
+		Run:  "^TestSubscription_Pos$", Pkg: "./internal/config"},
 }
