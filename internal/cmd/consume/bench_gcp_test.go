@@ -23,6 +23,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/message"
@@ -122,12 +123,12 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	total := float64(b.N * benchGCPMessages)
 	brighterRate := total / brighterTook.Seconds()
 	plainRate := total / plainTook.Seconds()
-	b.Logf("%d ops: brighter %s; plain %s", b.N, benchSQSCallsText(bCalls), benchSQSCallsText(pCalls))
+	b.Logf("%d ops: brighter %s; plain %s", b.N, sqstest.CallsText(bCalls), sqstest.CallsText(pCalls))
 	b.ReportMetric(brighterRate, "brighter-msgs/s")
 	b.ReportMetric(plainRate, "plain-msgs/s")
 	b.ReportMetric(brighterRate/plainRate, "ratio")
-	b.ReportMetric(float64(benchSQSSum(bCalls))/total, "brighter-calls/msg")
-	b.ReportMetric(float64(benchSQSSum(pCalls))/total, "plain-calls/msg")
+	b.ReportMetric(float64(sqstest.Sum(bCalls))/total, "brighter-calls/msg")
+	b.ReportMetric(float64(sqstest.Sum(pCalls))/total, "plain-calls/msg")
 	b.ReportMetric(float64(bCalls["Acknowledge"])/total, "brighter-ack/msg")
 	b.ReportMetric(float64(pCalls["Acknowledge"])/total, "plain-ack/msg")
 	b.ReportMetric(float64(bCalls["ModifyAckDeadline"])/total, "brighter-modack/msg")

@@ -5,13 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
-	"maps"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,8 +128,12 @@ func BenchmarkConsumeSQS(b *testing.B) {
 	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 	clients := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	counter := startSQSCounter(b, emu.Endpoint)
-	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.url)
+	counter, err := sqstest.StartCounter(emu.Endpoint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(counter.Close)
+	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.URL)
 	for _, tc := range benchSQSCases {
 		b.Run(tc.name, func(b *testing.B) {
 			benchSQSCaseRun(b, tc, dir, clients, counted, counter)
@@ -145,7 +143,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
-func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *benchSQSCounter) {
+func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *sqstest.Counter) {
 	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	b.ResetTimer()
@@ -160,18 +158,18 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			var bt, pt time.Duration
 			var bc, pc map[string]int
 			brighter := func() {
-				counter.reset()
+				counter.Reset()
 				if tc.handler == 0 {
-					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.url, bName, tc.variant))
+					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.URL, bName, tc.variant))
 				} else {
 					bt = benchSQSPump(b, clients.SQS, counted, bName, bURL, tc)
 				}
-				bc = counter.reset()
+				bc = counter.Reset()
 			}
 			plain := func() {
-				counter.reset()
+				counter.Reset()
 				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
-				pc = counter.reset()
+				pc = counter.Reset()
 			}
 			if (i*benchSQSTrials+trial)%2 == 0 {
 				brighter()
@@ -181,12 +179,12 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				brighter()
 			}
 			b.Logf("trial %d.%d: brighter %s (%s), plain loop %s (%s) for %d messages each", i, trial,
-				bt.Round(time.Millisecond), benchSQSCallsText(bc), pt.Round(time.Millisecond), benchSQSCallsText(pc), tc.messages)
+				bt.Round(time.Millisecond), sqstest.CallsText(bc), pt.Round(time.Millisecond), sqstest.CallsText(pc), tc.messages)
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
-			bCalls = append(bCalls, per(benchSQSSum(bc)))
-			pCalls = append(pCalls, per(benchSQSSum(pc)))
+			bCalls = append(bCalls, per(sqstest.Sum(bc)))
+			pCalls = append(pCalls, per(sqstest.Sum(pc)))
 			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
 			bDel = append(bDel, per(bc["DeleteMessage"]+bc["DeleteMessageBatch"]))
 			bVis = append(bVis, per(bc["ChangeMessageVisibility"]+bc["ChangeMessageVisibilityBatch"]))
@@ -202,69 +200,6 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(bRecv), "brighter-recv/msg")
 	b.ReportMetric(median(bDel), "brighter-del/msg")
 	b.ReportMetric(median(bVis), "brighter-vis/msg")
-}
-
-// benchSQSCounter is a reverse proxy in front of the emulator that counts
-// the SQS actions passing through it (the AWS JSON protocol's X-Amz-Target,
-// or the query protocol's Action).
-type benchSQSCounter struct {
-	url string
-	mu  sync.Mutex
-	n   map[string]int
-}
-
-// startSQSCounter starts a counting proxy to endpoint, closed when b ends.
-func startSQSCounter(b *testing.B, endpoint string) *benchSQSCounter {
-	b.Helper()
-	target, err := url.Parse(endpoint)
-	if err != nil {
-		b.Fatalf("emulator endpoint %q: %v", endpoint, err)
-	}
-	c := &benchSQSCounter{n: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	// A run's context is cancelled while its last long polls wait: not news.
-	rp.ErrorLog = log.New(io.Discard, "", 0)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
-		if op == "" {
-			op = r.URL.Query().Get("Action")
-		}
-		c.mu.Lock()
-		c.n[op]++
-		c.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	b.Cleanup(srv.Close)
-	c.url = srv.URL
-	return c
-}
-
-// reset returns the counts so far and starts again from zero.
-func (c *benchSQSCounter) reset() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.n
-	c.n = map[string]int{}
-	return n
-}
-
-// benchSQSSum is the number of calls in n.
-func benchSQSSum(n map[string]int) int {
-	t := 0
-	for _, v := range n {
-		t += v
-	}
-	return t
-}
-
-// benchSQSCallsText lists n as "Action=count ..." in name order.
-func benchSQSCallsText(n map[string]int) string {
-	keys := slices.Sorted(maps.Keys(n))
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, n[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // median returns the median of xs (not empty); it sorts xs.
