@@ -44,11 +44,39 @@ func TestReplay_Batched_OneSendOneDeletePerReceive(t *testing.T) {
 	}
 }
 
+// endPolls fails t unless the receives after the last one that brought
+// messages are short polls, then exactly one empty long poll of wait made
+// after all n removes, then an empty short poll.
+func endPolls(t *testing.T, log *receiveLog, n int) {
+	t.Helper()
+	calls := log.tail(len(log.calls))
+	last := -1
+	for i, call := range calls {
+		if call.got > 0 {
+			last = i
+		}
+	}
+	after := calls[last+1:]
+	long := 0
+	for _, call := range after {
+		if call.got > 0 || (call.wait > 0 && call.wait != time.Second) {
+			t.Fatalf("receives after the last messages: %+v", after)
+		}
+		if call.wait > 0 {
+			long++
+		}
+	}
+	end := log.tail(2)
+	if long != 1 || len(end) != 2 || end[0] != (receiveCall{wait: time.Second, removed: n}) || end[1] != (receiveCall{wait: 0, removed: n}) {
+		t.Fatalf("the scan ended on %+v (%d long polls after the last messages); want one empty 1s long poll then an empty short poll, both after all %d removes; receives %+v", end, long, n, log.calls)
+	}
+}
+
 // TestReplay_ShortPoll_EndProvedByOneLongPollThenShort (fauxqs): on an
-// SQS source (ShortPoll) the replay receives with short polls while moves
-// are under way, and proves the DLQ empty with one empty long poll made
-// after every remove, confirmed by an empty short poll: not by two long
-// polls (what `--wait`'s help promises).
+// SQS source (ShortPoll) the replay receives with short polls once it has
+// handed messages to its workers, and proves the DLQ empty with one empty
+// long poll made after every remove, confirmed by an empty short poll: not
+// by two long polls (what `--wait`'s help promises).
 func TestReplay_ShortPoll_EndProvedByOneLongPollThenShort(t *testing.T) {
 	t.Parallel()
 	c := clients(t)
@@ -62,16 +90,28 @@ func TestReplay_ShortPoll_EndProvedByOneLongPollThenShort(t *testing.T) {
 	if err != nil || sum.Replayed != n {
 		t.Fatalf("replay: %+v %v, want %d replayed", sum, err, n)
 	}
-	long := 0
-	for _, call := range log.tail(len(log.calls)) {
-		if call.wait > 0 && call.removed == n {
-			long++
-		}
+	endPolls(t, log, n)
+}
+
+// TestReplay_Copy_ShortPoll_EndStillNeedsALongPoll (fauxqs): a replay
+// --copy removes nothing, so no settle reports a remove; still the empty
+// short poll made after its last hand-over does not count towards the
+// end: the end is one empty long poll, confirmed by a short poll (two short
+// polls sample only some SQS servers and prove nothing).
+func TestReplay_Copy_ShortPoll_EndStillNeedsALongPoll(t *testing.T) {
+	t.Parallel()
+	c := clients(t)
+	dest, dlq := uniq("copy-end-dest"), uniq("copy-end-dlq")
+	makeQueues(t, c, dest, dlq, false)
+	const n = 15
+	seedMany(t, c, dlq, dest, n)
+	log := &receiveLog{Consumer: reader(t, c, dlq, false)}
+	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	sum, err := inspect.Replay(context.Background(), shortPollSource(log, dlq), dlq, p, inspect.Filter{}, inspect.ReplayOptions{Copy: true})
+	if err != nil || sum.Replayed != n {
+		t.Fatalf("replay --copy: %+v %v, want %d replayed", sum, err, n)
 	}
-	end := log.tail(2)
-	if long != 1 || len(end) != 2 || end[0] != (receiveCall{wait: time.Second, removed: n}) || end[1] != (receiveCall{wait: 0, removed: n}) {
-		t.Fatalf("the replay ended on %+v (%d long polls after the last remove); want one empty 1s long poll then an empty short poll, both after all %d removes; receives %+v", end, long, n, log.calls)
-	}
+	endPolls(t, log, 0)
 }
 
 // TestPeek_ReleasesTenPerCall (fauxqs): a peek of 25 messages releases

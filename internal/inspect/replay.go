@@ -415,10 +415,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	lanes := make([]chan []job, workers)
 	var (
-		wg       sync.WaitGroup
-		pending  sync.WaitGroup // jobs handed to a lane and not yet settled
-		inflight atomic.Int64   // the same count, read by pollShort
-		removed  atomic.Int64   // messages removed since the last settle
+		wg      sync.WaitGroup
+		pending sync.WaitGroup // jobs handed to a lane and not yet settled
+		removed atomic.Int64   // messages removed since the last settle
 	)
 	for i := range lanes {
 		lanes[i] = make(chan []job, 2)
@@ -444,7 +443,6 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 				default:
 					removed.Add(move(ctx, batch))
 				}
-				inflight.Add(-int64(len(batch)))
 				for range batch {
 					pending.Done()
 				}
@@ -505,15 +503,20 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		loose []job
 		keyed = make([][]job, workers)
 		turn  int
+		// handed is how many messages the scan handed to the lanes since
+		// the last settle.
+		handed int
 	)
 	flush := func() {
 		if len(loose) > 0 {
+			handed += len(loose)
 			lanes[turn%workers] <- loose
 			turn++
 			loose = nil
 		}
 		for l, js := range keyed {
 			if len(js) > 0 {
+				handed += len(js)
 				lanes[l] <- js
 				keyed[l] = nil
 			}
@@ -522,15 +525,17 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	settle := func() bool {
 		flush()
 		pending.Wait()
+		handed = 0
 		return removed.Swap(0) > 0
 	}
 	h := hooks{settle: settle, known: known, batch: func() error { flush(); return nil }}
 	if src.ShortPoll {
-		// While moves are under way the scan receives with short polls
-		// (an empty answer then waits for them in settle): proving the
-		// source empty costs one long poll made after every remove,
-		// confirmed by a short poll, as for archive.
-		h.pollShort = func() bool { return inflight.Load() > 0 }
+		// Once messages were handed over, the scan receives with short
+		// polls (an empty answer then waits for the moves in settle and
+		// does not count): proving the source empty costs one long poll
+		// made after every move, confirmed by a short poll, as for
+		// archive.
+		h.pollShort = func() bool { return handed > 0 }
 	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
@@ -582,7 +587,6 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		// The worker owns the message from here: it removes or releases it
 		// (with Copy the scan keeps holding it and releases it at its end).
 		pending.Add(1)
-		inflight.Add(1)
 		j := job{m: m, c: c, out: out}
 		if m.Header.PartitionKey == "" {
 			loose = append(loose, j)

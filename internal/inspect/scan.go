@@ -201,8 +201,9 @@ type hooks struct {
 	batch func() error
 	// pollShort, when not nil and src.ShortPoll is set, is asked before
 	// each receive: true makes it a short poll (archive, while the previous
-	// receive's commit is under way; replay, while moves are under way; an
-	// empty answer then goes to settle).
+	// receive's commit is under way; replay, once it handed messages to its
+	// workers since the last settle). An empty answer then goes to settle
+	// and never counts towards the end; settle must make pollShort false.
 	pollShort func() bool
 }
 
@@ -258,8 +259,16 @@ scan:
 		// reach of the release below. An interrupt waits for it (at most
 		// wait) and releases what it brought.
 		w := wait
-		if src.ShortPoll && (empty > 0 || (h.pollShort != nil && h.pollShort())) {
+		// early: a short poll made while work handed over by the scan is
+		// under way (h.pollShort). Its empty answer proves nothing, as the
+		// first empty receive of a proof must wait w: the scan waits for
+		// the work (h.settle) and receives again.
+		early := false
+		switch {
+		case src.ShortPoll && empty > 0:
 			w = 0
+		case src.ShortPoll && h.pollShort != nil && h.pollShort():
+			w, early = 0, true
 		}
 		ms, rerr := receive(ctx, src, w)
 		if rerr != nil {
@@ -268,6 +277,9 @@ scan:
 		}
 		if len(ms) == 0 {
 			if h.settle != nil && h.settle() {
+				continue
+			}
+			if early {
 				continue
 			}
 			if empty++; empty < emptyReceives {
