@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -96,13 +97,20 @@ func runDLQPairs(b *testing.B, verb string, mine, plain dlqSide) {
 				work()
 				el := time.Since(start)
 				b.StopTimer()
+				// Where the work ended: its last remove (or, for
+				// restore, its last send); the rest of el is the proof
+				// that the queue is empty.
+				last := ctr.Answered("DeleteMessageBatch")
+				if last.IsZero() {
+					last = ctr.Answered("SendMessageBatch")
+				}
 				counted := ctr.Reset()
 				check()
 				b.StartTimer()
 				r[i] = float64(n) / el.Seconds()
 				rates[i] = append(rates[i], r[i])
 				calls[i] = append(calls[i], float64(sqstest.Sum(counted))/float64(n))
-				text[i] = sqstest.CallsText(counted)
+				text[i] = fmt.Sprintf("%s in %s, last move at %s", sqstest.CallsText(counted), el.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond))
 			}
 			pairRatios = append(pairRatios, r[0]/r[1])
 			b.Logf("%s pair %d: ratio %.2f; brighter %.0f msgs/s (%s); plain %.0f msgs/s (%s)", verb, pair, r[0]/r[1], r[0], text[0], r[1], text[1])

@@ -39,5 +39,6 @@ func extraSets() [][]mutant {
 		lintInfraMutants,
 		infraReaderMutants,
 		settleBatchMutants,
+		dlqBatchMutants,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Counter is a reverse proxy in front of the emulator that counts the SQS
@@ -22,10 +23,11 @@ import (
 type Counter struct {
 	// URL is the proxy's endpoint ("http://127.0.0.1:PORT"), to be given to
 	// clients instead of the emulator's.
-	URL string
-	srv *httptest.Server
-	mu  sync.Mutex
-	n   map[string]int
+	URL  string
+	srv  *httptest.Server
+	mu   sync.Mutex
+	n    map[string]int
+	last map[string]time.Time
 }
 
 // StartCounter starts a Counter in front of the emulator at endpoint (a URL).
@@ -35,7 +37,7 @@ func StartCounter(endpoint string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emulator endpoint %q: %w", endpoint, err)
 	}
-	c := &Counter{n: map[string]int{}}
+	c := &Counter{n: map[string]int{}, last: map[string]time.Time{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	// A run's context is cancelled while its last long polls wait: not news.
 	rp.ErrorLog = log.New(io.Discard, "", 0)
@@ -51,6 +53,9 @@ func StartCounter(endpoint string) (*Counter, error) {
 		c.n[op]++
 		c.mu.Unlock()
 		rp.ServeHTTP(w, r)
+		c.mu.Lock()
+		c.last[op] = time.Now()
+		c.mu.Unlock()
 	}))
 	c.URL = c.srv.URL
 	return c, nil
@@ -66,7 +71,16 @@ func (c *Counter) Reset() map[string]int {
 	defer c.mu.Unlock()
 	n := c.n
 	c.n = map[string]int{}
+	c.last = map[string]time.Time{}
 	return n
+}
+
+// Answered is when the proxy last finished answering a call of action op
+// since the last Reset (the zero time when none was made).
+func (c *Counter) Answered(op string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[op]
 }
 
 // Sum is the number of calls in n (a Reset result).
