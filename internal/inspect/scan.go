@@ -80,9 +80,11 @@ type Source struct {
 	// empty costs one Wait instead of two: the confirmation guards against
 	// an empty answer that came early (a busy emulator), not against a
 	// sample of the servers; the first empty receive always waits Wait.
-	// Archive also receives (short polls) while it writes and removes the
-	// previous receive (without that overlap `dlq archive` ran at 0.8 of a
-	// plain SDK loop's rate).
+	// Archive and replay also receive with short polls while they write,
+	// publish or remove what earlier receives brought (without that overlap
+	// `dlq archive` ran at 0.8 of a plain SDK loop's rate); an empty short
+	// poll made then never counts towards the end, so the end is still one
+	// long poll made after every remove, confirmed by a short poll.
 	ShortPoll bool
 	// ReleaseWorkers is how many releases run at once; 0 means
 	// DefaultReleaseWorkers.
