@@ -81,6 +81,14 @@ func runDLQPairs(b *testing.B, verb string, mine, plain dlqSide) {
 	var rates [2][]float64
 	var calls [2][]float64
 	var pairRatios []float64
+	defer func() {
+		if b.Failed() {
+			// A side stopped the run (b.Fatal): the calls of its timed part
+			// tell a lost receive answer (a ReceiveMessage more than the
+			// receives that brought messages) from a scan that ended early.
+			b.Logf("%s: calls counted before the failure: %s", verb, sqstest.CallsText(ctr.Reset()))
+		}
+	}()
 	sides := [2]dlqSide{mine, plain}
 	names := [2]string{"brighter", "plain"}
 	for b.Loop() {
