@@ -138,8 +138,16 @@ bench: deps
 # make bench-smoke BENCH_SMOKE_PKGS=./... runs them all.
 BENCH_SMOKE_PKGS ?= ./internal/broker/memory ./internal/broker/sqs ./internal/lint ./internal/observe ./internal/pump ./internal/telemetry
 
+# The DLQ verb benchmarks (internal/inspect: replay, archive, restore,
+# purge against a plain SDK loop on fauxqs) run too, with tiny counts
+# (BRIGHTER_BENCH_SMOKE: one pair of 30 messages each, a few seconds); the
+# run fails unless all four report, so a renamed one cannot drop out.
+DLQ_BENCH_SMOKE = '^BenchmarkDLQ(Replay|Archive|Restore|Purge)$$'
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
+	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(DLQ_BENCH_SMOKE) -benchtime 1x -timeout 5m ./internal/inspect 2>&1); rc=$$?; \
+	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
+	n=$$(echo "$$out" | grep -c '^BenchmarkDLQ'); test "$$n" -eq 4 || { echo "bench-smoke: $$n of the 4 DLQ verb benchmarks ran"; exit 1; }
 
 # The soak harness (docs/reliability.md): messages with per-message plans
 # (acknowledge, defer then acknowledge, always defer, reject) through two

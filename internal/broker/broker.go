@@ -44,6 +44,15 @@ type BatchAcknowledger interface {
 	AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error
 }
 
+// BatchReleaser is implemented by consumers that can make several received
+// messages visible again at once in one broker call (SQS
+// ChangeMessageVisibilityBatch with a timeout of 0): what Requeue with delay
+// 0 does for one. `brighter dlq` uses it to release what a scan held. It
+// returns one error per message, nil for success; len(result) == len(ms).
+type BatchReleaser interface {
+	ReleaseBatch(ctx context.Context, ms []*message.Message) []error
+}
+
 // ConcurrentReceiver is implemented by consumers whose Receive may run in
 // several goroutines at once without reordering the messages of one
 // ordering key (partition key): the broker either hands an ordering key's

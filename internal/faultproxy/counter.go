@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Counter is a reverse proxy in front of a broker that counts the calls
@@ -22,6 +24,8 @@ type Counter struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	n    map[string]int
+	// last is when a call of each name last finished being answered.
+	last map[string]time.Time
 }
 
 // StartSQSCounter starts a counting HTTP proxy to an SQS (or SNS) endpoint
@@ -69,13 +73,16 @@ func StartGRPCCounter(target string) (*Counter, error) {
 // startCounter serves rp on a free loopback port, counting each request by
 // name(r) first.
 func startCounter(protocols *http.Protocols, rp http.Handler, name func(*http.Request) string) (*Counter, error) {
-	c := &Counter{n: map[string]int{}}
+	c := &Counter{n: map[string]int{}, last: map[string]time.Time{}}
 	c.srv = &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := name(r)
 		c.mu.Lock()
 		c.n[op]++
 		c.mu.Unlock()
 		rp.ServeHTTP(w, r)
+		c.mu.Lock()
+		c.last[op] = time.Now()
+		c.mu.Unlock()
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -99,13 +106,43 @@ func (c *Counter) Counts() map[string]int {
 	return maps.Clone(c.n)
 }
 
-// Reset returns the counts so far and starts again from zero.
+// Reset returns the counts so far and starts again from zero (the
+// Answered times too).
 func (c *Counter) Reset() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.n
 	c.n = map[string]int{}
+	c.last = map[string]time.Time{}
 	return n
+}
+
+// Answered is when the proxy last finished answering a call named op
+// since the last Reset (the zero time when none was made).
+func (c *Counter) Answered(op string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[op]
+}
+
+// Sum is the number of calls in n (a Counts or Reset result).
+func Sum(n map[string]int) int {
+	t := 0
+	for _, v := range n {
+		t += v
+	}
+	return t
+}
+
+// CallsText lists n (a Counts or Reset result) as "Name=count ..." in
+// name order.
+func CallsText(n map[string]int) string {
+	keys := slices.Sorted(maps.Keys(n))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, n[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Close stops the proxy and closes its connections.

@@ -75,10 +75,11 @@ type ReplayOptions struct {
 	Journal ReplayJournal
 	// Rate limits publishes to this many per second; 0 means no limit.
 	Rate float64
-	// Workers is how many messages are published and removed at once; 0
-	// means DefaultReplayWorkers. Messages with the same partition key (a
-	// FIFO group, an ordering key) always go through the same worker, in the
-	// order they were read.
+	// Workers is how many batches of messages are published and removed at
+	// once; 0 means DefaultReplayWorkers. The messages of one receive that
+	// have no partition key go to one worker together (one batch); messages
+	// with the same partition key (a FIFO group, an ordering key) always go
+	// through the same worker, in the order they were read.
 	Workers int
 	// Progress is told about every selected message; nil means none. It is
 	// called from one goroutine at a time.
@@ -412,39 +413,26 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	if workers <= 0 {
 		workers = DefaultReplayWorkers
 	}
-	lanes := make([]chan job, workers)
+	lanes := make([]chan []job, workers)
 	var (
 		wg      sync.WaitGroup
 		pending sync.WaitGroup // jobs handed to a lane and not yet settled
 		removed atomic.Int64   // messages removed since the last settle
 	)
 	for i := range lanes {
-		lanes[i] = make(chan job, 2*replayBatch)
+		lanes[i] = make(chan []job, 2)
 		wg.Add(1)
-		go func(in <-chan job) {
+		go func(in <-chan []job) {
 			defer wg.Done()
 			batch := make([]job, 0, replayBatch)
-			for j := range in {
-				// Take what else the scan has already queued on this lane,
-				// without waiting: a lane that falls behind moves up to
-				// replayBatch messages per round trip, in the order read.
-				batch = append(batch[:0], j)
-			fill:
-				for len(batch) < replayBatch {
-					select {
-					case next, ok := <-in:
-						if !ok {
-							break fill
-						}
-						batch = append(batch, next)
-					default:
-						break fill
-					}
-				}
-				if ctx.Err() != nil && o.Copy {
+			// run moves the batch (or, interrupted before its publish
+			// began, leaves it where it is) and settles its jobs.
+			run := func() {
+				switch {
+				case ctx.Err() != nil && o.Copy:
 					// Interrupted before their publish began; the scan
 					// releases them (it holds every message of a copy).
-				} else if ctx.Err() != nil {
+				case ctx.Err() != nil:
 					// Interrupted before their publish began: leave them
 					// where they are, visible at once, counted neither way.
 					back := make([]held, len(batch))
@@ -452,12 +440,36 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 						back[k] = holdOf(b.m)
 					}
 					release(context.WithoutCancel(ctx), src, back)
-				} else {
+				default:
 					removed.Add(move(ctx, batch))
 				}
 				for range batch {
 					pending.Done()
 				}
+				batch = batch[:0]
+			}
+			for js := range in {
+				// Take what else the scan has already queued on this lane,
+				// without waiting, while it fits one call: a lane that
+				// falls behind moves up to replayBatch messages per round
+				// trip, in the order read.
+				batch = append(batch, js...)
+			fill:
+				for len(batch) < replayBatch {
+					select {
+					case next, ok := <-in:
+						if !ok {
+							break fill
+						}
+						if len(batch)+len(next) > replayBatch {
+							run()
+						}
+						batch = append(batch, next...)
+					default:
+						break fill
+					}
+				}
+				run()
 			}
 		}(lanes[i])
 	}
@@ -482,9 +494,48 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		_, dup := failures[ReplayID(m, src.Name)]
 		return !dup
 	}
+	// The scan collects what one receive brought before it hands it over
+	// (flush, after each receive): the messages without a partition key
+	// together to the next lane in turn, so that a receive of ten is one
+	// SendMessageBatch and one DeleteMessageBatch; those with a key to the
+	// lane of their key, in the order read.
+	var (
+		loose []job
+		keyed = make([][]job, workers)
+		turn  int
+		// handed is how many messages the scan handed to the lanes since
+		// the last settle.
+		handed int
+	)
+	flush := func() {
+		if len(loose) > 0 {
+			handed += len(loose)
+			lanes[turn%workers] <- loose
+			turn++
+			loose = nil
+		}
+		for l, js := range keyed {
+			if len(js) > 0 {
+				handed += len(js)
+				lanes[l] <- js
+				keyed[l] = nil
+			}
+		}
+	}
 	settle := func() bool {
+		flush()
 		pending.Wait()
+		handed = 0
 		return removed.Swap(0) > 0
+	}
+	h := hooks{settle: settle, known: known, batch: func() error { flush(); return nil }}
+	if src.ShortPoll {
+		// Once messages were handed over, the scan receives with short
+		// polls (an empty answer then waits for the moves in settle and
+		// does not count): proving the source empty costs one long poll
+		// made after every move, confirmed by a short poll, as for
+		// archive.
+		h.pollShort = func() bool { return handed > 0 }
 	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
@@ -536,9 +587,21 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		// The worker owns the message from here: it removes or releases it
 		// (with Copy the scan keeps holding it and releases it at its end).
 		pending.Add(1)
-		lanes[maphash.String(seed, key)%uint64(workers)] <- job{m: m, c: c, out: out}
+		j := job{m: m, c: c, out: out}
+		if m.Header.PartitionKey == "" {
+			loose = append(loose, j)
+			if len(loose) == replayBatch {
+				flush()
+			}
+		} else {
+			l := maphash.String(seed, key) % uint64(workers)
+			if keyed[l] = append(keyed[l], j); len(keyed[l]) == replayBatch {
+				flush()
+			}
+		}
 		return !o.Copy, nil
-	}, hooks{settle: settle, known: known})
+	}, h)
+	flush()
 	for _, l := range lanes {
 		close(l)
 	}

@@ -25,9 +25,12 @@ const (
 	// alone can come early from a busy broker (seen on the SQS emulator
 	// under load) and would make a peek or replay miss messages.
 	emptyReceives = 2
-	// DefaultReleaseWorkers is how many releases run at once when a scan
-	// ends.
+	// DefaultReleaseWorkers is how many release calls run at once when a
+	// scan ends.
 	DefaultReleaseWorkers = 16
+	// releaseBatch is the most messages one release call makes visible
+	// again with a broker.BatchReleaser: SQS's batch limit of ten.
+	releaseBatch = 10
 	// staleBatches is how many receives in a row may bring only messages the
 	// scan has seen (their hold lapsed) before it stops.
 	staleBatches = 3
@@ -77,9 +80,11 @@ type Source struct {
 	// empty costs one Wait instead of two: the confirmation guards against
 	// an empty answer that came early (a busy emulator), not against a
 	// sample of the servers; the first empty receive always waits Wait.
-	// Archive also receives (short polls) while it writes and removes the
-	// previous receive (without that overlap `dlq archive` ran at 0.8 of a
-	// plain SDK loop's rate).
+	// Archive and replay also receive with short polls while they write,
+	// publish or remove what earlier receives brought (without that overlap
+	// `dlq archive` ran at 0.8 of a plain SDK loop's rate); an empty short
+	// poll made then never counts towards the end, so the end is still one
+	// long poll made after every remove, confirmed by a short poll.
 	ShortPoll bool
 	// ReleaseWorkers is how many releases run at once; 0 means
 	// DefaultReleaseWorkers.
@@ -198,7 +203,9 @@ type hooks struct {
 	batch func() error
 	// pollShort, when not nil and src.ShortPoll is set, is asked before
 	// each receive: true makes it a short poll (archive, while the previous
-	// receive's commit is under way; an empty answer then goes to settle).
+	// receive's commit is under way; replay, once it handed messages to its
+	// workers since the last settle). An empty answer then goes to settle
+	// and never counts towards the end; settle must make pollShort false.
 	pollShort func() bool
 }
 
@@ -254,8 +261,16 @@ scan:
 		// reach of the release below. An interrupt waits for it (at most
 		// wait) and releases what it brought.
 		w := wait
-		if src.ShortPoll && (empty > 0 || (h.pollShort != nil && h.pollShort())) {
+		// early: a short poll made while work handed over by the scan is
+		// under way (h.pollShort). Its empty answer proves nothing, as the
+		// first empty receive of a proof must wait w: the scan waits for
+		// the work (h.settle) and receives again.
+		early := false
+		switch {
+		case src.ShortPoll && empty > 0:
 			w = 0
+		case src.ShortPoll && h.pollShort != nil && h.pollShort():
+			w, early = 0, true
 		}
 		ms, rerr := receive(ctx, src, w)
 		if rerr != nil {
@@ -264,6 +279,9 @@ scan:
 		}
 		if len(ms) == 0 {
 			if h.settle != nil && h.settle() {
+				continue
+			}
+			if early {
 				continue
 			}
 			if empty++; empty < emptyReceives {
@@ -341,40 +359,68 @@ scan:
 	return counts, err
 }
 
-// release makes every held message visible again at once, several at a
-// time, and returns how many failed (each logged with its id).
+// release makes every held message visible again at once, several calls at
+// a time, and returns how many failed (each logged with its id). With a
+// broker.BatchReleaser consumer (SQS) each call releases up to
+// releaseBatch messages (ChangeMessageVisibilityBatch), else one (Requeue
+// with no delay).
 func release(ctx context.Context, src *Source, hold []held) int {
 	if len(hold) == 0 {
 		return 0
+	}
+	size := 1
+	br, batched := src.Consumer.(broker.BatchReleaser)
+	if batched {
+		size = releaseBatch
+	}
+	var chunks [][]held
+	for start := 0; start < len(hold); start += size {
+		chunks = append(chunks, hold[start:min(start+size, len(hold))])
 	}
 	workers := src.ReleaseWorkers
 	if workers <= 0 {
 		workers = DefaultReleaseWorkers
 	}
-	workers = min(workers, len(hold))
+	workers = min(workers, len(chunks))
 	var (
 		mu     sync.Mutex
 		failed int
 		wg     sync.WaitGroup
-		next   = make(chan held)
+		next   = make(chan []held)
 	)
+	fail := func(h held, err error) {
+		mu.Lock()
+		failed++
+		mu.Unlock()
+		src.logger().WarnContext(ctx, LogReleaseFailed, "message_id", h.id, "source", src.Name, "error", err)
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for h := range next {
-				m := &message.Message{Header: message.Header{MessageID: h.id}, Receipt: h.receipt}
-				if err := src.Consumer.Requeue(ctx, m, 0); err != nil {
-					mu.Lock()
-					failed++
-					mu.Unlock()
-					src.logger().WarnContext(ctx, LogReleaseFailed, "message_id", h.id, "source", src.Name, "error", err)
+			for chunk := range next {
+				ms := make([]*message.Message, len(chunk))
+				for i, h := range chunk {
+					ms[i] = &message.Message{Header: message.Header{MessageID: h.id}, Receipt: h.receipt}
+				}
+				if batched && len(ms) > 1 {
+					for i, err := range br.ReleaseBatch(ctx, ms) {
+						if err != nil {
+							fail(chunk[i], err)
+						}
+					}
+					continue
+				}
+				for i, m := range ms {
+					if err := src.Consumer.Requeue(ctx, m, 0); err != nil {
+						fail(chunk[i], err)
+					}
 				}
 			}
 		}()
 	}
-	for _, h := range hold {
-		next <- h
+	for _, c := range chunks {
+		next <- c
 	}
 	close(next)
 	wg.Wait()

@@ -312,14 +312,32 @@ var _ broker.LeaseCeiling = (*Consumer)(nil)
 // A receipt SQS calls invalid or not in flight gets an error wrapping
 // broker.ErrStaleReceipt.
 func (k *Consumer) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
-	errs := make([]error, len(ms))
 	secs := int32((min(max(d, time.Second), MaxRequeueDelay) + time.Second - 1) / time.Second)
+	return k.visibilityBatch(ctx, ms, secs, "extend lease of")
+}
+
+// ReleaseBatch makes each message visible again at once
+// (ChangeMessageVisibilityBatch with VisibilityTimeout 0, ten per call:
+// one call where Requeue makes ten): broker.BatchReleaser. It returns one
+// error per message, nil for success; a receipt SQS calls invalid or not in
+// flight gets an error wrapping broker.ErrStaleReceipt.
+func (k *Consumer) ReleaseBatch(ctx context.Context, ms []*message.Message) []error {
+	return k.visibilityBatch(ctx, ms, 0, "release")
+}
+
+var _ broker.BatchReleaser = (*Consumer)(nil)
+
+// visibilityBatch sets the visibility timeout of each message to secs
+// seconds from now with ChangeMessageVisibilityBatch, ten per call; what
+// names the operation in the error of a queue that cannot be resolved.
+func (k *Consumer) visibilityBatch(ctx context.Context, ms []*message.Message, secs int32, what string) []error {
+	errs := make([]error, len(ms))
 	url, uerr := k.queueURL(ctx)
 	for start := 0; start < len(ms); start += MaxBufferSize {
 		end := min(start+MaxBufferSize, len(ms))
 		if uerr != nil {
 			for i := start; i < end; i++ {
-				errs[i] = fmt.Errorf("extend lease of %s: %w", ms[i].Header.MessageID, uerr)
+				errs[i] = fmt.Errorf("%s %s: %w", what, ms[i].Header.MessageID, uerr)
 			}
 			continue
 		}

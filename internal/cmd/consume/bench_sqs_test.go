@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,12 +176,12 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				brighter()
 			}
 			b.Logf("trial %d.%d: brighter %s (%s), plain loop %s (%s) for %d messages each", i, trial,
-				bt.Round(time.Millisecond), benchSQSCallsText(bc), pt.Round(time.Millisecond), benchSQSCallsText(pc), tc.messages)
+				bt.Round(time.Millisecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), faultproxy.CallsText(pc), tc.messages)
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
-			bCalls = append(bCalls, per(benchSQSSum(bc)))
-			pCalls = append(pCalls, per(benchSQSSum(pc)))
+			bCalls = append(bCalls, per(faultproxy.Sum(bc)))
+			pCalls = append(pCalls, per(faultproxy.Sum(pc)))
 			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
 			bDel = append(bDel, per(bc["DeleteMessage"]+bc["DeleteMessageBatch"]))
 			bVis = append(bVis, per(bc["ChangeMessageVisibility"]+bc["ChangeMessageVisibilityBatch"]))
@@ -210,25 +209,6 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 	}
 	b.Cleanup(c.Close)
 	return c
-}
-
-// benchSQSSum is the number of calls in n.
-func benchSQSSum(n map[string]int) int {
-	t := 0
-	for _, v := range n {
-		t += v
-	}
-	return t
-}
-
-// benchSQSCallsText lists n as "Action=count ..." in name order.
-func benchSQSCallsText(n map[string]int) string {
-	keys := slices.Sorted(maps.Keys(n))
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, n[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // median returns the median of xs (not empty); it sorts xs.

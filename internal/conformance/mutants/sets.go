@@ -40,5 +40,6 @@ func extraSets() [][]mutant {
 		infraReaderMutants,
 		settleBatchMutants,
 		brokerCallsMutants,
+		dlqBatchMutants,
 	}
 }
