@@ -7,7 +7,14 @@ import (
 )
 
 // reactor runs NoOfPerformers performers, each handling its batch in order.
+// A performer settles each message before its next one, except an
+// acknowledgement, which it hands to the run's settle batcher when the
+// consumer offers broker.BatchAcknowledger (settler.go): it is sent within
+// its bound, and a stop sends what the batcher holds before the Reactor
+// returns (ADR 0004, "The Reactor settles acknowledgements through the
+// same batcher").
 func (r *run) reactor() {
+	acks, flush := r.startSettler()
 	var wg sync.WaitGroup
 	for range r.p.opts.NoOfPerformers {
 		wg.Add(1)
@@ -29,11 +36,12 @@ func (r *run) reactor() {
 						}
 						break
 					}
-					r.handle(m, lb.at(i), nil)
+					r.handle(m, lb.at(i), acks)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	r.releaseHeld()
+	flush()
 }
