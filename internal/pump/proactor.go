@@ -74,7 +74,7 @@ func (r *run) proactor() {
 					r.release(m.m, m.lease)
 					continue
 				}
-				r.handle(m.m, m.lease, acks)
+				r.handle(m.m, m.lease, ackSink{to: acks})
 			}
 		}(lanes[i], shared)
 	}

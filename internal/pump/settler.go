@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -105,6 +106,12 @@ func (b *ackBatcher) run(acks <-chan ackItem) {
 		}
 	}
 	add := func(a ackItem) {
+		if a.m == nil {
+			if len(batch) > 0 {
+				shorten(ackBatchWait) // a performer waits for what the batch holds
+			}
+			return
+		}
 		w := b.wait(a, stopping)
 		if len(batch) == 0 {
 			batch = <-b.free
@@ -240,13 +247,28 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 			r.acknowledged(a.m)
 		}
 		r.p.emit(ackEvent(a.m, a.took, a.late, err))
+		if a.sent != nil {
+			a.sent.Done()
+		}
 	}
 	clear(ms)
 	return ms[:0]
 }
 
+// ackSink is where handle hands an acknowledgement: to, the settle
+// batcher's channel (nil: handle acknowledges the message itself), and
+// sent, when not nil, a count of the acknowledgements handed over and not
+// yet sent (a Reactor performer's, which waits for it before its next
+// receive).
+type ackSink struct {
+	to   chan<- ackItem
+	sent *sync.WaitGroup
+}
+
 // ackItem is an acknowledgement waiting for a settler: the message and how
-// long its handler took (for the acknowledged event).
+// long its handler took (for the acknowledged event). One with no message
+// is a performer's request that what the batch holds be sent within
+// ackBatchWait: it waits for its acknowledgements before its next receive.
 type ackItem struct {
 	m    *message.Message
 	took time.Duration
@@ -254,4 +276,7 @@ type ackItem struct {
 	// done is closed when the acknowledgement has been sent (keyed
 	// messages only: keyHolds.ackPending; nil otherwise).
 	done chan struct{}
+	// sent, when not nil, is counted down once the acknowledgement has
+	// been sent and settled (ackSink).
+	sent *sync.WaitGroup
 }

@@ -20,6 +20,8 @@ import (
 type timedAcks struct {
 	*memory.Consumer
 	took time.Duration
+	// onReceive, when not nil, is called as each Receive begins.
+	onReceive func()
 
 	mu      sync.Mutex
 	sentAt  map[string]time.Time // message id -> when its AcknowledgeBatch began
@@ -47,6 +49,13 @@ func (c *timedAcks) AcknowledgeBatch(ctx context.Context, ms []*message.Message)
 	c.settled += len(ms)
 	c.mu.Unlock()
 	return errs
+}
+
+func (c *timedAcks) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	if c.onReceive != nil {
+		c.onReceive()
+	}
+	return c.Consumer.Receive(ctx, d)
 }
 
 func (c *timedAcks) Acknowledge(ctx context.Context, m *message.Message) error {
@@ -82,6 +91,18 @@ func publishN(t *testing.T, b *memory.Broker, q string, n, keyEvery int) {
 	}
 }
 
+// bubblePerformers is how many performers a variant runs with in a
+// synctest bubble: n for the Reactor, 1 for the Proactor, whose receivers
+// hold a mutex while a lane is full; a receiver waiting on a mutex is not
+// durably blocked, so the bubble's clock would stop while the workers that
+// would empty the lane sleep in their handlers.
+func bubblePerformers(v Variant, n int) int {
+	if v == Proactor {
+		return 1
+	}
+	return n
+}
+
 // settleOptions are pump options for the settle batching tests.
 func settleOptions(v Variant, performers int) Options {
 	return Options{Subscription: "settle", Variant: v, NoOfPerformers: performers, BufferSize: 10,
@@ -94,8 +115,9 @@ func settleOptions(v Variant, performers int) Options {
 // by a twentieth of the lease (15 ms on a lease of 300 ms), a keyed one
 // within ackBatchWait. The Reactor's performers go on to their next
 // messages meanwhile, and the acknowledgements still go in batches, not
-// one call each. Handlers of 0-12 ms on four performers, in a synctest
-// bubble whose clock moves only when every goroutine waits.
+// one call each. Handlers of 0-5 ms on four Reactor performers (one
+// Proactor worker: bubblePerformers), in a synctest bubble whose clock
+// moves only when every goroutine waits.
 func TestBatchedAcknowledgementsLeaveWithinTheirBound(t *testing.T) {
 	const lease, n = 300 * time.Millisecond, 240
 	bound := ackBound(lease)
@@ -114,25 +136,30 @@ func TestBatchedAcknowledgementsLeaveWithinTheirBound(t *testing.T) {
 				h := func(_ context.Context, m *message.Message) Result {
 					f := fnv.New32a()
 					_, _ = f.Write([]byte(m.Header.MessageID))
-					time.Sleep(time.Duration(f.Sum32()%13) * time.Millisecond)
+					time.Sleep(time.Duration(f.Sum32()%6) * time.Millisecond)
 					mu.Lock()
 					returned[m.Header.MessageID] = time.Now()
 					keyed[m.Header.MessageID] = m.Header.PartitionKey != ""
 					mu.Unlock()
 					return Result{Outcome: Ack}
 				}
-				p, err := New(c, h, settleOptions(v, 4))
+				p, err := New(c, h, settleOptions(v, bubblePerformers(v, 4)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				done := make(chan error, 1)
 				go func() { done <- p.Run(ctx) }()
-				for {
-					if _, settled := c.counts(); settled >= n {
+				for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+					calls, settled := c.counts()
+					if settled >= n {
 						break
 					}
-					time.Sleep(5 * time.Millisecond)
+					if time.Now().After(deadline) {
+						cancel()
+						<-done
+						t.Fatalf("%d of %d acknowledgements settled after a minute (%d calls, %d handled, %d sent one per call)", settled, n, calls, len(returned), c.singles.Load())
+					}
 				}
 				cancel()
 				if err := <-done; err != nil {
@@ -194,7 +221,7 @@ func TestGracefulStopSendsEveryBatchedAcknowledgement(t *testing.T) {
 					}
 					return Result{Outcome: Ack}
 				}
-				p, err := New(c, h, settleOptions(v, 2))
+				p, err := New(c, h, settleOptions(v, bubblePerformers(v, 2)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,4 +238,79 @@ func TestGracefulStopSendsEveryBatchedAcknowledgement(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A Reactor performer receives again only once every acknowledgement of
+// its batch has been sent and answered, and it does not wait out the
+// batching window for that: it asks the batcher to send what it holds, so
+// its next receive begins within ackBatchWait and one batch call (3 ms)
+// of its last handler's return. One performer, batches of ten, each batch
+// call 3 ms, on a synctest bubble's clock.
+func TestReactorReceivesAgainOnlyOnceItsAcknowledgementsAreSent(t *testing.T) {
+	const n, took = 35, 3 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		b := memory.NewBroker(false)
+		c := newTimedAcks(b, "q", 30*time.Second, took)
+		publishN(t, b, "q", n, 0)
+		var mu sync.Mutex
+		acked := 0
+		var last time.Time
+		receives, early, slow := 0, 0, 0
+		var worst time.Duration
+		c.onReceive = func() {
+			_, settled := c.counts()
+			mu.Lock()
+			defer mu.Unlock()
+			receives++
+			if settled < acked {
+				early++
+			}
+			if !last.IsZero() {
+				if w := time.Since(last); w > ackBatchWait+took {
+					slow++
+					worst = max(worst, w)
+				}
+			}
+			last = time.Time{}
+		}
+		h := func(context.Context, *message.Message) Result {
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			acked++
+			last = time.Now()
+			mu.Unlock()
+			return Result{Outcome: Ack}
+		}
+		p, err := New(c, h, settleOptions(Reactor, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			if _, settled := c.counts(); settled >= n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("not every message acknowledged within a minute")
+				break
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if early > 0 {
+			t.Errorf("%d of %d receives began with acknowledgements of the performer's batch not yet sent", early, receives)
+		}
+		if slow > 0 {
+			t.Errorf("%d receives began more than %s after the last handler returned (worst %s): the performer waited out the batching window", slow, ackBatchWait+took, worst)
+		}
+		if calls, _ := c.counts(); calls > (n+9)/10 {
+			t.Errorf("%d batch calls for %d messages in receives of ten, want one per receive", calls, n)
+		}
+	})
 }
