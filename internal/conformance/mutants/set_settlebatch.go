@@ -46,4 +46,9 @@ var settleBatchMutants = []mutant{
 		Old:  "acks <- ackItem{} // send what the batch holds now",
 		New:  "// no request to send what the batch holds",
 		Pkg:  "./internal/pump", Run: "^TestReactorReceivesAgainOnlyOnceItsAcknowledgementsAreSent$"},
+	{Name: "pull-ack-batch-of-ten", What: "Pub/Sub pull's acknowledgement batches are capped at SQS's ten ack ids per AcknowledgeRequest",
+		File: "internal/broker/gcp/pull.go",
+		Old:  "func (c *PullConsumer) AckBatchMax() int { return PullAckBatchMax }",
+		New:  "func (c *PullConsumer) AckBatchMax() int { return 10 }",
+		Pkg:  "./internal/broker/gcp", Run: "^TestPullAcknowledgementsBatchedPastTenAckIDs$"},
 }
