@@ -9,11 +9,12 @@ import (
 // reactor runs NoOfPerformers performers, each handling its batch in order.
 // A performer settles each message before its next one, except an
 // acknowledgement, which it hands to the run's settle batcher when the
-// consumer offers broker.BatchAcknowledger (settler.go); before its next
-// receive it asks the batcher to send what it holds (within ackBatchWait)
-// and waits until every acknowledgement of its batch has been sent, so a
-// Reactor still receives again only once its batch is settled (ADR 0004,
-// "The Reactor settles acknowledgements through the same batcher").
+// consumer offers broker.BatchAcknowledger (settler.go): the batcher sends
+// it within its bound while the performer goes on. An acknowledgement
+// whose lease had lapsed (sent within ackBatchWait) is waited for before
+// the performer's next receive, which could otherwise be handed the same
+// message again before it (ADR 0004, "The Reactor settles
+// acknowledgements through the same batcher").
 func (r *run) reactor() {
 	acks, flush := r.startSettler()
 	var wg sync.WaitGroup
@@ -43,7 +44,6 @@ func (r *run) reactor() {
 					handed = r.handle(m, lb.at(i), sink) || handed
 				}
 				if handed {
-					acks <- ackItem{} // send what the batch holds now
 					sent.Wait()
 				}
 			}

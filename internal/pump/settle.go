@@ -3,6 +3,7 @@ package pump
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -22,7 +23,7 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 
 // handle dispatches one message and settles it. With acks.to not nil,
 // acknowledgements are handed to the settle batcher; it reports whether it
-// handed one over.
+// handed over one counted in acks.sent (one whose lease had lapsed).
 //
 // A message whose lease lapsed while it waited is not dispatched: it is
 // dropped without a broker call (the broker redelivers it) and reported as
@@ -117,11 +118,15 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 	switch res.Outcome {
 	case Ack:
 		if acks.to != nil {
-			if acks.sent != nil {
-				acks.sent.Add(1)
+			var sent *sync.WaitGroup
+			if late && acks.sent != nil {
+				// Its lease lapsed: the broker may be handing it out
+				// again; the Reactor's next receive waits for it.
+				sent = acks.sent
+				sent.Add(1)
 			}
-			acks.to <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: acks.sent}
-			return true
+			acks.to <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: sent}
+			return sent != nil
 		}
 		ctx, cancel := r.callAt(settling)
 		err := p.consumer.Acknowledge(ctx, m)

@@ -106,12 +106,6 @@ func (b *ackBatcher) run(acks <-chan ackItem) {
 		}
 	}
 	add := func(a ackItem) {
-		if a.m == nil {
-			if len(batch) > 0 {
-				shorten(ackBatchWait) // a performer waits for what the batch holds
-			}
-			return
-		}
 		w := b.wait(a, stopping)
 		if len(batch) == 0 {
 			batch = <-b.free
@@ -257,18 +251,16 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 
 // ackSink is where handle hands an acknowledgement: to, the settle
 // batcher's channel (nil: handle acknowledges the message itself), and
-// sent, when not nil, a count of the acknowledgements handed over and not
-// yet sent (a Reactor performer's, which waits for it before its next
-// receive).
+// sent, when not nil, a count of the late acknowledgements (lease lapsed)
+// handed over and not yet sent: a Reactor performer's, which waits for it
+// before its next receive.
 type ackSink struct {
 	to   chan<- ackItem
 	sent *sync.WaitGroup
 }
 
 // ackItem is an acknowledgement waiting for a settler: the message and how
-// long its handler took (for the acknowledged event). One with no message
-// is a performer's request that what the batch holds be sent within
-// ackBatchWait: it waits for its acknowledgements before its next receive.
+// long its handler took (for the acknowledged event).
 type ackItem struct {
 	m    *message.Message
 	took time.Duration
