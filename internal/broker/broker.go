@@ -37,11 +37,18 @@ type Consumer interface {
 }
 
 // BatchAcknowledger is implemented by consumers that can acknowledge several
-// messages in one broker call (SQS DeleteMessageBatch). The Proactor uses it
-// to settle asynchronously. It returns one error per message, nil for
-// success; len(result) == len(ms).
+// messages in one broker call (SQS DeleteMessageBatch, Pub/Sub pull's
+// Acknowledge). Both pump variants use it to settle acknowledgements in
+// batches (ADR 0004, "Settle batching").
 type BatchAcknowledger interface {
+	// AcknowledgeBatch acknowledges ms; it returns one error per message,
+	// nil for success; len(result) == len(ms). Given more than
+	// AckBatchMax messages it makes more than one broker call.
 	AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error
+	// AckBatchMax is the most messages one broker call of AcknowledgeBatch
+	// acknowledges (at least 1): the pump's batches carry no more (SQS 10,
+	// Pub/Sub pull 1,000).
+	AckBatchMax() int
 }
 
 // BatchReleaser is implemented by consumers that can make several received

@@ -42,6 +42,9 @@ type batchAck struct {
 	b broker.BatchAcknowledger
 }
 
+// AckBatchMax is the wrapped consumer's.
+func (a batchAck) AckBatchMax() int { return a.b.AckBatchMax() }
+
 // AcknowledgeBatch forwards the call and counts each acknowledgement that
 // succeeded.
 func (a batchAck) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {

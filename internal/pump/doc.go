@@ -5,7 +5,9 @@
 // and drains gracefully. It comes in Brighter's two variants (docs/wire-format.md#pump):
 //
 //   - Reactor: noOfPerformers goroutines, each receiving a batch and handling
-//     its messages one at a time, in order.
+//     its messages one at a time, in order; acknowledgements go to the same
+//     settle batcher as the Proactor's where the consumer offers
+//     broker.BatchAcknowledger.
 //   - Proactor: noOfPerformers receivers fill bounded lanes; noOfPerformers
 //     workers dispatch concurrently; messages with the same partition key go
 //     to the same lane, so per-key order holds; acknowledgements are settled
@@ -25,8 +27,9 @@
 //   - reactor.go: the Reactor's performers.
 //   - proactor.go: the Proactor's receivers, lanes and workers, and its
 //     receive-ahead slots (takeSlots, putSlots).
-//   - settler.go: the Proactor's settle batching: one batcher gathers
-//     acknowledgements (ackItem) into batches of up to ten within a window
+//   - settler.go: both variants' settle batching: one batcher gathers
+//     acknowledgements (ackItem) into batches of up to the consumer's
+//     AckBatchMax (ten on SQS) within a window
 //     bounded by the lease (ackBound), and NoOfPerformers senders send them
 //     (ADR 0004 item 9).
 //   - settle.go: handle and dispatch, and the settles: acknowledge,

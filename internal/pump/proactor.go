@@ -15,7 +15,8 @@ var laneSeed = maphash.MakeSeed()
 // messages go to the worker owning the key's lane; keyless ones to a shared
 // queue any idle worker takes. When the consumer offers
 // broker.BatchAcknowledger, acknowledgements go to a batcher that sends
-// them in batches through NoOfPerformers senders (settler.go).
+// them in batches through NoOfPerformers senders (settler.go), as the
+// Reactor's do.
 //
 // The receive-ahead buffer has NoOfPerformers x BufferSize slots
 // (tokens in a buffered channel): a receiver takes BufferSize of them before its receive and
@@ -39,19 +40,10 @@ func (r *run) proactor() {
 	}
 	shared := make(chan heldMessage, n*p.opts.BufferSize)
 
-	var acks chan ackItem
-	var settled sync.WaitGroup
-	if ba, ok := p.consumer.(broker.BatchAcknowledger); ok {
-		acks = make(chan ackItem, n*p.opts.BufferSize*2)
-		// One batcher and one sender per performer, so that batch
-		// acknowledgements (one broker round trip each) overlap as the
-		// receives do; acknowledging has no order to keep (settler.go).
-		settled.Add(1)
-		go func() {
-			defer settled.Done()
-			r.settleBatches(ba, acks, n)
-		}()
-	}
+	// One batcher and one sender per performer, so that batch
+	// acknowledgements (one broker round trip each) overlap as the
+	// receives do; acknowledging has no order to keep (settler.go).
+	acks, flush := r.startSettler()
 
 	var workers sync.WaitGroup
 	for i := range n {
@@ -82,7 +74,7 @@ func (r *run) proactor() {
 					r.release(m.m, m.lease)
 					continue
 				}
-				r.handle(m.m, m.lease, acks)
+				r.handle(m.m, m.lease, ackSink{to: acks})
 			}
 		}(lanes[i], shared)
 	}
@@ -163,10 +155,7 @@ func (r *run) proactor() {
 	close(shared)
 	workers.Wait()
 	r.releaseHeld()
-	if acks != nil {
-		close(acks)
-		settled.Wait()
-	}
+	flush()
 }
 
 // takeSlots takes k buffer slots, waiting for each; it reports false, with

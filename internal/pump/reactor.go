@@ -7,17 +7,29 @@ import (
 )
 
 // reactor runs NoOfPerformers performers, each handling its batch in order.
+// A performer settles each message before its next one, except an
+// acknowledgement, which it hands to the run's settle batcher when the
+// consumer offers broker.BatchAcknowledger (settler.go): the batcher sends
+// it within its bound while the performer goes on. An acknowledgement
+// whose lease had lapsed (sent within ackBatchWait) is waited for before
+// the performer's next receive, which could otherwise be handed the same
+// message again before it (ADR 0004, "The Reactor settles
+// acknowledgements through the same batcher").
 func (r *run) reactor() {
+	acks, flush := r.startSettler()
 	var wg sync.WaitGroup
 	for range r.p.opts.NoOfPerformers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var sent sync.WaitGroup
+			sink := ackSink{to: acks, sent: &sent}
 			for {
 				ms, lb, ok := r.receive()
 				if !ok {
 					return
 				}
+				handed := false
 				for i, m := range ms {
 					if m.Header.MessageType == message.MTQuit {
 						r.halt(nil)
@@ -29,11 +41,15 @@ func (r *run) reactor() {
 						}
 						break
 					}
-					r.handle(m, lb.at(i), nil)
+					handed = r.handle(m, lb.at(i), sink) || handed
+				}
+				if handed {
+					sent.Wait()
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	r.releaseHeld()
+	flush()
 }

@@ -158,7 +158,7 @@ func TestHeldBackReleaseUsesTheFreshestReceipt(t *testing.T) {
 	// An earlier message of key a went back unsettled after a2 arrived,
 	// due back in 100 ms.
 	r.holds.hold(&message.Message{Header: message.Header{PartitionKey: "a"}}, time.Now(), 100*time.Millisecond)
-	r.handle(ds[0], ref, nil)
+	r.handle(ds[0], ref, ackSink{})
 	checkNoSettleFailed(t, evs)
 	held := evs.of(EventDeferred)
 	if len(held) != 1 || !errors.Is(held[0].Err, ErrHeldBack) {
@@ -187,7 +187,7 @@ func TestExhaustedArrivalSettlesWithTheFreshestReceipt(t *testing.T) {
 		t.Error("the handler ran for a message that arrived exhausted")
 		return Result{Outcome: Ack}
 	}, 2)
-	r.handle(ds[0], absorbedLater(t, r, ds), nil)
+	r.handle(ds[0], absorbedLater(t, r, ds), ackSink{})
 	checkNoSettleFailed(t, evs)
 	rej := evs.of(EventRejected)
 	if len(rej) != 1 || rej[0].Err != nil {
@@ -225,7 +225,7 @@ func TestLapsedSettleUsesTheNewestOfSeveralLaterDeliveries(t *testing.T) {
 	first = r.leases.hold(ds[:1]).at(0)
 	r.leases.hold(ds[1:2]) // waiting in the run, older
 	r.leases.hold(ds[2:3]) // waiting in the run, newest
-	r.handle(ds[0], first, nil)
+	r.handle(ds[0], first, ackSink{})
 	if ran != 1 {
 		t.Fatalf("the handler ran %d times, want once", ran)
 	}

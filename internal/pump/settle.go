@@ -3,6 +3,7 @@ package pump
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -20,8 +21,9 @@ var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message
 // unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).
 var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 
-// handle dispatches one message and settles it. With acks not nil,
-// acknowledgements are handed to the settler.
+// handle dispatches one message and settles it. With acks.to not nil,
+// acknowledgements are handed to the settle batcher; it reports whether it
+// handed over one counted in acks.sent (one whose lease had lapsed).
 //
 // A message whose lease lapsed while it waited is not dispatched: it is
 // dropped without a broker call (the broker redelivers it) and reported as
@@ -32,7 +34,7 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 // routed without dispatch (exhausted).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
-func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
+func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool) {
 	p := r.p
 	// An earlier message of m's key whose batched acknowledgement is not
 	// sent yet decides whether m is held back: wait for it.
@@ -115,9 +117,16 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 	}
 	switch res.Outcome {
 	case Ack:
-		if acks != nil {
-			acks <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m)}
-			return
+		if acks.to != nil {
+			var sent *sync.WaitGroup
+			if late && acks.sent != nil {
+				// Its lease lapsed: the broker may be handing it out
+				// again; the Reactor's next receive waits for it.
+				sent = acks.sent
+				sent.Add(1)
+			}
+			acks.to <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: sent}
+			return sent != nil
 		}
 		ctx, cancel := r.callAt(settling)
 		err := p.consumer.Acknowledge(ctx, m)
@@ -153,6 +162,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks chan<- ackItem) {
 			r.staleSettle(m, Defer, end.requeued, end.delay)
 		}
 	}
+	return false
 }
 
 // dispatch calls the handler, turning a panic into a Defer with an error.

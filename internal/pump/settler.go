@@ -1,14 +1,16 @@
 package pump
 
 import (
+	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// Settle batching (ADR 0004, "Settle batching"). Acknowledgements go to one
-// batcher, which gathers them into batches of up to ackBatchMax and hands
+// Settle batching (ADR 0004, "Settle batching"). Acknowledgements of both
+// variants go to one batcher, which gathers them into batches of up to the
+// consumer's AckBatchMax (ackBatchMax on SQS) and hands
 // each batch to one of NoOfPerformers senders (one broker call each, so
 // calls overlap as receives do). A batch is sent when it is full, or when
 // the first of its acknowledgements reaches its bound, whichever comes
@@ -22,8 +24,9 @@ import (
 //     none waits into the stop's drain; when the workers are done the
 //     batcher sends what it holds at once.
 const (
-	// ackBatchMax is the most acknowledgements one batch call carries (SQS
-	// DeleteMessageBatch's limit, Brighter's largest bufferSize).
+	// ackBatchMax is how many acknowledgements a batch has room for before
+	// it grows (SQS DeleteMessageBatch's limit, Brighter's largest
+	// bufferSize); the most one batch carries is the consumer's AckBatchMax.
 	ackBatchMax = 10
 	// ackBatchWindow is how long a keyless acknowledgement may wait for its
 	// batch to fill (25 ms): with a 10 ms handler on 4 performers (400
@@ -60,6 +63,9 @@ func ackBound(lease time.Duration) time.Duration {
 type ackBatcher struct {
 	// bound is how long a keyless acknowledgement may wait (ackBound).
 	bound time.Duration
+	// max is the most acknowledgements one batch carries (the consumer's
+	// AckBatchMax, at least 1).
+	max int
 	// stop is closed when the pump starts to stop (run.stop).
 	stop <-chan struct{}
 	// free holds empty batches for reuse; out takes full ones to a sender,
@@ -78,7 +84,7 @@ func (b *ackBatcher) wait(a ackItem, stopping bool) time.Duration {
 
 // run gathers the acknowledgements of acks into batches and sends each on
 // b.out, until acks is closed; then it sends what it holds and closes
-// b.out. A batch is sent when it holds ackBatchMax acknowledgements or when
+// b.out. A batch is sent when it holds b.max acknowledgements or when
 // the earliest bound among them is reached. The clock is read and the
 // timer set once per batch, and again only for an acknowledgement whose
 // bound is shorter than the batch's.
@@ -128,7 +134,7 @@ func (b *ackBatcher) run(acks <-chan ackItem) {
 			}
 			continue
 		}
-		if len(batch) >= ackBatchMax {
+		if len(batch) >= b.max {
 			send()
 			continue
 		}
@@ -150,6 +156,30 @@ func (b *ackBatcher) run(acks <-chan ackItem) {
 	}
 }
 
+// startSettler starts the settle batcher when the consumer offers
+// broker.BatchAcknowledger: both variants hand their acknowledgements to
+// the channel it returns (nil when the consumer acknowledges one message
+// per call), and call the func it returns once no more will be handed
+// over; that func returns when every acknowledgement handed over has been
+// sent and settled (a stop's flush: Run returns after it).
+func (r *run) startSettler() (chan<- ackItem, func()) {
+	ba, ok := r.p.consumer.(broker.BatchAcknowledger)
+	if !ok {
+		return nil, func() {}
+	}
+	n := r.p.opts.NoOfPerformers
+	acks := make(chan ackItem, n*r.p.opts.BufferSize*2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.settleBatches(ba, acks, n)
+	}()
+	return acks, func() {
+		close(acks)
+		<-done
+	}
+}
+
 // settleBatches starts the batcher and n senders over acks and returns
 // when acks is closed and every batch has been sent.
 func (r *run) settleBatches(ba broker.BatchAcknowledger, acks <-chan ackItem, n int) {
@@ -157,16 +187,18 @@ func (r *run) settleBatches(ba broker.BatchAcknowledger, acks <-chan ackItem, n 
 	if r.leases != nil {
 		lease = r.leases.lease
 	}
-	b := &ackBatcher{bound: ackBound(lease), stop: r.stop,
+	most := max(ba.AckBatchMax(), 1)
+	room := min(most, ackBatchMax) // a batch grows past this only when the flow fills it
+	b := &ackBatcher{bound: ackBound(lease), max: most, stop: r.stop,
 		free: make(chan []ackItem, n+2), out: make(chan []ackItem)}
 	for range n + 2 {
-		b.free <- make([]ackItem, 0, ackBatchMax)
+		b.free <- make([]ackItem, 0, room)
 	}
 	done := make(chan struct{}, n)
 	for range n {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			ms := make([]*message.Message, 0, ackBatchMax)
+			ms := make([]*message.Message, 0, room)
 			for batch := range b.out {
 				ms = r.settleBatch(ba, batch, ms)
 				clear(batch)
@@ -209,9 +241,22 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 			r.acknowledged(a.m)
 		}
 		r.p.emit(ackEvent(a.m, a.took, a.late, err))
+		if a.sent != nil {
+			a.sent.Done()
+		}
 	}
 	clear(ms)
 	return ms[:0]
+}
+
+// ackSink is where handle hands an acknowledgement: to, the settle
+// batcher's channel (nil: handle acknowledges the message itself), and
+// sent, when not nil, a count of the late acknowledgements (lease lapsed)
+// handed over and not yet sent: a Reactor performer's, which waits for it
+// before its next receive.
+type ackSink struct {
+	to   chan<- ackItem
+	sent *sync.WaitGroup
 }
 
 // ackItem is an acknowledgement waiting for a settler: the message and how
@@ -223,4 +268,7 @@ type ackItem struct {
 	// done is closed when the acknowledgement has been sent (keyed
 	// messages only: keyHolds.ackPending; nil otherwise).
 	done chan struct{}
+	// sent, when not nil, is counted down once the acknowledgement has
+	// been sent and settled (ackSink).
+	sent *sync.WaitGroup
 }

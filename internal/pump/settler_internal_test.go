@@ -29,7 +29,7 @@ type sentBatch struct {
 
 func startBatcher(bound time.Duration) *batcherRun {
 	br := &batcherRun{acks: make(chan ackItem, 100), stop: make(chan struct{}), added: map[*message.Message]time.Time{}, done: make(chan struct{})}
-	br.b = &ackBatcher{bound: bound, stop: br.stop, free: make(chan []ackItem, 3), out: make(chan []ackItem)}
+	br.b = &ackBatcher{bound: bound, max: ackBatchMax, stop: br.stop, free: make(chan []ackItem, 3), out: make(chan []ackItem)}
 	for range 3 {
 		br.b.free <- make([]ackItem, 0, ackBatchMax)
 	}

@@ -146,10 +146,32 @@ func (c *PullConsumer) Acknowledge(ctx context.Context, m *message.Message) erro
 	return nil
 }
 
-// AcknowledgeBatch acknowledges ms in one Acknowledge call; the one error (or
-// nil) is reported for every message that had a receipt.
+// PullAckBatchMax is the most ack ids one AcknowledgeRequest of
+// PullConsumer.AcknowledgeBatch carries (1,000). Pub/Sub limits a request to
+// 512 KB, and Google's client libraries send up to 2,500 ack ids in one;
+// 1,000 keeps a request under a fifth of the limit with ack ids of up to
+// 100 bytes, and one failed call fails no more than 1,000 acknowledgements
+// (each left to its ack deadline). SQS's DeleteMessageBatch takes 10.
+const PullAckBatchMax = 1000
+
+// AckBatchMax is PullAckBatchMax (broker.BatchAcknowledger).
+func (c *PullConsumer) AckBatchMax() int { return PullAckBatchMax }
+
+// AcknowledgeBatch acknowledges ms with one Acknowledge call per
+// PullAckBatchMax of them; each call's one error (or nil) is reported for
+// every message of it that had a receipt.
 func (c *PullConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
 	errs := make([]error, len(ms))
+	for start := 0; start < len(ms); start += PullAckBatchMax {
+		end := min(start+PullAckBatchMax, len(ms))
+		c.acknowledgeBatch(ctx, ms[start:end], errs[start:end])
+	}
+	return errs
+}
+
+// acknowledgeBatch acknowledges ms (at most PullAckBatchMax) in one
+// Acknowledge call, writing each message's error to errs (len(ms)).
+func (c *PullConsumer) acknowledgeBatch(ctx context.Context, ms []*message.Message, errs []error) {
 	ids := make([]string, 0, len(ms))
 	idx := make([]int, 0, len(ms))
 	for i, m := range ms {
@@ -161,14 +183,13 @@ func (c *PullConsumer) AcknowledgeBatch(ctx context.Context, ms []*message.Messa
 		ids, idx = append(ids, id), append(idx, i)
 	}
 	if len(ids) == 0 {
-		return errs
+		return
 	}
 	if err := c.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: c.sub, AckIds: ids}); err != nil {
 		for k, i := range idx {
 			errs[i] = ackCallErr(fmt.Sprintf("acknowledge message %s on %s", ms[i].Header.MessageID, c.sub), ids[k], err)
 		}
 	}
-	return errs
 }
 
 // Requeue makes m visible again after delay with one ModifyAckDeadline call

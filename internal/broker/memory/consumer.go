@@ -194,6 +194,11 @@ func (c *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	return nil
 }
 
+// AckBatchMax is 10, the most messages a batch of the pump's carries on
+// SQS, which the memory transport stands in for in tests
+// (broker.BatchAcknowledger).
+func (c *Consumer) AckBatchMax() int { return 10 }
+
 // AcknowledgeBatch acknowledges each message; one error per message.
 func (c *Consumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
 	errs := make([]error, len(ms))

@@ -414,6 +414,10 @@ func (k *Consumer) Acknowledge(ctx context.Context, m *message.Message) error {
 	return nil
 }
 
+// AckBatchMax is the most messages one DeleteMessageBatch deletes (10,
+// SQS's limit; broker.BatchAcknowledger).
+func (k *Consumer) AckBatchMax() int { return MaxBufferSize }
+
 // AcknowledgeBatch deletes the messages with DeleteMessageBatch, ten per
 // call. It returns one error per message (nil for success).
 func (k *Consumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {

@@ -65,7 +65,7 @@ const (
 //
 // Sub-benchmarks: stream (brighter's `mode: stream`, the client library
 // batching acknowledgements itself) and pull (`mode: pull`: the pump's
-// batcher sends AcknowledgeRequests of up to 10 ack ids); the plain loop
+// batcher sends AcknowledgeRequests of up to gcp.PullAckBatchMax ack ids); the plain loop
 // is the client library's Receive in both.
 func BenchmarkConsumePubSub(b *testing.B) {
 	var counter *faultproxy.Counter

@@ -1,9 +1,10 @@
 package main
 
-// settleBatchMutants break the Proactor's settle batching
+// settleBatchMutants break the settle batching of both variants
 // (internal/pump/settler.go, ADR 0004 item 9): the window, its bound by the
-// lease, the short wait of an acknowledgement something waits on, and a
-// stop's. Each is killed by the batcher's synctest tests.
+// lease, the short wait of an acknowledgement something waits on, a
+// stop's, and the Reactor's flush before it returns. Each is killed by the
+// batcher's or the pump's synctest tests.
 var settleBatchMutants = []mutant{
 	{Name: "settle-batch-window-not-bounded-by-lease", What: "the batching window is not bounded by a twentieth of the lease: a batch may hold an acknowledgement 25 ms on a lease of 200 ms",
 		File: "internal/pump/settler.go",
@@ -25,4 +26,29 @@ var settleBatchMutants = []mutant{
 		Old:  "\tackBatchWindow = 25 * time.Millisecond\n",
 		New:  "\tackBatchWindow = time.Millisecond\n",
 		Pkg:  "./internal/pump", Run: "^TestAckBatchFillsWithinTheWindow$"},
+	{Name: "settle-batch-lease-ignored-by-pump", What: "the pump gives its batcher the window unbounded by the consumer's lease: on a lease of 300 ms an acknowledgement may wait 25 ms, not 15",
+		File: "internal/pump/settler.go",
+		Old:  "b := &ackBatcher{bound: ackBound(lease),",
+		New:  "b := &ackBatcher{bound: ackBound(lease * 0),",
+		Pkg:  "./internal/pump", Run: "^TestBatchedAcknowledgementsLeaveWithinTheirBound$"},
+	{Name: "proactor-stop-no-flush", What: "the Proactor returns from a stop without waiting for its settle batcher: Run returns while batched acknowledgements are still unsent",
+		File: "internal/pump/proactor.go",
+		Old:  "\tr.releaseHeld()\n\tflush()\n",
+		New:  "\tr.releaseHeld()\n\tgo flush()\n",
+		Pkg:  "./internal/pump", Run: "^TestGracefulStopSendsEveryBatchedAcknowledgement$"},
+	{Name: "reactor-stop-no-flush", What: "the Reactor returns from a stop without waiting for its settle batcher: Run returns while batched acknowledgements are still unsent",
+		File: "internal/pump/reactor.go",
+		Old:  "\tr.releaseHeld()\n\tflush()\n",
+		New:  "\tr.releaseHeld()\n\tgo flush()\n",
+		Pkg:  "./internal/pump", Run: "^TestGracefulStopSendsEveryBatchedAcknowledgement$"},
+	{Name: "reactor-receives-before-late-acks-sent", What: "a Reactor performer receives again while a late acknowledgement (lease lapsed) of its batch is still in the batcher: it races the message's redelivery",
+		File: "internal/pump/reactor.go",
+		Old:  "\t\t\t\t\tsent.Wait()\n",
+		New:  "\n",
+		Pkg:  "./internal/pump", Run: "^TestReactorReceivesAgainOnlyOnceItsLateAcknowledgementsAreSent$"},
+	{Name: "pull-ack-batch-of-ten", What: "Pub/Sub pull's acknowledgement batches are capped at SQS's ten ack ids per AcknowledgeRequest",
+		File: "internal/broker/gcp/pull.go",
+		Old:  "func (c *PullConsumer) AckBatchMax() int { return PullAckBatchMax }",
+		New:  "func (c *PullConsumer) AckBatchMax() int { return 10 }",
+		Pkg:  "./internal/broker/gcp", Run: "^TestPullAcknowledgementsBatchedPastTenAckIDs$"},
 }

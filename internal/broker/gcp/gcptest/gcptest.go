@@ -62,6 +62,17 @@ type Faults struct {
 	calls        sync.Map // full method name -> *atomic.Int64
 	cutOff       sync.Map // full method name -> *atomic.Int64 (CutOff)
 	holds        sync.Map // last path segment -> *faultproxy.Hold (HoldCalls)
+	ackMu        sync.Mutex
+	ackIDs       []int // ack ids of each AcknowledgeRequest (AckIDsPerCall)
+}
+
+// AckIDsPerCall returns how many ack ids each AcknowledgeRequest that went
+// through the interceptor carried, in the order they were made (injected
+// faults included).
+func (f *Faults) AckIDsPerCall() []int {
+	f.ackMu.Lock()
+	defer f.ackMu.Unlock()
+	return append([]int(nil), f.ackIDs...)
 }
 
 // Calls returns how many unary calls of method (its last path segment, as
@@ -190,6 +201,9 @@ func (f *Faults) Intercept(ctx context.Context, method string, req, reply any, c
 			return *e
 		}
 	case *pubsubpb.AcknowledgeRequest:
+		f.ackMu.Lock()
+		f.ackIDs = append(f.ackIDs, len(r.AckIds))
+		f.ackMu.Unlock()
 		if f.ack.Load() {
 			return status.Error(codes.PermissionDenied, "injected acknowledge fault")
 		}
