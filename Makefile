@@ -29,7 +29,8 @@ BUILD_LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
 
 # Static and -trimpath, as the image's binary is built (ociimage.BuildBinary):
 # one build of the dependency tree serves both, and the version and image
-# tests, which build the binary too, find it in the build cache.
+# tests and the command tests' `brighter` (cmdtest.BuildBrighter), which
+# build the binary too, find it in the build cache.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(BUILD_LDFLAGS)" -o $(BIN) ./cmd/brighter
 
