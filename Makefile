@@ -29,7 +29,8 @@ BUILD_LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(REVISION)
 
 # Static and -trimpath, as the image's binary is built (ociimage.BuildBinary):
 # one build of the dependency tree serves both, and the version and image
-# tests, which build the binary too, find it in the build cache.
+# tests and the command tests' `brighter` (cmdtest.BuildBrighter), which
+# build the binary too, find it in the build cache.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(BUILD_LDFLAGS)" -o $(BIN) ./cmd/brighter
 
@@ -82,7 +83,12 @@ TEST_P ?= 4
 # once): started last, the conformance suite alone ran 7 minutes past
 # everything else.
 TEST_FIRST ?= ./internal/conformance ./internal/cmd/root ./internal/cmd/dlq/edit ./internal/cmd/consume ./internal/cmd/dlq/triage ./internal/broker/sqs
-test: deps lint
+# The command tests start `brighter` as a process hundreds of times: a plain
+# build of ./cmd/brighter (cmdtest.SubprocessEnv), made once per test binary
+# from the build cache that make build fills first, while everything in the
+# test binaries runs with -race (docs/testing.md, "The brighter the tests
+# start").
+test: deps lint build
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(TEST_FIRST) $(PKGS)
 	$(MAKE) mutants-ci
 	$(MAKE) bench-smoke
@@ -92,11 +98,14 @@ test: deps lint
 # every test with -race beside a CPU hog of STRESS_HOG spinning goroutines
 # per core (internal/tools/stress); each failure is reported by test name
 # with the runs it failed in, each run's go test -json kept in bin/stress/.
-# docs/testing.md records the results.
+# docs/testing.md records the results. The `brighter` processes the command
+# tests start are the -race test binaries themselves here
+# (BRIGHTER_TEST_SUBPROCESS=self), so that a data race in a path only a
+# process reaches (signals, SIGKILLs, the tmux consoles) is hunted too.
 STRESS_RUNS ?= 5
 STRESS_HOG  ?= 2
 test-stress: deps
-	$(GO) run ./internal/tools/stress -runs $(STRESS_RUNS) -hog $(STRESS_HOG) -out bin/stress -- -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
+	BRIGHTER_TEST_SUBPROCESS=self $(GO) run ./internal/tools/stress -runs $(STRESS_RUNS) -hog $(STRESS_HOG) -out bin/stress -- -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
 
 # One run of the suite on its own, then its per-package times and slowest
 # tests as the Markdown tables of docs/testing.md.

@@ -1,6 +1,7 @@
 // Package cmdtest is the test support the command packages share: the
-// TestMain that lets testscript run a test binary as the `brighter`
-// command (Main, given the entry point by the test package), the fauxqs
+// TestMain that puts a `brighter` command on the PATH for the tests that
+// start it as a process (Main: a plain build of ./cmd/brighter, or the test
+// binary itself run through the entry point the test package gives), the fauxqs
 // emulator the tests of one binary share, helpers to run `brighter` as a
 // process and read what it says, and a tmux session to drive the terminal
 // screens. It is for tests only.
@@ -15,9 +16,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
@@ -45,11 +49,35 @@ import (
 // command tests, then one package, took 13m20s on a quiet machine.
 const WaitBoundParallel = 6
 
-// Main is a command test package's TestMain: it lets testscript run the
-// test binary as the `brighter` command, whose entry point is brighter
-// (the exit code of the command line os.Args[1:]), and otherwise runs the
+// SubprocessEnv is the environment variable that chooses the `brighter`
+// the tests start as a process (testscript's `exec brighter`, Bin,
+// BrighterExit, exec.Command("brighter", ...)): unset, empty or
+// SubprocessBuild, a plain build of ./cmd/brighter (BuildBrighter); SubprocessSelf,
+// the test binary itself, with the race detector when the tests were built
+// with -race (make test-stress runs so). Any other value fails the test
+// binary before its first test.
+const SubprocessEnv = "BRIGHTER_TEST_SUBPROCESS"
+
+// The values of SubprocessEnv.
+const (
+	// SubprocessBuild: `brighter` is ./cmd/brighter built without -race
+	// (CGO_ENABLED=0, -trimpath, as make build builds it), once per test
+	// binary. A -race binary costs the CPU of several plain ones, and the
+	// command tests start `brighter` hundreds of times: with the test binary
+	// as `brighter`, the suite was bound by the CPU on 2 cores.
+	SubprocessBuild = "build"
+	// SubprocessSelf: `brighter` is the test binary (testscript.Main's copy
+	// of it), so a data race in a code path only a process reaches (signal
+	// handling, a SIGKILL's journal, the tmux consoles) is reported there.
+	SubprocessSelf = "self"
+)
+
+// Main is a command test package's TestMain. When testscript runs the
+// test binary as the `brighter` command (SubprocessSelf), it runs brighter
+// (the exit code of the command line os.Args[1:]). Otherwise it runs the
 // tests with WaitBoundParallel, fauxqs's static credentials in the
-// environment, and the shared Pub/Sub emulator stopped at the end.
+// environment, the `brighter` that SubprocessEnv chooses first on the PATH,
+// and the shared Pub/Sub emulator stopped at the end.
 func Main(m *testing.M, brighter func() int) {
 	testscript.Main(stopPubSubAfter{m}, map[string]func(){
 		"brighter": func() { os.Exit(brighter()) },
@@ -75,9 +103,113 @@ func (s stopPubSubAfter) Run() int {
 			_ = os.Setenv(k, v)
 		}
 	}
+	switch mode := os.Getenv(SubprocessEnv); mode {
+	case SubprocessSelf:
+		// testscript.Main put this binary on the PATH as `brighter`.
+	case "", SubprocessBuild:
+		dir, err := os.MkdirTemp("", "brighter-subprocess-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cmdtest: %v\n", err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		err = BuildBrighter(ctx, filepath.Join(dir, "brighter"))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cmdtest: %v (%s=%s runs the test binary as brighter instead)\n", err, SubprocessEnv, SubprocessSelf)
+			return 1
+		}
+		_ = os.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	default:
+		fmt.Fprintf(os.Stderr, "cmdtest: %s=%q: want %q (the default) or %q\n", SubprocessEnv, mode, SubprocessBuild, SubprocessSelf)
+		return 1
+	}
 	code := s.m.Run()
 	gcptest.StopShared()
 	return code
+}
+
+// buildTimeout bounds BuildBrighter in Main: a build of the whole
+// dependency tree on a loaded 2-core machine when the build cache is cold
+// (make test runs make build first, which fills it).
+const buildTimeout = 10 * time.Minute
+
+// BuildBrighter writes to out the `brighter` of the module this test binary
+// runs in: ./cmd/brighter built as make build builds it (CGO_ENABLED=0,
+// -trimpath; no -race, whatever GOFLAGS says; no -ldflags version and no VCS
+// stamping, so `brighter version` says what the test binary says). Test
+// binaries of the same module share one build under the system's temporary
+// directory, made under a file lock: the Go toolchain links it again only
+// when the sources changed, and each caller gets a copy of its own, which a
+// later build for other sources cannot change under it. It returns an error
+// naming the build's output when the build fails or ctx ends first.
+func BuildBrighter(ctx context.Context, out string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(root))
+	shared := filepath.Join(os.TempDir(), fmt.Sprintf("brighter-test-build-%x", sum[:6]))
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		return fmt.Errorf("build brighter: %w", err)
+	}
+	unlock, err := lockedfile.MutexAt(filepath.Join(shared, "lock")).Lock()
+	if err != nil {
+		return fmt.Errorf("build brighter: lock %s: %w", shared, err)
+	}
+	defer unlock()
+	bin := filepath.Join(shared, "brighter")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", bin, "./cmd/brighter")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build brighter: go build ./cmd/brighter in %s: %w\n%s", root, err, b)
+	}
+	if err := copyExecutable(bin, out); err != nil {
+		return fmt.Errorf("build brighter: %w", err)
+	}
+	return nil
+}
+
+// moduleRoot is the directory of the go.mod above the working directory
+// (go test runs a test binary in its package's directory).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("module root: %w", err)
+	}
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("module root: no go.mod above %s", dir)
+		}
+		d = parent
+	}
+}
+
+// copyExecutable copies the file from to a new executable file to.
+func copyExecutable(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	defer func() { _ = src.Close() }()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		_ = dst.Close()
+		return fmt.Errorf("copy %s to %s: %w", from, to, err)
+	}
+	if err := dst.Close(); err != nil {
+		return fmt.Errorf("copy %s to %s: %w", from, to, err)
+	}
+	return nil
 }
 
 var (
@@ -106,8 +238,8 @@ func Env() []string {
 		"XDG_STATE_HOME="+filepath.Join(os.TempDir(), "brighter-test-state"))
 }
 
-// Bin is the `brighter` command: this test binary, on the PATH that
-// testscript.Main (Main) set up.
+// Bin is the `brighter` command on the PATH that Main set up: a plain build
+// of ./cmd/brighter, or this test binary (SubprocessEnv).
 func Bin(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("brighter")

@@ -14,4 +14,9 @@ var suiteMutants = []mutant{
 		Old:  "s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)",
 		New:  "s.ReceiveSettings.MaxDurationPerAckExtension = 0 * streamAckDeadline(opts.AckDeadline)",
 		Run:  "^TestStreamKilledReplicaMessagesBackWithinAckDeadline$", Pkg: "./internal/broker/gcp"},
+	{Name: "subprocess-self-first", What: "the command tests' plain build of ./cmd/brighter goes after the test binary on the PATH: every `brighter` process is the test binary again (with -race, several times the CPU)",
+		File: "internal/cmd/cmdtest/cmdtest.go",
+		Old:  "_ = os.Setenv(\"PATH\", dir+string(filepath.ListSeparator)+os.Getenv(\"PATH\"))",
+		New:  "_ = os.Setenv(\"PATH\", os.Getenv(\"PATH\")+string(filepath.ListSeparator)+dir)",
+		Run:  "^TestSubprocessBrighterIsWhatTheEnvironmentChooses$", Pkg: "./internal/cmd/root"},
 }

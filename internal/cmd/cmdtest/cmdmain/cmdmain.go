@@ -1,6 +1,8 @@
 // Package cmdmain is the TestMain and the in-process `brighter` of the
 // command packages' tests: Main registers the test binary as the
-// `brighter` command (root.Run on the process's streams), Run runs a
+// `brighter` command (root.Run on the process's streams), which the tests
+// start as a process when cmdtest.SubprocessEnv says so (a plain build of
+// ./cmd/brighter otherwise), Run runs a
 // command line in process as main does, NewRootCmd builds the command
 // tree. The tests that use it are external test packages (package
 // <command>_test): it is built on the root command, which builds every
@@ -26,8 +28,9 @@ import (
 )
 
 // Main is a command test package's TestMain: cmdtest.Main with the root's
-// entry point, so that testscript (and a test that starts `brighter` as a
-// process) runs this test binary as the `brighter` command.
+// entry point, so that testscript can run this test binary as the
+// `brighter` command (cmdtest.SubprocessSelf); by default the tests that
+// start `brighter` as a process run a plain build of ./cmd/brighter.
 func Main(m *testing.M) {
 	cmdtest.Main(m, func() int { return Run(context.Background(), iostreams.System(), os.Args[1:]) })
 }
