@@ -91,6 +91,17 @@ func (d *consoleDriver) screen() string {
 	return strings.Join(strings.Fields(ansi.Strip(d.m.(triage.Model).Render())), " ")
 }
 
+// testOptions are dlq triage's options on the subscriptions file file,
+// archiving to archive, with fanOut as --fan-out, the emulators'
+// transports, warnings logged as text to an in-memory stream, a one-minute
+// visibility and a two-second wait for dead letters.
+func testOptions(file, archive string, fanOut bool) *Options {
+	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
+	return &Options{archiveFile: archive, ReplayOptions: &shared.ReplayOptions{FanOut: fanOut, Options: &shared.Options{
+		IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
+		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
+}
+
 // sqsConsole is dlq triage's console on the queues of a
 // dlqtest.SQSAllowCase (on fauxqs), driven without a terminal.
 type sqsConsole struct {
@@ -120,10 +131,7 @@ func startSQSConsole(t *testing.T, ctx context.Context, run, editor string, env 
 	}
 	c := dlqtest.SQSAllowCase(t, ctx, run)
 	dir, file := c.Prepare(t)
-	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-	o := &Options{archiveFile: filepath.Join(dir, "archive.jsonl"), ReplayOptions: &shared.ReplayOptions{Options: &shared.Options{
-		IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
-		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
+	o := testOptions(file, filepath.Join(dir, "archive.jsonl"), false)
 	logger, err := o.Factory.Logger()
 	if err != nil {
 		t.Fatal(err)
