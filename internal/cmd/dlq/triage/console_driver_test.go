@@ -102,6 +102,22 @@ func testOptions(file, archive string, fanOut bool) *Options {
 		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
 }
 
+// testActions are the console's actions on the dead letters of the
+// subscription to, as dlq triage wires them with o; it fails the test when
+// they cannot be made.
+func (o *Options) testActions(t *testing.T, ctx context.Context, to string) *triageActions {
+	t.Helper()
+	logger, err := o.Factory.Logger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := o.actions(ctx, to, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // sqsConsole is dlq triage's console on the queues of a
 // dlqtest.SQSAllowCase (on fauxqs), driven without a terminal.
 type sqsConsole struct {
@@ -131,15 +147,7 @@ func startSQSConsole(t *testing.T, ctx context.Context, run, editor string, env 
 	}
 	c := dlqtest.SQSAllowCase(t, ctx, run)
 	dir, file := c.Prepare(t)
-	o := testOptions(file, filepath.Join(dir, "archive.jsonl"), false)
-	logger, err := o.Factory.Logger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := o.actions(ctx, "orders", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := testOptions(file, filepath.Join(dir, "archive.jsonl"), false).testActions(t, ctx, "orders")
 	acts := &editCapture{triageActions: a}
 	first, err := a.Load(ctx)
 	if err != nil {

@@ -42,15 +42,7 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			dir, file := c.Prepare(t)
 			archive := filepath.Join(dir, "archive.jsonl")
-			o := testOptions(file, archive, c.FanOut)
-			logger, err := o.Factory.Logger()
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := o.actions(ctx, "orders", logger)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := testOptions(file, archive, c.FanOut).testActions(t, ctx, "orders")
 			load := func() []string {
 				ms, err := a.Load(ctx)
 				if err != nil {
