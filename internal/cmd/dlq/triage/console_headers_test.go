@@ -2,35 +2,13 @@ package triage
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
-	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
-	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
-	"github.com/brightergo/brighter/internal/cmd/factory"
-	"github.com/brightergo/brighter/internal/cmd/iostreams"
-	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/transport"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
-
-// headerCapture keeps the last header edit the console started.
-type headerCapture struct {
-	*triageActions
-	ed triage.Editing
-}
-
-func (c *headerCapture) EditHeaders(m *message.Message) (triage.Editing, error) {
-	ed, err := c.triageActions.EditHeaders(m)
-	c.ed = ed
-	return ed, err
-}
 
 // TestDLQTriage_ConsoleEditsHeaders: on fauxqs, E on a dead letter opens
 // its headers and bag as YAML in $EDITOR (as dlq edit --headers); the
@@ -42,35 +20,8 @@ func (c *headerCapture) EditHeaders(m *message.Message) (triage.Editing, error) 
 func TestDLQTriage_ConsoleEditsHeaders(t *testing.T) {
 	run := "eh" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	ctx := context.Background()
-	editor := filepath.Join(t.TempDir(), "headers.sh")
-	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i \"s/^bag:.*$/bag:\\n    ${ADD:-fixedBy: ops}/\" \"$1\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("EDITOR", editor)
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true", "XDG_STATE_HOME": t.TempDir()} {
-		t.Setenv(k, v)
-	}
-	c := dlqtest.SQSAllowCase(t, ctx, run)
-	dir, file := c.Prepare(t)
-	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-	o := &Options{archiveFile: filepath.Join(dir, "archive.jsonl"), ReplayOptions: &shared.ReplayOptions{Options: &shared.Options{
-		IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
-		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
-	logger, err := o.Factory.Logger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := o.actions(ctx, "orders", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acts := &headerCapture{triageActions: a}
-	first, err := a.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &consoleDriver{t: t, m: triage.New(ctx, acts, time.Now).WithMessages(first)}
-	d.send(tea.WindowSizeMsg{Width: 200, Height: 60})
+	con := startSQSConsole(t, ctx, run, "#!/bin/sh\nsed -i \"s/^bag:.*$/bag:\\n    ${ADD:-fixedBy: ops}/\" \"$1\"\n", map[string]string{"XDG_STATE_HOME": t.TempDir()})
+	c, dir, acts, d := con.c, con.dir, con.acts, con.d
 	edit := func(id string) {
 		t.Helper()
 		acts.ed = nil

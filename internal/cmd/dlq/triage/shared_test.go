@@ -2,17 +2,11 @@ package triage
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
-	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
-	"github.com/brightergo/brighter/internal/cmd/factory"
-	"github.com/brightergo/brighter/internal/cmd/iostreams"
-	"github.com/brightergo/brighter/internal/transport"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
@@ -27,10 +21,7 @@ func TestDLQTriage_SharedDeadLetterTopic_OpensToLook(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	file, _, _ := dlqtest.PubSubShared(t)
-	io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-	o := &Options{archiveFile: filepath.Join(t.TempDir(), "a.jsonl"), ReplayOptions: &shared.ReplayOptions{Options: &shared.Options{
-		IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
-		ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
+	o := testOptions(file, filepath.Join(t.TempDir(), "a.jsonl"), false)
 	logger, err := o.Factory.Logger()
 	if err != nil {
 		t.Fatal(err)

@@ -70,26 +70,9 @@ func TestDLQTriage_TmuxSearchAndRefresh_PubSub(t *testing.T) {
 				}
 				return strings.Count(sc, "    4 ") == 3
 			})
-			for _, l := range strings.Split(sc, "\n") {
-				if n := len([]rune(l)); n > size.w {
-					t.Errorf("a line of %d cells on a %d-column terminal: %q", n, size.w, l)
-				}
-			}
+			fitsWidth(t, sc, size.w)
 
-			s.Keys(true, "/3007")
-			s.Keys(false, "Enter")
-			s.Await("the search's result", func(sc string) bool {
-				return strings.Contains(sc, "search /3007") && strings.Contains(sc, "o3007-"+run) && !strings.Contains(sc, "o3004-"+run)
-			})
-			s.Keys(false, "Escape")
-			s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /3007") })
-			s.Keys(true, "/o3010-"+run)
-			s.Keys(false, "Enter")
-			s.Await("the search by id", func(sc string) bool {
-				return strings.Contains(sc, "1 message matching") && strings.Contains(sc, "o3010-"+run)
-			})
-			s.Keys(false, "Escape")
-			s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /o3010") })
+			s.searchesBodyAndID(run)
 
 			for i := range 2 {
 				m := message.New(fmt.Sprintf("late%d-%s", i, run), "billing", message.MTCommand, []byte(`{}`))

@@ -29,6 +29,40 @@ func startTriageAt(t *testing.T, run, command string, env []string, w, h int) tm
 	return s
 }
 
+// fitsWidth fails the test when a line of the screen sc is wider than w
+// cells.
+func fitsWidth(t *testing.T, sc string, w int) {
+	t.Helper()
+	for _, l := range strings.Split(sc, "\n") {
+		if n := len([]rune(l)); n > w {
+			t.Errorf("a line of %d cells on a %d-column terminal: %q", n, w, l)
+		}
+	}
+}
+
+// searchesBodyAndID drives the console from its groups screen, over the
+// dead letters o3000-RUN... the test seeded: / finds a message by the order
+// number in its body (3007, not 3004), and, after esc back to the groups,
+// by its id (o3010-RUN); esc leaves each search for the groups.
+func (s tmuxSession) searchesBodyAndID(run string) {
+	// search from the groups screen: by the order number in a body
+	s.Keys(true, "/3007")
+	s.Keys(false, "Enter")
+	s.Await("the search's result", func(sc string) bool {
+		return strings.Contains(sc, "search /3007") && strings.Contains(sc, "o3007-"+run) && !strings.Contains(sc, "o3004-"+run)
+	})
+	// and by an id, after esc back to the groups
+	s.Keys(false, "Escape")
+	s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /3007") })
+	s.Keys(true, "/o3010-"+run)
+	s.Keys(false, "Enter")
+	s.Await("the search by id", func(sc string) bool {
+		return strings.Contains(sc, "1 message matching") && strings.Contains(sc, "o3010-"+run)
+	})
+	s.Keys(false, "Escape")
+	s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /o3010") })
+}
+
 // budgetSpent is a dead letter whose budget ran out in the handler of
 // topic: the long shared prefix, then the handler's last error.
 func budgetSpent(id, topic, dlq, last string, order int, at time.Time) *message.Message {
@@ -89,28 +123,9 @@ func TestDLQTriage_TmuxSearchAndRefresh(t *testing.T) {
 				}
 				return true
 			})
-			for _, l := range strings.Split(sc, "\n") {
-				if n := len([]rune(l)); n > size.w {
-					t.Errorf("a line of %d cells on a %d-column terminal: %q", n, size.w, l)
-				}
-			}
+			fitsWidth(t, sc, size.w)
 
-			// search from the groups screen: by the order number in a body
-			s.Keys(true, "/3007")
-			s.Keys(false, "Enter")
-			s.Await("the search's result", func(sc string) bool {
-				return strings.Contains(sc, "search /3007") && strings.Contains(sc, "o3007-"+run) && !strings.Contains(sc, "o3004-"+run)
-			})
-			// and by an id, after esc back to the groups
-			s.Keys(false, "Escape")
-			s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /3007") })
-			s.Keys(true, "/o3010-"+run)
-			s.Keys(false, "Enter")
-			s.Await("the search by id", func(sc string) bool {
-				return strings.Contains(sc, "1 message matching") && strings.Contains(sc, "o3010-"+run)
-			})
-			s.Keys(false, "Escape")
-			s.Await("back at the groups", func(sc string) bool { return !strings.Contains(sc, "search /o3010") })
+			s.searchesBodyAndID(run)
 
 			// dead-lettered while the console is open: shown by the next
 			// refresh, no key pressed

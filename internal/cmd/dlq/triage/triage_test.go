@@ -13,11 +13,8 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
-	"github.com/brightergo/brighter/internal/cmd/factory"
-	"github.com/brightergo/brighter/internal/cmd/iostreams"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/transport"
 	"github.com/brightergo/brighter/internal/tui/triage"
 )
 
@@ -45,18 +42,7 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			dir, file := c.Prepare(t)
 			archive := filepath.Join(dir, "archive.jsonl")
-			io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}, Getenv: os.LookupEnv}
-			o := &Options{archiveFile: archive, ReplayOptions: &shared.ReplayOptions{FanOut: c.FanOut, Options: &shared.Options{
-				IO: io, Factory: &factory.Factory{IOStreams: io, LogFormat: "text", LogLevel: "warn"}, Transports: transport.Default(), Now: time.Now,
-				ConfigPath: file, Visibility: time.Minute, Wait: 2 * time.Second}}}
-			logger, err := o.Factory.Logger()
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := o.actions(ctx, "orders", logger)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := testOptions(file, archive, c.FanOut).testActions(t, ctx, "orders")
 			load := func() []string {
 				ms, err := a.Load(ctx)
 				if err != nil {

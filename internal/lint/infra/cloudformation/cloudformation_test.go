@@ -1,33 +1,22 @@
 package cloudformation
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint/infra"
 	"github.com/brightergo/brighter/internal/lint/infra/infratest"
 )
 
 const corpus = "../../../../testdata/infra/cloudformation"
 
+// format is this package's reader as infratest drives it.
+var format = infratest.Reader{Read: Read, Detect: Detect}
+
 func readCorpus(t *testing.T, name string) []infra.Resource {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpus, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !Detect(data) {
-		t.Errorf("Detect(%s) = false, want true", name)
-	}
-	rs, err := Read(name, data)
-	if err != nil {
-		t.Fatalf("Read(%s): %v", name, err)
-	}
+	rs := infratest.ReadCorpus(t, format, corpus, name)
 	for _, r := range rs {
 		if r.Pos.File != name {
 			t.Errorf("%s: Pos.File = %q, want %q", r.Address, r.Pos.File, name)
@@ -206,22 +195,6 @@ func TestRead_NoValueUnsetsAProperty(t *testing.T) {
 	}})
 }
 
-// errorsOf returns the config.Errors of err, failing the test when err is
-// not one.
-func errorsOf(t *testing.T, err error) config.Errors {
-	t.Helper()
-	var es config.Errors
-	var e *config.Error
-	switch {
-	case errors.As(err, &es):
-		return es
-	case errors.As(err, &e):
-		return config.Errors{e}
-	}
-	t.Fatalf("error %v (%T) is not config.Errors", err, err)
-	return nil
-}
-
 func TestRead_RefusesBrokenTemplatesWithPositions(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"no resources", "AWSTemplateFormatVersion: '2010-09-09'\n", "t.yaml:1:1: a CloudFormation template needs a Resources mapping"},
@@ -240,7 +213,7 @@ func TestRead_RefusesBrokenTemplatesWithPositions(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Read accepted %q", c.src)
 			}
-			errorsOf(t, err)
+			infratest.ErrorsOf(t, err)
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q does not contain %q", err, c.want)
 			}

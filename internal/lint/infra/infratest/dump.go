@@ -1,6 +1,8 @@
 // Package infratest is test support for the readers of `lint --infra`: it
 // flattens a resource into "field: state value @line:col" lines a test can
-// compare entry by entry.
+// compare entry by entry, and drives any reader through the checks every
+// reader shares (its corpus files read, hostile and huge files refused
+// within bounds, fuzzing).
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.

@@ -1,10 +1,8 @@
 package krm
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -15,20 +13,12 @@ import (
 
 const corpus = "../../../../testdata/infra/krm"
 
+// format is this package's reader as infratest drives it.
+var format = infratest.Reader{Read: Read, Detect: Detect}
+
 func readCorpus(t *testing.T, name string) []infra.Resource {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpus, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !Detect(data) {
-		t.Errorf("Detect(%s) = false, want true", name)
-	}
-	rs, err := Read(name, data)
-	if err != nil {
-		t.Fatalf("Read(%s): %v", name, err)
-	}
-	return rs
+	return infratest.ReadCorpus(t, format, corpus, name)
 }
 
 // check compares the flattened settings of each resource (by Address, in
@@ -149,7 +139,7 @@ func TestRead_RefusesBadFieldsWithPositions(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Read accepted %q", c.src)
 			}
-			errorsOf(t, err)
+			infratest.ErrorsOf(t, err)
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q does not contain %q", err, c.want)
 			}
@@ -174,91 +164,25 @@ func TestDetect_TellsManifestsFromOtherFiles(t *testing.T) {
 	}
 }
 
-func errorsOf(t *testing.T, err error) config.Errors {
-	t.Helper()
-	var es config.Errors
-	var e *config.Error
-	switch {
-	case errors.As(err, &es):
-		return es
-	case errors.As(err, &e):
-		return config.Errors{e}
-	}
-	t.Fatalf("error %v (%T) is not config.Errors", err, err)
-	return nil
+// hostileCorpus maps each file of testdata/infra/krm/hostile to the
+// texts of the error it must be refused with, at a position, in bounded
+// time and memory.
+var hostileCorpus = map[string][]string{
+	"billion-laughs.yaml": {"billion-laughs.yaml:15:11: spec: must be a mapping (key: value), got a list"},
+	"merge-bomb.yaml":     {"merge-bomb.yaml:", "aliases and merge keys bring in more than 1000000 nodes here, the limit for a file (an alias bomb?)"},
+	"deep-nesting.yaml":   {"deep-nesting.yaml:37:", "mappings and sequences nest deeper than the limit of 32 levels here"},
+	"unknown-alias.yaml":  {"unknown-alias.yaml:5:7: spec: alias *nope refers to no anchor"},
 }
-
-// hostileCorpus maps each file of testdata/infra/krm/hostile to the error
-// it must be refused with, at a position, in bounded time and memory.
-var hostileCorpus = map[string]string{
-	"billion-laughs.yaml": "billion-laughs.yaml:15:11: spec: must be a mapping (key: value), got a list",
-	"merge-bomb.yaml":     "merge-bomb.yaml:",
-	"deep-nesting.yaml":   "deep-nesting.yaml:37:",
-	"unknown-alias.yaml":  "unknown-alias.yaml:5:7: spec: alias *nope refers to no anchor",
-}
-
-var hostileMessages = map[string]string{
-	"merge-bomb.yaml":   "aliases and merge keys bring in more than 1000000 nodes here, the limit for a file (an alias bomb?)",
-	"deep-nesting.yaml": "mappings and sequences nest deeper than the limit of 32 levels here",
-}
-
-// maxHostileAlloc bounds what refusing one hostile file may allocate: the
-// bound of a subscriptions file, whose worst refusal (an alias expansion
-// stopped by the alias budget) allocates 289 MB (docs/performance.md).
-const maxHostileAlloc = 300 << 20
 
 func TestRead_RefusesHostileManifestsCleanly(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpus, "hostile", "*"))
-	if err != nil || len(files) != len(hostileCorpus) {
-		t.Fatalf("hostile holds %d files (%v), the table %d: keep them in step", len(files), err, len(hostileCorpus))
-	}
-	for _, path := range files {
-		name := filepath.Base(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got error
-		alloc := allocated(func() { _, got = Read(name, data) })
-		if got == nil {
-			t.Errorf("%s: read without error", name)
-			continue
-		}
-		errorsOf(t, got)
-		if !strings.Contains(got.Error(), hostileCorpus[name]) || !strings.Contains(got.Error(), hostileMessages[name]) {
-			t.Errorf("%s:\n got %v\nwant %s ... %s", name, got, hostileCorpus[name], hostileMessages[name])
-		}
-		if alloc > maxHostileAlloc {
-			t.Errorf("%s: refusing it allocated %d bytes, over %d", name, alloc, maxHostileAlloc)
-		}
-	}
+	infratest.RefusesHostile(t, format, filepath.Join(corpus, "hostile"), hostileCorpus)
 }
 
 func TestRead_RefusesHugeManifestsBeforeParsing(t *testing.T) {
-	for name, src := range map[string]string{
+	infratest.RefusesHuge(t, format, "big.yaml", map[string]string{
 		"17 MiB":           "apiVersion: v1\nkind: List\n# " + strings.Repeat("x", config.MaxFileSize) + "\n",
 		"3,000,002 tokens": "apiVersion: v1\nkind: List\nitems: [" + strings.Repeat("1,", config.MaxPreScan/2) + "1]\n",
-	} {
-		data := []byte(src)
-		var err error
-		if alloc := allocated(func() { _, err = Read("big.yaml", data) }); alloc > 1<<20 {
-			t.Errorf("%s: refusing it allocated %d bytes", name, alloc)
-		}
-		if err == nil || !strings.Contains(err.Error(), "big.yaml:") || !strings.Contains(err.Error(), "for a file brighter reads") {
-			t.Errorf("%s: %v", name, err)
-		}
-		if Detect(data) {
-			t.Errorf("%s: detected as a manifest", name)
-		}
-	}
-}
-
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	})
 }
 
 // FuzzRead: any input is read or refused with config errors, never a
@@ -271,19 +195,7 @@ func FuzzRead(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := Read("f.yaml", data)
-		Detect(data)
-		if err != nil {
-			errorsOf(t, err)
-			return
-		}
-		for _, r := range rs {
-			if !r.Pos.IsValid() || r.Pos.File != "f.yaml" || r.Address == "" {
-				t.Fatalf("resource %+v without a position or address", r)
-			}
-		}
-	})
+	infratest.Fuzz(f, format)
 }
 
 // Anchors, aliases and merge keys in a manifest are followed, explicit keys
