@@ -30,7 +30,7 @@ import (
 // bufferSize x noOfPerformers) and NumGoroutines (1, as the stream consumer
 // uses).
 const (
-	benchGCPMessages   = 5000
+	benchGCPFull       = 5000
 	benchGCPBuffer     = 10
 	benchGCPPerformers = 4
 	benchGCPProject    = "brighter-bench"
@@ -38,12 +38,22 @@ const (
 	benchGCPDeadline   = 5 * time.Minute
 )
 
+// benchGCPMessages is the messages per side of an op: benchGCPFull, or
+// benchSmokeMessages with BRIGHTER_BENCH_SMOKE set (make bench-smoke: the
+// benchmark still runs; its figures mean nothing).
+func benchGCPMessages() int {
+	if benchSmoke() {
+		return benchSmokeMessages
+	}
+	return benchGCPFull
+}
+
 // BenchmarkConsumePubSub measures `brighter consume` in stream mode against a
 // plain cloud.google.com/go/pubsub/v2 Subscriber.Receive loop that only acks,
 // on the same Google Pub/Sub emulator (gcptest) in one run (target ratio >= 0.9,
 // docs/performance.md).
 //
-// Each iteration publishes benchGCPMessages messages in Brighter's Pub/Sub
+// Each iteration publishes benchGCPMessages() messages in Brighter's Pub/Sub
 // wire format to each of two topics (timer stopped), then
 //   - runs `brighter consume` (transport gcp, mode stream, proactor, builtin
 //     ack handler, bufferSize 10, noOfPerformers 4) through run() on one
@@ -115,7 +125,7 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 		}
 	}
 	b.StopTimer()
-	total := float64(b.N * benchGCPMessages)
+	total := float64(b.N * benchGCPMessages())
 	brighterRate := total / brighterTook.Seconds()
 	plainRate := total / plainTook.Seconds()
 	b.Logf("%d ops: brighter %s; plain %s", b.N, faultproxy.CallsText(bCalls), faultproxy.CallsText(pCalls))
@@ -153,7 +163,7 @@ func benchGCPAdd(into, more map[string]int) map[string]int {
 }
 
 // benchGCPFill creates topic name with a subscription of the same name and
-// publishes benchGCPMessages messages encoded by gcp.Encode.
+// publishes benchGCPMessages() messages encoded by gcp.Encode.
 func benchGCPFill(b *testing.B, c *pubsub.Client, project, name string) {
 	b.Helper()
 	ctx := context.Background()
@@ -167,8 +177,8 @@ func benchGCPFill(b *testing.B, c *pubsub.Client, project, name string) {
 	}
 	pub := c.Publisher(name)
 	defer pub.Stop()
-	results := make([]*pubsub.PublishResult, 0, benchGCPMessages)
-	for j := range benchGCPMessages {
+	results := make([]*pubsub.PublishResult, 0, benchGCPMessages())
+	for j := range benchGCPMessages() {
 		m := message.New(name+"-"+strconv.Itoa(j), name, message.MTEvent, benchSQSBody)
 		w := gcp.Encode(m)
 		results = append(results, pub.Publish(ctx, &pubsub.Message{Data: w.Data, Attributes: w.Attributes}))
@@ -180,7 +190,7 @@ func benchGCPFill(b *testing.B, c *pubsub.Client, project, name string) {
 	}
 }
 
-// benchGCPWaitAcked polls acked until it reaches benchGCPMessages and
+// benchGCPWaitAcked polls acked until it reaches benchGCPMessages() and
 // returns the time since start. It fails the benchmark after
 // benchGCPDeadline or when failed reports a consumer error.
 func benchGCPWaitAcked(b *testing.B, acked func() int, start time.Time, failed func() string) time.Duration {
@@ -189,11 +199,11 @@ func benchGCPWaitAcked(b *testing.B, acked func() int, start time.Time, failed f
 	defer tick.Stop()
 	for {
 		n := acked()
-		if n >= benchGCPMessages {
+		if n >= benchGCPMessages() {
 			return time.Since(start)
 		}
 		if time.Since(start) > benchGCPDeadline {
-			b.Fatalf("%d of %d messages acknowledged after %s", n, benchGCPMessages, benchGCPDeadline)
+			b.Fatalf("%d of %d messages acknowledged after %s", n, benchGCPMessages(), benchGCPDeadline)
 		}
 		if msg := failed(); msg != "" {
 			b.Fatal(msg)

@@ -55,6 +55,15 @@ const (
 	benchSQSVisibility = 5 * time.Second
 )
 
+// benchSmokeMessages is the messages per side of every consume benchmark's
+// pair under make bench-smoke (BRIGHTER_BENCH_SMOKE set): enough to pass
+// through every step, too few for a figure; one pair an op.
+const benchSmokeMessages = 40
+
+// benchSmoke reports whether BRIGHTER_BENCH_SMOKE is set: the benchmarks
+// run to prove they still run, with benchSmokeMessages a side.
+func benchSmoke() bool { return os.Getenv("BRIGHTER_BENCH_SMOKE") != "" }
+
 // benchSQSBody is the body of every message: a 200-byte-class JSON event.
 var benchSQSBody = []byte(`{"orderId":"4f1c2a9e-7b3d-4e8a-9c61-2d5f0b7e8a13","customer":"c-000042","lines":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"total":"129.90","currency":"EUR","placedAt":"2026-11-30T12:00:00Z"}`)
 
@@ -132,6 +141,9 @@ func BenchmarkConsumeSQS(b *testing.B) {
 	counter := startSQSCounter(b, emu.Endpoint)
 	counted := sqs.NewClientsFromConfig(sqstest.Config(), counter.URL())
 	for _, tc := range benchSQSCases {
+		if benchSmoke() {
+			tc.messages = benchSmokeMessages
+		}
 		b.Run(tc.name, func(b *testing.B) {
 			benchSQSCaseRun(b, tc, dir, clients, counted, counter)
 		})
@@ -143,9 +155,13 @@ func BenchmarkConsumeSQS(b *testing.B) {
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
 	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
+	trials := benchSQSTrials
+	if benchSmoke() {
+		trials = 1
+	}
 	b.ResetTimer()
 	for i := range b.N {
-		for trial := range benchSQSTrials {
+		for trial := range trials {
 			b.StopTimer()
 			tag := fmt.Sprintf("%d-%d-%d", time.Now().UnixNano()%1e9, i, trial)
 			bName, pName := "bench-brighter-"+tag, "bench-plain-"+tag
@@ -168,7 +184,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
 				pc = counter.Reset()
 			}
-			if (i*benchSQSTrials+trial)%2 == 0 {
+			if (i*trials+trial)%2 == 0 {
 				brighter()
 				plain()
 			} else {
