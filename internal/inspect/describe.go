@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,13 @@ type Described struct {
 	// HandledCount is the count the consumer presented: the stamped count
 	// for a routed copy (R-28).
 	HandledCount int
+	// Deliveries is how many times the message had been delivered when it
+	// was rejected (a count, at least 1): the deliveries a budget's
+	// rejection message states ("delivered 3 times", "delivery 4 on this
+	// channel"), since a budget's rejection stamps the count raised by the
+	// delivery that exhausted it; else HandledCount + 1, the presented
+	// count being 0 on the first delivery (R-4).
+	Deliveries int
 	// MessageType is the originalMessageType, else the header's type.
 	MessageType string
 	// Timestamp is when the message was created.
@@ -49,6 +57,7 @@ func Describe(m *message.Message) Described {
 	d.ReplayedFrom, _ = b.String(message.KeyReplayedFrom)
 	if !m.HasRejectionMetadata() {
 		d.NativeRedrive, d.Reason, d.OriginalTopic = true, ReasonNativeRedrive, m.Header.Topic
+		d.Deliveries = deliveriesStated("", "", d.HandledCount)
 		return d
 	}
 	d.OriginalTopic, _ = b.String(message.KeyOriginalTopic)
@@ -58,6 +67,7 @@ func Describe(m *message.Message) Described {
 	}
 	d.RejectionMessage, _ = b.String(message.KeyRejectionMessage)
 	d.RejectionMessage = redact.Text(d.RejectionMessage)
+	d.Deliveries = deliveriesStated(d.Reason, d.RejectionMessage, d.HandledCount)
 	if s, ok := b.String(message.KeyRejectionTimestamp); ok {
 		d.RejectedAt, _ = message.ParseWireTime(s)
 	}
@@ -65,6 +75,26 @@ func Describe(m *message.Message) Described {
 		d.MessageType = s
 	}
 	return d
+}
+
+// budgetExhausted starts the rejection message of a rejection by the
+// redelivery budget; reDelivered finds the deliveries it states.
+const budgetExhausted = "redelivery budget exhausted: "
+
+var reDelivered = regexp.MustCompile(`\b(?:delivered (\d+) times?|delivery (\d+) on this channel)\b`)
+
+// deliveriesStated is Described.Deliveries of a message rejected for
+// reason with rejection message msg and stamped handled count handled.
+func deliveriesStated(reason, msg string, handled int) int {
+	if reason == message.ReasonDeliveryError.String() && strings.HasPrefix(msg, budgetExhausted) {
+		if g := reDelivered.FindStringSubmatch(msg); g != nil {
+			n := g[1] + g[2]
+			if v, err := strconv.Atoi(n); err == nil && v > 0 {
+				return v
+			}
+		}
+	}
+	return message.SaturatingAdd(max(handled, 0), 1)
 }
 
 var (

@@ -285,3 +285,30 @@ func TestJSONLines_ForgedDestinationCredentialsAreMasked(t *testing.T) {
 		t.Errorf("a plain record is not written as stored: %v %+v", err, back)
 	}
 }
+
+// TestDescribe_DeliveriesAtRejection: a copy reads as delivered as many
+// times as it was: a handler's rejection stamps the presented count (0 on
+// the first delivery), a budget's the count the exhausting delivery raised,
+// which its rejection message states; a routed copy's message states the
+// deliveries on its own channel, its stamped count being the source's.
+func TestDescribe_DeliveriesAtRejection(t *testing.T) {
+	now := time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name    string
+		handled int
+		r       message.Rejection
+		want    int
+	}{
+		{"handler rejection on the first delivery", 0, message.Rejection{Reason: message.ReasonUnacceptable, Description: "no customer"}, 1},
+		{"budget of 3", 3, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 3 reached requeueCount 3 (delivered 3 times, handled 3 times here): timeout"}, 3},
+		{"budget of 1", 1, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time here)"}, 1},
+		{"routed copy", 5, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery 4 on this channel reached requeueCount 4 (a routed copy; stamped count 5 from orders; handled 4 times here)"}, 4},
+		{"a handler's DeliveryError quoting no count", 2, message.Rejection{Reason: message.ReasonDeliveryError, Description: "delivered 9 times by a broken client"}, 3},
+	} {
+		m := message.New("d1", "orders", message.MTEvent, []byte(`{}`))
+		m.Header.HandledCount = c.handled
+		if got := inspect.Describe(message.Stamp(m, "orders-dlq", c.r, now)).Deliveries; got != c.want {
+			t.Errorf("%s: Deliveries = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

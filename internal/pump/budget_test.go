@@ -12,6 +12,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
@@ -58,6 +59,11 @@ func TestBudgetRejectsAfterRDeliveries_R4(t *testing.T) {
 			t.Errorf("dead-letter copy HandledCount = %d, want 3 (R-5, R-28)", dl[0].Header.HandledCount)
 		}
 		requireFiveKeys(t, dl[0], "DeliveryError")
+		// What dlq peek, stats and triage read from the copy: delivered 3
+		// times, not the stamped count plus one.
+		if d := inspect.Describe(dl[0]); d.Deliveries != 3 {
+			t.Errorf("the copy reads as delivered %d times, want 3 (rejection message %q)", d.Deliveries, d.RejectionMessage)
+		}
 		if d := e.b.Depth(srcQueue); d != 0 {
 			t.Errorf("source depth = %d, want 0", d)
 		}

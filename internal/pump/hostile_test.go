@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 )
@@ -63,6 +64,9 @@ func TestRoutedCopyBudgetRunsDownOnItsOwnChannel_R11_R28(t *testing.T) {
 		}
 		if got, _ := out[0].Header.Bag.String(message.KeyRejectionMessage); !strings.Contains(got, "delivery 3 on this channel reached requeueCount 3") {
 			t.Errorf("rejectionMessage = %q, want it to say the channel's own delivery 3 reached the budget", got)
+		}
+		if d := inspect.Describe(out[0]); d.Deliveries != 3 {
+			t.Errorf("the copy reads as delivered %d times, want this channel's 3 (its stamped count is 5)", d.Deliveries)
 		}
 		if d := e.b.Depth(dlqQueue); d != 0 {
 			t.Errorf("%s depth = %d, want 0", dlqQueue, d)

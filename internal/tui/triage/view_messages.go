@@ -69,5 +69,5 @@ func (m Model) messageLines() []string {
 }
 
 // deliveries is how many times the message was delivered when it was
-// rejected: the presented count is 0 on the first delivery.
-func deliveries(d inspect.Described) int { return d.HandledCount + 1 }
+// rejected (inspect.Described.Deliveries).
+func deliveries(d inspect.Described) int { return d.Deliveries }
