@@ -40,13 +40,24 @@ func rpcKind(op string) broker.CallKind {
 }
 
 // rpcChannel is the short name of the subscription or topic a request
-// names, "" when it names neither.
+// names: its subscription or topic field; else, for the admin calls, the
+// resource it creates or updates (a Topic or Subscription's name, an IAM
+// call's resource); "" when it names none.
 func rpcChannel(req any) string {
+	if r, ok := req.(*pubsubpb.Subscription); ok {
+		return broker.ShortName(r.GetName()) // CreateSubscription: not its topic
+	}
 	if r, ok := req.(interface{ GetSubscription() string }); ok && r.GetSubscription() != "" {
 		return broker.ShortName(r.GetSubscription())
 	}
 	if r, ok := req.(interface{ GetTopic() string }); ok && r.GetTopic() != "" {
 		return broker.ShortName(r.GetTopic())
+	}
+	if r, ok := req.(interface{ GetName() string }); ok && r.GetName() != "" {
+		return broker.ShortName(r.GetName())
+	}
+	if r, ok := req.(interface{ GetResource() string }); ok && r.GetResource() != "" {
+		return broker.ShortName(r.GetResource())
 	}
 	return ""
 }
