@@ -23,9 +23,15 @@ func (m *Model) setRetries(rs []inspect.Retry) {
 	}
 }
 
-// retryState is where the last retry of id stands (0: never retried).
+// retryState is where the last retry of id stands (0: never retried),
+// judged on the dead-letter destination's last read: in the archived view
+// too, whose screens show the archive file's records instead.
 func (m Model) retryState(id string) inspect.RetryState {
-	return inspect.RetryStatus(m.retries[id], m.all, m.now(), m.settle)
+	dlq := m.all
+	if m.archived {
+		dlq = m.live
+	}
+	return inspect.RetryStatus(m.retries[id], dlq, m.now(), m.settle)
 }
 
 // retryCell is the messages list's RETRIED cell of id: how many retries

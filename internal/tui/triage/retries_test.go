@@ -120,3 +120,33 @@ func TestTriageHistoryListsRestoresAsNoRetry(t *testing.T) {
 		}
 	}
 }
+
+// TestTriageArchivedViewJudgesRetriesOnTheDeadLetters: the archived view's
+// header counts pending and failed-again retries as the dead letters' view
+// does, judged on the dead-letter destination's last read, not on the
+// archive file's records it shows.
+func TestTriageArchivedViewJudgesRetriesOnTheDeadLetters(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{rejected("back", "orders", "timeout", `{}`, now.Add(-time.Minute))}}
+	h := &historyActions{fakeActions: f, retries: []inspect.Retry{
+		{At: now.Add(-5 * time.Minute), Action: "replay", ID: "back", From: "sqs://orders-dlq", To: "orders"},
+	}}
+	a := &archivedHistory{historyActions: h, file: []*message.Message{rejected("old", "audit", "bad audit record", `{}`, now.Add(-48*time.Hour))}}
+	m := New(context.Background(), a, func() time.Time { return now }).WithMessages(f.msgs)
+	m.setRetries(h.retries)
+	if s := checkScreen(t, m); !strings.Contains(s, "retries: 0 pending, 1 failed again") {
+		t.Fatalf("the dead letters' header:\n%s", s)
+	}
+	m = press(t, m, "A")
+	if s := checkScreen(t, m); !strings.Contains(s, "ARCHIVED") || !strings.Contains(s, "retries: 0 pending, 1") {
+		t.Errorf("the archived view's header judges the retries otherwise:\n%s", s)
+	}
+}
+
+// archivedHistory is Actions with a retry history and an archive file.
+type archivedHistory struct {
+	*historyActions
+	file []*message.Message
+}
+
+func (a *archivedHistory) Archived() ([]*message.Message, error) { return a.file, nil }
