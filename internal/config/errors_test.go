@@ -226,6 +226,22 @@ subscriptions:
 			},
 		},
 		{
+			name: "a duration too long to hold, an endpoint that is no URL",
+			src: `connections:
+  aws:
+    endpoint: "not a url:::"
+subscriptions:
+  - name: a
+    transport: sqs
+    requeueDelay: 9999999999h
+    handler: {type: builtin, name: ack}
+`,
+			want: []string{
+				`test.yaml:3:15: connections.aws.endpoint: "not a url:::" is not an http or https URL (such as http://localhost:4566)`,
+				`test.yaml:7:19: subscriptions[0].requeueDelay: "9999999999h" is too long a duration to hold; the longest is 2562047h (about 292 years)`,
+			},
+		},
+		{
 			name: "sqs limits",
 			src: `subscriptions:
   - name: a

@@ -244,6 +244,10 @@ type durRange struct {
 	positive bool
 }
 
+// durationSyntax is the shape of a Go duration (time.ParseDuration's
+// grammar): a text of that shape that does not parse overflowed.
+var durationSyntax = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // dur reads a Go duration string (300ms, 30s, 1m); a bare 0 is accepted.
 func (d *decoder) dur(e entry, dst *time.Duration, r durRange) bool {
 	sc, ok := d.scalar(e)
@@ -256,6 +260,10 @@ func (d *decoder) dur(e entry, dst *time.Duration, r durRange) bool {
 		v = 0
 	case sc.kind == ast.StringType || sc.kind == ast.LiteralType:
 		x, err := time.ParseDuration(strings.TrimSpace(sc.text))
+		if err != nil && durationSyntax.MatchString(strings.TrimSpace(sc.text)) {
+			d.errorf(sc.node, e.path, "%s is too long a duration to hold; the longest is 2562047h (about 292 years)", sc.display())
+			return false
+		}
 		if err != nil {
 			d.errorf(sc.node, e.path, "%s is not a duration; use a Go duration such as 300ms, 30s or 1m", sc.display())
 			return false
@@ -360,7 +368,11 @@ func (d *decoder) strList(e entry) []string {
 func (d *decoder) httpURL(e entry, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as http://localhost:8080/handle)", redact.Quote(redact.URL(d.asWritten(s))))
+		example := "http://localhost:8080/handle" // a handler's URL
+		if strings.HasSuffix(e.path, "endpoint") {
+			example = "http://localhost:4566" // a broker's (an emulator's) endpoint
+		}
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as %s)", redact.Quote(redact.URL(d.asWritten(s))), example)
 	}
 }
 
