@@ -143,12 +143,16 @@ func copiesOf(n int) string {
 // for the prompt.
 func (m Model) targetWhat() string {
 	what := "the message under the cursor"
-	if len(m.sel) > 0 {
+	g := m.groupAtCursor()
+	switch {
+	case len(m.sel) > 0:
 		what = "the selection"
-	} else if m.view == viewGroups {
+	case m.view == viewGroups && g != nil:
+		return g.name() // "group 56ba1a103ad9", not "the group of group ..."
+	case m.view == viewGroups:
 		what = "the group"
 	}
-	if g := m.groupAtCursor(); g != nil {
+	if g != nil {
 		what += " of " + g.name()
 	}
 	return strings.TrimSpace(what)

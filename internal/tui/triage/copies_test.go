@@ -63,3 +63,15 @@ func TestTriageActsOnEveryCopyOfAnID(t *testing.T) {
 		t.Fatalf("archived %v, want once alone", f.archived)
 	}
 }
+
+// TestTriagePromptNamesTheGroupOnce: r on the groups screen asks about
+// "group <id>", not "the group of group <id>".
+func TestTriagePromptNamesTheGroupOnce(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	f := &fakeActions{msgs: []*message.Message{rejected("one", "orders", "timeout", `{}`, now.Add(-time.Minute))}}
+	m := New(context.Background(), f, func() time.Time { return now }).WithMessages(f.msgs)
+	m = press(t, m, "r")
+	if s := flat(checkScreen(t, m)); !strings.Contains(s, "Replay 1 message (group ") || strings.Contains(s, "the group of group") {
+		t.Errorf("the replay prompt on the groups screen:\n%s", s)
+	}
+}
