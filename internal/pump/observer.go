@@ -197,7 +197,7 @@ const (
 	LogHandlerFailed   = "handler failed; message deferred"
 	// LogCutOff is logged (Warn) for a handler cut off by a stop's drain
 	// timeout: its message was released, not counted (ErrCutOff).
-	LogCutOff       = "handler cut off by the stop; message released, not counted"
+	LogCutOff       = "handler cut off by the stop; message released, its redelivery budget not charged"
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
 	// LogHeldBack is logged (Info) for a message released unhandled because
 	// an earlier message of its partition key went back to the broker

@@ -15,7 +15,7 @@ import (
 // handler was cancelled and did not get to decide, so the message is
 // released (requeue 0) without counting a delivery or applying the
 // redelivery budget (R-4 judges handler outcomes, not our shutdown).
-var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released, not counted")
+var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released, its redelivery budget not charged")
 
 // ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
 // unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).
