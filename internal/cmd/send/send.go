@@ -30,6 +30,10 @@ import (
 )
 
 // Options carries send's flags and dependencies.
+// MaxCount is the most copies one `send --count` publishes (a count): a
+// typo of a few more digits must not publish, and bill, for hours.
+const MaxCount = 100_000
+
 type Options struct {
 	io            *iostreams.IOStreams
 	global        *factory.Factory
@@ -90,7 +94,7 @@ Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
 	fl.StringVar(&o.contentType, "content-type", message.DefaultContentType, "content type of the body")
 	fl.IntVar(&o.handledCount, "handled-count", 0, "stamped handled count (for drills)")
 	fl.StringArrayVar(&o.headers, "header", nil, "bag entry key=value (repeatable)")
-	fl.IntVar(&o.count, "count", 1, "send this many copies, each with a new id unless --id is given")
+	fl.IntVar(&o.count, "count", 1, fmt.Sprintf("send this many copies (at most %d), each with a new id unless --id is given", MaxCount))
 	_ = cmd.MarkFlagRequired("subscription")
 	return cmd
 }
@@ -145,8 +149,8 @@ func runSend(ctx context.Context, o *Options) error {
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
 	}
-	if o.count < 1 {
-		return cmdutil.UsageErr(fmt.Errorf("--count %d: must be 1 or more", o.count))
+	if o.count < 1 || o.count > MaxCount {
+		return cmdutil.UsageErr(fmt.Errorf("--count %d: must be 1 to %d (send publishes test messages, one billed call each; it is no load generator)", o.count, MaxCount))
 	}
 	bag := message.Bag{}
 	for _, h := range o.headers {

@@ -47,3 +47,17 @@ func TestSendCountOnTerminalDrawsProgress(t *testing.T) {
 		t.Errorf("no summary log line:\n%s", stderr)
 	}
 }
+
+// TestSendCountOutOfRangeIsAUsageError: --count 0 and a count over
+// MaxCount are refused (exit 2) before anything is read or published,
+// naming the range.
+func TestSendCountOutOfRangeIsAUsageError(t *testing.T) {
+	for _, n := range []string{"0", "100001", "999999999999"} {
+		var out, errOut bytes.Buffer
+		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+		code := run(t.Context(), streams, []string{"send", "-c", "no-such-file.yaml", "-s", "src", "--count", n, "--body", "{}"})
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), "must be 1 to 100000") {
+			t.Errorf("--count %s: exit %d, want %d naming the range:\n%s", n, code, cmdutil.ExitUsage, errOut.String())
+		}
+	}
+}
