@@ -243,6 +243,9 @@ func (d *Demo) EmulatorHost() string { return d.addr }
 func (d *Demo) SubscriptionsFile() []byte {
 	return fmt.Appendf(nil, `# Written by brighter demo --keep-running: the demo's subscription on the
 # Pub/Sub emulator at %[1]s.
+# The emulator has no IAM service: brighter consume logs two Warnings ("IAM
+# binding for native dead-lettering abandoned") for the members below. They
+# are expected here; the emulator forwards to the policy's topic without them.
 connections:
   gcp:
     projectId: %[2]s
