@@ -14,9 +14,13 @@ import (
 
 // crowdedRun is poisonRun with three more poison messages rejected to the
 // dead-letter queue: five rejections, each but one with its message.
-func crowdedRun() []observe.Record {
+func crowdedRun() []observe.Record { return poisonRuns(4) }
+
+// poisonRuns is poisonRun with poison-2 to poison-n rejected to the
+// dead-letter queue too.
+func poisonRuns(n int) []observe.Record {
 	recs := poisonRun()
-	for i := 2; i <= 4; i++ {
+	for i := 2; i <= n; i++ {
 		id := fmt.Sprintf("poison-%d", i)
 		at := t0.Add(time.Duration(600+i*10) * time.Millisecond)
 		recs = append(recs,
@@ -116,5 +120,62 @@ func TestModel_Messages_SayHowManyMore(t *testing.T) {
 	}
 	if want := fmt.Sprintf("  +%d more\n", 7-drawn); drawn >= 7 || !strings.Contains(s, want) {
 		t.Errorf("%d of 7 messages drawn, want the rest counted as %q:\n%s", drawn, want, s)
+	}
+}
+
+// blankAboveLog reports whether the screen has an empty line right above
+// the log panel: rows a panel above could have used.
+func blankAboveLog(screen string) bool { return strings.Contains(screen, "\n\nLOG") }
+
+// panelRows counts the lines between the line starting with from and the
+// one starting with to that contain sub.
+func panelRows(screen, from, to, sub string) int {
+	n, in := 0, false
+	for _, l := range strings.Split(screen, "\n") {
+		switch {
+		case strings.HasPrefix(l, from):
+			in = true
+		case strings.HasPrefix(l, to):
+			in = false
+		case in && strings.Contains(l, sub):
+			n++
+		}
+	}
+	return n
+}
+
+// TestModel_Panels_GiveTheRowsTheyDoNotNeed: the messages panel, with
+// fewer messages than its share of the screen, gives the rows it does not
+// use to the rejections, and the rejections panel gives its to the
+// messages: at 80x24 no row is left blank while either leaves some out.
+func TestModel_Panels_GiveTheRowsTheyDoNotNeed(t *testing.T) {
+	// No message matches "dead-letter" (a route), twenty rejections do.
+	m := press(feed(newTestModel(), poisonRuns(20)), append(append([]string{"/"}, strings.Split("dead-letter", "")...), "enter")...)
+	s := ansi.Strip(m.(Model).Render())
+	rows := panelRows(s, "REJECTIONS", "LOG", "poison-")
+	if !strings.Contains(s, "REJECTIONS · 20") || !strings.Contains(s, "no message matches the filter") {
+		t.Fatalf("filtered screen:\n%s", s)
+	}
+	if blankAboveLog(s) || rows < 10 || !strings.Contains(s, fmt.Sprintf("  +%d more\n", 20-rows)) {
+		t.Errorf("the rejections drew %d of 20 rows, want the rows the messages panel does not use, and the rest counted:\n%s", rows, s)
+	}
+
+	// Twenty acknowledged messages and two rejections.
+	recs := poisonRun()
+	for i := range 20 {
+		at := t0.Add(time.Duration(700+i) * time.Millisecond)
+		id := fmt.Sprintf("ok-%02d", i)
+		recs = append(recs,
+			observe.Record{Kind: "received", Time: at, Subscription: "orders", MessageID: id, Budget: 3},
+			observe.Record{Kind: "acknowledged", Time: at, Subscription: "orders", MessageID: id, Budget: 3, Outcome: "ack"})
+	}
+	m = feed(newTestModel(), recs)
+	s = ansi.Strip(m.(Model).Render())
+	msgs := panelRows(s, "MESSAGES", "REJECTIONS", "12:00:00")
+	if panelRows(s, "REJECTIONS", "LOG", "12:00:00") != 2 || !strings.Contains(s, "↳ redelivery budget exhausted") {
+		t.Fatalf("the two rejections and the message of one are not all drawn:\n%s", s)
+	}
+	if blankAboveLog(s) || msgs < 6 || !strings.Contains(s, fmt.Sprintf("  +%d more\n", 24-msgs)) {
+		t.Errorf("the messages drew %d of 24 rows, want the rows the rejections panel does not use, and the rest counted:\n%s", msgs, s)
 	}
 }
