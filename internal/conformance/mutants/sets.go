@@ -41,6 +41,6 @@ func extraSets() [][]mutant {
 		settleBatchMutants,
 		brokerCallsMutants,
 		dlqBatchMutants,
-		watchPanelMutants,
+		watchMutants,
 	}
 }
