@@ -101,7 +101,7 @@ func TestModel_Rejections_UseTheRowsTheyHave_AndSayHowManyMore(t *testing.T) {
 // TestModel_Messages_SayHowManyMore: the messages panel, short of room,
 // says how many messages it leaves out as the rejections panel does.
 func TestModel_Messages_SayHowManyMore(t *testing.T) {
-	m, _ := feed(newTestModel(), crowdedRun()).Update(tea.WindowSizeMsg{Width: 80, Height: 16})
+	m, _ := feed(newTestModel(), crowdedRun()).Update(tea.WindowSizeMsg{Width: 80, Height: 18})
 	s := ansi.Strip(m.(Model).Render())
 	drawn := 0
 	in := false
@@ -118,7 +118,7 @@ func TestModel_Messages_SayHowManyMore(t *testing.T) {
 	if !strings.Contains(s, "MESSAGES · 1 in flight · 6 recently settled") {
 		t.Fatalf("messages title:\n%s", s)
 	}
-	if want := fmt.Sprintf("  +%d more\n", 7-drawn); drawn >= 7 || !strings.Contains(s, want) {
+	if want := fmt.Sprintf("  +%d more\n", 7-drawn); drawn == 0 || drawn >= 7 || !strings.Contains(s, want) {
 		t.Errorf("%d of 7 messages drawn, want the rest counted as %q:\n%s", drawn, want, s)
 	}
 }
@@ -177,5 +177,19 @@ func TestModel_Panels_GiveTheRowsTheyDoNotNeed(t *testing.T) {
 	}
 	if blankAboveLog(s) || msgs < 6 || !strings.Contains(s, fmt.Sprintf("  +%d more\n", 24-msgs)) {
 		t.Errorf("the messages drew %d of 24 rows, want the rows the rejections panel does not use, and the rest counted:\n%s", msgs, s)
+	}
+}
+
+// TestModel_Panels_TooSmallForARow_SayHowManyTheyHave: on a screen with
+// room for no row in either panel (80x16 here), each panel still says how
+// many rows it leaves out rather than showing a title with nothing under
+// it.
+func TestModel_Panels_TooSmallForARow_SayHowManyTheyHave(t *testing.T) {
+	m, _ := feed(newTestModel(), crowdedRun()).Update(tea.WindowSizeMsg{Width: 80, Height: 16})
+	s := ansi.Strip(m.(Model).Render())
+	for _, want := range []string{"REJECTIONS · 5", "  +5 more\n", "  +7 more\n", "/ filter"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("80x16 lacks %q:\n%s", want, s)
+		}
 	}
 }

@@ -51,8 +51,9 @@ func (m Model) Render() string {
 // rejections panel: each gets what it needs when both fit; else the
 // messages three fifths and the rejections the rest, a panel needing less
 // than its share giving the lines it leaves to the other. Each gets at
-// least 3 lines, the rejections 4 when they do not all fit (a row and the
-// "+N more" line).
+// least 4 lines (its title and column header, a row and the "+N more"
+// line) when rest has 8, else 3 (the row gives way), or what it needs
+// when that is less.
 func (m Model) panelHeights(rest int) (msgH, rejH int) {
 	needM := 2 + max(len(m.visibleMessages()), 1)
 	needR := m.rejectionsNeed()
@@ -66,11 +67,12 @@ func (m Model) panelHeights(rest int) (msgH, rejH int) {
 	default:
 		msgH = rest * 3 / 5
 	}
-	msgH = max(msgH, 3)
-	rejH = max(rest-msgH, 3)
-	if rejH < needR {
-		rejH = max(rejH, 4)
+	least := 3 // the title, the column header and "+N more"
+	if rest >= 8 {
+		least = 4 // and a row
 	}
+	msgH = max(msgH, min(needM, least))
+	rejH = max(rest-msgH, min(needR, least))
 	return msgH, rejH
 }
 

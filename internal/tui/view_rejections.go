@@ -106,20 +106,20 @@ func (m Model) rejectionLines(h int) []string {
 // fitRows chooses which rows of a panel to draw in rows lines, the rows
 // taking heights lines each: every row when they all fit; else as many as
 // fit in the lines left after the "+N more" line, from a first row that
-// keeps the cursor's row shown. It returns the first row drawn and how
-// many are drawn (at least one when there is a row).
+// keeps the cursor's row shown (none when rows is 1: the line says how
+// many there are). It returns the first row drawn and how many are drawn.
 func fitRows(heights []int, cursor, rows int) (start, shown int) {
 	if sum(heights) <= rows {
 		return 0, len(heights)
 	}
-	budget := max(rows-1, 1)
+	budget := rows - 1
 	for start < cursor && sum(heights[start:cursor+1]) > budget {
 		start++
 	}
 	for used := 0; start+shown < len(heights) && used+heights[start+shown] <= budget; shown++ {
 		used += heights[start+shown]
 	}
-	return start, max(shown, 1)
+	return start, shown
 }
 
 func sum(ns []int) int {
