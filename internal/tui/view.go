@@ -36,9 +36,7 @@ func (m Model) Render() string {
 		lines = append(lines, m.detailLines()...)
 	default:
 		lines = append(lines, m.subLines()...)
-		rest := m.height - len(lines) - len(bottom)
-		msgH := max(rest*3/5, 3)
-		rejH := max(rest-msgH, 3)
+		msgH, rejH := m.panelHeights(m.height - len(lines) - len(bottom))
 		lines = append(lines, m.messageLines(msgH)...)
 		lines = append(lines, m.rejectionLines(rejH)...)
 	}
@@ -47,6 +45,35 @@ func (m Model) Render() string {
 		lines = lines[len(lines)-m.height:]
 	}
 	return strings.Join(kit.CutLines(lines, m.width), "\n")
+}
+
+// panelHeights shares rest lines between the messages panel and the
+// rejections panel: each gets what it needs when both fit; else the
+// messages three fifths and the rejections the rest, a panel needing less
+// than its share giving the lines it leaves to the other. Each gets at
+// least 4 lines (its title and column header, a row and the "+N more"
+// line) when rest has 8, else 3 (the row gives way), or what it needs
+// when that is less.
+func (m Model) panelHeights(rest int) (msgH, rejH int) {
+	needM := 2 + max(len(m.visibleMessages()), 1)
+	needR := m.rejectionsNeed()
+	switch {
+	case needM+needR <= rest:
+		return needM, needR
+	case needM < rest*3/5:
+		msgH = needM
+	case needR < rest-rest*3/5:
+		msgH = rest - needR
+	default:
+		msgH = rest * 3 / 5
+	}
+	least := 3 // the title, the column header and "+N more"
+	if rest >= 8 {
+		least = 4 // and a row
+	}
+	msgH = max(msgH, min(needM, least))
+	rejH = max(rest-msgH, min(needR, least))
+	return msgH, rejH
 }
 
 func sortedKeys[V any](m map[string]V) []string {

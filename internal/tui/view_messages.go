@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -26,10 +27,9 @@ func (m Model) messageLines(h int) []string {
 		m.styles.Section.Render(title),
 		m.styles.Header.Render(fmt.Sprintf("  %-*s %-14s %-16s %-13s %s", idW, "MESSAGE ID", "SUBSCRIPTION", "COUNT/BUDGET", "STATE", "LAST")),
 	}
-	rows := h - 2
 	cur := kit.Clamp(m.cursor[panelMessages], len(msgs))
-	start := kit.Window(cur, rows)
-	for i := start; i < len(msgs) && i < start+rows; i++ {
+	start, shown := fitRows(slices.Repeat([]int{1}, len(msgs)), cur, max(h-2, 1))
+	for i := start; i < start+shown; i++ {
 		ms := msgs[i]
 		sel := i == cur && m.focus == panelMessages
 		barPlain := ansi.Strip(m.bar(ms.count, ms.budget))
@@ -40,6 +40,9 @@ func (m Model) messageLines(h int) []string {
 			line = m.styles.Selected.Render(ansi.Strip(line))
 		}
 		out = append(out, line)
+	}
+	if hidden := len(msgs) - shown; hidden > 0 {
+		out = append(out, m.moreLine(hidden))
 	}
 	if len(msgs) == 0 {
 		out = append(out, m.emptyLine(len(m.msgs) > 0, "message", "no messages yet"))

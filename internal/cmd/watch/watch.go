@@ -35,6 +35,10 @@ type Options struct {
 	global  *factory.Factory
 	targets []string
 	client  *http.Client
+	// config is -c/--config, the subscriptions file of the other commands:
+	// it names no --listen address, so watch does not read it (see
+	// configWithoutTarget).
+	config string
 }
 
 // NewCmdWatch returns the watch command. runF, when not nil, is called with
@@ -67,6 +71,9 @@ Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit
   brighter watch --target http://orders-1.internal:9464 --target http://orders-2.internal:9464`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := configWithoutTarget(cmd.Flags().Changed("config"), cmd.Flags().Changed("target"), o.config); err != nil {
+				return cmdutil.UsageErr(err)
+			}
 			targets, err := normaliseTargets(o.targets)
 			if err != nil {
 				return cmdutil.UsageErr(err)
@@ -79,7 +86,24 @@ Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit
 		},
 	}
 	cmd.Flags().StringSliceVarP(&o.targets, "target", "t", []string{defaultWatchTarget}, "base URL of a consumer's --listen address (repeatable)")
+	// -c/--config is taken (the flag every command shares) but hidden: the
+	// subscriptions file names no --listen address.
+	cmd.Flags().StringVarP(&o.config, "config", "c", "", "subscriptions file: not read by watch, which needs --target")
+	_ = cmd.Flags().MarkHidden("config")
 	return cmd
+}
+
+// configWithoutTarget is the usage error of -c/--config given without
+// --target: watch reads a running consume's --listen address, which the
+// subscriptions file does not name, so the file cannot say what to watch.
+// With --target as well the file is not read and nil is returned, so a
+// script passing -c to every command works.
+func configWithoutTarget(configSet, targetSet bool, config string) error {
+	if !configSet || targetSet {
+		return nil
+	}
+	return fmt.Errorf("--config %s: watch reads a running consume's --listen address, and the subscriptions file names none: "+
+		"give --target HOST:PORT, the address given to consume --listen (default %s)", redact.Cut(config), defaultWatchTarget)
 }
 
 // normaliseTargets checks each --target: an http(s) URL with a host; a bare
