@@ -36,33 +36,50 @@ func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	ctx := context.Background()
+	eachConsoleSize(t, "sp", func(t *testing.T, dlq, dest string) triageSetup {
+		for _, q := range []string{dlq, dest} {
+			if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return triageSetup{
+			deadLetter: sendWith(ctx, p),
+			args:       fmt.Sprintf("sqs://%s --to %s --endpoint %s --region %s", dlq, dest, emu.Endpoint, sqstest.Region),
+			env:        []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true"},
+			peek: func(t *testing.T) ([]byte, error) {
+				cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region)
+				cmd.Env = cmdtest.Env()
+				return cmd.Output()
+			},
+		}
+	})
+}
+
+// eachConsoleSize runs copiesNotesRetriesArchive at each of consoleSizes,
+// in parallel subtests, on a dead-letter destination and a replay
+// destination of their own (names with prefix and the run) that setup
+// makes ready; setup returns the rest of the triageSetup.
+func eachConsoleSize(t *testing.T, prefix string, setup func(t *testing.T, dlq, dest string) triageSetup) {
+	t.Helper()
 	for _, size := range consoleSizes {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			t.Parallel()
-			run := fmt.Sprintf("sp%dw%d", time.Now().UnixNano()%1e9, size.w)
+			run := fmt.Sprintf("%s%dw%d", prefix, time.Now().UnixNano()%1e9, size.w)
 			dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
-			for _, q := range []string{dlq, dest} {
-				if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-			copiesNotesRetriesArchive(t, triageSetup{
-				run: run, dlq: dlq, dest: dest, w: size.w, h: size.h,
-				deadLetter: func(t *testing.T, m *message.Message) {
-					t.Helper()
-					if err := p.Send(ctx, m); err != nil {
-						t.Fatal(err)
-					}
-				},
-				args: fmt.Sprintf("sqs://%s --to %s --endpoint %s --region %s", dlq, dest, emu.Endpoint, sqstest.Region),
-				env:  []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true"},
-				peek: func(t *testing.T) ([]byte, error) {
-					cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "sqs://"+dlq, "-o", "json", "--endpoint", emu.Endpoint, "--region", sqstest.Region)
-					cmd.Env = cmdtest.Env()
-					return cmd.Output()
-				},
-			})
+			su := setup(t, dlq, dest)
+			su.run, su.dlq, su.dest, su.w, su.h = run, dlq, dest, size.w, size.h
+			copiesNotesRetriesArchive(t, su)
 		})
+	}
+}
+
+// sendWith is a triageSetup's deadLetter: p sends the stamped message.
+func sendWith(ctx context.Context, p broker.Producer) func(t *testing.T, m *message.Message) {
+	return func(t *testing.T, m *message.Message) {
+		t.Helper()
+		if err := p.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
