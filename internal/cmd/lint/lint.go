@@ -254,12 +254,16 @@ func runLint(ctx context.Context, o *Options) error {
 	}
 	var report lint.Report
 	var unreadable []error
+	// infraUnread and filesUnread say which inputs could not be read: the
+	// report then says the lint did not complete.
+	infraUnread, filesUnread := false, 0
 	var set *infra.Set
 	if len(o.infraPaths) > 0 {
 		var err error
 		set, err = infra.Load(o.infraPaths, o.infraReaders, o.readFile)
 		if err != nil {
 			unreadable = append(unreadable, fmt.Errorf("--infra: %w", err))
+			infraUnread = true
 		}
 	} else if o.infraRequireAll {
 		return cmdutil.UsageErr(errors.New("--infra-require-all needs --infra"))
@@ -269,6 +273,7 @@ func runLint(ctx context.Context, o *Options) error {
 		data, shown, err := o.read(name, &stdinRead)
 		if err != nil {
 			unreadable = append(unreadable, err)
+			filesUnread++
 			continue
 		}
 		fs, f := l.Source(shown, data, o.io.Getenv)
@@ -291,6 +296,7 @@ func runLint(ctx context.Context, o *Options) error {
 	if set != nil {
 		report.Files = append(report.Files, set.Files...)
 	}
+	report.Incomplete = incomplete(infraUnread, filesUnread)
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
 	// A report may be uploaded (SARIF to code scanning): every finding
@@ -317,6 +323,22 @@ func runLint(ctx context.Context, o *Options) error {
 		return cmdutil.FailureErr(fmt.Errorf("lint: %d finding(s) at or above %s", n, failOn))
 	}
 	return nil
+}
+
+// incomplete returns why a run did not complete, for Report.Incomplete:
+// "" when every input was read.
+func incomplete(infraUnread bool, filesUnread int) string {
+	var why []string
+	if filesUnread > 0 {
+		why = append(why, fmt.Sprintf("%d subscriptions file(s) could not be read", filesUnread))
+	}
+	if infraUnread {
+		why = append(why, "the infrastructure files (--infra) could not all be read, so the --infra checks are partial")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + " (the error is on stderr)"
 }
 
 // fileOrder keeps findings sorted by position within a file but lists files

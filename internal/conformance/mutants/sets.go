@@ -41,5 +41,6 @@ func extraSets() [][]mutant {
 		settleBatchMutants,
 		brokerCallsMutants,
 		dlqBatchMutants,
+		outcomeMutants,
 	}
 }
