@@ -246,3 +246,40 @@ func TestLintInfraUnreadableClaimsNoCleanResult(t *testing.T) {
 	}
 }
 
+// TestLintInfraConfigConnectorDeadLetterRefByName: a Config Connector
+// PubSubSubscription whose deadLetterTopicRef names, by name, a topic no
+// file declares sends to that name: a name other than the subscriptions
+// file's dead-letter topic is a dead-letter-target-mismatch naming both,
+// and the subscription without a namespace is PubSubSubscription/NAME. A
+// PubSubTopic of that name declared in another --infra file, whose
+// resourceID is the file's topic, wins over the name.
+func TestLintInfraConfigConnectorDeadLetterRefByName(t *testing.T) {
+	dir := "../../../testdata/infra/krm/rules/dead-letter-target-mismatch"
+	_, fs := lintInfra(t, "--infra", dir+"/trigger.yaml", dir+"/brighter.yaml")
+	found := false
+	for _, f := range fs {
+		if f.Rule != lint.RuleDeadLetterTargetMismatch {
+			continue
+		}
+		found = true
+		for _, want := range []string{" PubSubSubscription/payments-sub sends ", " to payments-other,", "gcp.deadLetterPolicy.topic is payments-dlq"} {
+			if !strings.Contains(f.Message, want) {
+				t.Errorf("message %q lacks %q", f.Message, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no dead-letter-target-mismatch: %+v", fs)
+	}
+	other := filepath.Join(t.TempDir(), "topics.yaml")
+	topic := "apiVersion: pubsub.cnrm.cloud.google.com/v1beta1\nkind: PubSubTopic\nmetadata:\n  name: payments-other\nspec:\n  resourceID: payments-dlq\n"
+	if err := os.WriteFile(other, []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, fs = lintInfra(t, "--infra", dir+"/trigger.yaml", "--infra", other, dir+"/brighter.yaml")
+	for _, f := range fs {
+		if f.Rule == lint.RuleDeadLetterTargetMismatch {
+			t.Errorf("the declared topic's resourceID did not win over the reference's name: %s", f.Message)
+		}
+	}
+}
