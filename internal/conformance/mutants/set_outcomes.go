@@ -21,4 +21,9 @@ var outcomeMutants = []mutant{
 		Old:  "\t\treturn kind + \"/\" + name\n",
 		New:  "\t\treturn kind + \"//\" + name\n",
 		Run:  "^TestRead_MergeKeysAndAliasesAreFollowed$", Pkg: "./internal/lint/infra/krm"},
+	{Name: "dlq-dry-run-to-unchecked", What: "a dry run does not look up --to: a replay to a queue that does not exist says it would replay every message, and the real run then fails them all",
+		File: "internal/cmd/dlq/shared/replay.go",
+		Old:  `if o.DryRun && to != "" {`,
+		New:  `if false && to != "" {`,
+		Run:  "^TestDLQReplay_DryRunRefusesMissingTo$", Pkg: "./internal/cmd/dlq/replay"},
 }
