@@ -26,4 +26,9 @@ var outcomeMutants = []mutant{
 		Old:  `if o.DryRun && to != "" {`,
 		New:  `if false && to != "" {`,
 		Run:  "^TestDLQReplay_DryRunRefusesMissingTo$", Pkg: "./internal/cmd/dlq/replay"},
+	{Name: "dlq-journal-unpublished-may-have-reached", What: "the kept journal's notice says a failed publish may still have reached its destination for a message that failed before any publish (no destination): the operator looks for a copy that cannot exist",
+		File: "internal/cmd/dlq/shared/journal.go",
+		Old:  `if n := failed - unpublished; n > 0 {`,
+		New:  `if n := failed; n > 0 {`,
+		Run:  "^TestDLQReplay_JournalKeptSaysNothingWasSentForUnpublishedFailures$", Pkg: "./internal/cmd/dlq/replay"},
 }

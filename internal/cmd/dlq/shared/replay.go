@@ -253,7 +253,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	sum, rerr := inspect.Replay(ctx, src, ReplaySelf(t), prod, f, opts)
 	cerr := closeReader()
 	if journal != nil {
-		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.Selects() && f.Limit == 0 && sum.Refused == 0))
+		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, sum.FailedUnpublished, !o.Selects() && f.Limit == 0 && sum.Refused == 0))
 		journal = nil
 	}
 	if prod != nil {
