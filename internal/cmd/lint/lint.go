@@ -96,7 +96,9 @@ the same rules at start-up and logs each finding once.
 
 Exit status: 0 when no finding is at or above --fail-on (default error, so
 warnings never fail a build unless asked), 1 when one is, 2 for a usage error
-or a file that cannot be read.
+or a file that cannot be read. When a file (--infra ones too) cannot be read,
+the files that could are still reported, but in place of the summary the
+report says the lint did not complete.
 
 With --live, lint also asks the brokers for the native limits in force (SQS
 GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
