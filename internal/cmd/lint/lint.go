@@ -290,7 +290,13 @@ func runLint(ctx context.Context, o *Options) error {
 		}
 		if set != nil && f != nil {
 			fs = append(fs, live.Check(ctx, f, live.InfraProbers(set), o.transports)...)
-			fs = append(fs, live.CheckInfra(f, set, o.transports, live.InfraOptions{RequireAll: o.infraRequireAll})...)
+			infraFs := live.CheckInfra(f, set, o.transports, live.InfraOptions{RequireAll: o.infraRequireAll})
+			if infraUnread {
+				// A channel may be declared in a file that could not be
+				// read: "no file declares it" would be a false claim.
+				infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return fd.RuleID == lint.RuleInfraUndeclared })
+			}
+			fs = append(fs, infraFs...)
 		}
 		report.Files = append(report.Files, shown)
 		report.Findings = append(report.Findings, fs...)

@@ -31,4 +31,9 @@ var outcomeMutants = []mutant{
 		Old:  `if n := failed - unpublished; n > 0 {`,
 		New:  `if n := failed; n > 0 {`,
 		Run:  "^TestDLQReplay_JournalKeptSaysNothingWasSentForUnpublishedFailures$", Pkg: "./internal/cmd/dlq/replay"},
+	{Name: "lint-infra-unread-claims-undeclared", What: "lint --infra with an infrastructure file that cannot be read reports infra-undeclared for channels that file may declare: a false \"no infrastructure file given declares\"",
+		File: "internal/cmd/lint/lint.go",
+		Old:  `infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return fd.RuleID == lint.RuleInfraUndeclared })`,
+		New:  `infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return false })`,
+		Run:  "^TestLintInfraUnreadable$", Pkg: "./internal/cmd/lint"},
 }
