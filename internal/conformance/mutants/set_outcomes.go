@@ -36,4 +36,9 @@ var outcomeMutants = []mutant{
 		Old:  `infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return fd.RuleID == lint.RuleInfraUndeclared })`,
 		New:  `infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return false })`,
 		Run:  "^TestLintInfraUnreadable$", Pkg: "./internal/cmd/lint"},
+	{Name: "dlq-dry-run-to-unchecked-pubsub", What: "on Pub/Sub the dry run's lookup of --to finds every topic: a replay to a topic that does not exist says it would replay, and the real run then fails every message",
+		File: "internal/broker/gcp/producer.go",
+		Old:  `if _, err := p.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: name}); err != nil {`,
+		New:  `if err := error(nil); err != nil {`,
+		Run:  "^TestDLQReplay_DryRunRefusesMissingTo_PubSub$", Pkg: "./internal/cmd/dlq/replay"},
 }

@@ -41,3 +41,20 @@ func TestDLQReplay_DryRunRefusesMissingTo(t *testing.T) {
 		t.Errorf("the real run --to a missing queue: exit %d, want %d and failed 2\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitFailure, out, errOut)
 	}
 }
+
+// TestDLQReplay_DryRunRefusesMissingTo_PubSub: on Pub/Sub the dry run looks
+// --to up with GetTopic: a topic that does not exist is refused (exit 1,
+// naming --to) before anything is pulled; an existing topic is a would-replay.
+func TestDLQReplay_DryRunRefusesMissingTo_PubSub(t *testing.T) {
+	t.Parallel()
+	_, addr, subName := dlqtest.PubSubShared(t)
+	src := "pubsub://" + subName("shared-dlq")
+	code, out, errOut := dlqtest.DLQRun(t, "replay", src, "--endpoint", addr, "--to", "nosuch-topic", "--dry-run")
+	if code != cmdutil.ExitFailure || !strings.Contains(errOut, `--to "nosuch-topic"`) || !strings.Contains(errOut, "every message would fail") || strings.Contains(out, "would replay") {
+		t.Errorf("--dry-run --to a missing topic: exit %d, want %d naming --to and no would-replay\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitFailure, out, errOut)
+	}
+	code, out, errOut = dlqtest.DLQRun(t, "replay", src, "--endpoint", addr, "--to", "placed", "--dry-run")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "would replay") {
+		t.Errorf("--dry-run --to an existing topic: exit %d, want 0 and a would-replay\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

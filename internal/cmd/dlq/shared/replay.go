@@ -278,7 +278,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 
 // destinationChecker is a producer that can look up, without sending,
 // the destination it would publish a topic to (the SQS producer:
-// GetQueueUrl, or the SNS topic lookup).
+// GetQueueUrl, or the SNS topic lookup; the Pub/Sub producer: GetTopic).
 type destinationChecker interface {
 	CheckDestination(ctx context.Context, topic string) error
 }
