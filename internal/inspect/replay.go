@@ -132,6 +132,10 @@ type Outcome struct {
 	Duplicate bool
 	// Err is why it failed; nil when it was replayed.
 	Err error
+	// Unpublished is true when it failed before any publish was tried (no
+	// destination, a copy that could not be made or edited): nothing of
+	// it can have reached a destination.
+	Unpublished bool
 }
 
 // Progress is told about every selected message of a replay, in order.
@@ -155,6 +159,10 @@ type Summary struct {
 	Refused int `json:"refused"`
 	// DryRun is true when nothing was changed.
 	DryRun bool `json:"dryRun"`
+	// FailedUnpublished is how many of Failed failed before any publish
+	// was tried (Outcome.Unpublished): none of them can have reached a
+	// destination. Not part of the JSON summary.
+	FailedUnpublished int `json:"-"`
 }
 
 // ReplayCopy returns the message to publish for m, read from the source
@@ -261,6 +269,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			sum.Refused++
 		case out.Err != nil:
 			sum.Failed++
+			if out.Unpublished {
+				sum.FailedUnpublished++
+			}
 		default:
 			sum.Replayed++
 			if o.History != nil && !out.DryRun && !out.Resumed && !out.Duplicate {
@@ -553,13 +564,13 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		}
 		if err != nil {
 			log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "error", err)
-			report(Outcome{ID: id, Err: err})
+			report(Outcome{ID: id, Err: err, Unpublished: true})
 			return false, nil
 		}
 		if o.Transform != nil {
 			if err := o.Transform(m, c); err != nil {
 				log.ErrorContext(ctx, LogReplayFailed, "message_id", id, "source", src.Name, "destination", redact.Cut(dest), "error", err)
-				report(Outcome{ID: id, Destination: dest, DryRun: o.DryRun, Err: err})
+				report(Outcome{ID: id, Destination: dest, DryRun: o.DryRun, Err: err, Unpublished: true})
 				return false, nil
 			}
 		}

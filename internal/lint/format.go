@@ -47,6 +47,20 @@ type Report struct {
 	Files []string
 	// Findings are every finding, sorted (see Sort).
 	Findings []Finding
+	// Incomplete, when not empty, says why the lint did not complete (a
+	// subscriptions or infrastructure file that could not be read):
+	// Findings are only those of what was read, and no format writes a
+	// summary that could pass for a clean result. Text writes
+	// "lint did not complete: REASON" in place of its summary line, JSON
+	// an "incomplete" member in place of "summary", SARIF an invocation
+	// with executionSuccessful false, github an ::error annotation.
+	Incomplete string
+}
+
+// incompleteLine is the text format's line, and the github annotation's
+// message, for a report that did not complete.
+func (r Report) incompleteLine() string {
+	return "lint did not complete: " + r.Incomplete
 }
 
 // Counts returns how many findings have each severity.
@@ -182,6 +196,13 @@ func writeText(w *bufio.Writer, r Report, color bool) {
 			fmt.Fprintf(w, "%s: %s %s: %s\n", paint(ansiBold, f.Pos.String()), paint(severityStyle(f.Severity), f.Severity.String()), paint(ansiDim, f.RuleID), f.Message)
 		}
 	}
+	if r.Incomplete != "" {
+		if !first {
+			w.WriteString("\n")
+		}
+		fmt.Fprintln(w, r.incompleteLine())
+		return
+	}
 	e, wn, n := r.Counts()
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "no findings in %s\n", plural(len(r.Files), "file"))
@@ -219,7 +240,9 @@ type jsonPosition struct {
 type jsonReport struct {
 	Files    []string      `json:"files"`
 	Findings []jsonFinding `json:"findings"`
-	Summary  jsonSummary   `json:"summary"`
+	// Summary is absent when the lint did not complete (Incomplete).
+	Summary    *jsonSummary `json:"summary,omitempty"`
+	Incomplete string       `json:"incomplete,omitempty"`
 }
 
 type jsonSummary struct {
@@ -240,6 +263,11 @@ func writeJSON(w io.Writer, r Report) error {
 		}
 		out.Findings = append(out.Findings, jf)
 	}
+	if r.Incomplete != "" {
+		out.Incomplete = r.Incomplete
+		return export.WriteJSON(w, out)
+	}
+	out.Summary = &jsonSummary{}
 	out.Summary.Errors, out.Summary.Warnings, out.Summary.Notes = r.Counts()
 	return export.WriteJSON(w, out)
 }
@@ -256,6 +284,16 @@ type (
 		Tool       sarifTool     `json:"tool"`
 		ColumnKind string        `json:"columnKind"`
 		Results    []sarifResult `json:"results"`
+		// Invocations is written only for a run that did not complete.
+		Invocations []sarifInvocation `json:"invocations,omitempty"`
+	}
+	sarifInvocation struct {
+		ExecutionSuccessful        bool                `json:"executionSuccessful"`
+		ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+	}
+	sarifNotification struct {
+		Level   string    `json:"level"`
+		Message sarifText `json:"message"`
 	}
 	sarifTool struct {
 		Driver sarifDriver `json:"driver"`
@@ -376,6 +414,12 @@ func writeSARIF(w io.Writer, r Report, version string) error {
 			Results:    results,
 		}},
 	}
+	if r.Incomplete != "" {
+		log.Runs[0].Invocations = []sarifInvocation{{
+			ExecutionSuccessful:        false,
+			ToolExecutionNotifications: []sarifNotification{{Level: "error", Message: sarifText{r.incompleteLine()}}},
+		}}
+	}
 	return export.WriteJSON(w, log)
 }
 
@@ -398,5 +442,8 @@ func writeGitHub(w *bufio.Writer, r Report) {
 		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", cmd,
 			ghProperty.Replace(f.Pos.File), max(f.Pos.Line, 1), max(f.Pos.Column, 1),
 			ghProperty.Replace("brighter lint "+f.RuleID), ghData.Replace(f.Message))
+	}
+	if r.Incomplete != "" {
+		fmt.Fprintf(w, "::error title=%s::%s\n", ghProperty.Replace("brighter lint"), ghData.Replace(r.incompleteLine()))
 	}
 }

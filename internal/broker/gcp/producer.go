@@ -127,6 +127,22 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 	return nil
 }
 
+// CheckDestination looks up, without publishing, the topic Publish would
+// publish to (an id in the client's project or a full
+// projects/<p>/topics/<t> name) with one GetTopic: nil when it exists, else
+// the error (NotFound for a missing topic), naming the topic. A dry run uses
+// it so that it refuses what the real run would.
+func (p *Producer) CheckDestination(ctx context.Context, topic string) error {
+	name := topic
+	if !strings.HasPrefix(name, "projects/") {
+		name = "projects/" + p.client.Project() + "/topics/" + topic
+	}
+	if _, err := p.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: name}); err != nil {
+		return fmt.Errorf("topic %s: %w", name, err)
+	}
+	return nil
+}
+
 // classifyPublish wraps into err what kind of refusal it is: a
 // publish that can never succeed as it is wraps broker.ErrPermanent
 // (InvalidArgument: an invalid attribute or message), broker.ErrTooLarge

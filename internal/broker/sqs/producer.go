@@ -102,6 +102,25 @@ func CheckSendable(m *message.Message, sns, fifo bool) error {
 	return err
 }
 
+// CheckDestination looks up, without sending anything, the queue (or SNS
+// topic) Send would publish a message of Header.Topic topic to: nil when it
+// exists, else the error Send would return for it (wrapping
+// *types.QueueDoesNotExist or ErrTopicNotFound for a missing one). It only
+// reads (GetQueueUrl, or the SNS topic lookup); with MakeChannels create,
+// where Send would create a missing one, it makes no call and returns nil.
+// A dry run uses it so that it refuses what the real run would.
+func (p *Producer) CheckDestination(ctx context.Context, topic string) error {
+	if p.opts.MakeChannels == broker.MakeCreate {
+		return nil
+	}
+	if p.opts.SNS {
+		_, err := p.topics.arn(ctx, TopicName(topic, p.opts.Fifo))
+		return err
+	}
+	_, err := p.queues.url(ctx, QueueName(topic, p.opts.Fifo))
+	return err
+}
+
 // Close does nothing: the clients hold no per-producer resources.
 func (p *Producer) Close(ctx context.Context) error { return nil }
 

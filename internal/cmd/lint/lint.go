@@ -96,7 +96,9 @@ the same rules at start-up and logs each finding once.
 
 Exit status: 0 when no finding is at or above --fail-on (default error, so
 warnings never fail a build unless asked), 1 when one is, 2 for a usage error
-or a file that cannot be read.
+or a file that cannot be read. When a file (--infra ones too) cannot be read,
+the files that could are still reported, but in place of the summary the
+report says the lint did not complete.
 
 With --live, lint also asks the brokers for the native limits in force (SQS
 GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
@@ -254,12 +256,16 @@ func runLint(ctx context.Context, o *Options) error {
 	}
 	var report lint.Report
 	var unreadable []error
+	// infraUnread and filesUnread say which inputs could not be read: the
+	// report then says the lint did not complete.
+	infraUnread, filesUnread := false, 0
 	var set *infra.Set
 	if len(o.infraPaths) > 0 {
 		var err error
 		set, err = infra.Load(o.infraPaths, o.infraReaders, o.readFile)
 		if err != nil {
 			unreadable = append(unreadable, fmt.Errorf("--infra: %w", err))
+			infraUnread = true
 		}
 	} else if o.infraRequireAll {
 		return cmdutil.UsageErr(errors.New("--infra-require-all needs --infra"))
@@ -269,6 +275,7 @@ func runLint(ctx context.Context, o *Options) error {
 		data, shown, err := o.read(name, &stdinRead)
 		if err != nil {
 			unreadable = append(unreadable, err)
+			filesUnread++
 			continue
 		}
 		fs, f := l.Source(shown, data, o.io.Getenv)
@@ -283,7 +290,13 @@ func runLint(ctx context.Context, o *Options) error {
 		}
 		if set != nil && f != nil {
 			fs = append(fs, live.Check(ctx, f, live.InfraProbers(set), o.transports)...)
-			fs = append(fs, live.CheckInfra(f, set, o.transports, live.InfraOptions{RequireAll: o.infraRequireAll})...)
+			infraFs := live.CheckInfra(f, set, o.transports, live.InfraOptions{RequireAll: o.infraRequireAll})
+			if infraUnread {
+				// A channel may be declared in a file that could not be
+				// read: "no file declares it" would be a false claim.
+				infraFs = slices.DeleteFunc(infraFs, func(fd lint.Finding) bool { return fd.RuleID == lint.RuleInfraUndeclared })
+			}
+			fs = append(fs, infraFs...)
 		}
 		report.Files = append(report.Files, shown)
 		report.Findings = append(report.Findings, fs...)
@@ -291,6 +304,7 @@ func runLint(ctx context.Context, o *Options) error {
 	if set != nil {
 		report.Files = append(report.Files, set.Files...)
 	}
+	report.Incomplete = incomplete(infraUnread, filesUnread)
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
 	// A report may be uploaded (SARIF to code scanning): every finding
@@ -317,6 +331,22 @@ func runLint(ctx context.Context, o *Options) error {
 		return cmdutil.FailureErr(fmt.Errorf("lint: %d finding(s) at or above %s", n, failOn))
 	}
 	return nil
+}
+
+// incomplete returns why a run did not complete, for Report.Incomplete:
+// "" when every input was read.
+func incomplete(infraUnread bool, filesUnread int) string {
+	var why []string
+	if filesUnread > 0 {
+		why = append(why, fmt.Sprintf("%d subscriptions file(s) could not be read", filesUnread))
+	}
+	if infraUnread {
+		why = append(why, "the infrastructure files (--infra) could not all be read, so the --infra checks are partial")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + " (the error is on stderr)"
 }
 
 // fileOrder keeps findings sorted by position within a file but lists files

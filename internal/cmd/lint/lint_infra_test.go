@@ -169,8 +169,127 @@ func TestLintInfraUnreadable(t *testing.T) {
 		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("--infra %s: exit %d, stderr %q; want exit %d and %q", c.path, code, errOut, cmdutil.ExitUsage, c.want)
 		}
-		if !strings.Contains(out.String(), "in 1 file") && !strings.Contains(out.String(), "no findings") {
-			t.Errorf("--infra %s: the subscriptions file was not linted: %s", c.path, out)
+		if !strings.Contains(out.String(), "lint did not complete: ") {
+			t.Errorf("--infra %s: the report does not say the lint did not complete: %s", c.path, out)
+		}
+		// The channels may be declared in the file that could not be
+		// read: infra-undeclared would be a false claim.
+		if strings.Contains(out.String(), lint.RuleInfraUndeclared) {
+			t.Errorf("--infra %s: infra-undeclared though an infrastructure file could not be read:\n%s", c.path, out)
+		}
+	}
+	// The subscriptions file is still linted: its own findings are reported.
+	io, out, _ := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", "--infra", bad, "../../../testdata/lint/budget-zero.yaml"}); code != cmdutil.ExitUsage || !strings.Contains(out.String(), "budget-zero") {
+		t.Errorf("exit %d; the subscriptions file's own finding is missing:\n%s", code, out)
+	}
+}
+
+// TestLintInfraUnreadableClaimsNoCleanResult: when an infrastructure file
+// cannot be read (a syntax error, a path that does not exist, a file of no
+// infrastructure format), no output format writes a summary that could pass
+// for a clean result: text says the lint did not complete in place of its
+// summary line, JSON has "incomplete" and no "summary", SARIF an invocation
+// that did not succeed, github an ::error annotation. The exit is 2.
+func TestLintInfraUnreadableClaimsNoCleanResult(t *testing.T) {
+	tmp := t.TempDir()
+	broken := filepath.Join(tmp, "broken.tf")
+	if err := os.WriteFile(broken, []byte("resource \"aws_sqs_queue\" \"q\" {\n  name = \"q\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A subscriptions file with no finding of its own, and none --infra
+	// could add without the infrastructure: were the summary written, it
+	// would be "no findings in 1 file".
+	subs := filepath.Join(tmp, "s.yaml")
+	if err := os.WriteFile(subs, []byte("subscriptions:\n  - name: o\n    transport: memory\n    requeueCount: 3\n    deadLetterRoutingKey: d\n    handler: {type: builtin, name: ack}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const marker = "lint did not complete: "
+	for _, path := range []string{broken, filepath.Join(tmp, "nonexistent"), subs} {
+		for _, c := range []struct {
+			format   string
+			want     []string
+			mustNot  []string
+			validate func(t *testing.T, out []byte)
+		}{
+			{"text", []string{marker}, []string{"no findings", "error,", "warning,"}, nil},
+			{"json", []string{`"incomplete": "`}, []string{`"summary"`}, func(t *testing.T, out []byte) {
+				var rep map[string]any
+				if err := json.Unmarshal(out, &rep); err != nil {
+					t.Fatalf("not JSON: %v", err)
+				}
+			}},
+			{"sarif", []string{`"executionSuccessful": false`, marker}, nil, func(t *testing.T, out []byte) {
+				var rep map[string]any
+				if err := json.Unmarshal(out, &rep); err != nil {
+					t.Fatalf("not JSON: %v", err)
+				}
+			}},
+			{"github", []string{"::error title=brighter lint::" + marker}, nil, nil},
+		} {
+			t.Run(filepath.Base(path)+"/"+c.format, func(t *testing.T) {
+				io, out, errOut := cmdtest.FakeIO("", false)
+				code := run(context.Background(), io, []string{"lint", "-o", c.format, "--infra", path, subs})
+				if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), "--infra: ") {
+					t.Errorf("exit %d, stderr %q; want exit %d and the --infra error", code, errOut, cmdutil.ExitUsage)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(out.String(), w) {
+						t.Errorf("stdout lacks %q:\n%s", w, out)
+					}
+				}
+				for _, w := range c.mustNot {
+					if strings.Contains(out.String(), w) {
+						t.Errorf("stdout has %q:\n%s", w, out)
+					}
+				}
+				if c.validate != nil {
+					c.validate(t, out.Bytes())
+				}
+			})
+		}
+	}
+	// Every input read: the summary is written as before.
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", subs}); code != cmdutil.ExitOK || out.String() != "no findings in 1 file\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the clean summary", code, out, errOut)
+	}
+}
+
+// TestLintInfraConfigConnectorDeadLetterRefByName: a Config Connector
+// PubSubSubscription whose deadLetterTopicRef names, by name, a topic no
+// file declares sends to that name: a name other than the subscriptions
+// file's dead-letter topic is a dead-letter-target-mismatch naming both,
+// and the subscription without a namespace is PubSubSubscription/NAME. A
+// PubSubTopic of that name declared in another --infra file, whose
+// resourceID is the file's topic, wins over the name.
+func TestLintInfraConfigConnectorDeadLetterRefByName(t *testing.T) {
+	dir := "../../../testdata/infra/krm/rules/dead-letter-target-mismatch"
+	_, fs := lintInfra(t, "--infra", dir+"/trigger.yaml", dir+"/brighter.yaml")
+	found := false
+	for _, f := range fs {
+		if f.Rule != lint.RuleDeadLetterTargetMismatch {
+			continue
+		}
+		found = true
+		for _, want := range []string{" PubSubSubscription/payments-sub sends ", " to payments-other,", "gcp.deadLetterPolicy.topic is payments-dlq"} {
+			if !strings.Contains(f.Message, want) {
+				t.Errorf("message %q lacks %q", f.Message, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no dead-letter-target-mismatch: %+v", fs)
+	}
+	other := filepath.Join(t.TempDir(), "topics.yaml")
+	topic := "apiVersion: pubsub.cnrm.cloud.google.com/v1beta1\nkind: PubSubTopic\nmetadata:\n  name: payments-other\nspec:\n  resourceID: payments-dlq\n"
+	if err := os.WriteFile(other, []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, fs = lintInfra(t, "--infra", dir+"/trigger.yaml", "--infra", other, dir+"/brighter.yaml")
+	for _, f := range fs {
+		if f.Rule == lint.RuleDeadLetterTargetMismatch {
+			t.Errorf("the declared topic's resourceID did not win over the reference's name: %s", f.Message)
 		}
 	}
 }

@@ -42,5 +42,6 @@ func extraSets() [][]mutant {
 		brokerCallsMutants,
 		dlqBatchMutants,
 		watchMutants,
+		outcomeMutants,
 	}
 }

@@ -54,7 +54,9 @@ type Value[T any] struct {
 	// the same files (a Terraform "aws_sqs_queue.dlq.arn", a
 	// CloudFormation !GetAtt DLQ.Arn), that declaration's Address, so that
 	// a rule can follow it to the resource without guessing its value; ""
-	// otherwise.
+	// otherwise. A Config Connector dead-letter topic reference by name to
+	// a topic its file does not declare is Known (the name) with Ref kept:
+	// a rule follows Ref first, so a declaration elsewhere wins.
 	Ref string
 }
 

@@ -137,7 +137,13 @@ subscriptions:
 		t.Fatalf("stats after the refused replays: exit %d\n%s%s", code, out, errOut)
 	}
 	// Another topic of the same id in another project, a subscription's own
-	// id (not its topic), are other destinations.
+	// id (not its topic), are other destinations. They exist, as the dry
+	// run looks --to up.
+	for _, topic := range []string{"projects/elsewhere/topics/orders-dlq", "projects/" + pj + "/topics/reader"} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, to := range []string{"pubsub://projects/elsewhere/topics/orders-dlq", "reader"} {
 		if code, out, errOut := dlq("replay", url("reader"), "--endpoint", srv.Addr, "--to", to, "--dry-run"); code != cmdutil.ExitOK {
 			t.Errorf("replay --to %s: exit %d, want 0\n%s%s", to, code, out, errOut)

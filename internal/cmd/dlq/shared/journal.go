@@ -19,8 +19,9 @@ import (
 // the run was clean (not interrupted, the scan did not fail, no message
 // failed) and nothing is left to resume (drained: the run read every
 // message, inspect.FileJournal.Close); a journal kept is named on stderr
-// with why.
-func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target, interrupted, scanFailed bool, failed int, drained bool) error {
+// with why. unpublished is how many of the failed messages failed before
+// any publish was tried: of those, nothing can have reached a destination.
+func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target, interrupted, scanFailed bool, failed, unpublished int, drained bool) error {
 	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
 	if err != nil || removed {
@@ -33,8 +34,11 @@ func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target
 	case scanFailed:
 		why = append(why, "the run failed (a read of the dead-letter destination, or a write of the journal)")
 	}
-	if failed > 0 {
-		why = append(why, Plural(failed, "message")+" failed (a failed publish may still have reached its destination)")
+	if n := failed - unpublished; n > 0 {
+		why = append(why, Plural(n, "message")+" failed (a failed publish may still have reached its destination)")
+	}
+	if unpublished > 0 {
+		why = append(why, Plural(unpublished, "message")+" failed before any publish (nothing of them was sent; they are still in the dead-letter destination)")
 	}
 	switch {
 	case drained && held > 0:

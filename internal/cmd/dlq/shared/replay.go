@@ -107,6 +107,11 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
+	if o.DryRun && to != "" {
+		if err := o.checkDryRunTo(ctx, t, dt, to, logger); err != nil {
+			return err
+		}
+	}
 	// The journal is opened (and locked) before anything is read, so a
 	// second replay on the same journal is refused at once, without
 	// holding a message invisible for its count.
@@ -248,7 +253,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	sum, rerr := inspect.Replay(ctx, src, ReplaySelf(t), prod, f, opts)
 	cerr := closeReader()
 	if journal != nil {
-		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, !o.Selects() && f.Limit == 0 && sum.Refused == 0))
+		cerr = errors.Join(cerr, o.closeJournal(journal, t, ctx.Err() != nil, rerr != nil, sum.Failed, sum.FailedUnpublished, !o.Selects() && f.Limit == 0 && sum.Refused == 0))
 		journal = nil
 	}
 	if prod != nil {
@@ -269,6 +274,33 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	}
 	NoteHeld(o.IO.ErrOut, t, ch)
 	return o.finish(bar, sum, rerr, cerr, t)
+}
+
+// destinationChecker is a producer that can look up, without sending,
+// the destination it would publish a topic to (the SQS producer:
+// GetQueueUrl, or the SNS topic lookup; the Pub/Sub producer: GetTopic).
+type destinationChecker interface {
+	CheckDestination(ctx context.Context, topic string) error
+}
+
+// checkDryRunTo makes a dry run refuse a --to that the real run's producer
+// would fail every message on (a queue or topic that does not exist), before
+// anything is read, with the real run's exit code (1): it asks the
+// producer's read-only lookup where the transport's producer has one.
+func (o *ReplayOptions) checkDryRunTo(ctx context.Context, t *transport.Target, dt transport.Transport, to string, logger *slog.Logger) error {
+	prod, err := dt.DLQProducer(ctx, t, logger)
+	if err != nil {
+		return cmdutil.FailureErr(fmt.Errorf("replay %s: producer: %w", t.URL, err))
+	}
+	defer func() { _ = prod.Close(context.WithoutCancel(ctx)) }()
+	c, ok := prod.(destinationChecker)
+	if !ok {
+		return nil
+	}
+	if err := c.CheckDestination(ctx, to); err != nil {
+		return cmdutil.FailureErr(fmt.Errorf("replay %s --dry-run: --to %q: the real run could publish nothing there, every message would fail: %w", t.URL, redact.Quoted(o.To), err))
+	}
+	return nil
 }
 
 // replayTarget resolves where a replay from t may publish, before

@@ -5,13 +5,19 @@
 // (sqs.services.k8s.aws), with the settings a subscription runs on, at the
 // positions they are written. Other objects are skipped.
 //
-// A resource's Address is "Kind/namespace/name" (namespace empty when the
-// manifest leaves it to kubectl). A Config Connector reference by name
-// (spec.topicRef.name, deadLetterPolicy.deadLetterTopicRef.name) records
-// the Address of the PubSubTopic it names in infra.Value.Ref; it is Known,
-// the topic's id, when that topic is declared in the same file, and
-// Unknown otherwise (the topic's resourceID may differ from its name). A
-// reference by external name is Known as written. The project is the
+// A resource's Address is "Kind/namespace/name", or "Kind/name" when the
+// manifest leaves the namespace to kubectl. A Config Connector reference by
+// name (spec.topicRef.name, deadLetterPolicy.deadLetterTopicRef.name)
+// records the Address of the PubSubTopic it names in infra.Value.Ref; it is
+// Known, the topic's id, when that topic is declared in the same file, and
+// Unknown otherwise (the topic's resourceID may differ from its name) —
+// except a dead-letter topic reference to a topic declared in no file of
+// its own: that one is Known as the name it gives (the id Config Connector
+// gives a PubSubTopic without resourceID), with Ref kept so that a
+// declaration in another file given to --infra still wins, so that a
+// dead-letter policy sending elsewhere than the subscriptions file says is
+// reported rather than silently not judged. A reference by external name is
+// Known as written. The project is the
 // cnrm.cloud.google.com/project-id annotation, Unknown without it (Config
 // Connector then reads the namespace's annotation).
 //
@@ -178,7 +184,16 @@ func (r *reader) meta(n ast.Node, ents []yamldoc.Entry) meta {
 	return m
 }
 
-func (m meta) address(kind string) string { return kind + "/" + m.namespace + "/" + m.name }
+func (m meta) address(kind string) string { return address(kind, m.namespace, m.name) }
+
+// address is the Address of the object of kind named name in namespace:
+// "Kind/namespace/name", or "Kind/name" without a namespace.
+func address(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
+}
 
 // unsetAt returns a resource of kind with every setting Unset at p.
 func unsetAt(kind infra.Kind, address string, p config.Position) infra.Resource {
@@ -260,11 +275,13 @@ func (r *reader) topicRef(e *yamldoc.Entry, m meta) infra.Value[string] {
 	if ns == "" {
 		ns = m.namespace
 	}
-	return infra.Value[string]{State: infra.Unknown, Pos: e.Pos, Ref: KindPubSubTopic + "/" + ns + "/" + name}
+	return infra.Value[string]{State: infra.Unknown, Pos: e.Pos, Ref: address(KindPubSubTopic, ns, name)}
 }
 
 // resolveTopics makes Known each topic reference to a topic of the same
-// file whose id the file fixes.
+// file whose id the file fixes, and each dead-letter topic reference to a
+// topic the file does not declare as the name it gives (Ref kept: a
+// declaration in another file wins).
 func (r *reader) resolveTopics() {
 	ids := map[string]infra.Value[string]{}
 	for _, res := range r.out {
@@ -280,7 +297,12 @@ func (r *reader) resolveTopics() {
 	for i := range r.out {
 		fix(&r.out[i].Topic)
 		if r.out[i].DeadLetter != nil {
-			fix(&r.out[i].DeadLetter.Topic)
+			dl := &r.out[i].DeadLetter.Topic
+			fix(dl)
+			if _, declared := ids[dl.Ref]; dl.Ref != "" && dl.State == infra.Unknown && !declared {
+				// The Ref is an address: its last segment is the name.
+				dl.V, dl.State = dl.Ref[strings.LastIndex(dl.Ref, "/")+1:], infra.Known
+			}
 		}
 	}
 }

@@ -72,8 +72,8 @@ func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T)
 			"PubSubSubscription/shop/audit": {
 				"Name":                           "known audit-sub @46:3",
 				"Topic":                          "known projects/shop-prod/topics/audit @47:3",
-				"DeadLetter.Topic":               "unknown @50:5 ->PubSubTopic/platform/audit-dlq", // another namespace, another file
-				"DeadLetter.MaxDeliveryAttempts": "unset @49:3",                                    // the service default applies
+				"DeadLetter.Topic":               "known audit-dlq @50:5 ->PubSubTopic/platform/audit-dlq", // another namespace, declared in no file here: its name; a declaration elsewhere wins
+				"DeadLetter.MaxDeliveryAttempts": "unset @49:3",                                            // the service default applies
 				"AckDeadline":                    "unset @40:1",
 				"RetryMinBackoff":                "unset @40:1",
 			},
@@ -226,9 +226,9 @@ items:
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, rs, []string{"Queue//orders", "Queue//payments"}, map[string]map[string]string{
-		"Queue//orders":   {"Name": "known orders @9:5", "VisibilityTimeout": "known 30s @10:5"},
-		"Queue//payments": {"Name": "known payments @18:5", "VisibilityTimeout": "known 30s @10:5", "FIFO": "known false @11:5"},
+	check(t, rs, []string{"Queue/orders", "Queue/payments"}, map[string]map[string]string{
+		"Queue/orders":   {"Name": "known orders @9:5", "VisibilityTimeout": "known 30s @10:5"},
+		"Queue/payments": {"Name": "known payments @18:5", "VisibilityTimeout": "known 30s @10:5", "FIFO": "known false @11:5"},
 	})
 	cross := "apiVersion: v1\nkind: ConfigMap\ndata: &d {a: b}\n---\napiVersion: sqs.services.k8s.aws/v1alpha1\nkind: Queue\nspec: *d\n"
 	if _, err := Read("m.yaml", []byte(cross)); err == nil || !strings.Contains(err.Error(), "m.yaml:7:7: spec: alias *d refers to no anchor") {
