@@ -198,6 +198,12 @@ func runConsume(ctx context.Context, o *Options) error {
 		pump *pump.Pump
 	}
 	var units []unit
+	// Signals are watched from before the first channel opens: opening
+	// may wait on the broker (up to the transport's call deadline), and a
+	// stop meanwhile ends the run at once (startupWatch).
+	sigs, unsubscribe := o.signals()
+	defer unsubscribe()
+	openCtx, connected := startupWatch(ctx, logger, sigs, o.exit)
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
 	closeAll := func() {
@@ -219,9 +225,12 @@ func runConsume(ctx context.Context, o *Options) error {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
 		}
-		ch, err := factory.Open(ctx, f, s, sl)
+		ch, err := factory.Open(openCtx, f, s, sl)
 		if err != nil {
 			closeAll()
+			if connected() {
+				return startupInterrupted(s.Name)
+			}
 			return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.Consumer)
@@ -234,11 +243,12 @@ func runConsume(ctx context.Context, o *Options) error {
 		units = append(units, unit{sub: s, ch: ch, pump: p})
 	}
 	defer closeAll()
+	if connected() {
+		return startupInterrupted(subs[len(subs)-1].Name)
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	sigs, unsubscribe := o.signals()
-	defer unsubscribe()
 	// q on the dashboard is a signal's twin: the first drains, a second
 	// exits at once.
 	quitKeys := make(chan struct{}, 2)
