@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
@@ -28,11 +29,12 @@ const ExitInterrupted = 130
 
 // startupWatch watches sigs while the channels open, before the pumps
 // start: the first signal cancels ctx (the opens under way give up) and a
-// second calls exit(ExitInterrupted) at once. done ends the watch, leaving
+// second, later than mergeWindow after it, calls exit(ExitInterrupted) at
+// once. done ends the watch, leaving
 // sigs to the Supervisor, and reports whether a signal came: the run then
 // ends with startupInterrupted. Without a signal the returned context is
 // not cancelled: the channels opened with it may keep it while open.
-func startupWatch(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signal, exit func(int)) (context.Context, func() bool) {
+func startupWatch(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signal, mergeWindow time.Duration, exit func(int)) (context.Context, func() bool) {
 	cctx, cancel := context.WithCancel(ctx)
 	finished, interrupted := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
@@ -44,14 +46,23 @@ func startupWatch(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signa
 		case <-finished:
 			return
 		}
+		first := time.Now()
 		close(interrupted)
 		logger.Warn(logConsumeConnectStopping)
 		cancel()
-		select {
-		case <-sigs:
-			logger.Warn(logConsumeConnectForced)
-			exit(ExitInterrupted)
-		case <-finished:
+		for {
+			select {
+			case <-sigs:
+				if time.Since(first) < mergeWindow {
+					// The same stop (timeout(1), a terminal's ^C to the group).
+					logger.Info(logConsumeSignalMerged)
+					continue
+				}
+				logger.Warn(logConsumeConnectForced)
+				exit(ExitInterrupted)
+			case <-finished:
+			}
+			return
 		}
 	}()
 	var once sync.Once

@@ -203,7 +203,7 @@ func runConsume(ctx context.Context, o *Options) error {
 	// stop meanwhile ends the run at once (startupWatch).
 	sigs, unsubscribe := o.signals()
 	defer unsubscribe()
-	openCtx, connected := startupWatch(ctx, logger, sigs, o.exit)
+	openCtx, connected := startupWatch(ctx, logger, sigs, signalMergeWindow, o.exit)
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
 	closeAll := func() {
