@@ -2,6 +2,7 @@ package dlq_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,7 +24,7 @@ const connectStopBound = 5 * time.Second
 // does not wait for the first's end). Each within connectStopBound.
 func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 	t.Parallel()
-	for _, verb := range [][]string{{"peek"}, {"replay", "--yes", "--to", "orders"}} {
+	for _, verb := range [][]string{{"peek"}, {"replay", "--yes", "--to", "orders", "--journal", "JOURNAL"}} {
 		for _, tc := range []struct {
 			name string
 			sigs []os.Signal
@@ -38,6 +39,11 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 				t.Parallel()
 				b := cmdtest.NewSilentBroker(t)
 				args := append(append([]string{"dlq"}, verb...), "sqs://orders-dlq", "--endpoint", b.URL, "--region", "us-east-1")
+				for i, a := range args {
+					if a == "JOURNAL" { // a journal of this run's own: parallel replays do not share one
+						args[i] = filepath.Join(t.TempDir(), "replay.journal")
+					}
+				}
 				r := cmdtest.SignalWhileConnecting(t, t.TempDir(), b, 0, tc.sigs, args...)
 				if r.Code != 130 {
 					t.Fatalf("exit %d, want 130 (interrupted); stderr:\n%s", r.Code, r.Stderr)

@@ -155,6 +155,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if k.ForceQuit.Matches(msg) {
+		// An interruption, not a quit: the command exits 130, as a dlq
+		// command interrupted by SIGINT does.
+		m.interrupted = true
 		return m, tea.Quit // an action under way is stopped by the caller
 	}
 	if k.Quit.Matches(msg) {

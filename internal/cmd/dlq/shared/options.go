@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,9 @@ type Options struct {
 	// watch is the run's subscription to Signals (RunWith's start to its
 	// end; nil outside a run).
 	watch *signalWatch
+	// ownSignals is set once OnSignals watches the run's signals: the
+	// opens after it leave them to it.
+	ownSignals atomic.Bool
 
 	// Dest is the destination the command line names (the argument or
 	// -s/--subscription), set by RunWith before the verb runs.

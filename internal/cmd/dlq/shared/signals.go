@@ -93,6 +93,39 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 	}
 }
 
+// OnSignals calls first on the run's first SIGINT/SIGTERM and second on
+// each later one, until stop (which waits for a call under way to
+// return). It is for a run that handles signals its own way (the triage
+// console): from then on the opens it makes do not watch signals
+// (connecting). Without Signals it watches nothing.
+func (o *Options) OnSignals(first, second func()) (stop func()) {
+	sigs := o.subscribe()
+	if sigs == nil {
+		return func() {}
+	}
+	o.ownSignals.Store(true)
+	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		call := first
+		for {
+			select {
+			case <-sigs:
+				call()
+				call = second
+			case <-finished:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(finished)
+		wg.Wait()
+	}
+}
+
 // connecting returns a context for a connection to the broker (an open)
 // that the first SIGINT/SIGTERM cancels; a second signal exits the process
 // with ExitInterrupted at once. done ends the watch and reports whether a
@@ -100,6 +133,11 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 // Without a signal cctx is not cancelled: what was opened with it may keep
 // it (a client's streams) for as long as it is open.
 func (o *Options) connecting(ctx context.Context, logger *slog.Logger) (cctx context.Context, done func() bool) {
+	if o.ownSignals.Load() {
+		// The run handles its signals itself (OnSignals): an open
+		// during it is not a connect of the command's start.
+		return ctx, func() bool { return false }
+	}
 	sigs := o.subscribe()
 	if sigs == nil {
 		return ctx, func() bool { return false }

@@ -185,8 +185,29 @@ func runTriage(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
-	_, err = p.Run()
+	// Signals are the command's, as in every dlq command, not the
+	// console's (which would take SIGTERM for q): the first ends the
+	// console as ctrl+c does, a second exits at once.
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
+	var signalled, forced atomic.Bool
+	stopSignals := o.OnSignals(func() {
+		signalled.Store(true)
+		logger.Warn(shared.LogDLQStopping)
+		p.Quit()
+	}, func() {
+		forced.Store(true)
+		logger.Warn(shared.LogDLQForced)
+		p.Kill()
+	})
+	final, err := p.Run()
+	stopSignals()
+	if forced.Load() {
+		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", a.t.URL)}
+	}
+	interrupted := signalled.Load()
+	if fm, ok := final.(interface{ Interrupted() bool }); ok && fm.Interrupted() {
+		interrupted = true
+	}
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
 	// An action still under way (ctrl+c during a replay) stops: it finishes
 	// the publishes and removes it has begun and releases what it holds.
@@ -194,6 +215,11 @@ func runTriage(ctx context.Context, o *Options) error {
 	a.running.Wait()
 	if failed {
 		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
+	}
+	if interrupted {
+		// ctrl+c or a signal: what was held is released (above), and
+		// the run ends as an interrupted dlq command does.
+		return shared.Interrupted("triage " + a.t.URL)
 	}
 	return nil
 }
