@@ -62,7 +62,9 @@ rejection metadata Brighter writes.
 SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
 drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
 messages to the broker. Signals within half a second of the first (timeout(1)
-signals the command and then its process group) are the same stop.
+signals the command and then its process group) are the same stop. A signal
+while the channels are still connecting gives up the connection at once and
+exits 0 (nothing was received); a second one then exits 130 at once.
 
 With --tui, q does what a signal does: the first drains, and the dashboard
 says "draining (N in flight)..." until the process exits; q again exits at

@@ -6,7 +6,9 @@ package main
 // connection at once with the command's exit code for a stop (consume 0,
 // dlq 130) and a line saying so, and a second exits 130 at once. consume's
 // and the dlq commands' process tests against a broker that never answers,
-// and the watches' own tests, kill them.
+// and the watches' own tests, kill them. The triage console's rule: q is a
+// quit (exit 0), ctrl+c and SIGTERM an interruption (exit 130), as for
+// every dlq command; its tmux test kills those.
 var connectSignalMutants = []mutant{
 	{Name: "consume-connect-signal-unwatched", What: "consume does not watch signals while it opens its channels: a SIGTERM while connecting waits for the broker's call deadline (15s) and the run fails",
 		File: "internal/cmd/consume/consume.go",
@@ -38,4 +40,14 @@ var connectSignalMutants = []mutant{
 		Old:  "logger.Warn(LogDLQConnectStopping)\n\t\tcancel()\n\t\tselect {\n\t\tcase <-sigs:",
 		New:  "logger.Warn(LogDLQConnectStopping)\n\t\tcancel()\n\t\tselect {\n\t\tcase <-make(chan os.Signal):",
 		Run:  "^TestConnecting_FirstSignalCancelsSecondExits130$", Pkg: "./internal/cmd/dlq/shared"},
+	{Name: "triage-ctrl-c-quits-0", What: "ctrl+c in the dlq triage console is a normal quit: the command exits 0, not 130 as an interrupted dlq command",
+		File: "internal/tui/triage/keys.go",
+		Old:  "\t\tm.interrupted = true\n",
+		New:  "\t\tm.interrupted = false\n",
+		Run:  "^TestDLQTriage_TmuxExitCodes$", Pkg: "./internal/cmd/dlq/triage"},
+	{Name: "triage-sigterm-quits-0", What: "a SIGTERM to dlq triage ends the console as q does: exit 0, not 130",
+		File: "internal/cmd/dlq/triage/triage.go",
+		Old:  "\t\tsignalled.Store(true)\n",
+		New:  "\t\tsignalled.Store(false)\n",
+		Run:  "^TestDLQTriage_TmuxExitCodes$", Pkg: "./internal/cmd/dlq/triage"},
 }

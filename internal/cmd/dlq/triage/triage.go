@@ -70,7 +70,8 @@ edit), a archives to --archive-file (as dlq archive), d toggles a dry
 run, / searches every message (ids, bodies, headers, causes), s sorts,
 g changes the grouping (cause, reason, topic, handler), E edits the
 headers and bag (as dlq edit --headers), n writes a note on the group, A
-shows the archive file, ctrl+r reads again, ? helps, q quits.
+shows the archive file, ctrl+r reads again, ? helps, q quits (exit 0);
+ctrl+c or SIGTERM interrupts (what an action holds is released, exit 130).
 
 In the archived view (A) r restores the selection (or what is under the
 cursor) and R the group into the dead-letter destination, as dlq restore
