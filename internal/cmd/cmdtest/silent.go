@@ -14,8 +14,9 @@ import (
 // connection and never answers: a broker a command connects to and then
 // waits on until its call deadline.
 type SilentBroker struct {
-	// URL is the listener's http:// URL.
-	URL string
+	// URL is the listener's http:// URL (an SQS endpoint); Addr its
+	// HOST:PORT (a Pub/Sub endpoint).
+	URL, Addr string
 	// Accepted receives once, when the first connection is accepted.
 	Accepted <-chan struct{}
 }
@@ -53,7 +54,7 @@ func NewSilentBroker(t testing.TB) *SilentBroker {
 			_ = c.Close()
 		}
 	})
-	return &SilentBroker{URL: "http://" + l.Addr().String(), Accepted: accepted}
+	return &SilentBroker{URL: "http://" + l.Addr().String(), Addr: l.Addr().String(), Accepted: accepted}
 }
 
 // Signalled is the end of a `brighter` process a test signalled: its exit

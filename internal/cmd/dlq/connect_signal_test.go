@@ -16,15 +16,20 @@ import (
 // deadline (15s) it would otherwise wait for.
 const connectStopBound = 5 * time.Second
 
-// TestDLQ_SignalWhileConnecting_Exits130 starts `brighter dlq peek` and
-// `brighter dlq replay --yes` on an SQS endpoint that accepts connections
-// and never answers, and signals each while it connects: SIGTERM gives up
+// TestDLQ_SignalWhileConnecting_Exits130 starts `brighter dlq peek` of an
+// SQS queue and `brighter dlq replay --yes --to` of a Pub/Sub subscription
+// (which first asks the broker where the subscription's topic is) on an
+// endpoint that accepts connections and never answers, and signals each
+// while it connects: SIGTERM gives up
 // the connection at once, exit 130 with a final line saying it was
 // interrupted while connecting; SIGINT twice exits 130 at once (the second
 // does not wait for the first's end). Each within connectStopBound.
 func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 	t.Parallel()
-	for _, verb := range [][]string{{"peek"}, {"replay", "--yes", "--to", "orders", "--journal", "JOURNAL"}} {
+	for _, verb := range [][]string{
+		{"peek", "sqs://orders-dlq", "--endpoint", "URL", "--region", "us-east-1"},
+		{"replay", "pubsub://projects/p/subscriptions/orders-dlq", "--yes", "--to", "orders", "--journal", "JOURNAL", "--endpoint", "ADDR"},
+	} {
 		for _, tc := range []struct {
 			name string
 			sigs []os.Signal
@@ -38,9 +43,14 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 			t.Run(verb[0]+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				b := cmdtest.NewSilentBroker(t)
-				args := append(append([]string{"dlq"}, verb...), "sqs://orders-dlq", "--endpoint", b.URL, "--region", "us-east-1")
+				args := append([]string{"dlq"}, verb...)
 				for i, a := range args {
-					if a == "JOURNAL" { // a journal of this run's own: parallel replays do not share one
+					switch a {
+					case "URL":
+						args[i] = b.URL
+					case "ADDR":
+						args[i] = b.Addr
+					case "JOURNAL": // a journal of this run's own: parallel replays do not share one
 						args[i] = filepath.Join(t.TempDir(), "replay.journal")
 					}
 				}
@@ -54,7 +64,7 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 				if !strings.Contains(r.Stderr, "signal received while connecting to the broker") {
 					t.Errorf("no log of the signal while connecting; stderr:\n%s", r.Stderr)
 				}
-				if tc.line && !strings.Contains(r.Stderr, "brighter: sqs://orders-dlq: interrupted while connecting to the broker; nothing was read or changed") {
+				if tc.line && !strings.Contains(r.Stderr, "brighter: "+verb[1]+": interrupted while connecting to the broker; nothing was read or changed") {
 					t.Errorf("no final line saying the run was interrupted while connecting; stderr:\n%s", r.Stderr)
 				}
 			})
