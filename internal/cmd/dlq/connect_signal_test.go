@@ -13,8 +13,9 @@ import (
 
 // connectStopBound is how soon a dlq command still connecting to a broker
 // that never answers must exit after its signal: well under the SQS call
-// deadline (15s) it would otherwise wait for.
-const connectStopBound = 5 * time.Second
+// deadline (15s) and the Pub/Sub topic lookup (5s) it would otherwise
+// wait for.
+const connectStopBound = 3 * time.Second
 
 // TestDLQ_SignalWhileConnecting_Exits130 starts `brighter dlq peek` of an
 // SQS queue and `brighter dlq replay --yes --to` of a Pub/Sub subscription
