@@ -181,6 +181,9 @@ func runTriage(ctx context.Context, o *Options) error {
 	// it, exit 1, and no console opens on it.
 	first, err := a.Load(ctx)
 	if err != nil {
+		if ee, ok := cmdutil.AsExitError(err); ok && ee.Code == shared.ExitInterrupted {
+			return err // a signal while connecting: exit 130, as it says
+		}
 		return cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
 	}
 	ctx, cancel := context.WithCancel(ctx)
