@@ -162,8 +162,7 @@ func (o *Options) RunWith(run func(cmd *cobra.Command) error) func(*cobra.Comman
 		o.Dest = dest
 		// One subscription for the whole run: a signal while connecting
 		// is handled as one while scanning is, and none is lost between.
-		defer o.unsubscribe()
-		o.subscribe()
+		defer o.HoldSignals()()
 		return run(cmd)
 	}
 }

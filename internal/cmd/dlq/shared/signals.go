@@ -48,6 +48,14 @@ func (o *Options) subscribe() <-chan os.Signal {
 	return o.watch.sigs
 }
 
+// HoldSignals subscribes to SIGINT and SIGTERM for a run (RunWith does it
+// for the verbs it runs): from then on a signal is handled in every phase,
+// connecting included. release ends the subscription at the run's end.
+func (o *Options) HoldSignals() (release func()) {
+	o.subscribe()
+	return o.unsubscribe
+}
+
 // unsubscribe ends the run's subscription (RunWith's end).
 func (o *Options) unsubscribe() {
 	if o.watch != nil && o.watch.unsubscribe != nil {
