@@ -62,7 +62,9 @@ rejection metadata Brighter writes.
 SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
 drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
 messages to the broker. Signals within half a second of the first (timeout(1)
-signals the command and then its process group) are the same stop.
+signals the command and then its process group) are the same stop. A signal
+while the channels are still connecting gives up the connection at once and
+exits 0 (nothing was received); a second one then exits 130 at once.
 
 With --tui, q does what a signal does: the first drains, and the dashboard
 says "draining (N in flight)..." until the process exits; q again exits at
@@ -198,6 +200,12 @@ func runConsume(ctx context.Context, o *Options) error {
 		pump *pump.Pump
 	}
 	var units []unit
+	// Signals are watched from before the first channel opens: opening
+	// may wait on the broker (up to the transport's call deadline), and a
+	// stop meanwhile ends the run at once (startupWatch).
+	sigs, unsubscribe := o.signals()
+	defer unsubscribe()
+	openCtx, connected := startupWatch(ctx, logger, sigs, signalMergeWindow, o.exit)
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
 	closeAll := func() {
@@ -219,9 +227,12 @@ func runConsume(ctx context.Context, o *Options) error {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
 		}
-		ch, err := factory.Open(ctx, f, s, sl)
+		ch, err := factory.Open(openCtx, f, s, sl)
 		if err != nil {
 			closeAll()
+			if connected() {
+				return startupInterrupted(s.Name)
+			}
 			return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.Consumer)
@@ -234,11 +245,12 @@ func runConsume(ctx context.Context, o *Options) error {
 		units = append(units, unit{sub: s, ch: ch, pump: p})
 	}
 	defer closeAll()
+	if connected() {
+		return startupInterrupted(subs[len(subs)-1].Name)
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	sigs, unsubscribe := o.signals()
-	defer unsubscribe()
 	// q on the dashboard is a signal's twin: the first drains, a second
 	// exits at once.
 	quitKeys := make(chan struct{}, 2)

@@ -65,6 +65,8 @@ Ctrl-C (SIGINT) or SIGTERM stops a scan: the receive under way finishes
 every message the scan holds is made visible again at once, what was read
 is printed with the summary, and the command exits 130. A second signal
 exits 130 at once, leaving held messages invisible until --visibility lapses.
+A signal while a command is still connecting to the broker gives up the
+connection at once: exit 130, nothing read or changed.
 
 On the memory transport the dead letters live in the subscription's
 memory.output file (JSON lines, every queue of the run): peek and stats read

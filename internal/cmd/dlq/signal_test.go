@@ -52,6 +52,18 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	invisible := func() int {
+		u, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+		if err != nil {
+			return 0
+		}
+		out, err := c.SQS.GetQueueAttributes(context.Background(), &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		if err != nil {
+			return 0
+		}
+		v, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+		return v
+	}
 	visible := func() int {
 		u, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
 		if err != nil {
@@ -75,7 +87,24 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 			var out, errOut bytes.Buffer
 			io := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
 			sigs := make(chan os.Signal, 2)
-			sigs <- syscall.SIGINT // arrives as soon as the scan starts
+			// The signal arrives once the scan holds messages (a signal
+			// before it would stop the command while it connects).
+			scanning, stopPoll := make(chan struct{}), make(chan struct{})
+			defer close(stopPoll)
+			go func() {
+				for {
+					select {
+					case <-stopPoll:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					if invisible() > 0 {
+						close(scanning)
+						sigs <- syscall.SIGINT
+						return
+					}
+				}
+			}()
 			exited := -1
 			f := &factory.Factory{IOStreams: io, Transports: transport.Default,
 				Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
@@ -84,6 +113,11 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 			cmd.SetArgs(append(args, base...))
 			cmd.SilenceErrors, cmd.SilenceUsage = true, true
 			err := cmd.ExecuteContext(context.Background())
+			select {
+			case <-scanning:
+			default:
+				t.Fatalf("the run ended before its scan held a message: %v; stderr:\n%s", err, errOut.String())
+			}
 			var ee *cmdutil.ExitError
 			if !errors.As(err, &ee) || ee.Code != shared.ExitInterrupted {
 				t.Fatalf("error %v, want exit code %d; stderr:\n%s", err, shared.ExitInterrupted, errOut.String())

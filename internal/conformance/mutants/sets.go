@@ -38,6 +38,7 @@ func extraSets() [][]mutant {
 		triageConsoleMutants,
 		lintInfraMutants,
 		infraReaderMutants,
+		connectSignalMutants,
 		settleBatchMutants,
 		brokerCallsMutants,
 		dlqBatchMutants,

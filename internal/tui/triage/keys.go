@@ -50,8 +50,8 @@ func defaultKeys() keyMap {
 		GroupBy:     kit.NewBinding(key.Help{}, key.WithKeys("g"), key.WithHelp("g", "group by: cause (dlq stats' failure groups), reason, original topic, handler (topic and message type)")),
 		Refresh:     kit.NewBinding(key.Help{Key: "^r", Desc: "read"}, key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "read the destination again now (it is also read every --refresh)")),
 		Help:        kit.NewBinding(key.Help{}, key.WithKeys("?"), key.WithHelp("?", "this help")),
-		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once)")),
-		ForceQuit:   kit.NewBinding(key.Help{}, key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, stopping a running action")),
+		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once); exit 0")),
+		ForceQuit:   kit.NewBinding(key.Help{}, key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now, stopping a running action: an interruption, exit 130 (as SIGINT or SIGTERM)")),
 		Apply:       kit.NewBinding(key.Help{}, key.WithKeys("enter")),
 		Clear:       kit.NewBinding(key.Help{}, key.WithKeys("esc")),
 		Yes:         kit.NewBinding(key.Help{}, key.WithKeys("y", "Y")),
@@ -155,6 +155,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if k.ForceQuit.Matches(msg) {
+		// An interruption, not a quit: the command exits 130, as a dlq
+		// command interrupted by SIGINT does.
+		m.interrupted = true
 		return m, tea.Quit // an action under way is stopped by the caller
 	}
 	if k.Quit.Matches(msg) {

@@ -83,11 +83,13 @@ type (
 
 // Model is the console's bubbletea model.
 type Model struct {
-	act    Actions
-	ctx    context.Context
-	now    func() time.Time
-	width  int
-	height int
+	// interrupted is set when ctrl+c ended the console (Interrupted).
+	interrupted bool
+	act         Actions
+	ctx         context.Context
+	now         func() time.Time
+	width       int
+	height      int
 	// avail is the lines the body has on the screen being rendered.
 	avail  int
 	view   view
@@ -280,6 +282,10 @@ func (m Model) load() tea.Cmd {
 // tea.ExecProcess delivers. A caller driving the model without a terminal
 // runs ed.Command itself and sends this.
 func Edited(id string, ed Editing, err error) tea.Msg { return editedMsg{id: id, ed: ed, err: err} }
+
+// Interrupted reports whether the console was ended by ctrl+c (an
+// interruption: the command exits 130) rather than by q (a quit: 0).
+func (m Model) Interrupted() bool { return m.interrupted }
 
 // Update handles a message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {

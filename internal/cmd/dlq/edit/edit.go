@@ -101,6 +101,8 @@ its destination, and changes nothing.`,
 			if runF != nil {
 				return runF(o)
 			}
+			// Signals are handled from the start, connecting included.
+			defer o.HoldSignals()()
 			return runEdit(cmd.Context(), o)
 		},
 	}

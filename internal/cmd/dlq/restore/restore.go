@@ -87,6 +87,8 @@ message group and gets a fresh deduplication id.`,
 			if runF != nil {
 				return runF(o)
 			}
+			// Signals are handled from the start, connecting included.
+			defer o.HoldSignals()()
 			return runRestore(cmd.Context(), o)
 		},
 	}

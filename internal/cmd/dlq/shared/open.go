@@ -64,9 +64,18 @@ func (o *Options) Target(arg string) (*transport.Target, transport.Transport, er
 	return t, factory, nil
 }
 
-// OpenReader opens the transport's reader over t.
+// OpenReader opens the transport's reader over t. A SIGINT or SIGTERM
+// while it connects abandons the connection: ConnectInterrupted (exit
+// 130); a second exits 130 at once.
 func (o *Options) OpenReader(ctx context.Context, t *transport.Target, dt transport.Transport, rewrite bool, logger *slog.Logger) (*transport.Channel, error) {
-	ch, err := dt.DLQReader(ctx, t, transport.ReadOptions{Visibility: o.Visibility, Wait: o.Wait, Rewrite: rewrite}, logger)
+	cctx, done := o.connecting(ctx, logger)
+	ch, err := dt.DLQReader(cctx, t, transport.ReadOptions{Visibility: o.Visibility, Wait: o.Wait, Rewrite: rewrite}, logger)
+	if done() {
+		if err == nil {
+			_ = ch.Close(context.WithoutCancel(ctx))
+		}
+		return nil, ConnectInterrupted(t.URL)
+	}
 	if err != nil {
 		if _, ok := cmdutil.AsExitError(err); ok {
 			return nil, cmdutil.ExitCoded(err)

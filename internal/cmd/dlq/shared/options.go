@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,12 @@ type Options struct {
 	Signals func() (<-chan os.Signal, func())
 	// Exit ends the process on a second signal, with the exit code.
 	Exit func(int)
+	// watch is the run's subscription to Signals (RunWith's start to its
+	// end; nil outside a run).
+	watch *signalWatch
+	// ownSignals is set once OnSignals watches the run's signals: the
+	// opens after it leave them to it.
+	ownSignals atomic.Bool
 
 	// Dest is the destination the command line names (the argument or
 	// -s/--subscription), set by RunWith before the verb runs.
@@ -153,6 +160,9 @@ func (o *Options) RunWith(run func(cmd *cobra.Command) error) func(*cobra.Comman
 			return err
 		}
 		o.Dest = dest
+		// One subscription for the whole run: a signal while connecting
+		// is handled as one while scanning is, and none is lost between.
+		defer o.HoldSignals()()
 		return run(cmd)
 	}
 }

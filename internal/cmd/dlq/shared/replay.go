@@ -103,7 +103,13 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		return err
 	}
 	logger, f, t, dt := su.Logger, su.F, su.T, su.DT
-	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
+	// Resolving where the copies go may ask the broker (--to's queue, the
+	// fan-out guard's subscriptions): a signal meanwhile ends the run.
+	cctx, connected := o.connecting(ctx, logger)
+	to, allow, guard, err := o.replayTarget(cctx, t, dt, logger)
+	if connected() {
+		return ConnectInterrupted(t.URL)
+	}
 	if err != nil {
 		return err
 	}

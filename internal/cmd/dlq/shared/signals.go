@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/transport"
@@ -18,19 +20,64 @@ const (
 	LogDLQStopping    = "signal received; stopping the scan and releasing what it holds (send it again to exit at once)"
 	logDLQHeldUnknown = transport.LogHeldUnknown
 	LogDLQForced      = "second signal; exiting at once, held messages stay invisible until their visibility timeout lapses"
+	// LogDLQConnectStopping is logged (Warning) for a signal while the
+	// command is still connecting to the broker: the connection attempt is
+	// abandoned and nothing is read.
+	LogDLQConnectStopping = "signal received while connecting to the broker; giving up the connection (send it again to exit at once)"
 )
+
+// signalWatch is the command's one subscription to SIGINT and SIGTERM,
+// from the start of its run (RunWith) to its end, so a signal is handled
+// in every phase, connecting included, and none is lost between phases.
+type signalWatch struct {
+	once        sync.Once
+	sigs        <-chan os.Signal
+	unsubscribe func()
+}
+
+// subscribe returns the run's signals (nil when o.Signals is nil),
+// subscribing on the first call.
+func (o *Options) subscribe() <-chan os.Signal {
+	if o.Signals == nil {
+		return nil
+	}
+	if o.watch == nil {
+		o.watch = &signalWatch{}
+	}
+	o.watch.once.Do(func() { o.watch.sigs, o.watch.unsubscribe = o.Signals() })
+	return o.watch.sigs
+}
+
+// HoldSignals subscribes to SIGINT and SIGTERM for a run (RunWith does it
+// for the verbs it runs): from then on a signal is handled in every phase,
+// connecting included. release ends the subscription at the run's end.
+func (o *Options) HoldSignals() (release func()) {
+	o.subscribe()
+	return o.unsubscribe
+}
+
+// unsubscribe ends the run's subscription (RunWith's end).
+func (o *Options) unsubscribe() {
+	if o.watch != nil && o.watch.unsubscribe != nil {
+		o.watch.unsubscribe()
+	}
+	o.watch = nil
+}
 
 // Interruptible returns a context that ends on the first SIGINT/SIGTERM;
 // a second signal exits the process with exitInterrupted at once. stop ends
 // the watch.
 func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
 	ictx, cancel := context.WithCancel(ctx)
-	if o.Signals == nil {
+	sigs := o.subscribe()
+	if sigs == nil {
 		return ictx, cancel
 	}
-	sigs, unsubscribe := o.Signals()
 	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		select {
 		case <-sigs:
 		case <-finished:
@@ -49,9 +96,101 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 	}()
 	return ictx, func() {
 		close(finished)
-		unsubscribe()
+		wg.Wait()
 		cancel()
 	}
+}
+
+// OnSignals calls first on the run's first SIGINT/SIGTERM and second on
+// each later one, until stop (which waits for a call under way to
+// return). It is for a run that handles signals its own way (the triage
+// console): from then on the opens it makes do not watch signals
+// (connecting). Without Signals it watches nothing.
+func (o *Options) OnSignals(first, second func()) (stop func()) {
+	sigs := o.subscribe()
+	if sigs == nil {
+		return func() {}
+	}
+	o.ownSignals.Store(true)
+	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		call := first
+		for {
+			select {
+			case <-sigs:
+				call()
+				call = second
+			case <-finished:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(finished)
+		wg.Wait()
+	}
+}
+
+// connecting returns a context for a connection to the broker (an open)
+// that the first SIGINT/SIGTERM cancels; a second signal exits the process
+// with ExitInterrupted at once. done ends the watch and reports whether a
+// signal came: the caller then abandons the run with ConnectInterrupted.
+// Without a signal cctx is not cancelled: what was opened with it may keep
+// it (a client's streams) for as long as it is open.
+func (o *Options) connecting(ctx context.Context, logger *slog.Logger) (cctx context.Context, done func() bool) {
+	if o.ownSignals.Load() {
+		// The run handles its signals itself (OnSignals): an open
+		// during it is not a connect of the command's start.
+		return ctx, func() bool { return false }
+	}
+	sigs := o.subscribe()
+	if sigs == nil {
+		return ctx, func() bool { return false }
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	finished := make(chan struct{})
+	interrupted := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		close(interrupted)
+		logger.Warn(LogDLQConnectStopping)
+		cancel()
+		select {
+		case <-sigs:
+			logger.Warn(LogDLQForced)
+			if o.Exit != nil {
+				o.Exit(ExitInterrupted)
+			}
+		case <-finished:
+		}
+	}()
+	return cctx, func() bool {
+		close(finished)
+		wg.Wait()
+		select {
+		case <-interrupted:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// ConnectInterrupted is the error of a run stopped by a signal while it
+// was connecting to the broker for the destination url: exit code 130;
+// nothing was read or changed.
+func ConnectInterrupted(url string) error {
+	return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: interrupted while connecting to the broker; nothing was read or changed", url)}
 }
 
 // Interrupted is the error of a run stopped by a signal: exit code 130.

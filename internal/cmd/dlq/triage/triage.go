@@ -70,7 +70,8 @@ edit), a archives to --archive-file (as dlq archive), d toggles a dry
 run, / searches every message (ids, bodies, headers, causes), s sorts,
 g changes the grouping (cause, reason, topic, handler), E edits the
 headers and bag (as dlq edit --headers), n writes a note on the group, A
-shows the archive file, ctrl+r reads again, ? helps, q quits.
+shows the archive file, ctrl+r reads again, ? helps, q quits (exit 0);
+ctrl+c or SIGTERM interrupts (what an action holds is released, exit 130).
 
 In the archived view (A) r restores the selection (or what is under the
 cursor) and R the group into the dead-letter destination, as dlq restore
@@ -180,13 +181,37 @@ func runTriage(ctx context.Context, o *Options) error {
 	// it, exit 1, and no console opens on it.
 	first, err := a.Load(ctx)
 	if err != nil {
+		if ee, ok := cmdutil.AsExitError(err); ok && ee.Code == shared.ExitInterrupted {
+			return err // a signal while connecting: exit 130, as it says
+		}
 		return cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10))
-	_, err = p.Run()
+	// Signals are the command's, as in every dlq command, not the
+	// console's (which would take SIGTERM for q): the first ends the
+	// console as ctrl+c does, a second exits at once.
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
+	var signalled, forced atomic.Bool
+	stopSignals := o.OnSignals(func() {
+		signalled.Store(true)
+		logger.Warn(shared.LogDLQStopping)
+		p.Quit()
+	}, func() {
+		forced.Store(true)
+		logger.Warn(shared.LogDLQForced)
+		p.Kill()
+	})
+	final, err := p.Run()
+	stopSignals()
+	if forced.Load() {
+		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", a.t.URL)}
+	}
+	interrupted := signalled.Load()
+	if fm, ok := final.(interface{ Interrupted() bool }); ok && fm.Interrupted() {
+		interrupted = true
+	}
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
 	// An action still under way (ctrl+c during a replay) stops: it finishes
 	// the publishes and removes it has begun and releases what it holds.
@@ -194,6 +219,11 @@ func runTriage(ctx context.Context, o *Options) error {
 	a.running.Wait()
 	if failed {
 		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
+	}
+	if interrupted {
+		// ctrl+c or a signal: what was held is released (above), and
+		// the run ends as an interrupted dlq command does.
+		return shared.Interrupted("triage " + a.t.URL)
 	}
 	return nil
 }

@@ -1,0 +1,123 @@
+package cmdtest
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SilentBroker is a TCP listener on 127.0.0.1 that accepts every
+// connection and never answers: a broker a command connects to and then
+// waits on until its call deadline.
+type SilentBroker struct {
+	// URL is the listener's http:// URL (an SQS endpoint); Addr its
+	// HOST:PORT (a Pub/Sub endpoint).
+	URL, Addr string
+	// Accepted receives once, when the first connection is accepted.
+	Accepted <-chan struct{}
+}
+
+// NewSilentBroker starts a SilentBroker; the listener and the connections
+// it holds are closed when t ends.
+func NewSilentBroker(t testing.TB) *SilentBroker {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if conns == nil {
+				close(accepted)
+			}
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return &SilentBroker{URL: "http://" + l.Addr().String(), Addr: l.Addr().String(), Accepted: accepted}
+}
+
+// Signalled is the end of a `brighter` process a test signalled: its exit
+// code (-1 when a signal killed it), its stderr, and how long it took to
+// exit after the last signal.
+type Signalled struct {
+	Code   int
+	Stderr string
+	Took   time.Duration
+}
+
+// SignalWhileConnecting starts `brighter args...` in dir with Env, waits
+// until it has connected to b (it then waits on the broker), sends it sigs
+// one after the other with gap between them, and waits for it to exit; t
+// fails when the process cannot start, does not connect within 30s or
+// runs for more than a minute after its signals.
+func SignalWhileConnecting(t *testing.T, dir string, b *SilentBroker, gap time.Duration, sigs []os.Signal, args ...string) Signalled {
+	t.Helper()
+	cmd := exec.Command("brighter", args...)
+	cmd.Dir = dir
+	cmd.Env = Env()
+	var stdout, stderr LockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan int, 1)
+	go func() { exited <- waitExit(cmd) }()
+	select {
+	case <-b.Accepted:
+	case code := <-exited:
+		t.Fatalf("brighter %v: exited %d before connecting to the broker; stderr:\n%s", args, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("brighter %v: not connected to the broker after 30s; stderr:\n%s", args, stderr.String())
+	}
+	for i, s := range sigs {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		_ = cmd.Process.Signal(s)
+	}
+	sent := time.Now()
+	select {
+	case code := <-exited:
+		return Signalled{Code: code, Stderr: stderr.String(), Took: time.Since(sent)}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("brighter %v: still running a minute after its signals; stderr:\n%s", args, stderr.String())
+		return Signalled{}
+	}
+}
+
+// waitExit waits for cmd, returning its exit code (-1 when a signal
+// killed it, as exec reports it).
+func waitExit(cmd *exec.Cmd) int {
+	err := cmd.Wait()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -2
+}

@@ -1,0 +1,88 @@
+package consume
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+)
+
+// Stable log texts of a stop while consume is still connecting.
+const (
+	// logConsumeConnectStopping is logged (Warning) for a signal before
+	// the pumps start: the channels being opened are given up and the
+	// run ends without receiving anything.
+	logConsumeConnectStopping = "signal received while connecting to the broker; stopping before any message is received (send it again to exit at once)"
+	// logConsumeConnectForced is logged (Warning) for a second signal
+	// while connecting: the process exits ExitInterrupted at once.
+	logConsumeConnectForced = "second signal while connecting; exiting at once"
+)
+
+// ExitInterrupted is consume's exit code for a second signal while it is
+// still connecting to the broker (128 + SIGINT, as shells report it): no
+// message was received, so none is left unsettled.
+const ExitInterrupted = 130
+
+// startupWatch watches sigs while the channels open, before the pumps
+// start: the first signal cancels ctx (the opens under way give up) and a
+// second, later than mergeWindow after it, calls exit(ExitInterrupted) at
+// once. done ends the watch, leaving
+// sigs to the Supervisor, and reports whether a signal came: the run then
+// ends with startupInterrupted. Without a signal the returned context is
+// not cancelled: the channels opened with it may keep it while open.
+func startupWatch(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signal, mergeWindow time.Duration, exit func(int)) (context.Context, func() bool) {
+	cctx, cancel := context.WithCancel(ctx)
+	finished, interrupted := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		first := time.Now()
+		close(interrupted)
+		logger.Warn(logConsumeConnectStopping)
+		cancel()
+		for {
+			select {
+			case <-sigs:
+				if time.Since(first) < mergeWindow {
+					// The same stop (timeout(1), a terminal's ^C to the group).
+					logger.Info(logConsumeSignalMerged)
+					continue
+				}
+				logger.Warn(logConsumeConnectForced)
+				exit(ExitInterrupted)
+			case <-finished:
+			}
+			return
+		}
+	}()
+	var once sync.Once
+	return cctx, func() bool {
+		once.Do(func() {
+			close(finished)
+			wg.Wait()
+		})
+		select {
+		case <-interrupted:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// startupInterrupted is the end of a run stopped by a signal while it was
+// connecting (sub is the subscription being opened): exit 0, as any stop
+// by a first signal, with a line saying that nothing was received.
+func startupInterrupted(sub string) error {
+	return &cmdutil.ExitError{Code: cmdutil.ExitOK, Err: fmt.Errorf("interrupted while connecting to the broker (subscription %s); stopped before any message was received", sub)}
+}

@@ -1,0 +1,74 @@
+package dlq_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+)
+
+// connectStopBound is how soon a dlq command still connecting to a broker
+// that never answers must exit after its signal: well under the SQS call
+// deadline (15s) and the Pub/Sub topic lookup (5s) it would otherwise
+// wait for.
+const connectStopBound = 3 * time.Second
+
+// TestDLQ_SignalWhileConnecting_Exits130 starts `brighter dlq peek` of an
+// SQS queue and `brighter dlq replay --yes --to` of a Pub/Sub subscription
+// (which first asks the broker where the subscription's topic is) on an
+// endpoint that accepts connections and never answers, and signals each
+// while it connects: SIGTERM gives up
+// the connection at once, exit 130 with a final line saying it was
+// interrupted while connecting; SIGINT twice exits 130 at once (the second
+// does not wait for the first's end). Each within connectStopBound.
+func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
+	t.Parallel()
+	for _, verb := range [][]string{
+		{"peek", "sqs://orders-dlq", "--endpoint", "URL", "--region", "us-east-1"},
+		{"replay", "pubsub://projects/p/subscriptions/orders-dlq", "--yes", "--to", "orders", "--journal", "JOURNAL", "--endpoint", "ADDR"},
+	} {
+		for _, tc := range []struct {
+			name string
+			sigs []os.Signal
+			// line is whether the final line must be there: a second
+			// signal may exit before the first's end prints it.
+			line bool
+		}{
+			{"SIGTERM", []os.Signal{syscall.SIGTERM}, true},
+			{"double SIGINT", []os.Signal{syscall.SIGINT, syscall.SIGINT}, false},
+		} {
+			t.Run(verb[0]+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				b := cmdtest.NewSilentBroker(t)
+				args := append([]string{"dlq"}, verb...)
+				for i, a := range args {
+					switch a {
+					case "URL":
+						args[i] = b.URL
+					case "ADDR":
+						args[i] = b.Addr
+					case "JOURNAL": // a journal of this run's own: parallel replays do not share one
+						args[i] = filepath.Join(t.TempDir(), "replay.journal")
+					}
+				}
+				r := cmdtest.SignalWhileConnecting(t, t.TempDir(), b, 0, tc.sigs, args...)
+				if r.Code != 130 {
+					t.Fatalf("exit %d, want 130 (interrupted); stderr:\n%s", r.Code, r.Stderr)
+				}
+				if r.Took > connectStopBound {
+					t.Errorf("exited %v after the signal, want within %v (not at the broker's call deadline)", r.Took, connectStopBound)
+				}
+				if !strings.Contains(r.Stderr, "signal received while connecting to the broker") {
+					t.Errorf("no log of the signal while connecting; stderr:\n%s", r.Stderr)
+				}
+				if tc.line && !strings.Contains(r.Stderr, "brighter: "+verb[1]+": interrupted while connecting to the broker; nothing was read or changed") {
+					t.Errorf("no final line saying the run was interrupted while connecting; stderr:\n%s", r.Stderr)
+				}
+			})
+		}
+	}
+}
