@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
@@ -25,59 +24,20 @@ const (
 // ExitInterrupted is consume's exit code for a second signal while it is
 // still connecting to the broker (128 + SIGINT, as shells report it): no
 // message was received, so none is left unsettled.
-const ExitInterrupted = 130
+const ExitInterrupted = cmdutil.ExitInterrupted
 
 // startupWatch watches sigs while the channels open, before the pumps
-// start: the first signal cancels ctx (the opens under way give up) and a
-// second, later than mergeWindow after it, calls exit(ExitInterrupted) at
-// once. done ends the watch, leaving
-// sigs to the Supervisor, and reports whether a signal came: the run then
-// ends with startupInterrupted. Without a signal the returned context is
-// not cancelled: the channels opened with it may keep it while open.
+// start (cmdutil.WatchSignals): the first signal cancels ctx (the opens
+// under way give up) and a second, later than mergeWindow after it, calls
+// exit(ExitInterrupted) at once. done ends the watch, leaving sigs to the
+// Supervisor, and reports whether a signal came: the run then ends with
+// startupInterrupted. Without a signal the returned context is not
+// cancelled: the channels opened with it may keep it while open.
 func startupWatch(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signal, mergeWindow time.Duration, exit func(int)) (context.Context, func() bool) {
-	cctx, cancel := context.WithCancel(ctx)
-	finished, interrupted := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-sigs:
-		case <-finished:
-			return
-		}
-		first := time.Now()
-		close(interrupted)
-		logger.Warn(logConsumeConnectStopping)
-		cancel()
-		for {
-			select {
-			case <-sigs:
-				if time.Since(first) < mergeWindow {
-					// The same stop (timeout(1), a terminal's ^C to the group).
-					logger.Info(logConsumeSignalMerged)
-					continue
-				}
-				logger.Warn(logConsumeConnectForced)
-				exit(ExitInterrupted)
-			case <-finished:
-			}
-			return
-		}
-	}()
-	var once sync.Once
-	return cctx, func() bool {
-		once.Do(func() {
-			close(finished)
-			wg.Wait()
-		})
-		select {
-		case <-interrupted:
-			return true
-		default:
-			return false
-		}
-	}
+	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{
+		Logger: logger, Stopping: logConsumeConnectStopping, Forced: logConsumeConnectForced,
+		MergeWindow: mergeWindow, Merged: logConsumeSignalMerged, Exit: exit,
+	})
 }
 
 // startupInterrupted is the end of a run stopped by a signal while it was

@@ -13,7 +13,7 @@ import (
 
 // ExitInterrupted is the exit code of a dlq command stopped by SIGINT or
 // SIGTERM (128 + SIGINT, as shells report it).
-const ExitInterrupted = 130
+const ExitInterrupted = cmdutil.ExitInterrupted
 
 // Stable log texts of the dlq commands' signal handling.
 const (
@@ -73,30 +73,9 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 	if sigs == nil {
 		return ictx, cancel
 	}
-	finished := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-sigs:
-		case <-finished:
-			return
-		}
-		logger.Warn(LogDLQStopping)
-		cancel()
-		select {
-		case <-sigs:
-			logger.Warn(LogDLQForced)
-			if o.Exit != nil {
-				o.Exit(ExitInterrupted)
-			}
-		case <-finished:
-		}
-	}()
-	return ictx, func() {
-		close(finished)
-		wg.Wait()
+	wctx, done := cmdutil.WatchSignals(ictx, sigs, cmdutil.SignalWatch{Logger: logger, Stopping: LogDLQStopping, Forced: LogDLQForced, Exit: o.Exit})
+	return wctx, func() {
+		done()
 		cancel()
 	}
 }
@@ -150,40 +129,7 @@ func (o *Options) connecting(ctx context.Context, logger *slog.Logger) (cctx con
 	if sigs == nil {
 		return ctx, func() bool { return false }
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	finished := make(chan struct{})
-	interrupted := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-sigs:
-		case <-finished:
-			return
-		}
-		close(interrupted)
-		logger.Warn(LogDLQConnectStopping)
-		cancel()
-		select {
-		case <-sigs:
-			logger.Warn(LogDLQForced)
-			if o.Exit != nil {
-				o.Exit(ExitInterrupted)
-			}
-		case <-finished:
-		}
-	}()
-	return cctx, func() bool {
-		close(finished)
-		wg.Wait()
-		select {
-		case <-interrupted:
-			return true
-		default:
-			return false
-		}
-	}
+	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, Stopping: LogDLQConnectStopping, Forced: LogDLQForced, Exit: o.Exit})
 }
 
 // ConnectInterrupted is the error of a run stopped by a signal while it

@@ -1,0 +1,89 @@
+package cmdutil
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// ExitInterrupted is the exit code of a command ended at once by a second
+// SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+const ExitInterrupted = 130
+
+// SignalWatch is how WatchSignals answers SIGINT/SIGTERM during one phase
+// of a command (while it connects to the broker, while it scans).
+type SignalWatch struct {
+	// Logger takes the Warning and Info lines below.
+	Logger *slog.Logger
+	// Stopping is logged (Warning) on the first signal, which cancels the
+	// phase's context.
+	Stopping string
+	// Forced is logged (Warning) on a second signal, before Exit.
+	Forced string
+	// MergeWindow: a signal this soon after the first is the same stop
+	// (timeout(1), a terminal's ^C to the process group), logged (Info) as
+	// Merged and not taken as a second one. 0: every later signal is a
+	// second.
+	MergeWindow time.Duration
+	// Merged is the Info line of a merged signal.
+	Merged string
+	// Exit ends the process with ExitInterrupted on a second signal (nil:
+	// a second signal is only logged).
+	Exit func(code int)
+}
+
+// WatchSignals watches sigs for a phase: the first signal cancels the
+// returned context (what the phase does with it gives up) and a second,
+// later than w.MergeWindow after it, calls w.Exit(ExitInterrupted). done
+// ends the watch (it may be called more than once) and reports whether a
+// signal came. Without a signal the returned context is not cancelled by
+// done: what was opened with it may keep it while open. A nil sigs is
+// never signalled.
+func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (context.Context, func() (signalled bool)) {
+	cctx, cancel := context.WithCancel(ctx)
+	finished, interrupted := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		first := time.Now()
+		close(interrupted)
+		w.Logger.Warn(w.Stopping)
+		cancel()
+		for {
+			select {
+			case <-sigs:
+				if time.Since(first) < w.MergeWindow {
+					w.Logger.Info(w.Merged)
+					continue
+				}
+				w.Logger.Warn(w.Forced)
+				if w.Exit != nil {
+					w.Exit(ExitInterrupted)
+				}
+			case <-finished:
+			}
+			return
+		}
+	}()
+	var once sync.Once
+	return cctx, func() bool {
+		once.Do(func() {
+			close(finished)
+			wg.Wait()
+		})
+		select {
+		case <-interrupted:
+			return true
+		default:
+			return false
+		}
+	}
+}
