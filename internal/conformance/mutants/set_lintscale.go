@@ -24,7 +24,7 @@ var lintScaleMutants = []mutant{
 		New:  "\t\tcost = min(c, 1)\n",
 		Run:  "^TestHostileFilesGetClearErrors$", Pkg: "./internal/config"},
 	{Name: "config-file-pos-skips-subscription", What: "File.Pos of a key under a subscription answers with the subscription's own position, now that a subscription's keys are kept in its table only",
-		File: "internal/config/types.go",
+		File: "internal/config/positions.go",
 		Old:  "\t\treturn s.Pos(rel)\n",
 		New:  "\t\treturn s.Pos(rel[:0])\n",
 		Run:  "^TestSubscription_Pos$", Pkg: "./internal/config"},

@@ -40,7 +40,7 @@ var securityMutants = []mutant{
 		New:  "",
 		Run:  "^TestFindings_QuoteExpandedValuesAsWritten$", Pkg: "./internal/lint"},
 	{Name: "replay-allow-ignored", What: "dlq replay publishes to any originalTopic without --to",
-		File: "internal/inspect/replay.go",
+		File: "internal/inspect/replay_copy.go",
 		Old:  "if o.Allow != nil && !o.Allow(dest) {",
 		New:  "if false {",
 		Run:  "^TestDLQReplay_AllowList/rocketmq$", Pkg: "./internal/cmd/dlq/replay"},
