@@ -30,8 +30,9 @@
 //   - settler.go: both variants' settle batching: one batcher gathers
 //     acknowledgements (ackItem) into batches of up to the consumer's
 //     AckBatchMax (ten on SQS) within a window
-//     bounded by the lease (ackBound), and NoOfPerformers senders send them
-//     (ADR 0004 item 9).
+//     bounded by the lease (ackBound); a full batch is sent by the
+//     performer that filled it, one due on its bound by one of
+//     NoOfPerformers senders (ADR 0004 item 9).
 //   - settle.go: handle and dispatch, and the settles: acknowledge,
 //     requeue (the redelivery budget), reject, rejectHandled, acknowledged;
 //     countUnacceptable, ErrCutOff, ErrUnacceptableLimit.

@@ -14,9 +14,10 @@ var laneSeed = maphash.MakeSeed()
 // proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
 // messages go to the worker owning the key's lane; keyless ones to a shared
 // queue any idle worker takes. When the consumer offers
-// broker.BatchAcknowledger, acknowledgements go to a batcher that sends
-// them in batches through NoOfPerformers senders (settler.go), as the
-// Reactor's do.
+// broker.BatchAcknowledger, acknowledgements go to the settle batcher
+// (settler.go), as the Reactor's do: a worker sends a batch its
+// acknowledgement filled, and NoOfPerformers senders the batches due on
+// their bound.
 //
 // The receive-ahead buffer has NoOfPerformers x BufferSize slots
 // (tokens in a buffered channel): a receiver takes BufferSize of them before its receive and
@@ -40,9 +41,10 @@ func (r *run) proactor() {
 	}
 	shared := make(chan heldMessage, n*p.opts.BufferSize)
 
-	// One batcher and one sender per performer, so that batch
-	// acknowledgements (one broker round trip each) overlap as the
-	// receives do; acknowledging has no order to keep (settler.go).
+	// One batcher and, for batches due on their bound, one sender per
+	// performer, so that batch acknowledgements (one broker round trip
+	// each) overlap as the receives do; acknowledging has no order to keep
+	// (settler.go).
 	acks, flush := r.startSettler()
 
 	var workers sync.WaitGroup
@@ -50,6 +52,7 @@ func (r *run) proactor() {
 		workers.Add(1)
 		go func(own, shared chan heldMessage) {
 			defer workers.Done()
+			sink := newAckSink(acks, nil)
 			// own and shared are this worker's copies: setting one to nil
 			// when it closes must not touch the other workers'.
 			for own != nil || shared != nil {
@@ -74,7 +77,7 @@ func (r *run) proactor() {
 					r.release(m.m, m.lease)
 					continue
 				}
-				r.handle(m.m, m.lease, ackSink{to: acks})
+				r.handle(m.m, m.lease, sink)
 			}
 		}(lanes[i], shared)
 	}

@@ -10,7 +10,8 @@ import (
 // A performer settles each message before its next one, except an
 // acknowledgement, which it hands to the run's settle batcher when the
 // consumer offers broker.BatchAcknowledger (settler.go): the batcher sends
-// it within its bound while the performer goes on. An acknowledgement
+// it within its bound while the performer goes on (the performer sends a
+// batch its acknowledgement filled itself, one broker call). An acknowledgement
 // whose lease had lapsed (sent within ackBatchWait) is waited for before
 // the performer's next receive, which could otherwise be handed the same
 // message again before it (ADR 0004, "The Reactor settles
@@ -23,7 +24,7 @@ func (r *run) reactor() {
 		go func() {
 			defer wg.Done()
 			var sent sync.WaitGroup
-			sink := ackSink{to: acks, sent: &sent}
+			sink := newAckSink(acks, &sent)
 			for {
 				ms, lb, ok := r.receive()
 				if !ok {

@@ -125,7 +125,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 				sent = acks.sent
 				sent.Add(1)
 			}
-			acks.to <- ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: sent}
+			acks.hand(r, ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: sent})
 			return sent != nil
 		}
 		ctx, cancel := r.callAt(settling)

@@ -10,11 +10,11 @@ import (
 
 // Settle batching (ADR 0004, "Settle batching"). Acknowledgements of both
 // variants go to one batcher, which gathers them into batches of up to the
-// consumer's AckBatchMax (ackBatchMax on SQS) and hands
-// each batch to one of NoOfPerformers senders (one broker call each, so
-// calls overlap as receives do). A batch is sent when it is full, or when
-// the first of its acknowledgements reaches its bound, whichever comes
-// first:
+// consumer's AckBatchMax (ackBatchMax on SQS). A batch is sent when it is
+// full, by the performer whose acknowledgement filled it (one broker call,
+// as a plain receive/delete loop makes), or when the first of its
+// acknowledgements reaches its bound, by one of NoOfPerformers senders
+// (so those calls overlap as receives do), whichever comes first:
 //   - ackBatchWindow for a keyless acknowledgement, no more than
 //     lease/ackWindowLeaseDiv of the consumer's lease;
 //   - ackBatchWait for one another message waits on (a keyed message: the
@@ -55,23 +55,63 @@ func ackBound(lease time.Duration) time.Duration {
 	return max(w, ackBatchWait)
 }
 
-// ackBatcher gathers acknowledgements into batches (see the rules above).
+// ackBatcher gathers acknowledgements into batches (see the rules above):
+// add returns a full batch to its caller, and a batch due on its bound
+// goes to a sender on out.
+//
+// Handing an acknowledgement over is a lock, an append and an unlock on the
+// handler's goroutine (add), and a full batch is sent from there: no
+// goroutine wakes for either. Goroutines wake only for a batch that leaves
+// on its bound (the timer's callback, then a sender). (A batcher goroutine
+// fed through a channel, handing every batch to a sender, woke twice per
+// acknowledgement or batch, and cost the Reactor with a no-op handler a
+// third of its throughput on the memory transport.)
 //
 // It reads the clock (time.Now, time.Timer) only per batch and per
-// acknowledgement added; its tests run it in a synctest bubble, whose clock
-// moves only when every goroutine of the test waits.
+// acknowledgement whose bound is shorter than its batch's; its tests run it
+// in a synctest bubble, whose clock moves only when every goroutine of the
+// test waits.
 type ackBatcher struct {
 	// bound is how long a keyless acknowledgement may wait (ackBound).
 	bound time.Duration
 	// max is the most acknowledgements one batch carries (the consumer's
-	// AckBatchMax, at least 1).
-	max int
-	// stop is closed when the pump starts to stop (run.stop).
-	stop <-chan struct{}
-	// free holds empty batches for reuse; out takes full ones to a sender,
-	// which gives them back to free.
+	// AckBatchMax, at least 1); room is a new batch's capacity.
+	max, room int
+	// free holds empty batches for reuse (reuse); out takes batches due on
+	// their bound to a sender.
 	free chan []ackItem
 	out  chan []ackItem
+	// ba sends the batches (nil in the batcher's own tests).
+	ba broker.BatchAcknowledger
+
+	mu       sync.Mutex
+	batch    []ackItem      // the batch filling; nil when empty
+	due      time.Time      // when batch must leave; meaningful when batch is not empty
+	timer    *time.Timer    // fires at due (fire)
+	stopping bool           // the pump is stopping: every acknowledgement waits ackBatchWait at most
+	sending  sync.WaitGroup // batches taken from the batcher and not yet on out
+	quit     chan struct{}  // closed by close: ends the stop watch
+}
+
+// newAckBatcher returns a batcher of batches of up to most acknowledgements
+// (first allocated with room for room), each keyless one waiting at most
+// bound, whose batches leave on a channel with room for queued batches
+// (b.out). Once stop is closed it treats every acknowledgement as the pump's
+// stop requires (ackBatchWait at most). Call close when no more will be
+// added.
+func newAckBatcher(bound time.Duration, most, room, queued int, stop <-chan struct{}) *ackBatcher {
+	b := &ackBatcher{bound: bound, max: max(most, 1), room: max(room, 1),
+		free: make(chan []ackItem, queued+2), out: make(chan []ackItem, queued), quit: make(chan struct{})}
+	b.timer = time.AfterFunc(time.Hour, b.fire)
+	b.timer.Stop()
+	go func() {
+		select {
+		case <-stop:
+			b.markStopping()
+		case <-b.quit:
+		}
+	}()
+	return b
 }
 
 // wait is how long a may wait in its batch; stopping: the pump is stopping.
@@ -82,134 +122,164 @@ func (b *ackBatcher) wait(a ackItem, stopping bool) time.Duration {
 	return b.bound
 }
 
-// run gathers the acknowledgements of acks into batches and sends each on
-// b.out, until acks is closed; then it sends what it holds and closes
-// b.out. A batch is sent when it holds b.max acknowledgements or when
-// the earliest bound among them is reached. The clock is read and the
-// timer set once per batch, and again only for an acknowledgement whose
-// bound is shorter than the batch's.
-func (b *ackBatcher) run(acks <-chan ackItem) {
-	defer close(b.out)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	stop := b.stop
-	stopping := false
-	var batch []ackItem
-	var due time.Time // when batch must be sent; meaningful when batch is not empty
-	// shorten makes the batch due no later than w from now.
-	shorten := func(w time.Duration) {
-		now := time.Now()
-		if d := now.Add(w); d.Before(due) {
-			due = d
-			timer.Reset(w)
-		}
-	}
-	add := func(a ackItem) {
-		w := b.wait(a, stopping)
-		if len(batch) == 0 {
-			batch = <-b.free
-			due = time.Now().Add(w)
-			timer.Reset(w)
-		} else if w < b.bound {
-			shorten(w)
-		}
-		batch = append(batch, a)
-	}
-	send := func() {
-		timer.Stop()
-		b.out <- batch
-		batch = nil
-	}
-	for {
-		if len(batch) == 0 {
-			select {
-			case a, ok := <-acks:
-				if !ok {
-					return
-				}
-				add(a)
-			case <-stop:
-				stop, stopping = nil, true
-			}
-			continue
-		}
-		if len(batch) >= b.max {
-			send()
-			continue
-		}
+// add puts a in the batch filling. It returns that batch when a filled it
+// (b.max acknowledgements): the caller sends it at once (ackSink.settle), as
+// a plain receive/delete loop sends its batch, and gives it back with
+// reuse. Otherwise it returns nil, and the batch leaves when the earliest
+// bound among its acknowledgements is reached (fire), through a sender.
+func (b *ackBatcher) add(a ackItem) []ackItem {
+	b.mu.Lock()
+	w := b.wait(a, b.stopping)
+	if len(b.batch) == 0 {
 		select {
-		case a, ok := <-acks:
-			if !ok {
-				send()
-				return
-			}
-			add(a)
-		case <-timer.C:
-			send()
-		case <-stop:
-			stop, stopping = nil, true
-			// What the batch holds waits no longer than a stopping pump's
-			// acknowledgements do.
-			shorten(ackBatchWait)
+		case b.batch = <-b.free:
+		default:
+			b.batch = make([]ackItem, 0, b.room)
 		}
+		b.due = time.Now().Add(w)
+		b.timer.Reset(w)
+	} else if w < b.bound {
+		b.shortenLocked(w)
 	}
+	b.batch = append(b.batch, a)
+	if len(b.batch) < b.max {
+		b.mu.Unlock()
+		return nil
+	}
+	b.timer.Stop()
+	full := b.batch
+	b.batch = nil
+	b.mu.Unlock()
+	return full
+}
+
+// reuse gives back a batch once it has been sent, for a later batch.
+func (b *ackBatcher) reuse(batch []ackItem) {
+	clear(batch)
+	select {
+	case b.free <- batch[:0]:
+	default: // enough kept for reuse
+	}
+}
+
+// shortenLocked makes the batch filling due no later than w from now
+// (b.mu held, the batch not empty).
+func (b *ackBatcher) shortenLocked(w time.Duration) {
+	if d := time.Now().Add(w); d.Before(b.due) {
+		b.due = d
+		b.timer.Reset(w)
+	}
+}
+
+// takeLocked takes the batch filling out of the batcher to be sent by a
+// sender (b.mu held, the batch not empty); the caller hands it over with
+// send.
+func (b *ackBatcher) takeLocked() []ackItem {
+	b.timer.Stop()
+	full := b.batch
+	b.batch = nil
+	b.sending.Add(1)
+	return full
+}
+
+// send hands a batch taken by takeLocked to the senders.
+func (b *ackBatcher) send(full []ackItem) {
+	b.out <- full
+	b.sending.Done()
+}
+
+// fire is the timer's callback: the batch filling leaves if it is due. A
+// callback that lost the race with a full batch's leaving, or with a
+// shortened or new due time, finds nothing due and leaves it to the timer
+// as last set.
+func (b *ackBatcher) fire() {
+	b.mu.Lock()
+	if len(b.batch) == 0 || time.Now().Before(b.due) {
+		b.mu.Unlock()
+		return
+	}
+	full := b.takeLocked()
+	b.mu.Unlock()
+	b.send(full)
+}
+
+// markStopping records that the pump is stopping: what the batch filling
+// holds, and every acknowledgement added from now, waits no longer than a
+// stopping pump's acknowledgements do (ackBatchWait), so none waits into
+// the stop's drain.
+func (b *ackBatcher) markStopping() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopping = true
+	if len(b.batch) > 0 {
+		b.shortenLocked(ackBatchWait)
+	}
+}
+
+// close sends what the batcher holds at once and closes b.out once every
+// batch is on it. Nothing may be added after it is called.
+func (b *ackBatcher) close() {
+	b.mu.Lock()
+	var full []ackItem
+	if len(b.batch) > 0 {
+		full = b.takeLocked()
+	}
+	b.mu.Unlock()
+	close(b.quit)
+	if full != nil {
+		b.send(full)
+	}
+	b.sending.Wait()
+	close(b.out)
 }
 
 // startSettler starts the settle batcher when the consumer offers
 // broker.BatchAcknowledger: both variants hand their acknowledgements to
-// the channel it returns (nil when the consumer acknowledges one message
+// the batcher it returns (nil when the consumer acknowledges one message
 // per call), and call the func it returns once no more will be handed
 // over; that func returns when every acknowledgement handed over has been
 // sent and settled (a stop's flush: Run returns after it).
-func (r *run) startSettler() (chan<- ackItem, func()) {
+func (r *run) startSettler() (*ackBatcher, func()) {
 	ba, ok := r.p.consumer.(broker.BatchAcknowledger)
 	if !ok {
 		return nil, func() {}
 	}
 	n := r.p.opts.NoOfPerformers
-	acks := make(chan ackItem, n*r.p.opts.BufferSize*2)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.settleBatches(ba, acks, n)
-	}()
-	return acks, func() {
-		close(acks)
-		<-done
-	}
-}
-
-// settleBatches starts the batcher and n senders over acks and returns
-// when acks is closed and every batch has been sent.
-func (r *run) settleBatches(ba broker.BatchAcknowledger, acks <-chan ackItem, n int) {
 	var lease time.Duration
 	if r.leases != nil {
 		lease = r.leases.lease
 	}
 	most := max(ba.AckBatchMax(), 1)
 	room := min(most, ackBatchMax) // a batch grows past this only when the flow fills it
-	b := &ackBatcher{bound: ackBound(lease), max: most, stop: r.stop,
-		free: make(chan []ackItem, n+2), out: make(chan []ackItem)}
-	for range n + 2 {
-		b.free <- make([]ackItem, 0, room)
+	b := newAckBatcher(ackBound(lease), most, room, n, r.stop)
+	b.ba = ba
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.settleBatches(ba, b, n)
+	}()
+	return b, func() {
+		b.close()
+		<-done
 	}
-	done := make(chan struct{}, n)
+}
+
+// settleBatches runs n senders of b's batches and returns when b is closed
+// and every batch has been sent and settled.
+func (r *run) settleBatches(ba broker.BatchAcknowledger, b *ackBatcher, n int) {
+	var senders sync.WaitGroup
 	for range n {
+		senders.Add(1)
 		go func() {
-			defer func() { done <- struct{}{} }()
-			ms := make([]*message.Message, 0, room)
+			defer senders.Done()
+			ms := make([]*message.Message, 0, b.room)
 			for batch := range b.out {
 				ms = r.settleBatch(ba, batch, ms)
-				clear(batch)
-				b.free <- batch[:0]
+				b.reuse(batch)
 			}
 		}()
 	}
-	b.run(acks)
-	for range n {
-		<-done
-	}
+	senders.Wait()
 }
 
 // settleBatch sends one batch acknowledgement for batch and settles each of
@@ -250,13 +320,37 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 }
 
 // ackSink is where handle hands an acknowledgement: to, the settle
-// batcher's channel (nil: handle acknowledges the message itself), and
-// sent, when not nil, a count of the late acknowledgements (lease lapsed)
-// handed over and not yet sent: a Reactor performer's, which waits for it
-// before its next receive.
+// batcher (nil: handle acknowledges the message itself); sent, when not
+// nil, a count of the late acknowledgements (lease lapsed) handed over and
+// not yet sent: a Reactor performer's, which waits for it before its next
+// receive; and ms, the performer's scratch space for the batches it sends
+// itself (newAckSink).
 type ackSink struct {
-	to   chan<- ackItem
+	to   *ackBatcher
 	sent *sync.WaitGroup
+	ms   *[]*message.Message
+}
+
+// newAckSink returns a performer's ackSink to b (nil: none), with its own
+// scratch space; sent as in ackSink.
+func newAckSink(b *ackBatcher, sent *sync.WaitGroup) ackSink {
+	s := ackSink{to: b, sent: sent}
+	if b != nil {
+		ms := make([]*message.Message, 0, b.room)
+		s.ms = &ms
+	}
+	return s
+}
+
+// hand gives a to the batcher and, when a filled its batch, sends that
+// batch and settles its messages before returning.
+func (s ackSink) hand(r *run, a ackItem) {
+	full := s.to.add(a)
+	if full == nil {
+		return
+	}
+	*s.ms = r.settleBatch(s.to.ba, full, *s.ms)
+	s.to.reuse(full)
 }
 
 // ackItem is an acknowledgement waiting for a settler: the message and how
