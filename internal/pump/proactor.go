@@ -12,8 +12,11 @@ import (
 var laneSeed = maphash.MakeSeed()
 
 // proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
-// messages go to the worker owning the key's lane; keyless ones to a shared
-// queue any idle worker takes. When the consumer offers
+// messages go to the worker owning the key's lane, one by one; a batch with
+// no keyed message goes, whole, as one run to a shared queue any idle
+// worker takes, and a worker with nothing to do takes the second half of
+// what another worker's run has left (runSlot.steal), so a batch is
+// handed over once and still spreads over idle workers. When the consumer offers
 // broker.BatchAcknowledger, acknowledgements go to the settle batcher
 // (settler.go), as the Reactor's do: a worker sends a batch its
 // acknowledgement filled, and NoOfPerformers senders the batches due on
@@ -35,11 +38,11 @@ func (r *run) proactor() {
 	for range n * b {
 		slots <- struct{}{}
 	}
-	lanes := make([]chan heldMessage, n)
+	lanes := make([]chan heldRun, n)
 	for i := range lanes {
-		lanes[i] = make(chan heldMessage, p.opts.BufferSize)
+		lanes[i] = make(chan heldRun, p.opts.BufferSize)
 	}
-	shared := make(chan heldMessage, n*p.opts.BufferSize)
+	shared := make(chan heldRun, n*p.opts.BufferSize)
 
 	// One batcher and, for batches due on their bound, one sender per
 	// performer, so that batch acknowledgements (one broker round trip
@@ -47,39 +50,103 @@ func (r *run) proactor() {
 	// (settler.go).
 	acks, flush := r.startSettler()
 
+	// Runs of keyless messages are shared out by stealing: a worker about
+	// to wait for work first takes the second half of what another worker's
+	// run has left (runSlot.steal), and a worker about to handle a message
+	// of a run with more left wakes a waiting one (wake) to do so. idle
+	// counts the workers about to wait or waiting. A worker publishes its
+	// run before it reads idle, and a waiting one counts itself before it
+	// looks for runs to steal, so no message waits behind a running handler
+	// while a worker is idle: either the runner sees the count and wakes
+	// it, or the idle one sees the run.
+	var idle atomic.Int32
+	wake := make(chan struct{}, n)
+	runs := make([]*runSlot, n)
+	for i := range runs {
+		runs[i] = &runSlot{}
+	}
+	// signal wakes a waiting worker, if any, to steal.
+	signal := func() {
+		if idle.Load() > 0 {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	steal := func(self int) (heldRun, bool) {
+		for k := 1; k < n; k++ {
+			if u, left, ok := runs[(self+k)%n].steal(); ok {
+				if left > 0 {
+					signal() // what the victim has left is for another idle worker
+				}
+				return u, true
+			}
+		}
+		return heldRun{}, false
+	}
 	var workers sync.WaitGroup
 	for i := range n {
 		workers.Add(1)
-		go func(own, shared chan heldMessage) {
+		go func(self int, own, shared chan heldRun) {
 			defer workers.Done()
 			sink := newAckSink(acks, nil)
+			mine := runs[self]
 			// own and shared are this worker's copies: setting one to nil
 			// when it closes must not touch the other workers'.
 			for own != nil || shared != nil {
-				var m heldMessage
-				var ok bool
+				var u heldRun
+				ok := false
 				select {
-				case m, ok = <-own:
+				case u, ok = <-own:
 					if !ok {
 						own = nil
-						continue
 					}
-				case m, ok = <-shared:
+				case u, ok = <-shared:
 					if !ok {
 						shared = nil
-						continue
 					}
+				default:
+					idle.Add(1)
+					if u, ok = steal(self); !ok {
+						select {
+						case u, ok = <-own:
+							if !ok {
+								own = nil
+							}
+						case u, ok = <-shared:
+							if !ok {
+								shared = nil
+							}
+						case <-wake:
+							u, ok = steal(self)
+						}
+					}
+					idle.Add(-1)
 				}
-				if m.slot {
-					slots <- struct{}{} // its buffer slot is free again
-				}
-				if r.stopping() && !r.mayStart() {
-					r.release(m.m, m.lease)
+				if !ok {
 					continue
 				}
-				r.handle(m.m, m.lease, sink)
+				mine.start(u)
+				for {
+					m, lease, slot, left, ok := mine.take()
+					if !ok {
+						break
+					}
+					if left > 0 {
+						signal()
+					}
+					if slot {
+						slots <- struct{}{} // its buffer slot is free again
+					}
+					if r.stopping() && !r.mayStart() {
+						r.release(m, lease)
+						continue
+					}
+					r.handle(m, lease, sink)
+				}
 			}
-		}(lanes[i], shared)
+		}(i, lanes[i], shared)
 	}
 
 	var receivers sync.WaitGroup
@@ -96,6 +163,20 @@ func (r *run) proactor() {
 	overlap := false
 	if cr, ok := p.consumer.(broker.ConcurrentReceiver); ok {
 		overlap = cr.ReceivesConcurrently()
+	}
+	// keyless queues a run of keyless messages for any idle worker.
+	keyless := func(u heldRun) {
+		if n == 1 {
+			lanes[0] <- u
+			return
+		}
+		select {
+		case shared <- u:
+		default:
+			// All lanes busy: queue round-robin so receiving stays
+			// bounded by the lanes' capacity.
+			lanes[next.Add(1)%uint64(n)] <- u
+		}
 	}
 	for range n {
 		receivers.Add(1)
@@ -123,31 +204,33 @@ func (r *run) proactor() {
 					return
 				}
 				queued := 0
-				for i, msg := range ms {
-					if msg.Header.MessageType == message.MTQuit {
-						r.halt(nil)
-						continue
-					}
-					queued++
-					// A consumer that returns more than a batch gives the extra
-					// messages no slot: the count of slots stays exact.
-					m := heldMessage{m: msg, lease: lb.at(i), slot: queued <= b}
-					if k := msg.Header.PartitionKey; k != "" {
-						lanes[maphash.String(laneSeed, k)%uint64(n)] <- m
-					} else if n == 1 {
-						lanes[0] <- m
-					} else {
-						select {
-						case shared <- m:
-						default:
-							// All lanes busy: queue round-robin so receiving
-							// stays bounded by the lanes' capacity.
-							lanes[next.Add(1)%uint64(n)] <- m
+				if allKeyless(ms) {
+					// One hand-off for the batch; an idle worker steals
+					// part of it from the one running it. A consumer that returns more than a
+					// batch gives the extra messages no slot: the count of
+					// slots stays exact.
+					queued = len(ms)
+					keyless(heldRun{ms: ms, lb: lb, slots: min(queued, b)})
+				} else {
+					for i, msg := range ms {
+						if msg.Header.MessageType == message.MTQuit {
+							r.halt(nil)
+							continue
+						}
+						queued++
+						u := heldRun{ms: ms[i : i+1], lb: lb, first: i}
+						if queued <= b {
+							u.slots = 1
+						}
+						if k := msg.Header.PartitionKey; k != "" {
+							lanes[maphash.String(laneSeed, k)%uint64(n)] <- u
+						} else {
+							keyless(u)
 						}
 					}
 				}
 				recvMu.Unlock()
-				putSlots(slots, b-queued)
+				putSlots(slots, b-min(queued, b))
 			}
 		}()
 	}
@@ -159,6 +242,17 @@ func (r *run) proactor() {
 	workers.Wait()
 	r.releaseHeld()
 	flush()
+}
+
+// allKeyless reports whether ms holds messages, none with a partition key
+// and none MT_QUIT: a run a worker may share with idle ones.
+func allKeyless(ms []*message.Message) bool {
+	for _, m := range ms {
+		if m.Header.PartitionKey != "" || m.Header.MessageType == message.MTQuit {
+			return false
+		}
+	}
+	return len(ms) > 0
 }
 
 // takeSlots takes k buffer slots, waiting for each; it reports false, with
@@ -188,10 +282,60 @@ func putSlots(slots chan struct{}, k int) {
 	}
 }
 
-// heldMessage is a received message on its way from a Proactor receiver to
-// a worker, with its lease tracking (the zero leaseRef when none is tracked).
-type heldMessage struct {
-	m     *message.Message
-	lease leaseRef
-	slot  bool // it holds a receive-ahead slot until a worker takes it
+// heldRun is a run of received messages on their way from a Proactor
+// receiver to a worker, in the order received: a whole batch of keyless
+// messages, or one message (a keyed one, or any of a batch holding one).
+type heldRun struct {
+	ms    []*message.Message
+	lb    heldBatch // the lease tracking of the batch ms came from
+	first int       // the index of ms[0] in that batch (lb.at)
+	slots int       // how many of ms, from the first, hold a receive-ahead slot until a worker takes them
+}
+
+// runSlot is the run a Proactor worker is handling: the worker takes its
+// messages in order (take), and an idle worker may take the second half
+// of what is left (steal).
+type runSlot struct {
+	mu   sync.Mutex
+	u    heldRun
+	next int // the index in u.ms of the next message to take
+}
+
+// start makes u the slot's run.
+func (s *runSlot) start(u heldRun) {
+	s.mu.Lock()
+	s.u, s.next = u, 0
+	s.mu.Unlock()
+}
+
+// take returns the run's next message, its lease tracking, whether it
+// holds a receive-ahead slot, and how many are left after it; ok is false
+// when none is left.
+func (s *runSlot) take() (m *message.Message, lease leaseRef, slot bool, left int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.next
+	if j >= len(s.u.ms) {
+		s.u = heldRun{} // keep no messages alive
+		return nil, leaseRef{}, false, 0, false
+	}
+	s.next++
+	return s.u.ms[j], s.u.lb.at(s.u.first + j), j < s.u.slots, len(s.u.ms) - s.next, true
+}
+
+// steal takes the second half (rounded up) of what is left of the run, in
+// order, and reports how many the run has left after it; ok is false when
+// nothing was left.
+func (s *runSlot) steal() (stolen heldRun, left int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left = len(s.u.ms) - s.next
+	if left <= 0 {
+		return heldRun{}, 0, false
+	}
+	mid := len(s.u.ms) - (left+1)/2
+	u := s.u
+	stolen = heldRun{ms: u.ms[mid:], lb: u.lb, first: u.first + mid, slots: max(u.slots-mid, 0)}
+	s.u = heldRun{ms: u.ms[:mid], lb: u.lb, first: u.first, slots: min(u.slots, mid)}
+	return stolen, mid - s.next, true
 }

@@ -57,3 +57,20 @@ var settleBatchMutants = []mutant{
 		New:  "func (c *PullConsumer) AckBatchMax() int { return 10 }",
 		Pkg:  "./internal/broker/gcp", Run: "^TestPullAcknowledgementsBatchedPastTenAckIDs$"},
 }
+
+// proactorRunMutants break how Proactor workers share a received batch of
+// keyless messages (internal/pump/proactor.go): idle workers steal part of
+// another's run, and a worker about to handle a message of a run with more
+// left wakes a waiting one.
+var proactorRunMutants = []mutant{
+	{Name: "proactor-run-never-stolen", What: "an idle Proactor worker never takes part of another worker's run: a received batch's keyless messages wait behind its first handler while workers idle",
+		File: "internal/pump/proactor.go",
+		Old:  "\tif left <= 0 {\n\t\treturn heldRun{}, 0, false\n",
+		New:  "\tif true {\n\t\treturn heldRun{}, 0, false\n",
+		Pkg:  "./internal/pump", Run: "^TestProactorIdleWorkersShareAReceivedBatch$"},
+	{Name: "proactor-idle-never-woken", What: "a Proactor worker about to handle a message of a run with more left does not wake a waiting worker: the rest waits behind its handler",
+		File: "internal/pump/proactor.go",
+		Old:  "\t\tif idle.Load() > 0 {\n",
+		New:  "\t\tif false {\n",
+		Pkg:  "./internal/pump", Run: "^TestProactorIdleWorkersShareAReceivedBatch$"},
+}

@@ -40,6 +40,7 @@ func extraSets() [][]mutant {
 		infraReaderMutants,
 		connectSignalMutants,
 		settleBatchMutants,
+		proactorRunMutants,
 		brokerCallsMutants,
 		dlqBatchMutants,
 		watchMutants,
