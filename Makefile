@@ -154,13 +154,13 @@ BENCH_SMOKE_PKGS ?= ./internal/broker/memory ./internal/broker/sqs ./internal/li
 DLQ_BENCH_SMOKE = '^BenchmarkDLQ(Replay|Archive|Restore|Purge)$$'
 # The consume benchmarks (internal/cmd/consume: brighter consume against a
 # plain SDK loop on fauxqs and Google's emulator, calls counted on the
-# wire) likewise: one pair of 40 messages per case; all six must report.
+# wire) likewise: one pair of 40 messages per case; all eight must report.
 CONSUME_BENCH_SMOKE = '^BenchmarkConsume(SQS|PubSub)$$'
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
 	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(CONSUME_BENCH_SMOKE) -benchtime 1x -timeout 8m ./internal/cmd/consume 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
-	n=$$(echo "$$out" | grep -c '^BenchmarkConsume[A-Za-z]*/.*ns/op'); test "$$n" -eq 6 || { echo "bench-smoke: $$n of the 6 consume benchmarks ran"; exit 1; }
+	n=$$(echo "$$out" | grep -c '^BenchmarkConsume[A-Za-z]*/.*ns/op'); test "$$n" -eq 8 || { echo "bench-smoke: $$n of the 8 consume benchmarks ran"; exit 1; }
 	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(DLQ_BENCH_SMOKE) -benchtime 1x -timeout 5m ./internal/inspect 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
 	n=$$(echo "$$out" | grep -c '^BenchmarkDLQ'); test "$$n" -eq 4 || { echo "bench-smoke: $$n of the 4 DLQ verb benchmarks ran"; exit 1; }

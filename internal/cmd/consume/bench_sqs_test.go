@@ -83,9 +83,17 @@ type benchSQSCase struct {
 var benchSQSCases = []benchSQSCase{
 	{name: "ack/proactor", variant: "proactor", messages: benchSQSMessages},
 	{name: "ack/reactor", variant: "reactor", messages: benchSQSMessages},
+	{name: "ack-1000/proactor", variant: "proactor", messages: benchSQSSmallMessages},
+	{name: "ack-1000/reactor", variant: "reactor", messages: benchSQSSmallMessages},
 	{name: "handler-10ms/proactor", variant: "proactor", handler: 10 * time.Millisecond, messages: benchSQSSlowMessages},
 	{name: "handler-10ms/reactor", variant: "reactor", handler: 10 * time.Millisecond, messages: benchSQSSlowMessages},
 }
+
+// benchSQSSmallMessages is the queue size of the ack-1000 cases: the
+// smallest queue the consume target is set for, where `brighter consume`'s
+// start-up (reading the file, the SDK's configuration, looking the queue up
+// and checking it) weighs most.
+const benchSQSSmallMessages = 1000
 
 // benchSQSSlowMessages is the queue size of the 10 ms handler cases: 5 s
 // of handling on 4 performers.
@@ -96,7 +104,8 @@ const benchSQSSlowMessages = 2000
 // empties a queue (target ratio >= 0.9, docs/performance.md), and counts
 // the billed SQS calls each makes per message on the wire.
 //
-// Sub-benchmarks (benchSQSCases): ack/{proactor,reactor} run `brighter
+// Sub-benchmarks (benchSQSCases): ack/{proactor,reactor} (20,000 messages)
+// and ack-1000/{proactor,reactor} (1,000) run `brighter
 // consume` (transport sqs, builtin ack handler, bufferSize 10,
 // noOfPerformers 4, timeOut 1s) through run(); handler-10ms/{proactor,
 // reactor} run the pump over the SQS consumer with a handler that sleeps
