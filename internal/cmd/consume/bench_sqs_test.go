@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,7 +126,10 @@ const benchSQSSlowMessages = 2000
 // pair), and per message: brighter-calls/msg and plain-calls/msg (every
 // SQS call made during the run, start-up included), brighter-recv/msg,
 // brighter-del/msg (DeleteMessage and DeleteMessageBatch) and
-// brighter-vis/msg (ChangeMessageVisibility and its batch). It starts its
+// brighter-vis/msg (ChangeMessageVisibility and its batch); and the CPU each
+// side used (this process, the counting proxy included: user + system),
+// brighter-cpu-us/msg, plain-cpu-us/msg and cpu-per-msg-ratio (brighter's
+// over the loop's, per pair; the target is <= 1.1). It starts its
 // own emulator, so it needs `npm ci` (make bench runs it), and it never runs
 // without -bench.
 func BenchmarkConsumeSQS(b *testing.B) {
@@ -162,7 +166,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
-	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis []float64
+	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	trials := benchSQSTrials
 	if benchSmoke() {
@@ -177,10 +181,12 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			bURL := benchSQSFill(b, clients.SQS, bName, tc.messages)
 			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
-			var bt, pt time.Duration
+			var bt, pt, bcpu, pcpu time.Duration
 			var bc, pc map[string]int
 			brighter := func() {
 				counter.Reset()
+				cpu := benchProcessCPU(b)
+				defer func() { bcpu = benchProcessCPU(b) - cpu }()
 				if tc.handler == 0 {
 					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
@@ -190,6 +196,8 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			}
 			plain := func() {
 				counter.Reset()
+				cpu := benchProcessCPU(b)
+				defer func() { pcpu = benchProcessCPU(b) - cpu }()
 				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
 				pc = counter.Reset()
 			}
@@ -205,6 +213,9 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
+			bCPU = append(bCPU, float64(bcpu.Microseconds())/float64(tc.messages))
+			pCPU = append(pCPU, float64(pcpu.Microseconds())/float64(tc.messages))
+			cpuRatios = append(cpuRatios, bcpu.Seconds()/pcpu.Seconds())
 			bCalls = append(bCalls, per(faultproxy.Sum(bc)))
 			pCalls = append(pCalls, per(faultproxy.Sum(pc)))
 			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
@@ -213,6 +224,9 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(median(bCPU), "brighter-cpu-us/msg")
+	b.ReportMetric(median(pCPU), "plain-cpu-us/msg")
+	b.ReportMetric(median(cpuRatios), "cpu-per-msg-ratio")
 	b.ReportMetric(float64(tc.messages)/median(brighterTook), "brighter-msgs/s")
 	b.ReportMetric(float64(tc.messages)/median(plainTook), "plain-msgs/s")
 	b.ReportMetric(median(ratios), "ratio")
@@ -234,6 +248,17 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 	}
 	b.Cleanup(c.Close)
 	return c
+}
+
+// benchProcessCPU is the CPU time (user + system) this process has used so
+// far: brighter's side or the plain loop's, whichever runs, with the counting
+// proxy both go through (the emulator is a process of its own).
+func benchProcessCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // median returns the median of xs (not empty); it sorts xs.
