@@ -63,19 +63,30 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 			f, err = nil, fmt.Errorf("the YAML parser failed on this input: %v", r)
 		}
 	}()
-	if len(data) > MaxFileSize {
-		line := 1 + bytes.Count(data[:MaxFileSize], []byte{'\n'})
-		return nil, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d MiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>20)}
-	}
-	if at := preScanTokens(data, MaxPreScan); at >= 0 {
-		line, col := lineCol(data, at)
-		return nil, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
+	if _, le := fileLimits(data); le != nil {
+		return nil, le
 	}
 	tokens := lexer.Tokenize(string(data))
 	if le := checkTokens(tokens); le != nil {
 		return nil, le
 	}
 	return parser.Parse(tokens, 0)
+}
+
+// fileLimits checks the limits read from data's bytes before any parser
+// runs: MaxFileSize, then MaxPreScan. It returns the pre-scan's count
+// (preScan), never under the lexer's tokens.
+func fileLimits(data []byte) (marks int, le *limitError) {
+	if len(data) > MaxFileSize {
+		line := 1 + bytes.Count(data[:MaxFileSize], []byte{'\n'})
+		return 0, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d MiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>20)}
+	}
+	marks, at := preScan(data, MaxPreScan)
+	if at >= 0 {
+		line, col := lineCol(data, at)
+		return marks, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
+	}
+	return marks, nil
 }
 
 // tooManyTokens is the message of a file over MaxTokens.
@@ -171,7 +182,13 @@ func (n *nesting) add(tk *token.Token) int {
 // quotes and block scalars. It returns the offset of the byte that takes
 // the count over limit, or -1.
 func preScanTokens(data []byte, limit int) int {
-	n := 0
+	_, at := preScan(data, limit)
+	return at
+}
+
+// preScan is preScanTokens that also returns the count (up to the byte
+// that takes it over limit).
+func preScan(data []byte, limit int) (n, at int) {
 	prev := byte(' ')
 	for i, c := range data {
 		if !isBlank(c) && (isBlank(prev) || isIndicator(c) || isIndicator(prev)) {
@@ -183,11 +200,11 @@ func preScanTokens(data []byte, limit int) int {
 			n++ // a tab where the lexer wants indentation is an invalid token
 		}
 		if n > limit {
-			return i
+			return n, i
 		}
 		prev = c
 	}
-	return -1
+	return n, -1
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
