@@ -81,8 +81,10 @@ type decoder struct {
 	tabs  bool
 	// anchors holds the document's anchors by name (the last of a name).
 	anchors map[string]*yaml.Node
-	// last is the file's last node (endColumn).
+	// last is the file's last node (emptyAtEnd).
 	last *yaml.Node
+	// explicit holds the keys written after '?' (survey.explicit).
+	explicit map[*yaml.Node]bool
 	// alias is what aliases and merge keys may still bring in, in nodes
 	// (MaxAliasNodes, spend).
 	alias *treeBudget
@@ -133,7 +135,7 @@ func (d *decoder) decode(data []byte) {
 		}
 	}
 	s := surveyDocs(docs, d.lines)
-	if s.needsGoccy() {
+	if s.needsGoccy(d.tabs) {
 		if _, err := parseYAML(data); err != nil {
 			d.goccyError(err)
 			return
@@ -163,7 +165,7 @@ func (d *decoder) decode(data []byte) {
 	if len(bodies) > 1 {
 		d.errorf(bodies[1], "", "a subscriptions file holds one YAML document; found %d", len(bodies))
 	}
-	d.anchors, d.last = s.anchors, s.last
+	d.anchors, d.last, d.explicit = s.anchors, s.last, s.explicit
 	d.file(bodies[0])
 }
 

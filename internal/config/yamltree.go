@@ -124,6 +124,10 @@ func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []
 	var merged []entry
 	ents = make([]entry, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
+		if d.explicit[n.Content[i]] {
+			d.errorf(n.Content[i], path, "a key must be a plain name, got %s", typeName(ast.MappingKeyType))
+			continue
+		}
 		key := d.resolve(n.Content[i], path)
 		if key == nil {
 			continue

@@ -308,11 +308,12 @@ var (
 	v3Anchor = regexp.MustCompile(`^yaml: unknown anchor '.*' referenced$`)
 )
 
-// needsGoccy reports whether the tree holds what goccy/go-yaml refused
-// and yaml/v3 accepts: a tag with no value after it on its line ("key:
-// !!str"), which goccy/go-yaml took for a syntax error; the file is
-// parsed by goccy/go-yaml then, and its error is the one reported.
-func (s *survey) needsGoccy() bool { return s.emptyTag }
+// needsGoccy reports whether the file holds what goccy/go-yaml may have
+// refused where yaml/v3 accepts it: a tag with no value after it ("key:
+// !!str"), or a tab (goccy/go-yaml refused tabs in places yaml/v3 takes
+// them as blanks, "{a:<TAB>b,<TAB>c: d}"); the file is parsed by
+// goccy/go-yaml then, and its error, if any, is the one reported.
+func (s *survey) needsGoccy(tabs bool) bool { return s.emptyTag || tabs }
 
 // needsTokenCheck reports whether a limit of the file that goccy/go-yaml's
 // tokens define (MaxTokens, MaxScalarSize, MaxNestingDepth) may be
@@ -364,6 +365,10 @@ type survey struct {
 	anchors map[string]*yaml.Node
 	// emptyTag says a tag has no value (needsGoccy).
 	emptyTag bool
+	// explicit holds the keys written after '?' ("? name"), which
+	// goccy/go-yaml's tree kept as keys of their own kind, not a name;
+	// nil when the file holds no '?' followed by a blank.
+	explicit map[*yaml.Node]bool
 	// last is the file's last node.
 	last *yaml.Node
 }
@@ -371,6 +376,9 @@ type survey struct {
 // surveyDocs walks every document of the file.
 func surveyDocs(docs []v3Doc, lines *lineIndex) *survey {
 	s := &survey{lines: lines, lastLine: 0, anchors: map[string]*yaml.Node{}}
+	if explicitKeyIndicator.Match(lines.src) {
+		s.explicit = map[*yaml.Node]bool{}
+	}
 	for _, doc := range docs {
 		if doc.body != nil {
 			s.walk(doc.body, 0)
@@ -423,6 +431,26 @@ func (s *survey) walk(n *yaml.Node, depth int) {
 	}
 }
 
+// explicitKeyIndicator matches a '?' that may start an explicit key.
+var explicitKeyIndicator = regexp.MustCompile(`\?[ \t\r\n]|\?$`)
+
+// afterQuestionMark reports whether only blanks and line ends separate the
+// node n from a '?' before it: n is an explicit key.
+func (l *lineIndex) afterQuestionMark(n *yaml.Node) bool {
+	off := l.offset(n.Line, n.Column)
+	for off > 0 {
+		off--
+		switch l.src[off] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '?':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
 // dupScan is how many keys a mapping may hold before its keys written
 // twice are found through a set rather than by comparing each with those
 // before it.
@@ -439,6 +467,9 @@ func (s *survey) checkKeys(content []*yaml.Node) {
 	}
 	for i := 0; i < len(content); i += 2 {
 		k := content[i]
+		if s.explicit != nil && s.lines.afterQuestionMark(k) {
+			s.explicit[k] = true
+		}
 		if k.Kind != yaml.ScalarNode {
 			continue
 		}
