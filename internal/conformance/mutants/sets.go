@@ -44,5 +44,6 @@ func extraSets() [][]mutant {
 		dlqBatchMutants,
 		watchMutants,
 		outcomeMutants,
+		yamlV3Mutants,
 	}
 }
