@@ -238,6 +238,7 @@ func patchAliases(src []byte, f *ast.File) (out []byte, ok bool) {
 		return nil, false
 	}
 	slices.Sort(offs)
+	offs = slices.Compact(offs) // an alias key is met as a key and as a node
 	out = make([]byte, 0, len(src)+len(offs)*len(aliasMarker))
 	prev := 0
 	for _, off := range offs {
