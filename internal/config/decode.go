@@ -112,6 +112,15 @@ func (d *decoder) decode(data []byte) {
 		d.limitErr(le)
 		return
 	}
+	// Past MaxTokens marks the tokens are counted before yaml/v3 builds a
+	// tree of them: a file over MaxTokens costs no more than it did.
+	counted := marks > MaxTokens
+	if counted {
+		if le := tokenLimits(data); le != nil {
+			d.limitErr(le)
+			return
+		}
+	}
 	src, replaced, _ := standIns(data)
 	docs, err := parseV3(src)
 	if err != nil && v3Anchor.MatchString(err.Error()) {
@@ -141,7 +150,7 @@ func (d *decoder) decode(data []byte) {
 			return
 		}
 	}
-	if needsTokenCheck(marks, s) {
+	if !counted && needsTokenCheck(marks, s) {
 		if le := tokenLimits(data); le != nil {
 			d.limitErr(le)
 			return

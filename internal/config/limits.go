@@ -36,8 +36,9 @@ const (
 	// MaxTokens is the most YAML tokens (keys, values, comments and
 	// punctuation such as '-', ':', '[') a file may hold: 1,000,000, where
 	// 10,000 subscriptions hold about 400,000. The tokens are goccy/go-yaml's
-	// lexer's, counted when the pre-scan finds more than MaxTokens places
-	// a token can start (never fewer than the tokens).
+	// lexer's, counted, before yaml/v3 parses the file, when the pre-scan
+	// finds more than MaxTokens places a token can start (never fewer than
+	// the tokens).
 	MaxTokens = 1_000_000
 	// MaxPreScan is the most places a token can start (preScanTokens) a file
 	// may hold, counted before the lexer runs: three times MaxTokens, as the
