@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
+	goccy "github.com/goccy/go-yaml"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Load reads the subscriptions file at path and returns it parsed, defaulted
@@ -43,12 +43,11 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 		env = os.LookupEnv
 	}
 	d := &decoder{
-		name:    name,
-		dir:     filepath.Dir(name),
-		env:     env,
-		f:       &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
-		anchors: map[string]ast.Node{},
-		alias:   NewAliasBudget(),
+		name:  name,
+		dir:   filepath.Dir(name),
+		env:   env,
+		f:     &File{Path: name, pos: map[string]Position{}, written: asWritten{}},
+		alias: newTreeBudget(),
 	}
 	d.decode(data)
 	if len(d.errs) > 0 {
@@ -69,17 +68,26 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 // were left out.
 const MaxErrors = 100
 
-// decoder walks the YAML syntax tree of one file.
+// decoder walks the YAML tree of one file.
 type decoder struct {
-	name    string
-	dir     string
-	env     func(string) (string, bool)
-	f       *File
-	errs    Errors
-	anchors map[string]ast.Node
+	name string
+	dir  string
+	env  func(string) (string, bool)
+	f    *File
+	errs Errors
+	// lines finds the lines of the text yaml/v3 read; tabs says whether it
+	// holds a tab (goccyColumn).
+	lines *lineIndex
+	tabs  bool
+	// anchors holds the document's anchors by name (the last of a name).
+	anchors map[string]*yaml.Node
+	// last is the file's last node (emptyAtEnd).
+	last *yaml.Node
+	// explicit holds the keys written after '?' (survey.explicit).
+	explicit map[*yaml.Node]bool
 	// alias is what aliases and merge keys may still bring in, in nodes
 	// (MaxAliasNodes, spend).
-	alias *AliasBudget
+	alias *treeBudget
 	// merging is how deep merge keys nest at this point of the walk.
 	merging int
 
@@ -92,66 +100,113 @@ type decoder struct {
 // entry is one key: value pair of a mapping.
 type entry struct {
 	key  string
-	keyN ast.Node
-	val  ast.Node
+	keyN *yaml.Node
+	val  *yaml.Node
 	path string
 }
 
 func (d *decoder) decode(data []byte) {
 	data = bytes.TrimPrefix(data, utf8BOM)
-	f, err := parseYAML(data)
-	if err != nil {
-		var se *yaml.SyntaxError
-		var le *limitError
-		p := Position{File: d.name, Line: 1, Column: 1}
-		if errors.As(err, &le) {
-			p.Line, p.Column = le.line, le.col
-			d.errAt(p, "", "%s", le.msg)
-			return
-		}
-		msg := err.Error()
-		if errors.As(err, &se) {
-			msg = se.Message
-			if se.Token != nil && se.Token.Position != nil {
-				p.Line, p.Column = se.Token.Position.Line, se.Token.Position.Column
-			}
-		}
-		d.errAt(p, "", "YAML syntax error: %s", goccyPos.ReplaceAllString(msg, "at line $1, column $2"))
+	marks, le := fileLimits(data)
+	if le != nil {
+		d.limitErr(le)
 		return
 	}
-	var docs []*ast.DocumentNode
-	for _, doc := range f.Docs {
-		if doc != nil && !NodeIsNil(doc.Body) {
-			docs = append(docs, doc)
+	// Past MaxTokens marks the tokens are counted before yaml/v3 builds a
+	// tree of them: a file over MaxTokens costs no more than it did.
+	counted := marks > MaxTokens
+	if counted {
+		if le := tokenLimits(data); le != nil {
+			d.limitErr(le)
+			return
 		}
 	}
-	if len(docs) == 0 {
+	src, replaced, _ := standIns(data)
+	docs, err := parseV3(src)
+	if err != nil && v3Anchor.MatchString(err.Error()) {
+		// An alias with no anchor before it: goccy/go-yaml resolved it
+		// against the document's anchors (or reported it at the alias).
+		if f, gerr := parseYAML(data); gerr == nil {
+			if patched, ok := patchAliases(src, f); ok {
+				src = patched
+				docs, err = parseV3(src)
+			}
+		}
+	}
+	if err != nil {
+		d.syntaxError(data, err)
+		return
+	}
+	d.lines, d.tabs = newLineIndex(src), bytes.IndexByte(src, '\t') >= 0
+	if replaced || d.tabs {
+		for _, doc := range docs {
+			asGoccyRead(doc.body, replaced, d.tabs)
+		}
+	}
+	s := surveyDocs(docs, d.lines)
+	if s.needsGoccy(d.tabs) {
+		if _, err := parseYAML(data); err != nil {
+			d.goccyError(err)
+			return
+		}
+	}
+	if !counted && needsTokenCheck(marks, s) {
+		if le := tokenLimits(data); le != nil {
+			d.limitErr(le)
+			return
+		}
+	}
+	if s.dup != nil {
+		first := d.posOf(s.first)
+		d.errAt(d.posOf(s.dup), "", "YAML syntax error: %s", fmt.Sprintf("mapping key %q already defined at line %d, column %d", s.dup.Value, first.Line, first.Column))
+		return
+	}
+	var bodies []*yaml.Node
+	for _, doc := range docs {
+		if doc.body != nil {
+			bodies = append(bodies, doc.body)
+		}
+	}
+	if len(bodies) == 0 {
 		d.errAt(d.start(), "", "the file is empty; it needs a subscriptions list (see examples/)")
 		return
 	}
-	if len(docs) > 1 {
-		d.errorf(docs[1].Body, "", "a subscriptions file holds one YAML document; found %d", len(docs))
+	if len(bodies) > 1 {
+		d.errorf(bodies[1], "", "a subscriptions file holds one YAML document; found %d", len(bodies))
 	}
-	ast.Walk(anchorCollector(d.anchors), docs[0].Body)
-	d.file(docs[0].Body)
+	d.anchors, d.last, d.explicit = s.anchors, s.last, s.explicit
+	d.file(bodies[0])
+}
+
+// goccyError reports err, from goccy/go-yaml's parse of the file
+// (parseYAML): a limit exceeded or a syntax error, at its position.
+func (d *decoder) goccyError(err error) {
+	var se *goccy.SyntaxError
+	var le *limitError
+	p := Position{File: d.name, Line: 1, Column: 1}
+	if errors.As(err, &le) {
+		d.limitErr(le)
+		return
+	}
+	msg := err.Error()
+	if errors.As(err, &se) {
+		msg = se.Message
+		if se.Token != nil && se.Token.Position != nil {
+			p.Line, p.Column = se.Token.Position.Line, se.Token.Position.Column
+		}
+	}
+	d.errAt(p, "", "YAML syntax error: %s", goccyPos.ReplaceAllString(msg, "at line $1, column $2"))
+}
+
+// limitErr reports a limit of the file exceeded.
+func (d *decoder) limitErr(le *limitError) {
+	d.errAt(Position{File: d.name, Line: le.line, Column: le.col}, "", "%s", le.msg)
 }
 
 // goccyPos matches the "at [LINE:COL]" the YAML parser writes in messages.
 var goccyPos = regexp.MustCompile(`at \[(\d+):(\d+)\]`)
 
-// anchorCollector records every anchor of a document by name.
-type anchorCollector map[string]ast.Node
-
-func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
-	if an, ok := n.(*ast.AnchorNode); ok && !NodeIsNil(an.Name) && !NodeIsNil(an.Value) {
-		if tk := an.Name.GetToken(); tk != nil {
-			a[tk.Value] = an.Value
-		}
-	}
-	return a
-}
-
-func (d *decoder) file(body ast.Node) {
+func (d *decoder) file(body *yaml.Node) {
 	ents, ok := d.mapEntries(body, "", topFields)
 	if !ok {
 		return

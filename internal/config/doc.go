@@ -28,16 +28,26 @@
 // Fields exports them, and tests hold the schema, docs/configuration.md,
 // docs/handlers.md and consume's mapping to the pump to them.
 //
-// The YAML is decoded by walking github.com/goccy/go-yaml's syntax tree, not
-// by reflection, so that unknown fields, wrong types and ranges are reported
-// with the position of the offending key or value and the valid names or
-// values, and so that no input can make the decoder panic (FuzzParse). The
-// walk resolves aliases and merge keys itself: the library resolves them
-// only when it decodes into Go values, which keeps no positions, and has no
-// option to bound how much they expand; here each use is charged the nodes
-// it brings in against a budget per file (MaxAliasNodes; an alias bomb
-// ends with an error at the use that spent it). The other limits of a file
-// (size, tokens, one value, depth) are in limits.go.
+// The YAML is parsed by go.yaml.in/yaml/v3 into its yaml.Node tree, and
+// decoded by walking that tree, not by reflection, so that unknown fields,
+// wrong types and ranges are reported with the position of the offending
+// key or value and the valid names or values, and so that no input can make
+// the decoder panic (FuzzParse). The walk reads the tree as the decoder
+// read github.com/goccy/go-yaml's tree before (docs/adr/0008): scalars are
+// typed by goccy/go-yaml's rules (YAML 1.2's core schema: yes is a string,
+// 010 octal, 1e3 a string), columns count characters and no tab, a key
+// written twice in a mapping is refused with goccy/go-yaml's syntax error,
+// and a file yaml/v3 refuses is parsed by goccy/go-yaml, whose error is the
+// one reported (TestParse_ReadsTheFileAsGoccyYAMLDid holds the decoder to
+// goccy/go-yaml's answers). goccy/go-yaml's tree cost three times
+// yaml/v3's to build, most of `brighter lint` of a large file. The walk
+// resolves aliases and merge keys itself: neither library resolves them
+// with positions kept, nor has an option to bound how much they expand;
+// here each use is charged the nodes it brings in against a budget per
+// file (MaxAliasNodes; an alias bomb ends with an error at the use that
+// spent it). The other limits of a file (size, tokens, one value, depth)
+// are in limits.go; the infrastructure files of lint --infra are read
+// with goccy/go-yaml under the same limits (ParseLimited).
 //
 // The JSON Schema of the file (Schema, `brighter schema`) is embedded here;
 // the decoder takes every enum's values from it, and the range and

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // The handler block of a subscription: the code run for each message.
@@ -151,7 +151,7 @@ func (d *decoder) handler(he entry, h *Handler) {
 // script reads a builtin script: "defer,defer,ack" or a list of outcomes.
 func (d *decoder) script(e entry) []string {
 	var items []string
-	if _, isList := d.resolve(e.val, e.path).(*ast.SequenceNode); isList {
+	if n := d.resolve(e.val, e.path); n != nil && n.Kind == yaml.SequenceNode {
 		items = d.strList(e)
 	} else {
 		var s string

@@ -88,3 +88,21 @@ func Anchors(body ast.Node) map[string]ast.Node {
 	}
 	return a
 }
+
+// nodeCounter counts the nodes ast.Walk visits (an alias as one node: its
+// target is charged when it is resolved).
+type nodeCounter int
+
+func (c *nodeCounter) Visit(ast.Node) ast.Visitor { *c++; return c }
+
+// anchorCollector records every anchor of a document by name.
+type anchorCollector map[string]ast.Node
+
+func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok && !NodeIsNil(an.Name) && !NodeIsNil(an.Value) {
+		if tk := an.Name.GetToken(); tk != nil {
+			a[tk.Value] = an.Value
+		}
+	}
+	return a
+}

@@ -13,20 +13,32 @@ import (
 // Limits of a subscriptions file (docs/configuration.md "Limits"). They
 // bound what a hostile file costs without refusing a large honest one (a
 // file of 10,000 subscriptions is 1.5 to 3 MB and about 400,000 tokens).
-// The YAML library keeps every token (about 300 bytes each) and every node
-// (about 1 KB a token in all), and its parser is quadratic in nesting depth
-// (40 KB of nested flow sequences took 676 MB); its lexer is linear but
-// lexes the whole file at once. So a linear pre-scan that allocates nothing
-// bounds the tokens before the lexer runs, the lexer's tokens are checked
-// for count, depth and size before the parser sees them, and aliases are
-// bounded by what they bring in as they are resolved.
+// The limits are those of goccy/go-yaml's tokens: that library keeps every
+// token (about 300 bytes each) and every node (about 1 KB a token in all),
+// and its parser is quadratic in nesting depth (40 KB of nested flow
+// sequences took 676 MB); its lexer is linear but lexes the whole file at
+// once. So a linear pre-scan that allocates nothing bounds the tokens
+// before any parser runs, and the lexer's tokens are checked for count,
+// depth and size before goccy/go-yaml's parser sees them (parseYAML: lint
+// --infra's files, and a subscriptions file go.yaml.in/yaml/v3 refuses).
+// A subscriptions file yaml/v3 accepts (its tree costs a third of
+// goccy/go-yaml's, and its parser refuses nesting past 10,000 levels) has
+// its tokens counted by goccy/go-yaml's lexer only when a bound on that
+// tree says a limit may be exceeded (needsTokenCheck: the pre-scan over
+// MaxTokens, a stretch of text over MaxScalarSize without a node, nesting
+// within 4 levels of MaxNestingDepth), so the same files are refused with
+// the same errors, and a large honest file is never lexed twice. Aliases
+// are bounded by what they bring in as they are resolved.
 const (
 	// MaxFileSize is the largest subscriptions file Parse accepts, in bytes
 	// (16 MiB; 10,000 subscriptions take 1.5 to 3 MB).
 	MaxFileSize = 16 << 20
 	// MaxTokens is the most YAML tokens (keys, values, comments and
 	// punctuation such as '-', ':', '[') a file may hold: 1,000,000, where
-	// 10,000 subscriptions hold about 400,000.
+	// 10,000 subscriptions hold about 400,000. The tokens are goccy/go-yaml's
+	// lexer's, counted, before yaml/v3 parses the file, when the pre-scan
+	// finds more than MaxTokens places a token can start (never fewer than
+	// the tokens).
 	MaxTokens = 1_000_000
 	// MaxPreScan is the most places a token can start (preScanTokens) a file
 	// may hold, counted before the lexer runs: three times MaxTokens, as the
@@ -35,15 +47,20 @@ const (
 	// 1.3 times its tokens, a small one heavy with comments about 3.5).
 	MaxPreScan = 3 * MaxTokens
 	// MaxScalarSize is the longest single value (a key, a plain, quoted or
-	// block scalar, a comment) Parse accepts, in bytes: 1 MiB.
+	// block scalar, a comment) Parse accepts, in bytes: 1 MiB, as
+	// goccy/go-yaml's lexer holds it (escapes decoded), counted when the
+	// lines from one node of the tree to the next span more.
 	MaxScalarSize = 1 << 20
 	// MaxNestingDepth is the deepest nesting of mappings and sequences,
 	// block or flow, Parse accepts (a real file nests about 6 deep:
-	// subscriptions, an item, handler, env, ...); merge keys (<<) may also
+	// subscriptions, an item, handler, env, ...), as goccy/go-yaml's tokens
+	// nest (a value on a line of its own counts one more), counted when the
+	// tree nests more than MaxNestingDepth-4 deep; merge keys (<<) may also
 	// nest this deep, each merging a mapping that holds another.
 	MaxNestingDepth = 32
 	// MaxAliasNodes bounds what aliases and merge keys bring in: each use
-	// counts the nodes of what it refers to (at least 1), and a file may
+	// counts the nodes of what it refers to (at least 1; the nodes
+	// goccy/go-yaml's tree held: treeSize), and a file may
 	// spend 1,000,000 (10,000 subscriptions that each merge a subscription
 	// of defaults, 28 nodes, spend about 290,000). An alias bomb ends at
 	// the use that spends it, so decoding costs at most the file's own
@@ -63,19 +80,30 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 			f, err = nil, fmt.Errorf("the YAML parser failed on this input: %v", r)
 		}
 	}()
-	if len(data) > MaxFileSize {
-		line := 1 + bytes.Count(data[:MaxFileSize], []byte{'\n'})
-		return nil, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d MiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>20)}
-	}
-	if at := preScanTokens(data, MaxPreScan); at >= 0 {
-		line, col := lineCol(data, at)
-		return nil, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
+	if _, le := fileLimits(data); le != nil {
+		return nil, le
 	}
 	tokens := lexer.Tokenize(string(data))
 	if le := checkTokens(tokens); le != nil {
 		return nil, le
 	}
 	return parser.Parse(tokens, 0)
+}
+
+// fileLimits checks the limits read from data's bytes before any parser
+// runs: MaxFileSize, then MaxPreScan. It returns the pre-scan's count
+// (preScan), never under the lexer's tokens.
+func fileLimits(data []byte) (marks int, le *limitError) {
+	if len(data) > MaxFileSize {
+		line := 1 + bytes.Count(data[:MaxFileSize], []byte{'\n'})
+		return 0, &limitError{line: line, col: 1, msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (%d MiB) for a subscriptions file", len(data), MaxFileSize, MaxFileSize>>20)}
+	}
+	marks, at := preScan(data, MaxPreScan)
+	if at >= 0 {
+		line, col := lineCol(data, at)
+		return marks, &limitError{line: line, col: col, msg: fmt.Sprintf("the file has more than %d words and punctuation marks, over three times the limit of %d YAML tokens for a subscriptions file; the ones from here on are over it", MaxPreScan, MaxTokens)}
+	}
+	return marks, nil
 }
 
 // tooManyTokens is the message of a file over MaxTokens.
@@ -171,7 +199,13 @@ func (n *nesting) add(tk *token.Token) int {
 // quotes and block scalars. It returns the offset of the byte that takes
 // the count over limit, or -1.
 func preScanTokens(data []byte, limit int) int {
-	n := 0
+	_, at := preScan(data, limit)
+	return at
+}
+
+// preScan is preScanTokens that also returns the count (up to the byte
+// that takes it over limit).
+func preScan(data []byte, limit int) (n, at int) {
 	prev := byte(' ')
 	for i, c := range data {
 		if !isBlank(c) && (isBlank(prev) || isIndicator(c) || isIndicator(prev)) {
@@ -183,11 +217,11 @@ func preScanTokens(data []byte, limit int) int {
 			n++ // a tab where the lexer wants indentation is an invalid token
 		}
 		if n > limit {
-			return i
+			return n, i
 		}
 		prev = c
 	}
-	return -1
+	return n, -1
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

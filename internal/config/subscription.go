@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func subscriptionPath(i int) string { return "subscriptions[" + strconv.Itoa(i) + "]" }
@@ -15,16 +16,15 @@ func (d *decoder) subscriptions(e *entry) {
 	if !resolved {
 		return
 	}
-	seq, ok := n.(*ast.SequenceNode)
-	if !ok {
-		if NodeIsNil(n) || n.Type() == ast.NullType {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		if n == nil || typeOf(n) == ast.NullType {
 			d.errorf(e.keyN, e.path, "at least one subscription is required")
 			return
 		}
-		d.errorf(n, e.path, "must be a list of subscriptions (- name: ...), got %s", NodeKind(n))
+		d.errorf(n, e.path, "must be a list of subscriptions (- name: ...), got %s", kindOf(n))
 		return
 	}
-	if len(seq.Values) == 0 {
+	if len(n.Content) == 0 {
 		d.errorf(e.keyN, e.path, "at least one subscription is required")
 		return
 	}
@@ -33,7 +33,7 @@ func (d *decoder) subscriptions(e *entry) {
 	}
 	seen := map[string]first{}
 	rocketReported := false
-	for i, item := range seq.Values {
+	for i, item := range n.Content {
 		if d.alias.left < 0 {
 			// Aliases spent MaxAliasNodes (reported where): the rest of
 			// the list is not decoded.
@@ -176,7 +176,7 @@ const subPosHint = 16
 // subscription decodes one item of subscriptions; it returns nil when the
 // item is not a mapping. nameNode is the name's value node (for duplicate
 // reports).
-func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
+func (d *decoder) subscription(i int, item *yaml.Node) (*Subscription, *yaml.Node) {
 	path := subscriptionPath(i)
 	s := &Subscription{
 		Index:   i,
@@ -195,7 +195,7 @@ func (d *decoder) subscription(i int, item ast.Node) (*Subscription, ast.Node) {
 	if !ok {
 		return nil, nil
 	}
-	var nameNode ast.Node
+	var nameNode *yaml.Node
 	for _, key := range []string{"name", "transport"} {
 		f := subscriptionField(key)
 		if e, ok := findEntry(ents, key); ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -20,7 +21,7 @@ import (
 type scalar struct {
 	text    string
 	kind    ast.NodeType
-	node    ast.Node
+	node    *yaml.Node
 	fromEnv bool   // the text came out of ${VAR} expansion
 	raw     string // the text as written, before expansion
 }
@@ -56,26 +57,20 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 	if !ok {
 		return scalar{}, false
 	}
-	if NodeIsNil(n) {
+	if n == nil {
 		return scalar{kind: ast.NullType, node: e.keyN}, true
 	}
-	sc := scalar{kind: n.Type(), node: n}
-	switch v := n.(type) {
-	case *ast.NullNode:
+	sc := scalar{kind: typeOf(n), node: n}
+	switch sc.kind {
+	case ast.NullType:
 		return sc, true
-	case *ast.StringNode:
-		sc.text = v.Value
-	case *ast.LiteralNode:
-		if v.Value != nil {
-			sc.text = v.Value.Value
-		}
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		if tk := n.GetToken(); tk != nil {
-			sc.text = tk.Value
-		}
+	case ast.StringType, ast.LiteralType:
+		sc.text = n.Value
+	case ast.IntegerType, ast.FloatType, ast.BoolType, ast.InfinityType, ast.NanType:
+		sc.text = n.Value
 		return sc, true
 	default:
-		d.errorf(n, e.path, "must be a single value, got %s", NodeKind(n))
+		d.errorf(n, e.path, "must be a single value, got %s", kindOf(n))
 		return sc, false
 	}
 	if strings.Contains(sc.text, "${") {
@@ -150,10 +145,9 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 	var v int
 	switch {
 	case sc.kind == ast.IntegerType:
-		iv, isInt := sc.node.(*ast.IntegerNode)
 		parsed := false
-		if isInt {
-			switch x := iv.Value.(type) {
+		if num := token.ToNumber(sc.text); num != nil {
+			switch x := num.Value.(type) {
 			case int64:
 				if x >= math.MinInt && x <= math.MaxInt {
 					v, parsed = int(x), true
@@ -205,9 +199,8 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 
 // plain reports whether n was written without quotes (a quoted "3" is a
 // string, as in JSON).
-func plain(n ast.Node) bool {
-	tk := n.GetToken()
-	return tk != nil && tk.Type != token.DoubleQuoteType && tk.Type != token.SingleQuoteType
+func plain(n *yaml.Node) bool {
+	return n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0
 }
 
 // allDigits matches an integer written in decimal (one too large for int64
@@ -231,7 +224,7 @@ func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
 
 func (d *decoder) rangeErr(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)
-	if NodeIsNil(n) {
+	if n == nil {
 		n = e.keyN
 	}
 	d.errorf(n, e.path, "%s is out of range; valid values are %s", got, valid)
@@ -311,8 +304,8 @@ func (d *decoder) boolean(e entry, dst *bool) bool {
 	if !ok {
 		return false
 	}
-	if b, isBool := sc.node.(*ast.BoolNode); isBool {
-		*dst = b.Value
+	if sc.kind == ast.BoolType {
+		*dst = sc.text == "true" || sc.text == "True" || sc.text == "TRUE"
 		return true
 	}
 	if sc.fromEnv {
@@ -344,16 +337,15 @@ func (d *decoder) strMap(e entry) map[string]string {
 // strList reads a list of scalar values.
 func (d *decoder) strList(e entry) []string {
 	n := d.resolve(e.val, e.path)
-	if NodeIsNil(n) || n.Type() == ast.NullType {
+	if n == nil || typeOf(n) == ast.NullType {
 		return nil
 	}
-	seq, ok := n.(*ast.SequenceNode)
-	if !ok {
-		d.errorf(n, e.path, "must be a list, got %s", NodeKind(n))
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, e.path, "must be a list, got %s", kindOf(n))
 		return nil
 	}
-	out := make([]string, 0, len(seq.Values))
-	for i, it := range seq.Values {
+	out := make([]string, 0, len(n.Content))
+	for i, it := range n.Content {
 		item := entry{key: e.key, keyN: it, val: it, path: fmt.Sprintf("%s[%d]", e.path, i)}
 		var s string
 		if d.str(item, &s) {

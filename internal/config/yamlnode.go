@@ -7,9 +7,9 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
-// The YAML node helpers the subscriptions file's decoder and the
-// infrastructure readers of lint --infra (internal/lint/infra/yamldoc)
-// share.
+// The goccy/go-yaml node helpers of the infrastructure readers of lint
+// --infra (internal/lint/infra/yamldoc); the subscriptions file's decoder,
+// which reads go.yaml.in/yaml/v3's tree, shares typeName and JoinPath.
 
 // NodeIsNil reports whether n is nil or a typed nil pointer.
 func NodeIsNil(n ast.Node) bool {
@@ -42,7 +42,16 @@ func NodeKind(n ast.Node) string {
 	if NodeIsNil(n) {
 		return "nothing"
 	}
-	switch n.Type() {
+	if t, ok := n.(*ast.TagNode); ok && t.Start != nil {
+		return "a value tagged " + t.Start.Value
+	}
+	return typeName(n.Type())
+}
+
+// typeName names a goccy/go-yaml node type for error messages, as NodeKind
+// and kindOf do.
+func typeName(t ast.NodeType) string {
+	switch t {
 	case ast.MappingType:
 		return "a mapping"
 	case ast.SequenceType:
@@ -57,12 +66,8 @@ func NodeKind(n ast.Node) string {
 		return "a number"
 	case ast.BoolType:
 		return "a boolean"
-	case ast.TagType:
-		if t, ok := n.(*ast.TagNode); ok && t.Start != nil {
-			return "a value tagged " + t.Start.Value
-		}
 	}
-	return "a " + strings.ToLower(n.Type().String())
+	return "a " + strings.ToLower(t.String())
 }
 
 // JoinPath is the field path of key under path ("a.b"; key alone at the

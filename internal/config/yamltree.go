@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -35,90 +36,63 @@ func (d *decoder) asWritten(s string) string {
 	return s
 }
 
-func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {
+func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 	d.errAt(d.posOf(n), field, format, args...)
 }
 
-// posOf returns where n starts: for a mapping, its first key.
-func (d *decoder) posOf(n ast.Node) Position {
-	for i := 0; i < 8 && !NodeIsNil(n); i++ {
-		switch m := n.(type) {
-		case *ast.MappingNode:
-			if len(m.Values) > 0 && !NodeIsNil(m.Values[0]) {
-				n = m.Values[0].Key
-				continue
-			}
-		case *ast.MappingValueNode:
-			n = m.Key
-			continue
-		case *ast.MappingKeyNode:
-			if !NodeIsNil(m.Value) {
-				n = m.Value
-				continue
-			}
-		case *ast.LiteralNode:
-			if m.Start == nil && !NodeIsNil(m.Value) {
-				n = m.Value
-				continue
-			}
-		}
-		break
+// posOf returns where n starts, as goccy/go-yaml counted columns (in
+// characters, a tab counting none: goccyColumn): for a mapping, its first
+// key.
+func (d *decoder) posOf(n *yaml.Node) Position {
+	for i := 0; i < 8 && n != nil && n.Kind == yaml.MappingNode && len(n.Content) > 0; i++ {
+		n = n.Content[0]
 	}
-	if NodeIsNil(n) {
+	if n == nil || n.Line < 1 || n.Column < 1 {
 		return d.start()
 	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil {
-		return d.start()
-	}
-	return Position{File: d.name, Line: tk.Position.Line, Column: tk.Position.Column}
+	return Position{File: d.name, Line: n.Line, Column: d.goccyColumn(n.Line, n.Column) + d.trailingSpaces(n) + d.emptyAtEnd(n)}
 }
 
 // spend charges the alias budget for one use of target (an alias's anchored
-// node, nil for a merge key; see AliasBudget.Spend). It reports whether the
+// node, nil for a merge key; see treeBudget.spend). It reports whether the
 // budget (MaxAliasNodes) still holds.
-func (d *decoder) spend(target ast.Node) bool { return d.alias.Spend(target) }
+func (d *decoder) spend(target *yaml.Node) bool { return d.alias.spend(target) }
 
-// nodeCounter counts the nodes ast.Walk visits (an alias as one node: its
-// target is charged when it is resolved).
-type nodeCounter int
-
-func (c *nodeCounter) Visit(ast.Node) ast.Visitor { *c++; return c }
-
-// resolve strips tags and anchors and follows aliases. An unknown alias or
-// an exhausted alias budget is reported and yields nil.
-func (d *decoder) resolve(n ast.Node, path string) ast.Node {
+// resolve strips tags and anchors and follows aliases. An exhausted alias
+// budget is reported and yields nil.
+func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	r, _ := d.resolveOK(n, path)
 	return r
 }
 
 // resolveOK is resolve that also says whether resolution failed (and was
-// reported), as distinct from an absent value.
-func (d *decoder) resolveOK(n ast.Node, path string) (ast.Node, bool) {
-	for !NodeIsNil(n) {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			name := ""
-			if !NodeIsNil(v.Value) && v.Value.GetToken() != nil {
-				name = v.Value.GetToken().Value
+// reported), as distinct from an absent value. An alias resolves to the
+// last anchor of its name in the document, as goccy/go-yaml's tree was
+// read (an alias before its anchor too: patchAliases). A node that carries an anchor or a tag resolves to a copy that
+// starts where its value does (valueStart), as the value node did in
+// goccy/go-yaml's tree.
+func (d *decoder) resolveOK(n *yaml.Node, path string) (*yaml.Node, bool) {
+	for n != nil {
+		name, isAlias := aliasName(n)
+		if !isAlias {
+			if n.Anchor == "" && n.Style&yaml.TaggedStyle == 0 {
+				return n, true
 			}
-			target, ok := d.anchors[name]
-			if !ok {
-				d.errorf(v, path, "alias *%s refers to no anchor", name)
-				return nil, false
-			}
-			if !d.spend(target) {
-				d.errorf(v, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
-				return nil, false
-			}
-			n = target
-		default:
-			return n, true
+			v := *n
+			v.Anchor = ""
+			v.Line, v.Column = d.valueStart(n)
+			return &v, true
 		}
+		target, ok := d.anchors[name]
+		if !ok {
+			d.errorf(n, path, "alias *%s refers to no anchor", name)
+			return nil, false
+		}
+		if !d.spend(target) {
+			d.errorf(n, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
+			return nil, false
+		}
+		n = target
 	}
 	return nil, true
 }
@@ -135,49 +109,50 @@ func (d *decoder) entriesOf(e entry, valid []string) []entry {
 // (<<: *anchor) are expanded; explicit keys win over merged ones. A null n is
 // an empty mapping. Every key's position is recorded under its path. ok is
 // false when n is not a mapping.
-func (d *decoder) mapEntries(n ast.Node, path string, valid []string) (ents []entry, ok bool) {
+func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []entry, ok bool) {
 	n, ok = d.resolveOK(n, path)
 	if !ok {
 		return nil, false
 	}
-	if NodeIsNil(n) || n.Type() == ast.NullType {
+	if n == nil || typeOf(n) == ast.NullType {
 		return nil, true
 	}
-	m, isMap := n.(*ast.MappingNode)
-	if !isMap {
-		d.errorf(n, path, "must be a mapping (key: value), got %s", NodeKind(n))
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "must be a mapping (key: value), got %s", kindOf(n))
 		return nil, false
 	}
 	var merged []entry
-	ents = make([]entry, 0, len(m.Values))
-	for _, mv := range m.Values {
-		if NodeIsNil(mv) {
+	ents = make([]entry, 0, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if d.explicit[n.Content[i]] {
+			d.errorf(n.Content[i], path, "a key must be a plain name, got %s", typeName(ast.MappingKeyType))
 			continue
 		}
-		key := d.resolve(mv.Key, path)
-		if NodeIsNil(key) {
+		key := d.resolve(n.Content[i], path)
+		if key == nil {
 			continue
 		}
-		if key.Type() == ast.MergeKeyType {
-			merged = append(merged, d.mergeEntries(mv.Value, path, valid)...)
+		if isMergeKey(key) {
+			merged = append(merged, d.mergeEntries(n.Content[i+1], path, valid)...)
 			continue
 		}
-		name, isScalar := NodeKeyText(key)
+		if key.Kind != yaml.ScalarNode {
+			d.errorf(key, path, "a key must be a plain name, got %s", kindOf(key))
+			continue
+		}
+		name := key.Value
 		field := JoinPath(path, name)
-		if !isScalar {
-			d.errorf(key, path, "a key must be a plain name, got %s", NodeKind(key))
-			continue
-		}
 		if valid != nil && !slices.Contains(valid, name) {
 			d.unknownField(key, field, name, valid)
 			continue
 		}
 		d.record(field, d.posOf(key))
-		ents = append(ents, entry{key: name, keyN: key, val: mv.Value, path: field})
+		ents = append(ents, entry{key: name, keyN: key, val: n.Content[i+1], path: field})
 	}
-	// The parser refuses a key written twice in one mapping, so only a
-	// merged key can repeat one: the first of each name wins. A mapping
-	// holds a few keys, and a scan of them costs less than a set.
+	// A key written twice in one mapping is refused before the walk
+	// (survey.checkKeys), so only a merged key can repeat one: the first
+	// of each name wins. A mapping holds a few keys, and a scan of them
+	// costs less than a set.
 	for _, e := range merged {
 		if _, dup := findEntry(ents, e.key); !dup {
 			d.record(e.path, d.posOf(e.keyN))
@@ -200,7 +175,7 @@ func findEntry(ents []entry, key string) (entry, bool) {
 // mergeEntries reads the value of a merge key: a mapping or a list of them.
 // Merges nest at most MaxNestingDepth deep (a mapping merged into itself
 // ends there).
-func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry {
+func (d *decoder) mergeEntries(v *yaml.Node, path string, valid []string) []entry {
 	if d.merging >= MaxNestingDepth {
 		d.errorf(v, path, "merge keys (<<) nest deeper than the limit of %d levels here; is an anchor referring to itself?", MaxNestingDepth)
 		return nil
@@ -215,15 +190,15 @@ func (d *decoder) mergeEntries(v ast.Node, path string, valid []string) []entry 
 	if !ok {
 		return nil
 	}
-	if seq, ok := v.(*ast.SequenceNode); ok {
+	if v != nil && v.Kind == yaml.SequenceNode {
 		var out []entry
-		for _, it := range seq.Values {
+		for _, it := range v.Content {
 			out = append(out, d.mergeEntries(it, path, valid)...)
 		}
 		return out
 	}
-	if _, ok := v.(*ast.MappingNode); !ok {
-		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", NodeKind(v))
+	if v == nil || v.Kind != yaml.MappingNode {
+		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindOf(v))
 		return nil
 	}
 	ents, _ := d.mapEntries(v, path, valid)
@@ -251,7 +226,7 @@ func (d *decoder) record(path string, p Position) {
 // within MaxFileSize always fits.
 func clampInt32(n int) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
-func (d *decoder) unknownField(key ast.Node, field, name string, valid []string) {
+func (d *decoder) unknownField(key *yaml.Node, field, name string, valid []string) {
 	if s := closest(name, valid); s != "" {
 		d.errorf(key, field, "unknown field %q; did you mean %q?", name, s)
 		return

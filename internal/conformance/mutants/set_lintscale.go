@@ -19,7 +19,7 @@ var lintScaleMutants = []mutant{
 		New:  "MaxFileSize = 256 << 10",
 		Run:  "^TestTenThousandSubscriptionsDecode$", Pkg: "./internal/config"},
 	{Name: "config-alias-cost-one", What: "an alias or merge key costs one node whatever it brings in, so aliasing a subscription with a 2,000-entry env a thousand times decodes two million entries",
-		File: "internal/config/limited.go",
+		File: "internal/config/treenode.go",
 		Old:  "\t\tcost = c\n",
 		New:  "\t\tcost = min(c, 1)\n",
 		Run:  "^TestHostileFilesGetClearErrors$", Pkg: "./internal/config"},

@@ -45,5 +45,6 @@ func extraSets() [][]mutant {
 		dlqBatchMutants,
 		watchMutants,
 		outcomeMutants,
+		yamlV3Mutants,
 	}
 }
