@@ -96,28 +96,20 @@ func (r *run) proactor() {
 			// when it closes must not touch the other workers'.
 			for own != nil || shared != nil {
 				var u heldRun
-				ok := false
+				ok, from := false, (chan heldRun)(nil)
 				select {
 				case u, ok = <-own:
-					if !ok {
-						own = nil
-					}
+					from = own
 				case u, ok = <-shared:
-					if !ok {
-						shared = nil
-					}
+					from = shared
 				default:
 					idle.Add(1)
 					if u, ok = steal(self); !ok {
 						select {
 						case u, ok = <-own:
-							if !ok {
-								own = nil
-							}
+							from = own
 						case u, ok = <-shared:
-							if !ok {
-								shared = nil
-							}
+							from = shared
 						case <-wake:
 							u, ok = steal(self)
 						}
@@ -125,6 +117,13 @@ func (r *run) proactor() {
 					idle.Add(-1)
 				}
 				if !ok {
+					// A closed channel answers at once: stop reading it.
+					switch from {
+					case own:
+						own = nil
+					case shared:
+						shared = nil
+					}
 					continue
 				}
 				mine.start(u)
