@@ -33,8 +33,9 @@ func authError(err error) bool {
 
 // DefaultCallDeadline bounds one SQS or SNS operation, every retry of it
 // included, when the caller's context has no deadline of its own (dlq, send,
-// lint --live, channel making; the pump always sets one, from its timeOut or
-// callTimeout, and that one stands). A ReceiveMessage gets its long-poll
+// channel making; the pump always sets one, from its timeOut or
+// callTimeout, and that one stands; lint --live's clients have a shorter
+// Connection.CallDeadline). A ReceiveMessage gets its long-poll
 // wait on top. Without it, a host that accepts connections and
 // never answers would hold a GetQueueUrl for three attempts of
 // ResponseHeaderTimeout, 90 s, before the operator hears anything.
