@@ -38,6 +38,9 @@ func TestAddressSchemes_ParseFormat(t *testing.T) {
 		{rocketmq.URLScheme{}, "rocketmq://%DLQ%orders?group=g", broker.Address{Kind: broker.AddressTopic, Name: "%DLQ%orders", Params: url.Values{"group": {"g"}}}},
 		{rocketmq.URLScheme{}, "rocketmq://orders", broker.Address{Kind: broker.AddressTopic, Name: "orders", Params: url.Values{}}},
 		{memory.URLScheme{}, "memory://orders-dlq?file=out.jsonl", broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", Params: url.Values{"file": {"out.jsonl"}}}},
+		// A file path is read as written: "+" is a plus sign; a space,
+		// "#" and "&" are escaped (%20, %23, %26) and decoded.
+		{memory.URLScheme{}, "memory://orders-dlq?file=/tmp/dead+letters%20%231%26a.jsonl", broker.Address{Kind: broker.AddressQueue, Name: "orders-dlq", Params: url.Values{"file": {"/tmp/dead+letters #1&a.jsonl"}}}},
 	} {
 		got, err := c.as.Parse(c.raw)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
@@ -64,6 +67,7 @@ func TestAddressSchemes_ParseFormat(t *testing.T) {
 		{rocketmq.URLScheme{}, "rocketmq://", "names no topic"},
 		{memory.URLScheme{}, "memory://q?x=1", `unknown query parameter "x"`},
 		{memory.URLScheme{}, "memory://?file=f", "names no queue"},
+		{memory.URLScheme{}, "memory://q?file=50%.jsonl", `query parameter "file" holds a "%" that starts no escape`},
 	} {
 		if _, err := c.as.Parse(c.raw); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: %v, want an error containing %q", c.raw, err, c.err)

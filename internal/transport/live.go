@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"syscall"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
@@ -17,26 +20,75 @@ import (
 	"github.com/brightergo/brighter/internal/lint/live"
 )
 
+// LiveLookupTimeout bounds each SQS and SNS look-up of `lint --live`, its
+// retries included (the SDK's retries of an endpoint that accepts and
+// never answers would otherwise run out the whole --live-timeout): the
+// Pub/Sub probe's 5s. An endpoint that lets one look-up run out is not
+// asked again in the run: every later look-up there fails at once with
+// that error, so an unreachable endpoint costs a run about 5s.
+const LiveLookupTimeout = 5 * time.Second
+
 // liveSQS keeps the SQS clients of one `lint --live` run: made on first
 // use, one per file's AWS connection.
 type liveSQS struct {
 	mu  sync.Mutex
 	sqs map[config.AWSConnection]*sqs.Clients
+	// unanswered keeps, per connection, the first look-up that got no
+	// answer (or a refused connection): later ones fail at once with it.
+	unanswered map[config.AWSConnection]error
 }
 
 func (c *liveSQS) sqsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	conn := f.Connections.AWS
+	if err, ok := c.unanswered[conn]; ok {
+		return nil, err
+	}
 	if cl, ok := c.sqs[conn]; ok {
 		return cl, nil
 	}
-	cl, err := sqs.NewClientsWith(ctx, sqs.Connection{Region: conn.Region, Endpoint: conn.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: conn.Profile})
+	cl, err := sqs.NewClientsWith(ctx, sqs.Connection{Region: conn.Region, Endpoint: conn.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: conn.Profile, CallDeadline: LiveLookupTimeout})
 	if err != nil {
 		return nil, err
 	}
 	c.sqs[conn] = cl
 	return cl, nil
+}
+
+// note returns err, a look-up's error on f's connection, as it is; when
+// the endpoint did not answer it within LiveLookupTimeout (ctx, the run's,
+// still live) or refused the connection, the connection's later look-ups
+// fail at once with it.
+func (c *liveSQS) note(ctx context.Context, f *config.File, err error) error {
+	if err == nil || ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED)) {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.unanswered[f.Connections.AWS]; !ok {
+		c.unanswered[f.Connections.AWS] = fmt.Errorf("not asked: an earlier look-up there got no answer: %w", err)
+	}
+	return err
+}
+
+// notingSQS is the SQS client of the --live prober, whose errors it
+// notes (liveSQS.note).
+type notingSQS struct {
+	live.SQSAPI
+	note func(ctx context.Context, err error) error
+}
+
+// GetQueueUrl calls the client and notes its error.
+func (n notingSQS) GetQueueUrl(ctx context.Context, in *awssqs.GetQueueUrlInput, opts ...func(*awssqs.Options)) (*awssqs.GetQueueUrlOutput, error) {
+	out, err := n.SQSAPI.GetQueueUrl(ctx, in, opts...)
+	return out, n.note(ctx, err)
+}
+
+// GetQueueAttributes calls the client and notes its error.
+func (n notingSQS) GetQueueAttributes(ctx context.Context, in *awssqs.GetQueueAttributesInput, opts ...func(*awssqs.Options)) (*awssqs.GetQueueAttributesOutput, error) {
+	out, err := n.SQSAPI.GetQueueAttributes(ctx, in, opts...)
+	return out, n.note(ctx, err)
 }
 
 // liveGCP keeps the Pub/Sub clients of one `lint --live` run: made on
@@ -98,20 +150,22 @@ func subscriptionProject(f *config.File, s *config.Subscription) string {
 // Live returns the SQS prober of native limits and channel validator of
 // one lint --live run; their clients need no closing.
 func (t *SQS) Live() (live.Prober, live.ChannelValidator, func()) {
-	c := &liveSQS{sqs: map[config.AWSConnection]*sqs.Clients{}}
+	c := &liveSQS{sqs: map[config.AWSConnection]*sqs.Clients{}, unanswered: map[config.AWSConnection]error{}}
 	prober := live.SQS{Client: func(ctx context.Context, f *config.File) (live.SQSAPI, error) {
 		cl, err := c.sqsFor(ctx, f)
 		if err != nil {
 			return nil, err
 		}
-		return cl.SQS, nil
+		return notingSQS{SQSAPI: cl.SQS, note: func(ctx context.Context, err error) error { return c.note(ctx, f, err) }}, nil
 	}}
 	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
 		cl, err := c.sqsFor(ctx, f)
 		if err != nil {
-			return err
+			// Not looked up: named by the subscription's queue (the
+			// validation's own errors name what it looked up).
+			return fmt.Errorf("queue %s: %w", sqs.QueueName(s.ChannelName, s.SQS != nil && s.SQS.QueueType == config.QueueFIFO), err)
 		}
-		return LiveMissing(validateSQSChannels(ctx, cl, s, broker.MakeValidate))
+		return LiveMissing(c.note(ctx, f, validateSQSChannels(ctx, cl, s, broker.MakeValidate)))
 	})
 	return prober, validator, func() {}
 }

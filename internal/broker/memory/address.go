@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -13,15 +15,33 @@ const fileParam = "file"
 
 // URLScheme is the in-memory transport's address scheme,
 // memory://QUEUE?file=PATH: a queue of a memory.output file.
+//
+// PATH is a file path, not form data: it is read as written, a "+" is
+// a plus sign (never a space) and everything after "?file=" is the path
+// ("#" and ";" included), so memory://q?file=dead+letters.jsonl reads the
+// file dead+letters.jsonl. Percent-escapes are decoded (%2B is "+", %20
+// and a literal space are both a space, %25 is "%"); a "%" that does not
+// start an escape is refused, and "&" separates parameters (write it %26).
 type URLScheme struct{}
 
 // Parse reads memory://QUEUE?file=PATH into an Address of Kind
-// AddressQueue with the file, when given, in Params; any other query
-// parameter is refused.
+// AddressQueue with the file, when given, in Params (decoded as the
+// scheme's doc says); any other query parameter, or a malformed
+// percent-escape, is refused.
 func (URLScheme) Parse(raw string) (broker.Address, error) {
 	u, err := broker.ParseURL(raw, "memory", "memory://QUEUE?file=PATH")
+	if err != nil {
+		return broker.Address{}, err
+	}
+	// The query as written, a "#" in it included: url.Parse would take
+	// the rest of a path holding "#" for a fragment.
+	_, rawQuery, _, err := broker.SplitURL(raw, "memory", "memory://QUEUE?file=PATH")
+	if err != nil {
+		return broker.Address{}, err
+	}
+	params, err := pathQuery(rawQuery)
 	if err == nil {
-		err = broker.CheckParams(u.Query(), "memory", fileParam, "file=PATH")
+		err = broker.CheckParams(params, "memory", fileParam, "file=PATH")
 	}
 	if err != nil {
 		return broker.Address{}, err
@@ -30,12 +50,50 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	if queue == "" {
 		return broker.Address{}, fmt.Errorf("names no queue: want memory://QUEUE?file=PATH")
 	}
-	return broker.Address{Kind: broker.AddressQueue, Name: queue, Params: u.Query()}, nil
+	return broker.Address{Kind: broker.AddressQueue, Name: queue, Params: params}, nil
 }
 
-// Format prints memory://QUEUE, with ?file= when Params has one.
+// pathQuery splits a raw query at "&" into its parameters, each name and
+// value percent-decoded as a path is (url.PathUnescape: "+" stays a plus
+// sign), unlike url.ParseQuery, which reads "+" as a space and drops a
+// parameter with a malformed escape without a word.
+func pathQuery(raw string) (url.Values, error) {
+	params := url.Values{}
+	if raw == "" {
+		return params, nil
+	}
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		// The errors quote no value: a query's values are redacted where
+		// a URL is shown (broker.RefuseQuery).
+		key, err := url.PathUnescape(k)
+		if err != nil {
+			return nil, errors.New(`a query parameter's name holds a "%" that starts no escape (write a "%" as %25)`)
+		}
+		value, err := url.PathUnescape(v)
+		if err != nil {
+			return nil, fmt.Errorf(`query parameter %q holds a "%%" that starts no escape (write a "%%" as %%25)`, key)
+		}
+		params.Add(key, value)
+	}
+	return params, nil
+}
+
+// Format prints memory://QUEUE, with ?file= when Params has one: the path
+// escaped so that Parse reads it back as it is ("/" and "+" kept as
+// written, a space as %20).
 func (URLScheme) Format(a broker.Address) string {
-	return broker.FormatURL("memory", a.Name, fileParam, a.Params.Get(fileParam))
+	s := "memory://" + a.Name
+	if file := a.Params.Get(fileParam); file != "" {
+		// Escaped as a path ("/" and "+" kept, a space %20), and "&",
+		// which would end the parameter, as %26.
+		escaped := (&url.URL{Path: file}).EscapedPath()
+		s += "?" + fileParam + "=" + strings.ReplaceAll(escaped, "&", "%26")
+	}
+	return s
 }
 
 // PublishName returns a queue name as it is, and the queue a

@@ -49,7 +49,7 @@ func TestRefusedCredentials(t *testing.T) {
 	ex := &expiredToken{inner: awshttp.NewBuildableClient(), ops: map[string]bool{"GetQueueUrl": true, "ReceiveMessage": true}}
 	cfg := sqstest.Config()
 	cfg.HTTPClient = ex
-	c := newClients(cfg, endpoint, "the test's endpoint", nil)
+	c := newClients(cfg, endpoint, "the test's endpoint", nil, 0)
 	if _, err := c.CheckCredentials(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}

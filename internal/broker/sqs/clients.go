@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -44,6 +45,12 @@ type Connection struct {
 	// Calls, when not nil, counts every SQS and SNS call the clients send
 	// (each attempt, a batch as one call; see broker.Call).
 	Calls broker.CallCounter
+	// CallDeadline, when more than 0, bounds every SQS and SNS operation,
+	// its retries included, even under a caller's later deadline (lint
+	// --live's short look-ups); 0 leaves a caller's deadline as it is and
+	// gives an operation without one DefaultCallDeadline. The error of an
+	// operation it cuts off names the endpoint and the deadline.
+	CallDeadline time.Duration
 }
 
 // NewClients loads the normal AWS configuration (environment, shared config
@@ -72,7 +79,7 @@ func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
-	return newClients(cfg, conn.Endpoint, conn.EndpointFrom, conn.Calls), nil
+	return newClients(cfg, conn.Endpoint, conn.EndpointFrom, conn.Calls, conn.CallDeadline), nil
 }
 
 // NewClientsFromConfig makes the clients from an aws.Config (tests use it to
@@ -80,20 +87,20 @@ func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 // as for NewClients. cfg's HTTP client is wrapped so that the SDK cannot
 // have a connection closed under a response (see bodyShield).
 func NewClientsFromConfig(cfg aws.Config, endpoint string) *Clients {
-	return newClients(cfg, endpoint, "", nil)
+	return newClients(cfg, endpoint, "", nil, 0)
 }
 
 // NewCountedClientsFromConfig is NewClientsFromConfig with every SQS and
 // SNS call the clients send counted into calls (see Connection.Calls).
 func NewCountedClientsFromConfig(cfg aws.Config, endpoint string, calls broker.CallCounter) *Clients {
-	return newClients(cfg, endpoint, "", calls)
+	return newClients(cfg, endpoint, "", calls, 0)
 }
 
-func newClients(cfg aws.Config, endpoint, from string, calls broker.CallCounter) *Clients {
+func newClients(cfg aws.Config, endpoint, from string, calls broker.CallCounter, limit time.Duration) *Clients {
 	cfg = shielded(cfg)
 	c := &Clients{}
 	c.SQS = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, from, cfg.Region), c.credentialSource))
+		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SQS", endpoint, from, cfg.Region), c.credentialSource, limit))
 		if calls != nil {
 			o.APIOptions = append(o.APIOptions, countCalls(calls))
 		}
@@ -102,7 +109,7 @@ func newClients(cfg aws.Config, endpoint, from string, calls broker.CallCounter)
 		}
 	})
 	c.SNS = sns.NewFromConfig(cfg, func(o *sns.Options) {
-		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, from, cfg.Region), c.credentialSource))
+		o.APIOptions = append(o.APIOptions, callDeadline(endpointName("SNS", endpoint, from, cfg.Region), c.credentialSource, limit))
 		if calls != nil {
 			o.APIOptions = append(o.APIOptions, countCalls(calls))
 		}

@@ -33,8 +33,9 @@ func authError(err error) bool {
 
 // DefaultCallDeadline bounds one SQS or SNS operation, every retry of it
 // included, when the caller's context has no deadline of its own (dlq, send,
-// lint --live, channel making; the pump always sets one, from its timeOut or
-// callTimeout, and that one stands). A ReceiveMessage gets its long-poll
+// channel making; the pump always sets one, from its timeOut or
+// callTimeout, and that one stands; lint --live's clients have a shorter
+// Connection.CallDeadline). A ReceiveMessage gets its long-poll
 // wait on top. Without it, a host that accepts connections and
 // never answers would hold a GetQueueUrl for three attempts of
 // ResponseHeaderTimeout, 90 s, before the operator hears anything.
@@ -42,8 +43,11 @@ const DefaultCallDeadline = 15 * time.Second
 
 // callDeadline returns SDK middleware (an Initialize step, so outside the
 // retry loop) that gives an operation without a deadline
-// DefaultCallDeadline. When that deadline cuts the operation off, the error
-// names the service's endpoint (where, for errors) and the deadline.
+// DefaultCallDeadline. limit, when more than 0, is the deadline of every
+// operation instead, also under a caller's deadline that is later (the
+// caller's earlier one stands). When the step's deadline cuts the
+// operation off, the error names the service's endpoint (where, for
+// errors) and the deadline.
 //
 // A connection the endpoint refused (nothing listens there) is named the
 // same way, "... refused the connection", so that the endpoint and its
@@ -53,7 +57,7 @@ const DefaultCallDeadline = 15 * time.Second
 // wraps broker.ErrNotAuthorized and names the endpoint and the credential
 // source (source(), "" when not known), so that one line tells an operator
 // what was refused by whom.
-func callDeadline(where string, source func() string) func(*middleware.Stack) error {
+func callDeadline(where string, source func() string, limit time.Duration) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("BrighterCallDeadline",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -72,11 +76,14 @@ func callDeadline(where string, source func() string) func(*middleware.Stack) er
 					}
 					return fmt.Errorf("%s refused the connection: %w", where, err)
 				}
-				if _, ok := ctx.Deadline(); ok {
+				d := DefaultCallDeadline
+				if limit > 0 {
+					d = limit
+				}
+				if dl, ok := ctx.Deadline(); ok && (limit <= 0 || time.Until(dl) <= limit) {
 					out, md, err := next.HandleInitialize(ctx, in)
 					return out, md, connRefused(refused(err))
 				}
-				d := DefaultCallDeadline
 				if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok {
 					d += time.Duration(r.WaitTimeSeconds) * time.Second
 				}

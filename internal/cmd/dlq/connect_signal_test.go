@@ -3,6 +3,7 @@ package dlq_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,8 +19,11 @@ import (
 const connectStopBound = 3 * time.Second
 
 // TestDLQ_SignalWhileConnecting_Exits130 starts `brighter dlq peek` of an
-// SQS queue and `brighter dlq replay --yes --to` of a Pub/Sub subscription
-// (which first asks the broker where the subscription's topic is) on an
+// SQS queue, `brighter dlq replay --yes --to` of a Pub/Sub subscription
+// (which first asks the broker where the subscription's topic is),
+// `brighter dlq restore --to` into one (whose producer connects before
+// anything is published) and `brighter dlq triage` of one (whose replay
+// target is looked up before the console opens) on an
 // endpoint that accepts connections and never answers, and signals each
 // while it connects: SIGTERM gives up
 // the connection at once, exit 130 with a final line saying it was
@@ -30,7 +34,12 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 	for _, verb := range [][]string{
 		{"peek", "sqs://orders-dlq", "--endpoint", "URL", "--region", "us-east-1"},
 		{"replay", "pubsub://projects/p/subscriptions/orders-dlq", "--yes", "--to", "orders", "--journal", "JOURNAL", "--endpoint", "ADDR"},
+		{"restore", "ARCHIVE", "-s", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR"},
+		// The console logs to --log-file only: stderr is its terminal.
+		{"triage", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR", "--log-file", "LOG"},
 	} {
+		// The destination the final line names: the verb's URL.
+		url := verb[slices.IndexFunc(verb, func(a string) bool { return strings.Contains(a, "://") })]
 		for _, tc := range []struct {
 			name string
 			sigs []os.Signal
@@ -44,7 +53,9 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 			t.Run(verb[0]+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				b := cmdtest.NewSilentBroker(t)
+				dir := t.TempDir()
 				args := append([]string{"dlq"}, verb...)
+				logFile := "" // where the command logs, when not on stderr
 				for i, a := range args {
 					switch a {
 					case "URL":
@@ -53,19 +64,35 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 						args[i] = b.Addr
 					case "JOURNAL": // a journal of this run's own: parallel replays do not share one
 						args[i] = filepath.Join(t.TempDir(), "replay.journal")
+					case "LOG":
+						logFile = filepath.Join(dir, "dlq.log")
+						args[i] = logFile
+					case "ARCHIVE": // an archive of one record, for restore to publish
+						args[i] = filepath.Join(dir, "archive.jsonl")
+						if err := os.WriteFile(args[i], []byte(`{"id":"a1","topic":"orders","body":"{}"}`+"\n"), 0o600); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
-				r := cmdtest.SignalWhileConnecting(t, t.TempDir(), b, 0, tc.sigs, args...)
+				r := cmdtest.SignalWhileConnecting(t, dir, b, 0, tc.sigs, args...)
 				if r.Code != 130 {
 					t.Fatalf("exit %d, want 130 (interrupted); stderr:\n%s", r.Code, r.Stderr)
 				}
 				if r.Took > connectStopBound {
 					t.Errorf("exited %v after the signal, want within %v (not at the broker's call deadline)", r.Took, connectStopBound)
 				}
-				if !strings.Contains(r.Stderr, "signal received while connecting to the broker") {
-					t.Errorf("no log of the signal while connecting; stderr:\n%s", r.Stderr)
+				logs := r.Stderr
+				if logFile != "" {
+					b, err := os.ReadFile(logFile)
+					if err != nil {
+						t.Fatal(err)
+					}
+					logs = string(b)
 				}
-				if tc.line && !strings.Contains(r.Stderr, "brighter: "+verb[1]+": interrupted while connecting to the broker; nothing was read or changed") {
+				if !strings.Contains(logs, "signal received while connecting to the broker") {
+					t.Errorf("no log of the signal while connecting; log:\n%s", logs)
+				}
+				if tc.line && !strings.Contains(r.Stderr, "brighter: "+url+": interrupted while connecting to the broker; nothing was read or changed") {
 					t.Errorf("no final line saying the run was interrupted while connecting; stderr:\n%s", r.Stderr)
 				}
 			})

@@ -105,7 +105,10 @@ GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
 the RocketMQ consumer group's maximum deliveries as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
 against the broker's value; a broker that does not report its limit is a
-live-check-failed finding. It lists the subscriptions of each Pub/Sub
+live-check-failed finding, which names the endpoint and what was looked
+up, and the report then says the lint did not complete. Each SQS look-up
+gives up after 5s, and an endpoint that did not answer one is not asked
+again in the run. It lists the subscriptions of each Pub/Sub
 dead-letter topic: one that none reads loses what is dead-lettered there
 (dead-letter-topic-unsubscribed, a warning: a reader may live elsewhere).
 For each subscription with makeChannels validate or assume it also looks up
@@ -256,9 +259,11 @@ func runLint(ctx context.Context, o *Options) error {
 	}
 	var report lint.Report
 	var unreadable []error
-	// infraUnread and filesUnread say which inputs could not be read: the
-	// report then says the lint did not complete.
-	infraUnread, filesUnread := false, 0
+	// infraUnread and filesUnread say which inputs could not be read, and
+	// liveUnchecked how many subscriptions --live could not check (each a
+	// live-check-failed finding): the report then says the lint did not
+	// complete.
+	infraUnread, filesUnread, liveUnchecked := false, 0, 0
 	var set *infra.Set
 	if len(o.infraPaths) > 0 {
 		var err error
@@ -284,9 +289,10 @@ func runLint(ctx context.Context, o *Options) error {
 		}
 		if o.live && f != nil {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
-			fs = append(fs, live.Check(lctx, f, probers, o.transports)...)
-			fs = append(fs, live.CheckChannels(lctx, f, validators)...)
+			lfs := append(live.Check(lctx, f, probers, o.transports), live.CheckChannels(lctx, f, validators)...)
 			cancel()
+			liveUnchecked += uncheckedSubscriptions(lfs)
+			fs = append(fs, lfs...)
 		}
 		if set != nil && f != nil {
 			fs = append(fs, live.Check(ctx, f, live.InfraProbers(set), o.transports)...)
@@ -304,7 +310,7 @@ func runLint(ctx context.Context, o *Options) error {
 	if set != nil {
 		report.Files = append(report.Files, set.Files...)
 	}
-	report.Incomplete = incomplete(infraUnread, filesUnread)
+	report.Incomplete = incomplete(infraUnread, filesUnread, liveUnchecked)
 	lint.Sort(report.Findings)
 	report.Findings = fileOrder(report)
 	// A report may be uploaded (SARIF to code scanning): every finding
@@ -334,8 +340,8 @@ func runLint(ctx context.Context, o *Options) error {
 }
 
 // incomplete returns why a run did not complete, for Report.Incomplete:
-// "" when every input was read.
-func incomplete(infraUnread bool, filesUnread int) string {
+// "" when every input was read and --live checked every subscription.
+func incomplete(infraUnread bool, filesUnread, liveUnchecked int) string {
 	var why []string
 	if filesUnread > 0 {
 		why = append(why, fmt.Sprintf("%d subscriptions file(s) could not be read", filesUnread))
@@ -343,10 +349,25 @@ func incomplete(infraUnread bool, filesUnread int) string {
 	if infraUnread {
 		why = append(why, "the infrastructure files (--infra) could not all be read, so the --infra checks are partial")
 	}
-	if len(why) == 0 {
-		return ""
+	if len(why) > 0 {
+		why[len(why)-1] += " (the error is on stderr)"
 	}
-	return strings.Join(why, "; ") + " (the error is on stderr)"
+	if liveUnchecked > 0 {
+		why = append(why, fmt.Sprintf("--live could not check %d subscription(s) on the brokers (each %s finding names the endpoint and what it looked up)", liveUnchecked, lint.RuleLiveCheckFailed))
+	}
+	return strings.Join(why, "; ")
+}
+
+// uncheckedSubscriptions counts the subscriptions with a live-check-failed
+// finding among fs, one file's --live findings.
+func uncheckedSubscriptions(fs []lint.Finding) int {
+	subs := map[string]bool{}
+	for _, f := range fs {
+		if f.RuleID == lint.RuleLiveCheckFailed {
+			subs[f.Subscription] = true
+		}
+	}
+	return len(subs)
 }
 
 // fileOrder keeps findings sorted by position within a file but lists files

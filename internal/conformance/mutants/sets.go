@@ -21,6 +21,7 @@ func extraSets() [][]mutant {
 		urlQueryMutants,
 		endpointMutants,
 		refusalMutants,
+		userDefectMutants,
 		replayJSONMutants,
 		docsMutants,
 		exportMutants,

@@ -213,12 +213,12 @@ type SQS struct {
 
 // NativeLimit returns the queue's RedrivePolicy maxReceiveCount.
 func (p SQS) NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (lint.Limit, bool, error) {
-	c, err := p.Client(ctx, f)
-	if err != nil {
-		return lint.Limit{}, false, err
-	}
 	fifo := s.SQS != nil && s.SQS.QueueType == config.QueueFIFO
 	name := sqs.QueueName(s.ChannelName, fifo)
+	c, err := p.Client(ctx, f)
+	if err != nil {
+		return lint.Limit{}, false, fmt.Errorf("queue %s: %w", name, err)
+	}
 	u, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: &name})
 	if err != nil {
 		return lint.Limit{}, false, fmt.Errorf("queue %s: %w", name, err)

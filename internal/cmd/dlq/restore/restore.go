@@ -188,10 +188,14 @@ func runRestore(ctx context.Context, o *Options) error {
 		}
 		return err
 	}
-	p, err := dt.DLQProducer(ctx, t, logger)
+	// A signal while the producer connects ends the run (exit 130).
+	p, err := o.OpenProducer(ctx, t, dt, logger)
 	if err != nil {
 		if closeReader != nil {
 			_ = closeReader()
+		}
+		if ee, ok := cmdutil.AsExitError(err); ok && ee.Code == shared.ExitInterrupted {
+			return err
 		}
 		return cmdutil.FailureErr(fmt.Errorf("restore to %s: producer: %w", dest, err))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/transport"
@@ -83,6 +84,22 @@ func (o *Options) OpenReader(ctx context.Context, t *transport.Target, dt transp
 		return nil, cmdutil.FailureErr(fmt.Errorf("%s: open: %w", t.URL, err))
 	}
 	return ch, nil
+}
+
+// OpenProducer opens the transport's producer for t (a restore's). A
+// SIGINT or SIGTERM while it connects abandons the connection:
+// ConnectInterrupted (exit 130); a second exits 130 at once. Its other
+// errors are the transport's, as they are.
+func (o *Options) OpenProducer(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (broker.Producer, error) {
+	cctx, done := o.connecting(ctx, logger)
+	p, err := dt.DLQProducer(cctx, t, logger)
+	if done() {
+		if err == nil {
+			_ = p.Close(context.WithoutCancel(ctx))
+		}
+		return nil, ConnectInterrupted(t.URL)
+	}
+	return p, err
 }
 
 // NoteHeld says on w, after a scan of t, how many messages another reader

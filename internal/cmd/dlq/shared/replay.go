@@ -104,12 +104,9 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	}
 	logger, f, t, dt := su.Logger, su.F, su.T, su.DT
 	// Resolving where the copies go may ask the broker (--to's queue, the
-	// fan-out guard's subscriptions): a signal meanwhile ends the run.
-	cctx, connected := o.connecting(ctx, logger)
-	to, allow, guard, err := o.replayTarget(cctx, t, dt, logger)
-	if connected() {
-		return ConnectInterrupted(t.URL)
-	}
+	// fan-out guard's subscriptions): a signal meanwhile ends the run
+	// (ConnectInterrupted).
+	to, allow, guard, err := o.replayTarget(ctx, t, dt, logger)
 	if err != nil {
 		return err
 	}
@@ -330,7 +327,22 @@ func (o *ReplayOptions) replayTarget(ctx context.Context, t *transport.Target, d
 // apart (refused, a usage error; to, allow and guard are then still set):
 // dlq triage opens a destination the guard refuses, to look, and refuses
 // only its replays.
+//
+// Resolving may ask the broker (--to's queue, the subscription's topic,
+// the fan-out guard's subscriptions): a SIGINT or SIGTERM meanwhile
+// abandons the look-up and err is ConnectInterrupted (exit 130); a second
+// signal exits 130 at once.
 func (o *ReplayOptions) ReplayTargetOrRefusal(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, refused, err error) {
+	cctx, connected := o.connecting(ctx, logger)
+	to, allow, guard, refused, err = o.replayTargetOrRefusal(cctx, t, dt, logger)
+	if connected() {
+		return "", nil, nil, nil, ConnectInterrupted(t.URL)
+	}
+	return to, allow, guard, refused, err
+}
+
+// replayTargetOrRefusal is ReplayTargetOrRefusal without the signal watch.
+func (o *ReplayOptions) replayTargetOrRefusal(ctx context.Context, t *transport.Target, dt transport.Transport, logger *slog.Logger) (to string, allow func(string) bool, guard *FanOutGuard, refused, err error) {
 	if to, err = o.replayTo(ctx, t, dt, logger); err != nil || to != "" {
 		return to, nil, nil, nil, err
 	}
