@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // Clients are the SQS and SNS API clients a transport uses.
@@ -195,20 +196,21 @@ func sourceName(source, profile string) string {
 	return source
 }
 
-// endpointName names a service's endpoint in errors: the configured one
+// endpointName names a service's endpoint in errors (its user-info and
+// query redacted: a proxy's credentials never reach a log or a finding): the configured one
 // and where it came from (from, when not ""), else the SDK's environment
 // override (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL), else the AWS
 // endpoint of the region.
 func endpointName(service, endpoint, from, region string) string {
 	if endpoint != "" {
 		if from != "" {
-			return service + " at " + endpoint + " (" + from + ")"
+			return service + " at " + redact.URL(endpoint) + " (" + from + ")"
 		}
-		return service + " at " + endpoint
+		return service + " at " + redact.URL(endpoint)
 	}
 	for _, v := range []string{"AWS_ENDPOINT_URL_" + service, "AWS_ENDPOINT_URL"} {
 		if e := os.Getenv(v); e != "" {
-			return service + " at " + e + " (" + v + ")"
+			return service + " at " + redact.URL(e) + " (" + v + ")"
 		}
 	}
 	return service + " (the AWS endpoint for region " + region + ")"

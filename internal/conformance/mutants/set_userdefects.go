@@ -30,3 +30,13 @@ var userDefectMutants = []mutant{
 		New:  "\t\t\t_ = uncheckedSubscriptions(lfs)\n",
 		Run:  "^TestLintLive_SilentSQSEndpointGivesUpNamingIt$", Pkg: "./internal/cmd/lint"},
 }
+
+// endpointNameMutants break the redaction of the SQS endpoint an error
+// names.
+var endpointNameMutants = []mutant{
+	{Name: "sqs-endpoint-name-unredacted", What: "an error naming the configured SQS endpoint shows its user-info and query (a proxy's credentials reach logs and lint findings)",
+		File: "internal/broker/sqs/clients.go",
+		Old:  "\t\treturn service + \" at \" + redact.URL(endpoint)\n",
+		New:  "\t\treturn service + \" at \" + endpoint\n",
+		Pkg:  "./internal/broker/sqs", Run: "^TestEndpointNameRedactsCredentials$"},
+}

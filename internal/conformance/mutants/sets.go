@@ -22,6 +22,7 @@ func extraSets() [][]mutant {
 		endpointMutants,
 		refusalMutants,
 		userDefectMutants,
+		endpointNameMutants,
 		replayJSONMutants,
 		docsMutants,
 		exportMutants,
