@@ -115,8 +115,9 @@ const benchSQSSlowMessages = 2000
 // in Brighter's SQS wire format (timer stopped), then runs brighter on one
 // and 4 goroutines of ReceiveMessage(MaxNumberOfMessages 10,
 // WaitTimeSeconds 1, no attributes asked for) + DeleteMessageBatch on the
-// other, each timed from its start until GetQueueAttributes reports its
-// queue empty (polled every benchSQSPoll), then stopped by cancelling its
+// other, each timed from its start until its last delete was answered
+// (read from the counting proxy once GetQueueAttributes, polled every
+// benchSQSPoll, reports its queue empty), then stopped by cancelling its
 // context. Which of the two goes first alternates.
 //
 // Both sides reach the emulator through a counting proxy (faultproxy.Counter),
@@ -188,9 +189,9 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				cpu := benchProcessCPU(b)
 				defer func() { bcpu = benchProcessCPU(b) - cpu }()
 				if tc.handler == 0 {
-					bt = benchSQSBrighter(b, clients.SQS, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
+					bt = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
-					bt = benchSQSPump(b, clients.SQS, counted, bName, bURL, tc)
+					bt = benchSQSPump(b, clients.SQS, counter, counted, bName, bURL, tc)
 				}
 				bc = counter.Reset()
 			}
@@ -198,7 +199,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				counter.Reset()
 				cpu := benchProcessCPU(b)
 				defer func() { pcpu = benchProcessCPU(b) - cpu }()
-				pt = benchSQSPlain(b, clients.SQS, counted.SQS, pURL, tc.handler)
+				pt = benchSQSPlain(b, clients.SQS, counter, counted.SQS, pURL, tc.handler)
 				pc = counter.Reset()
 			}
 			if (i*trials+trial)%2 == 0 {
@@ -380,15 +381,27 @@ func benchSQSDepth(b *testing.B, c *awssqs.Client, url string) int {
 }
 
 // benchSQSWaitEmpty polls the queue every benchSQSPoll until it is empty and
-// returns the time since start at which it was seen empty. It fails the
-// benchmark after benchSQSDeadline or when failed reports a consumer error.
-func benchSQSWaitEmpty(b *testing.B, c *awssqs.Client, url string, start time.Time, failed func() string) time.Duration {
+// returns the time from start until the counting proxy last answered a
+// DeleteMessageBatch or DeleteMessage (the run's last acknowledgement; both sides delete
+// through counter, which was reset at their start), so that the poll's
+// period does not round the figure; the time to the poll that saw the
+// queue empty when no delete went through counter. It fails the benchmark
+// when the queue is not empty within benchSQSDeadline or failed returns a
+// reason.
+func benchSQSWaitEmpty(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url string, start time.Time, failed func() string) time.Duration {
 	b.Helper()
 	deadline := start.Add(benchSQSDeadline)
 	tick := time.NewTicker(benchSQSPoll)
 	defer tick.Stop()
 	for {
 		if n := benchSQSDepth(b, c, url); n == 0 {
+			last := counter.Answered("DeleteMessageBatch")
+			if one := counter.Answered("DeleteMessage"); one.After(last) {
+				last = one
+			}
+			if last.After(start) {
+				return last.Sub(start)
+			}
 			return time.Since(start)
 		} else if time.Now().After(deadline) {
 			b.Fatalf("queue %s still holds %d messages after %s", url, n, benchSQSDeadline)
@@ -432,7 +445,7 @@ subscriptions:
 // url is empty, stops it by cancelling its context, and returns the time to
 // empty. It fails the benchmark when consume exits early or not with 0, or
 // logs an error.
-func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Duration {
+func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) time.Duration {
 	b.Helper()
 	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
@@ -445,7 +458,7 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Dura
 		code <- run(ctx, streams, []string{"consume", "--config", cfg})
 		exited.Store(true)
 	}()
-	took := benchSQSWaitEmpty(b, c, url, start, func() string {
+	took := benchSQSWaitEmpty(b, c, counter, url, start, func() string {
 		if exited.Load() {
 			return "brighter consume exited before the queue was empty; stderr:\n" + stderr.String()
 		}
@@ -466,7 +479,7 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, url, cfg string) time.Dura
 // message, then DeleteMessageBatch, through c on the queue at url until it
 // is empty (polled through poll), and returns the time to empty. It fails
 // the benchmark when a call fails.
-func benchSQSPlain(b *testing.B, poll, c *awssqs.Client, url string, handler time.Duration) time.Duration {
+func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counter, c *awssqs.Client, url string, handler time.Duration) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -521,7 +534,7 @@ func benchSQSPlain(b *testing.B, poll, c *awssqs.Client, url string, handler tim
 			}
 		}()
 	}
-	took := benchSQSWaitEmpty(b, poll, url, start, func() string {
+	took := benchSQSWaitEmpty(b, poll, counter, url, start, func() string {
 		errMu.Lock()
 		defer errMu.Unlock()
 		if firstEr != nil {
@@ -542,7 +555,7 @@ func benchSQSPlain(b *testing.B, poll, c *awssqs.Client, url string, handler tim
 // counted, with a handler that sleeps tc.handler then acknowledges, until
 // the queue at url is empty (polled through poll); then it stops the pump
 // and returns the time to empty.
-func benchSQSPump(b *testing.B, poll *awssqs.Client, counted *sqs.Clients, name, url string, tc benchSQSCase) time.Duration {
+func benchSQSPump(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counter, counted *sqs.Clients, name, url string, tc benchSQSCase) time.Duration {
 	b.Helper()
 	logs := &cmdtest.LockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -570,7 +583,7 @@ func benchSQSPump(b *testing.B, poll *awssqs.Client, counted *sqs.Clients, name,
 		runErr <- p.Run(ctx)
 		exited.Store(true)
 	}()
-	took := benchSQSWaitEmpty(b, poll, url, start, func() string {
+	took := benchSQSWaitEmpty(b, poll, counter, url, start, func() string {
 		if exited.Load() {
 			return "the pump stopped before the queue was empty; logs:\n" + logs.String()
 		}
