@@ -923,7 +923,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 		items []string
 	}{
 		{"lost (published, never acknowledged nor dead-lettered)", lost},
-		{"over budget (more than requeueCount handler runs of one message in one process, an ack's retry after a failed settle apart)", overBudget},
+		{"over budget (more than requeueCount handler runs of one message in one process, a run after an ack sent under a lease that could not be kept apart)", overBudget},
 		{"dead-lettered by the budget without a handler run", noRun},
 		{"duplicates not explained by a SIGKILL or a lease or settle failure", dupExplained},
 		{"ended other than its plan allows", wrongEnd},
