@@ -39,10 +39,10 @@ const (
 // verdict on an earlier delivery here whose settle failed is carried out
 // first, whatever the count and the budget: an acknowledgement
 // (arrivalAckRetry: the handler said Ack, so the budget has no say), then a
-// rejection (arrivalRejectionRetry). A delivery
-// whose deliveries before it reached the budget (broker.BudgetSpent less
-// this one, at least max(requeueCount, 1)) is routed without a handler run
-// only on evidence that handlers spent the budget:
+// rejection (arrivalRejectionRetry). Otherwise a delivery whose deliveries
+// before it reached the budget (broker.BudgetSpent less this one, at least
+// max(requeueCount, 1)) is routed without a handler run only on evidence
+// that handlers spent the budget:
 //
 //   - this process routed it at the budget and the routing failed
 //     (handledHere): the handler had every run the budget allows, and a
