@@ -81,7 +81,7 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return runs[ids[0]] <= 2 && runs[ids[1]] <= 1 && runs[ids[2]] <= 1
+			return runs[ids[0]] <= 1 && runs[ids[1]] <= 1 && runs[ids[2]] <= 1
 		})
 		running.Quit(t)
 		mu.Lock()
@@ -93,12 +93,10 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			t.Errorf("%s (its first acknowledgement failed, so it was still on the broker)", e)
 		}
 		for s, id := range ids {
-			want := 1
-			if s == 0 {
-				want = 2 // its failed acknowledgement left it on the broker
-			}
-			if runs[id] != want {
-				t.Errorf("message %d handled %d times, want %d (runs %v)", s, runs[id], want, runs)
+			// The first's failed acknowledgement left it on the broker; its
+			// redelivery is acknowledged without a handler run.
+			if runs[id] != 1 {
+				t.Errorf("message %d handled %d times, want once (runs %v)", s, runs[id], runs)
 			}
 		}
 	})

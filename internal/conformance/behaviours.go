@@ -433,6 +433,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runCeiling(t, g, f, v)
 	runLatePoll(t, g, f, v)
 	runAckHold(t, g, f, v)
+	runAckRetry(t, g, f, v)
 	runLapseHold(t, g, f, v)
 	runOversize(t, g, f, v)
 }

@@ -277,6 +277,7 @@ func TestRocketMQ(t *testing.T) {
 			g := ledger.Group()
 			runOrdering(t, g, fifo, v)
 			runAckHold(t, g, fifo, v)
+			runAckRetry(t, g, fifo, v)
 			runLapseHold(t, g, fifo, v)
 			g.Wait()
 		})

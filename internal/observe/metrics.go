@@ -181,7 +181,9 @@ func (m *Metrics) Observe(e pump.Event) {
 	case pump.EventAcknowledged:
 		s.acked.Inc()
 		s.inFlight.Dec()
-		m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+		if !e.Retry { // a retried acknowledgement ran no handler
+			m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+		}
 	case pump.EventDeferred:
 		s.deferred.Inc()
 		s.inFlight.Dec()
@@ -221,7 +223,9 @@ func (m *Metrics) Observe(e pump.Event) {
 		m.staleSettles.WithLabelValues(e.Subscription, e.Outcome.String()).Inc()
 		if e.EndsFlight {
 			s.inFlight.Dec()
-			m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+			if !e.Retry {
+				m.duration.WithLabelValues(e.Subscription, e.Outcome.String()).Observe(e.Duration.Seconds())
+			}
 		}
 		if e.Err != nil && e.Err != pump.ErrSupersededReceipt && e.Err != pump.ErrLapsedReceipt {
 			m.settleFailures.WithLabelValues(e.Subscription, pump.Ack.String()).Inc()

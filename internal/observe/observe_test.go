@@ -461,3 +461,38 @@ func TestMetrics_BrokerCallsScrapedByTransportChannelKindOperation(t *testing.T)
 		t.Errorf("broker calls series = %d, %v; want 3", n, err)
 	}
 }
+
+// An acknowledgement retried without a handler run (pump.Event.Retry) is
+// counted as an acknowledgement and ends the message's flight, but adds no
+// sample to the handler-duration histogram: no handler ran. Its /events
+// record says it was a retry.
+func TestMetrics_RetriedAcknowledgementCountedWithoutAHandlerDuration(t *testing.T) {
+	m := NewMetrics()
+	for _, e := range []pump.Event{
+		{Kind: pump.EventReceived},
+		{Kind: pump.EventSettleFailed, Outcome: pump.Ack, Duration: time.Second, Err: errors.New("connection reset")},
+		{Kind: pump.EventReceived},
+		{Kind: pump.EventAcknowledged, Outcome: pump.Ack, Retry: true},
+	} {
+		e.Subscription = "orders"
+		m.Observe(e)
+	}
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, mm := range mf.GetMetric() {
+			got[mf.GetName()] += mm.GetCounter().GetValue() + mm.GetGauge().GetValue() + float64(mm.GetHistogram().GetSampleCount())
+		}
+	}
+	for name, want := range map[string]float64{MetricAcknowledged: 1, MetricSettleFailures: 1, MetricInFlight: 0, MetricHandlerDuration: 0} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	if r := FromEvent(pump.Event{Kind: pump.EventAcknowledged, Outcome: pump.Ack, Retry: true}); !r.AckRetry || r.RoutingRetry {
+		t.Errorf("record of a retried acknowledgement: ackRetry %v, routingRetry %v; want true, false", r.AckRetry, r.RoutingRetry)
+	}
+}

@@ -73,6 +73,11 @@ type Record struct {
 	// handler run, the routing of a message whose earlier routing here
 	// failed (pump.Event.Retry): the message was counted once already.
 	RoutingRetry bool `json:"routingRetry,omitempty"`
+	// AckRetry is set on an acknowledged, settle-failed or stale-settle
+	// record of an acknowledgement retried without a handler run: the
+	// handler acknowledged an earlier delivery of the message here and
+	// that acknowledgement failed (pump.Event.Retry).
+	AckRetry bool `json:"ackRetry,omitempty"`
 	// Message carries header, bag and a body preview on received and
 	// rejected records. On a record made by FromEvent it is nil and the
 	// detail is built on first use by Detail (and by MarshalJSON), on the
@@ -192,6 +197,8 @@ func FromEventRedacted(e pump.Event, red *redact.Redactor) Record {
 	if e.Kind == pump.EventRejected {
 		r.Reason = e.Reason.String()
 		r.RoutingRetry = e.Retry
+	} else {
+		r.AckRetry = e.Retry
 	}
 	if e.Err != nil {
 		r.Error = red.String(e.Err.Error())

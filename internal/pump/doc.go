@@ -39,6 +39,9 @@
 //   - exhausted.go: a delivery judged before its handler runs (the budget
 //     spent) and its routing.
 //   - handledhere.go: the record of messages handled in this process.
+//   - ackretry.go: a delivery of a message whose handler acknowledged it
+//     here and whose acknowledgement failed, acknowledged without a
+//     handler run (retryAck).
 //   - lease.go: lease tracking of held messages (leases, leaseRef, lapse
 //     checks, end).
 //   - lease_schedule.go: the lease extension schedule (half-lease and

@@ -29,12 +29,20 @@ const (
 	// or more than twice the budget's deliveries on this channel); route it
 	// without a handler run.
 	arrivalSpentByHandlers
+	// arrivalAckRetry: this process's handler acknowledged the message and
+	// the acknowledgement failed; acknowledge this delivery without a
+	// handler run (retryAck).
+	arrivalAckRetry
 )
 
-// exhausted judges m on arrival (R-4, AC-3; docs/adr/0001 §10). A delivery
-// whose deliveries before it reached the budget (broker.BudgetSpent less
-// this one, at least max(requeueCount, 1)) is routed without a handler run
-// only on evidence that handlers spent the budget:
+// exhausted judges m on arrival (R-4, AC-3; docs/adr/0001 §10). A handler's
+// verdict on an earlier delivery here whose settle failed is carried out
+// first, whatever the count and the budget: an acknowledgement
+// (arrivalAckRetry: the handler said Ack, so the budget has no say), then a
+// rejection (arrivalRejectionRetry). Otherwise a delivery whose deliveries
+// before it reached the budget (broker.BudgetSpent less this one, at least
+// max(requeueCount, 1)) is routed without a handler run only on evidence
+// that handlers spent the budget:
 //
 //   - this process routed it at the budget and the routing failed
 //     (handledHere): the handler had every run the budget allows, and a
@@ -46,6 +54,9 @@ const (
 // seen (a graceful stop's releases, a kill, a lapsed lease): the handler
 // runs, and a Defer then routes it at once.
 func (r *run) exhausted(m *message.Message) arrival {
+	if r.p.here.ackRetry(m.Header.MessageID) {
+		return arrivalAckRetry
+	}
 	if r.p.here.rejection(m.Header.MessageID) != nil {
 		return arrivalRejectionRetry
 	}

@@ -20,12 +20,18 @@ const handledHereCap = 1 << 16
 // count the budget judged. It is what lets a later delivery of the message
 // be routed without a handler run (the budget was spent by handlers) while
 // a delivery whose count was raised by stops and kills still gets its
-// handler run (docs/adr/0001-delivery-count-contract.md §10).
+// handler run (docs/adr/0001-delivery-count-contract.md §10). It also
+// records a handler's verdict whose settle failed, so that the message's
+// next delivery here carries the verdict out without a handler run: a
+// rejection whose routing failed (routed again), an acknowledgement whose
+// broker call failed (acknowledged again).
 //
 // It is a cache, not state the tool depends on: bounded (handledHereCap
 // entries, the oldest forgotten first) and lost on restart. Losing an entry
-// costs at most one more handler run of that message before it is routed
-// again, never the message. Only budgets that are enforced are recorded.
+// costs at most one more handler run of that message, never the message.
+// Handler runs are counted only where a budget is enforced; failed settles
+// of a handler's verdict are recorded whatever the budget, and while none
+// is recorded an arrival costs no look-up (failed).
 type handledHere struct {
 	mu      sync.Mutex
 	entries map[string]handledEntry
@@ -34,8 +40,9 @@ type handledHere struct {
 	seq     uint64
 	// capacity is the most entries kept (handledHereCap).
 	capacity int
-	// failed counts the entries whose routing failed (judged or rejection
-	// set): while it is 0, an arrival needs no look-up.
+	// failed counts the entries whose settle failed (judged, rejected or
+	// ackFailed set: handledEntry.pending): while it is 0, an arrival
+	// needs no look-up.
 	failed atomic.Int64
 }
 
@@ -50,6 +57,17 @@ type handledEntry struct {
 	// routing failed here, with the outcome it came from; nil when none
 	// did. Its next delivery here retries the routing without a handler run.
 	rejected *handlerRejection
+	// ackFailed: the handler acknowledged the message here and that
+	// acknowledgement failed (the message stays on the broker). Its next
+	// delivery here is acknowledged without a handler run.
+	ackFailed bool
+}
+
+// pending reports whether e records a failed settle that a later delivery
+// of its message carries out without a handler run (counted in
+// handledHere.failed).
+func (e handledEntry) pending() bool {
+	return e.judged > 0 || e.rejected != nil || e.ackFailed
 }
 
 // handlerRejection is a handler's verdict whose routing failed.
@@ -121,7 +139,14 @@ func (h *handledHere) rejectionFailed(id string, rej message.Rejection, o Outcom
 	h.markFailed(id, func(e *handledEntry) { e.rejected = &handlerRejection{rejection: rej, outcome: o} })
 }
 
-// markFailed applies set, which records a failed routing, to id's entry
+// ackFailed records that the handler acknowledged id here and that
+// acknowledgement failed: its next delivery here is acknowledged without a
+// handler run (the handler's Ack is final, as its rejection is).
+func (h *handledHere) ackFailed(id string) {
+	h.markFailed(id, func(e *handledEntry) { e.ackFailed = true })
+}
+
+// markFailed applies set, which records a failed settle, to id's entry
 // (made when missing), keeping the count of such entries.
 func (h *handledHere) markFailed(id string, set func(*handledEntry)) {
 	if id == "" {
@@ -133,11 +158,25 @@ func (h *handledHere) markFailed(id string, set func(*handledEntry)) {
 	if !ok {
 		e = h.add(id)
 	}
-	if e.judged == 0 && e.rejected == nil {
+	was := e.pending()
+	set(&e)
+	if !was && e.pending() {
 		h.failed.Add(1)
 	}
-	set(&e)
 	h.entries[id] = e
+}
+
+// ackRetry reports whether the handler acknowledged id here and that
+// acknowledgement failed (ackFailed) with no acknowledgement since. It
+// costs no look-up while no settle has failed.
+func (h *handledHere) ackRetry(id string) bool {
+	if id == "" || h.failed.Load() == 0 {
+		return false
+	}
+	h.mu.Lock()
+	e := h.entries[id]
+	h.mu.Unlock()
+	return e.ackFailed
 }
 
 // rejection returns the handler's rejection of id whose routing failed
@@ -178,7 +217,7 @@ func (h *handledHere) forget(id string) {
 
 // drop deletes id's entry e; the caller holds mu.
 func (h *handledHere) drop(id string, e handledEntry) {
-	if e.judged > 0 || e.rejected != nil {
+	if e.pending() {
 		h.failed.Add(-1)
 	}
 	delete(h.entries, id)

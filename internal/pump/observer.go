@@ -19,6 +19,9 @@ const (
 	// count.
 	EventReceived EventKind = iota
 	// EventAcknowledged: the handler acked and the message was removed.
+	// Marked Retry, no handler ran for this delivery: the handler
+	// acknowledged an earlier delivery here whose acknowledgement failed,
+	// and this delivery was acknowledged in its place.
 	EventAcknowledged
 	// EventDeferred: the message was requeued with Delay.
 	EventDeferred
@@ -125,6 +128,10 @@ type Event struct {
 	// failed: no handler ran, no second budget-exhausted event was emitted,
 	// and the message was counted as exhausted once (brighter's metrics
 	// count such attempts as routing retries, not as more rejections).
+	// It is set too on the event of an acknowledgement retried without a
+	// handler run (acknowledged, settle-failed or stale-settle, Duration
+	// 0): the handler acknowledged an earlier delivery of the message here
+	// and that acknowledgement failed.
 	Retry bool
 	// Permanent is set on a rejected event whose routing can never succeed
 	// as it is (broker.ErrPermanent: too large, an invalid destination);
@@ -199,6 +206,11 @@ const (
 	// timeout: its message was released, not counted (ErrCutOff).
 	LogCutOff       = "handler cut off by the stop; message released, its redelivery budget not charged"
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
+	// LogAckRetried is logged (Info) for a delivery acknowledged without a
+	// handler run because the handler acknowledged an earlier delivery of
+	// the message here and that acknowledgement failed (EventAcknowledged
+	// marked Retry).
+	LogAckRetried = "acknowledgement retried without a handler run: the handler acknowledged an earlier delivery here and that acknowledgement failed"
 	// LogHeldBack is logged (Info) for a message released unhandled because
 	// an earlier message of its partition key went back to the broker
 	// unsettled after it arrived (ErrHeldBack).
@@ -266,6 +278,10 @@ func (o LogObserver) Observe(e Event) {
 			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
 			return
 		}
+		if e.Kind == EventAcknowledged && e.Retry {
+			l.Info(LogAckRetried, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
+			return
+		}
 		if e.Kind == EventDeferred {
 			l.Info(LogDeferred, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent, "delay", e.Delay)
 			return
@@ -283,6 +299,10 @@ func (o LogObserver) Observe(e Event) {
 	case EventSettleFailed:
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			l.Warn(LogStaleSettle, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)
+			return
+		}
+		if e.Retry {
+			l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "ack_retry", true, "error", e.Err)
 			return
 		}
 		l.Error(LogSettleFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "outcome", e.Outcome.String(), "error", e.Err)

@@ -468,6 +468,9 @@ func (r *run) settleSuperseded(m *message.Message, refused, again, stale bool) {
 	err := p.consumer.Acknowledge(ctx, m)
 	cancel()
 	p.settled(err)
+	if err == nil {
+		p.here.forget(m.Header.MessageID) // a failed acknowledgement recorded here is done
+	}
 	if again {
 		if err != nil {
 			p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Ack, Err: err})

@@ -31,7 +31,9 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 // before it is settled. A message that arrives with its redelivery budget
 // spent by handlers (its routing failed here, or more deliveries than stops
 // and kills explain), or whose handler's rejection failed to route here, is
-// routed without dispatch (exhausted).
+// routed without dispatch (exhausted). A message whose handler acknowledged
+// it here and whose acknowledgement failed is acknowledged without dispatch
+// (retryAck).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool) {
@@ -83,6 +85,10 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 		return
 	}
 	if why := r.exhausted(m); why != arrivalHandle {
+		if why == arrivalAckRetry {
+			r.retryAck(m, st, now)
+			return
+		}
 		// Final, as a handler's Reject is: the settle uses the freshest
 		// receipt.
 		f, late := r.leases.settling(m, st, now, true)
@@ -137,6 +143,7 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 		}
 		if err != nil {
 			r.holds.hold(m, settling, 0)
+			r.p.here.ackFailed(m.Header.MessageID) // its next delivery here: retryAck
 		} else {
 			r.acknowledged(m) // as in the settler: a lapsed receipt included
 		}

@@ -309,6 +309,8 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 			// when the receipt had lapsed (a stale settle must never
 			// make its return look spent).
 			r.acknowledged(a.m)
+		} else {
+			r.p.here.ackFailed(a.m.Header.MessageID) // its next delivery here: retryAck
 		}
 		r.p.emit(ackEvent(a.m, a.took, a.late, err))
 		if a.sent != nil {

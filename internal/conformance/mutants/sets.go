@@ -10,6 +10,7 @@ func extraSets() [][]mutant {
 		securityMutants,
 		exhaustedMutants,
 		rejectionRetryMutants,
+		ackRetryMutants,
 		orderingMutants,
 		limitsMutants,
 		layerMutants,

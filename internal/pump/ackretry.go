@@ -1,0 +1,64 @@
+package pump
+
+import (
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+)
+
+// Acknowledgement retries. A handler's Ack is final, as its rejection is:
+// when the acknowledgement's broker call fails (a connection reset, a
+// receipt the broker refuses as stale), the message stays on the broker and
+// comes back, and its handler has already done its work. The pump records
+// the failure in handledHere (ackFailed), and the message's next delivery
+// to this process is acknowledged with its own receipt without a handler
+// run (retryAck), whatever its delivery count and the budget
+// (arrivalAckRetry comes first in exhausted). A retried acknowledgement
+// that fails again keeps the record, and the delivery after tries again;
+// the redelivery is the broker's (lease or visibility timeout), so nothing
+// loops. The record is forgotten once an acknowledgement succeeds. It is a
+// cache (handledHere): lost on restart, or forgotten when full, it costs
+// at most one more handler run of the message.
+
+// retryAck acknowledges m, a later delivery of a message whose handler
+// acknowledged an earlier delivery here and whose acknowledgement failed,
+// without a handler run (arrivalAckRetry). st is m's lease tracking (the
+// zero leaseRef when none) and now when handle admitted it.
+//
+// It acknowledges with one call of its own, not through the settle
+// batcher: such retries are rare, and the call's answer is at hand for the
+// event. A keyed message's acknowledgement is pending for its key while
+// the call is under way (keyHolds.ackPending), as a batched one is, so the
+// key's next message waits for its outcome, and a failure holds the key
+// back, as any failed acknowledgement does.
+//
+// It emits the acknowledgement's event marked Retry, with no handler
+// duration: EventAcknowledged (logged at Info, LogAckRetried, with the
+// message id) when the broker took it, EventSettleFailed when the call
+// failed (the record stays: the next delivery tries again), or
+// EventStaleSettle when the receipt had lapsed by the pump's lease clock
+// (the record stays too: the broker may have removed nothing).
+func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time) {
+	p := r.p
+	id := m.Header.MessageID
+	f, late := r.leases.settling(m, st, now, true)
+	if f != nil {
+		m.Receipt = f.Receipt
+	}
+	done := r.holds.ackPending(m)
+	before := r.clock() // see run.unsettled
+	ctx, cancel := r.callAt(before)
+	err := p.consumer.Acknowledge(ctx, m)
+	cancel()
+	p.settled(err)
+	r.holds.ackSettled(m, done, before, err)
+	if late {
+		r.leases.settledLate(id, err, true)
+	}
+	if err == nil && !late {
+		p.here.forget(id)
+	}
+	e := ackEvent(m, 0, late, err)
+	e.Retry = true
+	p.emit(e)
+}
