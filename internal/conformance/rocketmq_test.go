@@ -88,7 +88,9 @@ type rocketFixture struct {
 	base int64
 	seq  atomic.Int64
 	// fifo sends every message with a message group (its partition key):
-	// the RocketMqFifo configuration, which runs the ordered row (I28-2).
+	// the RocketMqFifo configuration, which runs the rows about order
+	// (I28-2, I28/ack-hold, I28/lapse-hold) and the acknowledgement retry
+	// (R-4/ack-retry) with keyed messages.
 	fifo bool
 }
 
@@ -267,8 +269,8 @@ func TestRocketMQ(t *testing.T) {
 		})
 	}
 	RunConsumerRows(t, ledger, f)
-	// FIFO message groups: the ordered row (I28-2) only (the other rows
-	// carry no order and run on RocketMq above).
+	// FIFO message groups: the rows about order and the acknowledgement
+	// retry (the other rows carry no order and run on RocketMq above).
 	fifo := newRocketFixture()
 	fifo.base, fifo.fifo = fifo.base+1, true
 	for _, v := range Variants {
@@ -282,7 +284,8 @@ func TestRocketMQ(t *testing.T) {
 			g.Wait()
 		})
 	}
-	ledger.Note(f.Transport(), "RocketMqFifo runs the ordered row (I28-2) only, with every message in a FIFO message group; "+
+	ledger.Note(f.Transport(), "RocketMqFifo runs the rows about order (I28-2, I28/ack-hold, I28/lapse-hold) and the acknowledgement retry "+
+		"(R-4/ack-retry) only, with every message in a FIFO message group; "+
 		"the test broker delivers a group's messages one at a time (the next only once the one before is settled), as a real broker "+
 		"does for a consumer group created orderly, so its cells prove no message is handled early or twice there but never exercise "+
 		"the pump's hold-back (ADR 0006).")
