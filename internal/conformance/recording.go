@@ -42,8 +42,11 @@ type RecordingConsumer struct {
 	// handed and ackedWith are the receipts each message was handed out
 	// with, in order, and those its successful acknowledgements used
 	// (a settle with the newest receipt is what settles a
-	// message for good).
-	handed, ackedWith map[string][]any
+	// message for good); handedBegan, when the Receive that handed out
+	// each of handed began, and ackedAt, when each of ackedWith was
+	// answered (AckCrossed).
+	handed, ackedWith    map[string][]any
+	handedBegan, ackedAt map[string][]time.Time
 	// AfterReceive, when set before the pump starts, is called with each
 	// batch a Receive returns, before the pump gets it; it may block (a
 	// receive held back). BeforeAck is called before each acknowledgement
@@ -89,7 +92,8 @@ func (r *RecordingConsumer) Kill() { r.killed.Store(true) }
 // Receives returns how many receive calls reached the broker.
 func (r *RecordingConsumer) Receives() int64 { return r.receives.Load() }
 
-func (r *RecordingConsumer) record(ms []*message.Message) {
+// record records ms, handed out by a Receive that began at began.
+func (r *RecordingConsumer) record(ms []*message.Message, began time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, m := range ms {
@@ -99,9 +103,10 @@ func (r *RecordingConsumer) record(ms []*message.Message) {
 		id := m.OriginalID()
 		r.counts[id] = append(r.counts[id], m.Header.HandledCount)
 		if r.handed == nil {
-			r.handed = map[string][]any{}
+			r.handed, r.handedBegan = map[string][]any{}, map[string][]time.Time{}
 		}
 		r.handed[id] = append(r.handed[id], m.Receipt)
+		r.handedBegan[id] = append(r.handedBegan[id], began)
 	}
 }
 
@@ -170,7 +175,7 @@ func (r *RecordingConsumer) Receive(ctx context.Context, timeout time.Duration) 
 	call, began := r.began()
 	ms, err := r.Consumer.Receive(ctx, timeout)
 	r.ended(call, began, ms, err)
-	r.record(ms)
+	r.record(ms, began)
 	if r.AfterReceive != nil && len(ms) > 0 {
 		r.AfterReceive(ms)
 	}
@@ -197,14 +202,17 @@ func (r *RecordingConsumer) Acknowledge(ctx context.Context, m *message.Message)
 	return err
 }
 
+// acked records a successful acknowledgement of m, answered just now.
 func (r *RecordingConsumer) acked(m *message.Message) {
+	at := time.Now()
 	r.mu.Lock()
 	id := m.OriginalID()
 	r.acks[id]++
 	if r.ackedWith == nil {
-		r.ackedWith = map[string][]any{}
+		r.ackedWith, r.ackedAt = map[string][]any{}, map[string][]time.Time{}
 	}
 	r.ackedWith[id] = append(r.ackedWith[id], m.Receipt)
+	r.ackedAt[id] = append(r.ackedAt[id], at)
 	r.mu.Unlock()
 }
 
@@ -220,19 +228,63 @@ func (r *RecordingConsumer) Handed(id string) int {
 // that settles it for good, where an acknowledgement with an
 // older receipt may do nothing and answer success (SQS).
 func (r *RecordingConsumer) SettledNewest(id string) bool {
+	_, ok := r.SettledNewestOf(id)
+	return ok
+}
+
+// SettledNewestOf is SettledNewest, with how many times the message had
+// been handed out when it held (Handed, read under the same lock).
+func (r *RecordingConsumer) SettledNewestOf(id string) (handed int, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.handed[id]
 	if len(h) == 0 {
-		return false
+		return 0, false
 	}
 	newest := h[len(h)-1]
 	for _, a := range r.ackedWith[id] {
 		if sameReceipt(a, newest) {
-			return true
+			return len(h), true
 		}
 	}
-	return false
+	return len(h), false
+}
+
+// AckCrossed reports whether the message's deliveries after its first
+// from (from is the count SettledNewestOf returned when it held) all
+// crossed the acknowledgement SettledNewest saw: each came from a Receive
+// that began before the first successful acknowledgement with the
+// receipt that was newest then, delivery from-1's, was answered. The
+// broker may have handed such a delivery out before it applied that
+// acknowledgement (the two calls were under way together, and the Receive's
+// answer was recorded after the acknowledgement's), or applied it as doing
+// nothing because the ack id had lapsed; it is not a hand-out after the
+// acknowledgement, and the message is settled for good only once the
+// newest of them is acknowledged. It reports false when there is no such
+// delivery or no such acknowledgement.
+func (r *RecordingConsumer) AckCrossed(id string, from int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, began := r.handed[id], r.handedBegan[id]
+	if from < 1 || from >= len(h) {
+		return false
+	}
+	var answered time.Time
+	for i, a := range r.ackedWith[id] {
+		if sameReceipt(a, h[from-1]) {
+			answered = r.ackedAt[id][i]
+			break
+		}
+	}
+	if answered.IsZero() {
+		return false
+	}
+	for _, b := range began[from:] {
+		if !b.Before(answered) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameReceipt compares two receipts of one transport (strings, comparable

@@ -22,11 +22,12 @@ var redeliveryBehaviours = []Behaviour{
 
 func init() { registerRows(redeliveryBehaviours...) }
 
-// clientHeldRounds bounds how many times settledForGood waits again for a
-// client-leased message handed out after its newest receipt's
-// acknowledgement: each is one more delivery of it the client queued
-// behind a busy run (one per message in the runs measured).
-const clientHeldRounds = 3
+// againRounds bounds how many times settledForGood waits again for a
+// message handed out after its newest receipt's acknowledgement was seen:
+// each is one more delivery of it a stream client queued behind a busy run
+// (one per message in the runs measured), or one a Receive under way
+// handed out as the acknowledgement was answered (one per message).
+const againRounds = 3
 
 // handling records which messages' handlers are running, and when an
 // acknowledgement of each began.
@@ -132,33 +133,60 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	// sent when that one lapsed and the client queued, was handed out
 	// milliseconds later). "The newest receipt handed out"
 	// is then not yet the message's live one: there, a later hand-out
-	// within the window starts the wait again (at most clientHeldRounds
+	// within the window starts the wait again (at most againRounds
 	// times per message) provided no handler ran; any handler run after
 	// the first such acknowledgement fails the row, as does a message
 	// never settled for good (the rounds run out).
+	//
+	// On every transport, a delivery that crossed the acknowledgement
+	// (RecordingConsumer.AckCrossed: the Receive that handed it out began
+	// before the acknowledgement with the newest receipt was answered) is
+	// no hand-out after it either, and starts the wait again the same
+	// way. The pump receives while an acknowledgement is under way (the
+	// Proactor's receiver pulls as soon as a worker takes the message's
+	// buffered delivery, and the late acknowledgement leaves from the
+	// settle batcher), and when that acknowledgement used a lapsed
+	// receipt the broker may hand the message out to that Receive first:
+	// measured on Google's emulator, PullOrdering proactor, I34-3, a Pull
+	// begun 2 ms before the acknowledgement of a lapsed ack id was sent
+	// returned the message (attempt 3) in the same millisecond as the
+	// acknowledgement's success, under a CPU burner; recorded after it,
+	// that delivery read as a hand-out after the message was settled for
+	// good, though the pump then acknowledged it with its receipt without
+	// the handler, as it must (supersededBy). A delivery from a Receive
+	// begun after the answer still fails the row at once.
 	settledForGood := func(t *testing.T, ch Channel, rc *RecordingConsumer, counter *DispatchCounter, ids []string, within time.Duration) {
 		t.Helper()
 		_, clientHeld := rc.Consumer.(broker.ClientLeaser)
 		handled := map[string]int{}
 		rounds := map[string]int{} // waits started again, per message
+		// handed: how many times each message had been handed out when its
+		// newest receipt's acknowledgement was last seen (one read with
+		// it, so no delivery recorded meanwhile is taken as acknowledged).
+		handed := map[string]int{}
+		settled := func(id string) bool {
+			n, ok := rc.SettledNewestOf(id)
+			if ok {
+				handed[id] = n
+			}
+			return ok
+		}
 		for first := true; ; first = false {
 			if first {
 				AwaitFinal(t, within, "an acknowledgement with the newest receipt", Evidence{IDs: ids, Want: 2,
-					Delivered: rc.Handed, Final: rc.SettledNewest, Settled: rc.Acks})
+					Delivered: rc.Handed, Final: settled, Settled: rc.Acks})
 			} else {
 				Eventually(t, within, "every message acknowledged with its newest receipt", func() bool {
 					for _, id := range ids {
-						if !rc.SettledNewest(id) {
+						if !settled(id) {
 							return false
 						}
 					}
 					return true
 				})
 			}
-			handed := map[string]int{}
-			for _, id := range ids {
-				handed[id] = rc.Handed(id)
-				if first {
+			if first {
+				for _, id := range ids {
 					handled[id] = counter.Count(id)
 				}
 			}
@@ -183,10 +211,15 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 				return
 			}
 			rounds[again]++
-			if !clientHeld || rounds[again] > clientHeldRounds {
+			crossed := rc.AckCrossed(again, handed[again])
+			if !clientHeld && !crossed || rounds[again] > againRounds {
 				t.Fatalf("within %s: %s handed out again after it was acknowledged with its newest receipt (%d times)", quietWindow(ch), again, rounds[again])
 			}
-			t.Logf("%s handed out again after its newest receipt's acknowledgement: a delivery the stream client held past its lease; waiting for its settle (%d of at most %d)", again, rounds[again], clientHeldRounds)
+			if crossed {
+				t.Logf("%s handed out again by a Receive begun before its newest receipt's acknowledgement was answered; waiting for its settle (%d of at most %d)", again, rounds[again], againRounds)
+				continue
+			}
+			t.Logf("%s handed out again after its newest receipt's acknowledgement: a delivery the stream client held past its lease; waiting for its settle (%d of at most %d)", again, rounds[again], againRounds)
 		}
 	}
 	g.Run(t, "I34-1", f, v, func(t *testing.T) {

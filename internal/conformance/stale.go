@@ -43,8 +43,13 @@ func counterSum(t *testing.T, m *observe.Metrics, name string) float64 {
 
 // runStale runs the stale settle's row over f in variant v. The broker
 // answers a stale receipt as it does: SQS (fauxqs, as AWS) and Pub/Sub
-// outside exactly-once with success, deleting nothing; RocketMQ's client
-// and the memory transport refuse it. The row needs the lapse: a handler
+// outside exactly-once with success, deleting nothing once the message was
+// handed out again (and, on Google's emulator, removing it when it was not:
+// TestEmulatorLapsedAckIDProbe); RocketMQ's client and the memory
+// transport refuse it. In the Proactor cells the acknowledgement may cross
+// a Receive that hands the message out again; the pump then acknowledges
+// that delivery without the handler, and settledForGood waits for it
+// (RecordingConsumer.AckCrossed). The row needs the lapse: a handler
 // that held its message past its lease and was acknowledged without a
 // stale report fails it, and so does a message never settled for good
 // (settledForGood's evidence), so an emulator that loses the message
