@@ -215,7 +215,19 @@ func (c *rocketChannel) PadToLimit(t testing.TB, m *message.Message) {
 func (c *rocketChannel) Send(t testing.TB, m *message.Message) {
 	t.Helper()
 	m.Header.Topic = c.topic
-	p, err := rocketmq.NewProducer(context.Background(), rocketmq.ProducerOptions{Connection: c.conn, Topic: c.topic})
+	// The client's start-up asks the test broker for the topic's route
+	// with its own 3 s timeout, which a loaded machine can outrun: the
+	// test's own sending is not what a row proves, so a start that timed
+	// out is tried again, for up to waitShort.
+	var p *rocketmq.Producer
+	var err error
+	for give := time.Now().Add(waitShort); ; {
+		p, err = rocketmq.NewProducer(context.Background(), rocketmq.ProducerOptions{Connection: c.conn, Topic: c.topic})
+		if err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") || time.Now().After(give) {
+			break
+		}
+		t.Logf("rocketmq producer start timed out; trying again: %v", err)
+	}
 	if err != nil {
 		t.Fatalf("rocketmq producer: %v", err)
 	}
