@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,12 +185,65 @@ func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
 	return live.GCP{Client: c.gcpFor}, validator, c.close
 }
 
+// liveRocketMQ keeps what one `lint --live` run learnt of its RocketMQ
+// endpoints: each look-up (the group's maximum deliveries, the channel
+// validation) is cut off after deadline, and an endpoint that let one run
+// out is not asked again.
+type liveRocketMQ struct {
+	deadline time.Duration
+	mu       sync.Mutex
+	// unanswered keeps, per endpoint, the error of the first look-up cut
+	// off there: later ones fail at once with it.
+	unanswered map[string]error
+}
+
+// lookup runs fn, a look-up on conn's endpoint, with a deadline of
+// c.deadline. When the deadline (not the run's ctx) ended it, the error
+// names the endpoint, where it came from and the deadline, wrapping
+// context.DeadlineExceeded, and every later look-up there fails at once
+// with it.
+func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn func(ctx context.Context) error) error {
+	c.mu.Lock()
+	err, ok := c.unanswered[conn.Endpoint]
+	c.mu.Unlock()
+	if ok {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.deadline)
+	defer cancel()
+	err = fn(lctx)
+	if err == nil || ctx.Err() != nil || lctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	err = fmt.Errorf("RocketMQ at %s (%s) did not answer within %s: the look-up was cut off: %w", conn.Endpoint, conn.EndpointFrom, c.deadline, context.DeadlineExceeded)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.unanswered[conn.Endpoint]; !ok {
+		c.unanswered[conn.Endpoint] = fmt.Errorf("not asked: an earlier look-up there got no answer: %w", err)
+	}
+	return err
+}
+
 // Live returns the RocketMQ prober (the group's maximum deliveries) and
-// channel validator of one lint --live run; they keep no clients.
-func (RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
-	prober := live.RocketMQ{Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") }}
+// channel validator of one lint --live run; they keep no clients. Each
+// look-up is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and
+// an endpoint that did not answer one is not asked again in the run.
+func (t RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
+	c := &liveRocketMQ{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), unanswered: map[string]error{}}
+	prober := live.RocketMQ{
+		Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") },
+		MaxDeliveryAttempts: func(ctx context.Context, conn rocketmq.Connection, group, topic string) (n int, err error) {
+			err = c.lookup(ctx, conn, func(ctx context.Context) error {
+				n, err = rocketmq.GroupMaxDeliveryAttempts(ctx, conn, group, topic)
+				return err
+			})
+			return n, err
+		},
+	}
 	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
-		return LiveMissing(validateRocketMQChannels(ctx, f, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil))))
+		return LiveMissing(c.lookup(ctx, rocketmqConnection(f, ""), func(ctx context.Context) error {
+			return validateRocketMQChannels(ctx, f, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}))
 	})
 	return prober, validator, func() {}
 }
