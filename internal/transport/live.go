@@ -19,12 +19,16 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint/live"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// LiveLookupTimeout bounds each SQS and SNS look-up of `lint --live`, its
-// retries included (the SDK's retries of an endpoint that accepts and
-// never answers would otherwise run out the whole --live-timeout): the
-// Pub/Sub probe's 5s. An endpoint that lets one look-up run out is not
+// LiveLookupTimeout bounds each SQS, SNS, Pub/Sub and RocketMQ look-up of
+// `lint --live`, its retries included (the SDK's retries of an endpoint
+// that accepts and never answers would otherwise run out the whole
+// --live-timeout): the Pub/Sub probe's 5s. An endpoint that lets one look-up run out is not
 // asked again in the run: every later look-up there fails at once with
 // that error, so an unreachable endpoint costs a run about 5s.
 const LiveLookupTimeout = 5 * time.Second
@@ -94,13 +98,51 @@ func (n notingSQS) GetQueueAttributes(ctx context.Context, in *awssqs.GetQueueAt
 
 // liveGCP keeps the Pub/Sub clients of one `lint --live` run: made on
 // first use, one per project and emulator host, and closed by close.
+// Each of their calls is cut off after deadline, and an endpoint that let
+// one run out is not asked again.
 type liveGCP struct {
-	mu  sync.Mutex
-	gcp map[string]*pubsub.Client
+	deadline time.Duration
+	mu       sync.Mutex
+	gcp      map[string]*pubsub.Client
 	// gcpErr keeps, per project and emulator host, the start-up probe's
 	// failure, so that every subscription there reports it at once
 	// rather than probing an unreachable endpoint again.
 	gcpErr map[string]error
+	// unanswered keeps, per emulator host ("" for the real service), the
+	// error of the first call cut off there: later calls fail at once
+	// with it. It has its own lock: calls are made under mu (the probe).
+	umu        sync.Mutex
+	unanswered map[string]error
+}
+
+// cutOff is the unary interceptor of the clients of one endpoint, host
+// (named as where): each call has a deadline of c.deadline (an earlier
+// one of the caller's stands); a call that runs it out while the caller's
+// context is live fails with DeadlineExceeded naming the endpoint and the
+// deadline, and every later call there fails at once with that error
+// (codes.DeadlineExceeded: the client does not retry it).
+func (c *liveGCP) cutOff(host, where string) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		c.umu.Lock()
+		err, ok := c.unanswered[host]
+		c.umu.Unlock()
+		if ok {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, c.deadline)
+		defer cancel()
+		err = invoker(cctx, method, req, reply, cc, opts...)
+		if err == nil || ctx.Err() != nil || cctx.Err() == nil {
+			return err
+		}
+		msg := fmt.Sprintf("Pub/Sub at %s did not answer within %s: the look-up was cut off", where, c.deadline)
+		c.umu.Lock()
+		defer c.umu.Unlock()
+		if _, ok := c.unanswered[host]; !ok {
+			c.unanswered[host] = status.Error(codes.DeadlineExceeded, "not asked: an earlier look-up there got no answer: "+msg)
+		}
+		return status.Error(codes.DeadlineExceeded, msg)
+	}
 }
 
 func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*pubsub.Client, error) {
@@ -114,7 +156,8 @@ func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*
 	if err, ok := c.gcpErr[key]; ok {
 		return nil, err
 	}
-	cl, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
+	opts := append(gcpClientOptions(f.Connections.GCP), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(c.cutOff(host, gcpEndpointSource(f)))))
+	cl, err := gcp.Connect(ctx, project, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +215,11 @@ func (t *SQS) Live() (live.Prober, live.ChannelValidator, func()) {
 }
 
 // Live returns the Pub/Sub prober of native limits and channel validator
-// of one lint --live run, and a function that closes their clients.
+// of one lint --live run, and a function that closes their clients. Each
+// call is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and an
+// endpoint that did not answer one is not asked again in the run.
 func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
-	c := &liveGCP{gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}}
+	c := &liveGCP{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}, unanswered: map[string]error{}}
 	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
 		cl, err := c.gcpFor(ctx, f, subscriptionProject(f, s))
 		if err != nil {

@@ -9,35 +9,43 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/root"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// rmqLookupTimeout is the RocketMQ look-up deadline these tests give lint
-// --live (transport.RocketMQ.LookupTimeout): well under the client
-// library's own 5s dial timeout and 3s request timeout, so a look-up that
+// lookupTimeout is the look-up deadline these tests give lint --live
+// (transport.RocketMQ.LookupTimeout, transport.GCP.LookupTimeout): well
+// under the RocketMQ client library's own 5s dial timeout and 3s request
+// timeout, and the Pub/Sub client's 60s call timeout, so a look-up that
 // ignored it would show.
-const rmqLookupTimeout = 400 * time.Millisecond
+const lookupTimeout = 400 * time.Millisecond
 
-// lintLiveRocketMQ runs `brighter lint --live -o json path` with RocketMQ
-// look-ups cut off after rmqLookupTimeout, and returns its stdout, its
-// live-check-failed findings and how long it took.
-func lintLiveRocketMQ(t *testing.T, path string) (string, []liveFinding, time.Duration) {
+// lintLiveCutOff runs `brighter lint --live --live-timeout 10s -o json
+// path` with RocketMQ and Pub/Sub look-ups cut off after lookupTimeout,
+// and returns its stdout, its live-check-failed findings and how long it
+// took.
+func lintLiveCutOff(t *testing.T, path string) (string, []liveFinding, time.Duration) {
 	t.Helper()
 	io, out, errOut := cmdtest.FakeIO("", false)
 	f := factory.New(io, "", "")
 	f.Transports = func() transport.Registry {
 		r := transport.Default()
-		r[config.TransportRocketMQ] = transport.RocketMQ{LookupTimeout: rmqLookupTimeout}
+		r[config.TransportRocketMQ] = transport.RocketMQ{LookupTimeout: lookupTimeout}
+		r[config.TransportGCP] = &transport.GCP{LookupTimeout: lookupTimeout}
 		return r
 	}
 	start := time.Now()
-	root.Run(context.Background(), f, []string{"lint", "--live", "-o", "json", path})
+	root.Run(context.Background(), f, []string{"lint", "--live", "--live-timeout", "10s", "-o", "json", path})
 	took := time.Since(start)
 	var rep struct {
 		Findings []liveFinding `json:"findings"`
@@ -82,16 +90,16 @@ func rocketmqFile(t *testing.T, endpoint string) string {
 // that error; and the report says the lint did not complete.
 func TestLintLive_SilentRocketMQEndpointIsCutOffNamingIt(t *testing.T) {
 	b := cmdtest.NewSilentBroker(t)
-	out, failed, took := lintLiveRocketMQ(t, rocketmqFile(t, b.Addr))
+	out, failed, took := lintLiveCutOff(t, rocketmqFile(t, b.Addr))
 	// One deadline and the run's own work; the library's 5s dial would
 	// exceed it once.
 	if bound := 3 * time.Second; took > bound {
-		t.Errorf("lint --live took %v on a silent RocketMQ proxy, want at most %v (one look-up deadline of %v)", took, bound, rmqLookupTimeout)
+		t.Errorf("lint --live took %v on a silent RocketMQ proxy, want at most %v (one look-up deadline of %v)", took, bound, lookupTimeout)
 	}
 	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
 		t.Errorf("the report does not say the lint did not complete:\n%s", out)
 	}
-	cutOff := "RocketMQ at " + b.Addr + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + rmqLookupTimeout.String() + ": the look-up was cut off"
+	cutOff := "RocketMQ at " + b.Addr + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
 	const notAsked = "not asked: an earlier look-up there got no answer: "
 	var first, later int
 	for _, fd := range failed {
@@ -129,11 +137,11 @@ func TestLintLive_RocketMQChannelValidationIsCutOff(t *testing.T) {
 	srv.CreateTopic("orders")
 	srv.CreateTopic("refunds")
 	srv.HoldCalls("QueryRoute")
-	out, failed, took := lintLiveRocketMQ(t, rocketmqFile(t, srv.Endpoint()))
+	out, failed, took := lintLiveCutOff(t, rocketmqFile(t, srv.Endpoint()))
 	if bound := 2500 * time.Millisecond; took > bound {
-		t.Errorf("lint --live took %v on a proxy holding route queries, want at most %v (one look-up deadline of %v)", took, bound, rmqLookupTimeout)
+		t.Errorf("lint --live took %v on a proxy holding route queries, want at most %v (one look-up deadline of %v)", took, bound, lookupTimeout)
 	}
-	cutOff := "RocketMQ at " + srv.Endpoint() + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + rmqLookupTimeout.String() + ": the look-up was cut off"
+	cutOff := "RocketMQ at " + srv.Endpoint() + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
 	bySub := map[string]string{}
 	for _, fd := range failed {
 		if !strings.Contains(fd.Message, "could not look its channels up on the broker") {
@@ -149,5 +157,73 @@ func TestLintLive_RocketMQChannelValidationIsCutOff(t *testing.T) {
 	}
 	if !strings.Contains(out, `"incomplete"`) {
 		t.Errorf("the report does not say the lint did not complete:\n%s", out)
+	}
+}
+
+// TestLintLive_SilentPubSubCallIsCutOffNamingIt runs `lint --live` on a
+// file of two Pub/Sub subscriptions whose endpoint (a proxy in front of
+// Google's emulator) answers the start-up probe but never answers
+// GetSubscription. The first GetSubscription (orders' native limit) is cut
+// off at the look-up deadline, not at the client's 60s call timeout nor
+// at --live-timeout; its finding names the endpoint, where it came from,
+// the deadline and that the look-up was cut off; every later call there
+// fails at once, not asked; and the report says the lint did not
+// complete.
+func TestLintLive_SilentPubSubCallIsCutOffNamingIt(t *testing.T) {
+	client, srv := gcptest.Start(t, "lintcut", nil, gcp.Connect)
+	ctx := context.Background()
+	for _, n := range []string{"orders", "refunds"} {
+		topic := "projects/" + srv.Project + "/topics/" + n
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: "projects/" + srv.Project + "/subscriptions/" + n + "-sub", Topic: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proxy, err := faultproxy.StartGRPCCounter(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	proxy.Hold("GetSubscription")
+	path := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := "connections:\n  gcp:\n    projectId: " + srv.Project + "\n    emulatorHost: " + proxy.Addr() + "\nsubscriptions:\n"
+	for _, n := range []string{"orders", "refunds"} {
+		yaml += "  - name: " + n + "\n    transport: gcp\n    channelName: " + n + "-sub\n    routingKey: " + n +
+			"\n    makeChannels: validate\n    requeueCount: -1\n    handler: {type: builtin, name: ack}\n"
+	}
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, failed, took := lintLiveCutOff(t, path)
+	// One deadline, the probe and the run's own work.
+	if bound := 3 * time.Second; took > bound {
+		t.Errorf("lint --live took %v on a Pub/Sub endpoint that does not answer GetSubscription, want at most %v (one look-up deadline of %v)", took, bound, lookupTimeout)
+	}
+	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
+		t.Errorf("the report does not say the lint did not complete:\n%s", out)
+	}
+	cutOff := "Pub/Sub at " + proxy.Addr() + " (connections.gcp.emulatorHost in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
+	const notAsked = "not asked: an earlier look-up there got no answer: "
+	var first, later int
+	for _, fd := range failed {
+		switch {
+		case strings.Contains(fd.Message, notAsked+cutOff):
+			later++
+		case strings.Contains(fd.Message, cutOff):
+			first++
+			if fd.Subscription != "orders" || !strings.Contains(fd.Message, "could not read its native limit") {
+				t.Errorf("the look-up cut off is not orders' native limit: %+v", fd)
+			}
+		default:
+			t.Errorf("finding neither cut off nor not asked, naming the endpoint: %+v", fd)
+		}
+	}
+	if first != 1 || later < 1 {
+		t.Errorf("%d look-ups cut off and %d not asked, want 1 and some: %+v", first, later, failed)
+	}
+	if n := proxy.Counts()["GetSubscription"]; n != 1 {
+		t.Errorf("the endpoint was asked GetSubscription %d times, want once (not again after it did not answer)", n)
 	}
 }
