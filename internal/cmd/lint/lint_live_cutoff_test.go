@@ -62,6 +62,38 @@ func lintLiveCutOff(t *testing.T, path string) (string, []liveFinding, time.Dura
 	return out.String(), failed, took
 }
 
+// notAskedAfterCutOff checks the report of a run of two subscriptions,
+// orders and refunds, on an endpoint that let its first look-up run out:
+// the report says the lint did not complete, exactly one finding, orders'
+// (naming what), says the look-up was cut off (cutOff: the endpoint and the
+// deadline), and every other one that it was not asked; it returns how
+// many were not asked.
+func notAskedAfterCutOff(t *testing.T, out string, failed []liveFinding, cutOff, what string) (later int) {
+	t.Helper()
+	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
+		t.Errorf("the report does not say the lint did not complete:\n%s", out)
+	}
+	const notAsked = "not asked: an earlier look-up there got no answer: "
+	first := 0
+	for _, fd := range failed {
+		switch {
+		case strings.Contains(fd.Message, notAsked+cutOff):
+			later++
+		case strings.Contains(fd.Message, cutOff):
+			first++
+			if fd.Subscription != "orders" || !strings.Contains(fd.Message, what) {
+				t.Errorf("the look-up cut off is not orders' %q: %+v", what, fd)
+			}
+		default:
+			t.Errorf("finding neither cut off nor not asked, naming the endpoint: %+v", fd)
+		}
+	}
+	if first != 1 {
+		t.Errorf("%d look-ups cut off, want 1: %+v", first, failed)
+	}
+	return later
+}
+
 // rocketmqFile writes a subscriptions file of the subscriptions orders
 // and refunds, each with makeChannels: validate, on the RocketMQ proxy at
 // endpoint, and returns its path.
@@ -96,28 +128,10 @@ func TestLintLive_SilentRocketMQEndpointIsCutOffNamingIt(t *testing.T) {
 	if bound := 3 * time.Second; took > bound {
 		t.Errorf("lint --live took %v on a silent RocketMQ proxy, want at most %v (one look-up deadline of %v)", took, bound, lookupTimeout)
 	}
-	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
-		t.Errorf("the report does not say the lint did not complete:\n%s", out)
-	}
 	cutOff := "RocketMQ at " + b.Addr + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
-	const notAsked = "not asked: an earlier look-up there got no answer: "
-	var first, later int
-	for _, fd := range failed {
-		switch {
-		case strings.Contains(fd.Message, notAsked+cutOff):
-			later++
-		case strings.Contains(fd.Message, cutOff):
-			first++
-			if fd.Subscription != "orders" || !strings.Contains(fd.Message, "consumer group orders-consumers") {
-				t.Errorf("the look-up cut off is not orders' group's maximum deliveries: %+v", fd)
-			}
-		default:
-			t.Errorf("finding neither cut off nor not asked, naming the endpoint: %+v", fd)
-		}
-	}
 	// orders: the group (cut off) and the channels; refunds: both.
-	if first != 1 || later != 3 {
-		t.Errorf("%d look-ups cut off and %d not asked, want 1 and 3: %+v", first, later, failed)
+	if later := notAskedAfterCutOff(t, out, failed, cutOff, "consumer group orders-consumers"); later != 3 {
+		t.Errorf("%d look-ups not asked, want 3: %+v", later, failed)
 	}
 }
 
@@ -201,27 +215,9 @@ func TestLintLive_SilentPubSubCallIsCutOffNamingIt(t *testing.T) {
 	if bound := 3 * time.Second; took > bound {
 		t.Errorf("lint --live took %v on a Pub/Sub endpoint that does not answer GetSubscription, want at most %v (one look-up deadline of %v)", took, bound, lookupTimeout)
 	}
-	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
-		t.Errorf("the report does not say the lint did not complete:\n%s", out)
-	}
 	cutOff := "Pub/Sub at " + proxy.Addr() + " (connections.gcp.emulatorHost in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
-	const notAsked = "not asked: an earlier look-up there got no answer: "
-	var first, later int
-	for _, fd := range failed {
-		switch {
-		case strings.Contains(fd.Message, notAsked+cutOff):
-			later++
-		case strings.Contains(fd.Message, cutOff):
-			first++
-			if fd.Subscription != "orders" || !strings.Contains(fd.Message, "could not read its native limit") {
-				t.Errorf("the look-up cut off is not orders' native limit: %+v", fd)
-			}
-		default:
-			t.Errorf("finding neither cut off nor not asked, naming the endpoint: %+v", fd)
-		}
-	}
-	if first != 1 || later < 1 {
-		t.Errorf("%d look-ups cut off and %d not asked, want 1 and some: %+v", first, later, failed)
+	if later := notAskedAfterCutOff(t, out, failed, cutOff, "could not read its native limit"); later < 1 {
+		t.Errorf("no look-up not asked after the cut-off: %+v", failed)
 	}
 	if n := proxy.Counts()["GetSubscription"]; n != 1 {
 		t.Errorf("the endpoint was asked GetSubscription %d times, want once (not again after it did not answer)", n)
