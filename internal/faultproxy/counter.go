@@ -26,6 +26,8 @@ type Counter struct {
 	n    map[string]int
 	// last is when a call of each name last finished being answered.
 	last map[string]time.Time
+	// held are the names of the calls held (Hold).
+	held map[string]bool
 }
 
 // StartSQSCounter starts a counting HTTP proxy to an SQS (or SNS) endpoint
@@ -73,12 +75,17 @@ func StartGRPCCounter(target string) (*Counter, error) {
 // startCounter serves rp on a free loopback port, counting each request by
 // name(r) first.
 func startCounter(protocols *http.Protocols, rp http.Handler, name func(*http.Request) string) (*Counter, error) {
-	c := &Counter{n: map[string]int{}, last: map[string]time.Time{}}
+	c := &Counter{n: map[string]int{}, last: map[string]time.Time{}, held: map[string]bool{}}
 	c.srv = &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := name(r)
 		c.mu.Lock()
 		c.n[op]++
+		held := c.held[op]
 		c.mu.Unlock()
+		if held {
+			<-r.Context().Done() // the caller gave up
+			return
+		}
 		rp.ServeHTTP(w, r)
 		c.mu.Lock()
 		c.last[op] = time.Now()
@@ -91,6 +98,15 @@ func startCounter(protocols *http.Protocols, rp http.Handler, name func(*http.Re
 	c.addr = ln.Addr().String()
 	go func() { _ = c.srv.Serve(ln) }() // ends with Close
 	return c, nil
+}
+
+// Hold makes the proxy hold every later call named op (counted, never
+// forwarded, never answered) until its caller gives up: a broker that
+// accepts that call and never answers it, while it answers the others.
+func (c *Counter) Hold(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held[op] = true
 }
 
 // Addr is the proxy's host:port.

@@ -5,7 +5,8 @@
 // black hole for single calls that a test server or interceptor catches;
 // and Counter, a reverse proxy that counts the calls a broker is sent (SQS
 // actions, gRPC methods), for consume's benchmarks and the call-count tests
-// of internal/broker/sqs and internal/cmd/consume. It
+// of internal/broker/sqs and internal/cmd/consume, and that can hold the
+// calls of one name unanswered (lint --live's look-up deadline). It
 // is test support: only the emulators' test servers and tests use it.
 //
 // Its layer, and so what it may depend on, is in the table of

@@ -29,9 +29,12 @@ import (
 // library's own PUBSUB_EMULATOR_HOST handling, else the real service with
 // Application Default Credentials.
 type GCP struct {
-	mu      sync.Mutex
-	clients map[string]*pubsub.Client
-	calls   broker.CallCounter
+	// LookupTimeout cuts off each call of `lint --live` (Live); 0 means
+	// LiveLookupTimeout.
+	LookupTimeout time.Duration
+	mu            sync.Mutex
+	clients       map[string]*pubsub.Client
+	calls         broker.CallCounter
 }
 
 // CountingCalls makes the clients t makes from now on count every Pub/Sub

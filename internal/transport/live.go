@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,12 +19,16 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint/live"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// LiveLookupTimeout bounds each SQS and SNS look-up of `lint --live`, its
-// retries included (the SDK's retries of an endpoint that accepts and
-// never answers would otherwise run out the whole --live-timeout): the
-// Pub/Sub probe's 5s. An endpoint that lets one look-up run out is not
+// LiveLookupTimeout bounds each SQS, SNS, Pub/Sub and RocketMQ look-up of
+// `lint --live`, its retries included (the SDK's retries of an endpoint
+// that accepts and never answers would otherwise run out the whole
+// --live-timeout): the Pub/Sub probe's 5s. An endpoint that lets one look-up run out is not
 // asked again in the run: every later look-up there fails at once with
 // that error, so an unreachable endpoint costs a run about 5s.
 const LiveLookupTimeout = 5 * time.Second
@@ -93,13 +98,51 @@ func (n notingSQS) GetQueueAttributes(ctx context.Context, in *awssqs.GetQueueAt
 
 // liveGCP keeps the Pub/Sub clients of one `lint --live` run: made on
 // first use, one per project and emulator host, and closed by close.
+// Each of their calls is cut off after deadline, and an endpoint that let
+// one run out is not asked again.
 type liveGCP struct {
-	mu  sync.Mutex
-	gcp map[string]*pubsub.Client
+	deadline time.Duration
+	mu       sync.Mutex
+	gcp      map[string]*pubsub.Client
 	// gcpErr keeps, per project and emulator host, the start-up probe's
 	// failure, so that every subscription there reports it at once
 	// rather than probing an unreachable endpoint again.
 	gcpErr map[string]error
+	// unanswered keeps, per emulator host ("" for the real service), the
+	// error of the first call cut off there: later calls fail at once
+	// with it. It has its own lock: calls are made under mu (the probe).
+	umu        sync.Mutex
+	unanswered map[string]error
+}
+
+// cutOff is the unary interceptor of the clients of one endpoint, host
+// (named as where): each call has a deadline of c.deadline (an earlier
+// one of the caller's stands); a call that runs it out while the caller's
+// context is live fails with DeadlineExceeded naming the endpoint and the
+// deadline, and every later call there fails at once with that error
+// (codes.DeadlineExceeded: the client does not retry it).
+func (c *liveGCP) cutOff(host, where string) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		c.umu.Lock()
+		err, ok := c.unanswered[host]
+		c.umu.Unlock()
+		if ok {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, c.deadline)
+		defer cancel()
+		err = invoker(cctx, method, req, reply, cc, opts...)
+		if err == nil || ctx.Err() != nil || cctx.Err() == nil {
+			return err
+		}
+		msg := fmt.Sprintf("Pub/Sub at %s did not answer within %s: the look-up was cut off", where, c.deadline)
+		c.umu.Lock()
+		defer c.umu.Unlock()
+		if _, ok := c.unanswered[host]; !ok {
+			c.unanswered[host] = status.Error(codes.DeadlineExceeded, "not asked: an earlier look-up there got no answer: "+msg)
+		}
+		return status.Error(codes.DeadlineExceeded, msg)
+	}
 }
 
 func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*pubsub.Client, error) {
@@ -113,7 +156,8 @@ func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*
 	if err, ok := c.gcpErr[key]; ok {
 		return nil, err
 	}
-	cl, err := gcp.Connect(ctx, project, gcpClientOptions(f.Connections.GCP)...)
+	opts := append(gcpClientOptions(f.Connections.GCP), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(c.cutOff(host, gcpEndpointSource(f)))))
+	cl, err := gcp.Connect(ctx, project, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +215,11 @@ func (t *SQS) Live() (live.Prober, live.ChannelValidator, func()) {
 }
 
 // Live returns the Pub/Sub prober of native limits and channel validator
-// of one lint --live run, and a function that closes their clients.
+// of one lint --live run, and a function that closes their clients. Each
+// call is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and an
+// endpoint that did not answer one is not asked again in the run.
 func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
-	c := &liveGCP{gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}}
+	c := &liveGCP{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), gcp: map[string]*pubsub.Client{}, gcpErr: map[string]error{}, unanswered: map[string]error{}}
 	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
 		cl, err := c.gcpFor(ctx, f, subscriptionProject(f, s))
 		if err != nil {
@@ -184,12 +230,65 @@ func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
 	return live.GCP{Client: c.gcpFor}, validator, c.close
 }
 
+// liveRocketMQ keeps what one `lint --live` run learnt of its RocketMQ
+// endpoints: each look-up (the group's maximum deliveries, the channel
+// validation) is cut off after deadline, and an endpoint that let one run
+// out is not asked again.
+type liveRocketMQ struct {
+	deadline time.Duration
+	mu       sync.Mutex
+	// unanswered keeps, per endpoint, the error of the first look-up cut
+	// off there: later ones fail at once with it.
+	unanswered map[string]error
+}
+
+// lookup runs fn, a look-up on conn's endpoint, with a deadline of
+// c.deadline. When the deadline (not the run's ctx) ended it, the error
+// names the endpoint, where it came from and the deadline, wrapping
+// context.DeadlineExceeded, and every later look-up there fails at once
+// with it.
+func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn func(ctx context.Context) error) error {
+	c.mu.Lock()
+	err, ok := c.unanswered[conn.Endpoint]
+	c.mu.Unlock()
+	if ok {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.deadline)
+	defer cancel()
+	err = fn(lctx)
+	if err == nil || ctx.Err() != nil || lctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	err = fmt.Errorf("RocketMQ at %s (%s) did not answer within %s: the look-up was cut off: %w", conn.Endpoint, conn.EndpointFrom, c.deadline, context.DeadlineExceeded)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.unanswered[conn.Endpoint]; !ok {
+		c.unanswered[conn.Endpoint] = fmt.Errorf("not asked: an earlier look-up there got no answer: %w", err)
+	}
+	return err
+}
+
 // Live returns the RocketMQ prober (the group's maximum deliveries) and
-// channel validator of one lint --live run; they keep no clients.
-func (RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
-	prober := live.RocketMQ{Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") }}
+// channel validator of one lint --live run; they keep no clients. Each
+// look-up is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and
+// an endpoint that did not answer one is not asked again in the run.
+func (t RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
+	c := &liveRocketMQ{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), unanswered: map[string]error{}}
+	prober := live.RocketMQ{
+		Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") },
+		MaxDeliveryAttempts: func(ctx context.Context, conn rocketmq.Connection, group, topic string) (n int, err error) {
+			err = c.lookup(ctx, conn, func(ctx context.Context) error {
+				n, err = rocketmq.GroupMaxDeliveryAttempts(ctx, conn, group, topic)
+				return err
+			})
+			return n, err
+		},
+	}
 	validator := live.ValidateFunc(func(ctx context.Context, f *config.File, s *config.Subscription) error {
-		return LiveMissing(validateRocketMQChannels(ctx, f, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil))))
+		return LiveMissing(c.lookup(ctx, rocketmqConnection(f, ""), func(ctx context.Context) error {
+			return validateRocketMQChannels(ctx, f, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}))
 	})
 	return prober, validator, func() {}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
@@ -20,6 +21,9 @@ type RocketMQ struct {
 	// Calls, when not nil, counts the calls that move messages
 	// (rocketmq.Connection.Calls).
 	Calls broker.CallCounter
+	// LookupTimeout cuts off each look-up of `lint --live` (Live); 0
+	// means LiveLookupTimeout.
+	LookupTimeout time.Duration
 }
 
 // CountingCalls returns a copy of t that counts into c (CallCounting).

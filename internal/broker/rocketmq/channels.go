@@ -38,7 +38,9 @@ var _ broker.ChannelMaker = Channels{}
 // EnsureChannels does nothing for assume; logs LogNoCreate at Info for
 // create; and for validate queries each topic's route, returning an error
 // that wraps ErrTopicMissing for each topic the broker reports missing
-// (TOPIC_NOT_FOUND), or the first other failure.
+// (TOPIC_NOT_FOUND), or the first other failure. A validation returns
+// when ctx ends, with ctx's error wrapped, naming the topic and the
+// endpoint (a proxy that accepts the connection and never answers).
 func (c Channels) EnsureChannels(ctx context.Context) error {
 	switch c.Make {
 	case broker.MakeAssume:
@@ -52,7 +54,7 @@ func (c Channels) EnsureChannels(ctx context.Context) error {
 			if t == "" {
 				continue
 			}
-			p, err := NewProducer(ctx, ProducerOptions{Connection: c.Connection, Topic: t})
+			p, err := startWithin(ctx, ProducerOptions{Connection: c.Connection, Topic: t})
 			switch {
 			case err != nil && topicNotFound(err):
 				errs = append(errs, fmt.Errorf("rocketmq: validate topic %s: %w: %w", t, ErrTopicMissing, err))
@@ -70,6 +72,33 @@ func (c Channels) EnsureChannels(ctx context.Context) error {
 		}
 		log.InfoContext(ctx, LogNoCreate, "topics", c.Topics)
 		return nil
+	}
+}
+
+// startWithin is NewProducer returning when ctx ends: the client's
+// start-up (its route query) takes no context, so it runs on, on the
+// client's own timeouts, and a producer that starts after ctx ended is
+// closed.
+func startWithin(ctx context.Context, o ProducerOptions) (*Producer, error) {
+	type started struct {
+		p   *Producer
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		p, err := NewProducer(ctx, o)
+		done <- started{p, err}
+	}()
+	select {
+	case s := <-done:
+		return s.p, s.err
+	case <-ctx.Done():
+		go func() {
+			if s := <-done; s.p != nil {
+				_ = s.p.Close(context.WithoutCancel(ctx))
+			}
+		}()
+		return nil, fmt.Errorf("rocketmq: start producer at %s: %w", o.where(), ctx.Err())
 	}
 }
 

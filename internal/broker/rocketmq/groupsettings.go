@@ -36,10 +36,12 @@ const GroupSettingsWait = 5 * time.Second
 // SimpleConsumer would send for topic, reads the answer and closes the
 // stream. It receives no message, so it takes nothing from the group.
 //
-// It waits for the answer until ctx ends or GroupSettingsWait has passed, returning an error wrapping
-// ErrGroupSettingsNotReported when none came (a proxy that does not send
-// one), and an error naming the endpoint when the stream cannot be opened
-// (an unreachable proxy, refused credentials).
+// It connects and waits for the answer until ctx ends or GroupSettingsWait
+// has passed, returning an error wrapping ErrGroupSettingsNotReported when
+// none came (a proxy that does not send one), and an error naming the
+// endpoint when the stream cannot be opened (an unreachable proxy, refused
+// credentials; one that accepts the connection and never answers: ctx's
+// error, wrapped, when ctx ends first).
 func GroupMaxDeliveryAttempts(ctx context.Context, c Connection, group, topic string) (int, error) {
 	if err := c.validate(); err != nil {
 		return 0, err
@@ -56,13 +58,15 @@ func GroupMaxDeliveryAttempts(ctx context.Context, c Connection, group, topic st
 	if err != nil {
 		return 0, fmt.Errorf("rocketmq: client for %s: %w", c.where(), err)
 	}
-	conn, err := rmq.NewClientConn(c.Endpoint)
+	ctx, cancel := context.WithTimeout(ctx, GroupSettingsWait)
+	defer cancel() // ends the stream
+	// The dial ends with ctx too: a proxy that accepts the connection and
+	// never answers holds it no longer than the caller allows.
+	conn, err := rmq.NewClientConn(c.Endpoint, rmq.WithContext(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("rocketmq: connect to %s: %w", c.where(), err)
 	}
 	defer func() { _ = conn.Close() }()
-	ctx, cancel := context.WithTimeout(ctx, GroupSettingsWait)
-	defer cancel() // ends the stream
 	stream, err := v2.NewMessagingServiceClient(conn.Conn()).Telemetry(cli.Sign(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("rocketmq: telemetry stream to %s: %w", c.where(), err)

@@ -1,79 +1,187 @@
 package cmdutil_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
-// TestWatchSignals: the first signal cancels the phase's context and is
-// logged; a signal within the merge window is the same stop (logged at
-// Info, no exit); a later one exits 130; done reports whether a signal
-// came, and without one the context stays alive.
-func TestWatchSignals(t *testing.T) {
-	w := func(log io.Writer, exit func(int)) cmdutil.SignalWatch {
-		return cmdutil.SignalWatch{Logger: slog.New(slog.NewTextHandler(log, nil)), Stopping: "stopping", Forced: "forced",
-			MergeWindow: 200 * time.Millisecond, Merged: "merged", Exit: exit}
+// lockedLog is a log the watch's goroutine writes while the test reads.
+type lockedLog struct{ cmdtest.LockedBuffer }
+
+// count is how many records of level with message msg the log holds.
+func (l *lockedLog) count(level, msg string) int {
+	return strings.Count(l.String(), "level="+level+" msg="+msg+"\n")
+}
+
+// watched is one WatchSignals under test: its context, done, log and the
+// exit codes its Exit was called with.
+type watched struct {
+	ctx    context.Context
+	done   func() bool
+	log    *lockedLog
+	exited chan int
+}
+
+// watch starts WatchSignals on sigs with mergeWindow, logging to a fresh
+// log; withExit gives it an Exit that records its code.
+func watch(ctx context.Context, sigs <-chan os.Signal, mergeWindow time.Duration, withExit bool) *watched {
+	w := &watched{log: &lockedLog{}, exited: make(chan int, 4)}
+	sw := cmdutil.SignalWatch{Logger: slog.New(slog.NewTextHandler(w.log, nil)), Stopping: "stopping", Forced: "forced",
+		MergeWindow: mergeWindow, Merged: "merged"}
+	if withExit {
+		sw.Exit = func(code int) { w.exited <- code }
 	}
-	t.Run("no signal", func(t *testing.T) {
-		ctx, done := cmdutil.WatchSignals(context.Background(), make(chan os.Signal), w(io.Discard, nil))
-		if done() || ctx.Err() != nil {
-			t.Fatalf("done = true or the context ended (%v) without a signal", ctx.Err())
+	w.ctx, w.done = cmdutil.WatchSignals(ctx, sigs, sw)
+	return w
+}
+
+// send gives the watch s, failing t when it has not taken it within 5s
+// (a watch that returned takes no more).
+func send(t *testing.T, sigs chan<- os.Signal, s os.Signal) {
+	t.Helper()
+	select {
+	case sigs <- s:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the watch did not take %v", s)
+	}
+}
+
+// exitCode waits up to 5s for Exit and returns its code.
+func (w *watched) exitCode(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-w.exited:
+		return code
+	case <-time.After(5 * time.Second):
+		t.Fatal("Exit was not called")
+		return 0
+	}
+}
+
+// TestWatchSignals is the one test of the signal watch every command's
+// phases use (consume while it connects, the dlq verbs while they connect
+// and scan); the commands' own tests check only the texts and exit they
+// give it. The signal channel is unbuffered, so a send returns once the
+// watch has taken the signal, and done waits for it to be handled.
+func TestWatchSignals(t *testing.T) {
+	t.Run("no signal: the context lives on, done says none came", func(t *testing.T) {
+		w := watch(context.Background(), make(chan os.Signal), time.Minute, true)
+		if first, again := w.done(), w.done(); first || again {
+			t.Fatal("done reports a signal when none came")
+		}
+		if w.ctx.Err() != nil {
+			t.Fatalf("the context ended without a signal: %v", w.ctx.Err())
+		}
+		if s := w.log.String(); s != "" {
+			t.Errorf("logged without a signal:\n%s", s)
 		}
 	})
-	t.Run("first, merged, second", func(t *testing.T) {
-		var mu sync.Mutex
-		var log bytes.Buffer
-		exited := make(chan int, 1)
+	t.Run("nil channel: never signalled", func(t *testing.T) {
+		w := watch(context.Background(), nil, 0, true)
+		if w.done() || w.ctx.Err() != nil {
+			t.Fatalf("done = true or the context ended (%v) on a nil channel", w.ctx.Err())
+		}
+	})
+	t.Run("first signal cancels the context and is logged", func(t *testing.T) {
 		sigs := make(chan os.Signal)
-		ctx, done := cmdutil.WatchSignals(context.Background(), sigs, w(writerFunc(func(p []byte) (int, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return log.Write(p)
-		}), func(code int) { exited <- code }))
-		sigs <- syscall.SIGTERM
+		w := watch(context.Background(), sigs, time.Minute, true)
+		send(t, sigs, syscall.SIGTERM)
 		select {
-		case <-ctx.Done():
+		case <-w.ctx.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("the first signal did not cancel the context")
 		}
-		sigs <- syscall.SIGINT // within the merge window: the same stop
-		select {
-		case code := <-exited:
-			t.Fatalf("a signal within the merge window exited %d", code)
-		case <-time.After(300 * time.Millisecond):
+		if first, again := w.done(), w.done(); !first || !again {
+			t.Fatal("done reports no signal after one came (on either call)")
 		}
-		sigs <- syscall.SIGINT
-		select {
-		case code := <-exited:
-			if code != cmdutil.ExitInterrupted {
-				t.Fatalf("exit %d, want %d", code, cmdutil.ExitInterrupted)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("a second signal did not exit")
+		if n := w.log.count("WARN", "stopping"); n != 1 {
+			t.Errorf("%d Warning records of the stop, want 1:\n%s", n, w.log)
 		}
-		if !done() {
-			t.Error("done = false after a signal")
+		if len(w.exited) != 0 {
+			t.Errorf("a first signal called Exit(%d)", <-w.exited)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, want := range []string{"msg=stopping", "msg=merged", "msg=forced"} {
-			if !strings.Contains(log.String(), want) {
-				t.Errorf("the log lacks %s:\n%s", want, log.String())
-			}
+	})
+	t.Run("signals within the merge window are the same stop", func(t *testing.T) {
+		sigs := make(chan os.Signal)
+		w := watch(context.Background(), sigs, time.Minute, true)
+		send(t, sigs, syscall.SIGTERM)
+		send(t, sigs, syscall.SIGINT)
+		send(t, sigs, syscall.SIGINT)
+		if !w.done() {
+			t.Fatal("done reports no signal")
+		}
+		if len(w.exited) != 0 {
+			t.Fatalf("a signal within the merge window called Exit(%d)", <-w.exited)
+		}
+		if n := w.log.count("INFO", "merged"); n != 2 {
+			t.Errorf("%d Info records of a merged signal, want 2:\n%s", n, w.log)
+		}
+		if strings.Contains(w.log.String(), "forced") {
+			t.Errorf("a merged signal logged as a second one:\n%s", w.log)
+		}
+	})
+	t.Run("a signal after the merge window exits 130", func(t *testing.T) {
+		sigs := make(chan os.Signal)
+		const window = 100 * time.Millisecond
+		w := watch(context.Background(), sigs, window, true)
+		send(t, sigs, syscall.SIGTERM)
+		time.Sleep(window + 50*time.Millisecond)
+		send(t, sigs, syscall.SIGINT)
+		if code := w.exitCode(t); code != cmdutil.ExitInterrupted {
+			t.Fatalf("Exit(%d), want %d", code, cmdutil.ExitInterrupted)
+		}
+		w.done()
+		if n := w.log.count("WARN", "forced"); n != 1 {
+			t.Errorf("%d Warning records of the second signal, want 1:\n%s", n, w.log)
+		}
+	})
+	t.Run("no merge window: the next signal is a second one", func(t *testing.T) {
+		sigs := make(chan os.Signal)
+		w := watch(context.Background(), sigs, 0, true)
+		send(t, sigs, syscall.SIGINT)
+		send(t, sigs, syscall.SIGINT)
+		if code := w.exitCode(t); code != cmdutil.ExitInterrupted {
+			t.Fatalf("Exit(%d), want %d", code, cmdutil.ExitInterrupted)
+		}
+		w.done()
+	})
+	t.Run("no Exit: a second signal is only logged", func(t *testing.T) {
+		sigs := make(chan os.Signal)
+		w := watch(context.Background(), sigs, 0, false)
+		send(t, sigs, syscall.SIGTERM)
+		send(t, sigs, syscall.SIGTERM)
+		if !w.done() {
+			t.Fatal("done reports no signal")
+		}
+		if n := w.log.count("WARN", "forced"); n != 1 {
+			t.Errorf("%d Warning records of the second signal, want 1:\n%s", n, w.log)
+		}
+	})
+	t.Run("done leaves later signals to the next phase", func(t *testing.T) {
+		sigs := make(chan os.Signal, 1)
+		w := watch(context.Background(), sigs, 0, true)
+		w.done()
+		send(t, sigs, syscall.SIGTERM)
+		time.Sleep(50 * time.Millisecond)
+		if len(sigs) != 1 || w.ctx.Err() != nil {
+			t.Fatalf("a signal after done was taken (%d left) or cancelled the context (%v)", len(sigs), w.ctx.Err())
+		}
+	})
+	t.Run("the parent's end ends the context, not as a signal", func(t *testing.T) {
+		parent, cancel := context.WithCancel(context.Background())
+		w := watch(parent, make(chan os.Signal), 0, true)
+		cancel()
+		<-w.ctx.Done()
+		if w.done() {
+			t.Fatal("done reports a signal when the parent ended")
 		}
 	})
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

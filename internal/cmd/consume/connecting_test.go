@@ -1,46 +1,57 @@
 package consume
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestStartupWatch_SecondSignalExits130 drives consume's watch while it
-// connects with injected signals: the first cancels the opens' context, a
-// second within the merge window is the same stop, and one after it exits
-// 130 at once.
-func TestStartupWatch_SecondSignalExits130(t *testing.T) {
-	sigs := make(chan os.Signal, 2)
-	exited := make(chan int, 1)
-	const window = 200 * time.Millisecond
-	ctx, done := startupWatch(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), sigs, window, func(code int) { exited <- code })
-	sigs <- syscall.SIGTERM
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first signal did not cancel the opens' context")
-	}
-	sigs <- syscall.SIGINT // within the window: the same stop
-	select {
-	case code := <-exited:
-		t.Fatalf("a signal within the merge window exited %d", code)
-	case <-time.After(window + 100*time.Millisecond):
-	}
-	sigs <- syscall.SIGINT
-	select {
-	case code := <-exited:
-		if code != ExitInterrupted {
-			t.Fatalf("second signal exited %d, want %d", code, ExitInterrupted)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second signal did not exit")
-	}
-	if !done() {
-		t.Fatal("done reports no signal after one came")
+// TestStartupWatch_ConsumesLinesAndExit: what consume gives the signal
+// watch it keeps while connecting (cmdutil.WatchSignals, whose behaviour
+// TestWatchSignals tests): its own log lines for the stop, for a signal
+// merged into it within the merge window, and for a second signal after
+// the window, which exits through consume's exit with ExitInterrupted.
+func TestStartupWatch_ConsumesLinesAndExit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		window   time.Duration
+		want     string
+		wantExit bool
+	}{
+		{"within the merge window", time.Minute, logConsumeSignalMerged, false},
+		{"after the merge window", 0, logConsumeConnectForced, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			sigs := make(chan os.Signal) // a send returns once the watch took it
+			exited := make(chan int, 1)
+			ctx, done := startupWatch(context.Background(), slog.New(slog.NewTextHandler(&log, nil)), sigs, tc.window, func(code int) { exited <- code })
+			sigs <- syscall.SIGTERM
+			sigs <- syscall.SIGINT
+			if !done() || ctx.Err() == nil {
+				t.Fatalf("done = false or the opens' context lives on (%v) after a signal", ctx.Err())
+			}
+			// done waited for the watch: its log and exit are written.
+			for _, w := range []string{logConsumeConnectStopping, tc.want} {
+				if !strings.Contains(log.String(), w) {
+					t.Errorf("the log lacks %q:\n%s", w, log.String())
+				}
+			}
+			select {
+			case code := <-exited:
+				if !tc.wantExit || code != ExitInterrupted {
+					t.Errorf("exit(%d); want an exit %v with %d", code, tc.wantExit, ExitInterrupted)
+				}
+			default:
+				if tc.wantExit {
+					t.Errorf("no exit, want exit(%d)", ExitInterrupted)
+				}
+			}
+		})
 	}
 }

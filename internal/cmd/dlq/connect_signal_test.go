@@ -22,7 +22,9 @@ const connectStopBound = 3 * time.Second
 // SQS queue, `brighter dlq replay --yes --to` of a Pub/Sub subscription
 // (which first asks the broker where the subscription's topic is),
 // `brighter dlq restore --to` into one (whose producer connects before
-// anything is published) and `brighter dlq triage` of one (whose replay
+// anything is published), `brighter dlq restore` without --to (which first
+// asks the broker whether the dead-letter topic fans out to other
+// subscriptions) and `brighter dlq triage` of one (whose replay
 // target is looked up before the console opens) on an
 // endpoint that accepts connections and never answers, and signals each
 // while it connects: SIGTERM gives up
@@ -31,13 +33,20 @@ const connectStopBound = 3 * time.Second
 // does not wait for the first's end). Each within connectStopBound.
 func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 	t.Parallel()
-	for _, verb := range [][]string{
-		{"peek", "sqs://orders-dlq", "--endpoint", "URL", "--region", "us-east-1"},
-		{"replay", "pubsub://projects/p/subscriptions/orders-dlq", "--yes", "--to", "orders", "--journal", "JOURNAL", "--endpoint", "ADDR"},
-		{"restore", "ARCHIVE", "-s", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR"},
+	for _, v := range []struct {
+		name string
+		args []string
+	}{
+		{"peek", []string{"peek", "sqs://orders-dlq", "--endpoint", "URL", "--region", "us-east-1"}},
+		{"replay", []string{"replay", "pubsub://projects/p/subscriptions/orders-dlq", "--yes", "--to", "orders", "--journal", "JOURNAL", "--endpoint", "ADDR"}},
+		{"restore", []string{"restore", "ARCHIVE", "-s", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR"}},
+		// Without --to, restore first asks which subscriptions the
+		// dead-letter topic fans out to.
+		{"restore-without-to", []string{"restore", "ARCHIVE", "-s", "pubsub://projects/p/subscriptions/orders-dlq", "--endpoint", "ADDR"}},
 		// The console logs to --log-file only: stderr is its terminal.
-		{"triage", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR", "--log-file", "LOG"},
+		{"triage", []string{"triage", "pubsub://projects/p/subscriptions/orders-dlq", "--to", "orders", "--endpoint", "ADDR", "--log-file", "LOG"}},
 	} {
+		verb := v.args
 		// The destination the final line names: the verb's URL.
 		url := verb[slices.IndexFunc(verb, func(a string) bool { return strings.Contains(a, "://") })]
 		for _, tc := range []struct {
@@ -50,7 +59,7 @@ func TestDLQ_SignalWhileConnecting_Exits130(t *testing.T) {
 			{"SIGTERM", []os.Signal{syscall.SIGTERM}, true},
 			{"double SIGINT", []os.Signal{syscall.SIGINT, syscall.SIGINT}, false},
 		} {
-			t.Run(verb[0]+"/"+tc.name, func(t *testing.T) {
+			t.Run(v.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				b := cmdtest.NewSilentBroker(t)
 				dir := t.TempDir()

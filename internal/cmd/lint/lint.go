@@ -106,9 +106,9 @@ the RocketMQ consumer group's maximum deliveries as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
 against the broker's value; a broker that does not report its limit is a
 live-check-failed finding, which names the endpoint and what was looked
-up, and the report then says the lint did not complete. Each SQS look-up
-gives up after 5s, and an endpoint that did not answer one is not asked
-again in the run. It lists the subscriptions of each Pub/Sub
+up, and the report then says the lint did not complete. Each SQS, Pub/Sub
+and RocketMQ look-up gives up after 5s, and an endpoint that did not answer
+one is not asked again in the run. It lists the subscriptions of each Pub/Sub
 dead-letter topic: one that none reads loses what is dead-lettered there
 (dead-letter-topic-unsubscribed, a warning: a reader may live elsewhere).
 For each subscription with makeChannels validate or assume it also looks up

@@ -3,7 +3,8 @@ package rmqtest
 import "github.com/brightergo/brighter/internal/faultproxy"
 
 // HoldCalls makes every call of the RPC method ("AckMessage",
-// "ChangeInvisibleDuration", "SendMessage" or "ReceiveMessage") wait until the
+// "ChangeInvisibleDuration", "SendMessage", "ReceiveMessage" or
+// "QueryRoute") wait until the
 // client's deadline ends, recording it in the returned Hold (a black-holed
 // endpoint per call kind, to prove each call's own deadline); the call is
 // counted but changes nothing. ReleaseCalls ends it.

@@ -26,6 +26,9 @@ func (s *Server) route(topic string) []*v2.MessageQueue {
 // QueryRoute answers the topic's queues, all served here.
 func (s *Server) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v2.QueryRouteResponse, error) {
 	s.count("QueryRoute")
+	if h := s.held("QueryRoute"); h != nil {
+		return nil, h.Call(ctx)
+	}
 	name := req.GetTopic().GetName()
 	if err := fire(&s.routeFault, name, ""); err != nil {
 		return &v2.QueryRouteResponse{Status: faultStatus("injected query-route fault", err)}, nil

@@ -142,7 +142,8 @@ func runRestore(ctx context.Context, o *Options) error {
 		return cmdutil.UsageErr(fmt.Errorf("--to %q: %w", raw, err))
 	}
 	if !o.toSet {
-		if err := shared.RestoreGuard(ctx, t, dt, dest, o.fanOut); err != nil {
+		// A signal while it asks the broker ends the run (exit 130).
+		if err := o.GuardRestore(ctx, t, dt, dest, o.fanOut, logger); err != nil {
 			return err
 		}
 	}

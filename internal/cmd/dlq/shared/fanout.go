@@ -302,8 +302,21 @@ func (p *routedProducer) Close(ctx context.Context) error {
 	return errors.Join(p.base.Close(ctx), p.direct.Close(ctx))
 }
 
+// GuardRestore is RestoreGuard for a restore's start: a SIGINT or SIGTERM
+// while it asks the broker abandons the look-up and it returns
+// ConnectInterrupted (exit 130); a second exits 130 at once.
+func (o *Options) GuardRestore(ctx context.Context, t *transport.Target, dt transport.Transport, dest string, fanOut bool, logger *slog.Logger) error {
+	cctx, done := o.connecting(ctx, logger)
+	err := RestoreGuard(cctx, t, dt, dest, fanOut)
+	if done() {
+		return ConnectInterrupted(t.URL)
+	}
+	return err
+}
+
 // RestoreGuard refuses (exit 2) a restore without --to into a topic that
-// fans out to subscriptions other than the one t reads, unless fanOut.
+// fans out to subscriptions other than the one t reads, unless fanOut. It
+// does not watch signals (GuardRestore does).
 func RestoreGuard(ctx context.Context, t *transport.Target, dt transport.Transport, dest string, fanOut bool) error {
 	ft, ok := dt.(transport.FanOut)
 	if !ok || fanOut || !ft.FansOut(t) {

@@ -1,57 +1,78 @@
 package shared
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestConnecting_FirstSignalCancelsSecondExits130 drives the connect
-// watch with injected signals: the first cancels the connection's context
-// and done reports it; a second, while the connection has still not given
-// up, exits 130 at once.
-func TestConnecting_FirstSignalCancelsSecondExits130(t *testing.T) {
-	sigs := make(chan os.Signal, 2)
+// TestConnecting_DLQLinesAndExit: what the dlq verbs give the signal watch
+// they keep while connecting (cmdutil.WatchSignals, whose behaviour
+// TestWatchSignals tests): the run's own signals (Options.Signals), the
+// dlq log lines for the stop and for a second signal, and Options.Exit,
+// called with ExitInterrupted on the second.
+func TestConnecting_DLQLinesAndExit(t *testing.T) {
+	sigs := make(chan os.Signal) // a send returns once the watch took it
 	exited := make(chan int, 1)
 	o := &Options{Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }, Exit: func(code int) { exited <- code }}
 	defer o.unsubscribe()
-	ctx, done := o.connecting(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var log bytes.Buffer
+	ctx, done := o.connecting(context.Background(), slog.New(slog.NewTextHandler(&log, nil)))
 	sigs <- syscall.SIGTERM
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first signal did not cancel the connection's context")
-	}
 	sigs <- syscall.SIGINT
+	if !done() || ctx.Err() == nil {
+		t.Fatalf("done = false or the connection's context lives on (%v) after a signal", ctx.Err())
+	}
+	// done waited for the watch: its log and exit are written.
+	for _, w := range []string{LogDLQConnectStopping, LogDLQForced} {
+		if !strings.Contains(log.String(), w) {
+			t.Errorf("the log lacks %q:\n%s", w, log.String())
+		}
+	}
 	select {
 	case code := <-exited:
 		if code != ExitInterrupted {
-			t.Fatalf("second signal exited %d, want %d", code, ExitInterrupted)
+			t.Errorf("exit(%d), want %d", code, ExitInterrupted)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second signal did not exit")
-	}
-	if !done() {
-		t.Fatal("done reports no signal after one came")
+	default:
+		t.Errorf("a second signal did not exit")
 	}
 }
 
-// TestConnecting_NoSignalLeavesContext: a connection no signal
-// interrupted keeps a live context (what it opened may hold it), and done
-// reports no signal.
-func TestConnecting_NoSignalLeavesContext(t *testing.T) {
-	sigs := make(chan os.Signal, 2)
-	o := &Options{Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }}
-	defer o.unsubscribe()
-	ctx, done := o.connecting(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if done() {
-		t.Fatal("done reports a signal when none came")
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("the connection's context ended without a signal: %v", ctx.Err())
-	}
+// TestConnecting_UnwatchedWhenTheRunTakesItsSignals: a connection does not
+// watch signals when the run has none to watch (no Options.Signals) or
+// handles them itself (OnSignals, the triage console): its context is the
+// caller's, and a signal goes to the run's own handler, not to the
+// connection.
+func TestConnecting_UnwatchedWhenTheRunTakesItsSignals(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	t.Run("no signals", func(t *testing.T) {
+		ctx, done := (&Options{}).connecting(context.Background(), quiet)
+		if ctx != context.Background() || done() {
+			t.Fatal("a run without signals watches them while connecting")
+		}
+	})
+	t.Run("the run's own handler", func(t *testing.T) {
+		sigs := make(chan os.Signal)
+		o := &Options{Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }, Exit: func(code int) { t.Errorf("exit(%d)", code) }}
+		defer o.unsubscribe()
+		handled := make(chan struct{}, 1)
+		stop := o.OnSignals(func() { handled <- struct{}{} }, func() {})
+		defer stop()
+		ctx, done := o.connecting(context.Background(), quiet)
+		sigs <- syscall.SIGTERM
+		select {
+		case <-handled:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the run's handler did not get the signal")
+		}
+		if done() || ctx.Err() != nil {
+			t.Fatalf("the connection took the run's signal (context: %v)", ctx.Err())
+		}
+	})
 }
