@@ -89,12 +89,39 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 		if secretField(e.path) {
 			d.f.envValues = append(d.f.envValues, vals...)
 		}
-		if _, ok := d.f.written[x]; !ok && x != sc.text {
-			d.f.written[x] = sc.text
-		}
+		d.noteWritten(e.path, x, sc.text)
 		sc.raw, sc.text, sc.fromEnv = sc.text, x, true
 	}
 	return sc, true
+}
+
+// noteWritten records that the field at path (a full YAML path) has the
+// text raw in the file and value after ${VAR} expansion: by its path for
+// the decoder's errors (writtenAt), and by its value for the findings about
+// the subscription it belongs to (Subscription.AsWritten) and
+// File.AsWritten. A value that expanded to nothing is not recorded by
+// value: "" is no value a message quotes as the field's.
+func (d *decoder) noteWritten(path, value, raw string) {
+	if _, ok := d.raw[path]; !ok {
+		if d.raw == nil {
+			d.raw = map[string]string{}
+		}
+		d.raw[path] = raw
+	}
+	if value == "" || value == raw {
+		return
+	}
+	if _, ok := d.f.written[value]; !ok {
+		d.f.written[value] = raw
+	}
+	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
+		if d.sub.written == nil {
+			d.sub.written = asWritten{}
+		}
+		if _, ok := d.sub.written[value]; !ok {
+			d.sub.written[value] = raw
+		}
+	}
 }
 
 // str reads any scalar as text (null is ""). It reports false after an error.
@@ -364,7 +391,7 @@ func (d *decoder) httpURL(e entry, s string) {
 		if strings.HasSuffix(e.path, "endpoint") {
 			example = "http://localhost:4566" // a broker's (an emulator's) endpoint
 		}
-		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as %s)", redact.Quote(redact.URL(d.asWritten(s))), example)
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as %s)", redact.Quote(redact.URL(d.writtenAt(e.path, s))), example)
 	}
 }
 
