@@ -136,7 +136,7 @@ func TestErrors_OnlyTheNodesOwnValueIsShownAsWritten(t *testing.T) {
 // another subscription's or a connection's, nor an empty quoted value.
 func TestAsWritten_OnlyTheSubscriptionsOwnValues(t *testing.T) {
 	f := mustParse(t, "test.yaml", "connections:\n  aws:\n    region: ${AWS_REGION:-us-east-1}\n    endpoint: ${E:-}\n"+
-		"subscriptions:\n  - name: a\n    transport: sqs\n    deadLetterRoutingKey: \"${DLQ:-orders-dlq}\"\n    handler: {type: builtin, name: ack}\n"+
+		"subscriptions:\n  - name: a\n    transport: sqs\n    deadLetterRoutingKey: \"${DLQ:-orders-dlq}\"\n    invalidMessageRoutingKey: ${I:-}\n    handler: {type: builtin, name: ack}\n"+
 		"  - name: b\n    transport: sqs\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n", noEnv())
 	const text = `deadLetterRoutingKey "orders-dlq" in "us-east-1", ""`
 	if got, want := f.Subscriptions[0].AsWritten(text), `deadLetterRoutingKey "${DLQ:-orders-dlq}" in "us-east-1", ""`; got != want {
