@@ -87,6 +87,9 @@ const (
 	RuleRocketMQInvisibleDuration  = "rocketmq-invisible-duration-range"
 	RuleBufferedWaitExceedsLease   = "buffered-wait-exceeds-lease"
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
+	// RuleRequeueDelayRange is a requeueDelay the parser refuses (and
+	// consume with it): negative, or above SQS's 12h.
+	RuleRequeueDelayRange = "requeue-delay-range"
 	RuleOrderingWithPerformers     = "ordering-with-performers"
 	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
 	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
@@ -354,9 +357,22 @@ the lease at least bufferSize x handler.timeout.`,
 mechanism, which has a maximum: SQS's visibility timeout (12h), Pub/Sub's
 ack deadline and retry backoff (600s, or gcp.maxRequeueDelay if lower). A
 longer requeueDelay is capped there, so the message returns sooner than the
-file says. (The parser refuses an SQS requeueDelay above 12h outright.)
+file says; consume runs the file, hence a Warning. (A requeueDelay consume
+refuses, an SQS one above 12h or a negative one, is requeue-delay-range, an
+Error.)
 
 Fix: use a requeueDelay within the transport's maximum.`,
+	},
+	{
+		ID: RuleRequeueDelayRange, Severity: SeverityError,
+		Summary: "requeueDelay is negative, or above 12h on SQS",
+		Explanation: `A requeueDelay is a duration of 0 or more. On SQS a requeue changes the
+message's visibility timeout, which SQS takes up to 12h (43200 seconds), so
+the file refuses an SQS requeueDelay above 12h rather than cap it (Pub/Sub
+caps its own: requeue-delay-exceeds-limit). consume refuses a file with
+either value (exit 2).
+
+Fix: use a requeueDelay from 0s to 12h on SQS, 0s or more elsewhere.`,
 	},
 	{
 		ID: RuleOrderingWithPerformers, Severity: SeverityWarning,

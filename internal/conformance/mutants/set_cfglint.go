@@ -22,4 +22,9 @@ var cfgLintMutants = []mutant{
 		Old:  "shorten(d.writtenAt(s.Path()+\".\"+from, value))",
 		New:  "shorten(d.writtenAt(s.Path()+\".\"+from[:0]+\"name\", value))",
 		Run:  "^TestErrors_OnlyTheNodesOwnValueIsShownAsWritten$", Pkg: "./internal/config"},
+	{Name: "lint-requeue-delay-range-as-warning-rule", What: "a requeueDelay the parser refuses is reported as an error under requeue-delay-exceeds-limit, a rule whose metadata says warning",
+		File: "internal/lint/lint.go",
+		Old:  "\t{\".requeueDelay\", RuleRequeueDelayRange},\n",
+		New:  "\t{\".requeueDelay\", RuleRequeueDelayExceedsLimit},\n",
+		Run:  "^(TestConfigFindings_SeverityIsTheRules|TestRequeueDelayRange)$", Pkg: "./internal/lint"},
 }
