@@ -90,11 +90,16 @@ const (
 	// RuleRequeueDelayRange is a requeueDelay the parser refuses (and
 	// consume with it): negative, or above SQS's 12h.
 	RuleRequeueDelayRange = "requeue-delay-range"
-	RuleOrderingWithPerformers     = "ordering-with-performers"
-	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
-	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
-	RuleNativeLimitDrift           = "native-limit-drift"
-	RuleLiveCheckFailed            = "live-check-failed"
+	// RuleHandlerCommandNotFound and RuleMemorySeedInvalid are judged on
+	// the local file system (internal/lint/local): what consume refuses to
+	// start with.
+	RuleHandlerCommandNotFound  = "handler-command-not-found"
+	RuleMemorySeedInvalid       = "memory-seed-invalid"
+	RuleOrderingWithPerformers  = "ordering-with-performers"
+	RuleDrainShorterThanHandler = "drain-shorter-than-handler"
+	RuleEmptyChannelBusyPoll    = "empty-channel-busy-poll"
+	RuleNativeLimitDrift        = "native-limit-drift"
+	RuleLiveCheckFailed         = "live-check-failed"
 	// RuleMissingDestination is a --live rule: a channel the
 	// subscription names is missing on the broker.
 	RuleMissingDestination     = "missing-destination"
@@ -489,6 +494,40 @@ a pause: a core spent, and on AWS every request billed.
 
 Fix: set timeOut to at least 1s (SQS long-polls up to 20s) or give
 emptyChannelDelay a pause (default 500ms).`,
+	},
+	{
+		ID: RuleHandlerCommandNotFound, Severity: SeverityError,
+		Summary: "an exec handler's command is not an executable file (consume refuses to start)",
+		Explanation: `An exec handler runs handler.command for each message. consume looks the
+command up when it starts the subscription, as exec.LookPath does: a path
+(one with a slash; a relative one is relative to the subscriptions file's
+directory) must name an executable file, and a bare name (python3) must be
+found on PATH. When it is not, consume refuses to start (exit 2).
+
+This rule reads the file system where lint runs, with lint's PATH: a
+command that is built or installed later (a CI job that lints before it
+builds the handler, a PATH that only the deployed image has) is reported
+although consume, run later elsewhere, would find it. lint says nothing
+about the program itself: only that it can be started.
+
+Fix: correct handler.command, make the file executable (chmod +x), or lint
+where and after the command exists.`,
+	},
+	{
+		ID: RuleMemorySeedInvalid, Severity: SeverityError,
+		Summary: "a memory transport's seed file is missing or does not parse (consume refuses to start)",
+		Explanation: `memory.seed names a file of messages, one JSON record per line (the shape
+brighter dlq peek -o json and memory.output write), that consume loads into
+the subscription's queue when it starts. A relative path is relative to the
+subscriptions file's directory. A seed file that does not exist, cannot be
+read or holds a line that is not such a record makes consume refuse to
+start (exit 2); the finding names the line.
+
+This rule reads the file system where lint runs: a seed file written later
+(by a test harness, say) is reported although consume, run after it, would
+load it.
+
+Fix: correct memory.seed, or the record on the line named.`,
 	},
 }
 

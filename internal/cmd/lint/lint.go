@@ -31,6 +31,7 @@ import (
 	"github.com/brightergo/brighter/internal/lint/infra/krm"
 	"github.com/brightergo/brighter/internal/lint/infra/terraform"
 	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/lint/local"
 	"github.com/brightergo/brighter/internal/lint/rules"
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -92,7 +93,11 @@ out-of-range broker settings, and a handler timeout longer than the lease.
 
 Each finding is "file:line:col: severity rule: message". A file that does not
 parse is reported as findings at the offending lines. brighter consume runs
-the same rules at start-up and logs each finding once.
+the same rules at start-up and logs each finding once. lint also looks, on
+the file system where it runs, for what consume opens or runs when it
+starts: an exec handler's command (handler-command-not-found) and a memory
+transport's seed file (memory-seed-invalid), relative paths taken from the
+subscriptions file's directory, as consume takes them.
 
 Exit status: 0 when no finding is at or above --fail-on (default error, so
 warnings never fail a build unless asked), 1 when one is, 2 for a usage error
@@ -286,6 +291,8 @@ func runLint(ctx context.Context, o *Options) error {
 		fs, f := l.Source(shown, data, o.io.Getenv)
 		if f != nil {
 			o.io.Redactor.Add(f.Secrets()...)
+			// What consume opens or runs at start-up, on this file system.
+			fs = append(fs, local.Check(ctx, f)...)
 		}
 		if o.live && f != nil {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)

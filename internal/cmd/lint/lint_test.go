@@ -184,3 +184,47 @@ subscriptions:
 		}
 	}
 }
+
+// TestLint_RefusesWhatConsumeCannotStart: a file whose exec handler's
+// command or memory seed file consume would refuse (exit 2) is an error of
+// lint at the field's key, a relative path taken from the subscriptions
+// file's directory (not lint's working directory), as consume takes it.
+func TestLint_RefusesWhatConsumeCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "deploy")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(sub, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("handle.sh", "#!/bin/sh\n", 0o755)
+	write("bad.jsonl", "{not json\n", 0o644)
+	good := write("good.yaml", "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: exec, command: ./handle.sh}\n", 0o644)
+	bad := write("bad.yaml", "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: exec, command: ./nosuch.sh}\n"+
+		"  - name: seeded\n    transport: memory\n    handler: {type: builtin, name: ack}\n    memory:\n      seed: nosuch.jsonl\n"+
+		"  - name: garbled\n    transport: memory\n    handler: {type: builtin, name: ack}\n    memory: {seed: bad.jsonl}\n", 0o644)
+
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", "--fail-on", "warning", good}); code != cmdutil.ExitOK {
+		t.Fatalf("a command beside the file: exit %d\n%s%s", code, out, errOut)
+	}
+	io, out, errOut = cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", bad}); code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errOut)
+	}
+	for _, want := range []string{
+		bad + `:4:27: error handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
+		bad + `:9:7: error memory-seed-invalid: subscription "seeded": memory.seed "` + filepath.Join(sub, "nosuch.jsonl") + `": no such file or directory`,
+		bad + `:13:14: error memory-seed-invalid: subscription "garbled": memory.seed "` + filepath.Join(sub, "bad.jsonl") + `": line 1: `,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -28,3 +28,23 @@ var cfgLintMutants = []mutant{
 		New:  "\t{\".requeueDelay\", RuleRequeueDelayExceedsLimit},\n",
 		Run:  "^(TestConfigFindings_SeverityIsTheRules|TestRequeueDelayRange)$", Pkg: "./internal/lint"},
 }
+
+// cfgLintLocalMutants break the rules lint judges on the local file system
+// (internal/lint/local): what consume opens or runs at start-up.
+var cfgLintLocalMutants = []mutant{
+	{Name: "lint-local-command-unchecked", What: "an exec handler's command that cannot be run is not reported, so lint passes a file consume refuses (exit 2)",
+		File: "internal/lint/local/local.go",
+		Old:  "\t\t\tif err := commandError(h.Command); err != nil {\n",
+		New:  "\t\t\tif err := commandError(h.Command); err != nil && false {\n",
+		Run:  "^TestCheck_WhatConsumeRefusesToStart$", Pkg: "./internal/lint/local"},
+	{Name: "lint-local-seed-only-opened", What: "a memory seed file is opened but not loaded, so a seed that does not parse passes lint and consume refuses it",
+		File: "internal/lint/local/local.go",
+		Old:  "\t_, err = memory.NewBroker(false).Load(ctx, fh, queue)\n",
+		New:  "\t_, err = memory.NewBroker(false).Load(ctx, fh, queue)\n\terr = nil\n",
+		Run:  "^TestCheck_WhatConsumeRefusesToStart$", Pkg: "./internal/lint/local"},
+	{Name: "lint-local-not-run", What: "brighter lint does not run the file-system rules, so it exits 0 on a file whose command or seed consume refuses",
+		File: "internal/cmd/lint/lint.go",
+		Old:  "\t\t\tfs = append(fs, local.Check(ctx, f)...)\n",
+		New:  "\t\t\t_ = local.Check\n",
+		Run:  "^TestLint_RefusesWhatConsumeCannotStart$", Pkg: "./internal/cmd/lint"},
+}

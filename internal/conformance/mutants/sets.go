@@ -50,5 +50,6 @@ func extraSets() [][]mutant {
 		outcomeMutants,
 		yamlV3Mutants,
 		cfgLintMutants,
+		cfgLintLocalMutants,
 	}
 }
