@@ -102,7 +102,10 @@ var subscriptionTable = []field[Subscription]{
 		after: func(_ *decoder, _ entry, s *Subscription) { s.TimeOutSet = true }},
 	{Field: Field{Name: "requeueCount", Kind: KindInteger, PumpOption: "RequeueCount",
 		Doc: "the redelivery budget; -1 = unlimited"},
-		at: func(s *Subscription) any { return &s.RequeueCount }, def: DefaultRequeueCount, lo: math.MinInt, hi: math.MaxInt},
+		at: func(s *Subscription) any { return &s.RequeueCount }, def: DefaultRequeueCount, lo: math.MinInt, hi: math.MaxInt,
+		// Every whole number is a budget (0 and below -1 reject on the
+		// first deferral, as 1 does: lint's budget-zero warns).
+		valid: "valid values are -1 (no limit) or the delivery count at which a deferred message is rejected, such as 3 (any whole number that fits in 64 bits)"},
 	{Field: Field{Name: "requeueDelay", Kind: KindDuration, Default: "0s", PumpOption: "RequeueDelay",
 		Doc: "delay of a requeue (SQS at most 12h)"},
 		at: func(s *Subscription) any { return &s.RequeueDelay }},

@@ -163,11 +163,20 @@ func matchEnum(s string, valid []string) (string, bool) {
 	return "", false
 }
 
-// intIn reads an integer in lo..hi (math.MinInt / math.MaxInt for no bound).
-func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
+// intIn reads an integer in lo..hi (math.MinInt / math.MaxInt for no
+// bound). valid, when not "", is what an out-of-range error says the valid
+// values are ("valid values are ..."), in place of the bounds: for a field
+// whose every 64-bit integer is accepted, what its values mean.
+func (d *decoder) intIn(e entry, dst *int, lo, hi int, valid string) bool {
 	sc, ok := d.scalar(e)
 	if !ok {
 		return false
+	}
+	rangeOf := func(bounds string) string {
+		if valid != "" {
+			return valid
+		}
+		return "valid values are " + bounds
 	}
 	var v int
 	switch {
@@ -186,7 +195,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			}
 		}
 		if !parsed {
-			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			d.rangeErrText(e, sc.text, rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 	case sc.kind == ast.FloatType:
@@ -197,14 +206,14 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			return false
 		}
 		if f < math.MinInt64 || f >= math.MaxInt64 {
-			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			d.rangeErrText(e, sc.text, rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 		v = int(f)
 	case sc.fromEnv || allDigits.MatchString(sc.text) && plain(sc.node):
 		x, err := strconv.Atoi(strings.TrimSpace(sc.text))
 		if errors.Is(err, strconv.ErrRange) {
-			d.rangeErr(e, sc.shown(strings.TrimSpace(sc.text)), bothBounds(lo, hi))
+			d.rangeErrText(e, sc.shown(strings.TrimSpace(sc.text)), rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 		if err != nil {
@@ -217,7 +226,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 		return false
 	}
 	if v < lo || v > hi {
-		d.rangeErr(e, sc.shown(strconv.Itoa(v)), intRange(lo, hi))
+		d.rangeErrText(e, sc.shown(strconv.Itoa(v)), rangeOf(intRange(lo, hi)))
 		return false
 	}
 	*dst = v
@@ -250,11 +259,16 @@ func intRange(lo, hi int) string {
 func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
 
 func (d *decoder) rangeErr(e entry, got, valid string) {
+	d.rangeErrText(e, got, "valid values are "+valid)
+}
+
+// rangeErrText is rangeErr with the text after "is out of range; " whole.
+func (d *decoder) rangeErrText(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)
 	if n == nil {
 		n = e.keyN
 	}
-	d.errorf(n, e.path, "%s is out of range; valid values are %s", got, valid)
+	d.errorf(n, e.path, "%s is out of range; %s", got, valid)
 }
 
 // durRange bounds a duration: min..max (max 0 = no upper bound); positive
