@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -227,12 +229,17 @@ func runLint(ctx context.Context, o *Options) error {
 		return o.runExplain()
 	}
 	if o.list {
+		// Columns as wide as their longest cell, two blanks apart.
+		tw := tabwriter.NewWriter(o.io.Out, 0, 0, 2, ' ', 0)
 		for _, r := range lint.Rules() {
 			req := r.Requirement
 			if req == "" {
 				req = "-"
 			}
-			fmt.Fprintf(o.io.Out, "%-32s %-8s %-5s %s\n", r.ID, r.Severity, req, r.Summary)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, req, r.Summary)
+		}
+		if err := tw.Flush(); err != nil {
+			return cmdutil.FailureErr(err)
 		}
 		return nil
 	}
@@ -417,6 +424,12 @@ func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	}
 	data, err := o.readFile(name)
 	if err != nil {
+		// os.ReadFile's error names the file already ("read adir: is a
+		// directory", "open x.yaml: no such file or directory"): say "read
+		// NAME: " once, with what the system said.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == name {
+			return nil, "", fmt.Errorf("read %s: %w", name, pe.Err)
+		}
 		return nil, "", fmt.Errorf("read %s: %w", name, err)
 	}
 	return data, name, nil

@@ -228,3 +228,64 @@ func TestLint_RefusesWhatConsumeCannotStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLint_CosmeticsOfTheReport: a directory given as a file is named once
+// in its error; --list-rules keeps its severity and requirement columns
+// aligned whatever the length of a rule's id; and a clean file says the
+// same "no findings" line whether it was named or read from stdin.
+func TestLint_CosmeticsOfTheReport(t *testing.T) {
+	dir := t.TempDir()
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", dir}); code != cmdutil.ExitUsage {
+		t.Fatalf("a directory: exit %d, want %d", code, cmdutil.ExitUsage)
+	}
+	if got := strings.Count(errOut.String(), dir); got != 1 {
+		t.Errorf("a directory is named %d times in %q, want once", got, errOut)
+	}
+	if !strings.Contains(errOut.String(), "read "+dir+": is a directory") {
+		t.Errorf("stderr %q does not say read %s: is a directory", errOut, dir)
+	}
+
+	io, out, _ = cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", "--list-rules"}); code != cmdutil.ExitOK {
+		t.Fatalf("--list-rules: exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(lint.Rules()) {
+		t.Fatalf("--list-rules wrote %d lines for %d rules", len(lines), len(lint.Rules()))
+	}
+	sevCol, reqCol := -1, -1
+	for i, r := range lint.Rules() {
+		l := lines[i]
+		rest, ok := strings.CutPrefix(l, r.ID)
+		if !ok {
+			t.Fatalf("line %q does not start with %s", l, r.ID)
+		}
+		sev := len(r.ID) + len(rest) - len(strings.TrimLeft(rest, " "))
+		if !strings.HasPrefix(l[sev:], r.Severity.String()+" ") || sev == len(r.ID) {
+			t.Fatalf("line %q: no severity %s after the id and a blank", l, r.Severity)
+		}
+		after := l[sev+len(r.Severity.String()):]
+		req := sev + len(r.Severity.String()) + len(after) - len(strings.TrimLeft(after, " "))
+		if sevCol < 0 {
+			sevCol, reqCol = sev, req
+		}
+		if sev != sevCol || req != reqCol {
+			t.Errorf("line %q: severity at column %d and requirement at %d, want %d and %d", l, sev, req, sevCol, reqCol)
+		}
+	}
+
+	file := filepath.Join(dir, "clean.yaml")
+	clean := "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: builtin, name: ack}\n"
+	if err := os.WriteFile(file, []byte(clean), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	io, out, _ = cmdtest.FakeIO("", false)
+	run(context.Background(), io, []string{"lint", file})
+	named := out.String()
+	io, out, _ = cmdtest.FakeIO(clean, false)
+	run(context.Background(), io, []string{"lint", "-"})
+	if named != "no findings in 1 file\n" || out.String() != named {
+		t.Errorf("a named file says %q, stdin %q; want both %q", named, out, "no findings in 1 file\n")
+	}
+}
