@@ -237,7 +237,7 @@ func TestLint_CosmeticsOfTheReport(t *testing.T) {
 	dir := t.TempDir()
 	io, out, errOut := cmdtest.FakeIO("", false)
 	if code := run(context.Background(), io, []string{"lint", dir}); code != cmdutil.ExitUsage {
-		t.Fatalf("a directory: exit %d, want %d", code, cmdutil.ExitUsage)
+		t.Fatalf("a directory: exit %d, want %d\n%s", code, cmdutil.ExitUsage, out)
 	}
 	if got := strings.Count(errOut.String(), dir); got != 1 {
 		t.Errorf("a directory is named %d times in %q, want once", got, errOut)
