@@ -122,6 +122,9 @@ func TestErrors_OnlyTheNodesOwnValueIsShownAsWritten(t *testing.T) {
 		{"a script list item from a variable",
 			"subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, script: [ack, \"${S:-n0pe}\"]}\n",
 			[]string{`test.yaml:4:38: subscriptions[0].handler.script: item 2 of the value of "${S:-n0pe}" (not shown: environment values may be secrets) is not a builtin outcome; valid values are log, ack, defer, reject, fail, unacceptable`}},
+		{"a transport's range checked after the field was read",
+			"subscriptions:\n  - name: a\n    transport: sqs\n    requeueDelay: ${D:-13h}\n    handler: {type: builtin, name: ack}\n",
+			[]string{`test.yaml:4:19: subscriptions[0].requeueDelay: the value of "${D:-13h}" (not shown: environment values may be secrets) is out of range; valid values are 0s..12h for sqs (the visibility timeout maximum)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errorTexts(t, tc.yaml); !slices.Equal(got, tc.want) {

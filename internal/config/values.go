@@ -263,10 +263,17 @@ func (d *decoder) rangeErr(e entry, got, valid string) {
 }
 
 // rangeErrText is rangeErr with the text after "is out of range; " whole.
+// got is the value of e's field; when it came out of ${VAR} expansion the
+// error shows the field's text as written instead (as scalar.display
+// does), whoever formatted got: a transport's range is checked after the
+// field was read.
 func (d *decoder) rangeErrText(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)
 	if n == nil {
 		n = e.keyN
+	}
+	if raw, ok := d.raw[e.path]; ok {
+		got = scalar{fromEnv: true, raw: raw}.display()
 	}
 	d.errorf(n, e.path, "%s is out of range; %s", got, valid)
 }
