@@ -91,6 +91,10 @@ type decoder struct {
 	// merging is how deep merge keys nest at this point of the walk.
 	merging int
 
+	// raw holds, by full YAML path, the text the file has for each value
+	// that came out of ${VAR} expansion (noteWritten, writtenAt).
+	raw map[string]string
+
 	// sub is the subscription being decoded; keys under subBase are also
 	// recorded in its position table.
 	sub     *Subscription

@@ -55,11 +55,10 @@ func hostPort(s string) error {
 // hostPort checks that s, the value of e, is HOST:PORT (several separated
 // by ';' when list), naming what (such as "a Pub/Sub emulator endpoint
 // is HOST:PORT (such as localhost:8085)") and what is wrong. The value
-// is quoted as written when it came from ${VAR} (the decoder's errors are
-// rewritten so).
+// is quoted as written when it came from ${VAR} (writtenAt).
 func (d *decoder) hostPort(e entry, s, what string, list bool) {
 	if err := HostPortError(s, list); err != nil {
-		d.errorf(d.resolve(e.val, e.path), e.path, "%s: %s: %v", redact.Quote(s), what, err)
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s: %s: %v", redact.Quote(d.writtenAt(e.path, s)), what, err)
 	}
 }
 

@@ -488,6 +488,12 @@ func TestError_Format(t *testing.T) {
 	}
 }
 
+// requeueCountRange is what an error about requeueCount says its valid
+// values are: every whole number a 64-bit integer holds is a budget (0 and
+// below -1 reject on the first deferral, as 1 does: budget-zero warns), so
+// the message names what a budget means rather than the int64 bounds.
+const requeueCountRange = "valid values are -1 (no limit) or the delivery count at which a deferred message is rejected, such as 3 (any whole number that fits in 64 bits)"
+
 // TestErrors_NewUserFindings_EnvValueAndOverflowRange: a value from ${VAR}
 // that is not valid says it is the variable's value (never showing it:
 // environment values may be secrets, docs/security.md), and an integer too large
@@ -497,7 +503,11 @@ func TestErrors_NewUserFindings_EnvValueAndOverflowRange(t *testing.T) {
 		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: ${NU_RC:-abc}\n    handler: {type: builtin, name: ack}\n",
 			`subscriptions[0].requeueCount: must be an integer, got the value of "${NU_RC:-abc}" (not shown: environment values may be secrets)`},
 		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: 99999999999999999999\n    handler: {type: builtin, name: ack}\n",
-			`subscriptions[0].requeueCount: 99999999999999999999 is out of range; valid values are -9223372036854775808..9223372036854775807`},
+			`subscriptions[0].requeueCount: 99999999999999999999 is out of range; ` + requeueCountRange},
+		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: -99999999999999999999\n    handler: {type: builtin, name: ack}\n",
+			`subscriptions[0].requeueCount: -99999999999999999999 is out of range; ` + requeueCountRange},
+		{"subscriptions:\n  - name: a\n    transport: memory\n    bufferSize: 99999999999999999999\n    handler: {type: builtin, name: ack}\n",
+			`subscriptions[0].bufferSize: 99999999999999999999 is out of range; valid values are 1..10`},
 	} {
 		errs := errorTexts(t, tc.yaml)
 		if len(errs) != 1 || !strings.HasSuffix(errs[0], tc.want) || strings.Contains(strings.ReplaceAll(errs[0], ":-abc", ""), "abc") {

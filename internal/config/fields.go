@@ -120,6 +120,9 @@ type field[T any] struct {
 	def any
 	// lo and hi bound an integer (math.MinInt / math.MaxInt: no bound).
 	lo, hi int
+	// valid, when not "", is what an integer's out-of-range error says
+	// its valid values are ("valid values are ..."), in place of lo..hi.
+	valid string
 	// dur bounds a duration.
 	dur durRange
 	// noun names the value in an enum's "unknown NOUN" error; default
@@ -266,7 +269,7 @@ func (f *field[T]) read(d *decoder, e entry, t *T) bool {
 			return false
 		}
 	case *int:
-		ok = d.intIn(e, p, f.lo, f.hi)
+		ok = d.intIn(e, p, f.lo, f.hi, f.valid)
 	case *time.Duration:
 		ok = d.dur(e, p, f.dur)
 	case *bool:

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,8 +152,9 @@ func (d *decoder) handler(he entry, h *Handler) {
 // script reads a builtin script: "defer,defer,ack" or a list of outcomes.
 func (d *decoder) script(e entry) []string {
 	var items []string
+	list := false
 	if n := d.resolve(e.val, e.path); n != nil && n.Kind == yaml.SequenceNode {
-		items = d.strList(e)
+		items, list = d.strList(e), true
 	} else {
 		var s string
 		if !d.str(e, &s) {
@@ -170,6 +172,17 @@ func (d *decoder) script(e entry) []string {
 		if v, ok := matchEnum(it, builtinNames); ok {
 			out = append(out, v)
 			continue
+		}
+		// An item that came out of ${VAR} expansion is not shown, nor
+		// is a suggestion made from it: a script's variable is a secret
+		// (secretField).
+		from := e.path
+		if list {
+			from = fmt.Sprintf("%s[%d]", e.path, i)
+		}
+		if raw, ok := d.raw[from]; ok {
+			d.errorf(e.val, e.path, "item %d of the value of %q (not shown: environment values may be secrets) is not a builtin outcome; valid values are %s", i+1, raw, strings.Join(builtinNames, ", "))
+			return nil
 		}
 		d.errorf(e.val, e.path, "item %d %q is not a builtin outcome%s; valid values are %s", i+1, it, suggestion(it, builtinNames), strings.Join(builtinNames, ", "))
 		return nil

@@ -141,16 +141,17 @@ func (d *decoder) checkNames(s *Subscription) {
 			return // one report per name: channelName and routingKey often share it
 		}
 		seen[value] = true
-		at := s.Pos(field)
+		at, from := s.Pos(field), field
 		if !s.Set(field) {
-			for _, from := range []string{"routingKey", "channelName", "name"} {
-				if s.Set(from) {
-					at = s.Pos(from)
+			for _, f := range []string{"routingKey", "channelName", "name"} {
+				if s.Set(f) {
+					at, from = s.Pos(f), f
 					break
 				}
 			}
 		}
-		d.errAt(at, s.Path()+"."+field, "%q: %s", shorten(d.asWritten(value)), rule)
+		// The value is quoted as the field that set it has it.
+		d.errAt(at, s.Path()+"."+field, "%q: %s", shorten(d.writtenAt(s.Path()+"."+from, value)), rule)
 	}
 	check("name", s.Name, plainNameRule(s.Name))
 	switch s.Transport {

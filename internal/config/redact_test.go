@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +84,68 @@ func TestAsWritten_ReplacesQuotedExpandedValues(t *testing.T) {
 	}
 	if f.AsWritten(`x "orders-dlq-secret"`) != `x "${DLQ}"` {
 		t.Fatalf("File.AsWritten did not replace")
+	}
+}
+
+// TestErrors_OnlyTheNodesOwnValueIsShownAsWritten: an error shows the
+// offending value as written only when that value came out of ${VAR}
+// expansion. A plain value that equals what another field's ${VAR}
+// expanded to is shown as the file has it, and what is not a value of the
+// file (an empty "did you mean", a list of valid values) is never replaced
+// by another field's ${VAR} text.
+func TestErrors_OnlyTheNodesOwnValueIsShownAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown transport beside a variable that expands to nothing",
+			"connections:\n  aws:\n    endpoint: ${BRIGHTER_AWS_ENDPOINT:-}\nsubscriptions:\n  - name: a\n    transport: kafka\n    handler: {type: builtin, name: ack}\n",
+			[]string{`test.yaml:6:16: subscriptions[0].transport: unknown transport "kafka"; valid values are sqs, gcp, rocketmq, memory`}},
+		{"unknown builtin handler beside a variable that expands to nothing",
+			"subscriptions:\n  - name: a\n    transport: memory\n    invalidMessageRoutingKey: ${FOO:-}\n    handler: {type: builtin, name: nope}\n",
+			[]string{`test.yaml:5:36: subscriptions[0].handler.name: unknown builtin handler "nope"; valid values are log, ack, defer, reject, fail, unacceptable`}},
+		{"a plain value equal to another field's expanded value",
+			"connections:\n  aws:\n    region: ${AWS_REGION:-us-east-1}\nsubscriptions:\n  - name: a\n    transport: sqs\n    messagePumpType: us-east-1\n    handler: {type: builtin, name: ack}\n",
+			[]string{`test.yaml:7:22: subscriptions[0].messagePumpType: unknown messagePumpType "us-east-1"; valid values are reactor, proactor`}},
+		{"a plain name equal to another subscription's expanded name",
+			"subscriptions:\n  - name: a\n    transport: sqs\n    channelName: ${Q:-bad name}\n    handler: {type: builtin, name: ack}\n  - name: b\n    transport: sqs\n    channelName: bad name\n    handler: {type: builtin, name: ack}\n",
+			[]string{
+				`test.yaml:4:5: subscriptions[0].channelName: "${Q:-bad name}": an SQS queue name may hold only letters, digits, '-', '_' and '.' (which becomes '_'); ' ' is not allowed`,
+				`test.yaml:8:5: subscriptions[1].channelName: "bad name": an SQS queue name may hold only letters, digits, '-', '_' and '.' (which becomes '_'); ' ' is not allowed`,
+			}},
+		{"the offending node's own expanded value",
+			"subscriptions:\n  - name: a\n    transport: memory\n    messagePumpType: ${PUMP:-proactr}\n    handler: {type: builtin, name: ack}\n",
+			[]string{`test.yaml:4:22: subscriptions[0].messagePumpType: unknown messagePumpType the value of "${PUMP:-proactr}" (not shown: environment values may be secrets) (did you mean "proactor"?); valid values are reactor, proactor`}},
+		{"a script item from a variable",
+			"subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, script: \"${S:-defer,n0pe-s3cret}\"}\n",
+			[]string{`test.yaml:4:38: subscriptions[0].handler.script: item 2 of the value of "${S:-defer,n0pe-s3cret}" (not shown: environment values may be secrets) is not a builtin outcome; valid values are log, ack, defer, reject, fail, unacceptable`}},
+		{"a script list item from a variable",
+			"subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, script: [ack, \"${S:-n0pe}\"]}\n",
+			[]string{`test.yaml:4:38: subscriptions[0].handler.script: item 2 of the value of "${S:-n0pe}" (not shown: environment values may be secrets) is not a builtin outcome; valid values are log, ack, defer, reject, fail, unacceptable`}},
+		{"a transport's range checked after the field was read",
+			"subscriptions:\n  - name: a\n    transport: sqs\n    requeueDelay: ${D:-13h}\n    handler: {type: builtin, name: ack}\n",
+			[]string{`test.yaml:4:19: subscriptions[0].requeueDelay: the value of "${D:-13h}" (not shown: environment values may be secrets) is out of range; valid values are 0s..12h for sqs (the visibility timeout maximum)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorTexts(t, tc.yaml); !slices.Equal(got, tc.want) {
+				t.Fatalf("errors\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAsWritten_OnlyTheSubscriptionsOwnValues: findings about a
+// subscription replace only what its own fields' ${VAR}s expanded to, never
+// another subscription's or a connection's, nor an empty quoted value.
+func TestAsWritten_OnlyTheSubscriptionsOwnValues(t *testing.T) {
+	f := mustParse(t, "test.yaml", "connections:\n  aws:\n    region: ${AWS_REGION:-us-east-1}\n    endpoint: ${E:-}\n"+
+		"subscriptions:\n  - name: a\n    transport: sqs\n    deadLetterRoutingKey: \"${DLQ:-orders-dlq}\"\n    invalidMessageRoutingKey: ${I:-}\n    handler: {type: builtin, name: ack}\n"+
+		"  - name: b\n    transport: sqs\n    deadLetterRoutingKey: orders-dlq\n    handler: {type: builtin, name: ack}\n", noEnv())
+	const text = `deadLetterRoutingKey "orders-dlq" in "us-east-1", ""`
+	if got, want := f.Subscriptions[0].AsWritten(text), `deadLetterRoutingKey "${DLQ:-orders-dlq}" in "us-east-1", ""`; got != want {
+		t.Errorf("subscription a: AsWritten = %s, want %s", got, want)
+	}
+	if got := f.Subscriptions[1].AsWritten(text); got != text {
+		t.Errorf("subscription b: AsWritten = %s, want it unchanged", got)
 	}
 }

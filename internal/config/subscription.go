@@ -45,7 +45,7 @@ func (d *decoder) subscriptions(e *entry) {
 		}
 		if s.Name != "" {
 			if f, dup := seen[s.Name]; dup {
-				d.errorf(nameNode, s.Path()+".name", "duplicate subscription name %q; first defined at line %d", s.Name, f.line)
+				d.errorf(nameNode, s.Path()+".name", "duplicate subscription name %q; first defined at line %d", d.writtenAt(s.Path()+".name", s.Name), f.line)
 			} else {
 				seen[s.Name] = first{line: d.posOf(nameNode).Line}
 			}
@@ -53,7 +53,7 @@ func (d *decoder) subscriptions(e *entry) {
 		if s.Transport == TransportRocketMQ && d.f.Connections.RocketMQ.Endpoint == "" && !rocketReported {
 			rocketReported = true
 			d.errAt(s.Pos("transport"), "connections.rocketmq.endpoint",
-				"required field is missing; subscription %q uses transport rocketmq", s.Name)
+				"required field is missing; subscription %q uses transport rocketmq", d.writtenAt(s.Path()+".name", s.Name))
 		}
 		if s.Transport == TransportGCP && s.GCP != nil && s.GCP.ProjectID == "" {
 			s.GCP.ProjectID = d.f.Connections.GCP.ProjectID
@@ -102,7 +102,10 @@ var subscriptionTable = []field[Subscription]{
 		after: func(_ *decoder, _ entry, s *Subscription) { s.TimeOutSet = true }},
 	{Field: Field{Name: "requeueCount", Kind: KindInteger, PumpOption: "RequeueCount",
 		Doc: "the redelivery budget; -1 = unlimited"},
-		at: func(s *Subscription) any { return &s.RequeueCount }, def: DefaultRequeueCount, lo: math.MinInt, hi: math.MaxInt},
+		at: func(s *Subscription) any { return &s.RequeueCount }, def: DefaultRequeueCount, lo: math.MinInt, hi: math.MaxInt,
+		// Every whole number is a budget (0 and below -1 reject on the
+		// first deferral, as 1 does: lint's budget-zero warns).
+		valid: "valid values are -1 (no limit) or the delivery count at which a deferred message is rejected, such as 3 (any whole number that fits in 64 bits)"},
 	{Field: Field{Name: "requeueDelay", Kind: KindDuration, Default: "0s", PumpOption: "RequeueDelay",
 		Doc: "delay of a requeue (SQS at most 12h)"},
 		at: func(s *Subscription) any { return &s.RequeueDelay }},
@@ -179,9 +182,8 @@ const subPosHint = 16
 func (d *decoder) subscription(i int, item *yaml.Node) (*Subscription, *yaml.Node) {
 	path := subscriptionPath(i)
 	s := &Subscription{
-		Index:   i,
-		pos:     make(map[string]keyPos, subPosHint),
-		written: d.f.written,
+		Index: i,
+		pos:   make(map[string]keyPos, subPosHint),
 	}
 	setDefaults(s, subscriptionTable)
 	d.sub, d.subBase = s, path+"."

@@ -21,9 +21,10 @@ type File struct {
 	Subscriptions []*Subscription
 
 	pos map[string]Position
-	// written maps a value that came out of ${VAR} expansion to the text
-	// the file has for it ("https://h/x?k=s3cret" -> "${HANDLER_URL}"), so
-	// errors and findings quote values as written.
+	// written maps a non-empty value that came out of ${VAR} expansion to
+	// the text the file has for it ("https://h/x?k=s3cret" ->
+	// "${HANDLER_URL}"), the first field's when two expanded to the same
+	// value (File.AsWritten).
 	written asWritten
 	// envValues are the values the environment gave the ${VAR}
 	// references of the fields whose values are secrets (secretField), in
@@ -255,7 +256,10 @@ type Subscription struct {
 	self Position
 	// pos holds the line and column of every key the file set under the
 	// subscription, by path relative to it; their file is self's.
-	pos     map[string]keyPos
+	pos map[string]keyPos
+	// written is File.written for the subscription's own fields only (nil
+	// when none came out of ${VAR} expansion), so that findings about it
+	// quote its values as written and no other field's text.
 	written asWritten
 }
 

@@ -89,12 +89,39 @@ func (d *decoder) scalar(e entry) (scalar, bool) {
 		if secretField(e.path) {
 			d.f.envValues = append(d.f.envValues, vals...)
 		}
-		if _, ok := d.f.written[x]; !ok && x != sc.text {
-			d.f.written[x] = sc.text
-		}
+		d.noteWritten(e.path, x, sc.text)
 		sc.raw, sc.text, sc.fromEnv = sc.text, x, true
 	}
 	return sc, true
+}
+
+// noteWritten records that the field at path (a full YAML path) has the
+// text raw in the file and value after ${VAR} expansion: by its path for
+// the decoder's errors (writtenAt), and by its value for the findings about
+// the subscription it belongs to (Subscription.AsWritten) and
+// File.AsWritten. A value that expanded to nothing is not recorded by
+// value: "" is no value a message quotes as the field's.
+func (d *decoder) noteWritten(path, value, raw string) {
+	if _, ok := d.raw[path]; !ok {
+		if d.raw == nil {
+			d.raw = map[string]string{}
+		}
+		d.raw[path] = raw
+	}
+	if value == "" || value == raw {
+		return
+	}
+	if _, ok := d.f.written[value]; !ok {
+		d.f.written[value] = raw
+	}
+	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
+		if d.sub.written == nil {
+			d.sub.written = asWritten{}
+		}
+		if _, ok := d.sub.written[value]; !ok {
+			d.sub.written[value] = raw
+		}
+	}
 }
 
 // str reads any scalar as text (null is ""). It reports false after an error.
@@ -136,11 +163,20 @@ func matchEnum(s string, valid []string) (string, bool) {
 	return "", false
 }
 
-// intIn reads an integer in lo..hi (math.MinInt / math.MaxInt for no bound).
-func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
+// intIn reads an integer in lo..hi (math.MinInt / math.MaxInt for no
+// bound). valid, when not "", is what an out-of-range error says the valid
+// values are ("valid values are ..."), in place of the bounds: for a field
+// whose every 64-bit integer is accepted, what its values mean.
+func (d *decoder) intIn(e entry, dst *int, lo, hi int, valid string) bool {
 	sc, ok := d.scalar(e)
 	if !ok {
 		return false
+	}
+	rangeOf := func(bounds string) string {
+		if valid != "" {
+			return valid
+		}
+		return "valid values are " + bounds
 	}
 	var v int
 	switch {
@@ -159,7 +195,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			}
 		}
 		if !parsed {
-			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			d.rangeErrText(e, sc.text, rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 	case sc.kind == ast.FloatType:
@@ -170,14 +206,14 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 			return false
 		}
 		if f < math.MinInt64 || f >= math.MaxInt64 {
-			d.rangeErr(e, sc.text, bothBounds(lo, hi))
+			d.rangeErrText(e, sc.text, rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 		v = int(f)
 	case sc.fromEnv || allDigits.MatchString(sc.text) && plain(sc.node):
 		x, err := strconv.Atoi(strings.TrimSpace(sc.text))
 		if errors.Is(err, strconv.ErrRange) {
-			d.rangeErr(e, sc.shown(strings.TrimSpace(sc.text)), bothBounds(lo, hi))
+			d.rangeErrText(e, sc.shown(strings.TrimSpace(sc.text)), rangeOf(bothBounds(lo, hi)))
 			return false
 		}
 		if err != nil {
@@ -190,7 +226,7 @@ func (d *decoder) intIn(e entry, dst *int, lo, hi int) bool {
 		return false
 	}
 	if v < lo || v > hi {
-		d.rangeErr(e, sc.shown(strconv.Itoa(v)), intRange(lo, hi))
+		d.rangeErrText(e, sc.shown(strconv.Itoa(v)), rangeOf(intRange(lo, hi)))
 		return false
 	}
 	*dst = v
@@ -223,11 +259,23 @@ func intRange(lo, hi int) string {
 func bothBounds(lo, hi int) string { return fmt.Sprintf("%d..%d", lo, hi) }
 
 func (d *decoder) rangeErr(e entry, got, valid string) {
+	d.rangeErrText(e, got, "valid values are "+valid)
+}
+
+// rangeErrText is rangeErr with the text after "is out of range; " whole.
+// got is the value of e's field; when it came out of ${VAR} expansion the
+// error shows the field's text as written instead (as scalar.display
+// does), whoever formatted got: a transport's range is checked after the
+// field was read.
+func (d *decoder) rangeErrText(e entry, got, valid string) {
 	n := d.resolve(e.val, e.path)
 	if n == nil {
 		n = e.keyN
 	}
-	d.errorf(n, e.path, "%s is out of range; valid values are %s", got, valid)
+	if raw, ok := d.raw[e.path]; ok {
+		got = scalar{fromEnv: true, raw: raw}.display()
+	}
+	d.errorf(n, e.path, "%s is out of range; %s", got, valid)
 }
 
 // durRange bounds a duration: min..max (max 0 = no upper bound); positive
@@ -364,7 +412,7 @@ func (d *decoder) httpURL(e entry, s string) {
 		if strings.HasSuffix(e.path, "endpoint") {
 			example = "http://localhost:4566" // a broker's (an emulator's) endpoint
 		}
-		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as %s)", redact.Quote(redact.URL(d.asWritten(s))), example)
+		d.errorf(d.resolve(e.val, e.path), e.path, "%s is not an http or https URL (such as %s)", redact.Quote(redact.URL(d.writtenAt(e.path, s))), example)
 	}
 }
 

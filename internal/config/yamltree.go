@@ -14,26 +14,31 @@ import (
 
 func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Column: 1} }
 
-// errAt records an error at p. Every string argument that came out of
-// ${VAR} expansion is shown as written, and every %q of a string is cut at
+// errAt records an error at p. Every %q of a string is cut at
 // redact.MaxQuoted bytes with its length shown (uncut, a 200 KB
 // key gave a 400 KB error line); so is a field path longer than that.
+// Nothing in the message is rewritten: a caller that quotes a field's
+// value quotes it as written when it came out of ${VAR} expansion
+// (scalar.display, writtenAt), so that no other text (a suggestion, the
+// valid values, a plain value equal to an expanded one) is ever taken for
+// a variable.
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = redact.Quoted(d.asWritten(s))
+			args[i] = redact.Quoted(s)
 		}
 	}
-	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: d.f.written.apply(fmt.Sprintf(format, args...))})
+	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: fmt.Sprintf(format, args...)})
 }
 
-// asWritten returns the file's text for s when s came out of ${VAR}
-// expansion, else s.
-func (d *decoder) asWritten(s string) string {
-	if raw, ok := d.f.written[s]; ok {
+// writtenAt returns value, the value of the field at path (a full YAML
+// path), or the text the file has for that field when its value came out
+// of ${VAR} expansion: what an error about that field quotes.
+func (d *decoder) writtenAt(path, value string) string {
+	if raw, ok := d.raw[path]; ok {
 		return raw
 	}
-	return s
+	return value
 }
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {

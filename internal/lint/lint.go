@@ -388,7 +388,7 @@ var configRules = []struct{ suffix, rule string }{
 	{".bufferSize", RuleBufferSizeRange},
 	{".gcp.deadLetterPolicy.maxDeliveryAttempts", RuleGCPMaxDeliveryAttempts},
 	{".sqs.visibilityTimeout", RuleSQSVisibilityTimeoutRange},
-	{".requeueDelay", RuleRequeueDelayExceedsLimit},
+	{".requeueDelay", RuleRequeueDelayRange},
 }
 
 // ConfigFindings turns the error of config.Load or config.Parse into

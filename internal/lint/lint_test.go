@@ -342,10 +342,47 @@ func TestRequeueDelayExceedsLimit(t *testing.T) {
 		{name: "gcp 15m trips", yaml: sub("gcp", "requeueDelay: 15m"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 15m", "10m"}, line: 12},
 		{name: "gcp beyond maxRequeueDelay trips", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"gcp.maxRequeueDelay 1m"}},
-		{name: "sqs 13h is refused and reported under the rule", yaml: sub("sqs", "requeueDelay: 13h"), want: 1, severity: lint.SeverityError},
+		{name: "sqs 13h is refused, under requeue-delay-range", yaml: sub("sqs", "requeueDelay: 13h"), want: 0},
 		{name: "gcp 5m does not trip", yaml: sub("gcp", "requeueDelay: 5m"), want: 0},
 		{name: "memory has no maximum", yaml: sub("memory", "requeueDelay: 100h"), want: 0},
 	})
+}
+
+func TestRequeueDelayRange(t *testing.T) {
+	runCases(t, lint.RuleRequeueDelayRange, []ruleCase{
+		{name: "sqs 13h is refused and reported under the rule", yaml: sub("sqs", "requeueDelay: 13h"), want: 1, severity: lint.SeverityError,
+			contains: []string{"13h is out of range", "0s..12h"}, line: 12},
+		{name: "sqs 999999h", yaml: sub("sqs", "requeueDelay: 999999h"), want: 1, severity: lint.SeverityError},
+		{name: "a negative delay on any transport", yaml: sub("memory", "requeueDelay: -1s"), want: 1, severity: lint.SeverityError, contains: []string{"-1s is out of range"}},
+		{name: "sqs 12h does not trip", yaml: sub("sqs", "requeueDelay: 12h"), want: 0},
+		{name: "gcp 15m is capped, not refused", yaml: sub("gcp", "requeueDelay: 15m"), want: 0},
+	})
+}
+
+// TestConfigFindings_SeverityIsTheRules: a value the parser refuses is
+// reported under a rule whose own severity (the one --list-rules,
+// --explain and SARIF show) is the finding's: an error, as consume refuses
+// the file.
+func TestConfigFindings_SeverityIsTheRules(t *testing.T) {
+	for _, y := range []string{
+		sub("memory", "bufferSize: 25"),
+		sub("memory", "requeueDelay: -1s"),
+		sub("sqs", "requeueDelay: 999999h"),
+		sub("sqs", "sqs:\n  visibilityTimeout: 13h"),
+		sub("gcp", "gcp:\n  deadLetterPolicy:\n    topic: t\n    maxDeliveryAttempts: 200"),
+		sub("memory", "requeueCont: 3"),
+	} {
+		fs := lintYAML(t, y)
+		if len(fs) == 0 {
+			t.Fatalf("no findings for\n%s", y)
+		}
+		for _, f := range fs {
+			r, ok := lint.Lookup(f.RuleID)
+			if !ok || f.Severity != lint.SeverityError || r.Severity != f.Severity {
+				t.Errorf("finding %s is %s but its rule says %s: %s", f.RuleID, f.Severity, r.Severity, f.Message)
+			}
+		}
+	}
 }
 
 func TestOrderingWithPerformers(t *testing.T) {

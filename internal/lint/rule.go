@@ -87,11 +87,19 @@ const (
 	RuleRocketMQInvisibleDuration  = "rocketmq-invisible-duration-range"
 	RuleBufferedWaitExceedsLease   = "buffered-wait-exceeds-lease"
 	RuleRequeueDelayExceedsLimit   = "requeue-delay-exceeds-limit"
-	RuleOrderingWithPerformers     = "ordering-with-performers"
-	RuleDrainShorterThanHandler    = "drain-shorter-than-handler"
-	RuleEmptyChannelBusyPoll       = "empty-channel-busy-poll"
-	RuleNativeLimitDrift           = "native-limit-drift"
-	RuleLiveCheckFailed            = "live-check-failed"
+	// RuleRequeueDelayRange is a requeueDelay the parser refuses (and
+	// consume with it): negative, or above SQS's 12h.
+	RuleRequeueDelayRange = "requeue-delay-range"
+	// RuleHandlerCommandNotFound and RuleMemorySeedInvalid are judged on
+	// the local file system (internal/lint/local): what consume refuses to
+	// start with.
+	RuleHandlerCommandNotFound  = "handler-command-not-found"
+	RuleMemorySeedInvalid       = "memory-seed-invalid"
+	RuleOrderingWithPerformers  = "ordering-with-performers"
+	RuleDrainShorterThanHandler = "drain-shorter-than-handler"
+	RuleEmptyChannelBusyPoll    = "empty-channel-busy-poll"
+	RuleNativeLimitDrift        = "native-limit-drift"
+	RuleLiveCheckFailed         = "live-check-failed"
 	// RuleMissingDestination is a --live rule: a channel the
 	// subscription names is missing on the broker.
 	RuleMissingDestination     = "missing-destination"
@@ -354,9 +362,22 @@ the lease at least bufferSize x handler.timeout.`,
 mechanism, which has a maximum: SQS's visibility timeout (12h), Pub/Sub's
 ack deadline and retry backoff (600s, or gcp.maxRequeueDelay if lower). A
 longer requeueDelay is capped there, so the message returns sooner than the
-file says. (The parser refuses an SQS requeueDelay above 12h outright.)
+file says; consume runs the file, hence a Warning. (A requeueDelay consume
+refuses, an SQS one above 12h or a negative one, is requeue-delay-range, an
+Error.)
 
 Fix: use a requeueDelay within the transport's maximum.`,
+	},
+	{
+		ID: RuleRequeueDelayRange, Severity: SeverityError,
+		Summary: "requeueDelay is negative, or above 12h on SQS",
+		Explanation: `A requeueDelay is a duration of 0 or more. On SQS a requeue changes the
+message's visibility timeout, which SQS takes up to 12h (43200 seconds), so
+the file refuses an SQS requeueDelay above 12h rather than cap it (Pub/Sub
+caps its own: requeue-delay-exceeds-limit). consume refuses a file with
+either value (exit 2).
+
+Fix: use a requeueDelay from 0s to 12h on SQS, 0s or more elsewhere.`,
 	},
 	{
 		ID: RuleOrderingWithPerformers, Severity: SeverityWarning,
@@ -473,6 +494,40 @@ a pause: a core spent, and on AWS every request billed.
 
 Fix: set timeOut to at least 1s (SQS long-polls up to 20s) or give
 emptyChannelDelay a pause (default 500ms).`,
+	},
+	{
+		ID: RuleHandlerCommandNotFound, Severity: SeverityError,
+		Summary: "an exec handler's command is not an executable file (consume refuses to start)",
+		Explanation: `An exec handler runs handler.command for each message. consume looks the
+command up when it starts the subscription, as exec.LookPath does: a path
+(one with a slash; a relative one is relative to the subscriptions file's
+directory) must name an executable file, and a bare name (python3) must be
+found on PATH. When it is not, consume refuses to start (exit 2).
+
+This rule reads the file system where lint runs, with lint's PATH: a
+command that is built or installed later (a CI job that lints before it
+builds the handler, a PATH that only the deployed image has) is reported
+although consume, run later elsewhere, would find it. lint says nothing
+about the program itself: only that it can be started.
+
+Fix: correct handler.command, make the file executable (chmod +x), or lint
+where and after the command exists.`,
+	},
+	{
+		ID: RuleMemorySeedInvalid, Severity: SeverityError,
+		Summary: "a memory transport's seed file is missing or does not parse (consume refuses to start)",
+		Explanation: `memory.seed names a file of messages, one JSON record per line (the shape
+brighter dlq peek -o json and memory.output write), that consume loads into
+the subscription's queue when it starts. A relative path is relative to the
+subscriptions file's directory. A seed file that does not exist, cannot be
+read or holds a line that is not such a record makes consume refuse to
+start (exit 2); the finding names the line.
+
+This rule reads the file system where lint runs: a seed file written later
+(by a test harness, say) is reported although consume, run after it, would
+load it.
+
+Fix: correct memory.seed, or the record on the line named.`,
 	},
 }
 

@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +33,7 @@ import (
 	"github.com/brightergo/brighter/internal/lint/infra/krm"
 	"github.com/brightergo/brighter/internal/lint/infra/terraform"
 	"github.com/brightergo/brighter/internal/lint/live"
+	"github.com/brightergo/brighter/internal/lint/local"
 	"github.com/brightergo/brighter/internal/lint/rules"
 	"github.com/brightergo/brighter/internal/redact"
 )
@@ -92,7 +95,11 @@ out-of-range broker settings, and a handler timeout longer than the lease.
 
 Each finding is "file:line:col: severity rule: message". A file that does not
 parse is reported as findings at the offending lines. brighter consume runs
-the same rules at start-up and logs each finding once.
+the same rules at start-up and logs each finding once. lint also looks, on
+the file system where it runs, for what consume opens or runs when it
+starts: an exec handler's command (handler-command-not-found) and a memory
+transport's seed file (memory-seed-invalid), relative paths taken from the
+subscriptions file's directory, as consume takes them.
 
 Exit status: 0 when no finding is at or above --fail-on (default error, so
 warnings never fail a build unless asked), 1 when one is, 2 for a usage error
@@ -222,12 +229,17 @@ func runLint(ctx context.Context, o *Options) error {
 		return o.runExplain()
 	}
 	if o.list {
+		// Columns as wide as their longest cell, two blanks apart.
+		tw := tabwriter.NewWriter(o.io.Out, 0, 0, 2, ' ', 0)
 		for _, r := range lint.Rules() {
 			req := r.Requirement
 			if req == "" {
 				req = "-"
 			}
-			fmt.Fprintf(o.io.Out, "%-32s %-8s %-5s %s\n", r.ID, r.Severity, req, r.Summary)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, req, r.Summary)
+		}
+		if err := tw.Flush(); err != nil {
+			return cmdutil.FailureErr(err)
 		}
 		return nil
 	}
@@ -286,6 +298,8 @@ func runLint(ctx context.Context, o *Options) error {
 		fs, f := l.Source(shown, data, o.io.Getenv)
 		if f != nil {
 			o.io.Redactor.Add(f.Secrets()...)
+			// What consume opens or runs at start-up, on this file system.
+			fs = append(fs, local.Check(ctx, f)...)
 		}
 		if o.live && f != nil {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
@@ -410,6 +424,12 @@ func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	}
 	data, err := o.readFile(name)
 	if err != nil {
+		// os.ReadFile's error names the file already ("read adir: is a
+		// directory", "open x.yaml: no such file or directory"): say "read
+		// NAME: " once, with what the system said.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == name {
+			return nil, "", fmt.Errorf("read %s: %w", name, pe.Err)
+		}
 		return nil, "", fmt.Errorf("read %s: %w", name, err)
 	}
 	return data, name, nil

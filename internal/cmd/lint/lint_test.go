@@ -184,3 +184,108 @@ subscriptions:
 		}
 	}
 }
+
+// TestLint_RefusesWhatConsumeCannotStart: a file whose exec handler's
+// command or memory seed file consume would refuse (exit 2) is an error of
+// lint at the field's key, a relative path taken from the subscriptions
+// file's directory (not lint's working directory), as consume takes it.
+func TestLint_RefusesWhatConsumeCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "deploy")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(sub, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("handle.sh", "#!/bin/sh\n", 0o755)
+	write("bad.jsonl", "{not json\n", 0o644)
+	good := write("good.yaml", "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: exec, command: ./handle.sh}\n", 0o644)
+	bad := write("bad.yaml", "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: exec, command: ./nosuch.sh}\n"+
+		"  - name: seeded\n    transport: memory\n    handler: {type: builtin, name: ack}\n    memory:\n      seed: nosuch.jsonl\n"+
+		"  - name: garbled\n    transport: memory\n    handler: {type: builtin, name: ack}\n    memory: {seed: bad.jsonl}\n", 0o644)
+
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", "--fail-on", "warning", good}); code != cmdutil.ExitOK {
+		t.Fatalf("a command beside the file: exit %d\n%s%s", code, out, errOut)
+	}
+	io, out, errOut = cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", bad}); code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errOut)
+	}
+	for _, want := range []string{
+		bad + `:4:27: error handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
+		bad + `:9:7: error memory-seed-invalid: subscription "seeded": memory.seed "` + filepath.Join(sub, "nosuch.jsonl") + `": no such file or directory`,
+		bad + `:13:14: error memory-seed-invalid: subscription "garbled": memory.seed "` + filepath.Join(sub, "bad.jsonl") + `": line 1: `,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestLint_CosmeticsOfTheReport: a directory given as a file is named once
+// in its error; --list-rules keeps its severity and requirement columns
+// aligned whatever the length of a rule's id; and a clean file says the
+// same "no findings" line whether it was named or read from stdin.
+func TestLint_CosmeticsOfTheReport(t *testing.T) {
+	dir := t.TempDir()
+	io, out, errOut := cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", dir}); code != cmdutil.ExitUsage {
+		t.Fatalf("a directory: exit %d, want %d\n%s", code, cmdutil.ExitUsage, out)
+	}
+	if got := strings.Count(errOut.String(), dir); got != 1 {
+		t.Errorf("a directory is named %d times in %q, want once", got, errOut)
+	}
+	if !strings.Contains(errOut.String(), "read "+dir+": is a directory") {
+		t.Errorf("stderr %q does not say read %s: is a directory", errOut, dir)
+	}
+
+	io, out, _ = cmdtest.FakeIO("", false)
+	if code := run(context.Background(), io, []string{"lint", "--list-rules"}); code != cmdutil.ExitOK {
+		t.Fatalf("--list-rules: exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(lint.Rules()) {
+		t.Fatalf("--list-rules wrote %d lines for %d rules", len(lines), len(lint.Rules()))
+	}
+	sevCol, reqCol := -1, -1
+	for i, r := range lint.Rules() {
+		l := lines[i]
+		rest, ok := strings.CutPrefix(l, r.ID)
+		if !ok {
+			t.Fatalf("line %q does not start with %s", l, r.ID)
+		}
+		sev := len(r.ID) + len(rest) - len(strings.TrimLeft(rest, " "))
+		if !strings.HasPrefix(l[sev:], r.Severity.String()+" ") || sev == len(r.ID) {
+			t.Fatalf("line %q: no severity %s after the id and a blank", l, r.Severity)
+		}
+		after := l[sev+len(r.Severity.String()):]
+		req := sev + len(r.Severity.String()) + len(after) - len(strings.TrimLeft(after, " "))
+		if sevCol < 0 {
+			sevCol, reqCol = sev, req
+		}
+		if sev != sevCol || req != reqCol {
+			t.Errorf("line %q: severity at column %d and requirement at %d, want %d and %d", l, sev, req, sevCol, reqCol)
+		}
+	}
+
+	file := filepath.Join(dir, "clean.yaml")
+	clean := "subscriptions:\n  - name: orders\n    transport: memory\n    handler: {type: builtin, name: ack}\n"
+	if err := os.WriteFile(file, []byte(clean), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	io, out, _ = cmdtest.FakeIO("", false)
+	run(context.Background(), io, []string{"lint", file})
+	named := out.String()
+	io, out, _ = cmdtest.FakeIO(clean, false)
+	run(context.Background(), io, []string{"lint", "-"})
+	if named != "no findings in 1 file\n" || out.String() != named {
+		t.Errorf("a named file says %q, stdin %q; want both %q", named, out, "no findings in 1 file\n")
+	}
+}

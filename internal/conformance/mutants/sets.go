@@ -49,5 +49,7 @@ func extraSets() [][]mutant {
 		watchMutants,
 		outcomeMutants,
 		yamlV3Mutants,
+		cfgLintMutants,
+		cfgLintLocalMutants,
 	}
 }

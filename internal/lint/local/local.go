@@ -1,0 +1,103 @@
+// Package local holds the lint rules judged on the local file system: what
+// `brighter consume` opens or runs when it starts a subscription, looked up
+// the way consume looks it up, so that lint refuses a file consume would
+// refuse (exit 2) for a file it names. handler-command-not-found: an exec
+// handler's command that exec.LookPath does not find (internal/handler's
+// Exec); memory-seed-invalid: a memory transport's seed file that cannot
+// be opened or that the memory broker does not load (internal/transport's
+// Memory.Open). The subscriptions file's relative paths are already
+// relative to its directory (internal/config resolves them as consume
+// uses them).
+//
+// Its checks read files where lint runs and with its PATH, so they are
+// kept out of internal/lint and internal/lint/rules, which judge the
+// subscriptions file alone.
+//
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Must not import: internal/pump, github.com/spf13/cobra
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/lint"
+)
+
+// Check returns the findings of f's subscriptions on the local file
+// system: handler-command-not-found and memory-seed-invalid, in file
+// order. A nil f yields none. It reads each seed file whole (into a memory
+// broker of its own, as consume loads it) and runs no command.
+func Check(ctx context.Context, f *config.File) []lint.Finding {
+	if f == nil {
+		return nil
+	}
+	var out []lint.Finding
+	for _, s := range f.Subscriptions {
+		if h := s.Handler; h.Type == config.HandlerExec && h.Command != "" {
+			if err := commandError(h.Command); err != nil {
+				out = append(out, lint.NewFinding(s, lint.RuleHandlerCommandNotFound, "handler.command", fmt.Sprintf(
+					"subscription %q: handler.command %q cannot be run: %v; consume refuses to start the subscription (a relative path is relative to the subscriptions file's directory)",
+					s.Name, h.Command, err)))
+			}
+		}
+		if s.Memory != nil && s.Memory.Seed != "" {
+			if err := seedError(ctx, s.Memory.Seed, s.ChannelName); err != nil {
+				out = append(out, lint.NewFinding(s, lint.RuleMemorySeedInvalid, "memory.seed", fmt.Sprintf(
+					"subscription %q: memory.seed %q: %v; consume refuses to start the subscription",
+					s.Name, s.Memory.Seed, err)))
+			}
+		}
+	}
+	return out
+}
+
+// commandError is why consume could not start command (exec.LookPath's
+// error, as internal/handler's Exec gets it), or nil.
+func commandError(command string) error {
+	_, err := exec.LookPath(command)
+	if err == nil {
+		return nil
+	}
+	// exec.Error repeats the name the finding already quotes.
+	if e := (*exec.Error)(nil); errors.As(err, &e) {
+		if errors.Is(e.Err, exec.ErrNotFound) {
+			return errors.New("no executable file of that name on PATH")
+		}
+		return pathless(e.Err)
+	}
+	return err
+}
+
+// pathless is err without the path an fs.PathError names (the finding
+// quotes it already): "no such file or directory", "permission denied".
+func pathless(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// seedError is why consume could not load the seed file at path into
+// queue (its open's error, or the memory broker's Load's, which names the
+// line), or nil.
+func seedError(ctx context.Context, path, queue string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return pathless(err)
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		return errors.New("is a directory, not a file of messages")
+	}
+	_, err = memory.NewBroker(false).Load(ctx, fh, queue)
+	return err
+}
