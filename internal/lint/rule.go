@@ -496,7 +496,7 @@ Fix: set timeOut to at least 1s (SQS long-polls up to 20s) or give
 emptyChannelDelay a pause (default 500ms).`,
 	},
 	{
-		ID: RuleHandlerCommandNotFound, Severity: SeverityError,
+		ID: RuleHandlerCommandNotFound, Severity: SeverityWarning,
 		Summary: "an exec handler's command is not an executable file (consume refuses to start)",
 		Explanation: `An exec handler runs handler.command for each message. consume looks the
 command up when it starts the subscription, as exec.LookPath does: a path
@@ -507,8 +507,10 @@ found on PATH. When it is not, consume refuses to start (exit 2).
 This rule reads the file system where lint runs, with lint's PATH: a
 command that is built or installed later (a CI job that lints before it
 builds the handler, a PATH that only the deployed image has) is reported
-although consume, run later elsewhere, would find it. lint says nothing
-about the program itself: only that it can be started.
+although consume, run later elsewhere, would find it. That is why it is a
+warning, not an error: it fails a build only with --fail-on warning (or
+note). lint says nothing about the program itself: only that it can be
+started.
 
 Fix: correct handler.command, make the file executable (chmod +x), or lint
 where and after the command exists.`,
