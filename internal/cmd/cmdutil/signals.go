@@ -12,6 +12,17 @@ import (
 // SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
 
+// SignalMergeWindow is how soon after the first SIGINT/SIGTERM another is
+// the same stop, not a second signal: timeout(1) signals the command and
+// then its whole process group, and a terminal's ^C reaches every process
+// of the group, so one stop may arrive twice in the same moment. Every
+// command that takes a second signal as "exit at once" merges within it.
+const SignalMergeWindow = 500 * time.Millisecond
+
+// LogSignalMerged is logged (Info) for a signal within SignalMergeWindow of
+// the first.
+const LogSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
+
 // SignalWatch is how WatchSignals answers SIGINT/SIGTERM during one phase
 // of a command (while it connects to the broker, while it scans).
 type SignalWatch struct {

@@ -144,10 +144,10 @@ const (
 	// the command and then to the whole process group, and a terminal's ^C
 	// reaches every process of the group, so one stop may arrive twice in
 	// the same moment.
-	signalMergeWindow = 500 * time.Millisecond
+	signalMergeWindow = cmdutil.SignalMergeWindow
 	// logConsumeSignalMerged is logged (Info) for a signal within
 	// signalMergeWindow of the first.
-	logConsumeSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
+	logConsumeSignalMerged = cmdutil.LogSignalMerged
 	logConsumeStopped      = "consume stopped"
 )
 

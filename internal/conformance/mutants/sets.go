@@ -49,5 +49,6 @@ func extraSets() [][]mutant {
 		watchMutants,
 		outcomeMutants,
 		yamlV3Mutants,
+		signalsMutants,
 	}
 }
