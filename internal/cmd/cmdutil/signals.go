@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -96,5 +98,52 @@ func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (co
 		default:
 			return false
 		}
+	}
+}
+
+// NotifySignals subscribes to the process's SIGINT and SIGTERM, or returns
+// inject() when inject is not nil (factory.Factory.Signals: a test's
+// channel): the channel the signals arrive on and the function that ends
+// the subscription.
+func NotifySignals(inject func() (<-chan os.Signal, func())) (<-chan os.Signal, func()) {
+	if inject != nil {
+		return inject()
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// ExitFunc is inject (factory.Factory.Exit: a test's) or, when it is nil,
+// os.Exit: what ends the process on a second signal.
+func ExitFunc(inject func(code int)) func(code int) {
+	if inject != nil {
+		return inject
+	}
+	return os.Exit
+}
+
+// LogForced is the Warning of a second signal to a command that stops at
+// the first (send, lint --live, demo): it exits ExitInterrupted at once.
+const LogForced = "second signal; exiting at once"
+
+// StopOnSignals is the signal handling of a command that does one job and
+// stops at the first SIGINT/SIGTERM (send, lint --live, demo): the
+// returned context ends at the first signal, logged (Warning) as stopping;
+// a signal within SignalMergeWindow of it is the same stop (LogSignalMerged,
+// Info); a later one logs LogForced and exits ExitInterrupted at once.
+// inject and exit are factory.Factory.Signals and Exit (nil: the process's
+// signals, os.Exit). done ends the watch and the subscription and reports
+// whether a signal came: the command then ends with an ExitError of code
+// ExitInterrupted saying what it did and did not do.
+func StopOnSignals(ctx context.Context, logger *slog.Logger, stopping string, inject func() (<-chan os.Signal, func()), exit func(code int)) (context.Context, func() (signalled bool)) {
+	sigs, unsubscribe := NotifySignals(inject)
+	wctx, done := WatchSignals(ctx, sigs, SignalWatch{Logger: logger, Stopping: stopping, Forced: LogForced,
+		MergeWindow: SignalMergeWindow, Merged: LogSignalMerged, Exit: ExitFunc(exit)})
+	var once sync.Once
+	return wctx, func() bool {
+		signalled := done()
+		once.Do(unsubscribe)
+		return signalled
 	}
 }

@@ -3,7 +3,9 @@ package main
 // signalsMutants break the rules of how the commands stop on SIGINT and
 // SIGTERM: one stop that arrives twice in the same moment (timeout(1)
 // signals the command and then its process group) is one stop in every
-// dlq verb and the triage console.
+// dlq verb and the triage console; send, lint --live and demo stop cleanly
+// at the first signal (exit 130, saying what was done), and the demo
+// removes the subscriptions file it wrote for an emulator that stops.
 var signalsMutants = []mutant{
 	{Name: "dlq-double-signal-not-merged", What: "the dlq verbs take timeout(1)'s repeated signal as a second one: they exit at once with no summary and leave what they held invisible for --visibility",
 		File: "internal/cmd/dlq/shared/options.go",
@@ -15,4 +17,19 @@ var signalsMutants = []mutant{
 		Old:  "if !firstAt.IsZero() && time.Since(firstAt) < o.MergeWindow {",
 		New:  "if false {",
 		Run:  "^TestSignalsWithinMergeWindowAreOneStop$", Pkg: "./internal/cmd/dlq/shared"},
+	{Name: "send-signal-unhandled", What: "send does not watch signals: SIGINT or SIGTERM kills it mid --count with no line saying how many were sent",
+		File: "internal/cmd/send/send.go",
+		Old:  "ctx, interrupted := cmdutil.StopOnSignals(ctx, logger, logSendStopping, o.global.Signals, o.global.Exit)",
+		New:  "ctx, interrupted := ctx, func() bool { return false }",
+		Run:  "^TestSend_SignalStopsTheSendSayingHowManyWereSent$", Pkg: "./internal/cmd/send"},
+	{Name: "lint-live-signal-unhandled", What: "lint --live does not watch signals: SIGINT or SIGTERM kills it with no line saying the lint was interrupted",
+		File: "internal/cmd/lint/lint.go",
+		Old:  "ctx, interrupted = cmdutil.StopOnSignals(ctx, logger, logLintStopping, o.global.Signals, o.global.Exit)",
+		New:  "_, _ = logger, logLintStopping",
+		Run:  "^TestLintLive_SignalStopsTheLookUpsWithoutAReport$", Pkg: "./internal/cmd/lint"},
+	{Name: "demo-keep-running-file-left", What: "demo --keep-running stopped by Ctrl-C leaves its brighter-demo-*.yaml behind, naming an emulator that has stopped",
+		File: "internal/cmd/demo/demo.go",
+		Old:  "if o.writeConfig == \"\" && o.emulator == \"\" {",
+		New:  "if false {",
+		Run:  "^TestDemo_SignalStopsTheStoryAndRemovesItsFile$", Pkg: "./internal/cmd/demo"},
 }
