@@ -5,7 +5,9 @@ package main
 // signals the command and then its process group) is one stop in every
 // dlq verb and the triage console; send, lint --live and demo stop cleanly
 // at the first signal (exit 130, saying what was done), and the demo
-// removes the subscriptions file it wrote for an emulator that stops.
+// removes the subscriptions file it wrote for an emulator that stops;
+// watch reports a target that accepts connections and never answers as
+// unreachable and retries it.
 var signalsMutants = []mutant{
 	{Name: "dlq-double-signal-not-merged", What: "the dlq verbs take timeout(1)'s repeated signal as a second one: they exit at once with no summary and leave what they held invisible for --visibility",
 		File: "internal/cmd/dlq/shared/options.go",
@@ -32,4 +34,14 @@ var signalsMutants = []mutant{
 		Old:  "if o.writeConfig == \"\" && o.emulator == \"\" {",
 		New:  "if false {",
 		Run:  "^TestDemo_SignalStopsTheStoryAndRemovesItsFile$", Pkg: "./internal/cmd/demo"},
+	{Name: "watch-client-no-timeouts", What: "watch's HTTP client has no dial or response-header timeout: a target that accepts connections and never answers shows 'waiting for events' for ever, never unreachable",
+		File: "internal/cmd/watch/watch.go",
+		Old:  "client: tui.NewWatchClient()}",
+		New:  "client: &http.Client{}}",
+		Run:  "^TestWatch_TargetThatNeverAnswersIsShownUnreachable$", Pkg: "./internal/cmd/watch"},
+	{Name: "watch-no-header-timeout", What: "the watch client waits for a target's response headers without a bound: a target that never answers is never reported unreachable nor retried",
+		File: "internal/tui/feed.go",
+		Old:  "tr.ResponseHeaderTimeout = HeaderTimeout",
+		New:  "_ = HeaderTimeout",
+		Run:  "^TestWatch_TargetThatNeverAnswersIsUnreachableAndRetried$", Pkg: "./internal/tui"},
 }
