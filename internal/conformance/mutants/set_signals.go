@@ -7,7 +7,8 @@ package main
 // at the first signal (exit 130, saying what was done), and the demo
 // removes the subscriptions file it wrote for an emulator that stops;
 // watch reports a target that accepts connections and never answers as
-// unreachable and retries it.
+// unreachable and retries it; a consume drain waiting only for a receive
+// in flight says so, in its log and on its dashboard.
 var signalsMutants = []mutant{
 	{Name: "dlq-double-signal-not-merged", What: "the dlq verbs take timeout(1)'s repeated signal as a second one: they exit at once with no summary and leave what they held invisible for --visibility",
 		File: "internal/cmd/dlq/shared/options.go",
@@ -44,4 +45,14 @@ var signalsMutants = []mutant{
 		Old:  "tr.ResponseHeaderTimeout = HeaderTimeout",
 		New:  "_ = HeaderTimeout",
 		Run:  "^TestWatch_TargetThatNeverAnswersIsUnreachableAndRetried$", Pkg: "./internal/tui"},
+	{Name: "consume-drain-receive-silent", What: "a stop's drain that waits only for a receive in flight (an SQS long poll, up to 20s) says nothing: the pump never counts its receives in flight",
+		File: "internal/pump/run.go",
+		Old:  "\tr.receiving.Add(1)\n",
+		New:  "",
+		Run:  "^TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo$", Pkg: "./internal/cmd/consume"},
+	{Name: "tui-drain-receive-line-missing", What: "consume --tui keeps saying 'handlers finish and settle' while the drain waits only for a receive in flight",
+		File: "internal/tui/view_header.go",
+		Old:  "if n := m.inFlight(); n > 0 || len(m.awaitingReceive) == 0 {",
+		New:  "if n := m.inFlight(); true {",
+		Run:  "^TestModel_DrainingWaitingForTheReceiveInFlightSaysSo$", Pkg: "./internal/tui"},
 }
