@@ -42,6 +42,7 @@ func extraSets() [][]mutant {
 		lintInfraMutants,
 		infraReaderMutants,
 		connectSignalMutants,
+		signalsMutants,
 		settleBatchMutants,
 		proactorRunMutants,
 		brokerCallsMutants,
@@ -49,6 +50,5 @@ func extraSets() [][]mutant {
 		watchMutants,
 		outcomeMutants,
 		yamlV3Mutants,
-		signalsMutants,
 	}
 }
