@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -133,17 +134,30 @@ const LogForced = "second signal; exiting at once"
 // a signal within SignalMergeWindow of it is the same stop (LogSignalMerged,
 // Info); a later one logs LogForced and exits ExitInterrupted at once.
 // inject and exit are factory.Factory.Signals and Exit (nil: the process's
-// signals, os.Exit). done ends the watch and the subscription and reports
-// whether a signal came: the command then ends with an ExitError of code
-// ExitInterrupted saying what it did and did not do.
-func StopOnSignals(ctx context.Context, logger *slog.Logger, stopping string, inject func() (<-chan os.Signal, func()), exit func(code int)) (context.Context, func() (signalled bool)) {
+// signals, os.Exit). signalled reports whether a signal has come (the
+// command then ends with an ExitError of code ExitInterrupted saying what
+// it did and did not do) and keeps watching, so a second signal during
+// the command's clean-up still exits at once; stop, deferred by the
+// command, ends the watch and the subscription.
+func StopOnSignals(ctx context.Context, logger *slog.Logger, stopping string, inject func() (<-chan os.Signal, func()), exit func(code int)) (wctx context.Context, signalled func() bool, stop func()) {
 	sigs, unsubscribe := NotifySignals(inject)
 	wctx, done := WatchSignals(ctx, sigs, SignalWatch{Logger: logger, Stopping: stopping, Forced: LogForced,
 		MergeWindow: SignalMergeWindow, Merged: LogSignalMerged, Exit: ExitFunc(exit)})
+	var fired atomic.Bool
 	var once sync.Once
-	return wctx, func() bool {
-		signalled := done()
-		once.Do(unsubscribe)
-		return signalled
+	// Only a signal cancels wctx while ctx lives.
+	signalled = func() bool {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			fired.Store(true)
+		}
+		return fired.Load()
+	}
+	return wctx, signalled, func() {
+		once.Do(func() {
+			if done() {
+				fired.Store(true)
+			}
+			unsubscribe()
+		})
 	}
 }

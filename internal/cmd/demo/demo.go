@@ -150,8 +150,8 @@ func runDemo(ctx context.Context, o *Options) error {
 	}
 	// A signal stops the story (its pump and consumers) and the emulator
 	// at any point; a --keep-running demo waits for one.
-	ctx, interrupted := cmdutil.StopOnSignals(ctx, logger, logDemoStopping, o.global.Signals, o.global.Exit)
-	defer interrupted()
+	ctx, interrupted, stopWatch := cmdutil.StopOnSignals(ctx, logger, logDemoStopping, o.global.Signals, o.global.Exit)
+	defer stopWatch()
 	d, err := demo.Start(ctx, do)
 	if err != nil {
 		if interrupted() {
@@ -161,7 +161,7 @@ func runDemo(ctx context.Context, o *Options) error {
 	}
 	defer d.Close()
 	if _, err := d.Run(ctx); err != nil {
-		if ctx.Err() != nil && interrupted() {
+		if interrupted() {
 			return demoInterrupted()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {

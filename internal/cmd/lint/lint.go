@@ -259,13 +259,14 @@ func runLint(ctx context.Context, o *Options) error {
 	// interrupted reports whether SIGINT or SIGTERM stopped --live's
 	// look-ups: the lint then writes no report (it would be partial).
 	interrupted := func() bool { return false }
+	stopWatch := func() {}
+	defer func() { stopWatch() }()
 	if o.live {
 		logger, err := o.global.Logger()
 		if err != nil {
 			return err
 		}
-		ctx, interrupted = cmdutil.StopOnSignals(ctx, logger, logLintStopping, o.global.Signals, o.global.Exit)
-		defer interrupted()
+		ctx, interrupted, stopWatch = cmdutil.StopOnSignals(ctx, logger, logLintStopping, o.global.Signals, o.global.Exit)
 		var closeProbers func()
 		probers, validators, closeProbers = o.probers()
 		defer closeProbers()
@@ -304,7 +305,7 @@ func runLint(ctx context.Context, o *Options) error {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
 			lfs := append(live.Check(lctx, f, probers, o.transports), live.CheckChannels(lctx, f, validators)...)
 			cancel()
-			if ctx.Err() != nil && interrupted() {
+			if interrupted() {
 				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("lint: interrupted during the --live look-ups; no report was written")}
 			}
 			liveUnchecked += uncheckedSubscriptions(lfs)

@@ -196,8 +196,8 @@ func runSend(ctx context.Context, o *Options) error {
 	}
 	// From here on a signal stops the send: while connecting nothing is
 	// sent; while sending no further message is.
-	ctx, interrupted := cmdutil.StopOnSignals(ctx, logger, logSendStopping, o.global.Signals, o.global.Exit)
-	defer interrupted()
+	ctx, interrupted, stopWatch := cmdutil.StopOnSignals(ctx, logger, logSendStopping, o.global.Signals, o.global.Exit)
+	defer stopWatch()
 	p, err := factory.Producer(ctx, f, s, logger)
 	if err != nil {
 		if interrupted() {
@@ -231,7 +231,7 @@ func runSend(ctx context.Context, o *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("send to %s: interrupted; %d of %d sent%s", topic, sent, o.count, what)}
 	}
 	for range o.count {
-		if ctx.Err() != nil && interrupted() {
+		if interrupted() {
 			return stopped(false)
 		}
 		id := o.id
