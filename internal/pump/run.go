@@ -26,12 +26,28 @@ type Pump struct {
 
 	// cutHandlers cancels the running handlers' context (see CutOff).
 	cutHandlers atomic.Pointer[context.CancelFunc]
+	// current is the Run under way (nil when none), for AwaitingReceive.
+	current atomic.Pointer[run]
 
 	health channelHealth
 
 	// here records the messages handled in this process that the budget
 	// may judge (exhausted, requeue).
 	here *handledHere
+}
+
+// AwaitingReceive reports whether the Run under way is in a graceful
+// stop that waits only for receives in flight: the stop has begun, a
+// Receive is still waiting on the broker (it is let end, at most TimeOut,
+// so that the messages it takes are released rather than left invisible)
+// and no handler is running. false when no Run is under way, before a
+// stop, and for a stop on an error.
+func (p *Pump) AwaitingReceive() bool {
+	r := p.current.Load()
+	if r == nil || !r.stopping() || r.err() != nil {
+		return false
+	}
+	return r.receiving.Load() > 0 && r.handling.Load() == 0
 }
 
 // CutOff stops the current Run (as cancelling its context does) and
@@ -121,6 +137,9 @@ func (p *Pump) Run(ctx context.Context) error {
 	}
 	defer close(leasesDone)
 
+	// Published once every field AwaitingReceive reads is set.
+	p.current.Store(r)
+	defer p.current.Store(nil)
 	done := make(chan struct{})
 	go func() {
 		if p.opts.Variant == Reactor {
@@ -231,10 +250,14 @@ type run struct {
 	// or a cut-off). Until then, messages already received are still handed
 	// to their handlers (mayStart).
 	drainUntil atomic.Int64
-	heldMu     sync.Mutex
-	held       []*message.Message // released at the end of a stop (release)
-	errMu      sync.Mutex
-	fatal      error
+	// receiving counts the Receive calls waiting on the broker, handling
+	// the messages in handle (a handler running or its settle), for
+	// AwaitingReceive.
+	receiving, handling atomic.Int32
+	heldMu              sync.Mutex
+	held                []*message.Message // released at the end of a stop (release)
+	errMu               sync.Mutex
+	fatal               error
 }
 
 // halt stops receiving; err, if not nil, is what Run will return. A halt
@@ -328,7 +351,9 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
 	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
 	started := time.Now()
+	r.receiving.Add(1)
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
+	r.receiving.Add(-1)
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
 	cancel()
 	if timedOut && len(ms) == 0 {

@@ -37,6 +37,8 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool) {
+	r.handling.Add(1)
+	defer r.handling.Add(-1)
 	p := r.p
 	// An earlier message of m's key whose batched acknowledgement is not
 	// sent yet decides whether m is held back: wait for it.

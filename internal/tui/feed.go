@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -123,6 +124,29 @@ func FeedStream(ctx context.Context, rd *observe.Reader, b *Batcher) {
 	}
 }
 
+// Time limits of Watch's HTTP client (NewWatchClient): how long a
+// connection to a target may take to open, and how long the target may
+// take to answer a request's headers. They bound each attempt, never the
+// /events stream itself, which lives as long as the consumer runs.
+const (
+	// DialTimeout bounds opening the TCP connection to a target.
+	DialTimeout = 5 * time.Second
+	// HeaderTimeout bounds the wait for a target's response headers (a
+	// consumer's /events answers them at once, before any event).
+	HeaderTimeout = 5 * time.Second
+)
+
+// NewWatchClient returns the HTTP client Watch needs: connections open
+// within DialTimeout and targets answer within HeaderTimeout, so a target
+// that accepts connections and never answers is reported unreachable and
+// retried, while an answered /events stream has no deadline.
+func NewWatchClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = HeaderTimeout
+	return &http.Client{Transport: tr}
+}
+
 // Retry delays of Watch: the first retry after MinRetry, doubling up to
 // MaxRetry.
 const (
@@ -182,6 +206,13 @@ func streamEvents(ctx context.Context, client *http.Client, url string, b *Batch
 	req.Header.Set("Accept", observe.ContentTypeNDJSON)
 	resp, err := client.Do(req)
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			if oe := (*net.OpError)(nil); errors.As(err, &oe) && oe.Op == "dial" {
+				return fmt.Errorf("no connection within %s: %w", DialTimeout, shortErr(err))
+			}
+			return fmt.Errorf("no answer within %s (it accepts connections but does not respond): %w", HeaderTimeout, shortErr(err))
+		}
 		return shortErr(err)
 	}
 	defer resp.Body.Close()

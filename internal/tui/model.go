@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"maps"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
@@ -54,6 +55,10 @@ type Model struct {
 	// draining: the consumer was asked to stop (q, or DrainingMsg);
 	// forced: q was pressed again while draining.
 	draining, forced bool
+	// awaitingReceive: while draining, the subscriptions whose drain
+	// waits only for their receive in flight, and for how long at most
+	// (AwaitingReceiveMsg).
+	awaitingReceive map[string]time.Duration
 
 	// Updates and Views count calls, for the redraw budget (tests and the
 	// benchmark read them).
@@ -152,6 +157,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case DrainingMsg:
 		m.draining = true
+		return m, nil
+	case AwaitingReceiveMsg:
+		m.draining = true
+		aw := make(map[string]time.Duration, len(m.awaitingReceive)+1)
+		maps.Copy(aw, m.awaitingReceive)
+		aw[msg.Subscription] = msg.UpTo
+		m.awaitingReceive = aw
 		return m, nil
 	case TargetStatusMsg:
 		m.setTargetStatus(msg)

@@ -41,3 +41,13 @@ type TickMsg time.Time
 // for a reason of its own (a signal, a pump that failed): it shows
 // "draining (N in flight)..." from then on, as after q.
 type DrainingMsg struct{}
+
+// AwaitingReceiveMsg tells the in-process dashboard of a draining consumer
+// that the drain of Subscription waits only for the receive in flight on
+// its broker (an SQS long poll), for at most UpTo (its timeOut): the
+// status line says so instead of "handlers finish and settle", since no
+// handler is running.
+type AwaitingReceiveMsg struct {
+	Subscription string
+	UpTo         time.Duration
+}

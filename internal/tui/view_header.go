@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -39,7 +41,17 @@ func (m Model) drainingLine() string {
 	if m.forced {
 		return m.styles.Bad.Render(fmt.Sprintf("exiting at once (%d in flight left to the broker)...", m.inFlight()))
 	}
-	return m.styles.Warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", m.inFlight()))
+	if n := m.inFlight(); n > 0 || len(m.awaitingReceive) == 0 {
+		return m.styles.Warn.Render(fmt.Sprintf("draining (%d in flight)... handlers finish and settle, then the consumer exits", n))
+	}
+	// No handler runs: the drain waits for the receive still on the
+	// broker (a long poll), whose messages it then releases.
+	subs := slices.Sorted(maps.Keys(m.awaitingReceive))
+	upTo := time.Duration(0)
+	for _, d := range m.awaitingReceive {
+		upTo = max(upTo, d)
+	}
+	return m.styles.Warn.Render(fmt.Sprintf("draining: waiting for the receive in flight to return (up to %s, %s); its messages will be released", upTo, strings.Join(subs, ", ")))
 }
 
 func (m Model) targetLines() []string {

@@ -4,13 +4,27 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/signal"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 // ExitInterrupted is the exit code of a command ended at once by a second
 // SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
+
+// SignalMergeWindow is how soon after the first SIGINT/SIGTERM another is
+// the same stop, not a second signal: timeout(1) signals the command and
+// then its whole process group, and a terminal's ^C reaches every process
+// of the group, so one stop may arrive twice in the same moment. Every
+// command that takes a second signal as "exit at once" merges within it.
+const SignalMergeWindow = 500 * time.Millisecond
+
+// LogSignalMerged is logged (Info) for a signal within SignalMergeWindow of
+// the first.
+const LogSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
 
 // SignalWatch is how WatchSignals answers SIGINT/SIGTERM during one phase
 // of a command (while it connects to the broker, while it scans).
@@ -85,5 +99,65 @@ func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (co
 		default:
 			return false
 		}
+	}
+}
+
+// NotifySignals subscribes to the process's SIGINT and SIGTERM, or returns
+// inject() when inject is not nil (factory.Factory.Signals: a test's
+// channel): the channel the signals arrive on and the function that ends
+// the subscription.
+func NotifySignals(inject func() (<-chan os.Signal, func())) (<-chan os.Signal, func()) {
+	if inject != nil {
+		return inject()
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// ExitFunc is inject (factory.Factory.Exit: a test's) or, when it is nil,
+// os.Exit: what ends the process on a second signal.
+func ExitFunc(inject func(code int)) func(code int) {
+	if inject != nil {
+		return inject
+	}
+	return os.Exit
+}
+
+// LogForced is the Warning of a second signal to a command that stops at
+// the first (send, lint --live, demo): it exits ExitInterrupted at once.
+const LogForced = "second signal; exiting at once"
+
+// StopOnSignals is the signal handling of a command that does one job and
+// stops at the first SIGINT/SIGTERM (send, lint --live, demo): the
+// returned context ends at the first signal, logged (Warning) as stopping;
+// a signal within SignalMergeWindow of it is the same stop (LogSignalMerged,
+// Info); a later one logs LogForced and exits ExitInterrupted at once.
+// inject and exit are factory.Factory.Signals and Exit (nil: the process's
+// signals, os.Exit). signalled reports whether a signal has come (the
+// command then ends with an ExitError of code ExitInterrupted saying what
+// it did and did not do) and keeps watching, so a second signal during
+// the command's clean-up still exits at once; stop, deferred by the
+// command, ends the watch and the subscription.
+func StopOnSignals(ctx context.Context, logger *slog.Logger, stopping string, inject func() (<-chan os.Signal, func()), exit func(code int)) (wctx context.Context, signalled func() bool, stop func()) {
+	sigs, unsubscribe := NotifySignals(inject)
+	wctx, done := WatchSignals(ctx, sigs, SignalWatch{Logger: logger, Stopping: stopping, Forced: LogForced,
+		MergeWindow: SignalMergeWindow, Merged: LogSignalMerged, Exit: ExitFunc(exit)})
+	var fired atomic.Bool
+	var once sync.Once
+	// Only a signal cancels wctx while ctx lives.
+	signalled = func() bool {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			fired.Store(true)
+		}
+		return fired.Load()
+	}
+	return wctx, signalled, func() {
+		once.Do(func() {
+			if done() {
+				fired.Store(true)
+			}
+			unsubscribe()
+		})
 	}
 }

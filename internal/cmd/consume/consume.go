@@ -60,7 +60,9 @@ then rejected with DeliveryError and routed to deadLetterRoutingKey with the
 rejection metadata Brighter writes.
 
 SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
-drainTimeout, then exits 0; a second signal exits at once, leaving unsettled
+drainTimeout, and a receive already waiting on the broker end (at most its
+timeOut, 20s on SQS: "draining: waiting for the receive in flight to return"
+says so), then exits 0; a second signal exits at once, leaving unsettled
 messages to the broker. Signals within half a second of the first (timeout(1)
 signals the command and then its process group) are the same stop. A signal
 while the channels are still connecting gives up the connection at once and
@@ -144,10 +146,10 @@ const (
 	// the command and then to the whole process group, and a terminal's ^C
 	// reaches every process of the group, so one stop may arrive twice in
 	// the same moment.
-	signalMergeWindow = 500 * time.Millisecond
+	signalMergeWindow = cmdutil.SignalMergeWindow
 	// logConsumeSignalMerged is logged (Info) for a signal within
 	// signalMergeWindow of the first.
-	logConsumeSignalMerged = "signal repeated at once; taken as the same stop (send it again to exit at once)"
+	logConsumeSignalMerged = cmdutil.LogSignalMerged
 	logConsumeStopped      = "consume stopped"
 )
 
@@ -276,6 +278,15 @@ func runConsume(ctx context.Context, o *Options) error {
 
 	logger.Info(logConsumeStarting, "config", f.Path, "subscriptions", len(units))
 	obs.running(runCtx)
+	// A drain that waits only for a receive in flight says so (logged,
+	// and on the dashboard): an SQS long poll may hold the stop for up to
+	// its timeOut.
+	watched := make([]drainWatched, len(units))
+	for i, u := range units {
+		watched[i] = drainWatched{name: u.sub.Name, pump: u.pump, timeOut: u.sub.TimeOut}
+	}
+	pumpsReturned := make(chan struct{})
+	go watchDrain(runCtx, pumpsReturned, logger, watched, dash.awaitingReceive)
 	var wg sync.WaitGroup
 	errs := make([]error, len(units))
 	for i, u := range units {
@@ -291,6 +302,7 @@ func runConsume(ctx context.Context, o *Options) error {
 		}()
 	}
 	wg.Wait()
+	close(pumpsReturned)
 	sup.PumpsDone()
 	// The terminal back before the last lines: they go to stderr again.
 	dash.close()

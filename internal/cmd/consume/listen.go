@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mattn/go-isatty"
@@ -220,6 +221,15 @@ type dashboard struct {
 	done   chan struct{}
 	logs   *consumeLogs
 	once   sync.Once
+}
+
+// awaitingReceive shows on the dashboard (when there is one) that the
+// drain of subscription sub waits only for its receive in flight, for up
+// to upTo.
+func (d *dashboard) awaitingReceive(sub string, upTo time.Duration) {
+	if d.p != nil {
+		d.p.Send(tui.AwaitingReceiveMsg{Subscription: sub, UpTo: upTo})
+	}
 }
 
 // close, called once the pumps have returned, ends the dashboard and waits

@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,8 +40,8 @@ type Options struct {
 	variant     string
 	writeConfig string
 	timeout     time.Duration
-	// wait blocks a --keep-running demo until the user stops it; tests may
-	// replace it.
+	// wait blocks a --keep-running demo until ctx ends (the first SIGINT
+	// or SIGTERM ends it); tests may replace it.
 	wait func(ctx context.Context)
 }
 
@@ -56,11 +54,7 @@ func NewCmdDemo(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		// A project of its own per run: nothing an earlier run left on the
 		// emulator joins the story.
 		return fmt.Sprintf("%s-%d", demo.Project, time.Now().Unix())
-	}, wait: func(ctx context.Context) {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		<-ctx.Done()
-	}}
+	}, wait: func(ctx context.Context) { <-ctx.Done() }}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Watch a poison message run down its budget on an embedded Pub/Sub emulator",
@@ -82,7 +76,10 @@ and stays the default.
 
 The narration goes to stdout; logs go to stderr. With --keep-running the
 emulator stays up afterwards, and the demo prints the PUBSUB_EMULATOR_HOST
-and a subscriptions file to use with brighter consume, send and dlq.`,
+and a subscriptions file to use with brighter consume, send and dlq; Ctrl-C
+(SIGINT or SIGTERM) then stops the emulator, removes the subscriptions file
+the demo wrote in the temporary directory (a --write-config file stays) and
+exits 0. A signal during the story stops its pump and the emulator: exit 130.`,
 		Example: `  # The story, start to finish, in a few seconds
   brighter demo
 
@@ -151,12 +148,22 @@ func runDemo(ctx context.Context, o *Options) error {
 	if o.emulator != "" {
 		do.Project = o.project()
 	}
+	// A signal stops the story (its pump and consumers) and the emulator
+	// at any point; a --keep-running demo waits for one.
+	ctx, interrupted, stopWatch := cmdutil.StopOnSignals(ctx, logger, logDemoStopping, o.global.Signals, o.global.Exit)
+	defer stopWatch()
 	d, err := demo.Start(ctx, do)
 	if err != nil {
+		if interrupted() {
+			return demoInterrupted()
+		}
 		return cmdutil.FailureErr(err)
 	}
 	defer d.Close()
 	if _, err := d.Run(ctx); err != nil {
+		if interrupted() {
+			return demoInterrupted()
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return cmdutil.FailureErr(fmt.Errorf("%w (the story did not finish within --timeout %s)", err, o.timeout))
 		}
@@ -170,6 +177,16 @@ func runDemo(ctx context.Context, o *Options) error {
 	path, err := writeDemoConfig(o.writeConfig, d.SubscriptionsFile())
 	if err != nil {
 		return cmdutil.FailureErr(err)
+	}
+	if o.writeConfig == "" && o.emulator == "" {
+		// The file is the demo's own and names an emulator that ends
+		// with it: it goes when the demo does, however the wait ends
+		// (not on a second signal, which exits at once).
+		defer func() {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				logger.Warn(logDemoConfigLeft, "path", path, "error", err)
+			}
+		}()
 	}
 	if o.emulator != "" {
 		d.Heading("The emulator at " + o.emulator + " keeps running")
@@ -191,6 +208,22 @@ func runDemo(ctx context.Context, o *Options) error {
 	d.Line("Press Ctrl-C to stop the emulator.")
 	o.wait(ctx)
 	return nil
+}
+
+// Stable texts of demo's signal handling.
+const (
+	// logDemoStopping is logged (Warning) at the first SIGINT/SIGTERM:
+	// the story's pump stops, the embedded emulator shuts down and the
+	// subscriptions file the demo wrote for it is removed.
+	logDemoStopping = "signal received; stopping the demo and its emulator (send it again to exit at once)"
+	// logDemoConfigLeft is logged (Warning) when the demo's own
+	// subscriptions file could not be removed at its end.
+	logDemoConfigLeft = "could not remove the demo's subscriptions file"
+)
+
+// demoInterrupted is the end of a story a signal interrupted: exit 130.
+func demoInterrupted() error {
+	return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("demo: interrupted; the story was stopped and its emulator shut down")}
 }
 
 // writeDemoConfig writes the demo's subscriptions file to path, or, when

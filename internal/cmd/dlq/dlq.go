@@ -64,7 +64,9 @@ Ctrl-C (SIGINT) or SIGTERM stops a scan: the receive under way finishes
 (at most --wait), a replay finishes the publishes and removes it has begun,
 every message the scan holds is made visible again at once, what was read
 is printed with the summary, and the command exits 130. A second signal
-exits 130 at once, leaving held messages invisible until --visibility lapses.
+exits 130 at once, leaving held messages invisible until --visibility lapses;
+signals within half a second of the first (timeout(1) signals the command and
+then its process group) are the same stop.
 A signal while a command is still connecting to the broker gives up the
 connection at once: exit 130, nothing read or changed.
 

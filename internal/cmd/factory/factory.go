@@ -41,13 +41,15 @@ type Factory struct {
 	// between commands or tests).
 	Transports func() transport.Registry
 	// Signals, when not nil, replaces the process's SIGINT and SIGTERM
-	// for the commands that stop on them (the dlq verbs): it returns the
+	// for the commands that stop on them (the dlq verbs, send, lint --live,
+	// demo): it returns the
 	// channel they arrive on and a function that stops the delivery. Nil
 	// (as New leaves it): the process's own signals. Tests inject signals
 	// with it.
 	Signals func() (<-chan os.Signal, func())
 	// Exit, when not nil, replaces os.Exit where a command ends the process
-	// at once (a dlq verb's second signal), with the exit code. Nil: os.Exit.
+	// at once (a second signal to a dlq verb, send, lint --live or demo),
+	// with the exit code. Nil: os.Exit.
 	Exit func(code int)
 }
 

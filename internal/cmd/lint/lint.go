@@ -107,6 +107,10 @@ or a file that cannot be read. When a file (--infra ones too) cannot be read,
 the files that could are still reported, but in place of the summary the
 report says the lint did not complete.
 
+With --live, SIGINT or SIGTERM stops the look-ups: no report is written (it
+would be partial), the command ends with "lint: interrupted during the --live
+look-ups; no report was written", exit 130.
+
 With --live, lint also asks the brokers for the native limits in force (SQS
 GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
 the RocketMQ consumer group's maximum deliveries as the proxy reports it),
@@ -264,7 +268,17 @@ func runLint(ctx context.Context, o *Options) error {
 	l := lint.New(o.transports)
 	var probers map[config.Transport]live.Prober
 	var validators map[config.Transport]live.ChannelValidator
+	// interrupted reports whether SIGINT or SIGTERM stopped --live's
+	// look-ups: the lint then writes no report (it would be partial).
+	interrupted := func() bool { return false }
+	stopWatch := func() {}
+	defer func() { stopWatch() }()
 	if o.live {
+		logger, err := o.global.Logger()
+		if err != nil {
+			return err
+		}
+		ctx, interrupted, stopWatch = cmdutil.StopOnSignals(ctx, logger, logLintStopping, o.global.Signals, o.global.Exit)
 		var closeProbers func()
 		probers, validators, closeProbers = o.probers()
 		defer closeProbers()
@@ -305,6 +319,9 @@ func runLint(ctx context.Context, o *Options) error {
 			lctx, cancel := context.WithTimeout(ctx, o.liveTimeout)
 			lfs := append(live.Check(lctx, f, probers, o.transports), live.CheckChannels(lctx, f, validators)...)
 			cancel()
+			if interrupted() {
+				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("lint: interrupted during the --live look-ups; no report was written")}
+			}
 			liveUnchecked += uncheckedSubscriptions(lfs)
 			fs = append(fs, lfs...)
 		}
@@ -352,6 +369,10 @@ func runLint(ctx context.Context, o *Options) error {
 	}
 	return nil
 }
+
+// logLintStopping is logged (Warning) at the first SIGINT/SIGTERM of a
+// lint --live: its look-ups give up and no report is written.
+const logLintStopping = "signal received; stopping the live look-ups, no report will be written (send it again to exit at once)"
 
 // incomplete returns why a run did not complete, for Report.Incomplete:
 // "" when every input was read and --live checked every subscription.

@@ -64,7 +64,12 @@ func NewCmdSend(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "send",
 		Short: "Publish a message in Brighter's wire format for a subscription's transport",
 		Long: `Publish a message to a subscription's topic (its routingKey) in the wire format
-Brighter uses on that transport. The body comes from --body, --file, or stdin.`,
+Brighter uses on that transport. The body comes from --body, --file, or stdin.
+
+SIGINT or SIGTERM stops the send: no further message is sent, the summary line
+("messages sent", with interrupted=true) says how many were, and the command
+ends with "interrupted; N of M sent", exit 130. Signals within half a second of
+the first are the same stop; a later one exits 130 at once.`,
 		Example: `  # Send a poison-message drill to the orders subscription's topic
   brighter send --config brighter.yaml --subscription orders --body '{"orderId": 42}'
 
@@ -131,12 +136,17 @@ var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
 const (
 	logSent     = "message sent"
 	logSentBulk = "messages sent"
+	// logSendStopping is logged (Warning) at the first SIGINT/SIGTERM:
+	// no further message is sent, the summary line says how many were.
+	logSendStopping = "signal received; stopping the send (send it again to exit at once)"
 )
 
 // runSend builds the message(s) from the flags and publishes them to the
 // subscription's topic: nil when every message was sent, a usage error
 // (exit 2) for a wrong file or flag, a failure (exit 1) for a send the
-// broker refused.
+// broker refused, cmdutil.ExitInterrupted (130) when SIGINT or SIGTERM
+// stopped it (then the summary line, marked interrupted, and the error say
+// how many were sent).
 func runSend(ctx context.Context, o *Options) error {
 	logger, err := o.global.Logger()
 	if err != nil {
@@ -180,15 +190,22 @@ func runSend(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCoded(err)
 	}
-	p, err := factory.Producer(ctx, f, s, logger)
-	if err != nil {
-		return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: producer", s.Name)
-	}
-	defer p.Close(context.WithoutCancel(ctx))
 	topic := s.RoutingKey
 	if o.topic != "" {
 		topic = o.topic
 	}
+	// From here on a signal stops the send: while connecting nothing is
+	// sent; while sending no further message is.
+	ctx, interrupted, stopWatch := cmdutil.StopOnSignals(ctx, logger, logSendStopping, o.global.Signals, o.global.Exit)
+	defer stopWatch()
+	p, err := factory.Producer(ctx, f, s, logger)
+	if err != nil {
+		if interrupted() {
+			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("send to %s: interrupted while connecting to the broker; nothing was sent", topic)}
+		}
+		return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: producer", s.Name)
+	}
+	defer p.Close(context.WithoutCancel(ctx))
 	// Several messages: a progress bar on a terminal instead of the ids, and
 	// one log line at the end instead of one per message.
 	bulk := o.count > 1
@@ -202,7 +219,21 @@ func runSend(ctx context.Context, o *Options) error {
 		level = slog.LevelDebug
 	}
 	sent := 0
+	// stopped is the end of a send a signal interrupted: the summary line
+	// (as a finished send logs it, marked interrupted) and exit 130.
+	// underWay says a send was cut off: the broker may have taken it.
+	stopped := func(underWay bool) error {
+		logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport), "interrupted", true)
+		what := ""
+		if underWay {
+			what = " (the one under way was abandoned; the broker may have taken it)"
+		}
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("send to %s: interrupted; %d of %d sent%s", topic, sent, o.count, what)}
+	}
 	for range o.count {
+		if interrupted() {
+			return stopped(false)
+		}
 		id := o.id
 		if id == "" {
 			id = uuid.NewString()
@@ -216,6 +247,9 @@ func runSend(ctx context.Context, o *Options) error {
 			m.Header.Bag[k] = v
 		}
 		if err := p.Send(ctx, m); err != nil {
+			if interrupted() {
+				return stopped(true)
+			}
 			if bulk {
 				return cmdutil.FailureErr(fmt.Errorf("send to %s: %d of %d sent: %w", topic, sent, o.count, err))
 			}

@@ -46,7 +46,7 @@ type Options struct {
 // without running the command).
 func NewCmdWatch(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	io, g := f.IOStreams, f
-	o := &Options{io: io, global: g, client: &http.Client{}}
+	o := &Options{io: io, global: g, client: tui.NewWatchClient()}
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "A live terminal dashboard of delivery counts, outcomes and DLQ depth",
@@ -60,7 +60,10 @@ with the last error (and not ready once the consumer is stalled); the last
 warning and error log lines of the consumers are at the bottom.
 
 It reads each target's /events stream and /metrics. An unreachable target is
-shown as such and retried until it answers. NO_COLOR turns colour off.
+shown as such and retried until it answers: one that refuses the connection,
+takes more than 5s to accept it, or accepts it and does not answer within 5s
+(unreachable: no answer within 5s). An answered /events stream has no
+deadline. NO_COLOR turns colour off.
 
 Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit.`,
 		Example: `  # A consumer on this machine

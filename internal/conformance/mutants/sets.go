@@ -42,6 +42,7 @@ func extraSets() [][]mutant {
 		lintInfraMutants,
 		infraReaderMutants,
 		connectSignalMutants,
+		signalsMutants,
 		settleBatchMutants,
 		proactorRunMutants,
 		brokerCallsMutants,

@@ -39,6 +39,12 @@ type Options struct {
 	Signals func() (<-chan os.Signal, func())
 	// Exit ends the process on a second signal, with the exit code.
 	Exit func(int)
+	// MergeWindow is how soon after the first signal another is the same
+	// stop (timeout(1) signals the command and then its process group),
+	// logged as merged rather than taken as a second signal; NewOptions
+	// sets cmdutil.SignalMergeWindow, 0 takes every later signal as a
+	// second.
+	MergeWindow time.Duration
 	// watch is the run's subscription to Signals (RunWith's start to its
 	// end; nil outside a run).
 	watch *signalWatch
@@ -96,7 +102,7 @@ type Options struct {
 // streams, the transport registry, the clock, and the process's signals
 // and exit unless f replaces them.
 func NewOptions(f *factory.Factory) *Options {
-	o := &Options{IO: f.IOStreams, Factory: f, Transports: f.Transports(), Now: time.Now, Exit: os.Exit, Signals: func() (<-chan os.Signal, func()) {
+	o := &Options{IO: f.IOStreams, Factory: f, Transports: f.Transports(), Now: time.Now, Exit: os.Exit, MergeWindow: cmdutil.SignalMergeWindow, Signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 		return ch, func() { signal.Stop(ch) }

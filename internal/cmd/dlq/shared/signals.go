@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/transport"
@@ -73,7 +74,8 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 	if sigs == nil {
 		return ictx, cancel
 	}
-	wctx, done := cmdutil.WatchSignals(ictx, sigs, cmdutil.SignalWatch{Logger: logger, Stopping: LogDLQStopping, Forced: LogDLQForced, Exit: o.Exit})
+	wctx, done := cmdutil.WatchSignals(ictx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
+		Stopping: LogDLQStopping, Forced: LogDLQForced, Exit: o.Exit})
 	return wctx, func() {
 		done()
 		cancel()
@@ -82,10 +84,12 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 
 // OnSignals calls first on the run's first SIGINT/SIGTERM and second on
 // each later one, until stop (which waits for a call under way to
-// return). It is for a run that handles signals its own way (the triage
-// console): from then on the opens it makes do not watch signals
-// (connecting). Without Signals it watches nothing.
-func (o *Options) OnSignals(first, second func()) (stop func()) {
+// return); a signal within o.MergeWindow of the first is the
+// same stop (timeout(1), a terminal's ^C to the process group), logged
+// (Info) to logger as merged. It is for a run that handles signals its own
+// way (the triage console): from then on the opens it makes do not watch
+// signals (connecting). Without Signals it watches nothing.
+func (o *Options) OnSignals(logger *slog.Logger, first, second func()) (stop func()) {
 	sigs := o.subscribe()
 	if sigs == nil {
 		return func() {}
@@ -97,9 +101,17 @@ func (o *Options) OnSignals(first, second func()) (stop func()) {
 	go func() {
 		defer wg.Done()
 		call := first
+		var firstAt time.Time
 		for {
 			select {
 			case <-sigs:
+				if !firstAt.IsZero() && time.Since(firstAt) < o.MergeWindow {
+					logger.Info(cmdutil.LogSignalMerged)
+					continue
+				}
+				if firstAt.IsZero() {
+					firstAt = time.Now()
+				}
 				call()
 				call = second
 			case <-finished:
@@ -129,7 +141,8 @@ func (o *Options) connecting(ctx context.Context, logger *slog.Logger) (cctx con
 	if sigs == nil {
 		return ctx, func() bool { return false }
 	}
-	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, Stopping: LogDLQConnectStopping, Forced: LogDLQForced, Exit: o.Exit})
+	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
+		Stopping: LogDLQConnectStopping, Forced: LogDLQForced, Exit: o.Exit})
 }
 
 // ConnectInterrupted is the error of a run stopped by a signal while it

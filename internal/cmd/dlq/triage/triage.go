@@ -194,7 +194,7 @@ func runTriage(ctx context.Context, o *Options) error {
 	// console as ctrl+c does, a second exits at once.
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
 	var signalled, forced atomic.Bool
-	stopSignals := o.OnSignals(func() {
+	stopSignals := o.OnSignals(logger, func() {
 		signalled.Store(true)
 		logger.Warn(shared.LogDLQStopping)
 		p.Quit()

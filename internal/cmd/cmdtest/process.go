@@ -1,0 +1,72 @@
+package cmdtest
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Process is a `brighter` process a test started (StartBrighter), to
+// signal and wait for.
+type Process struct {
+	cmd *exec.Cmd
+	// Stdout and Stderr are what the process wrote so far.
+	Stdout, Stderr *LockedBuffer
+	exited         chan int
+}
+
+// StartBrighter starts `brighter args...` in dir with Env plus env
+// (KEY=VALUE entries, later ones win); the process is killed when t ends
+// if it still runs.
+func StartBrighter(t *testing.T, dir string, env []string, args ...string) *Process {
+	t.Helper()
+	cmd := exec.Command("brighter", args...)
+	cmd.Dir = dir
+	cmd.Env = append(Env(), env...)
+	p := &Process{cmd: cmd, Stdout: &LockedBuffer{}, Stderr: &LockedBuffer{}, exited: make(chan int, 1)}
+	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- waitExit(cmd) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return p
+}
+
+// AwaitStdout waits until the process's stdout holds text, failing t when
+// it exits first or 30s pass.
+func (p *Process) AwaitStdout(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(p.Stdout.String(), text) {
+		select {
+		case code := <-p.exited:
+			p.exited <- code
+			t.Fatalf("brighter exited %d before writing %q; stdout:\n%s\nstderr:\n%s", code, text, p.Stdout.String(), p.Stderr.String())
+		case <-deadline:
+			t.Fatalf("brighter did not write %q within 30s; stdout:\n%s\nstderr:\n%s", text, p.Stdout.String(), p.Stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) { _ = p.cmd.Process.Signal(sig) }
+
+// Wait waits for the process to exit and returns its exit code (-1 when a
+// signal killed it) and how long it took; t fails after a minute.
+func (p *Process) Wait(t *testing.T) (code int, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case code := <-p.exited:
+		p.exited <- code
+		return code, time.Since(start)
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("brighter still running after a minute; stderr:\n%s", p.Stderr.String())
+		return 0, 0
+	}
+}

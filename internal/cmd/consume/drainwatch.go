@@ -1,0 +1,70 @@
+package consume
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// logConsumeAwaitingReceive is logged (Info) once per subscription when a
+// stop's drain is waiting only for the receive in flight on its broker (an
+// SQS long poll, up to the subscription's timeOut): the pump lets it end so
+// that the messages it takes are released rather than left invisible. Its
+// attributes are the subscription and up_to, its timeOut.
+const logConsumeAwaitingReceive = "draining: waiting for the receive in flight to return; its messages will be released"
+
+// awaitingReceivePoll is how often a drain looks whether a pump is waiting
+// only for its receive in flight; it must say so twice in a row (a
+// Proactor lane between two buffered messages runs no handler for an
+// instant).
+const awaitingReceivePoll = 100 * time.Millisecond
+
+// awaitingPump is a pump as the drain watch sees it (pump.Pump).
+type awaitingPump interface {
+	AwaitingReceive() bool
+}
+
+// drainWatched is one subscription the drain watch follows: its name, its
+// pump and its timeOut (how long its receive in flight may still wait).
+type drainWatched struct {
+	name    string
+	pump    awaitingPump
+	timeOut time.Duration
+}
+
+// watchDrain waits for runCtx to end (a stop) and then, until done closes
+// (the pumps have returned), says once per subscription when its drain is
+// waiting only for the receive in flight: logged (Info,
+// logConsumeAwaitingReceive) and told to notify (the dashboard's status
+// line).
+func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logger, subs []drainWatched, notify func(sub string, upTo time.Duration)) {
+	select {
+	case <-runCtx.Done():
+	case <-done:
+		return
+	}
+	t := time.NewTicker(awaitingReceivePoll)
+	defer t.Stop()
+	seen := make([]int, len(subs)) // polls in a row that saw it waiting; -1 once said
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		for i, s := range subs {
+			if seen[i] < 0 {
+				continue
+			}
+			if !s.pump.AwaitingReceive() {
+				seen[i] = 0
+				continue
+			}
+			if seen[i]++; seen[i] >= 2 {
+				seen[i] = -1
+				logger.Info(logConsumeAwaitingReceive, "subscription", s.name, "up_to", s.timeOut)
+				notify(s.name, s.timeOut)
+			}
+		}
+	}
+}

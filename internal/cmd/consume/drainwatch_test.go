@@ -1,0 +1,68 @@
+package consume_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+)
+
+// TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo starts `brighter
+// consume` as a process on an empty SQS queue of fauxqs (a long poll of
+// timeOut 6s always waiting on the broker), in each pump variant, and
+// sends SIGINT: with no handler running, the drain waits only for that
+// receive (let end so that what it takes is released, not left
+// invisible), and consume says so at once, once, naming the subscription
+// and how long at most (its timeOut), before the pump stops; then it
+// exits 0.
+func TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	const line = `msg="draining: waiting for the receive in flight to return; its messages will be released" subscription=orders up_to=6s`
+	for _, variant := range []string{"reactor", "proactor"} {
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			queue := fmt.Sprintf("drain-recv-%s-%d", variant, time.Now().UnixNano())
+			yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: orders\n    transport: sqs\n    channelName: %s\n    routingKey: %s\n    makeChannels: create\n    messagePumpType: %s\n    timeOut: 6s\n    handler: {type: builtin, name: ack}\n",
+				sqstest.Region, emu.Endpoint, queue, queue, variant)
+			if err := os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := cmdtest.StartBrighter(t, dir, nil, "consume")
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(p.Stderr.String(), "consume starting") {
+				if time.Now().After(deadline) {
+					t.Fatalf("consume did not start within 30s; stderr:\n%s", p.Stderr.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			// The first long poll is then waiting on the broker.
+			time.Sleep(time.Second)
+			p.Signal(syscall.SIGINT)
+			signalled := time.Now()
+			for !strings.Contains(p.Stderr.String(), line) {
+				if time.Since(signalled) > 3*time.Second {
+					t.Fatalf("3s after the signal nothing says the drain waits for the receive in flight; stderr:\n%s", p.Stderr.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			code, _ := p.Wait(t)
+			logs := p.Stderr.String()
+			if code != 0 {
+				t.Fatalf("exit %d, want 0; stderr:\n%s", code, logs)
+			}
+			if n := strings.Count(logs, "draining: waiting for the receive in flight"); n != 1 {
+				t.Errorf("said %d times, want once; stderr:\n%s", n, logs)
+			}
+			if i, j := strings.Index(logs, line), strings.Index(logs, "message pump stopped"); j < 0 || i > j {
+				t.Errorf("the line is not before the pump's stop; stderr:\n%s", logs)
+			}
+		})
+	}
+}

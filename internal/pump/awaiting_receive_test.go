@@ -1,0 +1,60 @@
+package pump_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/memory"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+)
+
+// A graceful stop whose drain waits only for a receive in flight (a long
+// poll on an empty queue) says so through AwaitingReceive, in both
+// variants: not before the stop, not while a handler still runs, yes once
+// only the receive is left, and no more once Run has returned.
+func TestAwaitingReceive_OnlyWhileTheDrainWaitsForAReceive(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{})
+		e.publish(t, srcQueue, "slow-1", "")
+		started, release := make(chan struct{}), make(chan struct{})
+		opts := fastOptions(v)
+		opts.NoOfPerformers = 2 // a Reactor performer polls while the other handles
+		opts.TimeOut = 2 * time.Second
+		p, err := pump.New(e.c, func(ctx context.Context, m *message.Message) pump.Result {
+			close(started)
+			<-release
+			return pump.Result{Outcome: pump.Ack}
+		}, opts, pump.LogObserver{Logger: e.logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		<-started
+		time.Sleep(100 * time.Millisecond) // the next receive is waiting on the empty queue
+		if p.AwaitingReceive() {
+			t.Fatal("AwaitingReceive before any stop")
+		}
+		cancel()
+		time.Sleep(100 * time.Millisecond)
+		if p.AwaitingReceive() {
+			t.Fatal("AwaitingReceive while a handler still runs")
+		}
+		close(release)
+		waitFor(t, time.Second, "AwaitingReceive once only the receive is left", p.AwaitingReceive)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after its receive's timeOut")
+		}
+		if p.AwaitingReceive() {
+			t.Error("AwaitingReceive after Run returned")
+		}
+	})
+}
