@@ -62,7 +62,7 @@ func TestConnecting_UnwatchedWhenTheRunTakesItsSignals(t *testing.T) {
 		o := &Options{Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }, Exit: func(code int) { t.Errorf("exit(%d)", code) }}
 		defer o.unsubscribe()
 		handled := make(chan struct{}, 1)
-		stop := o.OnSignals(func() { handled <- struct{}{} }, func() {})
+		stop := o.OnSignals(quiet, func() { handled <- struct{}{} }, func() {})
 		defer stop()
 		ctx, done := o.connecting(context.Background(), quiet)
 		sigs <- syscall.SIGTERM
