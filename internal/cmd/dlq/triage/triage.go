@@ -242,7 +242,7 @@ func (o *Options) actions(ctx context.Context, arg string, logger *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.RetryHistory()}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.RetryHistory(t)}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens
