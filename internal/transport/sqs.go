@@ -127,6 +127,7 @@ func (t *SQS) Producer(ctx context.Context, f *config.File, s *config.Subscripti
 		SNS:          s.SQS.ChannelType == config.ChannelPubSub,
 		Fifo:         s.SQS.QueueType == config.QueueFIFO,
 		MakeChannels: broker.MakeChannels(s.MakeChannels),
+		Logger:       logger,
 	}), nil
 }
 
