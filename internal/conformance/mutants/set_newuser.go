@@ -24,4 +24,9 @@ var newUserMutants = []mutant{
 		Old:  "\tif status.Code(err) != codes.NotFound {\n\t\treturn err\n",
 		New:  "\tif true {\n\t\treturn err\n",
 		Run:  "^TestSendToAMissingPubSubTopicSaysHowToMakeIt$", Pkg: "./internal/cmd/send"},
+	{Name: "listen-port-range-unchecked", What: "a --listen port over 65535 is accepted until the listen fails, instead of refused at once naming the range",
+		File: "internal/observe/server.go",
+		Old:  "\tif n < 0 || n > 65535 {\n",
+		New:  "\tif n < 0 || n > 99999 {\n",
+		Run:  "^(TestListenAddr_OutOfRangePortQuotedAsGiven|TestListenAddr_LoopbackByDefault)$", Pkg: "./internal/observe"},
 }
