@@ -29,4 +29,9 @@ var newUserMutants = []mutant{
 		Old:  "\tif n < 0 || n > 65535 {\n",
 		New:  "\tif n < 0 || n > 99999 {\n",
 		Run:  "^(TestListenAddr_OutOfRangePortQuotedAsGiven|TestListenAddr_LoopbackByDefault)$", Pkg: "./internal/observe"},
+	{Name: "send-empty-body-reaches-broker", What: "send with an empty body goes to the broker, which refuses it as a failure (exit 1) where every other body error is a usage error (exit 2)",
+		File: "internal/cmd/send/send.go",
+		Old:  "\tif len(body) == 0 {\n",
+		New:  "\tif false {\n",
+		Run:  "^TestScripts$/^usage_errors$", Pkg: "./internal/cmd/root"},
 }
