@@ -410,7 +410,7 @@ func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	}
 	data, err := o.readFile(name)
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", name, err)
+		return nil, "", cmdutil.ConfigNotFound(fmt.Errorf("read %s: %w", name, err), name)
 	}
 	return data, name, nil
 }
