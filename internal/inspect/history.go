@@ -33,6 +33,12 @@ type Retry struct {
 	From string `json:"from"`
 	// To is where the copy was published (redacted as logs are).
 	To string `json:"to"`
+	// Endpoint is the broker endpoint of From and To, redacted as logs
+	// are (an emulator's host:port, a region's AWS endpoint; see
+	// transport.Target.Endpoint): a queue of the same name on an emulator
+	// and in production are two histories. "" in records written before
+	// it was recorded.
+	Endpoint string `json:"endpoint,omitempty"`
 	// User and Host are who ran it and where.
 	User string `json:"user,omitempty"`
 	Host string `json:"host,omitempty"`
@@ -47,25 +53,32 @@ type RetryHistory struct {
 	mu         sync.Mutex
 	path       string
 	user, host string
+	endpoint   string
 }
 
-// NewRetryHistory records into the file at path as user on host.
-func NewRetryHistory(path, user, host string) *RetryHistory {
-	return &RetryHistory{path: path, user: user, host: host}
+// NewRetryHistory records into the file at path as user on host, each
+// record stamped with endpoint (Retry.Endpoint: the broker endpoint of
+// the command's destinations, redacted).
+func NewRetryHistory(path, user, host, endpoint string) *RetryHistory {
+	return &RetryHistory{path: path, user: user, host: host, endpoint: endpoint}
 }
+
+// Endpoint is the endpoint the history stamps on its records (what
+// DLQHistory is given to read them back).
+func (h *RetryHistory) Endpoint() string { return h.endpoint }
 
 // Path is the history's file.
 func (h *RetryHistory) Path() string { return h.path }
 
-// Record appends rs, stamped with the history's user and host. Errors
-// name the path.
+// Record appends rs, stamped with the history's user, host and endpoint.
+// Errors name the path.
 func (h *RetryHistory) Record(rs ...Retry) error {
 	if h == nil || len(rs) == 0 {
 		return nil
 	}
 	var buf []byte
 	for _, r := range rs {
-		r.User, r.Host = h.user, h.host
+		r.User, r.Host, r.Endpoint = h.user, h.host, h.endpoint
 		line, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("retry history %s: %w", h.path, err)
@@ -124,12 +137,18 @@ func RecordRestores(ctx context.Context, h *RetryHistory, archive, dest string, 
 	}
 }
 
-// DLQHistory is the records of a dead-letter destination named from in
-// a retry history: the replays and edits read from it, and the restores
-// published into it (To is restoreDest, redacted as records are).
-func DLQHistory(from, restoreDest string) func(Retry) bool {
+// DLQHistory is the records of a dead-letter destination named from at
+// endpoint (Retry.Endpoint) in a retry history: the replays and edits read
+// from it, and the restores published into it (To is restoreDest,
+// redacted as records are). A record of another endpoint (the same queue
+// name on an emulator) is not its, nor is one written before records named
+// their endpoint.
+func DLQHistory(from, restoreDest, endpoint string) func(Retry) bool {
 	to := redact.URL(restoreDest)
 	return func(r Retry) bool {
+		if r.Endpoint != endpoint {
+			return false
+		}
 		if r.IsRestore() {
 			return restoreDest != "" && r.To == to
 		}

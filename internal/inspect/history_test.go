@@ -25,7 +25,7 @@ func TestReplay_RecordsRetryHistory(t *testing.T) {
 		deadLetter(t, c, dlq, id, dest, message.Rejection{Reason: message.ReasonDeliveryError, Description: "timed out"}, 3, false, "")
 	}
 	path := filepath.Join(t.TempDir(), "retries.jsonl")
-	h := inspect.NewRetryHistory(path, "ana", "ops1")
+	h := inspect.NewRetryHistory(path, "ana", "ops1", emulatorEndpoint)
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 
 	sum, err := inspect.Replay(context.Background(), source(reader(t, c, dlq, false), dlq), dlq, p, inspect.Filter{}, inspect.ReplayOptions{DryRun: true, History: h})
@@ -39,15 +39,23 @@ func TestReplay_RecordsRetryHistory(t *testing.T) {
 	if err != nil || sum.Replayed != 1 {
 		t.Fatalf("replay: %+v, %v", sum, err)
 	}
-	rs, err := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, ""))
+	rs, err := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, "", emulatorEndpoint))
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("history of %s: %v (%v), want h1's replay", dlq, rs, err)
 	}
 	if r := rs[0]; r.ID != "h1" || r.Action != "replay" || r.To != dest || r.From != "sqs://"+dlq || r.User != "ana" || r.Host != "ops1" || r.At.IsZero() {
 		t.Errorf("record %+v", r)
 	}
-	if rs, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://another", "")); len(rs) != 0 {
+	if rs, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://another", "", emulatorEndpoint)); len(rs) != 0 {
 		t.Errorf("another source's history: %v", rs)
+	}
+	if r := rs[0]; r.Endpoint != emulatorEndpoint {
+		t.Errorf("record %+v names endpoint %q, want %q", r, r.Endpoint, emulatorEndpoint)
+	}
+	// The queue of the same name elsewhere (production) has none of the
+	// emulator's history.
+	if rs, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, "", "aws:us-east-1")); len(rs) != 0 {
+		t.Errorf("the same queue name on another endpoint sees the emulator's history: %v", rs)
 	}
 }
 
@@ -63,7 +71,7 @@ func TestRestore_RecordsRestoresInHistory(t *testing.T) {
 	dlq := uniq("hist-restore-dlq")
 	makeQueues(t, c, dlq, "", false)
 	path := filepath.Join(t.TempDir(), "retries.jsonl")
-	h := inspect.NewRetryHistory(path, "ana", "ops1")
+	h := inspect.NewRetryHistory(path, "ana", "ops1", emulatorEndpoint)
 	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
 	ms := restoreSet(3, "")
 	at := time.Date(2026, 12, 5, 13, 0, 0, 0, time.UTC)
@@ -101,12 +109,15 @@ func TestRestore_RecordsRestoresInHistory(t *testing.T) {
 	if err := h.Record(replay); err != nil {
 		t.Fatal(err)
 	}
-	mine, err := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, dlq))
+	mine, err := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, dlq, emulatorEndpoint))
 	if err != nil || len(mine) != 4 {
 		t.Fatalf("the DLQ's history: %v (%v), want 3 restores and 1 replay", mine, err)
 	}
-	if other, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, "another-dlq")); len(other) != 1 || other[0].IsRestore() {
+	if other, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, "another-dlq", emulatorEndpoint)); len(other) != 1 || other[0].IsRestore() {
 		t.Fatalf("restores into another destination counted: %v", other)
+	}
+	if prod, _ := inspect.ReadRetryHistory(path, inspect.DLQHistory("sqs://"+dlq, dlq, "aws:us-east-1")); len(prod) != 0 {
+		t.Fatalf("restores and replays on the emulator counted for the same queue name on another endpoint: %v", prod)
 	}
 	// r00: replayed an hour before at, restored at at. The restore is no
 	// retry: the replay is the last retry, settled (10 minutes settle).
@@ -123,3 +134,7 @@ func TestRestore_RecordsRestoresInHistory(t *testing.T) {
 		t.Errorf("status of a restore alone: %v, want none (no retry)", st)
 	}
 }
+
+// emulatorEndpoint is the endpoint the tests' histories are stamped with
+// (an emulator's, as transport.Target.Endpoint names it).
+const emulatorEndpoint = "http://127.0.0.1:4566"

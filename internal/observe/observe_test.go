@@ -159,6 +159,22 @@ func TestListenAddr_LoopbackByDefault(t *testing.T) {
 	}
 }
 
+// TestListenAddr_OutOfRangePortQuotedAsGiven: a port alone out of range
+// is refused quoting what was given (not the ":99999" it was normalised
+// to) and naming the range.
+func TestListenAddr_OutOfRangePortQuotedAsGiven(t *testing.T) {
+	for in, want := range map[string]string{
+		"99999":      `"99999": port 99999 is out of range: valid ports are 0 to 65535`,
+		"host:70000": `"host:70000": port 70000 is out of range: valid ports are 0 to 65535`,
+		"-1":         `"-1": port -1 is out of range: valid ports are 0 to 65535`,
+		"host:http":  `"host:http": port "http" is not a number: want a port from 0 to 65535`,
+	} {
+		if _, err := ListenAddr(in); err == nil || err.Error() != want {
+			t.Errorf("ListenAddr(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
 func TestEvents_NDJSONAndBacklog(t *testing.T) {
 	st := NewStream(64, 16)
 	st.Describe("orders", SubscriptionInfo{Transport: "memory", Budget: 3, EffectiveLimit: 3, DeadLetter: "orders-dlq"})

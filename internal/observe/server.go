@@ -66,21 +66,26 @@ type Server struct {
 
 // ListenAddr normalises a --listen value: "9464" or ":9464" becomes
 // "127.0.0.1:9464" (loopback unless a host is given); "host:port" is kept.
-// It returns an error for anything that is not [host]:port with a numeric
-// port.
+// It returns an error, quoting addr as given, for anything that is not
+// [host]:port with a numeric port, and for a port outside 0..65535.
 func ListenAddr(addr string) (string, error) {
 	if addr == "" {
 		return "", errors.New("empty address: give a port (9464) or host:port (127.0.0.1:9464)")
 	}
+	given := addr // errors quote what was given, not the normalised form
 	if _, err := strconv.Atoi(addr); err == nil {
 		addr = ":" + addr
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("%q: want a port (9464) or host:port (127.0.0.1:9464): %w", addr, err)
+		return "", fmt.Errorf("%q: want a port (9464) or host:port (127.0.0.1:9464): %w", given, err)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("%q: port %q is not a number: want a port from 0 to 65535", given, port)
+	}
+	if n < 0 || n > 65535 {
+		return "", fmt.Errorf("%q: port %d is out of range: valid ports are 0 to 65535", given, n)
 	}
 	if host == "" {
 		host = "127.0.0.1"

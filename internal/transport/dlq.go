@@ -99,7 +99,7 @@ func (t *Memory) DLQProducer(ctx context.Context, tg *Target, logger *slog.Logge
 // has asked every server, so the receive that confirms it is a short poll
 // (shortPoll).
 func (t *SQS) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *slog.Logger) (*Channel, error) {
-	c, err := t.clientsFor(ctx, tg.F)
+	c, err := t.clientsFor(ctx, tg.F, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (t *SQS) ReplayFrom(tg *Target) broker.Address {
 // DLQProducer sends to SQS queues (SNS topics for a pubSub subscription),
 // FIFO when the subscription is, and never creates a missing queue or topic.
 func (t *SQS) DLQProducer(ctx context.Context, tg *Target, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, tg.F)
+	c, err := t.clientsFor(ctx, tg.F, logger)
 	if err != nil {
 		return nil, err
 	}

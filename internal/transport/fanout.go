@@ -55,7 +55,9 @@ func (t *SQS) FansOut(tg *Target) bool {
 // TopicSubscribers lists the SNS topic's subscriptions: SQS subscribers by
 // queue name. A missing topic has none (a publish to it fails per message).
 func (t *SQS) TopicSubscribers(ctx context.Context, tg *Target, topic string) ([]string, error) {
-	c, err := t.clientsFor(ctx, tg.F)
+	// No logger here: a fan-out check follows the read that made the
+	// clients (with the command's logger).
+	c, err := t.clientsFor(ctx, tg.F, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +88,7 @@ func (t *SQS) DirectQueue(tg *Target, s *config.Subscription) string {
 // DirectProducer sends to SQS queues (FIFO as the subscription is) and
 // never creates one.
 func (t *SQS) DirectProducer(ctx context.Context, tg *Target, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, tg.F)
+	c, err := t.clientsFor(ctx, tg.F, logger)
 	if err != nil {
 		return nil, err
 	}

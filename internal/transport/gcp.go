@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -210,7 +212,47 @@ func (t *GCP) Producer(ctx context.Context, f *config.File, s *config.Subscripti
 	if err != nil {
 		return nil, err
 	}
-	return gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), nil
+	return sendProducer{Producer: gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering}), project: c.Project()}, nil
+}
+
+// ErrSendTopicMissing is wrapped by the error of a send to a Pub/Sub topic
+// that does not exist: a producer never creates a topic (makeChannels
+// create makes them when a consume opens the subscription).
+var ErrSendTopicMissing = errors.New("Pub/Sub topic does not exist")
+
+// sendProducer is send's Pub/Sub producer: a publish the service answers
+// NotFound fails with an error wrapping ErrSendTopicMissing that names the
+// topic's full name and how to make it, not a bare "rpc error: code =
+// NotFound".
+type sendProducer struct {
+	broker.Producer
+	project string
+}
+
+// Send publishes m; a missing topic's error says how to make the topic.
+func (p sendProducer) Send(ctx context.Context, m *message.Message) error {
+	err := p.Producer.Send(ctx, m)
+	if status.Code(err) != codes.NotFound {
+		return err
+	}
+	name := m.Header.Topic
+	if !strings.HasPrefix(name, "projects/") {
+		name = "projects/" + p.project + "/topics/" + name
+	}
+	return fmt.Errorf("%w: %s: send does not create topics: run brighter consume on this subscriptions file once "+
+		"(makeChannels: create, the default, creates the subscription's topic), or create the topic "+
+		"(gcloud pubsub topics create %s --project %s): %w", ErrSendTopicMissing, name, path.Base(name), gcpProject(name, p.project), err)
+}
+
+// gcpProject is the project of a full topic name projects/P/topics/T, else
+// project.
+func gcpProject(name, project string) string {
+	if rest, ok := strings.CutPrefix(name, "projects/"); ok {
+		if p, _, ok := strings.Cut(rest, "/"); ok {
+			return p
+		}
+	}
+	return project
 }
 
 // Addresses is the pubsub:// scheme.

@@ -29,10 +29,12 @@ func (t *SQS) CountingCalls(c broker.CallCounter) Transport {
 	return t
 }
 
-func (t *SQS) clientsFor(ctx context.Context, f *config.File) (*sqs.Clients, error) {
+// clientsFor makes the clients once, from f's connections.aws, with the
+// AWS SDK's log lines going to logger (the first caller's; nil drops them).
+func (t *SQS) clientsFor(ctx context.Context, f *config.File, logger *slog.Logger) (*sqs.Clients, error) {
 	t.once.Do(func() {
 		a := f.Connections.AWS
-		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile, Calls: t.calls})
+		t.clients, t.err = sqs.NewClientsWith(ctx, sqs.Connection{Region: a.Region, Endpoint: a.Endpoint, EndpointFrom: sqsEndpointFrom(f), Profile: a.Profile, Calls: t.calls, Logger: logger})
 		if t.err == nil {
 			// No credentials is a start-up error naming the sources tried,
 			// not a channel failure for ever.
@@ -84,7 +86,7 @@ func sqsChannelOptions(s *config.Subscription) sqs.ChannelOptions {
 // Open applies makeChannels to s's queue (and SNS topic), looks the
 // queue up and returns its consumer.
 func (t *SQS) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
-	c, err := t.clientsFor(ctx, f)
+	c, err := t.clientsFor(ctx, f, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +119,7 @@ func (t *SQS) Open(ctx context.Context, f *config.File, s *config.Subscription, 
 
 // Producer sends to SQS queues (SNS topics for a pubSub subscription).
 func (t *SQS) Producer(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (broker.Producer, error) {
-	c, err := t.clientsFor(ctx, f)
+	c, err := t.clientsFor(ctx, f, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +127,7 @@ func (t *SQS) Producer(ctx context.Context, f *config.File, s *config.Subscripti
 		SNS:          s.SQS.ChannelType == config.ChannelPubSub,
 		Fifo:         s.SQS.QueueType == config.QueueFIFO,
 		MakeChannels: broker.MakeChannels(s.MakeChannels),
+		Logger:       logger,
 	}), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -52,6 +53,10 @@ type Connection struct {
 	// gives an operation without one DefaultCallDeadline. The error of an
 	// operation it cuts off names the endpoint and the deadline.
 	CallDeadline time.Duration
+	// Logger receives the AWS SDK's own log lines (the credential chain's
+	// warnings, e.g. "falling back to IMDSv1") as records with the message
+	// SDKLogMessage; nil drops them.
+	Logger *slog.Logger
 }
 
 // NewClients loads the normal AWS configuration (environment, shared config
@@ -76,6 +81,9 @@ func NewClientsWith(ctx context.Context, conn Connection) (*Clients, error) {
 	if conn.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(conn.Profile))
 	}
+	// The SDK's default logger prints raw lines on stderr, past
+	// --log-format json: its lines go through the command's logger.
+	opts = append(opts, config.WithLogger(newSDKLogger(conn.Logger)))
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -36,7 +37,17 @@ type ProducerOptions struct {
 	// for none on a message with subject, reply-to and correlation id: a send
 	// that would exceed 10 attributes fails with ErrTooManyAttributes.
 	Attributes map[string]string
+	// Logger receives one Info record (LogDestinationCreated) for each
+	// queue the producer creates (MakeChannels create): a typo in a
+	// destination's name shows as a queue made, not silently. nil logs
+	// nothing.
+	Logger *slog.Logger
 }
+
+// LogDestinationCreated is the stable message text of the record of a
+// queue a producer created because it did not exist and makeChannels is
+// create (attributes destination, transport and reason).
+const LogDestinationCreated = "destination created"
 
 // Producer publishes messages in Brighter's SQS or SNS wire format. It
 // implements broker.Producer and broker.BatchProducer and is safe for
@@ -58,7 +69,7 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 	create := opts.MakeChannels == broker.MakeCreate
 	return &Producer{
 		c: c, opts: opts,
-		queues: &queueURLs{c: c.SQS, create: create, fifo: opts.Fifo, m: map[string]string{}},
+		queues: &queueURLs{c: c.SQS, create: create, fifo: opts.Fifo, m: map[string]string{}, log: opts.Logger},
 		topics: &topicARNs{c: c.SNS, create: create, fifo: opts.Fifo, m: map[string]string{}},
 	}
 }
@@ -248,6 +259,8 @@ type queueURLs struct {
 	fifo   bool
 	mu     sync.Mutex
 	m      map[string]string
+	// log, when not nil, gets LogDestinationCreated for each queue made.
+	log *slog.Logger
 }
 
 func (q *queueURLs) url(ctx context.Context, name string) (string, error) {
@@ -273,6 +286,9 @@ func (q *queueURLs) url(ctx context.Context, name string) (string, error) {
 			return "", fmt.Errorf("create queue %s: %w", name, cerr)
 		}
 		u = aws.ToString(cout.QueueUrl)
+		if q.log != nil {
+			q.log.InfoContext(ctx, LogDestinationCreated, "destination", name, "transport", "sqs", "reason", "the queue did not exist and makeChannels is create")
+		}
 	} else {
 		u = aws.ToString(out.QueueUrl)
 	}

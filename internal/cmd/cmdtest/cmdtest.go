@@ -125,9 +125,101 @@ func (s stopPubSubAfter) Run() int {
 		fmt.Fprintf(os.Stderr, "cmdtest: %s=%q: want %q (the default) or %q\n", SubprocessEnv, mode, SubprocessBuild, SubprocessSelf)
 		return 1
 	}
+	state, err := isolateState()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cmdtest: %v\n", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(state.root) }()
 	code := s.m.Run()
 	gcptest.StopShared()
+	if err := state.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "cmdtest: %v\n", err)
+		return 1
+	}
 	return code
+}
+
+// testState is where Main keeps the state of the tests' `brighter`
+// (dlq's replay journals, retry history and group notes): a temporary
+// directory per test binary, never the developer's home.
+type testState struct {
+	// root holds home and state; removed when the tests end.
+	root string
+}
+
+// isolatedRoot is Main's temporary directory ("" before Main made it):
+// Env, StateDir and HomeDir name directories under it.
+var isolatedRoot string
+
+// isolateState makes the temporary HOME and XDG_STATE_HOME of the test
+// binary and puts them in its environment, so that a `brighter` run in
+// process or as a process (with Env, os.Environ or os.LookupEnv) keeps
+// its state there. The Go toolchain's directories that default under HOME
+// (GOCACHE, GOPATH, GOENV) are pinned to the real ones first: a test that
+// builds keeps its cache.
+func isolateState() (*testState, error) {
+	root, err := os.MkdirTemp("", "brighter-test-home-")
+	if err != nil {
+		return nil, fmt.Errorf("make the tests' state directory: %w", err)
+	}
+	pin := map[string]func() (string, error){
+		"GOCACHE": func() (string, error) { d, err := os.UserCacheDir(); return filepath.Join(d, "go-build"), err },
+		"GOENV":   func() (string, error) { d, err := os.UserConfigDir(); return filepath.Join(d, "go", "env"), err },
+		"GOPATH":  func() (string, error) { d, err := os.UserHomeDir(); return filepath.Join(d, "go"), err },
+	}
+	for k, dir := range pin {
+		if os.Getenv(k) != "" {
+			continue
+		}
+		if d, err := dir(); err == nil {
+			_ = os.Setenv(k, d)
+		}
+	}
+	isolatedRoot = root
+	for _, d := range []string{HomeDir(), StateDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("make the tests' state directory: %w", err)
+		}
+	}
+	_ = os.Setenv("HOME", HomeDir())
+	_ = os.Setenv("XDG_STATE_HOME", StateDir())
+	return &testState{root: root}, nil
+}
+
+// check returns an error when a test's `brighter` kept dlq state under
+// HOME rather than XDG_STATE_HOME: without the temporary HOME that test
+// would have written under the developer's real home
+// (~/.local/state/brighter).
+func (s *testState) check() error {
+	leaked := filepath.Join(HomeDir(), ".local", "state", "brighter")
+	if _, err := os.Stat(leaked); err == nil {
+		return fmt.Errorf("a test ran brighter without the tests' XDG_STATE_HOME: it wrote %s, which outside the tests is the real ~/.local/state/brighter (start brighter with cmdtest.Env)", leaked)
+	}
+	return nil
+}
+
+// HomeDir is the HOME of the tests' `brighter` (Env) and of the test
+// binary itself under Main: a temporary directory, so that nothing a test
+// runs writes under the developer's real home.
+func HomeDir() string {
+	return filepath.Join(testRoot(), "home")
+}
+
+// StateDir is the XDG_STATE_HOME of the tests' `brighter` (Env) and of the
+// test binary itself under Main: dlq's replay journals, retry history and
+// group notes are under StateDir()/brighter/replay.
+func StateDir() string {
+	return filepath.Join(testRoot(), "state")
+}
+
+// testRoot is Main's temporary directory, or (a test binary without Main)
+// one under the system's temporary directory shared by such binaries.
+func testRoot() string {
+	if isolatedRoot != "" {
+		return isolatedRoot
+	}
+	return filepath.Join(os.TempDir(), "brighter-test-home")
 }
 
 // buildTimeout bounds BuildBrighter in Main: a build of the whole
@@ -231,11 +323,13 @@ func SharedSQS(t testing.TB) *sqstest.Emulator {
 }
 
 // Env is the environment of a `brighter` process a test starts: this
-// process's, with fauxqs's static credentials, no colour, and dlq
-// replay's journals under the temporary directory.
+// process's, with fauxqs's static credentials, no colour, and HOME and
+// XDG_STATE_HOME the tests' temporary ones (HomeDir, StateDir), so that
+// dlq's replay journals, retry history and notes never reach the
+// developer's home.
 func Env() []string {
 	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1",
-		"XDG_STATE_HOME="+filepath.Join(os.TempDir(), "brighter-test-state"))
+		"HOME="+HomeDir(), "XDG_STATE_HOME="+StateDir())
 }
 
 // Bin is the `brighter` command on the PATH that Main set up: a plain build
@@ -295,13 +389,19 @@ func (l *LockedBuffer) String() string {
 }
 
 // FakeIO returns IOStreams over buffers, with stdin reading in, stdout a
-// terminal with colour when color is set, and an empty environment.
+// terminal with colour when color is set, and an environment holding only
+// XDG_STATE_HOME (StateDir: dlq's state never reaches the real home).
 func FakeIO(in string, color bool) (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
 	return &iostreams.IOStreams{
 		In: strings.NewReader(in), Out: &out, ErrOut: &errOut,
 		OutTTY: color, Color: color,
-		Getenv: func(string) (string, bool) { return "", false },
+		Getenv: func(name string) (string, bool) {
+			if name == "XDG_STATE_HOME" {
+				return StateDir(), true
+			}
+			return "", false
+		},
 	}, &out, &errOut
 }
 

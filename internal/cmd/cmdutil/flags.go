@@ -1,7 +1,9 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -120,10 +122,24 @@ func CompleteSubscriptionArg(io *iostreams.IOStreams) cobra.CompletionFunc {
 func LoadConfig(io *iostreams.IOStreams, path string) (*config.File, error) {
 	f, err := config.Load(path, io.Getenv)
 	if err != nil {
-		return nil, UsageErr(err)
+		return nil, UsageErr(ConfigNotFound(err, path))
 	}
 	io.Redactor.Add(f.Secrets()...)
 	return f, nil
+}
+
+// ConfigNotFound is err with a hint naming -c/--config when it says that
+// the subscriptions file at path does not exist (fs.ErrNotExist); any other
+// err is returned as it is.
+func ConfigNotFound(err error, path string) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	hint := "name the subscriptions file with -c/--config FILE"
+	if path == DefaultConfigPath {
+		hint += " (without it, brighter reads " + DefaultConfigPath + " in the current directory)"
+	}
+	return fmt.Errorf("%w: %s", err, hint)
 }
 
 // SelectSubscriptions returns the subscriptions of f named in names (in

@@ -447,11 +447,12 @@ func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	if err != nil {
 		// os.ReadFile's error names the file already ("read adir: is a
 		// directory", "open x.yaml: no such file or directory"): say "read
-		// NAME: " once, with what the system said.
+		// NAME: " once, with what the system said. A file that does not
+		// exist names -c/--config too.
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == name {
-			return nil, "", fmt.Errorf("read %s: %w", name, pe.Err)
+			return nil, "", cmdutil.ConfigNotFound(fmt.Errorf("read %s: %w", name, pe.Err), name)
 		}
-		return nil, "", fmt.Errorf("read %s: %w", name, err)
+		return nil, "", cmdutil.ConfigNotFound(fmt.Errorf("read %s: %w", name, err), name)
 	}
 	return data, name, nil
 }

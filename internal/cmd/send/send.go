@@ -128,6 +128,17 @@ func (o *Options) readBody() ([]byte, error) {
 	}
 }
 
+// bodySource names where readBody read the body from, for its errors.
+func (o *Options) bodySource() string {
+	switch {
+	case o.bodySet:
+		return "--body"
+	case o.file != "" && o.file != "-":
+		return "--file " + o.file
+	}
+	return "stdin"
+}
+
 // sendTypes are the message types send may stamp.
 var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
 
@@ -176,6 +187,11 @@ func runSend(ctx context.Context, o *Options) error {
 	body, err := o.readBody()
 	if err != nil {
 		return err
+	}
+	if len(body) == 0 {
+		// A usage error like every other body error (SQS and SNS would
+		// refuse it at the send, a failure).
+		return cmdutil.UsageErr(fmt.Errorf("the body is empty (%s): give a non-empty --body, --file, or stdin", o.bodySource()))
 	}
 	f, err := cmdutil.LoadConfig(o.io, o.configPath)
 	if err != nil {

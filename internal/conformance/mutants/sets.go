@@ -38,6 +38,7 @@ func extraSets() [][]mutant {
 		dlqSafeMutants,
 		consoleMutants,
 		evidenceMutants,
+		newUserMutants,
 		triageConsoleMutants,
 		lintInfraMutants,
 		infraReaderMutants,

@@ -205,7 +205,7 @@ func runRestore(ctx context.Context, o *Options) error {
 	if o.format == export.JSON {
 		records = inspect.NewRunJSON(o.IO.Out)
 	}
-	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, inspect.RecordRestores(ctx, o.RetryHistory(), shared.ArchiveName(file), dest, o.Now, logger, func(id string, err error) {
+	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, inspect.RecordRestores(ctx, o.RetryHistory(t), shared.ArchiveName(file), dest, o.Now, logger, func(id string, err error) {
 		if records != nil {
 			records.Message(id, dest, "restored", err)
 			return

@@ -62,7 +62,7 @@ func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 	// holds the two records the --yes run published, as restores from the
 	// archive file into the DLQ; the dry run and the refusal recorded
 	// nothing.
-	history := filepath.Join(os.TempDir(), "brighter-test-state", "brighter", "replay", "retries.jsonl")
+	history := filepath.Join(cmdtest.StateDir(), "brighter", "replay", "retries.jsonl")
 	rs, err := inspect.ReadRetryHistory(history, func(r inspect.Retry) bool { return strings.HasSuffix(r.ID, "-"+run) })
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("retry history %s: %+v (%v), want the 2 restores of the --yes run", history, rs, err)

@@ -234,7 +234,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	} else {
 		opts.Progress = inspect.NewLines(o.IO.Out)
 	}
-	opts.History = o.RetryHistory()
+	opts.History = o.RetryHistory(t)
 	if journal != nil {
 		opts.Journal = journal
 		logger.Debug("replay journal", "source", t.URL, "path", journal.Path())

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/brightergo/brighter/internal/inspect"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // The state kept beside the replay journals, in
@@ -62,14 +63,16 @@ func (o *Options) GroupNotes() *inspect.GroupNotes {
 }
 
 // RetryHistory is the retry history of this state directory (nil, and no
-// history kept, when there is none).
-func (o *Options) RetryHistory() *inspect.RetryHistory {
+// history kept, when there is none), its records stamped with the
+// endpoint of t (transport.Target.Endpoint): the history of a queue on an
+// emulator is not that of the production queue of the same name.
+func (o *Options) RetryHistory(t *transport.Target) *inspect.RetryHistory {
 	dir, err := o.StateDir()
 	if err != nil {
 		return nil
 	}
 	user, host := o.WhoAmI()
-	return inspect.NewRetryHistory(filepath.Join(dir, RetryHistoryFile), user, host)
+	return inspect.NewRetryHistory(filepath.Join(dir, RetryHistoryFile), user, host, t.Endpoint(o.Env))
 }
 
 // ArchiveName is how the retry history names the archive file a restore

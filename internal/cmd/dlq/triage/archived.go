@@ -27,7 +27,7 @@ func (a *triageActions) Retries() ([]inspect.Retry, error) {
 	if a.history == nil {
 		return nil, nil
 	}
-	return inspect.ReadRetryHistory(a.history.Path(), inspect.DLQHistory(a.t.URL, a.RestoreDestination()))
+	return inspect.ReadRetryHistory(a.history.Path(), inspect.DLQHistory(a.t.URL, a.RestoreDestination(), a.history.Endpoint()))
 }
 
 // Archived implements triage.ArchiveReader: the records of --archive-file

@@ -120,7 +120,7 @@ Every action reads afresh, so nothing is held between keys or after q.`,
 	fl.BoolVar(&o.AllowAny, "allow-any-destination", false, "without --to, replay to any originalTopic a message names, not only the routingKey or channelName of a subscription the file says dead-letters here")
 	fl.BoolVar(&o.SNS, "sns", false, "for an sqs:// URL only: publish replays to SNS topics instead of SQS queues")
 	fl.BoolVar(&o.FanOut, "fan-out", false, "without --to, replay to a topic that other subscriptions or consumer groups also receive (SNS, Pub/Sub, RocketMQ); by default the console refuses to open on such a destination, or on SNS replays to the failed subscription's queue only")
-	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file a archives to (JSON lines, appended, as dlq archive writes)")
+	fl.StringVar(&o.archiveFile, "archive-file", "dlq-archive.jsonl", "the file the console's a key archives to (JSON lines, appended, as dlq archive writes)")
 	fl.StringVar(&o.logFile, "log-file", "", "write the log to this file while the console runs (default: none)")
 	fl.DurationVar(&o.settle, "settle", triage.DefaultSettle, "a retried message not back in the destination is a pending retry for this long after its last retry, then settled")
 	fl.DurationVar(&o.refresh, "refresh", defaultRefresh, "read the destination again this often while the console is open (0: only on ctrl+r and after an action; on RocketMQ 0 unless given, since every read spends a delivery attempt of the reader group)")
@@ -242,7 +242,7 @@ func (o *Options) actions(ctx context.Context, arg string, logger *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.RetryHistory()}, nil
+	return &triageActions{o: o, t: t, dt: dt, to: to, allow: allow, guard: guard, refused: refused, logger: logger, history: o.RetryHistory(t)}, nil
 }
 
 // triageActions are the console's actions on one destination: each opens

@@ -1,0 +1,76 @@
+package send_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+)
+
+// TestSendThatCreatesAQueueSaysSo: on SQS with makeChannels create (the
+// default), send to a --topic that names no queue creates it and logs one
+// Info record naming the queue and why; a send to the queue it now finds
+// logs no creation.
+func TestSendThatCreatesAQueueSaysSo(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "brighter.yaml")
+	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: send-src\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	typo := fmt.Sprintf("send-typo-%d", time.Now().UnixNano())
+	send := func() string {
+		var out, errOut bytes.Buffer
+		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+		if code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--topic", typo, "--body", "{}"}); code != cmdutil.ExitOK {
+			t.Fatalf("send exited %d:\n%s", code, errOut.String())
+		}
+		return errOut.String()
+	}
+	first := send()
+	want := fmt.Sprintf(`level=INFO msg="destination created" destination=%s transport=sqs reason="the queue did not exist and makeChannels is create"`, typo)
+	if !strings.Contains(first, want) {
+		t.Fatalf("the send that created %s logged no creation:\n%s", typo, first)
+	}
+	if again := send(); strings.Contains(again, "destination created") {
+		t.Fatalf("a send to the existing queue logged a creation:\n%s", again)
+	}
+}
+
+// TestSendToAMissingPubSubTopicSaysHowToMakeIt: on Google's emulator, send
+// to a topic that does not exist fails (exit 1) naming the topic's full
+// name and how to make it, not with a bare NotFound.
+func TestSendToAMissingPubSubTopicSaysHowToMakeIt(t *testing.T) {
+	_, srv := gcptest.Start(t, "send-missing", nil, gcp.Connect)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := fmt.Sprintf("connections:\n  gcp: {projectId: %s, emulatorHost: %q}\nsubscriptions:\n  - name: payments\n    transport: gcp\n    channelName: payments\n    routingKey: payments\n    handler: {type: builtin, name: ack}\n", srv.Project, srv.Addr)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+	code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "payments", "--body", "{}"})
+	stderr := errOut.String()
+	if code != cmdutil.ExitFailure {
+		t.Fatalf("send to a missing topic exited %d, want %d:\n%s", code, cmdutil.ExitFailure, stderr)
+	}
+	for _, want := range []string{
+		"projects/" + srv.Project + "/topics/payments",
+		"run brighter consume on this subscriptions file once (makeChannels: create",
+		"gcloud pubsub topics create payments --project " + srv.Project,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the error does not say %q:\n%s", want, stderr)
+		}
+	}
+}
