@@ -6,15 +6,17 @@
 // and Counter, a reverse proxy that counts the calls a broker is sent (SQS
 // actions, gRPC methods), for consume's benchmarks and the call-count tests
 // of internal/broker/sqs and internal/cmd/consume, and that can hold the
-// calls of one name unanswered (lint --live's look-up deadline). It
-// is test support: only the emulators' test servers and tests use it.
+// calls of one name unanswered (lint --live's look-up deadline); and
+// Silent, a listener that accepts connections and never answers (a broker
+// or a watch target that says nothing). It is test support: only the
+// emulators' test servers, the command tests' support and tests use it.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //
 // Imports: none
 //
-// Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest
+// Imported by: internal/broker/gcp/gcptest, internal/broker/rocketmq/rmqtest, internal/cmd/cmdtest
 package faultproxy
 
 import (

@@ -2,13 +2,13 @@ package tui
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/brightergo/brighter/internal/faultproxy"
 )
 
 // TestWatch_TargetThatNeverAnswersIsUnreachableAndRetried follows a
@@ -18,35 +18,11 @@ import (
 // reason (no answer within HeaderTimeout), and Watch keeps retrying (the
 // second attempt is reported as attempt 2, as unreachable as the first).
 func TestWatch_TargetThatNeverAnswersIsUnreachableAndRetried(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
+	silent := faultproxy.NewSilent(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	statuses := make(chan TargetStatusMsg, 16)
-	target := "http://" + l.Addr().String()
+	target := silent.URL
 	b := NewBatcher(0, 0)
 	done := make(chan struct{})
 	go func() {

@@ -2,59 +2,24 @@ package cmdtest
 
 import (
 	"errors"
-	"net"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/brightergo/brighter/internal/faultproxy"
 )
 
 // SilentBroker is a TCP listener on 127.0.0.1 that accepts every
 // connection and never answers: a broker a command connects to and then
-// waits on until its call deadline.
-type SilentBroker struct {
-	// URL is the listener's http:// URL (an SQS endpoint); Addr its
-	// HOST:PORT (a Pub/Sub endpoint).
-	URL, Addr string
-	// Accepted receives once, when the first connection is accepted.
-	Accepted <-chan struct{}
-}
+// waits on until its call deadline (faultproxy.Silent).
+type SilentBroker = faultproxy.Silent
 
 // NewSilentBroker starts a SilentBroker; the listener and the connections
 // it holds are closed when t ends.
 func NewSilentBroker(t testing.TB) *SilentBroker {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	accepted := make(chan struct{})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if conns == nil {
-				close(accepted)
-			}
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return &SilentBroker{URL: "http://" + l.Addr().String(), Addr: l.Addr().String(), Accepted: accepted}
+	return faultproxy.NewSilent(t)
 }
 
 // Signalled is the end of a `brighter` process a test signalled: its exit

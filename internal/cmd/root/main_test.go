@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +26,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/faultproxy"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -142,40 +141,11 @@ func answeringProxy(t *testing.T, target string, match func(*http.Request) bool,
 	return srv.URL
 }
 
-// blackHole listens on 127.0.0.1 and accepts every connection and never
-// answers on it (a host that accepts connections and then says
-// nothing). It returns the host:port; the listener and the connections it
-// holds are closed when t ends.
+// blackHole is the host:port of a listener that accepts every connection
+// and never answers on it (faultproxy.Silent), closed when t ends.
 func blackHole(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("black hole: %v", err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
+	return faultproxy.NewSilent(t).Addr
 }
 
 // cmdExitCode is the testscript command `exitcode N prog args...`: it runs
