@@ -204,6 +204,15 @@ func sourceName(source, profile string) string {
 	return source
 }
 
+// EndpointName names the endpoint of service ("SQS" or "SNS") as this
+// package's errors name it (user-info and query redacted): endpoint and
+// where it came from (from, when not ""), else the SDK's environment
+// override, else the AWS endpoint of region. lint --live names the broker
+// it asked with it.
+func EndpointName(service, endpoint, from, region string) string {
+	return endpointName(service, endpoint, from, region)
+}
+
 // endpointName names a service's endpoint in errors (its user-info and
 // query redacted: a proxy's credentials never reach a log or a finding): the configured one
 // and where it came from (from, when not ""), else the SDK's environment

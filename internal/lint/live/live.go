@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -211,6 +212,25 @@ type SQS struct {
 	Client func(ctx context.Context, f *config.File) (SQSAPI, error)
 }
 
+// sqsQueueErr is err of a call about queue name (what: "" or what was
+// read, "attributes"), naming the endpoint the call went to (as consume
+// names it) unless err already does (a call cut off or refused names it).
+func sqsQueueErr(f *config.File, name, what string, err error) error {
+	a := f.Connections.AWS
+	from := ""
+	if a.Endpoint != "" {
+		from = "connections.aws.endpoint in the subscriptions file"
+	}
+	where := sqs.EndpointName("SQS", a.Endpoint, from, a.Region)
+	if what != "" {
+		what = " " + what
+	}
+	if strings.Contains(err.Error(), where) {
+		return fmt.Errorf("queue %s%s: %w", name, what, err)
+	}
+	return fmt.Errorf("queue %s%s on %s: %w", name, what, where, err)
+}
+
 // NativeLimit returns the queue's RedrivePolicy maxReceiveCount.
 func (p SQS) NativeLimit(ctx context.Context, f *config.File, s *config.Subscription) (lint.Limit, bool, error) {
 	fifo := s.SQS != nil && s.SQS.QueueType == config.QueueFIFO
@@ -221,13 +241,13 @@ func (p SQS) NativeLimit(ctx context.Context, f *config.File, s *config.Subscrip
 	}
 	u, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: &name})
 	if err != nil {
-		return lint.Limit{}, false, fmt.Errorf("queue %s: %w", name, err)
+		return lint.Limit{}, false, sqsQueueErr(f, name, "", err)
 	}
 	attrs, err := c.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
 		QueueUrl: u.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameRedrivePolicy},
 	})
 	if err != nil {
-		return lint.Limit{}, false, fmt.Errorf("queue %s attributes: %w", name, err)
+		return lint.Limit{}, false, sqsQueueErr(f, name, "attributes", err)
 	}
 	raw := attrs.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)]
 	if raw == "" {

@@ -179,7 +179,13 @@ func TestSQSDrift_R10(t *testing.T) {
 	mk(run+"-orders", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":"3"}`})
 	mk(run+"-refunds", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":5}`})
 
-	f := parse(t, fmt.Sprintf(`subscriptions:
+	// The file names the endpoint its findings name; the probe's client
+	// reaches the emulator whatever the file says.
+	f := parse(t, fmt.Sprintf(`connections:
+  aws:
+    region: us-east-1
+    endpoint: http://user:secret@127.0.0.1:4566/
+subscriptions:
   - name: orders
     transport: sqs
     channelName: %[1]s-orders
@@ -220,6 +226,8 @@ func TestSQSDrift_R10(t *testing.T) {
 	}
 	if g := find(fs, "gone", lint.RuleLiveCheckFailed); g == nil {
 		t.Errorf("a missing queue gives no live-check-failed%s", dump(fs))
+	} else if want := "on SQS at http://REDACTED@127.0.0.1:4566/ (connections.aws.endpoint in the subscriptions file): "; !strings.Contains(g.Message, want) || strings.Contains(g.Message, "secret") {
+		t.Errorf("the missing queue's finding %q does not name the endpoint it asked (%q), its credentials redacted", g.Message, want)
 	}
 	if len(fs) != 3 {
 		t.Errorf("findings = %d, want 3%s", len(fs), dump(fs))

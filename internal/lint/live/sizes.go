@@ -76,13 +76,13 @@ func (p SQS) MessageSizes(ctx context.Context, f *config.File, s *config.Subscri
 	size := func(name string) (int, bool, error) {
 		u, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: &name})
 		if err != nil {
-			return 0, false, fmt.Errorf("queue %s: %w", name, err)
+			return 0, false, sqsQueueErr(f, name, "", err)
 		}
 		attrs, err := c.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
 			QueueUrl: u.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameMaximumMessageSize},
 		})
 		if err != nil {
-			return 0, true, fmt.Errorf("queue %s attributes: %w", name, err)
+			return 0, true, sqsQueueErr(f, name, "attributes", err)
 		}
 		raw := attrs.Attributes[string(sqstypes.QueueAttributeNameMaximumMessageSize)]
 		if raw == "" {
