@@ -69,4 +69,9 @@ var endpointNameMutants = []mutant{
 		Old:  "\t\treturn service + \" at \" + redact.URL(endpoint)\n",
 		New:  "\t\treturn service + \" at \" + endpoint\n",
 		Pkg:  "./internal/broker/sqs", Run: "^TestEndpointNameRedactsCredentials$"},
+	{Name: "lint-live-sqs-error-endpoint-unnamed", What: "lint --live's finding for an SQS look-up the broker answered with an error (a missing queue) does not name the endpoint it asked",
+		File: "internal/lint/live/live.go",
+		Old:  "	return fmt.Errorf(\"queue %s%s on %s: %w\", name, what, where, err)\n",
+		New:  "	return fmt.Errorf(\"queue %s%s: %w\", name, what, err)\n",
+		Pkg:  "./internal/lint/live", Run: "^TestSQSDrift_R10$"},
 }
