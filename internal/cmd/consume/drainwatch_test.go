@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/faultproxy"
 )
 
 // TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo starts `brighter
@@ -29,21 +30,27 @@ func TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			queue := fmt.Sprintf("drain-recv-%s-%d", variant, time.Now().UnixNano())
+			// consume talks to fauxqs through a counting proxy, which shows
+			// when its first long poll is on the wire.
+			counter, err := faultproxy.StartSQSCounter(emu.Endpoint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(counter.Close)
 			yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: orders\n    transport: sqs\n    channelName: %s\n    routingKey: %s\n    makeChannels: create\n    messagePumpType: %s\n    timeOut: 6s\n    handler: {type: builtin, name: ack}\n",
-				sqstest.Region, emu.Endpoint, queue, queue, variant)
+				sqstest.Region, counter.URL(), queue, queue, variant)
 			if err := os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			p := cmdtest.StartBrighter(t, dir, nil, "consume")
 			deadline := time.Now().Add(30 * time.Second)
-			for !strings.Contains(p.Stderr.String(), "consume starting") {
+			for counter.Counts()["ReceiveMessage"] == 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("consume did not start within 30s; stderr:\n%s", p.Stderr.String())
+					t.Fatalf("no ReceiveMessage reached the broker within 30s; stderr:\n%s", p.Stderr.String())
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			// The first long poll is then waiting on the broker.
-			time.Sleep(time.Second)
+			// The first long poll is waiting on the broker (the queue is empty).
 			p.Signal(syscall.SIGINT)
 			signalled := time.Now()
 			for !strings.Contains(p.Stderr.String(), line) {
