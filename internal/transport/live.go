@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"syscall"
 	"time"
@@ -238,12 +239,53 @@ type liveRocketMQ struct {
 	deadline time.Duration
 	mu       sync.Mutex
 	// unanswered keeps, per endpoint, the error of the first look-up cut
-	// off there: later ones fail at once with it.
+	// off there, or of its refused connection: later ones fail at once
+	// with it.
 	unanswered map[string]error
+	// dialled holds the endpoints whose connection was tried (refused).
+	dialled map[string]bool
+}
+
+// refused reports, once per endpoint, whether conn's endpoint (host:port)
+// refuses a TCP connection, as an error naming it and where it came from
+// and wrapping syscall.ECONNREFUSED, and records it so that later look-ups
+// there fail at once with it. The RocketMQ client would otherwise retry
+// its dial until the look-up's deadline and report a refusal as a
+// look-up cut off. Any other outcome of the dial (accepted, a timeout, an
+// endpoint list the dial cannot name) is nil: the look-up itself says.
+func (c *liveRocketMQ) refused(ctx context.Context, conn rocketmq.Connection) error {
+	c.mu.Lock()
+	tried := c.dialled[conn.Endpoint]
+	c.dialled[conn.Endpoint] = true
+	c.mu.Unlock()
+	if tried {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(conn.Endpoint); err != nil {
+		return nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.deadline)
+	defer cancel()
+	nc, err := (&net.Dialer{}).DialContext(dctx, "tcp", conn.Endpoint)
+	if err == nil {
+		_ = nc.Close()
+		return nil
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return nil
+	}
+	err = fmt.Errorf("RocketMQ at %s (%s) refused the connection: %w", conn.Endpoint, conn.EndpointFrom, err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.unanswered[conn.Endpoint]; !ok {
+		c.unanswered[conn.Endpoint] = fmt.Errorf("not asked: an earlier look-up there got no answer: %w", err)
+	}
+	return err
 }
 
 // lookup runs fn, a look-up on conn's endpoint, with a deadline of
-// c.deadline. When the deadline (not the run's ctx) ended it, the error
+// c.deadline, unless the endpoint refused its connection (refused: the
+// error says so at once). When the deadline (not the run's ctx) ended it, the error
 // names the endpoint, where it came from and the deadline, wrapping
 // context.DeadlineExceeded, and every later look-up there fails at once
 // with it.
@@ -252,6 +294,9 @@ func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn 
 	err, ok := c.unanswered[conn.Endpoint]
 	c.mu.Unlock()
 	if ok {
+		return err
+	}
+	if err := c.refused(ctx, conn); err != nil {
 		return err
 	}
 	lctx, cancel := context.WithTimeout(ctx, c.deadline)
@@ -274,7 +319,7 @@ func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn 
 // look-up is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and
 // an endpoint that did not answer one is not asked again in the run.
 func (t RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
-	c := &liveRocketMQ{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), unanswered: map[string]error{}}
+	c := &liveRocketMQ{deadline: cmp.Or(t.LookupTimeout, LiveLookupTimeout), unanswered: map[string]error{}, dialled: map[string]bool{}}
 	prober := live.RocketMQ{
 		Connection: func(f *config.File) rocketmq.Connection { return rocketmqConnection(f, "") },
 		MaxDeliveryAttempts: func(ctx context.Context, conn rocketmq.Connection, group, topic string) (n int, err error) {

@@ -3,6 +3,7 @@ package lint_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,11 +64,11 @@ func lintLiveCutOff(t *testing.T, path string) (string, []liveFinding, time.Dura
 }
 
 // notAskedAfterCutOff checks the report of a run of two subscriptions,
-// orders and refunds, on an endpoint that let its first look-up run out:
-// the report says the lint did not complete, exactly one finding, orders'
-// (naming what), says the look-up was cut off (cutOff: the endpoint and the
-// deadline), and every other one that it was not asked; it returns how
-// many were not asked.
+// orders and refunds, on an endpoint that let its first look-up run out
+// or refused its connection: the report says the lint did not complete,
+// exactly one finding, orders' (naming what), says why (cutOff: the
+// endpoint and what became of the look-up), and every other one that it
+// was not asked; it returns how many were not asked.
 func notAskedAfterCutOff(t *testing.T, out string, failed []liveFinding, cutOff, what string) (later int) {
 	t.Helper()
 	if !strings.Contains(out, `"incomplete": "--live could not check 2 subscription(s)`) {
@@ -131,6 +132,26 @@ func TestLintLive_SilentRocketMQEndpointIsCutOffNamingIt(t *testing.T) {
 	cutOff := "RocketMQ at " + b.Addr + " (connections.rocketmq.endpoint in the subscriptions file) did not answer within " + lookupTimeout.String() + ": the look-up was cut off"
 	// orders: the group (cut off) and the channels; refunds: both.
 	if later := notAskedAfterCutOff(t, out, failed, cutOff, "consumer group orders-consumers"); later != 3 {
+		t.Errorf("%d look-ups not asked, want 3: %+v", later, failed)
+	}
+}
+
+// TestLintLive_RefusingRocketMQEndpointSaysRefusedAtOnce runs `lint
+// --live` on a file of two RocketMQ subscriptions whose endpoint refuses
+// connections (a port just closed). The first look-up's finding says the
+// endpoint refused the connection (not that the look-up was cut off at its
+// deadline), naming it and where it came from; every later look-up there
+// is not asked; and the report says the lint did not complete.
+func TestLintLive_RefusingRocketMQEndpointSaysRefusedAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // the port now refuses connections
+	out, failed, _ := lintLiveCutOff(t, rocketmqFile(t, addr))
+	refused := "RocketMQ at " + addr + " (connections.rocketmq.endpoint in the subscriptions file) refused the connection"
+	if later := notAskedAfterCutOff(t, out, failed, refused, "consumer group orders-consumers"); later != 3 {
 		t.Errorf("%d look-ups not asked, want 3: %+v", later, failed)
 	}
 }

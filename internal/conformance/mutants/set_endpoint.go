@@ -33,4 +33,9 @@ var refusalMutants = []mutant{
 		Old:  "\tif err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {\n",
 		New:  "\tif err := error(nil); err != nil {\n",
 		Run:  "^TestScripts$/^lint_live_gcp_unreachable$", Pkg: "./internal/cmd/root"},
+	{Name: "lint-live-rocketmq-refusal-said-no-answer", What: "lint --live on a RocketMQ endpoint that refuses connections waits out the look-up deadline and reports the refusal as a look-up cut off",
+		File: "internal/transport/live.go",
+		Old:  "\tif !errors.Is(err, syscall.ECONNREFUSED) {\n",
+		New:  "\tif !errors.Is(err, syscall.ECONNREFUSED) || true {\n",
+		Run:  "^TestLintLive_RefusingRocketMQEndpointSaysRefusedAtOnce$", Pkg: "./internal/cmd/lint"},
 }
