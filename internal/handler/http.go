@@ -66,6 +66,16 @@ type TLSOptions struct {
 
 func (t TLSOptions) isZero() bool { return t == TLSOptions{} }
 
+// Check loads t's files as the http handler does when consume starts it
+// (the CA file's PEM certificates, the client certificate and key as a
+// pair) and returns why it could not, or nil: the error the handler's
+// construction would return, which makes consume refuse to start the
+// subscription. It sends nothing.
+func (t TLSOptions) Check() error {
+	_, err := tlsConfig(t)
+	return err
+}
+
 // HTTPOptions configures HTTP.
 type HTTPOptions struct {
 	// URL is the endpoint each message is POSTed to (http or https).

@@ -93,8 +93,11 @@ const (
 	// RuleHandlerCommandNotFound and RuleMemorySeedInvalid are judged on
 	// the local file system (internal/lint/local): what consume refuses to
 	// start with.
-	RuleHandlerCommandNotFound  = "handler-command-not-found"
-	RuleMemorySeedInvalid       = "memory-seed-invalid"
+	RuleHandlerCommandNotFound = "handler-command-not-found"
+	RuleMemorySeedInvalid      = "memory-seed-invalid"
+	// RuleHandlerTLSUnreadable is judged on the local file system too: an
+	// http handler's tls files consume could not load.
+	RuleHandlerTLSUnreadable    = "handler-tls-unreadable"
 	RuleOrderingWithPerformers  = "ordering-with-performers"
 	RuleDrainShorterThanHandler = "drain-shorter-than-handler"
 	RuleEmptyChannelBusyPoll    = "empty-channel-busy-poll"
@@ -514,6 +517,24 @@ started.
 
 Fix: correct handler.command, make the file executable (chmod +x), or lint
 where and after the command exists.`,
+	},
+	{
+		ID: RuleHandlerTLSUnreadable, Severity: SeverityWarning,
+		Summary: "an http handler's tls files cannot be loaded (consume refuses to start)",
+		Explanation: `An http handler's handler.tls names PEM files that consume loads when it
+starts the subscription: caFile (CA certificates trusted besides the
+system's), certFile and keyFile (a client certificate and its key, for
+mutual TLS). A relative path is relative to the subscriptions file's
+directory. A file that does not exist or cannot be read, a caFile with no
+PEM certificate, or a certificate and key that are not a pair makes
+consume refuse to start (exit 2).
+
+This rule reads the file system where lint runs: certificates are often
+mounted only where the consumer is deployed (a secret volume), so a file
+missing here may be there. That is why it is a warning, not an error: it
+fails a build only with --fail-on warning (or note).
+
+Fix: correct the paths, or lint where the certificates are mounted.`,
 	},
 	{
 		ID: RuleMemorySeedInvalid, Severity: SeverityError,

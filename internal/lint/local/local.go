@@ -3,7 +3,8 @@
 // the way consume looks it up, so that lint refuses a file consume would
 // refuse (exit 2) for a file it names. handler-command-not-found: an exec
 // handler's command that exec.LookPath does not find (internal/handler's
-// Exec); memory-seed-invalid: a memory transport's seed file that cannot
+// Exec); handler-tls-unreadable: an http handler's tls files that
+// internal/handler's TLSOptions.Check cannot load; memory-seed-invalid: a memory transport's seed file that cannot
 // be opened or that the memory broker does not load (internal/transport's
 // Memory.Open). The subscriptions file's relative paths are already
 // relative to its directory (internal/config resolves them as consume
@@ -29,12 +30,13 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/handler"
 	"github.com/brightergo/brighter/internal/lint"
 )
 
 // Check returns the findings of f's subscriptions on the local file
-// system: handler-command-not-found and memory-seed-invalid, in file
-// order. A nil f yields none. It reads each seed file whole (into a memory
+// system: handler-command-not-found, handler-tls-unreadable and
+// memory-seed-invalid, in file order. A nil f yields none. It reads each seed file whole (into a memory
 // broker of its own, as consume loads it) and runs no command.
 func Check(ctx context.Context, f *config.File) []lint.Finding {
 	if f == nil {
@@ -47,6 +49,14 @@ func Check(ctx context.Context, f *config.File) []lint.Finding {
 				out = append(out, lint.NewFinding(s, lint.RuleHandlerCommandNotFound, "handler.command", fmt.Sprintf(
 					"subscription %q: handler.command %q cannot be run: %v; consume refuses to start the subscription (a relative path is relative to the subscriptions file's directory)",
 					s.Name, h.Command, err)))
+			}
+		}
+		if h := s.Handler; h.Type == config.HandlerHTTP && h.TLS != nil {
+			o := handler.TLSOptions{CAFile: h.TLS.CAFile, CertFile: h.TLS.CertFile, KeyFile: h.TLS.KeyFile}
+			if err := o.Check(); err != nil {
+				out = append(out, lint.NewFinding(s, lint.RuleHandlerTLSUnreadable, "handler.tls", fmt.Sprintf(
+					"subscription %q: %v; consume refuses to start the subscription (a relative path is relative to the subscriptions file's directory)",
+					s.Name, err)))
 			}
 		}
 		if s.Memory != nil && s.Memory.Seed != "" {

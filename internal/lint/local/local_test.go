@@ -2,10 +2,18 @@ package local_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint"
@@ -34,6 +42,33 @@ func parse(t *testing.T, yaml string, files map[string]string) *config.File {
 	return f
 }
 
+// httpSub is an http handler whose handler.tls block is tls (YAML lines
+// indented by eight spaces), its key on line 7.
+func httpSub(tls string) string {
+	return "subscriptions:\n  - name: orders\n    transport: memory\n    handler:\n      type: http\n      url: https://localhost:1/h\n      tls:\n" + tls
+}
+
+// keyPair returns a self-signed certificate and its key, PEM-encoded.
+func keyPair(t *testing.T) (certPEM, keyPEM string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "brighter-lint-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+}
+
 func execSub(command string) string {
 	return "subscriptions:\n  - name: orders\n    transport: memory\n    handler:\n      type: exec\n      command: " + command + "\n"
 }
@@ -45,10 +80,13 @@ func seedSub(seed string) string {
 const record = `{"id":"m1","topic":"orders","messageType":"MT_EVENT","body":"hello"}` + "\n"
 
 // TestCheck_WhatConsumeRefusesToStart: an exec handler's command that
-// cannot be run and a seed file that is missing or does not load are
-// errors at the field's key; what consume would start with is not, a
+// cannot be run, an http handler's tls files that cannot be loaded, and a
+// seed file that is missing or does not load are findings at the field's
+// key; what consume would start with is not, a
 // relative path being taken from the subscriptions file's directory.
 func TestCheck_WhatConsumeRefusesToStart(t *testing.T) {
+	cert, key := keyPair(t)
+	_, otherKey := keyPair(t)
 	for _, tc := range []struct {
 		name     string
 		yaml     string
@@ -65,6 +103,15 @@ func TestCheck_WhatConsumeRefusesToStart(t *testing.T) {
 			contains: []string{`"brighter-no-such-handler" cannot be run: no executable file of that name on PATH`}, line: 6},
 		{name: "an executable beside the file", yaml: execSub("./handle.sh"), files: map[string]string{"handle.sh*": "#!/bin/sh\n"}},
 		{name: "a bare name on PATH", yaml: execSub("sh")},
+		{name: "a missing tls caFile", yaml: httpSub("        caFile: ca.pem\n"), rule: lint.RuleHandlerTLSUnreadable,
+			contains: []string{"tls ca file", "ca.pem", "no such file or directory", "consume refuses"}, line: 7},
+		{name: "a caFile with no certificate", yaml: httpSub("        caFile: ca.pem\n"), files: map[string]string{"ca.pem": "not a certificate\n"},
+			rule: lint.RuleHandlerTLSUnreadable, contains: []string{"no PEM certificates found"}, line: 7},
+		{name: "a certificate and a key that are not a pair", yaml: httpSub("        certFile: c.pem\n        keyFile: k.pem\n"),
+			files: map[string]string{"c.pem": cert, "k.pem": otherKey}, rule: lint.RuleHandlerTLSUnreadable,
+			contains: []string{"tls client certificate", "private key does not match public key"}, line: 7},
+		{name: "tls files that load", yaml: httpSub("        caFile: c.pem\n        certFile: c.pem\n        keyFile: k.pem\n"),
+			files: map[string]string{"c.pem": cert, "k.pem": key}},
 		{name: "a missing seed", yaml: seedSub("nosuch.jsonl"), rule: lint.RuleMemorySeedInvalid,
 			contains: []string{"nosuch.jsonl", "no such file or directory"}, line: 6},
 		{name: "a seed that does not parse", yaml: seedSub("in.jsonl"), files: map[string]string{"in.jsonl": record + "{not json\n"},
@@ -84,10 +131,11 @@ func TestCheck_WhatConsumeRefusesToStart(t *testing.T) {
 				t.Fatalf("findings %+v, want one of %s", fs, tc.rule)
 			}
 			f := fs[0]
-			// A missing command is a warning (lint may run where the
-			// command is not installed yet); a bad seed file an error.
+			// A missing command or certificate is a warning (lint may
+			// run where the command is not installed yet, or the
+			// certificates not mounted); a bad seed file an error.
 			want := lint.SeverityError
-			if tc.rule == lint.RuleHandlerCommandNotFound {
+			if tc.rule == lint.RuleHandlerCommandNotFound || tc.rule == lint.RuleHandlerTLSUnreadable {
 				want = lint.SeverityWarning
 			}
 			if r, _ := lint.Lookup(tc.rule); f.Severity != want || r.Severity != want {
