@@ -274,7 +274,13 @@ func (c *liveRocketMQ) refused(ctx context.Context, conn rocketmq.Connection) er
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		return nil
 	}
-	err = fmt.Errorf("RocketMQ at %s (%s) refused the connection: %w", conn.Endpoint, conn.EndpointFrom, err)
+	return c.remember(conn, fmt.Errorf("RocketMQ at %s (%s) refused the connection: %w", conn.Endpoint, conn.EndpointFrom, err))
+}
+
+// remember records err, the first look-up on conn's endpoint that got no
+// answer, so that later look-ups there fail at once with it, and returns
+// err.
+func (c *liveRocketMQ) remember(conn rocketmq.Connection, err error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.unanswered[conn.Endpoint]; !ok {
@@ -305,13 +311,7 @@ func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn 
 	if err == nil || ctx.Err() != nil || lctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	err = fmt.Errorf("RocketMQ at %s (%s) did not answer within %s: the look-up was cut off: %w", conn.Endpoint, conn.EndpointFrom, c.deadline, context.DeadlineExceeded)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.unanswered[conn.Endpoint]; !ok {
-		c.unanswered[conn.Endpoint] = fmt.Errorf("not asked: an earlier look-up there got no answer: %w", err)
-	}
-	return err
+	return c.remember(conn, fmt.Errorf("RocketMQ at %s (%s) did not answer within %s: the look-up was cut off: %w", conn.Endpoint, conn.EndpointFrom, c.deadline, context.DeadlineExceeded))
 }
 
 // Live returns the RocketMQ prober (the group's maximum deliveries) and
