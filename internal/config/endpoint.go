@@ -16,7 +16,7 @@ import (
 // nothing is: no scheme, a host, a port from 1 to 65535. list allows
 // several HOST:PORT separated by ';' (the RocketMQ client's form). gRPC
 // would otherwise dial a malformed one and report "too many colons in
-// address" as an endpoint that could not be reached (new-user defect 1).
+// address" as an endpoint that could not be reached.
 func HostPortError(endpoint string, list bool) error {
 	parts := []string{endpoint}
 	if list {

@@ -94,7 +94,7 @@ func TestSchemaAndLoaderAgreeOnWrongFiles(t *testing.T) {
 		{"rocketmq consumerGroup g/1", sub("rocketmq", "    rocketmq: {consumerGroup: g/1}\n"), false, ""},
 		{"rocketmq deadLetterRoutingKey %DLQ%g", sub("rocketmq", "    deadLetterRoutingKey: \"%DLQ%g\"\n    rocketmq: {consumerGroup: g}\n"), true, ""},
 
-		// Endpoints (new-user defect 1): Pub/Sub's emulatorHost and
+		// Endpoints: Pub/Sub's emulatorHost and
 		// RocketMQ's endpoint are HOST:PORT without a scheme.
 		{"gcp emulatorHost host:port", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: localhost:8085}", 1), true, ""},
 		{"gcp emulatorHost [::1]:8085", strings.Replace(sub("gcp", ""), "projectId: p}", "projectId: p, emulatorHost: \"[::1]:8085\"}", 1), true, ""},

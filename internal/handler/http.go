@@ -2,14 +2,11 @@ package handler
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/tlsfiles"
 )
 
 // Headers the http handler sends besides the CloudEvents ones.
@@ -50,31 +48,9 @@ const (
 	msgHTTPDroppedTrace = "http handler dropped a trace header that is not a valid header value"
 )
 
-// TLSOptions configures the http handler's TLS client.
-type TLSOptions struct {
-	// CAFile is a PEM file of CA certificates trusted in addition to the
-	// system pool.
-	CAFile string
-	// CertFile and KeyFile are a PEM client certificate and key for mutual
-	// TLS; give both or neither.
-	CertFile string
-	KeyFile  string
-	// InsecureSkipVerify turns off server certificate verification (tests
-	// and demos only).
-	InsecureSkipVerify bool
-}
-
-func (t TLSOptions) isZero() bool { return t == TLSOptions{} }
-
-// Check loads t's files as the http handler does when consume starts it
-// (the CA file's PEM certificates, the client certificate and key as a
-// pair) and returns why it could not, or nil: the error the handler's
-// construction would return, which makes consume refuse to start the
-// subscription. It sends nothing.
-func (t TLSOptions) Check() error {
-	_, err := tlsConfig(t)
-	return err
-}
+// TLSOptions configures the http handler's TLS client: its PEM files
+// (tlsfiles.Files, which lint checks with too).
+type TLSOptions = tlsfiles.Files
 
 // HTTPOptions configures HTTP.
 type HTTPOptions struct {
@@ -204,7 +180,7 @@ func HTTP(opts HTTPOptions) (pump.Handler, error) {
 func newClient(o TLSOptions) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	if !o.isZero() {
+	if o != (TLSOptions{}) {
 		cfg, err := tlsConfig(o)
 		if err != nil {
 			return nil, err
@@ -219,32 +195,12 @@ func newClient(o TLSOptions) (*http.Client, error) {
 	}, nil
 }
 
-// tlsConfig builds a client TLS configuration from o.
+// tlsConfig builds a client TLS configuration from o. Its errors are
+// tlsfiles.Files.ClientConfig's, prefixed "http handler: ".
 func tlsConfig(o TLSOptions) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in for tests and demos
-	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("http handler: tls ca file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("http handler: tls ca file %s: no PEM certificates found", o.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		return nil, errors.New("http handler: tls: certFile and keyFile must be given together")
-	}
-	if o.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("http handler: tls client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := o.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("http handler: %w", err)
 	}
 	return cfg, nil
 }

@@ -164,8 +164,7 @@ func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*
 	}
 	// The probe consume and dlq make: a refused or silent endpoint fails
 	// at once or within 5s, naming it and its source, instead of the
-	// client's retries running out the whole --live-timeout (new-user
-	// defect 3).
+	// client's retries running out the whole --live-timeout.
 	if err := gcp.Probe(ctx, cl, project, gcpProbeTimeout); err != nil {
 		_ = cl.Close()
 		err = fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)

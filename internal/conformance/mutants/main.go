@@ -1,6 +1,5 @@
-// Command mutants is the mutation check of the test suites (issue 18, issue
-// 31): it applies each of a maintained catalogue of small deliberate bugs,
-// one at a time, to a temporary copy of the repository, runs the tests named
+// Command mutants is the mutation check of the test suites: it applies
+// each of a maintained catalogue of small deliberate bugs, one at a time, to a temporary copy of the repository, runs the tests named
 // for it (go test PKG... -run ...: the conformance cells by default, or the
 // tests of any layer's packages), and reports which mutants the tests killed
 // (a test failed) and which survived (every test passed). Every mutant must

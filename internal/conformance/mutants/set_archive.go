@@ -1,6 +1,6 @@
 package main
 
-// archiveMutants are issue 30's `dlq archive` speed-up mutants: the short
+// archiveMutants are the `dlq archive` speed-up mutants: the short
 // confirming receive and the archive's receive overlapping its commit must
 // keep the proof of the end and lose nothing.
 var archiveMutants = []mutant{

@@ -1,6 +1,6 @@
 package main
 
-// dlqMutants are issue 30's dlq replay mutants: the fan-out guard (and,
+// dlqMutants are the dlq replay mutants: the fan-out guard (and,
 // below, the resumable replay's journal).
 var dlqMutants = []mutant{
 	{Name: "fanout-sns-through-topic", What: "a replay without --to of an SNS-fed subscription's dead letter goes through the topic to every subscriber instead of to the failed subscription's queue",

@@ -1,6 +1,6 @@
 package main
 
-// editMutants are issue 30's mutants of dlq edit and the triage console:
+// editMutants are the mutants of dlq edit and the triage console:
 // each is killed by the named tests.
 var editMutants = []mutant{
 	{Name: "edit-changed-original-sent", What: "an edit is replayed although the dead-lettered body changed since it was edited (originalBodySha256 would be a lie)",

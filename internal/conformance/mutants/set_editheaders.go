@@ -1,6 +1,6 @@
 package main
 
-// editHeadersMutants are issue 30's dlq edit --headers mutants: the YAML
+// editHeadersMutants are the dlq edit --headers mutants: the YAML
 // the operator edits is checked as --set is.
 var editHeadersMutants = []mutant{
 	{Name: "edit-headers-yaml-unchecked", What: "dlq edit --headers takes a rejection key or a non-string value from the edited YAML into the copy's bag",

@@ -16,7 +16,7 @@ var endpointMutants = []mutant{
 }
 
 // refusalMutants: a connection refused at once is said as such, naming the
-// endpoint and where it came from (new-user defect 2).
+// endpoint and where it came from.
 var refusalMutants = []mutant{
 	{Name: "gcp-refusal-said-no-answer", What: "a Pub/Sub endpoint that refuses the connection at once is reported as one that \"did not answer within 5s\"",
 		File: "internal/broker/gcp/producer.go",

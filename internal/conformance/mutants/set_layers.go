@@ -1,6 +1,6 @@
 package main
 
-// layerMutants is the catalogue per layer (issue 31): realistic one-line
+// layerMutants is the catalogue per layer: realistic one-line
 // bugs in the pump (lease tracker, dispatch, back-off, stall), the
 // transports' settle and extension calls, routing, readiness, hostile
 // bounds, dlq scanning and replay, and the handlers, each with the tests

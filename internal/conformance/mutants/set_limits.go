@@ -1,6 +1,6 @@
 package main
 
-// limitsMutants are issue 28's mutants of broker limits and the handler's
+// limitsMutants are the mutants of broker limits and the handler's
 // end. Those with no Pkg are killed by the named conformance cells alone.
 // Those with a Pkg mutate what no conformance row can observe, so their
 // package's tests kill them (docs/adr/0001-delivery-count-contract.md

@@ -1,6 +1,6 @@
 package main
 
-// orderingMutants are issue 28's ordered-channel mutants: a message of a
+// orderingMutants are the ordered-channel mutants: a message of a
 // partition key released unsettled (deferred, or its acknowledgement
 // failed) holds back the key's messages received with it. Each is killed by
 // a conformance row alone (I28-2, I28/ack-hold).

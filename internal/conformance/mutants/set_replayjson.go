@@ -1,6 +1,6 @@
 package main
 
-// replayJSONMutants are issue 30's `dlq replay -o json` mutants: each
+// replayJSONMutants are the `dlq replay -o json` mutants: each
 // record promised by docs/commands/dlq.md must carry its fields, on the
 // emulators (testdata/scripts/dlq_replay_json_*.txtar).
 var replayJSONMutants = []mutant{

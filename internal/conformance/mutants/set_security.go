@@ -1,6 +1,6 @@
 package main
 
-// securityMutants are issue 29's: the redaction rule, the replay
+// securityMutants are the security mutants: the redaction rule, the replay
 // allow-list and the JSON final error, each killed by the tests that prove
 // the corresponding line of docs/security.md.
 var securityMutants = []mutant{

@@ -1,6 +1,6 @@
 package main
 
-// staleMutants are issue 34's: the receipt a settle uses once a message's
+// staleMutants are the stale-receipt mutants: the receipt a settle uses once a message's
 // lease lapsed while the run held it (the Pub/Sub stream's too, whose
 // client keeps the leases), and lint --live's look-ups of the
 // channels a subscription names (killed by the corpus test of internal/cmd/lint,

@@ -1,6 +1,6 @@
 package main
 
-// suiteMutants are issue 33's: workarounds that keep the suite green every
+// suiteMutants are the suite's: workarounds that keep the suite green every
 // time (a race the detector would report under load) and that a test must
 // still prove needed.
 var suiteMutants = []mutant{

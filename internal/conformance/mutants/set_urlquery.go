@@ -1,6 +1,6 @@
 package main
 
-// urlQueryMutants are the new user's defect 1 (issue 29 follow-up): a
+// urlQueryMutants are the URL-query redaction mutants: a
 // destination URL's refused query is repeated in the error with its values
 // redacted, killed by the script that gives a token in ?x=.
 var urlQueryMutants = []mutant{

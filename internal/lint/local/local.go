@@ -4,7 +4,7 @@
 // refuse (exit 2) for a file it names. handler-command-not-found: an exec
 // handler's command that exec.LookPath does not find (internal/handler's
 // Exec); handler-tls-unreadable: an http handler's tls files that
-// internal/handler's TLSOptions.Check cannot load; memory-seed-invalid: a memory transport's seed file that cannot
+// internal/tlsfiles cannot load (as the http handler loads them); memory-seed-invalid: a memory transport's seed file that cannot
 // be opened or that the memory broker does not load (internal/transport's
 // Memory.Open). The subscriptions file's relative paths are already
 // relative to its directory (internal/config resolves them as consume
@@ -30,7 +30,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/handler"
+	"github.com/brightergo/brighter/internal/tlsfiles"
 	"github.com/brightergo/brighter/internal/lint"
 )
 
@@ -52,8 +52,8 @@ func Check(ctx context.Context, f *config.File) []lint.Finding {
 			}
 		}
 		if h := s.Handler; h.Type == config.HandlerHTTP && h.TLS != nil {
-			o := handler.TLSOptions{CAFile: h.TLS.CAFile, CertFile: h.TLS.CertFile, KeyFile: h.TLS.KeyFile}
-			if err := o.Check(); err != nil {
+			files := tlsfiles.Files{CAFile: h.TLS.CAFile, CertFile: h.TLS.CertFile, KeyFile: h.TLS.KeyFile}
+			if _, err := files.ClientConfig(); err != nil {
 				out = append(out, lint.NewFinding(s, lint.RuleHandlerTLSUnreadable, "handler.tls", fmt.Sprintf(
 					"subscription %q: %v; consume refuses to start the subscription (a relative path is relative to the subscriptions file's directory)",
 					s.Name, err)))

@@ -15,7 +15,7 @@ let addr;
 try {
   addr = await app.listen({ port, host: "127.0.0.1" });
 } catch (err) {
-  // One line, not a stack trace (issue 13): a busy port is the usual cause.
+  // One line, not a stack trace: a busy port is the usual cause.
   const why = err.code === "EADDRINUSE" ? "is in use (another emulator?); set FAUXQS_PORT to another port" : err.message;
   console.error(`fauxqs: cannot listen on 127.0.0.1:${port}: ${why}`);
   process.exit(1);
