@@ -19,6 +19,11 @@ import (
 // loops. The record is forgotten once an acknowledgement succeeds. It is a
 // cache (handledHere): lost on restart, or forgotten when full, it costs
 // at most one more handler run of the message.
+//
+// A delivery that arrives while the handler's acknowledgement of an
+// earlier delivery still waits in the settle batcher (ackBatcher.waiting:
+// its batch filling, or sent and not yet answered) is acknowledged the
+// same way (AckWaiting): the handler's Ack is final before its answer too.
 
 // retryAck acknowledges m, a later delivery of a message whose handler
 // acknowledged an earlier delivery here and whose acknowledgement failed,

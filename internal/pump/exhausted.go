@@ -58,7 +58,10 @@ const (
 // seen (a graceful stop's releases, a kill, a lapsed lease): the handler
 // runs, and a Defer then routes it at once.
 func (r *run) exhausted(m *message.Message, ackWaiting bool) arrival {
-	if ackWaiting || r.p.here.ackRetry(m.Header.MessageID) {
+	if ackWaiting {
+		return arrivalAckRetry // its acknowledgement waits in the settle batcher
+	}
+	if r.p.here.ackRetry(m.Header.MessageID) {
 		return arrivalAckRetry
 	}
 	if r.p.here.rejection(m.Header.MessageID) != nil {
