@@ -434,6 +434,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	runLatePoll(t, g, f, v)
 	runAckHold(t, g, f, v)
 	runAckRetry(t, g, f, v)
+	runAckWaiting(t, g, f, v)
 	runLapseHold(t, g, f, v)
 	runOversize(t, g, f, v)
 }

@@ -129,6 +129,11 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"(TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4); StreamOrdering also hands a killed stream's messages back only after " +
 			"60-125 s (see I12-3). The kill's cost is proven in Pull and PullOrdering, where a pull consumer holds nothing between calls", true
 	}
+	if behaviour == rowAckWaiting && f.mode != config.GCPModePull {
+		return "the stream consumer acknowledges one message per call, with no settle batcher, and the call resolves at once (the client " +
+			"sends the acknowledgement in the background), so no acknowledgement waits in the pump for a redelivery to cross; the row holds " +
+			"the settle batcher's acknowledgements and is proven in Pull and PullOrdering", true
+	}
 	if behaviour == "AC-9" {
 		return "AC-9's native limit of 3 is below Pub/Sub's minimum maxDeliveryAttempts (5), so no real subscription can be configured as the behaviour needs; R-8's other half is AC-8, and R-9's native copy without metadata is proven by AC-43", true
 	}

@@ -107,6 +107,17 @@ func (f *rocketFixture) Configuration() string {
 }
 func (f *rocketFixture) Ordered() bool { return f.fifo }
 
+// Deferred defers the row of an acknowledgement waiting in the settle
+// batcher (R-4/ack-waiting): the RocketMQ consumer has none.
+func (f *rocketFixture) Deferred(behaviour string) (string, bool) {
+	if behaviour == rowAckWaiting {
+		return "the RocketMQ consumer acknowledges one message per call, made by the worker that handled it, with no settle batcher: a redelivery " +
+			"can cross only that call, and the pump records no acknowledgement under way there (the row is proven on the SQS and Pub/Sub Pull " +
+			"configurations, whose acknowledgements wait in the settle batcher)", true
+	}
+	return "", false
+}
+
 // LongPolls reports true: a receive waits up to the consumer's
 // AwaitDuration (longPollFixture).
 func (f *rocketFixture) LongPolls() bool { return true }

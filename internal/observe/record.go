@@ -76,7 +76,8 @@ type Record struct {
 	// AckRetry is set on an acknowledged, settle-failed or stale-settle
 	// record of an acknowledgement retried without a handler run: the
 	// handler acknowledged an earlier delivery of the message here and
-	// that acknowledgement failed (pump.Event.Retry).
+	// that acknowledgement failed, or was still waiting for its answer
+	// (pump.Event.Retry; pump.Event.AckWaiting tells which).
 	AckRetry bool `json:"ackRetry,omitempty"`
 	// Message carries header, bag and a body preview on received and
 	// rejected records. On a record made by FromEvent it is nil and the

@@ -19,11 +19,26 @@ import (
 // loops. The record is forgotten once an acknowledgement succeeds. It is a
 // cache (handledHere): lost on restart, or forgotten when full, it costs
 // at most one more handler run of the message.
+//
+// A delivery that arrives while the handler's acknowledgement of an
+// earlier delivery still waits in the settle batcher (ackBatcher.waiting:
+// its batch filling, or sent and not yet answered) is acknowledged the
+// same way (AckWaiting): the handler's Ack is final before its answer too.
 
 // retryAck acknowledges m, a later delivery of a message whose handler
 // acknowledged an earlier delivery here and whose acknowledgement failed,
 // without a handler run (arrivalAckRetry). st is m's lease tracking (the
 // zero leaseRef when none) and now when handle admitted it.
+//
+// waiting: the earlier acknowledgement had not failed but was still
+// waiting in the settle batcher when m arrived (a broker that redelivers a
+// message whose lease lapsed, or Pub/Sub redelivering an ordering key's
+// later messages with an earlier one, does not wait for it). m was handled
+// all the same, and is acknowledged with its own receipt, whatever the
+// earlier one's answer; should this acknowledgement fail, it is recorded as
+// a failed one (handledHere.ackFailed), so that the next delivery is
+// acknowledged in its turn. Its events are marked AckWaiting too, and the
+// acknowledgement is logged as LogAckWhileWaiting.
 //
 // It acknowledges with one call of its own, not through the settle
 // batcher: such retries are rare, and the call's answer is at hand for the
@@ -38,7 +53,7 @@ import (
 // failed (the record stays: the next delivery tries again), or
 // EventStaleSettle when the receipt had lapsed by the pump's lease clock
 // (the record stays too: the broker may have removed nothing).
-func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time) {
+func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting bool) {
 	p := r.p
 	id := m.Header.MessageID
 	f, late := r.leases.settling(m, st, now, true)
@@ -57,8 +72,10 @@ func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time) {
 	}
 	if err == nil && !late {
 		p.here.forget(id)
+	} else if err != nil && waiting {
+		p.here.ackFailed(id) // the earlier acknowledgement may remove nothing (SQS: an older receipt)
 	}
 	e := ackEvent(m, 0, late, err)
-	e.Retry = true
+	e.Retry, e.AckWaiting = true, waiting
 	p.emit(e)
 }

@@ -30,8 +30,9 @@ const (
 	// without a handler run.
 	arrivalSpentByHandlers
 	// arrivalAckRetry: this process's handler acknowledged the message and
-	// the acknowledgement failed; acknowledge this delivery without a
-	// handler run (retryAck).
+	// the acknowledgement failed, or was still waiting in the settle
+	// batcher when this delivery arrived (ackWaiting); acknowledge this
+	// delivery without a handler run (retryAck).
 	arrivalAckRetry
 )
 
@@ -39,7 +40,10 @@ const (
 // verdict on an earlier delivery here whose settle failed is carried out
 // first, whatever the count and the budget: an acknowledgement
 // (arrivalAckRetry: the handler said Ack, so the budget has no say), then a
-// rejection (arrivalRejectionRetry). Otherwise a delivery whose deliveries
+// rejection (arrivalRejectionRetry). ackWaiting: the handler acknowledged
+// an earlier delivery here and that acknowledgement was still waiting in
+// the settle batcher when m arrived (ackSink.waiting); m is acknowledged as
+// after a failed one. Otherwise a delivery whose deliveries
 // before it reached the budget (broker.BudgetSpent less this one, at least
 // max(requeueCount, 1)) is routed without a handler run only on evidence
 // that handlers spent the budget:
@@ -53,7 +57,10 @@ const (
 // Anything else reached the budget through deliveries no handler may have
 // seen (a graceful stop's releases, a kill, a lapsed lease): the handler
 // runs, and a Defer then routes it at once.
-func (r *run) exhausted(m *message.Message) arrival {
+func (r *run) exhausted(m *message.Message, ackWaiting bool) arrival {
+	if ackWaiting {
+		return arrivalAckRetry // its acknowledgement waits in the settle batcher
+	}
 	if r.p.here.ackRetry(m.Header.MessageID) {
 		return arrivalAckRetry
 	}

@@ -31,7 +31,11 @@ const handledHereCap = 1 << 16
 // costs at most one more handler run of that message, never the message.
 // Handler runs are counted only where a budget is enforced; failed settles
 // of a handler's verdict are recorded whatever the budget, and while none
-// is recorded an arrival costs no look-up (failed).
+// is recorded an arrival costs no look-up (failed). A handler's
+// acknowledgement still waiting for the broker's answer is not recorded
+// here: the settle batcher holds it until the answer is settled, and a
+// later delivery that arrives meanwhile asks the batcher
+// (ackBatcher.waiting).
 type handledHere struct {
 	mu      sync.Mutex
 	entries map[string]handledEntry

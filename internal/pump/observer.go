@@ -20,8 +20,9 @@ const (
 	EventReceived EventKind = iota
 	// EventAcknowledged: the handler acked and the message was removed.
 	// Marked Retry, no handler ran for this delivery: the handler
-	// acknowledged an earlier delivery here whose acknowledgement failed,
-	// and this delivery was acknowledged in its place.
+	// acknowledged an earlier delivery here whose acknowledgement failed
+	// or was still waiting for its answer (AckWaiting), and this delivery
+	// was acknowledged in its place.
 	EventAcknowledged
 	// EventDeferred: the message was requeued with Delay.
 	EventDeferred
@@ -131,8 +132,14 @@ type Event struct {
 	// It is set too on the event of an acknowledgement retried without a
 	// handler run (acknowledged, settle-failed or stale-settle, Duration
 	// 0): the handler acknowledged an earlier delivery of the message here
-	// and that acknowledgement failed.
+	// and that acknowledgement failed, or was still waiting for the
+	// broker's answer (AckWaiting).
 	Retry bool
+	// AckWaiting is set with Retry on the event of a delivery acknowledged
+	// without a handler run because the handler acknowledged an earlier
+	// delivery of the message here and that acknowledgement was still
+	// waiting in the settle batcher when this delivery arrived.
+	AckWaiting bool
 	// Permanent is set on a rejected event whose routing can never succeed
 	// as it is (broker.ErrPermanent: too large, an invalid destination);
 	// the message was released with the longest delay.
@@ -211,6 +218,12 @@ const (
 	// the message here and that acknowledgement failed (EventAcknowledged
 	// marked Retry).
 	LogAckRetried = "acknowledgement retried without a handler run: the handler acknowledged an earlier delivery here and that acknowledgement failed"
+	// LogAckWhileWaiting is logged (Info) for a delivery acknowledged
+	// without a handler run because the handler acknowledged an earlier
+	// delivery of the message here and that acknowledgement was still
+	// waiting for the broker's answer (EventAcknowledged marked Retry and
+	// AckWaiting).
+	LogAckWhileWaiting = "redelivery acknowledged without a handler run: the handler acknowledged an earlier delivery here and that acknowledgement was still waiting for its answer"
 	// LogHeldBack is logged (Info) for a message released unhandled because
 	// an earlier message of its partition key went back to the broker
 	// unsettled after it arrived (ErrHeldBack).
@@ -276,6 +289,10 @@ func (o LogObserver) Observe(e Event) {
 		}
 		if e.Err != nil {
 			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
+			return
+		}
+		if e.Kind == EventAcknowledged && e.Retry && e.AckWaiting {
+			l.Info(LogAckWhileWaiting, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
 			return
 		}
 		if e.Kind == EventAcknowledged && e.Retry {

@@ -32,17 +32,25 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 // spent by handlers (its routing failed here, or more deliveries than stops
 // and kills explain), or whose handler's rejection failed to route here, is
 // routed without dispatch (exhausted). A message whose handler acknowledged
-// it here and whose acknowledgement failed is acknowledged without dispatch
-// (retryAck).
+// it here and whose acknowledgement failed, or is still waiting in the
+// settle batcher, is acknowledged without dispatch (retryAck).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
 func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool) {
 	r.handling.Add(1)
 	defer r.handling.Add(-1)
 	p := r.p
-	// An earlier message of m's key whose batched acknowledgement is not
-	// sent yet decides whether m is held back: wait for it.
-	r.holds.awaitAck(m)
+	// A later delivery of a message whose handler acknowledged an earlier
+	// delivery here, that acknowledgement still waiting in the settle
+	// batcher, is acknowledged without a handler run (exhausted): it was
+	// handled. Asked on arrival, before it waits for its key's pending
+	// acknowledgement (its own, maybe), whose success ends the record.
+	ackWaiting := acks.waiting(m)
+	if !ackWaiting {
+		// An earlier message of m's key whose batched acknowledgement is
+		// not sent yet decides whether m is held back: wait for it.
+		r.holds.awaitAck(m)
+	}
 	now := r.clock() // one clock reading for the lease check and the handler's start
 	switch adm := r.leases.admit(m, st, now); adm.kind {
 	case admitLapsed:
@@ -86,9 +94,9 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 		r.holdBack(m, st, delay)
 		return
 	}
-	if why := r.exhausted(m); why != arrivalHandle {
+	if why := r.exhausted(m, ackWaiting); why != arrivalHandle {
 		if why == arrivalAckRetry {
-			r.retryAck(m, st, now)
+			r.retryAck(m, st, now, ackWaiting)
 			return
 		}
 		// Final, as a handler's Reject is: the settle uses the freshest

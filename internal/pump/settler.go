@@ -2,6 +2,7 @@ package pump
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -84,8 +85,16 @@ type ackBatcher struct {
 	// ba sends the batches (nil in the batcher's own tests).
 	ba broker.BatchAcknowledger
 
-	mu       sync.Mutex
-	batch    []ackItem      // the batch filling; nil when empty
+	// open counts the batches filling or taken out and not yet settled
+	// (one counted per batch, not per acknowledgement): while it is 0 no
+	// acknowledgement is waiting, and waiting needs no lock.
+	open atomic.Int32
+
+	mu    sync.Mutex
+	batch []ackItem // the batch filling; nil when empty
+	// flying lists the batches taken out of the batcher (full, or due on
+	// their bound) whose answers are not yet settled: reuse ends them.
+	flying   [][]ackItem
 	due      time.Time      // when batch must leave; meaningful when batch is not empty
 	timer    *time.Timer    // fires at due (fire)
 	stopping bool           // the pump is stopping: every acknowledgement waits ackBatchWait at most
@@ -136,6 +145,7 @@ func (b *ackBatcher) add(a ackItem) []ackItem {
 		default:
 			b.batch = make([]ackItem, 0, b.room)
 		}
+		b.open.Add(1)
 		b.due = time.Now().Add(w)
 		b.timer.Reset(w)
 	} else if w < b.bound {
@@ -149,12 +159,26 @@ func (b *ackBatcher) add(a ackItem) []ackItem {
 	b.timer.Stop()
 	full := b.batch
 	b.batch = nil
+	b.flying = append(b.flying, full)
 	b.mu.Unlock()
 	return full
 }
 
-// reuse gives back a batch once it has been sent, for a later batch.
+// reuse gives back a batch once it has been sent and its messages settled,
+// for a later batch: its acknowledgements are no longer waiting.
 func (b *ackBatcher) reuse(batch []ackItem) {
+	b.mu.Lock()
+	for i, f := range b.flying {
+		if len(f) > 0 && len(batch) > 0 && &f[0] == &batch[0] {
+			last := len(b.flying) - 1
+			b.flying[i] = b.flying[last]
+			b.flying[last] = nil
+			b.flying = b.flying[:last]
+			b.open.Add(-1)
+			break
+		}
+	}
+	b.mu.Unlock()
 	clear(batch)
 	select {
 	case b.free <- batch[:0]:
@@ -178,8 +202,37 @@ func (b *ackBatcher) takeLocked() []ackItem {
 	b.timer.Stop()
 	full := b.batch
 	b.batch = nil
+	b.flying = append(b.flying, full)
 	b.sending.Add(1)
 	return full
+}
+
+// waiting reports whether an acknowledgement of the message id is in the
+// batcher, filling a batch or in a batch whose answer is not yet settled:
+// the handler acknowledged a delivery of it here and the broker's answer is
+// not known. A nil batcher, or one holding nothing (open), answers false
+// without a lock; otherwise it scans what it holds (at most a batch per
+// sender and performer), so only deliveries that may be redeliveries ask
+// (ackSink.waiting).
+func (b *ackBatcher) waiting(id string) bool {
+	if b == nil || id == "" || b.open.Load() == 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, a := range b.batch {
+		if a.m.Header.MessageID == id {
+			return true
+		}
+	}
+	for _, f := range b.flying {
+		for _, a := range f {
+			if a.m.Header.MessageID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // send hands a batch taken by takeLocked to the senders.
@@ -353,6 +406,14 @@ func (s ackSink) hand(r *run, a ackItem) {
 	}
 	*s.ms = r.settleBatch(s.to.ba, full, *s.ms)
 	s.to.reuse(full)
+}
+
+// waiting reports whether m is a later delivery of a message whose
+// handler acknowledged an earlier delivery here, with that acknowledgement
+// still in the settle batcher (ackBatcher.waiting). A first delivery
+// (broker delivery attempt 1) is never one, and costs nothing.
+func (s ackSink) waiting(m *message.Message) bool {
+	return s.to != nil && m.DeliveryAttempt != 1 && s.to.waiting(m.Header.MessageID)
 }
 
 // ackItem is an acknowledgement waiting for a settler: the message and how

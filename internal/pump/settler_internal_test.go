@@ -189,3 +189,50 @@ func TestAckBoundIsAFractionOfTheLease(t *testing.T) {
 		}
 	}
 }
+
+// The settle batcher knows the acknowledgements it holds, from the batch
+// filling until the batch sent has been settled (reuse), and no longer: a
+// later delivery of such a message (broker delivery attempt not 1, or
+// unknown: 0) is acknowledged without a handler run (ackSink.waiting); a
+// first delivery never asks.
+func TestBatcherKnowsTheAcknowledgementsItHolds(t *testing.T) {
+	stop := make(chan struct{})
+	b := newAckBatcher(time.Hour, 2, 2, 1, stop)
+	defer func() {
+		close(stop)
+		b.close()
+	}()
+	delivery := func(id string, attempt int) *message.Message {
+		return &message.Message{Header: message.Header{MessageID: id}, DeliveryAttempt: attempt}
+	}
+	s := ackSink{to: b}
+	if s.waiting(delivery("m1", 2)) || b.open.Load() != 0 {
+		t.Fatal("an empty batcher holds an acknowledgement")
+	}
+	if full := b.add(ackItem{m: delivery("m1", 1)}); full != nil {
+		t.Fatal("a batch of 2 left with one acknowledgement")
+	}
+	if !s.waiting(delivery("m1", 2)) || !s.waiting(delivery("m1", 0)) {
+		t.Error("m1's acknowledgement, filling a batch, is not known to a later delivery of m1")
+	}
+	if s.waiting(delivery("m1", 1)) {
+		t.Error("a first delivery asked the batcher (it can be no later delivery)")
+	}
+	if s.waiting(delivery("m2", 2)) {
+		t.Error("m2 reported waiting: only m1's acknowledgement was handed over")
+	}
+	full := b.add(ackItem{m: delivery("m2", 1)})
+	if len(full) != 2 {
+		t.Fatalf("the batch filled by m2 = %d acknowledgements, want 2", len(full))
+	}
+	if !s.waiting(delivery("m1", 3)) || !s.waiting(delivery("m2", 2)) {
+		t.Error("acknowledgements sent and not yet settled are not known to later deliveries")
+	}
+	b.reuse(full) // settled
+	if s.waiting(delivery("m1", 3)) || s.waiting(delivery("m2", 2)) || b.open.Load() != 0 {
+		t.Errorf("acknowledgements settled are still reported waiting (open batches %d)", b.open.Load())
+	}
+	if (ackSink{}).waiting(delivery("m1", 2)) {
+		t.Error("a sink with no batcher (one acknowledgement per call) reported one waiting")
+	}
+}
