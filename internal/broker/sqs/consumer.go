@@ -50,6 +50,11 @@ type ConsumerOptions struct {
 	// Queue is the channel name (Brighter's ChannelName); the queue read is
 	// QueueName(Queue, Fifo). Required.
 	Queue string
+	// QueueURL, when not "", is that queue's URL as already looked up
+	// (makeChannels create or validate: ChannelMaker's Result.QueueURL):
+	// the consumer then makes no GetQueueUrl for it. "" looks it up on
+	// Resolve or the first receive.
+	QueueURL string
 	// Fifo means the queue (and the rejection queues) are FIFO.
 	Fifo bool
 	// Envelope is rawMessageDelivery: false: the queue is subscribed to SNS
@@ -114,7 +119,7 @@ var (
 func (k *Consumer) ReceivesConcurrently() bool { return true }
 
 // NewConsumer makes a consumer. It makes no broker call: the queue URL is
-// looked up on the first receive. It returns an error for an empty queue
+// opts.QueueURL, or looked up on Resolve or the first receive. It returns an error for an empty queue
 // name or a buffer size outside 1..10.
 func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	if opts.Queue == "" {
@@ -137,6 +142,9 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 		attrNames: []string{"All"},
 		sysNames:  []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 	}
+	if opts.QueueURL != "" {
+		k.urls.m[k.name] = opts.QueueURL
+	}
 	k.router = broker.Router{Publisher: publisher{k}, Settler: k, Logger: log}
 	if opts.DeadLetter != "" {
 		k.router.DeadLetter = QueueName(opts.DeadLetter, opts.Fifo)
@@ -147,8 +155,8 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	return k, nil
 }
 
-// Resolve looks the queue's URL up now (GetQueueUrl, once; the first
-// receive would otherwise), so that a command fails at start-up with one
+// Resolve looks the queue's URL up now (GetQueueUrl, once, unless
+// ConsumerOptions.QueueURL gave it; the first receive would otherwise), so that a command fails at start-up with one
 // error when the queue is missing or the credentials are refused (the
 // latter wraps broker.ErrNotAuthorized and names the endpoint and the
 // credential source). Errors are as Receive's.
