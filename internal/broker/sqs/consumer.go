@@ -111,6 +111,20 @@ var (
 	_ broker.LeaseExtender      = (*Consumer)(nil)
 )
 
+// decodedSystemAttributes are the system attributes Decode reads, the only
+// ones Receive asks for: the receive count (the delivery count, NFR-1),
+// the send time (the timestamp of a message that carries none), and a FIFO
+// message's group id (its partition key) and deduplication id (its bag's
+// messageDeduplicationId). "All" would add others (SenderId,
+// ApproximateFirstReceiveTimestamp, SequenceNumber, AWSTraceHeader) that
+// every receive would carry and deserialize for nothing.
+var decodedSystemAttributes = []types.MessageSystemAttributeName{
+	types.MessageSystemAttributeNameApproximateReceiveCount,
+	types.MessageSystemAttributeNameSentTimestamp,
+	types.MessageSystemAttributeNameMessageGroupId,
+	types.MessageSystemAttributeNameMessageDeduplicationId,
+}
+
 // ReceivesConcurrently reports true: concurrent ReceiveMessage calls cannot
 // reorder a partition key's messages, because a FIFO queue hands a message
 // group to one receive at a time and holds its later messages back until the
@@ -140,7 +154,7 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 		name:      QueueName(opts.Queue, opts.Fifo),
 		urls:      &queueURLs{c: c.SQS, fifo: opts.Fifo, m: map[string]string{}},
 		attrNames: []string{"All"},
-		sysNames:  []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		sysNames:  decodedSystemAttributes,
 	}
 	if opts.QueueURL != "" {
 		k.urls.m[k.name] = opts.QueueURL
@@ -216,8 +230,9 @@ func (k *Consumer) queueURL(ctx context.Context) (string, error) {
 
 // Receive makes one ReceiveMessage call for up to BufferSize messages,
 // long-polling for timeout rounded to whole seconds (at most 20 s), asking
-// for every message and system attribute (so ApproximateReceiveCount comes
-// with each message: NFR-1). Each message is decoded by Decode; one that
+// for every message attribute and the system attributes Decode reads
+// (decodedSystemAttributes: ApproximateReceiveCount comes with each
+// message, NFR-1). Each message is decoded by Decode; one that
 // cannot be decoded is logged at Warning and returned as MT_UNACCEPTABLE
 // with its receipt (never dropped). A cancelled ctx returns no messages and
 // no error. A failure that may pass (network, throttling, a server error)
