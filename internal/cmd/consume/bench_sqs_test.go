@@ -112,7 +112,9 @@ const benchSQSSlowMessages = 2000
 // GetQueueUrl (benchSQSStartup), as a plain SDK program starts. ratio is
 // brighter's throughput over that loop's; ratio-asym is over the loop timed
 // from its first receive (its client made beforehand: the anchor before
-// 2026-12-05 22:00), plain-startup-ms the loop's start-up.
+// 2026-12-05 22:00), plain-startup-ms the loop's start-up (to its
+// GetQueueUrl answered) and brighter-startup-ms brighter's (to its last
+// start-up call answered, validate's GetQueueAttributes).
 //
 // Sub-benchmarks (benchSQSCases): ack/{proactor,reactor} (20,000 messages)
 // and ack-1000/{proactor,reactor} (1,000) run `brighter
@@ -177,7 +179,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
-	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup []float64
+	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	trials := benchSQSTrials
 	if benchSmoke() {
@@ -192,7 +194,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			bURL := benchSQSFill(b, clients.SQS, bName, tc.messages)
 			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
-			var bt, bcpu, pcpu time.Duration
+			var bt, bstart, bcpu, pcpu time.Duration
 			var pr benchSQSPlainRun
 			var bc, pc map[string]int
 			brighter := func() {
@@ -200,7 +202,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				cpu := benchProcessCPU(b)
 				defer func() { bcpu = benchProcessCPU(b) - cpu }()
 				if tc.handler == 0 {
-					bt = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
+					bt, bstart = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
 					bt = benchSQSPump(b, clients.SQS, counter, counted, bName, bURL, tc)
 				}
@@ -227,13 +229,14 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				brighter()
 			}
 			pt := pr.took
-			b.Logf("trial %d.%d: brighter %s (%s), plain loop %s (start-up %s; %s) for %d messages each", i, trial,
-				bt.Round(time.Millisecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), faultproxy.CallsText(pc), tc.messages)
+			b.Logf("trial %d.%d: brighter %s (start-up %s; %s), plain loop %s (start-up %s; %s) for %d messages each", i, trial,
+				bt.Round(time.Millisecond), bstart.Round(10*time.Microsecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), faultproxy.CallsText(pc), tc.messages)
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
 			asymRatios = append(asymRatios, (pt-pr.startup).Seconds()/bt.Seconds())
 			pStartup = append(pStartup, float64(pr.startup.Microseconds())/1000)
+			bStartup = append(bStartup, float64(bstart.Microseconds())/1000)
 			bCPU = append(bCPU, float64(bcpu.Microseconds())/float64(tc.messages))
 			pCPU = append(pCPU, float64(pcpu.Microseconds())/float64(tc.messages))
 			cpuRatios = append(cpuRatios, bcpu.Seconds()/pcpu.Seconds())
@@ -251,6 +254,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(cpuRatios), "cpu-per-msg-ratio")
 	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
 	b.ReportMetric(median(pStartup), "plain-startup-ms")
+	b.ReportMetric(median(bStartup), "brighter-startup-ms")
 	b.ReportMetric(float64(tc.messages)/median(brighterTook), "brighter-msgs/s")
 	b.ReportMetric(float64(tc.messages)/median(plainTook), "plain-msgs/s")
 	b.ReportMetric(median(ratios), "ratio")
@@ -467,9 +471,11 @@ subscriptions:
 
 // benchSQSBrighter runs `brighter consume --config cfg` until the queue at
 // url is empty, stops it by cancelling its context, and returns the time to
-// empty. It fails the benchmark when consume exits early or not with 0, or
-// logs an error.
-func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) time.Duration {
+// empty and its start-up: the time to its last GetQueueAttributes answered
+// (makeChannels validate's, the last call before its receives; 0 when it
+// made none). It fails the benchmark when consume exits early or not with
+// 0, or logs an error.
+func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) (took, startup time.Duration) {
 	b.Helper()
 	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
@@ -482,12 +488,15 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counte
 		code <- run(ctx, streams, []string{"consume", "--config", cfg})
 		exited.Store(true)
 	}()
-	took := benchSQSWaitEmpty(b, c, counter, url, start, func() string {
+	took = benchSQSWaitEmpty(b, c, counter, url, start, func() string {
 		if exited.Load() {
 			return "brighter consume exited before the queue was empty; stderr:\n" + stderr.String()
 		}
 		return ""
 	})
+	if at := counter.Answered("GetQueueAttributes"); at.After(start) {
+		startup = at.Sub(start)
+	}
 	cancel()
 	if got := <-code; got != cmdutil.ExitOK {
 		b.Fatalf("brighter consume exited with %d; stderr:\n%s", got, stderr.String())
@@ -495,7 +504,7 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counte
 	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
 		b.Fatalf("brighter consume logged an error:\n%s", s)
 	}
-	return took
+	return took, startup
 }
 
 // benchSQSStartup is the start-up of a plain SDK program, timed with its
