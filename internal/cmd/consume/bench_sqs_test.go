@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,12 +222,18 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				}
 				pc = counter.Reset()
 			}
+			// Each side runs under a profiler label (side=brighter or
+			// side=plain), which the goroutines it starts inherit: a
+			// -cpuprofile splits by it (go tool pprof -tagfocus side=brighter).
+			labelled := func(side string, f func()) {
+				pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
+			}
 			if (i*trials+trial)%2 == 0 {
-				brighter()
-				plain()
+				labelled("brighter", brighter)
+				labelled("plain", plain)
 			} else {
-				plain()
-				brighter()
+				labelled("plain", plain)
+				labelled("brighter", brighter)
 			}
 			pt := pr.took
 			b.Logf("trial %d.%d: brighter %s (start-up %s; %s), plain loop %s (start-up %s; %s) for %d messages each", i, trial,
