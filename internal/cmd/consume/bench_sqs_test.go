@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -143,7 +144,10 @@ const benchSQSSlowMessages = 2000
 // side used (this process, the counting proxy included: user + system),
 // brighter-cpu-us/msg, plain-cpu-us/msg and cpu-per-msg-ratio (brighter's
 // over the loop's, per pair, both start-ups included; the target is <= 1.1)
-// and cpu-ratio-asym (over the loop's without its start-up). It starts its
+// and cpu-ratio-asym (over the loop's without its start-up); and the heap
+// allocations each side made (the process's, the proxy's included; the
+// garbage collector's work follows them): brighter-allocs/msg,
+// plain-allocs/msg, brighter-B/msg, plain-B/msg. It starts its
 // own emulator, so it needs `npm ci` (make bench runs it), and it never runs
 // without -bench.
 func BenchmarkConsumeSQS(b *testing.B) {
@@ -180,7 +184,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
-	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup []float64
+	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup, bAllocs, pAllocs, bBytes, pBytes []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	trials := benchSQSTrials
 	if benchSmoke() {
@@ -196,12 +200,13 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
 			var bt, bstart, bcpu, pcpu time.Duration
+			var balloc, palloc benchAllocs
 			var pr benchSQSPlainRun
 			var bc, pc map[string]int
 			brighter := func() {
 				counter.Reset()
-				cpu := benchProcessCPU(b)
-				defer func() { bcpu = benchProcessCPU(b) - cpu }()
+				cpu, mem := benchProcessCPU(b), benchReadAllocs()
+				defer func() { bcpu, balloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem) }()
 				if tc.handler == 0 {
 					bt, bstart = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
@@ -211,8 +216,8 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			}
 			plain := func() {
 				counter.Reset()
-				cpu := benchProcessCPU(b)
-				defer func() { pcpu = benchProcessCPU(b) - cpu }()
+				cpu, mem := benchProcessCPU(b), benchReadAllocs()
+				defer func() { pcpu, palloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem) }()
 				if tc.handler == 0 {
 					// `brighter consume` starts up inside its timer: so does the
 					// plain program (its configuration, client and queue URL).
@@ -244,6 +249,10 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			asymRatios = append(asymRatios, (pt-pr.startup).Seconds()/bt.Seconds())
 			pStartup = append(pStartup, float64(pr.startup.Microseconds())/1000)
 			bStartup = append(bStartup, float64(bstart.Microseconds())/1000)
+			bAllocs = append(bAllocs, float64(balloc.mallocs)/float64(tc.messages))
+			pAllocs = append(pAllocs, float64(palloc.mallocs)/float64(tc.messages))
+			bBytes = append(bBytes, float64(balloc.bytes)/float64(tc.messages))
+			pBytes = append(pBytes, float64(palloc.bytes)/float64(tc.messages))
 			bCPU = append(bCPU, float64(bcpu.Microseconds())/float64(tc.messages))
 			pCPU = append(pCPU, float64(pcpu.Microseconds())/float64(tc.messages))
 			cpuRatios = append(cpuRatios, bcpu.Seconds()/pcpu.Seconds())
@@ -262,6 +271,10 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
 	b.ReportMetric(median(pStartup), "plain-startup-ms")
 	b.ReportMetric(median(bStartup), "brighter-startup-ms")
+	b.ReportMetric(median(bAllocs), "brighter-allocs/msg")
+	b.ReportMetric(median(pAllocs), "plain-allocs/msg")
+	b.ReportMetric(median(bBytes), "brighter-B/msg")
+	b.ReportMetric(median(pBytes), "plain-B/msg")
 	b.ReportMetric(float64(tc.messages)/median(brighterTook), "brighter-msgs/s")
 	b.ReportMetric(float64(tc.messages)/median(plainTook), "plain-msgs/s")
 	b.ReportMetric(median(ratios), "ratio")
@@ -295,6 +308,23 @@ func benchProcessCPU(b *testing.B) time.Duration {
 		b.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchAllocs is this process's heap allocations so far (count and bytes),
+// or between two readings.
+type benchAllocs struct{ mallocs, bytes uint64 }
+
+// benchReadAllocs reads the process's allocations so far (the runtime's
+// MemStats: every goroutine's, the counting proxy's included).
+func benchReadAllocs() benchAllocs {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc}
+}
+
+// since is a's allocations after an earlier reading.
+func (a benchAllocs) since(earlier benchAllocs) benchAllocs {
+	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes}
 }
 
 // median returns the median of xs (not empty); it sorts xs.
