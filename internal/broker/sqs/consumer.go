@@ -133,8 +133,8 @@ var decodedSystemAttributes = []types.MessageSystemAttributeName{
 func (k *Consumer) ReceivesConcurrently() bool { return true }
 
 // NewConsumer makes a consumer. It makes no broker call: the queue URL is
-// opts.QueueURL, or looked up on Resolve or the first receive. It returns an error for an empty queue
-// name or a buffer size outside 1..10.
+// opts.QueueURL, or looked up on Resolve or the first receive. It returns
+// an error for an empty queue name or a buffer size outside 1..10.
 func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	if opts.Queue == "" {
 		return nil, errors.New("sqs consumer: queue name is empty")
@@ -170,8 +170,8 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 }
 
 // Resolve looks the queue's URL up now (GetQueueUrl, once, unless
-// ConsumerOptions.QueueURL gave it; the first receive would otherwise), so that a command fails at start-up with one
-// error when the queue is missing or the credentials are refused (the
+// ConsumerOptions.QueueURL gave it; the first receive would otherwise), so
+// that a command fails at start-up with one error when the queue is missing or the credentials are refused (the
 // latter wraps broker.ErrNotAuthorized and names the endpoint and the
 // credential source). Errors are as Receive's.
 //
