@@ -171,9 +171,10 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 
 // Resolve looks the queue's URL up now (GetQueueUrl, once, unless
 // ConsumerOptions.QueueURL gave it; the first receive would otherwise), so
-// that a command fails at start-up with one error when the queue is missing or the credentials are refused (the
-// latter wraps broker.ErrNotAuthorized and names the endpoint and the
-// credential source). Errors are as Receive's.
+// that a command fails at start-up with one error when the queue is
+// missing or the credentials are refused (the latter wraps
+// broker.ErrNotAuthorized and names the endpoint and the credential
+// source). Errors are as Receive's.
 //
 // With VisibilityTimeout 0 it also reads the queue's own visibility timeout
 // (GetQueueAttributes, once), which the consumer's receives then get, so
