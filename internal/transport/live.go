@@ -209,7 +209,8 @@ func (t *SQS) Live() (live.Prober, live.ChannelValidator, func()) {
 			// validation's own errors name what it looked up).
 			return fmt.Errorf("queue %s: %w", sqs.QueueName(s.ChannelName, s.SQS != nil && s.SQS.QueueType == config.QueueFIFO), err)
 		}
-		return LiveMissing(c.note(ctx, f, validateSQSChannels(ctx, cl, s, broker.MakeValidate)))
+		_, err = validateSQSChannels(ctx, cl, s, broker.MakeValidate)
+		return LiveMissing(c.note(ctx, f, err))
 	})
 	return prober, validator, func() {}
 }
@@ -387,14 +388,17 @@ func (m missingChannel) Is(target error) bool { return target == live.ErrMissing
 
 // validateSQSChannels applies makeChannels mk to s's SQS (and SNS)
 // infrastructure: consume's start-up (with the file's makeChannels) and
-// lint --live (with validate) both call it.
-func validateSQSChannels(ctx context.Context, c *sqs.Clients, s *config.Subscription, mk broker.MakeChannels) error {
+// lint --live (with validate) both call it. It returns what was found or
+// made (the queue's URL when create or validate looked it up; names only
+// with assume).
+func validateSQSChannels(ctx context.Context, c *sqs.Clients, s *config.Subscription, mk broker.MakeChannels) (sqs.Channels, error) {
 	co := sqsChannelOptions(s)
 	co.MakeChannels = mk
-	if err := sqs.NewChannelMaker(c, co).EnsureChannels(ctx); err != nil {
-		return fmt.Errorf("channels: %w", err)
+	cm := sqs.NewChannelMaker(c, co)
+	if err := cm.EnsureChannels(ctx); err != nil {
+		return cm.Result, fmt.Errorf("channels: %w", err)
 	}
-	return nil
+	return cm.Result, nil
 }
 
 // validateGCPChannels applies makeChannels mk to s's Pub/Sub topics and

@@ -91,11 +91,15 @@ func (t *SQS) Open(ctx context.Context, f *config.File, s *config.Subscription, 
 		return nil, err
 	}
 	co := sqsChannelOptions(s)
-	if err := validateSQSChannels(ctx, c, s, co.MakeChannels); err != nil {
+	made, err := validateSQSChannels(ctx, c, s, co.MakeChannels)
+	if err != nil {
 		return nil, err
 	}
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
-		Queue: s.ChannelName, Fifo: co.Fifo, Envelope: co.Envelope, BufferSize: s.BufferSize,
+		// The URL create or validate just looked up: Resolve below then
+		// makes no second GetQueueUrl ("" with assume: it looks it up).
+		QueueURL: made.QueueURL,
+		Queue:    s.ChannelName, Fifo: co.Fifo, Envelope: co.Envelope, BufferSize: s.BufferSize,
 		VisibilityTimeout: s.SQS.VisibilityTimeout, DeadLetter: s.DeadLetterRoutingKey,
 		Invalid: s.InvalidMessageRoutingKey, Logger: logger,
 	})

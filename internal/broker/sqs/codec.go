@@ -349,19 +349,21 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 			envSubject = env.Subject
 		}
 	}
-	var ce map[string]string
+	var ce ceHeaders
 	if s, ok := src.get(AttrCloudEventHeaders); ok && s != "" {
-		// Brighter swallows a malformed cloudeventheaders; so do we.
-		_ = json.Unmarshal([]byte(s), &ce)
+		ce.read(s)
 	}
 	bag := message.Bag{}
 	if s, ok := src.get(AttrBag); ok && s != "" {
-		if err := json.Unmarshal([]byte(s), &bag); err != nil || bag == nil {
-			if err == nil {
-				err = errors.New("null")
+		if !message.ScanFlatStrings(s, func(k, v string) { bag[k] = v }) {
+			bag = message.Bag{}
+			if err := json.Unmarshal([]byte(s), &bag); err != nil || bag == nil {
+				if err == nil {
+					err = errors.New("null")
+				}
+				problems = append(problems, "bag: not a JSON object: "+err.Error())
+				bag = message.Bag{AttrBag: s}
 			}
-			problems = append(problems, "bag: not a JSON object: "+err.Error())
-			bag = message.Bag{AttrBag: s}
 		}
 	}
 	src.each(func(name, value string) {
@@ -400,8 +402,8 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 		h.ContentType, _ = src.get(AttrDataContentType)
 	case hasNonEmpty(src, AttrContentType):
 		h.ContentType, _ = src.get(AttrContentType)
-	case ce[AttrDataContentType] != "":
-		h.ContentType = ce[AttrDataContentType]
+	case ce.dataContentType != "":
+		h.ContentType = ce.dataContentType
 	default:
 		h.ContentType = "text/plain"
 	}
@@ -428,7 +430,7 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 	case envSubject != "":
 		h.Subject = envSubject
 	default:
-		h.Subject = ce[AttrSubject]
+		h.Subject = ce.subject
 	}
 
 	n, ok, err := stampedCount(bag)
@@ -450,12 +452,12 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 		}
 	}
 
-	h.Source = firstNonEmpty(attrOr(src, AttrSource), ce[AttrSource], message.DefaultSource)
-	h.Type = firstNonEmpty(attrOr(src, AttrType), ce[AttrType])
-	h.DataSchema = firstNonEmpty(attrOr(src, AttrDataSchema), ce[AttrDataSchema])
-	h.SpecVersion = firstNonEmpty(attrOr(src, AttrSpecVersion), ce[AttrSpecVersion], message.DefaultSpecVersion)
-	h.DataRef = ce[AttrDataRef]
-	h.TraceParent, h.TraceState, h.Baggage = ce[AttrTraceParent], ce[AttrTraceState], ce[AttrBaggage]
+	h.Source = firstNonEmpty(attrOr(src, AttrSource), ce.source, message.DefaultSource)
+	h.Type = firstNonEmpty(attrOr(src, AttrType), ce.typ)
+	h.DataSchema = firstNonEmpty(attrOr(src, AttrDataSchema), ce.dataSchema)
+	h.SpecVersion = firstNonEmpty(attrOr(src, AttrSpecVersion), ce.specVersion, message.DefaultSpecVersion)
+	h.DataRef = ce.dataRef
+	h.TraceParent, h.TraceState, h.Baggage = ce.traceParent, ce.traceState, ce.baggage
 
 	m.Body = []byte(body)
 	if _, ok := compressedTypes[h.ContentType]; ok {
@@ -469,6 +471,59 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 		}
 	}
 	return m, problems
+}
+
+// ceHeaders are the members of the cloudeventheaders attribute decode
+// reads, each under its exact key (as a map's look-up matches it: "Type"
+// is not "type"); "" when absent.
+type ceHeaders struct {
+	dataContentType, subject, source, typ, dataSchema, specVersion string
+	dataRef, traceParent, traceState, baggage                      string
+}
+
+// read takes the members of s, the cloudeventheaders attribute. The flat
+// object of strings Brighter writes is read without encoding/json
+// (message.ScanFlatStrings: the same members, the last of a repeated key
+// winning); any other text goes to encoding/json into a map, as it always
+// did, and a malformed one is swallowed, as Brighter swallows it (a
+// syntax error leaves nothing read; a member that is not a string is
+// skipped).
+func (c *ceHeaders) read(s string) {
+	if message.ScanFlatStrings(s, c.set) {
+		return
+	}
+	*c = ceHeaders{}
+	var slow map[string]string
+	_ = json.Unmarshal([]byte(s), &slow)
+	for k, v := range slow {
+		c.set(k, v)
+	}
+}
+
+// set keeps v when key is a member decode reads.
+func (c *ceHeaders) set(key, v string) {
+	switch key {
+	case AttrDataContentType:
+		c.dataContentType = v
+	case AttrSubject:
+		c.subject = v
+	case AttrSource:
+		c.source = v
+	case AttrType:
+		c.typ = v
+	case AttrDataSchema:
+		c.dataSchema = v
+	case AttrSpecVersion:
+		c.specVersion = v
+	case AttrDataRef:
+		c.dataRef = v
+	case AttrTraceParent:
+		c.traceParent = v
+	case AttrTraceState:
+		c.traceState = v
+	case AttrBaggage:
+		c.baggage = v
+	}
 }
 
 func hasNonEmpty(src attrSource, name string) bool {

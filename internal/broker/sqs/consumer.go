@@ -50,6 +50,11 @@ type ConsumerOptions struct {
 	// Queue is the channel name (Brighter's ChannelName); the queue read is
 	// QueueName(Queue, Fifo). Required.
 	Queue string
+	// QueueURL, when not "", is that queue's URL as already looked up
+	// (makeChannels create or validate: ChannelMaker's Result.QueueURL):
+	// the consumer then makes no GetQueueUrl for it. "" looks it up on
+	// Resolve or the first receive.
+	QueueURL string
 	// Fifo means the queue (and the rejection queues) are FIFO.
 	Fifo bool
 	// Envelope is rawMessageDelivery: false: the queue is subscribed to SNS
@@ -106,6 +111,20 @@ var (
 	_ broker.LeaseExtender      = (*Consumer)(nil)
 )
 
+// decodedSystemAttributes are the system attributes Decode reads, the only
+// ones Receive asks for: the receive count (the delivery count, NFR-1),
+// the send time (the timestamp of a message that carries none), and a FIFO
+// message's group id (its partition key) and deduplication id (its bag's
+// messageDeduplicationId). "All" would add others (SenderId,
+// ApproximateFirstReceiveTimestamp, SequenceNumber, AWSTraceHeader) that
+// every receive would carry and deserialize for nothing.
+var decodedSystemAttributes = []types.MessageSystemAttributeName{
+	types.MessageSystemAttributeNameApproximateReceiveCount,
+	types.MessageSystemAttributeNameSentTimestamp,
+	types.MessageSystemAttributeNameMessageGroupId,
+	types.MessageSystemAttributeNameMessageDeduplicationId,
+}
+
 // ReceivesConcurrently reports true: concurrent ReceiveMessage calls cannot
 // reorder a partition key's messages, because a FIFO queue hands a message
 // group to one receive at a time and holds its later messages back until the
@@ -114,8 +133,8 @@ var (
 func (k *Consumer) ReceivesConcurrently() bool { return true }
 
 // NewConsumer makes a consumer. It makes no broker call: the queue URL is
-// looked up on the first receive. It returns an error for an empty queue
-// name or a buffer size outside 1..10.
+// opts.QueueURL, or looked up on Resolve or the first receive. It returns
+// an error for an empty queue name or a buffer size outside 1..10.
 func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	if opts.Queue == "" {
 		return nil, errors.New("sqs consumer: queue name is empty")
@@ -135,7 +154,10 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 		name:      QueueName(opts.Queue, opts.Fifo),
 		urls:      &queueURLs{c: c.SQS, fifo: opts.Fifo, m: map[string]string{}},
 		attrNames: []string{"All"},
-		sysNames:  []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		sysNames:  decodedSystemAttributes,
+	}
+	if opts.QueueURL != "" {
+		k.urls.m[k.name] = opts.QueueURL
 	}
 	k.router = broker.Router{Publisher: publisher{k}, Settler: k, Logger: log}
 	if opts.DeadLetter != "" {
@@ -147,11 +169,12 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	return k, nil
 }
 
-// Resolve looks the queue's URL up now (GetQueueUrl, once; the first
-// receive would otherwise), so that a command fails at start-up with one
-// error when the queue is missing or the credentials are refused (the
-// latter wraps broker.ErrNotAuthorized and names the endpoint and the
-// credential source). Errors are as Receive's.
+// Resolve looks the queue's URL up now (GetQueueUrl, once, unless
+// ConsumerOptions.QueueURL gave it; the first receive would otherwise), so
+// that a command fails at start-up with one error when the queue is
+// missing or the credentials are refused (the latter wraps
+// broker.ErrNotAuthorized and names the endpoint and the credential
+// source). Errors are as Receive's.
 //
 // With VisibilityTimeout 0 it also reads the queue's own visibility timeout
 // (GetQueueAttributes, once), which the consumer's receives then get, so
@@ -208,8 +231,9 @@ func (k *Consumer) queueURL(ctx context.Context) (string, error) {
 
 // Receive makes one ReceiveMessage call for up to BufferSize messages,
 // long-polling for timeout rounded to whole seconds (at most 20 s), asking
-// for every message and system attribute (so ApproximateReceiveCount comes
-// with each message: NFR-1). Each message is decoded by Decode; one that
+// for every message attribute and the system attributes Decode reads
+// (decodedSystemAttributes: ApproximateReceiveCount comes with each
+// message, NFR-1). Each message is decoded by Decode; one that
 // cannot be decoded is logged at Warning and returned as MT_UNACCEPTABLE
 // with its receipt (never dropped). A cancelled ctx returns no messages and
 // no error. A failure that may pass (network, throttling, a server error)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -105,6 +108,16 @@ const benchSQSSlowMessages = 2000
 // empties a queue (target ratio >= 0.9, docs/performance.md), and counts
 // the billed SQS calls each makes per message on the wire.
 //
+// Start-up is timed on both sides of the ack cases: brighter's run starts
+// with `brighter consume` reading its file and the AWS configuration, and
+// the plain loop's with config.LoadDefaultConfig, its client and
+// GetQueueUrl (benchSQSStartup), as a plain SDK program starts. ratio is
+// brighter's throughput over that loop's; ratio-asym is over the loop timed
+// from its first receive (its client made beforehand: the anchor before
+// 2026-12-05 22:00), plain-startup-ms the loop's start-up (to its
+// GetQueueUrl answered) and brighter-startup-ms brighter's (to its last
+// start-up call answered, validate's GetQueueAttributes).
+//
 // Sub-benchmarks (benchSQSCases): ack/{proactor,reactor} (20,000 messages)
 // and ack-1000/{proactor,reactor} (1,000) run `brighter
 // consume` (transport sqs, builtin ack handler, bufferSize 10,
@@ -130,7 +143,11 @@ const benchSQSSlowMessages = 2000
 // brighter-vis/msg (ChangeMessageVisibility and its batch); and the CPU each
 // side used (this process, the counting proxy included: user + system),
 // brighter-cpu-us/msg, plain-cpu-us/msg and cpu-per-msg-ratio (brighter's
-// over the loop's, per pair; the target is <= 1.1). It starts its
+// over the loop's, per pair, both start-ups included; the target is <= 1.1)
+// and cpu-ratio-asym (over the loop's without its start-up); and the heap
+// allocations each side made (the process's, the proxy's included; the
+// garbage collector's work follows them): brighter-allocs/msg,
+// plain-allocs/msg, brighter-B/msg, plain-B/msg. It starts its
 // own emulator, so it needs `npm ci` (make bench runs it), and it never runs
 // without -bench.
 func BenchmarkConsumeSQS(b *testing.B) {
@@ -167,7 +184,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 // benchSQSCaseRun runs b.N ops of benchSQSTrials pairs of tc and reports
 // its metrics (see BenchmarkConsumeSQS).
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
-	var brighterTook, plainTook, ratios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios []float64
+	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup, bAllocs, pAllocs, bBytes, pBytes []float64
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	trials := benchSQSTrials
 	if benchSmoke() {
@@ -182,14 +199,16 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			bURL := benchSQSFill(b, clients.SQS, bName, tc.messages)
 			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
-			var bt, pt, bcpu, pcpu time.Duration
+			var bt, bstart, bcpu, pcpu time.Duration
+			var balloc, palloc benchAllocs
+			var pr benchSQSPlainRun
 			var bc, pc map[string]int
 			brighter := func() {
 				counter.Reset()
-				cpu := benchProcessCPU(b)
-				defer func() { bcpu = benchProcessCPU(b) - cpu }()
+				cpu, mem := benchProcessCPU(b), benchReadAllocs()
+				defer func() { bcpu, balloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem) }()
 				if tc.handler == 0 {
-					bt = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
+					bt, bstart = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
 				} else {
 					bt = benchSQSPump(b, clients.SQS, counter, counted, bName, bURL, tc)
 				}
@@ -197,26 +216,47 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			}
 			plain := func() {
 				counter.Reset()
-				cpu := benchProcessCPU(b)
-				defer func() { pcpu = benchProcessCPU(b) - cpu }()
-				pt = benchSQSPlain(b, clients.SQS, counter, counted.SQS, pURL, tc.handler)
+				cpu, mem := benchProcessCPU(b), benchReadAllocs()
+				defer func() { pcpu, palloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem) }()
+				if tc.handler == 0 {
+					// `brighter consume` starts up inside its timer: so does the
+					// plain program (its configuration, client and queue URL).
+					pr = benchSQSPlain(b, clients.SQS, counter, nil, pURL, tc.handler, &benchSQSStartup{endpoint: counter.URL(), queue: pName})
+				} else {
+					pr = benchSQSPlain(b, clients.SQS, counter, counted.SQS, pURL, tc.handler, nil)
+				}
 				pc = counter.Reset()
 			}
-			if (i*trials+trial)%2 == 0 {
-				brighter()
-				plain()
-			} else {
-				plain()
-				brighter()
+			// Each side runs under a profiler label (side=brighter or
+			// side=plain), which the goroutines it starts inherit: a
+			// -cpuprofile splits by it (go tool pprof -tagfocus side=brighter).
+			labelled := func(side string, f func()) {
+				pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
 			}
-			b.Logf("trial %d.%d: brighter %s (%s), plain loop %s (%s) for %d messages each", i, trial,
-				bt.Round(time.Millisecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), faultproxy.CallsText(pc), tc.messages)
+			if (i*trials+trial)%2 == 0 {
+				labelled("brighter", brighter)
+				labelled("plain", plain)
+			} else {
+				labelled("plain", plain)
+				labelled("brighter", brighter)
+			}
+			pt := pr.took
+			b.Logf("trial %d.%d: brighter %s (start-up %s; %s), plain loop %s (start-up %s; %s) for %d messages each", i, trial,
+				bt.Round(time.Millisecond), bstart.Round(10*time.Microsecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), faultproxy.CallsText(pc), tc.messages)
 			brighterTook = append(brighterTook, bt.Seconds())
 			plainTook = append(plainTook, pt.Seconds())
 			ratios = append(ratios, pt.Seconds()/bt.Seconds())
+			asymRatios = append(asymRatios, (pt-pr.startup).Seconds()/bt.Seconds())
+			pStartup = append(pStartup, float64(pr.startup.Microseconds())/1000)
+			bStartup = append(bStartup, float64(bstart.Microseconds())/1000)
+			bAllocs = append(bAllocs, float64(balloc.mallocs)/float64(tc.messages))
+			pAllocs = append(pAllocs, float64(palloc.mallocs)/float64(tc.messages))
+			bBytes = append(bBytes, float64(balloc.bytes)/float64(tc.messages))
+			pBytes = append(pBytes, float64(palloc.bytes)/float64(tc.messages))
 			bCPU = append(bCPU, float64(bcpu.Microseconds())/float64(tc.messages))
 			pCPU = append(pCPU, float64(pcpu.Microseconds())/float64(tc.messages))
 			cpuRatios = append(cpuRatios, bcpu.Seconds()/pcpu.Seconds())
+			cpuAsymRatios = append(cpuAsymRatios, bcpu.Seconds()/(pcpu-pr.startupCPU).Seconds())
 			bCalls = append(bCalls, per(faultproxy.Sum(bc)))
 			pCalls = append(pCalls, per(faultproxy.Sum(pc)))
 			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
@@ -228,10 +268,18 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(bCPU), "brighter-cpu-us/msg")
 	b.ReportMetric(median(pCPU), "plain-cpu-us/msg")
 	b.ReportMetric(median(cpuRatios), "cpu-per-msg-ratio")
+	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
+	b.ReportMetric(median(pStartup), "plain-startup-ms")
+	b.ReportMetric(median(bStartup), "brighter-startup-ms")
+	b.ReportMetric(median(bAllocs), "brighter-allocs/msg")
+	b.ReportMetric(median(pAllocs), "plain-allocs/msg")
+	b.ReportMetric(median(bBytes), "brighter-B/msg")
+	b.ReportMetric(median(pBytes), "plain-B/msg")
 	b.ReportMetric(float64(tc.messages)/median(brighterTook), "brighter-msgs/s")
 	b.ReportMetric(float64(tc.messages)/median(plainTook), "plain-msgs/s")
 	b.ReportMetric(median(ratios), "ratio")
 	b.ReportMetric(slices.Min(ratios), "min-ratio")
+	b.ReportMetric(median(asymRatios), "ratio-asym")
 	b.ReportMetric(median(bCalls), "brighter-calls/msg")
 	b.ReportMetric(median(pCalls), "plain-calls/msg")
 	b.ReportMetric(median(bRecv), "brighter-recv/msg")
@@ -260,6 +308,23 @@ func benchProcessCPU(b *testing.B) time.Duration {
 		b.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchAllocs is this process's heap allocations so far (count and bytes),
+// or between two readings.
+type benchAllocs struct{ mallocs, bytes uint64 }
+
+// benchReadAllocs reads the process's allocations so far (the runtime's
+// MemStats: every goroutine's, the counting proxy's included).
+func benchReadAllocs() benchAllocs {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc}
+}
+
+// since is a's allocations after an earlier reading.
+func (a benchAllocs) since(earlier benchAllocs) benchAllocs {
+	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes}
 }
 
 // median returns the median of xs (not empty); it sorts xs.
@@ -443,9 +508,11 @@ subscriptions:
 
 // benchSQSBrighter runs `brighter consume --config cfg` until the queue at
 // url is empty, stops it by cancelling its context, and returns the time to
-// empty. It fails the benchmark when consume exits early or not with 0, or
-// logs an error.
-func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) time.Duration {
+// empty and its start-up: the time to its last GetQueueAttributes answered
+// (makeChannels validate's, the last call before its receives; 0 when it
+// made none). It fails the benchmark when consume exits early or not with
+// 0, or logs an error.
+func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) (took, startup time.Duration) {
 	b.Helper()
 	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
@@ -458,12 +525,15 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counte
 		code <- run(ctx, streams, []string{"consume", "--config", cfg})
 		exited.Store(true)
 	}()
-	took := benchSQSWaitEmpty(b, c, counter, url, start, func() string {
+	took = benchSQSWaitEmpty(b, c, counter, url, start, func() string {
 		if exited.Load() {
 			return "brighter consume exited before the queue was empty; stderr:\n" + stderr.String()
 		}
 		return ""
 	})
+	if at := counter.Answered("GetQueueAttributes"); at.After(start) {
+		startup = at.Sub(start)
+	}
 	cancel()
 	if got := <-code; got != cmdutil.ExitOK {
 		b.Fatalf("brighter consume exited with %d; stderr:\n%s", got, stderr.String())
@@ -471,15 +541,33 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counte
 	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
 		b.Fatalf("brighter consume logged an error:\n%s", s)
 	}
-	return took
+	return took, startup
+}
+
+// benchSQSStartup is the start-up of a plain SDK program, timed with its
+// run: config.LoadDefaultConfig (the environment's credentials and
+// AWS_CA_BUNDLE, as `brighter consume` reads them), its client to endpoint
+// and GetQueueUrl of queue.
+type benchSQSStartup struct {
+	endpoint, queue string
+}
+
+// benchSQSPlainRun is what one run of the plain loop took: took from its
+// start (its start-up included) to its last delete answered, startup the
+// part before its first receive, and startupCPU this process's CPU time
+// (user + system) during that start-up.
+type benchSQSPlainRun struct {
+	took, startup, startupCPU time.Duration
 }
 
 // benchSQSPlain runs benchSQSPerformers goroutines of ReceiveMessage
 // (MaxNumberOfMessages 10, WaitTimeSeconds 1), a sleep of handler per
-// message, then DeleteMessageBatch, through c on the queue at url until it
-// is empty (polled through poll), and returns the time to empty. It fails
-// the benchmark when a call fails.
-func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counter, c *awssqs.Client, url string, handler time.Duration) time.Duration {
+// message, then DeleteMessageBatch, on the queue at url until it is empty
+// (polled through poll), and returns the time to empty. With su nil it
+// uses c, made beforehand; with su set it starts up first, inside its timer,
+// as a plain program does: config.LoadDefaultConfig, its client (c is
+// ignored) and GetQueueUrl. It fails the benchmark when a call fails.
+func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counter, c *awssqs.Client, url string, handler time.Duration, su *benchSQSStartup) benchSQSPlainRun {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -495,7 +583,27 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 			firstEr = err
 		}
 	}
+	var run benchSQSPlainRun
+	loopURL := url
 	start := time.Now()
+	if su != nil {
+		cpu := benchProcessCPU(b)
+		cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(sqstest.Region))
+		if err != nil {
+			b.Fatalf("plain loop: load AWS configuration: %v", err)
+		}
+		// The same client as brighter's (sqs.NewClientsFromConfig: the
+		// request body shield), so that only the start-up differs from the
+		// loop's client made beforehand.
+		c = sqs.NewClientsFromConfig(cfg, su.endpoint).SQS
+		out, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(su.queue)})
+		if err != nil {
+			b.Fatalf("plain loop: GetQueueUrl %s: %v", su.queue, err)
+		}
+		loopURL = aws.ToString(out.QueueUrl)
+		run.startup = time.Since(start)
+		run.startupCPU = benchProcessCPU(b) - cpu
+	}
 	for range benchSQSPerformers {
 		wg.Add(1)
 		go func() {
@@ -503,7 +611,7 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 			entries := make([]types.DeleteMessageBatchRequestEntry, 0, benchSQSBuffer)
 			for ctx.Err() == nil {
 				in := &awssqs.ReceiveMessageInput{
-					QueueUrl: aws.String(url), MaxNumberOfMessages: benchSQSBuffer, WaitTimeSeconds: 1,
+					QueueUrl: aws.String(loopURL), MaxNumberOfMessages: benchSQSBuffer, WaitTimeSeconds: 1,
 				}
 				out, err := c.ReceiveMessage(ctx, in)
 				if err != nil {
@@ -522,7 +630,7 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 				for i, m := range out.Messages {
 					entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
 				}
-				res, err := c.DeleteMessageBatch(context.WithoutCancel(ctx), &awssqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+				res, err := c.DeleteMessageBatch(context.WithoutCancel(ctx), &awssqs.DeleteMessageBatchInput{QueueUrl: aws.String(loopURL), Entries: entries})
 				if err != nil {
 					fail(fmt.Errorf("DeleteMessageBatch: %w", err))
 					return
@@ -534,7 +642,7 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 			}
 		}()
 	}
-	took := benchSQSWaitEmpty(b, poll, counter, url, start, func() string {
+	run.took = benchSQSWaitEmpty(b, poll, counter, url, start, func() string {
 		errMu.Lock()
 		defer errMu.Unlock()
 		if firstEr != nil {
@@ -547,7 +655,7 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 	if firstEr != nil {
 		b.Fatalf("plain loop: %v", firstEr)
 	}
-	return took
+	return run
 }
 
 // benchSQSPump runs the pump (tc.variant, bufferSize 10, noOfPerformers 4,

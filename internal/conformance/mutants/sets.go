@@ -53,5 +53,6 @@ func extraSets() [][]mutant {
 		yamlV3Mutants,
 		cfgLintMutants,
 		cfgLintLocalMutants,
+		sqsDecodeMutants,
 	}
 }
