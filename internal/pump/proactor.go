@@ -34,10 +34,7 @@ func (r *run) proactor() {
 	p := r.p
 	n := p.opts.NoOfPerformers
 	b := p.opts.BufferSize
-	slots := make(chan struct{}, n*b)
-	for range n * b {
-		slots <- struct{}{}
-	}
+	slots := newReceiveSlots(n, b)
 	lanes := make([]chan heldRun, n)
 	for i := range lanes {
 		lanes[i] = make(chan heldRun, p.opts.BufferSize)
@@ -126,6 +123,7 @@ func (r *run) proactor() {
 					}
 					continue
 				}
+				r.handling.Add(1) // the run's handlers run or may: see AwaitingReceive
 				mine.start(u)
 				for {
 					m, lease, slot, left, ok := mine.take()
@@ -136,7 +134,7 @@ func (r *run) proactor() {
 						signal()
 					}
 					if slot {
-						slots <- struct{}{} // its buffer slot is free again
+						slots.put(1) // its buffer slot is free again
 					}
 					if r.stopping() && !r.mayStart() {
 						r.release(m, lease)
@@ -144,6 +142,7 @@ func (r *run) proactor() {
 					}
 					r.handle(m, lease, sink)
 				}
+				r.handling.Add(-1)
 			}
 		}(i, lanes[i], shared)
 	}
@@ -184,7 +183,7 @@ func (r *run) proactor() {
 			for {
 				// A whole receive's worth of slots, or none: a receive always
 				// asks for a full batch.
-				if !r.takeSlots(slots, b) {
+				if !slots.take(r.recvCtx.Done()) {
 					return
 				}
 				if !overlap {
@@ -193,13 +192,13 @@ func (r *run) proactor() {
 				ms, lb, ok := r.receive()
 				if overlap {
 					if !ok {
-						putSlots(slots, b)
+						slots.put(b)
 						return
 					}
 					recvMu.Lock()
 				} else if !ok {
 					recvMu.Unlock()
-					putSlots(slots, b)
+					slots.put(b)
 					return
 				}
 				queued := 0
@@ -229,7 +228,7 @@ func (r *run) proactor() {
 					}
 				}
 				recvMu.Unlock()
-				putSlots(slots, b-min(queued, b))
+				slots.put(b - min(queued, b))
 			}
 		}()
 	}
@@ -254,30 +253,85 @@ func allKeyless(ms []*message.Message) bool {
 	return len(ms) > 0
 }
 
-// takeSlots takes k buffer slots, waiting for each; it reports false, with
-// none taken, when the pump stops first. Receivers waiting at once cannot
-// deadlock: each takes at most BufferSize of the NoOfPerformers x
-// BufferSize slots, so while one waits a slot is free or held by a message
-// a worker will take. (A buffered channel, not x/sync's semaphore: its
-// waiting Acquire allocated and locked per call, and cost the no-op memory
-// pump 10% more than these channel operations.)
-func (r *run) takeSlots(slots chan struct{}, k int) bool {
-	for got := range k {
-		select {
-		case <-slots:
-			continue
-		case <-r.recvCtx.Done():
-		}
-		putSlots(slots, got)
-		return false
-	}
-	return true
+// receiveSlots counts the free slots of the Proactor's receive-ahead
+// buffer (NoOfPerformers x BufferSize): a receiver takes a whole receive's
+// worth (BufferSize) at once before its receive (take), and slots come back
+// one by one as workers take messages to dispatch, or in a number when a
+// receive brought fewer (put). Receivers waiting at once cannot deadlock:
+// each takes BufferSize of the NoOfPerformers x BufferSize slots, so while
+// one waits a slot is free or held by a message a worker will take, whose
+// put wakes it.
+//
+// A counter, not a buffered channel of tokens: a worker gives its slot
+// back with one atomic add, not a channel send, and a waiting receiver is
+// woken once, when a whole batch's worth is free, not at every slot (a
+// channel woke the receiver parked on it for each of the ten tokens it
+// waited for). (x/sync's semaphore allocated and locked per waiting
+// Acquire, and cost the no-op memory pump 10% more than a channel did.)
+type receiveSlots struct {
+	free    atomic.Int64
+	waiting atomic.Int32  // receivers about to wait or waiting in take
+	wake    chan struct{} // a waiting receiver's signal that a batch's worth may be free
+	batch   int64         // what take takes: BufferSize
 }
 
-// putSlots gives back k buffer slots (k <= 0: none).
-func putSlots(slots chan struct{}, k int) {
-	for range k {
-		slots <- struct{}{}
+// newReceiveSlots returns n x b free slots, taken b at a time.
+func newReceiveSlots(n, b int) *receiveSlots {
+	s := &receiveSlots{wake: make(chan struct{}, n), batch: int64(b)}
+	s.free.Store(int64(n * b))
+	return s
+}
+
+// take takes a receive's worth of slots (BufferSize), waiting until that
+// many are free; it reports false, with none taken, when done is closed
+// first. A waiter counts itself before it looks at the free count, and put
+// adds before it looks at the waiters, so either put sees the waiter and
+// wakes one, or the waiter sees what put freed.
+func (s *receiveSlots) take(done <-chan struct{}) bool {
+	for {
+		if f := s.free.Load(); f >= s.batch {
+			if s.free.CompareAndSwap(f, f-s.batch) {
+				if f-s.batch >= s.batch {
+					s.signal() // enough left for another waiting receiver
+				}
+				return true
+			}
+			continue
+		}
+		s.waiting.Add(1)
+		if s.free.Load() >= s.batch {
+			s.waiting.Add(-1)
+			continue
+		}
+		select {
+		case <-s.wake:
+			s.waiting.Add(-1)
+		case <-done:
+			s.waiting.Add(-1)
+			return false
+		}
+	}
+}
+
+// put gives back k slots (k <= 0: none) and wakes a waiting receiver once
+// a receive's worth is free.
+func (s *receiveSlots) put(k int) {
+	if k <= 0 {
+		return
+	}
+	if s.free.Add(int64(k)) >= s.batch {
+		s.signal()
+	}
+}
+
+// signal wakes one waiting receiver, if any (a wake-up already pending
+// does for it: wake has room for every receiver).
+func (s *receiveSlots) signal() {
+	if s.waiting.Load() > 0 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 

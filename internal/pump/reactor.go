@@ -31,6 +31,7 @@ func (r *run) reactor() {
 					return
 				}
 				handed := false
+				r.handling.Add(1) // the batch's handlers run or may: see AwaitingReceive
 				for i, m := range ms {
 					if m.Header.MessageType == message.MTQuit {
 						r.halt(nil)
@@ -44,6 +45,7 @@ func (r *run) reactor() {
 					}
 					handed = r.handle(m, lb.at(i), sink) || handed
 				}
+				r.handling.Add(-1)
 				if handed {
 					sent.Wait()
 				}

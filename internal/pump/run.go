@@ -40,7 +40,9 @@ type Pump struct {
 // stop that waits only for receives in flight: the stop has begun, a
 // Receive is still waiting on the broker (it is let end, at most TimeOut,
 // so that the messages it takes are released rather than left invisible)
-// and no handler is running. false when no Run is under way, before a
+// and no handler is running: no performer (Reactor) holds a received batch
+// and no worker (Proactor) a run of messages, whose handlers could still
+// start. false when no Run is under way, before a
 // stop, and for a stop on an error.
 func (p *Pump) AwaitingReceive() bool {
 	r := p.current.Load()
@@ -117,6 +119,12 @@ func (p *Pump) Run(ctx context.Context) error {
 
 	defer func() {
 		if d := r.deadline.Load(); d != nil {
+			d.cancel()
+		}
+	}()
+	// The receives' shared deadline context: releases its timer at once.
+	defer func() {
+		if d := r.recvDeadline.Load(); d != nil {
 			d.cancel()
 		}
 	}()
@@ -223,6 +231,26 @@ func (r *run) clock() time.Time {
 	return r.started.Add(time.Since(r.started))
 }
 
+// receiveCtx returns the context of a receive starting at now: the broker
+// context (not cancelled by a stop) with a deadline between deadline
+// (TimeOut + ReceiveMargin) and deadline + deadline/callShareDiv from now.
+// Receives starting within deadline/callShareDiv of each other share one
+// context, as settle calls do (call): a context, its timer and its
+// registration with the broker context per receive were a twentieth of
+// the no-op Reactor's time on the memory transport. A shared context is
+// never cancelled early (a receive that ended leaves it to the next); each
+// ends at its deadline, the last when the run ends, and at most
+// callShareDiv + 1 are alive at once.
+func (r *run) receiveCtx(now time.Time, deadline time.Duration) context.Context {
+	if d := r.recvDeadline.Load(); d != nil && now.Before(d.until) {
+		return d.ctx
+	}
+	share := deadline / callShareDiv
+	ctx, cancel := context.WithDeadline(r.brokerCtx, now.Add(deadline+share))
+	r.recvDeadline.Store(&callDeadline{ctx: ctx, cancel: cancel, until: now.Add(share)})
+	return ctx
+}
+
 // noCancel is the cancel func of a shared settle-call context.
 func noCancel() {}
 
@@ -242,6 +270,8 @@ type run struct {
 	leases     *leases                      // nil when the consumer lends no lease
 	holds      *keyHolds                    // per-key hold-back marks
 	deadline   atomic.Pointer[callDeadline] // the settle calls' shared deadline (call)
+	// recvDeadline is the receives' shared deadline (receiveCtx).
+	recvDeadline atomic.Pointer[callDeadline]
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -250,9 +280,12 @@ type run struct {
 	// or a cut-off). Until then, messages already received are still handed
 	// to their handlers (mayStart).
 	drainUntil atomic.Int64
-	// receiving counts the Receive calls waiting on the broker, handling
-	// the messages in handle (a handler running or its settle), for
-	// AwaitingReceive.
+	// receiving counts the Receive calls waiting on the broker, and
+	// handling the performers (Reactor) holding a received batch and the
+	// workers (Proactor) holding a run of messages, whose handlers run or
+	// may start, for AwaitingReceive. Both are touched per receive, batch
+	// or run, never per message: an atomic add and a deferred subtract
+	// around each handle cost the no-op pump a measurable share.
 	receiving, handling atomic.Int32
 	heldMu              sync.Mutex
 	held                []*message.Message // released at the end of a stop (release)
@@ -349,13 +382,12 @@ func (r *run) receive() ([]*message.Message, heldBatch, bool) {
 		return nil, heldBatch{}, false
 	}
 	deadline := p.opts.TimeOut + p.opts.ReceiveMargin
-	rctx, cancel := context.WithTimeout(r.brokerCtx, deadline)
 	started := time.Now()
+	rctx := r.receiveCtx(started, deadline)
 	r.receiving.Add(1)
 	ms, err := p.consumer.Receive(rctx, p.opts.TimeOut)
 	r.receiving.Add(-1)
 	timedOut := rctx.Err() != nil && r.brokerCtx.Err() == nil
-	cancel()
 	if timedOut && len(ms) == 0 {
 		// Transports return nothing for a cancelled call: a deadline that
 		// expired is the broker not answering, a channel failure.

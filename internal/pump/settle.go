@@ -36,9 +36,10 @@ var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 // settle batcher, is acknowledged without dispatch (retryAck).
 //
 // st is m's lease tracking (the zero leaseRef when none is tracked).
+//
+// The caller counts itself in r.handling while it holds the batch or run m
+// came in (per batch, not per message: see run.handling).
 func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool) {
-	r.handling.Add(1)
-	defer r.handling.Add(-1)
 	p := r.p
 	// A later delivery of a message whose handler acknowledged an earlier
 	// delivery here, that acknowledgement still waiting in the settle
@@ -70,7 +71,9 @@ func (r *run) handle(m *message.Message, st leaseRef, acks ackSink) (handed bool
 			m, st = adm.m, adm.ref
 		}
 	}
-	p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
+	if len(p.observers) > 0 { // an Event is built only for someone to tell
+		p.emit(Event{Kind: EventReceived, Message: m, DeliveryCount: m.Header.HandledCount})
+	}
 	if m.Header.MessageType == message.MTUnacceptable {
 		// Just admitted: its lease has not lapsed.
 		if f, _ := r.leases.settling(m, st, now, false); f != nil {

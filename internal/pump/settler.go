@@ -96,7 +96,8 @@ type ackBatcher struct {
 	// their bound) whose answers are not yet settled: reuse ends them.
 	flying   [][]ackItem
 	due      time.Time      // when batch must leave; meaningful when batch is not empty
-	timer    *time.Timer    // fires at due (fire)
+	timer    *time.Timer    // fires at armed (fire), no later than due while batch is not empty
+	armed    time.Time      // when timer fires; zero when it is not set
 	stopping bool           // the pump is stopping: every acknowledgement waits ackBatchWait at most
 	sending  sync.WaitGroup // batches taken from the batcher and not yet on out
 	quit     chan struct{}  // closed by close: ends the stop watch
@@ -147,7 +148,7 @@ func (b *ackBatcher) add(a ackItem) []ackItem {
 		}
 		b.open.Add(1)
 		b.due = time.Now().Add(w)
-		b.timer.Reset(w)
+		b.armLocked()
 	} else if w < b.bound {
 		b.shortenLocked(w)
 	}
@@ -156,12 +157,24 @@ func (b *ackBatcher) add(a ackItem) []ackItem {
 		b.mu.Unlock()
 		return nil
 	}
-	b.timer.Stop()
+	// The timer stays set: a batch that fills leaves it to the next batch,
+	// whose due time is later (fire sets it again), rather than stop and
+	// set it for every batch.
 	full := b.batch
 	b.batch = nil
 	b.flying = append(b.flying, full)
 	b.mu.Unlock()
 	return full
+}
+
+// armLocked makes the timer fire no later than b.due (b.mu held): a timer
+// already set to fire sooner is left as it is, and fire sets it again if
+// the batch filling is not due yet.
+func (b *ackBatcher) armLocked() {
+	if b.armed.IsZero() || b.due.Before(b.armed) {
+		b.armed = b.due
+		b.timer.Reset(time.Until(b.due))
+	}
 }
 
 // reuse gives back a batch once it has been sent and its messages settled,
@@ -191,7 +204,7 @@ func (b *ackBatcher) reuse(batch []ackItem) {
 func (b *ackBatcher) shortenLocked(w time.Duration) {
 	if d := time.Now().Add(w); d.Before(b.due) {
 		b.due = d
-		b.timer.Reset(w)
+		b.armLocked()
 	}
 }
 
@@ -199,7 +212,6 @@ func (b *ackBatcher) shortenLocked(w time.Duration) {
 // sender (b.mu held, the batch not empty); the caller hands it over with
 // send.
 func (b *ackBatcher) takeLocked() []ackItem {
-	b.timer.Stop()
 	full := b.batch
 	b.batch = nil
 	b.flying = append(b.flying, full)
@@ -242,12 +254,18 @@ func (b *ackBatcher) send(full []ackItem) {
 }
 
 // fire is the timer's callback: the batch filling leaves if it is due. A
-// callback that lost the race with a full batch's leaving, or with a
-// shortened or new due time, finds nothing due and leaves it to the timer
-// as last set.
+// callback that finds no batch filling (it left full) leaves the timer
+// unset; one that finds a batch not yet due (a batch begun after the one
+// the timer was set for left full) sets it again for that batch's due time.
 func (b *ackBatcher) fire() {
 	b.mu.Lock()
-	if len(b.batch) == 0 || time.Now().Before(b.due) {
+	b.armed = time.Time{}
+	if len(b.batch) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	if time.Now().Before(b.due) {
+		b.armLocked()
 		b.mu.Unlock()
 		return
 	}
@@ -277,6 +295,8 @@ func (b *ackBatcher) close() {
 	if len(b.batch) > 0 {
 		full = b.takeLocked()
 	}
+	b.timer.Stop()
+	b.armed = time.Time{}
 	b.mu.Unlock()
 	close(b.quit)
 	if full != nil {
@@ -365,7 +385,9 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 		} else {
 			r.p.here.ackFailed(a.m.Header.MessageID) // its next delivery here: retryAck
 		}
-		r.p.emit(ackEvent(a.m, a.took, a.late, err))
+		if len(r.p.observers) > 0 { // an Event is built only for someone to tell
+			r.p.emit(ackEvent(a.m, a.took, a.late, err))
+		}
 		if a.sent != nil {
 			a.sent.Done()
 		}
