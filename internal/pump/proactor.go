@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
@@ -125,6 +126,7 @@ func (r *run) proactor() {
 				}
 				r.handling.Add(1) // the run's handlers run or may: see AwaitingReceive
 				mine.start(u)
+				var last time.Time // the previous message's reading of the clock (handleAt)
 				for {
 					m, lease, slot, left, ok := mine.take()
 					if !ok {
@@ -138,9 +140,10 @@ func (r *run) proactor() {
 					}
 					if r.stopping() && !r.mayStart() {
 						r.release(m, lease)
+						last = time.Time{}
 						continue
 					}
-					r.handle(m, lease, sink)
+					_, last = r.handleAt(m, lease, sink, last)
 				}
 				r.handling.Add(-1)
 			}

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"sync"
+	"time"
 
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -31,7 +32,8 @@ func (r *run) reactor() {
 					return
 				}
 				handed := false
-				r.handling.Add(1) // the batch's handlers run or may: see AwaitingReceive
+				r.handling.Add(1)  // the batch's handlers run or may: see AwaitingReceive
+				var last time.Time // the previous message's reading of the clock (handleAt)
 				for i, m := range ms {
 					if m.Header.MessageType == message.MTQuit {
 						r.halt(nil)
@@ -43,7 +45,9 @@ func (r *run) reactor() {
 						}
 						break
 					}
-					handed = r.handle(m, lb.at(i), sink) || handed
+					var h bool
+					h, last = r.handleAt(m, lb.at(i), sink, last)
+					handed = h || handed
 				}
 				r.handling.Add(-1)
 				if handed {

@@ -420,14 +420,16 @@ func newAckSink(b *ackBatcher, sent *sync.WaitGroup) ackSink {
 }
 
 // hand gives a to the batcher and, when a filled its batch, sends that
-// batch and settles its messages before returning.
-func (s ackSink) hand(r *run, a ackItem) {
+// batch and settles its messages before returning; it reports whether it
+// sent one.
+func (s ackSink) hand(r *run, a ackItem) (sent bool) {
 	full := s.to.add(a)
 	if full == nil {
-		return
+		return false
 	}
 	*s.ms = r.settleBatch(s.to.ba, full, *s.ms)
 	s.to.reuse(full)
+	return true
 }
 
 // waiting reports whether m is a later delivery of a message whose
