@@ -26,7 +26,7 @@
 //     and the monotonic clock of a message's path (clock).
 //   - reactor.go: the Reactor's performers.
 //   - proactor.go: the Proactor's receivers, lanes and workers, and its
-//     receive-ahead slots (takeSlots, putSlots).
+//     receive-ahead slots (receiveSlots).
 //   - settler.go: both variants' settle batching: one batcher gathers
 //     acknowledgements (ackItem) into batches of up to the consumer's
 //     AckBatchMax (ten on SQS) within a window

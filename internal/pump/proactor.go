@@ -24,7 +24,7 @@ var laneSeed = maphash.MakeSeed()
 // their bound.
 //
 // The receive-ahead buffer has NoOfPerformers x BufferSize slots
-// (tokens in a buffered channel): a receiver takes BufferSize of them before its receive and
+// (receiveSlots, a counter): a receiver takes BufferSize of them before its receive and
 // gives back those its messages did not fill; each message gives its own
 // back when a worker takes it to dispatch. So no more messages wait than
 // the buffer holds, none waits for a lease it does not need, and

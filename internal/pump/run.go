@@ -236,11 +236,11 @@ func (r *run) clock() time.Time {
 // (TimeOut + ReceiveMargin) and deadline + deadline/callShareDiv from now.
 // Receives starting within deadline/callShareDiv of each other share one
 // context, as settle calls do (call): a context, its timer and its
-// registration with the broker context per receive were a twentieth of
+// registration with the broker context per receive were 7% of
 // the no-op Reactor's time on the memory transport. A shared context is
 // never cancelled early (a receive that ended leaves it to the next); each
-// ends at its deadline, the last when the run ends, and at most
-// callShareDiv + 1 are alive at once.
+// ends at its deadline, the last when the run ends, and no more than
+// callShareDiv + 2 are alive at once.
 func (r *run) receiveCtx(now time.Time, deadline time.Duration) context.Context {
 	if d := r.recvDeadline.Load(); d != nil && now.Before(d.until) {
 		return d.ctx
