@@ -85,9 +85,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// ReceiveMargin is added to TimeOut to make each Receive's deadline: a
 	// receive still unanswered then is abandoned and counted as a channel
-	// failure (0 = DefaultReceiveMargin). Receives starting within a
-	// sixteenth of TimeOut + ReceiveMargin of each other share one deadline,
-	// so a receive's may end up to that sixteenth later (run.receiveCtx).
+	// failure (0 = DefaultReceiveMargin). Receives starting within an
+	// eighth of ReceiveMargin of each other share one deadline, so a
+	// receive's deadline is between TimeOut plus seven eighths of
+	// ReceiveMargin and TimeOut + ReceiveMargin from its start
+	// (run.receiveCtx).
 	ReceiveMargin time.Duration
 	// StallAfter is how long the channel may go without a successful broker
 	// call, while its calls fail, before the pump reports EventStalled

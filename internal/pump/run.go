@@ -232,24 +232,31 @@ func (r *run) clock() time.Time {
 }
 
 // receiveCtx returns the context of a receive starting at now: the broker
-// context (not cancelled by a stop) with a deadline between deadline
-// (TimeOut + ReceiveMargin) and deadline + deadline/callShareDiv from now.
-// Receives starting within deadline/callShareDiv of each other share one
-// context, as settle calls do (call): a context, its timer and its
-// registration with the broker context per receive were 7% of
-// the no-op Reactor's time on the memory transport. A shared context is
-// never cancelled early (a receive that ended leaves it to the next); each
-// ends at its deadline, the last when the run ends, and no more than
-// callShareDiv + 2 are alive at once.
+// context (not cancelled by a stop) with a deadline no later than deadline
+// (TimeOut + ReceiveMargin) from now, and no earlier than TimeOut plus
+// (recvShareDiv-1)/recvShareDiv of ReceiveMargin: receives starting within
+// the share window (ReceiveMargin/recvShareDiv, and no more than
+// deadline/callShareDiv) of each other share one context, as settle calls
+// do (call). A context, its timer and its registration with the broker
+// context per receive were 7% of the no-op Reactor's time on the memory
+// transport. A shared context is never cancelled early (a receive that
+// ended leaves it to the next); each ends at its deadline, the last when
+// the run ends. Under a steady flow of receives about deadline/share
+// window of them are alive at once (26 at SQS's defaults).
 func (r *run) receiveCtx(now time.Time, deadline time.Duration) context.Context {
 	if d := r.recvDeadline.Load(); d != nil && now.Before(d.until) {
 		return d.ctx
 	}
-	share := deadline / callShareDiv
-	ctx, cancel := context.WithDeadline(r.brokerCtx, now.Add(deadline+share))
+	share := min(r.p.opts.ReceiveMargin/recvShareDiv, deadline/callShareDiv)
+	ctx, cancel := context.WithDeadline(r.brokerCtx, now.Add(deadline))
 	r.recvDeadline.Store(&callDeadline{ctx: ctx, cancel: cancel, until: now.Add(share)})
 	return ctx
 }
+
+// recvShareDiv: receives that start within ReceiveMargin/recvShareDiv of
+// each other share one deadline context (see receiveCtx), so that a
+// receive keeps at least seven eighths of its margin.
+const recvShareDiv = 8
 
 // noCancel is the cancel func of a shared settle-call context.
 func noCancel() {}
