@@ -54,5 +54,6 @@ func extraSets() [][]mutant {
 		cfgLintMutants,
 		cfgLintLocalMutants,
 		sqsDecodeMutants,
+		pubsubDecodeMutants,
 	}
 }
