@@ -262,8 +262,8 @@ func benchGCPFill(b *testing.B, c *pubsub.Client, project, name string, n int) {
 // reports a consumer error. It polls every benchGCPPoll near the end and
 // less often before it (benchGCPNextPoll): brighter's poll is a /metrics
 // scrape, whose collectors (the process collector reads /proc) cost its
-// side CPU that a scrape every 20 ms for the whole run made a third of
-// what brighter's side used; the plain loop's poll, a counter, is polled on
+// side CPU: a scrape every 20 ms for the whole run was a fifth to a half
+// of what brighter's side used; the plain loop's poll, a counter, is polled on
 // the same schedule.
 func benchGCPWaitAcked(b *testing.B, acked func() int, n int, start time.Time, failed func() string) time.Duration {
 	b.Helper()
