@@ -160,7 +160,7 @@ bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
 	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(CONSUME_BENCH_SMOKE) -benchtime 1x -timeout 8m ./internal/cmd/consume 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
-	n=$$(echo "$$out" | grep -c '^BenchmarkConsume[A-Za-z]*/.*ns/op'); test "$$n" -eq 8 || { echo "bench-smoke: $$n of the 8 consume benchmarks ran"; exit 1; }
+	n=$$(echo "$$out" | grep -c '^BenchmarkConsume[A-Za-z]*/.*ns/op'); test "$$n" -eq 10 || { echo "bench-smoke: $$n of the 10 consume benchmarks ran"; exit 1; }
 	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(DLQ_BENCH_SMOKE) -benchtime 1x -timeout 5m ./internal/inspect 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
 	n=$$(echo "$$out" | grep -c '^BenchmarkDLQ'); test "$$n" -eq 4 || { echo "bench-smoke: $$n of the 4 DLQ verb benchmarks ran"; exit 1; }

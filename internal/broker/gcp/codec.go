@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/brightergo/brighter/internal/message"
 )
@@ -55,10 +55,41 @@ var headerAttrs = func() map[string]bool {
 }()
 
 // isReserved reports whether an attribute or bag key is one of the header
-// attributes (case-insensitively) or the receipt-handle key.
+// attributes (case-insensitively) or the receipt-handle key. An ASCII key
+// of up to reservedKeyMax bytes is lower-cased on the stack (every reserved
+// name is ASCII and shorter), so a received attribute costs no allocation;
+// any other key is lower-cased by strings.ToLower, whose Unicode case
+// mapping decides as before.
 func isReserved(key string) bool {
+	if len(key) <= reservedKeyMax {
+		var buf [reservedKeyMax]byte
+		ascii := true
+		for i := 0; i < len(key); i++ {
+			c := key[i]
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i] = c
+		}
+		if ascii {
+			// The conversion in the index expression does not allocate.
+			return headerAttrs[string(buf[:len(key)])] || string(buf[:len(key)]) == receiptHandleLower
+		}
+	}
 	return headerAttrs[strings.ToLower(key)] || strings.EqualFold(key, ReceiptHandleKey)
 }
+
+// reservedKeyMax bounds the keys isReserved lower-cases on the stack: longer
+// than every reserved name, so a longer ASCII key is never reserved but is
+// still checked the general way.
+const reservedKeyMax = 32
+
+// receiptHandleLower is ReceiptHandleKey lower-cased.
+var receiptHandleLower = strings.ToLower(ReceiptHandleKey)
 
 // Wire is one Pub/Sub message as it travels: what Encode produces for a
 // publish and what Decode reads from a pull or a stream. ID and PublishTime
@@ -236,14 +267,9 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 			h.Baggage = s
 		}
 	}
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for k, v := range a {
 		if !isReserved(k) {
-			h.Bag[k] = a[k]
+			h.Bag[k] = v
 		}
 	}
 	if len(errs) > 0 {

@@ -155,3 +155,35 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeBagHoldsEveryAttributeButTheHeaderNamesInAnyCase checks which
+// received attributes become bag entries: every header attribute name and
+// ReceiptHandle is left out whatever its case (ASCII letters), and every
+// other attribute is kept as it came, including keys with non-ASCII
+// letters (whose case folding strings.ToLower decides: a long s or a
+// Kelvin sign never makes a header name) and keys longer than any header
+// name.
+func TestDecodeBagHoldsEveryAttributeButTheHeaderNamesInAnyCase(t *testing.T) {
+	long := "an-attribute-name-longer-than-thirty-two-bytes"
+	w := Wire{ID: "p-1", Data: []byte("x"), Attributes: map[string]string{
+		"ce-id": "id-1", "Topic": "orders", "MessageType": "MT_EVENT",
+		"TOPIC": "shout", "ce-ID": "other", "messagetype": "low", "CE-TRACEPARENT": "tp",
+		"receipthandle": "stale", "RECEIPTHANDLE": "stale", "HandledCOUNT": "9",
+		"tenant": "acme", "Region": "eu", "ce-\u017Fource": "long-s", "ce-\u212Aind": "kelvin",
+		"t\u00f6pic": "umlaut", long: "long", "": "empty",
+	}}
+	m, err := Decode(w, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := message.Bag{
+		"tenant": "acme", "Region": "eu", "ce-\u017Fource": "long-s", "ce-\u212Aind": "kelvin",
+		"t\u00f6pic": "umlaut", long: "long", "": "empty",
+	}
+	if !reflect.DeepEqual(m.Header.Bag, want) {
+		t.Fatalf("bag = %v, want %v", m.Header.Bag, want)
+	}
+	if m.Header.Topic != "orders" || m.Header.MessageID != "id-1" || m.Header.HandledCount != 0 {
+		t.Fatalf("header read from a name in the wrong case: topic %q, id %q, handled %d", m.Header.Topic, m.Header.MessageID, m.Header.HandledCount)
+	}
+}

@@ -121,14 +121,15 @@ func (c *StreamConsumer) start() error {
 	c.cancel, c.done = cancel, done
 	go func() {
 		err := c.sub.Receive(ctx, func(cctx context.Context, m *pubsub.Message) {
-			c.heard.Store(time.Now().UnixNano())
+			now := time.Now()
+			c.heard.Store(now.UnixNano())
 			if c.park(m) {
 				return
 			}
 			// The client started m's lease as it received it, a moment
 			// before this callback: its ClientLease runs from here.
 			select {
-			case c.msgs <- streamReceipt{pm: m, at: time.Now()}:
+			case c.msgs <- streamReceipt{pm: m, at: now}:
 			case <-cctx.Done():
 				m.Nack()
 			}
@@ -206,7 +207,10 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 			break
 		}
 	}
-	out := []*message.Message{c.convert(ctx, first)}
+	// Sized for a full batch once: appending one by one to a slice of one
+	// grew it up to four times a batch.
+	out := make([]*message.Message, 1, max(c.opts.BufferSize, 1))
+	out[0] = c.convert(ctx, first)
 	for len(out) < c.opts.BufferSize {
 		select {
 		case a := <-c.msgs:

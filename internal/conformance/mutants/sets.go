@@ -55,5 +55,6 @@ func extraSets() [][]mutant {
 		cfgLintLocalMutants,
 		sqsDecodeMutants,
 		hotPathMutants,
+		pubsubDecodeMutants,
 	}
 }
