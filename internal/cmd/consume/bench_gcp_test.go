@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,16 +156,7 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 				pcpu, palloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem)
 				pCalls = benchGCPAdd(pCalls, counter.Reset())
 			}
-			labelled := func(side string, f func()) {
-				pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
-			}
-			if (i*trials+trial)%2 == 0 {
-				labelled("brighter", brighter)
-				labelled("plain", plain)
-			} else {
-				labelled("plain", plain)
-				labelled("brighter", brighter)
-			}
+			benchPair((i*trials+trial)%2 == 0, brighter, plain)
 			b.Logf("pair %d.%d: brighter %s (start-up %s), plain %s (start-up %s) for %d messages each",
 				i, trial, btook.Round(time.Millisecond), bstart.Round(10*time.Microsecond), pr.took.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), n)
 			bTook = append(bTook, btook.Seconds())

@@ -227,19 +227,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				}
 				pc = counter.Reset()
 			}
-			// Each side runs under a profiler label (side=brighter or
-			// side=plain), which the goroutines it starts inherit: a
-			// -cpuprofile splits by it (go tool pprof -tagfocus side=brighter).
-			labelled := func(side string, f func()) {
-				pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
-			}
-			if (i*trials+trial)%2 == 0 {
-				labelled("brighter", brighter)
-				labelled("plain", plain)
-			} else {
-				labelled("plain", plain)
-				labelled("brighter", brighter)
-			}
+			benchPair((i*trials+trial)%2 == 0, brighter, plain)
 			pt := pr.took
 			b.Logf("trial %d.%d: brighter %s (start-up %s; %s), plain loop %s (start-up %s; %s) for %d messages each", i, trial,
 				bt.Round(time.Millisecond), bstart.Round(10*time.Microsecond), faultproxy.CallsText(bc), pt.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), faultproxy.CallsText(pc), tc.messages)
@@ -301,6 +289,25 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 
 // benchProcessCPU is the CPU time (user + system) this process has used so
 // far: brighter's side or the plain loop's, whichever runs, with the counting
+// benchPair runs one pair of a benchmark: brighter first when
+// brighterFirst, else plain first (the order alternates from pair to pair,
+// so that neither side always finds the emulator warm). Each side runs
+// under a profiler label (side=brighter or side=plain), which the
+// goroutines it starts inherit: a -cpuprofile splits by it (go tool pprof
+// -tagfocus side=brighter).
+func benchPair(brighterFirst bool, brighter, plain func()) {
+	labelled := func(side string, f func()) {
+		pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
+	}
+	if brighterFirst {
+		labelled("brighter", brighter)
+		labelled("plain", plain)
+	} else {
+		labelled("plain", plain)
+		labelled("brighter", brighter)
+	}
+}
+
 // proxy both go through (the emulator is a process of its own).
 func benchProcessCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
