@@ -30,8 +30,8 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/config"
-	"github.com/brightergo/brighter/internal/tlsfiles"
 	"github.com/brightergo/brighter/internal/lint"
+	"github.com/brightergo/brighter/internal/tlsfiles"
 )
 
 // Check returns the findings of f's subscriptions on the local file
