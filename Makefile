@@ -118,13 +118,14 @@ test-times: deps
 # conformance cells, pump, transports, dlq, handlers, config), one at a time on a copy of the
 # tree, must fail the tests named for it. `mutants` runs them all and
 # records the table in docs/conformance.md (TestCatalogueRecorded checks it
-# in make test); `mutants-ci` (part of make test) runs the few marked CI, a
+# in make test); `mutants-ci` (part of make test) runs the few marked CI, two
+# at a time (-parallel 2: each in its own copy of the tree), about a
 # minute or two.
 mutants: deps
 	$(GO) run ./internal/conformance/mutants -set all -write docs/conformance.md
 
 mutants-ci: deps
-	$(GO) run ./internal/conformance/mutants -set ci
+	$(GO) run ./internal/conformance/mutants -set ci -parallel 2
 
 # Quick local iteration: every test without -race. CI never uses it.
 unit: deps

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -250,6 +251,7 @@ func main() {
 	write := flag.String("write", "", "replace the mutants table in this markdown file (docs/conformance.md)")
 	tableOut := flag.String("table", "", "also write the table section to this file")
 	timeout := flag.Duration("timeout", 10*time.Minute, "go test timeout per mutant")
+	parallel := flag.Int("parallel", 1, "how many mutants run at once (each in its own copy of the tree)")
 	flag.Parse()
 	root, err := os.Getwd()
 	if err != nil {
@@ -261,18 +263,19 @@ func main() {
 	if _, err := os.Stat(filepath.Join(root, "node_modules", "fauxqs", "package.json")); err != nil {
 		fail(fmt.Errorf("node_modules/fauxqs is missing: run `make deps` (npm ci) first, or use `make mutants`: %w", err))
 	}
-	var results []result
-	bad := false
+	var picked []mutant
 	for _, m := range catalogue() {
 		if (*which == "ci" && !m.CI) || (*only != "" && !slices.Contains(strings.Split(*only, ","), m.Name)) {
 			continue
 		}
-		r := runMutant(root, m, *timeout)
-		fmt.Printf("%-28s %-12s %6.0fs  %s\n", m.Name, r.verdict, r.took.Seconds(), r.detail)
+		picked = append(picked, m)
+	}
+	results := runAll(root, picked, *timeout, *parallel)
+	bad := false
+	for _, r := range results {
 		if r.verdict != "killed" {
 			bad = true
 		}
-		results = append(results, r)
 	}
 	if *tableOut != "" {
 		if err := os.WriteFile(*tableOut, []byte(table(catalogue(), results, nil)), 0o644); err != nil {
@@ -289,6 +292,33 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("mutants: all %d killed\n", len(results))
+}
+
+// runAll runs ms, at most parallel at once (each in its own copy of the
+// tree, so they cannot see each other's change), prints each result as it
+// comes, and returns the results in the order of ms.
+func runAll(root string, ms []mutant, timeout time.Duration, parallel int) []result {
+	results := make([]result, len(ms))
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex // orders the printed lines
+		sem = make(chan struct{}, max(parallel, 1))
+	)
+	for i, m := range ms {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := runMutant(root, m, timeout)
+			mu.Lock()
+			fmt.Printf("%-28s %-12s %6.0fs  %s\n", m.Name, r.verdict, r.took.Seconds(), r.detail)
+			mu.Unlock()
+			results[i] = r
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 func fail(err error) {
