@@ -21,7 +21,7 @@ var orderingMutants = []mutant{
 		New:  "\n",
 		Run:  cells(sqsStd, "SqsFifo/proactor", "I28_ackhold")},
 	{Name: "fifo-routed-dedup-source", What: "a routed copy to a FIFO dead-letter queue keeps the source's deduplication id, so SQS drops the copy of a second message with the same id rejected within five minutes",
-		File: "internal/broker/sqs/consumer.go",
+		File: "internal/broker/sqs/routing.go",
 		Old:  "\tif p.k.opts.Fifo && m.Header.PartitionKey != \"\" {\n",
 		New:  "\tif false && p.k.opts.Fifo && m.Header.PartitionKey != \"\" {\n",
 		Run:  "^TestFifoRoutedCopiesOfTwoMessagesWithOneDeduplicationIDBothKept_R18$", Pkg: "./internal/broker/sqs"},
