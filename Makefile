@@ -18,7 +18,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 LICENSES          ?= NOASSERTION
 ARCH              ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build image test test-stress test-times unit deps vet staticcheck lint fmt-check bench bench-smoke soak conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
+.PHONY: all build image test test-go test-checks test-stress test-times unit deps vet staticcheck lint fmt-check bench bench-smoke soak conformance-ledger conformance-rocketmq-real mutants mutants-ci sqs-emulator clean
 
 all: build
 
@@ -88,10 +88,28 @@ TEST_FIRST ?= ./internal/conformance ./internal/cmd/root ./internal/cmd/dlq/edit
 # from the build cache that make build fills first, while everything in the
 # test binaries runs with -race (docs/testing.md, "The brighter the tests
 # start").
-test: deps lint build
+#
+# The suite runs as two lanes at once (make -j2): the tests (test-go), and
+# the checks (test-checks: gofmt, go vet, staticcheck, the CI mutants, the
+# benchmark smoke run, one after another, about 4 minutes). The tests
+# mostly wait on emulators, so the checks fit in the CPU they leave idle
+# instead of adding their minutes before and after them. Each lane's output
+# is printed whole when it ends (--output-sync); make fails if either
+# lane failed, after both have ended.
+test: deps build
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-checks
+
+test-go:
+	@echo "test-go: started $$(date -u +%T)"
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(TEST_FIRST) $(PKGS)
-	$(MAKE) mutants-ci
-	$(MAKE) bench-smoke
+	@echo "test-go: ended $$(date -u +%T)"
+
+test-checks:
+	@echo "test-checks: started $$(date -u +%T)"
+	$(MAKE) --no-print-directory lint
+	$(MUTANTS_CI)
+	$(MAKE) --no-print-directory bench-smoke
+	@echo "test-checks: ended $$(date -u +%T)"
 
 # The suite under load, to find the tests that fail only on a busy machine
 # (not part of make test): STRESS_RUNS runs of
@@ -125,7 +143,9 @@ mutants: deps
 	$(GO) run ./internal/conformance/mutants -set all -write docs/conformance.md
 
 mutants-ci: deps
-	$(GO) run ./internal/conformance/mutants -set ci -parallel 2
+	$(MUTANTS_CI)
+
+MUTANTS_CI = $(GO) run ./internal/conformance/mutants -set ci -parallel 2
 
 # Quick local iteration: every test without -race. CI never uses it.
 unit: deps
