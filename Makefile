@@ -159,7 +159,7 @@ bench: deps
 
 # Every benchmark of BENCH_SMOKE_PKGS run once (-benchtime 1x): a benchmark
 # that no longer runs (its input refused, a fixture gone) fails here rather
-# than at the next `make bench`. Part of `make test` (last). The default is the
+# than at the next `make bench`. Part of `make test` (its checks lane, last). The default is the
 # packages where one run is cheap (43 s with their compilation on a
 # 2-core machine under load); the others take, once each: internal/inspect
 # 143 s, cmd/brighter 46 s (emulators), internal/config 41 s (hostile files
