@@ -287,16 +287,23 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 	return c
 }
 
-// benchProcessCPU is the CPU time (user + system) this process has used so
-// far: brighter's side or the plain loop's, whichever runs, with the counting
 // benchPair runs one pair of a benchmark: brighter first when
 // brighterFirst, else plain first (the order alternates from pair to pair,
 // so that neither side always finds the emulator warm). Each side runs
 // under a profiler label (side=brighter or side=plain), which the
 // goroutines it starts inherit: a -cpuprofile splits by it (go tool pprof
-// -tagfocus side=brighter).
+// -tagfocus side=brighter). The labels miss what runs outside either
+// side's goroutines but inside its CPU figure (the counting proxy, the
+// garbage collector, the scheduler): with BRIGHTER_BENCH_SIDE_PROFILE set
+// to a directory (and no -test.cpuprofile), each side's run writes a CPU
+// profile of the whole process to DIR/SIDE-NANOS.prof instead, which
+// `go tool pprof DIR/brighter-*.prof` merges.
 func benchPair(brighterFirst bool, brighter, plain func()) {
+	dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE")
 	labelled := func(side string, f func()) {
+		if dir != "" {
+			defer benchSideProfile(dir, side)()
+		}
 		pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
 	}
 	if brighterFirst {
@@ -308,6 +315,27 @@ func benchPair(brighterFirst bool, brighter, plain func()) {
 	}
 }
 
+// benchSideProfile starts a CPU profile of the whole process into
+// dir/side-NANOS.prof and returns the function that stops it. It does
+// nothing (and returns a no-op) when the file cannot be made or another
+// profile runs (-test.cpuprofile).
+func benchSideProfile(dir, side string) (stop func()) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", side, time.Now().UnixNano())))
+	if err != nil {
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
+
+// benchProcessCPU is the CPU time (user + system) this process has used so
+// far: brighter's side or the plain loop's, whichever runs, with the counting
 // proxy both go through (the emulator is a process of its own).
 func benchProcessCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
