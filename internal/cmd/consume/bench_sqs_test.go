@@ -144,7 +144,12 @@ const benchSQSSlowMessages = 2000
 // side used (this process, the counting proxy included: user + system),
 // brighter-cpu-us/msg, plain-cpu-us/msg and cpu-per-msg-ratio (brighter's
 // over the loop's, per pair, both start-ups included; the target is <= 1.1)
-// and cpu-ratio-asym (over the loop's without its start-up); and the heap
+// and cpu-ratio-asym (over the loop's without its start-up); in the ack
+// cases, each side's stop, which those CPU figures include:
+// brighter-stop-ms (from the cancel until `brighter consume` returned: its
+// drain lets the receives in flight end, up to timeOut), and the CPU a
+// message each side used meanwhile, brighter-stop-cpu-us/msg and
+// plain-stop-cpu-us/msg (the loop cancels its receives); and the heap
 // allocations each side made (the process's, the proxy's included; the
 // garbage collector's work follows them): brighter-allocs/msg,
 // plain-allocs/msg, brighter-B/msg, plain-B/msg. It starts its
@@ -185,6 +190,7 @@ func BenchmarkConsumeSQS(b *testing.B) {
 // its metrics (see BenchmarkConsumeSQS).
 func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted *sqs.Clients, counter *faultproxy.Counter) {
 	var brighterTook, plainTook, ratios, asymRatios, bCalls, pCalls, bRecv, bDel, bVis, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup, bAllocs, pAllocs, bBytes, pBytes []float64
+	var bStop, bStopCPU, pStopCPU []float64 // the ack cases only
 	per := func(n int) float64 { return float64(n) / float64(tc.messages) }
 	trials := benchSQSTrials
 	if benchSmoke() {
@@ -200,6 +206,7 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			pURL := benchSQSFill(b, clients.SQS, pName, tc.messages)
 			b.StartTimer()
 			var bt, bstart, bcpu, pcpu time.Duration
+			var br benchSQSBrighterRun
 			var balloc, palloc benchAllocs
 			var pr benchSQSPlainRun
 			var bc, pc map[string]int
@@ -208,7 +215,8 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 				cpu, mem := benchProcessCPU(b), benchReadAllocs()
 				defer func() { bcpu, balloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem) }()
 				if tc.handler == 0 {
-					bt, bstart = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
+					br = benchSQSBrighter(b, clients.SQS, counter, bURL, benchSQSConfig(b, dir, counter.URL(), bName, tc.variant))
+					bt, bstart = br.took, br.startup
 				} else {
 					bt = benchSQSPump(b, clients.SQS, counter, counted, bName, bURL, tc)
 				}
@@ -245,6 +253,11 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 			pCPU = append(pCPU, float64(pcpu.Microseconds())/float64(tc.messages))
 			cpuRatios = append(cpuRatios, bcpu.Seconds()/pcpu.Seconds())
 			cpuAsymRatios = append(cpuAsymRatios, bcpu.Seconds()/(pcpu-pr.startupCPU).Seconds())
+			if tc.handler == 0 {
+				bStop = append(bStop, float64(br.stop.Microseconds())/1000)
+				bStopCPU = append(bStopCPU, float64(br.stopCPU.Microseconds())/float64(tc.messages))
+				pStopCPU = append(pStopCPU, float64(pr.stopCPU.Microseconds())/float64(tc.messages))
+			}
 			bCalls = append(bCalls, per(faultproxy.Sum(bc)))
 			pCalls = append(pCalls, per(faultproxy.Sum(pc)))
 			bRecv = append(bRecv, per(bc["ReceiveMessage"]))
@@ -257,6 +270,11 @@ func benchSQSCaseRun(b *testing.B, tc benchSQSCase, dir string, clients, counted
 	b.ReportMetric(median(pCPU), "plain-cpu-us/msg")
 	b.ReportMetric(median(cpuRatios), "cpu-per-msg-ratio")
 	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
+	if len(bStop) > 0 {
+		b.ReportMetric(median(bStop), "brighter-stop-ms")
+		b.ReportMetric(median(bStopCPU), "brighter-stop-cpu-us/msg")
+		b.ReportMetric(median(pStopCPU), "plain-stop-cpu-us/msg")
+	}
 	b.ReportMetric(median(pStartup), "plain-startup-ms")
 	b.ReportMetric(median(bStartup), "brighter-startup-ms")
 	b.ReportMetric(median(bAllocs), "brighter-allocs/msg")
@@ -287,16 +305,23 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 	return c
 }
 
-// benchProcessCPU is the CPU time (user + system) this process has used so
-// far: brighter's side or the plain loop's, whichever runs, with the counting
 // benchPair runs one pair of a benchmark: brighter first when
 // brighterFirst, else plain first (the order alternates from pair to pair,
 // so that neither side always finds the emulator warm). Each side runs
 // under a profiler label (side=brighter or side=plain), which the
 // goroutines it starts inherit: a -cpuprofile splits by it (go tool pprof
-// -tagfocus side=brighter).
+// -tagfocus side=brighter). The labels miss what runs outside either
+// side's goroutines but inside its CPU figure (the counting proxy, the
+// garbage collector, the scheduler): with BRIGHTER_BENCH_SIDE_PROFILE set
+// to a directory (and no -test.cpuprofile), each side's run writes a CPU
+// profile of the whole process to DIR/SIDE-NANOS.prof instead, which
+// `go tool pprof DIR/brighter-*.prof` merges.
 func benchPair(brighterFirst bool, brighter, plain func()) {
+	dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE")
 	labelled := func(side string, f func()) {
+		if dir != "" {
+			defer benchSideProfile(dir, side)()
+		}
 		pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
 	}
 	if brighterFirst {
@@ -308,6 +333,27 @@ func benchPair(brighterFirst bool, brighter, plain func()) {
 	}
 }
 
+// benchSideProfile starts a CPU profile of the whole process into
+// dir/side-NANOS.prof and returns the function that stops it. It does
+// nothing (and returns a no-op) when the file cannot be made or another
+// profile runs (-test.cpuprofile).
+func benchSideProfile(dir, side string) (stop func()) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", side, time.Now().UnixNano())))
+	if err != nil {
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
+
+// benchProcessCPU is the CPU time (user + system) this process has used so
+// far: brighter's side or the plain loop's, whichever runs, with the counting
 // proxy both go through (the emulator is a process of its own).
 func benchProcessCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
@@ -513,13 +559,23 @@ subscriptions:
 	return path
 }
 
+// benchSQSBrighterRun is what one run of `brighter consume` took: took from
+// its start to its last delete answered, startup to its last start-up call
+// answered, and its stop: from the cancel to run's return (stop; its drain
+// lets the receives in flight end, up to timeOut) and this process's CPU
+// time (user + system) meanwhile (stopCPU), which the side's CPU figure
+// includes.
+type benchSQSBrighterRun struct {
+	took, startup, stop, stopCPU time.Duration
+}
+
 // benchSQSBrighter runs `brighter consume --config cfg` until the queue at
 // url is empty, stops it by cancelling its context, and returns the time to
-// empty and its start-up: the time to its last GetQueueAttributes answered
-// (makeChannels validate's, the last call before its receives; 0 when it
-// made none). It fails the benchmark when consume exits early or not with
-// 0, or logs an error.
-func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) (took, startup time.Duration) {
+// empty, its start-up (the time to its last GetQueueAttributes answered:
+// makeChannels validate's, the last call before its receives; 0 when it
+// made none) and its stop. It fails the benchmark when consume exits early
+// or not with 0, or logs an error.
+func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counter, url, cfg string) benchSQSBrighterRun {
 	b.Helper()
 	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
@@ -532,23 +588,27 @@ func benchSQSBrighter(b *testing.B, c *awssqs.Client, counter *faultproxy.Counte
 		code <- run(ctx, streams, []string{"consume", "--config", cfg})
 		exited.Store(true)
 	}()
-	took = benchSQSWaitEmpty(b, c, counter, url, start, func() string {
+	var r benchSQSBrighterRun
+	r.took = benchSQSWaitEmpty(b, c, counter, url, start, func() string {
 		if exited.Load() {
 			return "brighter consume exited before the queue was empty; stderr:\n" + stderr.String()
 		}
 		return ""
 	})
 	if at := counter.Answered("GetQueueAttributes"); at.After(start) {
-		startup = at.Sub(start)
+		r.startup = at.Sub(start)
 	}
+	stopAt, stopCPU := time.Now(), benchProcessCPU(b)
 	cancel()
-	if got := <-code; got != cmdutil.ExitOK {
+	got := <-code
+	r.stop, r.stopCPU = time.Since(stopAt), benchProcessCPU(b)-stopCPU
+	if got != cmdutil.ExitOK {
 		b.Fatalf("brighter consume exited with %d; stderr:\n%s", got, stderr.String())
 	}
 	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
 		b.Fatalf("brighter consume logged an error:\n%s", s)
 	}
-	return took, startup
+	return r
 }
 
 // benchSQSStartup is the start-up of a plain SDK program, timed with its
@@ -561,10 +621,11 @@ type benchSQSStartup struct {
 
 // benchSQSPlainRun is what one run of the plain loop took: took from its
 // start (its start-up included) to its last delete answered, startup the
-// part before its first receive, and startupCPU this process's CPU time
-// (user + system) during that start-up.
+// part before its first receive, and startupCPU and stopCPU this process's
+// CPU time (user + system) during that start-up and during its stop (from
+// the cancel until its goroutines returned).
 type benchSQSPlainRun struct {
-	took, startup, startupCPU time.Duration
+	took, startup, startupCPU, stopCPU time.Duration
 }
 
 // benchSQSPlain runs benchSQSPerformers goroutines of ReceiveMessage
@@ -657,8 +718,10 @@ func benchSQSPlain(b *testing.B, poll *awssqs.Client, counter *faultproxy.Counte
 		}
 		return ""
 	})
+	stopCPU := benchProcessCPU(b)
 	cancel()
 	wg.Wait()
+	run.stopCPU = benchProcessCPU(b) - stopCPU
 	if firstEr != nil {
 		b.Fatalf("plain loop: %v", firstEr)
 	}
