@@ -512,3 +512,57 @@ func TestMetrics_RetriedAcknowledgementCountedWithoutAHandlerDuration(t *testing
 		t.Errorf("record of a retried acknowledgement: ackRetry %v, routingRetry %v; want true, false", r.AckRetry, r.RoutingRetry)
 	}
 }
+
+// A scrape filtered with name[] answers with exactly the families it asks
+// for, whether it names only Brighter's families (gathered without the Go
+// runtime and process collectors) or a runtime family as well.
+func TestMetrics_FilteredScrapeAnswersWithTheFamiliesAskedFor(t *testing.T) {
+	m := NewMetrics()
+	m.Observe(pump.Event{Kind: pump.EventReceived, Subscription: "orders", Message: message.New("good-1", "orders", message.MTCommand, nil)})
+	m.Observe(pump.Event{Kind: pump.EventAcknowledged, Subscription: "orders", Outcome: pump.Ack, Duration: time.Millisecond})
+	if err := m.AddDropSource("events", func() uint64 { return 3 }); err != nil {
+		t.Fatal(err)
+	}
+	base := startServer(t, &Server{Metrics: m})
+	families := func(body string) map[string]bool {
+		out := map[string]bool{}
+		for _, line := range strings.Split(body, "\n") {
+			if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+				out[strings.Fields(rest)[0]] = true
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+		has   string
+	}{
+		{"name[]=brighter_messages_acknowledged_total", []string{MetricAcknowledged}, `brighter_messages_acknowledged_total{subscription="orders"} 1`},
+		{"name[]=brighter_events_dropped_total&name[]=brighter_ready", []string{MetricEventsDropped, MetricReady}, `brighter_events_dropped_total{sink="events"} 3`},
+		{"name[]=go_goroutines", []string{"go_goroutines"}, "go_goroutines "},
+		{"name[]=brighter_messages_received_total&name[]=go_goroutines", []string{MetricReceived, "go_goroutines"}, `brighter_messages_received_total{subscription="orders"} 1`},
+	} {
+		code, body := get(t, base+"/metrics?"+tc.query)
+		if code != http.StatusOK {
+			t.Fatalf("/metrics?%s: %d", tc.query, code)
+		}
+		got := families(body)
+		for _, f := range tc.want {
+			if !got[f] {
+				t.Errorf("/metrics?%s lacks %s:\n%s", tc.query, f, body)
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("/metrics?%s has families %v, want %v", tc.query, got, tc.want)
+		}
+		if !strings.Contains(body, tc.has) {
+			t.Errorf("/metrics?%s lacks %q:\n%s", tc.query, tc.has, body)
+		}
+	}
+	// An unfiltered scrape still has the runtime's families.
+	_, body := get(t, base+"/metrics")
+	if got := families(body); !got["go_goroutines"] || !got[MetricAcknowledged] {
+		t.Errorf("/metrics lacks go_goroutines or %s", MetricAcknowledged)
+	}
+}

@@ -52,3 +52,39 @@ func TestStream_RecordsShowNoSecretOfTheRun(t *testing.T) {
 		}
 	}
 }
+
+// Events observed while no reader is connected are kept in the backlog and
+// made records only when a reader subscribes: those records too show no
+// secret of the run, and the message detail of a received one is the
+// message's.
+func TestStream_BacklogRecordsMadeLaterShowNoSecretOfTheRun(t *testing.T) {
+	const secret = "exec-env-SECRET-21"
+	run := &redact.Redactor{}
+	run.Add(secret)
+	st := NewStream(16, 8)
+	st.SetRedactor(run)
+	m := &message.Message{Header: message.Header{MessageID: "m1", MessageType: message.MTEvent, Topic: "orders"}, Body: []byte("hello")}
+	st.Observe(pump.Event{Kind: pump.EventReceived, Time: time.Now(), Subscription: "s", Message: m})
+	st.Observe(pump.Event{Kind: pump.EventChannelFailure, Time: time.Now(), Subscription: "s", Err: errors.New("receive: " + secret)})
+	rd := st.Subscribe()
+	defer rd.Close()
+	var texts []string
+	for range 2 {
+		select {
+		case r := <-rd.C():
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(b))
+		case <-time.After(5 * time.Second):
+			t.Fatal("no record")
+		}
+	}
+	if !strings.Contains(texts[0], `"kind":"received"`) || !strings.Contains(texts[0], `"messageId":"m1"`) || !strings.Contains(texts[0], `"bodyPreview":"hello"`) {
+		t.Errorf("received record: %s", texts[0])
+	}
+	if strings.Contains(texts[1], secret) || !strings.Contains(texts[1], "REDACTED") {
+		t.Errorf("channel-failure record: %s", texts[1])
+	}
+}

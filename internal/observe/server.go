@@ -103,7 +103,7 @@ func (s *Server) Handler() http.Handler { return s.handler(nil) }
 func (s *Server) handler(closing <-chan struct{}) http.Handler {
 	mux := http.NewServeMux()
 	if s.Metrics != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics.Registry(), promhttp.HandlerOpts{Registry: s.Metrics.Registry()}))
+		mux.Handle("GET /metrics", metricsHandler(s.Metrics))
 	}
 	mux.HandleFunc("GET /healthz", ServeHealthz)
 	if s.Health != nil {
@@ -113,6 +113,40 @@ func (s *Server) handler(closing <-chan struct{}) http.Handler {
 		mux.HandleFunc("GET /events", func(w http.ResponseWriter, req *http.Request) { s.serveEvents(w, req, closing) })
 	}
 	return mux
+}
+
+// metricsHandler serves m's metrics (promhttp, which filters by name[]).
+// A scrape whose name[] filter asks only for brighter_ families gathers
+// m.OwnRegistry(), so it does not run the Go runtime and process
+// collectors whose families the filter would drop; any other scrape
+// gathers everything. The answer is the same either way.
+func metricsHandler(m *Metrics) http.Handler {
+	// Both handlers count their errors into one
+	// promhttp_metric_handler_errors_total on the full registry (the
+	// second HandlerFor finds it registered and shares it).
+	all := promhttp.HandlerFor(m.Registry(), promhttp.HandlerOpts{Registry: m.Registry()})
+	own := promhttp.HandlerFor(m.OwnRegistry(), promhttp.HandlerOpts{Registry: m.Registry()})
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if onlyOwnFamilies(req.URL.Query()["name[]"]) {
+			own.ServeHTTP(w, req)
+			return
+		}
+		all.ServeHTTP(w, req)
+	})
+}
+
+// onlyOwnFamilies reports whether names, a scrape's name[] filter, is not
+// empty and names only brighter_ families.
+func onlyOwnFamilies(names []string) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, "brighter_") {
+			return false
+		}
+	}
+	return true
 }
 
 // Start listens on addr (after ListenAddr) and serves until ctx is done or

@@ -30,7 +30,7 @@ type Stream struct {
 	readers map[*Reader]struct{}
 	infos   []*Record
 	depths  map[string]*Record
-	backlog []*Record // ring of the last len(backlog) records
+	backlog []backlogEntry // ring of the last len(backlog) records
 	next    int
 	filled  bool
 
@@ -59,7 +59,7 @@ func NewStream(readerBuffer, backlog int) *Stream {
 		readerBuffer: readerBuffer,
 		readers:      make(map[*Reader]struct{}),
 		depths:       make(map[string]*Record),
-		backlog:      make([]*Record, backlog),
+		backlog:      make([]backlogEntry, backlog),
 	}
 }
 
@@ -74,10 +74,53 @@ func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
 	s.fanoutLocked(r)
 }
 
-// Observe implements pump.Observer.
+// backlogEntry is one record of a Stream's backlog: rec, or, for a pump
+// event observed while no reader was connected, the event itself (ev,
+// when rec is nil and event is set), made a record only when a reader
+// subscribes.
+type backlogEntry struct {
+	rec   *Record
+	ev    pump.Event
+	event bool
+}
+
+// record returns e's record, made from its event (and kept) when it has
+// none yet; nil for an empty slot. s.mu is held.
+func (s *Stream) record(e *backlogEntry) *Record {
+	if e.rec == nil && e.event {
+		r := FromEventRedacted(e.ev, s.red.Load())
+		*e = backlogEntry{rec: &r}
+	}
+	return e.rec
+}
+
+// Observe implements pump.Observer. With no reader connected, the event
+// goes into the backlog as it is, a value in the ring: the pump pays for
+// no record (two a message: received and acknowledged), which is made when
+// a reader subscribes and reads the backlog, as it would have been made
+// now (the pump and transports never modify what a record reads of a
+// message once it has been received; see FromEventRedacted).
 func (s *Stream) Observe(e pump.Event) {
+	s.mu.Lock()
+	if len(s.readers) == 0 {
+		if len(s.backlog) > 0 {
+			s.backlog[s.next] = backlogEntry{ev: e, event: true}
+			s.advanceLocked()
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
 	r := FromEventRedacted(e, s.red.Load())
 	s.publish(&r)
+}
+
+// advanceLocked moves the backlog's ring on by one; s.mu is held.
+func (s *Stream) advanceLocked() {
+	s.next++
+	if s.next == len(s.backlog) {
+		s.next, s.filled = 0, true
+	}
 }
 
 // Publish sends r to every reader and keeps it in the backlog; the latest
@@ -92,11 +135,8 @@ func (s *Stream) publish(r *Record) {
 	if r.Kind == KindDLQDepth {
 		s.depths[r.Subscription] = r
 	} else if len(s.backlog) > 0 {
-		s.backlog[s.next] = r
-		s.next++
-		if s.next == len(s.backlog) {
-			s.next, s.filled = 0, true
-		}
+		s.backlog[s.next] = backlogEntry{rec: r}
+		s.advanceLocked()
 	}
 	s.fanoutLocked(r)
 }
@@ -138,12 +178,12 @@ func (s *Stream) Subscribe() *Reader {
 		rd.ch <- r
 	}
 	if s.filled {
-		for _, r := range s.backlog[s.next:] {
-			rd.ch <- r
+		for i := range s.backlog[s.next:] {
+			rd.ch <- s.record(&s.backlog[s.next+i])
 		}
 	}
-	for _, r := range s.backlog[:s.next] {
-		rd.ch <- r
+	for i := range s.backlog[:s.next] {
+		rd.ch <- s.record(&s.backlog[i])
 	}
 	s.readers[rd] = struct{}{}
 	return rd

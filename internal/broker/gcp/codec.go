@@ -209,67 +209,105 @@ var (
 // misdirect the pump; the message returned alongside is still filled as far
 // as possible so the caller can present it as MT_UNACCEPTABLE.
 func Decode(w Wire, now time.Time) (*message.Message, error) {
-	a := w.Attributes
-	id := a[AttrID]
+	m := &message.Message{Body: w.Data}
+	h := &m.Header
+	h.Bag = message.Bag{}
+	// One pass over the attributes: each header attribute (its exact name)
+	// is kept for below, every other attribute that is not a header name in
+	// another case nor ReceiptHandle goes into the bag.
+	var id, handled, mtype, ctype, ts, source, spec, baggage string
+	var hasHandled, hasType bool
+	for k, v := range w.Attributes {
+		switch k {
+		case AttrID:
+			id = v
+		case AttrTopic:
+			h.Topic = v
+		case AttrHandledCount:
+			handled, hasHandled = v, true
+		case AttrMessageType:
+			mtype, hasType = v, true
+		case AttrContentType:
+			ctype = v
+		case AttrTime:
+			ts = v
+		case AttrSource:
+			source = v
+		case AttrSpecVersion:
+			spec = v
+		case AttrCorrelationID:
+			h.CorrelationID = v
+		case AttrReplyTo:
+			h.ReplyTo = v
+		case AttrSubject:
+			h.Subject = v
+		case AttrType:
+			h.Type = v
+		case AttrDataSchema:
+			h.DataSchema = v
+		case AttrTraceParent:
+			h.TraceParent = v
+		case AttrTraceState:
+			h.TraceState = v
+		case AttrBaggage:
+			baggage = v
+		default:
+			if !isReserved(k) {
+				h.Bag[k] = v
+			}
+		}
+	}
 	if id == "" {
 		id = w.ID
 	}
-	m := &message.Message{Body: w.Data}
-	h := &m.Header
 	h.MessageID = id
-	h.Topic = a[AttrTopic]
 	h.MessageType = message.MTEvent
 	h.ContentType = DefaultReceivedContentType
 	h.Source = message.DefaultSource
 	h.SpecVersion = message.DefaultSpecVersion
 	h.Timestamp = now.UTC()
 	h.PartitionKey = w.OrderingKey
-	h.Bag = message.Bag{}
 	var errs []error
-	if s, ok := a[AttrHandledCount]; ok && s != "" {
-		n, err := message.ParseHandledCount(s)
+	if hasHandled && handled != "" {
+		n, err := message.ParseHandledCount(handled)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrHandledCount, err))
-			// Keep the value: the invalid-message copy says what came.
-			h.Bag[AttrHandledCount+"Received"] = s
+			// Keep the value: the invalid-message copy says what came
+			// (an attribute of that name, in the bag already, wins).
+			if _, ok := h.Bag[AttrHandledCount+"Received"]; !ok {
+				h.Bag[AttrHandledCount+"Received"] = handled
+			}
 		} else {
 			h.HandledCount = n
 		}
 	}
-	if s, ok := a[AttrMessageType]; ok {
-		mt, err := message.ParseWireMessageType(s)
+	if hasType {
+		mt, err := message.ParseWireMessageType(mtype)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrMessageType, err))
-			m.WireMessageType = s
+			m.WireMessageType = mtype
 		}
 		h.MessageType = mt
 	}
-	if s := a[AttrContentType]; s != "" {
-		h.ContentType = s
+	if ctype != "" {
+		h.ContentType = ctype
 	}
-	if s := a[AttrTime]; s != "" {
-		if t, ok := message.ParseWireTime(s); ok {
+	if ts != "" {
+		if t, ok := message.ParseWireTime(ts); ok {
 			h.Timestamp = t
 		}
 	}
-	if s := a[AttrSource]; s != "" {
-		h.Source = s
+	if source != "" {
+		h.Source = source
 	}
-	if s := a[AttrSpecVersion]; s != "" {
-		h.SpecVersion = s
+	if spec != "" {
+		h.SpecVersion = spec
 	}
-	h.CorrelationID, h.ReplyTo, h.Subject, h.Type = a[AttrCorrelationID], a[AttrReplyTo], a[AttrSubject], a[AttrType]
-	h.DataSchema, h.TraceParent, h.TraceState = a[AttrDataSchema], a[AttrTraceParent], a[AttrTraceState]
-	if s := a[AttrBaggage]; s != "" {
-		if err := checkBaggage(s); err != nil {
+	if baggage != "" {
+		if err := checkBaggage(baggage); err != nil {
 			errs = append(errs, fmt.Errorf("%s attribute: %w", AttrBaggage, err))
 		} else {
-			h.Baggage = s
-		}
-	}
-	for k, v := range a {
-		if !isReserved(k) {
-			h.Bag[k] = v
+			h.Baggage = baggage
 		}
 	}
 	if len(errs) > 0 {
@@ -279,7 +317,9 @@ func Decode(w Wire, now time.Time) (*message.Message, error) {
 }
 
 func checkBaggage(s string) error {
-	for _, part := range strings.Split(s, ",") {
+	for rest, more := s, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",")
 		if strings.TrimSpace(part) == "" {
 			continue
 		}

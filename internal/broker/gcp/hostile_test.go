@@ -74,3 +74,18 @@ func FuzzDecodeCountBounded(f *testing.F) {
 		}
 	})
 }
+
+// An unparseable HandledCount is kept in the bag as HandledCountReceived,
+// unless the message carries an attribute of that name itself: that
+// attribute is kept as sent.
+func TestUnparseableCountKeptUnlessTheMessageCarriesTheKeyItself(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	m, _ := DecodeOrFailure(Wire{ID: "p", Attributes: map[string]string{AttrHandledCount: "x"}}, now)
+	if got := m.Header.Bag["HandledCountReceived"]; got != "x" {
+		t.Errorf("HandledCountReceived = %v, want x", got)
+	}
+	m, _ = DecodeOrFailure(Wire{ID: "p", Attributes: map[string]string{AttrHandledCount: "x", "HandledCountReceived": "sent"}}, now)
+	if got := m.Header.Bag["HandledCountReceived"]; got != "sent" {
+		t.Errorf("HandledCountReceived = %v, want the attribute's value, sent", got)
+	}
+}

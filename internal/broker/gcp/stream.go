@@ -327,6 +327,9 @@ func (c *StreamConsumer) Acknowledge(ctx context.Context, m *message.Message) er
 	// ack id (its deadline lapsed) is a stale receipt, not an
 	// acknowledgement.
 	st, err := pm.AckWithResult().Get(ctx)
+	if err == nil && st == pubsub.AcknowledgeStatusSuccess {
+		return nil // the text of an error is made only for one
+	}
 	return ackResultErr(fmt.Sprintf("acknowledge message %s on %s", m.Header.MessageID, c.name), st, err)
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,7 +78,9 @@ const (
 // GetSubscription); the CPU each side used (this process, the counting
 // proxy included: user + system), brighter-cpu-us/msg, plain-cpu-us/msg,
 // cpu-per-msg-ratio (the target is <= 1.1) and cpu-ratio-asym (the loop's
-// CPU less its start-up's); heap allocations a message (brighter-allocs/msg,
+// CPU less its start-up's; each side starts after a runtime.GC, so that
+// neither pays for collecting the fill's garbage or the other side's);
+// heap allocations a message (brighter-allocs/msg,
 // plain-allocs/msg); and per message over all pairs: brighter-calls/msg
 // and plain-calls/msg (every gRPC call during the runs, a stream counted
 // once), brighter-ack/msg and plain-ack/msg (Acknowledge RPCs) and
@@ -144,6 +147,7 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 			var pr benchSQSPlainRun
 			brighter := func() {
 				counter.Reset()
+				runtime.GC() // the fill's and the other side's garbage, collected before the clock starts
 				cpu, mem := benchProcessCPU(b), benchReadAllocs()
 				btook, bstart = benchGCPBrighter(b, counter, cfg, n)
 				bcpu, balloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem)
@@ -151,6 +155,7 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 			}
 			plain := func() {
 				counter.Reset()
+				runtime.GC()
 				cpu, mem := benchProcessCPU(b), benchReadAllocs()
 				pr = benchGCPPlain(b, project, counter.Addr(), pt, n)
 				pcpu, palloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem)

@@ -56,5 +56,6 @@ func extraSets() [][]mutant {
 		sqsDecodeMutants,
 		hotPathMutants,
 		pubsubDecodeMutants,
+		pubsubCPUMutants,
 	}
 }
