@@ -59,6 +59,7 @@ func StartSQSCounter(endpoint string) (*Counter, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = counterIdleConns
 	rp.Transport = tr
+	rp.BufferPool = &copyBuffers{} // as the gRPC counter's: no 32 KB buffer made per call
 	c, err := startCounter(nil, rp, func(r *http.Request) string {
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 		if op == "" {
@@ -98,7 +99,7 @@ func StartGRPCCounter(target string) (*Counter, error) {
 	})
 }
 
-// copyBuffers is the gRPC counter's httputil.BufferPool: 32 KB buffers
+// copyBuffers is the counters' httputil.BufferPool: 32 KB buffers
 // (the size ReverseProxy makes without a pool), reused.
 type copyBuffers struct{ p sync.Pool }
 
