@@ -31,26 +31,36 @@ func TestStream_RecordsShowNoSecretOfTheRun(t *testing.T) {
 		Reason: message.ReasonDeliveryError, Description: "program said API_TOKEN=" + early + " KEY=" + late})
 	st.Observe(pump.Event{Kind: pump.EventChannelFailure, Time: time.Now(), Subscription: "s",
 		Err: errors.New("receive: Post \"http://user:pw-in-url@h/q?sig=abc\": " + late)})
-	for range 2 {
+	for _, text := range readRecordTexts(t, rd, 2) {
+		if !strings.Contains(text, "REDACTED") {
+			t.Fatalf("nothing masked: %s", text)
+		}
+		for _, s := range []string{early, late, "pw-in-url", "abc"} {
+			if strings.Contains(text, s) {
+				t.Errorf("record shows %q: %s", s, text)
+			}
+		}
+	}
+}
+
+// readRecordTexts reads n records from rd, each as its JSON text, failing t
+// when one does not come within 5 s.
+func readRecordTexts(t *testing.T, rd *Reader, n int) []string {
+	t.Helper()
+	var texts []string
+	for range n {
 		select {
 		case r := <-rd.C():
 			b, err := json.Marshal(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := string(b)
-			if !strings.Contains(text, "REDACTED") {
-				t.Fatalf("nothing masked: %s", text)
-			}
-			for _, s := range []string{early, late, "pw-in-url", "abc"} {
-				if strings.Contains(text, s) {
-					t.Errorf("record shows %q: %s", s, text)
-				}
-			}
+			texts = append(texts, string(b))
 		case <-time.After(5 * time.Second):
 			t.Fatal("no record")
 		}
 	}
+	return texts
 }
 
 // Events observed while no reader is connected are kept in the backlog and
@@ -68,19 +78,7 @@ func TestStream_BacklogRecordsMadeLaterShowNoSecretOfTheRun(t *testing.T) {
 	st.Observe(pump.Event{Kind: pump.EventChannelFailure, Time: time.Now(), Subscription: "s", Err: errors.New("receive: " + secret)})
 	rd := st.Subscribe()
 	defer rd.Close()
-	var texts []string
-	for range 2 {
-		select {
-		case r := <-rd.C():
-			b, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, string(b))
-		case <-time.After(5 * time.Second):
-			t.Fatal("no record")
-		}
-	}
+	texts := readRecordTexts(t, rd, 2)
 	if !strings.Contains(texts[0], `"kind":"received"`) || !strings.Contains(texts[0], `"messageId":"m1"`) || !strings.Contains(texts[0], `"bodyPreview":"hello"`) {
 		t.Errorf("received record: %s", texts[0])
 	}
