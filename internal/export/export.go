@@ -127,10 +127,14 @@ func (f Formats) Parse(value string) (string, error) {
 }
 
 // WriteJSON writes v to w as one JSON document indented by two spaces and
-// ended by a newline. Errors are v's encoding errors and w's write errors.
+// ended by a newline. <, > and & are written as they are (the output is
+// read by scripts and people, never embedded in HTML: a file named
+// "<stdin>" reads as itself). Errors are v's encoding errors and w's write
+// errors.
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
@@ -140,8 +144,13 @@ type Lines struct {
 	enc *json.Encoder
 }
 
-// NewLines returns Lines that write to w.
-func NewLines(w io.Writer) *Lines { return &Lines{enc: json.NewEncoder(w)} }
+// NewLines returns Lines that write to w; like WriteJSON, they write <, >
+// and & as they are.
+func NewLines(w io.Writer) *Lines {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &Lines{enc: enc}
+}
 
 // Encode writes v as one line. Errors are v's encoding errors and w's
 // write errors.

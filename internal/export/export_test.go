@@ -72,15 +72,16 @@ func TestWithAlias_OfAnUnknownFormatPanics(t *testing.T) {
 	New(JSON).WithAlias(Table, SARIF)
 }
 
-// TestWriteJSON_IndentedDocumentEscapedAsEncodingJSON: a document is
-// indented by two spaces, ends in a newline, and escapes <, > and & as
-// encoding/json does by default.
-func TestWriteJSON_IndentedDocumentEscapedAsEncodingJSON(t *testing.T) {
+// TestWriteJSON_IndentedDocumentHTMLCharactersAsThemselves: a document is
+// indented by two spaces, ends in a newline, and writes <, > and & as they
+// are (encoding/json's default would write "<stdin>" as "\u003cstdin\u003e"),
+// while a quote and a control character are still escaped.
+func TestWriteJSON_IndentedDocumentHTMLCharactersAsThemselves(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, map[string]any{"a": 1, "b": []string{"x<y", "p&q"}}); err != nil {
+	if err := WriteJSON(&b, map[string]any{"a": 1, "b": []string{"x<y", "p&q", "\"\n"}}); err != nil {
 		t.Fatal(err)
 	}
-	want := "{\n  \"a\": 1,\n  \"b\": [\n    \"x\\u003cy\",\n    \"p\\u0026q\"\n  ]\n}\n"
+	want := "{\n  \"a\": 1,\n  \"b\": [\n    \"x<y\",\n    \"p&q\",\n    \"\\\"\\n\"\n  ]\n}\n"
 	if b.String() != want {
 		t.Errorf("WriteJSON wrote %q, want %q", b.String(), want)
 	}
@@ -89,7 +90,8 @@ func TestWriteJSON_IndentedDocumentEscapedAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestLines_OneCompactValueALine: JSON lines are compact, one a line.
+// TestLines_OneCompactValueALine: JSON lines are compact, one a line, with
+// <, > and & as they are.
 func TestLines_OneCompactValueALine(t *testing.T) {
 	var b bytes.Buffer
 	l := NewLines(&b)
@@ -98,7 +100,7 @@ func TestLines_OneCompactValueALine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := "{\"n\":1}\n[\"a\\u003eb\"]\n"; b.String() != want {
+	if want := "{\"n\":1}\n[\"a>b\"]\n"; b.String() != want {
 		t.Errorf("Lines wrote %q, want %q", b.String(), want)
 	}
 	if err := NewLines(failingWriter{}).Encode(1); err == nil {
