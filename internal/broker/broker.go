@@ -75,6 +75,21 @@ type ConcurrentReceiver interface {
 	ReceivesConcurrently() bool
 }
 
+// InterruptibleReceiver is implemented by consumers whose Receive, while it
+// waits for its first message, takes nothing from the broker: it waits on
+// messages the client already holds (Pub/Sub's streaming pull, whose stream
+// delivers into a buffer Receive reads), and when its context ends it
+// returns without any message, leaving what the client holds for the next
+// Receive or for Close to release. When ReceiveInterruptible reports true a
+// graceful stop of the pump cancels the context of the Receive in flight
+// instead of letting it wait out its timeout: no message can be left taken
+// and unreturned by it. A long poll on the broker (SQS ReceiveMessage) can
+// take messages on the broker's side after its client gave up, so such a
+// consumer does not implement this (or reports false).
+type InterruptibleReceiver interface {
+	ReceiveInterruptible() bool
+}
+
 // Producer publishes messages in its transport's Brighter wire format.
 type Producer interface {
 	// Send publishes m to the topic (or queue) named by m.Header.Topic.

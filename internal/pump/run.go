@@ -89,7 +89,9 @@ func (p *Pump) emit(e Event) {
 // cancelled but allowed to end (within TimeOut, SQS's long poll at most
 // 20 s), because a long poll abandoned by its client can still take a
 // message on the broker's side and leave it invisible, with a delivery
-// spent, until its lease lapses (ADR 0004); messages received but not yet
+// spent, until its lease lapses (ADR 0004); a consumer that declares its
+// wait takes nothing from the broker (broker.InterruptibleReceiver) has
+// it ended at once instead; messages received but not yet
 // dispatched, that receive's included, are released for redelivery at once;
 // handlers in flight get DrainTimeout to finish and settle.
 // It returns nil on a requested stop, ErrUnacceptableLimit (wrapped) at the
@@ -112,9 +114,16 @@ func (p *Pump) Run(ctx context.Context) error {
 	p.cutHandlers.Store(&cut)
 	defer p.cutHandlers.Store(nil)
 	// Receives are not cancelled by a stop (see above), only when Run gives
-	// up on them.
+	// up on them; except a consumer whose Receive takes nothing from the
+	// broker while it waits (broker.InterruptibleReceiver: Pub/Sub's
+	// streaming pull, which waits on the client's buffer), whose wait a
+	// stop ends at once: nothing it would take is left on the broker's side.
 	var rcancel context.CancelFunc
-	r.brokerCtx, rcancel = context.WithCancel(r.settleCtx)
+	brokerParent := r.settleCtx
+	if ir, ok := p.consumer.(broker.InterruptibleReceiver); ok && ir.ReceiveInterruptible() {
+		brokerParent = r.recvCtx
+	}
+	r.brokerCtx, rcancel = context.WithCancel(brokerParent)
 	defer rcancel()
 
 	defer func() {
@@ -273,7 +282,7 @@ type run struct {
 	handlerCtx context.Context
 	recvCtx    context.Context // cancelled by a stop: tells the loops to stop
 	recvCancel context.CancelFunc
-	brokerCtx  context.Context              // what Receive runs with: not cancelled by a stop
+	brokerCtx  context.Context              // what Receive runs with: not cancelled by a stop (but see broker.InterruptibleReceiver)
 	leases     *leases                      // nil when the consumer lends no lease
 	holds      *keyHolds                    // per-key hold-back marks
 	deadline   atomic.Pointer[callDeadline] // the settle calls' shared deadline (call)

@@ -55,8 +55,11 @@ var (
 )
 
 // gcpClientOptions returns the client options for connections.gcp: an
-// explicit emulator host dials it in plain text without credentials, as the
-// library does for PUBSUB_EMULATOR_HOST.
+// explicit emulator host dials it in plain text without credentials, over
+// one connection a client, as the library does for PUBSUB_EMULATOR_HOST
+// (for any other endpoint the library dials a pool of GOMAXPROCS
+// connections, up to four, for each of its two admin clients: work a
+// consume's start-up paid for before its first receive).
 func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
 	if c.EmulatorHost == "" {
 		return nil
@@ -66,6 +69,7 @@ func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
 		option.WithoutAuthentication(),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
 		option.WithTelemetryDisabled(),
+		option.WithGRPCConnectionPool(1),
 	}
 }
 

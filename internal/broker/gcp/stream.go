@@ -224,6 +224,13 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 	return out, nil
 }
 
+// ReceiveInterruptible reports true (broker.InterruptibleReceiver): Receive
+// waits on the messages the stream has already delivered to this client,
+// and a Receive whose context ends returns none of them, so a stop may end
+// its wait at once; what the buffer holds stays for the next Receive or is
+// Nacked by Close.
+func (c *StreamConsumer) ReceiveInterruptible() bool { return true }
+
 // StreamProbeAfter is how long a stream consumer goes without a message
 // before a Receive first probes the service (one GetSubscription within
 // ProbeTimeout): an open stream that delivers nothing looks the same

@@ -57,5 +57,6 @@ func extraSets() [][]mutant {
 		hotPathMutants,
 		pubsubDecodeMutants,
 		pubsubCPUMutants,
+		fixedCostMutants,
 	}
 }

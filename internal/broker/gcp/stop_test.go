@@ -1,0 +1,169 @@
+package gcp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
+)
+
+// stopTimeOut is the pump's timeOut in the stop tests: a stop that let the
+// receive in flight wait it out would take this long.
+const stopTimeOut = 20 * time.Second
+
+// A graceful stop of a pump over the stream consumer ends the Receive
+// waiting on the idle stream at once (broker.InterruptibleReceiver), in
+// both variants, rather than after the receive's timeOut.
+func TestStreamStop_EndsTheIdleReceiveAtOnce(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "idle", Subscription: "idle-sub", RequeueCount: -1})
+			c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "idle-sub"})
+			if ir, ok := c.(broker.InterruptibleReceiver); !ok || !ir.ReceiveInterruptible() {
+				t.Error("the stream consumer does not say its Receive may be interrupted")
+			}
+			opts := pumptest.Options(v, 10)
+			opts.NoOfPerformers = 2
+			opts.TimeOut = stopTimeOut
+			p, err := pump.New(c, func(context.Context, *message.Message) pump.Result { return pump.Result{Outcome: pump.Ack} }, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			time.Sleep(500 * time.Millisecond) // the stream open, a Receive waiting on it
+			stopped := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+				if took := time.Since(stopped); took > 2*time.Second {
+					t.Errorf("the stop took %s: it waited for the receive in flight (timeOut %s)", took, stopTimeOut)
+				}
+			case <-time.After(stopTimeOut + 10*time.Second):
+				t.Fatal("Run did not return")
+			}
+		})
+	}
+}
+
+// A graceful stop of a pump over the stream consumer while messages keep
+// arriving loses none, in both variants: every message published is either
+// handled by the stopped pump or delivered again to a consumer after it
+// (what its interrupted receives left in the client is released).
+func TestStreamStop_WhileMessagesArriveLosesNone(t *testing.T) {
+	for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+		t.Run(string(v), func(t *testing.T) {
+			const n = 150
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "flow", Subscription: "flow-sub", RequeueCount: -1})
+			c := e.consumer(t, modeStream, ConsumerOptions{Subscription: "flow-sub", BufferSize: 5})
+			var mu sync.Mutex
+			handled := map[string]bool{}
+			opts := pumptest.Options(v, 5)
+			opts.NoOfPerformers = 2
+			opts.TimeOut = stopTimeOut
+			p, err := pump.New(c, func(_ context.Context, m *message.Message) pump.Result {
+				mu.Lock()
+				handled[m.Header.MessageID] = true
+				mu.Unlock()
+				return pump.Result{Outcome: pump.Ack}
+			}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+
+			prod := NewProducer(e.client, ProducerOptions{})
+			defer prod.Close(context.Background())
+			published := make(chan error, 1)
+			go func() {
+				for i := range n {
+					m := newMsg(fmt.Sprintf("flow-%03d", i))
+					m.Header.Topic = "flow"
+					if err := prod.Send(ctxT(t, 10*time.Second), m); err != nil {
+						published <- err
+						return
+					}
+				}
+				published <- nil
+			}()
+			waitFor(t, 20*time.Second, "a third of the messages handled", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(handled) >= n/3
+			})
+			cancel() // while the publisher still sends
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+			case <-time.After(stopTimeOut + 10*time.Second):
+				t.Fatal("Run did not return")
+			}
+			if err := <-published; err != nil {
+				t.Fatalf("publish: %v", err)
+			}
+			if err := c.Close(ctxT(t, 10*time.Second)); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			mu.Lock()
+			first := len(handled)
+			mu.Unlock()
+			if first >= n {
+				t.Fatalf("the stopped pump handled all %d messages: the stop came too late to test anything", n)
+			}
+			// The rest, from a consumer after it.
+			after := e.consumer(t, modePull, ConsumerOptions{Subscription: "flow-sub"})
+			deadline := time.Now().Add(60 * time.Second)
+			for len(handled) < n && time.Now().Before(deadline) {
+				ms, err := after.Receive(ctxT(t, 10*time.Second), time.Second)
+				if err != nil {
+					t.Fatalf("Receive after the stop: %v", err)
+				}
+				for _, m := range ms {
+					handled[m.Header.MessageID] = true
+					if err := after.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
+						t.Fatalf("Acknowledge after the stop: %v", err)
+					}
+				}
+			}
+			if len(handled) < n {
+				var missing []string
+				for i := range n {
+					if id := fmt.Sprintf("flow-%03d", i); !handled[id] {
+						missing = append(missing, id)
+					}
+				}
+				t.Fatalf("%d of %d messages neither handled before the stop (%d were) nor delivered after it: %v", len(missing), n, first, missing)
+			}
+			t.Logf("%d handled before the stop, %d after it", first, n-first)
+		})
+	}
+}
+
+// waitFor polls cond every 20 ms until it holds, failing the test after
+// within with what in its message.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
