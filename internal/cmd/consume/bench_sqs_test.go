@@ -317,20 +317,23 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 // profile of the whole process to DIR/SIDE-NANOS.prof instead, which
 // `go tool pprof DIR/brighter-*.prof` merges.
 func benchPair(brighterFirst bool, brighter, plain func()) {
-	dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE")
-	labelled := func(side string, f func()) {
-		if dir != "" {
-			defer benchSideProfile(dir, side)()
-		}
-		pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
-	}
 	if brighterFirst {
-		labelled("brighter", brighter)
-		labelled("plain", plain)
+		benchSide("brighter", brighter)
+		benchSide("plain", plain)
 	} else {
-		labelled("plain", plain)
-		labelled("brighter", brighter)
+		benchSide("plain", plain)
+		benchSide("brighter", brighter)
 	}
+}
+
+// benchSide runs f, one side of a benchmark's round, under the profiler
+// label side=SIDE, and with BRIGHTER_BENCH_SIDE_PROFILE set, with a CPU
+// profile of the whole process written for it (benchPair).
+func benchSide(side string, f func()) {
+	if dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE"); dir != "" {
+		defer benchSideProfile(dir, side)()
+	}
+	pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
 }
 
 // benchSideProfile starts a CPU profile of the whole process into
@@ -341,6 +344,13 @@ func benchSideProfile(dir, side string) (stop func()) {
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", side, time.Now().UnixNano())))
 	if err != nil {
 		return func() {}
+	}
+	if hz, err := strconv.Atoi(os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE_HZ")); err == nil && hz > 0 {
+		// Set before StartCPUProfile, which then keeps it (and says on
+		// stderr that it cannot set its own 100 Hz): a side's run of a few
+		// seconds gives a few hundred samples at 100 Hz. The profile's
+		// figures are scaled as for 100 Hz: read its proportions.
+		runtime.SetCPUProfileRate(hz)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		_ = f.Close()
