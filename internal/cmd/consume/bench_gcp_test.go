@@ -81,7 +81,10 @@ const (
 // CPU less its start-up's; each side starts after a runtime.GC, so that
 // neither pays for collecting the fill's garbage or the other side's);
 // heap allocations a message (brighter-allocs/msg,
-// plain-allocs/msg); and per message over all pairs: brighter-calls/msg
+// plain-allocs/msg); goroutine scheduling events the runtime recorded per
+// 1,000 messages (brighter-sched/kmsg, plain-sched/kmsg: a sample of the
+// hand-offs between goroutines, see benchAllocs) and garbage collections
+// (brighter-gcs, plain-gcs) a side's run; and per message over all pairs: brighter-calls/msg
 // and plain-calls/msg (every gRPC call during the runs, a stream counted
 // once), brighter-ack/msg and plain-ack/msg (Acknowledge RPCs) and
 // brighter-modack/msg (ModifyAckDeadline RPCs). The emulator's own
@@ -136,7 +139,8 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	// The pull cases' second anchor: a plain loop of the pull protocol
 	// (benchGCPPullLoop).
 	pullLoop := mode == "pull"
-	var lTook, lRatios, lCPU, lCPURatios, lAllocs []float64
+	var lTook, lRatios, lCPU, lCPURatios, lAllocs, lSched, lGCs []float64
+	var bSched, pSched, bGCs, pGCs []float64
 	var lCalls map[string]int
 	trials := benchGCPTrials
 	if benchSmoke() {
@@ -206,6 +210,8 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 				lCPU = append(lCPU, float64(lcpu.Microseconds())/float64(n))
 				lCPURatios = append(lCPURatios, bcpu.Seconds()/lcpu.Seconds())
 				lAllocs = append(lAllocs, per(lalloc.mallocs))
+				lSched = append(lSched, 1000*per(lalloc.sched))
+				lGCs = append(lGCs, float64(lalloc.gcs))
 				b.Logf("pair %d.%d: pull loop %s (start-up %s)", i, trial, lr.took.Round(time.Millisecond), lr.startup.Round(10*time.Microsecond))
 			}
 			b.Logf("pair %d.%d: brighter %s (start-up %s), plain %s (start-up %s) for %d messages each",
@@ -222,6 +228,10 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 			cpuAsymRatios = append(cpuAsymRatios, bcpu.Seconds()/(pcpu-pr.startupCPU).Seconds())
 			bAllocs = append(bAllocs, per(balloc.mallocs))
 			pAllocs = append(pAllocs, per(palloc.mallocs))
+			bSched = append(bSched, 1000*per(balloc.sched))
+			pSched = append(pSched, 1000*per(palloc.sched))
+			bGCs = append(bGCs, float64(balloc.gcs))
+			pGCs = append(pGCs, float64(palloc.gcs))
 		}
 	}
 	b.StopTimer()
@@ -240,6 +250,10 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
 	b.ReportMetric(median(bAllocs), "brighter-allocs/msg")
 	b.ReportMetric(median(pAllocs), "plain-allocs/msg")
+	b.ReportMetric(median(bSched), "brighter-sched/kmsg")
+	b.ReportMetric(median(pSched), "plain-sched/kmsg")
+	b.ReportMetric(median(bGCs), "brighter-gcs")
+	b.ReportMetric(median(pGCs), "plain-gcs")
 	b.ReportMetric(float64(faultproxy.Sum(bCalls))/total, "brighter-calls/msg")
 	b.ReportMetric(float64(faultproxy.Sum(pCalls))/total, "plain-calls/msg")
 	b.ReportMetric(float64(bCalls["Acknowledge"])/total, "brighter-ack/msg")
@@ -252,6 +266,8 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 		b.ReportMetric(median(lCPU), "pullloop-cpu-us/msg")
 		b.ReportMetric(median(lCPURatios), "cpu-per-msg-ratio-pullloop")
 		b.ReportMetric(median(lAllocs), "pullloop-allocs/msg")
+		b.ReportMetric(median(lSched), "pullloop-sched/kmsg")
+		b.ReportMetric(median(lGCs), "pullloop-gcs")
 		b.ReportMetric(float64(faultproxy.Sum(lCalls))/total, "pullloop-calls/msg")
 	}
 }

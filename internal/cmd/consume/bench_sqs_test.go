@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -374,20 +375,33 @@ func benchProcessCPU(b *testing.B) time.Duration {
 }
 
 // benchAllocs is this process's heap allocations so far (count and bytes),
-// or between two readings.
-type benchAllocs struct{ mallocs, bytes uint64 }
+// its goroutine scheduling events (sched: the count of the runtime's
+// /sched/latencies:seconds, the times a goroutine made runnable was run,
+// of which the runtime records one in eight or so: a measure of hand-offs
+// between goroutines, comparable between two runs of one binary, not a
+// count) and its garbage collections (gcs), or these between two readings.
+type benchAllocs struct{ mallocs, bytes, sched, gcs uint64 }
 
 // benchReadAllocs reads the process's allocations so far (the runtime's
 // MemStats: every goroutine's, the counting proxy's included).
 func benchReadAllocs() benchAllocs {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc}
+	ss := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(ss)
+	var sched uint64
+	if ss[0].Value.Kind() == metrics.KindFloat64Histogram {
+		for _, c := range ss[0].Value.Float64Histogram().Counts {
+			sched += c
+		}
+	}
+	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, sched: sched, gcs: uint64(ms.NumGC)}
 }
 
 // since is a's allocations after an earlier reading.
 func (a benchAllocs) since(earlier benchAllocs) benchAllocs {
-	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes}
+	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes,
+		sched: a.sched - earlier.sched, gcs: a.gcs - earlier.gcs}
 }
 
 // median returns the median of xs (not empty); it sorts xs.
