@@ -8,8 +8,7 @@
 //     its messages one at a time, in order; acknowledgements go to the same
 //     settle batcher as the Proactor's where the consumer offers
 //     broker.BatchAcknowledger.
-//   - Proactor: noOfPerformers receivers (one for a consumer that does not
-//     receive concurrently) fill bounded lanes; noOfPerformers
+//   - Proactor: noOfPerformers receivers fill bounded lanes; noOfPerformers
 //     workers dispatch concurrently; messages with the same partition key go
 //     to the same lane, so per-key order holds; acknowledgements are settled
 //     asynchronously, in batches where the consumer offers

@@ -12,9 +12,7 @@ import (
 
 var laneSeed = maphash.MakeSeed()
 
-// proactor runs NoOfPerformers receivers (one when the consumer does not
-// receive concurrently, broker.ConcurrentReceiver) and NoOfPerformers
-// workers. Keyed
+// proactor runs NoOfPerformers receivers and NoOfPerformers workers. Keyed
 // messages go to the worker owning the key's lane, one by one; a batch with
 // no keyed message goes, whole, as one run to a shared queue any idle
 // worker takes, and a worker with nothing to do takes the second half of
@@ -181,14 +179,7 @@ func (r *run) proactor() {
 			lanes[next.Add(1)%uint64(n)] <- u
 		}
 	}
-	// A consumer that does not receive concurrently has one receiver: the
-	// others would only wait for recvMu, which it holds across Receive, and
-	// each hand-over of the lock woke one.
-	nrecv := n
-	if !overlap {
-		nrecv = 1
-	}
-	for range nrecv {
+	for range n {
 		receivers.Add(1)
 		go func() {
 			defer receivers.Done()
