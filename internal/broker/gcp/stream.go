@@ -99,9 +99,10 @@ func streamAckDeadline(d time.Duration) time.Duration {
 // client accepts.
 const minStreamAckExtension = 10 * time.Second
 
-// start runs the stream if it is not running; it returns the error the last
-// run ended with (once).
-func (c *StreamConsumer) start() error {
+// start runs the stream if it is not running and returns the channel its
+// run closes as it ends; or the error the last run ended with (once), and
+// then no stream runs.
+func (c *StreamConsumer) start() (chan struct{}, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done != nil {
@@ -110,10 +111,10 @@ func (c *StreamConsumer) start() error {
 			err := c.lastErr
 			c.done, c.lastErr = nil, nil
 			if err != nil {
-				return err
+				return nil, err
 			}
 		default:
-			return nil
+			return c.done, nil
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +140,7 @@ func (c *StreamConsumer) start() error {
 		c.mu.Unlock()
 		close(done)
 	}()
-	return nil
+	return done, nil
 }
 
 // ended takes the error the ended stream run returned, so that the next
@@ -161,50 +162,25 @@ func (c *StreamConsumer) ended() error {
 	}
 }
 
-func (c *StreamConsumer) running() chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.done
-}
-
 // Receive returns up to BufferSize messages the stream has delivered,
 // waiting at most timeout for the first. An undecodable message is returned
 // as MT_UNACCEPTABLE with its receipt. When the stream ended with an error,
 // Receive returns it (wrapped in broker.ErrChannelFailure when transient)
 // and restarts the stream on the next call.
 func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]*message.Message, error) {
-	if err := c.start(); err != nil {
+	done, err := c.start()
+	if err != nil {
 		return nil, channelError(c.name, err)
 	}
 	if err := c.probeIfSilent(ctx); err != nil {
 		return nil, err
 	}
-	done := c.running()
-	t := time.NewTimer(max(timeout, time.Millisecond))
-	defer t.Stop()
-	var first streamReceipt
-	for {
-		select {
-		case first = <-c.msgs:
-		case <-t.C:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-done:
-			// The stream ended while waiting: report its error now (the next
-			// Receive restarts it). Returning nothing would read as an answered
-			// call, and a stream that fails as it opens (refused credentials)
-			// would flap between failure and recovery ten times a second
-			// instead of backing off.
-			if err := c.ended(); err != nil {
-				return nil, channelError(c.name, err)
-			}
-			return nil, nil // a clean end: the next Receive restarts it
-		}
-		// A message buffered here before an earlier message of its key was
-		// requeued with a delay passed park on arrival; it is parked now.
-		if !c.park(first.pm) {
-			break
+	// A message already waiting is taken without a timer; only a Receive
+	// that finds none waits.
+	first, ok := c.waiting()
+	if !ok {
+		if first, err = c.await(ctx, timeout, done); err != nil || first.pm == nil {
+			return nil, err
 		}
 	}
 	// Sized for a full batch once: appending one by one to a slice of one
@@ -226,10 +202,62 @@ func (c *StreamConsumer) Receive(ctx context.Context, timeout time.Duration) ([]
 
 // ReceiveInterruptible reports true (broker.InterruptibleReceiver): Receive
 // waits on the messages the stream has already delivered to this client,
-// and a Receive whose context ends returns none of them, so a stop may end
-// its wait at once; what the buffer holds stays for the next Receive or is
-// Nacked by Close.
+// and a Receive whose context ends while it waits returns none of them, so
+// a stop may end its wait at once; what the buffer holds stays for the next
+// Receive or is Nacked by Close. (A message already waiting as Receive
+// starts is returned whatever the context: the pump releases or handles
+// what a Receive returns.)
 func (c *StreamConsumer) ReceiveInterruptible() bool { return true }
+
+// waiting takes the first message waiting in c.msgs that is not parked
+// (park), without waiting; ok is false when none waits.
+func (c *StreamConsumer) waiting() (r streamReceipt, ok bool) {
+	for {
+		select {
+		case r = <-c.msgs:
+			// A message buffered here before an earlier message of its key
+			// was requeued with a delay passed park on arrival; it is parked
+			// now.
+			if !c.park(r.pm) {
+				return r, true
+			}
+		default:
+			return streamReceipt{}, false
+		}
+	}
+}
+
+// await waits at most timeout (at least a millisecond) for a message that
+// is not parked. It returns the zero receipt and no error when the timeout
+// ran out or the stream ended cleanly, ctx's error when ctx ended, and the
+// stream's error (a channel error) when the stream done belongs to ended
+// with one.
+func (c *StreamConsumer) await(ctx context.Context, timeout time.Duration, done chan struct{}) (streamReceipt, error) {
+	t := time.NewTimer(max(timeout, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case r := <-c.msgs:
+			if !c.park(r.pm) {
+				return r, nil
+			}
+		case <-t.C:
+			return streamReceipt{}, nil
+		case <-ctx.Done():
+			return streamReceipt{}, ctx.Err()
+		case <-done:
+			// The stream ended while waiting: report its error now (the next
+			// Receive restarts it). Returning nothing would read as an answered
+			// call, and a stream that fails as it opens (refused credentials)
+			// would flap between failure and recovery ten times a second
+			// instead of backing off.
+			if err := c.ended(); err != nil {
+				return streamReceipt{}, channelError(c.name, err)
+			}
+			return streamReceipt{}, nil // a clean end: the next Receive restarts it
+		}
+	}
+}
 
 // StreamProbeAfter is how long a stream consumer goes without a message
 // before a Receive first probes the service (one GetSubscription within
@@ -273,27 +301,31 @@ func (c *StreamConsumer) probeIfSilent(ctx context.Context) error {
 func (c *StreamConsumer) convert(ctx context.Context, r streamReceipt) *message.Message {
 	pm := r.pm
 	m := decodeDelivery(ctx, c.opts, c.name, Wire{ID: pm.ID, Data: pm.Data, Attributes: pm.Attributes, OrderingKey: pm.OrderingKey}, pm.DeliveryAttempt)
-	m.Receipt = &r
+	// The receipt is the client's message itself (a pointer in an
+	// interface: nothing allocated a message), and when the client handed
+	// it over is the message's arrival.
+	m.Receipt = pm
 	m.StoredID = pm.ID
-	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival
+	m.ReceivedAt = r.at // the pump's per-key hold-back judges it by its arrival; DeliveredAt
 	return m
 }
 
-// streamReceipt is a stream delivery's receipt (message.Message.Receipt):
-// the client's message, and when the client handed it to the consumer (its
-// lease's start, DeliveredAt; and the arrival the pump's per-key
-// hold-back judges a buffered message by).
+// streamReceipt is a stream delivery on its way from the client's callback
+// to Receive: the client's message, and when the client handed it to the
+// consumer (its lease's start, DeliveredAt; and the arrival the pump's
+// per-key hold-back judges a buffered message by). A received message's
+// Receipt is pm (a *pubsub.Message) and its ReceivedAt is at.
 type streamReceipt struct {
 	pm *pubsub.Message
 	at time.Time
 }
 
 func streamMsg(m *message.Message) (*pubsub.Message, error) {
-	r, ok := m.Receipt.(*streamReceipt)
-	if !ok || r == nil || r.pm == nil {
+	pm, ok := m.Receipt.(*pubsub.Message)
+	if !ok || pm == nil {
 		return nil, fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoReceipt)
 	}
-	return r.pm, nil
+	return pm, nil
 }
 
 var _ broker.ClientLeaser = (*StreamConsumer)(nil)
@@ -313,8 +345,8 @@ func (c *StreamConsumer) ClientLease() time.Duration {
 // DeliveredAt returns when the client handed m to the consumer (the zero
 // time for a message this consumer did not receive): broker.ClientLeaser.
 func (c *StreamConsumer) DeliveredAt(m *message.Message) time.Time {
-	if r, ok := m.Receipt.(*streamReceipt); ok && r != nil {
-		return r.at
+	if pm, ok := m.Receipt.(*pubsub.Message); ok && pm != nil {
+		return m.ReceivedAt // set by convert to the hand-over
 	}
 	return time.Time{}
 }

@@ -81,7 +81,10 @@ const (
 // CPU less its start-up's; each side starts after a runtime.GC, so that
 // neither pays for collecting the fill's garbage or the other side's);
 // heap allocations a message (brighter-allocs/msg,
-// plain-allocs/msg); and per message over all pairs: brighter-calls/msg
+// plain-allocs/msg); goroutine scheduling events the runtime recorded per
+// 1,000 messages (brighter-sched/kmsg, plain-sched/kmsg: a sample of the
+// hand-offs between goroutines, see benchAllocs) and garbage collections
+// (brighter-gcs, plain-gcs) a side's run; and per message over all pairs: brighter-calls/msg
 // and plain-calls/msg (every gRPC call during the runs, a stream counted
 // once), brighter-ack/msg and plain-ack/msg (Acknowledge RPCs) and
 // brighter-modack/msg (ModifyAckDeadline RPCs). The emulator's own
@@ -94,7 +97,14 @@ const (
 // batcher sends AcknowledgeRequests of up to gcp.PullAckBatchMax ack ids),
 // with benchGCPFull messages, and stream-1000 and pull-1000 with
 // benchGCPSmall, where start-up weighs most; the plain loop is the client
-// library's Receive in all.
+// library's Receive in all. The pull cases have a second anchor of pull's
+// own protocol, run in turn with the other two sides (each side first in
+// one pair of three): a plain loop of SubscriptionAdminClient.Pull
+// (MaxMessages bufferSize) and Acknowledge of each Pull's ack ids
+// (benchGCPPullLoop), reported as pullloop-msgs/s, ratio-pullloop (its
+// time over brighter's), pullloop-cpu-us/msg, cpu-per-msg-ratio-pullloop
+// (brighter's CPU a message over its), pullloop-allocs/msg and
+// pullloop-calls/msg.
 func BenchmarkConsumePubSub(b *testing.B) {
 	var counter *faultproxy.Counter
 	client, srv := gcptest.StartVia(b, benchGCPProject, nil, gcp.Connect, func(emulator string) string {
@@ -126,6 +136,12 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	dir := b.TempDir()
 	var bTook, pTook, ratios, asymRatios, bCPU, pCPU, cpuRatios, cpuAsymRatios, pStartup, bStartup, bAllocs, pAllocs []float64
 	var bCalls, pCalls map[string]int
+	// The pull cases' second anchor: a plain loop of the pull protocol
+	// (benchGCPPullLoop).
+	pullLoop := mode == "pull"
+	var lTook, lRatios, lCPU, lCPURatios, lAllocs, lSched, lGCs []float64
+	var bSched, pSched, bGCs, pGCs []float64
+	var lCalls map[string]int
 	trials := benchGCPTrials
 	if benchSmoke() {
 		trials = 1
@@ -140,6 +156,10 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 			pt := "bench-plain-" + tag
 			benchGCPFill(b, client, project, bt, n)
 			benchGCPFill(b, client, project, pt, n)
+			lt := "bench-pullloop-" + tag
+			if pullLoop {
+				benchGCPFill(b, client, project, lt, n)
+			}
 			cfg := benchGCPConfig(b, dir, project, counter.Addr(), bt, mode)
 			b.StartTimer()
 			var btook, bstart, bcpu, pcpu time.Duration
@@ -161,7 +181,39 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 				pcpu, palloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem)
 				pCalls = benchGCPAdd(pCalls, counter.Reset())
 			}
-			benchPair((i*trials+trial)%2 == 0, brighter, plain)
+			var lr benchSQSPlainRun
+			var lcpu time.Duration
+			var lalloc benchAllocs
+			if !pullLoop {
+				benchPair((i*trials+trial)%2 == 0, brighter, plain)
+			} else {
+				loop := func() {
+					counter.Reset()
+					runtime.GC()
+					cpu, mem := benchProcessCPU(b), benchReadAllocs()
+					lr = benchGCPPullLoop(b, project, counter.Addr(), lt, n)
+					lcpu, lalloc = benchProcessCPU(b)-cpu, benchReadAllocs().since(mem)
+					lCalls = benchGCPAdd(lCalls, counter.Reset())
+				}
+				// The three sides in turn, each pair's first one
+				// round: brighter, plain, loop; plain, loop, brighter; ...
+				sides := []struct {
+					name string
+					f    func()
+				}{{"brighter", brighter}, {"plain", plain}, {"pullloop", loop}}
+				for k := range sides {
+					s := sides[(i*trials+trial+k)%len(sides)]
+					benchSide(s.name, s.f)
+				}
+				lTook = append(lTook, lr.took.Seconds())
+				lRatios = append(lRatios, lr.took.Seconds()/btook.Seconds())
+				lCPU = append(lCPU, float64(lcpu.Microseconds())/float64(n))
+				lCPURatios = append(lCPURatios, bcpu.Seconds()/lcpu.Seconds())
+				lAllocs = append(lAllocs, per(lalloc.mallocs))
+				lSched = append(lSched, 1000*per(lalloc.sched))
+				lGCs = append(lGCs, float64(lalloc.gcs))
+				b.Logf("pair %d.%d: pull loop %s (start-up %s)", i, trial, lr.took.Round(time.Millisecond), lr.startup.Round(10*time.Microsecond))
+			}
 			b.Logf("pair %d.%d: brighter %s (start-up %s), plain %s (start-up %s) for %d messages each",
 				i, trial, btook.Round(time.Millisecond), bstart.Round(10*time.Microsecond), pr.took.Round(time.Millisecond), pr.startup.Round(10*time.Microsecond), n)
 			bTook = append(bTook, btook.Seconds())
@@ -176,6 +228,10 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 			cpuAsymRatios = append(cpuAsymRatios, bcpu.Seconds()/(pcpu-pr.startupCPU).Seconds())
 			bAllocs = append(bAllocs, per(balloc.mallocs))
 			pAllocs = append(pAllocs, per(palloc.mallocs))
+			bSched = append(bSched, 1000*per(balloc.sched))
+			pSched = append(pSched, 1000*per(palloc.sched))
+			bGCs = append(bGCs, float64(balloc.gcs))
+			pGCs = append(pGCs, float64(palloc.gcs))
 		}
 	}
 	b.StopTimer()
@@ -194,11 +250,26 @@ func benchGCPMode(b *testing.B, client *pubsub.Client, srv *gcptest.Server, coun
 	b.ReportMetric(median(cpuAsymRatios), "cpu-ratio-asym")
 	b.ReportMetric(median(bAllocs), "brighter-allocs/msg")
 	b.ReportMetric(median(pAllocs), "plain-allocs/msg")
+	b.ReportMetric(median(bSched), "brighter-sched/kmsg")
+	b.ReportMetric(median(pSched), "plain-sched/kmsg")
+	b.ReportMetric(median(bGCs), "brighter-gcs")
+	b.ReportMetric(median(pGCs), "plain-gcs")
 	b.ReportMetric(float64(faultproxy.Sum(bCalls))/total, "brighter-calls/msg")
 	b.ReportMetric(float64(faultproxy.Sum(pCalls))/total, "plain-calls/msg")
 	b.ReportMetric(float64(bCalls["Acknowledge"])/total, "brighter-ack/msg")
 	b.ReportMetric(float64(pCalls["Acknowledge"])/total, "plain-ack/msg")
 	b.ReportMetric(float64(bCalls["ModifyAckDeadline"])/total, "brighter-modack/msg")
+	if pullLoop {
+		b.Logf("%d ops: pull loop %s", b.N, faultproxy.CallsText(lCalls))
+		b.ReportMetric(float64(n)/median(lTook), "pullloop-msgs/s")
+		b.ReportMetric(median(lRatios), "ratio-pullloop")
+		b.ReportMetric(median(lCPU), "pullloop-cpu-us/msg")
+		b.ReportMetric(median(lCPURatios), "cpu-per-msg-ratio-pullloop")
+		b.ReportMetric(median(lAllocs), "pullloop-allocs/msg")
+		b.ReportMetric(median(lSched), "pullloop-sched/kmsg")
+		b.ReportMetric(median(lGCs), "pullloop-gcs")
+		b.ReportMetric(float64(faultproxy.Sum(lCalls))/total, "pullloop-calls/msg")
+	}
 }
 
 // startGCPCounter starts a counting h2c proxy (faultproxy.StartGRPCCounter)
@@ -443,6 +514,72 @@ func benchGCPPlain(b *testing.B, project, addr, topic string, n int) benchSQSPla
 	cancel()
 	if err := <-done; err != nil {
 		b.Fatalf("plain Receive: %v", err)
+	}
+	return run
+}
+
+// benchGCPPullLoop runs a plain program of the pull protocol on
+// subscription topic of project, the pull cases' second anchor, and returns
+// what it took: from its start, it makes its client (pubsub.NewClient to
+// the emulator at addr, as benchGCPPlain), which is its start-up, then, in
+// one goroutine (brighter's pull consumer has one Pull in flight at a
+// time), calls the client's SubscriptionAdminClient.Pull with MaxMessages
+// bufferSize and Acknowledge with the ack ids each Pull returned, until all
+// n messages are acknowledged.
+func benchGCPPullLoop(b *testing.B, project, addr, topic string, n int) benchSQSPlainRun {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var run benchSQSPlainRun
+	start := time.Now()
+	cpu := benchProcessCPU(b)
+	c, err := pubsub.NewClient(ctx, project,
+		option.WithEndpoint(addr),
+		option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		option.WithTelemetryDisabled(),
+	)
+	if err != nil {
+		b.Fatalf("pull loop: pubsub.NewClient: %v", err)
+	}
+	defer c.Close()
+	sub := "projects/" + project + "/subscriptions/" + topic
+	run.startup = time.Since(start)
+	run.startupCPU = benchProcessCPU(b) - cpu
+	done := make(chan error, 1)
+	var acked atomic.Int64
+	go func() {
+		for {
+			resp, err := c.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: benchGCPBuffer})
+			if err != nil {
+				done <- err
+				return
+			}
+			if len(resp.ReceivedMessages) == 0 {
+				continue
+			}
+			ids := make([]string, len(resp.ReceivedMessages))
+			for i, m := range resp.ReceivedMessages {
+				ids[i] = m.AckId
+			}
+			if err := c.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids}); err != nil {
+				done <- err
+				return
+			}
+			acked.Add(int64(len(ids)))
+		}
+	}()
+	run.took = benchGCPWaitAcked(b, func() int { return int(acked.Load()) }, n, start, func() string {
+		select {
+		case err := <-done:
+			return fmt.Sprintf("pull loop ended early: %v", err)
+		default:
+			return ""
+		}
+	})
+	cancel()
+	if err := <-done; err != nil && ctx.Err() == nil {
+		b.Fatalf("pull loop: %v", err)
 	}
 	return run
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -317,20 +318,23 @@ func startSQSCounter(b *testing.B, endpoint string) *faultproxy.Counter {
 // profile of the whole process to DIR/SIDE-NANOS.prof instead, which
 // `go tool pprof DIR/brighter-*.prof` merges.
 func benchPair(brighterFirst bool, brighter, plain func()) {
-	dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE")
-	labelled := func(side string, f func()) {
-		if dir != "" {
-			defer benchSideProfile(dir, side)()
-		}
-		pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
-	}
 	if brighterFirst {
-		labelled("brighter", brighter)
-		labelled("plain", plain)
+		benchSide("brighter", brighter)
+		benchSide("plain", plain)
 	} else {
-		labelled("plain", plain)
-		labelled("brighter", brighter)
+		benchSide("plain", plain)
+		benchSide("brighter", brighter)
 	}
+}
+
+// benchSide runs f, one side of a benchmark's round, under the profiler
+// label side=SIDE, and with BRIGHTER_BENCH_SIDE_PROFILE set, with a CPU
+// profile of the whole process written for it (benchPair).
+func benchSide(side string, f func()) {
+	if dir := os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE"); dir != "" {
+		defer benchSideProfile(dir, side)()
+	}
+	pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { f() })
 }
 
 // benchSideProfile starts a CPU profile of the whole process into
@@ -341,6 +345,13 @@ func benchSideProfile(dir, side string) (stop func()) {
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", side, time.Now().UnixNano())))
 	if err != nil {
 		return func() {}
+	}
+	if hz, err := strconv.Atoi(os.Getenv("BRIGHTER_BENCH_SIDE_PROFILE_HZ")); err == nil && hz > 0 {
+		// Set before StartCPUProfile, which then keeps it (and says on
+		// stderr that it cannot set its own 100 Hz): a side's run of a few
+		// seconds gives a few hundred samples at 100 Hz. The profile's
+		// figures are scaled as for 100 Hz: read its proportions.
+		runtime.SetCPUProfileRate(hz)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		_ = f.Close()
@@ -364,20 +375,33 @@ func benchProcessCPU(b *testing.B) time.Duration {
 }
 
 // benchAllocs is this process's heap allocations so far (count and bytes),
-// or between two readings.
-type benchAllocs struct{ mallocs, bytes uint64 }
+// its goroutine scheduling events (sched: the count of the runtime's
+// /sched/latencies:seconds, the times a goroutine made runnable was run,
+// of which the runtime records one in eight or so: a measure of hand-offs
+// between goroutines, comparable between two runs of one binary, not a
+// count) and its garbage collections (gcs), or these between two readings.
+type benchAllocs struct{ mallocs, bytes, sched, gcs uint64 }
 
 // benchReadAllocs reads the process's allocations so far (the runtime's
 // MemStats: every goroutine's, the counting proxy's included).
 func benchReadAllocs() benchAllocs {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc}
+	ss := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(ss)
+	var sched uint64
+	if ss[0].Value.Kind() == metrics.KindFloat64Histogram {
+		for _, c := range ss[0].Value.Float64Histogram().Counts {
+			sched += c
+		}
+	}
+	return benchAllocs{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, sched: sched, gcs: uint64(ms.NumGC)}
 }
 
 // since is a's allocations after an earlier reading.
 func (a benchAllocs) since(earlier benchAllocs) benchAllocs {
-	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes}
+	return benchAllocs{mallocs: a.mallocs - earlier.mallocs, bytes: a.bytes - earlier.bytes,
+		sched: a.sched - earlier.sched, gcs: a.gcs - earlier.gcs}
 }
 
 // median returns the median of xs (not empty); it sorts xs.
