@@ -243,7 +243,8 @@ const JVMOptsEnv = "CLOUD_PUBSUB_EMULATOR_OPTS"
 // and C2 spent more CPU compiling the emulator's code than that code then
 // saved: the Pub/Sub transport's tests (internal/broker/gcp, emulator
 // included) took 17.3-19.2 s of CPU with both compilers and 11.5-11.9 s
-// with C1 alone, in about the same wall time (docs/testing.md, run 11).
+// with C1 alone, in 114-124 s of wall time against 110-113 s
+// (docs/testing.md, run 11).
 const JVMOpts = "-XX:TieredStopAtLevel=1"
 
 // jvmEnv returns env with JVMOptsEnv set to JVMOpts, unless env sets it
