@@ -61,11 +61,27 @@ deps:
 	    || { echo "could not install tmux (dlq triage's terminal test needs it): apt-get install tmux"; exit 1; }; \
 	fi
 
-vet:
-	$(GO) vet $(PKGS)
+# Every build of make test is -trimpath (the tests, go vet, staticcheck, the
+# mutants' copies of the tree, the benchmark smoke run), as make build is.
+# Without it the Go build cache keys each package of this module by its
+# directory, so a clean clone (CI, a new worktree) compiled the whole module
+# again, with -race and without, however warm the cache; with it, the
+# packages a commit did not change come from the cache, whichever checkout
+# built them (docs/testing.md, run 11). Stack traces and race reports name
+# files by import path (github.com/brightergo/brighter/internal/...).
+TRIMPATH ?= -trimpath
+# The test binaries are linked without DWARF (-ldflags=-w: a debugger's
+# tables; panics and race reports take their files and lines from the
+# binary's own symbol table): every run links each of them again, and the
+# DWARF was about a fifth of a link's CPU (docs/testing.md, run 11).
+TEST_LDFLAGS ?= -w
 
+vet:
+	$(GO) vet $(TRIMPATH) $(PKGS)
+
+# staticcheck loads the packages through go list, which reads GOFLAGS.
 staticcheck:
-	$(GO) tool staticcheck $(PKGS)
+	GOFLAGS="$${GOFLAGS:+$$GOFLAGS }$(TRIMPATH)" $(GO) tool staticcheck $(PKGS)
 
 fmt-check:
 	@out=$$(gofmt -l cmd internal deploy); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
@@ -113,7 +129,7 @@ test-checks-logged:
 
 test-go:
 	@echo "test-go: started $$(date -u +%T)"
-	$(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(TEST_FIRST) $(PKGS)
+	$(GO) test $(TRIMPATH) -ldflags=$(TEST_LDFLAGS) -race -count=1 -p $(TEST_P) -timeout 20m $(TEST_FIRST) $(PKGS)
 	@echo "test-go: ended $$(date -u +%T)"
 
 test-checks:
@@ -135,12 +151,12 @@ test-checks:
 STRESS_RUNS ?= 5
 STRESS_HOG  ?= 2
 test-stress: deps
-	BRIGHTER_TEST_SUBPROCESS=self $(GO) run ./internal/tools/stress -runs $(STRESS_RUNS) -hog $(STRESS_HOG) -out bin/stress -- -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
+	BRIGHTER_TEST_SUBPROCESS=self $(GO) run ./internal/tools/stress -runs $(STRESS_RUNS) -hog $(STRESS_HOG) -out bin/stress -- $(TRIMPATH) -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
 
 # One run of the suite on its own, then its per-package times and slowest
 # tests as the Markdown tables of docs/testing.md.
 test-times: deps
-	$(GO) run ./internal/tools/stress -runs 1 -hog 0 -out bin/times -- -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS) || true
+	$(GO) run ./internal/tools/stress -runs 1 -hog 0 -out bin/times -- $(TRIMPATH) -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS) || true
 	$(GO) run ./internal/tools/stress -summarize bin/times/run-1.json
 
 # The mutation check, so that a test that cannot fail is found: every
@@ -152,12 +168,12 @@ test-times: deps
 # at a time (-parallel 2: each in its own copy of the tree), about a
 # minute or two.
 mutants: deps
-	$(GO) run ./internal/conformance/mutants -set all -write docs/conformance.md
+	$(GO) run $(TRIMPATH) ./internal/conformance/mutants -set all -write docs/conformance.md
 
 mutants-ci: deps
 	$(MUTANTS_CI)
 
-MUTANTS_CI = $(GO) run ./internal/conformance/mutants -set ci -parallel 2
+MUTANTS_CI = $(GO) run $(TRIMPATH) ./internal/conformance/mutants -set ci -parallel 2
 
 # Quick local iteration: every test without -race. CI never uses it.
 unit: deps
@@ -190,11 +206,11 @@ DLQ_BENCH_SMOKE = '^BenchmarkDLQ(Replay|Archive|Restore|Purge)$$'
 # wire) likewise: one pair of 40 messages per case; all eight must report.
 CONSUME_BENCH_SMOKE = '^BenchmarkConsume(SQS|PubSub)$$'
 bench-smoke:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
-	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(CONSUME_BENCH_SMOKE) -benchtime 1x -timeout 8m ./internal/cmd/consume 2>&1); rc=$$?; \
+	$(GO) test $(TRIMPATH) -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_SMOKE_PKGS)
+	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test $(TRIMPATH) -run '^$$' -bench $(CONSUME_BENCH_SMOKE) -benchtime 1x -timeout 8m ./internal/cmd/consume 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
 	n=$$(echo "$$out" | grep -c '^BenchmarkConsume[A-Za-z]*/.*ns/op'); test "$$n" -eq 10 || { echo "bench-smoke: $$n of the 10 consume benchmarks ran"; exit 1; }
-	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test -run '^$$' -bench $(DLQ_BENCH_SMOKE) -benchtime 1x -timeout 5m ./internal/inspect 2>&1); rc=$$?; \
+	@out=$$(BRIGHTER_BENCH_SMOKE=1 $(GO) test $(TRIMPATH) -run '^$$' -bench $(DLQ_BENCH_SMOKE) -benchtime 1x -timeout 5m ./internal/inspect 2>&1); rc=$$?; \
 	echo "$$out"; test $$rc -eq 0 || exit $$rc; \
 	n=$$(echo "$$out" | grep -c '^BenchmarkDLQ'); test "$$n" -eq 4 || { echo "bench-smoke: $$n of the 4 DLQ verb benchmarks ran"; exit 1; }
 
@@ -241,7 +257,7 @@ conformance-rocketmq-real:
 
 # Rewrite docs/conformance.md from a full conformance run.
 conformance-ledger: deps
-	BRIGHTER_UPDATE_LEDGER=1 $(GO) test -race -count=1 -timeout 20m ./internal/conformance
+	BRIGHTER_UPDATE_LEDGER=1 $(GO) test $(TRIMPATH) -race -count=1 -timeout 20m ./internal/conformance
 
 clean:
 	rm -rf bin node_modules

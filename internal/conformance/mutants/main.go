@@ -354,7 +354,11 @@ func runMutant(root string, m mutant, timeout time.Duration) result {
 		r.verdict, r.detail = "stale", err.Error()
 		return r
 	}
-	args := []string{"test", "-count=1", "-timeout", timeout.String(), "-run", m.Run}
+	// -trimpath, as make test builds: the copy's packages are then cached
+	// by content, not by the copy's directory, so only the mutated package
+	// and those that import it are compiled again, not the whole module
+	// once per mutant.
+	args := []string{"test", "-trimpath", "-count=1", "-timeout", timeout.String(), "-run", m.Run}
 	if m.Race {
 		args = append(args, "-race")
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,4 +137,30 @@ func TestStartEmulator_SurvivesATakenPort(t *testing.T) {
 		t.Fatalf("the emulator at %s does not accept connections: %v", e.Addr, err)
 	}
 	_ = c.Close()
+}
+
+// TestSharedEmulatorRunsWithJVMOpts: the test binary's emulator is a JVM
+// started with JVMOpts (the start script execs java, so the process the
+// helper started is the JVM), and a JVMOptsEnv already in the environment is
+// left as it is.
+func TestSharedEmulatorRunsWithJVMOpts(t *testing.T) {
+	e, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(e.cmd.Process.Pid) + "/cmdline")
+	if err != nil {
+		t.Fatalf("read the emulator's command line: %v", err)
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if len(args) == 0 || filepath.Base(args[0]) != "java" || !slices.Contains(args, JVMOpts) {
+		t.Fatalf("the emulator's command line is %q, want java with %s", args, JVMOpts)
+	}
+	own := []string{"PATH=/usr/bin", JVMOptsEnv + "=-Xint"}
+	if got := jvmEnv(own); !slices.Equal(got, own) {
+		t.Fatalf("jvmEnv(%q) = %q, want it unchanged", own, got)
+	}
+	if got := jvmEnv([]string{"PATH=/usr/bin"}); !slices.Equal(got, []string{"PATH=/usr/bin", JVMOptsEnv + "=" + JVMOpts}) {
+		t.Fatalf("jvmEnv without %s = %q, want %s=%s added", JVMOptsEnv, got, JVMOptsEnv, JVMOpts)
+	}
 }
