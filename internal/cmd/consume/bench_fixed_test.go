@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -52,13 +51,7 @@ func BenchmarkConsumeFixedCost(b *testing.B) {
 			b.Fatalf("start the SQS emulator: %v", err)
 		}
 		b.Cleanup(emu.Stop)
-		b.Setenv("AWS_ACCESS_KEY_ID", "test")
-		b.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-		b.Setenv("AWS_SESSION_TOKEN", "")
-		b.Setenv("AWS_PROFILE", "")
-		b.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "aws-config"))
-		b.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "aws-credentials"))
-		b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+		benchSQSEnv(b, dir)
 		clients := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
 		counter := startSQSCounter(b, emu.Endpoint)
 		for _, variant := range []string{"proactor", "reactor"} {

@@ -506,15 +506,7 @@ func benchGCPPlain(b *testing.B, project, addr, topic string, n int) benchSQSPla
 	var run benchSQSPlainRun
 	start := time.Now()
 	cpu := benchProcessCPU(b)
-	c, err := pubsub.NewClient(ctx, project,
-		option.WithEndpoint(addr),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-		option.WithTelemetryDisabled(),
-	)
-	if err != nil {
-		b.Fatalf("plain program: pubsub.NewClient: %v", err)
-	}
+	c := benchGCPPlainClient(ctx, b, "plain program", project, addr)
 	defer c.Close()
 	sub := c.Subscriber(topic)
 	sub.ReceiveSettings.NumGoroutines = 1
@@ -526,19 +518,45 @@ func benchGCPPlain(b *testing.B, project, addr, topic string, n int) benchSQSPla
 	go func() {
 		done <- sub.Receive(ctx, func(_ context.Context, m *pubsub.Message) { m.Ack(); acked.Inc() })
 	}()
-	run.took = benchGCPWaitAcked(b, scrape, n, start, func() string {
-		select {
-		case err := <-done:
-			return fmt.Sprintf("plain Receive ended early: %v", err)
-		default:
-			return ""
-		}
-	})
+	run.took = benchGCPWaitAcked(b, scrape, n, start, benchGCPEndedEarly(done, "plain Receive"))
 	cancel()
 	if err := <-done; err != nil {
 		b.Fatalf("plain Receive: %v", err)
 	}
 	return run
+}
+
+// benchGCPEndedEarly is benchGCPWaitAcked's failure check of a plain side
+// (who) whose loop sends its end on done: the text of an end before every
+// message was acknowledged, or "" while it runs.
+func benchGCPEndedEarly(done <-chan error, who string) func() string {
+	return func() string {
+		select {
+		case err := <-done:
+			return fmt.Sprintf("%s ended early: %v", who, err)
+		default:
+			return ""
+		}
+	}
+}
+
+// benchGCPPlainClient makes a plain side's client (who names it in a
+// failure): pubsub.NewClient of project to the emulator at addr, without
+// authentication or telemetry, as brighter's connection to an
+// emulatorHost. The caller closes it as its run ends, so that no client
+// of an earlier run is left running beside a later one.
+func benchGCPPlainClient(ctx context.Context, b *testing.B, who, project, addr string) *pubsub.Client {
+	b.Helper()
+	c, err := pubsub.NewClient(ctx, project,
+		option.WithEndpoint(addr),
+		option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		option.WithTelemetryDisabled(),
+	)
+	if err != nil {
+		b.Fatalf("%s: pubsub.NewClient: %v", who, err)
+	}
+	return c
 }
 
 // benchGCPPullLoop runs a plain program of the pull protocol on
@@ -556,15 +574,7 @@ func benchGCPPullLoop(b *testing.B, project, addr, topic string, n int) benchSQS
 	var run benchSQSPlainRun
 	start := time.Now()
 	cpu := benchProcessCPU(b)
-	c, err := pubsub.NewClient(ctx, project,
-		option.WithEndpoint(addr),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-		option.WithTelemetryDisabled(),
-	)
-	if err != nil {
-		b.Fatalf("pull loop: pubsub.NewClient: %v", err)
-	}
+	c := benchGCPPlainClient(ctx, b, "pull loop", project, addr)
 	defer c.Close()
 	sub := "projects/" + project + "/subscriptions/" + topic
 	run.startup = time.Since(start)
@@ -592,14 +602,7 @@ func benchGCPPullLoop(b *testing.B, project, addr, topic string, n int) benchSQS
 			acked.Add(float64(len(ids)))
 		}
 	}()
-	run.took = benchGCPWaitAcked(b, scrape, n, start, func() string {
-		select {
-		case err := <-done:
-			return fmt.Sprintf("pull loop ended early: %v", err)
-		default:
-			return ""
-		}
-	})
+	run.took = benchGCPWaitAcked(b, scrape, n, start, benchGCPEndedEarly(done, "pull loop"))
 	cancel()
 	if err := <-done; err != nil && ctx.Err() == nil {
 		b.Fatalf("pull loop: %v", err)
