@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -129,28 +130,31 @@ func LoadConfig(io *iostreams.IOStreams, path string) (*config.File, error) {
 }
 
 // ConfigNotFound is err with a hint naming -c/--config when it says that
-// the subscriptions file at path does not exist (fs.ErrNotExist); any other
-// err is returned as it is.
+// the default subscriptions file (DefaultConfigPath, read when no file is
+// named) does not exist (fs.ErrNotExist). A file the user named that does
+// not exist, and any other err, is returned as it is: the error names the
+// path, and a hint to name a file would tell them to do what they did.
 func ConfigNotFound(err error, path string) error {
-	if !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, fs.ErrNotExist) || path != DefaultConfigPath {
 		return err
 	}
-	hint := "name the subscriptions file with -c/--config FILE"
-	if path == DefaultConfigPath {
-		hint += " (without it, brighter reads " + DefaultConfigPath + " in the current directory)"
-	}
-	return fmt.Errorf("%w: %s", err, hint)
+	return fmt.Errorf("%w: name the subscriptions file with -c/--config FILE (without it, brighter reads %s in the current directory)", err, DefaultConfigPath)
 }
 
 // SelectSubscriptions returns the subscriptions of f named in names (in
-// that order), or all of them when names is empty; a name f does not have
-// is an error listing the valid ones.
+// the order first named; a name given twice, as in -s orders,orders, is
+// one subscription, never two pumps on one channel), or all of them when
+// names is empty; a name f does not have is an error listing the valid
+// ones.
 func SelectSubscriptions(f *config.File, names []string) ([]*config.Subscription, error) {
 	if len(names) == 0 {
 		return f.Subscriptions, nil
 	}
 	var out []*config.Subscription
-	for _, n := range names {
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			continue
+		}
 		s := f.Subscription(n)
 		if s == nil {
 			valid := make([]string, 0, len(f.Subscriptions))
