@@ -102,12 +102,18 @@ var (
 	reHex    = regexp.MustCompile(`(?i)\b(?:0x)?[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b(?:0x)?[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
 	reNumber = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?`)
 	reSpace  = regexp.MustCompile(`\s+`)
+	// reTimes is a count of times after its number became <n>: "1 time"
+	// and "3 times" are one group ("handled 1 time here", "handled 3
+	// times here" in the pump's budget messages).
+	reTimes = regexp.MustCompile(`<n> times?\b`)
 )
 
 // Normalise turns a rejection message into its group key for Stats: UUIDs
 // and hexadecimal ids (8 or more characters, mixing digits and letters)
 // become "<id>", other numbers "<n>", and runs of white space one space, so
-// "order 42 failed" and "order 43 failed" count together.
+// "order 42 failed" and "order 43 failed" count together; a count of
+// times reads "<n> time(s)", so "handled 1 time here" and "handled 3 times
+// here" count together too.
 func Normalise(s string) string {
 	s = reUUID.ReplaceAllString(s, "<id>")
 	s = reHex.ReplaceAllStringFunc(s, func(h string) string {
@@ -117,5 +123,6 @@ func Normalise(s string) string {
 		return "<id>"
 	})
 	s = reNumber.ReplaceAllString(s, "<n>")
+	s = reTimes.ReplaceAllString(s, "<n> time(s)")
 	return strings.TrimSpace(reSpace.ReplaceAllString(s, " "))
 }

@@ -24,6 +24,9 @@ func TestNormalise(t *testing.T) {
 		"id 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b not found": "id <id> not found",
 		"trace deadbeef01 lost":                             "trace <id> lost",
 		"no customer":                                       "no customer",
+		"delivered 4 times, handled 1 time here":            "delivered <n> time(s), handled <n> time(s) here",
+		"delivered 4 times, handled 3 times here":           "delivered <n> time(s), handled <n> time(s) here",
+		"order 7 timed out":                                 "order <n> timed out",
 	} {
 		if got := inspect.Normalise(in); got != want {
 			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
