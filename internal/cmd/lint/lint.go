@@ -351,7 +351,10 @@ func runLint(ctx context.Context, o *Options) error {
 		report.Findings[i].Message = o.io.Redactor.String(report.Findings[i].Message)
 	}
 
-	if len(report.Files) > 0 {
+	// A run that read no file still writes its report when it did not
+	// complete: a CI step's `lint -o sarif > out.sarif` then uploads a
+	// report saying so (executionSuccessful false), not an empty file.
+	if len(report.Files) > 0 || report.Incomplete != "" {
 		if err := lint.Write(o.io.Out, format, report, lint.WriteOptions{Color: o.io.Color && format == lint.FormatText, ToolVersion: o.global.Version().Version}); err != nil {
 			return cmdutil.FailureErr(err)
 		}
