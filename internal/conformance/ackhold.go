@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -77,8 +78,8 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		opts := k.options(v)
 		running := Start(t, rec.View(t), h, opts, pump.LogObserver{Logger: logger})
 		all := k.allAcked
-		Eventually(t, waitLong, "every message of the key acknowledged", all)
-		Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool {
+		polltest.Until(t, waitLong, "every message of the key acknowledged", all)
+		polltest.Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return runs[ids[0]] <= 1 && runs[ids[1]] <= 1 && runs[ids[2]] <= 1

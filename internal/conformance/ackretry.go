@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -61,7 +62,7 @@ func runAckRetry(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		AwaitFinal(t, waitLong, "an acknowledgement the broker accepted after the failed one",
 			Evidence{IDs: []string{id}, Want: 2, Final: func(string) bool { return rec.Acks(id) > 0 }}.recorded(rec))
 		delivered := len(rec.Counts(id))
-		Stays(t, quietWindow(ch), "the message was handled or delivered again after its acknowledgement", func() bool {
+		polltest.Stays(t, quietWindow(ch), "the message was handled or delivered again after its acknowledgement", func() bool {
 			return counter.Count(id) == 1 && len(rec.Counts(id)) == delivered
 		})
 		running.Quit(t)

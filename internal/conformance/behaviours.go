@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -124,7 +125,7 @@ func firstOn(t *testing.T, c broker.Consumer, id string, wait time.Duration) *me
 		t.Fatalf("the fixture has no such destination")
 	}
 	var got *message.Message
-	Eventually(t, wait, "message "+id+" on the destination", func() bool {
+	polltest.Until(t, wait, "message "+id+" on the destination", func() bool {
 		for _, m := range Drain(t, c, 2*time.Second, 10) {
 			if m.OriginalID() == id {
 				got = m
@@ -179,7 +180,7 @@ func checkMetadata(t *testing.T, ch Channel, m *message.Message, reason message.
 func checkDiscarded(t *testing.T, sc *scenario, reason message.RejectionReason) {
 	t.Helper()
 	awaitScenario(t, sc, waitShort, "the discard, acknowledged", 1, func() bool { return discards(sc.rec, sc.id) > 0 })
-	Stays(t, quietWindow(sc.ch), "the discarded message came back: it was not acknowledged (R-17)", func() bool {
+	polltest.Stays(t, quietWindow(sc.ch), "the discarded message came back: it was not acknowledged (R-17)", func() bool {
 		return sc.counter.Count(sc.id) == 1
 	})
 	sc.running.Quit(t)
@@ -236,10 +237,10 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 	g.Run(t, "AC-2", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, Lease: shortLease}, always(pump.Ack))
-		Eventually(t, waitShort, "one delivery", func() bool { return sc.counter.Count(sc.id) == 1 })
+		polltest.Until(t, waitShort, "one delivery", func() bool { return sc.counter.Count(sc.id) == 1 })
 		// acknowledged: not delivered again past the lease (the pump's
 		// acknowledgement path, batched where the consumer batches)
-		Stays(t, quietWindow(sc.ch), "the acknowledged message came back", func() bool { return sc.counter.Count(sc.id) == 1 })
+		polltest.Stays(t, quietWindow(sc.ch), "the acknowledged message came back", func() bool { return sc.counter.Count(sc.id) == 1 })
 		// Not on redelivery alone (Google's emulator can stop redelivering,
 		// docs/emulators.md#googles-pubsub-emulator): the broker accepted the
 		// pump's acknowledgement.
@@ -346,7 +347,7 @@ func RunRows(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		// running, an original left unacknowledged would come back within
 		// the lease and be handled (and rejected) again.
 		n := sc.counter.Count(sc.id)
-		Stays(t, quietWindow(sc.ch), "the source redelivered the routed message", func() bool { return sc.counter.Count(sc.id) == n })
+		polltest.Stays(t, quietWindow(sc.ch), "the source redelivered the routed message", func() bool { return sc.counter.Count(sc.id) == n })
 		sc.running.Quit(t)
 		if rj := sc.rec.Rejects(sc.id); len(rj) != 1 || rj[0].Result.Route != broker.RouteDeadLetter || rj[0].Result.Err != nil {
 			t.Fatalf("rejections %+v, want one to the dead-letter queue", rj)
@@ -456,7 +457,7 @@ func ConsumerRows(t *testing.T, g *Group, f Fixture) {
 		id := uniqueID(t)
 		ch.Send(t, newMessage(f, id))
 		var counts []int
-		Eventually(t, waitLong, "two deliveries with no requeue between them", func() bool {
+		polltest.Until(t, waitLong, "two deliveries with no requeue between them", func() bool {
 			for _, m := range receiveOnce(t, c, time.Second) {
 				if m.OriginalID() == id {
 					counts = append(counts, m.Header.HandledCount)
@@ -475,7 +476,7 @@ func ConsumerRows(t *testing.T, g *Group, f Fixture) {
 		id := uniqueID(t)
 		ch.Send(t, newMessage(f, id))
 		var got *message.Message
-		Eventually(t, waitShort, "the message", func() bool {
+		polltest.Until(t, waitShort, "the message", func() bool {
 			for _, m := range receiveOnce(t, c, time.Second) {
 				if m.OriginalID() == id {
 					got = m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -82,7 +83,7 @@ func runCeiling(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		opts.BufferSize, opts.NoOfPerformers = 1, 1
 		opts.MaxLeaseExtension = ceilingMaxExtension
 		running := Start(t, rec.View(t), h, opts, pump.LogObserver{Logger: logger}, obs)
-		Eventually(t, waitLong, "the message acknowledged", func() bool { return rec.Acks(id) >= 1 })
+		polltest.Until(t, waitLong, "the message acknowledged", func() bool { return rec.Acks(id) >= 1 })
 		running.Quit(t)
 		out := logs.String()
 		warns := 0

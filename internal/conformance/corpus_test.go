@@ -15,6 +15,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -321,9 +322,9 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 		}
 		return len(done) == len(cases)
 	}
-	Eventually(t, waitLong, "every corpus message handled or rejected", settled)
+	polltest.Until(t, waitLong, "every corpus message handled or rejected", settled)
 	ch.Send(t, newMessage(f, goodID))
-	Eventually(t, waitLong, "the good message after the corpus handled", func() bool {
+	polltest.Until(t, waitLong, "the good message after the corpus handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return good > 0
@@ -373,7 +374,7 @@ func runCorpus(t *testing.T, f Fixture, v pump.Variant, cases []corpusCase) {
 			want++
 		}
 	}
-	Eventually(t, waitLong, "every invalid case on the invalid-message destination", func() bool {
+	polltest.Until(t, waitLong, "every invalid case on the invalid-message destination", func() bool {
 		for _, m := range Drain(t, inv, 2*time.Second, 100) {
 			if i := which(m); i >= 0 {
 				copies[i] = m

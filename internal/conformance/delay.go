@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -52,7 +53,7 @@ func runDelay(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 			return pump.Result{Outcome: pump.Defer}
 		}, opts, pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "three deliveries", func() bool {
+		polltest.Until(t, waitLong, "three deliveries", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(at) >= 3

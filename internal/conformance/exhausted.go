@@ -7,6 +7,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -40,7 +41,7 @@ func runExhausted(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			return n
 		}
 		// The first failed routing: the handler has had its budget.
-		Eventually(t, waitLong, "a failed routing", func() bool { return failed() >= 1 })
+		polltest.Until(t, waitLong, "a failed routing", func() bool { return failed() >= 1 })
 		handled := sc.counter.Count(sc.id)
 		// A second failed routing, of a delivery that arrived exhausted.
 		awaitScenario(t, sc, waitLong, "a second failed routing", len(sc.rec.Counts(sc.id))+1, func() bool { return failed() >= 2 })

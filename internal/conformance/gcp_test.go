@@ -26,6 +26,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/limits"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -448,7 +449,7 @@ func (c *pubsubChannel) topicExists(t testing.TB, topic string) bool {
 func receiveID(t *testing.T, c broker.Consumer, id string, wait time.Duration) *message.Message {
 	t.Helper()
 	var got *message.Message
-	Eventually(t, wait, "message "+id, func() bool {
+	polltest.Until(t, wait, "message "+id, func() bool {
 		for _, m := range receiveOnce(t, c, time.Second) {
 			if m.OriginalID() == id && got == nil {
 				got = m
@@ -676,7 +677,7 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 	})
 	g.Run(t, "AC-18", f, v, func(t *testing.T) {
 		sc := run(t, f, v, Setup{RequeueCount: 3, MissingDeadLetter: true, Lease: 60 * time.Second}, always(pump.Reject))
-		Eventually(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+		polltest.Until(t, waitShort, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 		rejectedAt := time.Now()
 		// The redelivery is routed again without a handler run (a
 		// handler's rejection is final): it shows as a second rejection.
@@ -787,7 +788,7 @@ func runPubSubRows(t *testing.T, g *Group, f *pubsubFixture, v pump.Variant, att
 			return pump.Result{Outcome: pump.Ack}
 		}
 		running := Start(t, rec.View(t), counter.Wrap(h), pumpOptions(v, 3), pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong, "every message handled and the deferred one past its budget", func() bool {
+		polltest.Until(t, waitLong, "every message handled and the deferred one past its budget", func() bool {
 			for _, id := range ids {
 				if counter.Count(id) == 0 {
 					return false

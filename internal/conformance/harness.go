@@ -92,19 +92,6 @@ func (r *Running) CutOff(t testing.TB) {
 	r.Quit(t)
 }
 
-// Eventually polls cond every 50 ms until it holds or timeout passes, then
-// fails the test with msg.
-func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s: %s", timeout, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // LogBuffer is a concurrency-safe buffer for a JSON slog handler, so tests
 // can count log records by message text.
 type LogBuffer struct {
@@ -155,24 +142,6 @@ func (b *LogBuffer) Records(t testing.TB, msg string) []map[string]any {
 		}
 	}
 	return out
-}
-
-// Stays checks cond every 50 ms for the whole window and fails the test
-// with msg the first time it does not hold (a negative check: something
-// must NOT happen; callers derive window from the lease or the delivery
-// schedule they observe, never guess it).
-func Stays(t testing.TB, window time.Duration, msg string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(window)
-	for time.Now().Before(deadline) {
-		if !cond() {
-			t.Fatalf("within %s: %s", window, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !cond() {
-		t.Fatalf("within %s: %s", window, msg)
-	}
 }
 
 // logOnFailure logs every record of logs when t has failed, at the end of

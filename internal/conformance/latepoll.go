@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -149,7 +150,7 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	// The broker's long poll: the shortest empty receive of either
 	// replica.
 	var poll time.Duration
-	Eventually(t, waitShort+2*latePoll, "an empty receive of each replica", func() bool {
+	polltest.Until(t, waitShort+2*latePoll, "an empty receive of each replica", func() bool {
 		poll = 0
 		for _, r := range replicas {
 			p := recs[r].EmptyPoll()
@@ -227,7 +228,7 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		ids = append(ids, id)
 		ch.Send(t, newMessage(f, id))
-		Eventually(t, waitShort, "the message delivered", func() bool { return deliveries(id) > 0 })
+		polltest.Until(t, waitShort, "the message delivered", func() bool { return deliveries(id) > 0 })
 		for _, r := range replicas {
 			if lags := recs[r].Lags(id); len(lags) > 0 && lags[0] < lag {
 				return fmt.Sprintf("%s was handed out %s into its receive, not late (wanted %s)", id, lags[0], lag)
@@ -241,7 +242,7 @@ func latePollAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	}
 	// A lease lapsed in the handler's last lease would bring a message
 	// back within the channel's redelivery bound.
-	Stays(t, ch.RedeliveryBound()+pumpTimeOut, "a message delivered again after it was acknowledged", func() bool {
+	polltest.Stays(t, ch.RedeliveryBound()+pumpTimeOut, "a message delivered again after it was acknowledged", func() bool {
 		for _, id := range ids {
 			if deliveries(id) > 1 {
 				return false

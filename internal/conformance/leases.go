@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -191,7 +192,7 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			mu.Unlock()
 			return pump.Result{Outcome: pump.Ack}
 		}), opts, late, pump.LogObserver{Logger: logger})
-		Eventually(t, waitLong+msgs*hold, "every message handled", func() bool {
+		polltest.Until(t, waitLong+msgs*hold, "every message handled", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(acked) == msgs
@@ -199,7 +200,7 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		// A lapsed lease would bring a message back within the channel's
 		// redelivery bound (the fixture's lease, which may be longer than
 		// conformanceLease: Pub/Sub's minimum is 10 s).
-		Stays(t, quietWindow(ch), "a message handled again after it was acknowledged", func() bool {
+		polltest.Stays(t, quietWindow(ch), "a message handled again after it was acknowledged", func() bool {
 			for _, id := range ids {
 				if counter.Count(id) > 1 {
 					return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -119,11 +120,11 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		}
 		// Every message must be handled to the end: a pass can never come
 		// from a broker (Google's emulator) that stopped redelivering.
-		Eventually(t, waitLong, "every message of every key acknowledged by its handler", func() bool { return acked() >= orderKeys*orderPerKey })
+		polltest.Until(t, waitLong, "every message of every key acknowledged by its handler", func() bool { return acked() >= orderKeys*orderPerKey })
 		// None is handled again past the channel's redelivery bound: an
 		// ordered broker redelivers the later messages of a key with a
 		// released one, so one handled early would come back.
-		Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool { return acked() == orderKeys*orderPerKey })
+		polltest.Stays(t, quietWindow(ch), "a message was handled again after every message had been acknowledged", func() bool { return acked() == orderKeys*orderPerKey })
 		running.Quit(t)
 		mu.Lock()
 		all := slices.Clone(runs)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -68,7 +69,7 @@ func runOversize(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 			return RejectCall{}, false
 		}
-		Eventually(t, waitLong, "the routed copy refused and the original released", func() bool { _, ok := released(); return ok })
+		polltest.Until(t, waitLong, "the routed copy refused and the original released", func() bool { _, ok := released(); return ok })
 		running.Quit(t)
 		rj, _ := released()
 		if !errors.Is(rj.Result.Err, broker.ErrTooLarge) {

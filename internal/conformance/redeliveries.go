@@ -10,6 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/observe"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -176,7 +177,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 				AwaitFinal(t, within, "an acknowledgement with the newest receipt", Evidence{IDs: ids, Want: 2,
 					Delivered: rc.Handed, Final: settled, Settled: rc.Acks})
 			} else {
-				Eventually(t, within, "every message acknowledged with its newest receipt", func() bool {
+				polltest.Until(t, within, "every message acknowledged with its newest receipt", func() bool {
 					for _, id := range ids {
 						if !settled(id) {
 							return false
@@ -297,7 +298,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		if rc.Handed(id) < 2 {
 			// Waited for below: the broker must hand the message out again
 			// after the lapse, or the row proves nothing.
-			Eventually(t, waitLong+2*hold, "the message handed out again after its lease lapsed", func() bool { return rc.Handed(id) >= 2 })
+			polltest.Until(t, waitLong+2*hold, "the message handed out again after its lease lapsed", func() bool { return rc.Handed(id) >= 2 })
 		}
 		settledForGood(t, ch, rc, counter, []string{id}, waitLong+4*hold)
 		running.Quit(t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -175,16 +176,16 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		// the acknowledging messages go out with both replicas receiving.
 		victim := start("victim")
 		ch.Send(t, newMessage(f, poison))
-		Eventually(t, waitLong, "the victim handling the deferring message", func() bool { return hung.Load() })
+		polltest.Until(t, waitLong, "the victim handling the deferring message", func() bool { return hung.Load() })
 		survivor := start("survivor")
 		for _, id := range ackIDs {
 			ch.Send(t, newMessage(f, id))
 		}
-		Eventually(t, waitShort, "the survivor receiving", func() bool { return recs["survivor"].Receives() > 0 })
+		polltest.Until(t, waitShort, "the survivor receiving", func() bool { return recs["survivor"].Receives() > 0 })
 		if le, ok := recs["victim"].Consumer.(broker.LeaseExtender); ok && le.Lease() > 0 {
 			// The victim's pump keeps the hung message's lease: while the
 			// victim lives, no other replica gets it, past its lease.
-			Stays(t, le.Lease()*5/4, "another replica handled the message the live victim holds (its lease was not kept)", func() bool {
+			polltest.Stays(t, le.Lease()*5/4, "another replica handled the message the live victim holds (its lease was not kept)", func() bool {
 				return tally.of("survivor", poison) == 0
 			})
 		}
@@ -292,7 +293,7 @@ func replicasAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		t.Logf("every message settled %s after the kill", time.Since(killed).Round(time.Millisecond))
 		n := tally.total()
-		Stays(t, quietWindow(ch), "a message handled again after every message was settled", func() bool { return tally.total() == n })
+		polltest.Stays(t, quietWindow(ch), "a message handled again after every message was settled", func() bool { return tally.total() == n })
 		survivor.Quit(t)
 		restarted.Quit(t)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -68,7 +69,7 @@ func runRestart(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		// has acknowledged it, and the first is stopped at once.
 		stopped, stoppedConsumer := start("stopped")
 		send(base + "-before")
-		Eventually(t, waitShort, "the first replica acknowledging its message", func() bool { return acks("stopped") == 1 })
+		polltest.Until(t, waitShort, "the first replica acknowledging its message", func() bool { return acks("stopped") == 1 })
 		survivor, _ := start("survivor")
 		stopped.Quit(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,11 +87,11 @@ func runRestart(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			id := fmt.Sprintf("%s-after-%d", base, i)
 			want := acks("survivor", "restarted") + 1
 			send(id)
-			Eventually(t, prompt, id+" acknowledged by a live replica (a message handed to a consumer that is gone comes back only after a lease)", func() bool {
+			polltest.Until(t, prompt, id+" acknowledged by a live replica (a message handed to a consumer that is gone comes back only after a lease)", func() bool {
 				return acks("survivor", "restarted") >= want
 			})
 		}
-		Stays(t, quietWindow(ch), "a message was handled twice across the replicas (an acknowledgement was lost at the stop)", func() bool {
+		polltest.Stays(t, quietWindow(ch), "a message was handled twice across the replicas (an acknowledgement was lost at the stop)", func() bool {
 			for _, id := range sent {
 				n := 0
 				for _, r := range []string{"stopped", "survivor", "restarted"} {

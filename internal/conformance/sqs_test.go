@@ -18,6 +18,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -274,7 +275,7 @@ type lockstepRun struct {
 func sqsLockstepRun(t *testing.T, f *sqsFixture, v pump.Variant) lockstepRun {
 	t.Helper()
 	sc := run(t, f, v, Setup{RequeueCount: 3, DeadLetter: true}, always(pump.Defer))
-	Eventually(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
+	polltest.Until(t, waitLong, "a rejection", func() bool { return len(sc.rec.Rejects(sc.id)) > 0 })
 	sc.running.Quit(t)
 	m := firstOn(t, sc.ch.DeadLetter(t), sc.id, waitShort)
 	var out lockstepRun

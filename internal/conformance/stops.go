@@ -13,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -396,7 +397,7 @@ func killsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 	final.running.Quit(t)
 	copies := map[string]*message.Message{}
 	arrived := newArrivals(func() []*message.Message { return Drain(t, ch.DeadLetter(t), 2*time.Second, 10) })
-	Eventually(t, waitShort, "every message's copy on the dead-letter destination", func() bool {
+	polltest.Until(t, waitShort, "every message's copy on the dead-letter destination", func() bool {
 		for _, id := range ids {
 			if !arrived.Final(id) {
 				return false

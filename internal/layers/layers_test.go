@@ -20,7 +20,7 @@ const module = "github.com/brightergo/brighter/"
 // support (internal/pump/pumptest) is in the pump's group, so it may import
 // the pump and never a transport.
 const (
-	levelLeaf   = iota // redact, broker/limits: leaves with no module imports, used by every layer
+	levelLeaf   = iota // redact, broker/limits, polltest: leaves with no module imports, used by every layer
 	levelBase          // message, config, tui/kit and other leaves
 	levelBroker        // internal/broker: the interfaces and the routing
 	levelEngine        // the pump, and each transport with its test support
@@ -36,7 +36,8 @@ const (
 func level(pkg string) (lvl int, group string, ok bool) {
 	switch {
 	case pkg == "internal/redact", // the one redaction rule (docs/security.md)
-		pkg == "internal/broker/limits": // the brokers' limits in bytes
+		pkg == "internal/broker/limits", // the brokers' limits in bytes
+		pkg == "internal/polltest":      // test support: the tests' one poll-until loop
 		return levelLeaf, pkg, true
 	case pkg == "internal/message", pkg == "internal/config", pkg == "internal/ociimage",
 		pkg == "internal/faultproxy", // test support (a TCP fault proxy), imports nothing of ours

@@ -16,6 +16,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -191,7 +192,7 @@ func TestEvents_NDJSONAndBacklog(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != ContentTypeNDJSON {
 		t.Fatalf("content type %q", ct)
 	}
-	waitFor(t, func() bool { return st.Readers() == 1 })
+	polltest.Until(t, 5*time.Second, "the stream's reader subscribed", func() bool { return st.Readers() == 1 })
 	for _, e := range evs[2:] {
 		st.Observe(e)
 	}
@@ -251,7 +252,7 @@ func TestEvents_SlowReaderDoesNotBlockAndDropsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	waitFor(t, func() bool { return st.Readers() == 1 })
+	polltest.Until(t, 5*time.Second, "the stream's reader subscribed", func() bool { return st.Readers() == 1 })
 
 	e := poisonEvents("orders")[0]
 	const n = 50_000
@@ -321,17 +322,6 @@ func TestEffectiveLimit(t *testing.T) {
 		if got := EffectiveLimit(c.r, c.m); got != c.want {
 			t.Errorf("EffectiveLimit(%d, %d) = %d, want %d", c.r, c.m, got, c.want)
 		}
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

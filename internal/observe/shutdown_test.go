@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // startStoppable starts s on a free loopback port with a base context that
@@ -64,7 +66,7 @@ func TestServerStop_EndsEventStreamsCleanly(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			waitFor(t, func() bool { return st.Readers() == 1 })
+			polltest.Until(t, 5*time.Second, "the stream's reader subscribed", func() bool { return st.Readers() == 1 })
 			body := make(chan string, 1)
 			readErr := make(chan error, 1)
 			go func() {
@@ -96,7 +98,7 @@ func TestServerStop_EndsEventStreamsCleanly(t *testing.T) {
 			if !sse && strings.Contains(got, SSEClosedComment) {
 				t.Errorf("NDJSON stream carries the SSE comment:\n%s", got)
 			}
-			waitFor(t, func() bool { return st.Readers() == 0 })
+			polltest.Until(t, 5*time.Second, "the stream's reader gone", func() bool { return st.Readers() == 0 })
 			if _, err := http.Get(base + "/healthz"); err == nil {
 				t.Error("the listener still answers after stop")
 			}
@@ -128,7 +130,7 @@ func TestServerStop_BoundedWithAReaderThatDoesNotRead(t *testing.T) {
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
 		t.Fatalf("response line %q, %v", line, err)
 	}
-	waitFor(t, func() bool { return st.Readers() == 1 })
+	polltest.Until(t, 5*time.Second, "the stream's reader subscribed", func() bool { return st.Readers() == 1 })
 
 	big := Record{Kind: KindLog, Text: strings.Repeat("x", 256<<10)}
 	// Flood: far more than loopback's socket buffers hold.
@@ -157,5 +159,5 @@ func TestServerStop_BoundedWithAReaderThatDoesNotRead(t *testing.T) {
 		t.Error("stop = nil, want an error saying a connection had to be closed")
 	}
 	t.Logf("stop took %s: %v", took, err)
-	waitFor(t, func() bool { return st.Readers() == 0 })
+	polltest.Until(t, 5*time.Second, "the stream's reader gone", func() bool { return st.Readers() == 0 })
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -44,7 +45,7 @@ func TestAwaitingReceive_OnlyWhileTheDrainWaitsForAReceive(t *testing.T) {
 			t.Fatal("AwaitingReceive while a handler still runs")
 		}
 		close(release)
-		waitFor(t, time.Second, "AwaitingReceive once only the receive is left", p.AwaitingReceive)
+		polltest.Until(t, time.Second, "AwaitingReceive once only the receive is left", p.AwaitingReceive)
 		select {
 		case err := <-done:
 			if err != nil {

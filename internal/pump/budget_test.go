@@ -14,6 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -206,7 +207,7 @@ func TestRequeueDelayHonoured_NFR8(t *testing.T) {
 					again = time.Now()
 					return pump.Result{Outcome: pump.Ack}
 				})
-				waitFor(t, 10*time.Second, "redelivery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+				polltest.Until(t, 10*time.Second, "redelivery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 				mu.Lock()
 				gap := again.Sub(returned)
 				mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
@@ -176,7 +177,7 @@ func TestSettleCallsHaveCallTimeout(t *testing.T) {
 				assertBound(t, h, op, callTimeout)
 				// The held settle left the message on the broker; its lease
 				// lapses and it is delivered again.
-				waitFor(t, 20*time.Second, "m0 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+				polltest.Until(t, 20*time.Second, "m0 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 				if d := e.b.Depth(srcQueue); d != 0 {
 					t.Errorf("source depth %d, want 0", d)
 				}
@@ -372,13 +373,13 @@ func TestSettleDeadlineIsFreshAfterAPause(t *testing.T) {
 		opts.CallTimeout = callTimeout
 		e.startWith(t, h, opts, ack)
 		e.publish(t, srcQueue, "m0", "")
-		waitFor(t, 10*time.Second, "m0 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+		polltest.Until(t, 10*time.Second, "m0 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 		// The condition under test is time passing: wait until the first
 		// acknowledge's deadline is over.
 		acked := time.Now()
-		waitFor(t, 10*time.Second, "callTimeout passed", func() bool { return time.Since(acked) > 2*callTimeout })
+		polltest.Until(t, 10*time.Second, "callTimeout passed", func() bool { return time.Since(acked) > 2*callTimeout })
 		e.publish(t, srcQueue, "m1", "")
-		waitFor(t, 10*time.Second, "m1 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 2 })
+		polltest.Until(t, 10*time.Second, "m1 acknowledged", func() bool { return e.events.Count(pump.EventAcknowledged) == 2 })
 		left := append(h.enteredOf("Acknowledge"), h.enteredOf("AcknowledgeBatch")...)
 		if len(left) != 2 {
 			t.Fatalf("%d acknowledge calls, want 2", len(left))

@@ -35,18 +35,6 @@ func forEachVariant(t *testing.T, f func(t *testing.T, v pump.Variant)) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(time.Millisecond) // poll interval, not a wait for the condition
-	}
-}
-
 // syncBuffer is a goroutine-safe bytes.Buffer for a slog JSON handler.
 type syncBuffer struct {
 	mu  sync.Mutex

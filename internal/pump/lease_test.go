@@ -11,6 +11,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
@@ -238,7 +239,7 @@ func TestLeaseExtensionFailureLoggedNotLost(t *testing.T) {
 			pumptest.SleepFor(ctx, testLease*3/5)
 			return pump.Result{Outcome: pump.Ack}
 		})
-		waitFor(t, 30*time.Second, "a failed extension", func() bool { return e.events.Count(pump.EventLeaseExtendFailed) > 0 })
+		polltest.Until(t, 30*time.Second, "a failed extension", func() bool { return e.events.Count(pump.EventLeaseExtendFailed) > 0 })
 		failing.Store(false)
 		if err := e.wait(t, 60*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)

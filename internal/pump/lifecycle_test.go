@@ -13,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -54,7 +55,7 @@ func TestChannelFailureBacksOffAndRecovers_NFR8(t *testing.T) {
 		opts := fastOptions(v)
 		opts.ChannelFailureDelay = backoff
 		e.start(t, opts, ack)
-		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+		polltest.Until(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 		ts := calls.get()
 		if len(ts) < failures+1 {
 			t.Fatalf("receive calls = %d, want at least %d", len(ts), failures+1)
@@ -91,7 +92,7 @@ func TestEmptyChannelDelay_NFR8(t *testing.T) {
 		opts := fastOptions(v)
 		opts.EmptyChannelDelay = delay
 		e.start(t, opts, ack)
-		waitFor(t, 10*time.Second, "4 receives", func() bool { return len(calls.get()) >= 4 })
+		polltest.Until(t, 10*time.Second, "4 receives", func() bool { return len(calls.get()) >= 4 })
 		if err := e.stop(t); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
@@ -297,7 +298,7 @@ func TestNoOfPerformersRunsConcurrently_NFR8(t *testing.T) {
 			cur.Add(-1)
 			return pump.Result{Outcome: pump.Ack}
 		})
-		waitFor(t, 10*time.Second, fmt.Sprintf("%d concurrent handlers", n), func() bool { return peak.Load() == n })
+		polltest.Until(t, 10*time.Second, fmt.Sprintf("%d concurrent handlers", n), func() bool { return peak.Load() == n })
 		close(release)
 		if err := e.wait(t, 10*time.Second); err != nil {
 			t.Fatalf("Run = %v", err)
@@ -479,7 +480,7 @@ func TestBudgetExhausted_DescriptionCarriesTheLastError_R18(t *testing.T) {
 		e.start(t, opts, func(context.Context, *message.Message) pump.Result {
 			return pump.Result{Outcome: pump.Defer, Err: errors.New("exit status 1: poison body")}
 		})
-		waitFor(t, 5*time.Second, "a rejection", func() bool { return e.events.Count(pump.EventRejected) == 1 })
+		polltest.Until(t, 5*time.Second, "a rejection", func() bool { return e.events.Count(pump.EventRejected) == 1 })
 		rj := e.events.Of(pump.EventRejected)[0]
 		if !strings.HasPrefix(rj.Description, "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time here)") ||
 			!strings.HasSuffix(rj.Description, ": exit status 1: poison body") {
@@ -503,7 +504,7 @@ func TestOutcomeEventsCarryHandlerDuration(t *testing.T) {
 			time.Sleep(2 * time.Millisecond) // the handler's work, measured
 			return pump.Result{Outcome: pump.Ack}
 		})
-		waitFor(t, 5*time.Second, "three acknowledgements", func() bool { return e.events.Count(pump.EventAcknowledged) == 3 })
+		polltest.Until(t, 5*time.Second, "three acknowledgements", func() bool { return e.events.Count(pump.EventAcknowledged) == 3 })
 		for _, ev := range e.events.Of(pump.EventAcknowledged) {
 			if ev.Duration < 2*time.Millisecond {
 				t.Errorf("%s acknowledged with Duration %v, want the handler's >= 2ms", ev.MessageID(), ev.Duration)
@@ -576,7 +577,7 @@ func TestRepeatedChannelFailuresBackOffExponentiallyAndStall(t *testing.T) {
 		opts.MaxChannelFailureDelay = 40 * time.Millisecond
 		opts.StallAfter = 30 * time.Millisecond
 		e.start(t, opts, ack)
-		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+		polltest.Until(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 		cf := e.events.Of(pump.EventChannelFailure)
 		if len(cf) != failures {
 			t.Fatalf("channel-failure events = %d, want %d", len(cf), failures)

@@ -10,6 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -60,7 +61,7 @@ func TestProactorOverlapsReceivesOfConcurrentReceiver_NFR8(t *testing.T) {
 	opts.NoOfPerformers = n
 	opts.BufferSize = 2
 	e.startWith(t, rc, opts, ack)
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d Receive calls in flight at once", n), func() bool { return rc.inFlight.Load() == n })
+	polltest.Until(t, 10*time.Second, fmt.Sprintf("%d Receive calls in flight at once", n), func() bool { return rc.inFlight.Load() == n })
 	close(rc.gate)
 	if err := e.wait(t, 20*time.Second); err != nil {
 		t.Fatalf("Run = %v", err)
@@ -101,7 +102,7 @@ func TestProactorSerialisesReceivesOtherwise_NFR8(t *testing.T) {
 			e.startWith(t, c, opts, ack)
 			// The queue empties, then the receivers keep long-polling it (5 ms
 			// each): any overlap would show in the peak.
-			waitFor(t, 10*time.Second, "20 acknowledgements and 50 Receive calls", func() bool {
+			polltest.Until(t, 10*time.Second, "20 acknowledgements and 50 Receive calls", func() bool {
 				return e.events.Count(pump.EventAcknowledged) == 20 && rc.calls.Load() >= 50
 			})
 			if err := e.stop(t); err != nil {

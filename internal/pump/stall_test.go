@@ -9,6 +9,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -45,10 +46,10 @@ func TestStallClockStartsAtTheFirstFailingCall(t *testing.T) {
 		opts.StallAfter = time.Second
 		e.startWith(t, c, opts, ack)
 		e.publish(t, srcQueue, "m1", "")
-		waitFor(t, 10*time.Second, "the message handled", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
+		polltest.Until(t, 10*time.Second, "the message handled", func() bool { return e.events.Count(pump.EventAcknowledged) == 1 })
 		holed := time.Now()
 		c.holed.Store(true)
-		waitFor(t, 10*time.Second, "the stall", func() bool { return e.events.Count(pump.EventStalled) == 1 })
+		polltest.Until(t, 10*time.Second, "the stall", func() bool { return e.events.Count(pump.EventStalled) == 1 })
 		st := e.events.Of(pump.EventStalled)[0]
 		// The receive under way when the hole opened started before it;
 		// the next one starts at most an emptyChannelDelay (1 ms) after.
@@ -62,7 +63,7 @@ func TestStallClockStartsAtTheFirstFailingCall(t *testing.T) {
 			t.Errorf("stall event %+v, want the failure and its count", st)
 		}
 		c.holed.Store(false)
-		waitFor(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventChannelRecovered) == 1 })
+		polltest.Until(t, 10*time.Second, "recovery", func() bool { return e.events.Count(pump.EventChannelRecovered) == 1 })
 		if err := e.stop(t); err != nil {
 			t.Errorf("Run = %v", err)
 		}
@@ -86,7 +87,7 @@ func TestStallWhenTheDeadlineIsLongerThanStallAfter(t *testing.T) {
 		opts.StallAfter = 200 * time.Millisecond
 		started := time.Now()
 		e.startWith(t, c, opts, ack)
-		waitFor(t, 10*time.Second, "the stall", func() bool { return e.events.Count(pump.EventStalled) == 1 })
+		polltest.Until(t, 10*time.Second, "the stall", func() bool { return e.events.Count(pump.EventStalled) == 1 })
 		st := e.events.Of(pump.EventStalled)[0]
 		cf := e.events.Of(pump.EventChannelFailure)
 		if len(cf) == 0 || st.Time.Sub(cf[0].Time) > 100*time.Millisecond {

@@ -10,6 +10,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -134,7 +135,7 @@ func TestRestartAfterAFailedRoutingCostsAtMostOneMoreRun_R4(t *testing.T) {
 		opts := fastOptions(v)
 		opts.RequeueCount = 3
 		e.startWith(t, c, opts, deferAlways)
-		waitFor(t, 10*time.Second, "the failed routing", func() bool { return e.events.Count(pump.EventRejected) == 1 })
+		polltest.Until(t, 10*time.Second, "the failed routing", func() bool { return e.events.Count(pump.EventRejected) == 1 })
 		if err := e.stop(t); err != nil { // the process stops before the retry
 			t.Fatalf("Run = %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
@@ -100,7 +101,7 @@ func TestStreamStop_WhileMessagesArriveLosesNone(t *testing.T) {
 				}
 				published <- nil
 			}()
-			waitFor(t, 20*time.Second, "a third of the messages handled", func() bool {
+			polltest.Until(t, 20*time.Second, "a third of the messages handled", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(handled) >= n/3
@@ -152,18 +153,5 @@ func TestStreamStop_WhileMessagesArriveLosesNone(t *testing.T) {
 			}
 			t.Logf("%d handled before the stop, %d after it", first, n-first)
 		})
-	}
-}
-
-// waitFor polls cond every 20 ms until it holds, failing the test after
-// within with what in its message.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

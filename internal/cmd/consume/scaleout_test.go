@@ -17,6 +17,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -425,20 +426,21 @@ func (p *consumeProc) terminate(t *testing.T) {
 	}
 }
 
-// waitFor polls cond every 50 ms for up to timeout, failing the test when
-// it does not hold by then or when one of the watched processes exits.
+// waitFor is polltest.Until (cond polled until it holds, the test failed
+// after timeout) that also fails the test at once, with the process's
+// stderr, when one of the watched processes exits before cond holds.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, watch ...*consumeProc) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
+	polltest.Until(t, timeout, what, func() bool {
+		t.Helper()
+		if cond() {
+			return true
+		}
 		for _, p := range watch {
 			if p.gone() {
 				t.Fatalf("waiting for %s: consume exited (%v); stderr:\n%s", what, p.err, p.stderr.String())
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 }

@@ -12,7 +12,7 @@
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.
 //
-// Imports: internal/broker, internal/message, internal/pump
+// Imports: internal/broker, internal/message, internal/polltest, internal/pump
 //
 // Imported by: internal/cmd/cmdtest
 package pumptest
@@ -30,6 +30,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -222,38 +223,22 @@ func stop(t *testing.T, cancel context.CancelFunc, done chan error, within time.
 	}
 }
 
-// WaitUntil polls cond every 20 ms until it holds, failing the test with
-// what if within passes first.
+// WaitUntil is polltest.Until: it polls cond every polltest.Interval
+// until it holds, failing the test with "timed out after <within> waiting
+// for <what>" if within passes first.
 func WaitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+	polltest.Until(t, within, what, cond)
 }
 
-// Stays checks cond every 20 ms for the whole window and fails the test
-// with msg the first time it does not hold: a negative check (a message
-// must NOT come back), failing at the first miss instead of after a blind
-// wait. Callers derive window from the lease the broker grants. It is the
-// transports' twin of conformance.Stays (the conformance package imports
-// no test-support package, and the transports' tests cannot import
-// conformance, which imports them).
+// Stays is polltest.Stays: it checks cond every polltest.Interval for the
+// whole window and fails the test with "within <window>: <msg>" the first
+// time it does not hold: a negative check (a message must NOT come back),
+// failing at the first miss instead of after a blind wait. Callers derive
+// window from the lease the broker grants.
 func Stays(t testing.TB, window time.Duration, msg string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(window)
-	for {
-		if !cond() {
-			t.Fatalf("within %s: %s", window, msg)
-		}
-		if !time.Now().Before(deadline) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+	polltest.Stays(t, window, msg, cond)
 }
 
 // SleepFor waits d or until ctx ends, whichever is first: a handler's
