@@ -42,10 +42,15 @@ type Emulator struct {
 	// Addr is the emulator's gRPC address, for PUBSUB_EMULATOR_HOST or a
 	// config's connections.gcp.emulatorHost.
 	Addr string
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	log  strings.Builder
+	// cmd is the watchdog, the leader of the emulator's process group.
+	cmd *exec.Cmd
+	// lifeline is the write end of the watchdog's standard input, which
+	// only this process holds and never writes: its end, when this process
+	// exits however it exits, ends the emulator's process group.
+	lifeline io.WriteCloser
+	done     chan struct{}
+	mu       sync.Mutex
+	log      strings.Builder
 }
 
 // shared is the test binary's one emulator: started by the first Shared
@@ -164,14 +169,42 @@ func startEmulator(bin string, pick func() (int, error), attempts int, timeout t
 	return nil, fmt.Errorf("the Pub/Sub emulator could not bind a port in %d attempts: %w", max(attempts, 1), last)
 }
 
-// startOnce starts the emulator at bin on port and waits up to timeout for
-// its ready line; on any failure the process group is stopped before it
-// returns.
+// watchdog is the shell script the emulator runs under, as the leader of
+// its process group (sh -c watchdog gcptest-watchdog EMULATOR ARGS...), so
+// that a test binary that dies without stopping it (SIGKILL, a crash)
+// leaves no emulator behind: the JVM does not exit when its parent does,
+// and an orphaned one holds its port and some 300 MB for ever. Its standard
+// input is a pipe whose write end only the test binary holds
+// (Emulator.lifeline). It starts the emulator with its input from
+// /dev/null, and a watcher that reads the pipe until it ends, which the
+// kernel does when the test binary exits however it exits, and then
+// SIGKILLs the whole group. It waits for the emulator and exits with it,
+// so that an emulator that exits is seen at once. It ignores SIGTERM
+// (Stop's SIGTERM reaches the emulator, and the shell follows the
+// emulator out), and the watcher writes nothing, so that the emulator's
+// output ends when the emulator does.
+const watchdog = `exec 3<&0 </dev/null
+"$@" 3<&- &
+emulator=$!
+trap '' TERM
+{ cat <&3; kill -s KILL 0; } >/dev/null 2>&1 &
+exec 3<&-
+wait "$emulator"
+`
+
+// startOnce starts the emulator at bin on port under the watchdog, in a
+// process group of its own, and waits up to timeout for its ready line; on
+// any failure the process group is stopped before it returns.
 func startOnce(bin string, port int, timeout time.Duration) (*Emulator, error) {
 	e := &Emulator{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
-	e.cmd = exec.Command(bin, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
+	e.cmd = exec.Command("/bin/sh", "-c", watchdog, "gcptest-watchdog", bin, "--host=127.0.0.1", "--port="+strconv.Itoa(port))
 	e.cmd.Env = jvmEnv(os.Environ())
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	lifeline, err := e.cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start the Pub/Sub emulator %s: %w", bin, err)
+	}
+	e.lifeline = lifeline
 	pr, pw := io.Pipe()
 	e.cmd.Stdout, e.cmd.Stderr = pw, pw
 	if err := e.cmd.Start(); err != nil {

@@ -14,6 +14,13 @@
 //	// names: "projects/" + srv.Project + "/topics/..."
 //	f.FailAcknowledge(true)
 //
+// The emulator runs in a process group of its own under a small shell
+// watchdog (the group's leader) whose standard input is a pipe only the
+// test binary holds. When the test binary ends without stopping it (go test
+// -timeout, a CI job's SIGKILL, a panic), the kernel closes that pipe and
+// the watchdog SIGKILLs the whole group at once: no orphaned JVM keeps its
+// port and memory (TestStartEmulator_EndsWithItsKilledTestBinary).
+//
 // This package is for tests only. Package gcp's own tests use it, so it
 // cannot use package gcp: Start takes the connect function as an argument.
 //
