@@ -418,6 +418,8 @@ type GCP struct {
 	// MaxExtension caps stream lease extension; default 60m.
 	MaxExtension time.Duration
 	// MaxRequeueDelay is the retry policy's maximum backoff; default 600s.
+	// The back-off follows the consumer's own hold of requeueDelay, so a
+	// gap between deliveries is at most requeueDelay + MaxRequeueDelay.
 	MaxRequeueDelay time.Duration
 	// SubscriberMember is an IAM member granted subscriber; optional.
 	SubscriberMember string

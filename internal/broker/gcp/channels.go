@@ -132,7 +132,11 @@ type ChannelOptions struct {
 	// EnableMessageOrdering creates the subscription with ordering.
 	EnableMessageOrdering bool
 	// RequeueDelay is the RetryPolicy's minimum back-off; 0 configures no
-	// RetryPolicy (immediate redelivery), as Brighter does.
+	// RetryPolicy (immediate redelivery), as Brighter does. The consumers
+	// hold a deferred message for its delay before the Nack or the lapse
+	// of its deadline, and the back-off runs after that: the gaps between
+	// deliveries are the delay plus a back-off that grows from
+	// RequeueDelay towards MaxRequeueDelay.
 	RequeueDelay time.Duration
 	// MaxRequeueDelay is the RetryPolicy's maximum back-off; 0 means 600 s.
 	MaxRequeueDelay time.Duration

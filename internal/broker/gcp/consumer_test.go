@@ -402,7 +402,7 @@ func TestLeaseLapse_CountAdvances_AC42(t *testing.T) {
 // requeue with a delay of 3 s on a subscription whose RetryPolicy's minimum
 // back-off is that delay (requeueDelay) is not delivered again before the
 // delay, allowing the emulator 0.5 s of granularity. Pull: ModifyAckDeadline
-// of the delay; stream: Nack, delayed by the RetryPolicy (ADR 0002 §3).
+// of the delay; stream: held for the delay, then Nacked (ADR 0002 §3).
 func TestRequeue_DelayIsReal(t *testing.T) {
 	const delay = 3 * time.Second
 	forModes(t, func(t *testing.T, md mode, e *env) {

@@ -17,6 +17,15 @@
 //     reject through broker.Router (R-15..R-19): publish the stamped copy to
 //     the destination topic, then acknowledge; on a failed publish release at
 //     once (pull: ModifyAckDeadline 0, stream: Nack).
+//   - Requeue delay: both consumers hold a deferred message for its delay
+//     themselves (pull: ModifyAckDeadline to the delay; stream: the lease
+//     kept, then Nack), at most 600 s, so it never comes back sooner. A
+//     subscription's RetryPolicy (makeChannels create gives it one when
+//     requeueDelay > 0: minimum requeueDelay, maximum maxRequeueDelay) is
+//     applied by Pub/Sub on the Nack or the lapsed deadline, after the
+//     hold: a gap between deliveries is the delay plus a back-off growing
+//     towards maxRequeueDelay (measured on Google's emulator;
+//     docs/commands/consume.md#pubsub-redelivery-gaps).
 //   - Lease start: Pub/Sub starts a pulled message's ack deadline when the
 //     service hands it to the Pull, which answers with it then; the pump's
 //     lease clock starts when the Pull returns. A
@@ -62,9 +71,11 @@
 // differences from the service that this package meets: it refuses labels in
 // an UpdateSubscription mask (ensureSubscription updates only differing fields
 // and retries without labels), it has no IAM service (GetIamPolicy is
-// Unimplemented, tolerated by R-20), and it fills delivery_attempt on a
+// Unimplemented, tolerated by R-20), it fills delivery_attempt on a
 // subscription with only a RetryPolicy, where the service's documentation says
-// only a DeadLetterPolicy does (R-11 follows the documentation; ADR 0002). The
+// only a DeadLetterPolicy does (R-11 follows the documentation; ADR 0002), and
+// it redelivers a message the first time with no RetryPolicy back-off, where
+// the documentation gives the minimum back-off to every redelivery. The
 // demo's in-process pstest (internal/demo) has further gaps
 // (docs/emulators.md#pstest-in-process); an update is never sent without a
 // mask, which would crash it.

@@ -193,8 +193,11 @@ func (c *PullConsumer) acknowledgeBatch(ctx context.Context, ms []*message.Messa
 }
 
 // Requeue makes m visible again after delay with one ModifyAckDeadline call
-// (delay rounded up to whole seconds, at most 600 s; 0 = at once). On a
-// subscription with a RetryPolicy the policy's back-off applies on top.
+// (delay rounded up to whole seconds, at most 600 s; 0 = at once). The
+// deadline's lapse is an ack-deadline expiry, so on a subscription with a
+// RetryPolicy the policy's back-off follows it: the gap between
+// deliveries is the delay plus the back-off
+// (docs/commands/consume.md#pubsub-redelivery-gaps).
 func (c *PullConsumer) Requeue(ctx context.Context, m *message.Message, delay time.Duration) error {
 	id, err := ackID(m)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // (Subscriber.Receive): flow control admits BufferSize x NoOfPerformers
 // outstanding messages, whose leases the client extends up to MaxExtension.
 // Acknowledge is Ack, Requeue and the release of R-19 are Nack (local, they
-// cannot fail; a requeue delay is the subscription's RetryPolicy). It
+// cannot fail; a requeue delay is a hold before the Nack, see Requeue). It
 // implements broker.Consumer. Safe for concurrent use; it does not own the
 // client.
 type StreamConsumer struct {
@@ -382,8 +382,12 @@ func (c *StreamConsumer) AppliedDelay(delay time.Duration) time.Duration {
 // Requeue nacks m. With delay 0 the Nack is at once; with a delay (at most
 // 600 s) m is held, its lease kept by the client library up to
 // MaxExtension, and Nacked when the delay has run out, so it is not
-// delivered again before the delay (Google's emulator redelivered
-// a Nack at once despite the RetryPolicy). A held message occupies one of
+// delivered again before the delay. A subscription's RetryPolicy cannot
+// give that floor: the service applies it on a best-effort basis, and
+// Google's emulator redelivers a message's first Nack at once whatever
+// the policy says. The policy's back-off then runs from the Nack, after
+// the hold: a gap between deliveries is the delay plus the back-off
+// (docs/commands/consume.md#pubsub-redelivery-gaps). A held message occupies one of
 // the stream's flow-control slots while it waits; Close releases held
 // messages at once. It returns an error only when m did not come from this
 // consumer.
@@ -399,10 +403,10 @@ func (c *StreamConsumer) Requeue(ctx context.Context, m *message.Message, delay 
 		pm.Nack()
 		return nil
 	}
-	// A Nack is redelivered at once whatever the RetryPolicy says on
-	// Google's emulator, so the message is held, its lease kept
-	// by the client library (up to MaxExtension), and Nacked when the delay
-	// has run out: it is not delivered again before the delay.
+	// The RetryPolicy is best effort (and Google's emulator redelivers a
+	// first Nack at once), so the message is held, its lease kept by the
+	// client library (up to MaxExtension), and Nacked when the delay has
+	// run out: it is not delivered again before the delay.
 	delay = c.AppliedDelay(delay)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -533,9 +537,8 @@ func (s streamSettler) Acknowledge(ctx context.Context, m *message.Message) erro
 	return s.c.Acknowledge(ctx, m)
 }
 
-// Release is Nack: the streaming client cannot delay a redelivery, so the
-// delay of a failed routing is the subscription's RetryPolicy back-off
-// when it has one (requeueDelay; docs/adr/0004), else at once.
+// Release is Requeue: a hold of delay (at most 600 s) and then a Nack,
+// which the subscription's RetryPolicy back-off follows when it has one.
 func (s streamSettler) Release(ctx context.Context, m *message.Message, delay time.Duration) error {
 	return s.c.Requeue(ctx, m, delay)
 }
