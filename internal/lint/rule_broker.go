@@ -32,7 +32,9 @@ const (
 const RuleDeadLetterTopicUnsubscribed = "dead-letter-topic-unsubscribed"
 
 // DeadLetterOutageAllowance is how long retention-shorter-than-budget
-// allows, beyond requeueCount x requeueDelay, for a dead-letter destination
+// allows, beyond the time a budget can take (requeueCount x requeueDelay;
+// on Pub/Sub with a retry policy, requeueCount x (requeueDelay + its
+// maximum back-off)), for a dead-letter destination
 // to be unavailable: while it is, each routing of an exhausted message
 // fails and the message is released and redelivered (every 10 minutes at
 // the longest, R-19), so it must still be retained on the source when the
@@ -155,8 +157,20 @@ redelivered until it comes back. lint allows one hour for that outage
 requeueCount x requeueDelay + 1h deletes such a message from the source
 before it reaches the dead-letter destination: lost, with no record.
 
-Fix: raise the retention above requeueCount x requeueDelay + 1h, or lower
-requeueCount or requeueDelay.`,
+On Pub/Sub a subscription's retry policy adds its back-off after each of
+brighter's holds of requeueDelay. Pub/Sub documents the back-off as
+exponential between the policy's minimum and maximum, without saying how
+fast it grows, so lint takes every redelivery at the maximum:
+requeueCount x (requeueDelay + maximum back-off) + 1h, a bound never below
+what the documented policy allows. The policy in force is the file's with
+makeChannels: create (when requeueDelay is above 0: maximum
+gcp.maxRequeueDelay, 600s unless set; none otherwise), else the declared
+one (retry_policy maximum_backoff, retryPolicy.maximumBackoff; 600s, the
+service default, when unset or decided at apply time); with none, the
+back-off is 0.
+
+Fix: raise the retention above that sum, or lower requeueCount,
+requeueDelay or, on Pub/Sub, the retry policy's maximum back-off.`,
 	},
 	{
 		ID: RuleDeliveryOrderDrift, Severity: SeverityWarning,

@@ -293,3 +293,36 @@ func TestLintInfraConfigConnectorDeadLetterRefByName(t *testing.T) {
 		}
 	}
 }
+
+// TestLintInfraRetentionCountsTheBackoff: on Pub/Sub a retry policy's
+// back-off follows each hold of requeueDelay, so retention-shorter-than-
+// budget counts requeueCount x (requeueDelay + the policy's maximum
+// back-off). Two subscriptions whose retention outlasts requeueCount x
+// requeueDelay + 1h (what the rule once required) are flagged: one with a
+// declared retry policy under validate, one with the file's policy under
+// create; a third with no retry policy declared is judged by requeueCount
+// x requeueDelay and passes.
+func TestLintInfraRetentionCountsTheBackoff(t *testing.T) {
+	dir := "../../../testdata/infra/terraform/retention-shorter-than-budget/backoff"
+	_, fs := lintInfra(t, "--infra", filepath.Join(dir, "pubsub.tf"), filepath.Join(dir, "brighter.yaml"))
+	want := map[string]string{
+		`subscription "payments"`: "shorter than requeueCount 5 x (requeueDelay 1m + the retry policy's maximum back-off 10m, google_pubsub_subscription.payments's retry policy) + 1h for a dead-letter outage = 1h55m",
+		`subscription "refunds"`:  "shorter than requeueCount 3 x (requeueDelay 30s + the retry policy's maximum back-off 10m, gcp.maxRequeueDelay's default, which makeChannels: create sets) + 1h for a dead-letter outage = 1h31m30s",
+	}
+	got := map[string]string{}
+	for _, f := range fs {
+		if f.Rule != lint.RuleRetentionShorterThanBudget {
+			continue
+		}
+		sub, _, _ := strings.Cut(f.Message, ":")
+		got[sub] = f.Message
+		if !strings.Contains(f.Message, want[sub]) || want[sub] == "" {
+			t.Errorf("%s:\n got %s\nwant it to contain %q", sub, f.Message, want[sub])
+		}
+	}
+	for sub := range want {
+		if got[sub] == "" {
+			t.Errorf("%s: not flagged (findings %+v)", sub, fs)
+		}
+	}
+}

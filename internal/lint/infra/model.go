@@ -131,10 +131,15 @@ type Resource struct {
 
 	// Pub/Sub subscription settings. Topic is the topic's id or full
 	// resource name as written.
-	Topic           Value[string]
-	AckDeadline     Value[time.Duration]
-	Ordering        Value[bool]
-	ExactlyOnce     Value[bool]
+	Topic       Value[string]
+	AckDeadline Value[time.Duration]
+	Ordering    Value[bool]
+	ExactlyOnce Value[bool]
+	// RetryPolicy says whether the file declares a retry policy (then
+	// RetryMinBackoff and RetryMaxBackoff are its bounds, an Unset one the
+	// service default, 10 s and 600 s); without one Pub/Sub redelivers at
+	// once.
+	RetryPolicy     bool
 	RetryMinBackoff Value[time.Duration]
 	RetryMaxBackoff Value[time.Duration]
 	// DeadLetter is the subscription's dead-letter policy; nil when the

@@ -25,7 +25,79 @@ const (
 	PubSubDefaultAckDeadline = 10 * time.Second
 	// SQSDefaultVisibility is an SQS queue's default visibility timeout.
 	SQSDefaultVisibility = 30 * time.Second
+	// PubSubDefaultMaxBackoff is a Pub/Sub retry policy's default maximum
+	// back-off, and the longest one the service accepts.
+	PubSubDefaultMaxBackoff = 600 * time.Second
 )
+
+// BudgetSpan returns the longest a message deferred requeueCount times
+// (s.RequeueCount, above 0) can stay on its source r before its budget
+// is spent, the dead-letter outage allowance not included, and the sum it
+// was computed as, in the words of a finding ("requeueCount 5 x
+// requeueDelay 1m"). It is a bound that is never below what the documented
+// behaviour allows:
+//
+//   - SQS, and Pub/Sub with no retry policy in force: each redelivery waits
+//     requeueDelay (a visibility change, a lapsed ack deadline or a hold
+//     before the Nack), so requeueCount x requeueDelay.
+//   - Pub/Sub with a retry policy: brighter holds the message for
+//     requeueDelay and the policy's back-off follows the Nack or the lapsed
+//     deadline. Pub/Sub documents the back-off as exponential between the
+//     policy's minimum and maximum without saying how fast it grows, so
+//     each is taken at the maximum: requeueCount x (requeueDelay + maximum
+//     back-off). The policy in force is the file's under makeChannels
+//     create (with requeueDelay above 0: maximum gcp.maxRequeueDelay, 600 s
+//     unless set; none otherwise), else the one r declares (its
+//     maximum_backoff; the service default 600 s when unset, and when
+//     decided only at apply time; none declared, no back-off).
+//
+// backoff is the maximum back-off counted per redelivery (0 with no retry
+// policy).
+func BudgetSpan(s *config.Subscription, r *infra.Resource) (span time.Duration, sum string, backoff time.Duration) {
+	n, d := s.RequeueCount, s.RequeueDelay
+	var from string
+	if r != nil && r.Kind == infra.KindPubSubSubscription {
+		backoff, from = pubsubMaxBackoff(s, r)
+	}
+	if backoff == 0 {
+		return time.Duration(n) * d, fmt.Sprintf("requeueCount %d x requeueDelay %s", n, config.FormatDuration(d)), 0
+	}
+	return time.Duration(n) * (d + backoff),
+		fmt.Sprintf("requeueCount %d x (requeueDelay %s + the retry policy's maximum back-off %s, %s)", n, config.FormatDuration(d), config.FormatDuration(backoff), from),
+		backoff
+}
+
+// pubsubMaxBackoff returns the maximum back-off of the retry policy in
+// force on r for s, and where it comes from; 0 when none is.
+func pubsubMaxBackoff(s *config.Subscription, r *infra.Resource) (time.Duration, string) {
+	if s.MakeChannels == "" || s.MakeChannels == config.MakeChannelsCreate {
+		if s.RequeueDelay <= 0 {
+			return 0, ""
+		}
+		from := "gcp.maxRequeueDelay, which makeChannels: create sets"
+		if !s.Set("gcp.maxRequeueDelay") {
+			from = "gcp.maxRequeueDelay's default, which makeChannels: create sets"
+		}
+		m := PubSubDefaultMaxBackoff
+		if s.GCP != nil && s.GCP.MaxRequeueDelay > 0 {
+			m = s.GCP.MaxRequeueDelay
+		}
+		return max(m, s.RequeueDelay), from
+	}
+	if !r.RetryPolicy {
+		return 0, ""
+	}
+	mx, mn := r.RetryMaxBackoff, r.RetryMinBackoff
+	switch {
+	case mx.State == infra.Known && mn.State == infra.Known:
+		return max(mx.V, mn.V), r.Address + "'s retry policy"
+	case mx.State == infra.Known:
+		return mx.V, r.Address + "'s retry policy"
+	case mx.State == infra.Unknown:
+		return PubSubDefaultMaxBackoff, r.Address + "'s retry policy, decided at apply time, taken at the longest"
+	}
+	return PubSubDefaultMaxBackoff, r.Address + "'s retry policy, the service default"
+}
 
 // InfraProbers returns the probers of --infra: the settings in force as
 // the infrastructure files of set declare them, for the transports they
@@ -354,8 +426,9 @@ func (c *infraCheck) redriveAllow() {
 		c.s.Name, d.Address, ra.Permission.V, c.r.Address, c.r.Address)
 }
 
-// retention reports a source retention shorter than requeueCount x
-// requeueDelay plus the dead-letter outage allowance.
+// retention reports a source retention shorter than the longest a
+// message's budget can take (BudgetSpan) plus the dead-letter outage
+// allowance.
 func (c *infraCheck) retention() {
 	if c.s.RequeueCount <= 0 {
 		return
@@ -373,14 +446,20 @@ func (c *infraCheck) retention() {
 	default:
 		return
 	}
-	worst := time.Duration(c.s.RequeueCount)*c.s.RequeueDelay + lint.DeadLetterOutageAllowance
+	span, sum, backoff := BudgetSpan(c.s, c.r)
+	worst := span + lint.DeadLetterOutageAllowance
 	if v >= worst {
 		return
 	}
+	why, lower := "", "requeueCount or requeueDelay"
+	if backoff > 0 {
+		why = " (each redelivery waits requeueDelay, brighter's hold, and then the retry policy's back-off, which grows towards its maximum at a rate Pub/Sub does not document)"
+		lower = "requeueCount, requeueDelay or the maximum back-off"
+	}
 	c.add(lint.RuleRetentionShorterThanBudget, pick(c.s, "requeueDelay", "requeueCount"), ret.Pos,
-		"subscription %q: %s keeps a message %s, shorter than requeueCount %d x requeueDelay %s + %s for a dead-letter outage = %s: a message deferred to its budget can expire on the source before it is dead-lettered; raise the retention to at least %s or lower requeueCount or requeueDelay",
-		c.s.Name, c.r.Address, config.FormatDuration(v), c.s.RequeueCount, config.FormatDuration(c.s.RequeueDelay),
-		config.FormatDuration(lint.DeadLetterOutageAllowance), config.FormatDuration(worst), config.FormatDuration(worst))
+		"subscription %q: %s keeps a message %s, shorter than %s + %s for a dead-letter outage = %s%s: a message deferred to its budget can expire on the source before it is dead-lettered; raise the retention to at least %s or lower %s",
+		c.s.Name, c.r.Address, config.FormatDuration(v), sum,
+		config.FormatDuration(lint.DeadLetterOutageAllowance), config.FormatDuration(worst), why, config.FormatDuration(worst), lower)
 }
 
 // pick returns the first of fields the file set, else the first.

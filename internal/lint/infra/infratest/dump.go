@@ -39,6 +39,9 @@ func Flatten(r infra.Resource) map[string]string {
 	put(m, "AckDeadline", r.AckDeadline)
 	put(m, "Ordering", r.Ordering)
 	put(m, "ExactlyOnce", r.ExactlyOnce)
+	if r.RetryPolicy {
+		m["RetryPolicy"] = "declared"
+	}
 	put(m, "RetryMinBackoff", r.RetryMinBackoff)
 	put(m, "RetryMaxBackoff", r.RetryMaxBackoff)
 	if r.Redrive != nil {

@@ -238,6 +238,7 @@ func (r *reader) pubsubSubscription(n ast.Node, ents []yamldoc.Entry) infra.Reso
 	s.ExactlyOnce = r.boolean(yamldoc.Find(m.spec, "enableExactlyOnceDelivery"), m.pos)
 	s.MessageRetention = r.duration(yamldoc.Find(m.spec, "messageRetentionDuration"), m.pos)
 	if e := yamldoc.Find(m.spec, "retryPolicy"); e != nil {
+		s.RetryPolicy = true
 		rp, _ := r.f.Entries(r.doc, e.Val, e.Field)
 		s.RetryMinBackoff = r.duration(yamldoc.Find(rp, "minimumBackoff"), e.Pos)
 		s.RetryMaxBackoff = r.duration(yamldoc.Find(rp, "maximumBackoff"), e.Pos)

@@ -62,6 +62,7 @@ func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T)
 				"Ordering":                       "known true @29:3",
 				"ExactlyOnce":                    "known false @30:3",
 				"MessageRetention":               "known 168h0m0s @31:3",
+				"RetryPolicy":                    "declared",
 				"RetryMinBackoff":                "known 10s @33:5",
 				"RetryMaxBackoff":                "known 10m0s @34:5",
 				"DeadLetter":                     "@35:3",
@@ -76,6 +77,7 @@ func TestRead_ConfigConnectorPubSubWithReferencesResolvedInTheFile(t *testing.T)
 				"DeadLetter.MaxDeliveryAttempts": "unset @49:3",                                            // the service default applies
 				"AckDeadline":                    "unset @40:1",
 				"RetryMinBackoff":                "unset @40:1",
+				"RetryPolicy":                    "", // none declared
 			},
 		})
 }

@@ -137,8 +137,14 @@ func build(typ, addr string, b body) (infra.Resource, bool) {
 		r.ExactlyOnce = boolean(b.attr("enable_exactly_once_delivery"), b.at())
 		r.MessageRetention = duration(b.attr("message_retention_duration"), b.at())
 		if rb, f := b.block("retry_policy"); f.set {
-			r.RetryMinBackoff = duration(rb.attr("minimum_backoff"), f.pos)
-			r.RetryMaxBackoff = duration(rb.attr("maximum_backoff"), f.pos)
+			r.RetryPolicy = true
+			if rb == nil { // decided at apply time
+				r.RetryMinBackoff = infra.Value[time.Duration]{State: infra.Unknown, Pos: f.pos}
+				r.RetryMaxBackoff = infra.Value[time.Duration]{State: infra.Unknown, Pos: f.pos}
+			} else {
+				r.RetryMinBackoff = duration(rb.attr("minimum_backoff"), f.pos)
+				r.RetryMaxBackoff = duration(rb.attr("maximum_backoff"), f.pos)
+			}
 		}
 		if db, f := b.block("dead_letter_policy"); f.set {
 			d := &infra.DeadLetterPolicy{Pos: f.pos}

@@ -138,8 +138,24 @@ func TestReadPlan_EveryResourceType(t *testing.T) {
 	if d := ps.DeadLetter; d == nil || d.MaxDeliveryAttempts.V != 10 || d.Topic.V != "projects/acme-prod/topics/payments-dlq" {
 		t.Errorf("dead_letter_policy %+v", d)
 	}
-	if ps.AckDeadline.V != time.Minute || ps.RetryMaxBackoff.V != 10*time.Minute {
+	if ps.AckDeadline.V != time.Minute || ps.RetryMaxBackoff.V != 10*time.Minute || !ps.RetryPolicy {
 		t.Errorf("subscription %+v", ps)
+	}
+	if dlq := byAddress(t, rs, "google_pubsub_subscription.payments_dlq"); dlq.RetryPolicy {
+		t.Errorf("retry_policy [] read as a declared retry policy: %+v", dlq)
+	}
+	// A retry policy decided at apply time is declared, its bounds Unknown.
+	const known = `"retry_policy":[{"minimum_backoff":"10s","maximum_backoff":"600s"}],"terraform_labels":{},"timeouts":null,"topic":"projects/acme-prod/topics/payments"},"after_unknown":{}`
+	if strings.Count(string(data), known) != 1 {
+		t.Fatal("clean/plan.json changed: keep this test in step")
+	}
+	rs, err = terraform.ReadPlan("plan.json", []byte(strings.Replace(string(data), known,
+		`"terraform_labels":{},"timeouts":null,"topic":"projects/acme-prod/topics/payments"},"after_unknown":{"retry_policy":true}`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := byAddress(t, rs, "google_pubsub_subscription.payments"); !p.RetryPolicy || p.RetryMaxBackoff.State != infra.Unknown || p.RetryMinBackoff.State != infra.Unknown {
+		t.Errorf("retry policy decided at apply time: %+v", p)
 	}
 	sns := byAddress(t, rs, "aws_sns_topic_subscription.orders")
 	if sns.Endpoint.State != infra.Unknown || sns.Endpoint.Ref != "aws_sqs_queue.orders" || !sns.RawMessageDelivery.V {
