@@ -36,6 +36,10 @@ type Span struct {
 	// or, for a fixed service maximum, a short description of it
 	// ("Pub/Sub's 600s maximum").
 	Field string
+	// Past says, in a finding's words, what happens to a value past this
+	// one; "" means it is cut to Value ("so a requeued message returns
+	// after ...").
+	Past string
 }
 
 // TransportRules is what a transport answers about one of its subscriptions.
@@ -339,9 +343,13 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	}
 	// requeueDelay beyond what the transport can delay.
 	if mx, ok := tr.MaxRequeueDelay(s); ok && s.RequeueDelay > mx.Value {
+		past := mx.Past
+		if past == "" {
+			past = "so a requeued message returns after " + config.FormatDuration(mx.Value)
+		}
 		c.add(RuleRequeueDelayExceedsLimit, "requeueDelay",
-			"subscription %q: requeueDelay %s is longer than %s %s, so a requeued message returns after %s; use at most %s",
-			name, config.FormatDuration(s.RequeueDelay), mx.Field, config.FormatDuration(mx.Value), config.FormatDuration(mx.Value), config.FormatDuration(mx.Value))
+			"subscription %q: requeueDelay %s is longer than %s %s, %s; use at most %s",
+			name, config.FormatDuration(s.RequeueDelay), mx.Field, config.FormatDuration(mx.Value), past, config.FormatDuration(mx.Value))
 	}
 	// Ordered delivery with a multi-performer Reactor.
 	if field, ok := tr.Ordered(s); ok && s.MessagePumpType == config.Reactor && s.NoOfPerformers > 1 {

@@ -341,7 +341,8 @@ func TestRequeueDelayExceedsLimit(t *testing.T) {
 	runCases(t, lint.RuleRequeueDelayExceedsLimit, []ruleCase{
 		{name: "gcp 15m trips", yaml: sub("gcp", "requeueDelay: 15m"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 15m", "10m"}, line: 12},
 		{name: "gcp beyond maxRequeueDelay trips", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityWarning,
-			contains: []string{"gcp.maxRequeueDelay 1m"}},
+			contains: []string{"gcp.maxRequeueDelay 1m", "Pub/Sub refuses a maximum below the minimum"}},
+		{name: "gcp beyond maxRequeueDelay, validate: no retry policy made, the hold is the delay", yaml: sub("gcp", "requeueDelay: 2m", "makeChannels: validate", "gcp:\n  maxRequeueDelay: 1m"), want: 0},
 		{name: "sqs 13h is refused, under requeue-delay-range", yaml: sub("sqs", "requeueDelay: 13h"), want: 0},
 		{name: "gcp 5m does not trip", yaml: sub("gcp", "requeueDelay: 5m"), want: 0},
 		{name: "memory has no maximum", yaml: sub("memory", "requeueDelay: 100h"), want: 0},

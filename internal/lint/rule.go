@@ -363,13 +363,18 @@ the lease at least bufferSize x handler.timeout.`,
 		Summary: "requeueDelay is longer than the transport can delay a redelivery",
 		Explanation: `A requeue hides the message for requeueDelay, using the broker's own
 mechanism, which has a maximum: SQS's visibility timeout (12h), Pub/Sub's
-ack deadline and retry backoff (600s, or gcp.maxRequeueDelay if lower). A
-longer requeueDelay is capped there, so the message returns sooner than the
-file says; consume runs the file, hence a Warning. (A requeueDelay consume
-refuses, an SQS one above 12h or a negative one, is requeue-delay-range, an
-Error.)
+ack deadline, for which brighter holds the message (600s). A longer
+requeueDelay is capped there, so the message returns sooner than the file
+says; consume runs the file, hence a Warning. On Pub/Sub with makeChannels:
+create, requeueDelay is also the minimum back-off of the subscription's
+retry policy and gcp.maxRequeueDelay its maximum: a requeueDelay above
+gcp.maxRequeueDelay makes a policy Pub/Sub refuses (a maximum below the
+minimum), so consume cannot create or update the subscription. (A
+requeueDelay consume refuses, an SQS one above 12h or a negative one, is
+requeue-delay-range, an Error.)
 
-Fix: use a requeueDelay within the transport's maximum.`,
+Fix: use a requeueDelay within the transport's maximum, and on Pub/Sub
+with makeChannels: create at most gcp.maxRequeueDelay.`,
 	},
 	{
 		ID: RuleRequeueDelayRange, Severity: SeverityError,

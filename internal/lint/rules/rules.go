@@ -233,11 +233,16 @@ func (GCP) PumpExtendsLease(s *config.Subscription) bool {
 	return s.GCP != nil && s.GCP.Mode == config.GCPModePull
 }
 
-// MaxRequeueDelay is 600s (the longest ModifyAckDeadline and retry backoff),
-// or gcp.maxRequeueDelay when that is lower.
+// MaxRequeueDelay is 600s (the longest ModifyAckDeadline and hold, past
+// which a delay is cut), or, under makeChannels create, gcp.maxRequeueDelay
+// when that is lower: the retry policy create gives the subscription has
+// requeueDelay as its minimum back-off and gcp.maxRequeueDelay as its
+// maximum, and Pub/Sub refuses a maximum below the minimum.
 func (GCP) MaxRequeueDelay(s *config.Subscription) (lint.Span, bool) {
-	if s.GCP != nil && s.GCP.MaxRequeueDelay > 0 && s.GCP.MaxRequeueDelay < GCPMaxAckDeadline {
-		return lint.Span{Value: s.GCP.MaxRequeueDelay, Field: "gcp.maxRequeueDelay"}, true
+	create := s.MakeChannels == "" || s.MakeChannels == config.MakeChannelsCreate
+	if create && s.GCP != nil && s.GCP.MaxRequeueDelay > 0 && s.GCP.MaxRequeueDelay < GCPMaxAckDeadline {
+		return lint.Span{Value: s.GCP.MaxRequeueDelay, Field: "gcp.maxRequeueDelay",
+			Past: "the maximum back-off of the retry policy makeChannels: create gives the subscription (its minimum is requeueDelay), and Pub/Sub refuses a maximum below the minimum: consume cannot create or update the subscription"}, true
 	}
 	return lint.Span{Value: GCPMaxAckDeadline, Field: "the Pub/Sub ack-deadline maximum"}, true
 }
