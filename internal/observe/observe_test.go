@@ -556,3 +556,36 @@ func TestMetrics_FilteredScrapeAnswersWithTheFamiliesAskedFor(t *testing.T) {
 		t.Errorf("/metrics lacks go_goroutines or %s", MetricAcknowledged)
 	}
 }
+
+// TestMetrics_RuntimeCollectorsMadeByTheFirstScrapeOfThem: NewMetrics does
+// not make the Go runtime and process collectors; a scrape of brighter_
+// families alone does not either; the first gather of the full registry
+// makes them once, and it and every later one has their families
+// (go_goroutines, process_cpu_seconds_total) with Brighter's.
+func TestMetrics_RuntimeCollectorsMadeByTheFirstScrapeOfThem(t *testing.T) {
+	m := NewMetrics()
+	m.Subscription("orders")
+	lazy := m.runtime
+	if lazy == nil || lazy.cs != nil {
+		t.Fatalf("NewMetrics made the runtime collectors: %v", lazy)
+	}
+	if _, err := m.OwnRegistry().Gather(); err != nil || lazy.cs != nil {
+		t.Fatalf("a gather of brighter_ families made the runtime collectors (%v)", err)
+	}
+	for range 2 {
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, f := range fams {
+			got[f.GetName()] = true
+		}
+		if !got["go_goroutines"] || !got["process_cpu_seconds_total"] || !got[MetricAcknowledged] {
+			t.Fatalf("full gather lacks go_goroutines, process_cpu_seconds_total or %s: %v", MetricAcknowledged, got)
+		}
+		if len(lazy.cs) != 2 {
+			t.Fatalf("runtime collectors after a full gather: %v", lazy.cs)
+		}
+	}
+}

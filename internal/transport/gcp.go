@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path"
 	"strings"
@@ -54,23 +55,39 @@ var (
 	_ ReplaySourceAsker = (*GCP)(nil)
 )
 
-// gcpClientOptions returns the client options for connections.gcp: an
-// explicit emulator host dials it in plain text without credentials, over
-// one connection a client, as the library does for PUBSUB_EMULATOR_HOST
-// (for any other endpoint the library dials a pool of GOMAXPROCS
-// connections, up to four, for each of its two admin clients: work a
-// consume's start-up paid for before its first receive).
-func gcpClientOptions(c config.GCPConnection) []option.ClientOption {
+// gcpConnect makes the client of project for connections.gcp c, with dial
+// added to its connections' gRPC options. An explicit emulator host gets
+// one plain-text connection without credentials, made when the first call
+// needs it and shared by the client's two admin clients (the library
+// dials one for each and starts connecting both at once, even the one a
+// consumer never calls: work a consume's start-up paid for before its
+// first receive). Any other endpoint is dialled by the library: a pool of
+// GOMAXPROCS connections, up to four, for each admin client (one each
+// with PUBSUB_EMULATOR_HOST).
+func gcpConnect(ctx context.Context, project string, c config.GCPConnection, dial ...grpc.DialOption) (*pubsub.Client, error) {
 	if c.EmulatorHost == "" {
-		return nil
+		opts := make([]option.ClientOption, len(dial))
+		for i, d := range dial {
+			opts[i] = option.WithGRPCDialOption(d)
+		}
+		return gcp.Connect(ctx, project, opts...)
 	}
-	return []option.ClientOption{
-		option.WithEndpoint(c.EmulatorHost),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-		option.WithTelemetryDisabled(),
-		option.WithGRPCConnectionPool(1),
+	// passthrough: the host is dialled as given, as the library dials it
+	// (a name that does not resolve fails the dial, not a resolver).
+	conn, err := grpc.NewClient("passthrough:///"+c.EmulatorHost, append([]grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// What the library's admin clients set on the connections they dial.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
+	}, dial...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Pub/Sub project %q: %w", project, err)
 	}
+	cl, err := gcp.Connect(ctx, project, option.WithGRPCConn(conn), option.WithoutAuthentication(), option.WithTelemetryDisabled())
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return cl, nil
 }
 
 // gcpProbeTimeout bounds the start-up probe of a Pub/Sub endpoint (without
@@ -101,8 +118,18 @@ func gcpEndpointSource(f *config.File) string {
 	return "pubsub.googleapis.com:443 (the real service, Application Default Credentials)"
 }
 
-// client returns the command's client for the subscription's project.
+// client returns the command's client for the subscription's project,
+// made and probed (gcp.Probe) on its first use.
 func (t *GCP) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
+	c, _, err := t.probedClient(ctx, f, s, "")
+	return c, err
+}
+
+// probedClient is client; when it makes the client and topic is not "",
+// its probe is a GetTopic of topic (gcp.ProbeTopic), and known is what
+// the probe's answer said about topic (nil when the client was made
+// before, or the answer said nothing about it).
+func (t *GCP) probedClient(ctx context.Context, f *config.File, s *config.Subscription, topic string) (c *pubsub.Client, known map[string]bool, err error) {
 	project := f.Connections.GCP.ProjectID
 	if s.GCP != nil && s.GCP.ProjectID != "" {
 		project = s.GCP.ProjectID
@@ -110,25 +137,30 @@ func (t *GCP) client(ctx context.Context, f *config.File, s *config.Subscription
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.clients[project]; c != nil {
-		return c, nil
+		return c, nil, nil
 	}
-	opts := gcpClientOptions(f.Connections.GCP)
+	var dial []grpc.DialOption
 	if t.calls != nil {
-		opts = append(opts, gcp.CountCalls(t.calls)...)
+		dial = gcp.CountCalls(t.calls)
 	}
-	c, err := gcp.Connect(ctx, project, opts...)
+	c, err = gcpConnect(ctx, project, f.Connections.GCP, dial...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := gcp.Probe(ctx, c, project, gcpProbeTimeout); err != nil {
+	if topic == "" {
+		err = gcp.Probe(ctx, c, project, gcpProbeTimeout)
+	} else {
+		known, err = gcp.ProbeTopic(ctx, c, topic, gcpProbeTimeout)
+	}
+	if err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)
+		return nil, nil, fmt.Errorf("Pub/Sub at %s: %w", gcpEndpointSource(f), err)
 	}
 	if t.clients == nil {
 		t.clients = map[string]*pubsub.Client{}
 	}
 	t.clients[project] = c
-	return c, nil
+	return c, known, nil
 }
 
 // CloseClients closes every client made for a project, and forgets them.
@@ -193,11 +225,17 @@ func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadli
 // Open applies makeChannels to s's topics and subscriptions and returns
 // its pull or streaming-pull consumer.
 func (t *GCP) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
-	c, err := t.client(ctx, f, s)
+	mk := broker.MakeChannels(s.MakeChannels)
+	probe := ""
+	if mk == broker.MakeValidate {
+		// validate's first call, whether the topic exists, is the probe.
+		probe = s.RoutingKey
+	}
+	c, known, err := t.probedClient(ctx, f, s, probe)
 	if err != nil {
 		return nil, err
 	}
-	if err := validateGCPChannels(ctx, c, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
+	if err := validateGCPChannels(ctx, c, s, mk, known, logger); err != nil {
 		return nil, err
 	}
 	ackDeadline := s.GCP.AckDeadline

@@ -20,7 +20,6 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint/live"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -157,8 +156,7 @@ func (c *liveGCP) gcpFor(ctx context.Context, f *config.File, project string) (*
 	if err, ok := c.gcpErr[key]; ok {
 		return nil, err
 	}
-	opts := append(gcpClientOptions(f.Connections.GCP), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(c.cutOff(host, gcpEndpointSource(f)))))
-	cl, err := gcp.Connect(ctx, project, opts...)
+	cl, err := gcpConnect(ctx, project, f.Connections.GCP, grpc.WithChainUnaryInterceptor(c.cutOff(host, gcpEndpointSource(f))))
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +224,7 @@ func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
 		if err != nil {
 			return err
 		}
-		return LiveMissing(validateGCPChannels(ctx, cl, s, broker.MakeValidate, slog.New(slog.NewTextHandler(io.Discard, nil))))
+		return LiveMissing(validateGCPChannels(ctx, cl, s, broker.MakeValidate, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	})
 	return live.GCP{Client: c.gcpFor}, validator, c.close
 }
@@ -402,10 +400,11 @@ func validateSQSChannels(ctx context.Context, c *sqs.Clients, s *config.Subscrip
 }
 
 // validateGCPChannels applies makeChannels mk to s's Pub/Sub topics and
-// subscriptions (consume's start-up and lint --live).
-func validateGCPChannels(ctx context.Context, c *pubsub.Client, s *config.Subscription, mk broker.MakeChannels, logger *slog.Logger) error {
+// subscriptions (consume's start-up and lint --live); known is what calls
+// already made answered about topics (gcp.ChannelOptions.KnownTopics).
+func validateGCPChannels(ctx context.Context, c *pubsub.Client, s *config.Subscription, mk broker.MakeChannels, known map[string]bool, logger *slog.Logger) error {
 	o := gcpChannelOptions(s, logger)
-	o.MakeChannels = mk
+	o.MakeChannels, o.KnownTopics = mk, known
 	if err := gcp.NewChannels(c, o).EnsureChannels(ctx); err != nil {
 		return fmt.Errorf("makeChannels %s: %w", mk, err)
 	}

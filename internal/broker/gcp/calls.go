@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -62,8 +61,8 @@ func rpcChannel(req any) string {
 	return ""
 }
 
-// CountCalls returns the client options that count every Pub/Sub call the
-// client sends into calls, with gRPC interceptors on its connections: each
+// CountCalls returns the gRPC dial options that count every Pub/Sub call a
+// client sends into calls, with interceptors on its connections: each
 // unary RPC attempt (Pull, Acknowledge, ModifyAckDeadline, Publish, the
 // admin calls) is one call; a StreamingPull stream is one receive call when
 // it opens (counted at its first request, which names the subscription),
@@ -71,7 +70,7 @@ func rpcChannel(req any) string {
 // changes is one ack or visibility call (the client library sends those as
 // unary RPCs today, so a stream is usually counted once). Keep-alive
 // requests on a stream are not counted.
-func CountCalls(calls broker.CallCounter) []option.ClientOption {
+func CountCalls(calls broker.CallCounter) []grpc.DialOption {
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		op := rpcName(method)
 		calls.CountCall(broker.Call{Transport: TransportName, Channel: rpcChannel(req), Kind: rpcKind(op), Operation: op})
@@ -84,10 +83,7 @@ func CountCalls(calls broker.CallCounter) []option.ClientOption {
 		}
 		return &countedStream{ClientStream: s, op: rpcName(method), calls: calls}, nil
 	}
-	return []option.ClientOption{
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(unary)),
-		option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(stream)),
-	}
+	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)}
 }
 
 // countedStream counts the calls a client stream carries (see CountCalls).

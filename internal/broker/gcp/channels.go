@@ -154,6 +154,11 @@ type ChannelOptions struct {
 	// Labels are added to the subscription's labels (which always carry
 	// source=brighter); optional.
 	Labels map[string]string
+	// KnownTopics holds what calls already made answered about topics
+	// (full names): true for a topic that exists, false for one that does
+	// not (NotFound). Validate does not ask about these again: the start-up
+	// probe's GetTopic (ProbeTopic) is validate's first call. Optional.
+	KnownTopics map[string]bool
 	// ProjectNumber derives the service agent; nil means
 	// ResourceManagerProjectNumber.
 	ProjectNumber ProjectNumberFunc
@@ -222,8 +227,8 @@ func (c *Channels) validate(ctx context.Context) error {
 		if t == "" {
 			continue
 		}
-		if _, err := c.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: c.topic(t)}); err != nil {
-			errs = append(errs, missing("topic", c.topic(t), err))
+		if err := c.checkTopic(ctx, "topic", c.topic(t)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	// A dead-letter topic with no subscription loses what is forwarded
@@ -237,8 +242,8 @@ func (c *Channels) validate(ctx context.Context) error {
 	if err != nil {
 		errs = append(errs, missing("subscription", c.sub(c.opts.Subscription), err))
 	} else if held := sub.GetDeadLetterPolicy().GetDeadLetterTopic(); held != "" {
-		if _, err := c.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: held}); err != nil {
-			errs = append(errs, missing("topic (the subscription's DeadLetterPolicy)", held, err))
+		if err := c.checkTopic(ctx, "topic (the subscription's DeadLetterPolicy)", held); err != nil {
+			errs = append(errs, err)
 		} else {
 			dead = append(dead, held)
 		}
@@ -273,11 +278,33 @@ func (c *Channels) keeps(ctx context.Context, t string) error {
 	return fmt.Errorf("validate dead-letter topic %s subscriptions: %w", t, err)
 }
 
+// checkTopic returns validate's finding for topic t (a full name, named
+// kind): nil when it exists. What KnownTopics holds about t is its answer;
+// otherwise it asks Pub/Sub (GetTopic).
+func (c *Channels) checkTopic(ctx context.Context, kind, t string) error {
+	if found, known := c.opts.KnownTopics[t]; known {
+		if found {
+			return nil
+		}
+		return absent(kind, t)
+	}
+	if _, err := c.client.TopicAdminClient.GetTopic(ctx, &pubsubpb.GetTopicRequest{Topic: t}); err != nil {
+		return missing(kind, t, err)
+	}
+	return nil
+}
+
 func missing(kind, name string, err error) error {
 	if status.Code(err) == codes.NotFound {
-		return fmt.Errorf("validate %s %s: %w", kind, name, ErrChannelMissing)
+		return absent(kind, name)
 	}
 	return fmt.Errorf("validate %s %s: %w", kind, name, err)
+}
+
+// absent is validate's finding for a topic or subscription that does not
+// exist.
+func absent(kind, name string) error {
+	return fmt.Errorf("validate %s %s: %w", kind, name, ErrChannelMissing)
 }
 
 func (c *Channels) ensureTopic(ctx context.Context, t string) error {

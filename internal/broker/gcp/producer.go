@@ -215,32 +215,66 @@ var ErrNotAuthorized = broker.ErrNotAuthorized
 // retrying until a distant deadline. Any answer of the service,
 // NotFound included, means it is reachable.
 func Probe(ctx context.Context, c *pubsub.Client, project string, timeout time.Duration) error {
+	_, err := probe(ctx, c, "projects/"+project+"/topics/brighter-probe", timeout)
+	return err
+}
+
+// ProbeTopic is Probe made with a GetTopic of topic (an id in the
+// client's project, or a full name) instead of a topic that need not
+// exist, for a caller that asks next whether topic exists (makeChannels
+// validate): known holds the probe's answer, {full name: whether topic
+// exists}, for ChannelOptions.KnownTopics, when the answer said (the topic
+// was found, or NotFound); nil otherwise. Its errors are Probe's, in
+// the same time. A PermissionDenied may be the topic's alone (a
+// topic in another project, a policy on the topic): the probe is then
+// made again as Probe makes it, and its error is Probe's.
+func ProbeTopic(ctx context.Context, c *pubsub.Client, topic string, timeout time.Duration) (known map[string]bool, err error) {
+	name := topicName(c.Project(), topic)
+	answer, err := probe(ctx, c, name, timeout)
+	switch {
+	case status.Code(answer) == codes.PermissionDenied && ctx.Err() == nil:
+		return nil, Probe(ctx, c, c.Project(), timeout)
+	case err != nil:
+		return nil, err
+	case answer == nil:
+		return map[string]bool{name: true}, nil
+	case status.Code(answer) == codes.NotFound:
+		return map[string]bool{name: false}, nil
+	}
+	return nil, nil
+}
+
+// probe makes Probe's one call, a GetTopic of topic (a full name) within
+// timeout and without retry, and returns its answer (nil when the topic
+// exists) and Probe's error for it (nil when the answer means Pub/Sub is
+// reachable).
+func probe(ctx context.Context, c *pubsub.Client, topic string, timeout time.Duration) (answer, failure error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, err := c.TopicAdminClient.GetTopic(pctx, &pubsubpb.GetTopicRequest{Topic: "projects/" + project + "/topics/brighter-probe"},
+	_, err := c.TopicAdminClient.GetTopic(pctx, &pubsubpb.GetTopicRequest{Topic: topic},
 		gax.WithRetry(func() gax.Retryer { return nil }))
 	if err == nil {
-		return nil
+		return nil, nil
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return err, ctx.Err()
 	}
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		return fmt.Errorf("%w: %w", ErrNotAuthorized, err)
+		return err, fmt.Errorf("%w: %w", ErrNotAuthorized, err)
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		if status.Code(err) == codes.Unavailable && pctx.Err() == nil {
 			// gRPC reports a failed dial as Unavailable at once, its cause
 			// only in the status message (no wrapped error to test).
 			if strings.Contains(status.Convert(err).Message(), "connection refused") {
-				return fmt.Errorf("%w: %w", ErrRefused, err)
+				return err, fmt.Errorf("%w: %w", ErrRefused, err)
 			}
-			return fmt.Errorf("%w: %w", ErrNoConnection, err)
+			return err, fmt.Errorf("%w: %w", ErrNoConnection, err)
 		}
-		return fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
+		return err, fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
+		return err, fmt.Errorf("%w within %s: %w", ErrUnreachable, timeout, err)
 	}
-	return nil // any other answer (NotFound above all) means it is reachable
+	return err, nil // any other answer (NotFound above all) means it is reachable
 }
