@@ -79,16 +79,6 @@ var ErrBodyNotText = errors.New("SQS and SNS carry a non-empty UTF-8 text body")
 // MT_UNACCEPTABLE, with its receipt, so the pump routes it (R-16).
 var ErrUndecodable = errors.New("message cannot be decoded")
 
-// knownAttrs is HeaderNames.IsKnown: every other message attribute is
-// surfaced in the bag on receive.
-var knownAttrs = map[string]struct{}{
-	AttrID: {}, AttrTopic: {}, AttrContentType: {}, AttrCorrelationID: {}, AttrHandledCount: {},
-	AttrMessageType: {}, AttrTimestamp: {}, AttrReplyTo: {}, AttrSubject: {}, AttrBag: {},
-	AttrMessageDeduplicationID: {}, AttrType: {}, AttrSpecVersion: {}, AttrSource: {}, AttrTime: {},
-	AttrDataContentType: {}, AttrDataSchema: {}, AttrDataRef: {}, AttrTraceState: {},
-	AttrTraceParent: {}, AttrBaggage: {}, AttrCloudEventHeaders: {},
-}
-
 // compressedTypes are the content types whose body travels as base64 text
 // (Brighter's CompressPayloadTransformer).
 var compressedTypes = map[string]struct{}{"application/gzip": {}, "application/deflate": {}, "application/br": {}}
@@ -267,7 +257,7 @@ type DecodeOptions struct {
 // The result is never nil and Decode never panics.
 func Decode(sm types.Message, opts DecodeOptions) (*message.Message, error) {
 	attempt := receiveCount(sm.Attributes)
-	m, problems := decode(sm, opts)
+	m, problems := decode(&sm, opts)
 	var err error
 	if len(problems) > 0 {
 		m.MarkUndecodable(strings.Join(problems, "; "))
@@ -295,128 +285,230 @@ type envelope struct {
 	} `json:"MessageAttributes"`
 }
 
-// attrSource abstracts the two places attributes come from.
-type attrSource struct {
-	sqs map[string]types.MessageAttributeValue
-	env *envelope
+// wireAttrs are the message attributes decode reads, taken in one pass
+// over the attribute map (the SQS message's, or the SNS envelope's): each
+// field is its attribute's value, "" when absent.
+type wireAttrs struct {
+	id, topic, messageType, dataContentType, contentType string
+	correlationID, replyTo, time, timestamp, subject     string
+	handledCount, source, typ, dataSchema, specVersion   string
+	bag, ceHeaders                                       string
+	// hasMessageType is whether the message-type attribute is present
+	// (an empty one is read, and refused).
+	hasMessageType bool
+	// foreign counts the attributes that are not Brighter's (knownAttr),
+	// which decode surfaces in the bag.
+	foreign int
 }
 
-func (a attrSource) get(name string) (string, bool) {
-	if a.env != nil {
-		v, ok := a.env.MessageAttributes[name]
-		return v.Value, ok
+// take keeps value when name is an attribute decode reads; it reports
+// whether name is one of Brighter's (knownAttr).
+func (w *wireAttrs) take(name, value string) bool {
+	switch name {
+	case AttrID:
+		w.id = value
+	case AttrTopic:
+		w.topic = value
+	case AttrMessageType:
+		w.messageType, w.hasMessageType = value, true
+	case AttrDataContentType:
+		w.dataContentType = value
+	case AttrContentType:
+		w.contentType = value
+	case AttrCorrelationID:
+		w.correlationID = value
+	case AttrReplyTo:
+		w.replyTo = value
+	case AttrTime:
+		w.time = value
+	case AttrTimestamp:
+		w.timestamp = value
+	case AttrSubject:
+		w.subject = value
+	case AttrHandledCount:
+		w.handledCount = value
+	case AttrSource:
+		w.source = value
+	case AttrType:
+		w.typ = value
+	case AttrDataSchema:
+		w.dataSchema = value
+	case AttrSpecVersion:
+		w.specVersion = value
+	case AttrBag:
+		w.bag = value
+	case AttrCloudEventHeaders:
+		w.ceHeaders = value
+	default:
+		return knownAttr(name)
 	}
-	v, ok := a.sqs[name]
-	if !ok {
-		return "", false
+	return true
+}
+
+// knownAttr is HeaderNames.IsKnown: every other message attribute is
+// surfaced in the bag on receive.
+func knownAttr(name string) bool {
+	switch name {
+	case AttrID, AttrTopic, AttrContentType, AttrCorrelationID, AttrHandledCount,
+		AttrMessageType, AttrTimestamp, AttrReplyTo, AttrSubject, AttrBag,
+		AttrMessageDeduplicationID, AttrType, AttrSpecVersion, AttrSource, AttrTime,
+		AttrDataContentType, AttrDataSchema, AttrDataRef, AttrTraceState,
+		AttrTraceParent, AttrBaggage, AttrCloudEventHeaders:
+		return true
 	}
+	return false
+}
+
+// sqsAttrValue is an SQS message attribute's value as decode reads it: the
+// string value, a binary value in base64, else "".
+func sqsAttrValue(v *types.MessageAttributeValue) string {
 	if v.StringValue != nil {
-		return *v.StringValue, true
+		return *v.StringValue
 	}
 	if v.BinaryValue != nil {
-		return base64.StdEncoding.EncodeToString(v.BinaryValue), true
+		return base64.StdEncoding.EncodeToString(v.BinaryValue)
 	}
-	return "", true
+	return ""
 }
 
-func (a attrSource) each(f func(name, value string)) {
-	if a.env != nil {
-		for k, v := range a.env.MessageAttributes {
-			f(k, v.Value)
+// readAttrs takes the attributes of sm (or of env, when not nil) in one
+// pass.
+func readAttrs(sm *types.Message, env *envelope) wireAttrs {
+	var w wireAttrs
+	if env != nil {
+		for k, v := range env.MessageAttributes {
+			if !w.take(k, v.Value) {
+				w.foreign++
+			}
+		}
+		return w
+	}
+	for k := range sm.MessageAttributes {
+		v := sm.MessageAttributes[k]
+		if !w.take(k, sqsAttrValue(&v)) {
+			w.foreign++
+		}
+	}
+	return w
+}
+
+// addForeign puts each attribute of sm (or of env) that is not Brighter's
+// into bag, unless the bag already holds its name.
+func addForeign(bag message.Bag, sm *types.Message, env *envelope) {
+	if env != nil {
+		for k, v := range env.MessageAttributes {
+			if _, dup := bag[k]; !dup && !knownAttr(k) {
+				bag[k] = v.Value
+			}
 		}
 		return
 	}
-	for k := range a.sqs {
-		v, _ := a.get(k)
-		f(k, v)
+	for k, v := range sm.MessageAttributes {
+		if _, dup := bag[k]; !dup && !knownAttr(k) {
+			bag[k] = sqsAttrValue(&v)
+		}
 	}
+}
+
+// flatBag collects a flat bag's members, keeping the stamped count
+// (handled-count) aside: the bag then needs no entry for it.
+type flatBag struct {
+	bag        message.Bag
+	stamped    string
+	hasStamped bool
+}
+
+func (f *flatBag) put(k, v string) {
+	if k == BagHandledCount {
+		f.stamped, f.hasStamped = v, true
+		return
+	}
+	f.bag[k] = v
 }
 
 // decode reads sm as far as it goes; problems name each field it could not
 // take and why ("bag: not a JSON object: ..."). The message is never nil.
-func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
+func decode(sm *types.Message, opts DecodeOptions) (*message.Message, []string) {
 	var problems []string
 	body := aws.ToString(sm.Body)
-	src := attrSource{sqs: sm.MessageAttributes}
-	var envSubject string
+	var env *envelope
 	if opts.Envelope && len(sm.MessageAttributes) == 0 {
-		var env envelope
-		if err := json.Unmarshal([]byte(body), &env); err != nil {
+		var e envelope
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
 			problems = append(problems, "SNS envelope (the body): not JSON: "+err.Error())
 		} else {
-			src.env = &env
-			body = env.Message
-			envSubject = env.Subject
+			env = &e
+			body = e.Message
 		}
 	}
+	a := readAttrs(sm, env)
 	var ce ceHeaders
-	if s, ok := src.get(AttrCloudEventHeaders); ok && s != "" {
-		ce.read(s)
+	if a.ceHeaders != "" {
+		ce.read(a.ceHeaders)
 	}
-	bag := message.Bag{}
-	if s, ok := src.get(AttrBag); ok && s != "" {
-		if !message.ScanFlatStrings(s, func(k, v string) { bag[k] = v }) {
-			bag = message.Bag{}
-			if err := json.Unmarshal([]byte(s), &bag); err != nil || bag == nil {
+	// The bag's stamped count is read from fb.stamped when the fast path
+	// took the bag, else from the bag itself (stampedCount).
+	fb := flatBag{bag: message.Bag{}}
+	if s := a.bag; s != "" {
+		if !message.ScanFlatStrings(s, fb.put) {
+			slow := message.Bag{}
+			if err := json.Unmarshal([]byte(s), &slow); err != nil || slow == nil {
 				if err == nil {
 					err = errors.New("null")
 				}
 				problems = append(problems, "bag: not a JSON object: "+err.Error())
-				bag = message.Bag{AttrBag: s}
+				slow = message.Bag{AttrBag: s}
 			}
+			fb = flatBag{bag: slow}
 		}
 	}
-	src.each(func(name, value string) {
-		if _, known := knownAttrs[name]; known {
-			return
-		}
-		if _, dup := bag[name]; !dup {
-			bag[name] = value
-		}
-	})
+	bag := fb.bag
+	if a.foreign > 0 {
+		addForeign(bag, sm, env)
+	}
 
-	id, _ := src.get(AttrID)
+	id := a.id
 	if id == "" {
 		id = aws.ToString(sm.MessageId)
 	}
 	topic := opts.DefaultTopic
-	if s, ok := src.get(AttrTopic); ok && s != "" {
-		topic = topicName(s)
+	if a.topic != "" {
+		topic = topicName(a.topic)
 	}
 	mt := message.MTEvent
 	var wireType string
-	if s, ok := src.get(AttrMessageType); ok {
+	if a.hasMessageType {
 		var err error
-		if mt, err = message.ParseWireMessageType(s); err != nil {
+		if mt, err = message.ParseWireMessageType(a.messageType); err != nil {
 			problems = append(problems, "message-type: "+err.Error())
-			wireType = s
+			wireType = a.messageType
 		}
 	}
-	m := message.New(id, topic, mt, nil)
+	m := &message.Message{Header: message.Header{MessageID: id, Topic: topic, MessageType: mt, Bag: bag}}
 	m.WireMessageType = wireType
 	h := &m.Header
-	h.Bag = bag
 
 	switch {
-	case hasNonEmpty(src, AttrDataContentType):
-		h.ContentType, _ = src.get(AttrDataContentType)
-	case hasNonEmpty(src, AttrContentType):
-		h.ContentType, _ = src.get(AttrContentType)
+	case a.dataContentType != "":
+		h.ContentType = a.dataContentType
+	case a.contentType != "":
+		h.ContentType = a.contentType
 	case ce.dataContentType != "":
 		h.ContentType = ce.dataContentType
 	default:
 		h.ContentType = "text/plain"
 	}
-	h.CorrelationID, _ = src.get(AttrCorrelationID)
-	h.ReplyTo, _ = src.get(AttrReplyTo)
+	h.CorrelationID = a.correlationID
+	h.ReplyTo = a.replyTo
 
-	h.Timestamp = time.Now().UTC()
-	if t, ok := readTime(src, AttrTime); ok {
+	if t, ok := readTime(a.time); ok {
 		h.Timestamp = t
-	} else if t, ok := readTime(src, AttrTimestamp); ok {
+	} else if t, ok := readTime(a.timestamp); ok {
 		h.Timestamp = t
 	} else if ms, err := strconv.ParseInt(sm.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		h.Timestamp = time.UnixMilli(ms).UTC()
+	} else {
+		h.Timestamp = time.Now().UTC()
 	}
 
 	h.PartitionKey = sm.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
@@ -425,15 +517,30 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 	}
 
 	switch {
-	case hasNonEmpty(src, AttrSubject):
-		h.Subject, _ = src.get(AttrSubject)
-	case envSubject != "":
-		h.Subject = envSubject
+	case a.subject != "":
+		h.Subject = a.subject
+	case env != nil && env.Subject != "":
+		h.Subject = env.Subject
 	default:
 		h.Subject = ce.subject
 	}
 
-	n, ok, err := stampedCount(bag)
+	var n int
+	var ok bool
+	var err error
+	if fb.hasStamped {
+		// The fast path kept the bag's handled-count aside; an unreadable
+		// one stays in the bag, as stampedCount leaves it.
+		if fb.stamped != "" {
+			n, err = message.ParseHandledCount(fb.stamped)
+			ok = err == nil
+		}
+		if err != nil {
+			bag[BagHandledCount] = fb.stamped
+		}
+	} else {
+		n, ok, err = stampedCount(bag)
+	}
 	if err != nil {
 		problems = append(problems, "bag handled-count: "+err.Error())
 	} else {
@@ -441,7 +548,7 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 	}
 	if ok {
 		h.HandledCount = n
-	} else if s, ok := src.get(AttrHandledCount); ok && s != "" && err == nil {
+	} else if s := a.handledCount; s != "" && err == nil {
 		// A top-level handled-count attribute (what Brighter's envelope reader
 		// looks for; no Brighter producer writes it).
 		if n, err := message.ParseHandledCount(s); err != nil {
@@ -452,10 +559,10 @@ func decode(sm types.Message, opts DecodeOptions) (*message.Message, []string) {
 		}
 	}
 
-	h.Source = firstNonEmpty(attrOr(src, AttrSource), ce.source, message.DefaultSource)
-	h.Type = firstNonEmpty(attrOr(src, AttrType), ce.typ)
-	h.DataSchema = firstNonEmpty(attrOr(src, AttrDataSchema), ce.dataSchema)
-	h.SpecVersion = firstNonEmpty(attrOr(src, AttrSpecVersion), ce.specVersion, message.DefaultSpecVersion)
+	h.Source = firstNonEmpty(a.source, ce.source, message.DefaultSource)
+	h.Type = firstNonEmpty(a.typ, ce.typ)
+	h.DataSchema = firstNonEmpty(a.dataSchema, ce.dataSchema)
+	h.SpecVersion = firstNonEmpty(a.specVersion, ce.specVersion, message.DefaultSpecVersion)
 	h.DataRef = ce.dataRef
 	h.TraceParent, h.TraceState, h.Baggage = ce.traceParent, ce.traceState, ce.baggage
 
@@ -526,16 +633,6 @@ func (c *ceHeaders) set(key, v string) {
 	}
 }
 
-func hasNonEmpty(src attrSource, name string) bool {
-	s, ok := src.get(name)
-	return ok && s != ""
-}
-
-func attrOr(src attrSource, name string) string {
-	s, _ := src.get(name)
-	return s
-}
-
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -545,9 +642,9 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-func readTime(src attrSource, name string) (time.Time, bool) {
-	s, ok := src.get(name)
-	if !ok || s == "" {
+// readTime reads a wire time attribute's value; "" is none.
+func readTime(s string) (time.Time, bool) {
+	if s == "" {
 		return time.Time{}, false
 	}
 	return message.ParseWireTime(s)

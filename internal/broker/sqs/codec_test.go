@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -415,5 +416,67 @@ func TestEncodeRefusesBodiesSQSCannotCarry(t *testing.T) {
 	gz.Header.ContentType = "application/gzip"
 	if _, err := EncodeSQS(gz, "url", nil); err != nil {
 		t.Errorf("compressed binary body: %v", err)
+	}
+}
+
+// Decode reads the attribute map in one pass and keeps the bag's stamped
+// count aside on the flat-JSON path; what it presents is what reading each
+// attribute by name gave: a readable stamped count leaves the bag, an
+// unreadable one stays in it as it came (on either JSON path), a bag
+// member wins over a foreign attribute of the same name, a foreign binary
+// attribute is surfaced in base64, and Brighter's own attributes that
+// decode does not read (dataref, traceparent, messageDeduplicationId) are
+// never surfaced in the bag.
+func TestDecodeAttributesAndStampedCountInOnePass(t *testing.T) {
+	str := func(v string) types.MessageAttributeValue {
+		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	cases := []struct {
+		name      string
+		bag       string
+		wantBag   message.Bag
+		wantCount int
+		wantErr   bool
+	}{
+		{"flat, readable count", `{"handled-count":"2","tenant":"from-bag"}`, message.Bag{"tenant": "from-bag"}, 2 + 3 - 1, false},
+		{"flat, empty count", `{"handled-count":"","tenant":"from-bag"}`, message.Bag{"tenant": "from-bag"}, 3 - 1, false},
+		{"flat, unreadable count", `{"handled-count":"three","tenant":"from-bag"}`, message.Bag{"handled-count": "three", "tenant": "from-bag"}, 3 - 1, true},
+		{"flat, last of a repeated count", `{"handled-count":"x","handled-count":"4"}`, message.Bag{}, 4 + 3 - 1, false},
+		{"encoding/json, number count", `{"handled-count":5,"n":1}`, message.Bag{"n": float64(1)}, 5 + 3 - 1, false},
+		{"encoding/json, unreadable count", `{"handled-count":true,"tenant":"from-bag"}`, message.Bag{"handled-count": true, "tenant": "from-bag"}, 3 - 1, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sm := types.Message{MessageId: aws.String("sqs-1"), ReceiptHandle: aws.String("rh"), Body: aws.String("b"),
+				Attributes: map[string]string{"ApproximateReceiveCount": "3"},
+				MessageAttributes: map[string]types.MessageAttributeValue{
+					AttrBag:                    str(c.bag),
+					"tenant":                   str("from-attribute"),
+					"blob":                     {DataType: aws.String("Binary"), BinaryValue: []byte{0xff, 0x00, 0x01}},
+					AttrDataRef:                str("ref"),
+					AttrTraceParent:            str("00-abc-def-01"),
+					AttrMessageDeduplicationID: str("dedup-attr"),
+				}}
+			got, err := Decode(sm, DecodeOptions{DefaultTopic: "q"})
+			if (err != nil) != c.wantErr || (got.Header.MessageType == message.MTUnacceptable) != c.wantErr {
+				t.Fatalf("error %v, type %v, want an error: %v", err, got.Header.MessageType, c.wantErr)
+			}
+			want := message.Bag{"blob": "/wAB"}
+			for k, v := range c.wantBag {
+				want[k] = v
+			}
+			if _, ok := want["tenant"]; !ok {
+				want["tenant"] = "from-attribute"
+			}
+			if !reflect.DeepEqual(got.Header.Bag, want) {
+				t.Errorf("bag %#v, want %#v", got.Header.Bag, want)
+			}
+			if !c.wantErr && got.Header.HandledCount != c.wantCount {
+				t.Errorf("presented count %d, want %d", got.Header.HandledCount, c.wantCount)
+			}
+			if got.Header.DataRef != "" || got.Header.TraceParent != "" {
+				t.Errorf("dataref %q traceparent %q read from top-level attributes, want only cloudeventheaders' members", got.Header.DataRef, got.Header.TraceParent)
+			}
+		})
 	}
 }

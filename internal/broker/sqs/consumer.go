@@ -364,13 +364,14 @@ func (k *Consumer) visibilityBatch(ctx context.Context, ms []*message.Message, s
 			continue
 		}
 		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, end-start)
+		strs := newEntryStrings(end - start)
 		for i := start; i < end; i++ {
 			r, err := receiptOf(ms[i])
 			if err != nil {
 				errs[i] = err
 				continue
 			}
-			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(r), VisibilityTimeout: secs})
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: strs.ptr(strconv.Itoa(i)), ReceiptHandle: strs.ptr(r), VisibilityTimeout: secs})
 		}
 		if len(entries) == 0 {
 			continue
@@ -410,6 +411,22 @@ func classify(err error) error {
 		}
 	}
 	return fmt.Errorf("%w: %w", broker.ErrChannelFailure, err)
+}
+
+// entryStrings holds the Ids and receipt handles of one batch call's
+// entries, which the SDK takes by pointer: one allocation a batch rather
+// than two an entry.
+type entryStrings struct{ s []string }
+
+// newEntryStrings has room for the two strings of each of n entries.
+func newEntryStrings(n int) entryStrings { return entryStrings{s: make([]string, 0, 2*n)} }
+
+// ptr keeps v and returns a pointer to it. Past the room newEntryStrings
+// made, the slice grows; the pointers handed out before keep the old
+// array, whose strings do not change.
+func (e *entryStrings) ptr(v string) *string {
+	e.s = append(e.s, v)
+	return &e.s[len(e.s)-1]
 }
 
 func receiptOf(m *message.Message) (string, error) {
@@ -454,13 +471,14 @@ func (k *Consumer) AcknowledgeBatch(ctx context.Context, ms []*message.Message) 
 			continue
 		}
 		entries := make([]types.DeleteMessageBatchRequestEntry, 0, end-start)
+		strs := newEntryStrings(end - start)
 		for i := start; i < end; i++ {
 			r, err := receiptOf(ms[i])
 			if err != nil {
 				errs[i] = err
 				continue
 			}
-			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(r)})
+			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: strs.ptr(strconv.Itoa(i)), ReceiptHandle: strs.ptr(r)})
 		}
 		if len(entries) == 0 {
 			continue

@@ -13,7 +13,7 @@ import (
 // what a consumer that presents the stamped count only (Brighter's
 // behaviour, the "base revision" of AC-37) does per message.
 func decodeBase(sm types.Message, opts DecodeOptions) *message.Message {
-	m, _ := decode(sm, opts)
+	m, _ := decode(&sm, opts)
 	m.Receipt = aws.ToString(sm.ReceiptHandle)
 	return m
 }

@@ -34,20 +34,31 @@ type bodyShield struct {
 
 // Do sends r with a body the SDK does not own. It returns the inner
 // client's result, or an error when the SDK's body cannot be read.
+//
+// The body is read into one buffer of the size the request declares
+// (ContentLength; grown as needed when it is wrong or unknown), and the
+// request handed on is a shallow copy of r with that body: the transport
+// reads r's header and URL and never changes them, and the SDK's r keeps
+// its own body, which it closes.
 func (s bodyShield) Do(r *http.Request) (*http.Response, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return s.inner.Do(r)
 	}
-	b, err := io.ReadAll(r.Body)
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r.Body)
 	_ = r.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
-	r = r.Clone(r.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	r.ContentLength = int64(len(b))
-	return s.inner.Do(r)
+	b := buf.Bytes()
+	c := r.WithContext(r.Context())
+	c.Body = io.NopCloser(bytes.NewReader(b))
+	c.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	c.ContentLength = int64(len(b))
+	return s.inner.Do(c)
 }
 
 // Timeouts of the default HTTP client: a broker that accepts a

@@ -66,6 +66,52 @@ func TestBodyShield_TransportReadsItsOwnCopy(t *testing.T) {
 	}
 }
 
+// TestBodyShield_WholeBodyWhateverTheDeclaredLength: the copy is the whole
+// body when the request declares its length right, too short, too long or
+// not at all; the request handed on declares the copy's length and its
+// GetBody gives the copy again; the SDK's own request keeps its body, its
+// declared length and its header.
+func TestBodyShield_WholeBodyWhateverTheDeclaredLength(t *testing.T) {
+	body := strings.Repeat(`{"Entries":[{"Id":"0","ReceiptHandle":"AQEB..."}]}`, 40)
+	for _, declared := range []int64{int64(len(body)), 10, int64(len(body)) + 100, 0, -1} {
+		orig := &closingBody{r: strings.NewReader(body)}
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = declared
+		req.Header.Set("X-Amz-Target", "AmazonSQS.DeleteMessageBatch")
+		var got, again string
+		var length int64
+		inner := clientFunc(func(r *http.Request) (*http.Response, error) {
+			if r == req {
+				return nil, errors.New("the SDK's own request was handed on")
+			}
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				return nil, err
+			}
+			got, length = string(b), r.ContentLength
+			rc, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			b, err = io.ReadAll(rc)
+			again = string(b)
+			return &http.Response{StatusCode: 200, Body: http.NoBody}, err
+		})
+		if _, err := (bodyShield{inner: inner}).Do(req); err != nil {
+			t.Fatalf("declared %d: %v", declared, err)
+		}
+		if got != body || again != body || length != int64(len(body)) {
+			t.Errorf("declared %d: the transport read %d bytes (GetBody %d), declared %d; want %d each", declared, len(got), len(again), length, len(body))
+		}
+		if req.Body != orig || req.ContentLength != declared || req.Header.Get("X-Amz-Target") != "AmazonSQS.DeleteMessageBatch" || !orig.closed.Load() {
+			t.Errorf("declared %d: the SDK's request changed (body %T, length %d) or its body was not closed", declared, req.Body, req.ContentLength)
+		}
+	}
+}
+
 // TestClients_NoConnectionClosedUnderAResponse moves 1,000 messages with
 // ReceiveMessage / SendMessage / DeleteMessage on fauxqs, the SDK's retries
 // off, and watches every request through httptrace: no request body may

@@ -36,7 +36,8 @@ type drainWatched struct {
 // (the pumps have returned), says once per subscription when its drain is
 // waiting only for the receive in flight: logged (Info,
 // logConsumeAwaitingReceive) and told to notify (the dashboard's status
-// line).
+// line). Once it has said so for every subscription it stops polling
+// (the rest of a stop's wait, up to a timeOut, wakes nothing).
 func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logger, subs []drainWatched, notify func(sub string, upTo time.Duration)) {
 	select {
 	case <-runCtx.Done():
@@ -52,8 +53,10 @@ func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logge
 			return
 		case <-t.C:
 		}
+		said := 0
 		for i, s := range subs {
 			if seen[i] < 0 {
+				said++
 				continue
 			}
 			if !s.pump.AwaitingReceive() {
@@ -64,7 +67,11 @@ func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logge
 				seen[i] = -1
 				logger.Info(logConsumeAwaitingReceive, "subscription", s.name, "up_to", s.timeOut)
 				notify(s.name, s.timeOut)
+				said++
 			}
+		}
+		if said == len(subs) {
+			return
 		}
 	}
 }

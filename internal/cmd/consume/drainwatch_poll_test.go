@@ -1,0 +1,77 @@
+package consume
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingPump is a pump as the drain watch sees it, counting its polls.
+type countingPump struct {
+	awaiting bool
+	polls    atomic.Int64
+}
+
+func (p *countingPump) AwaitingReceive() bool { p.polls.Add(1); return p.awaiting }
+
+// TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid: once the drain
+// watch has said for every subscription that its drain waits only for the
+// receive in flight, it polls no more (the rest of the stop's wait, up to
+// a timeOut, wakes nothing); while a subscription has not been said (its
+// handler still runs), every subscription it has not said is still polled.
+func TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid(t *testing.T) {
+	t.Parallel()
+	runCtx, cancel := context.WithCancel(context.Background())
+	cancel() // the stop
+	logger := slog.New(slog.DiscardHandler)
+
+	a, b := &countingPump{awaiting: true}, &countingPump{awaiting: true}
+	said := make(chan string, 4)
+	done := make(chan struct{})
+	returned := make(chan struct{})
+	go func() {
+		watchDrain(runCtx, done, logger, []drainWatched{{name: "a", pump: a, timeOut: time.Second}, {name: "b", pump: b, timeOut: time.Second}},
+			func(sub string, _ time.Duration) { said <- sub })
+		close(returned)
+	}()
+	for range 2 {
+		select {
+		case <-said:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the drain watch did not say within 5s that both drains wait for their receive")
+		}
+	}
+	select {
+	case <-returned:
+	case <-time.After(time.Second):
+		t.Fatal("the drain watch still runs 1s after it said so for every subscription")
+	}
+	pa, pb := a.polls.Load(), b.polls.Load()
+	time.Sleep(3 * awaitingReceivePoll)
+	if a.polls.Load() != pa || b.polls.Load() != pb || pa != 2 || pb != 2 {
+		t.Errorf("polls %d and %d, then %d and %d; want 2 each (two in a row say it), then none", pa, pb, a.polls.Load(), b.polls.Load())
+	}
+	close(done)
+
+	// A subscription whose handler still runs keeps the watch polling it.
+	busy, idle := &countingPump{}, &countingPump{awaiting: true}
+	done2 := make(chan struct{})
+	returned2 := make(chan struct{})
+	go func() {
+		watchDrain(runCtx, done2, logger, []drainWatched{{name: "busy", pump: busy}, {name: "idle", pump: idle}}, func(string, time.Duration) {})
+		close(returned2)
+	}()
+	time.Sleep(6 * awaitingReceivePoll)
+	if n := busy.polls.Load(); n < 3 {
+		t.Errorf("the busy subscription was polled %d times in %s, want it polled every %s", n, 6*awaitingReceivePoll, awaitingReceivePoll)
+	}
+	select {
+	case <-returned2:
+		t.Error("the drain watch returned while a subscription had not been said")
+	default:
+	}
+	close(done2)
+	<-returned2
+}
