@@ -203,3 +203,46 @@ func TestReplay_Interrupted_LosesNothingAndReleases(t *testing.T) {
 		t.Fatalf("destination holds %d, want the %d replayed", got, sum.Replayed)
 	}
 }
+
+// TestReplay_RateInterrupted_FirstSentWaitingReleased: at --rate 0.25 the
+// first message is published at once (the limiter paces the publishes,
+// not the reads; a batch's worth of tokens first would take 4 s a
+// message) and the next waits four seconds for its token; an interrupt
+// during that wait ends the replay without it (within the receive under
+// way, not at the token) with the first replayed and every other message
+// in the DLQ, visible, none published.
+func TestReplay_RateInterrupted_FirstSentWaitingReleased(t *testing.T) {
+	const n = 5
+	c := clients(t)
+	dlq, topic := seedRouted(t, c, n)
+	src := source(reader(t, c, dlq, false), dlq)
+	src.Logger = discardLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first time.Duration
+	start := time.Now()
+	rec := &outcomes{after: func(k int) {
+		if k == 1 {
+			first = time.Since(start)
+			time.AfterFunc(300*time.Millisecond, cancel)
+		}
+	}}
+	prod := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	sum, err := inspect.Replay(ctx, src, dlq, prod, inspect.Filter{}, inspect.ReplayOptions{Progress: rec, Rate: 0.25})
+	took := time.Since(start)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("replay error %v, want context.Canceled", err)
+	}
+	if sum.Replayed != 1 || sum.Failed != 0 {
+		t.Fatalf("summary %+v, want the first replayed before the interrupt, nothing failed", sum)
+	}
+	if first > 3*time.Second || took-first > 3*time.Second {
+		t.Fatalf("first outcome after %v, replay returned %v after it; want the first at once and the interrupt to end the wait for the next token", first, took-first)
+	}
+	if v, d := visible(t, c, dlq), depth(t, c, dlq); v != n-1 || d != n-1 {
+		t.Fatalf("DLQ: %d visible of %d right after the interrupt, want the other %d, all visible", v, d, n-1)
+	}
+	if got := depth(t, c, topic); got != 1 {
+		t.Fatalf("destination holds %d, want the 1 replayed", got)
+	}
+}

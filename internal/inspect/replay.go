@@ -72,7 +72,11 @@ type ReplayOptions struct {
 	// removed; every other copy is recorded sending before its publish and
 	// sent once the broker accepted it, before the message is removed.
 	Journal ReplayJournal
-	// Rate limits publishes to this many per second; 0 means no limit.
+	// Rate limits publishes to this many per second; 0 means no limit. The
+	// limiter paces the publishes themselves: a batch takes its tokens just
+	// before its send, and batches are no larger than the limiter admits at
+	// once (rateBatch), so the first message goes at once and the others
+	// follow spaced, each reported as its batch is done.
 	Rate float64
 	// Workers is how many batches of messages are published and removed at
 	// once; 0 means DefaultReplayWorkers. The messages of one receive that
@@ -108,6 +112,16 @@ const DefaultReplayWorkers = 4
 // replayBatch is the most messages one replay worker publishes (and then
 // removes) together: SQS's batch limit of ten.
 const replayBatch = 10
+
+// rateBatch is the most messages one replay worker publishes together under
+// a limit of r publishes a second (ReplayOptions.Rate), and the limiter's
+// burst: a tenth of a second's worth, at least one and at most
+// replayBatch. Below 20 a second every message is its own publish, spaced
+// 1/r apart; from 100 a second batches of ten still go, ten tokens at a
+// time, so the limit costs no extra requests.
+func rateBatch(r float64) int {
+	return max(1, min(replayBatch, int(r/10)))
+}
 
 // Outcome is what happened to one selected message.
 type Outcome struct {
@@ -193,9 +207,11 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	if now == nil {
 		now = time.Now
 	}
+	batchMax := replayBatch
 	var lim *rate.Limiter
 	if o.Rate > 0 {
-		lim = rate.NewLimiter(rate.Limit(o.Rate), 1)
+		batchMax = rateBatch(o.Rate)
+		lim = rate.NewLimiter(rate.Limit(o.Rate), batchMax)
 	}
 	log := src.logger()
 	sum := Summary{DryRun: o.DryRun}
@@ -243,6 +259,44 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	type job struct {
 		m, c *message.Message
 		out  Outcome
+	}
+	// pace waits until the limiter admits the publishes of batch (not the
+	// duplicates, nor the copies the journal records as sent: those are
+	// only removed), just before its send, so that --rate spaces the
+	// publishes themselves rather than the scan's reads. It reports false
+	// when ctx ended first; the tokens are then given back.
+	pace := func(batch []job) bool {
+		if lim == nil {
+			return true
+		}
+		n := 0
+		for _, j := range batch {
+			rid, _ := j.c.Header.Bag.String(KeyReplayID)
+			if !j.out.Duplicate && (o.Journal == nil || o.Copy || !o.Journal.Sent(rid)) {
+				n++
+			}
+		}
+		if n == 0 {
+			return true
+		}
+		r := lim.ReserveN(time.Now(), n)
+		if !r.OK() {
+			// Not reached: a batch is never larger than the burst.
+			return true
+		}
+		d := r.Delay()
+		if d == 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			r.Cancel()
+			return false
+		}
 	}
 	// publish publishes the copies of jobs, one error each. With a journal
 	// a copy an earlier run sent is not published again (its job is marked
@@ -386,15 +440,17 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		wg.Add(1)
 		go func(in <-chan []job) {
 			defer wg.Done()
-			batch := make([]job, 0, replayBatch)
+			batch := make([]job, 0, batchMax)
 			// run moves the batch (or, interrupted before its publish
-			// began, leaves it where it is) and settles its jobs.
+			// began, leaves it where it is) and settles its jobs. With a
+			// rate it first waits for the batch's tokens (pace).
 			run := func() {
+				paced := ctx.Err() == nil && pace(batch)
 				switch {
-				case ctx.Err() != nil && o.Copy:
+				case !paced && o.Copy:
 					// Interrupted before their publish began; the scan
 					// releases them (it holds every message of a copy).
-				case ctx.Err() != nil:
+				case !paced:
 					// Interrupted before their publish began: leave them
 					// where they are, visible at once, counted neither way.
 					back := make([]held, len(batch))
@@ -413,17 +469,17 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			for js := range in {
 				// Take what else the scan has already queued on this lane,
 				// without waiting, while it fits one call: a lane that
-				// falls behind moves up to replayBatch messages per round
+				// falls behind moves up to batchMax messages per round
 				// trip, in the order read.
 				batch = append(batch, js...)
 			fill:
-				for len(batch) < replayBatch {
+				for len(batch) < batchMax {
 					select {
 					case next, ok := <-in:
 						if !ok {
 							break fill
 						}
-						if len(batch)+len(next) > replayBatch {
+						if len(batch)+len(next) > batchMax {
 							run()
 						}
 						batch = append(batch, next...)
@@ -537,11 +593,6 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			report(out)
 			return false, nil
 		}
-		if lim != nil {
-			if err := lim.Wait(ctx); err != nil {
-				return false, fmt.Errorf("replay: %w", err)
-			}
-		}
 		key := m.Header.PartitionKey
 		if key == "" {
 			key = id
@@ -552,12 +603,12 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		j := job{m: m, c: c, out: out}
 		if m.Header.PartitionKey == "" {
 			loose = append(loose, j)
-			if len(loose) == replayBatch {
+			if len(loose) == batchMax {
 				flush()
 			}
 		} else {
 			l := maphash.String(seed, key) % uint64(workers)
-			if keyed[l] = append(keyed[l], j); len(keyed[l]) == replayBatch {
+			if keyed[l] = append(keyed[l], j); len(keyed[l]) == batchMax {
 				flush()
 			}
 		}
