@@ -138,3 +138,39 @@ func TestPeek_ReleasesTenPerCall(t *testing.T) {
 		t.Fatalf("%d visible after the peek, want all %d released", v, n)
 	}
 }
+
+// TestReplay_HighRate_StillBatchesOfTen: a --rate of 200 a second paces
+// batches of ten (a tenth of a second's worth), taking ten tokens per
+// send: the limit costs no extra requests, the same at most four
+// SendMessageBatch and DeleteMessageBatch calls for thirty messages and no
+// single ones, and the publishes still keep to the rate (thirty at 200 a
+// second, ten admitted at once: at least 0.1 s).
+func TestReplay_HighRate_StillBatchesOfTen(t *testing.T) {
+	t.Parallel()
+	c := clients(t)
+	dest, dlq := uniq("rate-dest"), uniq("rate-dlq")
+	makeQueues(t, c, dest, dlq, false)
+	seedMany(t, c, dlq, dest, batchN)
+	cc, calls := countingClients(t, func(string) error { return nil })
+	src := source(reader(t, cc, dlq, false), dlq)
+	src.ShortPoll = true
+	p := sqs.NewProducer(cc, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	start := time.Now()
+	sum, err := inspect.Replay(context.Background(), src, dlq, p, inspect.Filter{}, inspect.ReplayOptions{Rate: 200})
+	took := time.Since(start)
+	if err != nil || sum.Replayed != batchN || sum.Failed != 0 {
+		t.Fatalf("summary %+v, %v; want %d replayed", sum, err, batchN)
+	}
+	if got := ids(drain(t, c, dest, false, batchN)); len(got) != batchN {
+		t.Fatalf("%d distinct messages arrived, want %d", len(got), batchN)
+	}
+	sends, sendBatches := calls.count("SendMessage"), calls.count("SendMessageBatch")
+	deletes, deleteBatches := calls.count("DeleteMessage"), calls.count("DeleteMessageBatch")
+	if sends != 0 || deletes != 0 || sendBatches > 4 || deleteBatches > 4 {
+		t.Fatalf("calls at --rate 200: SendMessage %d, SendMessageBatch %d, DeleteMessage %d, DeleteMessageBatch %d; want no single calls and at most 4 batches of each for %d messages",
+			sends, sendBatches, deletes, deleteBatches, batchN)
+	}
+	if least := time.Duration(batchN-10) * time.Second / 200; took < least {
+		t.Fatalf("%d messages at 200 a second took %v, want at least %v", batchN, took, least)
+	}
+}

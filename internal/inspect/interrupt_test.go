@@ -16,10 +16,12 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// outcomes records every Outcome a replay reports, by id.
+// outcomes records every Outcome a replay reports, by id: those of
+// messages left (Outcome.Left) in left, the others in byID and n.
 type outcomes struct {
 	mu   sync.Mutex
 	byID map[string]int
+	left map[string]int
 	n    int
 	// after, when set, is called with the running total after each outcome.
 	after func(n int)
@@ -28,7 +30,12 @@ type outcomes struct {
 func (o *outcomes) Done(out inspect.Outcome) {
 	o.mu.Lock()
 	if o.byID == nil {
-		o.byID = map[string]int{}
+		o.byID, o.left = map[string]int{}, map[string]int{}
+	}
+	if out.Left {
+		o.left[out.ID]++
+		o.mu.Unlock()
+		return
 	}
 	o.byID[out.ID]++
 	o.n++
@@ -43,7 +50,8 @@ func (o *outcomes) Done(out inspect.Outcome) {
 // a pump with a defer handler and requeueCount 1 consumes the destination:
 // each replayed copy is dead-lettered again within the scan, with the same
 // id and a new rejection time. The replay must end, having replayed each
-// message exactly once and left the returning copies in the DLQ, released.
+// message exactly once and left the returning copies in the DLQ, released,
+// each copy it read reported Left once and counted in Summary.Left.
 func TestReplay_BesideADeferringConsumer_EachMessageOnce_R5(t *testing.T) {
 	const n = 5
 	c := clients(t)
@@ -78,8 +86,13 @@ func TestReplay_BesideADeferringConsumer_EachMessageOnce_R5(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay did not end cleanly within its deadline: %v (summary %+v, outcomes %v)", err, sum, rec.byID)
 	}
-	if sum.Replayed != n || sum.Failed != 0 {
-		t.Fatalf("summary %+v, want %d replayed, 0 failed", sum, n)
+	if sum.Replayed != n || sum.Failed != 0 || sum.Left != len(rec.left) || sum.Left > n {
+		t.Fatalf("summary %+v, want %d replayed, 0 failed, at most %d left, one per copy reported left (%v)", sum, n, n, rec.left)
+	}
+	for id, k := range rec.left {
+		if k != 1 || rec.byID[id] != 1 {
+			t.Errorf("message %s reported left %d times (replayed %d), want a copy that came back once, of a message replayed", id, k, rec.byID[id])
+		}
 	}
 	for i := range n {
 		if id := fmt.Sprintf("r%d", i); rec.byID[id] != 1 {
@@ -201,5 +214,48 @@ func TestReplay_Interrupted_LosesNothingAndReleases(t *testing.T) {
 	}
 	if got := depth(t, c, topic); got != sum.Replayed {
 		t.Fatalf("destination holds %d, want the %d replayed", got, sum.Replayed)
+	}
+}
+
+// TestReplay_RateInterrupted_FirstSentWaitingReleased: at --rate 0.25 the
+// first message is published at once (the limiter paces the publishes,
+// not the reads; a batch's worth of tokens first would take 4 s a
+// message) and the next waits four seconds for its token; an interrupt
+// during that wait ends the replay without it (within the receive under
+// way, not at the token) with the first replayed and every other message
+// in the DLQ, visible, none published.
+func TestReplay_RateInterrupted_FirstSentWaitingReleased(t *testing.T) {
+	const n = 5
+	c := clients(t)
+	dlq, topic := seedRouted(t, c, n)
+	src := source(reader(t, c, dlq, false), dlq)
+	src.Logger = discardLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first time.Duration
+	start := time.Now()
+	rec := &outcomes{after: func(k int) {
+		if k == 1 {
+			first = time.Since(start)
+			time.AfterFunc(300*time.Millisecond, cancel)
+		}
+	}}
+	prod := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	sum, err := inspect.Replay(ctx, src, dlq, prod, inspect.Filter{}, inspect.ReplayOptions{Progress: rec, Rate: 0.25})
+	took := time.Since(start)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("replay error %v, want context.Canceled", err)
+	}
+	if sum.Replayed != 1 || sum.Failed != 0 {
+		t.Fatalf("summary %+v, want the first replayed before the interrupt, nothing failed", sum)
+	}
+	if first > 3*time.Second || took-first > 3*time.Second {
+		t.Fatalf("first outcome after %v, replay returned %v after it; want the first at once and the interrupt to end the wait for the next token", first, took-first)
+	}
+	if v, d := visible(t, c, dlq), depth(t, c, dlq); v != n-1 || d != n-1 {
+		t.Fatalf("DLQ: %d visible of %d right after the interrupt, want the other %d, all visible", v, d, n-1)
+	}
+	if got := depth(t, c, topic); got != 1 {
+		t.Fatalf("destination holds %d, want the 1 replayed", got)
 	}
 }

@@ -36,7 +36,10 @@ func NewBar(w io.Writer, total int, description string) *Bar {
 
 // Done advances the bar by one.
 func (b *Bar) Done(o Outcome) {
-	if o.Refused {
+	if o.Left {
+		_ = b.bar.Clear()
+		fmt.Fprintf(b.w, "left %s: %s\n", o.ID, leftText)
+	} else if o.Refused {
 		_ = b.bar.Clear()
 		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	} else if o.Err != nil {
@@ -64,6 +67,8 @@ func NewLines(w io.Writer) *Lines { return &Lines{w: w} }
 // Done writes the message's line.
 func (l *Lines) Done(o Outcome) {
 	switch {
+	case o.Left:
+		fmt.Fprintf(l.w, "left %s: %s\n", o.ID, leftText)
 	case o.Refused && o.DryRun:
 		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
 	case o.Refused:
@@ -85,9 +90,14 @@ func (l *Lines) Done(o Outcome) {
 	}
 }
 
+// leftText is what the progress line of a message left by a replay
+// (Outcome.Left) says of it.
+const leftText = "dead-lettered again while this replay ran; it stays in the dead-letter destination (replay again to retry it)"
+
 // WriteSummary writes the replay's last line: "replayed N, skipped N,
-// failed N" (with "would replay" on a dry run), and ", refused N" when the
-// allow-list refused any.
+// failed N" (with "would replay" on a dry run), ", refused N" when the
+// allow-list refused any and ", left N" when any were dead-lettered again
+// while the replay ran.
 func WriteSummary(w io.Writer, s Summary) error {
 	verb := "replayed"
 	if s.DryRun {
@@ -96,6 +106,9 @@ func WriteSummary(w io.Writer, s Summary) error {
 	refused := ""
 	if s.Refused > 0 {
 		refused = fmt.Sprintf(", refused %d", s.Refused)
+	}
+	if s.Left > 0 {
+		refused += fmt.Sprintf(", left %d", s.Left)
 	}
 	if _, err := fmt.Fprintf(w, "%s %d, skipped %d, failed %d%s\n", verb, s.Replayed, s.Skipped, s.Failed, refused); err != nil {
 		return fmt.Errorf("write summary: %w", err)
@@ -115,7 +128,8 @@ type ReplayRecord struct {
 	// Destination is where it was (or would be) published (message).
 	Destination string `json:"destination,omitempty"`
 	// Outcome is "replayed", "would-replay" (a dry run), "refused" or
-	// "would-refuse" (the allow-list) or "failed" (message).
+	// "would-refuse" (the allow-list), "failed" or "left" (dead-lettered
+	// again while the replay ran; it stays) (message).
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why it failed or was refused (message, Outcome "failed",
 	// "refused" or "would-refuse").
@@ -131,12 +145,13 @@ type ReplayRecord struct {
 	Archived *int `json:"archived,omitempty"`
 	Purged   *int `json:"purged,omitempty"`
 	Restored *int `json:"restored,omitempty"`
-	// Replayed, Skipped, Failed, Refused and DryRun are Summary's
+	// Replayed, Skipped, Failed, Refused, Left and DryRun are Summary's
 	// (summary).
 	Replayed *int  `json:"replayed,omitempty"`
 	Skipped  *int  `json:"skipped,omitempty"`
 	Failed   *int  `json:"failed,omitempty"`
 	Refused  *int  `json:"refused,omitempty"`
+	Left     *int  `json:"left,omitempty"`
 	DryRun   *bool `json:"dryRun,omitempty"`
 	// Interrupted is true on the summary of a replay stopped by a signal.
 	Interrupted *bool `json:"interrupted,omitempty"`
@@ -161,6 +176,8 @@ func (j *ReplayJSON) Done(o Outcome) {
 		r.NewID = o.NewID
 	}
 	switch {
+	case o.Left:
+		r.Outcome, r.Error = "left", leftText
 	case o.Refused && o.DryRun:
 		r.Outcome, r.Error = "would-refuse", ErrRefused.Error()
 	case o.Refused:
@@ -178,7 +195,7 @@ func (j *ReplayJSON) Done(o Outcome) {
 // WriteSummary writes the summary record (interrupted: the replay was
 // stopped by a signal) and returns the first write error of the run.
 func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
-	r := ReplayRecord{Type: "summary", Replayed: &s.Replayed, Skipped: &s.Skipped, Failed: &s.Failed, Refused: &s.Refused, DryRun: &s.DryRun, Interrupted: &interrupted}
+	r := ReplayRecord{Type: "summary", Replayed: &s.Replayed, Skipped: &s.Skipped, Failed: &s.Failed, Refused: &s.Refused, Left: &s.Left, DryRun: &s.DryRun, Interrupted: &interrupted}
 	if err := j.enc.Encode(r); err != nil && j.err == nil {
 		j.err = fmt.Errorf("write replay summary: %w", err)
 	}

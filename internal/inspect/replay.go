@@ -72,7 +72,11 @@ type ReplayOptions struct {
 	// removed; every other copy is recorded sending before its publish and
 	// sent once the broker accepted it, before the message is removed.
 	Journal ReplayJournal
-	// Rate limits publishes to this many per second; 0 means no limit.
+	// Rate limits publishes to this many per second; 0 means no limit. The
+	// limiter paces the publishes themselves: a batch takes its tokens just
+	// before its send, and batches are no larger than the limiter admits at
+	// once (rateBatch), so the first message goes at once and the others
+	// follow spaced, each reported as its batch is done.
 	Rate float64
 	// Workers is how many batches of messages are published and removed at
 	// once; 0 means DefaultReplayWorkers. The messages of one receive that
@@ -109,6 +113,16 @@ const DefaultReplayWorkers = 4
 // removes) together: SQS's batch limit of ten.
 const replayBatch = 10
 
+// rateBatch is the most messages one replay worker publishes together under
+// a limit of r publishes a second (ReplayOptions.Rate), and the limiter's
+// burst: a tenth of a second's worth, at least one and at most
+// replayBatch. Below 20 a second every message is its own publish, spaced
+// 1/r apart; from 100 a second batches of ten still go, ten tokens at a
+// time, so the limit costs no extra requests.
+func rateBatch(r float64) int {
+	return max(1, min(replayBatch, int(r/10)))
+}
+
 // Outcome is what happened to one selected message.
 type Outcome struct {
 	// ID is the message's id in the destination it was read from.
@@ -135,6 +149,11 @@ type Outcome struct {
 	// destination, a copy that could not be made or edited): nothing of
 	// it can have reached a destination.
 	Unpublished bool
+	// Left is true when the message was dead-lettered again while this
+	// run ran (a copy this run replayed that came back, or a new failure of
+	// an id this run handled): it is left in the dead-letter destination,
+	// neither published nor removed, and counted in Summary.Left.
+	Left bool
 }
 
 // Progress is told about every selected message of a replay, in order.
@@ -156,6 +175,11 @@ type Summary struct {
 	// Refused is how many selected messages the allow-list refused
 	// (ReplayOptions.Allow); each stays in the dead-letter destination.
 	Refused int `json:"refused"`
+	// Left is how many messages were dead-lettered again while the replay
+	// ran (Outcome.Left); each stays in the dead-letter destination, for a
+	// later run. With Replayed, Skipped, Failed and Refused it accounts for
+	// every message read.
+	Left int `json:"left"`
 	// DryRun is true when nothing was changed.
 	DryRun bool `json:"dryRun"`
 	// FailedUnpublished is how many of Failed failed before any publish
@@ -173,10 +197,16 @@ type Summary struct {
 // With o.Copy nothing is removed: each selected message is published and
 // stays, held until the scan ends, then released.
 //
-// Each message is handled at most once a run: a message whose id (or new
-// id) this run has already replayed, failed or reported is left untouched
-// (held, then released) and counted nowhere, so a replay beside a consumer
-// that dead-letters the replayed copies again ends.
+// Each message is handled at most once a run: a message dead-lettered
+// again while the run ran (see cameBack in the body: a copy this run
+// replayed, or a failure after the run began of an id it handled) is left
+// untouched (held, then released), reported with Outcome.Left and counted
+// in Summary.Left, so a replay beside a consumer that dead-letters the
+// replayed copies again ends. Every other stored copy of an id is replayed:
+// a copy of the same failure (same id and rejection time) is removed, not
+// published twice; one with another rejection time from before the run (a
+// duplicate delivery, two subscriptions sharing a dead-letter destination)
+// is a failure of its own, published and removed.
 //
 // When ctx ends (an interrupt) the scan stops reading; publishes already
 // under way finish with their removes, messages handed over but not yet
@@ -193,9 +223,11 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	if now == nil {
 		now = time.Now
 	}
+	batchMax := replayBatch
 	var lim *rate.Limiter
 	if o.Rate > 0 {
-		lim = rate.NewLimiter(rate.Limit(o.Rate), 1)
+		batchMax = rateBatch(o.Rate)
+		lim = rate.NewLimiter(rate.Limit(o.Rate), batchMax)
 	}
 	log := src.logger()
 	sum := Summary{DryRun: o.DryRun}
@@ -216,6 +248,8 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
+		case out.Left:
+			sum.Left++
 		case out.Refused:
 			sum.Refused++
 		case out.Err != nil:
@@ -243,6 +277,44 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	type job struct {
 		m, c *message.Message
 		out  Outcome
+	}
+	// pace waits until the limiter admits the publishes of batch (not the
+	// duplicates, nor the copies the journal records as sent: those are
+	// only removed), just before its send, so that --rate spaces the
+	// publishes themselves rather than the scan's reads. It reports false
+	// when ctx ended first; the tokens are then given back.
+	pace := func(batch []job) bool {
+		if lim == nil {
+			return true
+		}
+		n := 0
+		for _, j := range batch {
+			rid, _ := j.c.Header.Bag.String(KeyReplayID)
+			if !j.out.Duplicate && (o.Journal == nil || o.Copy || !o.Journal.Sent(rid)) {
+				n++
+			}
+		}
+		if n == 0 {
+			return true
+		}
+		r := lim.ReserveN(time.Now(), n)
+		if !r.OK() {
+			// Not reached: a batch is never larger than the burst.
+			return true
+		}
+		d := r.Delay()
+		if d == 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			r.Cancel()
+			return false
+		}
 	}
 	// publish publishes the copies of jobs, one error each. With a journal
 	// a copy an earlier run sent is not published again (its job is marked
@@ -386,15 +458,17 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		wg.Add(1)
 		go func(in <-chan []job) {
 			defer wg.Done()
-			batch := make([]job, 0, replayBatch)
+			batch := make([]job, 0, batchMax)
 			// run moves the batch (or, interrupted before its publish
-			// began, leaves it where it is) and settles its jobs.
+			// began, leaves it where it is) and settles its jobs. With a
+			// rate it first waits for the batch's tokens (pace).
 			run := func() {
+				paced := ctx.Err() == nil && pace(batch)
 				switch {
-				case ctx.Err() != nil && o.Copy:
+				case !paced && o.Copy:
 					// Interrupted before their publish began; the scan
 					// releases them (it holds every message of a copy).
-				case ctx.Err() != nil:
+				case !paced:
 					// Interrupted before their publish began: leave them
 					// where they are, visible at once, counted neither way.
 					back := make([]held, len(batch))
@@ -413,17 +487,17 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			for js := range in {
 				// Take what else the scan has already queued on this lane,
 				// without waiting, while it fits one call: a lane that
-				// falls behind moves up to replayBatch messages per round
+				// falls behind moves up to batchMax messages per round
 				// trip, in the order read.
 				batch = append(batch, js...)
 			fill:
-				for len(batch) < replayBatch {
+				for len(batch) < batchMax {
 					select {
 					case next, ok := <-in:
 						if !ok {
 							break fill
 						}
-						if len(batch)+len(next) > replayBatch {
+						if len(batch)+len(next) > batchMax {
 							run()
 						}
 						batch = append(batch, next...)
@@ -437,24 +511,70 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	seed := maphash.MakeSeed()
 	// handled holds the id (and the new id) of every message this run has
-	// replayed, tried to replay or reported: a copy that comes back to the
-	// source while the scan runs (a consumer dead-lettered the replayed
-	// message again) has the same id but a new rejection time, and is left
-	// where it is, neither replayed again nor counted. Only the scan's
-	// goroutine reads and writes it.
-	//
-	// failures holds the replay id (ReplayID: id and rejection time) of
-	// every message this run handled: another stored copy of the same
-	// failure (a message restored twice) is not one that came back, and is
-	// handled too, removed without being published again.
+	// replayed, tried to replay or reported; failures holds the replay id
+	// (ReplayID: id and rejection time) of each. Only the scan's goroutine
+	// reads and writes them (and left).
 	handled := map[string]struct{}{}
 	failures := map[string]struct{}{}
-	known := func(m *message.Message) bool {
+	// markStart is the run's start by the clock that writes replayedAt on
+	// its copies; wallStart by the wall clock that rejection times are
+	// written by.
+	markStart, wallStart := now(), time.Now()
+	// cameBack reports whether m, read again with an id this run handled,
+	// was dead-lettered again while the run ran, rather than stored before
+	// it:
+	//   - it carries this run's mark: replayedFrom this source and a
+	//     replayedAt no earlier than the run's start, both written by
+	//     ReplayCopy with this run's clock and kept by whatever dead-letters
+	//     the copy (the pump's Stamp and native redrives keep the bag), so a
+	//     consumer that sends every replayed copy back is met once and the
+	//     replay ends; checked first, since the copy of a native-redrive
+	//     dead letter that a native redrive moves back carries no rejection
+	//     time, as its original did, and would otherwise pass for a second
+	//     stored copy of that failure (removed, not left);
+	//   - else, unmarked, it is the same failure as one handled (another
+	//     stored copy: handled as a duplicate), or a failure rejected at or
+	//     after the run's start (or with no readable rejection time), which
+	//     cannot have been stored before the run. A copy that lost the mark
+	//     still comes back at most once a run, unless the rejecting host's
+	//     clock runs behind this one's, and then only for that lag.
+	// A copy rejected before the run began is what was there before (two
+	// subscriptions sharing a dead-letter destination, a duplicate
+	// delivery): replayed. The rule errs only towards leaving a message,
+	// and a left message is counted (Summary.Left) and makes the command
+	// fail, never silent.
+	cameBack := func(m *message.Message) bool {
 		if _, ok := handled[m.Header.MessageID]; !ok {
 			return false
 		}
-		_, dup := failures[ReplayID(m, src.Name)]
-		return !dup
+		if from, _ := m.Header.Bag.String(message.KeyReplayedFrom); from == src.Name {
+			if s, ok := m.Header.Bag.String(message.KeyReplayedAt); ok {
+				if at, err := time.Parse(time.RFC3339Nano, s); err == nil && !at.Before(markStart) {
+					return true
+				}
+			}
+		}
+		if _, dup := failures[ReplayID(m, src.Name)]; dup {
+			return false
+		}
+		at := Describe(m).RejectedAt
+		return at.IsZero() || !at.Before(wallStart)
+	}
+	// left holds the identity of every message reported Left, so a copy
+	// read again (a source that releases after each receive) is counted
+	// once.
+	left := map[uint64]struct{}{}
+	known := func(m *message.Message) bool {
+		if !cameBack(m) {
+			return false
+		}
+		k := identity(seed, m)
+		if _, said := left[k]; !said {
+			left[k] = struct{}{}
+			log.WarnContext(ctx, LogReplayLeft, "message_id", m.Header.MessageID, "source", src.Name)
+			report(Outcome{ID: m.Header.MessageID, DryRun: o.DryRun, Left: true})
+		}
+		return true
 	}
 	// The scan collects what one receive brought before it hands it over
 	// (flush, after each receive): the messages without a partition key
@@ -537,11 +657,6 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			report(out)
 			return false, nil
 		}
-		if lim != nil {
-			if err := lim.Wait(ctx); err != nil {
-				return false, fmt.Errorf("replay: %w", err)
-			}
-		}
 		key := m.Header.PartitionKey
 		if key == "" {
 			key = id
@@ -552,12 +667,12 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		j := job{m: m, c: c, out: out}
 		if m.Header.PartitionKey == "" {
 			loose = append(loose, j)
-			if len(loose) == replayBatch {
+			if len(loose) == batchMax {
 				flush()
 			}
 		} else {
 			l := maphash.String(seed, key) % uint64(workers)
-			if keyed[l] = append(keyed[l], j); len(keyed[l]) == replayBatch {
+			if keyed[l] = append(keyed[l], j); len(keyed[l]) == batchMax {
 				flush()
 			}
 		}

@@ -49,6 +49,9 @@ const (
 	LogReplayFailed  = "dlq message replay failed; it stays in the dead-letter destination"
 	LogReplayRefused = "dlq message not replayed: its originalTopic is not on the allow-list; it stays in the dead-letter destination"
 	LogRemoveFailed  = "dlq message replayed but not removed; it is now in both places"
+	// LogReplayLeft is logged (Warn) for a message dead-lettered again
+	// while the replay ran (Outcome.Left).
+	LogReplayLeft    = "dlq message dead-lettered again while the replay ran; it stays in the dead-letter destination for a later run"
 	LogJournalFailed = "dlq replay journal not written; a rerun after a crash may publish these copies again"
 	LogReceiveRetry  = "dlq receive failed; retrying"
 	// LogJournalCut is logged once when a replay journal's last line was
@@ -238,8 +241,9 @@ func receive(ctx context.Context, src *Source, wait time.Duration) ([]*message.M
 //
 // h.known, when not nil, names messages the caller has already dealt with in
 // this run (a replayed message dead-lettered again while the scan runs): such
-// a message is held and released like a re-read, never counted, filtered or
-// visited, so a scan that keeps meeting them ends as a stale one does.
+// a message is held and released like a re-read, never counted by the scan
+// (the caller counts it), filtered or visited, so a scan that keeps meeting
+// them ends as a stale one does.
 func scan(ctx context.Context, src *Source, f Filter, visit Visit, h hooks) (ScanCounts, error) {
 	var (
 		counts ScanCounts

@@ -37,7 +37,8 @@ allow-list; --dry-run shows each decision ("would refuse ..."). A failed publish
 leaves the message where it is and the replay goes on; a crash at any
 instant leaves every message in the dead-letter destination, at its
 destination, or both, never neither. The summary says how many were
-replayed, skipped (not selected) and failed; any failure exits 1.
+replayed, skipped (not selected) and failed (and refused, and left, when
+any); any failure, refusal or message left exits 1.
 
 The replayed message keeps its id (or gets a new one with --new-id), body,
 attributes and correlation id, loses the five rejection keys and the
@@ -58,9 +59,11 @@ nothing replayed); without --yes the replay then handles at most the
 number confirmed (or --confirm-over when none was asked).
 
 Each message is handled at most once a run: a replayed message that a
-consumer dead-letters again while the replay runs (same id, new rejection
-time) is left in the dead-letter destination, counted neither replayed nor
-failed.
+consumer dead-letters again while the replay runs (its copy carries the
+run's replayedFrom and replayedAt; or, without them, a new rejection time
+after the run began) is left in the dead-letter destination, listed
+("left ID: ..."), counted ("left N") and the run exits 1: replay again to
+retry it.
 
 --copy publishes each selected message and keeps it in the dead-letter
 destination (copy, not move): every message read is held until the scan
@@ -80,7 +83,10 @@ refused (exit 2) unless --fan-out or --to: a dead letter does not say
 which of them failed it.
 
 Every stored copy counts: two copies of one failure (same id and rejection
-time) are both selected; one is published and both are removed.
+time) are both selected; one is published and both are removed. Copies of
+one id with different rejection times from before the run (a duplicate
+delivery, two subscriptions sharing a dead-letter destination) are
+failures of their own: each is published and removed.
 --limit N takes the N failures rejected first, so --dry-run picks the same.
 
 Resumable: a replay (move) keeps a journal (--journal, default under
@@ -96,10 +102,10 @@ holder's lock is free.
 
 --output json prints one JSON object per selected message as it is
 handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
-"would-replay", "refused", "would-refuse" or "failed","error":...; "newId"
-with --new-id}) and a last
-{"type":"summary","replayed":N,"skipped":N,"failed":N,"refused":N,"dryRun":...,
-"interrupted":...}; prompts and errors stay on stderr.`,
+"would-replay", "refused", "would-refuse", "failed" or "left","error":...;
+"newId" with --new-id}) and a last
+{"type":"summary","replayed":N,"skipped":N,"failed":N,"refused":N,"left":N,
+"dryRun":...,"interrupted":...}; prompts and errors stay on stderr.`,
 		Example: `  # See what would happen, then do it
   brighter dlq replay orders --reason DeliveryError --dry-run
   brighter dlq replay orders --reason DeliveryError --yes

@@ -40,6 +40,15 @@ func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr
 			where = "it is"
 		}
 		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s failed; %s still in the dead-letter destination (or in both places, as logged)", t.URL, Plural(sum.Failed, "message"), where))
+	case sum.Left > 0:
+		// The destination was not emptied: what this run replayed (or
+		// another failure of an id it handled) was dead-lettered again
+		// while it ran. Not a clean end.
+		where := "they are"
+		if sum.Left == 1 {
+			where = "it is"
+		}
+		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s dead-lettered again while the replay ran; %s still in the dead-letter destination (replay again to retry)", t.URL, Plural(sum.Left, "message"), where))
 	}
 	return nil
 }

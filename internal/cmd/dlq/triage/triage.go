@@ -380,15 +380,25 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 		}
 	}
 	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform, History: a.history,
-		Progress: progressFunc(func(out inspect.Outcome) { progress(triage.Outcome{ID: out.ID, Err: out.Err}) })}
+		Progress: progressFunc(func(out inspect.Outcome) {
+			err := out.Err
+			if out.Left {
+				err = errLeft
+			}
+			progress(triage.Outcome{ID: out.ID, Err: err})
+		})}
 	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
 	cerr := closeSrc()
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
 	}
-	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused, Summary: replaySummary(sum)}
+	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused + sum.Left, Summary: replaySummary(sum)}
 	return res, errors.Join(rerr, cerr)
 }
+
+// errLeft is the console's error for a message a replay left because it
+// was dead-lettered again while the replay ran (inspect.Outcome.Left).
+var errLeft = errors.New("dead-lettered again while the replay ran; it stays in the dead-letter destination")
 
 // replaySummary is the console's line for a replay: what was replayed,
 // failed and refused. The messages the scan read but were not asked for
@@ -402,8 +412,11 @@ func replaySummary(sum inspect.Summary) string {
 	if sum.Refused > 0 {
 		line += fmt.Sprintf(", refused %d (not on the allow-list)", sum.Refused)
 	}
-	if sum.Failed+sum.Refused > 0 {
-		line += "; failed and refused messages stay in the dead-letter destination"
+	if sum.Left > 0 {
+		line += fmt.Sprintf(", left %d (dead-lettered again while it ran)", sum.Left)
+	}
+	if sum.Failed+sum.Refused+sum.Left > 0 {
+		line += "; failed, refused and left messages stay in the dead-letter destination"
 	}
 	return line
 }
