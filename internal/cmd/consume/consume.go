@@ -80,7 +80,7 @@ with the last error), and the last warnings and errors are at the bottom.`,
 
   # Serve Prometheus metrics, health and the event stream on 127.0.0.1:9464
   brighter consume --config brighter.yaml --listen 9464`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("name subscriptions with -s/--subscription"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(o)

@@ -92,7 +92,7 @@ exits 0. A signal during the story stops its pump and the emulator: exit 130.`,
   # The same story on Google's Pub/Sub emulator, started in another terminal
   gcloud beta emulators pubsub start
   brighter demo --emulator localhost:8085`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs(""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.emulator != "" && cmd.Flags().Changed("listen") {
 				return cmdutil.UsageErr(fmt.Errorf("--listen and --emulator: --listen places the embedded emulator, --emulator names a running one; give one"))

@@ -75,7 +75,7 @@ the first are the same stop; a later one exits 130 at once.`,
 
   # Body from a file, with a bag entry and a partition key
   brighter send -c brighter.yaml -s orders --file order.json --header tenant=acme --partition-key acme`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("name the subscription with -s/--subscription and give the body with --body, --file or stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bodySet = cmd.Flags().Changed("body")
 			if runF != nil {

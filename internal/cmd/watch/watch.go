@@ -72,7 +72,7 @@ Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit
 
   # Two replicas of the same consumer
   brighter watch --target http://orders-1.internal:9464 --target http://orders-2.internal:9464`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("give each consumer to watch with -t/--target URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := configWithoutTarget(cmd.Flags().Changed("config"), cmd.Flags().Changed("target"), o.config); err != nil {
 				return cmdutil.UsageErr(err)
