@@ -101,8 +101,9 @@ with the last error), and the last warnings and errors are at the bottom.`,
 }
 
 // checkSubscriptionNames refuses an empty name in -s/--subscription, a
-// usage error (exit 2) naming the flag: -s '' (a script's -s "$SUB" with
-// SUB unset) would otherwise select nothing, which is every subscription.
+// usage error (exit 2) naming the flag: an empty -s (a script's -s "$SUB"
+// with SUB unset) would otherwise select nothing, which is every
+// subscription.
 func checkSubscriptionNames(cmd *cobra.Command, names []string) error {
 	if !cmd.Flags().Changed("subscription") || (len(names) > 0 && !slices.Contains(names, "")) {
 		return nil
