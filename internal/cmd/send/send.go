@@ -209,6 +209,11 @@ func runSend(ctx context.Context, o *Options) error {
 	}
 	topic := s.RoutingKey
 	if o.topic != "" {
+		// The name rule the file's routingKey is held to: a --topic the
+		// broker cannot name would otherwise be created as it is.
+		if rule := s.TopicNameRule(o.topic); rule != "" {
+			return cmdutil.UsageErr(fmt.Errorf("--topic %q: %s", redact.Quoted(o.topic), rule))
+		}
 		topic = o.topic
 	}
 	// From here on a signal stops the send: while connecting nothing is
