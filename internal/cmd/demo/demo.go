@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,8 +138,12 @@ func runDemo(ctx context.Context, o *Options) error {
 		return cmdutil.UsageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
 	}
 	if o.emulator != "" {
+		if scheme, rest, ok := strings.Cut(o.emulator, "://"); ok {
+			// PUBSUB_EMULATOR_HOST's form: a URL is a common slip.
+			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: give host:port without the %s:// scheme (--emulator %s), as PUBSUB_EMULATOR_HOST takes it", redact.Quoted(o.emulator), redact.Cut(scheme), redact.Cut(strings.TrimSuffix(rest, "/"))))
+		}
 		if _, _, err := net.SplitHostPort(o.emulator); err != nil {
-			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: want host:port: %w", o.emulator, err))
+			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: want host:port: %w", redact.Quoted(o.emulator), err))
 		}
 	}
 	do := demo.Options{
