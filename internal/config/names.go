@@ -130,6 +130,22 @@ func describeRune(r rune) string {
 	return fmt.Sprintf("%U", r)
 }
 
+// TopicNameRule says why name cannot be a topic a message for s is
+// published to (send --topic) on s's transport, or "" when it can: the
+// rule the subscriptions file holds s's routingKey to (on RocketMQ, whose
+// routingKey names no topic of its own, a topic's rule, as channelName's).
+func (s *Subscription) TopicNameRule(name string) string {
+	switch s.Transport {
+	case TransportSQS:
+		return sqsNameRule(name, false, s.SQS != nil && s.SQS.QueueType == QueueFIFO)
+	case TransportGCP:
+		return pubsubNameRule(name)
+	case TransportRocketMQ:
+		return rocketmqNameRule(name, false)
+	}
+	return plainNameRule(name)
+}
+
 // checkNames applies the broker's name rules to s's names (after defaults,
 // so a channelName taken from name is checked too). Each problem is
 // reported at the field that set the name, or at the field it defaulted
@@ -158,7 +174,7 @@ func (d *decoder) checkNames(s *Subscription) {
 	case TransportSQS:
 		fifo := s.SQS != nil && s.SQS.QueueType == QueueFIFO
 		check("channelName", s.ChannelName, sqsNameRule(s.ChannelName, true, fifo))
-		check("routingKey", s.RoutingKey, sqsNameRule(s.RoutingKey, false, fifo))
+		check("routingKey", s.RoutingKey, s.TopicNameRule(s.RoutingKey))
 		check("deadLetterRoutingKey", s.DeadLetterRoutingKey, sqsNameRule(s.DeadLetterRoutingKey, true, fifo))
 		check("invalidMessageRoutingKey", s.InvalidMessageRoutingKey, sqsNameRule(s.InvalidMessageRoutingKey, true, fifo))
 		if s.SQS != nil && s.SQS.RedrivePolicy != nil {

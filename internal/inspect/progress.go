@@ -15,9 +15,25 @@ import (
 // (schollz/progressbar) on w with the count of replayed and failed
 // messages. Failures are also printed above the bar.
 type Bar struct {
-	bar    *progressbar.ProgressBar
-	w      io.Writer
-	failed int
+	// Refusal is what a refused message's line says after its
+	// destination; "" says it is not a destination the subscriptions
+	// file knows (refusedNotKnown).
+	Refusal string
+	bar     *progressbar.ProgressBar
+	w       io.Writer
+	failed  int
+}
+
+// refusedNotKnown is why the allow-list refuses a message, as the
+// progress says it unless told otherwise (Bar.Refusal, Lines.Refusal).
+const refusedNotKnown = "not a destination the subscriptions file knows"
+
+// refusalOr is why, or refusedNotKnown when why is "".
+func refusalOr(why string) string {
+	if why == "" {
+		return refusedNotKnown
+	}
+	return why
 }
 
 // NewBar draws a bar of total steps (-1 when unknown: a spinner) on w.
@@ -41,7 +57,7 @@ func (b *Bar) Done(o Outcome) {
 		fmt.Fprintf(b.w, "left %s: %s\n", o.ID, leftText)
 	} else if o.Refused {
 		_ = b.bar.Clear()
-		fmt.Fprintf(b.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
+		fmt.Fprintf(b.w, "refused %s -> %s: %s\n", o.ID, shownDestination(o.Destination), refusalOr(b.Refusal))
 	} else if o.Err != nil {
 		b.failed++
 		_ = b.bar.Clear()
@@ -58,7 +74,11 @@ func (b *Bar) Finish() { _ = b.bar.Finish() }
 // "refused ID -> DEST: ...", "would refuse ...", "failed ID: error"), easy
 // to grep and to log.
 type Lines struct {
-	w io.Writer
+	// Refusal is what a refused message's line says after its
+	// destination; "" says it is not a destination the subscriptions
+	// file knows.
+	Refusal string
+	w       io.Writer
 }
 
 // NewLines writes progress lines to w.
@@ -70,9 +90,9 @@ func (l *Lines) Done(o Outcome) {
 	case o.Left:
 		fmt.Fprintf(l.w, "left %s: %s\n", o.ID, leftText)
 	case o.Refused && o.DryRun:
-		fmt.Fprintf(l.w, "would refuse %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
+		fmt.Fprintf(l.w, "would refuse %s -> %s: %s\n", o.ID, shownDestination(o.Destination), refusalOr(l.Refusal))
 	case o.Refused:
-		fmt.Fprintf(l.w, "refused %s -> %s: not a destination the subscriptions file knows\n", o.ID, shownDestination(o.Destination))
+		fmt.Fprintf(l.w, "refused %s -> %s: %s\n", o.ID, shownDestination(o.Destination), refusalOr(l.Refusal))
 	case o.Err != nil:
 		fmt.Fprintf(l.w, "failed %s: %v\n", o.ID, o.Err)
 	case o.DryRun && o.Duplicate:
@@ -162,8 +182,11 @@ type ReplayRecord struct {
 // (WriteSummary), for scripts (jq) and log shippers. Write errors are kept
 // and returned by WriteSummary.
 type ReplayJSON struct {
-	enc *export.Lines
-	err error
+	// Refusal, when not "", is a refused message's error ("refused: "
+	// and it) in place of ErrRefused's text.
+	Refusal string
+	enc     *export.Lines
+	err     error
 }
 
 // NewReplayJSON writes JSON-lines replay records to w.
@@ -175,13 +198,17 @@ func (j *ReplayJSON) Done(o Outcome) {
 	if o.NewID != o.ID {
 		r.NewID = o.NewID
 	}
+	refused := ErrRefused.Error()
+	if j.Refusal != "" {
+		refused = "refused: " + j.Refusal
+	}
 	switch {
 	case o.Left:
 		r.Outcome, r.Error = "left", leftText
 	case o.Refused && o.DryRun:
-		r.Outcome, r.Error = "would-refuse", ErrRefused.Error()
+		r.Outcome, r.Error = "would-refuse", refused
 	case o.Refused:
-		r.Outcome, r.Error = "refused", ErrRefused.Error()
+		r.Outcome, r.Error = "refused", refused
 	case o.Err != nil:
 		r.Outcome, r.Error = "failed", o.Err.Error()
 	case o.DryRun:

@@ -288,7 +288,8 @@ func (o LogObserver) Observe(e Event) {
 			return
 		}
 		if e.Err != nil {
-			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "error", e.Err)
+			// The budget as LogDeferred says it: a failure is a deferral.
+			l.Error(LogHandlerFailed, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget, "budget_spent", e.Spent, "delay", e.Delay, "error", e.Err)
 			return
 		}
 		if e.Kind == EventAcknowledged && e.Retry && e.AckWaiting {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,6 +309,36 @@ func TestHandlerPanicDefersNeverLost_NFR8(t *testing.T) {
 		recs := withMsg(e.logs.records(t), pump.LogHandlerFailed)
 		if len(recs) != 1 || recs[0]["level"] != "ERROR" || attr(recs[0], "message_id") != "m1" {
 			t.Errorf("handler-failed records = %v, want one Error naming m1", recs)
+		}
+	})
+}
+
+// A handler failure's log line ("handler failed; message deferred") says
+// the redelivery budget as a plain deferral's ("message deferred") does:
+// budget and budget_spent, so the operator sees the budget run down on
+// the failures too.
+func TestHandlerFailedLogSaysTheBudget(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+		e.publish(t, srcQueue, "m1", "")
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		e.start(t, opts, func(_ context.Context, m *message.Message) pump.Result {
+			if m.Header.HandledCount < 2 {
+				return pump.Result{Outcome: pump.Defer, Err: errors.New("downstream refused")}
+			}
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 10*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		recs := withMsg(e.logs.records(t), pump.LogHandlerFailed)
+		var got []string
+		for _, r := range recs {
+			got = append(got, fmt.Sprintf("%s/%s/%s", attr(r, "delivery_count"), attr(r, "budget"), attr(r, "budget_spent")))
+		}
+		if want := []string{"1/3/1", "2/3/2"}; !slices.Equal(got, want) {
+			t.Errorf("handler-failed records as delivery_count/budget/budget_spent = %v, want %v", got, want)
 		}
 	})
 }

@@ -106,10 +106,17 @@ func (t *SQS) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *
 	q := tg.S.SQS
 	// Look the queue up first: a missing queue (or a refused credential) is
 	// reported once, here, rather than by the first receive of the scan
-	// through three layers that each name the queue.
+	// through three layers that each name the queue; a missing queue's
+	// error wraps sqs.ErrMissingChannels.
 	name := sqs.QueueName(tg.Dest, q.QueueType == config.QueueFIFO)
 	qu, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
 	if err != nil {
+		var missing *types.QueueDoesNotExist
+		if errors.As(err, &missing) {
+			// In consume's words for a missing queue (makeChannels
+			// validate), not SQS's NonExistentQueue answer.
+			err = fmt.Errorf("the queue does not exist: %w", sqs.ErrMissingChannels)
+		}
 		if name != tg.Dest {
 			return nil, fmt.Errorf("queue %s: %w", name, err)
 		}

@@ -11,11 +11,13 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
 	"github.com/brightergo/brighter/internal/lint/live"
 	"github.com/brightergo/brighter/internal/message"
@@ -121,6 +123,17 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 
 // Unwrap is the wrapped error.
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// MessageRefused reports whether err, from a producer's Send, says the
+// message itself cannot be carried as it is, whatever the broker's state:
+// a body SQS or SNS cannot carry (empty or not UTF-8 text,
+// sqs.ErrBodyNotText), more message attributes than they allow
+// (sqs.ErrTooManyAttributes), or a message over the broker's size limits
+// (broker.ErrTooLarge). For send, whose message is the user's input, that
+// is a usage error.
+func MessageRefused(err error) bool {
+	return errors.Is(err, sqs.ErrBodyNotText) || errors.Is(err, sqs.ErrTooManyAttributes) || errors.Is(err, broker.ErrTooLarge)
+}
 
 // usageErr marks err as a UsageError.
 func usageErr(err error) error { return &UsageError{Err: err} }

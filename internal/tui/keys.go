@@ -62,6 +62,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case k.Quit.Matches(msg):
 		if m.opt.Interrupt == nil {
+			m.interrupted = msg.String() == "ctrl+c"
 			return m, tea.Quit
 		}
 		if m.draining {

@@ -55,6 +55,9 @@ type Model struct {
 	// draining: the consumer was asked to stop (q, or DrainingMsg);
 	// forced: q was pressed again while draining.
 	draining, forced bool
+	// interrupted: ctrl+c (not q) quit the dashboard of brighter watch
+	// (Interrupted).
+	interrupted bool
 	// awaitingReceive: while draining, the subscriptions whose drain
 	// waits only for their receive in flight, and for how long at most
 	// (AwaitingReceiveMsg).
@@ -101,6 +104,12 @@ func New(o Options) Model {
 	}
 	return m
 }
+
+// Interrupted reports whether ctrl+c ended the dashboard (an
+// interruption: brighter watch exits 130) rather than q (a quit: 0).
+// Always false with Options.Interrupt, where both ask the consumer to
+// drain.
+func (m Model) Interrupted() bool { return m.interrupted }
 
 // Counts returns how many times Update and View were called (the redraw
 // budget is checked with them).

@@ -1,8 +1,9 @@
 // Package cmdutil is what several commands share: the exit codes and the
 // errors that carry them, the watch of SIGINT/SIGTERM during a phase of a
 // command (WatchSignals), the groups of mutually exclusive flags, the
-// -o/--output flag, flag completion, the duration-flag check and the
-// loading of a subscriptions file. A helper used by one command lives in
+// -o/--output flag, flag completion, the duration-flag check, the
+// positional-argument checks (NoArgs, ArgsBetween) and the loading of a
+// subscriptions file. A helper used by one command lives in
 // that command's package, not here.
 //
 // Its layer, and so what it may depend on, is in the table of

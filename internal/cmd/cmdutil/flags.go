@@ -119,14 +119,27 @@ func CompleteSubscriptionArg(io *iostreams.IOStreams) cobra.CompletionFunc {
 
 // LoadConfig reads the subscriptions file at path (environment references
 // resolved through io.Getenv) and adds its secrets to io.Redactor; its
-// errors are usage errors (exit 2).
+// errors are usage errors (exit 2), an empty path CheckConfigPath's.
 func LoadConfig(io *iostreams.IOStreams, path string) (*config.File, error) {
+	if err := CheckConfigPath(path); err != nil {
+		return nil, err
+	}
 	f, err := config.Load(path, io.Getenv)
 	if err != nil {
 		return nil, UsageErr(ConfigNotFound(err, path))
 	}
 	io.Redactor.Add(f.Secrets()...)
 	return f, nil
+}
+
+// CheckConfigPath refuses an empty subscriptions file name (-c "$FILE" in a
+// script whose variable is unset): a usage error (exit 2) naming the flag
+// rather than the system's "open : no such file or directory".
+func CheckConfigPath(path string) error {
+	if path != "" {
+		return nil
+	}
+	return UsageErr(fmt.Errorf("-c/--config \"\": name a subscriptions file (without -c/--config, brighter reads %s in the current directory)", DefaultConfigPath))
 }
 
 // ConfigNotFound is err with a hint naming -c/--config when it says that

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,8 +81,11 @@ with the last error), and the last warnings and errors are at the bottom.`,
 
   # Serve Prometheus metrics, health and the event stream on 127.0.0.1:9464
   brighter consume --config brighter.yaml --listen 9464`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("name subscriptions with -s/--subscription"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkSubscriptionNames(cmd, o.subscriptions); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -94,6 +98,17 @@ with the last error), and the last warnings and errors are at the bottom.`,
 	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
 	cmd.Flags().BoolVar(&o.tui, "tui", false, "show the live dashboard (brighter watch) in this terminal")
 	return cmd
+}
+
+// checkSubscriptionNames refuses an empty name in -s/--subscription, a
+// usage error (exit 2) naming the flag: an empty -s (a script's -s "$SUB"
+// with SUB unset) would otherwise select nothing, which is every
+// subscription.
+func checkSubscriptionNames(cmd *cobra.Command, names []string) error {
+	if !cmd.Flags().Changed("subscription") || (len(names) > 0 && !slices.Contains(names, "")) {
+		return nil
+	}
+	return cmdutil.UsageErr(errors.New(`--subscription "": a subscription name is required (without -s/--subscription, consume runs every subscription)`))
 }
 
 // pumpOptions maps a subscription to the pump's options.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,7 @@ exits 0. A signal during the story stops its pump and the emulator: exit 130.`,
   # The same story on Google's Pub/Sub emulator, started in another terminal
   gcloud beta emulators pubsub start
   brighter demo --emulator localhost:8085`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs(""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.emulator != "" && cmd.Flags().Changed("listen") {
 				return cmdutil.UsageErr(fmt.Errorf("--listen and --emulator: --listen places the embedded emulator, --emulator names a running one; give one"))
@@ -137,8 +138,12 @@ func runDemo(ctx context.Context, o *Options) error {
 		return cmdutil.UsageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
 	}
 	if o.emulator != "" {
+		if scheme, rest, ok := strings.Cut(o.emulator, "://"); ok {
+			// PUBSUB_EMULATOR_HOST's form: a URL is a common slip.
+			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: give host:port without the %s:// scheme (--emulator %s), as PUBSUB_EMULATOR_HOST takes it", redact.Quoted(o.emulator), redact.Cut(scheme), redact.Cut(strings.TrimSuffix(rest, "/"))))
+		}
 		if _, _, err := net.SplitHostPort(o.emulator); err != nil {
-			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: want host:port: %w", o.emulator, err))
+			return cmdutil.UsageErr(fmt.Errorf("--emulator %q: want host:port: %w", redact.Quoted(o.emulator), err))
 		}
 	}
 	do := demo.Options{

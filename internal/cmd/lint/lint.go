@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -261,9 +262,14 @@ func runLint(ctx context.Context, o *Options) error {
 	if err := cmdutil.PositiveDuration("live-timeout", o.liveTimeout, ""); err != nil {
 		return err
 	}
-	files := o.files
-	if len(files) == 0 {
-		files = []string{"brighter.yaml"}
+	for _, c := range o.configs {
+		if err := cmdutil.CheckConfigPath(c); err != nil {
+			return err
+		}
+	}
+	files, err := lintFiles(o.files)
+	if err != nil {
+		return err
 	}
 
 	l := lint.New(o.transports)
@@ -407,6 +413,34 @@ func uncheckedSubscriptions(fs []lint.Finding) int {
 		}
 	}
 	return len(subs)
+}
+
+// lintFiles is the list of files to lint: names (the -c files, then the
+// arguments) without the second and later naming of a file (a name that
+// cleans to the same path, as x.yaml and ./x.yaml: a file named twice is
+// linted once, its findings reported once; - for standard input is kept
+// each time, read once and refused after), or brighter.yaml when names is
+// empty. An empty argument is a usage error (exit 2).
+func lintFiles(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return []string{cmdutil.DefaultConfigPath}, nil
+	}
+	var files []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" {
+			return nil, cmdutil.UsageErr(errors.New(`an empty FILE argument: name a subscriptions file, or - for standard input`))
+		}
+		if n != "-" { // - twice stays an error: stdin is read once
+			key := filepath.Clean(n)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		files = append(files, n)
+	}
+	return files, nil
 }
 
 // fileOrder keeps findings sorted by position within a file but lists files

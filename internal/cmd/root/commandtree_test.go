@@ -42,7 +42,8 @@ func typo(name string) string {
 //     suggestion of the right name;
 //   - a parent other than the root run alone exits 2, naming its
 //     subcommands (the root alone prints help and succeeds);
-//   - every command refuses an unknown flag and five stray arguments.
+//   - every command refuses an unknown flag and five stray arguments,
+//     a command that takes no files saying what its arguments are.
 func TestCommandTreeRefusesUnknownSubcommandsAndArguments(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // stray arguments name files that do not exist here
@@ -72,6 +73,13 @@ func TestCommandTreeRefusesUnknownSubcommandsAndArguments(t *testing.T) {
 
 		expectUsage(with("--no-such-flag"), "unknown flag: --no-such-flag")
 		expectUsage(with("stray1", "stray2", "stray3", "stray4", "stray5"), "stray1|received 5")
+		// A command's argument-count error says what its arguments are
+		// (cmdutil.NoArgs, cmdutil.ArgsBetween), never cobra's bare
+		// "accepts at most 1 arg(s), received 5"; lint takes files, help
+		// topics and a parent subcommands.
+		if !c.HasSubCommands() && c.Name() != "lint" && c.Name() != "help" {
+			expectUsage(with("stray1", "stray2", "stray3", "stray4", "stray5"), strings.TrimPrefix(name, "brighter ")+" takes ", `"stray1", "stray2", "stray3", and 2 more`)
+		}
 		if c.HasAvailableSubCommands() {
 			expectUsage(with("no-such-command"), `unknown command "no-such-command" for "`+name+`"`)
 			for _, s := range c.Commands() {

@@ -100,6 +100,11 @@ func refuseUnknownSubcommands(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.SuggestionsMinimumDistance = 2
+		if p := c.Parent(); p != nil && p.Name() == "completion" && p.Parent() == root {
+			// cobra's completion bash|zsh|fish|powershell take no
+			// argument: say so as brighter's own commands do.
+			c.Args = cmdutil.NoArgs("")
+		}
 		if c.Name() == "help" && c.Parent() == root {
 			c.Args = func(cmd *cobra.Command, args []string) error {
 				target, rest, err := root.Find(args)

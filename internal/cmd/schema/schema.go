@@ -42,7 +42,7 @@ brighter consume and lint remain the authority: they also say where each
 problem is (file:line:col) and suggest the closest valid name.`,
 		Example: `  # Save the schema next to your subscriptions file
   brighter schema > brighter.schema.json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs(""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)

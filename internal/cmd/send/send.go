@@ -75,7 +75,7 @@ the first are the same stop; a later one exits 130 at once.`,
 
   # Body from a file, with a bag entry and a partition key
   brighter send -c brighter.yaml -s orders --file order.json --header tenant=acme --partition-key acme`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("name the subscription with -s/--subscription and give the body with --body, --file or stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bodySet = cmd.Flags().Changed("body")
 			if runF != nil {
@@ -154,7 +154,8 @@ const (
 
 // runSend builds the message(s) from the flags and publishes them to the
 // subscription's topic: nil when every message was sent, a usage error
-// (exit 2) for a wrong file or flag, a failure (exit 1) for a send the
+// (exit 2) for a wrong file or flag or a message the transport cannot
+// carry (transport.MessageRefused), a failure (exit 1) for a send the
 // broker refused, cmdutil.ExitInterrupted (130) when SIGINT or SIGTERM
 // stopped it (then the summary line, marked interrupted, and the error say
 // how many were sent).
@@ -208,6 +209,11 @@ func runSend(ctx context.Context, o *Options) error {
 	}
 	topic := s.RoutingKey
 	if o.topic != "" {
+		// The name rule the file's routingKey is held to: a --topic the
+		// broker cannot name would otherwise be created as it is.
+		if rule := s.TopicNameRule(o.topic); rule != "" {
+			return cmdutil.UsageErr(fmt.Errorf("--topic %q: %s", redact.Quoted(o.topic), rule))
+		}
 		topic = o.topic
 	}
 	// From here on a signal stops the send: while connecting nothing is
@@ -266,10 +272,17 @@ func runSend(ctx context.Context, o *Options) error {
 			if interrupted() {
 				return stopped(true)
 			}
-			if bulk {
-				return cmdutil.FailureErr(fmt.Errorf("send to %s: %d of %d sent: %w", topic, sent, o.count, err))
+			// A message the transport cannot carry (a body that is not
+			// text on SQS, one over the size limit) is the user's input:
+			// a usage error, as every other body error is.
+			exit := cmdutil.FailureErr
+			if transport.MessageRefused(err) {
+				exit = cmdutil.UsageErr
 			}
-			return cmdutil.FailureErr(fmt.Errorf("send to %s: %w", topic, err))
+			if bulk {
+				return exit(fmt.Errorf("send to %s: %d of %d sent: %w", topic, sent, o.count, err))
+			}
+			return exit(fmt.Errorf("send to %s: %w", topic, err))
 		}
 		sent++
 		logger.Log(ctx, level, logSent, "message_id", id, "topic", topic, "transport", string(s.Transport))

@@ -42,7 +42,7 @@ it was built from (and whether the checkout had uncommitted changes), and the
 Go toolchain and platform.`,
 		Example: `  brighter version
   brighter version -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs(""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.ParseOutput(cmdutil.VersionFormats, &opts.Output); err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -65,14 +66,18 @@ takes more than 5s to accept it, or accepts it and does not answer within 5s
 (unreachable: no answer within 5s). An answered /events stream has no
 deadline. NO_COLOR turns colour off.
 
-Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit.`,
+Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit.
+
+Exit codes: 0 after q; 130 when ctrl+c, SIGINT or SIGTERM interrupts it (a
+second signal ends it at once); 1 when the dashboard fails; 2 for a usage
+error (a bad --target, no terminal on stdout).`,
 		Example: `  # A consumer on this machine
   brighter consume --config brighter.yaml --listen 9464 &
   brighter watch
 
   # Two replicas of the same consumer
   brighter watch --target http://orders-1.internal:9464 --target http://orders-2.internal:9464`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs("give each consumer to watch with -t/--target URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := configWithoutTarget(cmd.Flags().Changed("config"), cmd.Flags().Changed("target"), o.config); err != nil {
 				return cmdutil.UsageErr(err)
@@ -130,7 +135,9 @@ func normaliseTargets(in []string) ([]string, error) {
 }
 
 // runWatch draws the dashboard of the targets until the user quits it or
-// ctx ends; it needs a terminal on stdout.
+// ctx ends; it needs a terminal on stdout. q quits (nil: exit 0); ctrl+c,
+// SIGINT or SIGTERM interrupt it (cmdutil.ExitInterrupted, 130, as every
+// interrupted command), a second signal ending it at once.
 func runWatch(ctx context.Context, o *Options) error {
 	if !o.io.OutTTY {
 		return cmdutil.UsageErr(errors.New("watch draws a dashboard and needs a terminal on stdout; scrape /metrics or read /events for machine use"))
@@ -138,7 +145,30 @@ func runWatch(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	model := tui.New(tui.Options{Targets: o.targets, NoColor: !o.io.Color})
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10))
+	// Signals are the command's, not the dashboard's (which would take
+	// SIGTERM for q): the first quits the dashboard, a second kills it.
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
+	sigs, unsubscribe := cmdutil.NotifySignals(o.global.Signals)
+	var signalled atomic.Bool
+	ended := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				if signalled.Swap(true) {
+					p.Kill()
+					return
+				}
+				go p.Quit() // it waits for the event loop, which may not run yet
+			case <-ended:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(ended)
+		unsubscribe()
+	}()
 	// One batcher per target: the dashboard keeps each one's channel
 	// status apart.
 	for _, t := range o.targets {
@@ -147,8 +177,12 @@ func runWatch(ctx context.Context, o *Options) error {
 		go b.Run(ctx, p.Send)
 		go tui.Watch(ctx, o.client, t, b, p.Send)
 	}
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+	final, err := p.Run()
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
 		return cmdutil.FailureErr(fmt.Errorf("watch: %w", err))
+	}
+	if fm, ok := final.(interface{ Interrupted() bool }); signalled.Load() || (ok && fm.Interrupted()) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("watch: interrupted")}
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ package main
 var replayJSONMutants = []mutant{
 	{Name: "replay-json-would-refuse-no-error", What: "a dry run's would-refuse record carries no error, so a script cannot tell why the message would stay",
 		File: "internal/inspect/progress.go",
-		Old:  "\t\tr.Outcome, r.Error = \"would-refuse\", ErrRefused.Error()\n",
+		Old:  "\t\tr.Outcome, r.Error = \"would-refuse\", refused\n",
 		New:  "\t\tr.Outcome = \"would-refuse\"\n",
 		Run:  "^TestScripts$/^dlq_replay_json_pubsub$", Pkg: "./internal/cmd/root"},
 }

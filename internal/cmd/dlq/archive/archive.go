@@ -43,7 +43,7 @@ are in both places.`,
 
   # Everything, to stdout, compressed
   brighter dlq archive sqs://orders-dlq --all | gzip > dlq-$(date +%F).jsonl.gz`,
-		Args: cobra.MaximumNArgs(1),
+		Args: shared.DestinationArgs,
 		RunE: o.RunWith(func(cmd *cobra.Command) error {
 			if runF != nil {
 				return runF(o)

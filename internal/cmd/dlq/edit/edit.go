@@ -89,7 +89,7 @@ its destination, and changes nothing.`,
 
   # See what would be sent
   brighter dlq edit 4f6c0a9e-... sqs://orders-dlq --to orders --body-file fixed.json --dry-run`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cmdutil.ArgsBetween(1, 2, "the message ID and the destination, a SUBSCRIPTION name or a URL (or name the destination with -s/--subscription)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, err := o.Destination(cmd, args[1:])
 			if err != nil {

@@ -28,7 +28,7 @@ without them it refuses (exit 2) and reads nothing. Archive first when in
 doubt.`,
 		Example: `  brighter dlq purge orders --group-id 921f815d2f4c --yes
   brighter dlq purge sqs://orders-dlq --until 720h --yes`,
-		Args: cobra.MaximumNArgs(1),
+		Args: shared.DestinationArgs,
 		RunE: o.RunWith(func(cmd *cobra.Command) error {
 			if runF != nil {
 				return runF(o)

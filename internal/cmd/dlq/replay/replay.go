@@ -118,7 +118,7 @@ handled ({"type":"message","id":...,"destination":...,"outcome":"replayed",
 
   # For a script: the ids that failed
   brighter dlq replay orders --yes -o json | jq -r 'select(.outcome == "failed") | .id'`,
-		Args: cobra.MaximumNArgs(1),
+		Args: shared.DestinationArgs,
 		RunE: o.RunWith(func(cmd *cobra.Command) error {
 			o.ToSet = cmd.Flags().Changed("to")
 			o.JournalSet = cmd.Flags().Changed("journal")

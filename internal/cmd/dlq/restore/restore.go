@@ -105,12 +105,13 @@ message group and gets a fresh deduplication id.`,
 // restoreArgs accepts restore's one argument, the archive FILE. A second
 // argument (a destination written as the other dlq commands take it) is a
 // usage error (exit 2) that says the destination is given with -s, rather
-// than cobra's bare "accepts 1 arg(s), received 2"; more are cobra's error.
+// than cobra's bare "accepts 1 arg(s), received 2"; none or more than two
+// are cmdutil.ArgsBetween's usage error, naming the FILE.
 func restoreArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 2 {
 		return cmdutil.UsageErr(fmt.Errorf("restore takes one argument, the archive FILE: name the destination with -s/--subscription, not as a second argument (%s)", redact.Quote(args[1])))
 	}
-	return cobra.ExactArgs(1)(cmd, args)
+	return cmdutil.ArgsBetween(1, 1, "the archive FILE (- for stdin)")(cmd, args)
 }
 
 // runRestore publishes the selected records of the archive o.file to the

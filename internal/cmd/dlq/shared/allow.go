@@ -39,6 +39,7 @@ func (o *ReplayOptions) replayAllowList(t *transport.Target, dt transport.Transp
 			return nil, nil, nil, cmdutil.UsageErr(err)
 		}
 	}
+	o.noFile = f == nil
 	as := dt.Addresses()
 	from := dt.ReplayFrom(t)
 	if f != nil {
@@ -63,6 +64,20 @@ func (o *ReplayOptions) replayAllowList(t *transport.Target, dt transport.Transp
 		return false
 	}
 	return names, allow, failed, nil
+}
+
+// noFileRefusal is why a replay without --to refuses every message when
+// no subscriptions file was read: the allow-list is empty.
+const noFileRefusal = "no subscriptions file was read, so no destination is allowed: give --to DEST, or -c FILE naming the subscriptions file whose dead-letter destination this is (or --allow-any-destination)"
+
+// refusal is the words the replay's progress says of a refused message:
+// noFileRefusal when no subscriptions file was read, else "" (the
+// progress's own: not a destination the subscriptions file knows).
+func (o *ReplayOptions) refusal() string {
+	if o.noFile {
+		return noFileRefusal
+	}
+	return ""
 }
 
 // readsRejectionsOf reports whether from, the destination a replay reads

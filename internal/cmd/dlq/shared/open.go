@@ -136,7 +136,7 @@ func (o *Options) CheckOutput() error { return cmdutil.ParseOutput(cmdutil.ScanF
 // has the common flags and --output, and runs run once the destination is
 // resolved into o.Dest.
 func (o *Options) ScanCmd(cmd *cobra.Command, run func(cmd *cobra.Command) error) *cobra.Command {
-	cmd.Args = cobra.MaximumNArgs(1)
+	cmd.Args = DestinationArgs
 	cmd.RunE = o.RunWith(run)
 	o.AddCommon(cmd)
 	o.AddOutput(cmd)

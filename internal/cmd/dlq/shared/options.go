@@ -23,6 +23,16 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
+// DestinationArgs is the positional-argument check of a dlq verb that takes
+// the destination as its one optional argument (peek, stats, archive,
+// purge, replay, triage): more is a usage error (exit 2) saying what the
+// argument is.
+var DestinationArgs = cmdutil.ArgsBetween(0, 1, DestinationArg)
+
+// DestinationArg says what a dlq verb's destination argument is, for its
+// argument-count errors.
+const DestinationArg = "the destination, a SUBSCRIPTION name or a URL (or name it with -s/--subscription)"
+
 // Options carries the flags every dlq verb shares and its dependencies;
 // each verb's own Options embeds it.
 type Options struct {

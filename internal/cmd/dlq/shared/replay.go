@@ -62,6 +62,10 @@ type ReplayOptions struct {
 	// FanOut is --fan-out: without --to, publish to a topic even when other
 	// subscriptions of it receive the copy too.
 	FanOut bool
+	// noFile is set when the allow-list was built without a subscriptions
+	// file (a destination named by URL, no file at -c): every message is
+	// refused, and the refusals say why (refusal).
+	noFile bool
 }
 
 // AddDestinationFlags declares the flags replay and edit share: where the
@@ -227,12 +231,16 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	var bar *inspect.Bar
 	if o.Format == export.JSON {
 		o.json = inspect.NewReplayJSON(o.IO.Out)
+		o.json.Refusal = o.refusal()
 		opts.Progress = o.json
 	} else if o.IO.OutTTY {
 		bar = inspect.NewBar(o.IO.ErrOut, total, "replaying "+t.URL)
+		bar.Refusal = o.refusal()
 		opts.Progress = bar
 	} else {
-		opts.Progress = inspect.NewLines(o.IO.Out)
+		lines := inspect.NewLines(o.IO.Out)
+		lines.Refusal = o.refusal()
+		opts.Progress = lines
 	}
 	opts.History = o.RetryHistory(t)
 	if journal != nil {

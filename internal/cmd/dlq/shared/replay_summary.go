@@ -32,6 +32,10 @@ func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr
 		if sum.Refused == 1 {
 			where = "it is"
 		}
+		if o.noFile {
+			return cmdutil.FailureErr(fmt.Errorf("replay %s: %s refused: %s; %s still in the dead-letter destination",
+				t.URL, Plural(sum.Refused, "message"), noFileRefusal, where))
+		}
 		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s refused: the originalTopic is not a destination the subscriptions file knows for it; %s still in the dead-letter destination (give --to, or --allow-any-destination)",
 			t.URL, Plural(sum.Refused, "message"), where))
 	case sum.Failed > 0:

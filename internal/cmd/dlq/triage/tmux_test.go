@@ -188,7 +188,7 @@ func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(stderr), "brighter: sqs://no-such-"+run) || !strings.Contains(string(stderr), "NonExistentQueue") {
+	if !strings.Contains(string(stderr), "brighter: sqs://no-such-"+run) || !strings.Contains(string(stderr), "the queue does not exist") {
 		t.Errorf("stderr does not report the missing queue: %q", stderr)
 	}
 }

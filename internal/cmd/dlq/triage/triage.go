@@ -103,7 +103,7 @@ Every action reads afresh, so nothing is held between keys or after q.`,
 		Example: `  brighter dlq triage orders
   brighter dlq triage sqs://orders-dlq --to orders --archive-file orders-dlq.jsonl
   brighter dlq triage orders --dry-run        # start with the dry run on`,
-		Args: cobra.MaximumNArgs(1),
+		Args: shared.DestinationArgs,
 		RunE: o.RunWith(func(cmd *cobra.Command) error {
 			o.ToSet = cmd.Flags().Changed("to")
 			o.refreshSet = cmd.Flags().Changed("refresh")
