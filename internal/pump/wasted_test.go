@@ -3,6 +3,7 @@ package pump_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -156,13 +157,19 @@ func TestRestartAfterAFailedRoutingCostsAtMostOneMoreRun_R4(t *testing.T) {
 
 // pausedAfterFailedRouting is failingRouter whose Receive returns nothing
 // once a routing failed, so that the process can be stopped before it
-// retries.
+// retries. The failing routing releases the message before it returns, so
+// the pause begins before that routing, once the receives in flight have
+// returned (mu): a Proactor's other receiver, waiting in Receive, would
+// otherwise take the released message back at once and route it again.
 type pausedAfterFailedRouting struct {
 	failingRouter
+	mu     sync.RWMutex // held for reading by each Receive, for writing to pause
 	paused atomic.Bool
 }
 
 func (c *pausedAfterFailedRouting) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if c.paused.Load() {
 		return nil, nil
 	}
@@ -170,11 +177,12 @@ func (c *pausedAfterFailedRouting) Receive(ctx context.Context, d time.Duration)
 }
 
 func (c *pausedAfterFailedRouting) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
-	res := c.failingRouter.Reject(ctx, m, r)
-	if res.Err != nil {
+	if c.fails.Load() > 0 { // this routing will fail and release m
+		c.mu.Lock()
 		c.paused.Store(true)
+		c.mu.Unlock()
 	}
-	return res
+	return c.failingRouter.Reject(ctx, m, r)
 }
 
 // A handler's rejection is final, as a budget's is: when its routing fails
