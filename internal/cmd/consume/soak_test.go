@@ -25,6 +25,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/prometheus/procfs"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -1126,22 +1127,30 @@ func soakEventually(within time.Duration, cond func() bool) bool {
 	}
 }
 
+// procStat reads /proc/PID/stat of process pid.
+func procStat(pid int) (procfs.ProcStat, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return procfs.ProcStat{}, fmt.Errorf("open /proc: %w", err)
+	}
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return procfs.ProcStat{}, fmt.Errorf("find process %d: %w", pid, err)
+	}
+	return p.Stat()
+}
+
 // soakCPU is the CPU time (user + system) each process has used so far,
 // from /proc/PID/stat.
 func soakCPU(t *testing.T, procs []*soakProc) []time.Duration {
 	t.Helper()
 	out := make([]time.Duration, len(procs))
 	for i, p := range procs {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		s, err := procStat(p.cmd.Process.Pid)
 		if err != nil {
 			t.Fatalf("read the CPU time of pid %d: %v", p.cmd.Process.Pid, err)
 		}
-		// Fields after the command name (which is in parentheses): state is
-		// field 3, utime 14, stime 15.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		out[i] = time.Duration(ut+st) * time.Second / 100 // USER_HZ
+		out[i] = time.Duration(s.CPUTime() * float64(time.Second))
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/prometheus/procfs"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
@@ -289,21 +290,17 @@ func cmdGroupGone(ts *testscript.TestScript, neg bool, args []string) {
 	if syscall.Kill(-pgid, 0) != nil {
 		return
 	}
-	ents, err := os.ReadDir("/proc")
+	fs, err := procfs.NewDefaultFS()
 	ts.Check(err)
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	procs, err := fs.AllProcs()
+	ts.Check(err)
+	for _, p := range procs {
+		s, err := p.Stat()
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			ts.Fatalf("groupgone: process %d of group %d is alive (state %s)", pid, pgid, f[0])
+		if s.PGRP == pgid && s.State != "Z" {
+			ts.Fatalf("groupgone: process %d of group %d is alive (state %s)", p.PID, pgid, s.State)
 		}
 	}
 }
@@ -312,11 +309,14 @@ func cmdGroupGone(ts *testscript.TestScript, neg bool, args []string) {
 // /proc/PID/stat on Linux): an orphan whose new parent has not waited for it
 // yet still answers kill(pid, 0). Elsewhere it reports false.
 func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return false
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return false
+	}
+	s, err := p.Stat()
+	return err == nil && s.State == "Z"
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 )
 
@@ -65,23 +67,21 @@ func signal(t *testing.T, pid int, sig syscall.Signal) {
 func watchPid(t *testing.T, s cmdtest.TmuxSession) int {
 	t.Helper()
 	shell := strings.TrimSpace(s.Tmux("display-message", "-p", "-t", "triage", "#{pane_pid}"))
-	ents, err := os.ReadDir("/proc")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	procs, err := fs.AllProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		st, err := p.Stat()
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		st := string(b)
-		f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
-		if len(f) > 1 && f[1] == shell {
-			return pid
+		if strconv.Itoa(st.PPID) == shell {
+			return p.PID
 		}
 	}
 	t.Fatalf("no child of the pane's shell %s", shell)

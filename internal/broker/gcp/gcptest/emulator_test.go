@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/brightergo/brighter/internal/polltest"
 )
 
@@ -99,17 +101,19 @@ func readChildPID(t *testing.T, file string) int {
 // procStat returns the state (R, S, Z, ...) and the process group of pid,
 // read from /proc/PID/stat; ok is false when there is no such process.
 func procStat(pid int) (state string, pgid int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return "", 0, false
 	}
-	// pid (comm) S ppid pgrp ...: the fields follow the last ')'.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 3 {
+	p, err := fs.Proc(pid)
+	if err != nil {
 		return "", 0, false
 	}
-	pgid, err = strconv.Atoi(f[2])
-	return f[0], pgid, err == nil
+	s, err := p.Stat()
+	if err != nil {
+		return "", 0, false
+	}
+	return s.State, s.PGRP, true
 }
 
 // alive reports whether process pid exists and is not a zombie.
@@ -125,18 +129,19 @@ func alive(pid int) bool {
 // zombies (an orphan stays one until its new parent reaps it).
 func groupMembers(t *testing.T, pgid int) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		t.Fatalf("list the processes: %v", err)
+	}
+	procs, err := fs.AllProcs()
 	if err != nil {
 		t.Fatalf("list the processes: %v", err)
 	}
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if state, g, ok := procStat(pid); ok && g == pgid && state != "Z" {
-			pids = append(pids, pid)
+	for _, p := range procs {
+		// A process that exited since the listing has no stat: skip it.
+		if s, err := p.Stat(); err == nil && s.PGRP == pgid && s.State != "Z" {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids
