@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/message"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // SQS wires subscriptions with transport: sqs (SQS queues, and SNS
@@ -127,12 +131,51 @@ func (t *SQS) Producer(ctx context.Context, f *config.File, s *config.Subscripti
 	if err != nil {
 		return nil, err
 	}
-	return sqs.NewProducer(c, sqs.ProducerOptions{
+	o := sqs.ProducerOptions{
 		SNS:          s.SQS.ChannelType == config.ChannelPubSub,
 		Fifo:         s.SQS.QueueType == config.QueueFIFO,
 		MakeChannels: broker.MakeChannels(s.MakeChannels),
 		Logger:       logger,
-	}), nil
+	}
+	return sqsSendProducer{Producer: sqs.NewProducer(c, o), sns: o.SNS, fifo: o.Fifo}, nil
+}
+
+// ErrSendQueueMissing is wrapped by the error of a send to an SQS queue or
+// SNS topic that does not exist, under makeChannels validate or assume
+// (with create, the default, the producer makes it): the error names the
+// queue or topic and how to make it, not SQS's bare NonExistentQueue
+// answer.
+var ErrSendQueueMissing = errors.New("SQS queue or SNS topic does not exist")
+
+// sqsSendProducer is the SQS/SNS producer whose error for a missing queue
+// or topic (*types.QueueDoesNotExist, sqs.ErrTopicNotFound) wraps
+// ErrSendQueueMissing and says how to make it; every other error, and
+// every send that succeeds, is the producer's own.
+type sqsSendProducer struct {
+	broker.Producer
+	sns, fifo bool
+}
+
+// Send publishes m; a missing queue's or topic's error says how to make it.
+func (p sqsSendProducer) Send(ctx context.Context, m *message.Message) error {
+	err := p.Producer.Send(ctx, m)
+	if err == nil {
+		return nil
+	}
+	var missing *types.QueueDoesNotExist
+	switch {
+	case !p.sns && errors.As(err, &missing):
+		name := sqs.QueueName(m.Header.Topic, p.fifo)
+		return fmt.Errorf("%w: queue %s: makeChannels validate and assume never create it: run brighter consume on this "+
+			"subscriptions file once with makeChannels: create, or create the queue (aws sqs create-queue --queue-name %s): %w",
+			ErrSendQueueMissing, name, name, err)
+	case p.sns && errors.Is(err, sqs.ErrTopicNotFound):
+		name := sqs.TopicName(m.Header.Topic, p.fifo)
+		return fmt.Errorf("%w: SNS topic %s: makeChannels validate and assume never create it: run brighter consume on this "+
+			"subscriptions file once with makeChannels: create, or create the topic (aws sns create-topic --name %s): %w",
+			ErrSendQueueMissing, name, name, err)
+	}
+	return err
 }
 
 // CloseClients: the AWS SDK's clients hold no connection to close.

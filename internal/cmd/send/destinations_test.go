@@ -74,3 +74,45 @@ func TestSendToAMissingPubSubTopicSaysHowToMakeIt(t *testing.T) {
 		}
 	}
 }
+
+// TestSendToAMissingSQSQueueSaysHowToMakeIt: on SQS, with makeChannels
+// validate or assume, send to a queue (or, for channelType pubSub, an SNS
+// topic) that does not exist fails (exit 1) naming it and how to make it,
+// not with SQS's bare NonExistentQueue answer alone.
+func TestSendToAMissingSQSQueueSaysHowToMakeIt(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	for _, tc := range []struct {
+		name, make, channelType, want string
+	}{
+		{"queue-validate", "validate", "pointToPoint", "aws sqs create-queue --queue-name "},
+		{"queue-assume", "assume", "pointToPoint", "aws sqs create-queue --queue-name "},
+		{"sns-topic-assume", "assume", "pubSub", "aws sns create-topic --name "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := fmt.Sprintf("send-missing-%d", time.Now().UnixNano())
+			cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+			yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    routingKey: %s\n    makeChannels: %s\n    sqs: {channelType: %s}\n    handler: {type: builtin, name: ack}\n",
+				sqstest.Region, emu.Endpoint, name, name, tc.make, tc.channelType)
+			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+			code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--body", "{}"})
+			stderr := errOut.String()
+			if code != cmdutil.ExitFailure {
+				t.Fatalf("send to a missing destination exited %d, want %d:\n%s", code, cmdutil.ExitFailure, stderr)
+			}
+			for _, want := range []string{
+				"does not exist: ",
+				"makeChannels validate and assume never create it",
+				"run brighter consume on this subscriptions file once with makeChannels: create",
+				tc.want + name,
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("the error does not say %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
