@@ -157,7 +157,20 @@ type sqsSendProducer struct {
 }
 
 // Send publishes m; a missing queue's or topic's error says how to make it.
+// To a FIFO queue or topic, a message with a group (PartitionKey) and no
+// deduplication id in its bag is sent with its message id as that id, so
+// that send's messages, each with a new id unless --id names one, are not
+// dropped as duplicates of one body by content-based deduplication within
+// SQS's 5-minute window; the same id is still one message.
 func (p sqsSendProducer) Send(ctx context.Context, m *message.Message) error {
+	if p.fifo && m.Header.PartitionKey != "" {
+		if d, _ := m.Header.Bag.String(sqs.AttrMessageDeduplicationID); d == "" {
+			if m.Header.Bag == nil {
+				m.Header.Bag = message.Bag{}
+			}
+			m.Header.Bag[sqs.AttrMessageDeduplicationID] = m.Header.MessageID
+		}
+	}
 	err := p.Producer.Send(ctx, m)
 	if err == nil {
 		return nil

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/brightergo/brighter/internal/broker/gcp"
 	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
@@ -112,6 +116,52 @@ func TestSendToAMissingSQSQueueSaysHowToMakeIt(t *testing.T) {
 				if !strings.Contains(stderr, want) {
 					t.Errorf("the error does not say %q:\n%s", want, stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestSendCountToAFIFOQueueDeliversEveryCopy: send --count 3 of one body
+// to a FIFO queue with content-based deduplication (the default) puts
+// three messages on the queue, each copy deduplicated by its own message
+// id; SQS would otherwise drop the second and third as duplicates of the
+// first body. Three sends with one --id stay one message.
+func TestSendCountToAFIFOQueueDeliversEveryCopy(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"new-ids", []string{"--count", "3"}, "3"},
+		{"one-id", []string{"--count", "3", "--id", "same-id"}, "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			queue := fmt.Sprintf("send-fifo-%d.fifo", time.Now().UnixNano())
+			cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+			yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    routingKey: %s\n    sqs: {queueType: fifo}\n    handler: {type: builtin, name: ack}\n",
+				sqstest.Region, emu.Endpoint, queue, queue)
+			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+			args := append([]string{"send", "-c", cfg, "-s", "src", "--body", `{"same":"body"}`, "--partition-key", "g1"}, tc.args...)
+			if code := run(t.Context(), streams, args); code != cmdutil.ExitOK {
+				t.Fatalf("send exited %d:\n%s", code, errOut.String())
+			}
+			c := awssqs.NewFromConfig(sqstest.Config(), func(o *awssqs.Options) { o.BaseEndpoint = aws.String(emu.Endpoint) })
+			u, err := c.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := c.GetQueueAttributes(t.Context(), &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl,
+				AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)]; got != tc.want {
+				t.Fatalf("%s holds %s messages after send %v, want %s", queue, got, tc.args, tc.want)
 			}
 		})
 	}
