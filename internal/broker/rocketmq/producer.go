@@ -99,7 +99,10 @@ func (p *Producer) Publish(ctx context.Context, topic string, m *message.Message
 	}
 	p.opts.count(topic, broker.CallPublish, "SendMessage")
 	if _, err := p.p.Send(ctx, out); err != nil {
-		return classifySend(fmt.Errorf("rocketmq: send %s to %s: %w", m.Header.MessageID, topic, err))
+		// The proxy named, with where its address came from: a producer
+		// connects on its first send, so an unreachable endpoint shows here
+		// first (the client says only "create grpc conn failed").
+		return classifySend(fmt.Errorf("rocketmq: send %s to %s at %s: %w", m.Header.MessageID, topic, p.opts.where(), err))
 	}
 	return nil
 }
