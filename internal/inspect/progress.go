@@ -149,7 +149,9 @@ type ReplayRecord struct {
 	Destination string `json:"destination,omitempty"`
 	// Outcome is "replayed", "would-replay" (a dry run), "refused" or
 	// "would-refuse" (the allow-list), "failed" or "left" (dead-lettered
-	// again while the replay ran; it stays) (message).
+	// again while the replay ran; it stays) (message); RunJSON's are
+	// "archived", "purged", "restored", "would-restore" (restore's dry
+	// run) and "failed".
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why it failed or was refused (message, Outcome "failed",
 	// "refused" or "would-refuse").
@@ -166,13 +168,17 @@ type ReplayRecord struct {
 	Purged   *int `json:"purged,omitempty"`
 	Restored *int `json:"restored,omitempty"`
 	// Replayed, Skipped, Failed, Refused, Left and DryRun are Summary's
-	// (summary).
-	Replayed *int  `json:"replayed,omitempty"`
-	Skipped  *int  `json:"skipped,omitempty"`
-	Failed   *int  `json:"failed,omitempty"`
-	Refused  *int  `json:"refused,omitempty"`
-	Left     *int  `json:"left,omitempty"`
-	DryRun   *bool `json:"dryRun,omitempty"`
+	// (summary); Skipped, Failed and DryRun are also RunJSON's.
+	Replayed *int `json:"replayed,omitempty"`
+	Skipped  *int `json:"skipped,omitempty"`
+	Failed   *int `json:"failed,omitempty"`
+	Refused  *int `json:"refused,omitempty"`
+	Left     *int `json:"left,omitempty"`
+	// AlreadyThere is restore's dry run: on a message record, how many
+	// copies of its id the dead-letter destination already holds (absent
+	// when none); on the summary, how many selected ids it already holds.
+	AlreadyThere *int  `json:"alreadyThere,omitempty"`
+	DryRun       *bool `json:"dryRun,omitempty"`
 	// Interrupted is true on the summary of a replay stopped by a signal.
 	Interrupted *bool `json:"interrupted,omitempty"`
 }
@@ -231,7 +237,7 @@ func (j *ReplayJSON) WriteSummary(s Summary, interrupted bool) error {
 
 // RunJSON writes the JSON lines of `dlq archive`, `purge` and `restore -o
 // json`: ReplayRecords of Type "message" (Outcome "archived",
-// "purged", "restored" or "failed") and a last "summary"; write errors are kept and
+// "purged", "restored", "would-restore" or "failed") and a last "summary"; write errors are kept and
 // returned by Summary.
 type RunJSON struct {
 	enc *export.Lines
@@ -248,6 +254,12 @@ func (j *RunJSON) Message(id, destination, outcome string, err error) {
 	if err != nil {
 		r.Outcome, r.Error = "failed", err.Error()
 	}
+	j.write(r)
+}
+
+// Record writes the message record r (its Type is set).
+func (j *RunJSON) Record(r ReplayRecord) {
+	r.Type = "message"
 	j.write(r)
 }
 

@@ -68,7 +68,8 @@ all the same, --id narrows the selection. With another --to the
 destination is not read (a topic cannot be), and stderr says so.
 --dry-run reads the file, checks the destination and lists what would be
 restored ("would restore ID -> DEST", "already there" for an id the
-destination holds), publishing nothing.
+destination holds; with --output json "would-restore" records), publishing
+nothing.
 
 Every record published is recorded in the retry history beside the replay
 journals ($XDG_STATE_HOME/brighter/replay/retries.jsonl) as a restore from
@@ -281,17 +282,40 @@ func (o *Options) alreadyThere(ctx context.Context, t *transport.Target, dt tran
 }
 
 // restoreDryRun lists what a restore of ms into dest would do and its
-// summary; nothing is published.
+// summary; nothing is published. With -o json it prints a record per
+// message (Outcome "would-restore", AlreadyThere its copies in the
+// destination) and a summary record (DryRun true) instead of the lines.
 func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
+	var records *inspect.RunJSON
+	if o.format == export.JSON {
+		records = inspect.NewRunJSON(o.IO.Out)
+	}
 	dups := 0
 	for _, m := range ms {
 		id := m.Header.MessageID
-		if n := there[id]; n > 0 {
+		n := there[id]
+		if n > 0 {
 			dups++
-			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
-			continue
 		}
-		fmt.Fprintf(o.IO.Out, "would restore %s -> %s\n", id, dest)
+		switch {
+		case records != nil:
+			r := inspect.ReplayRecord{ID: id, Destination: dest, Outcome: "would-restore"}
+			if n > 0 {
+				r.AlreadyThere = &n
+			}
+			records.Record(r)
+		case n > 0:
+			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
+		default:
+			fmt.Fprintf(o.IO.Out, "would restore %s -> %s\n", id, dest)
+		}
+	}
+	if records != nil {
+		restored, failed, dryRun, interrupted := len(ms), 0, true, false
+		if err := records.Summary(inspect.ReplayRecord{Restored: &restored, Skipped: &skipped, Failed: &failed, AlreadyThere: &dups, DryRun: &dryRun, Interrupted: &interrupted}); err != nil {
+			return cmdutil.FailureErr(fmt.Errorf("restore: %w", err))
+		}
+		return nil
 	}
 	fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
 	return nil

@@ -44,6 +44,9 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 		if !o.Purge && o.File == "-" && o.Format == export.JSON {
 			return cmdutil.UsageErr(errors.New("archive --output json prints its records on stdout, where the archive would go: give --file FILE"))
 		}
+		if !o.Purge && o.File != "-" && o.Format == export.JSON && SameAsOut(o.File, o.IO.Out) {
+			return cmdutil.UsageErr(fmt.Errorf("archive --output json prints its records on stdout, and --file %s is stdout: the records would overwrite the archive; give --file another FILE", o.File))
+		}
 		if !o.All && !o.Selects() {
 			return cmdutil.UsageErr(fmt.Errorf("%s removes every message it selects: give a filter (--reason, --topic, --since, --until, --id, --grep, --group-id, --limit) or --all", what))
 		}
@@ -139,4 +142,23 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 		return cmdutil.FailureErr(fmt.Errorf("%s %s: %s failed; see the log (a message %s but not removed is in both places)", what, t.URL, Plural(sum.Failed, "message"), verb))
 	}
 	return nil
+}
+
+// SameAsOut reports whether path names the file out writes to (os.SameFile
+// of both Stats): /dev/stdout, /dev/fd/1, or the file stdout is redirected
+// to. It is false when path does not exist or out is not an *os.File.
+func SameAsOut(path string, out io.Writer) bool {
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	oi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return os.SameFile(fi, oi)
 }
