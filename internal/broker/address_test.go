@@ -119,7 +119,9 @@ func TestAddressSchemes_PublishName(t *testing.T) {
 	}{
 		{sqs.URLScheme{}, sqsQueue, "sqs://orders", "orders"},
 		{sqs.URLScheme{}, sqsFIFO, "sqs://orders.fifo", "orders.fifo"},
-		{sqs.URLScheme{}, sqsQueue, "sqs://" + long, long},
+		{sqs.URLScheme{}, sqsQueue, "sqs://" + long[:80], long[:80]},
+		{sqs.URLScheme{}, sqsQueue, "sqs://" + long[:81], "error: an SQS queue name is at most 80 characters; this one would be 81 (brighter does not cut names short)"},
+		{sqs.URLScheme{}, sqsFIFO, "sqs://" + long[:76] + ".fifo", "error: is at most 80 characters with \".fifo\"; this one would be 81"},
 		{sqs.URLScheme{}, sqsSNS, "orders", "orders"},
 		{sqs.URLScheme{}, sqsSNS, "sqs://orders", "error: replays from sqs://orders-dlq are published to SNS topics, and an sqs:// URL names a queue"},
 		{sqs.URLScheme{}, sqsQueue, "sqs://orders?region=eu-west-1", "error: takes no query"},
@@ -183,7 +185,8 @@ func TestAddressSchemes_PublishName(t *testing.T) {
 // TestAddressSchemes_Same: each transport compares a replay's
 // destination with the one read as it resolves names. SQS applies
 // QueueName to both (dots are underscores, a FIFO name ends in .fifo,
-// names are cut at 80 characters, 75 and .fifo for FIFO); Pub/Sub takes a
+// no name is cut: a name over 80 characters is another queue than its first
+// 80); Pub/Sub takes a
 // topic id as the topic of self's project; RocketMQ and memory compare
 // names as written, however long.
 func TestAddressSchemes_Same(t *testing.T) {
@@ -206,11 +209,11 @@ func TestAddressSchemes_Same(t *testing.T) {
 		{sqs.URLScheme{}, "orders-dlq_fifo", sqsFIFO, true},
 		{sqs.URLScheme{}, "orders-dlq.fifo", sqsQueue, false},
 		{sqs.URLScheme{}, "orders-dlq", sqsName("orders-dlq.fifo", false), false},
-		{sqs.URLScheme{}, long, sqsName(long[:80], false), true},
-		{sqs.URLScheme{}, long + "x", sqsName(long+"y", false), true},
-		{sqs.URLScheme{}, long[:79] + "x", sqsName(long[:79]+"y", false), false},
-		{sqs.URLScheme{}, long, sqsName(long[:75]+".fifo", true), true},
-		{sqs.URLScheme{}, long[:74] + "x", sqsName(long[:74]+"y", true), false},
+		{sqs.URLScheme{}, long, sqsName(long[:80], false), false},
+		{sqs.URLScheme{}, long[:80] + "x", sqsName(long[:80]+"y", false), false},
+		{sqs.URLScheme{}, long + ".x", sqsName(long+"_x", false), true},
+		{sqs.URLScheme{}, long, sqsName(long[:75]+".fifo", true), false},
+		{sqs.URLScheme{}, long, sqsName(long+".fifo", true), true},
 		{sqs.URLScheme{}, "orders.dlq", broker.Address{Kind: broker.AddressTopic, Name: "orders_dlq"}, true},
 
 		{gcp.URLScheme{}, "orders-dlq", psTopic, true},

@@ -130,14 +130,32 @@ func describeRune(r rune) string {
 	return fmt.Sprintf("%U", r)
 }
 
+// SQSQueueNameRule says why name (a channel name or routing key, as
+// written) cannot become an SQS queue name, or "" when it can: the
+// characters SQS takes, and at most 80 characters once '.' is '_' and a
+// FIFO name (fifo true) ends in ".fifo". Brighter never cuts a longer name
+// short: every place that takes a queue name refuses it with this rule.
+func SQSQueueNameRule(name string, fifo bool) string { return sqsNameRule(name, true, fifo) }
+
+// SNSTopicNameRule is SQSQueueNameRule for an SNS topic name: at most 256
+// characters.
+func SNSTopicNameRule(name string, fifo bool) string { return sqsNameRule(name, false, fifo) }
+
 // TopicNameRule says why name cannot be a topic a message for s is
 // published to (send --topic) on s's transport, or "" when it can: the
-// rule the subscriptions file holds s's routingKey to (on RocketMQ, whose
-// routingKey names no topic of its own, a topic's rule, as channelName's).
+// rule the subscriptions file holds s's routingKey to (on SQS, an SNS
+// topic's rule for a pubSub channel and a queue's for a pointToPoint one,
+// whose routingKey names the queue messages are sent to; on RocketMQ,
+// whose routingKey names no topic of its own, a topic's rule, as
+// channelName's).
 func (s *Subscription) TopicNameRule(name string) string {
 	switch s.Transport {
 	case TransportSQS:
-		return sqsNameRule(name, false, s.SQS != nil && s.SQS.QueueType == QueueFIFO)
+		fifo := s.SQS != nil && s.SQS.QueueType == QueueFIFO
+		if s.SQS != nil && s.SQS.ChannelType == ChannelPubSub {
+			return SNSTopicNameRule(name, fifo)
+		}
+		return SQSQueueNameRule(name, fifo)
 	case TransportGCP:
 		return pubsubNameRule(name)
 	case TransportRocketMQ:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/brightergo/brighter/internal/broker"
+	"github.com/brightergo/brighter/internal/config"
 )
 
 // URLScheme is SQS's address scheme, sqs://QUEUE: a queue name alone (not
@@ -13,7 +14,9 @@ type URLScheme struct{}
 
 // Parse reads sqs://QUEUE into an Address of Kind AddressQueue, FIFO when
 // QUEUE ends in .fifo (as SQS requires of a FIFO queue's name). A query, a
-// fragment, credentials, a port or a path are refused.
+// fragment, credentials, a port, a path or a QUEUE that breaks SQS's name
+// rule (config.SQSQueueNameRule: over 80 characters, say, which is
+// refused, never cut) are refused.
 func (URLScheme) Parse(raw string) (broker.Address, error) {
 	u, err := broker.ParseURL(raw, "sqs", "sqs://QUEUE")
 	if err != nil {
@@ -36,7 +39,11 @@ func (URLScheme) Parse(raw string) (broker.Address, error) {
 	if strings.Contains(name, "/") {
 		return broker.Address{}, fmt.Errorf("want sqs://QUEUE, a queue name (not a queue URL)")
 	}
-	return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: strings.HasSuffix(name, fifoSuffix)}, nil
+	fifo := strings.HasSuffix(name, fifoSuffix)
+	if rule := config.SQSQueueNameRule(name, fifo); rule != "" {
+		return broker.Address{}, fmt.Errorf("want sqs://QUEUE, a queue name: %s", rule)
+	}
+	return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: fifo}, nil
 }
 
 // Format prints sqs://QUEUE.
@@ -57,9 +64,9 @@ func (s URLScheme) PublishName(to string, from broker.Address) (string, error) {
 }
 
 // Same reports whether name and self.Name are one queue once SQS naming
-// applies (QueueName: dots become underscores, a FIFO name ends in .fifo,
-// names are cut at 80 characters), FIFO as self is. A replay through SNS
-// is compared the same way: TopicName is QueueName under 80 characters.
+// applies (QueueName: dots become underscores, a FIFO name ends in .fifo;
+// no name is cut), FIFO as self is. A replay through SNS is compared the
+// same way: TopicName is QueueName.
 func (URLScheme) Same(name string, self broker.Address) bool {
 	return QueueName(name, self.FIFO) == QueueName(self.Name, self.FIFO)
 }

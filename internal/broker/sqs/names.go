@@ -2,37 +2,31 @@ package sqs
 
 import "strings"
 
-// Brighter's name limits (docs/wire-format.md#sqs-names).
-const (
-	maxQueueName = 80
-	maxTopicName = 256
-	fifoSuffix   = ".fifo"
-)
+// fifoSuffix ends every FIFO queue's and topic's name.
+const fifoSuffix = ".fifo"
 
 // QueueName turns a routing key or channel name into an SQS queue name the
-// way Brighter does (docs/wire-format.md#sqs-names): every '.' becomes '_', a FIFO name
-// gets ".fifo" (a name already ending in "fifo" first loses its last five
-// characters, so "orders.fifo" stays "orders.fifo"), and the result is at
-// most 80 characters.
-func QueueName(name string, fifo bool) string { return awsName(name, fifo, maxQueueName) }
+// way Brighter does (docs/wire-format.md#sqs-names): every '.' becomes '_', and a
+// FIFO name gets ".fifo" (a name already ending in "fifo" first loses its
+// last five characters, so "orders.fifo" stays "orders.fifo"). The result
+// is never shorter than name and never cut to SQS's 80 characters: a name
+// over the limit reaches SQS whole, which refuses it, instead of naming
+// another queue (the one whose name is its first 80 characters). The
+// commands refuse such a name before any call with
+// config.SQSQueueNameRule.
+func QueueName(name string, fifo bool) string { return awsName(name, fifo) }
 
-// TopicName is QueueName for SNS topics: at most 256 characters.
-func TopicName(name string, fifo bool) string { return awsName(name, fifo, maxTopicName) }
+// TopicName is QueueName for SNS topics (whose limit, 256 characters, is
+// config.SNSTopicNameRule's): the same name, never cut.
+func TopicName(name string, fifo bool) string { return awsName(name, fifo) }
 
-func awsName(name string, fifo bool, limit int) string {
+func awsName(name string, fifo bool) string {
 	n := strings.ReplaceAll(name, ".", "_")
 	if !fifo {
-		return truncate(n, limit)
+		return n
 	}
 	if strings.HasSuffix(n, "fifo") && len(n) >= len(fifoSuffix) {
 		n = n[:len(n)-len(fifoSuffix)]
 	}
-	return truncate(n, limit-len(fifoSuffix)) + fifoSuffix
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
+	return n + fifoSuffix
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/observe"
 	"github.com/brightergo/brighter/internal/redact"
 	"github.com/brightergo/brighter/internal/tui"
 )
@@ -114,8 +115,11 @@ func configWithoutTarget(configSet, targetSet bool, config string) error {
 		"give --target HOST:PORT, the address given to consume --listen (default %s)", redact.Cut(config), defaultWatchTarget)
 }
 
-// normaliseTargets checks each --target: an http(s) URL with a host; a bare
-// host:port gets http://.
+// normaliseTargets checks each --target: an http(s) URL with a host; an
+// address without a scheme is read as consume --listen reads it
+// (observe.ListenAddr: a port alone, "9464" or ":9464", means
+// 127.0.0.1:9464; host:port is kept) and gets http://. A port alone that
+// is not a valid port is refused with ListenAddr's error.
 func normaliseTargets(in []string) ([]string, error) {
 	if len(in) == 0 {
 		return nil, errors.New("--target: give at least one URL, e.g. " + defaultWatchTarget)
@@ -123,6 +127,13 @@ func normaliseTargets(in []string) ([]string, error) {
 	var out []string
 	for _, t := range in {
 		if !strings.Contains(t, "://") {
+			addr, err := observe.ListenAddr(t)
+			switch {
+			case err == nil:
+				t = addr
+			case isPortOnly(t):
+				return nil, fmt.Errorf("--target: %w", err)
+			}
 			t = "http://" + t
 		}
 		u, err := url.Parse(t)
@@ -132,6 +143,13 @@ func normaliseTargets(in []string) ([]string, error) {
 		out = append(out, strings.TrimRight(u.String(), "/"))
 	}
 	return out, nil
+}
+
+// isPortOnly reports whether s is a port alone, "9464" or ":9464" (digits
+// only), as consume --listen takes one.
+func isPortOnly(s string) bool {
+	p := strings.TrimPrefix(s, ":")
+	return p != "" && strings.Trim(p, "0123456789") == ""
 }
 
 // runWatch draws the dashboard of the targets until the user quits it or

@@ -22,6 +22,35 @@ func TestNormaliseTargets(t *testing.T) {
 	}
 }
 
+// TestNormaliseTargets_PortAloneIsLoopback: --target takes the address
+// given to consume --listen, so a port alone means 127.0.0.1 as it does
+// there (not a host named "18464"); an invalid port alone is refused.
+func TestNormaliseTargets_PortAloneIsLoopback(t *testing.T) {
+	for in, want := range map[string]string{
+		"18464":            "http://127.0.0.1:18464",
+		":18464":           "http://127.0.0.1:18464",
+		"0.0.0.0:9464":     "http://0.0.0.0:9464",
+		"orders-1:9464":    "http://orders-1:9464",
+		"http://18464":     "http://18464",
+		"[::1]:9464":       "http://[::1]:9464",
+		"orders-1.example": "http://orders-1.example",
+	} {
+		got, err := normaliseTargets([]string{in})
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("normaliseTargets(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"99999", ":70000"} {
+		if got, err := normaliseTargets([]string{in}); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("normaliseTargets(%q) = %v, %v; want it refused: port out of range", in, got, err)
+		}
+	}
+	got, err := runArgs(t, "-t", "18464")
+	if err != nil || fmt.Sprint(got) != "[http://127.0.0.1:18464]" {
+		t.Fatalf("watch -t 18464: %v, %v; want [http://127.0.0.1:18464]", got, err)
+	}
+}
+
 // runArgs runs watch with args, stopping at the parsed options, and
 // returns the targets it would watch and its error.
 func runArgs(t *testing.T, args ...string) ([]string, error) {
