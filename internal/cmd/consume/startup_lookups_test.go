@@ -28,29 +28,7 @@ func TestConsumeLooksItsSQSQueueUpOnceAtStartUp(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(w.config, "proactor")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stderr := &cmdtest.LockedBuffer{}
-	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() { code <- run(ctx, streams, []string{"consume", "--config", cfg}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for w.seen()["DeleteMessageBatch"]+w.seen()["DeleteMessage"] == 0 {
-		select {
-		case c := <-code:
-			t.Fatalf("consume exited with %d before its first acknowledgement; stderr:\n%s", c, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no acknowledgement within 30s; calls %v; stderr:\n%s", w.seen(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	seen := w.seen()
-	cancel()
-	if c := <-code; c != cmdutil.ExitOK {
-		t.Errorf("consume exited with %d; stderr:\n%s", c, stderr.String())
-	}
+	seen := consumeUntilAcknowledged(t, w, cfg, "DeleteMessageBatch", "DeleteMessage")
 	if seen["GetQueueUrl"] != 1 || seen["GetQueueAttributes"] != 1 {
 		t.Errorf("start-up look-ups: GetQueueUrl %d, GetQueueAttributes %d (all calls %v), want 1 and 1", seen["GetQueueUrl"], seen["GetQueueAttributes"], seen)
 	}
@@ -71,14 +49,38 @@ func TestConsumeLooksItsPubSubChannelsUpOnceOverOneConnection(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(strings.Replace(fmt.Sprintf(w.config, "proactor"), "emulatorHost: "+host, "emulatorHost: "+relay, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	seen := consumeUntilAcknowledged(t, w, cfg, "Acknowledge")
+	if seen["GetTopic"] != 1 || seen["GetSubscription"] != 1 {
+		t.Errorf("start-up look-ups: GetTopic %d, GetSubscription %d (all calls %v), want 1 and 1", seen["GetTopic"], seen["GetSubscription"], seen)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("consume opened %d connections to the emulator, want 1", n)
+	}
+}
+
+// consumeUntilAcknowledged runs `brighter consume --config cfg` until w has
+// seen one of the acknowledgement calls acks, then stops it (it must exit
+// 0) and returns the calls w had seen at that acknowledgement. It fails
+// when consume exits first or nothing is acknowledged within 30 s.
+func consumeUntilAcknowledged(t *testing.T, w callsWire, cfg string, acks ...string) map[string]int {
+	t.Helper()
 	stderr := &cmdtest.LockedBuffer{}
 	streams := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: stderr, Getenv: os.LookupEnv}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, streams, []string{"consume", "--config", cfg}) }()
+	acked := func() bool {
+		seen := w.seen()
+		for _, a := range acks {
+			if seen[a] > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	deadline := time.Now().Add(30 * time.Second)
-	for w.seen()["Acknowledge"] == 0 {
+	for !acked() {
 		select {
 		case c := <-code:
 			t.Fatalf("consume exited with %d before its first acknowledgement; stderr:\n%s", c, stderr.String())
@@ -94,12 +96,7 @@ func TestConsumeLooksItsPubSubChannelsUpOnceOverOneConnection(t *testing.T) {
 	if c := <-code; c != cmdutil.ExitOK {
 		t.Errorf("consume exited with %d; stderr:\n%s", c, stderr.String())
 	}
-	if seen["GetTopic"] != 1 || seen["GetSubscription"] != 1 {
-		t.Errorf("start-up look-ups: GetTopic %d, GetSubscription %d (all calls %v), want 1 and 1", seen["GetTopic"], seen["GetSubscription"], seen)
-	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("consume opened %d connections to the emulator, want 1", n)
-	}
+	return seen
 }
 
 // tcpRelay relays each connection made to the address it returns to
