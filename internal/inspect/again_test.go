@@ -3,6 +3,7 @@ package inspect_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // TestReplay_TwoFailuresOfOneIDStoredBefore_BothReplayed: two stored
@@ -147,11 +149,5 @@ func TestReplay_CopyComingBackWithAnOldRejectionTime_LeftByItsMark(t *testing.T)
 	if got := bounced.Load(); got != n {
 		t.Fatalf("the consumer got %d copies, want each message published once (%d)", got, n)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for visible(t, c, dlq) != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("DLQ: %d visible of %d, want the %d copies that came back, visible", visible(t, c, dlq), depth(t, c, dlq), n)
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, not a wait for a condition
-	}
+	polltest.Until(t, 20*time.Second, fmt.Sprintf("the %d copies that came back visible in the DLQ", n), func() bool { return visible(t, c, dlq) == n })
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // countingPump is a pump as the drain watch sees it, counting its polls.
@@ -49,10 +51,12 @@ func TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid(t *testing.T) {
 		t.Fatal("the drain watch still runs 1s after it said so for every subscription")
 	}
 	pa, pb := a.polls.Load(), b.polls.Load()
-	time.Sleep(3 * awaitingReceivePoll)
-	if a.polls.Load() != pa || b.polls.Load() != pb || pa != 2 || pb != 2 {
-		t.Errorf("polls %d and %d, then %d and %d; want 2 each (two in a row say it), then none", pa, pb, a.polls.Load(), b.polls.Load())
+	if pa != 2 || pb != 2 {
+		t.Errorf("polls %d and %d, want 2 each (two in a row say it)", pa, pb)
 	}
+	polltest.Stays(t, 3*awaitingReceivePoll, "the drain watch polled again after it had said so for every subscription", func() bool {
+		return a.polls.Load() == pa && b.polls.Load() == pb
+	})
 	close(done)
 
 	// A subscription whose handler still runs keeps the watch polling it.
@@ -63,10 +67,7 @@ func TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid(t *testing.T) {
 		watchDrain(runCtx, done2, logger, []drainWatched{{name: "busy", pump: busy}, {name: "idle", pump: idle}}, func(string, time.Duration) {})
 		close(returned2)
 	}()
-	time.Sleep(6 * awaitingReceivePoll)
-	if n := busy.polls.Load(); n < 3 {
-		t.Errorf("the busy subscription was polled %d times in %s, want it polled every %s", n, 6*awaitingReceivePoll, awaitingReceivePoll)
-	}
+	polltest.Until(t, 5*time.Second, "the busy subscription polled three times", func() bool { return busy.polls.Load() >= 3 })
 	select {
 	case <-returned2:
 		t.Error("the drain watch returned while a subscription had not been said")
