@@ -1,7 +1,8 @@
 // Package polltest is how a test waits for something without sleeping a
-// fixed time: Until polls a condition until it holds or a deadline passes,
-// and Stays holds a condition for a whole window (a negative check:
-// something must NOT happen). Both check the condition at once, then every
+// fixed time: Until (and UntilMsg, whose failure can say what the test
+// saw then) polls a condition until it holds or a deadline passes, and
+// Stays holds a condition for a whole window (a negative check: something
+// must NOT happen). Both check the condition at once, then every
 // Interval, and fail the test with t.Fatalf naming the time they waited and
 // what they waited for, so a failure reads as what did not happen in how
 // long. Callers derive the time from what they wait for (a lease, a stop
@@ -16,7 +17,7 @@
 //
 // Imports: none
 //
-// Imported by: internal/conformance, internal/pump/pumptest
+// Imported by: internal/cmd/cmdtest, internal/conformance, internal/pump/pumptest
 package polltest
 
 import (
@@ -38,10 +39,20 @@ const Interval = 10 * time.Millisecond
 // the wait at once.
 func Until(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	UntilMsg(t, within, func() string { return what }, cond)
+}
+
+// UntilMsg is Until with what given by a function, which it calls once,
+// when within has passed and just before it fails the test: what the test
+// sees then (a terminal's screen, a process's output so far) can be part
+// of the failure ("timed out after 30s waiting for the command to exit;
+// the screen: ..."). It never calls what when cond holds in time.
+func UntilMsg(t testing.TB, within time.Duration, what func() string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
+			t.Fatalf("timed out after %s waiting for %s", within, what())
 		}
 		time.Sleep(Interval) // poll interval, not a wait for the condition
 	}

@@ -63,6 +63,25 @@ func TestUntil_FailsAfterWithinNamingWhat(t *testing.T) {
 	}
 }
 
+func TestUntilMsg_AsksWhatOnlyWhenItFails(t *testing.T) {
+	const within = 50 * time.Millisecond
+	calls, asked := 0, 0
+	what := func() string { asked++; return fmt.Sprintf("the impossible; %d calls so far", calls) }
+	failed, _ := run(t, func(tb testing.TB) {
+		UntilMsg(tb, within, what, func() bool { calls++; return false })
+	})
+	if want := fmt.Sprintf("timed out after 50ms waiting for the impossible; %d calls so far", calls); failed != want || asked != 1 {
+		t.Errorf("failed %q, asking what %d times, want %q, asking once", failed, asked, want)
+	}
+	asked = 0
+	failed, _ = run(t, func(tb testing.TB) {
+		UntilMsg(tb, time.Minute, what, func() bool { return true })
+	})
+	if failed != "" || asked != 0 {
+		t.Errorf("failed %q, asking what %d times, want a return without asking", failed, asked)
+	}
+}
+
 func TestStays_FailsAtTheFirstMiss(t *testing.T) {
 	calls := 0
 	failed, took := run(t, func(tb testing.TB) {

@@ -4,9 +4,10 @@
 //
 // What it promises:
 //
-//   - Wire format (codec.go): Brighter's SQS/SNS format both ways (reference
-//     §2): the attribute names (including "souce", sic), the bag JSON carrying
-//     handled-count as a string, cloudeventheaders, RFC 3339 ms timestamps,
+//   - Wire format (codec.go, encode.go, decode.go): Brighter's SQS/SNS
+//     format both ways (docs/wire-format.md#sqs): the attribute names
+//     (including "souce", sic), the bag JSON carrying handled-count as a
+//     string, cloudeventheaders, RFC 3339 ms timestamps,
 //     FIFO MessageGroupId from the partition key and MessageDeduplicationId
 //     from the bag, at most 10 attributes (ErrTooManyAttributes before AWS
 //     would refuse), Brighter's queue and topic naming (QueueName,

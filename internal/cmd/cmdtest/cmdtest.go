@@ -343,9 +343,9 @@ func Bin(t *testing.T) string {
 	return bin
 }
 
-// BrighterExit runs `brighter args...` as a process in dir with Env and
-// returns its exit code, stdout and stderr; it fails t when the process
-// cannot be run or takes more than a minute.
+// BrighterExit runs `brighter args...` as a process in dir with Env
+// (StartChild) and returns its exit code, stdout and stderr; it fails t
+// when the process cannot be run or takes more than a minute.
 func BrighterExit(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -355,7 +355,10 @@ func BrighterExit(t *testing.T, dir string, args ...string) (int, string, string
 	cmd.Env = Env()
 	var stdout, stderr LockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	done, err := StartChild(cmd)
+	if err == nil {
+		err = <-done
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -8,6 +8,16 @@ import (
 	"time"
 )
 
+// StartChild starts cmd, a process a test runs (a `brighter consume`
+// above all, which runs until it is stopped), so that it cannot outlive
+// the test binary: on Linux the kernel SIGKILLs it when the test binary
+// exits however it exits, go test -timeout and SIGKILL included
+// (TestStartBrighter_EndsWithItsKilledTestBinary); elsewhere it is only
+// started. The channel receives cmd.Wait's result once the process has
+// exited (it holds that one value): the caller must not call cmd.Wait
+// itself. The error is cmd.Start's.
+func StartChild(cmd *exec.Cmd) (<-chan error, error) { return startChild(cmd) }
+
 // Process is a `brighter` process a test started (StartBrighter), to
 // signal and wait for.
 type Process struct {
@@ -18,8 +28,8 @@ type Process struct {
 }
 
 // StartBrighter starts `brighter args...` in dir with Env plus env
-// (KEY=VALUE entries, later ones win); the process is killed when t ends
-// if it still runs.
+// (KEY=VALUE entries, later ones win), with StartChild; the process is
+// killed when t ends if it still runs.
 func StartBrighter(t *testing.T, dir string, env []string, args ...string) *Process {
 	t.Helper()
 	cmd := exec.Command("brighter", args...)
@@ -27,10 +37,11 @@ func StartBrighter(t *testing.T, dir string, env []string, args ...string) *Proc
 	cmd.Env = append(Env(), env...)
 	p := &Process{cmd: cmd, Stdout: &LockedBuffer{}, Stderr: &LockedBuffer{}, exited: make(chan int, 1)}
 	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
-	if err := cmd.Start(); err != nil {
+	done, err := StartChild(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.exited <- waitExit(cmd) }()
+	go func() { p.exited <- exitCode(<-done) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	return p
 }

@@ -43,11 +43,12 @@ func SignalWhileConnecting(t *testing.T, dir string, b *SilentBroker, gap time.D
 	cmd.Env = Env()
 	var stdout, stderr LockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
+	done, err := StartChild(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan int, 1)
-	go func() { exited <- waitExit(cmd) }()
+	go func() { exited <- exitCode(<-done) }()
 	select {
 	case <-b.Accepted:
 	case code := <-exited:
@@ -73,10 +74,10 @@ func SignalWhileConnecting(t *testing.T, dir string, b *SilentBroker, gap time.D
 	}
 }
 
-// waitExit waits for cmd, returning its exit code (-1 when a signal
-// killed it, as exec reports it).
-func waitExit(cmd *exec.Cmd) int {
-	err := cmd.Wait()
+// exitCode is the exit code of a process whose Wait returned err: 0 for
+// none, -1 when a signal killed it (as exec reports it), -2 when it did not
+// say.
+func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}

@@ -338,7 +338,7 @@ type consumeProc struct {
 	cmd    *exec.Cmd
 	addr   string
 	stderr *cmdtest.LockedBuffer
-	done   chan error
+	done   <-chan error
 	err    error
 	exited bool
 }
@@ -348,15 +348,16 @@ type consumeProc struct {
 // pump runs.
 func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 	t.Helper()
-	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}, done: make(chan error, 1)}
+	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}}
 	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--log-level", "debug", "--listen", cmdtest.AnyListen)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(cmdtest.Env(), env...)
 	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
+	done, err := cmdtest.StartChild(p.cmd)
+	if err != nil {
 		t.Fatalf("start consume: %v", err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	p.done = done
 	t.Cleanup(func() {
 		if !p.exited {
 			_ = p.cmd.Process.Kill()

@@ -85,11 +85,10 @@ func TestDLQ_TimeoutsDoubleSignal_IsOneStop(t *testing.T) {
 			cmd.Env = cmdtest.Env()
 			var stdout, stderr cmdtest.LockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
+			exited, err := cmdtest.StartChild(cmd)
+			if err != nil {
 				t.Fatal(err)
 			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
 			deadline := time.Now().Add(30 * time.Second)
 			for attribute(queue, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible) == 0 {
 				if time.Now().After(deadline) {
@@ -105,7 +104,6 @@ func TestDLQ_TimeoutsDoubleSignal_IsOneStop(t *testing.T) {
 			_ = cmd.Process.Signal(syscall.SIGINT)
 			time.Sleep(3 * time.Millisecond)
 			_ = cmd.Process.Signal(syscall.SIGINT)
-			var err error
 			select {
 			case err = <-exited:
 			case <-time.After(time.Minute):

@@ -59,11 +59,10 @@ func TestLogFormatJSON_EveryStderrLineIsJSON(t *testing.T) {
 			"OTEL_LOG_LEVEL=debug")
 		var stderr cmdtest.LockedBuffer
 		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		done, err := cmdtest.StartChild(cmd)
+		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		// The SDK's error handler reports the refused exports while the
 		// consumer runs; then a graceful stop flushes (and fails) again.
 		deadline := time.Now().Add(30 * time.Second)

@@ -285,7 +285,9 @@ func corpusRunFor(t *testing.T, d time.Duration, dir, flag, format string, args 
 	cmd.Dir, cmd.Env = dir, corpusEnv()
 	var b cmdtest.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &b, &b
-	_ = cmd.Run() // lint and the config errors exit non-zero; the bytes are what matter
+	if done, err := cmdtest.StartChild(cmd); err == nil {
+		<-done // lint and the config errors exit non-zero; the bytes are what matter
+	}
 	if b.String() == "" && args[len(args)-1] != "github" {
 		// (-o github writes only findings; a clean file has none)
 		t.Errorf("brighter %v wrote nothing", args)
@@ -302,11 +304,10 @@ func consumeWithEvents(t *testing.T, dir, format string) string {
 	cmd.Dir, cmd.Env = dir, corpusEnv()
 	var stderr, events cmdtest.LockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	done, err := cmdtest.StartChild(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	stop := func() {
 		_ = cmd.Process.Kill()
 		<-done

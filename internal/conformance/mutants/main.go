@@ -94,7 +94,7 @@ func catalogue() []mutant {
 // set is the maintained list of conformance mutants.
 var set = []mutant{
 	{Name: "count-sqs", What: "SQS count rule ignores ApproximateReceiveCount",
-		File: "internal/broker/sqs/codec.go",
+		File: "internal/broker/sqs/decode.go",
 		Old:  "broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
 		New:  "broker.PresentedCount(m.Header.HandledCount, 1, m.HasRejectionMetadata())",
 		Run:  cells(sqsStd, "SqsStandard/consumer", "AC42"), CI: true},
@@ -109,7 +109,7 @@ var set = []mutant{
 		New:  "return broker.PresentedCount(stamped, 1, routedCopy)",
 		Run:  rmq + "/^AC42$"},
 	{Name: "r28-sqs", What: "SQS: a routed copy presents the dead-letter queue's own count (R-28 discriminator off)",
-		File: "internal/broker/sqs/codec.go",
+		File: "internal/broker/sqs/decode.go",
 		Old:  "broker.PresentedCount(m.Header.HandledCount, attempt, m.HasRejectionMetadata())",
 		New:  "broker.PresentedCount(m.Header.HandledCount, attempt, false)",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "AC3", "AC4", "AC41")},

@@ -3,7 +3,6 @@ package triage
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,9 +16,7 @@ import (
 // (tmux, 80x24), says on its status line how many messages another reader
 // held invisible when it read the dead-letter queue (fauxqs).
 func TestDLQTriage_TmuxSaysHeld(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	ctx := context.Background()
 	run, p, conn := dlqtest.FauxqsQueues(t, "th", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run

@@ -3,7 +3,6 @@ package triage
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,9 +25,7 @@ import (
 // dead-lettered while the console is open appear without a key press, and
 // every earlier one is still counted (a re-read misses none).
 func TestDLQTriage_TmuxSearchAndRefresh_PubSub(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	client, ps := gcptest.Start(t, "triagesearch", nil, gcp.Connect)
 	ctx := context.Background()
 	topic := func(n string) string { return "projects/" + ps.Project + "/topics/" + n }

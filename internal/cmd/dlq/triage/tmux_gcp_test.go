@@ -31,9 +31,7 @@ import (
 // (docs/emulators.md, Google's Pub/Sub emulator): such a drop loses b1 too and fails the test.
 func TestDLQTriage_TmuxEndToEnd_PubSub(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	client, ps := gcptest.Start(t, "triagetmux", nil, gcp.Connect)
 	run := fmt.Sprintf("tg%d", time.Now().UnixNano()%1e9)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

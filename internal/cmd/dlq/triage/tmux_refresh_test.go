@@ -3,7 +3,6 @@ package triage
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,14 +18,7 @@ import (
 // startTriageAt is startTriage in a w x h window.
 func startTriageAt(t *testing.T, run, command string, env []string, w, h int) tmuxSession {
 	t.Helper()
-	s := tmuxSession{cmdtest.TmuxSession{T: t, Socket: "brighter-triage-" + run}}
-	args := []string{"new-session", "-d", "-s", "triage", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)}
-	for _, e := range env {
-		args = append(args, "-e", e)
-	}
-	s.Tmux(append(args, command)...)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.Socket, "kill-server").Run() })
-	return s
+	return tmuxSession{cmdtest.StartTmuxAt(t, run, command, env, w, h)}
 }
 
 // fitsWidth fails the test when a line of the screen sc is wider than w
@@ -79,9 +71,7 @@ func budgetSpent(id, topic, dlq, last string, order int, at time.Time) *message.
 // its id, from any group; and with --refresh 1s, messages dead-lettered
 // while the console is open appear without a key press.
 func TestDLQTriage_TmuxSearchAndRefresh(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	emu := cmdtest.SharedSQS(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")

@@ -23,9 +23,7 @@ import (
 // archived one.
 func TestDLQTriage_TmuxEndToEnd_RocketMQ(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	srv, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
 		t.Fatal(err)

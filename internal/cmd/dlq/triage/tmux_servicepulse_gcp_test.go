@@ -23,9 +23,7 @@ import (
 // subscription (no fan-out). An id stored twice is two publishes of the
 // same stamped message.
 func TestDLQTriage_TmuxCopiesNotesRetriesArchive_PubSub(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	client, ps := gcptest.Start(t, "triagecopies", nil, gcp.Connect)
 	ctx := context.Background()
 	topic := func(n string) string { return "projects/" + ps.Project + "/topics/" + n }

@@ -27,9 +27,7 @@ var consoleSizes = []struct{ w, h int }{{80, 24}, {200, 60}}
 // terminal (tmux, NO_COLOR, at each of consoleSizes) on fauxqs:
 // copiesNotesRetriesArchive.
 func TestDLQTriage_TmuxCopiesNotesRetriesArchive(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	emu := cmdtest.SharedSQS(t)
 	// fauxqs's static credentials: in this process's environment already
 	// (cmdtest.Main), and given to the console's below.

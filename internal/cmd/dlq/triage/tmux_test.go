@@ -87,9 +87,7 @@ func (s tmuxSession) editThenArchive(run, other string) {
 // replay the edited copy, archive another, replay a whole group with R,
 // quit; then the queues and the archive file are checked from outside.
 func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	emu := cmdtest.SharedSQS(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -156,39 +154,16 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 // not exist is reported as peek reports it (exit 1, the error on stderr,
 // naming the queue) and no console opens on it.
 func TestDLQTriage_TmuxMissingQueue(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is not installed (%v): this test drives the console in a real terminal; install it (make deps installs tmux)", err)
-	}
+	cmdtest.NeedTmux(t, "the console")
 	emu := cmdtest.SharedSQS(t)
 	run := fmt.Sprintf("tm%d", time.Now().UnixNano()%1e9)
-	dir := t.TempDir()
-	exitFile, errFile := filepath.Join(dir, "exit"), filepath.Join(dir, "stderr")
-	command := fmt.Sprintf("%s dlq triage sqs://no-such-%s --endpoint %s --region %s 2> %s; echo $? > %s",
-		cmdtest.Bin(t), run, emu.Endpoint, sqstest.Region, errFile, exitFile)
-	s := tmuxSession{cmdtest.TmuxSession{T: t, Socket: "brighter-triage-" + run}}
-	s.Tmux("new-session", "-d", "-s", "triage", "-x", "80", "-y", "24",
-		"-e", "AWS_ACCESS_KEY_ID=test", "-e", "AWS_SECRET_ACCESS_KEY=test", "-e", "AWS_EC2_METADATA_DISABLED=true", "-e", "NO_COLOR=1", command)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.Socket, "kill-server").Run() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
-			if code := strings.TrimSpace(string(b)); code != "1" {
-				t.Errorf("triage of a missing queue exited %s, want 1", code)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			sc := s.Screen()
-			s.Keys(true, "q")
-			t.Fatalf("triage of a missing queue did not exit by itself; the screen:\n%s", sc)
-		}
-		time.Sleep(100 * time.Millisecond)
+	s := cmdtest.StartBrighterInTmux(t, run, fmt.Sprintf("dlq triage sqs://no-such-%s --endpoint %s --region %s", run, emu.Endpoint, sqstest.Region),
+		[]string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1"})
+	if code := s.AwaitExitCode(); code != "1" {
+		t.Errorf("triage of a missing queue exited %s, want 1", code)
 	}
-	stderr, err := os.ReadFile(errFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(stderr), "brighter: sqs://no-such-"+run) || !strings.Contains(string(stderr), "the queue does not exist") {
+	stderr := s.Stderr()
+	if !strings.Contains(stderr, "brighter: sqs://no-such-"+run) || !strings.Contains(stderr, "the queue does not exist") {
 		t.Errorf("stderr does not report the missing queue: %q", stderr)
 	}
 }
