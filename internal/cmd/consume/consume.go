@@ -224,8 +224,9 @@ func runConsume(ctx context.Context, o *Options) error {
 		default:
 		}
 	}, obs, logs)
-	// Runs last (defers run last-in first-out): the terminal is given
-	// back before the error, if any, is printed.
+	// Runs after the defers below (the channels closed), before the
+	// listener stops: the terminal is given back before the error, if
+	// any, is printed.
 	defer dash.close()
 
 	// Build everything before any pump starts: a bad handler or transport
