@@ -479,7 +479,10 @@ func lastSegment(name string) string {
 // failure (see toleratedIAM) abandons the rest of the helper with ONE
 // Warning; every other failure is returned.
 func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, resource string, onTopic bool) error {
-	hint := c.bindingHint(member, role, resource, onTopic)
+	// The hint names the member as far as it is known when the call fails.
+	tolerate := func(rpc, called string, err error) error {
+		return c.tolerate(ctx, helper, rpc, called, err, c.bindingHint(member, role, resource, onTopic)...)
+	}
 	if member == "" {
 		num, err := c.opts.ProjectNumber(ctx, c.client.Project())
 		if err != nil {
@@ -488,7 +491,7 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 			if errors.As(err, &ce) {
 				rpc = RPCNewProjectsClient
 			}
-			return c.tolerate(ctx, helper, rpc, "projects/"+c.client.Project(), err, hint...)
+			return tolerate(rpc, "projects/"+c.client.Project(), err)
 		}
 		member = "serviceAccount:service-" + num + "@gcp-sa-pubsub.iam.gserviceaccount.com"
 	}
@@ -499,7 +502,7 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 	}
 	policy, err := get(ctx, &iampb.GetIamPolicyRequest{Resource: resource})
 	if err != nil {
-		return c.tolerate(ctx, helper, RPCGetIamPolicy, resource, err, hint...)
+		return tolerate(RPCGetIamPolicy, resource, err)
 	}
 	for _, b := range policy.Bindings {
 		if b.Role == role && slices.Contains(b.Members, member) {
@@ -508,7 +511,7 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 	}
 	policy.Bindings = append(policy.Bindings, &iampb.Binding{Role: role, Members: []string{member}})
 	if _, err := set(ctx, &iampb.SetIamPolicyRequest{Resource: resource, Policy: policy}); err != nil {
-		return c.tolerate(ctx, helper, RPCSetIamPolicy, resource, err, hint...)
+		return tolerate(RPCSetIamPolicy, resource, err)
 	}
 	return nil
 }

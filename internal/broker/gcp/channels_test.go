@@ -263,3 +263,26 @@ func TestEnsureChannels_IAMWarningSaysWhatToDo(t *testing.T) {
 		})
 	}
 }
+
+// TestEnsureChannels_IAMFixNamesTheDerivedServiceAgent: with the members
+// unset and the project number found, the fix of a refused GetIamPolicy
+// names the project's Pub/Sub service agent by its number.
+func TestEnsureChannels_IAMFixNamesTheDerivedServiceAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := &DeadLetterPolicy{Topic: "orders.native", MaxDeliveryAttempts: 5}
+	err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log,
+		ProjectNumber: func(context.Context, string) (string, error) { return "4242", nil }}).EnsureChannels(ctxT(t, 30*time.Second))
+	if err != nil {
+		t.Fatalf("EnsureChannels: %v", err)
+	}
+	ws := iamWarnings(t, e)
+	if len(ws) != 2 {
+		t.Fatalf("%d IAM warnings, want 2", len(ws))
+	}
+	for _, w := range ws {
+		if fix := attr(w, "fix"); !strings.Contains(fix, "--member serviceAccount:service-4242@gcp-sa-pubsub.iam.gserviceaccount.com --role ") {
+			t.Errorf("fix %q does not name the derived service agent", fix)
+		}
+	}
+}
