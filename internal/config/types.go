@@ -265,7 +265,12 @@ type Subscription struct {
 
 // keyPos is a position within the file a Position names: a
 // subscription keeps its file name once (in self), not once per key.
-type keyPos struct{ line, col int32 }
+// merged says the key came in through a merge key (<<): its position is
+// the key's in the anchored mapping.
+type keyPos struct {
+	line, col int32
+	merged    bool
+}
 
 // Pos returns the position of the key field (a YAML path relative to the
 // subscription, e.g. "requeueCount", "handler.url",
@@ -279,6 +284,21 @@ func (s *Subscription) Pos(field string) Position {
 		}
 	}
 	return s.self
+}
+
+// Merged reports whether the value Pos(field) points at came into the
+// subscription through a merge key (<<: *anchor): field, or the nearest
+// ancestor of it that the file set, or any ancestor of that key, was
+// brought in by a merge rather than written in the subscription itself.
+// Pos then points into the anchored mapping, which is where the value is
+// edited (or overridden by a key of the subscription's own).
+func (s *Subscription) Merged(field string) bool {
+	for p := field; p != ""; p = parentPath(p) {
+		if lc, ok := s.pos[p]; ok && lc.merged {
+			return true
+		}
+	}
+	return false
 }
 
 // Set reports whether the file set field (a path as for Pos) explicitly,

@@ -213,6 +213,9 @@ func (c *check) finding(f Finding) Finding {
 	f.Severity = r.Severity
 	f.Requirement = r.Requirement
 	f.Pos = c.s.Pos(f.Field)
+	if c.s.Merged(f.Field) {
+		f.Message += config.MergedNote
+	}
 	f.Subscription = c.s.Name
 	if f.Field == "" {
 		f.Field = c.s.Path()

@@ -641,3 +641,42 @@ func TestConsumesRejectionDestination_R28(t *testing.T) {
 		{name: "unrelated subscriptions do not trip", yaml: sub("sqs", "deadLetterRoutingKey: dlq") + named("other", "sqs", "channelName: other"), want: 0},
 	})
 }
+
+// TestFindings_MergeKeysPointAtTheLineToEdit: a finding about a value a
+// subscription sets over a merge key (<<) points at the subscription's own
+// key; one about a value the merge brings in points at the anchored
+// mapping (an x- extension field here) and says it came through <<.
+func TestFindings_MergeKeysPointAtTheLineToEdit(t *testing.T) {
+	src := `x-defaults: &d
+  transport: memory
+  requeueCount: 0
+  deadLetterRoutingKey: parked
+  handler: {type: builtin, name: ack}
+subscriptions:
+  - <<: *d
+    name: overriding
+    requeueCount: 0
+  - <<: *d
+    name: merged
+`
+	fs, f := lint.New(rules.Default()).Source("m.yaml", []byte(src), func(string) (string, bool) { return "", false })
+	if f == nil {
+		t.Fatalf("the file does not parse:%s", dump(fs))
+	}
+	zero := only(fs, lint.RuleBudgetZero)
+	if len(zero) != 2 {
+		t.Fatalf("budget-zero findings = %d, want 2:%s", len(zero), dump(fs))
+	}
+	for _, z := range zero {
+		line, col, note := 9, 5, false
+		if z.Subscription == "merged" {
+			line, col, note = 3, 3, true
+		}
+		if z.Pos.Line != line || z.Pos.Column != col {
+			t.Errorf("%s: budget-zero at %s, want %d:%d", z.Subscription, z.Pos, line, col)
+		}
+		if strings.HasSuffix(z.Message, config.MergedNote) != note {
+			t.Errorf("%s: message %q: want the merge key named: %v", z.Subscription, z.Message, note)
+		}
+	}
+}
