@@ -194,7 +194,7 @@ func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []
 		}
 		name := key.Value
 		field := JoinPath(path, name)
-		if path == "" && IsExtensionKey(name) {
+		if path == "" && isExtensionKey(name) {
 			// An extension field: kept for its anchors, read by nothing.
 			continue
 		}
@@ -287,17 +287,17 @@ func (d *decoder) record(path string, p Position, merged bool) {
 // within MaxFileSize always fits.
 func clampInt32(n int) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
-// ExtensionPrefix starts the name of a top-level extension field
+// extensionPrefix starts the name of a top-level extension field
 // (x-defaults: &defaults {...}), as in a Docker Compose file: the decoder,
 // lint and the JSON schema accept and ignore it, so a block that is there
 // only for its anchor can sit beside connections and subscriptions. What
 // it holds is still bound by every limit of the file (size, tokens,
 // nesting, and aliases and merge keys as they are used).
-const ExtensionPrefix = "x-"
+const extensionPrefix = "x-"
 
-// IsExtensionKey reports whether a top-level key names an extension field
-// (ExtensionPrefix).
-func IsExtensionKey(name string) bool { return strings.HasPrefix(name, ExtensionPrefix) }
+// isExtensionKey reports whether a top-level key names an extension field
+// (extensionPrefix).
+func isExtensionKey(name string) bool { return strings.HasPrefix(name, extensionPrefix) }
 
 // unknownField reports the key name of a mapping at path, whose value is
 // val, as unknown, with the closest valid name; at the top level, a key
@@ -308,7 +308,7 @@ func (d *decoder) unknownField(key, val *yaml.Node, path, name string, valid []s
 	if path == "" {
 		if anchor := anchorIn(val); anchor != "" {
 			hint = fmt.Sprintf("; a block kept only for its anchor (&%s) goes under a top-level key starting with %s (%s), which brighter ignores",
-				redact.Cut(anchor), ExtensionPrefix, redact.Cut(ExtensionPrefix+strings.TrimPrefix(name, "X-")))
+				redact.Cut(anchor), extensionPrefix, redact.Cut(extensionPrefix+strings.TrimPrefix(name, "X-")))
 		}
 	}
 	if s := closest(name, valid); s != "" {
