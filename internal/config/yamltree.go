@@ -274,7 +274,7 @@ func (d *decoder) record(path string, p Position, merged bool) {
 	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
 		rel := path[len(d.subBase):]
 		if _, ok := d.sub.pos[rel]; !ok {
-			d.sub.pos[rel] = keyPos{line: clampInt32(p.Line), col: clampInt32(p.Column), merged: merged}
+			d.sub.pos[rel] = newKeyPos(p, merged)
 		}
 		return
 	}
