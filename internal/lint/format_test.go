@@ -51,6 +51,12 @@ subscriptions:
       name: defer
     sqs:
       queueType: fifo
+  - name: invoices
+    transport: gcp
+    requeueDelay: 15m
+    handler:
+      type: builtin
+      name: ack
 `
 	b := `subscriptions:
   - name: audit
@@ -133,7 +139,7 @@ func TestTextFormat_LinesAndColour(t *testing.T) {
 	if !strings.Contains(plain.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, plain.String())
 	}
-	if !strings.HasSuffix(plain.String(), "2 errors, 7 warnings, 0 notes in 2 files\n") {
+	if !strings.HasSuffix(plain.String(), "3 errors, 7 warnings, 0 notes in 2 files\n") {
 		t.Errorf("text output summary:\n%s", plain.String())
 	}
 	var empty bytes.Buffer
