@@ -380,10 +380,10 @@ func EditDiffers(orig, m *message.Message, headers bool) string {
 // error.
 func (e Edit) Transform(m, c *message.Message) error {
 	if got := BodySHA256(m.Body); got != e.OriginalSHA256 {
-		return fmt.Errorf("message %s: %w (body SHA-256 %s, edited from %s)", m.Header.MessageID, ErrChanged, got, e.OriginalSHA256)
+		return fmt.Errorf("message %s: %w (body SHA-256 %s, edited from %s; or another stored copy of the id, with another body)", m.Header.MessageID, ErrChanged, got, e.OriginalSHA256)
 	}
 	if e.Headers != nil && e.From != nil && !sameValue(HeadersOf(m), *e.From) {
-		return fmt.Errorf("message %s: %w (its headers or bag differ from those edited)", m.Header.MessageID, ErrChanged)
+		return fmt.Errorf("message %s: %w (its headers or bag differ from those edited; or another stored copy of the id, with other headers)", m.Header.MessageID, ErrChanged)
 	}
 	if e.Headers != nil {
 		h := *e.Headers
