@@ -358,8 +358,10 @@ type progressFunc func(inspect.Outcome)
 
 func (p progressFunc) Done(o inspect.Outcome) { p(o) }
 
-// replay runs inspect.Replay over the messages with ids, as dlq replay
-// does, with transform (dlq edit's) when set.
+// replay runs inspect.Replay over the messages with ids (one stored copy
+// each: an id stored twice is given twice), as dlq replay does, with
+// transform (dlq edit's) when set: an edit is of every stored copy of its
+// id.
 func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
 	if a.refused != nil {
 		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
@@ -387,7 +389,13 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			}
 			progress(triage.Outcome{ID: out.ID, Err: err})
 		})}
-	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
+	f := inspect.Filter{IDs: ids, Limit: len(ids)}
+	if transform != nil {
+		// An edit goes to every stored copy of its id, as dlq edit's does
+		// (a copy the edit does not fit fails, counted, and stays).
+		f.Limit = 0
+	}
+	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, f, opts)
 	cerr := closeSrc()
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
