@@ -5,15 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/sqs"
-	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/message"
@@ -153,36 +149,10 @@ func TestDLQEdit_CopiesThatDifferAreRefused(t *testing.T) {
 // dead-letter queue, as dlq replay does.
 func TestDLQEdit_CopyComingBackIsLeftCountedAndFails(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	run, p, conn := dlqtest.FauxqsQueues(t, "edbk", "dlq", "dest")
 	dlq, dest := "dlq-"+run, "dest-"+run
 	stored(t, p, dlq, "m1", dest, `{}`, time.Now().Add(-time.Minute), nil)
-	c := sqs.NewClientsFromConfig(sqstest.Config(), cmdtest.SharedSQS(t).Endpoint)
-	k, err := sqs.NewConsumer(c, sqs.ConsumerOptions{Queue: dest, BufferSize: 10, VisibilityTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	bctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for bctx.Err() == nil {
-			ms, err := k.Receive(bctx, 200*time.Millisecond)
-			if err != nil {
-				continue
-			}
-			for _, m := range ms {
-				if err := back.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "again"}, time.Now())); err != nil {
-					t.Errorf("dead-letter %s again: %v", m.Header.MessageID, err)
-					return
-				}
-				_ = k.Acknowledge(ctx, m)
-			}
-		}
-	}()
-	defer func() { stop(); wg.Wait() }()
+	defer dlqtest.DeadLetterAgain(t, dest, dlq)()
 	code, out, errOut := dlqtest.DLQRun(t, append([]string{"edit", "m1", "sqs://" + dlq, "--to", dest, "--body-file", fixedBody(t), "--journal", "", "--wait", "3s"}, conn...)...)
 	if code != cmdutil.ExitFailure || !strings.Contains(out, "left m1: dead-lettered again while this replay ran") ||
 		!strings.Contains(out, "edit m1: found 1 stored copy; replayed 1, left 1 (dead-lettered again while the edit ran)") ||
