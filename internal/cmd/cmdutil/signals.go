@@ -53,6 +53,9 @@ type SignalWatch struct {
 	// applies to signals only.
 	Quit                     <-chan struct{}
 	QuitStopping, QuitForced string
+	// Stopped, when not nil, is called after the first stop request's
+	// line (a command says there what its stop still waits for).
+	Stopped func()
 }
 
 // WatchSignals watches sigs for a phase: the first signal cancels the
@@ -80,6 +83,9 @@ func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (co
 		first := time.Now()
 		close(interrupted)
 		w.Logger.Warn(stopping)
+		if w.Stopped != nil {
+			w.Stopped()
+		}
 		cancel()
 		for {
 			forced := w.Forced
