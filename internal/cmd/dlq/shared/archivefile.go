@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,31 +52,42 @@ type ArchiveFile struct {
 	unfinished bool
 }
 
-// CheckArchiveFile opens an existing archive path for reading and appending
-// and checks that every line is a record: a file that is not an
-// archive is a usage error naming its first bad line, and is not changed.
-// A missing file is no error (it is created once the source is open),
-// but a missing directory to create it in is a usage error naming that
-// directory; pipes and devices are not checked.
+// CheckArchiveFile checks the archive path before anything is read: it must
+// name a regular file, existing or new, since archive removes each message
+// once it is written there. What path resolves to (symbolic links
+// followed, os.Stat) is checked, and an existing file is then opened for
+// reading and appending and checked again on the opened file (f.Stat), so
+// the check holds for the file written to even if the path is replaced in
+// between. Each of these is a usage error naming path and saying what to
+// give instead: an empty path; a directory; a character or block device
+// (/dev/null, /dev/full, or a path resolving to one), a named pipe or a
+// socket (what is written to them is not kept); a symbolic link to nothing;
+// a missing directory to create the file in, or a path through a file. An
+// existing file that is not an archive is a usage error naming its first
+// bad line, and is not changed. A missing file is no error (Open creates
+// it once the source is open).
 func CheckArchiveFile(path string) (ArchiveFile, error) {
-	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		dir := filepath.Dir(path)
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return ArchiveFile{}, cmdutil.UsageErr(fmt.Errorf("archive --file %s: the directory %s does not exist (create it first); nothing was read", path, dir))
-		}
-		return ArchiveFile{}, nil
+	if path == "" {
+		return ArchiveFile{}, cmdutil.UsageErr(errors.New("archive --file is empty: give the path of an archive file (an existing archive, or a new file to create), or - for stdout; nothing was read"))
 	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return ArchiveFile{}, missingArchiveFile(path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return ArchiveFile{}, notRegularArchiveFile(path, st.Mode())
+	}
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	st, err := fh.Stat()
-	if err != nil {
+	if st, err = fh.Stat(); err != nil {
 		_ = fh.Close()
 		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
 	if !st.Mode().IsRegular() {
-		return ArchiveFile{file: fh}, nil
+		_ = fh.Close()
+		return ArchiveFile{}, notRegularArchiveFile(path, st.Mode())
 	}
 	keep, unfinished, err := inspect.CheckArchive(io.NewSectionReader(fh, 0, st.Size()), path)
 	if err != nil {
@@ -88,11 +100,70 @@ func CheckArchiveFile(path string) (ArchiveFile, error) {
 	return ArchiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
 }
 
+// missingArchiveFile is CheckArchiveFile's answer when os.Stat(path)
+// failed with err: nil when path is a new file in an existing directory,
+// else the usage error for a symbolic link to nothing, a missing directory
+// or a path through a file (a failure for anything else, such as a
+// permission denied).
+func missingArchiveFile(path string, err error) error {
+	dir := filepath.Dir(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			return cmdutil.UsageErr(fmt.Errorf("archive --file %s is a symbolic link to %s, which does not exist: give the path of a regular file (an existing archive, or a new file to create); nothing was read", path, target))
+		}
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return cmdutil.UsageErr(fmt.Errorf("archive --file %s: the directory %s does not exist (create it first); nothing was read", path, dir))
+		} else if errors.Is(err, syscall.ENOTDIR) {
+			return notADirectory(path, dir)
+		}
+		return nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return notADirectory(path, dir)
+	}
+	return cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
+}
+
+// notADirectory is the usage error for an archive path through something
+// that is not a directory (--file afile/x.jsonl where afile is a file).
+func notADirectory(path, dir string) error {
+	return cmdutil.UsageErr(fmt.Errorf("archive --file %s: %s is not a directory (a part of it is a file): give a path in an existing directory; nothing was read", path, dir))
+}
+
+// notRegularArchiveFile is the usage error for an archive path that
+// resolves to mode, which is not a regular file.
+func notRegularArchiveFile(path string, mode fs.FileMode) error {
+	name := path
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != filepath.Clean(path) {
+		name = fmt.Sprintf("%s (%s)", path, real)
+	}
+	var kind string
+	switch {
+	case mode.IsDir():
+		return cmdutil.UsageErr(fmt.Errorf("archive --file %s is a directory: give the path of a file in it (such as %s); nothing was read", name, filepath.Join(path, "archive.jsonl")))
+	case mode&fs.ModeCharDevice != 0:
+		kind = "a character device"
+	case mode&fs.ModeDevice != 0:
+		kind = "a block device"
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "a pipe"
+	case mode&fs.ModeSocket != 0:
+		kind = "a socket"
+	default:
+		kind = "not a regular file (" + mode.Type().String() + ")"
+	}
+	return cmdutil.UsageErr(fmt.Errorf("archive --file %s is %s, which does not keep what is written to it, and archive removes each message it writes: "+
+		"give the path of a regular file (an existing archive, or a new file to create), or - for stdout; to delete messages without a copy use dlq purge --yes; nothing was read", name, kind))
+}
+
 // Open makes the checked file ready to append to: it cuts an unfinished
 // last line off an existing archive (a Warn on logger says how many bytes)
 // or creates a missing one with mode 0600.
 func (a ArchiveFile) Open(path string, logger *slog.Logger) (*os.File, error) {
 	if a.file == nil {
+		// O_EXCL: the file made is a new regular file (a path created
+		// since the check, even a symbolic link, fails here).
 		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("archive --file: %w", err)
