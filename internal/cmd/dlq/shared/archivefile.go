@@ -74,7 +74,7 @@ func CheckArchiveFile(path string) (ArchiveFile, error) {
 	if err != nil {
 		return ArchiveFile{}, missingArchiveFile(path, err)
 	}
-	if !st.Mode().IsRegular() {
+	if !keepsWrites(st.Mode()) {
 		return ArchiveFile{}, notRegularArchiveFile(path, st.Mode())
 	}
 	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
@@ -85,7 +85,7 @@ func CheckArchiveFile(path string) (ArchiveFile, error) {
 		_ = fh.Close()
 		return ArchiveFile{}, cmdutil.FailureErr(fmt.Errorf("archive --file: %w", err))
 	}
-	if !st.Mode().IsRegular() {
+	if !keepsWrites(st.Mode()) {
 		_ = fh.Close()
 		return ArchiveFile{}, notRegularArchiveFile(path, st.Mode())
 	}
@@ -99,6 +99,12 @@ func CheckArchiveFile(path string) (ArchiveFile, error) {
 	}
 	return ArchiveFile{file: fh, keep: keep, unfinished: unfinished}, nil
 }
+
+// keepsWrites reports whether a file of mode keeps what is written to it,
+// so archive may remove a message once its line is there: only a regular
+// file does (a device, a pipe or a socket does not; a directory cannot be
+// written).
+func keepsWrites(mode fs.FileMode) bool { return mode.IsRegular() }
 
 // missingArchiveFile is CheckArchiveFile's answer when os.Stat(path)
 // failed with err: nil when path is a new file in an existing directory,
