@@ -36,7 +36,10 @@ unfinished last line starting with '{' after complete records (a killed
 archive's) is cut off before appending. Archive
 removes what it selects, so it needs a filter (--reason, --topic, --since,
 --until, --id, --grep, --group-id, --limit) or --all; it refuses to write
-to a terminal. Failures to remove are counted and exit 1: those messages
+to a terminal. --file must be a regular file, existing or new (a symbolic
+link to one is followed): a device such as /dev/null, a pipe, a socket, a
+directory or an empty path is refused (exit 2) before anything is read.
+Failures to remove are counted and exit 1: those messages
 are in both places.`,
 		Example: `  # Keep a failure group's messages on disk and out of the queue
   brighter dlq archive orders --group-id 921f815d2f4c --file orders-timeouts.jsonl
@@ -52,7 +55,7 @@ are in both places.`,
 		}),
 	}
 	o.AddCommon(cmd)
-	cmd.Flags().StringVar(&o.File, "file", "-", "append the archive to this file ('-': stdout)")
+	cmd.Flags().StringVar(&o.File, "file", "-", "append the archive to this regular file, existing or new ('-': stdout)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "archive every message (without it a filter is required)")
 	shared.AddRunOutput(cmd, &o.Format)
 	return cmd
