@@ -17,6 +17,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -164,7 +166,8 @@ func parseSendType(s string) (message.MessageType, error) {
 }
 
 // parseHeaders reads the --header values into a bag: each key=value with
-// a non-empty key, not rejection metadata, and each key once. A key given
+// a non-empty key, key and value held to checkHeaderText, not rejection
+// metadata, and each key once. A key given
 // twice is a usage error naming it, even with one value twice: the bag
 // holds one value per key, and keeping the last silently would send
 // something the command line does not say.
@@ -175,6 +178,12 @@ func parseHeaders(headers []string) (message.Bag, error) {
 		if !ok || k == "" {
 			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
 		}
+		if err := checkHeaderText(h, "key", k); err != nil {
+			return nil, err
+		}
+		if err := checkHeaderText(h, "value", v); err != nil {
+			return nil, err
+		}
 		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
 			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
 		}
@@ -184,6 +193,51 @@ func parseHeaders(headers []string) (message.Bag, error) {
 		bag[k] = v
 	}
 	return bag, nil
+}
+
+// checkID reads an id-like flag's value (--id, --correlation-id): UTF-8
+// text with no control character (newline, tab, the other C0 and C1
+// controls, DEL) and no white space at either end. send prints each
+// message id as one line of stdout, which a script reads as the id; a
+// correlation id names the message id it answers, so it is held to the
+// same rule. Any other value is a usage error naming the rule the value
+// breaks.
+func checkID(flag, v string) error {
+	bad := func(rule string) error {
+		return cmdutil.UsageErr(fmt.Errorf("%s %q: %s", flag, redact.Quoted(v), rule))
+	}
+	if !utf8.ValidString(v) {
+		return bad("not UTF-8 text: an id must be UTF-8 (SQS would replace the bytes, Pub/Sub and RocketMQ refuse them)")
+	}
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		return bad(fmt.Sprintf("holds the control character %U: an id may hold no control character (newline, tab, other C0 or C1 controls, DEL), since send prints each id as one line of stdout", r))
+	}
+	if strings.TrimSpace(v) != v {
+		return bad("starts or ends with white space: an id may not, since a script reading the printed id would not get it back as sent")
+	}
+	return nil
+}
+
+// checkHeaderText reads a --header key or value (what, for the error):
+// UTF-8 text whose only C0 control characters are tab, newline and
+// carriage return, which every transport carries. Pub/Sub and RocketMQ
+// refuse bytes that are not UTF-8 (SQS would replace them); RocketMQ
+// separates a message's properties with \x01 and \x02, so a bag entry
+// holding one would not arrive as sent, and a message read on one
+// transport may be replayed to another. DEL and the C1 controls travel
+// and are taken as they are.
+func checkHeaderText(h, what, v string) error {
+	bad := func(rule string) error {
+		return cmdutil.UsageErr(fmt.Errorf("--header %q: %s %s", redact.Quoted(h), what, rule))
+	}
+	if !utf8.ValidString(v) {
+		return bad("is not UTF-8 text: Pub/Sub and RocketMQ refuse it, SQS would replace the bytes")
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }); i >= 0 {
+		return bad(fmt.Sprintf("holds the control character %U: a bag entry may hold tab, newline and carriage return, no other C0 control (RocketMQ separates properties with U+0001 and U+0002)", rune(v[i])))
+	}
+	return nil
 }
 
 // Stable log texts of send: one line for a single message; for --count N,
@@ -216,6 +270,16 @@ func runSend(ctx context.Context, o *Options) error {
 		// As an empty -s or -c is: a script's --id "$ID" with ID unset
 		// must not send under a new id it did not ask for.
 		return cmdutil.UsageErr(errors.New(`--id "": give a message id, or leave --id out for a new UUID per message`))
+	}
+	if o.idSet {
+		if err := checkID("--id", o.id); err != nil {
+			return err
+		}
+	}
+	if o.correlationID != "" {
+		if err := checkID("--correlation-id", o.correlationID); err != nil {
+			return err
+		}
 	}
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
