@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
@@ -349,12 +350,17 @@ func runSend(ctx context.Context, o *Options) error {
 	sent := 0
 	// stopped is the end of a send a signal interrupted: the summary line
 	// (as a finished send logs it, marked interrupted) and exit 130.
-	// underWay says a send was cut off: the broker may have taken it.
+	// underWay says a publish call was cut off: the broker may have taken
+	// its message. Without one under way and none sent (the signal came
+	// while the first message's queue was looked up, say), nothing was.
 	stopped := func(underWay bool) error {
 		logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport), "interrupted", true)
 		what := ""
-		if underWay {
+		switch {
+		case underWay:
 			what = " (the one under way was abandoned; the broker may have taken it)"
+		case sent == 0:
+			what = " (before the first publish call: nothing was sent)"
 		}
 		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("send to %s: interrupted; %d of %d sent%s", topic, sent, o.count, what)}
 	}
@@ -376,7 +382,9 @@ func runSend(ctx context.Context, o *Options) error {
 		}
 		if err := p.Send(ctx, m); err != nil {
 			if interrupted() {
-				return stopped(true)
+				// A send that failed before its publish call (the
+				// destination's look-up) cannot have been taken.
+				return stopped(!errors.Is(err, broker.ErrNotSent))
 			}
 			// A message the transport cannot carry (a body that is not
 			// text on SQS, one over the size limit) is the user's input:
