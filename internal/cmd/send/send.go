@@ -167,7 +167,7 @@ func parseSendType(s string) (message.MessageType, error) {
 }
 
 // parseHeaders reads the --header values into a bag: each key=value with
-// a non-empty key, key and value held to checkHeaderText, not rejection
+// a non-empty key, key and value held to checkText, not rejection
 // metadata, and each key once. A key given
 // twice is a usage error naming it, even with one value twice: the bag
 // holds one value per key, and keeping the last silently would send
@@ -179,10 +179,10 @@ func parseHeaders(headers []string) (message.Bag, error) {
 		if !ok || k == "" {
 			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
 		}
-		if err := checkHeaderText(h, "key", k); err != nil {
+		if err := checkText(fmt.Sprintf("--header %q: key", redact.Quoted(h)), k); err != nil {
 			return nil, err
 		}
-		if err := checkHeaderText(h, "value", v); err != nil {
+		if err := checkText(fmt.Sprintf("--header %q: value", redact.Quoted(h)), v); err != nil {
 			return nil, err
 		}
 		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
@@ -220,23 +220,24 @@ func checkID(flag, v string) error {
 	return nil
 }
 
-// checkHeaderText reads a --header key or value (what, for the error):
-// UTF-8 text whose only C0 control characters are tab, newline and
-// carriage return, which every transport carries. Pub/Sub and RocketMQ
-// refuse bytes that are not UTF-8 (SQS would replace them); RocketMQ
-// separates a message's properties with \x01 and \x02, so a bag entry
-// holding one would not arrive as sent, and a message read on one
-// transport may be replayed to another. DEL and the C1 controls travel
-// and are taken as they are.
-func checkHeaderText(h, what, v string) error {
+// checkText reads a value that travels as a header field or property
+// (a --header key or value, --partition-key, --content-type): UTF-8 text
+// whose only C0 control characters are tab, newline and carriage return,
+// which every transport carries. Pub/Sub and RocketMQ refuse bytes that
+// are not UTF-8 (SQS would replace them); RocketMQ separates a message's
+// properties with U+0001 and U+0002, so a value holding one would not
+// arrive as sent, and a message read on one transport may be replayed to
+// another. DEL and the C1 controls travel and are taken as they are.
+// what starts the usage error (`--header "k=v": key`).
+func checkText(what, v string) error {
 	bad := func(rule string) error {
-		return cmdutil.UsageErr(fmt.Errorf("--header %q: %s %s", redact.Quoted(h), what, rule))
+		return cmdutil.UsageErr(fmt.Errorf("%s %s", what, rule))
 	}
 	if !utf8.ValidString(v) {
 		return bad("is not UTF-8 text: Pub/Sub and RocketMQ refuse it, SQS would replace the bytes")
 	}
 	if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }); i >= 0 {
-		return bad(fmt.Sprintf("holds the control character %U: a bag entry may hold tab, newline and carriage return, no other C0 control (RocketMQ separates properties with U+0001 and U+0002)", rune(v[i])))
+		return bad(fmt.Sprintf("holds the control character %U: it may hold tab, newline and carriage return, no other C0 control (RocketMQ separates a message's properties with U+0001 and U+0002)", rune(v[i])))
 	}
 	return nil
 }
@@ -281,6 +282,12 @@ func runSend(ctx context.Context, o *Options) error {
 		if err := checkID("--correlation-id", o.correlationID); err != nil {
 			return err
 		}
+	}
+	if err := checkText(fmt.Sprintf("--partition-key %q:", redact.Quoted(o.partitionKey)), o.partitionKey); err != nil {
+		return err
+	}
+	if err := checkText(fmt.Sprintf("--content-type %q:", redact.Quoted(o.contentType)), o.contentType); err != nil {
+		return err
 	}
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))

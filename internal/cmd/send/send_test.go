@@ -115,7 +115,8 @@ func TestSendTypeInAnyCaseTravelsCanonical(t *testing.T) {
 // --correlation-id with a control character (newline, tab, another C0 or a
 // C1 control, DEL), white space at either end or bytes that are not UTF-8,
 // and a --header key or value with a C0 control other than tab, newline
-// and carriage return, or bytes that are not UTF-8, are usage errors (exit
+// and carriage return, or bytes that are not UTF-8, and a --partition-key
+// or --content-type held to the header's rule, are usage errors (exit
 // 2) naming the rule, before the file is read or anything is published;
 // nothing is printed on stdout.
 func TestSendRefusesIdsAndHeadersThatCannotTravel(t *testing.T) {
@@ -139,6 +140,8 @@ func TestSendRefusesIdsAndHeadersThatCannotTravel(t *testing.T) {
 		{[]string{"--header", "k=a\x02b"}, `--header "k=a\x02b": value holds the control character U+0002`},
 		{[]string{"--header", "k=a\x00"}, `value holds the control character U+0000`},
 		{[]string{"--header", "k=\xff"}, `value is not UTF-8 text`},
+		{[]string{"--partition-key", "g\x01"}, `--partition-key "g\x01": holds the control character U+0001`},
+		{[]string{"--content-type", "text/plain\x00"}, `--content-type "text/plain\x00": holds the control character U+0000`},
 	} {
 		var out, errOut bytes.Buffer
 		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
