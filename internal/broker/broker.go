@@ -93,6 +93,8 @@ type InterruptibleReceiver interface {
 // Producer publishes messages in its transport's Brighter wire format.
 type Producer interface {
 	// Send publishes m to the topic (or queue) named by m.Header.Topic.
+	// An error that wraps ErrNotSent failed before the call that publishes
+	// m was under way: the broker cannot have taken m.
 	Send(ctx context.Context, m *message.Message) error
 	// Close releases the producer's resources.
 	Close(ctx context.Context) error
@@ -134,6 +136,28 @@ const (
 // cannot be reached, a throttled call). The pump backs off by
 // channelFailureDelay and tries again.
 var ErrChannelFailure = errors.New("channel failure")
+
+// ErrNotSent is wrapped (NotSent) by a Producer's Send error when the
+// send failed before its publish call was under way (the look-up or
+// creation of the destination, say, cut off by a cancelled context):
+// the broker cannot have taken the message. An error without it may come
+// from a publish call that the broker took before its answer was lost.
+var ErrNotSent = errors.New("the message was not sent")
+
+// NotSent returns err marked with ErrNotSent, its text unchanged; nil
+// stays nil.
+func NotSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notSentError{err}
+}
+
+// notSentError is an error marked with ErrNotSent (NotSent).
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string   { return e.err.Error() }
+func (e notSentError) Unwrap() []error { return []error{e.err, ErrNotSent} }
 
 // ErrNotAuthorized is wrapped by a transport's error when the broker
 // refused the client's credentials or their permissions (SQS ExpiredToken,

@@ -94,6 +94,9 @@ type decoder struct {
 	// noNote holds the errors about merge keys themselves, which
 	// noteMerged leaves as they are.
 	noNote map[*Error]bool
+	// unknown holds the errors about unknown fields, which take
+	// MergedUnknownNote rather than MergedNote.
+	unknown map[*Error]bool
 
 	// raw holds, by full YAML path, the text the file has for each value
 	// that came out of ${VAR} expansion (noteWritten, writtenAt).

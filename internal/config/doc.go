@@ -48,7 +48,8 @@
 // spent it). A key written over a merge key is kept at its own line, a
 // merged one at the anchored mapping's, marked as merged
 // (Subscription.Merged; errors and lint findings about it end with
-// MergedNote): each points at the line to edit. Top-level keys starting
+// MergedNote, or MergedUnknownNote for an unknown field): each points at
+// the line to edit. Top-level keys starting
 // with x- are extension fields, read by nothing, which hold anchors as in
 // a Docker Compose file. The other limits of a file (size, tokens, one value, depth)
 // are in limits.go; the infrastructure files of lint --infra are read

@@ -109,10 +109,23 @@ subscriptions:
 	if n := strings.Count(got, "subscriptions[0]"); n != 1 {
 		t.Errorf("subscription a's own values give %d errors, want 1 (its bufferSize 5 overrides the anchor's 11):\n%s", n, got)
 	}
-	// A key the anchored mapping does not know is reported there, as merged.
-	_, err = config.Parse("u.yaml", []byte("x-d: &d {transport: memory, bogus: 1, handler: {type: builtin, name: ack}}\nsubscriptions:\n  - <<: *d\n    name: a\n"), nil)
-	if err == nil || !strings.Contains(err.Error(), `u.yaml:1:29: subscriptions[0].bogus: unknown field "bogus"`) || !strings.HasSuffix(err.Error(), config.MergedNote) {
-		t.Errorf("an unknown key of the anchor: %v", err)
+	// A key the anchored mapping does not know is reported there, as
+	// merged, with the note for an unknown field: no override in the
+	// subscription can make it known, it is removed or renamed in the
+	// anchor. So is one of a mapping the merge key brings in whole.
+	for _, u := range []struct{ yaml, want string }{
+		{"x-d: &d {transport: memory, bogus: 1, handler: {type: builtin, name: ack}}\nsubscriptions:\n  - <<: *d\n    name: a\n",
+			`u.yaml:1:29: subscriptions[0].bogus: unknown field "bogus"`},
+		{"x-d: &d {transport: memory, handler: {type: builtin, name: ack, bogus: 1}}\nsubscriptions:\n  - <<: *d\n    name: a\n",
+			`subscriptions[0].handler.bogus: unknown field "bogus"`},
+	} {
+		_, err = config.Parse("u.yaml", []byte(u.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), u.want) || !strings.HasSuffix(err.Error(), config.MergedUnknownNote) {
+			t.Errorf("an unknown key of the anchor: %v\nwant %s ... %s", err, u.want, config.MergedUnknownNote)
+		}
+		if err != nil && strings.Contains(err.Error(), "override it") {
+			t.Errorf("an unknown key is told to be overridden in the subscription: %v", err)
+		}
 	}
 	// A merge key's own limit is not a value to edit in the anchor.
 	chain := "x-a: &a {<<: *a}\nsubscriptions:\n  - <<: *a\n    name: a\n    transport: memory\n    handler: {type: builtin, name: ack}\n"

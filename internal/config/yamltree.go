@@ -27,31 +27,37 @@ func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Colu
 // mapping) says so (MergedNote): it points into the anchored mapping, not
 // at the subscription its field path names.
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
-	d.addErr(p, field, d.merging > 0, format, args...)
+	d.addErr(p, field, d.mergingNote(MergedNote), format, args...)
+}
+
+// mergingNote is note while a merge key is expanded, else "".
+func (d *decoder) mergingNote(note string) string {
+	if d.merging > 0 {
+		return note
+	}
+	return ""
 }
 
 // mergeErrf is errorf for an error about the merge keys and aliases
 // themselves (a limit they exceed, a merge of no mapping), which says so
 // and takes no MergedNote.
 func (d *decoder) mergeErrf(n *yaml.Node, field, format string, args ...any) {
-	d.addErr(d.posOf(n), field, false, format, args...)
+	d.addErr(d.posOf(n), field, "", format, args...)
 	if d.noNote == nil {
 		d.noNote = map[*Error]bool{}
 	}
 	d.noNote[d.errs[len(d.errs)-1]] = true
 }
 
-// addErr is errAt, with MergedNote added when note is true.
-func (d *decoder) addErr(p Position, field string, note bool, format string, args ...any) {
+// addErr is errAt, with note (MergedNote, MergedUnknownNote or "") added
+// to the message.
+func (d *decoder) addErr(p Position, field, note, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
 			args[i] = redact.Quoted(s)
 		}
 	}
-	msg := fmt.Sprintf(format, args...)
-	if note {
-		msg += MergedNote
-	}
+	msg := fmt.Sprintf(format, args...) + note
 	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: msg})
 }
 
@@ -61,16 +67,27 @@ func (d *decoder) addErr(p Position, field string, note bool, format string, arg
 // subscription overrides the key.
 const MergedNote = " (brought in by a merge key, <<: change it where the anchor sets it, or override it in the subscription)"
 
-// noteMerged adds MergedNote to each error about a subscription's field
-// whose value the subscription's merge key brought in (Subscription.Merged)
-// and that does not say so yet.
+// MergedUnknownNote is MergedNote for an unknown field that came into a
+// subscription through a merge key: no value the subscription sets can
+// make the field known, so it says to remove or rename the field in the
+// anchored mapping.
+const MergedUnknownNote = " (brought in by a merge key, <<: remove or rename it where the anchor sets it)"
+
+// noteMerged adds MergedNote (MergedUnknownNote to an unknown field's
+// error) to each error about a subscription's field whose value the
+// subscription's merge key brought in (Subscription.Merged) and that does
+// not say so yet.
 func (d *decoder) noteMerged() {
 	for _, e := range d.errs {
-		if e.Field == "" || d.noNote[e] || strings.HasSuffix(e.Msg, MergedNote) {
+		if e.Field == "" || d.noNote[e] || strings.HasSuffix(e.Msg, MergedNote) || strings.HasSuffix(e.Msg, MergedUnknownNote) {
 			continue
 		}
 		if s, rel, ok := d.f.subscriptionAt(e.Field); ok && s.Merged(rel) {
-			e.Msg += MergedNote
+			if d.unknown[e] {
+				e.Msg += MergedUnknownNote
+			} else {
+				e.Msg += MergedNote
+			}
 		}
 	}
 }
@@ -311,11 +328,16 @@ func (d *decoder) unknownField(key, val *yaml.Node, path, name string, valid []s
 				redact.Cut(anchor), extensionPrefix, redact.Cut(extensionPrefix+strings.TrimPrefix(name, "X-")))
 		}
 	}
+	note := d.mergingNote(MergedUnknownNote)
 	if s := closest(name, valid); s != "" {
-		d.errorf(key, field, "unknown field %q; did you mean %q?%s", name, s, hint)
-		return
+		d.addErr(d.posOf(key), field, note, "unknown field %q; did you mean %q?%s", name, s, hint)
+	} else {
+		d.addErr(d.posOf(key), field, note, "unknown field %q; valid fields are %s%s", name, strings.Join(valid, ", "), hint)
 	}
-	d.errorf(key, field, "unknown field %q; valid fields are %s%s", name, strings.Join(valid, ", "), hint)
+	if d.unknown == nil {
+		d.unknown = map[*Error]bool{}
+	}
+	d.unknown[d.errs[len(d.errs)-1]] = true
 }
 
 // anchorIn returns the name of the first anchor n or a node within it

@@ -81,20 +81,21 @@ func NewProducer(c *Clients, opts ProducerOptions) *Producer {
 // broker.ErrTooLarge (wrapped, before any call) for an SQS message whose body
 // plus attributes is over 1 MiB (checkLimits) or an SNS message over 256 KiB
 // with its subject and attributes (checkSNSLimits), a queue or topic that cannot
-// be found, or the SDK's error.
+// be found, or the SDK's error. An error of the queue's or topic's look-up
+// (or creation), made before the publish call, wraps broker.ErrNotSent.
 func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 	if p.opts.SNS {
 		name := TopicName(m.Header.Topic, p.opts.Fifo)
 		arn, err := p.topics.arn(ctx, name)
 		if err != nil {
-			return fmt.Errorf("send message %s: %w", m.Header.MessageID, err)
+			return broker.NotSent(fmt.Errorf("send message %s: %w", m.Header.MessageID, err))
 		}
 		return publishSNS(ctx, p.c.SNS, arn, m, p.opts.Attributes, p.opts.Fifo)
 	}
 	name := QueueName(m.Header.Topic, p.opts.Fifo)
 	url, err := p.queues.url(ctx, name)
 	if err != nil {
-		return fmt.Errorf("send message %s: %w", m.Header.MessageID, err)
+		return broker.NotSent(fmt.Errorf("send message %s: %w", m.Header.MessageID, err))
 	}
 	return sendSQS(ctx, p.c.SQS, url, m, p.opts.Attributes)
 }

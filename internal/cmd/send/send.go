@@ -17,10 +17,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
@@ -164,7 +167,8 @@ func parseSendType(s string) (message.MessageType, error) {
 }
 
 // parseHeaders reads the --header values into a bag: each key=value with
-// a non-empty key, not rejection metadata, and each key once. A key given
+// a non-empty key, key and value held to checkText, not rejection
+// metadata, and each key once. A key given
 // twice is a usage error naming it, even with one value twice: the bag
 // holds one value per key, and keeping the last silently would send
 // something the command line does not say.
@@ -175,6 +179,12 @@ func parseHeaders(headers []string) (message.Bag, error) {
 		if !ok || k == "" {
 			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
 		}
+		if err := checkText(fmt.Sprintf("--header %q: key", redact.Quoted(h)), k); err != nil {
+			return nil, err
+		}
+		if err := checkText(fmt.Sprintf("--header %q: value", redact.Quoted(h)), v); err != nil {
+			return nil, err
+		}
 		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
 			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
 		}
@@ -184,6 +194,52 @@ func parseHeaders(headers []string) (message.Bag, error) {
 		bag[k] = v
 	}
 	return bag, nil
+}
+
+// checkID reads an id-like flag's value (--id, --correlation-id): UTF-8
+// text with no control character (newline, tab, the other C0 and C1
+// controls, DEL) and no white space at either end. send prints each
+// message id as one line of stdout, which a script reads as the id; a
+// correlation id names the message id it answers, so it is held to the
+// same rule. Any other value is a usage error naming the rule the value
+// breaks.
+func checkID(flag, v string) error {
+	bad := func(rule string) error {
+		return cmdutil.UsageErr(fmt.Errorf("%s %q: %s", flag, redact.Quoted(v), rule))
+	}
+	if !utf8.ValidString(v) {
+		return bad("not UTF-8 text: an id must be UTF-8 (SQS would replace the bytes, Pub/Sub and RocketMQ refuse them)")
+	}
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		return bad(fmt.Sprintf("holds the control character %U: an id may hold no control character (newline, tab, other C0 or C1 controls, DEL), since send prints each id as one line of stdout", r))
+	}
+	if strings.TrimSpace(v) != v {
+		return bad("starts or ends with white space: an id may not, since a script reading the printed id would not get it back as sent")
+	}
+	return nil
+}
+
+// checkText reads a value that travels as a header field or property
+// (a --header key or value, --partition-key, --content-type): UTF-8 text
+// whose only C0 control characters are tab, newline and carriage return,
+// which every transport carries. Pub/Sub and RocketMQ refuse bytes that
+// are not UTF-8 (SQS would replace them); RocketMQ separates a message's
+// properties with U+0001 and U+0002, so a value holding one would not
+// arrive as sent, and a message read on one transport may be replayed to
+// another. DEL and the C1 controls travel and are taken as they are.
+// what starts the usage error (`--header "k=v": key`).
+func checkText(what, v string) error {
+	bad := func(rule string) error {
+		return cmdutil.UsageErr(fmt.Errorf("%s %s", what, rule))
+	}
+	if !utf8.ValidString(v) {
+		return bad("is not UTF-8 text: Pub/Sub and RocketMQ refuse it, SQS would replace the bytes")
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }); i >= 0 {
+		return bad(fmt.Sprintf("holds the control character %U: it may hold tab, newline and carriage return, no other C0 control (RocketMQ separates a message's properties with U+0001 and U+0002)", rune(v[i])))
+	}
+	return nil
 }
 
 // Stable log texts of send: one line for a single message; for --count N,
@@ -216,6 +272,22 @@ func runSend(ctx context.Context, o *Options) error {
 		// As an empty -s or -c is: a script's --id "$ID" with ID unset
 		// must not send under a new id it did not ask for.
 		return cmdutil.UsageErr(errors.New(`--id "": give a message id, or leave --id out for a new UUID per message`))
+	}
+	if o.idSet {
+		if err := checkID("--id", o.id); err != nil {
+			return err
+		}
+	}
+	if o.correlationID != "" {
+		if err := checkID("--correlation-id", o.correlationID); err != nil {
+			return err
+		}
+	}
+	if err := checkText(fmt.Sprintf("--partition-key %q:", redact.Quoted(o.partitionKey)), o.partitionKey); err != nil {
+		return err
+	}
+	if err := checkText(fmt.Sprintf("--content-type %q:", redact.Quoted(o.contentType)), o.contentType); err != nil {
+		return err
 	}
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
@@ -285,12 +357,17 @@ func runSend(ctx context.Context, o *Options) error {
 	sent := 0
 	// stopped is the end of a send a signal interrupted: the summary line
 	// (as a finished send logs it, marked interrupted) and exit 130.
-	// underWay says a send was cut off: the broker may have taken it.
+	// underWay says a publish call was cut off: the broker may have taken
+	// its message. Without one under way and none sent (the signal came
+	// while the first message's queue was looked up, say), nothing was.
 	stopped := func(underWay bool) error {
 		logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport), "interrupted", true)
 		what := ""
-		if underWay {
+		switch {
+		case underWay:
 			what = " (the one under way was abandoned; the broker may have taken it)"
+		case sent == 0:
+			what = " (before the first publish call: nothing was sent)"
 		}
 		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("send to %s: interrupted; %d of %d sent%s", topic, sent, o.count, what)}
 	}
@@ -312,7 +389,9 @@ func runSend(ctx context.Context, o *Options) error {
 		}
 		if err := p.Send(ctx, m); err != nil {
 			if interrupted() {
-				return stopped(true)
+				// A send that failed before its publish call (the
+				// destination's look-up) cannot have been taken.
+				return stopped(!errors.Is(err, broker.ErrNotSent))
 			}
 			// A message the transport cannot carry (a body that is not
 			// text on SQS, one over the size limit) is the user's input:

@@ -2,6 +2,7 @@ package send_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,5 +108,101 @@ func TestSendTypeInAnyCaseTravelsCanonical(t *testing.T) {
 				t.Fatalf("send --type %s: message-type attribute = %q, want %q", tc.given, aws.ToString(a.StringValue), tc.want)
 			}
 		})
+	}
+}
+
+// TestSendRefusesIdsAndHeadersThatCannotTravel: an --id or
+// --correlation-id with a control character (newline, tab, another C0 or a
+// C1 control, DEL), white space at either end or bytes that are not UTF-8,
+// and a --header key or value with a C0 control other than tab, newline
+// and carriage return, or bytes that are not UTF-8, and a --partition-key
+// or --content-type held to the header's rule, are usage errors (exit
+// 2) naming the rule, before the file is read or anything is published;
+// nothing is printed on stdout.
+func TestSendRefusesIdsAndHeadersThatCannotTravel(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--id", " "}, `--id " ": starts or ends with white space`},
+		{[]string{"--id", " a"}, `--id " a": starts or ends with white space`},
+		{[]string{"--id", "a\u00a0"}, `starts or ends with white space`},
+		{[]string{"--id", "a\nb"}, `--id "a\nb": holds the control character U+000A: an id may hold no control character`},
+		{[]string{"--id", "a\tb"}, `holds the control character U+0009`},
+		{[]string{"--id", "a\rb"}, `holds the control character U+000D`},
+		{[]string{"--id", "a\x00b"}, `holds the control character U+0000`},
+		{[]string{"--id", "a\x7fb"}, `holds the control character U+007F`},
+		{[]string{"--id", "a\u0085b"}, `holds the control character U+0085`},
+		{[]string{"--id", "a\xffb"}, `not UTF-8 text`},
+		{[]string{"--correlation-id", "c\nd"}, `--correlation-id "c\nd": holds the control character U+000A`},
+		{[]string{"--correlation-id", "c "}, `--correlation-id "c ": starts or ends with white space`},
+		{[]string{"--header", "k\x01=v"}, `--header "k\x01=v": key holds the control character U+0001`},
+		{[]string{"--header", "k=a\x02b"}, `--header "k=a\x02b": value holds the control character U+0002`},
+		{[]string{"--header", "k=a\x00"}, `value holds the control character U+0000`},
+		{[]string{"--header", "k=\xff"}, `value is not UTF-8 text`},
+		{[]string{"--partition-key", "g\x01"}, `--partition-key "g\x01": holds the control character U+0001`},
+		{[]string{"--content-type", "text/plain\x00"}, `--content-type "text/plain\x00": holds the control character U+0000`},
+	} {
+		var out, errOut bytes.Buffer
+		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+		args := append([]string{"send", "-c", "no-such-file.yaml", "-s", "src", "--body", "{}"}, tc.args...)
+		code := run(t.Context(), streams, args)
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%q: exit %d, want %d with %q:\n%s", tc.args, code, cmdutil.ExitUsage, tc.want, errOut.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: stdout %q, want nothing", tc.args, out.String())
+		}
+	}
+}
+
+// TestSendHeaderWithNewlineTravels: what every transport carries is sent
+// as it is (fauxqs, read back with the SDK): an --id with white space
+// inside it, printed as the one line of stdout, and a --header value with
+// a newline, a tab and a carriage return in it, in the bag.
+func TestSendHeaderWithNewlineTravels(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	queue := fmt.Sprintf("send-hdr-%d", time.Now().UnixNano())
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint, queue)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	var out, errOut bytes.Buffer
+	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+	args := []string{"send", "-c", cfg, "-s", "src", "--body", "{}", "--id", "order 42", "--correlation-id", "req 7", "--header", "note=line one\nline\ttwo\r"}
+	if code := run(t.Context(), streams, args); code != cmdutil.ExitOK {
+		t.Fatalf("send exited %d:\n%s", code, errOut.String())
+	}
+	if out.String() != "order 42\n" {
+		t.Errorf("stdout = %q, want the id on one line", out.String())
+	}
+	c := awssqs.NewFromConfig(sqstest.Config(), func(o *awssqs.Options) { o.BaseEndpoint = aws.String(emu.Endpoint) })
+	u, err := c.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReceiveMessage(t.Context(), &awssqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Messages) != 1 {
+		t.Fatalf("received %d messages from %s, want 1", len(r.Messages), queue)
+	}
+	attrs := r.Messages[0].MessageAttributes
+	if id := aws.ToString(attrs["id"].StringValue); id != "order 42" {
+		t.Errorf("id attribute = %q, want %q", id, "order 42")
+	}
+	if id := aws.ToString(attrs["correlation-id"].StringValue); id != "req 7" {
+		t.Errorf("correlation-id attribute = %q, want %q", id, "req 7")
+	}
+	var bag map[string]any
+	if err := json.Unmarshal([]byte(aws.ToString(attrs["bag"].StringValue)), &bag); err != nil {
+		t.Fatalf("bag attribute: %v", err)
+	}
+	if v := bag["note"]; v != "line one\nline\ttwo\r" {
+		t.Errorf("bag note = %q, want the value as given", v)
 	}
 }

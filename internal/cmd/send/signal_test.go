@@ -66,3 +66,43 @@ func TestSend_SignalStopsTheSendSayingHowManyWereSent(t *testing.T) {
 		})
 	}
 }
+
+// TestSend_SignalWhileLookingUpTheDestination_SaysNothingWasSent starts
+// `brighter send` of an SQS subscription and of an SNS one (channelType
+// pubSub) on an endpoint that accepts connections and never answers, so
+// the send waits on the look-up of its queue (GetQueueUrl) or topic, before
+// any publish call, and signals it there: exit 130, soon, with a final line
+// saying none of the one was sent and that nothing was, not that the
+// broker may have taken a message that was never handed to it.
+func TestSend_SignalWhileLookingUpTheDestination_SaysNothingWasSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, sqs string }{
+		{"sqs", ""},
+		{"sns", "    sqs: {channelType: pubSub}\n"},
+	} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
+				t.Parallel()
+				b := cmdtest.NewSilentBroker(t)
+				dir := t.TempDir()
+				yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: orders\n    handler: {type: builtin, name: ack}\n%s", sqstest.Region, b.URL, tc.sqs)
+				if err := os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				r := cmdtest.SignalWhileConnecting(t, dir, b, 0, []os.Signal{sig}, "send", "-s", "src", "--body", "{}")
+				if r.Code != 130 {
+					t.Fatalf("exit %d, want 130; stderr:\n%s", r.Code, r.Stderr)
+				}
+				if r.Took > 5*time.Second {
+					t.Errorf("exited %v after the signal, want at once (not at the SQS call deadline)", r.Took)
+				}
+				if want := "brighter: send to orders: interrupted; 0 of 1 sent (before the first publish call: nothing was sent)"; !strings.Contains(r.Stderr, want) {
+					t.Errorf("no final line %q; stderr:\n%s", want, r.Stderr)
+				}
+				if strings.Contains(r.Stderr, "may have taken") {
+					t.Errorf("the final line says the broker may have taken a message never handed to it; stderr:\n%s", r.Stderr)
+				}
+			})
+		}
+	}
+}
