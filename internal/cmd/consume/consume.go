@@ -24,6 +24,20 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
+// stopSignals returns the signals consume takes as a stop request (the
+// first drains, a second exits at once): SIGINT, SIGTERM, and SIGHUP, sent
+// when the terminal it runs in closes or an ssh session drops (by default
+// it would end the process at once, with no drain, leaving exec handlers'
+// process groups running). SIGHUP is left out when the process was
+// started with it ignored (nohup): subscribing to it would undo that.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
 // Options are consume's flags and dependencies.
 type Options struct {
 	io            *iostreams.IOStreams
@@ -34,7 +48,8 @@ type Options struct {
 	// listen is --listen (observability address, "" = off); tui is --tui.
 	listen string
 	tui    bool
-	// signals delivers SIGINT/SIGTERM; tests may replace it.
+	// signals delivers the stop signals (stopSignals); tests may replace
+	// it.
 	signals func() (<-chan os.Signal, func())
 	// exit ends the process on a second signal.
 	exit func(code int)
@@ -47,7 +62,7 @@ func NewCmdConsume(f *factory.Factory, runF func(*Options) error) *cobra.Command
 	io := f.IOStreams
 	o := &Options{io: io, global: f, transports: f.Transports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		signal.Notify(ch, stopSignals()...)
 		return ch, func() { signal.Stop(ch) }
 	}}
 	cmd := &cobra.Command{
@@ -60,8 +75,9 @@ A deferred message is requeued until its delivery count reaches requeueCount,
 then rejected with DeliveryError and routed to deadLetterRoutingKey with the
 rejection metadata Brighter writes.
 
-SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
-drainTimeout, and a receive already waiting on the broker end (at most its
+SIGINT, SIGTERM or SIGHUP (the terminal closed, an ssh session dropped)
+stops receiving and lets in-flight messages finish within drainTimeout, and
+a receive already waiting on the broker end (at most its
 timeOut, 20s on SQS: "draining: waiting for the receive in flight to return"
 says so), then exits 0; a second signal exits at once, leaving unsettled
 messages to the broker. Signals within half a second of the first (timeout(1)
