@@ -186,6 +186,9 @@ const (
 	// signalMergeWindow of the first.
 	logConsumeSignalMerged = cmdutil.LogSignalMerged
 	logConsumeStopped      = "consume stopped"
+	// logCloseFailed is logged (Error) when closing the channels opened
+	// before a start-up failure fails.
+	logCloseFailed = "close channel failed"
 )
 
 // runConsume runs the pumps of the selected subscriptions until a stop
@@ -266,11 +269,27 @@ func runConsume(ctx context.Context, o *Options) error {
 	})
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
-	closeAll := func() {
+	// closeAll closes the channels opened so far, once: on a start-up
+	// failure logging each close that fails (the start-up's error is the
+	// one returned); after the run returning them (a memory channel that
+	// could not write memory.output lost what it held).
+	closed := false
+	closeChannels := func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		var errs []error
 		for _, u := range units {
 			if err := u.ch.Close(context.WithoutCancel(ctx)); err != nil {
-				logger.Error("close channel failed", "subscription", u.sub.Name, "error", err)
+				errs = append(errs, fmt.Errorf("subscription %s: close channel: %w", u.sub.Name, err))
 			}
+		}
+		return errors.Join(errs...)
+	}
+	closeAll := func() {
+		if err := closeChannels(); err != nil {
+			logger.Error(logCloseFailed, "error", err)
 		}
 	}
 	getenv := func(k string) string {
@@ -363,9 +382,12 @@ func runConsume(ctx context.Context, o *Options) error {
 	if sup.Forced() {
 		return cmdutil.FailureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
 	}
-	// A failure is said once, by the error this returns (the last line
-	// brighter prints), not also in a log line.
-	if err := errors.Join(errs...); err != nil {
+	// The channels are closed before the run is called stopped: a close
+	// that fails (memory.output not written) is a failure, exit 1. A
+	// failure is said once, by the error this returns (the last line
+	// brighter prints), not also in a log line, and the run is then not
+	// logged as stopped.
+	if err := errors.Join(append(errs, closeChannels())...); err != nil {
 		return cmdutil.FailureErr(err)
 	}
 	logger.Info(logConsumeStopped)
