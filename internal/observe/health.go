@@ -75,7 +75,8 @@ func (h *Health) Observe(e pump.Event) {
 		// Readiness does not change: no onChange.
 		h.mu.Lock()
 		if st, ok := h.stalled[e.Subscription]; ok && e.Failures >= st.failures {
-			h.stalled[e.Subscription] = stall{failures: e.Failures, why: stallReason(e)}
+			st.failures, st.why = e.Failures, stallReason(e)
+			h.stalled[e.Subscription] = st
 		}
 		h.mu.Unlock()
 	case pump.EventChannelRecovered, pump.EventStopped:

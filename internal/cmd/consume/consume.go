@@ -112,7 +112,7 @@ bottom.`,
 			return runConsume(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file")
+	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file (- reads standard input)")
 	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
 	_ = cmd.RegisterFlagCompletionFunc("subscription", cmdutil.SubscriptionNames(io))
 	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
@@ -206,7 +206,7 @@ func runConsume(ctx context.Context, o *Options) error {
 		return err
 	}
 	logger := logs.logger
-	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	f, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
