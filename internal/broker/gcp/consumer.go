@@ -170,6 +170,24 @@ func answered(err error) bool {
 	return true
 }
 
+// probeFailed says how a probe (probeService's GetSubscription) that
+// failed went: "got no answer within ProbeTimeout" only when it ran to its
+// deadline; a connection that was reset or refused says so ("the
+// connection was reset before an answer"), anything else that the service
+// could not be reached. err itself follows in the failure's text.
+func probeFailed(err error) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
+		return fmt.Sprintf("got no answer within %s", ProbeTimeout)
+	case strings.Contains(msg, "connection reset"):
+		return "found the connection reset before any answer"
+	case strings.Contains(msg, "connection refused"):
+		return "found the connection refused"
+	}
+	return "could not reach the service"
+}
+
 // unanswered wraps the failure of a receive the service did not answer
 // (what says what went unanswered) in broker.ErrChannelFailure, whatever
 // err's code: the pump backs off, and its stall clock runs from the
