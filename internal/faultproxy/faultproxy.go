@@ -41,6 +41,11 @@ const (
 	// forwards nothing and answers nothing; connections open before it was
 	// switched on stop forwarding too.
 	BlackHole
+	// ResetNew accepts each new connection and resets it at once (a TCP
+	// RST: the client reads "connection reset by peer"), as a proxy that
+	// refuses connections; connections open before it was switched on
+	// keep their mode (Reset closes them).
+	ResetNew
 )
 
 // Proxy forwards TCP connections from its own address to a target.
@@ -144,8 +149,15 @@ func (p *Proxy) accept() {
 func (p *Proxy) serve(client net.Conn) {
 	defer p.wg.Done()
 	defer p.untrack(client)
-	if Mode(p.mode.Load()) == BlackHole {
+	switch Mode(p.mode.Load()) {
+	case BlackHole:
 		_, _ = io.Copy(io.Discard, client) // until the client or a Reset closes it
+		return
+	case ResetNew:
+		if tc, ok := client.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // Close sends RST
+		}
+		_ = client.Close()
 		return
 	}
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)

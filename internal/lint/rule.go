@@ -99,6 +99,9 @@ const (
 	// start with.
 	RuleHandlerCommandNotFound = "handler-command-not-found"
 	RuleMemorySeedInvalid      = "memory-seed-invalid"
+	// RuleMemoryOutputUnwritable is judged on the local file system too:
+	// a memory transport's output file consume could not write.
+	RuleMemoryOutputUnwritable = "memory-output-unwritable"
 	// RuleHandlerTLSUnreadable is judged on the local file system too: an
 	// http handler's tls files consume could not load.
 	RuleHandlerTLSUnreadable    = "handler-tls-unreadable"
@@ -574,6 +577,24 @@ This rule reads the file system where lint runs: a seed file written later
 load it.
 
 Fix: correct memory.seed, or the record on the line named.`,
+	},
+	{
+		ID: RuleMemoryOutputUnwritable, Severity: SeverityError,
+		Summary: "a memory transport's output file cannot be written (consume refuses to start)",
+		Explanation: `memory.output names the file consume writes, when it stops, every message
+its memory queues still hold: those the handlers left and those dead-lettered
+or routed as invalid, which brighter dlq reads back from it. A relative path
+is relative to the subscriptions file's directory. consume checks at start-up
+that it can write there, and refuses to start (exit 2) when the file is a
+directory or may not be written, or when it does not exist and its directory
+does not exist or no file may be created in it: found only at stop, the
+messages would be lost.
+
+This rule reads the file system where lint runs: a directory made later (by a
+test harness, say) is reported although consume, run after it, would write
+there.
+
+Fix: correct memory.output, or make its directory.`,
 	},
 }
 

@@ -24,7 +24,7 @@ type Health struct {
 	mu      sync.Mutex
 	ready   bool
 	reason  string
-	stalled map[string]string // subscription -> why
+	stalled map[string]stall // by subscription
 	// onChange, if set, is told every change (the brighter_ready gauge).
 	onChange func(ready bool)
 }
@@ -56,21 +56,29 @@ func (h *Health) changedLocked() {
 }
 
 // Observe implements pump.Observer: EventStalled makes the consumer not
-// ready, naming the subscription, since when and the last error;
-// EventChannelRecovered (and EventStopped) undo it.
+// ready, naming the subscription, since when, how many calls have failed
+// and the last error; each EventChannelFailure while it stays stalled
+// brings the count and the error up to date (the error that stalled it
+// may not be the one it fails with now: a receive that got no answer,
+// then connections reset); EventChannelRecovered (and EventStopped) undo
+// it.
 func (h *Health) Observe(e pump.Event) {
 	switch e.Kind {
 	case pump.EventStalled:
-		why := fmt.Sprintf("subscription %s: no successful broker call since %s (%d failed)", e.Subscription, e.Since.UTC().Format(time.RFC3339), e.Failures)
-		if e.Err != nil {
-			why += ": " + e.Err.Error()
-		}
 		h.mu.Lock()
 		if h.stalled == nil {
-			h.stalled = map[string]string{}
+			h.stalled = map[string]stall{}
 		}
-		h.stalled[e.Subscription] = why
+		h.stalled[e.Subscription] = stall{failures: e.Failures, why: stallReason(e)}
 		h.changedLocked()
+	case pump.EventChannelFailure:
+		// Readiness does not change: no onChange.
+		h.mu.Lock()
+		if st, ok := h.stalled[e.Subscription]; ok && e.Failures >= st.failures {
+			st.failures, st.why = e.Failures, stallReason(e)
+			h.stalled[e.Subscription] = st
+		}
+		h.mu.Unlock()
 	case pump.EventChannelRecovered, pump.EventStopped:
 		h.mu.Lock()
 		if _, ok := h.stalled[e.Subscription]; !ok {
@@ -80,6 +88,25 @@ func (h *Health) Observe(e pump.Event) {
 		delete(h.stalled, e.Subscription)
 		h.changedLocked()
 	}
+}
+
+// stall is a stalled subscription's latest failure count and reason: a
+// failure's event that overtook a later one's (a settle call's and a
+// receive's, failing at once) does not turn the reason back.
+type stall struct {
+	failures int
+	why      string
+}
+
+// stallReason is /readyz's reason for a stalled subscription, from its
+// EventStalled or a later EventChannelFailure: since when no call has
+// succeeded, how many have failed, and the latest failure.
+func stallReason(e pump.Event) string {
+	why := fmt.Sprintf("subscription %s: no successful broker call since %s (%d failed)", e.Subscription, e.Since.UTC().Format(time.RFC3339), e.Failures)
+	if e.Err != nil {
+		why += ": " + e.Err.Error()
+	}
+	return why
 }
 
 // Ready reports readiness and, when not ready, why.
@@ -103,7 +130,7 @@ func (h *Health) readyLocked() (bool, string) {
 	slices.Sort(subs)
 	whys := make([]string, len(subs))
 	for i, s := range subs {
-		whys[i] = h.stalled[s]
+		whys[i] = h.stalled[s].why
 	}
 	return false, strings.Join(whys, "; ")
 }

@@ -589,3 +589,30 @@ func TestMetrics_RuntimeCollectorsMadeByTheFirstScrapeOfThem(t *testing.T) {
 		}
 	}
 }
+
+// TestReadinessReasonFollowsTheFailures: while a subscription stays
+// stalled, each channel failure brings /readyz's count and error up to
+// date; a failure's event that overtook a later one's does not turn them
+// back, and failures of a subscription that is not stalled change
+// nothing.
+func TestReadinessReasonFollowsTheFailures(t *testing.T) {
+	h := NewHealth()
+	h.SetReady()
+	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	h.Observe(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Since: since, Failures: 1, Err: errors.New("no answer")})
+	if ok, why := h.Ready(); !ok {
+		t.Fatalf("not ready (%s) after a failure without a stall", why)
+	}
+	h.Observe(pump.Event{Kind: pump.EventStalled, Subscription: "orders", Since: since, Failures: 2, Err: errors.New("receive got no answer within 12s")})
+	h.Observe(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Since: since, Failures: 5, Err: errors.New("connection reset by peer")})
+	h.Observe(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Since: since, Failures: 4, Err: errors.New("an older failure")})
+	want := "subscription orders: no successful broker call since 2026-12-01T10:00:00Z (5 failed): connection reset by peer"
+	if ok, why := h.Ready(); ok || why != want {
+		t.Fatalf("Ready() = %v %q, want false %q", ok, why, want)
+	}
+	h.Observe(pump.Event{Kind: pump.EventChannelRecovered, Subscription: "orders", Since: since, Failures: 5})
+	h.Observe(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Since: since, Failures: 1, Err: errors.New("later")})
+	if ok, why := h.Ready(); !ok {
+		t.Fatalf("not ready (%s) after the recovery and one failure", why)
+	}
+}

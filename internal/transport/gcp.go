@@ -243,7 +243,7 @@ func (t *GCP) Open(ctx context.Context, f *config.File, s *config.Subscription, 
 		return nil, err
 	}
 	if err := validateGCPChannels(ctx, c, s, mk, known, gcpOnEmulator(f), logger); err != nil {
-		return nil, err
+		return nil, missingFix(err, s)
 	}
 	ackDeadline := s.GCP.AckDeadline
 	if s.GCP.Mode == config.GCPModePull {

@@ -27,11 +27,19 @@ func (t *Memory) Broker() *memory.Broker {
 	return t.b
 }
 
-// Open seeds the subscription's queue from memory.seed and returns its
-// consumer; closing it dumps every queue to memory.output.
+// Open checks that memory.output can be written (memory.CheckOutput; a
+// UsageError when not), seeds the subscription's queue from memory.seed
+// and returns its consumer; closing it dumps every queue to memory.output,
+// and returns the error when that fails.
 func (t *Memory) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
 	b := t.Broker()
 	m := s.Memory
+	if m.Output != "" {
+		// Checked now, not first found at stop with the messages to write.
+		if err := memory.CheckOutput(m.Output); err != nil {
+			return nil, usageErr(fmt.Errorf("%s: memory.output %q: %w (the messages left at stop are written there)", s.Pos("memory.output"), m.Output, err))
+		}
+	}
 	if m.Seed != "" {
 		fh, err := os.Open(m.Seed)
 		if err != nil {

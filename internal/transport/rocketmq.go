@@ -54,7 +54,7 @@ func (t RocketMQ) connection(f *config.File, from string) rocketmq.Connection {
 func (t RocketMQ) Open(ctx context.Context, f *config.File, s *config.Subscription, logger *slog.Logger) (*Channel, error) {
 	conn := t.connection(f, "")
 	if err := validateRocketMQChannels(ctx, f, s, broker.MakeChannels(s.MakeChannels), logger); err != nil {
-		return nil, err
+		return nil, missingFix(err, s)
 	}
 	c, err := rocketmq.NewConsumer(ctx, rocketmq.ConsumerOptions{
 		Connection: conn, Topic: s.ChannelName, ConsumerGroup: s.RocketMQ.ConsumerGroup, TagFilter: s.RocketMQ.Tag,

@@ -97,7 +97,7 @@ func (t *SQS) Open(ctx context.Context, f *config.File, s *config.Subscription, 
 	co := sqsChannelOptions(s)
 	made, err := validateSQSChannels(ctx, c, s, co.MakeChannels)
 	if err != nil {
-		return nil, err
+		return nil, missingFix(err, s)
 	}
 	consumer, err := sqs.NewConsumer(c, sqs.ConsumerOptions{
 		// The URL create or validate just looked up: Resolve below then

@@ -43,6 +43,10 @@ const (
 	// Pub/Sub emulator (ChannelOptions.OnEmulator): the Warning is expected
 	// there, and the native dead-lettering works without the binding.
 	NoteIAMOnEmulator = "expected on the Pub/Sub emulator, which has no IAM service; it forwards to the dead-letter topic without the binding, so nothing needs doing"
+	// StatusSkippedOnEmulator is the status attribute of R-20's Warning on
+	// Google's emulator (ChannelOptions.OnEmulator): the binding was not
+	// attempted, no call was made.
+	StatusSkippedOnEmulator = "SkippedOnEmulator"
 	// ReasonNoDeadLetterPolicy is R-11's reason for Pub/Sub.
 	ReasonNoDeadLetterPolicy = "Pub/Sub sets delivery_attempt only on a subscription with a DeadLetterPolicy; without one the delivery count never advances"
 )
@@ -89,7 +93,8 @@ type ProjectNumberFunc func(ctx context.Context, project string) (string, error)
 
 // ResourceManagerProjectNumber is the default ProjectNumberFunc: Cloud
 // Resource Manager v1 projects.get with Application Default Credentials.
-// PUBSUB_EMULATOR_HOST does not redirect it.
+// PUBSUB_EMULATOR_HOST does not redirect it: it is never called on the
+// emulator (ChannelOptions.OnEmulator).
 func ResourceManagerProjectNumber(ctx context.Context, project string) (string, error) {
 	svc, err := cloudresourcemanager.NewService(ctx)
 	if err != nil {
@@ -169,9 +174,11 @@ type ChannelOptions struct {
 	// Logger receives the Warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// OnEmulator says that the client talks to Google's Pub/Sub emulator
-	// (connections.gcp.emulatorHost or PUBSUB_EMULATOR_HOST): R-20's
-	// Warning then carries note=NoteIAMOnEmulator instead of the fix for a
-	// real project.
+	// (connections.gcp.emulatorHost or PUBSUB_EMULATOR_HOST): the IAM
+	// bindings are not attempted (no IAM call, no ProjectNumber: nothing
+	// reaches a real Google endpoint), and R-20's Warning says so
+	// (status=StatusSkippedOnEmulator) and carries note=NoteIAMOnEmulator
+	// instead of the fix for a real project.
 	OnEmulator bool
 }
 
@@ -479,6 +486,9 @@ func lastSegment(name string) string {
 // failure (see toleratedIAM) abandons the rest of the helper with ONE
 // Warning; every other failure is returned.
 func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, resource string, onTopic bool) error {
+	if c.opts.OnEmulator {
+		return c.skipOnEmulator(ctx, helper, member, resource, c.bindingHint(member, role, resource, onTopic))
+	}
 	// The hint names the member as far as it is known when the call fails.
 	tolerate := func(rpc, called string, err error) error {
 		return c.tolerate(ctx, helper, rpc, called, err, c.bindingHint(member, role, resource, onTopic)...)
@@ -535,6 +545,26 @@ func (c *Channels) bindingHint(member, role, resource string, onTopic bool) []an
 	fix := fmt.Sprintf("grant it yourself, or let these credentials set IAM policies (roles/pubsub.admin): gcloud pubsub %s add-iam-policy-binding %s --project %s --member %s --role %s",
 		kind, lastSegment(resource), c.client.Project(), member, role)
 	return []any{"role", role, "fix", fix}
+}
+
+// skipOnEmulator is ensureBinding on Google's emulator: no call at all.
+// The emulator has no IAM service, and the project-number look-up of a
+// binding without a member goes to Cloud Resource Manager, Google's real
+// service, which the emulator's settings do not redirect: with
+// Application Default Credentials on the machine it would be a real API
+// call about the emulator's project. It logs R-20's Warning as a
+// tolerated failure does, naming the call it did not make, with
+// status=StatusSkippedOnEmulator, the hint (note=NoteIAMOnEmulator) and no
+// error.
+func (c *Channels) skipOnEmulator(ctx context.Context, helper, member, resource string, hint []any) error {
+	rpc := RPCGetIamPolicy
+	if member == "" {
+		rpc, resource = RPCGetProject, "projects/"+c.client.Project()
+	}
+	attrs := append([]any{"helper", helper, "rpc", rpc, "resource", resource,
+		"status", StatusSkippedOnEmulator, "consequence", ConsequenceDeadLetteringInactive}, hint...)
+	c.log.WarnContext(ctx, LogIAMTolerated, attrs...)
+	return nil
 }
 
 // tolerate applies R-20's filter to err: a tolerated failure logs one

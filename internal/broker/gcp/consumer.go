@@ -120,17 +120,25 @@ func transient(err error) bool {
 	return false
 }
 
+// SubscriptionGoneFix ends the error of a receive the service refused
+// with NotFound: the subscription was deleted while consuming (or never
+// made, under makeChannels: assume). The pump stops on it (exit 1).
+const SubscriptionGoneFix = "the subscription does not exist (deleted while consuming?): recreate it (gcloud pubsub subscriptions create, with its topic and settings) or restart consume with makeChannels: create, which makes it as the file describes"
+
 // channelError wraps a receive failure: transient ones in
 // broker.ErrChannelFailure (the pump backs off and retries); a refused
 // credential (Unauthenticated, PermissionDenied) in both
 // broker.ErrChannelFailure and broker.ErrNotAuthorized, since a credential
 // can be renewed or a permission granted while the consumer runs (the
 // pump backs off, logs it at Error once per back-off and readiness
-// turns 503 after stallAfter); others as they are (the pump stops).
+// turns 503 after stallAfter); NotFound with what to do
+// (SubscriptionGoneFix); others as they are (the pump stops).
 func channelError(sub string, err error) error {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
 		return fmt.Errorf("receive from %s: %w: %w: %w", sub, broker.ErrChannelFailure, broker.ErrNotAuthorized, err)
+	case codes.NotFound:
+		return fmt.Errorf("receive from %s: %w: %s", sub, err, SubscriptionGoneFix)
 	}
 	if transient(err) {
 		return fmt.Errorf("receive from %s: %w: %w", sub, broker.ErrChannelFailure, err)
@@ -168,6 +176,24 @@ func answered(err error) bool {
 		return false
 	}
 	return true
+}
+
+// probeFailed says how a probe (probeService's GetSubscription) that
+// failed went: "got no answer within ProbeTimeout" only when it ran to its
+// deadline; a connection that was reset or refused says so ("the
+// connection was reset before an answer"), anything else that the service
+// could not be reached. err itself follows in the failure's text.
+func probeFailed(err error) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
+		return fmt.Sprintf("got no answer within %s", ProbeTimeout)
+	case strings.Contains(msg, "connection reset"):
+		return "found the connection reset before any answer"
+	case strings.Contains(msg, "connection refused"):
+		return "found the connection refused"
+	}
+	return "could not reach the service"
 }
 
 // unanswered wraps the failure of a receive the service did not answer

@@ -98,7 +98,7 @@ func (c *PullConsumer) receive(ctx context.Context, timeout time.Duration, limit
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return nil, unanswered(c.sub, fmt.Sprintf("pull got no answer within %s, nor a probe (GetSubscription) within %s", max(timeout, time.Millisecond)+PullGrace, ProbeTimeout), perr)
+				return nil, unanswered(c.sub, fmt.Sprintf("pull got no answer within %s, and a probe (GetSubscription) %s", max(timeout, time.Millisecond)+PullGrace, probeFailed(perr)), perr)
 			}
 			return nil, nil
 		}

@@ -292,7 +292,7 @@ func (c *StreamConsumer) probeIfSilent(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return unanswered(c.name, fmt.Sprintf("the stream delivered nothing for %s and a probe (GetSubscription) got no answer within %s", StreamProbeAfter, ProbeTimeout), r.Err)
+		return unanswered(c.name, fmt.Sprintf("the stream delivered nothing for %s and a probe (GetSubscription) %s", StreamProbeAfter, probeFailed(r.Err)), r.Err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -142,16 +144,56 @@ func CheckConfigPath(path string) error {
 	return UsageErr(fmt.Errorf("-c/--config \"\": name a subscriptions file (without -c/--config, brighter reads %s in the current directory)", DefaultConfigPath))
 }
 
-// ConfigNotFound is err with a hint naming -c/--config when it says that
-// the default subscriptions file (DefaultConfigPath, read when no file is
-// named) does not exist (fs.ErrNotExist). A file the user named that does
-// not exist, and any other err, is returned as it is: the error names the
-// path, and a hint to name a file would tell them to do what they did.
+// ConfigNotFound is err with a hint when it says that the subscriptions
+// file at path does not exist (fs.ErrNotExist): for the default file
+// (DefaultConfigPath, read when no file is named) one naming -c/--config;
+// for a file the user named, where it was looked for and the YAML files
+// there (FilesNear), since a hint to name a file would tell them to do
+// what they did. lint and every command reading a subscriptions file give
+// the same. Any other err is returned as it is.
 func ConfigNotFound(err error, path string) error {
-	if !errors.Is(err, fs.ErrNotExist) || path != DefaultConfigPath {
+	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	if path != DefaultConfigPath {
+		return fmt.Errorf("%w (%s)", err, FilesNear(path))
+	}
 	return fmt.Errorf("%w: name the subscriptions file with -c/--config FILE (without it, brighter reads %s in the current directory)", err, DefaultConfigPath)
+}
+
+// maxFilesNear is how many YAML files FilesNear names.
+const maxFilesNear = 5
+
+// FilesNear says where a subscriptions file at path that does not exist
+// was looked for and which YAML files (.yaml, .yml) are there, at most
+// maxFilesNear of them in name order: "looked for in /work; the YAML
+// files there: a.yaml, b.yml", or "looked for in /work, which has no YAML
+// file", or only "looked for in /work/x, which does not exist".
+func FilesNear(path string) string {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		dir = filepath.Dir(path)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "looked for in " + dir + ", which does not exist"
+		}
+		return "looked for in " + dir
+	}
+	var names []string
+	for _, e := range entries {
+		if ext := strings.ToLower(filepath.Ext(e.Name())); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			names = append(names, e.Name())
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return "looked for in " + dir + ", which has no YAML file"
+	case len(names) > maxFilesNear:
+		return fmt.Sprintf("looked for in %s; the YAML files there: %s and %d more", dir, strings.Join(names[:maxFilesNear], ", "), len(names)-maxFilesNear)
+	}
+	return fmt.Sprintf("looked for in %s; the YAML files there: %s", dir, strings.Join(names, ", "))
 }
 
 // SelectSubscriptions returns the subscriptions of f named in names (in

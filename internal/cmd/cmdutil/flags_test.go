@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,15 +55,26 @@ func TestSelectSubscriptions_ANameGivenTwiceIsOneSubscription(t *testing.T) {
 }
 
 // TestConfigNotFound_HintOnlyForTheDefaultFile: a missing default file gets
-// the hint naming -c/--config; a missing file the user named, and any other
-// error, come back as they are.
+// the hint naming -c/--config; a missing file the user named says where it
+// was looked for and which YAML files are there (not to name a file: they
+// did); any other error comes back as it is.
 func TestConfigNotFound_HintOnlyForTheDefaultFile(t *testing.T) {
 	missing := &fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}
 	if got := ConfigNotFound(missing, DefaultConfigPath).Error(); !strings.Contains(got, "-c/--config FILE") || !strings.Contains(got, DefaultConfigPath) {
 		t.Errorf("the default file's error = %q, want the hint", got)
 	}
-	if got := ConfigNotFound(missing, "mine.yaml"); got != error(missing) {
-		t.Errorf("a named file's error = %v, want it as it is", got)
+	dir := t.TempDir()
+	for _, n := range []string{"orders.yaml", "b.yml", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := ConfigNotFound(missing, filepath.Join(dir, "mine.yaml"))
+	if got := named.Error(); !errors.Is(named, fs.ErrNotExist) || got != "open x: file does not exist (looked for in "+dir+"; the YAML files there: b.yml, orders.yaml)" {
+		t.Errorf("a named file's error = %q, want where it was looked for and the YAML files there", got)
+	}
+	if got := ConfigNotFound(missing, filepath.Join(dir, "no", "mine.yaml")).Error(); !strings.HasSuffix(got, "(looked for in "+filepath.Join(dir, "no")+", which does not exist)") {
+		t.Errorf("a file in a missing directory: %q", got)
 	}
 	other := errors.New("line 3: bad")
 	if got := ConfigNotFound(other, DefaultConfigPath); got != other {

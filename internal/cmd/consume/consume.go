@@ -24,6 +24,20 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
+// stopSignals returns the signals consume takes as a stop request (the
+// first drains, a second exits at once): SIGINT, SIGTERM, and SIGHUP, sent
+// when the terminal it runs in closes or an ssh session drops (by default
+// it would end the process at once, with no drain, leaving exec handlers'
+// process groups running). SIGHUP is left out when the process was
+// started with it ignored (nohup): subscribing to it would undo that.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
 // Options are consume's flags and dependencies.
 type Options struct {
 	io            *iostreams.IOStreams
@@ -34,7 +48,8 @@ type Options struct {
 	// listen is --listen (observability address, "" = off); tui is --tui.
 	listen string
 	tui    bool
-	// signals delivers SIGINT/SIGTERM; tests may replace it.
+	// signals delivers the stop signals (stopSignals); tests may replace
+	// it.
 	signals func() (<-chan os.Signal, func())
 	// exit ends the process on a second signal.
 	exit func(code int)
@@ -47,7 +62,7 @@ func NewCmdConsume(f *factory.Factory, runF func(*Options) error) *cobra.Command
 	io := f.IOStreams
 	o := &Options{io: io, global: f, transports: f.Transports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		signal.Notify(ch, stopSignals()...)
 		return ch, func() { signal.Stop(ch) }
 	}}
 	cmd := &cobra.Command{
@@ -60,8 +75,9 @@ A deferred message is requeued until its delivery count reaches requeueCount,
 then rejected with DeliveryError and routed to deadLetterRoutingKey with the
 rejection metadata Brighter writes.
 
-SIGINT or SIGTERM stops receiving and lets in-flight messages finish within
-drainTimeout, and a receive already waiting on the broker end (at most its
+SIGINT, SIGTERM or SIGHUP (the terminal closed, an ssh session dropped)
+stops receiving and lets in-flight messages finish within drainTimeout, and
+a receive already waiting on the broker end (at most its
 timeOut, 20s on SQS: "draining: waiting for the receive in flight to return"
 says so), then exits 0; a second signal exits at once, leaving unsettled
 messages to the broker. Signals within half a second of the first (timeout(1)
@@ -96,7 +112,7 @@ bottom.`,
 			return runConsume(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file")
+	cmd.Flags().StringVarP(&o.configPath, "config", "c", cmdutil.DefaultConfigPath, "subscriptions file (- reads standard input)")
 	cmd.Flags().StringSliceVarP(&o.subscriptions, "subscription", "s", nil, "run only these subscriptions (repeatable; default all)")
 	_ = cmd.RegisterFlagCompletionFunc("subscription", cmdutil.SubscriptionNames(io))
 	cmd.Flags().StringVar(&o.listen, "listen", "", "serve /metrics, /healthz, /readyz and /events on this address (a port alone means 127.0.0.1)")
@@ -170,6 +186,9 @@ const (
 	// signalMergeWindow of the first.
 	logConsumeSignalMerged = cmdutil.LogSignalMerged
 	logConsumeStopped      = "consume stopped"
+	// logCloseFailed is logged (Error) when closing the channels opened
+	// before a start-up failure fails.
+	logCloseFailed = "close channel failed"
 )
 
 // runConsume runs the pumps of the selected subscriptions until a stop
@@ -187,7 +206,7 @@ func runConsume(ctx context.Context, o *Options) error {
 		return err
 	}
 	logger := logs.logger
-	f, err := cmdutil.LoadConfig(o.io, o.configPath)
+	f, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
@@ -250,11 +269,27 @@ func runConsume(ctx context.Context, o *Options) error {
 	})
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
-	closeAll := func() {
+	// closeAll closes the channels opened so far, once: on a start-up
+	// failure logging each close that fails (the start-up's error is the
+	// one returned); after the run returning them (a memory channel that
+	// could not write memory.output lost what it held).
+	closed := false
+	closeChannels := func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		var errs []error
 		for _, u := range units {
 			if err := u.ch.Close(context.WithoutCancel(ctx)); err != nil {
-				logger.Error("close channel failed", "subscription", u.sub.Name, "error", err)
+				errs = append(errs, fmt.Errorf("subscription %s: close channel: %w", u.sub.Name, err))
 			}
+		}
+		return errors.Join(errs...)
+	}
+	closeAll := func() {
+		if err := closeChannels(); err != nil {
+			logger.Error(logCloseFailed, "error", err)
 		}
 	}
 	getenv := func(k string) string {
@@ -347,9 +382,12 @@ func runConsume(ctx context.Context, o *Options) error {
 	if sup.Forced() {
 		return cmdutil.FailureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
 	}
-	// A failure is said once, by the error this returns (the last line
-	// brighter prints), not also in a log line.
-	if err := errors.Join(errs...); err != nil {
+	// The channels are closed before the run is called stopped: a close
+	// that fails (memory.output not written) is a failure, exit 1. A
+	// failure is said once, by the error this returns (the last line
+	// brighter prints), not also in a log line, and the run is then not
+	// logged as stopped.
+	if err := errors.Join(append(errs, closeChannels())...); err != nil {
 		return cmdutil.FailureErr(err)
 	}
 	logger.Info(logConsumeStopped)

@@ -100,9 +100,10 @@ parse is reported as findings at the offending lines. brighter consume runs
 the same rules at start-up and logs each finding once. lint also looks, on
 the file system where it runs, for what consume opens or runs when it
 starts: an exec handler's command (handler-command-not-found), an http
-handler's tls files (handler-tls-unreadable) and a memory transport's seed
-file (memory-seed-invalid), relative paths taken from the
-subscriptions file's directory, as consume takes them.
+handler's tls files (handler-tls-unreadable), a memory transport's seed
+file (memory-seed-invalid) and its output file (memory-output-unwritable),
+relative paths taken from the subscriptions file's directory, as consume
+takes them.
 
 Exit status: 0 when no finding is at or above --fail-on (default error, so
 warnings never fail a build unless asked), 1 when one is, 2 for a usage error

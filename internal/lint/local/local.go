@@ -6,7 +6,9 @@
 // Exec); handler-tls-unreadable: an http handler's tls files that
 // internal/tlsfiles cannot load (as the http handler loads them); memory-seed-invalid: a memory transport's seed file that cannot
 // be opened or that the memory broker does not load (internal/transport's
-// Memory.Open). The subscriptions file's relative paths are already
+// Memory.Open); memory-output-unwritable: a memory transport's output
+// file that memory.CheckOutput finds cannot be written (as Memory.Open
+// checks it). The subscriptions file's relative paths are already
 // relative to its directory (internal/config resolves them as consume
 // uses them).
 //
@@ -35,8 +37,8 @@ import (
 )
 
 // Check returns the findings of f's subscriptions on the local file
-// system: handler-command-not-found, handler-tls-unreadable and
-// memory-seed-invalid, in file order. A nil f yields none. It reads each seed file whole (into a memory
+// system: handler-command-not-found, handler-tls-unreadable,
+// memory-seed-invalid and memory-output-unwritable, in file order. A nil f yields none. It reads each seed file whole (into a memory
 // broker of its own, as consume loads it) and runs no command.
 func Check(ctx context.Context, f *config.File) []lint.Finding {
 	if f == nil {
@@ -64,6 +66,13 @@ func Check(ctx context.Context, f *config.File) []lint.Finding {
 				out = append(out, lint.NewFinding(s, lint.RuleMemorySeedInvalid, "memory.seed", fmt.Sprintf(
 					"subscription %q: memory.seed %q: %v; consume refuses to start the subscription",
 					s.Name, s.Memory.Seed, err)))
+			}
+		}
+		if s.Memory != nil && s.Memory.Output != "" {
+			if err := memory.CheckOutput(s.Memory.Output); err != nil {
+				out = append(out, lint.NewFinding(s, lint.RuleMemoryOutputUnwritable, "memory.output", fmt.Sprintf(
+					"subscription %q: memory.output %q: %v; consume refuses to start the subscription (it writes the messages left at stop there)",
+					s.Name, s.Memory.Output, err)))
 			}
 		}
 	}
