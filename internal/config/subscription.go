@@ -131,7 +131,7 @@ var subscriptionTable = []field[Subscription]{
 		Doc: "how long broker calls may fail, with no success between, before /readyz answers 503"},
 		at: func(s *Subscription) any { return &s.StallAfter }, def: DefaultStallAfter},
 	{Field: Field{Name: "drainTimeout", Kind: KindDuration, PumpOption: "DrainTimeout",
-		Doc: "how long in-flight handlers get on SIGINT/SIGTERM"},
+		Doc: "how long in-flight handlers get on SIGINT, SIGTERM or SIGHUP"},
 		at: func(s *Subscription) any { return &s.DrainTimeout }, def: DefaultDrainTimeout},
 	{Field: Field{Name: "maxLeaseExtension", Kind: KindDuration, PumpOption: "MaxLeaseExtension",
 		Doc: "how long past its first lease the pump keeps extending a held message's lease; 0s turns extension off"},
