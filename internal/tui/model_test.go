@@ -564,3 +564,49 @@ func TestModel_Connecting(t *testing.T) {
 		t.Fatalf("after ConnectedMsg the connecting line stays:\n%s", s)
 	}
 }
+
+// consume --tui while it opens its channels in turn: a row says connected
+// only once its channel is open (ConnectingMsg.Opened); the one being
+// opened says connecting and for how long, the others that they wait for
+// it; after q the one being opened gives up and the others are not
+// connected; ConnectedMsg gives every row its usual status.
+func TestModel_ConnectingRows(t *testing.T) {
+	now := t0.Add(5 * time.Second)
+	o := Options{Title: "brighter consume", NoColor: true, Now: func() time.Time { return now }, Location: time.UTC, Tick: -1,
+		Interrupt: func() {}}
+	var recs []observe.Record
+	for _, n := range []string{"a-memory", "b-silent", "c-later"} {
+		recs = append(recs, observe.Record{Kind: observe.KindSubscription, Subscription: n, Budget: 3, Info: &observe.SubscriptionInfo{Budget: 3}})
+	}
+	m := feed(New(o), recs)
+	m, _ = m.Update(ConnectingMsg{Subscription: "b-silent", Index: 2, Of: 3, Transport: "gcp", Since: t0, Opened: []string{"a-memory"}})
+	row := func(s, name string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, name+" ") && i+1 < len(lines) {
+				return strings.TrimSpace(lines[i+1])
+			}
+		}
+		return ""
+	}
+	s := ansi.Strip(m.(Model).Render())
+	for name, want := range map[string]string{"a-memory": "✓ connected", "b-silent": "… connecting (for 5s)", "c-later": "· waiting to connect (after subscription b-silent)"} {
+		if got := row(s, name); got != want {
+			t.Errorf("while connecting, %s's status is %q, want %q:\n%s", name, got, want, s)
+		}
+	}
+	m = press(m, "q")
+	s = ansi.Strip(m.(Model).Render())
+	for name, want := range map[string]string{"a-memory": "✓ connected", "b-silent": "… giving up the connection", "c-later": "■ not connected"} {
+		if got := row(s, name); got != want {
+			t.Errorf("after q while connecting, %s's status is %q, want %q:\n%s", name, got, want, s)
+		}
+	}
+	m, _ = m.Update(ConnectedMsg{})
+	s = ansi.Strip(m.(Model).Render())
+	for _, name := range []string{"a-memory", "b-silent", "c-later"} {
+		if got := row(s, name); got != "✓ connected" {
+			t.Errorf("after ConnectedMsg, %s's status is %q, want connected:\n%s", name, got, s)
+		}
+	}
+}

@@ -195,6 +195,56 @@ subscriptions:
 	}
 }
 
+// `consume --tui` with a file mixing a subscription whose channel opens
+// at once (memory) with two on a broker that accepts connections and
+// never answers: while the second connects, its row says connecting, the
+// third's that it waits for it, and only the first's connected (each
+// phrase is looked for on its own: the renderer writes only what
+// changed). q then ends the run (what the rows say after q is the model
+// test's: the stop may end the dashboard before its next frame).
+func TestConsumeTUI_ConnectingRowsSayWhichChannelIsOpen(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b := cmdtest.NewSilentBroker(t)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: `+b.URL+`
+subscriptions:
+  - name: a-memory
+    transport: memory
+    handler: {type: builtin, name: ack}
+  - name: b-silent
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+  - name: c-later
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, false)
+	r.waitFor(t, "the rows' states while b-silent connects", func(s string) bool {
+		return strings.Contains(s, "subscription b-silent (2 of 3)...") && strings.Contains(s, "✓ connected") &&
+			strings.Contains(s, "… connecting (for ") && strings.Contains(s, "· waiting to connect (after subscription b-silent)")
+	})
+	if s := ansi.Strip(r.screen.String()); strings.Count(s, "✓ connected") != 1 {
+		t.Errorf("while b-silent connects, %d rows were drawn connected, want 1 (a-memory):\n%s", strings.Count(s, "✓ connected"), s)
+	}
+	if _, err := r.typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-r.exit:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("consume exited %d after q while connecting, want 0; logs:\n%s", code, r.logs.String())
+		}
+	case <-time.After(connectStopBound):
+		t.Fatalf("consume did not exit within %s of q while connecting; logs:\n%s", connectStopBound, r.logs.String())
+	}
+}
+
 // `consume --tui` whose start-up fails (the broker refuses connections and
 // makeChannels validate must ask it): the dashboard shows the connection
 // while it is tried, then gives the terminal back before the error, so
