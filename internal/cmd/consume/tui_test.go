@@ -97,6 +97,55 @@ subscriptions:
 	}
 }
 
+// `consume --tui` with the broker down: its Error log line is cut to the
+// width in the LOG panel; tab twice focuses the panel and enter opens the
+// line whole, each attribute on a line of its own (the error, the count
+// of failures), not "nothing selected".
+func TestConsumeTUI_LogLineOpensWhole(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: http://`+closedPort(t)+`
+subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: orders
+    makeChannels: assume
+    channelFailureDelay: 20ms
+    maxChannelFailureDelay: 100ms
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, false)
+	r.waitFor(t, "the Error line in the LOG panel", func(s string) bool {
+		return strings.Contains(s, "ERROR orders: channel failure; backing off")
+	})
+	if _, err := r.typed.Write([]byte("\t\t\r")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, "the log line opened whole", func(s string) bool {
+		return strings.Contains(s, "DETAILS · log line") && strings.Contains(s, "channel failure; backing off") &&
+			regexp.MustCompile(`failures +[0-9]+`).MatchString(s)
+	})
+	if s := ansi.Strip(r.screen.String()); strings.Contains(s, "nothing selected") {
+		t.Errorf("enter on the LOG panel said nothing selected:\n%s", s)
+	}
+	if _, err := r.typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-r.exit:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("consume exited %d after q, want 0; logs:\n%s", code, r.logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("consume did not exit after q")
+	}
+}
+
 // tuiRun is `consume --tui` run in process with a terminal-like stdout:
 // what it drew, what it logged, the keys it reads, and its exit code.
 type tuiRun struct {
