@@ -21,8 +21,8 @@ func defaultKeys() keyMap {
 		Filter:  kit.NewBinding(key.Help{Desc: "filter"}, key.WithKeys("/"), key.WithHelp("/", "filter by message id, subscription or reason")),
 		Sort:    kit.NewBinding(key.Help{Desc: "sort"}, key.WithKeys("s"), key.WithHelp("s", "sort messages: recent, count, id")),
 		Pause:   kit.NewBinding(key.Help{Desc: "pause"}, key.WithKeys("p"), key.WithHelp("p", "pause / resume (events wait while paused)")),
-		Details: kit.NewBinding(key.Help{Desc: "details"}, key.WithKeys("enter"), key.WithHelp("enter", "details: headers, bag, body preview")),
-		Tab:     kit.NewBinding(key.Help{Desc: "panel"}, key.WithKeys("tab"), key.WithHelp("tab", "switch between messages and rejections")),
+		Details: kit.NewBinding(key.Help{Desc: "details"}, key.WithKeys("enter"), key.WithHelp("enter", "details: headers, bag, body preview; a log line whole")),
+		Tab:     kit.NewBinding(key.Help{Desc: "panel"}, key.WithKeys("tab"), key.WithHelp("tab", "switch between messages, rejections and the log")),
 		Up:      kit.NewBinding(key.Help{}, key.WithKeys("up", "k"), key.WithHelp("↑/k", "move up")),
 		Down:    kit.NewBinding(key.Help{}, key.WithKeys("down", "j"), key.WithHelp("↓/j", "move down")),
 		Back:    kit.NewBinding(key.Help{Desc: "clear"}, key.WithKeys("esc"), key.WithHelp("esc", "close details or help, clear the filter")),
@@ -45,7 +45,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case m.keys.Apply.Matches(msg):
 			m.filtering = false
 			m.filter.Blur()
-			m.cursor = [2]int{}
+			m.cursor = [panelCount]int{}
 			return m, nil
 		case m.keys.Back.Matches(msg):
 			m.filtering = false
@@ -55,7 +55,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		m.filter, cmd = m.filter.Update(msg)
-		m.cursor = [2]int{}
+		m.cursor = [panelCount]int{}
 		return m, cmd
 	}
 	k := m.keys
@@ -108,7 +108,12 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case k.Details.Matches(msg):
 		m.details = !m.details
 	case k.Tab.Matches(msg):
-		m.focus = 1 - m.focus
+		m.focus = (m.focus + 1) % panelCount
+	case m.focus == panelLog && k.Up.Matches(msg):
+		// The log is oldest first: up is an older line.
+		m.cursor[panelLog] = min(m.cursor[panelLog]+1, max(len(m.visibleLogs())-1, 0))
+	case m.focus == panelLog && k.Down.Matches(msg):
+		m.cursor[panelLog] = max(m.cursor[panelLog]-1, 0)
 	case k.Up.Matches(msg):
 		m.cursor[m.focus] = max(m.cursor[m.focus]-1, 0)
 	case k.Down.Matches(msg):

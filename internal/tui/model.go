@@ -25,6 +25,10 @@ type panel int
 const (
 	panelMessages panel = iota
 	panelRejections
+	// panelLog is the LOG panel: its cursor counts back from the newest
+	// line shown (0 is the newest), and enter opens the line whole.
+	panelLog
+	panelCount
 )
 
 // Model is the dashboard. Its zero value is not usable: call New.
@@ -49,7 +53,7 @@ type Model struct {
 	filtering bool
 	sort      sortMode
 	focus     panel
-	cursor    [2]int
+	cursor    [panelCount]int
 	details   bool
 	help      bool
 	// draining: the consumer was asked to stop (q, or DrainingMsg);

@@ -564,3 +564,89 @@ func TestModel_Connecting(t *testing.T) {
 		t.Fatalf("after ConnectedMsg the connecting line stays:\n%s", s)
 	}
 }
+
+// consume --tui while it opens its channels in turn: a row says connected
+// only once its channel is open (ConnectingMsg.Opened); the one being
+// opened says connecting and for how long, the others that they wait for
+// it; after q the one being opened gives up and the others are not
+// connected; ConnectedMsg gives every row its usual status.
+func TestModel_ConnectingRows(t *testing.T) {
+	now := t0.Add(5 * time.Second)
+	o := Options{Title: "brighter consume", NoColor: true, Now: func() time.Time { return now }, Location: time.UTC, Tick: -1,
+		Interrupt: func() {}}
+	var recs []observe.Record
+	for _, n := range []string{"a-memory", "b-silent", "c-later"} {
+		recs = append(recs, observe.Record{Kind: observe.KindSubscription, Subscription: n, Budget: 3, Info: &observe.SubscriptionInfo{Budget: 3}})
+	}
+	m := feed(New(o), recs)
+	m, _ = m.Update(ConnectingMsg{Subscription: "b-silent", Index: 2, Of: 3, Transport: "gcp", Since: t0, Opened: []string{"a-memory"}})
+	row := func(s, name string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, name+" ") && i+1 < len(lines) {
+				return strings.TrimSpace(lines[i+1])
+			}
+		}
+		return ""
+	}
+	s := ansi.Strip(m.(Model).Render())
+	for name, want := range map[string]string{"a-memory": "✓ connected", "b-silent": "… connecting (for 5s)", "c-later": "· waiting to connect (after subscription b-silent)"} {
+		if got := row(s, name); got != want {
+			t.Errorf("while connecting, %s's status is %q, want %q:\n%s", name, got, want, s)
+		}
+	}
+	m = press(m, "q")
+	s = ansi.Strip(m.(Model).Render())
+	for name, want := range map[string]string{"a-memory": "✓ connected", "b-silent": "… giving up the connection", "c-later": "■ not connected"} {
+		if got := row(s, name); got != want {
+			t.Errorf("after q while connecting, %s's status is %q, want %q:\n%s", name, got, want, s)
+		}
+	}
+	m, _ = m.Update(ConnectedMsg{})
+	s = ansi.Strip(m.(Model).Render())
+	for _, name := range []string{"a-memory", "b-silent", "c-later"} {
+		if got := row(s, name); got != "✓ connected" {
+			t.Errorf("after ConnectedMsg, %s's status is %q, want connected:\n%s", name, got, s)
+		}
+	}
+}
+
+// A log line longer than the screen is cut in the LOG panel; tab focuses
+// the panel (the newest line under the cursor, ↑ an older one) and enter
+// opens the line whole: every attribute on its own line, wrapped, none
+// cut; esc goes back.
+func TestModel_LogLineOpensWhole(t *testing.T) {
+	const note = "expected on the Pub/Sub emulator, which does not implement the IAM API; nothing needs doing"
+	recs := []observe.Record{
+		{Kind: observe.KindLog, Time: t0, Level: "ERROR", Subscription: "orders", Text: "channel failure; backing off",
+			Attrs: []observe.LogAttr{{Key: "error", Value: "receive: connection refused"}}},
+		{Kind: observe.KindLog, Time: t0.Add(time.Second), Level: "WARN", Subscription: "payments", Text: "cannot check the dead-letter permissions of the subscription",
+			Attrs: []observe.LogAttr{{Key: "error", Value: "rpc error: code = Unimplemented"}, {Key: "note", Value: note}}},
+	}
+	m := feed(newTestModel(), recs)
+	if s := ansi.Strip(m.(Model).Render()); strings.Contains(s, "nothing needs doing") {
+		t.Fatalf("the long log line was not cut at 80 columns, so this test shows nothing:\n%s", s)
+	}
+	m = press(m, "tab", "tab")
+	s := ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "LOG · warnings and errors · 2 ◂") || !strings.Contains(s, "› 12:00:01 WARN  payments:") {
+		t.Fatalf("tab twice does not focus the LOG panel with its newest line under the cursor:\n%s", s)
+	}
+	m = press(m, "enter")
+	s = ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "DETAILS · log line") || strings.Contains(s, "nothing selected") {
+		t.Fatalf("enter on the LOG panel does not open the line:\n%s", s)
+	}
+	if got := strings.Join(strings.Fields(s), " "); !strings.Contains(got, "note "+note) || !strings.Contains(got, "error rpc error: code = Unimplemented") {
+		t.Fatalf("the opened log line lacks its whole note or error:\n%s", s)
+	}
+	for i, l := range strings.Split(s, "\n") {
+		if w := ansi.StringWidth(l); w > DefaultWidth {
+			t.Errorf("line %d is %d cells wide, want at most %d: %q", i+1, w, DefaultWidth, l)
+		}
+	}
+	m = press(m, "esc", "k", "enter")
+	if s = ansi.Strip(m.(Model).Render()); !strings.Contains(s, "channel failure; backing off") || !strings.Contains(s, "subscription       orders") {
+		t.Fatalf("↑ then enter does not open the older line:\n%s", s)
+	}
+}

@@ -70,6 +70,10 @@ type ConnectingMsg struct {
 	Transport, Endpoint string
 	// Since is when the connection started.
 	Since time.Time
+	// Opened are the subscriptions whose channels are open already: their
+	// rows say connected, this one's connecting, and the rest's waiting
+	// (their turn has not come).
+	Opened []string
 }
 
 // ConnectedMsg tells the in-process dashboard that every channel is open

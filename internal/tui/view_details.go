@@ -15,6 +15,9 @@ func (m Model) detailLines() []string {
 	var rows []kv
 	var d *observe.MessageDetail
 	title := "DETAILS"
+	if m.focus == panelLog {
+		return m.logDetailLines()
+	}
 	if m.focus == panelMessages {
 		msgs := m.visibleMessages()
 		if len(msgs) == 0 {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +80,14 @@ func (m Model) subLines() []string {
 //
 // With several targets (replicas of one consumer) each target that is not
 // connected has lines of its own, named; "connected" means all are.
+//
+// While consume --tui opens its channels (ConnectingMsg), a row says
+// connected only once its channel is open; the one being opened says
+// connecting (for how long), the others waiting.
 func (m Model) statusLines(s *subState) []string {
+	if c := m.connecting; c != nil {
+		return []string{m.connectingStatus(c, s.name)}
+	}
 	var out []string
 	targets := sortedKeys(s.health)
 	for _, t := range targets {
@@ -93,6 +101,24 @@ func (m Model) statusLines(s *subState) []string {
 		return []string{m.styles.OK.Render("  ✓ connected")}
 	}
 	return out
+}
+
+// connectingStatus is subscription name's status line while the consumer
+// opens its channels, in turn: connected when its channel is open,
+// connecting (for how long; giving up after q) when it is being opened,
+// else waiting for its turn.
+func (m Model) connectingStatus(c *ConnectingMsg, name string) string {
+	switch {
+	case slices.Contains(c.Opened, name):
+		return m.styles.OK.Render("  ✓ connected")
+	case name == c.Subscription && m.connectStopping:
+		return m.styles.Warn.Render("  … giving up the connection")
+	case name == c.Subscription:
+		return m.styles.Warn.Render(fmt.Sprintf("  … connecting (for %s)", m.opt.Now().Sub(c.Since).Truncate(time.Second)))
+	case m.connectStopping:
+		return m.styles.Dim.Render("  ■ not connected")
+	}
+	return m.styles.Dim.Render("  · waiting to connect (after subscription " + c.Subscription + ")")
 }
 
 // targetStatus is one target's status lines, nil when it is connected;

@@ -308,7 +308,11 @@ func runConsume(ctx context.Context, o *Options) error {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
 		}
-		dash.connecting(f, s, i+1, len(subs), getenv, time.Now())
+		opened := make([]string, len(units))
+		for j, u := range units {
+			opened[j] = u.sub.Name
+		}
+		dash.connecting(f, s, i+1, len(subs), opened, getenv, time.Now())
 		ch, err := factory.Open(openCtx, f, s, sl)
 		if err != nil {
 			closeAll()

@@ -299,13 +299,14 @@ func (o *Options) startTUI(ctx context.Context, interrupt func(), ob *consumeObs
 }
 
 // connecting shows on the dashboard (when there is one) that the channel
-// of subscription s, the i-th of n, is being opened, from since.
-func (d *dashboard) connecting(f *config.File, s *config.Subscription, i, n int, getenv func(string) string, since time.Time) {
+// of subscription s, the i-th of n, is being opened, from since, those of
+// opened being open already.
+func (d *dashboard) connecting(f *config.File, s *config.Subscription, i, n int, opened []string, getenv func(string) string, since time.Time) {
 	if d.p == nil {
 		return
 	}
 	d.p.Send(tui.ConnectingMsg{Subscription: s.Name, Index: i, Of: n, Transport: string(s.Transport),
-		Endpoint: (&transport.Target{F: f, S: s}).Endpoint(getenv), Since: since})
+		Endpoint: (&transport.Target{F: f, S: s}).Endpoint(getenv), Since: since, Opened: opened})
 }
 
 // run ties the dashboard to the run, once every channel is open: the

@@ -97,6 +97,55 @@ subscriptions:
 	}
 }
 
+// `consume --tui` with the broker down: its Error log line is cut to the
+// width in the LOG panel; tab twice focuses the panel and enter opens the
+// line whole, each attribute on a line of its own (the error, the count
+// of failures), not "nothing selected".
+func TestConsumeTUI_LogLineOpensWhole(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: http://`+closedPort(t)+`
+subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: orders
+    makeChannels: assume
+    channelFailureDelay: 20ms
+    maxChannelFailureDelay: 100ms
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, false)
+	r.waitFor(t, "the Error line in the LOG panel", func(s string) bool {
+		return strings.Contains(s, "ERROR orders: channel failure; backing off")
+	})
+	if _, err := r.typed.Write([]byte("\t\t\r")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, "the log line opened whole", func(s string) bool {
+		return strings.Contains(s, "DETAILS · log line") && strings.Contains(s, "channel failure; backing off") &&
+			regexp.MustCompile(`failures +[0-9]+`).MatchString(s)
+	})
+	if s := ansi.Strip(r.screen.String()); strings.Contains(s, "nothing selected") {
+		t.Errorf("enter on the LOG panel said nothing selected:\n%s", s)
+	}
+	if _, err := r.typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-r.exit:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("consume exited %d after q, want 0; logs:\n%s", code, r.logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("consume did not exit after q")
+	}
+}
+
 // tuiRun is `consume --tui` run in process with a terminal-like stdout:
 // what it drew, what it logged, the keys it reads, and its exit code.
 type tuiRun struct {
@@ -192,6 +241,56 @@ subscriptions:
 		if !strings.Contains(r.logs.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.logs.String())
 		}
+	}
+}
+
+// `consume --tui` with a file mixing a subscription whose channel opens
+// at once (memory) with two on a broker that accepts connections and
+// never answers: while the second connects, its row says connecting, the
+// third's that it waits for it, and only the first's connected (each
+// phrase is looked for on its own: the renderer writes only what
+// changed). q then ends the run (what the rows say after q is the model
+// test's: the stop may end the dashboard before its next frame).
+func TestConsumeTUI_ConnectingRowsSayWhichChannelIsOpen(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b := cmdtest.NewSilentBroker(t)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: `+b.URL+`
+subscriptions:
+  - name: a-memory
+    transport: memory
+    handler: {type: builtin, name: ack}
+  - name: b-silent
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+  - name: c-later
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, false)
+	r.waitFor(t, "the rows' states while b-silent connects", func(s string) bool {
+		return strings.Contains(s, "subscription b-silent (2 of 3)...") && strings.Contains(s, "✓ connected") &&
+			strings.Contains(s, "… connecting (for ") && strings.Contains(s, "· waiting to connect (after subscription b-silent)")
+	})
+	if s := ansi.Strip(r.screen.String()); strings.Count(s, "✓ connected") != 1 {
+		t.Errorf("while b-silent connects, %d rows were drawn connected, want 1 (a-memory):\n%s", strings.Count(s, "✓ connected"), s)
+	}
+	if _, err := r.typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-r.exit:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("consume exited %d after q while connecting, want 0; logs:\n%s", code, r.logs.String())
+		}
+	case <-time.After(connectStopBound):
+		t.Fatalf("consume did not exit within %s of q while connecting; logs:\n%s", connectStopBound, r.logs.String())
 	}
 }
 

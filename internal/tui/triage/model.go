@@ -221,8 +221,9 @@ func (m Model) WithDryRun(on bool) Model {
 }
 
 // WithMessages returns m showing ms, the destination's first read, done
-// by the caller before the console starts (so a destination that cannot
-// be opened is an error of the command, not a screen); Init then reads
+// by the caller before the console is shown (Starting says meanwhile what
+// it connects to, and a destination that cannot be opened is an error of
+// the command, not a screen); Init then reads
 // nothing. The Actions' LoadNote of that read, if any, is the status line.
 func (m Model) WithMessages(ms []*message.Message) Model {
 	m.loading = false

@@ -167,29 +167,32 @@ func runTriage(ctx context.Context, o *Options) error {
 	if _, err := o.Filter(); err != nil {
 		return err
 	}
-	a, err := o.actions(ctx, arg, logger)
+	if !o.IO.OutTTY || !o.IO.InTTY {
+		// Without a terminal the destination is still resolved first:
+		// its refusals (and a signal while that connects) are said as
+		// before the terminal's.
+		if _, err := o.actions(ctx, arg, logger); err != nil {
+			return err
+		}
+		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
+	}
+	t, _, err := o.Target(arg)
 	if err != nil {
 		return err
 	}
-	if o.logFile != "" {
-		a.audit = o.auditLogger(logIO.ErrOut)
-	}
-	if !o.IO.OutTTY || !o.IO.InTTY {
-		return cmdutil.UsageErr(errors.New("triage is interactive and needs a terminal; use dlq stats, peek, replay, edit and archive in scripts"))
-	}
-	// The first read before the console starts: a destination that cannot
-	// be opened (a queue that does not exist) is reported as peek reports
-	// it, exit 1, and no console opens on it.
-	first, err := a.Load(ctx)
-	if err != nil {
-		if ee, ok := cmdutil.AsExitError(err); ok && ee.Code == shared.ExitInterrupted {
-			return err // a signal while connecting: exit 130, as it says
-		}
-		return cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
+	getenv := func(k string) string {
+		v, _ := o.IO.Getenv(k)
+		return v
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	model := triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)
+	// The console draws from its first frame (triage.Starting): while the
+	// destination is resolved and read for the first time it says which,
+	// on which transport and endpoint, and for how long; q quits (exit 0)
+	// and ctrl+c interrupts (exit 130) meanwhile too. A destination that
+	// cannot be opened (a queue that does not exist) ends the console and
+	// is reported as peek reports it, exit 1.
+	model := triage.NewStarting(t.URL, string(t.S.Transport), t.Endpoint(getenv), time.Now(), o.Now)
 	// Signals are the command's, as in every dlq command, not the
 	// console's (which would take SIGTERM for q): the first ends the
 	// console as ctrl+c does, a second exits at once.
@@ -204,27 +207,61 @@ func runTriage(ctx context.Context, o *Options) error {
 		logger.Warn(shared.LogDLQForced)
 		p.Kill()
 	})
+	// The start-up: the destination resolved and read once, then the
+	// console shown with that read.
+	var (
+		a        *triageActions
+		startErr error
+	)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		if a, startErr = o.actions(ctx, arg, logger); startErr != nil {
+			p.Send(triage.StartFailedMsg{})
+			return
+		}
+		if o.logFile != "" {
+			a.audit = o.auditLogger(logIO.ErrOut)
+		}
+		first, err := a.Load(ctx)
+		if err != nil {
+			startErr = cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
+			p.Send(triage.StartFailedMsg{})
+			return
+		}
+		p.Send(triage.ReadyMsg{Console: triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)})
+	}()
 	final, err := p.Run()
 	stopSignals()
 	if forced.Load() {
-		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", a.t.URL)}
+		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", t.URL)}
 	}
-	interrupted := signalled.Load()
-	if fm, ok := final.(interface{ Interrupted() bool }); ok && fm.Interrupted() {
-		interrupted = true
-	}
+	st, _ := final.(triage.Starting)
+	_, console := st.Console()
+	interrupted := signalled.Load() || st.Interrupted()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
 	// An action still under way (ctrl+c during a replay) stops: it finishes
-	// the publishes and removes it has begun and releases what it holds.
+	// the publishes and removes it has begun and releases what it holds;
+	// a start-up under way gives up.
 	cancel()
-	a.running.Wait()
-	if failed {
-		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", a.t.URL, err))
+	<-started
+	if a != nil {
+		a.running.Wait()
 	}
-	if interrupted {
+	switch {
+	case failed:
+		return cmdutil.FailureErr(fmt.Errorf("triage %s: %w", t.URL, err))
+	case !console && interrupted:
+		// ctrl+c or a signal while connecting: nothing was read.
+		return shared.ConnectInterrupted("triage " + t.URL)
+	case !console && st.Quit():
+		return nil
+	case !console && startErr != nil:
+		return startErr
+	case interrupted:
 		// ctrl+c or a signal: what was held is released (above), and
 		// the run ends as an interrupted dlq command does.
-		return shared.Interrupted("triage " + a.t.URL)
+		return shared.Interrupted("triage " + t.URL)
 	}
 	return nil
 }
