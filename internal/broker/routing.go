@@ -61,8 +61,10 @@ type RejectResult struct {
 	// Released (RoutingFailureDelay of its delivery attempt).
 	ReleaseDelay time.Duration
 	// Permanent is true when the publish failed with ErrPermanent (after
-	// one try with a shortened rejection message for ErrTooLarge): the
-	// message was released with the longest delay.
+	// one try with a shortened rejection message for ErrTooLarge), or
+	// when the Router refused to route the message round a cycle
+	// (ErrRejectionCycle, nothing published): the message was released
+	// with the longest delay.
 	Permanent bool
 	// Err is the failure already logged at Error (publish, release or
 	// acknowledge), nil when everything succeeded.
