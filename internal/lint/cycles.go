@@ -27,34 +27,26 @@ type cycleEdge struct {
 
 // rejectionCycles returns, for each subscription of f on a rejection cycle
 // of two subscriptions or more, the shortest such cycle through it, as its
-// edges in order from it back to it. Ties go to the edges met first in
-// file order. Linear in the file's subscriptions and destinations when no
-// cycle is found.
-func rejectionCycles(f *config.File) map[*config.Subscription][]cycleEdge {
-	readers := map[config.Transport]map[string][]*config.Subscription{}
-	for _, s := range f.Subscriptions {
-		if s == nil {
+// edges in order from it back to it. byKey is f's rejection index
+// (rejectionIndex.byKey): the edges into a subscription are the
+// destinations indexed under what it reads, so a file where no
+// subscription reads another's destination costs one look-up per
+// subscription and no allocation. Linear in the file's subscriptions and
+// destinations when no cycle is found.
+func rejectionCycles(f *config.File, byKey map[config.Transport]map[string][]rejectionSource) map[*config.Subscription][]cycleEdge {
+	var edges map[*config.Subscription][]cycleEdge
+	for _, t := range f.Subscriptions {
+		if t == nil {
 			continue
 		}
-		m := readers[s.Transport]
-		if m == nil {
-			m = map[string][]*config.Subscription{}
-			readers[s.Transport] = m
-		}
-		k := readKey(s)
-		m[k] = append(m[k], s)
-	}
-	edges := map[*config.Subscription][]cycleEdge{}
-	for _, s := range f.Subscriptions {
-		if s == nil {
-			continue
-		}
-		for _, d := range destinations(s) {
-			for _, t := range readers[s.Transport][destKey(s.Transport, d.name)] {
-				if t != s {
-					edges[s] = append(edges[s], cycleEdge{from: s, to: t, d: d})
-				}
+		for _, r := range byKey[t.Transport][readKey(t)] {
+			if r.src == t {
+				continue
 			}
+			if edges == nil {
+				edges = map[*config.Subscription][]cycleEdge{}
+			}
+			edges[r.src] = append(edges[r.src], cycleEdge{from: r.src, to: t, d: r.d})
 		}
 	}
 	if len(edges) == 0 {

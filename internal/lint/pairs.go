@@ -101,7 +101,7 @@ func newRejectionIndex(f *config.File) *rejectionIndex {
 			m[k] = append(m[k], rejectionSource{src: src, d: d})
 		}
 	}
-	x.cycles = rejectionCycles(f)
+	x.cycles = rejectionCycles(f, x.byKey)
 	return x
 }
 
