@@ -233,7 +233,9 @@ the broker's own redrive should handle poison messages.`,
 		Summary: "a dead-letter or invalid-message destination is the subscription's own source",
 		Explanation: `deadLetterRoutingKey, invalidMessageRoutingKey (and the native
 sqs.redrivePolicy.deadLetterQueue or gcp.deadLetterPolicy.topic) must name a
-different queue or topic from the one the subscription reads. Routing a
+different queue or topic from the one the subscription reads, as the
+transport resolves names: SQS turns '.' into '_', so channelName "lo.op"
+and deadLetterRoutingKey "lo_op" are one queue. Routing a
 rejected message back to its source puts it straight back in front of the
 same handler: a rejected poison message loops for ever, and each loop adds a
 routed copy.
