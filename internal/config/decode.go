@@ -51,6 +51,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*File, er
 	}
 	d.decode(data)
 	if len(d.errs) > 0 {
+		d.noteMerged()
 		sortErrors(d.errs)
 		if n := len(d.errs); n > MaxErrors {
 			// A hostile file (10,000 aliases of one subscription) must not
@@ -90,6 +91,9 @@ type decoder struct {
 	alias *treeBudget
 	// merging is how deep merge keys nest at this point of the walk.
 	merging int
+	// noNote holds the errors about merge keys themselves, which
+	// noteMerged leaves as they are.
+	noNote map[*Error]bool
 
 	// raw holds, by full YAML path, the text the file has for each value
 	// that came out of ${VAR} expansion (noteWritten, writtenAt).

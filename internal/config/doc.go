@@ -45,7 +45,12 @@
 // with positions kept, nor has an option to bound how much they expand;
 // here each use is charged the nodes it brings in against a budget per
 // file (MaxAliasNodes; an alias bomb ends with an error at the use that
-// spent it). The other limits of a file (size, tokens, one value, depth)
+// spent it). A key written over a merge key is kept at its own line, a
+// merged one at the anchored mapping's, marked as merged
+// (Subscription.Merged; errors and lint findings about it end with
+// MergedNote): each points at the line to edit. Top-level keys starting
+// with x- are extension fields, read by nothing, which hold anchors as in
+// a Docker Compose file. The other limits of a file (size, tokens, one value, depth)
 // are in limits.go; the infrastructure files of lint --infra are read
 // with goccy/go-yaml under the same limits (ParseLimited).
 //

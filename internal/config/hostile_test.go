@@ -39,6 +39,15 @@ var hostileCorpus = map[string]string{
 	"billion-laughs.yaml":       "subscriptions[0]: must be a mapping (key: value), got a list",
 	"alias-expansion.yaml":      ":169:10: subscriptions[166]: aliases and merge keys bring in more than 1000000 nodes here, the limit for a subscriptions file",
 	"merge-chain.yaml":          ":3:14: subscriptions[33]: merge keys (<<) nest deeper than the limit of 32 levels here",
+	// The same limits hold for what top-level extension fields (x-) hold:
+	// the decoder reads none of them, but aliases and merge keys into them
+	// are charged as they are used, and nesting, tokens and size are the
+	// file's. An alias bomb no subscription uses expands nothing.
+	"x-alias-expansion.yaml": ":169:10: subscriptions[166]: aliases and merge keys bring in more than 1000000 nodes here, the limit for a subscriptions file (an alias bomb?)",
+	"x-billion-laughs.yaml":  ":7:9: subscriptions[0]: must be a mapping (key: value), got a list",
+	"x-merge-chain.yaml":     ":10:16: subscriptions[0]: merge keys (<<) nest deeper than the limit of 32 levels here; is an anchor referring to itself?",
+	"x-deep.yaml":            ":33:65: mappings and sequences nest deeper than the limit of 32 levels here",
+	"x-unused-laughs.yaml":   "",
 }
 
 func TestHostileFilesGetClearErrors(t *testing.T) {

@@ -116,6 +116,15 @@ func TestSchemaAndLoaderAgreeOnWrongFiles(t *testing.T) {
 		{"name 255", strings.Replace(sub("memory", ""), "name: orders\n", "name: "+long(255)+"\n", 1), true, ""},
 		{"name 256", strings.Replace(sub("memory", ""), "name: orders\n", "name: "+long(256)+"\n", 1), false, "at most 255"},
 		{"memory channelName with a slash", sub("memory", "    channelName: orders/in\n"), true, ""},
+
+		// Top-level extension fields (x-), kept for their anchors.
+		{"x- block merged into a subscription", "x-defaults: &d {transport: memory, handler: {type: builtin, name: ack}}\n" + head + "  - <<: *d\n    name: orders\n", true, ""},
+		{"x- block of anything", "x-notes: {owner: team-a, tags: [1, two, {three: 3}]}\nx-empty:\n" + sub("memory", ""), true, ""},
+		{"a block kept for its anchor without x-", "defaults: &d {transport: memory, handler: {type: builtin, name: ack}}\n" + head + "  - <<: *d\n    name: orders\n", false,
+			`unknown field "defaults"; valid fields are connections, subscriptions; a block kept only for its anchor (&d) goes under a top-level key starting with x- (x-defaults), which brighter ignores`},
+		{"X- in capitals is no extension", "X-defaults: &d {transport: memory}\n" + sub("memory", ""), false, "(x-defaults)"},
+		{"x- inside a subscription is no extension", sub("memory", "    x-notes: hi\n"), false, `unknown field "x-notes"`},
+		{"x- inside connections is no extension", strings.Replace(sub("memory", ""), "connections: {", "connections: {x-notes: hi, ", 1), false, `unknown field "x-notes"`},
 	}
 	noEnv := func(string) (string, bool) { return "", false }
 	for _, c := range cases {

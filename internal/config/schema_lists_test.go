@@ -56,6 +56,7 @@ func TestSchemaListsMatchDecoder(t *testing.T) {
 		}
 	}
 	same("top-level fields", keys("properties"), topFields)
+	same("top-level extension fields", keys("patternProperties"), []string{"^" + extensionPrefix})
 	same("connections fields", keys("properties", "connections", "properties"), connFields)
 	same("connections.aws fields", keys("properties", "connections", "properties", "aws", "properties"), awsFields)
 	same("connections.gcp fields", keys("properties", "connections", "properties", "gcp", "properties"), gcpConnFields)

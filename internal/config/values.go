@@ -397,7 +397,7 @@ func (d *decoder) strList(e entry) []string {
 		item := entry{key: e.key, keyN: it, val: it, path: fmt.Sprintf("%s[%d]", e.path, i)}
 		var s string
 		if d.str(item, &s) {
-			d.record(item.path, d.posOf(it))
+			d.record(item.path, d.posOf(it), false)
 			out = append(out, s)
 		}
 	}

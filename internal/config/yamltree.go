@@ -22,13 +22,57 @@ func (d *decoder) start() Position { return Position{File: d.name, Line: 1, Colu
 // (scalar.display, writtenAt), so that no other text (a suggestion, the
 // valid values, a plain value equal to an expanded one) is ever taken for
 // a variable.
+//
+// An error found while a merge key (<<) is expanded (a key of the anchored
+// mapping) says so (MergedNote): it points into the anchored mapping, not
+// at the subscription its field path names.
 func (d *decoder) errAt(p Position, field, format string, args ...any) {
+	d.addErr(p, field, d.merging > 0, format, args...)
+}
+
+// mergeErrf is errorf for an error about the merge keys and aliases
+// themselves (a limit they exceed, a merge of no mapping), which says so
+// and takes no MergedNote.
+func (d *decoder) mergeErrf(n *yaml.Node, field, format string, args ...any) {
+	d.addErr(d.posOf(n), field, false, format, args...)
+	if d.noNote == nil {
+		d.noNote = map[*Error]bool{}
+	}
+	d.noNote[d.errs[len(d.errs)-1]] = true
+}
+
+// addErr is errAt, with MergedNote added when note is true.
+func (d *decoder) addErr(p Position, field string, note bool, format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
 			args[i] = redact.Quoted(s)
 		}
 	}
-	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	if note {
+		msg += MergedNote
+	}
+	d.errs = append(d.errs, &Error{File: p.File, Line: p.Line, Column: p.Column, Field: redact.Cut(field), Msg: msg})
+}
+
+// MergedNote ends the message of an error or a lint finding about a value
+// that came into a subscription through a merge key (<<: *anchor), which
+// points at the anchored mapping's line: the line to edit, unless the
+// subscription overrides the key.
+const MergedNote = " (brought in by a merge key, <<: change it where the anchor sets it, or override it in the subscription)"
+
+// noteMerged adds MergedNote to each error about a subscription's field
+// whose value the subscription's merge key brought in (Subscription.Merged)
+// and that does not say so yet.
+func (d *decoder) noteMerged() {
+	for _, e := range d.errs {
+		if e.Field == "" || d.noNote[e] || strings.HasSuffix(e.Msg, MergedNote) {
+			continue
+		}
+		if s, rel, ok := d.f.subscriptionAt(e.Field); ok && s.Merged(rel) {
+			e.Msg += MergedNote
+		}
+	}
 }
 
 // writtenAt returns value, the value of the field at path (a full YAML
@@ -94,7 +138,7 @@ func (d *decoder) resolveOK(n *yaml.Node, path string) (*yaml.Node, bool) {
 			return nil, false
 		}
 		if !d.spend(target) {
-			d.errorf(n, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
+			d.mergeErrf(n, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
 			return nil, false
 		}
 		n = target
@@ -112,8 +156,11 @@ func (d *decoder) entriesOf(e entry, valid []string) []entry {
 // mapEntries reads n as a mapping. Keys not in valid are reported (with the
 // closest valid name) and dropped; valid == nil accepts any key. Merge keys
 // (<<: *anchor) are expanded; explicit keys win over merged ones. A null n is
-// an empty mapping. Every key's position is recorded under its path. ok is
-// false when n is not a mapping.
+// an empty mapping. Every key's position is recorded under its path by the
+// mapping the walk reads (not by one a merge key brings in): the position
+// of the key the value comes from, an explicit key's own, or, for a merged
+// key, its position in the anchored mapping, marked as merged. ok is false
+// when n is not a mapping.
 func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []entry, ok bool) {
 	n, ok = d.resolveOK(n, path)
 	if !ok {
@@ -147,11 +194,17 @@ func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []
 		}
 		name := key.Value
 		field := JoinPath(path, name)
-		if valid != nil && !slices.Contains(valid, name) {
-			d.unknownField(key, field, name, valid)
+		if path == "" && isExtensionKey(name) {
+			// An extension field: kept for its anchors, read by nothing.
 			continue
 		}
-		d.record(field, d.posOf(key))
+		if valid != nil && !slices.Contains(valid, name) {
+			d.unknownField(key, n.Content[i+1], path, name, valid)
+			continue
+		}
+		if d.merging == 0 {
+			d.record(field, d.posOf(key), false)
+		}
 		ents = append(ents, entry{key: name, keyN: key, val: n.Content[i+1], path: field})
 	}
 	// A key written twice in one mapping is refused before the walk
@@ -160,7 +213,9 @@ func (d *decoder) mapEntries(n *yaml.Node, path string, valid []string) (ents []
 	// costs less than a set.
 	for _, e := range merged {
 		if _, dup := findEntry(ents, e.key); !dup {
-			d.record(e.path, d.posOf(e.keyN))
+			if d.merging == 0 {
+				d.record(e.path, d.posOf(e.keyN), true)
+			}
 			ents = append(ents, e)
 		}
 	}
@@ -182,13 +237,13 @@ func findEntry(ents []entry, key string) (entry, bool) {
 // ends there).
 func (d *decoder) mergeEntries(v *yaml.Node, path string, valid []string) []entry {
 	if d.merging >= MaxNestingDepth {
-		d.errorf(v, path, "merge keys (<<) nest deeper than the limit of %d levels here; is an anchor referring to itself?", MaxNestingDepth)
+		d.mergeErrf(v, path, "merge keys (<<) nest deeper than the limit of %d levels here; is an anchor referring to itself?", MaxNestingDepth)
 		return nil
 	}
 	d.merging++
 	defer func() { d.merging-- }()
 	if !d.spend(nil) {
-		d.errorf(v, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
+		d.mergeErrf(v, path, "aliases and merge keys bring in more than %d nodes here, the limit for a subscriptions file (an alias bomb?)", MaxAliasNodes)
 		return nil
 	}
 	v, ok := d.resolveOK(v, path)
@@ -203,7 +258,7 @@ func (d *decoder) mergeEntries(v *yaml.Node, path string, valid []string) []entr
 		return out
 	}
 	if v == nil || v.Kind != yaml.MappingNode {
-		d.errorf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindOf(v))
+		d.mergeErrf(v, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindOf(v))
 		return nil
 	}
 	ents, _ := d.mapEntries(v, path, valid)
@@ -213,12 +268,13 @@ func (d *decoder) mergeEntries(v *yaml.Node, path string, valid []string) []entr
 // record keeps p as the position of the key at path, unless one is
 // already kept: a key under the subscription being decoded in that
 // subscription's table only (File.Pos looks there), any other key in the
-// file's.
-func (d *decoder) record(path string, p Position) {
+// file's. merged says the key came in through a merge key (<<), which a
+// subscription's table keeps (Subscription.Merged).
+func (d *decoder) record(path string, p Position, merged bool) {
 	if d.sub != nil && strings.HasPrefix(path, d.subBase) {
 		rel := path[len(d.subBase):]
 		if _, ok := d.sub.pos[rel]; !ok {
-			d.sub.pos[rel] = keyPos{line: clampInt32(p.Line), col: clampInt32(p.Column)}
+			d.sub.pos[rel] = newKeyPos(p, merged)
 		}
 		return
 	}
@@ -231,10 +287,52 @@ func (d *decoder) record(path string, p Position) {
 // within MaxFileSize always fits.
 func clampInt32(n int) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
-func (d *decoder) unknownField(key *yaml.Node, field, name string, valid []string) {
+// extensionPrefix starts the name of a top-level extension field
+// (x-defaults: &defaults {...}), as in a Docker Compose file: the decoder,
+// lint and the JSON schema accept and ignore it, so a block that is there
+// only for its anchor can sit beside connections and subscriptions. What
+// it holds is still bound by every limit of the file (size, tokens,
+// nesting, and aliases and merge keys as they are used).
+const extensionPrefix = "x-"
+
+// isExtensionKey reports whether a top-level key names an extension field
+// (extensionPrefix).
+func isExtensionKey(name string) bool { return strings.HasPrefix(name, extensionPrefix) }
+
+// unknownField reports the key name of a mapping at path, whose value is
+// val, as unknown, with the closest valid name; at the top level, a key
+// whose value holds an anchor is told of the extension prefix.
+func (d *decoder) unknownField(key, val *yaml.Node, path, name string, valid []string) {
+	field := JoinPath(path, name)
+	hint := ""
+	if path == "" {
+		if anchor := anchorIn(val); anchor != "" {
+			hint = fmt.Sprintf("; a block kept only for its anchor (&%s) goes under a top-level key starting with %s (%s), which brighter ignores",
+				redact.Cut(anchor), extensionPrefix, redact.Cut(extensionPrefix+strings.TrimPrefix(name, "X-")))
+		}
+	}
 	if s := closest(name, valid); s != "" {
-		d.errorf(key, field, "unknown field %q; did you mean %q?", name, s)
+		d.errorf(key, field, "unknown field %q; did you mean %q?%s", name, s, hint)
 		return
 	}
-	d.errorf(key, field, "unknown field %q; valid fields are %s", name, strings.Join(valid, ", "))
+	d.errorf(key, field, "unknown field %q; valid fields are %s%s", name, strings.Join(valid, ", "), hint)
+}
+
+// anchorIn returns the name of the first anchor n or a node within it
+// carries (aliases are not followed), or "".
+func anchorIn(n *yaml.Node) string {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		if n == nil || n.Kind == yaml.AliasNode {
+			continue
+		}
+		if n.Anchor != "" {
+			return n.Anchor
+		}
+		for i := len(n.Content) - 1; i >= 0; i-- {
+			stack = append(stack, n.Content[i])
+		}
+	}
+	return ""
 }

@@ -219,7 +219,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 			PublisherMember:  "serviceAccount:demo@brighter-demo.iam.gserviceaccount.com",
 			SubscriberMember: "serviceAccount:demo@brighter-demo.iam.gserviceaccount.com",
 		},
-		DeadLetterTopic: DeadLetterTopic, InvalidTopic: InvalidTopic, Logger: o.Logger,
+		DeadLetterTopic: DeadLetterTopic, InvalidTopic: InvalidTopic, Logger: o.Logger, OnEmulator: true,
 	}).EnsureChannels(ctx)
 	if err != nil {
 		d.Close()

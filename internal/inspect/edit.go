@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -345,8 +346,28 @@ type Edit struct {
 	Headers *EditHeaders
 	// OriginalSHA256 is BodySHA256 of the body the edit started from.
 	OriginalSHA256 string
+	// From is HeadersOf the message the edit started from, set with
+	// Headers: a copy whose own editable headers differ is not sent
+	// (ErrChanged), so that an edit made on one stored copy of an id never
+	// overwrites another copy's different headers. nil skips the check.
+	From *EditHeaders
 	// At is when the message was edited.
 	At time.Time
+}
+
+// EditDiffers names what of m differs from orig for one edit to be
+// applied to both (two stored copies of one id, `dlq edit`): "body" when
+// the bodies differ, "headers" when headers (the edit changes the headers:
+// --headers or --set) and their editable headers (HeadersOf) differ; ""
+// when the edit made on orig is the edit of m too.
+func EditDiffers(orig, m *message.Message, headers bool) string {
+	switch {
+	case !bytes.Equal(orig.Body, m.Body):
+		return "body"
+	case headers && !sameValue(HeadersOf(orig), HeadersOf(m)):
+		return "headers"
+	}
+	return ""
 }
 
 // Transform is a ReplayOptions.Transform: it turns c, the replay copy of
@@ -354,10 +375,15 @@ type Edit struct {
 // headers and bag, with editedAt and originalBodySha256 in the bag beside
 // the replay's own keys; a message with a partition key gets a fresh
 // deduplication id. It returns an error wrapping ErrChanged when m's body
-// is not the one the edit started from, and the headers' Check error.
+// is not the one the edit started from (or, with Headers and From, m's
+// editable headers are not those it started from), and the headers' Check
+// error.
 func (e Edit) Transform(m, c *message.Message) error {
 	if got := BodySHA256(m.Body); got != e.OriginalSHA256 {
-		return fmt.Errorf("message %s: %w (body SHA-256 %s, edited from %s)", m.Header.MessageID, ErrChanged, got, e.OriginalSHA256)
+		return fmt.Errorf("message %s: %w (body SHA-256 %s, edited from %s; or another stored copy of the id, with another body)", m.Header.MessageID, ErrChanged, got, e.OriginalSHA256)
+	}
+	if e.Headers != nil && e.From != nil && !sameValue(HeadersOf(m), *e.From) {
+		return fmt.Errorf("message %s: %w (its headers or bag differ from those edited; or another stored copy of the id, with other headers)", m.Header.MessageID, ErrChanged)
 	}
 	if e.Headers != nil {
 		h := *e.Headers

@@ -77,3 +77,54 @@ func TestEditTransform(t *testing.T) {
 		t.Error("IsJSON")
 	}
 }
+
+// TestEditTransform_OtherCopyOfTheID: an edit of the headers made on one
+// stored copy of an id (From: the headers it started from) is not applied
+// to another copy whose bag differs (ErrChanged, nothing changed), while a
+// copy with the same body and headers takes it; EditDiffers names what
+// differs (the body always, the headers only for a headers edit).
+func TestEditTransform_OtherCopyOfTheID(t *testing.T) {
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	stored := func(tenant string, rejected time.Time) *message.Message {
+		m := message.New("m1", "orders", message.MTEvent, []byte(`{"a":1}`))
+		m.Header.Bag["tenant"] = tenant
+		return message.Stamp(m, "orders-dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, rejected)
+	}
+	first, same, other := stored("acme", at), stored("acme", at.Add(time.Second)), stored("zenith", at)
+	h := HeadersOf(first)
+	from := HeadersOf(first)
+	if err := h.Set("fixedBy", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	e := Edit{Body: []byte(`{"a":2}`), Headers: &h, From: &from, OriginalSHA256: BodySHA256(first.Body), At: at}
+	for _, m := range []*message.Message{first, same} {
+		c, _, err := ReplayCopy(m, "sqs://orders-dlq", "orders-dlq", ReplayOptions{}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Transform(m, c); err != nil || c.Header.Bag["fixedBy"] != "ops" {
+			t.Errorf("a copy with the edited headers: %v, bag %v", err, c.Header.Bag)
+		}
+	}
+	c, _, err := ReplayCopy(other, "sqs://orders-dlq", "orders-dlq", ReplayOptions{}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Transform(other, c); !errors.Is(err, ErrChanged) || c.Header.Bag["tenant"] != "zenith" {
+		t.Errorf("a copy whose bag differs: %v (bag %v), want ErrChanged and the bag untouched", err, c.Header.Bag)
+	}
+	if got := EditDiffers(first, same, true); got != "" {
+		t.Errorf("EditDiffers of two copies of one message: %q", got)
+	}
+	if got := EditDiffers(first, other, true); got != "headers" {
+		t.Errorf("EditDiffers of copies whose bags differ, headers edited: %q, want headers", got)
+	}
+	if got := EditDiffers(first, other, false); got != "" {
+		t.Errorf("EditDiffers of copies whose bags differ, body edited: %q, want none", got)
+	}
+	changed := first.Clone()
+	changed.Body = []byte(`{"a":9}`)
+	if got := EditDiffers(first, changed, false); got != "body" {
+		t.Errorf("EditDiffers of copies whose bodies differ: %q, want body", got)
+	}
+}

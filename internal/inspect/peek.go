@@ -150,6 +150,28 @@ type Table struct {
 	copies map[string]int
 	// first is when the oldest row held was added (wall clock).
 	first time.Time
+	// unknownRedrive: see NotRedriveTarget.
+	unknownRedrive bool
+}
+
+// ReasonNoMetadata is the peek table's reason for a message without
+// rejection metadata read from a destination not known to be a broker's
+// redrive target (a source queue, a queue given by URL): the absence is
+// all that is known, so that is what is said (R-9).
+const ReasonNoMetadata = "no rejection metadata"
+
+// ReasonMovedByRedrive is the peek table's reason for a message without
+// rejection metadata read from a broker's redrive target (R-9).
+const ReasonMovedByRedrive = "moved by broker redrive"
+
+// NotRedriveTarget tells t that its source is not known to be where a
+// broker's own redrive moves messages: a message without rejection
+// metadata is then shown as ReasonNoMetadata, not ReasonMovedByRedrive
+// (a fresh message on a source queue carries no metadata either). It
+// returns t.
+func (t *Table) NotRedriveTarget() *Table {
+	t.unknownRedrive = true
+	return t
 }
 
 // NewTable renders to w; styled selects borders and colour (a terminal).
@@ -177,8 +199,10 @@ func (t *Table) Write(m *message.Message) error {
 	case d.NativeRedrive && d.ReplayedFrom != "":
 		// A replayed copy not rejected again (e.g. on a source queue).
 		reason = "replayed from " + d.ReplayedFrom
+	case d.NativeRedrive && t.unknownRedrive:
+		reason = ReasonNoMetadata
 	case d.NativeRedrive:
-		reason = "moved by broker redrive"
+		reason = ReasonMovedByRedrive
 	}
 	age := "-"
 	if !d.Timestamp.IsZero() {
@@ -274,7 +298,9 @@ const minFold = 12
 // FoldShared returns each of texts with the longest prefix it shares with
 // any other of them folded to "…", cut at a word's start, so what
 // tells them apart comes first: "redelivery budget exhausted: ... (a)"
-// and "... (b)" become "…(a)" and "…(b)". A text shares nothing with
+// and "... (b)" become "…(a)" and "…(b)". Texts that part inside a
+// parenthesis keep it whole when it fits width, and a number keeps the
+// word before it (foldPoint), so the part shown reads on its own. A text shares nothing with
 // itself; a prefix shorter than minFold is kept, and so is a text of at
 // most width runes (it fits its column whole; width 0 folds every text).
 // Tables (stats, peek, the triage console) fold their causes with it
@@ -295,7 +321,7 @@ func FoldShared(texts []string, width int) []string {
 		}
 		// back to the start of the word the texts part in
 		if n < len(t) {
-			n = strings.LastIndexAny(t[:n], " /:,(=") + 1
+			n = foldPoint(t, n, width)
 		}
 		if n < minFold || n >= len(t) {
 			out[i] = t
@@ -304,6 +330,43 @@ func FoldShared(texts []string, width int) []string {
 		out[i] = "…" + t[n:]
 	}
 	return out
+}
+
+// foldPoint is where FoldShared folds t when its shared prefix is n bytes
+// long: the start of the word the texts part in, moved back so that the
+// part shown reads on its own: to the "(" of a parenthesis the texts part
+// inside when the text from there fits width ("…(delivered 5 times,
+// handled 2 times here)", not "…2 times here)"), else, when that word is
+// a number, to the word before it ("…handled 2 times here)").
+func foldPoint(t string, n, width int) int {
+	n = strings.LastIndexAny(t[:n], " /:,(=") + 1
+	if open := unclosedParen(t[:n]); open >= 0 && (width <= 0 || utf8.RuneCountInString(t[open:]) < width) {
+		return open
+	}
+	if n < len(t) && t[n] >= '0' && t[n] <= '9' && n > 0 {
+		if w := strings.LastIndexAny(strings.TrimRight(t[:n], " /:,(="), " /:,(=") + 1; w > 0 {
+			return w
+		}
+	}
+	return n
+}
+
+// unclosedParen is the index of the last "(" of s that no ")" after it
+// closes; -1 when there is none.
+func unclosedParen(s string) int {
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+	}
+	return -1
 }
 
 func commonPrefix(a, b string) int {

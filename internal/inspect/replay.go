@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
@@ -33,161 +31,6 @@ var ErrNoDestination = errors.New("no destination: the message carries no origin
 // by whoever wrote the message, so it may name any queue).
 var ErrRefused = errors.New("refused: its originalTopic is not a destination the subscriptions file knows for this dead-letter destination; give --to, or --allow-any-destination")
 
-// ReplayOptions say how to replay.
-type ReplayOptions struct {
-	// To is the topic (or queue) every replayed message is published to;
-	// "" means each message's originalTopic.
-	To string
-	// Allow decides, when To is "", whether a message may be replayed to
-	// its originalTopic (a name as the message carries it): a message it
-	// refuses is counted in Summary.Refused, reported with ErrRefused and
-	// left in place. nil allows any destination (--allow-any-destination).
-	// It is called from the scan's goroutine only.
-	Allow func(destination string) bool
-	// Route, when To is "", maps an allowed originalTopic to where the copy
-	// is published instead (Outcome.Destination, Header.Topic): `dlq
-	// replay`'s fan-out guard sends a copy for an SNS topic straight to the
-	// failed subscription's queue. nil, or a name returned
-	// unchanged, publishes to the originalTopic. It is called from the
-	// scan's goroutine only.
-	Route func(destination string) string
-	// NewID gives each replayed message a new id (a UUID).
-	NewID bool
-	// KeepCount keeps the presented HandledCount; by default it is reset to
-	// 0 so the replayed message's budget starts afresh (R-5).
-	KeepCount bool
-	// DryRun reports what would be replayed and changes nothing.
-	DryRun bool
-	// Copy keeps each replayed message in the dead-letter destination
-	// (`dlq replay --copy`): it is published and then only
-	// released, never removed. The scan holds every message it read until it
-	// ends, as a peek does, so each is copied once a run; on an SQS FIFO
-	// queue or a RocketMQ message group only what the broker delivers while
-	// the earlier messages are held (the first batch of each group) is
-	// reached.
-	Copy bool
-	// Journal, when set (and not Copy or DryRun), makes the replay
-	// resumable: a copy whose replay id (ReplayID) it records as
-	// sent by an earlier run is not published again, its message only
-	// removed; every other copy is recorded sending before its publish and
-	// sent once the broker accepted it, before the message is removed.
-	Journal ReplayJournal
-	// Rate limits publishes to this many per second; 0 means no limit. The
-	// limiter paces the publishes themselves: a batch takes its tokens just
-	// before its send, and batches are no larger than the limiter admits at
-	// once (rateBatch), so the first message goes at once and the others
-	// follow spaced, each reported as its batch is done.
-	Rate float64
-	// Workers is how many batches of messages are published and removed at
-	// once; 0 means DefaultReplayWorkers. The messages of one receive that
-	// have no partition key go to one worker together (one batch); messages
-	// with the same partition key (a FIFO group, an ordering key) always go
-	// through the same worker, in the order they were read.
-	Workers int
-	// Progress is told about every selected message; nil means none. It is
-	// called from one goroutine at a time.
-	Progress Progress
-	// Now is the clock for replayedAt; nil means time.Now.
-	Now func() time.Time
-	// Transform, when set, changes each replay copy c of the original m
-	// before it is published (`dlq edit`: Edit.Transform). An error counts
-	// the message failed and leaves it where it is, nothing published; it
-	// is called from the scan's goroutine only, in a dry run too.
-	Transform func(m, c *message.Message) error
-	// History, when set, records every copy the replay published (not in a
-	// dry run, not a copy an earlier run sent, not a second stored copy):
-	// the retry history the console shows. A failed record is logged,
-	// never a failure of the replay.
-	History *RetryHistory
-	// Check, when set, is asked with DryRun about each copy: an error (what
-	// the producer would refuse before any call, e.g. a body the transport
-	// cannot carry) makes the copy a failure of the dry run, as it would
-	// be of the real one.
-	Check func(c *message.Message) error
-}
-
-// DefaultReplayWorkers is the default of ReplayOptions.Workers.
-const DefaultReplayWorkers = 4
-
-// replayBatch is the most messages one replay worker publishes (and then
-// removes) together: SQS's batch limit of ten.
-const replayBatch = 10
-
-// rateBatch is the most messages one replay worker publishes together under
-// a limit of r publishes a second (ReplayOptions.Rate), and the limiter's
-// burst: a tenth of a second's worth, at least one and at most
-// replayBatch. Below 20 a second every message is its own publish, spaced
-// 1/r apart; from 100 a second batches of ten still go, ten tokens at a
-// time, so the limit costs no extra requests.
-func rateBatch(r float64) int {
-	return max(1, min(replayBatch, int(r/10)))
-}
-
-// Outcome is what happened to one selected message.
-type Outcome struct {
-	// ID is the message's id in the destination it was read from.
-	ID string
-	// NewID is the id it was published with (ID unless ReplayOptions.NewID).
-	NewID string
-	// Destination is where it was (or would be) published.
-	Destination string
-	// DryRun is true when nothing was done.
-	DryRun bool
-	// Refused is true when the allow-list refused Destination (Err wraps
-	// ErrRefused); the message was left in place.
-	Refused bool
-	// Resumed is true when an earlier, interrupted run had published the
-	// copy (ReplayOptions.Journal): this run only removed the message.
-	Resumed bool
-	// Duplicate is true when this run already handled another stored copy
-	// of the same failure (same id and rejection time): this copy is
-	// removed (kept with Copy), not published again.
-	Duplicate bool
-	// Err is why it failed; nil when it was replayed.
-	Err error
-	// Unpublished is true when it failed before any publish was tried (no
-	// destination, a copy that could not be made or edited): nothing of
-	// it can have reached a destination.
-	Unpublished bool
-	// Left is true when the message was dead-lettered again while this
-	// run ran (a copy this run replayed that came back, or a new failure of
-	// an id this run handled): it is left in the dead-letter destination,
-	// neither published nor removed, and counted in Summary.Left.
-	Left bool
-}
-
-// Progress is told about every selected message of a replay, in order.
-type Progress interface {
-	Done(o Outcome)
-}
-
-// Summary is the end of a replay.
-type Summary struct {
-	// Replayed is how many were published and removed (or, with DryRun,
-	// would be).
-	Replayed int `json:"replayed"`
-	// Skipped is how many were read and not selected; they stay in place.
-	Skipped int `json:"skipped"`
-	// Failed is how many selected messages could not be replayed (each
-	// stays in the dead-letter destination) or were published but not
-	// removed (each is in both places).
-	Failed int `json:"failed"`
-	// Refused is how many selected messages the allow-list refused
-	// (ReplayOptions.Allow); each stays in the dead-letter destination.
-	Refused int `json:"refused"`
-	// Left is how many messages were dead-lettered again while the replay
-	// ran (Outcome.Left); each stays in the dead-letter destination, for a
-	// later run. With Replayed, Skipped, Failed and Refused it accounts for
-	// every message read.
-	Left int `json:"left"`
-	// DryRun is true when nothing was changed.
-	DryRun bool `json:"dryRun"`
-	// FailedUnpublished is how many of Failed failed before any publish
-	// was tried (Outcome.Unpublished): none of them can have reached a
-	// destination. Not part of the JSON summary.
-	FailedUnpublished int `json:"-"`
-}
-
 // Replay scans the source and, for each message the filter selects,
 // publishes its ReplayCopy with p and only then acknowledges (removes) it
 // from the source: a failed publish leaves the message where it was and the
@@ -198,7 +41,7 @@ type Summary struct {
 // stays, held until the scan ends, then released.
 //
 // Each message is handled at most once a run: a message dead-lettered
-// again while the run ran (see cameBack in the body: a copy this run
+// again while the run ran (replayRun.cameBack: a copy this run
 // replayed, or a failure after the run began of an id it handled) is left
 // untouched (held, then released), reported with Outcome.Left and counted
 // in Summary.Left, so a replay beside a consumer that dead-letters the
@@ -223,12 +66,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	if now == nil {
 		now = time.Now
 	}
-	batchMax := replayBatch
-	var lim *rate.Limiter
-	if o.Rate > 0 {
-		batchMax = rateBatch(o.Rate)
-		lim = rate.NewLimiter(rate.Limit(o.Rate), batchMax)
-	}
+	pacer, batchMax := newReplayPacer(o)
 	log := src.logger()
 	sum := Summary{DryRun: o.DryRun}
 	var (
@@ -274,48 +112,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			o.Progress.Done(out)
 		}
 	}
-	type job struct {
-		m, c *message.Message
-		out  Outcome
-	}
-	// pace waits until the limiter admits the publishes of batch (not the
-	// duplicates, nor the copies the journal records as sent: those are
-	// only removed), just before its send, so that --rate spaces the
-	// publishes themselves rather than the scan's reads. It reports false
-	// when ctx ended first; the tokens are then given back.
-	pace := func(batch []job) bool {
-		if lim == nil {
-			return true
-		}
-		n := 0
-		for _, j := range batch {
-			rid, _ := j.c.Header.Bag.String(KeyReplayID)
-			if !j.out.Duplicate && (o.Journal == nil || o.Copy || !o.Journal.Sent(rid)) {
-				n++
-			}
-		}
-		if n == 0 {
-			return true
-		}
-		r := lim.ReserveN(time.Now(), n)
-		if !r.OK() {
-			// Not reached: a batch is never larger than the burst.
-			return true
-		}
-		d := r.Delay()
-		if d == 0 {
-			return true
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			r.Cancel()
-			return false
-		}
-	}
+	type job = replayJob
 	// publish publishes the copies of jobs, one error each. With a journal
 	// a copy an earlier run sent is not published again (its job is marked
 	// Resumed), the others are recorded sending before and sent after.
@@ -461,9 +258,9 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 			batch := make([]job, 0, batchMax)
 			// run moves the batch (or, interrupted before its publish
 			// began, leaves it where it is) and settles its jobs. With a
-			// rate it first waits for the batch's tokens (pace).
+			// rate it first waits for the batch's tokens (replayPacer.wait).
 			run := func() {
-				paced := ctx.Err() == nil && pace(batch)
+				paced := ctx.Err() == nil && pacer.wait(ctx, batch)
 				switch {
 				case !paced && o.Copy:
 					// Interrupted before their publish began; the scan
@@ -510,67 +307,14 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 		}(lanes[i])
 	}
 	seed := maphash.MakeSeed()
-	// handled holds the id (and the new id) of every message this run has
-	// replayed, tried to replay or reported; failures holds the replay id
-	// (ReplayID: id and rejection time) of each. Only the scan's goroutine
-	// reads and writes them (and left).
-	handled := map[string]struct{}{}
-	failures := map[string]struct{}{}
-	// markStart is the run's start by the clock that writes replayedAt on
-	// its copies; wallStart by the wall clock that rejection times are
-	// written by.
-	markStart, wallStart := now(), time.Now()
-	// cameBack reports whether m, read again with an id this run handled,
-	// was dead-lettered again while the run ran, rather than stored before
-	// it:
-	//   - it carries this run's mark: replayedFrom this source and a
-	//     replayedAt no earlier than the run's start, both written by
-	//     ReplayCopy with this run's clock and kept by whatever dead-letters
-	//     the copy (the pump's Stamp and native redrives keep the bag), so a
-	//     consumer that sends every replayed copy back is met once and the
-	//     replay ends; checked first, since the copy of a native-redrive
-	//     dead letter that a native redrive moves back carries no rejection
-	//     time, as its original did, and would otherwise pass for a second
-	//     stored copy of that failure (removed, not left);
-	//   - else, unmarked, it is the same failure as one handled (another
-	//     stored copy: handled as a duplicate), or a failure rejected at or
-	//     after the run's start (or with no readable rejection time), which
-	//     cannot have been stored before the run. A copy that lost the mark
-	//     still comes back at most once a run, unless the rejecting host's
-	//     clock runs behind this one's, and then only for that lag.
-	// A copy rejected before the run began is what was there before (two
-	// subscriptions sharing a dead-letter destination, a duplicate
-	// delivery): replayed. The rule errs only towards leaving a message,
-	// and a left message is counted (Summary.Left) and makes the command
-	// fail, never silent.
-	cameBack := func(m *message.Message) bool {
-		if _, ok := handled[m.Header.MessageID]; !ok {
-			return false
-		}
-		if from, _ := m.Header.Bag.String(message.KeyReplayedFrom); from == src.Name {
-			if s, ok := m.Header.Bag.String(message.KeyReplayedAt); ok {
-				if at, err := time.Parse(time.RFC3339Nano, s); err == nil && !at.Before(markStart) {
-					return true
-				}
-			}
-		}
-		if _, dup := failures[ReplayID(m, src.Name)]; dup {
-			return false
-		}
-		at := Describe(m).RejectedAt
-		return at.IsZero() || !at.Before(wallStart)
-	}
-	// left holds the identity of every message reported Left, so a copy
-	// read again (a source that releases after each receive) is counted
-	// once.
-	left := map[uint64]struct{}{}
+	// run remembers what this run handled, to tell a copy that came back
+	// while it ran (left) from one stored before it (replayRun.cameBack).
+	run := newReplayRun(src.Name, now(), seed)
 	known := func(m *message.Message) bool {
-		if !cameBack(m) {
+		if !run.cameBack(m) {
 			return false
 		}
-		k := identity(seed, m)
-		if _, said := left[k]; !said {
-			left[k] = struct{}{}
+		if run.leftOnce(m) {
 			log.WarnContext(ctx, LogReplayLeft, "message_id", m.Header.MessageID, "source", src.Name)
 			report(Outcome{ID: m.Header.MessageID, DryRun: o.DryRun, Left: true})
 		}
@@ -621,10 +365,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 	}
 	counts, err := scan(ctx, src, f, func(ctx context.Context, m *message.Message) (bool, error) {
 		id := m.Header.MessageID
-		handled[id] = struct{}{}
-		rid := ReplayID(m, src.Name)
-		_, again := failures[rid]
-		failures[rid] = struct{}{}
+		again := run.read(m)
 		c, dest, err := ReplayCopy(m, src.Name, self, o, now())
 		if errors.Is(err, ErrRefused) {
 			// Left in place (released when the scan ends), listed and
@@ -645,7 +386,7 @@ func Replay(ctx context.Context, src *Source, self string, p broker.Producer, f 
 				return false, nil
 			}
 		}
-		handled[c.Header.MessageID] = struct{}{}
+		run.handledID(c.Header.MessageID)
 		out := Outcome{ID: id, NewID: c.Header.MessageID, Destination: dest, DryRun: o.DryRun, Duplicate: again}
 		if o.DryRun {
 			if o.Check != nil {

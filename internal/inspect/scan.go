@@ -105,6 +105,11 @@ type Source struct {
 	ReleaseEach bool
 	// Logger receives the package's records; nil means slog.Default().
 	Logger *slog.Logger
+	// Receiving, when not nil, is called as each receive of a scan starts,
+	// with how long it may wait for messages; the function it returns is
+	// called when that receive returns. A command tells with it how long
+	// an interrupt waits for the receive in flight.
+	Receiving func(wait time.Duration) (returned func())
 }
 
 func (s *Source) logger() *slog.Logger {
@@ -221,6 +226,9 @@ func receive(ctx context.Context, src *Source, wait time.Duration) ([]*message.M
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = receiveRetryDelay
 	return backoff.Retry(ctx, func() ([]*message.Message, error) {
+		if src.Receiving != nil {
+			defer src.Receiving(wait)()
+		}
 		ms, err := src.Consumer.Receive(context.WithoutCancel(ctx), wait)
 		if err != nil && !errors.Is(err, broker.ErrChannelFailure) {
 			return nil, backoff.Permanent(err)

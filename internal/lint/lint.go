@@ -36,10 +36,6 @@ type Span struct {
 	// or, for a fixed service maximum, a short description of it
 	// ("Pub/Sub's 600s maximum").
 	Field string
-	// Past says, in a finding's words, what happens to a value past this
-	// one; "" means it is cut to Value ("so a requeued message returns
-	// after ...").
-	Past string
 }
 
 // TransportRules is what a transport answers about one of its subscriptions.
@@ -60,7 +56,9 @@ type TransportRules interface {
 	// ok false when the transport has no such lease.
 	Lease(s *config.Subscription) (lease Span, ok bool)
 	// MaxRequeueDelay returns the longest requeueDelay the transport can
-	// honour for s, or ok false when it has no maximum.
+	// honour for s, a longer one being cut to it (a Warning), or ok false
+	// when it has no maximum, or when a longer one is refused and its Check
+	// reports it under a rule of its own.
 	MaxRequeueDelay(s *config.Subscription) (max Span, ok bool)
 	// Ordered reports whether s delivers in order per key (Pub/Sub
 	// enableMessageOrdering) in a way a Reactor with several performers
@@ -215,6 +213,9 @@ func (c *check) finding(f Finding) Finding {
 	f.Severity = r.Severity
 	f.Requirement = r.Requirement
 	f.Pos = c.s.Pos(f.Field)
+	if c.s.Merged(f.Field) {
+		f.Message += config.MergedNote
+	}
 	f.Subscription = c.s.Name
 	if f.Field == "" {
 		f.Field = c.s.Path()
@@ -345,13 +346,9 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	}
 	// requeueDelay beyond what the transport can delay.
 	if mx, ok := tr.MaxRequeueDelay(s); ok && s.RequeueDelay > mx.Value {
-		past := mx.Past
-		if past == "" {
-			past = "so a requeued message returns after " + config.FormatDuration(mx.Value)
-		}
 		c.add(RuleRequeueDelayExceedsLimit, "requeueDelay",
-			"subscription %q: requeueDelay %s is longer than %s %s, %s; use at most %s",
-			name, config.FormatDuration(s.RequeueDelay), mx.Field, config.FormatDuration(mx.Value), past, config.FormatDuration(mx.Value))
+			"subscription %q: requeueDelay %s is longer than %s %s, so a requeued message returns after %s; use at most %s",
+			name, config.FormatDuration(s.RequeueDelay), mx.Field, config.FormatDuration(mx.Value), config.FormatDuration(mx.Value), config.FormatDuration(mx.Value))
 	}
 	// Ordered delivery with a multi-performer Reactor.
 	if field, ok := tr.Ordered(s); ok && s.MessagePumpType == config.Reactor && s.NoOfPerformers > 1 {

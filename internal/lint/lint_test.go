@@ -339,13 +339,42 @@ func indent(s string) string {
 
 func TestRequeueDelayExceedsLimit(t *testing.T) {
 	runCases(t, lint.RuleRequeueDelayExceedsLimit, []ruleCase{
-		{name: "gcp 15m trips", yaml: sub("gcp", "requeueDelay: 15m"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 15m", "10m"}, line: 12},
-		{name: "gcp beyond maxRequeueDelay trips", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityWarning,
-			contains: []string{"gcp.maxRequeueDelay 1m", "Pub/Sub refuses a maximum below the minimum"}},
+		{name: "gcp 15m under validate trips: the hold is cut", yaml: sub("gcp", "requeueDelay: 15m", "makeChannels: validate"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"requeueDelay 15m", "ack-deadline maximum 10m", "returns after 10m"}, line: 12},
+		{name: "gcp 15m under assume trips", yaml: sub("gcp", "requeueDelay: 15m", "makeChannels: assume"), want: 1, severity: lint.SeverityWarning},
+		{name: "gcp 15m under create is gcp-retry-policy-range, not this", yaml: sub("gcp", "requeueDelay: 15m"), want: 0},
+		{name: "gcp beyond maxRequeueDelay under create is gcp-retry-policy-range, not this", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 0},
 		{name: "gcp beyond maxRequeueDelay, validate: no retry policy made, the hold is the delay", yaml: sub("gcp", "requeueDelay: 2m", "makeChannels: validate", "gcp:\n  maxRequeueDelay: 1m"), want: 0},
 		{name: "sqs 13h is refused, under requeue-delay-range", yaml: sub("sqs", "requeueDelay: 13h"), want: 0},
 		{name: "gcp 5m does not trip", yaml: sub("gcp", "requeueDelay: 5m"), want: 0},
 		{name: "memory has no maximum", yaml: sub("memory", "requeueDelay: 100h"), want: 0},
+	})
+}
+
+// TestGCPRetryPolicyRange: under makeChannels create (the default) a
+// requeueDelay above 0 makes a retry policy (minimum requeueDelay, maximum
+// gcp.maxRequeueDelay or 600s), which Pub/Sub refuses past 600s or with a
+// minimum above the maximum: an Error at the field to change, as consume
+// cannot start. TestGCPRetryPolicyRange_AgreesWithPubSub
+// (internal/lint/rules) checks each case against the Pub/Sub emulator.
+func TestGCPRetryPolicyRange(t *testing.T) {
+	runCases(t, lint.RuleGCPRetryPolicyRange, []ruleCase{
+		{name: "default create, 15m", yaml: sub("gcp", "requeueDelay: 15m"), want: 1, severity: lint.SeverityError,
+			contains: []string{`"orders"`, "requeueDelay 15m is the minimum back-off", "Pub/Sub takes at most 10m", "consume cannot create or update the subscription", "at most 10m", "makeChannels: validate"}, line: 12},
+		{name: "explicit create, 10m1s", yaml: sub("gcp", "makeChannels: create", "requeueDelay: 601s"), want: 1, severity: lint.SeverityError, line: 13},
+		{name: "above a lower maxRequeueDelay", yaml: sub("gcp", "requeueDelay: 2m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityError,
+			contains: []string{"requeueDelay 2m is above gcp.maxRequeueDelay 1m", "minimum back-off (requeueDelay) above its maximum", "at most 1m", "at least 2m"}, line: 12},
+		{name: "above 10m and a lower maxRequeueDelay: one finding, the lower bound", yaml: sub("gcp", "requeueDelay: 15m", "gcp:\n  maxRequeueDelay: 1m"), want: 1, severity: lint.SeverityError,
+			contains: []string{"requeueDelay 15m", "use a requeueDelay of at most 1m"}},
+		{name: "maxRequeueDelay above 10m", yaml: sub("gcp", "requeueDelay: 10s", "gcp:\n  maxRequeueDelay: 11m"), want: 1, severity: lint.SeverityError,
+			contains: []string{"gcp.maxRequeueDelay 11m is the maximum back-off", "at most 10m"}, line: 14},
+		{name: "both above 10m: two findings", yaml: sub("gcp", "requeueDelay: 15m", "gcp:\n  maxRequeueDelay: 20m"), want: 2, severity: lint.SeverityError},
+		{name: "10m exactly, both", yaml: sub("gcp", "requeueDelay: 10m", "gcp:\n  maxRequeueDelay: 10m"), want: 0},
+		{name: "equal minimum and maximum", yaml: sub("gcp", "requeueDelay: 1m", "gcp:\n  maxRequeueDelay: 1m"), want: 0},
+		{name: "requeueDelay 0 makes no retry policy", yaml: sub("gcp", "gcp:\n  maxRequeueDelay: 11m"), want: 0},
+		{name: "validate makes no retry policy", yaml: sub("gcp", "requeueDelay: 15m", "makeChannels: validate", "gcp:\n  maxRequeueDelay: 11m"), want: 0},
+		{name: "assume makes no retry policy", yaml: sub("gcp", "requeueDelay: 15m", "makeChannels: assume"), want: 0},
+		{name: "sqs has no retry policy", yaml: sub("sqs", "requeueDelay: 11h"), want: 0},
 	})
 }
 
@@ -640,4 +669,43 @@ func TestConsumesRejectionDestination_R28(t *testing.T) {
 		{name: "other transport does not trip", yaml: sub("sqs", "deadLetterRoutingKey: dlq") + named("dlq-reader", "memory", "channelName: dlq"), want: 0},
 		{name: "unrelated subscriptions do not trip", yaml: sub("sqs", "deadLetterRoutingKey: dlq") + named("other", "sqs", "channelName: other"), want: 0},
 	})
+}
+
+// TestFindings_MergeKeysPointAtTheLineToEdit: a finding about a value a
+// subscription sets over a merge key (<<) points at the subscription's own
+// key; one about a value the merge brings in points at the anchored
+// mapping (an x- extension field here) and says it came through <<.
+func TestFindings_MergeKeysPointAtTheLineToEdit(t *testing.T) {
+	src := `x-defaults: &d
+  transport: memory
+  requeueCount: 0
+  deadLetterRoutingKey: parked
+  handler: {type: builtin, name: ack}
+subscriptions:
+  - <<: *d
+    name: overriding
+    requeueCount: 0
+  - <<: *d
+    name: merged
+`
+	fs, f := lint.New(rules.Default()).Source("m.yaml", []byte(src), func(string) (string, bool) { return "", false })
+	if f == nil {
+		t.Fatalf("the file does not parse:%s", dump(fs))
+	}
+	zero := only(fs, lint.RuleBudgetZero)
+	if len(zero) != 2 {
+		t.Fatalf("budget-zero findings = %d, want 2:%s", len(zero), dump(fs))
+	}
+	for _, z := range zero {
+		line, col, note := 9, 5, false
+		if z.Subscription == "merged" {
+			line, col, note = 3, 3, true
+		}
+		if z.Pos.Line != line || z.Pos.Column != col {
+			t.Errorf("%s: budget-zero at %s, want %d:%d", z.Subscription, z.Pos, line, col)
+		}
+		if strings.HasSuffix(z.Message, config.MergedNote) != note {
+			t.Errorf("%s: message %q: want the merge key named: %v", z.Subscription, z.Message, note)
+		}
+	}
 }

@@ -72,15 +72,19 @@ type Rule struct {
 // The rule ids. They are part of brighter's interface: CI configurations
 // and SARIF baselines refer to them, so they are never renamed.
 const (
-	RuleConfigInvalid              = "config-invalid"
-	RuleBudgetZero                 = "budget-zero"
-	RuleBudgetOutranked            = "budget-outranked"
-	RuleBudgetCannotRunDown        = "budget-cannot-run-down"
-	RuleBudgetNoDeadLetter         = "budget-no-dead-letter"
-	RuleDeadLetterIsSource         = "dead-letter-is-source"
-	RuleBufferSizeRange            = "buffer-size-range"
-	RuleGCPMaxDeliveryAttempts     = "gcp-max-delivery-attempts-range"
-	RuleGCPAckDeadlineRange        = "gcp-ack-deadline-range"
+	RuleConfigInvalid          = "config-invalid"
+	RuleBudgetZero             = "budget-zero"
+	RuleBudgetOutranked        = "budget-outranked"
+	RuleBudgetCannotRunDown    = "budget-cannot-run-down"
+	RuleBudgetNoDeadLetter     = "budget-no-dead-letter"
+	RuleDeadLetterIsSource     = "dead-letter-is-source"
+	RuleBufferSizeRange        = "buffer-size-range"
+	RuleGCPMaxDeliveryAttempts = "gcp-max-delivery-attempts-range"
+	RuleGCPAckDeadlineRange    = "gcp-ack-deadline-range"
+	// RuleGCPRetryPolicyRange is a retry policy makeChannels: create would
+	// give a Pub/Sub subscription that Pub/Sub refuses (a back-off above
+	// 600s, or a minimum above the maximum), so consume cannot start.
+	RuleGCPRetryPolicyRange        = "gcp-retry-policy-range"
 	RuleSQSVisibilityTimeoutRange  = "sqs-visibility-timeout-range"
 	RuleHandlerTimeoutExceedsLease = "handler-timeout-exceeds-lease"
 	RuleLeaseExtensionPastCeiling  = "lease-extension-past-ceiling"
@@ -399,16 +403,30 @@ the lease at least bufferSize x handler.timeout.`,
 mechanism, which has a maximum: SQS's visibility timeout (12h), Pub/Sub's
 ack deadline, for which brighter holds the message (600s). A longer
 requeueDelay is capped there, so the message returns sooner than the file
-says; consume runs the file, hence a Warning. On Pub/Sub with makeChannels:
-create, requeueDelay is also the minimum back-off of the subscription's
-retry policy and gcp.maxRequeueDelay its maximum: a requeueDelay above
-gcp.maxRequeueDelay makes a policy Pub/Sub refuses (a maximum below the
-minimum), so consume cannot create or update the subscription. (A
-requeueDelay consume refuses, an SQS one above 12h or a negative one, is
-requeue-delay-range, an Error.)
+says; consume runs the file, hence a Warning. On Pub/Sub this holds with
+makeChannels: validate or assume; with makeChannels: create (the default)
+a requeueDelay above 600s is also a retry policy Pub/Sub refuses, which
+stops consume: gcp-retry-policy-range, an Error. (A requeueDelay consume
+refuses, an SQS one above 12h or a negative one, is requeue-delay-range,
+an Error.)
 
-Fix: use a requeueDelay within the transport's maximum, and on Pub/Sub
-with makeChannels: create at most gcp.maxRequeueDelay.`,
+Fix: use a requeueDelay within the transport's maximum.`,
+	},
+	{
+		ID: RuleGCPRetryPolicyRange, Severity: SeverityError,
+		Summary: "makeChannels: create would give the Pub/Sub subscription a retry policy Pub/Sub refuses, so consume cannot start",
+		Explanation: `With makeChannels: create (the default) and a requeueDelay above 0, consume
+creates or updates the Pub/Sub subscription with a retry policy: minimum
+back-off requeueDelay, maximum back-off gcp.maxRequeueDelay (600s when 0).
+Pub/Sub takes a back-off of at most 600s, and a maximum no shorter than the
+minimum; it refuses any other policy (InvalidArgument), so consume cannot
+create or update the subscription and does not start. Hence an Error,
+where a requeueDelay above 600s under makeChannels: validate or assume is
+only cut to 600s (requeue-delay-exceeds-limit, a Warning).
+
+Fix: use a requeueDelay of at most 600s and at most gcp.maxRequeueDelay,
+and a gcp.maxRequeueDelay of at most 600s; or, for a longer hold, use
+makeChannels: validate with a subscription made elsewhere.`,
 	},
 	{
 		ID: RuleRequeueDelayRange, Severity: SeverityError,

@@ -71,7 +71,7 @@ func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting b
 		r.leases.settledLate(id, err, true)
 	}
 	if err == nil && !late {
-		p.here.forget(id)
+		p.here.forget(id, m.StoredID)
 	} else if err != nil && waiting {
 		p.here.ackFailed(id) // the earlier acknowledgement may remove nothing (SQS: an older receipt)
 	}

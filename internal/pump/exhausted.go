@@ -76,7 +76,7 @@ func (r *run) exhausted(m *message.Message, ackWaiting bool) arrival {
 	if spent-1 < b {
 		return arrivalHandle
 	}
-	if _, judged := r.p.here.lookup(m.Header.MessageID); judged > 0 {
+	if _, judged := r.p.here.lookup(m.Header.MessageID, ""); judged > 0 {
 		return arrivalRoutingRetry
 	}
 	if spentByHandlers(m, b) >= b {
@@ -114,7 +114,7 @@ func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 	}
 	budget := p.opts.RequeueCount
 	id := m.Header.MessageID
-	runs, judged := p.here.lookup(id)
+	runs, judged := p.here.lookup(id, m.StoredID)
 	delivered := broker.BudgetSpent(m)
 	var desc string
 	switch {
@@ -146,10 +146,10 @@ func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 // run, at the count the budget judged.
 func (r *run) budgetRouted(m *message.Message, end settleEnd) {
 	if end.gone {
-		r.p.here.forget(m.Header.MessageID)
+		r.p.here.forget(m.Header.MessageID, m.StoredID)
 		return
 	}
-	_, judged := r.p.here.lookup(m.Header.MessageID)
+	_, judged := r.p.here.lookup(m.Header.MessageID, "")
 	if judged == 0 {
 		judged = m.Header.HandledCount
 	}
@@ -178,7 +178,7 @@ func (r *run) retryRejection(m *message.Message) settleEnd {
 	}
 	end := r.reject(m, hr.rejection, hr.outcome, 0, true)
 	if end.gone {
-		r.p.here.forget(m.Header.MessageID)
+		r.p.here.forget(m.Header.MessageID, m.StoredID)
 	}
 	return end
 }

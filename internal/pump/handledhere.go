@@ -54,6 +54,12 @@ type handledHere struct {
 type handledEntry struct {
 	seq  uint64 // which ring slot owns the entry (see ringSlot)
 	runs int    // handler runs in this process
+	// copies are the handler runs of each stored copy of the id
+	// (message.StoredID) whose runs are counted here: what the budget's
+	// rejection message says of one copy, so that two copies of one id
+	// (a duplicate delivery) deferred side by side each state their own
+	// runs, not both copies' together.
+	copies map[string]int
 	// judged is the delivery count the budget judged exhausted when this
 	// process routed the message and the routing failed; 0 when it has not.
 	judged int
@@ -92,10 +98,12 @@ func newHandledHere(capacity int) *handledHere {
 	return &handledHere{entries: make(map[string]handledEntry), capacity: max(capacity, 1)}
 }
 
-// ran records one more handler run of the message id and returns how many
-// runs this process has made of it, this one included. An empty id (a
-// message the transport could not identify) is not recorded: 1.
-func (h *handledHere) ran(id string) int {
+// ran records one more handler run of the message id, stored copy stored
+// (message.StoredID; "" when the transport names none), and returns how
+// many runs this process has made of that copy (of the id, when stored is
+// ""), this one included. An empty id (a message the transport could not
+// identify) is not recorded: 1.
+func (h *handledHere) ran(id, stored string) int {
 	if id == "" {
 		return 1
 	}
@@ -106,8 +114,16 @@ func (h *handledHere) ran(id string) int {
 		e = h.add(id)
 	}
 	e.runs++
+	n := e.runs
+	if stored != "" {
+		if e.copies == nil {
+			e.copies = map[string]int{}
+		}
+		e.copies[stored]++
+		n = e.copies[stored]
+	}
 	h.entries[id] = e
-	return e.runs
+	return n
 }
 
 // add makes id's entry, evicting the oldest when the ring is full. The
@@ -195,28 +211,42 @@ func (h *handledHere) rejection(id string) *handlerRejection {
 	return e.rejected
 }
 
-// lookup returns what is recorded of id: the handler runs here, and the
-// count the budget judged when a routing of it failed (0 when none did).
-func (h *handledHere) lookup(id string) (runs, judged int) {
+// lookup returns what is recorded of id: the handler runs here (of the
+// stored copy stored, when it is not ""), and the count the budget judged
+// when a routing of it failed (0 when none did).
+func (h *handledHere) lookup(id, stored string) (runs, judged int) {
 	if id == "" {
 		return 0, 0
 	}
 	h.mu.Lock()
 	e := h.entries[id]
 	h.mu.Unlock()
+	if stored != "" {
+		return e.copies[stored], e.judged
+	}
 	return e.runs, e.judged
 }
 
-// forget drops id: its message was acknowledged, or routed and gone.
-func (h *handledHere) forget(id string) {
+// forget drops id: its message (stored copy stored) was acknowledged, or
+// routed and gone. The runs counted of the id's other stored copies are
+// kept, and only they: the next rejection message of such a copy still
+// states its own runs.
+func (h *handledHere) forget(id, stored string) {
 	if id == "" {
 		return
 	}
 	h.mu.Lock()
-	if e, ok := h.entries[id]; ok {
-		h.drop(id, e)
+	defer h.mu.Unlock()
+	e, ok := h.entries[id]
+	if !ok {
+		return
 	}
-	h.mu.Unlock()
+	h.drop(id, e)
+	delete(e.copies, stored)
+	if len(e.copies) == 0 || stored == "" {
+		return
+	}
+	h.entries[id] = handledEntry{seq: e.seq, copies: e.copies}
 }
 
 // drop deletes id's entry e; the caller holds mu.

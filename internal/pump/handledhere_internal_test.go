@@ -25,10 +25,10 @@ func TestHandledHereRecordsAFailedAcknowledgementUntilForgotten(t *testing.T) {
 	if h.rejection("m1") != nil {
 		t.Error("a failed acknowledgement reads as a failed rejection")
 	}
-	if _, judged := h.lookup("m1"); judged != 0 {
+	if _, judged := h.lookup("m1", ""); judged != 0 {
 		t.Errorf("a failed acknowledgement reads as a budget judgement (judged %d)", judged)
 	}
-	h.forget("m1")
+	h.forget("m1", "")
 	if h.ackRetry("m1") || h.failed.Load() != 0 {
 		t.Errorf("after forget: ackRetry(m1) = %v, failed = %d; want false, 0", h.ackRetry("m1"), h.failed.Load())
 	}
@@ -49,10 +49,10 @@ func TestHandledHereIgnoresAnEmptyID(t *testing.T) {
 // records.
 func TestHandledHereFailedAcknowledgementKeepsTheRuns(t *testing.T) {
 	h := newHandledHere(8)
-	h.ran("m1")
-	h.ran("m1")
+	h.ran("m1", "")
+	h.ran("m1", "")
 	h.ackFailed("m1")
-	if runs, _ := h.lookup("m1"); runs != 2 {
+	if runs, _ := h.lookup("m1", ""); runs != 2 {
 		t.Errorf("runs = %d after two runs and a failed acknowledgement, want 2", runs)
 	}
 	h.rejectionFailed("m2", message.Rejection{Reason: message.ReasonDeliveryError}, Reject)
@@ -60,8 +60,8 @@ func TestHandledHereFailedAcknowledgementKeepsTheRuns(t *testing.T) {
 	if n := h.failed.Load(); n != 2 {
 		t.Errorf("failed = %d for two messages, want 2", n)
 	}
-	h.forget("m2")
-	h.forget("m1")
+	h.forget("m2", "")
+	h.forget("m1", "")
 	if n := h.failed.Load(); n != 0 {
 		t.Errorf("failed = %d once both were forgotten, want 0", n)
 	}
@@ -73,8 +73,8 @@ func TestHandledHereFailedAcknowledgementKeepsTheRuns(t *testing.T) {
 func TestHandledHereEvictsTheOldestFailedAcknowledgement(t *testing.T) {
 	h := newHandledHere(2)
 	h.ackFailed("m1")
-	h.ran("m2")
-	h.ran("m3") // evicts m1
+	h.ran("m2", "")
+	h.ran("m3", "") // evicts m1
 	if h.ackRetry("m1") {
 		t.Error("m1 still recorded after two newer entries filled a record of 2")
 	}

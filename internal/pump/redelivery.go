@@ -469,7 +469,7 @@ func (r *run) settleSuperseded(m *message.Message, refused, again, stale bool) {
 	cancel()
 	p.settled(err)
 	if err == nil {
-		p.here.forget(m.Header.MessageID) // a failed acknowledgement recorded here is done
+		p.here.forget(m.Header.MessageID, m.StoredID) // a failed acknowledgement recorded here is done
 	}
 	if again {
 		if err != nil {

@@ -231,7 +231,7 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	budget := p.opts.RequeueCount
 	runs := 1
 	if budget != -1 {
-		runs = p.here.ran(m.Header.MessageID)
+		runs = p.here.ran(m.Header.MessageID, m.StoredID)
 	}
 	if budget != -1 && spent >= budget {
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
@@ -304,7 +304,7 @@ func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome
 // so it costs no look-up.
 func (r *run) acknowledged(m *message.Message) {
 	if m.Header.HandledCount > 0 || m.DeliveryAttempt > 1 {
-		r.p.here.forget(m.Header.MessageID)
+		r.p.here.forget(m.Header.MessageID, m.StoredID)
 	}
 }
 

@@ -118,6 +118,13 @@ func gcpEndpointSource(f *config.File) string {
 	return "pubsub.googleapis.com:443 (the real service, Application Default Credentials)"
 }
 
+// gcpOnEmulator reports whether the commands' Pub/Sub client for f talks
+// to an emulator: connections.gcp.emulatorHost (or dlq's --endpoint) is
+// set, or PUBSUB_EMULATOR_HOST, which the client library honours.
+func gcpOnEmulator(f *config.File) bool {
+	return f.Connections.GCP.EmulatorHost != "" || os.Getenv("PUBSUB_EMULATOR_HOST") != ""
+}
+
 // client returns the command's client for the subscription's project,
 // made and probed (gcp.Probe) on its first use.
 func (t *GCP) client(ctx context.Context, f *config.File, s *config.Subscription) (*pubsub.Client, error) {
@@ -235,7 +242,7 @@ func (t *GCP) Open(ctx context.Context, f *config.File, s *config.Subscription, 
 	if err != nil {
 		return nil, err
 	}
-	if err := validateGCPChannels(ctx, c, s, mk, known, logger); err != nil {
+	if err := validateGCPChannels(ctx, c, s, mk, known, gcpOnEmulator(f), logger); err != nil {
 		return nil, err
 	}
 	ackDeadline := s.GCP.AckDeadline

@@ -224,7 +224,7 @@ func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
 		if err != nil {
 			return err
 		}
-		return LiveMissing(validateGCPChannels(ctx, cl, s, broker.MakeValidate, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
+		return LiveMissing(validateGCPChannels(ctx, cl, s, broker.MakeValidate, nil, gcpOnEmulator(f), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	})
 	return live.GCP{Client: c.gcpFor}, validator, c.close
 }
@@ -401,10 +401,11 @@ func validateSQSChannels(ctx context.Context, c *sqs.Clients, s *config.Subscrip
 
 // validateGCPChannels applies makeChannels mk to s's Pub/Sub topics and
 // subscriptions (consume's start-up and lint --live); known is what calls
-// already made answered about topics (gcp.ChannelOptions.KnownTopics).
-func validateGCPChannels(ctx context.Context, c *pubsub.Client, s *config.Subscription, mk broker.MakeChannels, known map[string]bool, logger *slog.Logger) error {
+// already made answered about topics (gcp.ChannelOptions.KnownTopics);
+// onEmulator says c talks to Google's emulator (gcpOnEmulator).
+func validateGCPChannels(ctx context.Context, c *pubsub.Client, s *config.Subscription, mk broker.MakeChannels, known map[string]bool, onEmulator bool, logger *slog.Logger) error {
 	o := gcpChannelOptions(s, logger)
-	o.MakeChannels, o.KnownTopics = mk, known
+	o.MakeChannels, o.KnownTopics, o.OnEmulator = mk, known, onEmulator
 	if err := gcp.NewChannels(c, o).EnsureChannels(ctx); err != nil {
 		return fmt.Errorf("makeChannels %s: %w", mk, err)
 	}

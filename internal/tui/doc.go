@@ -10,6 +10,10 @@
 // (KindLog records, from observe.LogTee) are in a panel at the bottom, and
 // with Options.Interrupt (consume --tui) q drains the consumer and the
 // screen says "draining (N in flight)..." until the program is ended.
+// Before that, while consume --tui still opens its channels
+// (ConnectingMsg until ConnectedMsg), the screen says for how long, which
+// subscription and which transport and endpoint, and q gives the
+// connection up.
 //
 // Model is a bubbletea (charm.land/bubbletea/v2) model fed with EventsMsg
 // batches of observe.Record, TotalsMsg from /metrics and TargetStatusMsg.
@@ -23,7 +27,7 @@
 // model.go the Model around it (Update, pause), keys.go its keys, declared
 // once, filter.go what the filter and the sort show; view.go lays the
 // screen out from one file a panel: view_header.go (title, targets,
-// draining), view_subscriptions.go (with their status lines),
+// connecting, draining), view_subscriptions.go (with their status lines),
 // view_messages.go, view_rejections.go, view_details.go, view_log.go and
 // view_help.go (the help screen and the key line). Styles, key bindings and
 // line helpers come from internal/tui/kit, shared with internal/tui/triage.

@@ -65,10 +65,17 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.interrupted = msg.String() == "ctrl+c"
 			return m, tea.Quit
 		}
-		if m.draining {
-			m.forced = true
+		if m.connecting != nil {
+			// Still connecting: the first q gives up the connection, a
+			// second exits at once (the consumer's answer).
+			m.forced = m.connectStopping
+			m.connectStopping = true
+		} else {
+			if m.draining {
+				m.forced = true
+			}
+			m.draining = true
 		}
-		m.draining = true
 		interrupt := m.opt.Interrupt
 		return m, func() tea.Msg { interrupt(); return nil }
 	case k.Help.Matches(msg):

@@ -58,6 +58,11 @@ type Model struct {
 	// interrupted: ctrl+c (not q) quit the dashboard of brighter watch
 	// (Interrupted).
 	interrupted bool
+	// connecting: the consumer is still opening its channels
+	// (ConnectingMsg, until ConnectedMsg); connectStopping: q was pressed
+	// meanwhile, and the consumer gives up the connection.
+	connecting      *ConnectingMsg
+	connectStopping bool
 	// awaitingReceive: while draining, the subscriptions whose drain
 	// waits only for their receive in flight, and for how long at most
 	// (AwaitingReceiveMsg).
@@ -163,6 +168,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.setTotals(msg.Target, msg.Totals)
+		return m, nil
+	case ConnectingMsg:
+		m.connecting = &msg
+		return m, nil
+	case ConnectedMsg:
+		m.connecting = nil
+		if m.connectStopping {
+			// The stop asked for while connecting is the consumer's
+			// drain now.
+			m.draining = true
+		}
 		return m, nil
 	case DrainingMsg:
 		m.draining = true

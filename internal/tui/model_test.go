@@ -517,3 +517,50 @@ func TestBatcher_StampsItsTarget_I13(t *testing.T) {
 		t.Fatalf("Take = %+v, %v", m, ok)
 	}
 }
+
+// consume --tui while it connects: the line under the header says which
+// subscription is being opened, on which transport and endpoint, and for
+// how long (counted from ConnectingMsg.Since, redrawn with the clock); q
+// gives the connection up (the line says stopping, the key line that q
+// again exits at once), and ConnectedMsg ends the line.
+func TestModel_Connecting(t *testing.T) {
+	now := t0.Add(5 * time.Second)
+	interrupts := 0
+	o := Options{Title: "brighter consume", NoColor: true, Now: func() time.Time { return now }, Location: time.UTC, Tick: -1,
+		Interrupt: func() { interrupts++ }}
+	var m tea.Model = New(o)
+	m, _ = m.Update(ConnectingMsg{Subscription: "orders", Index: 2, Of: 3, Transport: "sqs", Endpoint: "http://127.0.0.1:4566", Since: t0})
+	want := "connecting to the broker for 5s: subscription orders (2 of 3)...\n  sqs at http://127.0.0.1:4566\n"
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, want) || !strings.Contains(s, "q stop: give up the connection") {
+		t.Fatalf("screen while connecting lacks %q or q's meaning:\n%s", want, s)
+	}
+	now = t0.Add(17*time.Second + 600*time.Millisecond)
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "for 17s: subscription orders") {
+		t.Fatalf("the time connecting did not move with the clock:\n%s", s)
+	}
+	m, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	if cmd == nil || cmd() != nil || interrupts != 1 {
+		t.Fatalf("q while connecting: Interrupt called %d times, want 1 (and no quit)", interrupts)
+	}
+	s := ansi.Strip(m.(Model).Render())
+	if !strings.Contains(s, "stopping: giving up the connection (subscription orders)") ||
+		!strings.Contains(s, "q exit at once") || strings.Contains(s, "draining") {
+		t.Fatalf("screen after q while connecting:\n%s", s)
+	}
+	if m, cmd = m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"}); cmd != nil {
+		cmd()
+	}
+	if s := ansi.Strip(m.(Model).Render()); interrupts != 2 || !strings.Contains(s, "exiting at once...") {
+		t.Fatalf("second q while connecting: Interrupt called %d times, screen:\n%s", interrupts, s)
+	}
+
+	m = feed(New(o), nil)
+	m, _ = m.Update(ConnectingMsg{Subscription: "orders", Index: 1, Of: 1, Transport: "memory", Since: t0})
+	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "connecting to the broker for 17s: subscription orders...\n  memory\n") {
+		t.Fatalf("one memory subscription:\n%s", s)
+	}
+	m, _ = m.Update(ConnectedMsg{})
+	if s := ansi.Strip(m.(Model).Render()); strings.Contains(s, "connecting") || strings.Contains(s, "draining") {
+		t.Fatalf("after ConnectedMsg the connecting line stays:\n%s", s)
+	}
+}

@@ -51,3 +51,28 @@ type AwaitingReceiveMsg struct {
 	Subscription string
 	UpTo         time.Duration
 }
+
+// ConnectingMsg tells the in-process dashboard (consume --tui) that the
+// consumer is opening a subscription's channel, before any pump runs:
+// until ConnectedMsg the screen says so under the header ("connecting to
+// the broker: subscription orders (1 of 2), sqs at http://..., for 3s"),
+// the time counted from Since and redrawn on every tick, so a broker that
+// is slow or does not answer shows as a wait, not as a blank screen. q
+// then gives up the connection (Options.Interrupt) and the line says
+// "stopping".
+type ConnectingMsg struct {
+	// Subscription is the subscription being opened, Index its place
+	// (from 1) among Of being opened in turn.
+	Subscription string
+	Index, Of    int
+	// Transport is its transport (sqs, gcp, rocketmq, memory); Endpoint
+	// where it connects ("" when it has none), redacted as logs are.
+	Transport, Endpoint string
+	// Since is when the connection started.
+	Since time.Time
+}
+
+// ConnectedMsg tells the in-process dashboard that every channel is open
+// and the pumps start: the connecting line goes, the usual dashboard
+// stays.
+type ConnectedMsg struct{}

@@ -19,12 +19,15 @@ func (m Model) View() tea.View {
 // most Width cells wide.
 //
 // The log panel and the key line are always at the bottom (the panels
-// above give way on a small screen), and a draining consumer says so right
-// under the header.
+// above give way on a small screen), and a consumer still connecting or
+// draining says so right under the header.
 func (m Model) Render() string {
 	bottom := append(m.logPanel(), m.footer())
 	var lines []string
 	lines = append(lines, m.header())
+	if m.connecting != nil {
+		lines = append(lines, m.connectingLines()...)
+	}
 	if m.draining {
 		lines = append(lines, m.drainingLine())
 	}

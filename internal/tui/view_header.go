@@ -36,6 +36,32 @@ func (m Model) header() string {
 	return strings.Join(parts, " · ")
 }
 
+// connectingLines are shown from ConnectingMsg until ConnectedMsg: for
+// how long the consumer has been connecting, which subscription it opens,
+// and on its own line (the part a narrow screen cuts) the transport and
+// endpoint; after q, that the connection is being given up.
+func (m Model) connectingLines() []string {
+	c := m.connecting
+	if m.forced {
+		return []string{m.styles.Bad.Render("exiting at once...")}
+	}
+	if m.connectStopping {
+		return []string{m.styles.Warn.Render(fmt.Sprintf("stopping: giving up the connection (subscription %s)", c.Subscription))}
+	}
+	of := ""
+	if c.Of > 1 {
+		of = fmt.Sprintf(" (%d of %d)", c.Index, c.Of)
+	}
+	where := c.Transport
+	if c.Endpoint != "" {
+		where += " at " + c.Endpoint
+	}
+	return []string{
+		m.styles.Warn.Render(fmt.Sprintf("connecting to the broker for %s: subscription %s%s...", m.opt.Now().Sub(c.Since).Truncate(time.Second), c.Subscription, of)),
+		m.styles.Warn.Render("  " + where),
+	}
+}
+
 // drainingLine is shown from q (or DrainingMsg) until the program ends.
 func (m Model) drainingLine() string {
 	if m.forced {

@@ -17,11 +17,22 @@ func (m Model) helpLines() []string {
 }
 
 // footer is the key line at the bottom: the keys of the filter's input
-// while it is typed; while a consumer drains, q's second meaning.
+// while it is typed; while a consumer connects, or drains, what q does
+// then.
 func (m Model) footer() string {
 	k := m.keys
 	if m.filtering {
 		return m.styles.Dim.Render(kit.KeyBar(" · ", k.Apply, k.Back))
+	}
+	if m.connecting != nil && m.opt.Interrupt != nil {
+		// Nothing received yet: q gives the connection up, q again
+		// exits at once.
+		stop := k.Quit
+		stop.Bar.Desc = "stop: give up the connection (nothing is received)"
+		if m.connectStopping {
+			stop.Bar.Desc = "exit at once"
+		}
+		return m.styles.Dim.Render(kit.KeyBar(" · ", stop, k.Help))
 	}
 	if m.draining && m.opt.Interrupt != nil {
 		exit := k.Quit

@@ -39,6 +39,10 @@ const (
 	LogLabelsNotUpdated = "subscription labels differ but the server refused to update them; left as they are"
 	// ConsequenceDeadLetteringInactive is R-20's fixed consequence text.
 	ConsequenceDeadLetteringInactive = "native dead-lettering may be inactive"
+	// NoteIAMOnEmulator is the note attribute of R-20's Warning on Google's
+	// Pub/Sub emulator (ChannelOptions.OnEmulator): the Warning is expected
+	// there, and the native dead-lettering works without the binding.
+	NoteIAMOnEmulator = "expected on the Pub/Sub emulator, which has no IAM service; it forwards to the dead-letter topic without the binding, so nothing needs doing"
 	// ReasonNoDeadLetterPolicy is R-11's reason for Pub/Sub.
 	ReasonNoDeadLetterPolicy = "Pub/Sub sets delivery_attempt only on a subscription with a DeadLetterPolicy; without one the delivery count never advances"
 )
@@ -164,6 +168,11 @@ type ChannelOptions struct {
 	ProjectNumber ProjectNumberFunc
 	// Logger receives the Warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// OnEmulator says that the client talks to Google's Pub/Sub emulator
+	// (connections.gcp.emulatorHost or PUBSUB_EMULATOR_HOST): R-20's
+	// Warning then carries note=NoteIAMOnEmulator instead of the fix for a
+	// real project.
+	OnEmulator bool
 }
 
 // Channels provisions one subscription's infrastructure (broker.ChannelMaker).
@@ -470,6 +479,10 @@ func lastSegment(name string) string {
 // failure (see toleratedIAM) abandons the rest of the helper with ONE
 // Warning; every other failure is returned.
 func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, resource string, onTopic bool) error {
+	// The hint names the member as far as it is known when the call fails.
+	tolerate := func(rpc, called string, err error) error {
+		return c.tolerate(ctx, helper, rpc, called, err, c.bindingHint(member, role, resource, onTopic)...)
+	}
 	if member == "" {
 		num, err := c.opts.ProjectNumber(ctx, c.client.Project())
 		if err != nil {
@@ -478,7 +491,7 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 			if errors.As(err, &ce) {
 				rpc = RPCNewProjectsClient
 			}
-			return c.tolerate(ctx, helper, rpc, "projects/"+c.client.Project(), err)
+			return tolerate(rpc, "projects/"+c.client.Project(), err)
 		}
 		member = "serviceAccount:service-" + num + "@gcp-sa-pubsub.iam.gserviceaccount.com"
 	}
@@ -489,7 +502,7 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 	}
 	policy, err := get(ctx, &iampb.GetIamPolicyRequest{Resource: resource})
 	if err != nil {
-		return c.tolerate(ctx, helper, RPCGetIamPolicy, resource, err)
+		return tolerate(RPCGetIamPolicy, resource, err)
 	}
 	for _, b := range policy.Bindings {
 		if b.Role == role && slices.Contains(b.Members, member) {
@@ -498,21 +511,44 @@ func (c *Channels) ensureBinding(ctx context.Context, helper, member, role, reso
 	}
 	policy.Bindings = append(policy.Bindings, &iampb.Binding{Role: role, Members: []string{member}})
 	if _, err := set(ctx, &iampb.SetIamPolicyRequest{Resource: resource, Policy: policy}); err != nil {
-		return c.tolerate(ctx, helper, RPCSetIamPolicy, resource, err)
+		return tolerate(RPCSetIamPolicy, resource, err)
 	}
 	return nil
 }
 
+// bindingHint is what R-20's Warning for one binding adds to its five
+// elements, as slog attributes: the role, and on the emulator
+// note=NoteIAMOnEmulator, else fix= the gcloud command that makes the
+// binding on a real project (the member the service agent's address with
+// PROJECT_NUMBER when none is set: deriving it is what may have failed).
+func (c *Channels) bindingHint(member, role, resource string, onTopic bool) []any {
+	if c.opts.OnEmulator {
+		return []any{"role", role, "note", NoteIAMOnEmulator}
+	}
+	if member == "" {
+		member = "serviceAccount:service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
+	}
+	kind := "subscriptions"
+	if onTopic {
+		kind = "topics"
+	}
+	fix := fmt.Sprintf("grant it yourself, or let these credentials set IAM policies (roles/pubsub.admin): gcloud pubsub %s add-iam-policy-binding %s --project %s --member %s --role %s",
+		kind, lastSegment(resource), c.client.Project(), member, role)
+	return []any{"role", role, "fix", fix}
+}
+
 // tolerate applies R-20's filter to err: a tolerated failure logs one
-// Warning with the five elements and returns nil; anything else is returned
-// wrapped with the helper, RPC and resource.
-func (c *Channels) tolerate(ctx context.Context, helper, rpc, resource string, err error) error {
+// Warning with the five elements (and hint, bindingHint's attributes) and
+// returns nil; anything else is returned wrapped with the helper, RPC and
+// resource.
+func (c *Channels) tolerate(ctx context.Context, helper, rpc, resource string, err error, hint ...any) error {
 	code, ok := toleratedIAM(err)
 	if !ok {
 		return fmt.Errorf("%s: %s on %s: %w", helper, rpc, resource, err)
 	}
-	c.log.WarnContext(ctx, LogIAMTolerated, "helper", helper, "rpc", rpc, "resource", resource,
-		"status", code, "consequence", ConsequenceDeadLetteringInactive, "error", err)
+	attrs := append([]any{"helper", helper, "rpc", rpc, "resource", resource,
+		"status", code, "consequence", ConsequenceDeadLetteringInactive}, hint...)
+	c.log.WarnContext(ctx, LogIAMTolerated, append(attrs, "error", err)...)
 	return nil
 }
 

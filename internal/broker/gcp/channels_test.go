@@ -3,6 +3,7 @@ package gcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -215,5 +216,73 @@ func TestBudgetInert_RetryPolicyAlone_R11(t *testing.T) {
 	t.Logf("the emulator's delivery_attempt with a RetryPolicy alone: %d (not relied on)", m.DeliveryAttempt)
 	if err := c.Acknowledge(ctxT(t, 5*time.Second), m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEnsureChannels_IAMWarningSaysWhatToDo: R-20's Warning carries the
+// role, and on Google's emulator (OnEmulator) note=NoteIAMOnEmulator, the
+// Warning being expected there; elsewhere fix= the gcloud command that
+// makes the binding on a real project, naming the resource, the member and
+// the role (on the emulator here, standing in for a project that refuses
+// GetIamPolicy).
+func TestEnsureChannels_IAMWarningSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	const member = "serviceAccount:a@b.iam.gserviceaccount.com"
+	for _, onEmulator := range []bool{true, false} {
+		t.Run(fmt.Sprintf("onEmulator=%v", onEmulator), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			p := &DeadLetterPolicy{Topic: "orders.native", MaxDeliveryAttempts: 5, PublisherMember: member, SubscriberMember: member}
+			err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log, OnEmulator: onEmulator}).EnsureChannels(ctxT(t, 30*time.Second))
+			if err != nil {
+				t.Fatalf("EnsureChannels: %v", err)
+			}
+			ws := iamWarnings(t, e)
+			if len(ws) != 2 {
+				t.Fatalf("%d IAM warnings, want 2", len(ws))
+			}
+			wantFix := map[string]string{
+				HelperDeadLetterPublisher: "gcloud pubsub topics add-iam-policy-binding orders.native --project " + e.project + " --member " + member + " --role roles/pubsub.publisher",
+				HelperSubscriber:          "gcloud pubsub subscriptions add-iam-policy-binding orders-sub --project " + e.project + " --member " + member + " --role roles/pubsub.subscriber",
+			}
+			for _, w := range ws {
+				note, fix := attr(w, "note"), attr(w, "fix")
+				if attr(w, "role") == "" {
+					t.Errorf("warning lacks the role: %s", recordText(w))
+				}
+				if onEmulator {
+					if note != NoteIAMOnEmulator || fix != "" {
+						t.Errorf("on the emulator: note %q, fix %q; want the note alone: %s", note, fix, recordText(w))
+					}
+					continue
+				}
+				if note != "" || !strings.HasSuffix(fix, wantFix[attr(w, "helper")]) {
+					t.Errorf("off the emulator: note %q, fix %q; want no note and a fix ending %q", note, fix, wantFix[attr(w, "helper")])
+				}
+			}
+		})
+	}
+}
+
+// TestEnsureChannels_IAMFixNamesTheDerivedServiceAgent: with the members
+// unset and the project number found, the fix of a refused GetIamPolicy
+// names the project's Pub/Sub service agent by its number.
+func TestEnsureChannels_IAMFixNamesTheDerivedServiceAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := &DeadLetterPolicy{Topic: "orders.native", MaxDeliveryAttempts: 5}
+	err := NewChannels(e.client, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: 3, DeadLetterPolicy: p, Logger: e.log,
+		ProjectNumber: func(context.Context, string) (string, error) { return "4242", nil }}).EnsureChannels(ctxT(t, 30*time.Second))
+	if err != nil {
+		t.Fatalf("EnsureChannels: %v", err)
+	}
+	ws := iamWarnings(t, e)
+	if len(ws) != 2 {
+		t.Fatalf("%d IAM warnings, want 2", len(ws))
+	}
+	for _, w := range ws {
+		if fix := attr(w, "fix"); !strings.Contains(fix, "--member serviceAccount:service-4242@gcp-sa-pubsub.iam.gserviceaccount.com --role ") {
+			t.Errorf("fix %q does not name the derived service agent", fix)
+		}
 	}
 }

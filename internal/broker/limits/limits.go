@@ -57,6 +57,10 @@ const (
 	// deadline (the subscription's and each ModifyAckDeadline's).
 	PubSubMinAckDeadline = 10 * time.Second
 	PubSubMaxAckDeadline = 600 * time.Second
+	// PubSubMaxBackoff is the longest back-off a Pub/Sub retry policy
+	// takes, as its minimum or its maximum (the service refuses a longer
+	// one, and a maximum below the minimum, with InvalidArgument).
+	PubSubMaxBackoff = 600 * time.Second
 	// SQSMaxAttributes is the most message attributes SQS (and SNS) take
 	// per message.
 	SQSMaxAttributes = 10

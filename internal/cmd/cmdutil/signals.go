@@ -46,6 +46,16 @@ type SignalWatch struct {
 	// Exit ends the process with ExitInterrupted on a second signal (nil:
 	// a second signal is only logged).
 	Exit func(code int)
+	// Quit delivers the stop requests of a dashboard (its q; nil: none):
+	// the first request, a signal or a q, stops the phase, a q logged as
+	// QuitStopping (Warning); a later one, either, is the second (a q
+	// logged as QuitForced, a signal as Forced; then Exit). Merging
+	// applies to signals only.
+	Quit                     <-chan struct{}
+	QuitStopping, QuitForced string
+	// Stopped, when not nil, is called after the first stop request's
+	// line (a command says there what its stop still waits for).
+	Stopped func()
 }
 
 // WatchSignals watches sigs for a phase: the first signal cancels the
@@ -62,27 +72,37 @@ func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (co
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		stopping, quit := w.Stopping, false
 		select {
 		case <-sigs:
+		case <-w.Quit:
+			stopping, quit = w.QuitStopping, true
 		case <-finished:
 			return
 		}
 		first := time.Now()
 		close(interrupted)
-		w.Logger.Warn(w.Stopping)
+		w.Logger.Warn(stopping)
+		if w.Stopped != nil {
+			w.Stopped()
+		}
 		cancel()
 		for {
+			forced := w.Forced
 			select {
 			case <-sigs:
-				if time.Since(first) < w.MergeWindow {
+				if !quit && time.Since(first) < w.MergeWindow {
 					w.Logger.Info(w.Merged)
 					continue
 				}
-				w.Logger.Warn(w.Forced)
-				if w.Exit != nil {
-					w.Exit(ExitInterrupted)
-				}
+			case <-w.Quit:
+				forced = w.QuitForced
 			case <-finished:
+				return
+			}
+			w.Logger.Warn(forced)
+			if w.Exit != nil {
+				w.Exit(ExitInterrupted)
 			}
 			return
 		}

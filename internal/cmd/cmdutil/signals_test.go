@@ -185,3 +185,65 @@ func TestWatchSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchSignals_Quit: a dashboard's q (SignalWatch.Quit) is a stop
+// request like a signal: the first, logged as QuitStopping, cancels the
+// context; a second request, q or a signal even within the merge window
+// (merging is for a signal repeated by timeout(1) or a terminal), logs its
+// Forced text and exits ExitInterrupted. Unread requests are left on the
+// channel once done.
+func TestWatchSignals_Quit(t *testing.T) {
+	start := func(sigs <-chan os.Signal, quit <-chan struct{}) *watched {
+		w := &watched{log: &lockedLog{}, exited: make(chan int, 4)}
+		w.ctx, w.done = cmdutil.WatchSignals(context.Background(), sigs, cmdutil.SignalWatch{
+			Logger: slog.New(slog.NewTextHandler(w.log, nil)), Stopping: "stopping", Forced: "forced",
+			MergeWindow: time.Minute, Merged: "merged", Exit: func(code int) { w.exited <- code },
+			Quit: quit, QuitStopping: "quit", QuitForced: "quit-forced"})
+		return w
+	}
+	press := func(t *testing.T, quit chan<- struct{}) {
+		t.Helper()
+		select {
+		case quit <- struct{}{}:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the watch did not take q")
+		}
+	}
+	t.Run("q then q", func(t *testing.T) {
+		quit := make(chan struct{})
+		w := start(make(chan os.Signal), quit)
+		press(t, quit)
+		select {
+		case <-w.ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("q did not cancel the context")
+		}
+		press(t, quit)
+		if code := w.exitCode(t); code != cmdutil.ExitInterrupted {
+			t.Fatalf("Exit(%d), want %d", code, cmdutil.ExitInterrupted)
+		}
+		if !w.done() || w.log.count("WARN", "quit") != 1 || w.log.count("WARN", "quit-forced") != 1 {
+			t.Fatalf("done false or the log lacks the q texts:\n%s", w.log)
+		}
+	})
+	t.Run("q then a signal at once", func(t *testing.T) {
+		quit, sigs := make(chan struct{}), make(chan os.Signal)
+		w := start(sigs, quit)
+		press(t, quit)
+		send(t, sigs, syscall.SIGINT)
+		if code := w.exitCode(t); code != cmdutil.ExitInterrupted || w.log.count("WARN", "forced") != 1 || w.log.count("INFO", "merged") != 0 {
+			t.Fatalf("Exit(%d); a signal after q must be the second request, not merged:\n%s", code, w.log)
+		}
+	})
+	t.Run("a q not taken stays for the next watcher", func(t *testing.T) {
+		quit := make(chan struct{}, 1)
+		w := start(make(chan os.Signal), quit)
+		if w.done() {
+			t.Fatal("done reports a request when none came")
+		}
+		quit <- struct{}{}
+		if len(quit) != 1 {
+			t.Fatal("a finished watch took q")
+		}
+	})
+}

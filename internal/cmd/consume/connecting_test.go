@@ -30,7 +30,7 @@ func TestStartupWatch_ConsumesLinesAndExit(t *testing.T) {
 			var log bytes.Buffer
 			sigs := make(chan os.Signal) // a send returns once the watch took it
 			exited := make(chan int, 1)
-			ctx, done := startupWatch(context.Background(), slog.New(slog.NewTextHandler(&log, nil)), sigs, tc.window, func(code int) { exited <- code })
+			ctx, done := startupWatch(context.Background(), slog.New(slog.NewTextHandler(&log, nil)), sigs, nil, tc.window, func(code int) { exited <- code })
 			sigs <- syscall.SIGTERM
 			sigs <- syscall.SIGINT
 			if !done() || ctx.Err() == nil {

@@ -69,10 +69,14 @@ signals the command and then its process group) are the same stop. A signal
 while the channels are still connecting gives up the connection at once and
 exits 0 (nothing was received); a second one then exits 130 at once.
 
-With --tui, q does what a signal does: the first drains, and the dashboard
-says "draining (N in flight)..." until the process exits; q again exits at
-once. Each subscription has a status line (connected, or failing since when
-with the last error), and the last warnings and errors are at the bottom.`,
+With --tui, the dashboard draws from the start: while the channels connect it
+says to which transport and endpoint, and for how long; a start-up that fails
+gives the terminal back and prints its error. q does what a signal does: while
+connecting it gives the connection up; then the first drains, and the
+dashboard says "draining (N in flight)..." until the process exits; q again
+exits at once. Each subscription has a status line (connected, or failing
+since when with the last error), and the last warnings and errors are at the
+bottom.`,
 		Example: `  # Run every subscription in brighter.yaml
   brighter consume --config brighter.yaml
 
@@ -209,6 +213,22 @@ func runConsume(ctx context.Context, o *Options) error {
 	}
 	defer stopTelemetry()
 
+	// q on the dashboard is a signal's twin: while connecting it gives the
+	// connection up; then the first drains, a second exits at once. The
+	// dashboard draws from before the first channel opens, saying which
+	// one and for how long, so a slow broker is no blank screen.
+	quitKeys := make(chan struct{}, 2)
+	dash := o.startTUI(ctx, func() {
+		select {
+		case quitKeys <- struct{}{}:
+		default:
+		}
+	}, obs, logs)
+	// Runs after the defers below (the channels closed), before the
+	// listener stops: the terminal is given back before the error, if
+	// any, is printed.
+	defer dash.close()
+
 	// Build everything before any pump starts: a bad handler or transport
 	// setting is a configuration error (exit 2) before messages move.
 	type unit struct {
@@ -222,7 +242,12 @@ func runConsume(ctx context.Context, o *Options) error {
 	// stop meanwhile ends the run at once (startupWatch).
 	sigs, unsubscribe := o.signals()
 	defer unsubscribe()
-	openCtx, connected := startupWatch(ctx, logger, sigs, signalMergeWindow, o.exit)
+	// A second request while connecting exits at once: the terminal back
+	// first.
+	openCtx, connected := startupWatch(ctx, logger, sigs, quitKeys, signalMergeWindow, func(code int) {
+		dash.kill()
+		o.exit(code)
+	})
 	// Runs after closeAll (defers run last-in first-out).
 	defer o.transports.CloseClients(logger)
 	closeAll := func() {
@@ -232,7 +257,11 @@ func runConsume(ctx context.Context, o *Options) error {
 			}
 		}
 	}
-	for _, s := range subs {
+	getenv := func(k string) string {
+		v, _ := o.io.Getenv(k)
+		return v
+	}
+	for i, s := range subs {
 		sl := logger.With("subscription", s.Name)
 		h, err := handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor))
 		if err != nil {
@@ -244,6 +273,7 @@ func runConsume(ctx context.Context, o *Options) error {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: transport %q is not available in this build", s.Pos("transport"), s.Name, s.Transport))
 		}
+		dash.connecting(f, s, i+1, len(subs), getenv, time.Now())
 		ch, err := factory.Open(openCtx, f, s, sl)
 		if err != nil {
 			closeAll()
@@ -268,16 +298,7 @@ func runConsume(ctx context.Context, o *Options) error {
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	// q on the dashboard is a signal's twin: the first drains, a second
-	// exits at once.
-	quitKeys := make(chan struct{}, 2)
-	dash := o.startTUI(runCtx, stop, func() {
-		select {
-		case quitKeys <- struct{}{}:
-		default:
-		}
-	}, obs, logs)
-	defer dash.close()
+	dash.run(runCtx, stop)
 	sup := &Supervisor{
 		Logger: logger, Signals: sigs, Quit: quitKeys, Stop: stop,
 		CutOff: func() {

@@ -7,4 +7,5 @@ const (
 	LogListenerStopFailed = logListenerStopFailed
 	LogTelemetryOn        = logTelemetryOn
 	LogConsumeQuitKey     = logConsumeQuitKey
+	LogConsumeConnectQuit = logConsumeConnectQuit
 )

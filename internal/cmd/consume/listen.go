@@ -217,6 +217,7 @@ func (h quietHandler) WithGroup(name string) slog.Handler {
 // zero value (no --tui) does nothing.
 type dashboard struct {
 	p      *tea.Program
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 	logs   *consumeLogs
@@ -259,47 +260,75 @@ func (d *dashboard) kill() {
 }
 
 // startTUI runs the dashboard in-process, fed from the event stream (pump
-// events and Warn/Error log lines), until close or kill: q
-// calls interrupt, as a signal would (the first drains, a second exits at
-// once), and the dashboard stays up, showing "draining (N in flight)...",
-// whatever started the drain, until the pumps have returned. While it
+// events and Warn/Error log lines), from before the first channel opens
+// (connecting says which, and for how long) until close or kill: q calls
+// interrupt, as a signal would (while connecting it gives the connection
+// up; then the first drains, a second exits at once), and the dashboard
+// stays up, showing "draining (N in flight)...", whatever started the
+// drain, until the pumps have returned (run ties it to the run). While it
 // draws, logs are kept off a terminal stderr; redirect stderr to a file to
 // keep every line.
-func (o *Options) startTUI(runCtx context.Context, stop, interrupt func(), ob *consumeObservers, logs *consumeLogs) *dashboard {
+func (o *Options) startTUI(ctx context.Context, interrupt func(), ob *consumeObservers, logs *consumeLogs) *dashboard {
 	if !o.tui {
 		return &dashboard{}
 	}
-	// The dashboard outlives runCtx: it shows the drain.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(runCtx))
+	// The dashboard outlives the run's context: it shows the drain.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	model := tui.New(tui.Options{Title: "brighter consume", NoColor: !o.io.Color, Interrupt: interrupt})
 	// Signals are consume's to handle (the dashboard's own handler would
 	// quit it on SIGTERM and blank the screen for the drain); the size is
 	// the terminal's, 80x24 until it says (or when it cannot).
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10),
+	p := tea.NewProgram(model, tea.WithContext(dctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10),
 		tea.WithoutSignalHandler(), tea.WithWindowSize(tui.DefaultWidth, tui.DefaultHeight))
-	d := &dashboard{p: p, cancel: cancel, done: make(chan struct{}), logs: logs}
+	d := &dashboard{p: p, ctx: dctx, cancel: cancel, done: make(chan struct{}), logs: logs}
 	if logs.stderrTTY {
 		logs.quiet.Store(true)
 	}
 	b := tui.NewBatcher(0, 0)
-	go b.Run(ctx, p.Send)
-	go tui.FeedStream(ctx, ob.stream.Subscribe(), b)
-	go func() {
-		select {
-		case <-runCtx.Done():
-			p.Send(tui.DrainingMsg{})
-		case <-ctx.Done():
-		}
-	}()
+	go b.Run(dctx, p.Send)
+	go tui.FeedStream(dctx, ob.stream.Subscribe(), b)
 	go func() {
 		defer close(d.done)
 		_, err := p.Run()
-		if err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+		if err != nil && !errors.Is(err, tea.ErrProgramKilled) && dctx.Err() == nil {
 			logs.quiet.Store(false)
 			ob.logger.Error(logTUIFailed, "error", err)
 		}
-		// The dashboard ended by itself (it failed): the consumer drains.
-		stop()
 	}()
 	return d
+}
+
+// connecting shows on the dashboard (when there is one) that the channel
+// of subscription s, the i-th of n, is being opened, from since.
+func (d *dashboard) connecting(f *config.File, s *config.Subscription, i, n int, getenv func(string) string, since time.Time) {
+	if d.p == nil {
+		return
+	}
+	d.p.Send(tui.ConnectingMsg{Subscription: s.Name, Index: i, Of: n, Transport: string(s.Transport),
+		Endpoint: (&transport.Target{F: f, S: s}).Endpoint(getenv), Since: since})
+}
+
+// run ties the dashboard to the run, once every channel is open: the
+// connecting line goes, the dashboard says "draining" when runCtx ends,
+// and a dashboard that ends by itself (it failed) stops the run: the
+// consumer drains.
+func (d *dashboard) run(runCtx context.Context, stop func()) {
+	if d.p == nil {
+		return
+	}
+	d.p.Send(tui.ConnectedMsg{})
+	go func() {
+		select {
+		case <-runCtx.Done():
+			d.p.Send(tui.DrainingMsg{})
+		case <-d.ctx.Done():
+		}
+	}()
+	go func() {
+		select {
+		case <-d.done:
+			stop()
+		case <-runCtx.Done():
+		}
+	}()
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,149 @@ subscriptions:
 	}
 	if !strings.Contains(logs.String(), consume.LogConsumeQuitKey) {
 		t.Errorf("stderr lacks %q:\n%s", consume.LogConsumeQuitKey, logs.String())
+	}
+}
+
+// tuiRun is `consume --tui` run in process with a terminal-like stdout:
+// what it drew, what it logged, the keys it reads, and its exit code.
+type tuiRun struct {
+	screen, logs *cmdtest.LockedBuffer
+	typed        *io.PipeWriter
+	exit         chan int
+}
+
+// startTUIRun runs `consume --config cfg --tui`; with oneStream the
+// screen and stderr are one buffer, in the order written, as on a
+// terminal.
+func startTUIRun(t *testing.T, cfg string, oneStream bool) *tuiRun {
+	t.Helper()
+	keys, typed := io.Pipe()
+	t.Cleanup(func() { typed.Close() })
+	r := &tuiRun{screen: &cmdtest.LockedBuffer{}, logs: &cmdtest.LockedBuffer{}, typed: typed, exit: make(chan int, 1)}
+	if oneStream {
+		r.logs = r.screen
+	}
+	streams := &IOStreams{In: keys, Out: r.screen, ErrOut: r.logs, OutTTY: true, Getenv: os.LookupEnv}
+	go func() { r.exit <- run(context.Background(), streams, []string{"consume", "--config", cfg, "--tui"}) }()
+	return r
+}
+
+// waitFor waits up to 30s for the screen to show what ok looks for.
+func (r *tuiRun) waitFor(t *testing.T, what string, ok func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok(ansi.Strip(r.screen.String())) {
+		select {
+		case code := <-r.exit:
+			t.Fatalf("consume exited %d before the dashboard showed %s; screen and logs:\n%s\n%s", code, what, ansi.Strip(r.screen.String()), r.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dashboard never showed %s; screen:\n%s\nlogs:\n%s", what, ansi.Strip(r.screen.String()), r.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// seconds matches a count of seconds as the connecting line writes it.
+var seconds = regexp.MustCompile(`[0-9]+s`)
+
+// `consume --tui` on a broker that accepts connections and never answers:
+// the dashboard is drawn while it connects, saying which subscription it
+// opens, on which transport and endpoint, and for how long (the count
+// moves), not a blank screen; q gives the connection up, the screen says
+// so, and the consumer exits 0 saying it was interrupted while
+// connecting.
+func TestConsumeTUI_ConnectingShowsWhereAndForHowLong(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b := cmdtest.NewSilentBroker(t)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: `+b.URL+`
+subscriptions:
+  - name: orders
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, false)
+	r.waitFor(t, "what it connects to", func(s string) bool {
+		return strings.Contains(s, "connecting to the broker for ") && strings.Contains(s, ": subscription orders...") &&
+			strings.Contains(s, "sqs at "+b.URL) && strings.Contains(s, "give up the connection")
+	})
+	// The renderer writes only the cells that changed: a later count is
+	// a bare "1s" after the line's first (nothing else on this screen
+	// counts seconds).
+	r.waitFor(t, "the time connecting moving", func(s string) bool {
+		i := strings.Index(s, "connecting to the broker for ")
+		return i >= 0 && len(seconds.FindAllString(s[i:], -1)) >= 2
+	})
+	if _, err := r.typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, "stopping", func(s string) bool {
+		return strings.Contains(s, "stopping: giving up the connection (subscription orders)")
+	})
+	select {
+	case code := <-r.exit:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("consume exited %d after q while connecting, want 0; logs:\n%s", code, r.logs.String())
+		}
+	case <-time.After(connectStopBound):
+		t.Fatalf("consume did not exit within %s of q while connecting; logs:\n%s", connectStopBound, r.logs.String())
+	}
+	for _, want := range []string{consume.LogConsumeConnectQuit, "brighter: interrupted while connecting to the broker (subscription orders)"} {
+		if !strings.Contains(r.logs.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.logs.String())
+		}
+	}
+}
+
+// `consume --tui` whose start-up fails (the broker refuses connections and
+// makeChannels validate must ask it): the dashboard shows the connection
+// while it is tried, then gives the terminal back before the error, so
+// the error is the last thing on the screen (stdout and stderr on one
+// terminal here), and the exit is 1.
+func TestConsumeTUI_StartupFailureLeavesTheErrorOnTheTerminal(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	addr := closedPort(t)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: http://`+addr+`
+subscriptions:
+  - name: orders
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	r := startTUIRun(t, cfg, true)
+	var code int
+	select {
+	case code = <-r.exit:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("consume did not exit on a broker that refuses connections; screen:\n%s", ansi.Strip(r.screen.String()))
+	}
+	out := r.screen.String()
+	if code != cmdutil.ExitFailure {
+		t.Fatalf("consume exited %d, want %d:\n%s", code, cmdutil.ExitFailure, ansi.Strip(out))
+	}
+	if s := ansi.Strip(out); !strings.Contains(s, "connecting to the broker for ") || !strings.Contains(s, "sqs at http://"+addr) {
+		t.Errorf("the dashboard never said what it connected to:\n%s", s)
+	}
+	// The alternate screen is left (the terminal given back) before the
+	// error line is written.
+	const leaveAltScreen = "\x1b[?1049l"
+	i := strings.LastIndex(out, leaveAltScreen)
+	if i < 0 {
+		t.Fatalf("the dashboard never left the alternate screen:\n%q", out)
+	}
+	if after := out[i:]; !strings.Contains(after, "brighter: subscription orders: open channel: ") || !strings.Contains(after, "connection refused") {
+		t.Errorf("the error is not on the terminal after the dashboard; after it:\n%s", after)
 	}
 }

@@ -12,11 +12,11 @@ import (
 // directory, never the fixed /tmp/brighter-demo.yaml.
 func TestDemoConfigPerRunPath(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	a, err := writeDemoConfig("", []byte("subscriptions: []\n"))
+	a, err := writeDemoConfig("", []byte("subscriptions: []\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := writeDemoConfig("", []byte("subscriptions: []\n"))
+	b, err := writeDemoConfig("", []byte("subscriptions: []\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

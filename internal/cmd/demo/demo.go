@@ -40,7 +40,10 @@ type Options struct {
 	mode        string
 	variant     string
 	writeConfig string
-	timeout     time.Duration
+	// overwrite is --overwrite: an existing --write-config file is
+	// replaced (without it the demo refuses it, exit 2).
+	overwrite bool
+	timeout   time.Duration
 	// wait blocks a --keep-running demo until ctx ends (the first SIGINT
 	// or SIGTERM ends it); tests may replace it.
 	wait func(ctx context.Context)
@@ -110,7 +113,8 @@ exits 0. A signal during the story stops its pump and the emulator: exit 130.`,
 	fl.StringVar(&o.emulator, "emulator", "", "tell the story on the running Google Pub/Sub emulator at this host:port instead of the embedded one")
 	fl.StringVar(&o.mode, "mode", "pull", "Pub/Sub consumer: pull (unary pull) or stream (streaming pull)")
 	fl.StringVar(&o.variant, "pump", string(pump.Reactor), "pump variant: reactor or proactor")
-	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: a new brighter-demo-*.yaml in the temporary directory, printed)")
+	fl.StringVar(&o.writeConfig, "write-config", "", "with --keep-running, write the subscriptions file here (default: a new brighter-demo-*.yaml in the temporary directory, printed); an existing file is refused unless --overwrite")
+	fl.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --write-config file")
 	fl.DurationVar(&o.timeout, "timeout", time.Minute, "give up when the story has not ended after this long")
 	cmdutil.CompleteValues(cmd, []string{"pull", "stream"}, "mode")
 	cmdutil.CompleteValues(cmd, []string{string(pump.Reactor), string(pump.Proactor)}, "pump")
@@ -136,6 +140,16 @@ func runDemo(ctx context.Context, o *Options) error {
 	}
 	if o.writeConfig != "" && !o.keepRunning {
 		return cmdutil.UsageErr(fmt.Errorf("--write-config needs --keep-running: the file names an emulator that only lives while the demo keeps running"))
+	}
+	if o.overwrite && o.writeConfig == "" {
+		return cmdutil.UsageErr(fmt.Errorf("--overwrite needs --write-config: the demo's own file is always a new one"))
+	}
+	if o.writeConfig != "" && !o.overwrite {
+		// Refused before the story runs, and again when the file is
+		// written (created only if it does not exist).
+		if _, err := os.Lstat(o.writeConfig); err == nil {
+			return cmdutil.UsageErr(existingConfig(o.writeConfig))
+		}
 	}
 	if o.emulator != "" {
 		if scheme, rest, ok := strings.Cut(o.emulator, "://"); ok {
@@ -179,7 +193,10 @@ func runDemo(ctx context.Context, o *Options) error {
 		d.Line("Run it again with --keep-running to keep the emulator up and try brighter consume, send and dlq against it.")
 		return nil
 	}
-	path, err := writeDemoConfig(o.writeConfig, d.SubscriptionsFile())
+	path, err := writeDemoConfig(o.writeConfig, d.SubscriptionsFile(), o.overwrite)
+	if errors.Is(err, os.ErrExist) {
+		return cmdutil.UsageErr(existingConfig(o.writeConfig))
+	}
 	if err != nil {
 		return cmdutil.FailureErr(err)
 	}
@@ -234,11 +251,25 @@ func demoInterrupted() error {
 // writeDemoConfig writes the demo's subscriptions file to path, or, when
 // path is "", to a new file of its own in the temporary directory
 // (brighter-demo-*.yaml), never a fixed name another user or run could own
-// or race. It returns the path written.
-func writeDemoConfig(path string, content []byte) (string, error) {
+// or race. An existing path is replaced only with overwrite; otherwise it
+// is left unchanged and the error wraps os.ErrExist. It returns the path
+// written.
+func writeDemoConfig(path string, content []byte, overwrite bool) (string, error) {
 	if path != "" {
-		if err := os.WriteFile(path, content, 0o644); err != nil {
+		flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if !overwrite {
+			flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		}
+		f, err := os.OpenFile(path, flag, 0o644)
+		if err != nil {
 			return "", fmt.Errorf("write the demo's subscriptions file: %w", err)
+		}
+		if _, err := f.Write(content); err != nil {
+			_ = f.Close()
+			return "", fmt.Errorf("write the demo's subscriptions file %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return "", fmt.Errorf("write the demo's subscriptions file %s: %w", path, err)
 		}
 		return path, nil
 	}
@@ -254,4 +285,10 @@ func writeDemoConfig(path string, content []byte) (string, error) {
 		return "", fmt.Errorf("write the demo's subscriptions file %s: %w", f.Name(), err)
 	}
 	return f.Name(), nil
+}
+
+// existingConfig is the usage error of a --write-config file that exists
+// without --overwrite: nothing was run and the file is unchanged.
+func existingConfig(path string) error {
+	return fmt.Errorf("--write-config %s: the file exists; refusing to overwrite it (give --overwrite to replace it, or another path): nothing was run and the file is unchanged", redact.Cut(path))
 }

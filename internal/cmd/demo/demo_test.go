@@ -24,9 +24,14 @@ func TestDemoEmulator(t *testing.T) {
 		t.Fatalf("Google's Pub/Sub emulator: %v", err)
 	}
 	cfg := filepath.Join(t.TempDir(), "demo.yaml")
+	// --overwrite replaces a file that exists (without it the demo
+	// refuses it: testdata/scripts/usage_errors.txtar)
+	if err := os.WriteFile(cfg, []byte("# an earlier run's file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
-	code := run(t.Context(), streams, []string{"demo", "--emulator", emu.Addr, "--pump", "proactor", "--keep-running", "--write-config", cfg})
+	code := run(t.Context(), streams, []string{"demo", "--emulator", emu.Addr, "--pump", "proactor", "--keep-running", "--write-config", cfg, "--overwrite"})
 	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
@@ -48,7 +53,7 @@ func TestDemoEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(file), "emulatorHost: "+emu.Addr) || !strings.Contains(string(file), "projectId: brighter-demo-") {
+	if strings.Contains(string(file), "an earlier run's file") || !strings.Contains(string(file), "emulatorHost: "+emu.Addr) || !strings.Contains(string(file), "projectId: brighter-demo-") {
 		t.Errorf("subscriptions file:\n%s", file)
 	}
 

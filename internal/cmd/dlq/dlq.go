@@ -61,7 +61,9 @@ and stats show at most the first batch (up to 10) of each message group.
 replay removes as it goes and reaches every message.
 
 Ctrl-C (SIGINT) or SIGTERM stops a scan: the receive under way finishes
-(at most --wait), a replay finishes the publishes and removes it has begun,
+(at most --wait, as the line logged on the signal says: "interrupted;
+waiting for the receive in flight ..." up_to=19s), a replay finishes the
+publishes and removes it has begun,
 every message the scan holds is made visible again at once, what was read
 is printed with the summary, and the command exits 130. A second signal
 exits 130 at once, leaving held messages invisible until --visibility lapses;

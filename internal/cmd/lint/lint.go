@@ -10,6 +10,7 @@ package lint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -202,8 +203,8 @@ annotations on the pull request).`,
 	cmdutil.CompleteValues(cmd, lint.OutputFormats.Completions(), "format")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", lint.SeverityError.String(), "exit 1 when a finding is at or above this severity: error, warning, note or none")
-	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules) and exit")
-	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity and summary, and exit")
+	cmd.Flags().StringVar(&o.explain, "explain", "", "print the explanation of a rule (an id of --list-rules), or of every rule of a requirement (R-4), and exit")
+	cmd.Flags().BoolVar(&o.list, "list-rules", false, "list every rule with its severity, requirement and summary (-o json: a JSON array), and exit")
 	cmd.Flags().BoolVar(&o.live, "live", false, "also read the native limits in force from the brokers (SQS, Pub/Sub, RocketMQ) and report drift")
 	cmd.Flags().StringArrayVar(&o.infraPaths, "infra", nil, "also check against the queues and subscriptions infrastructure files declare: a Terraform plan JSON or .tf file, a CloudFormation template, a Kubernetes manifest, or a directory of them (repeatable)")
 	cmd.Flags().BoolVar(&o.infraRequireAll, "infra-require-all", false, "with --infra: a channel no infrastructure file declares is an error, not a warning")
@@ -235,19 +236,7 @@ func runLint(ctx context.Context, o *Options) error {
 		return o.runExplain()
 	}
 	if o.list {
-		// Columns as wide as their longest cell, two blanks apart.
-		tw := tabwriter.NewWriter(o.io.Out, 0, 0, 2, ' ', 0)
-		for _, r := range lint.Rules() {
-			req := r.Requirement
-			if req == "" {
-				req = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, req, r.Summary)
-		}
-		if err := tw.Flush(); err != nil {
-			return cmdutil.FailureErr(err)
-		}
-		return nil
+		return o.listRules()
 	}
 	format, err := lint.ParseFormat(o.format)
 	if err != nil {
@@ -495,20 +484,93 @@ func (o *Options) read(name string, stdinRead *bool) ([]byte, string, error) {
 	return data, name, nil
 }
 
+// runExplain prints the explanation of the rule --explain names, or of
+// every rule of the requirement it names (R-4 has several), in listing
+// order, a blank line apart.
 func (o *Options) runExplain() error {
-	r, ok := lint.Lookup(o.explain)
-	if !ok {
+	rules := explained(o.explain)
+	if len(rules) == 0 {
 		ids := make([]string, 0, len(lint.Rules()))
 		for _, r := range lint.Rules() {
 			ids = append(ids, r.ID)
 		}
 		return cmdutil.UsageErr(fmt.Errorf("--explain %q: no such rule; valid ids are %s", redact.Quoted(o.explain), strings.Join(ids, ", ")))
 	}
-	title := r.ID
-	if r.Requirement != "" {
-		title += " (" + r.Requirement + ")"
+	for i, r := range rules {
+		if i > 0 {
+			fmt.Fprintln(o.io.Out)
+		}
+		title := r.ID
+		if r.Requirement != "" {
+			title += " (" + r.Requirement + ")"
+		}
+		fmt.Fprintf(o.io.Out, "%s: %s\nseverity: %s\n\n%s\n", title, r.Summary, r.Severity, r.Explanation)
 	}
-	fmt.Fprintf(o.io.Out, "%s: %s\nseverity: %s\n\n%s\n", title, r.Summary, r.Severity, r.Explanation)
+	return nil
+}
+
+// explained are the rules --explain idOrRequirement explains: the rule of
+// that id, else every rule implementing that requirement (R-n, in any
+// case), in listing order; none when nothing matches.
+func explained(idOrRequirement string) []lint.Rule {
+	var reqs []lint.Rule
+	for _, r := range lint.Rules() {
+		if r.ID == idOrRequirement {
+			return []lint.Rule{r}
+		}
+		if r.Requirement != "" && strings.EqualFold(r.Requirement, idOrRequirement) {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// listedRule is one rule of --list-rules -o json.
+type listedRule struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	// Requirement is the requirement the rule implements ("R-4"),
+	// omitted for an operator rule with none.
+	Requirement string `json:"requirement,omitempty"`
+	Summary     string `json:"summary"`
+}
+
+// listRules prints every rule with its severity, requirement ("-" when
+// none) and summary: aligned columns, or with -o json one JSON array of
+// listedRule. Another -o is a usage error: a rule list is no report.
+func (o *Options) listRules() error {
+	format, err := lint.ParseFormat(o.format)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	switch string(format) {
+	case export.Default:
+	case export.JSON:
+		rules := []listedRule{}
+		for _, r := range lint.Rules() {
+			rules = append(rules, listedRule{ID: r.ID, Severity: r.Severity.String(), Requirement: r.Requirement, Summary: r.Summary})
+		}
+		enc := json.NewEncoder(o.io.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rules); err != nil {
+			return cmdutil.FailureErr(fmt.Errorf("write the rules: %w", err))
+		}
+		return nil
+	default:
+		return cmdutil.UsageErr(fmt.Errorf("--list-rules prints text or json, not --output %s", format))
+	}
+	// Columns as wide as their longest cell, two blanks apart.
+	tw := tabwriter.NewWriter(o.io.Out, 0, 0, 2, ' ', 0)
+	for _, r := range lint.Rules() {
+		req := r.Requirement
+		if req == "" {
+			req = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, req, r.Summary)
+	}
+	if err := tw.Flush(); err != nil {
+		return cmdutil.FailureErr(err)
+	}
 	return nil
 }
 

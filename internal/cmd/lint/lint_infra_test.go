@@ -326,3 +326,76 @@ func TestLintInfraRetentionCountsTheBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestLintInfraRetryPolicyRange: with --infra, a Pub/Sub subscription that
+// makeChannels: create would give a retry policy Pub/Sub refuses is the
+// same Error as without (exit 1), at the subscriptions file's requeueDelay,
+// whatever retry policy the infrastructure files declare: create updates
+// the subscription's policy to the file's. Under validate the declared
+// policy stays and the delay is only cut (the Warning).
+func TestLintInfraRetryPolicyRange(t *testing.T) {
+	dir := t.TempDir()
+	tf := `resource "google_pubsub_topic" "payments" {
+  name    = "payments"
+  project = "acme-prod"
+}
+
+resource "google_pubsub_subscription" "payments" {
+  name    = "payments-sub"
+  project = "acme-prod"
+  topic   = google_pubsub_topic.payments.id
+
+  retry_policy {
+    minimum_backoff = "60s"
+    maximum_backoff = "600s"
+  }
+}
+`
+	file := func(mk string) string {
+		return `connections:
+  gcp:
+    projectId: acme-prod
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    routingKey: payments
+    makeChannels: ` + mk + `
+    requeueCount: -1
+    requeueDelay: 15m
+    handler: {type: builtin, name: ack}
+`
+	}
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	infraFile := write("pubsub.tf", tf)
+	for _, c := range []struct {
+		mk, rule, severity string
+		code               int
+	}{
+		{"create", lint.RuleGCPRetryPolicyRange, "error", cmdutil.ExitFailure},
+		{"validate", lint.RuleRequeueDelayExceedsLimit, "warning", cmdutil.ExitOK},
+	} {
+		t.Run(c.mk, func(t *testing.T) {
+			yaml := write(c.mk+".yaml", file(c.mk))
+			code, fs := lintInfra(t, "--infra", infraFile, yaml)
+			if code != c.code {
+				t.Errorf("exit code %d, want %d (findings %+v)", code, c.code, fs)
+			}
+			var got []infraFinding
+			for _, f := range fs {
+				if f.Rule == lint.RuleGCPRetryPolicyRange || f.Rule == lint.RuleRequeueDelayExceedsLimit {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Rule != c.rule || got[0].Severity != c.severity || got[0].File != yaml || got[0].Line != 11 {
+				t.Errorf("requeueDelay findings %+v, want one %s %s at %s:11", got, c.severity, c.rule, yaml)
+			}
+		})
+	}
+}

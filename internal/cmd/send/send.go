@@ -10,6 +10,7 @@ package send
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,11 +30,11 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// Options carries send's flags and dependencies.
 // MaxCount is the most copies one `send --count` publishes (a count): a
 // typo of a few more digits must not publish, and bill, for hours.
 const MaxCount = 100_000
 
+// Options carries send's flags and dependencies.
 type Options struct {
 	io            *iostreams.IOStreams
 	global        *factory.Factory
@@ -45,6 +46,7 @@ type Options struct {
 	bodySet       bool
 	file          string
 	id            string
+	idSet         bool
 	messageType   string
 	correlationID string
 	partitionKey  string
@@ -78,6 +80,7 @@ the first are the same stop; a later one exits 130 at once.`,
 		Args: cmdutil.NoArgs("name the subscription with -s/--subscription and give the body with --body, --file or stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bodySet = cmd.Flags().Changed("body")
+			o.idSet = cmd.Flags().Changed("id")
 			if runF != nil {
 				return runF(o)
 			}
@@ -92,13 +95,13 @@ the first are the same stop; a later one exits 130 at once.`,
 	fl.StringVar(&o.body, "body", "", "message body")
 	fl.StringVar(&o.file, "file", "", "read the body from this file ('-' for stdin)")
 	fl.StringVar(&o.id, "id", "", "message id (default: a new UUID)")
-	fl.StringVar(&o.messageType, "type", "MT_EVENT", "message type: "+strings.Join(sendTypes, ", "))
+	fl.StringVar(&o.messageType, "type", "MT_EVENT", "message type, in any case: "+strings.Join(sendTypes, ", "))
 	cmdutil.CompleteValues(cmd, sendTypes, "type")
 	fl.StringVar(&o.correlationID, "correlation-id", "", "correlation id")
 	fl.StringVar(&o.partitionKey, "partition-key", "", "partition key (SQS FIFO group, Pub/Sub ordering key, RocketMQ message group)")
 	fl.StringVar(&o.contentType, "content-type", message.DefaultContentType, "content type of the body")
 	fl.IntVar(&o.handledCount, "handled-count", 0, "stamped handled count (for drills)")
-	fl.StringArrayVar(&o.headers, "header", nil, "bag entry key=value (repeatable)")
+	fl.StringArrayVar(&o.headers, "header", nil, "bag entry key=value (repeatable, one value per key)")
 	fl.IntVar(&o.count, "count", 1, fmt.Sprintf("send this many copies (at most %d), each with a new id unless --id is given", MaxCount))
 	_ = cmd.MarkFlagRequired("subscription")
 	return cmd
@@ -142,6 +145,47 @@ func (o *Options) bodySource() string {
 // sendTypes are the message types send may stamp.
 var sendTypes = []string{"MT_COMMAND", "MT_EVENT", "MT_DOCUMENT"}
 
+// parseSendType reads --type: one of sendTypes in any case (mt_command),
+// as --output and --log-level take their values, or the enum's number
+// (1, 2, 3); the message carries the canonical name (MT_COMMAND). Any
+// other value, the types send never stamps (MT_NONE, MT_QUIT,
+// MT_UNACCEPTABLE) included, is a usage error naming the valid values.
+func parseSendType(s string) (message.MessageType, error) {
+	for _, n := range sendTypes {
+		if strings.EqualFold(s, n) {
+			mt, _ := message.ParseMessageType(n)
+			return mt, nil
+		}
+	}
+	if mt, ok := message.ParseMessageType(s); ok && slices.Contains(sendTypes, mt.String()) {
+		return mt, nil
+	}
+	return 0, cmdutil.UsageErr(fmt.Errorf("--type %q: valid values are %s (in any case)", redact.Quoted(s), strings.Join(sendTypes, ", ")))
+}
+
+// parseHeaders reads the --header values into a bag: each key=value with
+// a non-empty key, not rejection metadata, and each key once. A key given
+// twice is a usage error naming it, even with one value twice: the bag
+// holds one value per key, and keeping the last silently would send
+// something the command line does not say.
+func parseHeaders(headers []string) (message.Bag, error) {
+	bag := message.Bag{}
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || k == "" {
+			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
+		}
+		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
+			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
+		}
+		if _, dup := bag[k]; dup {
+			return nil, cmdutil.UsageErr(fmt.Errorf("--header %q: key %q is given more than once: a bag entry has one value, give each key once", redact.Quoted(h), redact.Quoted(k)))
+		}
+		bag[k] = v
+	}
+	return bag, nil
+}
+
 // Stable log texts of send: one line for a single message; for --count N,
 // one line at the end (each message at Debug).
 const (
@@ -164,9 +208,14 @@ func runSend(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	mt, ok := message.ParseMessageType(o.messageType)
-	if !ok || mt == message.MTQuit || mt == message.MTNone || mt == message.MTUnacceptable {
-		return cmdutil.UsageErr(fmt.Errorf("--type %q: valid values are %s", redact.Quoted(o.messageType), strings.Join(sendTypes, ", ")))
+	mt, err := parseSendType(o.messageType)
+	if err != nil {
+		return err
+	}
+	if o.idSet && o.id == "" {
+		// As an empty -s or -c is: a script's --id "$ID" with ID unset
+		// must not send under a new id it did not ask for.
+		return cmdutil.UsageErr(errors.New(`--id "": give a message id, or leave --id out for a new UUID per message`))
 	}
 	if o.handledCount < 0 || o.handledCount >= message.HandledCountLimit {
 		return cmdutil.UsageErr(fmt.Errorf("--handled-count %d: must be 0 or more and below %d (a receiver refuses any other stamp)", o.handledCount, message.HandledCountLimit))
@@ -174,16 +223,9 @@ func runSend(ctx context.Context, o *Options) error {
 	if o.count < 1 || o.count > MaxCount {
 		return cmdutil.UsageErr(fmt.Errorf("--count %d: must be 1 to %d (send publishes test messages, one billed call each; it is no load generator)", o.count, MaxCount))
 	}
-	bag := message.Bag{}
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, "=")
-		if !ok || k == "" {
-			return cmdutil.UsageErr(fmt.Errorf("--header %q: want key=value", redact.Quoted(h)))
-		}
-		if slices.Contains(message.RejectionKeys[:], k) || k == message.KeyPumpRejectionReason {
-			return cmdutil.UsageErr(fmt.Errorf("--header %q: %s is rejection metadata, written only when brighter routes a message; a message carrying it is read as a routed copy", redact.Quoted(h), redact.Cut(k)))
-		}
-		bag[k] = v
+	bag, err := parseHeaders(o.headers)
+	if err != nil {
+		return err
 	}
 	body, err := o.readBody()
 	if err != nil {

@@ -32,6 +32,11 @@ var cfgLintMutants = []mutant{
 		Old:  "\t{\".requeueDelay\", RuleRequeueDelayRange},\n",
 		New:  "\t{\".requeueDelay\", RuleRequeueDelayExceedsLimit},\n",
 		Run:  "^(TestConfigFindings_SeverityIsTheRules|TestRequeueDelayRange)$", Pkg: "./internal/lint"},
+	{Name: "lint-gcp-retry-policy-unchecked", What: "a Pub/Sub retry policy makeChannels: create would make and Pub/Sub refuses (a requeueDelay above 600s or above gcp.maxRequeueDelay) is not reported, so lint passes the file and consume starts it and fails creating the subscription",
+		File: "internal/lint/rules/rules.go",
+		Old:  "\tout := retryPolicy(s)\n",
+		New:  "\tout := retryPolicy(s)[:0]\n",
+		Run:  "^TestGCPRetryPolicyRange$", Pkg: "./internal/lint"},
 }
 
 // cfgLintLocalMutants break the rules lint judges on the local file system

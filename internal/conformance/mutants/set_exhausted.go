@@ -8,8 +8,8 @@ package main
 var exhaustedMutants = []mutant{
 	{Name: "exhausted-handled-again", What: "a delivery whose earlier routing by the budget failed here is handed to the handler again instead of straight to routing",
 		File: "internal/pump/exhausted.go",
-		Old:  "if _, judged := r.p.here.lookup(m.Header.MessageID); judged > 0 {",
-		New:  "if _, judged := r.p.here.lookup(m.Header.MessageID); false && judged > 0 {",
+		Old:  "if _, judged := r.p.here.lookup(m.Header.MessageID, \"\"); judged > 0 {",
+		New:  "if _, judged := r.p.here.lookup(m.Header.MessageID, \"\"); false && judged > 0 {",
 		Run:  cells(sqsStd, "SqsStandard/reactor", "I281")},
 	{Name: "exhausted-without-evidence", What: "a delivery that reached the budget through deliveries no handler saw (stops, kills) is routed without a handler run",
 		File: "internal/pump/exhausted.go",

@@ -50,6 +50,10 @@ const (
 	// 0 means the service default, GCPMinAckDeadline.
 	GCPMinAckDeadline = limits.PubSubMinAckDeadline
 	GCPMaxAckDeadline = limits.PubSubMaxAckDeadline
+	// GCPMaxBackoff is the longest back-off of a Pub/Sub retry policy, its
+	// minimum or its maximum; it is also the maximum makeChannels: create
+	// gives the policy when gcp.maxRequeueDelay is 0.
+	GCPMaxBackoff = limits.PubSubMaxBackoff
 	// GCPMinDeliveryAttempts and GCPMaxDeliveryAttempts bound a dead-letter
 	// policy's maxDeliveryAttempts; 0 means the service default,
 	// GCPMinDeliveryAttempts.
@@ -233,18 +237,59 @@ func (GCP) PumpExtendsLease(s *config.Subscription) bool {
 	return s.GCP != nil && s.GCP.Mode == config.GCPModePull
 }
 
-// MaxRequeueDelay is 600s (the longest ModifyAckDeadline and hold, past
-// which a delay is cut), or, under makeChannels create, gcp.maxRequeueDelay
-// when that is lower: the retry policy create gives the subscription has
-// requeueDelay as its minimum back-off and gcp.maxRequeueDelay as its
-// maximum, and Pub/Sub refuses a maximum below the minimum.
+// MaxRequeueDelay is 600s, the longest ModifyAckDeadline and hold, past
+// which a delay is cut, when brighter makes no retry policy (makeChannels
+// validate or assume). Under makeChannels create it answers ok false: a
+// requeueDelay is then also the minimum back-off of the retry policy
+// create gives the subscription, which Pub/Sub refuses past 600s, so a
+// longer one stops consume rather than being cut, and Check reports it
+// (gcp-retry-policy-range, an Error).
 func (GCP) MaxRequeueDelay(s *config.Subscription) (lint.Span, bool) {
-	create := s.MakeChannels == "" || s.MakeChannels == config.MakeChannelsCreate
-	if create && s.GCP != nil && s.GCP.MaxRequeueDelay > 0 && s.GCP.MaxRequeueDelay < GCPMaxAckDeadline {
-		return lint.Span{Value: s.GCP.MaxRequeueDelay, Field: "gcp.maxRequeueDelay",
-			Past: "the maximum back-off of the retry policy makeChannels: create gives the subscription (its minimum is requeueDelay), and Pub/Sub refuses a maximum below the minimum: consume cannot create or update the subscription"}, true
+	if gcpCreates(s) {
+		return lint.Span{}, false
 	}
 	return lint.Span{Value: GCPMaxAckDeadline, Field: "the Pub/Sub ack-deadline maximum"}, true
+}
+
+// gcpCreates reports whether consume creates or updates s's subscription
+// (makeChannels create, the default).
+func gcpCreates(s *config.Subscription) bool {
+	return s.MakeChannels == "" || s.MakeChannels == config.MakeChannelsCreate
+}
+
+// retryPolicy returns the findings of gcp-retry-policy-range: under
+// makeChannels create with a requeueDelay above 0, consume gives the
+// subscription a retry policy of minimum back-off requeueDelay and maximum
+// gcp.maxRequeueDelay (GCPMaxBackoff when 0), and Pub/Sub refuses, and
+// consume cannot start, when either is above GCPMaxBackoff or the minimum is
+// above the maximum.
+func retryPolicy(s *config.Subscription) []lint.Finding {
+	if !gcpCreates(s) || s.RequeueDelay <= 0 {
+		return nil
+	}
+	const consequence = "Pub/Sub refuses that retry policy, so consume cannot create or update the subscription"
+	d := config.FormatDuration
+	var out []lint.Finding
+	maxB := s.GCP.MaxRequeueDelay
+	if maxB > GCPMaxBackoff {
+		out = append(out, lint.Finding{RuleID: lint.RuleGCPRetryPolicyRange, Field: "gcp.maxRequeueDelay",
+			Message: fmt.Sprintf("subscription %q: gcp.maxRequeueDelay %s is the maximum back-off of the retry policy makeChannels: create gives the subscription, and Pub/Sub takes at most %s: %s; use a gcp.maxRequeueDelay of at most %s",
+				s.Name, d(maxB), d(GCPMaxBackoff), consequence, d(GCPMaxBackoff))})
+	}
+	if maxB <= 0 {
+		maxB = GCPMaxBackoff
+	}
+	switch {
+	case s.RequeueDelay > GCPMaxBackoff:
+		out = append(out, lint.Finding{RuleID: lint.RuleGCPRetryPolicyRange, Field: "requeueDelay",
+			Message: fmt.Sprintf("subscription %q: requeueDelay %s is the minimum back-off of the retry policy makeChannels: create gives the subscription, and Pub/Sub takes at most %s: %s; use a requeueDelay of at most %s, or makeChannels: validate with a subscription made elsewhere (brighter then holds a deferred message for at most %s)",
+				s.Name, d(s.RequeueDelay), d(GCPMaxBackoff), consequence, d(min(maxB, GCPMaxBackoff)), d(GCPMaxAckDeadline))})
+	case s.RequeueDelay > maxB:
+		out = append(out, lint.Finding{RuleID: lint.RuleGCPRetryPolicyRange, Field: "requeueDelay",
+			Message: fmt.Sprintf("subscription %q: requeueDelay %s is above gcp.maxRequeueDelay %s: the retry policy makeChannels: create gives the subscription would have a minimum back-off (requeueDelay) above its maximum (gcp.maxRequeueDelay): %s; use a requeueDelay of at most %s, or raise gcp.maxRequeueDelay to at least %s",
+				s.Name, d(s.RequeueDelay), d(maxB), consequence, d(maxB), d(s.RequeueDelay))})
+	}
+	return out
 }
 
 // Ordered reports gcp.enableMessageOrdering.
@@ -256,13 +301,14 @@ func (GCP) Ordered(s *config.Subscription) (string, bool) {
 }
 
 // Check reports maxDeliveryAttempts outside 5..100, ack deadlines outside
-// 10s..600s, and a dead-letter policy topic that is the subscription's own
-// topic.
+// 10s..600s, a dead-letter policy topic that is the subscription's own
+// topic, and a retry policy makeChannels: create would give the
+// subscription that Pub/Sub refuses (retryPolicy).
 func (GCP) Check(s *config.Subscription) []lint.Finding {
 	if s.GCP == nil {
 		return nil
 	}
-	var out []lint.Finding
+	out := retryPolicy(s)
 	ack := func(field string, v time.Duration) {
 		if v != 0 && (v < GCPMinAckDeadline || v > GCPMaxAckDeadline) {
 			out = append(out, lint.Finding{RuleID: lint.RuleGCPAckDeadlineRange, Field: field,

@@ -71,6 +71,14 @@ type Actions interface {
 	Edit(m *message.Message) (Editing, error)
 }
 
+// Purger is implemented by Actions that delete messages for good, keeping
+// no copy, as dlq purge does: the console's x.
+type Purger interface {
+	// Purge removes the messages with these ids (every stored copy); a
+	// dry run counts what would be purged and removes nothing.
+	Purge(ctx context.Context, ids []string, dryRun bool, progress func(Outcome)) (Result, error)
+}
+
 // LoadNoter is implemented by Actions whose Load can tell what it could
 // not read: LoadNote, asked right after each Load, is a line for the status
 // bar (for example how many messages another reader held invisible), ""
@@ -191,6 +199,33 @@ func (m Model) askReplay(ms []*message.Message, what string) (tea.Model, tea.Cmd
 		what:   "replay", total: len(list),
 		job: func(ctx context.Context, p func(Outcome)) (Result, error) {
 			return act.Replay(ctx, list, dry, p)
+		},
+	}
+	return m, nil
+}
+
+// askPurge asks to purge the selection (or what is under the cursor):
+// deleted for good, no copy kept, as dlq purge (x).
+func (m Model) askPurge() (tea.Model, tea.Cmd) {
+	ms := m.target()
+	if len(ms) == 0 {
+		return m, nil
+	}
+	p, ok := m.act.(Purger)
+	if !ok {
+		m.status = "purge is not available here: use brighter dlq purge"
+		return m, nil
+	}
+	list, dry := ids(ms), m.dryRun
+	of := ""
+	if g := m.groupAtCursor(); g != nil {
+		of = "of " + g.name() + ": "
+	}
+	m.ask = &confirm{
+		prompt: fmt.Sprintf("%sPurge %s (%s%s) from %s: deleted for good, no copy kept? (y/n)", m.dryTag(), count(len(ms)), of, idList(list), m.act.Source()),
+		what:   "purge", total: len(ms),
+		job: func(ctx context.Context, pr func(Outcome)) (Result, error) {
+			return p.Purge(ctx, list, dry, pr)
 		},
 	}
 	return m, nil

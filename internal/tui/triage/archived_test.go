@@ -22,7 +22,7 @@ func (a *archiveActions) Archived() ([]*message.Message, error) { return a.file,
 
 // TestTriageArchivedView: A shows the archive file's records in the
 // groups, messages and message screens, marked read-only; replay,
-// archive, edit and notes do nothing there (nor r/R, without a Restorer); no refresh replaces it; A
+// archive, purge, edit and notes do nothing there (nor r/R, without a Restorer); no refresh replaces it; A
 // again shows the dead letters, read afresh.
 func TestTriageArchivedView(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -42,7 +42,7 @@ func TestTriageArchivedView(t *testing.T) {
 	if s = checkScreen(t, m); !strings.Contains(s, "old1") || !strings.Contains(s, "old2") {
 		t.Fatalf("the archived group's messages:\n%s", s)
 	}
-	for _, k := range []string{"r", "R", "a", "e", "E", "n"} {
+	for _, k := range []string{"r", "R", "a", "x", "e", "E", "n"} {
 		m = press(t, m, k)
 		if m.ask != nil || m.noting != "" {
 			t.Fatalf("%s in the archived view asks or types", k)

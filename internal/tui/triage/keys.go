@@ -18,7 +18,7 @@ import (
 // key bar shows their Bar entries (bar), the help screen their help
 // (helpLines) and docs/commands/dlq.md their table (KeyTable).
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, EditHeaders, Archive, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Select, Replay, ReplayGroup, Edit, EditHeaders, Archive, Purge, Archived, Note, DryRun, Filter, Sort, GroupBy, Refresh, Help, Quit kit.Binding
 	// ForceQuit quits even while an action runs (its caller stops it).
 	ForceQuit kit.Binding
 	// Apply and Clear end the filter's input; Yes answers a confirmation
@@ -42,6 +42,7 @@ func defaultKeys() keyMap {
 		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
 		EditHeaders: kit.NewBinding(key.Help{}, key.WithKeys("E"), key.WithHelp("E", "edit the message's headers and bag (YAML) in $EDITOR, as dlq edit --headers, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
+		Purge:       kit.NewBinding(key.Help{}, key.WithKeys("x"), key.WithHelp("x", "purge the selection (or what is under the cursor): delete it for good, keeping no copy, as dlq purge")),
 		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file (r/R restore, ↺ marks a record back in the dead-letter destination); A again goes back to the dead letters")),
 		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
@@ -61,7 +62,7 @@ func defaultKeys() keyMap {
 // listed are the bindings of the help screen and the key table, in order.
 func (k keyMap) listed() []kit.Binding {
 	return []kit.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Open, k.Back, k.Select, k.Replay, k.ReplayGroup,
-		k.Edit, k.EditHeaders, k.Archive, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
+		k.Edit, k.EditHeaders, k.Archive, k.Purge, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
 // bar is the key bar, in its order (R shares r's entry).
@@ -75,7 +76,7 @@ func (k keyMap) helpLines() []string {
 	for _, b := range k.listed() {
 		out = append(out, kit.HelpLine("  %-8s %s", b))
 	}
-	return append(out, "", "Every replay, archive, restore and edit names its destinations and count and asks once (y/n).")
+	return append(out, "", "Every replay, archive, purge, restore and edit names its destinations and count and asks once (y/n).")
 }
 
 // KeyTable is the console's keys as a Markdown table (key, what it does),
@@ -183,14 +184,14 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.busy != "" {
 		// One action at a time: keys wait, and one that would start
 		// another action says why nothing happens.
-		if k.Replay.Matches(msg) || k.ReplayGroup.Matches(msg) || k.Archive.Matches(msg) || k.Edit.Matches(msg) || k.EditHeaders.Matches(msg) {
+		if k.Replay.Matches(msg) || k.ReplayGroup.Matches(msg) || k.Archive.Matches(msg) || k.Purge.Matches(msg) || k.Edit.Matches(msg) || k.EditHeaders.Matches(msg) {
 			m.status = m.oneAtATime()
 		}
 		return m, nil
 	}
 	page := max(m.height-6, 1)
 	if m.archived {
-		for _, b := range []kit.Binding{k.Archive, k.Edit, k.EditHeaders, k.Note} {
+		for _, b := range []kit.Binding{k.Archive, k.Purge, k.Edit, k.EditHeaders, k.Note} {
 			if b.Matches(msg) {
 				m.status = readOnly
 				return m, nil
@@ -317,6 +318,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				return act.Archive(ctx, list, dry, p)
 			},
 		}
+	case k.Purge.Matches(msg):
+		return m.askPurge()
 	case k.Edit.Matches(msg):
 		return m.startEdit(false)
 	case k.EditHeaders.Matches(msg):

@@ -52,3 +52,28 @@ func TestDLQArchive_RefusesNonArchiveFile(t *testing.T) {
 		t.Errorf("a failed archive left %s behind (%v)\n%s", missing, err, out)
 	}
 }
+
+// TestDLQArchive_MissingDirectoryIsAUsageError: dlq archive --file
+// DIR/x.jsonl where DIR does not exist is refused before anything is read
+// (exit 2, naming DIR), on fauxqs: the messages stay, visible, no file or
+// directory is made; the refusal comes before the source is opened (a
+// missing queue is not even looked up).
+func TestDLQArchive_MissingDirectoryIsAUsageError(t *testing.T) {
+	t.Parallel()
+	dlq, _, conn := dlqtest.CrashQueue(t, 2)
+	dir := filepath.Join(t.TempDir(), "no-such-dir")
+	file := filepath.Join(dir, "x.jsonl")
+	for _, q := range []string{dlq, dlq + "-no-such-q"} {
+		out, err := dlqtest.CrashCmd(t, append([]string{"dlq", "archive", "sqs://" + q, "--all", "--file", file}, conn...)...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != cmdutil.ExitUsage || !strings.Contains(string(out), "the directory "+dir+" does not exist") {
+			t.Errorf("archive of %s into a missing directory: %v, want exit %d naming %s\n%s", q, err, cmdutil.ExitUsage, dir, out)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused archive made %s (%v)", dir, err)
+	}
+	if left := dlqtest.CrashDestIDs(t, dlq, conn); len(left) != 2 {
+		t.Errorf("the DLQ holds %v after the refusal, want c0 and c1, visible", left)
+	}
+}

@@ -185,6 +185,13 @@ func CrashBrokers(t *testing.T, n int) []CrashBroker {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	// The reader group gets a high retry maximum, as the dlq page asks of a
+	// real broker: every read is a delivery for it, and a scan longer than
+	// --visibility 2s (an edit or replay reading the whole destination to
+	// find every stored copy of an id) reads a message again each time its
+	// hold lapses, so the default 16 would move the messages to
+	// %DLQ%<group> in the middle of the test.
+	srv.SetMaxDeliveryAttempts("g-"+run+"-dlq-reader", 1000)
 	p, err := rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmq.Connection{Endpoint: srv.Endpoint(), ClientLogDir: t.TempDir()}, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -79,6 +79,15 @@ a crash at any instant, leaves it there (a crash after the publish leaves
 it in both places). When the message's body changed between the edit and
 the replay, nothing is sent (exit 1).
 
+An id stored more than once (two subscriptions sharing the dead-letter
+destination, a duplicate delivery, a message restored twice) is edited
+once and the edit applied to every stored copy the filters select, each
+replayed as dlq replay replays it (one publish per failure, every copy
+removed); copies whose bodies (or, with --headers or --set, headers)
+differ are refused before anything is sent (exit 2), each named: pick one
+with --topic or --since/--until. A copy dead-lettered again while the
+edit runs is left, listed and counted (exit 1).
+
 --dry-run prints the message that would be sent (as a JSON record) and
 its destination, and changes nothing.`,
 		Example: `  # Fix a body by hand and send it back
@@ -130,7 +139,9 @@ func runEdit(ctx context.Context, o *Options) error {
 			return cmdutil.UsageErr(fmt.Errorf("--set %s: %w; nothing was read or sent", redact.Quoted(kv), err))
 		}
 	}
-	o.IDs, o.Limit, o.GroupIDs = []string{id}, 1, nil
+	// Every stored copy of the id that the filters select is edited and
+	// replayed, as dlq replay replays every copy of an id it selects.
+	o.IDs, o.Limit, o.GroupIDs = []string{id}, 0, nil
 	o.EditID = id
 	o.Yes, o.Copy = true, false
 	var sent *message.Message
@@ -140,11 +151,20 @@ func runEdit(ctx context.Context, o *Options) error {
 		if (o.bodyFile == "" || o.headers) && strings.TrimSpace(o.Env("EDITOR")) == "" && !o.IO.InTTY {
 			return nil, cmdutil.UsageErr(errors.New("dlq edit opens vi (no $EDITOR is set) and stdin is not a terminal: give the new body with --body-file F (\"-\": stdin) and --set key=value, or set $EDITOR to an editor that runs without a terminal; nothing was read or sent"))
 		}
-		orig, err := fetchOne(ctx, src, id)
+		f, err := o.Filter()
+		if err != nil {
+			return nil, cmdutil.UsageErr(err)
+		}
+		cs, err := fetchCopies(ctx, src, id, f)
 		if err != nil {
 			return nil, err
 		}
-		e, err := o.edit(orig)
+		if err := cs.check(src.Name, o.headers || len(o.sets) > 0); err != nil {
+			return nil, err
+		}
+		o.EditFound = len(cs.selected)
+		cs.announce(o.IO.ErrOut, src.Name)
+		e, err := o.edit(cs.selected[0])
 		if err != nil {
 			return nil, err
 		}
@@ -164,23 +184,6 @@ func runEdit(ctx context.Context, o *Options) error {
 		return cmdutil.FailureErr(fmt.Errorf("message %s was not replayed: it was not selected on the second read", redact.Quoted(id)))
 	}
 	return err
-}
-
-// fetchOne reads message id from src (held while read, released at once
-// after): a copy of it, or an error when the scan does not find it.
-func fetchOne(ctx context.Context, src *inspect.Source, id string) (*message.Message, error) {
-	var found *message.Message
-	_, err := inspect.Scan(ctx, src, inspect.Filter{IDs: []string{id}, Limit: 1}, func(_ context.Context, m *message.Message) (bool, error) {
-		found = m.Clone()
-		return false, nil
-	})
-	if err != nil {
-		return nil, cmdutil.FailureErr(fmt.Errorf("read %s: %w", src.Name, err))
-	}
-	if found == nil {
-		return nil, cmdutil.FailureErr(fmt.Errorf("message %s is not in %s (dlq peek lists what is)", redact.Quoted(id), src.Name))
-	}
-	return found, nil
 }
 
 // edit makes the edit of orig the flags ask for: editor or --body-file,

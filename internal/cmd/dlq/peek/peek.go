@@ -27,8 +27,12 @@ func NewCmdPeek(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Short: "Show dead-lettered messages with their rejection metadata, removing nothing",
 		Long: `Show the messages of a dead-letter destination: id, original topic,
 rejection reason and message, when it was rejected, its handled count, type
-and age. A message without rejection metadata was moved by the broker's own
-redrive and is shown as such.
+and age. A message without rejection metadata read from a broker's redrive
+target (a subscription's --native destination, or its dead-letter
+destination when that is the same channel; a RocketMQ %DLQ% topic) was
+moved by that redrive and is shown as "moved by broker redrive"; read from
+any other destination (a source queue, a queue given by URL) it is shown as
+"no rejection metadata", which is all that is known of it.
 
 --output json prints one JSON object per line with every header, the bag and
 the body (base64 when it is not UTF-8): the format a memory.seed file takes.
@@ -60,7 +64,11 @@ func (o *Options) peek(rs *shared.ReadScan) error {
 	if o.Output == export.JSON {
 		out = inspect.NewJSONLines(o.IO.Out)
 	} else {
-		out = inspect.NewTable(o.IO.Out, o.IO.OutTTY && o.IO.Color, o.Now)
+		tb := inspect.NewTable(o.IO.Out, o.IO.OutTTY && o.IO.Color, o.Now)
+		if !o.RedriveTarget(rs.T) {
+			tb.NotRedriveTarget()
+		}
+		out = tb
 	}
 	counts, err := inspect.Peek(rs.Ctx, rs.Source, rs.F, out)
 	if rs.Ctx.Err() != nil {

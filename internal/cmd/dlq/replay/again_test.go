@@ -3,15 +3,10 @@ package replay
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/sqs"
-	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/message"
@@ -75,32 +70,7 @@ func TestDLQReplay_CopiesComingBackAreLeftCountedAndFail(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := sqs.NewClientsFromConfig(sqstest.Config(), cmdtest.SharedSQS(t).Endpoint)
-			k, err := sqs.NewConsumer(c, sqs.ConsumerOptions{Queue: dest, BufferSize: 10, VisibilityTimeout: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			back := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-			bctx, stop := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for bctx.Err() == nil {
-					ms, err := k.Receive(bctx, 200*time.Millisecond)
-					if err != nil {
-						continue
-					}
-					for _, m := range ms {
-						if err := back.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "again"}, time.Now())); err != nil {
-							t.Errorf("dead-letter %s again: %v", m.Header.MessageID, err)
-							return
-						}
-						_ = k.Acknowledge(ctx, m)
-					}
-				}
-			}()
-			defer func() { stop(); wg.Wait() }()
+			defer dlqtest.DeadLetterAgain(t, dest, dlq)()
 			args := append([]string{"replay", "sqs://" + dlq, "--to", dest, "--yes", "--wait", "3s"}, conn...)
 			if format == "json" {
 				args = append(args, "-o", "json")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
@@ -53,11 +54,16 @@ type ArchiveFile struct {
 // CheckArchiveFile opens an existing archive path for reading and appending
 // and checks that every line is a record: a file that is not an
 // archive is a usage error naming its first bad line, and is not changed.
-// A missing file is no error (it is created once the source is open);
-// pipes and devices are not checked.
+// A missing file is no error (it is created once the source is open),
+// but a missing directory to create it in is a usage error naming that
+// directory; pipes and devices are not checked.
 func CheckArchiveFile(path string) (ArchiveFile, error) {
 	fh, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, os.ErrNotExist) {
+		dir := filepath.Dir(path)
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return ArchiveFile{}, cmdutil.UsageErr(fmt.Errorf("archive --file %s: the directory %s does not exist (create it first); nothing was read", path, dir))
+		}
 		return ArchiveFile{}, nil
 	}
 	if err != nil {

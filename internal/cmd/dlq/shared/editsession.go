@@ -135,6 +135,8 @@ func (s *EditSession) Result(body []byte, sets []string, now time.Time) (inspect
 			return e, err
 		}
 		e.Headers = &h
+		from := inspect.HeadersOf(s.Orig)
+		e.From = &from
 	}
 	ct := s.Orig.Header.ContentType
 	if e.Headers != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
@@ -124,7 +125,8 @@ func HeldNote(held int64) string {
 // Source is the inspect source over ch, the destination t opened for
 // reading, with --wait and the transport's short-poll fact.
 func (o *Options) Source(t *transport.Target, ch *transport.Channel, logger *slog.Logger) *inspect.Source {
-	return &inspect.Source{Consumer: ch.Consumer, Name: t.URL, Wait: o.Wait, ShortPoll: ch.ShortPoll, Logger: logger}
+	return &inspect.Source{Consumer: ch.Consumer, Name: t.URL, Wait: o.Wait, ShortPoll: ch.ShortPoll, Logger: logger,
+		Receiving: func(wait time.Duration) func() { return o.receiving.start(t.URL, wait) }}
 }
 
 // CheckOutput checks peek's and stats' --output (a usage error names the

@@ -61,6 +61,9 @@ type Options struct {
 	// ownSignals is set once OnSignals watches the run's signals: the
 	// opens after it leave them to it.
 	ownSignals atomic.Bool
+	// receiving tracks the run's receives in flight (Source), for the
+	// line the first signal logs (LogDLQAwaitingReceive).
+	receiving receiving
 
 	// Dest is the destination the command line names (the argument or
 	// -s/--subscription), set by RunWith before the verb runs.

@@ -55,6 +55,10 @@ type ReplayOptions struct {
 	// EditID, set by dlq edit, is the one message the run is about: its
 	// summary speaks of it, not of the scan.
 	EditID string
+	// EditFound, set by dlq edit, is how many stored copies of EditID the
+	// edit read (and edited) before the replay: a replay that handles fewer
+	// of them fails, naming how many it did not reach.
+	EditFound int
 	// Journal is --journal: the replay journal's file ("" with journalSet:
 	// none; unset: under $XDG_STATE_HOME).
 	Journal    string

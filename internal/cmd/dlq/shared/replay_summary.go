@@ -53,6 +53,12 @@ func (o *ReplayOptions) finish(bar *inspect.Bar, sum inspect.Summary, rerr, cerr
 			where = "it is"
 		}
 		return cmdutil.FailureErr(fmt.Errorf("replay %s: %s dead-lettered again while the replay ran; %s still in the dead-letter destination (replay again to retry)", t.URL, Plural(sum.Left, "message"), where))
+	case o.EditID != "" && o.EditFound > 1 && sum.Replayed < o.EditFound:
+		// dlq edit read more stored copies than its replay reached: the
+		// others were taken (or are held) by another reader meanwhile.
+		// Said, never silent.
+		return cmdutil.FailureErr(fmt.Errorf("edit %s: %s of message %s were read for the edit but not reached by its replay (taken or held by another reader meanwhile); dlq peek lists what is still in %s",
+			t.URL, Plural(o.EditFound-sum.Replayed, "stored copy"), redact.Quoted(o.EditID), t.URL))
 	}
 	return nil
 }
@@ -67,7 +73,7 @@ func (o *ReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) erro
 		sum.Skipped = 0
 	}
 	if o.EditID != "" && o.Format != export.JSON {
-		if _, err := fmt.Fprintf(o.IO.Out, "edit %s: %s\n", redact.Quoted(o.EditID), editOutcome(sum, interrupted)); err != nil {
+		if _, err := fmt.Fprintf(o.IO.Out, "edit %s: %s\n", redact.Quoted(o.EditID), editOutcome(sum, interrupted, o.EditFound)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil
@@ -81,9 +87,12 @@ func (o *ReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) erro
 	return inspect.WriteSummary(o.IO.Out, sum)
 }
 
-// editOutcome is what became of dlq edit's one message: the words of its
-// summary line.
-func editOutcome(sum inspect.Summary, interrupted bool) string {
+// editOutcome is what became of dlq edit's message (found stored copies
+// of it were read for the edit): the words of its summary line.
+func editOutcome(sum inspect.Summary, interrupted bool, found int) string {
+	if found > 1 || sum.Replayed+sum.Failed+sum.Refused+sum.Left > 1 {
+		return copiesOutcome(sum, interrupted, found)
+	}
 	switch {
 	case sum.Replayed > 0 && sum.DryRun:
 		return "found; would be replayed (dry run, nothing changed)"
@@ -99,6 +108,37 @@ func editOutcome(sum inspect.Summary, interrupted bool) string {
 		return "interrupted before it was replayed; still in the dead-letter destination"
 	}
 	return "not found (not replayed)"
+}
+
+// copiesOutcome is editOutcome for an id stored more than once: how many
+// copies were found and what became of each.
+func copiesOutcome(sum inspect.Summary, interrupted bool, found int) string {
+	verb := "replayed"
+	if sum.DryRun {
+		verb = "would replay"
+	}
+	line := fmt.Sprintf("found %s; %s %d", Plural(found, "stored copy"), verb, sum.Replayed)
+	if sum.Failed > 0 {
+		line += fmt.Sprintf(", failed %d", sum.Failed)
+	}
+	if sum.Refused > 0 {
+		line += fmt.Sprintf(", refused %d", sum.Refused)
+	}
+	if sum.Left > 0 {
+		line += fmt.Sprintf(", left %d (dead-lettered again while the edit ran)", sum.Left)
+	}
+	if missed := found - sum.Replayed - sum.Failed - sum.Refused; missed > 0 && !interrupted {
+		line += fmt.Sprintf(", not reached %d", missed)
+	}
+	switch {
+	case sum.DryRun:
+		line += " (dry run, nothing changed)"
+	case interrupted:
+		line += "; interrupted, the others are still in the dead-letter destination"
+	case sum.Failed+sum.Refused+sum.Left > 0:
+		line += "; failed, refused and left copies are still in the dead-letter destination"
+	}
+	return line
 }
 
 // confirm asks on a terminal; off one it refuses without --yes. An

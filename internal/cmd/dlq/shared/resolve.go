@@ -49,17 +49,11 @@ func (o *Options) Resolve(arg string) (*transport.Target, error) {
 			return nil, cmdutil.UsageErr(fmt.Errorf("%s: subscription %s has no invalidMessageRoutingKey: its unacceptable messages go to its dead-letter queue (use --dlq)", s.Pos("invalidMessageRoutingKey"), s.Name))
 		}
 	case "native":
-		switch {
-		case s.SQS != nil && s.SQS.RedrivePolicy != nil:
-			t.Dest = s.SQS.RedrivePolicy.DeadLetterQueue
-		case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
-			// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
-			t.Dest = transport.GCPNativeSubscription(s)
-		case s.RocketMQ != nil:
-			t.Dest = rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup)
-		default:
+		native, ok := nativeTarget(s)
+		if !ok {
 			return nil, cmdutil.UsageErr(fmt.Errorf("%s: subscription %s has no native redrive target (sqs.redrivePolicy, gcp.deadLetterPolicy)", s.Pos("transport"), s.Name))
 		}
+		t.Dest = native
 	default:
 		t.Dest = s.DeadLetterRoutingKey
 		if t.Dest == "" {
@@ -135,4 +129,36 @@ func (o *Options) resolveURL(arg string) (*transport.Target, error) {
 	a, err := as.Parse(arg)
 	t, err := dt.URLTarget(o.urlOptions(), arg, as, a, err)
 	return t, cmdutil.ExitCoded(err)
+}
+
+// nativeTarget is the channel the broker's own redrive moves s's messages
+// to (SQS redrivePolicy.deadLetterQueue, the Pub/Sub deadLetterPolicy's
+// subscription, RocketMQ's %DLQ%<consumerGroup>); false when s has none.
+func nativeTarget(s *config.Subscription) (string, bool) {
+	switch {
+	case s.SQS != nil && s.SQS.RedrivePolicy != nil:
+		return s.SQS.RedrivePolicy.DeadLetterQueue, true
+	case s.GCP != nil && s.GCP.DeadLetterPolicy != nil:
+		// gcp.DeadLetterPolicy: "" means "dlq-<subscription>".
+		return transport.GCPNativeSubscription(s), true
+	case s.RocketMQ != nil:
+		return rocketmq.DLQTopic(s.RocketMQ.ConsumerGroup), true
+	}
+	return "", false
+}
+
+// RedriveTarget reports whether t, the destination o.Dest names, is known
+// to be where a broker's own redrive moves messages, so that a message
+// there without rejection metadata was moved by that redrive: a
+// subscription's native redrive target (its --native destination, or a
+// --dlq or --invalid destination that is the same channel), or a RocketMQ
+// %DLQ% topic, which only the broker writes. Any other destination given
+// by URL may be a source queue, where a fresh message carries no
+// rejection metadata either.
+func (o *Options) RedriveTarget(t *transport.Target) bool {
+	if strings.Contains(o.Dest, "://") || t.S == nil {
+		return t.S != nil && t.S.Transport == config.TransportRocketMQ && strings.HasPrefix(t.Dest, rocketmq.DLQTopic(""))
+	}
+	native, ok := nativeTarget(t.S)
+	return ok && native == t.Dest
 }

@@ -75,7 +75,7 @@ func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (conte
 		return ictx, cancel
 	}
 	wctx, done := cmdutil.WatchSignals(ictx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
-		Stopping: LogDLQStopping, Forced: LogDLQForced, Exit: o.Exit})
+		Stopping: LogDLQStopping, Forced: LogDLQForced, Exit: o.Exit, Stopped: func() { o.receiving.sayAwaiting(logger) }})
 	return wctx, func() {
 		done()
 		cancel()

@@ -57,7 +57,7 @@ func NewCmdTriage(f *factory.Factory, runF func(*Options) error) *cobra.Command 
 	o := &Options{ReplayOptions: &shared.ReplayOptions{Options: shared.NewOptions(f)}}
 	cmd := &cobra.Command{
 		Use:   "triage [SUBSCRIPTION|URL]",
-		Short: "An interactive console: failure groups, messages, replay, edit, archive",
+		Short: "An interactive console: failure groups, messages, replay, edit, archive, purge",
 		Long: `Open a console over a dead-letter destination: its failure groups (count,
 oldest, newest, reason, a sample message), the messages of a group, and
 one message (headers, bag, rejection metadata, body pretty-printed by
@@ -66,12 +66,13 @@ content type).
 Keys: enter opens, esc goes back, space selects (in the group open), r
 replays the selection (or what is under the cursor), R replays the whole
 group, e edits the message in $EDITOR and replays the edited copy (as dlq
-edit), a archives to --archive-file (as dlq archive), d toggles a dry
-run, / searches every message (ids, bodies, headers, causes), s sorts,
-g changes the grouping (cause, reason, topic, handler), E edits the
-headers and bag (as dlq edit --headers), n writes a note on the group, A
-shows the archive file, ctrl+r reads again, ? helps, q quits (exit 0);
-ctrl+c or SIGTERM interrupts (what an action holds is released, exit 130).
+edit), a archives to --archive-file (as dlq archive), x purges (deletes
+for good, no copy kept, as dlq purge), d toggles a dry run, / searches
+every message (ids, bodies, headers, causes), s sorts, g changes the
+grouping (cause, reason, topic, handler), E edits the headers and bag (as
+dlq edit --headers), n writes a note on the group, A shows the archive
+file, ctrl+r reads again, ? helps, q quits (exit 0); ctrl+c or SIGTERM
+interrupts (what an action holds is released, exit 130).
 
 In the archived view (A) r restores the selection (or what is under the
 cursor) and R the group into the dead-letter destination, as dlq restore
@@ -92,7 +93,7 @@ before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
 the allow-list; --allow-any-destination lifts it). Every replay, archive,
-restore and edit names its destinations and count and asks once (y/n),
+purge, restore and edit names its destinations and count and asks once (y/n),
 and shows its progress while it runs.
 
 Reads are peek's: the first read holds each message it reads invisible
@@ -358,8 +359,10 @@ type progressFunc func(inspect.Outcome)
 
 func (p progressFunc) Done(o inspect.Outcome) { p(o) }
 
-// replay runs inspect.Replay over the messages with ids, as dlq replay
-// does, with transform (dlq edit's) when set.
+// replay runs inspect.Replay over the messages with ids (one stored copy
+// each: an id stored twice is given twice), as dlq replay does, with
+// transform (dlq edit's) when set: an edit is of every stored copy of its
+// id.
 func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, transform func(m, c *message.Message) error, progress func(triage.Outcome)) (triage.Result, error) {
 	if a.refused != nil {
 		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
@@ -387,7 +390,13 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 			}
 			progress(triage.Outcome{ID: out.ID, Err: err})
 		})}
-	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, inspect.Filter{IDs: ids, Limit: len(ids)}, opts)
+	f := inspect.Filter{IDs: ids, Limit: len(ids)}
+	if transform != nil {
+		// An edit goes to every stored copy of its id, as dlq edit's does
+		// (a copy the edit does not fit fails, counted, and stays).
+		f.Limit = 0
+	}
+	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, f, opts)
 	cerr := closeSrc()
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
@@ -430,7 +439,7 @@ func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, p
 
 // LogAudit is the stable message of the audit record dlq triage writes to
 // --log-file for each action, whatever the log level: user, action
-// (replay, archive, edit, restore), ids, destination, dry_run, done, failed,
+// (replay, archive, purge, edit, restore), ids, destination, dry_run, done, failed,
 // outcome (the action's summary) and error.
 const LogAudit = "dlq triage action"
 
@@ -510,4 +519,29 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 	err = errors.Join(aerr, closeSrc(), fh.Close())
 	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
 		Summary: fmt.Sprintf("archived %d to %s, failed %d", sum.Archived, a.o.archiveFile, sum.Failed)}, err
+}
+
+// Purge implements triage.Purger: inspect.Archive to nowhere, as dlq purge
+// does (each message removed once read; nothing kept); a dry run counts
+// what would be purged.
+func (a *triageActions) Purge(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	res, err := a.purge(ctx, ids, dryRun)
+	a.record(ctx, "purge", ids, "", dryRun, res, err)
+	return res, err
+}
+
+func (a *triageActions) purge(ctx context.Context, ids []string, dryRun bool) (triage.Result, error) {
+	f := inspect.Filter{IDs: ids, Limit: len(ids)}
+	src, _, closeSrc, err := a.Open(ctx, !dryRun)
+	if err != nil {
+		return triage.Result{}, err
+	}
+	if dryRun {
+		n, cerr := inspect.Count(ctx, src, f)
+		return triage.Result{Done: n, Summary: fmt.Sprintf("would purge %d", n)}, errors.Join(cerr, closeSrc())
+	}
+	sum, perr := inspect.Archive(ctx, src, f, io.Discard, nil)
+	err = errors.Join(perr, closeSrc())
+	return triage.Result{Done: sum.Archived, Failed: sum.Failed,
+		Summary: fmt.Sprintf("purged %d, failed %d", sum.Archived, sum.Failed)}, err
 }
