@@ -61,8 +61,10 @@ type RejectResult struct {
 	// Released (RoutingFailureDelay of its delivery attempt).
 	ReleaseDelay time.Duration
 	// Permanent is true when the publish failed with ErrPermanent (after
-	// one try with a shortened rejection message for ErrTooLarge): the
-	// message was released with the longest delay.
+	// one try with a shortened rejection message for ErrTooLarge), or
+	// when the Router refused to route the message round a cycle
+	// (ErrRejectionCycle, nothing published): the message was released
+	// with the longest delay.
 	Permanent bool
 	// Err is the failure already logged at Error (publish, release or
 	// acknowledge), nil when everything succeeded.
@@ -179,7 +181,11 @@ func (r *Router) Select(reason message.RejectionReason) (route Route, destinatio
 // still holds, logs an Error naming the message id and reason, and reports
 // the message settled; the release is delayed by
 // RoutingFailureDelay of the message's delivery attempt, so a destination
-// that keeps failing costs a few calls a minute per message. When the acknowledge fails after a successful
+// that keeps failing costs a few calls a minute per message. A message a
+// rejection has already routed to the same destination (message.RoutedTo:
+// the destinations form a cycle) is not published again: it is released
+// with the longest delay and reported Permanent, with ErrRejectionCycle
+// and an Error (LogRoutingCycle). When the acknowledge fails after a successful
 // publish it logs an Error and reports settled. No error or panic escapes.
 func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rejection) (res RejectResult) {
 	log := r.Logger
@@ -205,6 +211,9 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	}
 	if fellBack {
 		log.InfoContext(ctx, LogFallbackDeadLetter, "message_id", id, "destination", dest)
+	}
+	if message.RoutedTo(m, dest) {
+		return r.refuseCycle(ctx, log, m, rej, res)
 	}
 	now := time.Now
 	if r.Now != nil {

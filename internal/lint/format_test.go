@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // goldenReport lints two files: one that trips several rules (among them
 // restarts-spend-budget and ordering-spends-budget, whose messages are the
-// longest) and one that does not parse.
+// longest, and the cross-subscription rejection-cycle) and one that does
+// not parse.
 func goldenReport(t *testing.T) lint.Report {
 	t.Helper()
 	l := lint.New(rules.Default())
@@ -57,6 +58,18 @@ subscriptions:
     handler:
       type: builtin
       name: ack
+  - name: retry-a
+    transport: memory
+    deadLetterRoutingKey: retry-b
+    handler:
+      type: builtin
+      name: reject
+  - name: retry-b
+    transport: memory
+    deadLetterRoutingKey: retry-a
+    handler:
+      type: builtin
+      name: reject
 `
 	b := `subscriptions:
   - name: audit
@@ -139,7 +152,7 @@ func TestTextFormat_LinesAndColour(t *testing.T) {
 	if !strings.Contains(plain.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, plain.String())
 	}
-	if !strings.HasSuffix(plain.String(), "3 errors, 7 warnings, 0 notes in 2 files\n") {
+	if !strings.HasSuffix(plain.String(), "5 errors, 7 warnings, 2 notes in 2 files\n") {
 		t.Errorf("text output summary:\n%s", plain.String())
 	}
 	var empty bytes.Buffer

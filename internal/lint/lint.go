@@ -138,6 +138,7 @@ func (l *Linter) File(f *config.File) []Finding {
 	for _, s := range f.Subscriptions {
 		out = l.appendSubscription(out, s)
 		out = x.appendRejectionConsumers(out, s)
+		out = x.appendRejectionCycle(out, s)
 	}
 	Sort(out)
 	return out
@@ -145,7 +146,7 @@ func (l *Linter) File(f *config.File) []Finding {
 
 // SubscriptionIn returns the findings of subscription s of file f: those of
 // Subscription plus the rules that compare it with the file's other
-// subscriptions (consumes-rejection-destination), ordered by position then
+// subscriptions (consumes-rejection-destination, rejection-cycle), ordered by position then
 // rule id. consume runs it for each subscription it starts: the file's
 // destinations are indexed once per file (a file whose subscriptions were
 // added to since is indexed again), not once per call. A nil f yields
@@ -159,6 +160,7 @@ func (l *Linter) SubscriptionIn(f *config.File, s *config.Subscription) []Findin
 			l.index.Store(x)
 		}
 		out = x.appendRejectionConsumers(out, s)
+		out = x.appendRejectionCycle(out, s)
 	}
 	Sort(out)
 	return out
@@ -358,18 +360,6 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 		c.out = append(c.out, c.finding(f))
 	}
 	return c.out
-}
-
-// sourceNamed reports whether name is the subscription's channel or topic,
-// and which.
-func sourceNamed(s *config.Subscription, name string) (bool, string) {
-	switch name {
-	case s.ChannelName:
-		return true, "channel (channelName)"
-	case s.RoutingKey:
-		return true, "topic (routingKey)"
-	}
-	return false, ""
 }
 
 func suffix(field string) string {

@@ -73,6 +73,9 @@ type rejectionIndex struct {
 	file  *config.File
 	n     int // len(file.Subscriptions) when built
 	byKey map[config.Transport]map[string][]rejectionSource
+	// cycles is, per subscription on a rejection cycle, the shortest
+	// cycle through it (cycles.go).
+	cycles map[*config.Subscription][]cycleEdge
 }
 
 // rejectionSource is one destination d of subscription src.
@@ -98,6 +101,7 @@ func newRejectionIndex(f *config.File) *rejectionIndex {
 			m[k] = append(m[k], rejectionSource{src: src, d: d})
 		}
 	}
+	x.cycles = rejectionCycles(f, x.byKey)
 	return x
 }
 

@@ -118,6 +118,9 @@ const (
 	// RuleConsumesRejectionDestination is a cross-subscription rule
 	// (docs/adr/0001-delivery-count-contract.md §9.2): a subscription reads another's rejection destination.
 	RuleConsumesRejectionDestination = "consumes-rejection-destination"
+	// RuleRejectionCycle is a cross-subscription rule (cycles.go): the
+	// rejection destinations of a file's subscriptions form a cycle.
+	RuleRejectionCycle = "rejection-cycle"
 )
 
 // RuleOrderingSpendsBudget is the rule of ordered channels under deferral
@@ -237,12 +240,43 @@ the broker's own redrive should handle poison messages.`,
 		Summary: "a dead-letter or invalid-message destination is the subscription's own source",
 		Explanation: `deadLetterRoutingKey, invalidMessageRoutingKey (and the native
 sqs.redrivePolicy.deadLetterQueue or gcp.deadLetterPolicy.topic) must name a
-different queue or topic from the one the subscription reads. Routing a
+different queue or topic from the one the subscription reads, as the
+transport resolves names: SQS turns '.' into '_', so channelName "lo.op"
+and deadLetterRoutingKey "lo_op" are one queue. Routing a
 rejected message back to its source puts it straight back in front of the
 same handler: a rejected poison message loops for ever, and each loop adds a
 routed copy.
 
 Fix: name a separate destination, e.g. "<name>-dlq" and "<name>-invalid".`,
+	},
+	{
+		ID: RuleRejectionCycle, Severity: SeverityError,
+		Summary: "the rejection destinations of two or more subscriptions form a cycle",
+		Explanation: `A subscription routes the messages it rejects to its deadLetterRoutingKey or
+invalidMessageRoutingKey (and the broker moves them to sqs.redrivePolicy
+.deadLetterQueue or gcp.deadLetterPolicy.topic). When that destination is
+what another subscription of the file reads, and that one's destinations
+lead on, subscription by subscription, back to the first (qa dead-letters
+to qb, qb to qa; or a -> b -> c -> a, through any of those fields), a
+poison message never comes to rest: each rejection publishes a new copy to
+the next queue, whose handler rejects it again. A budget does not help (a
+routed copy is judged on its own channel's deliveries, ADR 0001 §9), nor
+does a native redrive limit (every copy is a new message). Names are
+compared as the transport resolves them: SQS turns '.' into '_', so
+"lo.op" and "lo_op" are one queue. Only subscriptions of one transport
+are compared.
+
+The finding names every subscription on the shortest cycle through the
+subscription and the destination of each step. brighter consume refuses
+to start a file with such a cycle (exit 2). A cycle across files or
+processes, which lint cannot see, is stopped at run time: a message a
+rejection has already routed to a destination is not routed there again
+but released on its queue with the longest delay and logged at Error
+("rejection would route the message round a cycle", docs/adr/0004
+decision 12), after one round.
+
+Fix: give one subscription of the cycle a dead-letter destination that no
+subscription of the cycle reads, e.g. "<name>-dlq".`,
 	},
 	{
 		ID: RuleConsumesRejectionDestination, Requirement: "R-28", Severity: SeverityNote,

@@ -16,8 +16,9 @@ import (
 )
 
 // Stamp writes the five keys with Brighter's exact names and formats,
-// the pump's PascalCase RejectionReason text, the destination as topic; the
-// receipt is not copied and the original is untouched.
+// the pump's PascalCase RejectionReason text, brighter's rejectionPath, the
+// destination as topic; the receipt is not copied and the original is
+// untouched.
 func TestStampExactKeysAndFormats_R18(t *testing.T) {
 	orig := message.New("id-1", "orders", message.MTCommand, []byte("body"))
 	orig.Header.HandledCount = 3
@@ -37,6 +38,7 @@ func TestStampExactKeysAndFormats_R18(t *testing.T) {
 		"rejectionReason":     "DeliveryError",
 		"rejectionMessage":    "spent",
 		"RejectionReason":     "Message rejected reason: DeliveryError Description: spent",
+		"rejectionPath":       "orders.dlq",
 		"custom":              "kept",
 	}
 	if len(c.Header.Bag) != len(want) {

@@ -59,8 +59,9 @@ func (m *Message) HasRejectionMetadata() bool {
 // the header and bag copied, the receipt NOT copied, the five metadata keys
 // written (originalMessageType is the received type text when the decoder
 // did not take it, Message.WireMessageType; rejectionMessage only when the description is not empty), the
-// pump's PascalCase RejectionReason text as Brighter writes it, and the topic
-// set to destination. Both rejection texts are cut to MaxRejectionText
+// pump's PascalCase RejectionReason text as Brighter writes it, destination
+// added to the rejectionPath (KeyRejectionPath), and the topic set to
+// destination. Both rejection texts are cut to MaxRejectionText
 // bytes on a rune boundary, marker included (TruncateBytes), so that they fit
 // every transport's attribute value limit. m itself is left unchanged, so its receipt can still
 // release it if the publish fails.
@@ -79,15 +80,19 @@ func Stamp(m *Message, destination string, r Rejection, now time.Time) *Message 
 		delete(c.Header.Bag, KeyRejectionMessage)
 	}
 	c.Header.Bag[KeyPumpRejectionReason] = TruncateBytes("Message rejected reason: "+r.Reason.String()+" Description: "+r.Description, MaxRejectionText)
+	c.Header.Bag[KeyRejectionPath] = extendPath(RejectionPath(m), destination)
 	c.Header.Topic = destination
 	return c
 }
 
-// StripRejection removes the five metadata keys and the pump's
-// RejectionReason text from the bag (used by replay).
+// StripRejection removes the five metadata keys, the pump's
+// RejectionReason text and the rejectionPath from the bag (used by replay
+// and edit: a replayed message may be routed to the same destinations
+// again).
 func StripRejection(b Bag) {
 	for _, k := range RejectionKeys {
 		delete(b, k)
 	}
 	delete(b, KeyPumpRejectionReason)
+	delete(b, KeyRejectionPath)
 }

@@ -141,7 +141,8 @@ type Event struct {
 	// waiting in the settle batcher when this delivery arrived.
 	AckWaiting bool
 	// Permanent is set on a rejected event whose routing can never succeed
-	// as it is (broker.ErrPermanent: too large, an invalid destination);
+	// as it is (broker.ErrPermanent: too large, an invalid destination;
+	// broker.ErrRejectionCycle: a destination it was already routed to);
 	// the message was released with the longest delay.
 	Permanent bool
 	// Delay is the requeue delay of a Defer.

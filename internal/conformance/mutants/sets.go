@@ -58,5 +58,6 @@ func extraSets() [][]mutant {
 		pubsubDecodeMutants,
 		pubsubCPUMutants,
 		fixedCostMutants,
+		cycleMutants,
 	}
 }

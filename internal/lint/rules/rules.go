@@ -137,7 +137,7 @@ func (SQS) Check(s *config.Subscription) []lint.Finding {
 		out = append(out, lint.Finding{RuleID: lint.RuleSQSVisibilityTimeoutRange, Field: "sqs.visibilityTimeout",
 			Message: fmt.Sprintf("subscription %q: sqs.visibilityTimeout %s is outside 0s..12h, which SQS refuses; use at most 12h", s.Name, config.FormatDuration(v))})
 	}
-	if rp := s.SQS.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.DeadLetterQueue == s.ChannelName {
+	if rp := s.SQS.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && lint.ChannelKey(s.Transport, rp.DeadLetterQueue) == lint.ChannelKey(s.Transport, s.ChannelName) {
 		out = append(out, lint.Finding{RuleID: lint.RuleDeadLetterIsSource, Field: "sqs.redrivePolicy.deadLetterQueue",
 			Message: fmt.Sprintf("subscription %q: sqs.redrivePolicy.deadLetterQueue %q is the subscription's own queue: redriven messages would come straight back; name a separate queue such as %q", s.Name, rp.DeadLetterQueue, s.ChannelName+"-native-dlq")})
 	}

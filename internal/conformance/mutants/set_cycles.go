@@ -1,0 +1,31 @@
+package main
+
+// cycleMutants break what stops a poison message going round a cycle of
+// rejection destinations (docs/adr/0004 decision 12): the Router's refusal
+// of a destination already on a message's rejectionPath, the path Stamp
+// writes, and lint's rejection-cycle and resolved dead-letter-is-source.
+// The run-time rule is killed by the Router's unit test and the pump tests
+// over the memory transport (both variants); the lint rules by
+// internal/lint's tests.
+var cycleMutants = []mutant{
+	{Name: "router-routes-round-cycles", What: "the Router routes a message to a destination already on its rejectionPath: a poison message goes round a cycle of dead-letter destinations for ever, a new copy each time",
+		File: "internal/broker/routing.go",
+		Old:  "\tif message.RoutedTo(m, dest) {\n\t\treturn r.refuseCycle(ctx, log, m, rej, res)\n\t}\n",
+		New:  "",
+		Pkg:  "./internal/broker ./internal/pump", Run: "^(TestRouterRefusesRejectionCycle|TestRejectionCycleIsBounded)$"},
+	{Name: "stamp-no-rejection-path", What: "a routed copy does not record its destination in rejectionPath: the Router cannot see a cycle and the message goes round for ever",
+		File: "internal/message/metadata.go",
+		Old:  "\tc.Header.Bag[KeyRejectionPath] = extendPath(RejectionPath(m), destination)\n",
+		New:  "",
+		Pkg:  "./internal/message ./internal/pump", Run: "^(TestStampExtendsRejectionPath|TestRejectionCycleIsBounded)$"},
+	{Name: "lint-no-rejection-cycle", What: "lint reports no rejection cycle among a file's subscriptions, and consume starts one",
+		File: "internal/lint/cycles.go",
+		Old:  "cyc := x.cycles[s]",
+		New:  "cyc := x.cycles[nil]",
+		Pkg:  "./internal/lint", Run: "^(TestRejectionCycle|TestRejectionCycleInSubscriptionIn)$"},
+	{Name: "lint-source-raw-names", What: "dead-letter-is-source compares names as written: an SQS subscription reading lo.op whose deadLetterRoutingKey is lo_op (one queue) is not reported",
+		File: "internal/lint/names.go",
+		Old:  "if src.value == \"\" || destKey(s.Transport, src.value) != k {",
+		New:  "if src.value == \"\" || src.value != name {",
+		Pkg:  "./internal/lint", Run: "^TestDeadLetterIsSourceResolvesNames$"},
+}
