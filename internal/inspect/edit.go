@@ -61,8 +61,10 @@ type EditHeaders struct {
 }
 
 // replayKeys are the bag keys a replay (and an edit) writes itself; an
-// edit shows and takes the bag without them.
-var replayKeys = []string{message.KeyReplayedFrom, message.KeyReplayedAt, KeyDeduplicationID, KeyEditedAt, KeyOriginalBodySHA256, "ReceiptHandle"}
+// edit shows and takes the bag without them, and the edited copy keeps the
+// replay copy's own (its fresh replayId above all: the replay journal and
+// an inbox know the copy by it).
+var replayKeys = []string{message.KeyReplayedFrom, message.KeyReplayedAt, KeyReplayID, KeyDeduplicationID, KeyEditedAt, KeyOriginalBodySHA256, "ReceiptHandle"}
 
 // HeadersOf returns the editable header of m (m is not changed).
 func HeadersOf(m *message.Message) EditHeaders {
@@ -417,4 +419,52 @@ func (e Edit) Transform(m, c *message.Message) error {
 	c.Header.Bag[KeyEditedAt] = e.At.UTC().Format(time.RFC3339)
 	c.Header.Bag[KeyOriginalBodySHA256] = e.OriginalSHA256
 	return nil
+}
+
+// EditCopiesDiffer reports what keeps one edit from being applied to
+// every message of ms (the stored copies of one id, in the order read):
+// "" when it fits them all; "bodies" when two bodies differ; "headers"
+// when headers is set (the edit changes the headers: --headers or --set)
+// and two copies' editable headers (HeadersOf) differ, with keys naming
+// what differs, sorted: each header field by its name (as EditHeaders
+// spells it) and each bag key as "bag." and the key, exactly as stored.
+func EditCopiesDiffer(ms []*message.Message, headers bool) (what string, keys []string) {
+	if len(ms) < 2 {
+		return "", nil
+	}
+	first := ms[0]
+	for _, m := range ms[1:] {
+		if !bytes.Equal(first.Body, m.Body) {
+			return "bodies", nil
+		}
+	}
+	if !headers {
+		return "", nil
+	}
+	diff := map[string]bool{}
+	a := HeadersOf(first)
+	fa := a.fields()
+	for _, m := range ms[1:] {
+		b := HeadersOf(m)
+		fb := b.fields()
+		for name, v := range fa {
+			if *v != *fb[name] {
+				diff[name] = true
+			}
+		}
+		for k := range a.Bag {
+			if v, ok := b.Bag[k]; !ok || !sameValue(a.Bag[k], v) {
+				diff["bag."+k] = true
+			}
+		}
+		for k := range b.Bag {
+			if _, ok := a.Bag[k]; !ok {
+				diff["bag."+k] = true
+			}
+		}
+	}
+	if len(diff) == 0 {
+		return "", nil
+	}
+	return "headers", slices.Sorted(maps.Keys(diff))
 }
