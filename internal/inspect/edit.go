@@ -244,14 +244,13 @@ func yamlKind(v any) string {
 
 // Set sets key to value (`dlq edit --set key=value`): a header field when
 // key names one (messageType, correlationId, contentType, ...), else the
-// bag entry key (a string). Keys are compared without case, as the
-// transports compare a bag key with the header attributes (an SQS
+// bag entry key (a string). A header field is named without case (an SQS
 // attribute named CorrelationId is the correlationId header, and a bag
 // entry of that name would not be sent): `--set CorrelationId=x` sets the
-// header field, and a key the bag already holds in another case sets that
-// entry, under the stored spelling, instead of adding a second entry
-// differing only in case (the stored entries that differ only in case
-// become that one). It refuses an empty key and what CheckSetKey refuses.
+// field. A bag key is taken exactly as written, as the wire takes it (bag
+// keys are case-sensitive, as in .NET Brighter's bag): `--set tenant=x`
+// sets tenant and leaves an entry Tenant as it is. It refuses an empty key
+// and what CheckSetKey refuses.
 func (h *EditHeaders) Set(key, value string) error {
 	if key == "" {
 		return errors.New("an empty key: give key=value")
@@ -268,32 +267,8 @@ func (h *EditHeaders) Set(key, value string) error {
 	if h.Bag == nil {
 		h.Bag = message.Bag{}
 	}
-	h.Bag[storedKey(h.Bag, key)] = value
+	h.Bag[key] = value
 	return nil
-}
-
-// storedKey is the key under which --set key=... goes into bag: key when
-// bag holds it as written, else the first (in sorted order) of bag's keys
-// equal to it without case, else key. The other keys of bag equal to it
-// without case are removed: the copy carries the key once.
-func storedKey(bag message.Bag, key string) string {
-	stored := ""
-	if _, ok := bag[key]; ok {
-		stored = key
-	}
-	for _, k := range slices.Sorted(maps.Keys(bag)) {
-		switch {
-		case k == stored || !strings.EqualFold(k, key):
-		case stored == "":
-			stored = k
-		default:
-			delete(bag, k)
-		}
-	}
-	if stored == "" {
-		return key
-	}
-	return stored
 }
 
 // Check reports a header the message could not be sent with: an unknown

@@ -137,3 +137,49 @@ func TestDLQEdit_JournalLinesWithoutAReplayID(t *testing.T) {
 		t.Errorf("the destination holds %v, want the edited copy", got)
 	}
 }
+
+// TestDLQEdit_SetBagKeysAreCaseSensitive: a message whose bag holds
+// Tenant and tenant (send accepts both: bag keys are case-sensitive on the
+// wire) edited with --set tenant=c keeps Tenant, and with --set Tenant=c
+// keeps tenant: the edit sets only the key given (fauxqs).
+func TestDLQEdit_SetBagKeysAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run, p, conn := dlqtest.FauxqsQueues(t, "ecs", "dlq", "dest")
+	dlq, dest := "dlq-"+run, "dest-"+run
+	for _, id := range []string{"lower-" + run, "upper-" + run} {
+		m := dlqtest.Stamped(id, dest, dlq)
+		m.Header.Bag["Tenant"], m.Header.Bag["tenant"] = "a", "b"
+		if err := p.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	body := filepath.Join(dir, "fixed.json")
+	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for id, set := range map[string]string{"lower-" + run: "tenant=c", "upper-" + run: "Tenant=c"} {
+		args := append([]string{"dlq", "edit", id, "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", set, "--journal", ""}, conn...)
+		if code, out, errOut := cmdtest.BrighterExit(t, dir, args...); code != cmdutil.ExitOK {
+			t.Fatalf("edit %s --set %s: exit %d\nstdout:\n%s\nstderr:\n%s", id, set, code, out, errOut)
+		}
+	}
+	_, peek, _ := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...)
+	for id, want := range map[string][]string{
+		"lower-" + run: {`"Tenant":"a"`, `"tenant":"c"`},
+		"upper-" + run: {`"Tenant":"c"`, `"tenant":"b"`},
+	} {
+		line := ""
+		for l := range strings.SplitSeq(peek, "\n") {
+			if strings.Contains(l, `"id":"`+id+`"`) {
+				line = l
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(line, w) {
+				t.Errorf("the edited copy of %s lacks %s: %s", id, w, line)
+			}
+		}
+	}
+}
