@@ -132,18 +132,16 @@ func (e *triageEdit) Check() error {
 	return err
 }
 
-// Finish validates the edited body, reads the stored copies of the id
-// again (refusing, nothing sent, copies one edit no longer fits: one
-// stored since the edit started) and replays the edited copy to each.
+// Finish validates the edited body and replays the edited copy to each
+// stored copy of the id, as dlq edit does: a copy whose body (or, for a
+// header edit, headers) is not the one edited, stored since the edit
+// started, is not sent (inspect.ErrChanged: failed, it stays).
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
 	ed, err := e.s.Result(e.body(), nil, e.a.o.Now())
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)
 	}
 	ids := []string{e.s.Orig.Header.MessageID}
-	if _, err := e.a.editCopies(ctx, ids[0], e.headers); err != nil {
-		return triage.Result{Summary: "edit: refused, nothing was sent"}, err
-	}
 	res, err := e.a.replay(ctx, ids, dryRun, ed.Transform, func(triage.Outcome) {})
 	res.Summary = "edit: " + res.Summary
 	e.a.record(ctx, "edit", ids, e.dest, dryRun, res, err)
