@@ -61,8 +61,10 @@ type EditHeaders struct {
 }
 
 // replayKeys are the bag keys a replay (and an edit) writes itself; an
-// edit shows and takes the bag without them.
-var replayKeys = []string{message.KeyReplayedFrom, message.KeyReplayedAt, KeyDeduplicationID, KeyEditedAt, KeyOriginalBodySHA256, "ReceiptHandle"}
+// edit shows and takes the bag without them, and the edited copy keeps the
+// replay copy's own (its fresh replayId above all: the replay journal and
+// an inbox know the copy by it).
+var replayKeys = []string{message.KeyReplayedFrom, message.KeyReplayedAt, KeyReplayID, KeyDeduplicationID, KeyEditedAt, KeyOriginalBodySHA256, "ReceiptHandle"}
 
 // HeadersOf returns the editable header of m (m is not changed).
 func HeadersOf(m *message.Message) EditHeaders {
@@ -242,14 +244,13 @@ func yamlKind(v any) string {
 
 // Set sets key to value (`dlq edit --set key=value`): a header field when
 // key names one (messageType, correlationId, contentType, ...), else the
-// bag entry key (a string). Keys are compared without case, as the
-// transports compare a bag key with the header attributes (an SQS
+// bag entry key (a string). A header field is named without case (an SQS
 // attribute named CorrelationId is the correlationId header, and a bag
 // entry of that name would not be sent): `--set CorrelationId=x` sets the
-// header field, and a key the bag already holds in another case sets that
-// entry, under the stored spelling, instead of adding a second entry
-// differing only in case (the stored entries that differ only in case
-// become that one). It refuses an empty key and what CheckSetKey refuses.
+// field. A bag key is taken exactly as written, as the wire takes it (bag
+// keys are case-sensitive, as in .NET Brighter's bag): `--set tenant=x`
+// sets tenant and leaves an entry Tenant as it is. It refuses an empty key
+// and what CheckSetKey refuses.
 func (h *EditHeaders) Set(key, value string) error {
 	if key == "" {
 		return errors.New("an empty key: give key=value")
@@ -266,32 +267,8 @@ func (h *EditHeaders) Set(key, value string) error {
 	if h.Bag == nil {
 		h.Bag = message.Bag{}
 	}
-	h.Bag[storedKey(h.Bag, key)] = value
+	h.Bag[key] = value
 	return nil
-}
-
-// storedKey is the key under which --set key=... goes into bag: key when
-// bag holds it as written, else the first (in sorted order) of bag's keys
-// equal to it without case, else key. The other keys of bag equal to it
-// without case are removed: the copy carries the key once.
-func storedKey(bag message.Bag, key string) string {
-	stored := ""
-	if _, ok := bag[key]; ok {
-		stored = key
-	}
-	for _, k := range slices.Sorted(maps.Keys(bag)) {
-		switch {
-		case k == stored || !strings.EqualFold(k, key):
-		case stored == "":
-			stored = k
-		default:
-			delete(bag, k)
-		}
-	}
-	if stored == "" {
-		return key
-	}
-	return stored
 }
 
 // Check reports a header the message could not be sent with: an unknown
@@ -417,4 +394,52 @@ func (e Edit) Transform(m, c *message.Message) error {
 	c.Header.Bag[KeyEditedAt] = e.At.UTC().Format(time.RFC3339)
 	c.Header.Bag[KeyOriginalBodySHA256] = e.OriginalSHA256
 	return nil
+}
+
+// EditCopiesDiffer reports what keeps one edit from being applied to
+// every message of ms (the stored copies of one id, in the order read):
+// "" when it fits them all; "bodies" when two bodies differ; "headers"
+// when headers is set (the edit changes the headers: --headers or --set)
+// and two copies' editable headers (HeadersOf) differ, with keys naming
+// what differs, sorted: each header field by its name (as EditHeaders
+// spells it) and each bag key as "bag." and the key, exactly as stored.
+func EditCopiesDiffer(ms []*message.Message, headers bool) (what string, keys []string) {
+	if len(ms) < 2 {
+		return "", nil
+	}
+	first := ms[0]
+	for _, m := range ms[1:] {
+		if !bytes.Equal(first.Body, m.Body) {
+			return "bodies", nil
+		}
+	}
+	if !headers {
+		return "", nil
+	}
+	diff := map[string]bool{}
+	a := HeadersOf(first)
+	fa := a.fields()
+	for _, m := range ms[1:] {
+		b := HeadersOf(m)
+		fb := b.fields()
+		for name, v := range fa {
+			if *v != *fb[name] {
+				diff[name] = true
+			}
+		}
+		for k := range a.Bag {
+			if v, ok := b.Bag[k]; !ok || !sameValue(a.Bag[k], v) {
+				diff["bag."+k] = true
+			}
+		}
+		for k := range b.Bag {
+			if _, ok := a.Bag[k]; !ok {
+				diff["bag."+k] = true
+			}
+		}
+	}
+	if len(diff) == 0 {
+		return "", nil
+	}
+	return "headers", slices.Sorted(maps.Keys(diff))
 }

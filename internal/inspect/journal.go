@@ -10,12 +10,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // KeyReplayID is the bag key of a replayed copy's replay id (ReplayID): the
@@ -74,6 +76,7 @@ type FileJournal struct {
 	sent     map[string]time.Time // replay id -> until when a killed run may hold its message
 	inFlight map[string]bool
 	cut      string // the unfinished last line found at open (Cut)
+	noID     int    // lines with an empty replay id passed over at open (NoID)
 }
 
 // OpenJournal opens (creating it, mode 0600, and its directory, 0700) the
@@ -135,7 +138,7 @@ func OpenJournalOn(path string, hold time.Duration, wrap func(*os.File) SyncFile
 			n++
 			if err := j.read(strings.TrimSuffix(line, "\n")); err != nil {
 				fh.Close()
-				return nil, fmt.Errorf("replay journal %s:%d: %w", path, n, err)
+				return nil, fmt.Errorf("replay journal %s:%d: %w (%s): nothing was read or sent. The file is damaged or is not a replay journal: correct or delete that line, or move the file aside; a run without these records publishes again a message an earlier run published and did not remove (its copy carries the same replayId, by which an inbox drops it)", path, n, err, redact.Quote(strings.TrimSuffix(line, "\n")))
 			}
 		}
 		fh.Close()
@@ -174,6 +177,13 @@ var errNotJournalLine = errors.New("not a journal line")
 // read applies one whole line (without its newline) of the journal.
 func (j *FileJournal) read(line string) error {
 	kind, rid, ok := strings.Cut(line, " ")
+	if ok && noIDLine(kind, rid) {
+		// A record of a copy without a replay id (an older dlq edit with
+		// --set or --headers wrote them): no copy carries an empty replay
+		// id, so it says nothing of any message; it is counted and passed.
+		j.noID++
+		return nil
+	}
 	switch {
 	case kind == "sent":
 		until, rid, ok := parseSent(rid)
@@ -196,6 +206,30 @@ func (j *FileJournal) read(line string) error {
 	}
 	return nil
 }
+
+// noIDLine reports whether a line of kind with the rest rest is a record
+// of one of the journal's forms with an empty replay id: "sending ",
+// "removed ", "sent " or "sent  AT HOLD".
+func noIDLine(kind, rest string) bool {
+	switch kind {
+	case "sending", "removed":
+		return rest == ""
+	case "sent":
+		if rest == "" {
+			return true
+		}
+		f := strings.Fields(rest)
+		_, _, ok := parseSent("x " + rest)
+		return strings.HasPrefix(rest, " ") && len(f) == 2 && ok
+	}
+	return false
+}
+
+// NoID is how many lines OpenJournal passed over because they record a
+// copy with an empty replay id (written by an older dlq edit that sent its
+// copies without one): no copy is known by an empty id, so they change
+// nothing a run publishes or removes; the command reports them.
+func (j *FileJournal) NoID() int { return j.noID }
 
 // Cut is the unfinished last line OpenJournal found and cut off (a crash
 // during its write; "" when there was none): the run goes on from the
@@ -279,6 +313,9 @@ func (j *FileJournal) Removed(rids []string) error {
 	if len(rids) == 0 {
 		return nil
 	}
+	if slices.Contains(rids, "") {
+		return fmt.Errorf("replay journal %s: %w", j.path, errNoReplayID)
+	}
 	var b strings.Builder
 	for _, rid := range rids {
 		b.WriteString("removed " + rid + "\n")
@@ -315,9 +352,16 @@ func (j *FileJournal) Published(rids []string) error {
 	return nil
 }
 
+// errNoReplayID is the error of a record asked for a copy without a
+// replay id: a line with an empty id would match no message.
+var errNoReplayID = errors.New("a copy without a replay id cannot be recorded; nothing was sent")
+
 func (j *FileJournal) write(kind, suffix string, rids []string) error {
 	if len(rids) == 0 {
 		return nil
+	}
+	if slices.Contains(rids, "") {
+		return fmt.Errorf("replay journal %s: %w", j.path, errNoReplayID)
 	}
 	var b strings.Builder
 	for _, rid := range rids {

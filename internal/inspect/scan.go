@@ -57,7 +57,11 @@ const (
 	// LogJournalCut is logged once when a replay journal's last line was
 	// cut by a crash mid-write (FileJournal.Cut): the run resumes from the
 	// records before it.
-	LogJournalCut    = "dlq replay journal ended in a line cut short by a crash; it was dropped and the run resumes from the records before it"
+	LogJournalCut = "dlq replay journal ended in a line cut short by a crash; it was dropped and the run resumes from the records before it"
+	// LogJournalNoID is logged once when a replay journal holds lines
+	// with an empty replay id (FileJournal.NoID): they name no copy and
+	// were passed over.
+	LogJournalNoID   = "dlq replay journal holds records with an empty replay id (written by an older dlq edit); they name no copy and were passed over"
 	LogHistoryFailed = "dlq retry not recorded in the retry history"
 )
 

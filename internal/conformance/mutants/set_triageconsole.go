@@ -99,7 +99,7 @@ var triageConsoleMutants = []mutant{
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageGroupingKey$"},
 	{Name: "triage-header-edit-opens-body", What: "the console's E opens the body instead of the headers and bag: the header edit an operator makes never reaches the copy",
 		File: "internal/cmd/dlq/triage/edit.go",
-		Old:  "s, err := shared.NewEditSession(m, true, false)",
+		Old:  "s, err := shared.NewEditSession(m, headers, !headers)",
 		New:  "s, err := shared.NewEditSession(m, false, true)",
 		Pkg:  "./internal/cmd/dlq/triage", Run: "^TestDLQTriage_ConsoleEditsHeaders$"},
 	{Name: "watch-rejection-message-hidden", What: "brighter watch's rejections panel omits the rejection message: the operator sees that a message was rejected, not why",

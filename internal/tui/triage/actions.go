@@ -36,6 +36,13 @@ type Editing interface {
 	Command() *exec.Cmd
 	// Destination is where the edited copy would go.
 	Destination() string
+	// Copies is how many stored copies of the id the edit goes to (each
+	// edited and replayed as dlq edit does), for the confirmation.
+	Copies() int
+	// Edited is the edit as it stands, for the confirmation: the edited
+	// body (e), or the edited headers and bag as JSON (E); "" when it
+	// cannot be read (Check says why).
+	Edited() string
 	// Check validates the edit as it stands (the body for its content
 	// type, as dlq edit's inspect.ValidateBody); it sends nothing. The
 	// console calls it as soon as the editor returns, so an invalid edit
@@ -67,8 +74,11 @@ type Actions interface {
 	ArchiveDestination() string
 	// Archive archives the messages with these ids as dlq archive does.
 	Archive(ctx context.Context, ids []string, dryRun bool, progress func(Outcome)) (Result, error)
-	// Edit starts an edit of m.
-	Edit(m *message.Message) (Editing, error)
+	// Edit starts an edit of m's body: it reads the stored copies of m's
+	// id first and refuses (an error saying why; no editor runs, nothing
+	// is sent) copies one edit cannot be applied to (bodies that differ),
+	// as dlq edit does.
+	Edit(ctx context.Context, m *message.Message) (Editing, error)
 }
 
 // Purger is implemented by Actions that delete messages for good, keeping
@@ -136,7 +146,7 @@ type NoteKeeper interface {
 // dlq edit --set refuses) before replaying the edited copy through the
 // same allow-list as every replay.
 type HeaderEditor interface {
-	EditHeaders(m *message.Message) (Editing, error)
+	EditHeaders(ctx context.Context, m *message.Message) (Editing, error)
 }
 
 // confirm is a destructive action waiting for y/n.

@@ -357,9 +357,9 @@ func (m Model) startEdit(headers bool) (tea.Model, tea.Cmd) {
 			m.status = "headers cannot be edited here"
 			return m, nil
 		}
-		ed, err = h.EditHeaders(x)
+		ed, err = h.EditHeaders(m.ctx, x)
 	} else {
-		ed, err = m.act.Edit(x)
+		ed, err = m.act.Edit(m.ctx, x)
 	}
 	if err != nil {
 		m.status = "edit: " + err.Error()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -372,7 +373,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.ask = &confirm{
-			prompt: fmt.Sprintf("%sReplay the edited message %s to %s (the original is removed from %s once it is accepted)? (y/n)", m.dryTag(), id, ed.Destination(), m.act.Source()),
+			prompt: editPrompt(m.dryTag(), id, ed, m.act.Source()),
 			what:   "edit", total: 1,
 			job: func(ctx context.Context, _ func(Outcome)) (Result, error) {
 				defer ed.Close()
@@ -387,4 +388,27 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return mm, cmd
 	}
 	return m, nil
+}
+
+// editPromptMax is how many runes of the edit the confirmation shows.
+const editPromptMax = 400
+
+// editPrompt is the confirmation of an edit: how many stored copies it
+// goes to, where, and the edit itself (the edited body, or headers), on
+// one line, control characters shown as "?", cut to editPromptMax runes.
+func editPrompt(dry, id string, ed Editing, source string) string {
+	what := "the edited message " + id
+	if n := ed.Copies(); n > 1 {
+		what = fmt.Sprintf("the edit of %s to each of its %d stored copies", id, n)
+	}
+	shown := []rune(kit.CollapseSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return '?'
+		}
+		return r
+	}, ed.Edited())))
+	if len(shown) > editPromptMax {
+		shown = append(shown[:editPromptMax], []rune(kit.Ellipsis)...)
+	}
+	return fmt.Sprintf("%sReplay %s to %s (each original is removed from %s once its copy is accepted)? (y/n)\nEdited: %s", dry, what, ed.Destination(), source, string(shown))
 }

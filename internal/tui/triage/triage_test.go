@@ -51,7 +51,7 @@ func (f *fakeActions) Archive(_ context.Context, ids []string, dry bool, p func(
 	f.mu.Unlock()
 	return Result{Done: len(ids), Summary: "archived"}, nil
 }
-func (f *fakeActions) Edit(m *message.Message) (Editing, error) {
+func (f *fakeActions) Edit(_ context.Context, m *message.Message) (Editing, error) {
 	if f.edit != nil {
 		return f.edit, nil
 	}
@@ -69,6 +69,8 @@ type fakeEdit struct {
 
 func (e *fakeEdit) Command() *exec.Cmd  { e.commands++; return exec.Command("true") }
 func (e *fakeEdit) Destination() string { return "orders" }
+func (e *fakeEdit) Copies() int         { return 1 }
+func (e *fakeEdit) Edited() string      { return `{"edited":true}` }
 func (e *fakeEdit) Check() error {
 	if len(e.checks) == 0 {
 		return nil

@@ -63,21 +63,20 @@ func fetchCopies(ctx context.Context, src *inspect.Source, id string, f inspect.
 // the headers (headers), editable headers that differ. The refusal names
 // every copy and how to pick one.
 func (cs copies) check(name string, headers bool) error {
-	first := cs.selected[0]
-	what := ""
-	for _, m := range cs.selected[1:] {
-		if what = inspect.EditDiffers(first, m, headers); what != "" {
-			break
-		}
-	}
+	what, keys := inspect.EditCopiesDiffer(cs.selected, headers)
 	if what == "" {
 		return nil
 	}
-	if what == "body" {
-		what = "bodies"
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "message %s has %d stored copies in %s whose %s differ, so one edit cannot be applied to them all; nothing was edited or sent:\n", redact.Quoted(cs.id), len(cs.selected), name, what)
+	fmt.Fprintf(&b, "message %s has %d stored copies in %s whose %s differ", redact.Quoted(cs.id), len(cs.selected), name, what)
+	if len(keys) > 0 {
+		quoted := make([]string, len(keys))
+		for i, k := range keys {
+			quoted[i] = redact.Quote(k)
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(quoted, ", "))
+	}
+	b.WriteString(", so one edit cannot be applied to them all; nothing was edited or sent:\n")
 	for i, m := range cs.selected {
 		fmt.Fprintf(&b, "  copy %d: %s, body SHA-256 %s\n", i+1, describeCopy(m), inspect.BodySHA256(m.Body)[:12])
 	}

@@ -134,7 +134,7 @@ func TestDLQEdit_CopiesThatDifferAreRefused(t *testing.T) {
 	stored(t, p, dlq, "m3", d1, `{"n":3}`, at.Add(time.Second), map[string]string{"tenant": "b"})
 	args := append([]string{"edit", "m3", "sqs://" + dlq, "--allow-any-destination", "--body-file", fixedBody(t), "--journal", "", "--wait", "1s", "--set", "fixedBy=ops"}, conn...)
 	code, out, errOut = dlqtest.DLQRun(t, args...)
-	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "whose headers differ") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, `whose headers differ ("bag.tenant")`) {
 		t.Fatalf("--set on copies whose bags differ: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
 	}
 	if got := dlqtest.CrashDestIDs(t, d1, conn); len(got) != 0 {

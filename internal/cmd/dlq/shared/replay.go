@@ -134,6 +134,9 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		if journal != nil && journal.Cut() != "" {
 			logger.WarnContext(ctx, inspect.LogJournalCut, "journal", journal.Path(), "line", redact.Quote(journal.Cut()))
 		}
+		if journal != nil && journal.NoID() > 0 {
+			logger.WarnContext(ctx, inspect.LogJournalNoID, "journal", journal.Path(), "lines", journal.NoID())
+		}
 		defer func() {
 			if journal != nil { // a return before the replay ran: nothing new to keep
 				_, _ = journal.Close(false, false)

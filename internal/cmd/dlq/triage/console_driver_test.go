@@ -28,14 +28,14 @@ type editCapture struct {
 	ed triage.Editing
 }
 
-func (c *editCapture) Edit(m *message.Message) (triage.Editing, error) {
-	ed, err := c.triageActions.Edit(m)
+func (c *editCapture) Edit(ctx context.Context, m *message.Message) (triage.Editing, error) {
+	ed, err := c.triageActions.Edit(ctx, m)
 	c.ed = ed
 	return ed, err
 }
 
-func (c *editCapture) EditHeaders(m *message.Message) (triage.Editing, error) {
-	ed, err := c.triageActions.EditHeaders(m)
+func (c *editCapture) EditHeaders(ctx context.Context, m *message.Message) (triage.Editing, error) {
+	ed, err := c.triageActions.EditHeaders(ctx, m)
 	c.ed = ed
 	return ed, err
 }

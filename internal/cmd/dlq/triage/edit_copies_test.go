@@ -47,7 +47,7 @@ func TestDLQTriageEdit_EveryStoredCopyOfTheID(t *testing.T) {
 	if err != nil || len(ms) != 2 {
 		t.Fatalf("load: %d messages, %v; want the two copies of m1", len(ms), err)
 	}
-	ed, err := a.Edit(ms[0])
+	ed, err := a.Edit(ctx, ms[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestDLQTriageActions_EveryTransport(t *testing.T) {
 			if res, err := a.Replay(ctx, []string{"known1-" + run}, false, progress); err != nil || res.Done != 1 {
 				t.Fatalf("replay: %+v %v", res, err)
 			}
-			ed, err := a.Edit(byID("known2-" + run))
+			ed, err := a.Edit(ctx, byID("known2-"+run))
 			if err != nil {
 				t.Fatal(err)
 			}
