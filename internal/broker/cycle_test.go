@@ -83,34 +83,3 @@ func TestRouterRefusesCycleThroughInvalidMessageChannel(t *testing.T) {
 		t.Errorf("path = %q, want inv,other,dlq", got)
 	}
 }
-
-// A dead-lettered copy moved back to its source by the broker's own means
-// (SQS's redrive to source, an operator's move) rather than by a
-// rejection keeps the path the dead-lettering wrote, ending with the
-// dead-letter queue. Rejected again on its source, it is routed to that
-// dead-letter queue again, however often this happens: the same hop, not
-// a cycle. A path that reached the dead-letter queue by way of another
-// destination and came back (a cycle) is held, as above.
-func TestRouterRoutesARedrivenCopyAgain(t *testing.T) {
-	f := &fake{}
-	r, _ := newRouter(f, "orders-dlq", "")
-	rej := message.Rejection{Reason: message.ReasonDeliveryError, Description: "still failing"}
-	m := received("r1")
-	for round := 1; round <= 3; round++ {
-		res := r.Reject(context.Background(), m, rej)
-		if res.Err != nil || res.Released {
-			t.Fatalf("rejection %d of the redriven copy = %+v, want routed to orders-dlq", round, res)
-		}
-		// The operator redrives the dead-lettered copy to its source.
-		m = f.published[len(f.published)-1]
-		m.Receipt = &receipt{handle: fmt.Sprintf("rh-%d", round)}
-	}
-	if got := message.RejectionPath(m); got != "orders-dlq,orders-dlq,orders-dlq" {
-		t.Fatalf("path after three redrives = %q", got)
-	}
-	cyc := received("r2")
-	cyc.Header.Bag[message.KeyRejectionPath] = "orders-dlq,audit"
-	if res := r.Reject(context.Background(), cyc, rej); !errors.Is(res.Err, broker.ErrRejectionCycle) {
-		t.Fatalf("a copy that went on from orders-dlq and came back = %+v, want held as a cycle", res)
-	}
-}

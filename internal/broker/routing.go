@@ -182,8 +182,8 @@ func (r *Router) Select(reason message.RejectionReason) (route Route, destinatio
 // the message settled; the release is delayed by
 // RoutingFailureDelay of the message's delivery attempt, so a destination
 // that keeps failing costs a few calls a minute per message. A message a
-// rejection has already routed to the same destination by way of another
-// (message.RoutesRound: the destinations form a cycle) is not published again: it is released
+// rejection has already routed to the same destination (message.RoutedTo:
+// the destinations form a cycle) is not published again: it is released
 // with the longest delay and reported Permanent, with ErrRejectionCycle
 // and an Error (LogRoutingCycle). When the acknowledge fails after a successful
 // publish it logs an Error and reports settled. No error or panic escapes.
@@ -212,7 +212,7 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	if fellBack {
 		log.InfoContext(ctx, LogFallbackDeadLetter, "message_id", id, "destination", dest)
 	}
-	if message.RoutesRound(m, dest) {
+	if message.RoutedTo(m, dest) {
 		return r.refuseCycle(ctx, log, m, rej, res)
 	}
 	now := time.Now

@@ -37,24 +37,6 @@ func RoutedTo(m *Message, destination string) bool {
 	return strings.Contains(pathSep+path+pathSep, pathSep+destination+pathSep)
 }
 
-// RoutesRound reports whether routing m to destination would send it round
-// a cycle of rejection destinations: destination is on m's rejectionPath
-// (RoutedTo) and is not its last entry. A path whose last entry is the
-// destination says the message was routed there and then moved back to
-// the channel rejecting it now by something other than a rejection (a
-// broker's redrive to source, an operator's move): routing it there again
-// is the same hop, not a cycle. A message that arrived by a rejection's
-// routing sits on its path's last entry, so for it the last entry equals
-// destination only when a channel dead-letters to itself, which consume
-// refuses at start-up (lint's dead-letter-is-source).
-func RoutesRound(m *Message, destination string) bool {
-	if !RoutedTo(m, destination) {
-		return false
-	}
-	path := RejectionPath(m)
-	return path != destination && !strings.HasSuffix(path, pathSep+destination)
-}
-
 // RejectionPath returns m's rejectionPath ("" when it has none).
 func RejectionPath(m *Message) string {
 	if m == nil {

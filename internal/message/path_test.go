@@ -63,29 +63,3 @@ func TestRejectionPathBounded(t *testing.T) {
 		t.Errorf("a number read as a path")
 	}
 }
-
-// RoutesRound: a destination on the path is a cycle unless it is the
-// path's last entry (the copy was moved back from it by other means).
-func TestRoutesRound(t *testing.T) {
-	for _, tc := range []struct {
-		path, dest string
-		want       bool
-	}{
-		{"", "dlq", false},
-		{"dlq", "dlq", false},
-		{"dlq,dlq", "dlq", false},
-		{"qb,qa", "qb", true},
-		{"qb,qa", "qa", false},
-		{"dlq,audit", "dlq", true},
-		{"x-dlq", "dlq", false},
-		{"a,b,c", "b", true},
-	} {
-		m := message.New("m", "qa", message.MTEvent, []byte("{}"))
-		if tc.path != "" {
-			m.Header.Bag[message.KeyRejectionPath] = tc.path
-		}
-		if got := message.RoutesRound(m, tc.dest); got != tc.want {
-			t.Errorf("RoutesRound(path %q, %q) = %v, want %v", tc.path, tc.dest, got, tc.want)
-		}
-	}
-}

@@ -10,7 +10,7 @@ package main
 var cycleMutants = []mutant{
 	{Name: "router-routes-round-cycles", What: "the Router routes a message to a destination already on its rejectionPath: a poison message goes round a cycle of dead-letter destinations for ever, a new copy each time",
 		File: "internal/broker/routing.go",
-		Old:  "\tif message.RoutesRound(m, dest) {\n\t\treturn r.refuseCycle(ctx, log, m, rej, res)\n\t}\n",
+		Old:  "\tif message.RoutedTo(m, dest) {\n\t\treturn r.refuseCycle(ctx, log, m, rej, res)\n\t}\n",
 		New:  "",
 		Pkg:  "./internal/broker ./internal/pump", Run: "^(TestRouterRefusesRejectionCycle|TestRejectionCycleIsBounded)$"},
 	{Name: "stamp-no-rejection-path", What: "a routed copy does not record its destination in rejectionPath: the Router cannot see a cycle and the message goes round for ever",
