@@ -1,7 +1,6 @@
 package consume_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -94,22 +93,7 @@ subscriptions:
     stallAfter: 1s
     handler: {type: builtin, name: ack}
 `, sqstest.Region, endpoint, tag)), 0o644))
-	logs := &cmdtest.LockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(ctx, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: logs, Getenv: os.LookupEnv},
-			[]string{"consume", "--config", cfg, "--listen", "127.0.0.1:0", "--log-format", "json"})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-exit:
-		case <-time.After(40 * time.Second):
-			t.Errorf("consume did not exit")
-		}
-	}()
-	base := "http://" + listenAddr(t, logs)
+	base, _ := consumeListening(t, cfg)
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -104,22 +104,7 @@ subscriptions:
 	if code := run0(streams, "send", "--config", cfg, "--subscription", "orders", "--id", "m-"+tag, "--body", `{}`); code != cmdutil.ExitOK {
 		t.Fatalf("send exited %d: %s", code, streams.ErrOut)
 	}
-	logs := &cmdtest.LockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(ctx, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: logs, Getenv: os.LookupEnv},
-			[]string{"consume", "--config", cfg, "--listen", "127.0.0.1:0", "--log-format", "json"})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-exit:
-		case <-time.After(40 * time.Second):
-			t.Errorf("consume did not exit")
-		}
-	}()
-	base := "http://" + listenAddr(t, logs)
+	base, logs := consumeListening(t, cfg)
 	readyz := func() (int, string) {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
@@ -170,4 +155,28 @@ subscriptions:
 	}
 	holed.Store(false)
 	listenWaitUntil(t, "ready again", func() bool { code, _ := readyz(); return code == http.StatusOK })
+}
+
+// consumeListening runs `brighter consume --config cfg --listen
+// 127.0.0.1:0 --log-format json` in process until the test ends (then it
+// cancels it and waits up to 40 s for it to exit), and returns the base
+// URL of its health endpoints and the buffer its JSON log goes to.
+func consumeListening(t *testing.T, cfg string) (base string, logs *cmdtest.LockedBuffer) {
+	t.Helper()
+	logs = &cmdtest.LockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: logs, Getenv: os.LookupEnv},
+			[]string{"consume", "--config", cfg, "--listen", "127.0.0.1:0", "--log-format", "json"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-exit:
+		case <-time.After(40 * time.Second):
+			t.Errorf("consume did not exit")
+		}
+	})
+	return "http://" + listenAddr(t, logs), logs
 }

@@ -29,23 +29,7 @@ func closedPort(t *testing.T) string {
 // panel; stderr, not a terminal here, still gets every line. After q it
 // says "draining (0 in flight)..." and the consumer exits 0.
 func TestConsumeTUI_BrokerDown_StatusLogPanelAndDraining_I13(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: http://`+closedPort(t)+`
-subscriptions:
-  - name: orders
-    transport: sqs
-    channelName: orders
-    makeChannels: assume
-    channelFailureDelay: 20ms
-    maxChannelFailureDelay: 100ms
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	cfg := brokerDownConfig(t)
 
 	keys, typed := io.Pipe()
 	defer typed.Close()
@@ -102,23 +86,7 @@ subscriptions:
 // line whole, each attribute on a line of its own (the error, the count
 // of failures), not "nothing selected".
 func TestConsumeTUI_LogLineOpensWhole(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: http://`+closedPort(t)+`
-subscriptions:
-  - name: orders
-    transport: sqs
-    channelName: orders
-    makeChannels: assume
-    channelFailureDelay: 20ms
-    maxChannelFailureDelay: 100ms
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	cfg := brokerDownConfig(t)
 	r := startTUIRun(t, cfg, false)
 	r.waitFor(t, "the Error line in the LOG panel", func(s string) bool {
 		return strings.Contains(s, "ERROR orders: channel failure; backing off")
@@ -338,4 +306,30 @@ subscriptions:
 	if after := out[i:]; !strings.Contains(after, "brighter: subscription orders: open channel: ") || !strings.Contains(after, "connection refused") {
 		t.Errorf("the error is not on the terminal after the dashboard; after it:\n%s", after)
 	}
+}
+
+// brokerDownConfig writes a subscriptions file of one SQS subscription,
+// orders, whose endpoint is a closed port (every call is refused at once),
+// with failure delays of 20-100 ms, and sets static test credentials. It
+// returns the file's path.
+func brokerDownConfig(t *testing.T) string {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	listenMust(t, os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: http://`+closedPort(t)+`
+subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: orders
+    makeChannels: assume
+    channelFailureDelay: 20ms
+    maxChannelFailureDelay: 100ms
+    handler: {type: builtin, name: ack}
+`), 0o644))
+	return cfg
 }
