@@ -29,6 +29,17 @@ const (
 	// dashboard shows them): Level, Text and Attrs are set, Subscription
 	// and MessageID when the line names them.
 	KindLog = "log"
+	// KindConnecting says that the consumer, before any pump runs, is
+	// opening the channel of Subscription (from Since), those of Opened
+	// being open already; the other subscriptions wait for it (channels
+	// open in turn). Budget is Subscription's, so a reader that knows no
+	// such kind and reads its budget from any record with a subscription
+	// keeps the right one. A reader that connects while the consumer opens
+	// its channels receives the latest first, after the descriptions.
+	KindConnecting = "connecting"
+	// KindConnected says that every channel is open and the pumps start;
+	// it names no subscription. It ends the KindConnecting records.
+	KindConnected = "connected"
 )
 
 // BodyPreviewBytes is the most of a message body a record carries.
@@ -40,7 +51,8 @@ const BodyPreviewBytes = 256
 // `brighter watch`.
 type Record struct {
 	// Kind is a pump event kind (pump.EventKind.String()) or one of
-	// KindSubscription, KindDLQDepth, KindDropped.
+	// KindSubscription, KindDLQDepth, KindDropped, KindLog, KindConnecting,
+	// KindConnected.
 	Kind string `json:"kind"`
 	// Time is when it happened (UTC, RFC 3339 with nanoseconds).
 	Time time.Time `json:"time"`
@@ -96,9 +108,13 @@ type Record struct {
 	// Since is when the channel began failing and Failures how many broker
 	// calls in a row have failed since (channel-failure, stalled,
 	// channel-recovered), so a dashboard that connects during a
-	// failure says since when.
+	// failure says since when. On KindConnecting Since is when the opening
+	// of Subscription's channel began.
 	Since    time.Time `json:"since,omitzero"`
 	Failures int       `json:"failures,omitempty"`
+	// Opened names the subscriptions whose channels are open already
+	// (KindConnecting), in the order they were opened.
+	Opened []string `json:"opened,omitempty"`
 	// Level ("WARN", "ERROR"), Text (the stable message text) and Attrs
 	// (the line's attributes, in order, but for subscription and
 	// message_id, which are in their own fields) describe a KindLog record.

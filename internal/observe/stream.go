@@ -1,8 +1,10 @@
 package observe
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/redact"
@@ -30,6 +32,9 @@ type Stream struct {
 	readers map[*Reader]struct{}
 	infos   []*Record
 	depths  map[string]*Record
+	// conn is the latest KindConnecting record while the channels open,
+	// nil before and once they are (Connected).
+	conn    *Record
 	backlog []backlogEntry // ring of the last len(backlog) records
 	next    int
 	filled  bool
@@ -71,6 +76,38 @@ func (s *Stream) Describe(subscription string, info SubscriptionInfo) {
 	defer s.mu.Unlock()
 	r.Time = nowUTC()
 	s.infos = append(s.infos, r)
+	s.fanoutLocked(r)
+}
+
+// Connecting records that the consumer is opening the channel of
+// subscription (from since), those of opened being open already: every
+// reader receives a KindConnecting record, and a reader that subscribes
+// before Connected receives the latest one after the descriptions. The
+// record carries subscription's budget from its description (-1 when it
+// has none). opened is copied.
+func (s *Stream) Connecting(subscription string, opened []string, since time.Time) {
+	r := &Record{Kind: KindConnecting, Subscription: subscription, Budget: -1, Since: since.UTC(), Opened: slices.Clone(opened)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.infos {
+		if d.Subscription == subscription {
+			r.Budget = d.Budget
+		}
+	}
+	r.Time = nowUTC()
+	s.conn = r
+	s.fanoutLocked(r)
+}
+
+// Connected records that every channel is open: every reader receives a
+// KindConnected record, and readers that subscribe from now on receive no
+// KindConnecting record. Neither goes into the backlog.
+func (s *Stream) Connected() {
+	r := &Record{Kind: KindConnected}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Time = nowUTC()
+	s.conn = nil
 	s.fanoutLocked(r)
 }
 
@@ -164,18 +201,22 @@ func (s *Stream) Readers() int {
 }
 
 // Subscribe adds a reader. It first receives the subscription descriptions,
-// the latest DLQ depths and the backlog, then live records. The caller must
+// the latest DLQ depths, the latest KindConnecting record while the
+// channels open (Connecting) and the backlog, then live records. The caller must
 // Close it.
 func (s *Stream) Subscribe() *Reader {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := len(s.infos) + len(s.depths) + len(s.backlog)
+	n := len(s.infos) + len(s.depths) + 1 + len(s.backlog)
 	rd := &Reader{s: s, ch: make(chan *Record, n+s.readerBuffer)}
 	for _, r := range s.infos {
 		rd.ch <- r
 	}
 	for _, r := range s.depths {
 		rd.ch <- r
+	}
+	if s.conn != nil {
+		rd.ch <- s.conn
 	}
 	if s.filled {
 		for i := range s.backlog[s.next:] {

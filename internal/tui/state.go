@@ -90,6 +90,12 @@ type channelStatus struct {
 	// stopped: the pump returned, with stopErr when it was not asked to.
 	stopped bool
 	stopErr string
+	// connecting: the consumer opens this channel, since connSince;
+	// waitingFor: it opens that subscription's channel first (connecting
+	// records, before any pump runs).
+	connecting bool
+	connSince  time.Time
+	waitingFor string
 }
 
 // logLine is one Warn/Error log record.
@@ -160,6 +166,14 @@ func (m *state) apply(r *observe.Record, target string) {
 		s := m.sub(r.Subscription)
 		s.info = r.Info
 		s.budget = r.Budget
+		if target != "" {
+			// The target has the subscription: its connecting records
+			// speak of it.
+			s.status(target)
+		}
+		return
+	case observe.KindConnecting, observe.KindConnected:
+		m.applyConnecting(r, target)
 		return
 	case observe.KindDLQDepth:
 		s := m.sub(r.Subscription)
@@ -250,14 +264,7 @@ func (m *state) applyHealth(s *subState, target string, r *observe.Record) {
 	default:
 		return
 	}
-	if s.health == nil {
-		s.health = map[string]*channelStatus{}
-	}
-	h := s.health[target]
-	if h == nil {
-		h = &channelStatus{}
-		s.health[target] = h
-	}
+	h := s.status(target)
 	switch r.Kind {
 	case "channel-failure", "stalled":
 		if !h.failing {
@@ -280,6 +287,47 @@ func (m *state) applyHealth(s *subState, target string, r *observe.Record) {
 	case "stopped":
 		h.stopped, h.stopErr = true, r.Error
 	}
+}
+
+// applyConnecting folds a connecting or connected record of target into
+// the status of each subscription target described: while the consumer
+// opens its channels, in turn, the one being opened is connecting (since
+// the record's since), those opened already are connected and the others
+// wait for it; connected (every channel open) ends that. The in-process
+// dashboard (target "") takes this from ConnectingMsg instead, which also
+// draws its connecting line and gives q its meaning.
+func (m *state) applyConnecting(r *observe.Record, target string) {
+	if target == "" {
+		return
+	}
+	for _, s := range m.subs {
+		h := s.health[target]
+		if h == nil {
+			continue
+		}
+		switch {
+		case r.Kind == observe.KindConnected || slices.Contains(r.Opened, s.name):
+			h.connecting, h.waitingFor = false, ""
+		case s.name == r.Subscription:
+			h.connecting, h.connSince, h.waitingFor = true, r.Since, ""
+		default:
+			h.connecting, h.waitingFor = false, r.Subscription
+		}
+	}
+}
+
+// status returns the subscription's channel status reported by target,
+// made (connected) when it has none.
+func (s *subState) status(target string) *channelStatus {
+	if s.health == nil {
+		s.health = map[string]*channelStatus{}
+	}
+	h := s.health[target]
+	if h == nil {
+		h = &channelStatus{}
+		s.health[target] = h
+	}
+	return h
 }
 
 func (m *state) sub(name string) *subState {

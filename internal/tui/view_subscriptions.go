@@ -81,9 +81,10 @@ func (m Model) subLines() []string {
 // With several targets (replicas of one consumer) each target that is not
 // connected has lines of its own, named; "connected" means all are.
 //
-// While consume --tui opens its channels (ConnectingMsg), a row says
-// connected only once its channel is open; the one being opened says
-// connecting (for how long), the others waiting.
+// While consume opens its channels (ConnectingMsg in consume --tui,
+// connecting records from a watched target), a row says connected only
+// once its channel is open; the one being opened says connecting (for how
+// long), the others waiting.
 func (m Model) statusLines(s *subState) []string {
 	if c := m.connecting; c != nil {
 		return []string{m.connectingStatus(c, s.name)}
@@ -130,6 +131,10 @@ func (m Model) targetStatus(h channelStatus, name string) []string {
 		return []string{m.styles.Bad.Render(head + squeeze(h.stopErr, m.width-ansi.StringWidth(head)))}
 	case h.stopped:
 		return []string{m.styles.Dim.Render("  ■ " + name + "stopped")}
+	case h.connecting:
+		return []string{m.styles.Warn.Render(fmt.Sprintf("  … %sconnecting (for %s)", name, max(m.opt.Now().Sub(h.connSince), 0).Truncate(time.Second)))}
+	case h.waitingFor != "":
+		return []string{m.styles.Dim.Render("  · " + name + "waiting to connect (after subscription " + h.waitingFor + ")")}
 	case h.failing:
 		head := "  ✗ " + name + "failing since " + h.since.In(m.opt.Location).Format("15:04:05")
 		var extra []string

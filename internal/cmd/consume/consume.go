@@ -312,7 +312,9 @@ func runConsume(ctx context.Context, o *Options) error {
 		for j, u := range units {
 			opened[j] = u.sub.Name
 		}
-		dash.connecting(f, s, i+1, len(subs), opened, getenv, time.Now())
+		since := time.Now()
+		dash.connecting(f, s, i+1, len(subs), opened, getenv, since)
+		obs.connecting(s.Name, opened, since)
 		ch, err := factory.Open(openCtx, f, s, sl)
 		if err != nil {
 			closeAll()
@@ -334,6 +336,8 @@ func runConsume(ctx context.Context, o *Options) error {
 	if connected() {
 		return startupInterrupted(subs[len(subs)-1].Name)
 	}
+
+	obs.connected()
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()

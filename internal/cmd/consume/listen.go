@@ -91,6 +91,24 @@ func (o *Options) startObservers(ctx context.Context, logger *slog.Logger, strea
 	return ob, nil
 }
 
+// connecting publishes on the event stream (when there is one) that the
+// channel of subscription sub is being opened, from since, those of opened
+// being open already: /events says so, and brighter watch draws each row's
+// state (observe.KindConnecting).
+func (ob *consumeObservers) connecting(sub string, opened []string, since time.Time) {
+	if ob.stream != nil {
+		ob.stream.Connecting(sub, opened, since)
+	}
+}
+
+// connected publishes on the event stream (when there is one) that every
+// channel is open (observe.KindConnected).
+func (ob *consumeObservers) connected() {
+	if ob.stream != nil {
+		ob.stream.Connected()
+	}
+}
+
 // observers returns the pump observers: the log observer plus ours.
 func (ob *consumeObservers) observers(log pump.Observer) []pump.Observer {
 	out := []pump.Observer{log}

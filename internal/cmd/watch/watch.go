@@ -58,8 +58,10 @@ the messages in flight and recently settled with each delivery count drawn
 against its budget, and the rejections with reason and route.
 
 Under each subscription a status line says connected, or failing since when
-with the last error (and not ready once the consumer is stalled); the last
-warning and error log lines of the consumers are at the bottom.
+with the last error (and not ready once the consumer is stalled); while the
+consumer still opens its channels, connecting (for how long) or waiting to
+connect. The last warning and error log lines of the consumers are at the
+bottom.
 
 It reads each target's /events stream and /metrics. An unreachable target is
 shown as such and retried until it answers: one that refuses the connection,
@@ -165,7 +167,10 @@ func runWatch(ctx context.Context, o *Options) error {
 	model := tui.New(tui.Options{Targets: o.targets, NoColor: !o.io.Color})
 	// Signals are the command's, not the dashboard's (which would take
 	// SIGTERM for q): the first quits the dashboard, a second kills it.
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
+	// The size is the terminal's, 80x24 until it says (or when it cannot,
+	// as on an output that is no terminal), as consume --tui's.
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.io.In), tea.WithOutput(o.io.Out), tea.WithFPS(10), tea.WithoutSignalHandler(),
+		tea.WithWindowSize(tui.DefaultWidth, tui.DefaultHeight))
 	sigs, unsubscribe := cmdutil.NotifySignals(o.global.Signals)
 	var signalled atomic.Bool
 	ended := make(chan struct{})

@@ -1,0 +1,110 @@
+package watch_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest/cmdmain"
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/iostreams"
+)
+
+// `brighter watch` on a `consume --listen` that is still opening its
+// channels, in process: one subscription whose channel opens at once
+// (memory) and two on an SQS endpoint that accepts connections and never
+// answers. While the second connects, watch's rows say so: the first
+// connected, the second connecting, the third waiting for it (each phrase
+// is looked for on its own: the renderer writes only what changed), not
+// every row connected. q then quits watch (exit 0).
+func TestWatch_ConsumerStillConnectingShowsEachRowsState(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b := cmdtest.NewSilentBroker(t)
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	if err := os.WriteFile(cfg, []byte(`connections:
+  aws:
+    region: us-east-1
+    endpoint: `+b.URL+`
+subscriptions:
+  - name: a-memory
+    transport: memory
+    handler: {type: builtin, name: ack}
+  - name: b-silent
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+  - name: c-later
+    transport: sqs
+    makeChannels: validate
+    handler: {type: builtin, name: ack}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	consumeLogs := &cmdtest.LockedBuffer{}
+	consumed := make(chan int, 1)
+	go func() {
+		consumed <- cmdmain.Run(ctx, &iostreams.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: consumeLogs, Getenv: os.LookupEnv},
+			[]string{"consume", "--config", cfg, "--listen", "127.0.0.1:0"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-consumed:
+		case <-time.After(30 * time.Second):
+			t.Errorf("consume did not end within 30s of its context; stderr:\n%s", consumeLogs.String())
+		}
+	})
+	var addr string
+	deadline := time.Now().Add(30 * time.Second)
+	for addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("consume did not listen within 30s; stderr:\n%s", consumeLogs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+		addr = cmdtest.ListenedAddr(consumeLogs.String())
+	}
+
+	keys, typed := io.Pipe()
+	t.Cleanup(func() { typed.Close() })
+	screen := &cmdtest.LockedBuffer{}
+	watched := make(chan int, 1)
+	go func() {
+		watched <- cmdmain.Run(ctx, &iostreams.IOStreams{In: keys, Out: screen, ErrOut: io.Discard, OutTTY: true, Getenv: os.LookupEnv},
+			[]string{"watch", "-t", "http://" + addr})
+	}()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		s := ansi.Strip(screen.String())
+		if strings.Contains(s, "✓ connected") && strings.Contains(s, "… connecting (for ") &&
+			strings.Contains(s, "· waiting to connect (after subscription b-silent)") {
+			if n := strings.Count(s, "✓ connected"); n != 1 {
+				t.Errorf("while b-silent connects, %d rows were drawn connected, want 1 (a-memory):\n%s", n, s)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watch never showed a-memory connected, b-silent connecting and c-later waiting; screen:\n%s\nconsume's stderr:\n%s", s, consumeLogs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-watched:
+		if code != cmdutil.ExitOK {
+			t.Fatalf("watch exited %d after q, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not exit within 10s of q")
+	}
+}
