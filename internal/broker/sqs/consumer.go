@@ -243,7 +243,7 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		return nil, classify(err) // it names the queue already ("queue NAME: ...")
+		return nil, receiveError(err) // it names the queue already ("queue NAME: ...")
 	}
 	wait := int32(math.Round(min(max(timeout, 0), MaxWait).Seconds()))
 	in := &sqs.ReceiveMessageInput{
@@ -261,7 +261,7 @@ func (k *Consumer) Receive(ctx context.Context, timeout time.Duration) ([]*messa
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		return nil, classify(fmt.Errorf("ReceiveMessage from %s: %w", k.name, err))
+		return nil, receiveError(fmt.Errorf("ReceiveMessage from %s: %w", k.name, err))
 	}
 	if len(out.Messages) == 0 {
 		return nil, nil
@@ -393,24 +393,47 @@ func (k *Consumer) visibilityBatch(ctx context.Context, ms []*message.Message, s
 	return errs
 }
 
+// QueueGoneFix ends the error of a receive SQS refused because the queue
+// does not exist: it was deleted while consuming (or never made, under
+// makeChannels: assume). The pump stops on it (exit 1).
+const QueueGoneFix = "the queue does not exist (deleted while consuming?): recreate it (aws sqs create-queue, with its attributes and redrive policy) or restart consume with makeChannels: create, which makes it as the file describes"
+
 // classify wraps err in broker.ErrChannelFailure unless it is an error that
 // retrying cannot cure.
 func classify(err error) error {
-	var missing *types.QueueDoesNotExist
-	if errors.As(err, &missing) {
+	if queueMissing(err) {
 		return err
 	}
 	if errors.Is(err, broker.ErrNotAuthorized) || authError(err) {
 		return err // a refused credential: the pump stops
 	}
+	return fmt.Errorf("%w: %w", broker.ErrChannelFailure, err)
+}
+
+// receiveError is classify for a receive: a missing queue also says what
+// to do (QueueGoneFix).
+func receiveError(err error) error {
+	if queueMissing(err) {
+		return fmt.Errorf("%w: %s", err, QueueGoneFix)
+	}
+	return classify(err)
+}
+
+// queueMissing reports whether err says the queue does not exist
+// (QueueDoesNotExist, or its error codes: a queue URL SQS does not know).
+func queueMissing(err error) bool {
+	var missing *types.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return true
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
 		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "InvalidAddress":
-			return err
+			return true
 		}
 	}
-	return fmt.Errorf("%w: %w", broker.ErrChannelFailure, err)
+	return false
 }
 
 // entryStrings holds the Ids and receipt handles of one batch call's
