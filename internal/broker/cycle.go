@@ -39,3 +39,43 @@ func (r *Router) refuseCycle(ctx context.Context, log *slog.Logger, m *message.M
 		"rejection_path", path, "delivery_attempt", m.DeliveryAttempt, "release_delay", res.ReleaseDelay, "error", res.Err)
 	return res
 }
+
+// LogRedriven is the Router's Info record of a redriven copy routed to the
+// destination it was moved back from (redriven).
+const LogRedriven = "rejected message was moved back from its destination (a redrive); routing it there again"
+
+// redriven reports whether m, whose rejectionPath already holds dest, is a
+// redriven copy rather than a message going round a cycle
+// (docs/adr/0004 decision 12): something other than a rejection (SQS's
+// redrive to source, a re-send with its attributes) moved it back to
+// Source from dest, the destination a rejection last routed it to. Its
+// path ends with dest while it is read from Source, and Source is not dest
+// as the transport resolves names. A message a rejection routed here
+// instead ends its path with this channel, so in a cycle of subscriptions
+// (qa -> qb -> qa) the path never ends with the destination, and a
+// channel whose destination is itself under another spelling (lo.op and
+// lo_op on SQS) has Source equal to the destination. Each redrive routed
+// adds dest to the path once more, and at most MaxRedrives in a row are
+// routed (fewer when the path cannot hold that many entries of dest), so
+// a cycle through a broker's own moves ends too.
+func (r *Router) redriven(m *message.Message, dest string) bool {
+	if r.Source == "" {
+		return false
+	}
+	d := r.resolve(dest)
+	if r.resolve(r.Source) == d {
+		return false
+	}
+	same := func(entry string) bool { return r.resolve(entry) == d }
+	path := message.RejectionPath(m)
+	run := message.TrailingRun(path, same)
+	return run >= 1 && run <= MaxRedrives && message.TrailingRun(message.ExtendPath(path, dest), same) == run+1
+}
+
+// resolve is Resolve, or name as written without it.
+func (r *Router) resolve(name string) string {
+	if r.Resolve == nil {
+		return name
+	}
+	return r.Resolve(name)
+}

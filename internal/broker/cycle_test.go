@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +83,111 @@ func TestRouterRefusesCycleThroughInvalidMessageChannel(t *testing.T) {
 	if got := message.RejectionPath(f2.published[0]); got != "inv,other,dlq" {
 		t.Errorf("path = %q, want inv,other,dlq", got)
 	}
+}
+
+// A dead-lettered copy moved back to its source by something other than a
+// rejection (SQS's redrive to source, a re-send with its attributes) ends
+// its path with the dead-letter destination while it is read from the
+// source: rejected again, it is routed there again with its new rejection
+// (an Info says so), the destination added to its path once more, up to
+// MaxRedrives times in a row; the next is held as a cycle. Each redrive
+// of the invalid-message route works the same way.
+func TestRouterRoutesARedrivenCopyAgain(t *testing.T) {
+	f := &fake{}
+	r, buf := newRouter(f, "orders-dlq", "")
+	r.Source = "orders"
+	m := received("r1")
+	for round := 0; round <= broker.MaxRedrives; round++ {
+		rej := message.Rejection{Reason: message.ReasonDeliveryError, Description: fmt.Sprintf("failure %d", round)}
+		res := r.Reject(context.Background(), m, rej)
+		if res.Err != nil || res.Released || res.Destination != "orders-dlq" {
+			t.Fatalf("rejection after %d redrives = %+v, want routed to orders-dlq", round, res)
+		}
+		// The operator moves the dead-lettered copy back to its source.
+		m = f.published[len(f.published)-1]
+		if got := m.Header.Bag[message.KeyRejectionMessage]; got != rej.Description {
+			t.Fatalf("copy %d carries rejectionMessage %v, want %q", round, got, rej.Description)
+		}
+		m.Receipt = &receipt{handle: fmt.Sprintf("rh-%d", round)}
+	}
+	want := strings.TrimSuffix(strings.Repeat("orders-dlq,", broker.MaxRedrives+1), ",")
+	if got := message.RejectionPath(m); got != want {
+		t.Fatalf("path after %d redrives = %q, want %q", broker.MaxRedrives, got, want)
+	}
+	redrives := withMessage(logRecords(t, buf), broker.LogRedriven)
+	if len(redrives) != broker.MaxRedrives || redrives[0]["level"] != "INFO" || redrives[0]["destination"] != "orders-dlq" || redrives[0]["rejection_path"] != "orders-dlq" {
+		t.Fatalf("redrive records %v, want %d Infos naming orders-dlq", redrives, broker.MaxRedrives)
+	}
+	published := len(f.published)
+	res := r.Reject(context.Background(), m, message.Rejection{Reason: message.ReasonDeliveryError})
+	if !errors.Is(res.Err, broker.ErrRejectionCycle) || !res.Permanent || len(f.published) != published {
+		t.Fatalf("rejection after %d redrives = %+v, want held as a cycle", broker.MaxRedrives+1, res)
+	}
+
+	fi := &fake{}
+	ri, _ := newRouter(fi, "orders-dlq", "orders-invalid")
+	ri.Source = "orders"
+	bad := received("r2")
+	bad.Header.Bag[message.KeyRejectionPath] = "orders-invalid"
+	if res := ri.Reject(context.Background(), bad, message.Rejection{Reason: message.ReasonUnacceptable}); res.Err != nil || res.Route != broker.RouteInvalidMessage {
+		t.Fatalf("redriven unacceptable copy = %+v, want routed to orders-invalid", res)
+	}
+	if got := message.RejectionPath(fi.published[0]); got != "orders-invalid,orders-invalid" {
+		t.Errorf("path = %q, want orders-invalid,orders-invalid", got)
+	}
+}
+
+// What is not a redrive is held as before: a copy that reached the
+// destination and went on elsewhere before coming back (a cycle across
+// subscriptions), a channel whose destination is itself under another
+// spelling (Resolve makes them one), a Router that does not know its
+// source, and a redrive the path can no longer record (entries too long
+// for one more within MaxRejectionPath).
+func TestRouterHoldsWhatIsNotARedrive(t *testing.T) {
+	long := strings.Repeat("d", 400)
+	lower := func(s string) string { return strings.ToLower(s) }
+	for _, tc := range []struct {
+		name, source, dest, path string
+		resolve                  func(string) string
+	}{
+		{"went on and came back", "qa", "qb", "qb,qa", nil},
+		{"went on elsewhere", "orders", "orders-dlq", "orders-dlq,audit", nil},
+		{"destination is the source", "orders-dlq", "orders-dlq", "orders-dlq", nil},
+		{"destination is the source spelt another way", "Orders", "orders", "orders", lower},
+		{"source unknown", "", "orders-dlq", "orders-dlq", nil},
+		{"path cannot record another", "orders", long, long + "," + long, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fake{}
+			r, _ := newRouter(f, tc.dest, "")
+			r.Source, r.Resolve = tc.source, tc.resolve
+			m := received("h1")
+			m.Header.Bag[message.KeyRejectionPath] = tc.path
+			res := r.Reject(context.Background(), m, message.Rejection{Reason: message.ReasonDeliveryError})
+			if !errors.Is(res.Err, broker.ErrRejectionCycle) || len(f.published) != 0 {
+				t.Fatalf("Reject = %+v (published %d), want held as a cycle", res, len(f.published))
+			}
+		})
+	}
+	// Resolve also matches the path's entries: a copy dead-lettered by a
+	// subscription that spelt the destination another way is a redrive.
+	f := &fake{}
+	r, _ := newRouter(f, "orders-dlq", "")
+	r.Source, r.Resolve = "orders", lower
+	m := received("h2")
+	m.Header.Bag[message.KeyRejectionPath] = "ORDERS-DLQ"
+	if res := r.Reject(context.Background(), m, message.Rejection{Reason: message.ReasonDeliveryError}); res.Err != nil || len(f.published) != 1 {
+		t.Fatalf("Reject = %+v, want routed to orders-dlq", res)
+	}
+}
+
+// withMessage returns the records whose msg is msg.
+func withMessage(recs []map[string]any, msg string) []map[string]any {
+	var out []map[string]any
+	for _, r := range recs {
+		if r["msg"] == msg {
+			out = append(out, r)
+		}
+	}
+	return out
 }

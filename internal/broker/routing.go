@@ -152,7 +152,29 @@ type Router struct {
 	// MaxReleaseDelay caps the release delay of a failed routing at what
 	// the transport's requeue call allows; 0 means RoutingRetryMax.
 	MaxReleaseDelay time.Duration
+	// Source is the channel the consumer reads, named as DeadLetter and
+	// Invalid are: the SQS queue (after '.' became '_'), the Pub/Sub
+	// topic the subscription is attached to, the RocketMQ topic, the
+	// memory queue. With it the Router tells a redriven copy from a cycle
+	// (redriven); "" holds every message whose destination is already on
+	// its rejectionPath.
+	Source string
+	// Resolve returns the channel a name of Source, DeadLetter, Invalid or
+	// a rejectionPath entry names on the broker, for a transport whose
+	// Router holds names with more than one spelling of one channel
+	// (Pub/Sub: a topic id and its full name); nil compares names as
+	// written (SQS queue names are already resolved).
+	Resolve func(name string) string
 }
+
+// MaxRedrives is how many times in a row the Router routes a redriven copy
+// back to the destination it was moved from (redriven): a copy moved back
+// a fourth time from the same destination is held as a cycle. Within it
+// an operator may redrive a message, see it fail and redrive it again;
+// past it a cycle the Router cannot tell from redrives (a destination
+// whose own native dead-letter policy moves messages back to the source)
+// ends as every cycle does (docs/adr/0004 decision 12).
+const MaxRedrives = 3
 
 // Select returns the route and destination for a reason (docs/wire-format.md#rejection):
 // Unacceptable goes to the invalid-message channel, falling back to the
@@ -185,7 +207,9 @@ func (r *Router) Select(reason message.RejectionReason) (route Route, destinatio
 // rejection has already routed to the same destination (message.RoutedTo:
 // the destinations form a cycle) is not published again: it is released
 // with the longest delay and reported Permanent, with ErrRejectionCycle
-// and an Error (LogRoutingCycle). When the acknowledge fails after a successful
+// and an Error (LogRoutingCycle), unless it is a redriven copy (redriven),
+// which is routed to the destination again, as the first time, with an
+// Info (LogRedriven). When the acknowledge fails after a successful
 // publish it logs an Error and reports settled. No error or panic escapes.
 func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rejection) (res RejectResult) {
 	log := r.Logger
@@ -213,7 +237,10 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 		log.InfoContext(ctx, LogFallbackDeadLetter, "message_id", id, "destination", dest)
 	}
 	if message.RoutedTo(m, dest) {
-		return r.refuseCycle(ctx, log, m, rej, res)
+		if !r.redriven(m, dest) {
+			return r.refuseCycle(ctx, log, m, rej, res)
+		}
+		log.InfoContext(ctx, LogRedriven, "message_id", id, "route", string(route), "destination", dest, "rejection_path", message.RejectionPath(m))
 	}
 	now := time.Now
 	if r.Now != nil {

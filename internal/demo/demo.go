@@ -341,7 +341,7 @@ func (d *Demo) Run(ctx context.Context) (*Summary, error) {
 	n.section(fmt.Sprintf("2. The message pump reads %q (%s, %s pump); the handler acks good orders, defers the poison one, rejects the malformed one", Subscription, d.modeText(), d.opts.Variant))
 	st := &story{rejected: map[string]pump.Event{}, done: make(chan struct{})}
 	var consumer broker.Consumer
-	copts := gcp.ConsumerOptions{Subscription: Subscription, BufferSize: 1, DeadLetterTopic: DeadLetterTopic, InvalidTopic: InvalidTopic, Logger: d.opts.Logger}
+	copts := gcp.ConsumerOptions{Subscription: Subscription, Topic: Topic, BufferSize: 1, DeadLetterTopic: DeadLetterTopic, InvalidTopic: InvalidTopic, Logger: d.opts.Logger}
 	if d.opts.Mode == "pull" {
 		consumer = gcp.NewPullConsumer(d.client, prod, copts)
 	} else {

@@ -46,6 +46,37 @@ func RejectionPath(m *Message) string {
 	return path
 }
 
+// ExtendPath returns path with destination appended, as Stamp writes a
+// routed copy's rejectionPath (the oldest entries dropped past
+// MaxRejectionPath bytes). broker.Router reads it to see whether a path
+// can record one more redrive.
+func ExtendPath(path, destination string) string { return extendPath(path, destination) }
+
+// TrailingRun returns how many consecutive entries at the end of path
+// (a rejectionPath) satisfy same: 0 for an empty path or one whose last
+// entry does not. broker.Router counts with it the redrives a copy has
+// had: a destination repeated at the end of its path (docs/adr/0004
+// decision 12).
+func TrailingRun(path string, same func(entry string) bool) int {
+	if path == "" {
+		return 0
+	}
+	n := 0
+	for path != "" {
+		entry := path
+		if i := strings.LastIndex(path, pathSep); i >= 0 {
+			entry, path = path[i+len(pathSep):], path[:i]
+		} else {
+			path = ""
+		}
+		if !same(entry) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // extendPath returns path with destination appended, dropping the oldest
 // entries while the result is longer than MaxRejectionPath bytes (a
 // destination longer than that on its own is kept whole: names are

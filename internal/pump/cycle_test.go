@@ -2,7 +2,10 @@ package pump_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,4 +121,75 @@ func TestRejectionCycleIsBounded(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A copy moved back from its dead-letter queue to its source by something
+// other than a rejection is a redrive, not a cycle (docs/adr/0004 decision
+// 12): rejected again on its source, it is dead-lettered again. Here the
+// mover is the dead-letter queue's own native redrive policy, whose
+// dead-letter queue is the source (a cycle through a broker's own moves,
+// which the Router cannot tell from an operator's redrives): the message
+// is dead-lettered 1 + MaxRedrives times, each copy with its rejection,
+// then held on its source with one cycle Error. Both variants, memory.
+func TestRedrivenCopyIsDeadLetteredAgain(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		b := memory.NewBroker(false)
+		logs := &syncBuffer{}
+		logger := slog.New(slog.NewJSONHandler(logs, nil))
+		src := b.NewConsumer(memory.ConsumerOptions{Queue: "orders", DeadLetter: "orders-dlq", Logger: logger})
+		// The dead-letter queue's consumer defers everything; its native
+		// policy moves a message back to orders on its second receive.
+		dlq := b.NewConsumer(memory.ConsumerOptions{Queue: "orders-dlq", MaxReceiveCount: 1, NativeDeadLetter: "orders", Logger: logger})
+		opts := fastOptions(v)
+		opts.Subscription = "orders"
+		var handled atomic.Int64
+		runSrc := pumptest.Start(t, src, opts, func(context.Context, *message.Message) pump.Result {
+			return pump.Result{Outcome: pump.Reject, Reason: fmt.Sprintf("poison %d", handled.Add(1))}
+		})
+		dopts := fastOptions(v)
+		dopts.Subscription = "orders-dlq"
+		runDLQ := pumptest.Start(t, dlq, dopts, func(context.Context, *message.Message) pump.Result {
+			return pump.Result{Outcome: pump.Defer}
+		})
+		if err := b.Publish(context.Background(), "orders", message.New("redriven-1", "orders", message.MTCommand, []byte(`{}`))); err != nil {
+			t.Fatal(err)
+		}
+		counts := func() (routed, refused int) {
+			for _, e := range runSrc.Of(pump.EventRejected) {
+				if e.Permanent {
+					refused++
+				} else if e.Err == nil {
+					routed++
+				}
+			}
+			return routed, refused
+		}
+		pumptest.WaitUntil(t, 10*time.Second, "the last redrive held", func() bool {
+			_, refused := counts()
+			return refused > 0
+		})
+		pumptest.Stays(t, 500*time.Millisecond, "no rejection after the hold", func() bool {
+			routed, refused := counts()
+			return routed == 1+broker.MaxRedrives && refused == 1
+		})
+		runSrc.Stop(t)
+		runDLQ.Stop(t)
+		recs := logs.records(t)
+		if n := len(withMsg(recs, broker.LogRedriven)); n != broker.MaxRedrives {
+			t.Errorf("%d redrive records, want %d", n, broker.MaxRedrives)
+		}
+		want := strings.TrimSuffix(strings.Repeat("orders-dlq,", 1+broker.MaxRedrives), ",")
+		cycles := withMsg(recs, broker.LogRoutingCycle)
+		if len(cycles) != 1 || cycles[0]["rejection_path"] != want || cycles[0]["destination"] != "orders-dlq" {
+			t.Errorf("cycle records = %v, want one naming orders-dlq and the path %s", cycles, want)
+		}
+		held := b.Snapshot("orders")
+		if b.Depth("orders")+b.Depth("orders-dlq") != 1 || len(held) != 1 {
+			t.Fatalf("orders holds %d, orders-dlq %d: want the one message on orders", b.Depth("orders"), b.Depth("orders-dlq"))
+		}
+		// The held copy is the last dead-lettered one, with its rejection.
+		if got := held[0].Header.Bag[message.KeyRejectionMessage]; got != fmt.Sprintf("poison %d", 1+broker.MaxRedrives) {
+			t.Errorf("held copy's rejectionMessage = %v, want the last handler run's reason", got)
+		}
+	})
 }

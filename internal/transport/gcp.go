@@ -217,7 +217,7 @@ func gcpChannelOptions(s *config.Subscription, logger *slog.Logger) gcp.ChannelO
 func gcpConsumer(c *pubsub.Client, s *config.Subscription, sub string, ackDeadline time.Duration, bufferSize int, routes bool, logger *slog.Logger) broker.Consumer {
 	pub := gcp.NewProducer(c, gcp.ProducerOptions{EnableMessageOrdering: s.GCP.EnableMessageOrdering, PublishTimeout: s.CallTimeout})
 	o := gcp.ConsumerOptions{
-		Subscription: sub, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
+		Subscription: sub, Topic: s.RoutingKey, BufferSize: bufferSize, NoOfPerformers: s.NoOfPerformers,
 		AckDeadline: ackDeadline, MaxExtension: s.GCP.MaxExtension, Logger: logger,
 	}
 	if routes {

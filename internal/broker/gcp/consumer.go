@@ -57,6 +57,12 @@ type ConsumerOptions struct {
 	// InvalidTopic is invalidMessageRoutingKey: the topic an unacceptable
 	// message is published to ("" falls back to DeadLetterTopic).
 	InvalidTopic string
+	// Topic is the topic the subscription is attached to (routingKey; an
+	// id or a full name), the Router's source: a copy moved back to it
+	// from the topic it was last dead-lettered to is routed there again
+	// rather than held as a rejection cycle (broker.Router.Source). ""
+	// holds it.
+	Topic string
 	// Logger receives the consumer's and the Router's records; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -105,6 +111,13 @@ func topicName(project, topic string) string {
 		return topic
 	}
 	return "projects/" + project + "/topics/" + topic
+}
+
+// topicResolver returns the full resource name of a topic id or full name
+// in project: the Router's Resolve, so that "orders" and
+// "projects/P/topics/orders" are one topic.
+func topicResolver(project string) func(string) string {
+	return func(topic string) string { return topicName(project, topic) }
 }
 
 // transient reports whether a gRPC status is worth retrying after the

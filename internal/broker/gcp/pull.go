@@ -39,7 +39,8 @@ func NewPullConsumer(client *pubsub.Client, pub broker.Publisher, opts ConsumerO
 	opts.normalise()
 	c := &PullConsumer{client: client, sub: SubscriptionName(client.Project(), opts.Subscription), opts: opts}
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
-		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now, MaxReleaseDelay: maxAckDeadline}
+		Settler: pullSettler{c}, Logger: opts.Logger, Now: opts.Now, MaxReleaseDelay: maxAckDeadline,
+		Source: opts.Topic, Resolve: topicResolver(client.Project())}
 	return c
 }
 

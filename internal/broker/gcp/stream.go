@@ -81,7 +81,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	c := &StreamConsumer{client: client, sub: s, name: name, opts: opts, msgs: make(chan streamReceipt, outstanding)}
 	c.heard.Store(time.Now().UnixNano())
 	c.router = &broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: pub,
-		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now}
+		Settler: streamSettler{c}, Logger: opts.Logger, Now: opts.Now, Source: opts.Topic, Resolve: topicResolver(client.Project())}
 	return c
 }
 

@@ -241,6 +241,6 @@ func (b *Broker) NewConsumer(opts ConsumerOptions) *Consumer {
 	}
 	b.CreateQueue(opts.Queue)
 	c := &Consumer{b: b, opts: opts}
-	c.router = broker.Router{DeadLetter: opts.DeadLetter, Invalid: opts.Invalid, Publisher: publisher{b}, Settler: c, Logger: opts.Logger}
+	c.router = broker.Router{DeadLetter: opts.DeadLetter, Invalid: opts.Invalid, Source: opts.Queue, Publisher: publisher{b}, Settler: c, Logger: opts.Logger}
 	return c
 }

@@ -265,7 +265,7 @@ func NewConsumer(ctx context.Context, opts ConsumerOptions) (*Consumer, error) {
 		return nil, err
 	}
 	c := &Consumer{opts: opts, sc: sc, producer: p, log: log, now: time.Now}
-	c.router = broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Publisher: p, Settler: c, Logger: log}
+	c.router = broker.Router{DeadLetter: opts.DeadLetterTopic, Invalid: opts.InvalidTopic, Source: opts.Topic, Publisher: p, Settler: c, Logger: log}
 	return c, nil
 }
 

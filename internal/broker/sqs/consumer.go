@@ -157,7 +157,7 @@ func NewConsumer(c *Clients, opts ConsumerOptions) (*Consumer, error) {
 	if opts.QueueURL != "" {
 		k.urls.m[k.name] = opts.QueueURL
 	}
-	k.router = broker.Router{Publisher: publisher{k}, Settler: k, Logger: log}
+	k.router = broker.Router{Publisher: publisher{k}, Settler: k, Logger: log, Source: k.name}
 	if opts.DeadLetter != "" {
 		k.router.DeadLetter = QueueName(opts.DeadLetter, opts.Fifo)
 	}
