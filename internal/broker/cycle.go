@@ -12,7 +12,8 @@ import (
 
 // ErrRejectionCycle is the error of a rejection the Router refuses to
 // route because a rejection has already routed the message to the same
-// destination (message.RoutedTo): the destinations form a cycle, and
+// destination (message.RoutedTo) and the message is not a redriven copy
+// (Router.Source): the destinations form a cycle, and
 // routing it again would send it round for ever, a new copy each time
 // (docs/adr/0004 decision 12). The original is released with the longest
 // delay, as after a routing that can never succeed (RejectResult.Permanent).

@@ -8,7 +8,9 @@ import "strings"
 // Brighter writes (docs/wire-format.md#rejection): a plain string in the
 // bag, which a .NET consumer reads as any other bag entry. broker.Router
 // reads it to refuse a routing that would send a message round a cycle of
-// rejection destinations a second time (docs/adr/0004 decision 12).
+// rejection destinations a second time, and to tell a copy moved back from
+// its destination (a redrive) from a cycle: a destination repeated at the
+// end of the path counts the redrives routed (docs/adr/0004 decision 12).
 const KeyRejectionPath = "rejectionPath"
 
 // MaxRejectionPath is the longest rejectionPath in bytes, Pub/Sub's
