@@ -22,7 +22,7 @@ var editMutants = []mutant{
 		File: "internal/cmd/dlq/edit/edit.go",
 		Old:  "o.IDs, o.Limit, o.GroupIDs = []string{id}, 0, nil",
 		New:  "o.IDs, o.Limit, o.GroupIDs = []string{id}, 1, nil",
-		Run:  "^TestDLQEdit_(EveryCopyStoredBeforeIsEdited|PubSubTwoFailuresOfOneID_BothEdited)$", Pkg: "./internal/cmd/dlq/edit"},
+		Run:  "^TestDLQEdit_(EveryCopyStoredBeforeIsEdited|EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ|PubSubTwoFailuresOfOneID_BothEdited)$", Pkg: "./internal/cmd/dlq/edit"},
 	{Name: "triage-edit-one-copy-of-several", What: "the triage console's edit replays one stored copy of an id stored twice and leaves the other",
 		File: "internal/cmd/dlq/triage/triage.go",
 		Old:  "\t\tf.Limit = 0\n",
