@@ -3,8 +3,9 @@ package main
 // failurePathMutants break failure paths that had a test and no mutant:
 // consume's exit 1 when a channel's close fails (a memory channel that
 // cannot write memory.output at stop), a SIGHUP drained as a SIGTERM when
-// consume was not started under nohup, lint's memory-output-unwritable,
-// and what an SQS receive from a deleted queue says to do. No conformance
+// consume was not started under nohup and left ignored when it was,
+// lint's memory-output-unwritable, and what an SQS receive from a deleted
+// queue says to do. No conformance
 // row reaches them: consume's, lint's and the SQS consumer's own tests
 // kill them.
 var failurePathMutants = []mutant{
@@ -18,6 +19,11 @@ var failurePathMutants = []mutant{
 		Old:  "\tif !signal.Ignored(syscall.SIGHUP) {\n",
 		New:  "\tif false && !signal.Ignored(syscall.SIGHUP) {\n",
 		Run:  "^TestConsumeSIGHUP_DrainsAsSIGTERM$", Pkg: "./internal/cmd/consume"},
+	{Name: "consume-sighup-under-nohup-stops", What: "consume subscribes to SIGHUP though it was started with SIGHUP ignored (nohup): a hangup undoes nohup and stops it",
+		File: "internal/cmd/consume/consume.go",
+		Old:  "\tif !signal.Ignored(syscall.SIGHUP) {\n",
+		New:  "\tif true {\n",
+		Run:  "^TestConsumeSIGHUP_IgnoredUnderNohup$", Pkg: "./internal/cmd/consume"},
 	{Name: "lint-local-output-unchecked", What: "lint does not check a memory transport's output file (memory-output-unwritable): a memory.output consume cannot write passes lint and consume refuses it at start-up (exit 2)",
 		File: "internal/lint/local/local.go",
 		Old:  "\t\t\tif err := memory.CheckOutput(s.Memory.Output); err != nil {\n",
