@@ -59,5 +59,6 @@ func extraSets() [][]mutant {
 		pubsubCPUMutants,
 		fixedCostMutants,
 		cycleMutants,
+		failurePathMutants,
 	}
 }

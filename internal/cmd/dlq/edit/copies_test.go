@@ -2,6 +2,7 @@ package edit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,11 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/gcp"
+	"github.com/brightergo/brighter/internal/broker/rocketmq"
+	"github.com/brightergo/brighter/internal/broker/rocketmq/rmqtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -192,5 +196,118 @@ func TestDLQEdit_PubSubTwoFailuresOfOneID_BothEdited(t *testing.T) {
 	code, out, errOut = dlqtest.DLQRun(t, "peek", url("events-sub"), "--endpoint", srv.Addr, "-o", "json")
 	if code != cmdutil.ExitOK || strings.Count(out, `"id":"m1"`) != 2 || strings.Count(out, `"body":"{\"edited\":true}"`) != 2 {
 		t.Fatalf("events-sub after the edit: exit %d, want m1 twice, edited\n%s%s", code, out, errOut)
+	}
+}
+
+// copiesBroker is a dead-letter destination on a transport other than SQS
+// for TestDLQEdit_EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ: a
+// producer that sends to a topic by name, the URL of the dead-letter
+// destination (src) and of what reads each destination topic, and the
+// flags that reach the broker.
+type copiesBroker struct {
+	name  string
+	p     broker.Producer
+	src   string
+	read  func(topic string) string
+	flags []string
+}
+
+// TestDLQEdit_EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ is
+// TestDLQEdit_EveryCopyStoredBeforeIsEdited on Google's emulator and the
+// RocketMQ test broker: m1 stored three times (twice as one failure from
+// d1, once as a failure of its own from d2) and m2 once. `dlq edit m1
+// --body-file F --set fixedBy=ops` says it found three copies and applies
+// the edit to each: d1 gets one edited copy (the other copy of that
+// failure is removed, not sent again), d2 gets one, each under its fresh
+// replayId (inspect.ReplayID of its failure and the source: never one
+// replayId for both failures, or the second would be taken as sent and
+// dropped), exit 0, and the dead-letter destination keeps only m2.
+func TestDLQEdit_EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run := fmt.Sprintf("edcp%d", time.Now().UnixNano()%1e9)
+	dlq, d1, d2 := "dlq-"+run, "d1-"+run, "d2-"+run
+
+	client, srv, subName := dlqtest.PubSubTopics(t, "edcopies", []string{dlq, d1, d2},
+		map[string]string{dlq: dlq, d1 + "-sub": d1, d2 + "-sub": d2})
+	pubsubCase := copiesBroker{name: "pubsub", p: gcp.NewProducer(client, gcp.ProducerOptions{}), src: "pubsub://" + subName(dlq),
+		read: func(topic string) string { return "pubsub://" + subName(topic+"-sub") }, flags: []string{"--endpoint", srv.Addr}}
+
+	rocketmq.ConfigureClientLog(t.TempDir())
+	rsrv, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rsrv.Close)
+	// Every read is a delivery for the reader group: a high retry maximum,
+	// as the dlq page asks of a real broker, keeps the scans' reads from
+	// moving the messages to %DLQ%<group>.
+	reader := "g-" + run + "-reader"
+	rsrv.SetMaxDeliveryAttempts(reader, 1000)
+	rp, err := rocketmq.NewProducer(ctx, rocketmq.ProducerOptions{Connection: rocketmq.Connection{Endpoint: rsrv.Endpoint(), ClientLogDir: t.TempDir()}, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rp.Close(ctx) })
+	rmqCase := copiesBroker{name: "rocketmq", p: rp, src: "rocketmq://" + dlq + "?group=" + reader,
+		read:  func(topic string) string { return "rocketmq://" + topic + "?group=check-" + topic },
+		flags: []string{"--rocketmq-endpoint", rsrv.Endpoint(), "--fan-out"}}
+
+	for _, b := range []copiesBroker{pubsubCase, rmqCase} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+			send := func(id, topic, body string, at time.Time) *message.Message {
+				m := message.Stamp(message.New(id, topic, message.MTCommand, []byte(body)), dlq,
+					message.Rejection{Reason: message.ReasonDeliveryError, Description: "drill"}, at)
+				if err := b.p.Send(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+			fromD1 := send("m1", d1, `{"n":1}`, at)
+			send("m1", d1, `{"n":1}`, at)
+			fromD2 := send("m1", d2, `{"n":1}`, at.Add(time.Second))
+			send("m2", d1, `{"n":2}`, at)
+			peek := func(url string) string {
+				t.Helper()
+				code, out, errOut := dlqtest.DLQRun(t, append([]string{"peek", url, "-o", "json", "--wait", "2s"}, b.flags[:2]...)...)
+				if code != cmdutil.ExitOK {
+					t.Fatalf("peek %s: exit %d\n%s%s", url, code, out, errOut)
+				}
+				return out
+			}
+
+			args := append([]string{"edit", "m1", b.src, "--allow-any-destination", "--body-file", fixedBody(t), "--set", "fixedBy=ops", "--journal", "", "--wait", "2s"}, b.flags...)
+			code, out, errOut := dlqtest.DLQRun(t, args...)
+			if code != cmdutil.ExitOK {
+				t.Fatalf("edit of an id stored three times: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			for _, want := range []string{"edit m1: found 3 stored copies; replayed 3\n", "replayed m1 -> " + d2 + "\n",
+				"replayed m1 -> " + d1 + " (another copy of the same failure; removed, not sent again)\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Count(out, "replayed m1 -> "+d1) != 2 {
+				t.Errorf("stdout does not list both copies of the d1 failure:\n%s", out)
+			}
+			if !strings.Contains(errOut, "3 stored copies in "+b.src) || !strings.Contains(errOut, "the edit is applied to each") {
+				t.Errorf("stderr does not say the edit goes to every copy:\n%s", errOut)
+			}
+			if left := peek(b.src); strings.Count(left, `"id":"m2"`) != 1 || strings.Contains(left, `"id":"m1"`) {
+				t.Errorf("the dead-letter destination holds, want m2 only:\n%s", left)
+			}
+			for topic, m := range map[string]*message.Message{d1: fromD1, d2: fromD2} {
+				got := peek(b.read(topic))
+				rid := inspect.ReplayID(m, b.src)
+				if strings.Count(got, `"id":"m1"`) != 1 || !strings.Contains(got, `"body":"{\"edited\":true}"`) || !strings.Contains(got, `"fixedBy":"ops"`) {
+					t.Errorf("%s holds, want one edited copy of m1:\n%s", topic, got)
+				}
+				if !strings.Contains(got, `"replayId":"`+rid+`"`) {
+					t.Errorf("the edited copy at %s does not carry the fresh replayId %s of its failure:\n%s", topic, rid, got)
+				}
+			}
+		})
 	}
 }
