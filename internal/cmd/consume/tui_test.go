@@ -145,20 +145,7 @@ var seconds = regexp.MustCompile(`[0-9]+s`)
 // so, and the consumer exits 0 saying it was interrupted while
 // connecting.
 func TestConsumeTUI_ConnectingShowsWhereAndForHowLong(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: orders
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	b, cfg := cmdtest.SilentSQSConfig(t, nil, []string{"orders"})
 	r := startTUIRun(t, cfg, false)
 	r.waitFor(t, "what it connects to", func(s string) bool {
 		return strings.Contains(s, "connecting to the broker for ") && strings.Contains(s, ": subscription orders...") &&
@@ -200,27 +187,7 @@ subscriptions:
 // changed). q then ends the run (what the rows say after q is the model
 // test's: the stop may end the dashboard before its next frame).
 func TestConsumeTUI_ConnectingRowsSayWhichChannelIsOpen(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: a-memory
-    transport: memory
-    handler: {type: builtin, name: ack}
-  - name: b-silent
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-  - name: c-later
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	_, cfg := cmdtest.SilentSQSConfig(t, []string{"a-memory"}, []string{"b-silent", "c-later"})
 	r := startTUIRun(t, cfg, false)
 	r.waitFor(t, "the rows' states while b-silent connects", func(s string) bool {
 		return strings.Contains(s, "subscription b-silent (2 of 3)...") && strings.Contains(s, "✓ connected") &&

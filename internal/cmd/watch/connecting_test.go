@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,29 +25,7 @@ import (
 // is looked for on its own: the renderer writes only what changed), not
 // every row connected. q then quits watch (exit 0).
 func TestWatch_ConsumerStillConnectingShowsEachRowsState(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	if err := os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: a-memory
-    transport: memory
-    handler: {type: builtin, name: ack}
-  - name: b-silent
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-  - name: c-later
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, cfg := cmdtest.SilentSQSConfig(t, []string{"a-memory"}, []string{"b-silent", "c-later"})
 	ctx, cancel := context.WithCancel(context.Background())
 	consumeLogs := &cmdtest.LockedBuffer{}
 	consumed := make(chan int, 1)
