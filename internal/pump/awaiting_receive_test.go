@@ -40,10 +40,7 @@ func TestAwaitingReceive_OnlyWhileTheDrainWaitsForAReceive(t *testing.T) {
 			t.Fatal("AwaitingReceive before any stop")
 		}
 		cancel()
-		time.Sleep(100 * time.Millisecond)
-		if p.AwaitingReceive() {
-			t.Fatal("AwaitingReceive while a handler still runs")
-		}
+		polltest.Stays(t, 100*time.Millisecond, "AwaitingReceive while a handler still runs", func() bool { return !p.AwaitingReceive() })
 		close(release)
 		polltest.Until(t, time.Second, "AwaitingReceive once only the receive is left", p.AwaitingReceive)
 		select {

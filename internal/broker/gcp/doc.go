@@ -61,7 +61,10 @@
 //     call, a StreamingPull stream one receive when it opens.
 //   - channels.go: Channels, makeChannels create/validate/assume for the
 //     topic, subscription, native DeadLetterPolicy, the rejection topics and
-//     the two IAM bindings of R-20 with its exact status filter.
+//     the two IAM bindings of R-20.
+//   - iam.go: those IAM bindings (ensureBinding), R-20's exact status filter
+//     (toleratedIAM), the Warning of an abandoned binding and its skip on
+//     Google's emulator (skipOnEmulator).
 //
 // PUBSUB_EMULATOR_HOST is honoured by the client library itself (no
 // credentials are looked up when it is set); Connect only passes options on.

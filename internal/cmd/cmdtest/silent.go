@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,34 @@ type SilentBroker = faultproxy.Silent
 func NewSilentBroker(t testing.TB) *SilentBroker {
 	t.Helper()
 	return faultproxy.NewSilent(t)
+}
+
+// SilentSQSConfig starts a SilentBroker, sets static AWS credentials for
+// t (t.Setenv, so t must not be parallel) and writes a subscriptions file
+// in t's temporary directory whose aws connection is that broker (region
+// us-east-1): first a subscription of the memory transport for each name
+// in memory, whose channel opens at once, then one of SQS with
+// makeChannels validate for each name in sqs, whose start-up call waits
+// on the broker until consume stops; every one with the builtin ack
+// handler. It returns the broker and the file's path.
+func SilentSQSConfig(t *testing.T, memory, sqs []string) (*SilentBroker, string) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b := NewSilentBroker(t)
+	var yaml strings.Builder
+	yaml.WriteString("connections:\n  aws:\n    region: us-east-1\n    endpoint: " + b.URL + "\nsubscriptions:\n")
+	for _, name := range memory {
+		yaml.WriteString("  - name: " + name + "\n    transport: memory\n    handler: {type: builtin, name: ack}\n")
+	}
+	for _, name := range sqs {
+		yaml.WriteString("  - name: " + name + "\n    transport: sqs\n    makeChannels: validate\n    handler: {type: builtin, name: ack}\n")
+	}
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, cfg
 }
 
 // Signalled is the end of a `brighter` process a test signalled: its exit

@@ -12,6 +12,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/faultproxy"
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo starts `brighter
@@ -43,22 +44,14 @@ func TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := cmdtest.StartBrighter(t, dir, nil, "consume")
-			deadline := time.Now().Add(30 * time.Second)
-			for counter.Counts()["ReceiveMessage"] == 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("no ReceiveMessage reached the broker within 30s; stderr:\n%s", p.Stderr.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			polltest.UntilMsg(t, 30*time.Second, func() string { return "a ReceiveMessage to reach the broker; stderr:\n" + p.Stderr.String() }, func() bool {
+				return counter.Counts()["ReceiveMessage"] > 0
+			})
 			// The first long poll is waiting on the broker (the queue is empty).
 			p.Signal(syscall.SIGINT)
-			signalled := time.Now()
-			for !strings.Contains(p.Stderr.String(), line) {
-				if time.Since(signalled) > 3*time.Second {
-					t.Fatalf("3s after the signal nothing says the drain waits for the receive in flight; stderr:\n%s", p.Stderr.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			polltest.UntilMsg(t, 3*time.Second, func() string {
+				return "the signal's drain to say it waits for the receive in flight; stderr:\n" + p.Stderr.String()
+			}, func() bool { return strings.Contains(p.Stderr.String(), line) })
 			code, _ := p.Wait(t)
 			logs := p.Stderr.String()
 			if code != 0 {

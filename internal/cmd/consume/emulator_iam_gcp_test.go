@@ -1,7 +1,6 @@
 package consume_test
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/brightergo/brighter/internal/broker/gcp"
-	"github.com/brightergo/brighter/internal/broker/gcp/gcptest"
 )
 
 // googleTrap is a listener standing in for every real Google endpoint: the
@@ -56,36 +54,17 @@ func googleTrap(t *testing.T) (string, func() []string) {
 // cleanly.
 func TestConsume_OnEmulatorNoRealGoogleCall(t *testing.T) {
 	t.Parallel() // a project of its own on the shared emulator
-	_, srv := gcptest.Start(t, "iam-trap", nil, gcp.Connect)
-	proxy, reached := googleTrap(t)
 	dir := t.TempDir()
+	nativeDeadLetterConfig(t, "iam-trap", dir, "")
+	proxy, reached := googleTrap(t)
 	creds := filepath.Join(dir, "adc.json")
 	listenMust(t, os.WriteFile(creds, []byte(`{"type":"authorized_user","client_id":"brighter-test.apps.googleusercontent.com","client_secret":"not-a-secret","refresh_token":"not-a-token"}`), 0o600))
-	listenMust(t, os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(fmt.Sprintf(`connections:
-  gcp: {projectId: %s, emulatorHost: %s}
-subscriptions:
-  - name: payments
-    transport: gcp
-    channelName: payments-sub
-    routingKey: payments
-    requeueCount: 3
-    handler: {type: builtin, name: ack}
-    gcp:
-      deadLetterPolicy:
-        topic: payments-native
-        maxDeliveryAttempts: 5
-`, srv.Project, srv.Addr)), 0o600))
 	p := startConsume(t, dir, "brighter.yaml", "GOOGLE_APPLICATION_CREDENTIALS="+creds, "HTTPS_PROXY="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=")
 	p.terminate(t)
 	if got := reached(); len(got) != 0 {
 		t.Errorf("requests left for real Google endpoints on the emulator: %q", got)
 	}
-	var warnings []string
-	for l := range strings.Lines(p.stderr.String()) {
-		if strings.Contains(l, gcp.LogIAMTolerated) {
-			warnings = append(warnings, l)
-		}
-	}
+	warnings := iamWarnings(p.stderr.String())
 	if len(warnings) != 2 {
 		t.Fatalf("%d IAM warnings, want 2 (one per binding); stderr:\n%s", len(warnings), p.stderr.String())
 	}

@@ -22,27 +22,7 @@ import (
 // command for a real project (fix=), and starts.
 func TestConsume_IAMWarningOnEmulatorSaysExpected(t *testing.T) {
 	t.Parallel() // a project of its own on the shared emulator
-	_, srv := gcptest.Start(t, "iam-note", nil, gcp.Connect)
-	file := filepath.Join(t.TempDir(), "brighter.yaml")
-	yaml := fmt.Sprintf(`connections:
-  gcp: {projectId: %s, emulatorHost: %s}
-subscriptions:
-  - name: payments
-    transport: gcp
-    channelName: payments-sub
-    routingKey: payments
-    requeueCount: 3
-    handler: {type: builtin, name: ack}
-    gcp:
-      subscriberMember: serviceAccount:test@example.iam.gserviceaccount.com
-      deadLetterPolicy:
-        topic: payments-native
-        maxDeliveryAttempts: 5
-        publisherMember: serviceAccount:test@example.iam.gserviceaccount.com
-`, srv.Project, srv.Addr)
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := nativeDeadLetterConfig(t, "iam-note", t.TempDir(), "serviceAccount:test@example.iam.gserviceaccount.com")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := runConsume(ctx, file, cmdtest.AnyListen)
@@ -51,12 +31,7 @@ subscriptions:
 	if code := <-c.code; code != cmdutil.ExitOK {
 		t.Fatalf("consume exited %d; stderr:\n%s", code, c.stderr.String())
 	}
-	var warnings []string
-	for l := range strings.Lines(c.stderr.String()) {
-		if strings.Contains(l, gcp.LogIAMTolerated) {
-			warnings = append(warnings, l)
-		}
-	}
+	warnings := iamWarnings(c.stderr.String())
 	if len(warnings) != 2 {
 		t.Fatalf("%d IAM warnings, want 2 (one per binding); stderr:\n%s", len(warnings), c.stderr.String())
 	}
@@ -65,4 +40,50 @@ subscriptions:
 			t.Errorf("the warning does not say it is expected on the emulator (or gives a real project's fix):\n%s", w)
 		}
 	}
+}
+
+// nativeDeadLetterConfig starts a project of its own, named after prefix,
+// on the shared Pub/Sub emulator and writes dir/brighter.yaml for it: one
+// subscription, payments (channel payments-sub, topic payments), with
+// requeueCount 3, the builtin ack handler and a native DeadLetterPolicy
+// (topic payments-native, 5 delivery attempts). member, unless "", is the
+// member of both IAM bindings (subscriberMember, publisherMember); with ""
+// neither is set, so each is derived from the project number. It returns
+// the file's path.
+func nativeDeadLetterConfig(t *testing.T, prefix, dir, member string) string {
+	t.Helper()
+	_, srv := gcptest.Start(t, prefix, nil, gcp.Connect)
+	subscriberMember, publisherMember := "", ""
+	if member != "" {
+		subscriberMember = "\n      subscriberMember: " + member
+		publisherMember = "\n        publisherMember: " + member
+	}
+	file := filepath.Join(dir, "brighter.yaml")
+	listenMust(t, os.WriteFile(file, []byte(fmt.Sprintf(`connections:
+  gcp: {projectId: %s, emulatorHost: %s}
+subscriptions:
+  - name: payments
+    transport: gcp
+    channelName: payments-sub
+    routingKey: payments
+    requeueCount: 3
+    handler: {type: builtin, name: ack}
+    gcp:%s
+      deadLetterPolicy:
+        topic: payments-native
+        maxDeliveryAttempts: 5%s
+`, srv.Project, srv.Addr, subscriberMember, publisherMember)), 0o600))
+	return file
+}
+
+// iamWarnings returns the lines of stderr that are R-20's Warning
+// (gcp.LogIAMTolerated), one per binding abandoned or skipped.
+func iamWarnings(stderr string) []string {
+	var warnings []string
+	for l := range strings.Lines(stderr) {
+		if strings.Contains(l, gcp.LogIAMTolerated) {
+			warnings = append(warnings, l)
+		}
+	}
+	return warnings
 }

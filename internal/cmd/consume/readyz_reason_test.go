@@ -94,15 +94,7 @@ subscriptions:
     handler: {type: builtin, name: ack}
 `, sqstest.Region, endpoint, tag)), 0o644))
 	base, _ := consumeListening(t, cfg)
-	get := func(path string) (int, string) {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := func(path string) (int, string) { return httpGet(base + path) }
 	listenWaitUntil(t, "ready", func() bool { code, _ := get("/readyz"); return code == http.StatusOK })
 
 	mode.Store(frontRefuse)

@@ -343,15 +343,10 @@ type consumeProc struct {
 	exited bool
 }
 
-// startConsume starts `brighter consume --config file` in dir with env
-// added, and waits until it is ready (/readyz): its channels exist and its
-// pump runs.
-func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
+// start starts p.cmd with its stderr going to p.stderr, failing t when it
+// cannot, and kills it when t ends unless it has exited (gone).
+func (p *consumeProc) start(t *testing.T) {
 	t.Helper()
-	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}}
-	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--log-level", "debug", "--listen", cmdtest.AnyListen)
-	p.cmd.Dir = dir
-	p.cmd.Env = append(cmdtest.Env(), env...)
 	p.cmd.Stderr = p.stderr
 	done, err := cmdtest.StartChild(p.cmd)
 	if err != nil {
@@ -364,6 +359,18 @@ func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
 			<-p.done
 		}
 	})
+}
+
+// startConsume starts `brighter consume --config file` in dir with env
+// added, and waits until it is ready (/readyz): its channels exist and its
+// pump runs.
+func startConsume(t *testing.T, dir, file string, env ...string) *consumeProc {
+	t.Helper()
+	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}}
+	p.cmd = exec.Command("brighter", "consume", "--config", file, "--log-format", "json", "--log-level", "debug", "--listen", cmdtest.AnyListen)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(cmdtest.Env(), env...)
+	p.start(t)
 	waitFor(t, time.Minute, "consume ready", func() bool {
 		p.addr = cmdtest.ListenedAddr(p.stderr.String())
 		return p.addr != "" && cmdtest.Listening(p.addr)

@@ -26,38 +26,13 @@ import (
 func startHangupConsume(t *testing.T, variant string, prefix ...string) (*consumeProc, int) {
 	t.Helper()
 	dir := t.TempDir()
-	listenMust(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"hup-1","topic":"hup","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
-	listenMust(t, os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(fmt.Sprintf(`subscriptions:
-  - name: hup
-    transport: memory
-    messagePumpType: %s
-    drainTimeout: %s
-    emptyChannelDelay: 10ms
-    handler:
-      type: exec
-      command: sh
-      args: ["-c", "sleep 30 & echo $! > child; touch started; wait"]
-      timeout: 60s
-    memory:
-      seed: in.jsonl
-`, variant, stopDrain)), 0o644))
+	writeExecSeedConfig(t, dir, "hup", variant, "sleep 30 & echo $! > child; touch started; wait")
 	p := &consumeProc{stderr: &cmdtest.LockedBuffer{}}
 	args := append(append([]string(nil), prefix...), "brighter", "consume", "--config", "brighter.yaml", "--log-format", "json")
 	p.cmd = exec.Command(args[0], args[1:]...)
 	p.cmd.Dir = dir
 	p.cmd.Env = cmdtest.Env()
-	p.cmd.Stderr = p.stderr
-	done, err := cmdtest.StartChild(p.cmd)
-	if err != nil {
-		t.Fatalf("start consume: %v", err)
-	}
-	p.done = done
-	t.Cleanup(func() {
-		if !p.exited {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	p.start(t)
 	waitFor(t, 30*time.Second, "the handler to start", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
 		return err == nil

@@ -105,15 +105,7 @@ subscriptions:
 		t.Fatalf("send exited %d: %s", code, streams.ErrOut)
 	}
 	base, logs := consumeListening(t, cfg)
-	readyz := func() (int, string) {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	readyz := func() (int, string) { return httpGet(base + "/readyz") }
 	listenWaitUntil(t, "ready", func() bool { code, _ := readyz(); return code == http.StatusOK })
 
 	holedAt := time.Now()
@@ -179,4 +171,16 @@ func consumeListening(t *testing.T, cfg string) (base string, logs *cmdtest.Lock
 		}
 	})
 	return "http://" + listenAddr(t, logs), logs
+}
+
+// httpGet is the status code and body of a GET of url: 0 and the error
+// when nothing answered.
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

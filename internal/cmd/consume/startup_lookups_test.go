@@ -15,6 +15,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // `brighter consume` with makeChannels validate looks its SQS queue up
@@ -79,18 +80,19 @@ func consumeUntilAcknowledged(t *testing.T, w callsWire, cfg string, acks ...str
 		}
 		return false
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !acked() {
+	polltest.UntilMsg(t, 30*time.Second, func() string {
+		return fmt.Sprintf("an acknowledgement; calls %v; stderr:\n%s", w.seen(), stderr.String())
+	}, func() bool {
+		if acked() {
+			return true
+		}
 		select {
 		case c := <-code:
 			t.Fatalf("consume exited with %d before its first acknowledgement; stderr:\n%s", c, stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no acknowledgement within 30s; calls %v; stderr:\n%s", w.seen(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	seen := w.seen()
 	cancel()
 	if c := <-code; c != cmdutil.ExitOK {

@@ -25,16 +25,16 @@ const (
 	stopBound = stopDrain + 5*time.Second
 )
 
-// startStoppedConsume starts a `brighter consume --listen` process over a
-// memory subscription of the given pump variant whose exec handler runs
-// until the stop cuts it off, waits until it is ready and the handler has
-// started (a message in flight), and returns it.
-func startStoppedConsume(t *testing.T, variant string) *consumeProc {
+// writeExecSeedConfig writes into dir a memory seed file, in.jsonl, of
+// one message (id NAME-1, topic NAME) and brighter.yaml: one memory
+// subscription, name, of the given pump variant, seeded with it, with
+// drainTimeout stopDrain, whose exec handler runs script with sh -c
+// (timeout 60s).
+func writeExecSeedConfig(t *testing.T, dir, name, variant, script string) {
 	t.Helper()
-	dir := t.TempDir()
-	listenMust(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"slow-1","topic":"slow","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
+	listenMust(t, os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"`+name+`-1","topic":"`+name+`","messageType":"MT_EVENT","body":"{}"}`+"\n"), 0o644))
 	listenMust(t, os.WriteFile(filepath.Join(dir, "brighter.yaml"), []byte(fmt.Sprintf(`subscriptions:
-  - name: slow
+  - name: %s
     transport: memory
     messagePumpType: %s
     drainTimeout: %s
@@ -42,11 +42,21 @@ func startStoppedConsume(t *testing.T, variant string) *consumeProc {
     handler:
       type: exec
       command: sh
-      args: ["-c", "touch started; sleep 30"]
+      args: ["-c", %q]
       timeout: 60s
     memory:
       seed: in.jsonl
-`, variant, stopDrain)), 0o644))
+`, name, variant, stopDrain, script)), 0o644))
+}
+
+// startStoppedConsume starts a `brighter consume --listen` process over a
+// memory subscription of the given pump variant whose exec handler runs
+// until the stop cuts it off, waits until it is ready and the handler has
+// started (a message in flight), and returns it.
+func startStoppedConsume(t *testing.T, variant string) *consumeProc {
+	t.Helper()
+	dir := t.TempDir()
+	writeExecSeedConfig(t, dir, "slow", variant, "touch started; sleep 30")
 	p := startConsume(t, dir, "brighter.yaml")
 	waitFor(t, 30*time.Second, "the handler to start", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
@@ -166,15 +176,7 @@ func TestConsumeStop_EndsWithAMetricsPoller(t *testing.T) {
 		polled := make(chan struct{})
 		go func() {
 			defer close(polled)
-			get := func(path string) (int, string) {
-				resp, err := http.Get("http://" + p.addr + path)
-				if err != nil {
-					return 0, ""
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b)
-			}
+			get := func(path string) (int, string) { return httpGet("http://" + p.addr + path) }
 			for !exited.Load() {
 				// Ready before the signal (startConsume waited for it): a
 				// 503 is the drain.

@@ -13,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/consume"
+	"github.com/brightergo/brighter/internal/polltest"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -30,54 +31,31 @@ func closedPort(t *testing.T) string {
 // says "draining (0 in flight)..." and the consumer exits 0.
 func TestConsumeTUI_BrokerDown_StatusLogPanelAndDraining_I13(t *testing.T) {
 	cfg := brokerDownConfig(t)
-
-	keys, typed := io.Pipe()
-	defer typed.Close()
-	screen, logs := &cmdtest.LockedBuffer{}, &cmdtest.LockedBuffer{}
-	iostreams := &IOStreams{In: keys, Out: screen, ErrOut: logs, OutTTY: true, Getenv: os.LookupEnv}
-	exit := make(chan int, 1)
-	go func() { exit <- run(context.Background(), iostreams, []string{"consume", "--config", cfg, "--tui"}) }()
-
-	shown := func() string { return ansi.Strip(screen.String()) }
-	waitFor := func(what string, ok func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok(shown()) {
-			select {
-			case code := <-exit:
-				t.Fatalf("consume exited %d before the dashboard showed %s; logs:\n%s", code, what, logs.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the dashboard never showed %s; screen:\n%s\nlogs:\n%s", what, shown(), logs.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	r := startTUIRun(t, cfg, false)
 	// The renderer writes only what changed, so each phrase is looked for
 	// on its own.
-	waitFor("the failing status, its last error and the log panel", func(s string) bool {
+	r.waitFor(t, "the failing status, its last error and the log panel", func(s string) bool {
 		return strings.Contains(s, "failing since") && strings.Contains(s, "last error:") && strings.Contains(s, "connection refused") &&
 			strings.Contains(s, "ERROR orders: channel failure; backing off")
 	})
-	if !strings.Contains(logs.String(), "channel failure; backing off") {
-		t.Errorf("stderr is not a terminal: the log lines must still reach it; got:\n%s", logs.String())
+	if !strings.Contains(r.logs.String(), "channel failure; backing off") {
+		t.Errorf("stderr is not a terminal: the log lines must still reach it; got:\n%s", r.logs.String())
 	}
 
-	if _, err := typed.Write([]byte("q")); err != nil {
+	if _, err := r.typed.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("draining", func(s string) bool { return strings.Contains(s, "draining (0 in flight)...") })
+	r.waitFor(t, "draining", func(s string) bool { return strings.Contains(s, "draining (0 in flight)...") })
 	select {
-	case code := <-exit:
+	case code := <-r.exit:
 		if code != cmdutil.ExitOK {
-			t.Fatalf("consume exited %d after q, want 0; logs:\n%s", code, logs.String())
+			t.Fatalf("consume exited %d after q, want 0; logs:\n%s", code, r.logs.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("consume did not exit after q; screen:\n%s", shown())
+		t.Fatalf("consume did not exit after q; screen:\n%s", ansi.Strip(r.screen.String()))
 	}
-	if !strings.Contains(logs.String(), consume.LogConsumeQuitKey) {
-		t.Errorf("stderr lacks %q:\n%s", consume.LogConsumeQuitKey, logs.String())
+	if !strings.Contains(r.logs.String(), consume.LogConsumeQuitKey) {
+		t.Errorf("stderr lacks %q:\n%s", consume.LogConsumeQuitKey, r.logs.String())
 	}
 }
 
@@ -138,21 +116,23 @@ func startTUIRun(t *testing.T, cfg string, oneStream bool) *tuiRun {
 	return r
 }
 
-// waitFor waits up to 30s for the screen to show what ok looks for.
+// waitFor waits up to 30s for the screen to show what ok looks for,
+// failing the test at once when consume exits first.
 func (r *tuiRun) waitFor(t *testing.T, what string, ok func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok(ansi.Strip(r.screen.String())) {
+	polltest.UntilMsg(t, 30*time.Second, func() string {
+		return "the dashboard to show " + what + "; screen:\n" + ansi.Strip(r.screen.String()) + "\nlogs:\n" + r.logs.String()
+	}, func() bool {
+		if ok(ansi.Strip(r.screen.String())) {
+			return true
+		}
 		select {
 		case code := <-r.exit:
 			t.Fatalf("consume exited %d before the dashboard showed %s; screen and logs:\n%s\n%s", code, what, ansi.Strip(r.screen.String()), r.logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard never showed %s; screen:\n%s\nlogs:\n%s", what, ansi.Strip(r.screen.String()), r.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // seconds matches a count of seconds as the connecting line writes it.
@@ -165,20 +145,7 @@ var seconds = regexp.MustCompile(`[0-9]+s`)
 // so, and the consumer exits 0 saying it was interrupted while
 // connecting.
 func TestConsumeTUI_ConnectingShowsWhereAndForHowLong(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: orders
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	b, cfg := cmdtest.SilentSQSConfig(t, nil, []string{"orders"})
 	r := startTUIRun(t, cfg, false)
 	r.waitFor(t, "what it connects to", func(s string) bool {
 		return strings.Contains(s, "connecting to the broker for ") && strings.Contains(s, ": subscription orders...") &&
@@ -220,27 +187,7 @@ subscriptions:
 // changed). q then ends the run (what the rows say after q is the model
 // test's: the stop may end the dashboard before its next frame).
 func TestConsumeTUI_ConnectingRowsSayWhichChannelIsOpen(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	listenMust(t, os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: a-memory
-    transport: memory
-    handler: {type: builtin, name: ack}
-  - name: b-silent
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-  - name: c-later
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644))
+	_, cfg := cmdtest.SilentSQSConfig(t, []string{"a-memory"}, []string{"b-silent", "c-later"})
 	r := startTUIRun(t, cfg, false)
 	r.waitFor(t, "the rows' states while b-silent connects", func(s string) bool {
 		return strings.Contains(s, "subscription b-silent (2 of 3)...") && strings.Contains(s, "✓ connected") &&

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
@@ -22,16 +23,7 @@ import (
 // terminal draws a progress bar on stderr instead of printing N ids, and
 // logs one line for the lot (fauxqs as the broker).
 func TestSendCountOnTerminalDrawsProgress(t *testing.T) {
-	emu := cmdtest.SharedSQS(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "brighter.yaml")
-	queue := fmt.Sprintf("send-bar-%d", time.Now().UnixNano())
-	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint, queue)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	cfg, queue := srcConfig(t, cmdtest.SharedSQS(t).Endpoint, "send-bar")
 	var out, errOut bytes.Buffer
 	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: true, Getenv: os.LookupEnv}
 	if code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--count", "20", "--body", "{}"}); code != cmdutil.ExitOK {
@@ -78,32 +70,13 @@ func TestSendTypeInAnyCaseTravelsCanonical(t *testing.T) {
 		{"MT_EVENT", "MT_EVENT"},
 	} {
 		t.Run(tc.given, func(t *testing.T) {
-			queue := fmt.Sprintf("send-type-%d", time.Now().UnixNano())
-			cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-			yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint, queue)
-			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("AWS_ACCESS_KEY_ID", "test")
-			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+			cfg, queue := srcConfig(t, emu.Endpoint, "send-type")
 			var out, errOut bytes.Buffer
 			streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
 			if code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--type", tc.given, "--body", "{}"}); code != cmdutil.ExitOK {
 				t.Fatalf("send --type %s exited %d:\n%s", tc.given, code, errOut.String())
 			}
-			c := awssqs.NewFromConfig(sqstest.Config(), func(o *awssqs.Options) { o.BaseEndpoint = aws.String(emu.Endpoint) })
-			u, err := c.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := c.ReceiveMessage(t.Context(), &awssqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Messages) != 1 {
-				t.Fatalf("received %d messages from %s, want 1", len(r.Messages), queue)
-			}
-			a, ok := r.Messages[0].MessageAttributes["message-type"]
+			a, ok := receiveOne(t, emu.Endpoint, queue).MessageAttributes["message-type"]
 			if !ok || aws.ToString(a.StringValue) != tc.want {
 				t.Fatalf("send --type %s: message-type attribute = %q, want %q", tc.given, aws.ToString(a.StringValue), tc.want)
 			}
@@ -162,14 +135,7 @@ func TestSendRefusesIdsAndHeadersThatCannotTravel(t *testing.T) {
 // a newline, a tab and a carriage return in it, in the bag.
 func TestSendHeaderWithNewlineTravels(t *testing.T) {
 	emu := cmdtest.SharedSQS(t)
-	queue := fmt.Sprintf("send-hdr-%d", time.Now().UnixNano())
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, emu.Endpoint, queue)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	cfg, queue := srcConfig(t, emu.Endpoint, "send-hdr")
 	var out, errOut bytes.Buffer
 	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
 	args := []string{"send", "-c", cfg, "-s", "src", "--body", "{}", "--id", "order 42", "--correlation-id", "req 7", "--header", "note=line one\nline\ttwo\r"}
@@ -179,19 +145,7 @@ func TestSendHeaderWithNewlineTravels(t *testing.T) {
 	if out.String() != "order 42\n" {
 		t.Errorf("stdout = %q, want the id on one line", out.String())
 	}
-	c := awssqs.NewFromConfig(sqstest.Config(), func(o *awssqs.Options) { o.BaseEndpoint = aws.String(emu.Endpoint) })
-	u, err := c.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.ReceiveMessage(t.Context(), &awssqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Messages) != 1 {
-		t.Fatalf("received %d messages from %s, want 1", len(r.Messages), queue)
-	}
-	attrs := r.Messages[0].MessageAttributes
+	attrs := receiveOne(t, emu.Endpoint, queue).MessageAttributes
 	if id := aws.ToString(attrs["id"].StringValue); id != "order 42" {
 		t.Errorf("id attribute = %q, want %q", id, "order 42")
 	}
@@ -205,4 +159,41 @@ func TestSendHeaderWithNewlineTravels(t *testing.T) {
 	if v := bag["note"]; v != "line one\nline\ttwo\r" {
 		t.Errorf("bag note = %q, want the value as given", v)
 	}
+}
+
+// srcConfig sets static AWS credentials for t and writes a subscriptions
+// file, in a temporary directory, of one SQS subscription, src, on the
+// fauxqs at endpoint, whose channel is a queue named prefix-NANOSECONDS.
+// It returns the file's path and the queue's name.
+func srcConfig(t *testing.T, endpoint, prefix string) (cfg, queue string) {
+	t.Helper()
+	queue = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	cfg = filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    handler: {type: builtin, name: ack}\n", sqstest.Region, endpoint, queue)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	return cfg, queue
+}
+
+// receiveOne receives from queue on the fauxqs at endpoint with the SDK
+// (every message attribute, a long poll of 5s) and returns the message,
+// failing t unless exactly one came.
+func receiveOne(t *testing.T, endpoint, queue string) types.Message {
+	t.Helper()
+	c := awssqs.NewFromConfig(sqstest.Config(), func(o *awssqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	u, err := c.GetQueueUrl(t.Context(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReceiveMessage(t.Context(), &awssqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Messages) != 1 {
+		t.Fatalf("received %d messages from %s, want 1", len(r.Messages), queue)
+	}
+	return r.Messages[0]
 }

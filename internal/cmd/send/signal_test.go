@@ -13,6 +13,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // TestSend_SignalStopsTheSendSayingHowManyWereSent starts `brighter send
@@ -33,13 +34,9 @@ func TestSend_SignalStopsTheSendSayingHowManyWereSent(t *testing.T) {
 			}
 			p := cmdtest.StartBrighter(t, dir, nil, "send", "-s", "src", "--count", "100000", "--body", "{}")
 			// Three ids printed: three messages sent, the send under way.
-			deadline := time.Now().Add(30 * time.Second)
-			for strings.Count(p.Stdout.String(), "\n") < 3 {
-				if time.Now().After(deadline) {
-					t.Fatalf("fewer than 3 messages sent after 30s; stderr:\n%s", p.Stderr.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			polltest.UntilMsg(t, 30*time.Second, func() string { return "3 messages sent; stderr:\n" + p.Stderr.String() }, func() bool {
+				return strings.Count(p.Stdout.String(), "\n") >= 3
+			})
 			p.Signal(sig)
 			code, took := p.Wait(t)
 			stderr := p.Stderr.String()

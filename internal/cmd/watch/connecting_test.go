@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest/cmdmain"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // `brighter watch` on a `consume --listen` that is still opening its
@@ -25,29 +25,7 @@ import (
 // is looked for on its own: the renderer writes only what changed), not
 // every row connected. q then quits watch (exit 0).
 func TestWatch_ConsumerStillConnectingShowsEachRowsState(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b := cmdtest.NewSilentBroker(t)
-	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
-	if err := os.WriteFile(cfg, []byte(`connections:
-  aws:
-    region: us-east-1
-    endpoint: `+b.URL+`
-subscriptions:
-  - name: a-memory
-    transport: memory
-    handler: {type: builtin, name: ack}
-  - name: b-silent
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-  - name: c-later
-    transport: sqs
-    makeChannels: validate
-    handler: {type: builtin, name: ack}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, cfg := cmdtest.SilentSQSConfig(t, []string{"a-memory"}, []string{"b-silent", "c-later"})
 	ctx, cancel := context.WithCancel(context.Background())
 	consumeLogs := &cmdtest.LockedBuffer{}
 	consumed := make(chan int, 1)
@@ -64,14 +42,10 @@ subscriptions:
 		}
 	})
 	var addr string
-	deadline := time.Now().Add(30 * time.Second)
-	for addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("consume did not listen within 30s; stderr:\n%s", consumeLogs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	polltest.UntilMsg(t, 30*time.Second, func() string { return "consume to listen; stderr:\n" + consumeLogs.String() }, func() bool {
 		addr = cmdtest.ListenedAddr(consumeLogs.String())
-	}
+		return addr != ""
+	})
 
 	keys, typed := io.Pipe()
 	t.Cleanup(func() { typed.Close() })
@@ -81,20 +55,16 @@ subscriptions:
 		watched <- cmdmain.Run(ctx, &iostreams.IOStreams{In: keys, Out: screen, ErrOut: io.Discard, OutTTY: true, Getenv: os.LookupEnv},
 			[]string{"watch", "-t", "http://" + addr})
 	}()
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		s := ansi.Strip(screen.String())
-		if strings.Contains(s, "✓ connected") && strings.Contains(s, "… connecting (for ") &&
-			strings.Contains(s, "· waiting to connect (after subscription b-silent)") {
-			if n := strings.Count(s, "✓ connected"); n != 1 {
-				t.Errorf("while b-silent connects, %d rows were drawn connected, want 1 (a-memory):\n%s", n, s)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("watch never showed a-memory connected, b-silent connecting and c-later waiting; screen:\n%s\nconsume's stderr:\n%s", s, consumeLogs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	var s string
+	polltest.UntilMsg(t, 30*time.Second, func() string {
+		return "watch to show a-memory connected, b-silent connecting and c-later waiting; screen:\n" + s + "\nconsume's stderr:\n" + consumeLogs.String()
+	}, func() bool {
+		s = ansi.Strip(screen.String())
+		return strings.Contains(s, "✓ connected") && strings.Contains(s, "… connecting (for ") &&
+			strings.Contains(s, "· waiting to connect (after subscription b-silent)")
+	})
+	if n := strings.Count(s, "✓ connected"); n != 1 {
+		t.Errorf("while b-silent connects, %d rows were drawn connected, want 1 (a-memory):\n%s", n, s)
 	}
 	if _, err := typed.Write([]byte("q")); err != nil {
 		t.Fatal(err)

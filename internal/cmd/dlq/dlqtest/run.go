@@ -16,6 +16,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/message"
 )
 
 // DLQRun runs `brighter dlq ARGS...` as a process in a temporary
@@ -50,6 +51,63 @@ func FauxqsQueues(t *testing.T, prefix string, names ...string) (string, broker.
 		}
 	}
 	return run, sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate}), []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region}
+}
+
+// FauxqsDLQ is a dead-letter queue, dlq-RUN, and the destination its
+// messages were routed from, dest-RUN, made on the shared fauxqs for one
+// test (NewFauxqsDLQ), with what the test needs to fill and read them.
+type FauxqsDLQ struct {
+	// Run names the queues: the prefix given and a number unique to the
+	// call (FauxqsQueues).
+	Run string
+	// DLQ and Dest are the queues' names.
+	DLQ, Dest string
+	// Conn are the flags that reach fauxqs.
+	Conn []string
+	p    broker.Producer
+}
+
+// NewFauxqsDLQ makes the queues dlq-RUN and dest-RUN, RUN being prefix and
+// a number unique to the call, failing t when it cannot.
+func NewFauxqsDLQ(t *testing.T, prefix string) *FauxqsDLQ {
+	t.Helper()
+	run, p, conn := FauxqsQueues(t, prefix, "dlq", "dest")
+	return &FauxqsDLQ{Run: run, DLQ: "dlq-" + run, Dest: "dest-" + run, Conn: conn, p: p}
+}
+
+// Stamped is a routed copy for the dead-letter queue whose id is id-RUN
+// and whose originalTopic is the destination (Stamped).
+func (q *FauxqsDLQ) Stamped(id string) *message.Message {
+	return Stamped(id+"-"+q.Run, q.Dest, q.DLQ)
+}
+
+// Send sends each of ms to its topic (a Stamped one to the dead-letter
+// queue), failing t at the first error.
+func (q *FauxqsDLQ) Send(t *testing.T, ms ...*message.Message) {
+	t.Helper()
+	for _, m := range ms {
+		if err := q.p.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// PeekIDs are the ids `brighter dlq peek sqs://QUEUE -o json`, run in dir,
+// reads from queue (q.DLQ or q.Dest), in the order read (cmdtest.PeekIDs).
+func (q *FauxqsDLQ) PeekIDs(t *testing.T, dir, queue string) []string {
+	t.Helper()
+	return cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json"}, q.Conn...)...)
+}
+
+// FixedBody writes {"fixed":true}, the body an edit takes (--body-file),
+// into a temporary directory and returns the file's path.
+func FixedBody(t *testing.T) string {
+	t.Helper()
+	body := filepath.Join(t.TempDir(), "fixed.json")
+	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return body
 }
 
 // HoldMessages plays another reader of the shared fauxqs's queue: it

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,10 +19,7 @@ func TestDLQ_EditSIGKILL_NeverNowhere(t *testing.T) {
 	t.Parallel() // its own queues; `brighter` processes and waits for a visibility timeout
 	const n = 8
 	dlq, dest, conn := dlqtest.CrashQueue(t, n)
-	body := filepath.Join(t.TempDir(), "fixed.json")
-	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	body := dlqtest.FixedBody(t)
 	edit := func(i int) []string {
 		return append([]string{"dlq", "edit", fmt.Sprintf("c%d", i), "sqs://" + dlq, "--to", dest, "--body-file", body, "--visibility", "2s", "--wait", "1s"}, conn...)
 	}
@@ -73,10 +68,7 @@ func TestDLQ_EditSIGKILL_NeverNowhere_PubSubAndRocketMQ(t *testing.T) {
 	for _, b := range dlqtest.CrashBrokers(t, n) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			body := filepath.Join(t.TempDir(), "fixed.json")
-			if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			body := dlqtest.FixedBody(t)
 			edit := func(i int) []string {
 				return []string{"dlq", "edit", fmt.Sprintf("c%d", i), "orders", "-c", b.File, "--to", b.Dest, "--body-file", body, "--visibility", "2s", "--wait", "1s"}
 			}

@@ -1,7 +1,6 @@
 package edit
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,25 +25,15 @@ import (
 // letter's copy carries its replayId, and the journal lines name it (fauxqs).
 func TestDLQEdit_SetGivesTheCopyAFreshReplayID(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "eri", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
+	q := dlqtest.NewFauxqsDLQ(t, "eri")
+	dlq, dest, conn := q.DLQ, q.Dest, q.Conn
 	const old = "0123456789abcdef0123456789abcdef"
-	again := dlqtest.Stamped("again-"+run, dest, dlq)
+	again := q.Stamped("again")
 	again.Header.Bag[inspect.KeyReplayID] = old
 	again.Header.Bag[message.KeyReplayedFrom] = "sqs://" + dlq
-	first := dlqtest.Stamped("first-"+run, dest, dlq)
-	plain := dlqtest.Stamped("plain-"+run, dest, dlq)
-	for _, m := range []*message.Message{again, first, plain} {
-		if err := p.Send(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := t.TempDir()
-	body := filepath.Join(dir, "fixed.json")
-	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	first, plain := q.Stamped("first"), q.Stamped("plain")
+	q.Send(t, again, first, plain)
+	dir, body := t.TempDir(), dlqtest.FixedBody(t)
 	journal := filepath.Join(dir, "edit.journal")
 	now := time.Now().UnixMilli()
 	if err := os.WriteFile(journal, fmt.Appendf(nil, "sending %s\nsent %s %d 300000\n", old, old, now), 0o600); err != nil {
@@ -67,12 +56,7 @@ func TestDLQEdit_SetGivesTheCopyAFreshReplayID(t *testing.T) {
 	_, peek, _ := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...)
 	for _, m := range []*message.Message{again, first, plain} {
 		rid := inspect.ReplayID(m, "sqs://"+dlq)
-		line := ""
-		for l := range strings.SplitSeq(peek, "\n") {
-			if strings.Contains(l, `"id":"`+m.Header.MessageID+`"`) {
-				line = l
-			}
-		}
+		line := peekLine(peek, m.Header.MessageID)
 		if !strings.Contains(line, `"replayId":"`+rid+`"`) || strings.Contains(line, old) {
 			t.Errorf("the edited copy of %s does not carry its fresh replayId %s:\n%s", m.Header.MessageID, rid, peek)
 		}
@@ -89,7 +73,7 @@ func TestDLQEdit_SetGivesTheCopyAFreshReplayID(t *testing.T) {
 			t.Errorf("the journal holds a line without a replay id: %q\n%s", l, data)
 		}
 	}
-	if left := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(left) != 0 {
+	if left := q.PeekIDs(t, dir, dlq); len(left) != 0 {
 		t.Errorf("the DLQ still holds %v", left)
 	}
 }
@@ -102,20 +86,13 @@ func TestDLQEdit_SetGivesTheCopyAFreshReplayID(t *testing.T) {
 // saying what to do with it (fauxqs).
 func TestDLQEdit_JournalLinesWithoutAReplayID(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "enj", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
-	m := dlqtest.Stamped("m-"+run, dest, dlq)
-	if err := p.Send(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	body := filepath.Join(dir, "fixed.json")
-	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	q := dlqtest.NewFauxqsDLQ(t, "enj")
+	dlq, dest := q.DLQ, q.Dest
+	m := q.Stamped("m")
+	q.Send(t, m)
+	dir, body := t.TempDir(), dlqtest.FixedBody(t)
 	journal := filepath.Join(dir, "edit.journal")
-	args := append([]string{"dlq", "edit", m.Header.MessageID, "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "a=b", "--journal", journal}, conn...)
+	args := append([]string{"dlq", "edit", m.Header.MessageID, "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", "a=b", "--journal", journal}, q.Conn...)
 	if err := os.WriteFile(journal, []byte("sending abc\ngarbage here\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +100,7 @@ func TestDLQEdit_JournalLinesWithoutAReplayID(t *testing.T) {
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "edit.journal:2: not a journal line") || !strings.Contains(errOut, "correct or delete that line") {
 		t.Fatalf("a damaged journal: exit %d, want %d naming the line and what to do\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
 	}
-	if got := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(got) != 0 {
+	if got := q.PeekIDs(t, dir, dest); len(got) != 0 {
 		t.Fatalf("a refused run sent %v", got)
 	}
 	if err := os.WriteFile(journal, fmt.Appendf(nil, "sending \nsent  %d 300000\nremoved \n", time.Now().UnixMilli()), 0o600); err != nil {
@@ -133,7 +110,7 @@ func TestDLQEdit_JournalLinesWithoutAReplayID(t *testing.T) {
 	if code != cmdutil.ExitOK || !strings.Contains(out, "replayed "+m.Header.MessageID+" -> "+dest+"\n") || !strings.Contains(errOut, "empty replay id") {
 		t.Fatalf("a journal with empty replay ids: exit %d, want the copy published and a warning\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if got := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(got) != 1 {
+	if got := q.PeekIDs(t, dir, dest); len(got) != 1 {
 		t.Errorf("the destination holds %v, want the edited copy", got)
 	}
 }
@@ -144,21 +121,14 @@ func TestDLQEdit_JournalLinesWithoutAReplayID(t *testing.T) {
 // keeps tenant: the edit sets only the key given (fauxqs).
 func TestDLQEdit_SetBagKeysAreCaseSensitive(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "ecs", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
-	for _, id := range []string{"lower-" + run, "upper-" + run} {
-		m := dlqtest.Stamped(id, dest, dlq)
+	q := dlqtest.NewFauxqsDLQ(t, "ecs")
+	run, dlq, dest, conn := q.Run, q.DLQ, q.Dest, q.Conn
+	for _, id := range []string{"lower", "upper"} {
+		m := q.Stamped(id)
 		m.Header.Bag["Tenant"], m.Header.Bag["tenant"] = "a", "b"
-		if err := p.Send(ctx, m); err != nil {
-			t.Fatal(err)
-		}
+		q.Send(t, m)
 	}
-	dir := t.TempDir()
-	body := filepath.Join(dir, "fixed.json")
-	if err := os.WriteFile(body, []byte(`{"fixed":true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, body := t.TempDir(), dlqtest.FixedBody(t)
 	for id, set := range map[string]string{"lower-" + run: "tenant=c", "upper-" + run: "Tenant=c"} {
 		args := append([]string{"dlq", "edit", id, "sqs://" + dlq, "--to", dest, "--body-file", body, "--set", set, "--journal", ""}, conn...)
 		if code, out, errOut := cmdtest.BrighterExit(t, dir, args...); code != cmdutil.ExitOK {
@@ -170,16 +140,23 @@ func TestDLQEdit_SetBagKeysAreCaseSensitive(t *testing.T) {
 		"lower-" + run: {`"Tenant":"a"`, `"tenant":"c"`},
 		"upper-" + run: {`"Tenant":"c"`, `"tenant":"b"`},
 	} {
-		line := ""
-		for l := range strings.SplitSeq(peek, "\n") {
-			if strings.Contains(l, `"id":"`+id+`"`) {
-				line = l
-			}
-		}
+		line := peekLine(peek, id)
 		for _, w := range want {
 			if !strings.Contains(line, w) {
 				t.Errorf("the edited copy of %s lacks %s: %s", id, w, line)
 			}
 		}
 	}
+}
+
+// peekLine is the last line of peek (`dlq peek -o json`'s output) that
+// holds the message id, "" when none does.
+func peekLine(peek, id string) string {
+	line := ""
+	for l := range strings.SplitSeq(peek, "\n") {
+		if strings.Contains(l, `"id":"`+id+`"`) {
+			line = l
+		}
+	}
+	return line
 }

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -24,15 +23,10 @@ import (
 // resume; a journal that is not one refuses the replay before anything moves.
 func TestDLQReplay_JournalResumes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "jr", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
-	done := dlqtest.Stamped("done-"+run, dest, dlq)
-	for _, m := range []*message.Message{done, dlqtest.Stamped("todo-"+run, dest, dlq)} {
-		if err := p.Send(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	q := dlqtest.NewFauxqsDLQ(t, "jr")
+	run, dlq, dest, conn := q.Run, q.DLQ, q.Dest, q.Conn
+	done := q.Stamped("done")
+	q.Send(t, done, q.Stamped("todo"))
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "replay.journal")
 	if err := os.WriteFile(journal, []byte("not a journal\n"), 0o600); err != nil {
@@ -51,10 +45,10 @@ func TestDLQReplay_JournalResumes(t *testing.T) {
 		!strings.Contains(out, "replayed todo-"+run+" -> "+dest+"\n") || !strings.Contains(errOut, "resuming: the journal "+journal+" records 1 copy sent by an earlier run") {
 		t.Fatalf("resumed replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 || ids[0] != "todo-"+run {
+	if ids := q.PeekIDs(t, dir, dest); len(ids) != 1 || ids[0] != "todo-"+run {
 		t.Errorf("the destination holds %v, want only todo-%s (done-%s was sent by the earlier run)", ids, run, run)
 	}
-	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+	if ids := q.PeekIDs(t, dir, dlq); len(ids) != 0 {
 		t.Errorf("the dead-letter queue still holds %v", ids)
 	}
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
@@ -72,13 +66,10 @@ func TestDLQReplay_JournalResumes(t *testing.T) {
 // timeout, a copy sent to the destination and the journal lines it wrote).
 func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "jh", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
-	m := dlqtest.Stamped("held-"+run, dest, dlq)
-	if err := p.Send(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	q := dlqtest.NewFauxqsDLQ(t, "jh")
+	run, dlq, dest, conn := q.Run, q.DLQ, q.Dest, q.Conn
+	m := q.Stamped("held")
+	q.Send(t, m)
 	// Long enough that the first rerun starts inside it on a loaded
 	// machine (at 4 s a loaded run started after it had lapsed, read the
 	// message and removed it).
@@ -86,9 +77,7 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 	// The killed run: it read the message (held for hold), published its
 	// copy and recorded it sent, then died before the remove.
 	dlqtest.HoldMessages(t, dlq, 1, hold)
-	if err := p.Send(ctx, message.New(m.Header.MessageID, dest, message.MTCommand, []byte(`{}`))); err != nil {
-		t.Fatal(err)
-	}
+	q.Send(t, message.New(m.Header.MessageID, dest, message.MTCommand, []byte(`{}`)))
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "replay.journal")
 	j, err := inspect.OpenJournal(journal, hold)
@@ -120,10 +109,10 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 			t.Fatalf("rerun: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 	}
-	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json"}, conn...)...); len(ids) != 1 {
+	if ids := q.PeekIDs(t, dir, dest); len(ids) != 1 {
 		t.Errorf("the destination holds %v, want one copy of held-%s", ids, run)
 	}
-	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+	if ids := q.PeekIDs(t, dir, dlq); len(ids) != 0 {
 		t.Errorf("the dead-letter queue still holds %v", ids)
 	}
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
@@ -138,12 +127,9 @@ func TestDLQReplay_JournalKeptWhileAKilledRunHolds(t *testing.T) {
 // the holder's journal is untouched. Once the holder closes, the replay runs.
 func TestDLQReplay_SecondRunOnALockedJournalIsRefused(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	run, p, conn := dlqtest.FauxqsQueues(t, "jl", "dlq", "dest")
-	dlq, dest := "dlq-"+run, "dest-"+run
-	if err := p.Send(ctx, dlqtest.Stamped("one-"+run, dest, dlq)); err != nil {
-		t.Fatal(err)
-	}
+	q := dlqtest.NewFauxqsDLQ(t, "jl")
+	run, dlq, dest, conn := q.Run, q.DLQ, q.Dest, q.Conn
+	q.Send(t, q.Stamped("one"))
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "replay.journal")
 	holder, err := inspect.OpenJournal(journal, time.Minute)
@@ -158,7 +144,7 @@ func TestDLQReplay_SecondRunOnALockedJournalIsRefused(t *testing.T) {
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, journal+" is in use by another replay") || !strings.Contains(errOut, fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("a replay on a held journal: exit %d, want %d naming the journal and pid %d\n%s%s", code, cmdutil.ExitUsage, os.Getpid(), out, errOut)
 	}
-	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 1 {
+	if ids := q.PeekIDs(t, dir, dlq); len(ids) != 1 {
 		t.Fatalf("after the refusal the dead-letter queue holds %v, want one-%s still there", ids, run)
 	}
 	if _, err := os.Stat(journal); err != nil {

@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
@@ -25,23 +22,12 @@ import (
 // 80x24, fauxqs).
 func TestDLQTriage_TmuxPurge(t *testing.T) {
 	cmdtest.NeedTmux(t, "the console")
-	emu := cmdtest.SharedSQS(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	f := newTriageSQS(t)
+	emu := f.emu
 	run := fmt.Sprintf("px%d", time.Now().UnixNano()%1e9)
 	dlq := "triage-dlq-" + run
-	ctx := context.Background()
-	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: dlq}).EnsureChannels(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	for _, m := range triageMessages(run, "orders", dlq) {
-		if err := p.Send(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.queues(t, dlq)
+	f.send(t, triageMessages(run, "orders", dlq)...)
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "archive.jsonl")
 	exitFile := filepath.Join(dir, "exit")

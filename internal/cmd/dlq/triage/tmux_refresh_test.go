@@ -1,15 +1,12 @@
 package triage
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
-	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/message"
@@ -72,22 +69,13 @@ func budgetSpent(id, topic, dlq, last string, order int, at time.Time) *message.
 // while the console is open appear without a key press.
 func TestDLQTriage_TmuxSearchAndRefresh(t *testing.T) {
 	cmdtest.NeedTmux(t, "the console")
-	emu := cmdtest.SharedSQS(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	ctx := context.Background()
+	f := newTriageSQS(t)
+	emu := f.emu
 	for _, size := range []struct{ w, h int }{{80, 24}, {200, 60}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			run := fmt.Sprintf("sr%d", time.Now().UnixNano()%1e9)
 			dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
-			for _, q := range []string{dlq, dest} {
-				if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f.queues(t, dlq, dest)
 			now := time.Now()
 			handlers := []struct{ topic, last string }{
 				{"payments", "card declined by the acquirer"},
@@ -96,9 +84,7 @@ func TestDLQTriage_TmuxSearchAndRefresh(t *testing.T) {
 			}
 			for i := range 12 {
 				h := handlers[i%3]
-				if err := p.Send(ctx, budgetSpent(fmt.Sprintf("o%d-%s", 3000+i, run), h.topic, dlq, h.last, 3000+i, now.Add(-time.Duration(i)*time.Minute))); err != nil {
-					t.Fatal(err)
-				}
+				f.send(t, budgetSpent(fmt.Sprintf("o%d-%s", 3000+i, run), h.topic, dlq, h.last, 3000+i, now.Add(-time.Duration(i)*time.Minute)))
 			}
 			exitFile := filepath.Join(t.TempDir(), "exit")
 			command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 30s --endpoint %s --region %s; echo $? > %s",
@@ -121,9 +107,7 @@ func TestDLQTriage_TmuxSearchAndRefresh(t *testing.T) {
 			// refresh, no key pressed
 			for i := range 2 {
 				m := message.New(fmt.Sprintf("late%d-%s", i, run), "billing", message.MTCommand, []byte(`{}`))
-				if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "ledger closed for the day"}, time.Now())); err != nil {
-					t.Fatal(err)
-				}
+				f.send(t, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "ledger closed for the day"}, time.Now()))
 			}
 			s.Await("the late dead letters, without a key press", func(sc string) bool {
 				return strings.Contains(sc, "ledger closed for the day") && strings.Contains(sc, "billing")

@@ -15,6 +15,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/message"
 )
 
 // tmuxSession is the terminal the triage tests drive (cmdtest.TmuxSession),
@@ -25,6 +26,46 @@ type tmuxSession struct{ cmdtest.TmuxSession }
 func startTriage(t *testing.T, run, command string, env []string) tmuxSession {
 	t.Helper()
 	return tmuxSession{cmdtest.StartTmux(t, run, command, env)}
+}
+
+// triageSQS is the shared fauxqs as the console's tmux tests fill it:
+// its client and a producer that sends to existing queues.
+type triageSQS struct {
+	emu *sqstest.Emulator
+	c   *sqs.Clients
+	p   broker.Producer
+}
+
+// newTriageSQS sets static AWS credentials and no EC2 metadata look-up for
+// t (t.Setenv: t must not be parallel) and returns the shared fauxqs.
+func newTriageSQS(t *testing.T) *triageSQS {
+	t.Helper()
+	emu := cmdtest.SharedSQS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	return &triageSQS{emu: emu, c: c, p: sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})}
+}
+
+// queues makes the queues named, failing t at the first error.
+func (f *triageSQS) queues(t *testing.T, names ...string) {
+	t.Helper()
+	for _, q := range names {
+		if err := sqs.NewChannelMaker(f.c, sqs.ChannelOptions{Queue: q}).EnsureChannels(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// send sends each of ms to its topic, failing t at the first error.
+func (f *triageSQS) send(t *testing.T, ms ...*message.Message) {
+	t.Helper()
+	for _, m := range ms {
+		if err := f.p.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // editThenArchive drives an open console whose dead-letter destination
@@ -88,25 +129,12 @@ func (s tmuxSession) editThenArchive(run, other string) {
 // quit; then the queues and the archive file are checked from outside.
 func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	cmdtest.NeedTmux(t, "the console")
-	emu := cmdtest.SharedSQS(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
+	f := newTriageSQS(t)
+	emu := f.emu
 	run := fmt.Sprintf("tx%d", time.Now().UnixNano()%1e9)
 	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
-	ctx := context.Background()
-	for _, q := range []string{dlq, dest} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	for _, m := range triageMessages(run, dest, dlq) {
-		if err := p.Send(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.queues(t, dlq, dest)
+	f.send(t, triageMessages(run, dest, dlq)...)
 
 	dir := t.TempDir()
 	editor := filepath.Join(dir, "fix.sh")

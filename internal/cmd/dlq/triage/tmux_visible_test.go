@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
@@ -23,25 +22,15 @@ import (
 // and the console still shows every message and one dead-lettered meanwhile.
 func TestDLQTriage_TmuxRefreshHidesNothing(t *testing.T) {
 	cmdtest.NeedTmux(t, "the console")
-	emu := cmdtest.SharedSQS(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
+	f := newTriageSQS(t)
+	emu, c := f.emu, f.c
 	ctx := context.Background()
 	run := fmt.Sprintf("vis%d", time.Now().UnixNano()%1e9)
 	dlq, dest := "triage-dlq-"+run, "triage-dest-"+run
-	for _, q := range []string{dlq, dest} {
-		if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: q}).EnsureChannels(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.queues(t, dlq, dest)
 	now := time.Now()
 	for i := range 4 {
-		if err := p.Send(ctx, budgetSpent(fmt.Sprintf("v%d-%s", i, run), "payments", dlq, "card declined", 4000+i, now.Add(-time.Duration(i)*time.Minute))); err != nil {
-			t.Fatal(err)
-		}
+		f.send(t, budgetSpent(fmt.Sprintf("v%d-%s", i, run), "payments", dlq, "card declined", 4000+i, now.Add(-time.Duration(i)*time.Minute)))
 	}
 	exitFile := filepath.Join(t.TempDir(), "exit")
 	command := fmt.Sprintf("%s dlq triage sqs://%s --to %s --refresh 1s --visibility 5m --endpoint %s --region %s; echo $? > %s",
@@ -90,9 +79,7 @@ func TestDLQTriage_TmuxRefreshHidesNothing(t *testing.T) {
 
 	// the console kept reading through it: a dead letter of now shows
 	late := message.New("late-"+run, "billing", message.MTCommand, []byte(`{}`))
-	if err := p.Send(ctx, message.Stamp(late, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "ledger closed for the day"}, time.Now())); err != nil {
-		t.Fatal(err)
-	}
+	f.send(t, message.Stamp(late, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: "ledger closed for the day"}, time.Now()))
 	s.Keys(false, "Escape")
 	s.Await("the late dead letter and the four", func(sc string) bool {
 		return strings.Contains(sc, "ledger closed for the day") && strings.Contains(sc, "    4 ")
