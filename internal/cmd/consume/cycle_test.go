@@ -122,6 +122,10 @@ subscriptions:
 				return strings.Contains(logs(), broker.LogRoutingCycle)
 			}, pa, pb)
 			rejected := func() int { return strings.Count(logs(), `"msg":"message rejected"`) }
+			// qb's process logs its rejection once its routing has returned,
+			// which can be after qa's process has already read the copy and
+			// held it: wait for both rejections before the quiet window.
+			polltest.Until(t, 10*time.Second, "qb's process logged its rejection", func() bool { return rejected() >= 2 })
 			polltest.Stays(t, 3*time.Second, "no rejection after the cycle was held", func() bool { return rejected() == 2 })
 			if n := strings.Count(pa.stderr.String(), broker.LogRoutingCycle); n != 1 || !strings.Contains(pa.stderr.String(), `"message_id":"`+id+`"`) {
 				t.Errorf("qa's process logged the cycle %d times, want once naming %s:\n%s", n, id, pa.stderr.String())
