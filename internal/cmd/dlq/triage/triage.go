@@ -92,7 +92,9 @@ retried message not back within --settle of its last retry is settled,
 before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
-the allow-list; --allow-any-destination lifts it). Every replay, archive,
+the allow-list; --allow-any-destination lifts it) and keep dlq replay's
+journal, the same file: a console killed mid-replay is resumed by the next
+replay, here or dlq replay, and no copy is sent twice. Every replay, archive,
 purge, restore and edit names its destinations and count and asks once (y/n),
 and shows its progress while it runs.
 
