@@ -25,14 +25,14 @@ func replayProgress(n int) *regexp.Regexp {
 	return regexp.MustCompile(fmt.Sprintf(`replay: (\d+) of %d done`, n))
 }
 
-// startReplayInTmux opens the console in tmux on the dead-letter queue
-// dlq of n routed copies (dlqtest.CrashQueue), replaying to dest, with
-// --visibility visibility and the log (the audit records) in logFile,
-// starts R (the whole group) and y, and returns once the progress line
-// shows a replay under way (some done, not all).
-func startReplayInTmux(t *testing.T, run, dlq, dest string, conn []string, n int, visibility, logFile string) cmdtest.TmuxBrighter {
+// startReplayInTmux opens the console in tmux with args (dlq triage's:
+// a dead-letter destination of n routed copies, dlqtest.CrashQueue or
+// dlqtest.CrashBrokers, and where to replay them), starts R (the whole
+// group) and y, and returns once the progress line shows a replay under
+// way (some done, not all).
+func startReplayInTmux(t *testing.T, run, args string, n int) cmdtest.TmuxBrighter {
 	t.Helper()
-	s := cmdtest.StartBrighterInTmux(t, run, fmt.Sprintf("dlq triage sqs://%s --to %s --visibility %s --log-file %s %s", dlq, dest, visibility, logFile, strings.Join(conn, " ")),
+	s := cmdtest.StartBrighterInTmux(t, run, "dlq triage "+args,
 		[]string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true", "NO_COLOR=1", "HOME=" + cmdtest.HomeDir(), "XDG_STATE_HOME=" + cmdtest.StateDir()})
 	s.AwaitText(fmt.Sprintf("%d ", n))
 	s.Keys(true, "R")
@@ -59,11 +59,7 @@ func startReplayInTmux(t *testing.T, run, dlq, dest string, conn []string, n int
 
 // TestDLQTriage_TmuxSignalStopsARunningReplay: SIGINT (and, in another
 // run, SIGTERM) while the console replays a thousand messages on fauxqs
-// stops the replay: the console exits within a few seconds with 130, every
-// message not replayed is visible again at once (a peek right after the
-// exit reads each message either in the dead-letter queue or at the
-// destination, none held for the console's five-minute --visibility, none
-// in both), and the audit record of the replay is in --log-file.
+// stops the replay: signalStopsReplay.
 func TestDLQTriage_TmuxSignalStopsARunningReplay(t *testing.T) {
 	cmdtest.NeedTmux(t, "the console")
 	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -73,47 +69,86 @@ func TestDLQTriage_TmuxSignalStopsARunningReplay(t *testing.T) {
 			dlq, dest, conn := dlqtest.CrashQueue(t, n)
 			logFile := filepath.Join(t.TempDir(), "triage.log")
 			run := fmt.Sprintf("ti%d-%d", i, time.Now().UnixNano()%1e9)
-			s := startReplayInTmux(t, run, dlq, dest, conn, n, "5m", logFile)
-			s.Signal(sig)
-			signalled := time.Now()
-			code := s.AwaitExitCode()
-			took := time.Since(signalled)
-			if code != "130" {
-				t.Fatalf("the console interrupted by %s during a replay exited %s, want 130; stderr:\n%s", sig, code, s.Stderr())
-			}
-			if took > 10*time.Second {
-				t.Errorf("the console took %s to exit after %s during a replay", took.Round(time.Millisecond), sig)
-			}
-			delivered := dlqtest.CrashDestIDs(t, dest, conn)
-			left := dlqtest.CrashDestIDs(t, dlq, conn)
-			var nowhere, both []string
-			for k := range n {
-				id := fmt.Sprintf("c%d", k)
-				switch {
-				case delivered[id] == 0 && left[id] == 0:
-					nowhere = append(nowhere, id)
-				case delivered[id] > 0 && left[id] > 0:
-					both = append(both, id)
-				}
-			}
-			t.Logf("%s after %s: %d replayed, %d left in the dead-letter queue", sig, took.Round(time.Millisecond), len(delivered), len(left))
-			if len(nowhere) > 0 {
-				t.Errorf("%d messages are neither visible in the dead-letter queue nor at the destination right after the exit (held for --visibility?): %v", len(nowhere), nowhere[:min(len(nowhere), 10)])
-			}
-			if len(both) > 0 {
-				t.Errorf("%d messages are both at the destination and in the dead-letter queue: %v", len(both), both[:min(len(both), 10)])
-			}
-			if len(left) == 0 {
-				t.Errorf("the whole dead-letter queue was replayed: the signal did not stop the replay")
-			}
-			logged, err := os.ReadFile(logFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(logged), `msg="`+LogAudit+`"`) || !strings.Contains(string(logged), "action=replay") {
-				t.Errorf("no audit record of the interrupted replay in --log-file:\n%s", dlqtest.LastLines(string(logged), 10))
-			}
+			signalStopsReplay(t, run, fmt.Sprintf("sqs://%s --to %s --visibility 5m --log-file %s %s", dlq, dest, logFile, strings.Join(conn, " ")), n, sig, logFile,
+				func() map[string]int { return dlqtest.CrashDestIDs(t, dlq, conn) }, func() map[string]int { return dlqtest.CrashDestIDs(t, dest, conn) })
 		})
+	}
+}
+
+// TestDLQTriage_TmuxSignalStopsARunningReplay_PubSub: SIGINT while the
+// console replays a thousand messages on Google's Pub/Sub emulator stops
+// the replay: signalStopsReplay.
+func TestDLQTriage_TmuxSignalStopsARunningReplay_PubSub(t *testing.T) {
+	cmdtest.NeedTmux(t, "the console")
+	const n = 1000
+	for _, b := range dlqtest.CrashBrokers(t, n) {
+		if b.Name != "gcp" {
+			continue
+		}
+		logFile := filepath.Join(t.TempDir(), "triage.log")
+		read := func(args ...string) map[string]int {
+			out, err := dlqtest.CrashCmd(t, args...).Output()
+			if err != nil {
+				t.Fatalf("%v: %v", args[:3], err)
+			}
+			return dlqtest.CrashIDs(t, out)
+		}
+		signalStopsReplay(t, fmt.Sprintf("tg%d", time.Now().UnixNano()%1e9), fmt.Sprintf("orders -c %s --to %s --visibility 5m --log-file %s", b.File, b.Dest, logFile), n, syscall.SIGINT, logFile,
+			func() map[string]int {
+				return read("dlq", "peek", "orders", "-c", b.File, "-o", "json", "--wait", "1s")
+			}, func() map[string]int { return read(b.PeekDest...) })
+	}
+}
+
+// signalStopsReplay opens the console in tmux with args on a dead-letter
+// destination of n routed copies, c0 ... c<n-1>, replays them all (R, y)
+// and sends sig while the replay runs: the console exits within a few
+// seconds with 130, every message not replayed is visible again at once
+// (one read of the dead-letter destination, inDLQ, and one of the
+// destination, atDest, right after the exit find each message in one of
+// them, none held for the console's five-minute --visibility, none in
+// both), and the audit record of the replay is in logFile (--log-file).
+func signalStopsReplay(t *testing.T, run, args string, n int, sig syscall.Signal, logFile string, inDLQ, atDest func() map[string]int) {
+	t.Helper()
+	s := startReplayInTmux(t, run, args, n)
+	s.Signal(sig)
+	signalled := time.Now()
+	code := s.AwaitExitCode()
+	took := time.Since(signalled)
+	if code != "130" {
+		t.Fatalf("the console interrupted by %s during a replay exited %s, want 130; stderr:\n%s", sig, code, s.Stderr())
+	}
+	if took > 10*time.Second {
+		t.Errorf("the console took %s to exit after %s during a replay", took.Round(time.Millisecond), sig)
+	}
+	delivered := atDest()
+	left := inDLQ()
+	var nowhere, both []string
+	for k := range n {
+		id := fmt.Sprintf("c%d", k)
+		switch {
+		case delivered[id] == 0 && left[id] == 0:
+			nowhere = append(nowhere, id)
+		case delivered[id] > 0 && left[id] > 0:
+			both = append(both, id)
+		}
+	}
+	t.Logf("%s after %s: %d replayed, %d left in the dead-letter queue", sig, took.Round(time.Millisecond), len(delivered), len(left))
+	if len(nowhere) > 0 {
+		t.Errorf("%d messages are neither visible in the dead-letter queue nor at the destination right after the exit (held for --visibility?): %v", len(nowhere), nowhere[:min(len(nowhere), 10)])
+	}
+	if len(both) > 0 {
+		t.Errorf("%d messages are both at the destination and in the dead-letter queue: %v", len(both), both[:min(len(both), 10)])
+	}
+	if len(left) == 0 {
+		t.Errorf("the whole dead-letter queue was replayed: the signal did not stop the replay")
+	}
+	logged, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), `msg="`+LogAudit+`"`) || !strings.Contains(string(logged), "action=replay") {
+		t.Errorf("no audit record of the interrupted replay in --log-file:\n%s", dlqtest.LastLines(string(logged), 10))
 	}
 }
 
@@ -130,7 +165,7 @@ func TestDLQTriage_TmuxKilledReplayResumedByDLQReplay(t *testing.T) {
 	const n = 1000
 	dlq, dest, conn := dlqtest.CrashQueue(t, n)
 	run := fmt.Sprintf("tk%d", time.Now().UnixNano()%1e9)
-	s := startReplayInTmux(t, run, dlq, dest, conn, n, "2s", filepath.Join(t.TempDir(), "triage.log"))
+	s := startReplayInTmux(t, run, fmt.Sprintf("sqs://%s --to %s --visibility 2s %s", dlq, dest, strings.Join(conn, " ")), n)
 	var journal string
 	deadline := time.Now().Add(30 * time.Second)
 	for journal == "" {
