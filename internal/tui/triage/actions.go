@@ -173,15 +173,28 @@ func wait(ch chan tea.Msg) tea.Cmd {
 	}
 }
 
-// start runs an action in the background, reporting progress.
+// start runs an action in the background, reporting progress. The action
+// runs with a context of its own, ended by ctrl+c (stop) or when the
+// console's context ends: every send of its progress and of its end also
+// waits for that context, so an action whose console has quit (nobody
+// reads its channel any more) finishes what it began and returns instead
+// of blocking on a full channel.
 func (m *Model) start(what string, total int, run func(ctx context.Context, progress func(Outcome)) (Result, error)) tea.Cmd {
 	m.busy, m.done, m.failed, m.total, m.status = what, 0, 0, total, ""
 	ch := make(chan tea.Msg, 64)
-	ctx := m.ctx
+	ctx, stop := context.WithCancel(m.ctx)
+	m.stop = stop
+	send := func(msg tea.Msg) {
+		select {
+		case ch <- msg:
+		case <-ctx.Done():
+		}
+	}
 	go func() {
+		defer stop()
 		defer close(ch)
-		res, err := run(ctx, func(o Outcome) { ch <- progressMsg{ch: ch, out: o} })
-		ch <- doneMsg{what: what, res: res, err: err}
+		res, err := run(ctx, func(o Outcome) { send(progressMsg{ch: ch, out: o}) })
+		send(doneMsg{what: what, res: res, err: err})
 	}()
 	return wait(ch)
 }

@@ -9,6 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/tui/kit"
@@ -39,16 +40,16 @@ func defaultKeys() keyMap {
 		Select:      kit.NewBinding(key.Help{Desc: "select"}, key.WithKeys("space", " "), key.WithHelp("space", "select the message under the cursor, or all of the group; the selection belongs to the group open")),
 		Replay:      kit.NewBinding(key.Help{Key: "r/R", Desc: "replay"}, key.WithKeys("r"), key.WithHelp("r", "replay the selection (or what is under the cursor); in the archived view (A): restore it into the dead-letter destination, as dlq restore")),
 		ReplayGroup: kit.NewBinding(key.Help{}, key.WithKeys("R"), key.WithHelp("R", "replay the whole group; in the archived view: restore it")),
-		Edit:        kit.NewBinding(key.Help{Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
+		Edit:        kit.NewBinding(key.Help{Key: "e/E", Desc: "edit"}, key.WithKeys("e"), key.WithHelp("e", "edit the message in $EDITOR, then replay the edited copy")),
 		EditHeaders: kit.NewBinding(key.Help{}, key.WithKeys("E"), key.WithHelp("E", "edit the message's headers and bag (YAML) in $EDITOR, as dlq edit --headers, then replay the edited copy")),
 		Archive:     kit.NewBinding(key.Help{Desc: "archive"}, key.WithKeys("a"), key.WithHelp("a", "archive the selection (or what is under the cursor)")),
-		Purge:       kit.NewBinding(key.Help{}, key.WithKeys("x"), key.WithHelp("x", "purge the selection (or what is under the cursor): delete it for good, keeping no copy, as dlq purge")),
+		Purge:       kit.NewBinding(key.Help{Desc: "purge"}, key.WithKeys("x"), key.WithHelp("x", "purge the selection (or what is under the cursor): delete it for good, keeping no copy, as dlq purge")),
 		Archived:    kit.NewBinding(key.Help{Key: "A", Desc: "archived"}, key.WithKeys("A"), key.WithHelp("A", "the archived view: browse --archive-file (r/R restore, ↺ marks a record back in the dead-letter destination); A again goes back to the dead letters")),
 		Note:        kit.NewBinding(key.Help{Desc: "note"}, key.WithKeys("n"), key.WithHelp("n", "a note on the failure group (kept beside the replay journal, shown on the groups screen): enter saves, esc cancels, empty removes it")),
 		DryRun:      kit.NewBinding(key.Help{Desc: "dry"}, key.WithKeys("d"), key.WithHelp("d", "dry run on/off: actions show what they would do")),
 		Filter:      kit.NewBinding(key.Help{Desc: "search"}, key.WithKeys("/"), key.WithHelp("/", "search every message: ids, bodies, headers, causes")),
-		Sort:        kit.NewBinding(key.Help{}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
-		GroupBy:     kit.NewBinding(key.Help{}, key.WithKeys("g"), key.WithHelp("g", "group by: cause (dlq stats' failure groups), reason, original topic, handler (topic and message type)")),
+		Sort:        kit.NewBinding(key.Help{Desc: "sort"}, key.WithKeys("s"), key.WithHelp("s", "sort: count, newest, oldest")),
+		GroupBy:     kit.NewBinding(key.Help{Desc: "group by"}, key.WithKeys("g"), key.WithHelp("g", "group by: cause (dlq stats' failure groups), reason, original topic, handler (topic and message type)")),
 		Refresh:     kit.NewBinding(key.Help{Key: "^r", Desc: "read"}, key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "read the destination again now (it is also read every --refresh)")),
 		Help:        kit.NewBinding(key.Help{}, key.WithKeys("?"), key.WithHelp("?", "this help")),
 		Quit:        kit.NewBinding(key.Help{}, key.WithKeys("q"), key.WithHelp("q", "quit (nothing is held: every read is released at once); exit 0")),
@@ -65,9 +66,41 @@ func (k keyMap) listed() []kit.Binding {
 		k.Edit, k.EditHeaders, k.Archive, k.Purge, k.Archived, k.Note, k.DryRun, k.Filter, k.Sort, k.GroupBy, k.Refresh, k.Help, k.Quit, k.ForceQuit}
 }
 
-// bar is the key bar, in its order (R shares r's entry).
-func (k keyMap) bar() string {
-	return kit.KeyBar(" ", k.Open, k.Back, k.Select, k.Replay, k.Edit, k.Archive, k.DryRun, k.Filter, k.Sort, k.Refresh, k.Help, k.Quit)
+// offBar are the keys (their help keys) of listed bindings the key bar
+// leaves out: the moves, and the keys another entry names (R is r's
+// "r/R", E is e's "e/E"). ctrl+c is in the help only.
+var offBar = map[string]bool{"up/k": true, "down/j": true, "pgup": true, "pgdn": true, "home": true, "end/G": true, "R": true, "E": true, "ctrl+c": true}
+
+// barred are the key bar's bindings: those of the help screen (listed),
+// in its order, but offBar, so a key added to the help is on the bar too.
+func (k keyMap) barred() []kit.Binding {
+	var out []kit.Binding
+	for _, b := range k.listed() {
+		if !offBar[b.Help().Key] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// barLines is the key bar in lines of at most width cells, broken
+// between entries, never inside one.
+func (k keyMap) barLines(width int) []string {
+	var lines []string
+	line := ""
+	for _, b := range k.barred() {
+		e := kit.KeyBar(" ", b)
+		switch {
+		case line == "":
+			line = e
+		case ansi.StringWidth(line)+1+ansi.StringWidth(e) <= width:
+			line += " " + e
+		default:
+			lines = append(lines, line)
+			line = e
+		}
+	}
+	return append(lines, line)
 }
 
 // helpLines is the help screen: a line a key.
@@ -159,7 +192,13 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		// An interruption, not a quit: the command exits 130, as a dlq
 		// command interrupted by SIGINT does.
 		m.interrupted = true
-		return m, tea.Quit // an action under way is stopped by the caller
+		if m.stop != nil {
+			// An action under way stops now: it finishes the publishes
+			// and removes it has begun and releases what it holds (the
+			// caller waits for it).
+			m.stop()
+		}
+		return m, tea.Quit
 	}
 	if k.Quit.Matches(msg) {
 		if m.busy != "" {

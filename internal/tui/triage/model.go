@@ -86,11 +86,14 @@ type (
 type Model struct {
 	// interrupted is set when ctrl+c ended the console (Interrupted).
 	interrupted bool
-	act         Actions
-	ctx         context.Context
-	now         func() time.Time
-	width       int
-	height      int
+	// stop ends the context of the last action started (start): ctrl+c
+	// stops an action under way with it. nil before the first action.
+	stop   context.CancelFunc
+	act    Actions
+	ctx    context.Context
+	now    func() time.Time
+	width  int
+	height int
 	// avail is the lines the body has on the screen being rendered.
 	avail  int
 	view   view
@@ -321,7 +324,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.setRetries(msg.Retries)
 				m.setMessages(msg.Messages)
 			}
-			return m, m.start(a.what, a.total, a.job)
+			cmd := m.start(a.what, a.total, a.job)
+			return m, cmd
 		}
 		if msg.Err != nil {
 			m.status = "read failed: " + msg.Err.Error()

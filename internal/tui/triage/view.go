@@ -121,7 +121,10 @@ func (m Model) bottomLines() []string {
 	case m.status != "":
 		bottom = append(bottom, strings.Split(kit.Wrap(m.status, m.width), "\n")...)
 	}
-	return append(bottom, m.styles.Dim.Render(m.keys.bar()))
+	for _, l := range m.keys.barLines(m.width) {
+		bottom = append(bottom, m.styles.Dim.Render(l))
+	}
+	return bottom
 }
 
 // rows is how many rows the screen shown lists.

@@ -22,10 +22,35 @@ import (
 // with why. unpublished is how many of the failed messages failed before
 // any publish was tried: of those, nothing can have reached a destination.
 func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target, interrupted, scanFailed bool, failed, unpublished int, drained bool) error {
+	kept, err := CloseJournal(j, interrupted, scanFailed, failed, unpublished, drained)
+	if err != nil || kept == "" {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), kept)
+	return nil
+}
+
+// OpenJournal opens (and locks) the replay journal dlq replay keeps for a
+// replay from t, the same file (and so the same records) whichever command
+// replays: --journal, else the default file of t's URL in the state
+// directory. It returns nil with --journal ”. A journal another run holds
+// is refused (a usage error wrapping inspect.ErrJournalLocked), as is a
+// file that is not a journal.
+func (o *ReplayOptions) OpenJournal(t *transport.Target) (*inspect.FileJournal, error) {
+	return o.openJournal(t)
+}
+
+// CloseJournal closes the replay journal j of a run, as dlq replay does
+// (closeJournal, without writing anything): it is deleted when the run was
+// clean (not interrupted, the scan did not fail, no message failed) and
+// nothing is left to resume. kept is "" when it was deleted, else why it
+// was kept (one clause per reason, joined with "; "); unpublished is how
+// many of the failed messages failed before any publish was tried.
+func CloseJournal(j *inspect.FileJournal, interrupted, scanFailed bool, failed, unpublished int, drained bool) (kept string, err error) {
 	pending, held := j.Pending(), j.Held()
 	removed, err := j.Close(interrupted || scanFailed || failed > 0, drained)
 	if err != nil || removed {
-		return err
+		return "", err
 	}
 	var why []string
 	switch {
@@ -46,8 +71,7 @@ func (o *ReplayOptions) closeJournal(j *inspect.FileJournal, t *transport.Target
 	case pending > 0:
 		why = append(why, Plural(pending, "copy")+" recorded sent whose message was not removed (a filtered run does not know whether they are still there)")
 	}
-	fmt.Fprintf(o.IO.ErrOut, "%s: replay journal %s kept: %s; it is deleted by a later run that ends cleanly with nothing left to resume\n", t.URL, j.Path(), strings.Join(why, "; "))
-	return nil
+	return strings.Join(why, "; "), nil
 }
 
 // openJournal opens the replay journal of a replay from t (nil with

@@ -112,6 +112,7 @@ func (a *triageActions) AlreadyThere(ctx context.Context, ids []string) (map[str
 // changed), refused, publishing nothing, when the destination already
 // holds one of them and dup is false.
 func (a *triageActions) Restore(ctx context.Context, ids []string, dup, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	defer a.acting()()
 	res, err := a.restore(ctx, ids, dup, dryRun, progress)
 	a.record(ctx, "restore", ids, a.RestoreDestination(), dryRun, res, err)
 	return res, err

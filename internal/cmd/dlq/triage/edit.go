@@ -137,6 +137,7 @@ func (e *triageEdit) Check() error {
 // header edit, headers) is not the one edited, stored since the edit
 // started, is not sent (inspect.ErrChanged: failed, it stays).
 func (e *triageEdit) Finish(ctx context.Context, dryRun bool) (triage.Result, error) {
+	defer e.a.acting()()
 	ed, err := e.s.Result(e.body(), nil, e.a.o.Now())
 	if err != nil {
 		return triage.Result{}, fmt.Errorf("%w; nothing was sent", err)

@@ -92,7 +92,9 @@ retried message not back within --settle of its last retry is settled,
 before that pending, and failed again when it comes back.
 
 Replays go where dlq replay sends them (--to, else the originalTopic on
-the allow-list; --allow-any-destination lifts it). Every replay, archive,
+the allow-list; --allow-any-destination lifts it) and keep dlq replay's
+journal, the same file: a console killed mid-replay is resumed by the next
+replay, here or dlq replay, and no copy is sent twice. Every replay, archive,
 purge, restore and edit names its destinations and count and asks once (y/n),
 and shows its progress while it runs.
 
@@ -197,16 +199,33 @@ func runTriage(ctx context.Context, o *Options) error {
 	// console's (which would take SIGTERM for q): the first ends the
 	// console as ctrl+c does, a second exits at once.
 	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithFPS(10), tea.WithoutSignalHandler())
-	var signalled, forced atomic.Bool
-	stopSignals := o.OnSignals(logger, func() {
-		signalled.Store(true)
-		logger.Warn(shared.LogDLQStopping)
-		p.Quit()
-	}, func() {
+	// actCtx bounds the console's reads and actions: the first signal
+	// ends it at once (an action under way stops while the console
+	// quits), and so does the console's end.
+	actCtx, stopActs := context.WithCancel(ctx)
+	defer stopActs()
+	var signalled, forced, ended atomic.Bool
+	forcedCh := make(chan struct{})
+	var forceOnce sync.Once
+	force := func() {
 		forced.Store(true)
 		logger.Warn(shared.LogDLQForced)
 		p.Kill()
-	})
+		forceOnce.Do(func() { close(forcedCh) })
+	}
+	stopSignals := sync.OnceFunc(o.OnSignals(logger, func() {
+		if ended.Load() {
+			// The console has already ended (q, ctrl+c) and waits for
+			// an action it stopped: a signal now is the second stop.
+			force()
+			return
+		}
+		signalled.Store(true)
+		logger.Warn(shared.LogDLQStopping)
+		stopActs()
+		p.Quit()
+	}, force))
+	defer stopSignals()
 	// The start-up: the destination resolved and read once, then the
 	// console shown with that read.
 	var (
@@ -223,30 +242,45 @@ func runTriage(ctx context.Context, o *Options) error {
 		if o.logFile != "" {
 			a.audit = o.auditLogger(logIO.ErrOut)
 		}
-		first, err := a.Load(ctx)
+		first, err := a.Load(actCtx)
 		if err != nil {
 			startErr = cmdutil.FailureErr(shared.Naming(a.t, "triage", err))
 			p.Send(triage.StartFailedMsg{})
 			return
 		}
-		p.Send(triage.ReadyMsg{Console: triage.New(ctx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)})
+		p.Send(triage.ReadyMsg{Console: triage.New(actCtx, a, o.Now).WithDryRun(o.DryRun).WithRefresh(refreshPeriod(a.t, o.refresh, o.refreshSet)).WithSettle(o.settle).WithMessages(first)})
 	}()
 	final, err := p.Run()
-	stopSignals()
+	ended.Store(true)
+	errForced := &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", t.URL)}
 	if forced.Load() {
-		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("triage %s: interrupted twice; exited at once, messages an action held stay invisible until --visibility lapses", t.URL)}
+		return errForced
 	}
 	st, _ := final.(triage.Starting)
 	_, console := st.Console()
 	interrupted := signalled.Load() || st.Interrupted()
 	failed := err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil
 	// An action still under way (ctrl+c during a replay) stops: it finishes
-	// the publishes and removes it has begun and releases what it holds;
-	// a start-up under way gives up.
+	// the publishes and removes it has begun, releases what it holds and
+	// writes its audit record; a start-up under way gives up. Signals are
+	// still watched meanwhile: one now exits at once (force).
 	cancel()
-	<-started
-	if a != nil {
-		a.running.Wait()
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		<-started
+		if a != nil {
+			a.running.Wait()
+		}
+	}()
+	select {
+	case <-waited:
+	case <-forcedCh:
+		return errForced
+	}
+	stopSignals()
+	if forced.Load() {
+		return errForced
 	}
 	switch {
 	case failed:
@@ -303,8 +337,9 @@ type triageActions struct {
 	// audit, with --log-file, gets one LogAudit record per action (nil:
 	// none).
 	audit *slog.Logger
-	// running counts the actions under way: triage waits for them (their
-	// releases) after the console ends, so nothing stays held.
+	// running counts the actions under way (acting) and the opens of the
+	// destination (Open): triage waits for them (their releases and audit
+	// records) after the console ends, so nothing stays held.
 	running sync.WaitGroup
 	// held is transport.Channel.Held of the last Load (LoadNote).
 	held atomic.Int64
@@ -314,6 +349,15 @@ type triageActions struct {
 	// reread is set after the first Load: every later one (a refresh,
 	// ctrl+r, the read after an action) releases each receive at once.
 	reread atomic.Bool
+}
+
+// acting counts an action as running until the returned function is
+// called (after its audit record): triage waits for it after the console
+// ends, so an action stopped by ctrl+c or a signal still writes its
+// record.
+func (a *triageActions) acting() (done func()) {
+	a.running.Add(1)
+	return a.running.Done
 }
 
 // LoadNote implements triage.LoadNoter: how many messages another reader
@@ -404,24 +448,62 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 	if a.refused != nil {
 		return triage.Result{Failed: len(ids), Summary: "refused: nothing was replayed"}, a.refused
 	}
+	// The replay journal of dlq replay, the same file: opened (and
+	// locked) before anything is read, each copy recorded "sending" before
+	// its publish, "sent" after it and "removed" once its message is, so
+	// that a console killed mid-replay is resumed by the next replay
+	// (here or dlq replay) without publishing a copy twice.
+	var journal *inspect.FileJournal
+	if !dryRun {
+		j, err := a.o.OpenJournal(a.t)
+		if err != nil {
+			return triage.Result{}, err
+		}
+		journal = j
+	}
+	closeJournal := func(interrupted, scanFailed bool, sum inspect.Summary) (string, error) {
+		if journal == nil {
+			return "", nil
+		}
+		j := journal
+		journal = nil
+		return shared.CloseJournal(j, interrupted, scanFailed, sum.Failed, sum.FailedUnpublished, false)
+	}
 	src, _, closeSrc, err := a.Open(ctx, !dryRun)
 	if err != nil {
+		_, _ = closeJournal(false, false, inspect.Summary{})
 		return triage.Result{}, err
 	}
 	var prod broker.Producer
 	if !dryRun {
 		if prod, err = a.dt.DLQProducer(ctx, a.t, a.logger); err != nil {
 			_ = closeSrc()
+			_, _ = closeJournal(false, false, inspect.Summary{})
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
 		if prod, err = a.guard.Routed(ctx, prod); err != nil {
 			_ = closeSrc()
+			_, _ = closeJournal(false, false, inspect.Summary{})
 			return triage.Result{}, fmt.Errorf("producer: %w", err)
 		}
 	}
-	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform, History: a.history,
+	if journal != nil {
+		if journal.Cut() != "" {
+			a.logger.WarnContext(ctx, inspect.LogJournalCut, "journal", journal.Path(), "line", redact.Quote(journal.Cut()))
+		}
+		if journal.NoID() > 0 {
+			a.logger.WarnContext(ctx, inspect.LogJournalNoID, "journal", journal.Path(), "lines", journal.NoID())
+		}
+	}
+	// resumed counts the copies the journal recorded sent by an earlier
+	// run: removed now, not published again.
+	var resumed atomic.Int64
+	opts := inspect.ReplayOptions{To: a.to, Allow: a.allow, Route: a.guard.RouteFunc(), DryRun: dryRun, Now: a.o.Now, Transform: transform, History: a.history, Journal: journalOf(journal),
 		Progress: progressFunc(func(out inspect.Outcome) {
 			err := out.Err
+			if out.Resumed && err == nil {
+				resumed.Add(1)
+			}
 			if out.Left {
 				err = errLeft
 			}
@@ -435,11 +517,37 @@ func (a *triageActions) replay(ctx context.Context, ids []string, dryRun bool, t
 	}
 	sum, rerr := inspect.Replay(ctx, src, shared.ReplaySelf(a.t), prod, f, opts)
 	cerr := closeSrc()
+	path := ""
+	if journal != nil {
+		path = journal.Path()
+	}
+	kept, jerr := closeJournal(ctx.Err() != nil, rerr != nil, sum)
+	cerr = errors.Join(cerr, jerr)
 	if prod != nil {
 		cerr = errors.Join(prod.Close(context.WithoutCancel(ctx)), cerr)
 	}
-	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused + sum.Left, Summary: replaySummary(sum)}
+	line := replaySummary(sum)
+	if n := int(resumed.Load()); n > 0 {
+		line = fmt.Sprintf("%s; %s an earlier run had sent (the replay journal says) removed, not sent again", line, shared.Plural(n, "copy"))
+	}
+	if kept != "" {
+		line += "; replay journal " + path + " kept: " + kept
+		a.logger.WarnContext(ctx, LogJournalKept, "source", a.t.URL, "journal", path, "why", kept)
+	}
+	res := triage.Result{Done: sum.Replayed, Failed: sum.Failed + sum.Refused + sum.Left, Summary: line}
 	return res, errors.Join(rerr, cerr)
+}
+
+// LogJournalKept is logged (Warning) when a console replay ends keeping
+// its replay journal: journal (the file) and why (as dlq replay says it).
+const LogJournalKept = "replay journal kept"
+
+// journalOf is j as an inspect.ReplayJournal: nil (no journal) when j is.
+func journalOf(j *inspect.FileJournal) inspect.ReplayJournal {
+	if j == nil {
+		return nil
+	}
+	return j
 }
 
 // errLeft is the console's error for a message a replay left because it
@@ -469,6 +577,7 @@ func replaySummary(sum inspect.Summary) string {
 
 // Replay implements triage.Actions.
 func (a *triageActions) Replay(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	defer a.acting()()
 	res, err := a.replay(ctx, ids, dryRun, nil, progress)
 	a.record(ctx, "replay", ids, a.replayDestination(ids), dryRun, res, err)
 	return res, err
@@ -524,6 +633,7 @@ func (a *triageActions) ArchiveDestination() string { return a.o.archiveFile }
 // Archive implements triage.Actions: inspect.Archive into --archive-file
 // (write, fsync, then remove); a dry run counts what would be archived.
 func (a *triageActions) Archive(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	defer a.acting()()
 	res, err := a.archive(ctx, ids, dryRun, progress)
 	a.record(ctx, "archive", ids, a.o.archiveFile, dryRun, res, err)
 	return res, err
@@ -562,6 +672,7 @@ func (a *triageActions) archive(ctx context.Context, ids []string, dryRun bool, 
 // does (each message removed once read; nothing kept); a dry run counts
 // what would be purged.
 func (a *triageActions) Purge(ctx context.Context, ids []string, dryRun bool, progress func(triage.Outcome)) (triage.Result, error) {
+	defer a.acting()()
 	res, err := a.purge(ctx, ids, dryRun)
 	a.record(ctx, "purge", ids, "", dryRun, res, err)
 	return res, err
