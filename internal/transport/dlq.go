@@ -137,8 +137,11 @@ func (t *SQS) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *
 // sqsHeld is the queue's ApproximateNumberOfMessagesNotVisible before this
 // command receives anything: messages another reader holds (a killed
 // replay or archive, a running scan, a consumer), which no scan can see
-// until their visibility timeout lapses. It is only a notice: a
-// failed call is logged (Warn) and counts 0.
+// until their visibility timeout lapses. It is the broker's estimate, so
+// only a notice: SQS's figure is approximate, and fauxqs counts a hold
+// whose visibility timeout has lapsed until the queue's next receive moves
+// the message back (a scan then reads it like any other). A failed call is
+// logged (Warn) and counts 0.
 func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string, logger *slog.Logger) int64 {
 	attr := types.QueueAttributeNameApproximateNumberOfMessagesNotVisible
 	out, err := c.SQS.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: queueURL, AttributeNames: []types.QueueAttributeName{attr}})
