@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -155,6 +156,32 @@ func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string,
 		return 0
 	}
 	return n
+}
+
+// RedriveSources asks SQS which queues' redrive policies name the queue tg
+// reads (ListDeadLetterSourceQueues, at most 1000 of them): the queues a
+// message there without rejection metadata may have been moved from. It
+// returns their names; an error when the call fails (fauxqs does not
+// implement it).
+func (t *SQS) RedriveSources(ctx context.Context, tg *Target, logger *slog.Logger) ([]string, error) {
+	c, err := t.clientsFor(ctx, tg.F, logger)
+	if err != nil {
+		return nil, err
+	}
+	name := sqs.QueueName(tg.Dest, tg.S.SQS.QueueType == config.QueueFIFO)
+	qu, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", name, err)
+	}
+	out, err := c.SQS.ListDeadLetterSourceQueues(ctx, &awssqs.ListDeadLetterSourceQueuesInput{QueueUrl: qu.QueueUrl, MaxResults: aws.Int32(1000)})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: ListDeadLetterSourceQueues: %w", name, err)
+	}
+	names := make([]string, 0, len(out.QueueUrls))
+	for _, u := range out.QueueUrls {
+		names = append(names, u[strings.LastIndex(u, "/")+1:])
+	}
+	return names, nil
 }
 
 // Addresses is the sqs:// scheme.

@@ -192,6 +192,13 @@ type ReplaySourceAsker interface {
 	ReplaySource(ctx context.Context, t *Target) (string, error)
 }
 
+// RedriveSourceAsker is a Transport that can ask the broker which sources'
+// own redrive policies target the destination t reads (SQS:
+// ListDeadLetterSourceQueues), by the names its producer publishes to.
+type RedriveSourceAsker interface {
+	RedriveSources(ctx context.Context, t *Target, logger *slog.Logger) ([]string, error)
+}
+
 // CallCounting is a Transport that can count the broker calls it sends
 // (brighter_broker_calls_total). CountingCalls returns the transport
 // counting into c: the same one, changed, or a copy. It must be called

@@ -165,8 +165,11 @@ func (o *Options) Scan(ctx context.Context, scan func(rs *ReadScan) error) error
 // and its Source, a context (Ctx) that the first SIGINT or SIGTERM
 // cancels, and stderr (ErrOut) for the summary.
 type ReadScan struct {
-	F      inspect.Filter
-	T      *transport.Target
+	F inspect.Filter
+	T *transport.Target
+	// DT is T's transport and Logger the command's logger.
+	DT     transport.Transport
+	Logger *slog.Logger
 	Ch     *transport.Channel
 	Source *inspect.Source
 	Ctx    context.Context
@@ -192,7 +195,7 @@ func (o *Options) openReadScan(ctx context.Context, arg string) (*ReadScan, erro
 		return nil, err
 	}
 	sctx, stop := o.Interruptible(ctx, logger)
-	return &ReadScan{F: f, T: t, Ch: ch, Source: o.Source(t, ch, logger), Ctx: sctx, ErrOut: o.IO.ErrOut, done: func() {
+	return &ReadScan{F: f, T: t, DT: su.DT, Logger: logger, Ch: ch, Source: o.Source(t, ch, logger), Ctx: sctx, ErrOut: o.IO.ErrOut, done: func() {
 		stop()
 		ch.Close(context.WithoutCancel(ctx))
 	}}, nil
