@@ -19,9 +19,9 @@ import (
 // group), keeps it with a fresh deduplication id. The destination is o.To,
 // else the originalTopic (for a message without rejection metadata, its
 // own topic; when that is empty or self, the destination being read,
-// o.RedriveSource, which o.Allow is not asked about); it returns
+// o.RedriveSource's answer, which o.Allow is not asked about); it returns
 // ErrNoRedriveSource for a message without rejection metadata that names
-// no other destination when o.RedriveSource is "", ErrNoDestination for
+// no other destination when no redrive source is known, ErrNoDestination for
 // any other message whose originalTopic is empty or self, and ErrRefused,
 // with the destination, when o.Allow refuses it.
 func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time.Time) (*message.Message, string, error) {
@@ -29,12 +29,14 @@ func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time
 	if dest == "" {
 		d := Describe(m)
 		dest = d.OriginalTopic
-		redrive := d.NativeRedrive && (dest == "" || dest == self) && o.RedriveSource != ""
-		if redrive {
+		redrive := false
+		if d.NativeRedrive && (dest == "" || dest == self) && o.RedriveSource != nil {
 			// Named by the subscriptions file or by the broker's own
 			// redrive policy, not by whoever wrote the message: no
 			// allow-list check.
-			dest = o.RedriveSource
+			if src := o.RedriveSource(); src != "" {
+				dest, redrive = src, true
+			}
 		}
 		switch {
 		case (dest == "" || dest == self) && d.NativeRedrive:

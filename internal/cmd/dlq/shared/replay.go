@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -181,10 +182,11 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	}
 	// Where a message without rejection metadata naming only the
 	// destination being read goes without --to (a broker call on SQS when
-	// the subscriptions file does not say).
-	redrive := ""
+	// the subscriptions file does not say), asked once, when such a
+	// message is read.
+	var redrive func() string
 	if to == "" {
-		redrive = o.RedriveSource(ctx, t, dt, logger)
+		redrive = sync.OnceValue(func() string { return o.RedriveSource(ctx, t, dt, logger) })
 	}
 	total := -1
 	if !o.DryRun && !o.Yes && (limit == 0 || limit > o.ConfirmOver) {
@@ -196,7 +198,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 			if d == "" {
 				desc := inspect.Describe(m)
 				if d = desc.OriginalTopic; desc.NativeRedrive && (d == "" || d == ReplaySelf(t)) {
-					d = redrive
+					d = redrive()
 				}
 				if route := guard.RouteFunc(); route != nil {
 					d = route(d)
