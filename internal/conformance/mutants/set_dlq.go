@@ -62,7 +62,7 @@ var dlqMutants = []mutant{
 		File: "internal/cmd/dlq/shared/redrive.go",
 		Old:  "\tif len(names) != 1 {\n",
 		New:  "\tif len(names) != 1 || true {\n",
-		Run:  "^TestDLQ_NoMetadataSaidAlikeAndReplayedToItsRedriveSource$", Pkg: "./internal/cmd/dlq/replay"},
+		Run:  "^TestDLQ_(NoMetadataSaidAlikeAndReplayedToItsRedriveSource|PubSubNoMetadataReplayedToItsRedriveSource)$", Pkg: "./internal/cmd/dlq/replay"},
 	{Name: "group-completion-unfiltered-prefix", What: "--group-id completion offers every group whatever prefix was typed",
 		File: "internal/cmd/dlq/shared/completion.go",
 		Old:  "\t\tif strings.HasPrefix(g.ID, toComplete) {\n",
