@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -152,16 +153,33 @@ type Table struct {
 	first time.Time
 	// unknownRedrive: see NotRedriveTarget.
 	unknownRedrive bool
+	// self and source: see RedriveFrom.
+	self   string
+	source func() string
+}
+
+// RedriveFrom tells t the name of the destination it shows (self) and how
+// to learn where a message there without rejection metadata came from
+// (source, asked at most once, and only when a row needs it; "" when
+// unknown): such a message naming no topic but self shows source in the
+// ORIGINAL TOPIC column, or "-", never self, which nothing says it came
+// from. It returns t.
+func (t *Table) RedriveFrom(self string, source func() string) *Table {
+	t.self, t.source = self, sync.OnceValue(source)
+	return t
 }
 
 // ReasonNoMetadata is the peek table's reason for a message without
 // rejection metadata read from a destination not known to be a broker's
 // redrive target (a source queue, a queue given by URL): the absence is
-// all that is known, so that is what is said.
+// all that is known, so that is what is said. The table shows it
+// after "NativeRedrive: ", the reason stats groups it under and --reason
+// selects it by.
 const ReasonNoMetadata = "no rejection metadata"
 
 // ReasonMovedByRedrive is the peek table's reason for a message without
-// rejection metadata read from a broker's redrive target.
+// rejection metadata read from a broker's redrive target, shown
+// after "NativeRedrive: " as ReasonNoMetadata is.
 const ReasonMovedByRedrive = "moved by broker redrive"
 
 // NotRedriveTarget tells t that its source is not known to be where a
@@ -200,9 +218,18 @@ func (t *Table) Write(m *message.Message) error {
 		// A replayed copy not rejected again (e.g. on a source queue).
 		reason = "replayed from " + d.ReplayedFrom
 	case d.NativeRedrive && t.unknownRedrive:
-		reason = ReasonNoMetadata
+		reason = ReasonNativeRedrive + ": " + ReasonNoMetadata
 	case d.NativeRedrive:
-		reason = ReasonMovedByRedrive
+		reason = ReasonNativeRedrive + ": " + ReasonMovedByRedrive
+	}
+	topic := shownDestination(d.OriginalTopic)
+	if d.NativeRedrive && (d.OriginalTopic == "" || t.source != nil && d.OriginalTopic == t.self) {
+		topic = "-"
+		if t.source != nil {
+			if s := t.source(); s != "" {
+				topic = shownDestination(s)
+			}
+		}
 	}
 	age := "-"
 	if !d.Timestamp.IsZero() {
@@ -219,7 +246,7 @@ func (t *Table) Write(m *message.Message) error {
 	if n := t.copies[m.Header.MessageID]; n > 1 {
 		id += " ×" + strconv.Itoa(n)
 	}
-	t.rows = append(t.rows, []string{id, shownDestination(d.OriginalTopic), reason, d.RejectionMessage, rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
+	t.rows = append(t.rows, []string{id, topic, reason, d.RejectionMessage, rejected, strconv.Itoa(d.HandledCount), d.MessageType, age})
 	if len(t.rows) >= TablePage {
 		return t.Flush()
 	}

@@ -25,6 +25,13 @@ const KeyDeduplicationID = "messageDeduplicationId"
 // given.
 var ErrNoDestination = errors.New("no destination: the message carries no originalTopic; give --to")
 
+// ErrNoRedriveSource is returned (wrapped) for a message without rejection
+// metadata (moved by the broker's own redrive policy, or sent by hand) that
+// names no topic but the destination being read, when no --to was given and
+// the source its redrive came from is not known
+// (ReplayOptions.RedriveSource is nil or answers "").
+var ErrNoRedriveSource = errors.New("no destination: the message carries no rejection metadata (moved here by the broker's own redrive policy, or sent here by hand) and names no topic but this one, and no single source whose redrive policy targets this destination is known (from the subscriptions file, or on SQS from ListDeadLetterSourceQueues); give --to")
+
 // ErrRefused is returned (wrapped) for a message whose originalTopic is not
 // on the replay's allow-list (ReplayOptions.Allow) when no --to was given:
 // the message is left where it is (the originalTopic is written

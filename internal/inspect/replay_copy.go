@@ -17,18 +17,33 @@ import (
 // records replayedFrom and replayedAt (RFC 3339, UTC); has HandledCount 0
 // unless KeepCount; has no delay; and, when it has a partition key (a FIFO
 // group), keeps it with a fresh deduplication id. The destination is o.To,
-// else the originalTopic (for a message moved by a native redrive, its own
-// topic); it returns ErrNoDestination when that is empty or is self (the
-// destination being read), and ErrRefused, with the destination, when
-// o.Allow refuses it.
+// else the originalTopic (for a message without rejection metadata, its
+// own topic; when that is empty or self, the destination being read,
+// o.RedriveSource's answer, which o.Allow is not asked about); it returns
+// ErrNoRedriveSource for a message without rejection metadata that names
+// no other destination when no redrive source is known, ErrNoDestination for
+// any other message whose originalTopic is empty or self, and ErrRefused,
+// with the destination, when o.Allow refuses it.
 func ReplayCopy(m *message.Message, from, self string, o ReplayOptions, now time.Time) (*message.Message, string, error) {
 	dest := o.To
 	if dest == "" {
-		dest = Describe(m).OriginalTopic
-		if dest == "" || dest == self {
-			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoDestination)
+		d := Describe(m)
+		dest = d.OriginalTopic
+		redrive := false
+		if d.NativeRedrive && (dest == "" || dest == self) && o.RedriveSource != nil {
+			// Named by the subscriptions file or by the broker's own
+			// redrive policy, not by whoever wrote the message: no
+			// allow-list check.
+			if src := o.RedriveSource(); src != "" {
+				dest, redrive = src, true
+			}
 		}
-		if o.Allow != nil && !o.Allow(dest) {
+		switch {
+		case (dest == "" || dest == self) && d.NativeRedrive:
+			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoRedriveSource)
+		case dest == "" || dest == self:
+			return nil, "", fmt.Errorf("message %s: %w", m.Header.MessageID, ErrNoDestination)
+		case !redrive && o.Allow != nil && !o.Allow(dest):
 			return nil, dest, fmt.Errorf("message %s to %s: %w", m.Header.MessageID, redact.Quote(redact.URL(dest)), ErrRefused)
 		}
 		if o.Route != nil {

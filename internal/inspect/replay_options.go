@@ -75,6 +75,13 @@ type ReplayOptions struct {
 	// the retry history the console shows. A failed record is logged,
 	// never a failure of the replay.
 	History *RetryHistory
+	// RedriveSource, when set, returns where a message without rejection
+	// metadata that names no topic but the destination being read is
+	// replayed without To: the one source whose redrive policy targets
+	// that destination ("" when unknown; ReplayCopy). It is called only
+	// for such a message, from any goroutine, and should remember its
+	// answer (it may ask the broker).
+	RedriveSource func() string
 	// Check, when set, is asked with DryRun about each copy: an error (what
 	// the producer would refuse before any call, e.g. a body the transport
 	// cannot carry) makes the copy a failure of the dry run, as it would

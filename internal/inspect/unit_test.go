@@ -101,8 +101,26 @@ func TestReplayCopy_R5(t *testing.T) {
 		t.Error("ReplayCopy changed the original")
 	}
 	native := message.New("n", "dlq", message.MTEvent, nil)
-	if _, _, err := inspect.ReplayCopy(native, "sqs://dlq", "dlq", inspect.ReplayOptions{}, time.Now()); !errors.Is(err, inspect.ErrNoDestination) {
-		t.Errorf("replay into itself: %v", err)
+	if _, _, err := inspect.ReplayCopy(native, "sqs://dlq", "dlq", inspect.ReplayOptions{}, time.Now()); !errors.Is(err, inspect.ErrNoRedriveSource) {
+		t.Errorf("replay into itself of a message without rejection metadata: %v, want ErrNoRedriveSource", err)
+	}
+	// The one source whose redrive policy targets the queue is where a
+	// message without rejection metadata naming only the queue goes; it
+	// is not on any allow-list (it was not written by the message).
+	refuseAll := func(string) bool { return false }
+	if c, dest, err := inspect.ReplayCopy(native, "sqs://dlq", "dlq", inspect.ReplayOptions{RedriveSource: func() string { return "orders" }, Allow: refuseAll}, time.Now()); err != nil || dest != "orders" || c.Header.Topic != "orders" {
+		t.Errorf("replay with a known redrive source: dest %q err %v, want orders", dest, err)
+	}
+	// A message without rejection metadata naming another topic goes
+	// there, through the allow-list, whatever the redrive source.
+	other := message.New("o", "audit", message.MTEvent, nil)
+	if _, dest, err := inspect.ReplayCopy(other, "sqs://dlq", "dlq", inspect.ReplayOptions{RedriveSource: func() string { return "orders" }, Allow: refuseAll}, time.Now()); !errors.Is(err, inspect.ErrRefused) || dest != "audit" {
+		t.Errorf("replay of a message naming audit: dest %q err %v, want refused to audit", dest, err)
+	}
+	// A rejected message naming the queue itself has no destination.
+	self := routed("s", "dlq", message.ReasonDeliveryError, "x", time.Now())
+	if _, _, err := inspect.ReplayCopy(self, "sqs://dlq", "dlq", inspect.ReplayOptions{RedriveSource: func() string { return "orders" }}, time.Now()); !errors.Is(err, inspect.ErrNoDestination) {
+		t.Errorf("replay of a rejection whose originalTopic is the queue itself: %v, want ErrNoDestination", err)
 	}
 }
 

@@ -133,6 +133,24 @@ func FromRecord(r Record) (*Message, error) {
 	return m, nil
 }
 
+// ErrNotUTF8 is returned (wrapped) by UnmarshalRecordJSON for a line that
+// is not UTF-8 text.
+var ErrNotUTF8 = errors.New("not UTF-8 text")
+
+// notUTF8 is ErrNotUTF8 wrapped with the offset (from 0) of line's first
+// byte that is not part of a UTF-8 character, which line must have.
+func notUTF8(line []byte) error {
+	off := 0
+	for off < len(line) {
+		r, n := utf8.DecodeRune(line[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return fmt.Errorf("byte %d (0x%02x): %w; JSON must be UTF-8: write a binary body base64-encoded, with \"bodyEncoding\":\"base64\"", off, line[off], ErrNotUTF8)
+}
+
 // MarshalRecordJSON returns the message's record as one line of JSON (no
 // trailing newline).
 func MarshalRecordJSON(m *Message) ([]byte, error) {
@@ -144,8 +162,15 @@ func MarshalRecordJSON(m *Message) ([]byte, error) {
 }
 
 // UnmarshalRecordJSON decodes one line of JSON into a message. Unknown fields
-// are errors, so a typo is not silently ignored.
+// are errors, so a typo is not silently ignored, and so is a line that is
+// not UTF-8 (ErrNotUTF8, wrapped, with the offset of the first bad byte):
+// JSON is UTF-8, and decoding would turn each bad byte into U+FFFD, a body
+// changed without a word; a binary body is written base64 with
+// "bodyEncoding":"base64".
 func UnmarshalRecordJSON(line []byte) (*Message, error) {
+	if !utf8.Valid(line) {
+		return nil, fmt.Errorf("decode message record: %w", notUTF8(line))
+	}
 	var r Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()

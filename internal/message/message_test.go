@@ -290,3 +290,17 @@ func TestParseHandledCountBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshalRecordJSON_RefusesNotUTF8: a line holding bytes that are
+// not UTF-8 is refused with ErrNotUTF8 naming the first bad byte's offset,
+// where JSON decoding alone would make each U+FFFD.
+func TestUnmarshalRecordJSON_RefusesNotUTF8(t *testing.T) {
+	line := []byte(`{"id":"a","body":"x` + "\xff\xfe" + `","bodyEncoding":"utf8"}`)
+	m, err := message.UnmarshalRecordJSON(line)
+	if !errors.Is(err, message.ErrNotUTF8) || !strings.Contains(err.Error(), "byte 19 (0xff)") {
+		t.Fatalf("UnmarshalRecordJSON(%q) = %+v, %v; want ErrNotUTF8 at byte 19", line, m, err)
+	}
+	if _, err := message.UnmarshalRecordJSON([]byte(`{"id":"a","body":"x 𝄞 é"}`)); err != nil {
+		t.Fatalf("a UTF-8 line: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -137,8 +138,11 @@ func (t *SQS) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *
 // sqsHeld is the queue's ApproximateNumberOfMessagesNotVisible before this
 // command receives anything: messages another reader holds (a killed
 // replay or archive, a running scan, a consumer), which no scan can see
-// until their visibility timeout lapses. It is only a notice: a
-// failed call is logged (Warn) and counts 0.
+// until their visibility timeout lapses. It is the broker's estimate, so
+// only a notice: SQS's figure is approximate, and fauxqs counts a hold
+// whose visibility timeout has lapsed until the queue's next receive moves
+// the message back (a scan then reads it like any other). A failed call is
+// logged (Warn) and counts 0.
 func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string, logger *slog.Logger) int64 {
 	attr := types.QueueAttributeNameApproximateNumberOfMessagesNotVisible
 	out, err := c.SQS.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: queueURL, AttributeNames: []types.QueueAttributeName{attr}})
@@ -152,6 +156,32 @@ func sqsHeld(ctx context.Context, c *sqs.Clients, queueURL *string, name string,
 		return 0
 	}
 	return n
+}
+
+// RedriveSources asks SQS which queues' redrive policies name the queue tg
+// reads (ListDeadLetterSourceQueues, at most 1000 of them): the queues a
+// message there without rejection metadata may have been moved from. It
+// returns their names; an error when the call fails (fauxqs does not
+// implement it).
+func (t *SQS) RedriveSources(ctx context.Context, tg *Target, logger *slog.Logger) ([]string, error) {
+	c, err := t.clientsFor(ctx, tg.F, logger)
+	if err != nil {
+		return nil, err
+	}
+	name := sqs.QueueName(tg.Dest, tg.S.SQS.QueueType == config.QueueFIFO)
+	qu, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", name, err)
+	}
+	out, err := c.SQS.ListDeadLetterSourceQueues(ctx, &awssqs.ListDeadLetterSourceQueuesInput{QueueUrl: qu.QueueUrl, MaxResults: aws.Int32(1000)})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: ListDeadLetterSourceQueues: %w", name, err)
+	}
+	names := make([]string, 0, len(out.QueueUrls))
+	for _, u := range out.QueueUrls {
+		names = append(names, u[strings.LastIndex(u, "/")+1:])
+	}
+	return names, nil
 }
 
 // Addresses is the sqs:// scheme.

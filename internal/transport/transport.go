@@ -34,9 +34,11 @@ type Channel struct {
 	// has asked every server (an SQS long poll).
 	ShortPoll bool
 	// Held is, for a dlq scan, how many messages of the destination another
-	// reader held invisible when this one opened it (SQS
-	// ApproximateNumberOfMessagesNotVisible): 0 when none or when the
-	// transport cannot tell (Pub/Sub, RocketMQ, memory).
+	// reader held invisible when this one opened it, as the broker
+	// estimates it (SQS ApproximateNumberOfMessagesNotVisible, which may
+	// still count holds that have lapsed: fauxqs counts them until the
+	// queue's next receive): 0 when none or when the transport cannot tell
+	// (Pub/Sub, RocketMQ, memory).
 	Held int64
 }
 
@@ -127,12 +129,12 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // MessageRefused reports whether err, from a producer's Send, says the
 // message itself cannot be carried as it is, whatever the broker's state:
 // a body SQS or SNS cannot carry (empty or not UTF-8 text,
-// sqs.ErrBodyNotText), more message attributes than they allow
-// (sqs.ErrTooManyAttributes), or a message over the broker's size limits
-// (broker.ErrTooLarge). For send, whose message is the user's input, that
-// is a usage error.
+// sqs.ErrBodyNotText), characters SQS refused (sqs.ErrInvalidChars), more
+// message attributes than they allow (sqs.ErrTooManyAttributes), or a
+// message over the broker's size limits (broker.ErrTooLarge). For send,
+// whose message is the user's input, that is a usage error.
 func MessageRefused(err error) bool {
-	return errors.Is(err, sqs.ErrBodyNotText) || errors.Is(err, sqs.ErrTooManyAttributes) || errors.Is(err, broker.ErrTooLarge)
+	return errors.Is(err, sqs.ErrBodyNotText) || errors.Is(err, sqs.ErrInvalidChars) || errors.Is(err, sqs.ErrTooManyAttributes) || errors.Is(err, broker.ErrTooLarge)
 }
 
 // usageErr marks err as a UsageError.
@@ -188,6 +190,13 @@ type DryRunChecker interface {
 // full name projects/P/topics/T).
 type ReplaySourceAsker interface {
 	ReplaySource(ctx context.Context, t *Target) (string, error)
+}
+
+// RedriveSourceAsker is a Transport that can ask the broker which sources'
+// own redrive policies target the destination t reads (SQS:
+// ListDeadLetterSourceQueues), by the names its producer publishes to.
+type RedriveSourceAsker interface {
+	RedriveSources(ctx context.Context, t *Target, logger *slog.Logger) ([]string, error)
 }
 
 // CallCounting is a Transport that can count the broker calls it sends

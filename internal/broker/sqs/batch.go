@@ -90,10 +90,12 @@ func chunks[E any](entries []batchEntry[E]) [][]batchEntry[E] {
 type batchResult struct {
 	ok     map[string]bool
 	failed map[string]string
+	// words are refusals said in words (charsRefusal), by entry id.
+	words map[string]error
 }
 
 func newBatchResult() batchResult {
-	return batchResult{ok: map[string]bool{}, failed: map[string]string{}}
+	return batchResult{ok: map[string]bool{}, failed: map[string]string{}, words: map[string]error{}}
 }
 
 // refuse records a failed entry's code and message.
@@ -120,6 +122,8 @@ func sendChunks[E any](entries []batchEntry[E], ms []*message.Message, errs []er
 			case callErr != nil:
 				errs[e.i] = fmt.Errorf("%s %s to %s: %w", op, mid, dest, callErr)
 			case res.ok[id]:
+			case res.words[id] != nil:
+				errs[e.i] = fmt.Errorf("%s %s to %s: refused: %w", op, mid, dest, res.words[id])
 			case res.failed[id] != "":
 				errs[e.i] = fmt.Errorf("%s %s to %s: refused: %s", op, mid, dest, res.failed[id])
 			default:
@@ -174,10 +178,26 @@ func (p *Producer) sendBatch(ctx context.Context, name string, ms []*message.Mes
 			r.ok[aws.ToString(s.Id)] = true
 		}
 		for _, f := range out.Failed {
+			if aws.ToString(f.Code) == codeInvalidChars {
+				if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= 0 && i < len(ms) {
+					r.words[aws.ToString(f.Id)] = charsRefusal(sentBody(entries, i))
+					continue
+				}
+			}
 			r.refuse(f.Id, f.Code, f.Message)
 		}
 		return r, nil
 	})
+}
+
+// sentBody is the body of the entry for message i ("" when none).
+func sentBody(entries []batchEntry[types.SendMessageBatchRequestEntry], i int) string {
+	for _, e := range entries {
+		if e.i == i {
+			return aws.ToString(e.entry.MessageBody)
+		}
+	}
+	return ""
 }
 
 func (p *Producer) publishBatch(ctx context.Context, name string, ms []*message.Message, idx []int, errs []error) {

@@ -144,6 +144,9 @@ func sendSQS(ctx context.Context, c *sqs.Client, queueURL string, m *message.Mes
 		return err
 	}
 	if _, err := c.SendMessage(ctx, in); err != nil {
+		if cerr := refusedChars(aws.ToString(in.MessageBody), err); cerr != nil {
+			return fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, cerr)
+		}
 		return classifySend(fmt.Errorf("SendMessage %s to %s: %w", m.Header.MessageID, queueURL, err))
 	}
 	return nil

@@ -166,3 +166,32 @@ func TestSendCountToAFIFOQueueDeliversEveryCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestSendNonBMPBodyRefusalSaysWhy: SQS's refusal of a message's characters
+// (InvalidMessageContents, a 400) is said in words, never as the raw HTTP
+// answer, and is a usage error (exit 2), the message being the user's
+// input: a control character names itself and its byte; a character above
+// U+FFFF, which AWS takes but fauxqs refuses, is named as such (fauxqs).
+func TestSendNonBMPBodyRefusalSaysWhy(t *testing.T) {
+	emu := cmdtest.SharedSQS(t)
+	queue := fmt.Sprintf("send-chars-%d", time.Now().UnixNano())
+	cfg := filepath.Join(t.TempDir(), "brighter.yaml")
+	yaml := fmt.Sprintf("connections:\n  aws: {region: %s, endpoint: %q}\nsubscriptions:\n  - name: src\n    transport: sqs\n    channelName: %s\n    routingKey: %s\n    makeChannels: create\n    handler: {type: builtin, name: ack}\n",
+		sqstest.Region, emu.Endpoint, queue, queue)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"x 𝄞", "the body holds characters above U+FFFF (U+1D11E at byte 2), which AWS takes but an emulator may refuse (fauxqs does)"},
+		{"x\x01", "the body holds U+0001 at byte 1"},
+	} {
+		var out, errOut bytes.Buffer
+		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.LookupEnv}
+		code := run(t.Context(), streams, []string{"send", "-c", cfg, "-s", "src", "--body", tc.body})
+		msg := errOut.String()
+		if code != cmdutil.ExitUsage || !strings.Contains(msg, "SQS refused the message's characters (InvalidMessageContents): "+tc.want) || !strings.Contains(msg, "SQS takes #x9") ||
+			strings.Contains(msg, "StatusCode") || strings.Contains(msg, "Invalid characters found") {
+			t.Errorf("send --body %q: exit %d, want %d saying %q in words\n%s", tc.body, code, cmdutil.ExitUsage, tc.want, msg)
+		}
+	}
+}

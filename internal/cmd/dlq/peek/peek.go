@@ -32,7 +32,11 @@ target (a subscription's --native destination, or its dead-letter
 destination when that is the same channel; a RocketMQ %DLQ% topic) was
 moved by that redrive and is shown as "moved by broker redrive"; read from
 any other destination (a source queue, a queue given by URL) it is shown as
-"no rejection metadata", which is all that is known of it.
+"no rejection metadata", which is all that is known of it. Both follow
+"NativeRedrive: ", the reason stats and --reason use. Its original topic,
+when it names none but the destination read, is shown as where it came
+from when that is known (the one subscription redriving here, or on SQS
+the one queue ListDeadLetterSourceQueues names), else "-".
 
 --output json prints one JSON object per line with every header, the bag and
 the body (base64 when it is not UTF-8): the format a memory.seed file takes.
@@ -68,6 +72,7 @@ func (o *Options) peek(rs *shared.ReadScan) error {
 		if !o.RedriveTarget(rs.T) {
 			tb.NotRedriveTarget()
 		}
+		tb.RedriveFrom(shared.ReplaySelf(rs.T), func() string { return o.RedriveSource(rs.Ctx, rs.T, rs.DT, rs.Logger) })
 		out = tb
 	}
 	counts, err := inspect.Peek(rs.Ctx, rs.Source, rs.F, out)

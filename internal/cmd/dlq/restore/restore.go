@@ -183,7 +183,13 @@ func runRestore(ctx context.Context, o *Options) error {
 	}
 	there, err := o.alreadyThere(ctx, t, dt, reader, dest == from.Name, ms, logger)
 	if err == nil && o.dryRun {
-		err = o.restoreDryRun(ms, there, dest, len(all)-len(ms))
+		// The dry run fails what the producer would refuse before any
+		// call (SQS: a body that is not UTF-8 text), as replay's does.
+		var check func(*message.Message) error
+		if c, ok := dt.(transport.DryRunChecker); ok {
+			check = c.DryRunCheck(t)
+		}
+		err = o.restoreDryRun(name, ms, there, dest, len(all)-len(ms), check)
 	}
 	if err != nil || o.dryRun {
 		if closeReader != nil {
@@ -281,21 +287,32 @@ func (o *Options) alreadyThere(ctx context.Context, t *transport.Target, dt tran
 		t.URL, shared.Plural(len(there), "id"), strings.Join(ids, ", ")))
 }
 
-// restoreDryRun lists what a restore of ms into dest would do and its
-// summary; nothing is published. With -o json it prints a record per
-// message (Outcome "would-restore", AlreadyThere its copies in the
-// destination) and a summary record (DryRun true) instead of the lines.
-func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
+// restoreDryRun lists what a restore of ms (read from the archive called
+// name) into dest would do and its summary; nothing is published. check,
+// when not nil, is asked about each message's RestoreCopy: an error (what
+// the producer would refuse before publishing it) makes the message a
+// failure of the dry run ("failed ID: ...", as the real run says it), and
+// any failure exits 1 (cmdutil.FailureErr), as the real run would. With
+// -o json it prints a record per message (Outcome "would-restore", or
+// "failed" with its Error; AlreadyThere its copies in the destination)
+// and a summary record (DryRun true) instead of the lines.
+func (o *Options) restoreDryRun(name string, ms []*message.Message, there map[string]int, dest string, skipped int, check func(*message.Message) error) error {
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
 		records = inspect.NewRunJSON(o.IO.Out)
 	}
-	dups := 0
+	dups, failed := 0, 0
 	for _, m := range ms {
 		id := m.Header.MessageID
 		n := there[id]
 		if n > 0 {
 			dups++
+		}
+		var cerr error
+		if check != nil {
+			if cerr = check(inspect.RestoreCopy(m, dest)); cerr != nil {
+				failed++
+			}
 		}
 		switch {
 		case records != nil:
@@ -303,7 +320,12 @@ func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, des
 			if n > 0 {
 				r.AlreadyThere = &n
 			}
+			if cerr != nil {
+				r.Outcome, r.Error = "failed", cerr.Error()
+			}
 			records.Record(r)
+		case cerr != nil:
+			fmt.Fprintf(o.IO.Out, "failed %s: publish to %s: %v\n", id, dest, cerr)
 		case n > 0:
 			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
 		default:
@@ -311,12 +333,15 @@ func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, des
 		}
 	}
 	if records != nil {
-		restored, failed, dryRun, interrupted := len(ms), 0, true, false
+		restored, dryRun, interrupted := len(ms)-failed, true, false
 		if err := records.Summary(inspect.ReplayRecord{Restored: &restored, Skipped: &skipped, Failed: &failed, AlreadyThere: &dups, DryRun: &dryRun, Interrupted: &interrupted}); err != nil {
 			return cmdutil.FailureErr(fmt.Errorf("restore: %w", err))
 		}
-		return nil
+	} else {
+		fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d, failed %d (dry run, nothing published)\n", len(ms)-failed, skipped, dups, failed)
 	}
-	fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
+	if failed > 0 {
+		return cmdutil.FailureErr(fmt.Errorf("restore %s: %s would fail (dry run, nothing published)", name, shared.Plural(failed, "message")))
+	}
 	return nil
 }

@@ -76,3 +76,64 @@ func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 		t.Fatalf("stats after the duplicate restore: exit %d, want 3 counted\n%s%s", code, out, errOut)
 	}
 }
+
+// TestDLQRestore_DryRunFailsWhatTheRunWould: an archive record whose body
+// SQS cannot carry (a binary application/octet-stream body, as a Pub/Sub
+// archive holds) fails restore --dry-run (exit 1, naming the body) as it
+// fails the real run, and both publish nothing of it; the other record is
+// listed as would-restore by the dry run and restored by the real one
+// (fauxqs).
+func TestDLQRestore_DryRunFailsWhatTheRunWould(t *testing.T) {
+	t.Parallel()
+	run, _, conn := dlqtest.FauxqsQueues(t, "rd", "dlq")
+	dlq := "dlq-" + run
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "a.jsonl")
+	lines := `{"id":"bin-` + run + `","topic":"t","contentType":"application/octet-stream","body":"//4A","bodyEncoding":"base64"}` + "\n" +
+		`{"id":"txt-` + run + `","topic":"t","body":"{}"}` + "\n"
+	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restore := append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)
+	for _, dry := range []bool{true, false} {
+		args := restore
+		if dry {
+			args = append(args[:len(args):len(args)], "--dry-run")
+		}
+		code, out, errOut := cmdtest.BrighterExit(t, dir, args...)
+		if code != cmdutil.ExitFailure || !strings.Contains(out, "failed bin-"+run+": publish to "+dlq+": ") || !strings.Contains(out, "not UTF-8 text") {
+			t.Fatalf("restore of a binary body into SQS (dry run %v): exit %d, want %d naming the body SQS cannot carry\nstdout:\n%s\nstderr:\n%s", dry, code, cmdutil.ExitFailure, out, errOut)
+		}
+		if dry && !strings.Contains(out, "would restore txt-"+run+" -> "+dlq+"\n") || dry && !strings.Contains(out, "would restore 1, skipped 0, already there 0, failed 1") {
+			t.Fatalf("restore --dry-run: want the text record listed and the summary counting 1 failed\n%s", out)
+		}
+		if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); dry && len(ids) != 0 || !dry && !dlqtest.SameIDs(ids, "txt-"+run) {
+			t.Fatalf("after the restore (dry run %v) the queue holds %v", dry, ids)
+		}
+	}
+}
+
+// TestDLQRestore_RefusesInvalidUTF8: a hand-edited archive
+// record whose JSON holds bytes that are not UTF-8 (here in a body said to
+// be "bodyEncoding":"utf8") is refused naming its line (exit 2), as a bad
+// base64 body is, and nothing is published: JSON decoding would otherwise
+// turn each such byte into U+FFFD and restore a changed body (fauxqs).
+func TestDLQRestore_RefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	run, _, conn := dlqtest.FauxqsQueues(t, "ru", "dlq")
+	dlq := "dlq-" + run
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "a.jsonl")
+	lines := `{"id":"ok-` + run + `","topic":"t","body":"{}"}` + "\n" +
+		`{"id":"bad-` + run + `","topic":"t","body":"x` + "\xff\xfe" + `","bodyEncoding":"utf8"}` + "\n"
+	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)...)
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, archive+":2: ") || !strings.Contains(errOut, "not UTF-8") {
+		t.Fatalf("restore of a record holding invalid UTF-8: exit %d, want %d naming line 2\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
+	}
+	if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); len(ids) != 0 {
+		t.Fatalf("after the refusal the queue holds %v, want nothing", ids)
+	}
+}

@@ -114,12 +114,16 @@ func NoteHeld(w io.Writer, t *transport.Target, ch *transport.Channel) {
 	}
 }
 
-// HeldNote is NoteHeld's text for held messages, "" for none.
+// HeldNote is NoteHeld's text for held messages, "" for none. held is the
+// broker's estimate (SQS ApproximateNumberOfMessagesNotVisible), so the
+// note says "about" and what the figure is: a broker may still count a
+// hold that has lapsed (fauxqs does until the queue's next receive; SQS's
+// figure lags), and such a message was read like any other.
 func HeldNote(held int64) string {
 	if held <= 0 {
 		return ""
 	}
-	return Plural(int(held), "more message") + " held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer): not read; they come back when their visibility timeout lapses"
+	return "about " + Plural(int(held), "more message") + " held invisible by another reader when this one began (a killed replay or archive, a running scan, or a consumer; the broker's estimate, which may still count holds that had lapsed): those still held were not read; they come back when their visibility timeout lapses"
 }
 
 // Source is the inspect source over ch, the destination t opened for
@@ -161,8 +165,11 @@ func (o *Options) Scan(ctx context.Context, scan func(rs *ReadScan) error) error
 // and its Source, a context (Ctx) that the first SIGINT or SIGTERM
 // cancels, and stderr (ErrOut) for the summary.
 type ReadScan struct {
-	F      inspect.Filter
-	T      *transport.Target
+	F inspect.Filter
+	T *transport.Target
+	// DT is T's transport and Logger the command's logger.
+	DT     transport.Transport
+	Logger *slog.Logger
 	Ch     *transport.Channel
 	Source *inspect.Source
 	Ctx    context.Context
@@ -188,7 +195,7 @@ func (o *Options) openReadScan(ctx context.Context, arg string) (*ReadScan, erro
 		return nil, err
 	}
 	sctx, stop := o.Interruptible(ctx, logger)
-	return &ReadScan{F: f, T: t, Ch: ch, Source: o.Source(t, ch, logger), Ctx: sctx, ErrOut: o.IO.ErrOut, done: func() {
+	return &ReadScan{F: f, T: t, DT: su.DT, Logger: logger, Ch: ch, Source: o.Source(t, ch, logger), Ctx: sctx, ErrOut: o.IO.ErrOut, done: func() {
 		stop()
 		ch.Close(context.WithoutCancel(ctx))
 	}}, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -179,6 +180,14 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		}
 		f.IDs, f.Limit = ids, 0
 	}
+	// Where a message without rejection metadata naming only the
+	// destination being read goes without --to (a broker call on SQS when
+	// the subscriptions file does not say), asked once, when such a
+	// message is read.
+	var redrive func() string
+	if to == "" {
+		redrive = sync.OnceValue(func() string { return o.RedriveSource(ctx, t, dt, logger) })
+	}
 	total := -1
 	if !o.DryRun && !o.Yes && (limit == 0 || limit > o.ConfirmOver) {
 		// The count also gathers where the copies would go, for the
@@ -187,7 +196,10 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		counts, err := inspect.Scan(ctx, src, f, func(_ context.Context, m *message.Message) (bool, error) {
 			d := to
 			if d == "" {
-				d = inspect.Describe(m).OriginalTopic
+				desc := inspect.Describe(m)
+				if d = desc.OriginalTopic; desc.NativeRedrive && (d == "" || d == ReplaySelf(t)) {
+					d = redrive()
+				}
 				if route := guard.RouteFunc(); route != nil {
 					d = route(d)
 				}
@@ -231,7 +243,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 			f.Limit = capped
 		}
 	}
-	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.RouteFunc(), NewID: o.NewID, KeepCount: o.KeepCount, DryRun: o.DryRun, Rate: o.Rate, Now: o.Now, Copy: o.Copy, Transform: transform}
+	opts := inspect.ReplayOptions{To: to, Allow: allow, Route: guard.RouteFunc(), NewID: o.NewID, KeepCount: o.KeepCount, DryRun: o.DryRun, Rate: o.Rate, Now: o.Now, Copy: o.Copy, Transform: transform, RedriveSource: redrive}
 	if c, ok := dt.(transport.DryRunChecker); ok && o.DryRun {
 		opts.Check = c.DryRunCheck(t)
 	}
