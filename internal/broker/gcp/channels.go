@@ -46,7 +46,8 @@ const (
 	ReasonNoDeadLetterPolicy = "Pub/Sub sets delivery_attempt only on a subscription with a DeadLetterPolicy; without one the delivery count never advances"
 )
 
-// Defaults of Brighter's GcpPubSubSubscription and DeadLetterPolicy (§9.3).
+// Defaults of a subscription and its DeadLetterPolicy, the same as Brighter
+// .NET's GcpPubSubSubscription and DeadLetterPolicy give them.
 const (
 	DefaultAckDeadline           = 30 * time.Second
 	DefaultMaxRequeueDelay       = 600 * time.Second
@@ -59,7 +60,7 @@ const (
 var ErrChannelMissing = errors.New("channel does not exist")
 
 // DeadLetterPolicy is the subscription's native Pub/Sub dead-letter policy
-// (Brighter's DeadLetterPolicy, §9.3): after MaxDeliveryAttempts the service
+// (Brighter .NET's DeadLetterPolicy): after MaxDeliveryAttempts the service
 // forwards a message to Topic without Brighter's rejection metadata.
 type DeadLetterPolicy struct {
 	// Topic is the policy's dead-letter topic (id or full name). Required.
