@@ -68,7 +68,11 @@ type DeadLetterPolicy struct {
 	// Subscription is the subscription made on Topic so forwarded messages
 	// are kept; "" means "dlq-<subscription>".
 	Subscription string
-	// MaxDeliveryAttempts is 5..100 on the real service; 0 means 10.
+	// MaxDeliveryAttempts is 5..100 on the real service; 0 means
+	// DefaultMaxDeliveryAttempts (10), what a subscriptions file that leaves
+	// maxDeliveryAttempts out gets. A file's explicit 0 never reaches here:
+	// internal/config stores it as 5 (config.GCPDefaultMaxDeliveryAttempts,
+	// what Pub/Sub applies for 0).
 	MaxDeliveryAttempts int
 	// AckDeadline is the ack deadline of Subscription; 0 means 60 s.
 	AckDeadline time.Duration
@@ -101,7 +105,7 @@ type ChannelOptions struct {
 	RequeueDelay time.Duration
 	// MaxRequeueDelay is the RetryPolicy's maximum back-off; 0 means 600 s.
 	MaxRequeueDelay time.Duration
-	// RequeueCount is the delivery budget (-1 = unlimited); with any other
+	// RequeueCount is the redelivery budget (-1 = unlimited); with any other
 	// value and no DeadLetterPolicy R-11's Warning is logged once.
 	RequeueCount int
 	// DeadLetterPolicy is the native policy; nil for none.
