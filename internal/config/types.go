@@ -194,7 +194,9 @@ type Subscription struct {
 	TimeOut time.Duration
 	// TimeOutSet reports whether the file set timeOut explicitly.
 	TimeOutSet bool
-	// RequeueCount is the delivery budget; -1 (the default) disables it.
+	// RequeueCount is the redelivery budget, a budget of deliveries: a
+	// deferred message is rejected once its delivery count reaches it; -1
+	// (the default) disables it.
 	// Any integer is legal here; lint judges 0 and values below -1.
 	RequeueCount int
 	// RequeueDelay is the delay of a requeue, >= 0; SQS at most 12h.
@@ -231,7 +233,10 @@ type Subscription struct {
 	MaxLeaseExtension time.Duration
 	// MakeChannels is create, validate or assume; default create.
 	MakeChannels MakeChannels
-	// DeadLetterRoutingKey is where DeliveryError rejections go ("" = none).
+	// DeadLetterRoutingKey is where every rejection but an Unacceptable one
+	// goes (DeliveryError and None), and Unacceptable ones too when
+	// InvalidMessageRoutingKey is "" ("" = none: the message is acknowledged
+	// and a Warning logged).
 	DeadLetterRoutingKey string
 	// InvalidMessageRoutingKey is where Unacceptable rejections go ("" =
 	// fall back to DeadLetterRoutingKey).

@@ -15,7 +15,7 @@ import (
 
 // rowAckHold is the row of a failed acknowledgement on an ordered
 // channel: the message stays on the broker, so it holds back its key.
-const rowAckHold = "I28/ack-hold"
+const rowAckHold = "R-4/ack-hold"
 
 // ackHoldBehaviours are the failed-acknowledgement ordering rows.
 var ackHoldBehaviours = []Behaviour{

@@ -28,8 +28,8 @@ var Variants = []pump.Variant{pump.Reactor, pump.Proactor}
 // minimum.
 const shortLease = 3 * time.Second
 
-// orderedLease is the lease of the ordered rows (I28-2, I28/ack-hold,
-// I28/lapse-hold). Each asserts that no message is handled twice, and a
+// orderedLease is the lease of the ordered rows (R-4/ordered-deferral, R-4/ack-hold,
+// R-29/lapse-hold). Each asserts that no message is handled twice, and a
 // lease that lapses while a handler runs rightly brings its message back:
 // on a loaded machine a 3 s lease's extension can reach the broker too
 // late, so these rows hold their messages twice as long. Their negative

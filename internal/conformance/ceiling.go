@@ -16,7 +16,7 @@ import (
 
 // rowLeaseCeiling is the row of a broker's ceiling on holding a
 // message (SQS: 12 hours of visibility from the receive).
-const rowLeaseCeiling = "I28/lease-ceiling"
+const rowLeaseCeiling = "R-4/lease-ceiling"
 
 // ceilingBehaviours are the ceiling rows.
 var ceilingBehaviours = []Behaviour{

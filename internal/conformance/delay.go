@@ -15,11 +15,11 @@ import (
 // delayBehaviours are the requeueDelay row: the delay a user sets is
 // real on every transport, not just logged.
 var delayBehaviours = []Behaviour{
-	{"I15-1", "R-7, R-19", "requeueDelay: a deferred message is not delivered again before the delay (each of two redeliveries)", KindPump},
+	{"R-7/requeue-delay", "R-7, R-19", "requeueDelay: a deferred message is not delivered again before the delay (each of two redeliveries)", KindPump},
 }
 
 const (
-	// rowDelay is the requeueDelay of I15-1: whole seconds, because the
+	// rowDelay is the requeueDelay of R-7/requeue-delay: whole seconds, because the
 	// brokers take delays in seconds.
 	rowDelay = 3 * time.Second
 	// delaySlack allows for clocks and timers: a redelivery this much early
@@ -28,9 +28,9 @@ const (
 	delaySlack = 250 * time.Millisecond
 )
 
-// runDelay runs I15-1 over f in variant v (RunRows calls it).
+// runDelay runs R-7/requeue-delay over f in variant v (RunRows calls it).
 func runDelay(t *testing.T, g *Group, f Fixture, v pump.Variant) {
-	g.Run(t, "I15-1", f, v, func(t *testing.T) {
+	g.Run(t, "R-7/requeue-delay", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		// The lease is longer than the delay, so a redelivery can only
 		// come from the requeue, not from a lapse.

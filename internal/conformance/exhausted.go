@@ -12,14 +12,14 @@ import (
 )
 
 // rowExhaustedFinal is the "exhausted is final" row.
-const rowExhaustedFinal = "I28-1"
+const rowExhaustedFinal = "R-4/exhausted-final"
 
 // exhaustedBehaviours are the exhausted-budget rows.
 var exhaustedBehaviours = []Behaviour{
 	{rowExhaustedFinal, "R-4, R-19, AC-3", "an exhausted message is never handled again while routing fails: budget 3, dead-letter destination down and then healed; the handler runs exactly 3 times, every failed routing releases with a back-off no shorter than the last, and the message reaches the dead-letter destination", KindPump},
 }
 
-// exhaustedBudget is I28-1's requeueCount.
+// exhaustedBudget is R-4/exhausted-final's requeueCount.
 const exhaustedBudget = 3
 
 // runExhausted runs the exhausted-budget rows over f in variant v (RunRows

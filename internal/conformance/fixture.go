@@ -93,7 +93,7 @@ type Channel interface {
 // activity of their own in the background (a Pub/Sub stream's client
 // receives ahead and extends leases by itself): SeverableConsumer returns
 // a consumer on a broker connection of its own, sever, which closes that
-// connection at once, as the death of the consumer's process does (I12-3),
+// connection at once, as the death of the consumer's process does (R-4/replica-killed),
 // and whether the consumer's Acknowledge returns before the broker has the
 // acknowledgement (the stream client sends acknowledgements later, so the
 // last ones before a kill may be lost). Channels whose consumers do nothing between calls need not

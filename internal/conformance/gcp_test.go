@@ -104,10 +104,10 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"(measured by hand: delivery_attempt 1..5, then nothing on the dead-letter subscription for 20 s and the next Pull hangs), " +
 			"so the native forward cannot be observed there; the service does forward ordered messages, and AC-43 is proven in Pull and Stream", true
 	}
-	if behaviour == "I12-3" && f.ordering && f.mode != config.GCPModePull {
+	if behaviour == "R-4/replica-killed" && f.ordering && f.mode != config.GCPModePull {
 		return "on Google's Pub/Sub emulator an ordered subscription hands a killed stream's messages to the other replicas only 60-125 s after the kill " +
 			"(measured in this row under CI load; 10-30 s without ordering), past the row's bound, and the row failed CI once for it; " +
-			"I12-3 is proven in Pull, PullOrdering and Stream, and the process test (internal/cmd/consume scaleout_test.go) kills a stream replica too", true
+			"R-4/replica-killed is proven in Pull, PullOrdering and Stream, and the process test (internal/cmd/consume scaleout_test.go) kills a stream replica too", true
 	}
 	if (behaviour == rowOrderedDeferral || behaviour == rowAckHold) && f.ordering && f.mode != config.GCPModePull {
 		return "Google's Pub/Sub emulator redelivers the Nacked messages of an ordering key in the order the stream client's Nack batch " +
@@ -120,7 +120,7 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 	if behaviour == rowLapseHold && f.ordering && f.mode != config.GCPModePull {
 		return "the stream consumer's client keeps the leases of what it delivered itself (broker.ClientLeaser: the pump extends nothing), " +
 			"so no extension of the row's second message can be made to fail and its lease does not lapse while it waits; and Google's " +
-			"emulator redelivers a key's messages out of publish order (see I28-2). The hold-back after a lapsed lease is proven in " +
+			"emulator redelivers a key's messages out of publish order (see R-4/ordered-deferral). The hold-back after a lapsed lease is proven in " +
 			"PullOrdering and the FIFO configurations, and in the pump over the memory transport (TestLapsedLeaseHoldsBackItsKey)", true
 	}
 	if behaviour == rowKillCost && f.mode != config.GCPModePull {
@@ -128,7 +128,7 @@ func (f *pubsubFixture) Deferred(behaviour string) (string, bool) {
 			"nothing settled) the next stream's first receive presented delivery count 3, after two kills 6 and 9 (measured in this row, Stream, " +
 			"both variants), so the budget is past twice its deliveries and the message is routed without a run, as the pump's rule says " +
 			"(TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4); StreamOrdering also hands a killed stream's messages back only after " +
-			"60-125 s (see I12-3). The kill's cost is proven in Pull and PullOrdering, where a pull consumer holds nothing between calls", true
+			"60-125 s (see R-4/replica-killed). The kill's cost is proven in Pull and PullOrdering, where a pull consumer holds nothing between calls", true
 	}
 	if behaviour == rowAckWaiting && f.mode != config.GCPModePull {
 		return "the stream consumer acknowledges one message per call, with no settle batcher, and the call resolves at once (the client " +
@@ -314,7 +314,7 @@ func (c *pubsubChannel) HealDeadLetter(t testing.TB) {
 // SeverableConsumer is Consumer on a connection of its own to the emulator;
 // sever closes that connection at once, as a killed process's is closed: a
 // stream's client then neither extends, nacks nor receives any more, and
-// what it held returns when its lease lapses (I12-3). Without it the
+// what it held returns when its lease lapses (R-4/replica-killed). Without it the
 // victim's stream client, alive in the test process, would go on taking
 // redeliveries and holding them for the fixture's MaxExtension. A stream's
 // acknowledgements are local (the client sends them later); a pull's are
@@ -524,13 +524,13 @@ func TestPubSubConformance(t *testing.T) {
 	ledger.Note("Pub/Sub", "Which engine proves what: every cell here ran on Google's emulator. Alone it redelivers nacked messages faithfully "+
 		"(TestEmulatorRedeliveryProbe, internal/broker/gcp/gcptest, re-measured on each emulator upgrade), but under load it was measured "+
 		"dropping them after their 2nd or 3rd delivery (docs/emulators.md#googles-pubsub-emulator). The rows that count invocations or check that nothing was lost "+
-		"(AC-1, AC-3, AC-5, AC-6/AC-35, AC-8, AC-17, AC-18, AC-43, R-17, R-19, I12-1, I12-3, I28-1, R-11, I34-1, I34-2) wait through one shared guard "+
+		"(AC-1, AC-3, AC-5, AC-6/AC-35, AC-8, AC-17, AC-18, AC-43, R-17, R-19, R-4/lease-overrun, R-4/replica-killed, R-4/exhausted-final, R-11, R-4/lapse-redelivery, R-4/stale-settle) wait through one shared guard "+
 		"(AwaitFinal, internal/conformance/evidence.go) for positive evidence that each message reached its final place (an acknowledgement the "+
-		"broker accepted, with the newest receipt for I34; a rejection routed or discarded and acknowledged; a copy on the dead-letter topic or the "+
+		"broker accepted, with the newest receipt for R-4/lapse-redelivery and R-4/stale-settle; a rejection routed or discarded and acknowledged; a copy on the dead-letter topic or the "+
 		"DeadLetterPolicy's); a message handed out fewer times than the row expects that nothing settled fails the cell as \"emulator lost it\" "+
 		"(TestAwaitFinal_EmulatorLostIt), so a dropped message can fail such a cell here, never pass it. The other rows that count "+
 		"wait for positive evidence of their own first, which a drop cannot give: AC-11 a fifth delivery of the deferred message, "+
-		"R-4/stamped-limit the invalid-message copy; I12-2 (handled once though slower than the lease) rests on the first redelivery after a "+
+		"R-4/stamped-limit the invalid-message copy; R-4/slow-ack (handled once though slower than the lease) rests on the first redelivery after a "+
 		"lapse, which the emulator makes (its drops come after the 2nd or 3rd delivery). The negative checks that follow "+
 		"(not redelivered, no further invocation) rest on that evidence, not on redelivery alone: AC-2 requires the acknowledgement the broker "+
 		"accepted, R-17, AC-17 and AC-8 the Router's result of an acknowledged rejection. Nothing lost and the budget under SIGKILLs and "+

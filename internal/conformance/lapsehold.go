@@ -17,7 +17,7 @@ import (
 // rowLapseHold is the row of a keyed message whose lease lapses before
 // dispatch on an ordered channel: the broker hands it out again, so it
 // holds back its key as a deferred one does.
-const rowLapseHold = "I28/lapse-hold"
+const rowLapseHold = "R-29/lapse-hold"
 
 // lapseHoldBehaviours are the lapsed-lease ordering rows.
 var lapseHoldBehaviours = []Behaviour{

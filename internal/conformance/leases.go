@@ -18,14 +18,14 @@ import (
 // The lease rows: a message the pump holds keeps its lease until it is
 // settled (docs/adr/0005-leases.md).
 var leaseBehaviours = []Behaviour{
-	{"I12-1", "R-4, R-5", "handling longer than the lease (bufferSize 2): at most R invocations, exactly one DeliveryError rejection, one dead-letter copy, source empty", KindPump},
-	{"I12-2", "R-4", "an acknowledging handler slower than the lease handles each message once", KindPump},
+	{"R-4/lease-overrun", "R-4, R-5", "handling longer than the lease (bufferSize 2): at most R invocations, exactly one DeliveryError rejection, one dead-letter copy, source empty", KindPump},
+	{"R-4/slow-ack", "R-4", "an acknowledging handler slower than the lease handles each message once", KindPump},
 }
 
 // conformanceLease is the lease of the lease rows: short, so the rows stay
 // quick; the handlers take 5/4 of it. The pump extends a lease at half of
 // it, so the extension has lease/2 to reach the broker: 1 s at a 2 s lease
-// was too little on a loaded machine (I12-1 failed on RocketMQ
+// was too little on a loaded machine (R-4/lease-overrun failed on RocketMQ
 // under load), 2 s is not.
 const conformanceLease = 4 * time.Second
 
@@ -116,7 +116,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // runLeases runs the lease rows over f in variant v (RunAll calls it).
 func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	const msgs, budget = 2, 2
-	g.Run(t, "I12-1", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/lease-overrun", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: budget, DeadLetter: true, Lease: conformanceLease, MaxExtension: leaseExtension, Logger: logger})
 		base := uniqueID(t)
@@ -167,7 +167,7 @@ func runLeases(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	g.Run(t, "I12-2", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/slow-ack", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, Lease: conformanceLease, MaxExtension: leaseExtension, Logger: logger})
 		base := uniqueID(t)

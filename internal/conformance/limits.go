@@ -12,7 +12,7 @@ import (
 
 // The limit rows: what brighter writes fits every broker's limits,
 // in bytes (internal/broker/limits).
-const rowLongReason = "I28/long-reason"
+const rowLongReason = "R-18/long-reason"
 
 // limitBehaviours are the limit rows.
 var limitBehaviours = []Behaviour{

@@ -14,14 +14,14 @@ import (
 )
 
 // rowOrderedDeferral is the ordered-channel row.
-const rowOrderedDeferral = "I28-2"
+const rowOrderedDeferral = "R-4/ordered-deferral"
 
 // orderingBehaviours are the ordered-channel rows.
 var orderingBehaviours = []Behaviour{
 	{rowOrderedDeferral, "R-4, ADR 0006", "a deferred message holds back its key: no later message of the key is handled before it settles, and none is handled twice (ordered configurations; bufferSize 10, 3 performers)", KindPump},
 }
 
-// The shape of I28-2: keys x perKey messages, published in order before the
+// The shape of R-4/ordered-deferral: keys x perKey messages, published in order before the
 // pump starts, so that receives bring several messages of a key at once.
 const (
 	orderKeys   = 3
@@ -34,14 +34,14 @@ const (
 	orderPerformers = 3
 )
 
-// orderRun is one handler invocation of I28-2.
+// orderRun is one handler invocation of R-4/ordered-deferral.
 type orderRun struct {
 	key, seq   int
 	start, end time.Time
 	outcome    pump.Outcome
 }
 
-// orderDefers says whether I28-2's handler defers message seq of key on
+// orderDefers says whether R-4/ordered-deferral's handler defers message seq of key on
 // its first delivery: the second message of every key, and the first of
 // key 0, so that a key is held back from its head and from its middle.
 func orderDefers(key, seq int) bool { return seq == 1 || (key == 0 && seq == 0) }
@@ -134,7 +134,7 @@ func runOrdering(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	})
 }
 
-// checkOrder checks I28-2's two promises on the handler runs: for each
+// checkOrder checks R-4/ordered-deferral's two promises on the handler runs: for each
 // key, every run of message s starts after the run that acknowledged each
 // earlier message of the key ended, and each message runs once, or twice
 // when its first delivery was deferred.

@@ -15,7 +15,7 @@ import (
 
 // rowOversizeCopy is the row of a routed copy over its broker's
 // limit.
-const rowOversizeCopy = "I28/oversize-copy"
+const rowOversizeCopy = "R-19/oversize-copy"
 
 // oversizeBehaviours are the size-limit routing rows.
 var oversizeBehaviours = []Behaviour{

@@ -81,7 +81,7 @@ func NewRecordingConsumer(c broker.Consumer) *RecordingConsumer {
 var errKilled = errors.New("conformance: the consumer's process was killed; the call never reached the broker")
 
 // Kill cuts the consumer off from its broker as a SIGKILL of its process
-// would (I12-3): from now on every Receive, settle (Acknowledge,
+// would (R-4/replica-killed): from now on every Receive, settle (Acknowledge,
 // AcknowledgeBatch, Requeue, Reject) and lease extension fails without
 // reaching the broker and is not recorded, so whatever the consumer holds
 // is settled, released and extended no more and returns to the broker only

@@ -17,8 +17,8 @@ import (
 // The redelivery rows: a lapsed lease never makes a message immortal
 // (docs/adr/0005-leases.md decision 9).
 var redeliveryBehaviours = []Behaviour{
-	{"I34-1", "R-4", "extension off, handler slower than the lease: each message is handled at most twice (once more after the lapse), then settled for good (an acknowledgement with its newest receipt, nothing handed out again)", KindPump},
-	{"I34-2", "R-4", "a stale settle is counted and logged: an acknowledgement made after the lease lapsed, while the message was being handed out again, is counted (brighter_settles_stale_total or a refused settle) and logged at Warn with the message id; the later delivery is settled without the handler", KindPump},
+	{"R-4/lapse-redelivery", "R-4", "extension off, handler slower than the lease: each message is handled at most twice (once more after the lapse), then settled for good (an acknowledgement with its newest receipt, nothing handed out again)", KindPump},
+	{"R-4/stale-settle", "R-4", "a stale settle is counted and logged: an acknowledgement made after the lease lapsed, while the message was being handed out again, is counted (brighter_settles_stale_total or a refused settle) and logged at Warn with the message id; the later delivery is settled without the handler", KindPump},
 }
 
 func init() { registerRows(redeliveryBehaviours...) }
@@ -148,7 +148,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	// buffered delivery, and the late acknowledgement leaves from the
 	// settle batcher), and when that acknowledgement used a lapsed
 	// receipt the broker may hand the message out to that Receive first:
-	// measured on Google's emulator, PullOrdering proactor, I34-3, a Pull
+	// measured on Google's emulator, PullOrdering proactor, R-4/stale-ack, a Pull
 	// begun 2 ms before the acknowledgement of a lapsed ack id was sent
 	// returned the message (attempt 3) in the same millisecond as the
 	// acknowledgement's success, under a CPU burner; recorded after it,
@@ -223,7 +223,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			t.Logf("%s handed out again after its newest receipt's acknowledgement: a delivery the stream client held past its lease; waiting for its settle (%d of at most %d)", again, rounds[again], againRounds)
 		}
 	}
-	g.Run(t, "I34-1", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/lapse-redelivery", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: -1, Lease: conformanceLease, Logger: logger})
 		base := uniqueID(t)
@@ -261,7 +261,7 @@ func runRedeliveries(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			}
 		}
 	})
-	g.Run(t, "I34-2", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/stale-settle", f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: -1, Lease: conformanceLease, Logger: logger})
 		id := uniqueID(t)

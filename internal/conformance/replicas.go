@@ -19,7 +19,7 @@ import (
 // channel keep the budget and the single dead-letter copy when one of them
 // dies (docs/adr/0005-leases.md).
 var replicaBehaviours = []Behaviour{
-	{"I12-3", "R-4, R-5", "two consumers on one channel, one killed (nothing it holds is settled) and replaced: every message acknowledged once, " +
+	{"R-4/replica-killed", "R-4, R-5", "two consumers on one channel, one killed (nothing it holds is settled) and replaced: every message acknowledged once, " +
 		"a deferring message at most R invocations across the replicas and one dead-letter copy, only the killed consumer's messages handled again (once, after their lease)", KindPump},
 }
 
@@ -61,7 +61,7 @@ func (r *replicaTally) total() int {
 	return n
 }
 
-// runReplicas runs I12-3 over f in variant v (RunRows calls it).
+// runReplicas runs R-4/replica-killed over f in variant v (RunRows calls it).
 //
 // A victim pump and a survivor pump consume one channel. The victim's
 // handler hangs on the deferring message's first delivery, as a handler
@@ -89,12 +89,12 @@ func (r *replicaTally) total() int {
 // the row runs again on a fresh channel, at most DropperAttempts times;
 // it passes only on an attempt with every message at its final place.
 func runReplicas(t *testing.T, g *Group, f Fixture, v pump.Variant) {
-	g.Run(t, "I12-3", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/replica-killed", f, v, func(t *testing.T) {
 		retryOnDropper(t, f, func() string { return replicasAttempt(t, f, v) })
 	})
 }
 
-// replicasAttempt runs I12-3 once on a fresh channel of f. It returns ""
+// replicasAttempt runs R-4/replica-killed once on a fresh channel of f. It returns ""
 // when every message reached its final place and the row's checks ran, or
 // the "emulator lost it" failure of an attempt whose messages the broker
 // stopped delivering; any other failure fails t.

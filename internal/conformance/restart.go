@@ -16,11 +16,11 @@ import (
 // stops as consume stops on SIGTERM and is replaced, and nothing it
 // acknowledged is handled again (docs/adr/0002-pubsub-rejection-and-channels.md).
 var restartBehaviours = []Behaviour{
-	{"I15-2", "R-4", "two consumers on one channel, one stopped as consume stops (pump drained, consumer closed) just after it acknowledged a message, and replaced: " +
+	{"R-4/replica-stopped", "R-4", "two consumers on one channel, one stopped as consume stops (pump drained, consumer closed) just after it acknowledged a message, and replaced: " +
 		"nothing acknowledged is handled again, and each message sent after the restart is acknowledged within three quarters of the lease", KindPump},
 }
 
-// runRestart runs I15-2 over f in variant v (RunRows calls it).
+// runRestart runs R-4/replica-stopped over f in variant v (RunRows calls it).
 //
 // A replica with an acknowledging handler acknowledges a message; a
 // second replica starts, and the first is stopped at once (its pump quits,
@@ -33,7 +33,7 @@ var restartBehaviours = []Behaviour{
 // twice for a quiet window after: an acknowledgement lost at the stop
 // brings its message back once its lease lapses.
 func runRestart(t *testing.T, g *Group, f Fixture, v pump.Variant) {
-	g.Run(t, "I15-2", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/replica-stopped", f, v, func(t *testing.T) {
 		logger, _ := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: -1, Lease: shortLease, Logger: logger})
 		base := uniqueID(t)

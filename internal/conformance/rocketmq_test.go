@@ -89,7 +89,7 @@ type rocketFixture struct {
 	seq  atomic.Int64
 	// fifo sends every message with a message group (its partition key):
 	// the RocketMqFifo configuration, which runs the rows about order
-	// (I28-2, I28/ack-hold, I28/lapse-hold) and the acknowledgement retry
+	// (R-4/ordered-deferral, R-4/ack-hold, R-29/lapse-hold) and the acknowledgement retry
 	// (R-4/ack-retry) with keyed messages.
 	fifo bool
 }
@@ -307,7 +307,7 @@ func TestRocketMQ(t *testing.T) {
 			g.Wait()
 		})
 	}
-	ledger.Note(f.Transport(), "RocketMqFifo runs the rows about order (I28-2, I28/ack-hold, I28/lapse-hold) and the acknowledgement retry "+
+	ledger.Note(f.Transport(), "RocketMqFifo runs the rows about order (R-4/ordered-deferral, R-4/ack-hold, R-29/lapse-hold) and the acknowledgement retry "+
 		"(R-4/ack-retry) only, with every message in a FIFO message group; "+
 		"the test broker delivers a group's messages one at a time (the next only once the one before is settled), as a real broker "+
 		"does for a consumer group created orderly, so its cells prove no message is handled early or twice there but never exercise "+

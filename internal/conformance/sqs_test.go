@@ -245,10 +245,10 @@ func TestSQSConformance(t *testing.T) {
 	ledger.Note("SQS", "Which engine proves what: every cell here ran on fauxqs (node_modules, pinned in package-lock.json), "+
 		"which redelivers a message whose visibility timeout lapsed or that was released, as AWS does (docs/emulators.md#fauxqs-sqs-and-sns), so its "+
 		"loss and invocation-count rows prove brighter; they wait through the same guard as Pub/Sub's (AwaitFinal). Two of its gaps "+
-		"(docs/emulators.md#fauxqs-sqs-and-sns) are covered where a row depends on them: a FIFO receive returns at most one message per group, so I28-2 "+
+		"(docs/emulators.md#fauxqs-sqs-and-sns) are covered where a row depends on them: a FIFO receive returns at most one message per group, so R-4/ordered-deferral "+
 		"(a group under deferral) runs on SqsFifo and SnsFifo through sqstest.FIFOBatcher, HTTP middleware that returns several of a group "+
 		"in order as AWS does; a delete with a superseded receipt answers success and deletes nothing (AWS documents the same), so "+
-		"I34-1 and I34-2 require an acknowledgement with the newest receipt, never a settle's success alone.")
+		"R-4/lapse-redelivery and R-4/stale-settle require an acknowledgement with the newest receipt, never a settle's success alone.")
 	for _, f := range sqsFixtures() {
 		for _, v := range Variants {
 			t.Run(f.config+"/"+string(v), func(t *testing.T) {

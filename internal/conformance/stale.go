@@ -17,7 +17,7 @@ import (
 // lease lapsed is reported and never counted as one
 // (docs/adr/0005-leases.md decision 6 and 9).
 var staleBehaviours = []Behaviour{
-	{"I34-3", "R-4", "a stale acknowledgement is reported and not counted: with extension off, one performer and bufferSize 1, a handler that acknowledges after two and a half leases (the Proactor's buffered later delivery lapses too) sends its acknowledgement with a lapsed receipt; it is reported (brighter_settles_stale_total, Warn with the message id, a stale-settle or stale settle-failed event) and never counted in brighter_messages_acknowledged_total; the message is handled once (the Pub/Sub stream: at most twice), never dead-lettered, and settled for good", KindPump},
+	{"R-4/stale-ack", "R-4", "a stale acknowledgement is reported and not counted: with extension off, one performer and bufferSize 1, a handler that acknowledges after two and a half leases (the Proactor's buffered later delivery lapses too) sends its acknowledgement with a lapsed receipt; it is reported (brighter_settles_stale_total, Warn with the message id, a stale-settle or stale settle-failed event) and never counted in brighter_messages_acknowledged_total; the message is handled once (the Pub/Sub stream: at most twice), never dead-lettered, and settled for good", KindPump},
 }
 
 func init() { registerRows(staleBehaviours...) }
@@ -55,7 +55,7 @@ func counterSum(t *testing.T, m *observe.Metrics, name string) float64 {
 // (settledForGood's evidence), so an emulator that loses the message
 // cannot pass it.
 func runStale(t *testing.T, g *Group, f Fixture, v pump.Variant, settledForGood func(t *testing.T, ch Channel, rc *RecordingConsumer, counter *DispatchCounter, ids []string, within time.Duration)) {
-	g.Run(t, "I34-3", f, v, func(t *testing.T) {
+	g.Run(t, "R-4/stale-ack", f, v, func(t *testing.T) {
 		logger, logs := NewLogger()
 		ch := f.Open(t, Setup{RequeueCount: 3, Lease: conformanceLease, Logger: logger})
 		id := uniqueID(t)

@@ -365,7 +365,7 @@ func killsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 		}
 		r.rec.Kill()
 		r.running.CutOff(t)
-		r.sever() // once the pump has returned, as in I12-3
+		r.sever() // once the pump has returned, as in R-4/replica-killed
 	}
 	caught := 0
 	for _, id := range ids {

@@ -209,7 +209,7 @@ func TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations(t *testing.T) {
 		"compose/x.json":     "R-" + "77 is not a citation in JSON",
 		"Makefile":           "# C-12",
 		"testdata/s.txtar":   "# AC-3 and R-4",
-		"internal/sqsafe.go": "// SNS->SQS, I12-3, FR-23: not requirement ids",
+		"internal/sqsafe.go": "// SNS->SQS, I" + "12-3, FR-23: not requirement ids",
 	}
 	got := docProblems(files, []string{"internal/old.go", "internal/stale.go", "internal/gone.go"})
 	want := []string{

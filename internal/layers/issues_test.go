@@ -16,8 +16,12 @@ import (
 // the word issue, group 2 the "#": a citation with both names another
 // project's public tracker (aws/aws-sdk-go-v2 issues #1825), which a clone
 // can read. Numbers that are not issue references ("HTTP 404", "§10.1",
-// "%23") do not match.
-var issueCitation = regexp.MustCompile(`(?i)(?:\b([a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*)\s+)?\bissues?(?:\s|//)+(#?)[0-9]+\b|\(#[0-9]+\)`)
+// "%23") do not match. A conformance row id made of an issue number (a
+// capital I, the number, then "-" and a row number, "/" and a name, or
+// "_" and a name as in a subtest's name) is a citation too: it names the
+// issue and nothing a clone can look up; a row is named by its requirement
+// and what it checks ("R-4/ack-hold").
+var issueCitation = regexp.MustCompile(`(?i)(?:\b([a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*)\s+)?\bissues?(?:\s|//)+(#?)[0-9]+\b|\(#[0-9]+\)|(?-i:\bI[0-9]+(?:-[0-9]+|/[a-z]+(?:-[a-z]+)*|_[a-z]+)\b)`)
 
 // mutantsDir holds the mutant catalogue, whose descriptions may keep the
 // history of the rule each mutant breaks.
@@ -172,7 +176,8 @@ func repositoryFiles(t *testing.T, ext string, least int, want ...string) map[st
 
 // TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest feeds the checker
 // the citations it must flag (in a comment, across a comment line break,
-// with a "#", a bare "(#N)", in a test file, in a Markdown heading), the
+// with a "#", a bare "(#N)", in a test file, in a Markdown heading, a
+// conformance row id made of an issue number, written <row> here), the
 // files and numbers it must leave alone (the mutant catalogue, a test
 // script, another project's tracker, HTTP statuses, section signs), a
 // listed file that no longer cites one and a
@@ -180,12 +185,13 @@ func repositoryFiles(t *testing.T, ext string, least int, want ...string) map[st
 // nothing. The citations are written with <i> for the word issue, so that
 // this file does not cite an issue itself.
 func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
-	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<#", "(#").Replace
+	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<#", "(#", "<row>", "I"+"28").Replace
 	files := map[string]string{
 		"internal/a.go":                  cite("package a\n\n// Release waits (at most 600 s; <i> 13).\n"),
 		"internal/b.go":                  cite("// a row (<i>\n// 28): later messages\n\t// <I> 30: dlq archive\n"),
 		"internal/c.go":                  cite("// see <i>s #7 and #8, and <#41)\n"),
-		"internal/d.go":                  cite("// smithy-go closes the body (aws/aws-sdk-go-v2 <i>s #1825 and\n// #2737); HTTP 404 and 503; §10.1; %23DLQ; R-4, AC-3, I12-3.\n"),
+		"internal/d.go":                  cite("// smithy-go closes the body (aws/aws-sdk-go-v2 <i>s #1825 and\n// #2737); HTTP 404 and 503; §10.1; %23DLQ; R-4, AC-3, R-4/ack-hold, I/O.\n"),
+		"internal/f.go":                  cite("\t{\"<row>-1\", \"R-4\", \"a row\"},\n\tg.Run(t, \"<row>/ack-hold\", f, v, nil) // -run <row>_ackhold\n"),
 		"internal/e.go":                  "// the client issues a request per message\n",
 		"internal/a_test.go":             cite("// TestX_<I>31 (<i> 31)\n"),
 		mutantsDir + "set_x.go":          cite("// the survivors of <i> 28's audit\n"),
@@ -204,6 +210,7 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 		cite(`internal/b.go cites an issue number (line 1: "<i>\n// 28", line 3: "<I> 30")` + advice),
 		cite(`internal/c.go cites an issue number (line 1: "<i>s #7", line 1: "<#41)")` + advice),
 		cite(`internal/a_test.go cites an issue number (line 1: "<i> 31")` + advice),
+		cite(`internal/f.go cites an issue number (line 1: "<row>-1", line 2: "<row>/ack-hold", line 2: "<row>_ackhold")` + advice),
 		cite(`internal/upstream_no_hash.go cites an issue number (line 1: "aws/aws-sdk-go-v2 <i> 1825")` + advice),
 		"internal/gone.go is listed and does not exist: remove it from citesIssueToday",
 		"internal/stale.go no longer cites an issue number: remove it from citesIssueToday (the list only shrinks)",
@@ -218,20 +225,22 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 // in a heading, a status line, prose broken across lines and a table row
 // are flagged with their line numbers; docs/conformance.md is flagged
 // outside its mutant table and not inside it (the line numbers after the
-// table still hold), and read whole when its markers are missing; another
-// project's tracker, an anchor link, a conformance row id and the verb
-// "issues" are left alone. The citations are written with <i> for the word
+// table still hold), and read whole when its markers are missing; a
+// conformance row id made of an issue number is flagged; another project's
+// tracker, an anchor link, a conformance row id named for its requirement
+// and the verb "issues" are left alone. The citations are written with <i> for the word
 // issue, so that this file does not cite an issue itself.
 func TestDocs_IssueCheckerReadsMarkdown(t *testing.T) {
-	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue").Replace
+	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<row>", "I"+"12").Replace
 	table := cite(mutantTableBegin + "\n| docs-x | a doc cites <i> 29 | killed |\n" + mutantTableEnd + "\n")
 	files := map[string]string{
 		"README.md":         cite("# brighter\n\n## Leases (<i> 12)\n"),
 		"docs/adr/0009.md":  cite("# ADR\n\nStatus: accepted (<i> 12; ceilings: <i> 28)\n"),
 		"docs/prose.md":     cite("the deadline (<i>\n31) of each\n| rule | warning | refused (<i> 28) |\n"),
-		conformanceDoc:      cite("# Ledger\n\n| I12-1 | (<i> 5) |\n") + table + cite("after the table (<I> 7)\n"),
+		conformanceDoc:      cite("# Ledger\n\n| R-4/lease-overrun | (<i> 5) |\n") + table + cite("after the table (<I> 7)\n"),
 		"docs/missing.md":   "nothing cited\n",
-		"docs/clean.md":     cite("SDK bug (aws/aws-sdk-go-v2 <i>s #1825); see [§10](#10-exhausted); rows I12-1 and I34-2; the client issues a call per message\n"),
+		"docs/clean.md":     cite("SDK bug (aws/aws-sdk-go-v2 <i>s #1825); see [§10](#10-exhausted); rows R-4/lease-overrun and AC-3; the client issues a call per message\n"),
+		"docs/rows.md":      cite("the rows <row>-1 and\n<row>/lease-overrun\n"),
 		"docs/adr/other.md": cite("## 9. Hostile counts\n"),
 	}
 	got := issueProblems(files, nil)
@@ -241,6 +250,7 @@ func TestDocs_IssueCheckerReadsMarkdown(t *testing.T) {
 		cite(`docs/adr/0009.md cites an issue number (line 3: "<i> 12", line 3: "<i> 28")` + advice),
 		cite(`docs/prose.md cites an issue number (line 1: "<i>\n31", line 3: "<i> 28")` + advice),
 		cite(conformanceDoc + ` cites an issue number (line 3: "<i> 5", line 7: "<I> 7")` + advice),
+		cite(`docs/rows.md cites an issue number (line 1: "<row>-1", line 2: "<row>/lease-overrun")` + advice),
 	}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

@@ -1,6 +1,6 @@
 package lint
 
-// budgetRules are the rules of the delivery budget (R-7, R-10, R-11, R-19,
+// budgetRules are the rules of the redelivery budget (R-7, R-10, R-11, R-19,
 // R-17) and of where exhausted and rejected messages go: the dead-letter
 // and rejection destinations.
 var budgetRules = []Rule{

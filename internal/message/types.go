@@ -74,7 +74,11 @@ func (t *MessageType) UnmarshalText(b []byte) error {
 // invalid-message channel, the others to the dead-letter queue.
 type RejectionReason int
 
-// The values of RejectionReason, numbered as in Brighter.
+// The values of RejectionReason, numbered as in Brighter. These are all of
+// .NET Brighter's reasons, and a routed copy is read by .NET consumers too:
+// a reason Brighter lacks is one they cannot name (String writes it as its
+// number), so none has been added (ARCHITECTURE.md#a-rejection-reason lists
+// what adding one would touch).
 const (
 	// ReasonNone is a rejection with no stated reason; it routes to the
 	// dead-letter queue.

@@ -56,8 +56,8 @@ func TestUnacceptableMessageRejectedToInvalidQueue_R16(t *testing.T) {
 }
 
 // unacceptableMessageLimit: the pump stops with ErrUnacceptableLimit, says
-// why, and leaves the messages it did not reject on the broker (reference
-// §8.5).
+// why, and leaves the messages it did not reject on the broker (NFR-8; as
+// Brighter .NET's unacceptable-message limit stops its pump).
 func TestUnacceptableMessageLimitStopsPump_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{Invalid: invQueue})

@@ -6,7 +6,15 @@
 // the live lint probes, endpoint and credential resolution), so that the
 // commands call no broker SDK themselves.
 //
-// Layers: ARCHITECTURE.md#layers.
+// Its layer, and so what it may depend on, is in the table of
+// ARCHITECTURE.md#layers, which internal/layers enforces.
+//
+// Imports: internal/broker, internal/broker/gcp, internal/broker/memory,
+// internal/broker/rocketmq, internal/broker/sqs, internal/config,
+// internal/lint/live, internal/message, internal/redact
+//
+// Must not import: internal/pump, internal/handler, internal/cmd/...,
+// github.com/spf13/cobra
 package transport
 
 import (

@@ -46,7 +46,8 @@ const (
 	ReasonNoDeadLetterPolicy = "Pub/Sub sets delivery_attempt only on a subscription with a DeadLetterPolicy; without one the delivery count never advances"
 )
 
-// Defaults of Brighter's GcpPubSubSubscription and DeadLetterPolicy (§9.3).
+// Defaults of a subscription and its DeadLetterPolicy, the same as Brighter
+// .NET's GcpPubSubSubscription and DeadLetterPolicy give them.
 const (
 	DefaultAckDeadline           = 30 * time.Second
 	DefaultMaxRequeueDelay       = 600 * time.Second
@@ -59,7 +60,7 @@ const (
 var ErrChannelMissing = errors.New("channel does not exist")
 
 // DeadLetterPolicy is the subscription's native Pub/Sub dead-letter policy
-// (Brighter's DeadLetterPolicy, §9.3): after MaxDeliveryAttempts the service
+// (Brighter .NET's DeadLetterPolicy): after MaxDeliveryAttempts the service
 // forwards a message to Topic without Brighter's rejection metadata.
 type DeadLetterPolicy struct {
 	// Topic is the policy's dead-letter topic (id or full name). Required.
@@ -67,7 +68,11 @@ type DeadLetterPolicy struct {
 	// Subscription is the subscription made on Topic so forwarded messages
 	// are kept; "" means "dlq-<subscription>".
 	Subscription string
-	// MaxDeliveryAttempts is 5..100 on the real service; 0 means 10.
+	// MaxDeliveryAttempts is 5..100 on the real service; 0 means
+	// DefaultMaxDeliveryAttempts (10), what a subscriptions file that leaves
+	// maxDeliveryAttempts out gets. A file's explicit 0 never reaches here:
+	// internal/config stores it as 5 (config.GCPDefaultMaxDeliveryAttempts,
+	// what Pub/Sub applies for 0).
 	MaxDeliveryAttempts int
 	// AckDeadline is the ack deadline of Subscription; 0 means 60 s.
 	AckDeadline time.Duration
@@ -100,7 +105,7 @@ type ChannelOptions struct {
 	RequeueDelay time.Duration
 	// MaxRequeueDelay is the RetryPolicy's maximum back-off; 0 means 600 s.
 	MaxRequeueDelay time.Duration
-	// RequeueCount is the delivery budget (-1 = unlimited); with any other
+	// RequeueCount is the redelivery budget (-1 = unlimited); with any other
 	// value and no DeadLetterPolicy R-11's Warning is logged once.
 	RequeueCount int
 	// DeadLetterPolicy is the native policy; nil for none.

@@ -223,7 +223,7 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 // after the subscription's ack deadline (bounded below by the client's
 // 10 s), not after the client's default stream deadline of 60 s or later:
 // the consumer bounds the client's extensions by the ack deadline
-// (MaxDurationPerAckExtension; I12-3).
+// (MaxDurationPerAckExtension; R-4/replica-killed).
 //
 // The client's unbounded stream deadline is 60 s, so a message back within
 // unboundedStreamHold of its delivery to the victim proves the bound; the

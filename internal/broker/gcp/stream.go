@@ -64,7 +64,7 @@ func NewStreamConsumer(client *pubsub.Client, pub broker.Publisher, opts Consume
 	// extension, no Nack) kept its messages from the others for a minute.
 	// Bounding each extension by the ack deadline makes the stream's
 	// deadline the subscription's, so they come back within ackDeadline
-	// (I12-3).
+	// (R-4/replica-killed).
 	s.ReceiveSettings.MaxDurationPerAckExtension = streamAckDeadline(opts.AckDeadline)
 	// Shutdown waits for every delivered message to be settled, as .NET
 	// Brighter's stream consumer does (WaitForProcessing, no timeout; Close

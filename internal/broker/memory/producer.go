@@ -7,7 +7,10 @@ import (
 )
 
 // Producer publishes to a Broker. It implements broker.Producer.
-type Producer struct{ B *Broker }
+type Producer struct {
+	// B is the broker the producer publishes to (required).
+	B *Broker
+}
 
 // Send publishes m to the queue named by m.Header.Topic.
 func (p Producer) Send(ctx context.Context, m *message.Message) error {

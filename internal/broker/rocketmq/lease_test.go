@@ -157,7 +157,7 @@ func TestFailedExtensionLoggedAndReleased(t *testing.T) {
 }
 
 // An extension of a message whose lease this consumer knows has lapsed is
-// not sent and reports broker.ErrStaleReceipt (ADR 0005 §6).
+// not sent and reports broker.ErrStaleReceipt (ADR 0005, decision 6).
 func TestExtendAfterLapseIsStale(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "t")

@@ -11,7 +11,7 @@ import (
 
 // The emulator answers as AWS documents for a receipt handle superseded
 // by a later receive: DeleteMessage succeeds and deletes nothing, so the
-// stale-settle rows (I34-1, I34-2) run against AWS's semantics on fauxqs,
+// stale-settle rows (R-4/lapse-redelivery, R-4/stale-settle) run against AWS's semantics on fauxqs,
 // with no wrapper; a DeleteMessage with the newest receipt deletes. It
 // uses the SDK alone, so an emulator upgrade that changes this is noticed
 // here (docs/emulators.md#fauxqs-sqs-and-sns).

@@ -10,7 +10,7 @@ var exhaustedMutants = []mutant{
 		File: "internal/pump/exhausted.go",
 		Old:  "if _, judged := r.p.here.lookup(m.Header.MessageID, \"\"); judged > 0 {",
 		New:  "if _, judged := r.p.here.lookup(m.Header.MessageID, \"\"); false && judged > 0 {",
-		Run:  cells(sqsStd, "SqsStandard/reactor", "I281")},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R4_exhaustedfinal")},
 	{Name: "exhausted-without-evidence", What: "a delivery that reached the budget through deliveries no handler saw (stops, kills) is routed without a handler run",
 		File: "internal/pump/exhausted.go",
 		Old:  "if spentByHandlers(m, b) >= b {",

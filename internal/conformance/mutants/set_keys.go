@@ -7,19 +7,19 @@ package main
 // run held it (docs/adr/0005-leases.md decision 9), and how one extension
 // call bounds and refuses leases. Each is the pump's own bookkeeping, so
 // pump tests over the memory transport kill it; the lapsed lease's hold is
-// also killed by the conformance row I28/lapse-hold on a real ordered
+// also killed by the conformance row R-29/lapse-hold on a real ordered
 // broker.
 var keysMutants = []mutant{
 	{Name: "ordered-lapse-no-hold", What: "a keyed message whose lease lapsed before dispatch (the broker hands it out again) does not hold back its key: a later message of the key received with it is handled first",
 		File: "internal/pump/settle.go",
 		Old:  "r.holds.hold(m, now, 0) // it comes back: the later messages of its key wait for it",
 		New:  "// it comes back: the later messages of its key wait for it",
-		// The pump test (both variants) and the I28/lapse-hold cell of
+		// The pump test (both variants) and the R-29/lapse-hold cell of
 		// SqsFifo's Proactor: one -run pattern over both packages, its
 		// levels matching the pump test's variant subtests and the
 		// conformance cell's path.
 		Pkg: "./internal/pump ./internal/conformance",
-		Run: "^(TestLapsedLeaseHoldsBackItsKey|" + sqsStd + ")$/^(reactor|proactor|SqsFifo)$/^proactor$/^(I28_lapsehold)$"},
+		Run: "^(TestLapsedLeaseHoldsBackItsKey|" + sqsStd + ")$/^(reactor|proactor|SqsFifo)$/^proactor$/^(R29_lapsehold)$"},
 	{Name: "ordered-holdback-no-remark", What: "a held-back release does not mark its key again: a message of the key that arrived after the earlier message's deferral but before the held-back release overtakes the held-back one",
 		File: "internal/pump/order.go",
 		Old:  "\tr.holds.hold(m, before, delay)\n",

@@ -10,7 +10,7 @@ package main
 // same pump code), signals (they reach consume, not the pump), lint and lint
 // --live (no message flows), a log line's count (one pump code path),
 // SQS's size limit (fauxqs refuses a copy over 1 MiB itself, as SQS does, so
-// the row I28/oversize-copy passes either way; only the call the check saves
+// the row R-19/oversize-copy passes either way; only the call the check saves
 // differs, which the package's HTTP middleware counts), and SNS's (SNS is
 // only a producer's destination: no routed copy goes through it).
 var limitsMutants = []mutant{
@@ -18,17 +18,17 @@ var limitsMutants = []mutant{
 		File: "internal/message/truncate.go",
 		Old:  "keep := n - len(TruncationMarker)",
 		New:  "keep := n",
-		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R18_longreason")},
 	{Name: "truncate-splits-rune", What: "a rejection text is cut inside a multi-byte rune",
 		File: "internal/message/truncate.go",
 		Old:  "for n > 0 && !utf8.RuneStart(s[n]) {",
 		New:  "for false && !utf8.RuneStart(s[n]) {",
-		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R18_longreason")},
 	{Name: "stamp-unbounded-reason", What: "the routed copy's rejectionMessage is written whole, however long",
 		File: "internal/message/metadata.go",
 		Old:  "c.Header.Bag[KeyRejectionMessage] = TruncateBytes(r.Description, MaxRejectionText)",
 		New:  "c.Header.Bag[KeyRejectionMessage] = r.Description",
-		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_longreason")},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R18_longreason")},
 	{Name: "undecodable-type-lost", What: "an undecodable message's routed copy records originalMessageType MT_UNACCEPTABLE, not the type it carried",
 		File: "internal/message/message.go",
 		Old:  "if m.WireMessageType == \"\" && m.Header.MessageType != MTUnacceptable {",
@@ -48,7 +48,7 @@ var limitsMutants = []mutant{
 		File: "internal/pump/lease.go",
 		Old:  "if lc, ok := c.(broker.LeaseCeiling); ok && lc.MaxHold() > 0 && maxExt > 0 {",
 		New:  "if lc, ok := c.(broker.LeaseCeiling); false && ok && lc.MaxHold() > 0 && maxExt > 0 {",
-		Run:  cells(sqsStd, "SqsStandard/reactor", "I28_leaseceiling")},
+		Run:  cells(sqsStd, "SqsStandard/reactor", "R4_leaseceiling")},
 	{Name: "lint-advises-past-ceiling", What: "lint advises raising maxLeaseExtension for a handler.timeout past SQS's 12-hour ceiling",
 		File: "internal/lint/leases.go",
 		Old:  "case hasCeiling && s.Handler.Timeout > ceiling.Value:",
@@ -83,12 +83,12 @@ var limitsMutants = []mutant{
 		File: "internal/broker/gcp/producer.go",
 		Old:  "if err := CheckLimits(w); err != nil {",
 		New:  "if err := CheckLimits(w); false && err != nil {",
-		Run:  cells(pubsub, "^Pull$/reactor", "I28_oversizecopy")},
+		Run:  cells(pubsub, "^Pull$/reactor", "R19_oversizecopy")},
 	{Name: "rocketmq-limits-unchecked", What: "a message over a RocketMQ proxy's 16 KiB of properties is sent (rmqtest takes it; a real proxy refuses it)",
 		File: "internal/broker/rocketmq/producer.go",
 		Old:  "if err := CheckLimits(out); err != nil {",
 		New:  "if err := CheckLimits(out); false && err != nil {",
-		Run:  rmq + "/reactor/^I28_oversizecopy$"},
+		Run:  rmq + "/reactor/^R19_oversizecopy$"},
 	{Name: "sqs-size-unchecked", What: "an SQS message over 1 MiB (body plus attribute names, types and values) is sent as it is: the producer and rejection routing leave the size to the broker (fauxqs takes it)",
 		File: "internal/broker/sqs/limits.go",
 		Old:  "if size := sendSize(in); size > l.MaxMessageBytes {",

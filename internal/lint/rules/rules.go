@@ -55,8 +55,12 @@ const (
 	// gives the policy when gcp.maxRequeueDelay is 0.
 	GCPMaxBackoff = limits.PubSubMaxBackoff
 	// GCPMinDeliveryAttempts and GCPMaxDeliveryAttempts bound a dead-letter
-	// policy's maxDeliveryAttempts; 0 means the service default,
-	// GCPMinDeliveryAttempts.
+	// policy's maxDeliveryAttempts. A subscriptions file that leaves the key
+	// out gets 10 and a file's 0 is stored as 5 (internal/config), so lint
+	// never sees 0 from a file; a 0 in a Subscription built otherwise is
+	// judged as GCPMinDeliveryAttempts, what Pub/Sub applies for 0 (the
+	// channel maker, gcp.DeadLetterPolicy, would create such a policy with
+	// its own default of 10).
 	GCPMinDeliveryAttempts = 5
 	GCPMaxDeliveryAttempts = 100
 	// GCPDefaultMaxExtension is the stream client's default lease extension.

@@ -16,8 +16,8 @@ import (
 // Pub/Sub client), what Google's emulator does with an acknowledgement of
 // an ack id whose ack deadline (10 s) has passed, on a subscription without
 // exactly-once delivery, so that an emulator upgrade re-measures it. The
-// stale-settle conformance row (I34-3) and the redelivery rows (I34-1,
-// I34-2) acknowledge such ack ids on purpose:
+// stale-settle conformance row (R-4/stale-ack) and the redelivery rows (R-4/lapse-redelivery,
+// R-4/stale-settle) acknowledge such ack ids on purpose:
 //
 //   - not-handed-out-again: the message is pulled, nothing pulls for 12 s,
 //     then its ack id is acknowledged: the call succeeds and the message is
@@ -46,7 +46,7 @@ func TestEmulatorLapsedAckIDProbe(t *testing.T) {
 		p.ack(t, first)
 		if again := p.pull(t, deadline+5*time.Second); again != "" {
 			t.Errorf("the message was delivered again after an acknowledgement of its only ack id, sent 2 s after that ack id's deadline with nothing pulled since: "+
-				"the emulator no longer honours a lapsed ack id (recorded on %s: it did); the I34-3 Reactor cells hand the message out again and fail", probeRecorded)
+				"the emulator no longer honours a lapsed ack id (recorded on %s: it did); the R-4/stale-ack Reactor cells hand the message out again and fail", probeRecorded)
 		}
 		p.checkJar(t)
 	})

@@ -25,8 +25,8 @@ const (
 // TestEmulatorOrderedNackRedeliveryProbe records, with no brighter
 // code (the plain Pub/Sub client's streaming Receive), the order in which
 // Google's emulator redelivers the Nacked messages of one ordering key, the
-// measurement behind the Deferred StreamOrdering cells of I28-2 and
-// I28/ack-hold (internal/conformance/gcp_test.go). Eight keys of four
+// measurement behind the Deferred StreamOrdering cells of R-4/ordered-deferral and
+// R-4/ack-hold (internal/conformance/gcp_test.go). Eight keys of four
 // messages each are published in order to a subscription with
 // enableMessageOrdering; the callback Nacks each message on its first
 // delivery (a key's message 0 first: a deferral, then the rest, held back
@@ -113,6 +113,6 @@ func TestEmulatorOrderedNackRedeliveryProbe(t *testing.T) {
 		t.Fatalf("only %d of %d Nacked messages came back within 60 s", done, orderProbeKeys*orderProbeMessages)
 	}
 	if inOrder == orderProbeKeys {
-		t.Errorf("the emulator redelivered every key's Nacked messages in publish order: the Deferred StreamOrdering reason of I28-2 and I28/ack-hold is stale; run those cells")
+		t.Errorf("the emulator redelivered every key's Nacked messages in publish order: the Deferred StreamOrdering reason of R-4/ordered-deferral and R-4/ack-hold is stale; run those cells")
 	}
 }

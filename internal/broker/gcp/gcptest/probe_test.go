@@ -34,7 +34,7 @@ const probeRecorded = "cloud-pubsub-emulator-0.8.20-all.jar"
 // loss and invocation-count checks run on pstest (the soak) or are read with
 // docs/conformance.md's note. The test fails when a scenario drops a message
 // here (the emulator got worse), or when the jar is not the one recorded
-// (re-measure: this log, §2c, probeRecorded).
+// (re-measure: run this test on the new jar and record it in probeRecorded).
 func TestEmulatorRedeliveryProbe(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {

@@ -19,10 +19,17 @@ import (
 // flags, and the destination resolved (T) with its transport's dlq
 // support (DT).
 type Setup struct {
+	// Logger is the logger the global flags ask for.
 	Logger *slog.Logger
-	F      inspect.Filter
-	T      *transport.Target
-	DT     transport.Transport
+	// F is the selection the filter flags make (--reason, --topic,
+	// --since, --until, --limit, ...).
+	F inspect.Filter
+	// T is the destination the command's argument resolved to: a
+	// subscription's dead-letter or native redrive target, or a URL.
+	T *transport.Target
+	// DT is the dlq support of T's transport (its reader, producer and
+	// address scheme).
+	DT transport.Transport
 }
 
 // Setup builds the logger and the filter, runs checks (the command's own
@@ -165,14 +172,21 @@ func (o *Options) Scan(ctx context.Context, scan func(rs *ReadScan) error) error
 // and its Source, a context (Ctx) that the first SIGINT or SIGTERM
 // cancels, and stderr (ErrOut) for the summary.
 type ReadScan struct {
+	// F is the selection the filter flags make.
 	F inspect.Filter
+	// T is the destination read.
 	T *transport.Target
-	// DT is T's transport and Logger the command's logger.
-	DT     transport.Transport
+	// DT is T's transport.
+	DT transport.Transport
+	// Logger is the command's logger.
 	Logger *slog.Logger
-	Ch     *transport.Channel
+	// Ch is T opened for reading: its consumer and how to close it.
+	Ch *transport.Channel
+	// Source is the scan's source of messages over Ch.
 	Source *inspect.Source
-	Ctx    context.Context
+	// Ctx is cancelled by the first SIGINT or SIGTERM.
+	Ctx context.Context
+	// ErrOut is stderr, for the summary.
 	ErrOut io.Writer
 	// done closes the channel and stops listening for signals.
 	done func()

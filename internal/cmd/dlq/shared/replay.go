@@ -30,7 +30,8 @@ type ReplayOptions struct {
 	*Options
 	// To and ToSet are --to and whether it was given; NewID, KeepCount,
 	// DryRun, Rate, ConfirmOver and Yes are --new-id, --keep-count,
-	// --dry-run, --rate, --confirm-over and --yes.
+	// --dry-run, --rate, --confirm-over and --yes. Rate is in messages per
+	// second (0 = unlimited).
 	To          string
 	ToSet       bool
 	NewID       bool
