@@ -267,6 +267,10 @@ type soakRecord struct {
 	Description string    `json:"description"`
 	Error       string    `json:"error"`
 	Dropped     uint64    `json:"dropped"`
+	Count       int       `json:"deliveryCount"`
+	Outcome     string    `json:"outcome"`
+	Retry       bool      `json:"routingRetry"`
+	AckRetry    bool      `json:"ackRetry"`
 }
 
 // soakEvents reads a consume process's /events (NDJSON) from its start to
@@ -348,6 +352,10 @@ type soakCase struct {
 	// deadLetterDown makes the dead-letter destination refuse (true) or
 	// take (false) the routed copies.
 	deadLetterDown func(bool)
+	// broker describes what the broker itself recorded of a message
+	// (by message id), for a report row that must be explained; nil
+	// when the broker keeps no such record.
+	broker func(id string) string
 }
 
 // TestSoak is the soak harness (docs/reliability.md): messages go through
@@ -436,7 +444,7 @@ func TestSoak(t *testing.T) {
 			direct:   fmt.Sprintf("  gcp:\n    projectId: soak\n    emulatorHost: %s\n", ps.Addr),
 			settings: gcpScaleOut("pull", chanName("gcp")),
 			source:   "pubsub://projects/soak/subscriptions/" + chanName("gcp"), sourceFlags: []string{"--endpoint", ps.Addr},
-			deadLetterDown: psDown.Store}, psProxy},
+			deadLetterDown: psDown.Store, broker: func(id string) string { return pstestRecord(ps, id) }}, psProxy},
 	}
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
@@ -823,7 +831,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 				allowed += soakAcksBeforeLast(runs, proc)
 			}
 			if n > allowed {
-				overBudget = append(overBudget, fmt.Sprintf("%s (plan %s): %d handler runs in consume %d, budget %d (%d allowed): %s", id, plan.name, n, proc, soakBudget, allowed, soakRunsText(runs)))
+				overBudget = append(overBudget, fmt.Sprintf("%s (plan %s): %d handler runs in consume %d, budget %d (%d allowed): %s\n%s", id, plan.name, n, proc, soakBudget, allowed, soakRunsText(runs), soakExplain(all, c, id)))
 			}
 		}
 		gaps += soakCountGaps(runs)
@@ -1046,6 +1054,54 @@ func soakLeaseTroubled(rs []soakRecord) bool {
 		}
 	}
 	return false
+}
+
+// soakExplain describes what every process's /events and the broker
+// recorded of message id: what a report row that must be explained
+// prints beside the runs.
+func soakExplain(procs []*soakProc, c soakCase, id string) string {
+	var b strings.Builder
+	for _, p := range procs {
+		rs := p.events.of(id)
+		if len(rs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  consume %d (%s) /events:", p.index, p.variant)
+		for _, r := range rs {
+			fmt.Fprintf(&b, "\n    %s %s count=%d", r.Time.Format("15:04:05.000"), r.Kind, r.Count)
+			if r.Outcome != "" {
+				fmt.Fprintf(&b, " outcome=%s", r.Outcome)
+			}
+			if r.Retry || r.AckRetry {
+				fmt.Fprintf(&b, " retry")
+			}
+			if r.Error != "" {
+				fmt.Fprintf(&b, " error=%q", r.Error)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if c.broker != nil {
+		b.WriteString("  broker: " + c.broker(id))
+	}
+	return b.String()
+}
+
+// pstestRecord is what pstest recorded of the message whose ce-id is id:
+// its deliveries, acknowledgements and ModifyAckDeadline calls.
+func pstestRecord(ps *pstest.Server, id string) string {
+	var b strings.Builder
+	for _, m := range ps.Messages() {
+		if m.Attributes["ce-id"] != id {
+			continue
+		}
+		fmt.Fprintf(&b, "%s on %s: %d deliveries, %d acks, modacks:", m.ID, m.Topic, m.Deliveries, m.Acks)
+		for _, ma := range m.Modacks {
+			fmt.Fprintf(&b, " %s %s:%ds", ma.ReceivedAt.Format("15:04:05.000"), ma.AckID, ma.AckDeadline)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
 }
 
 // soakRejectionNamesRuns reports whether a budget rejection's message names
