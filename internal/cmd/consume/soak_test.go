@@ -877,7 +877,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			}
 			dupBound += explained
 			if explained < acks-1 {
-				dupExplained = append(dupExplained, fmt.Sprintf("%s (plan %s): acknowledged %d times, %d explained by a SIGKILL or a lease or settle failure: %s", id, plan.name, acks, explained, soakRunsText(runs)))
+				dupExplained = append(dupExplained, fmt.Sprintf("%s (plan %s): acknowledged %d times, %d explained by a SIGKILL or a lease or settle failure: %s\n%s", id, plan.name, acks, explained, soakRunsText(runs), soakExplain(all, c, id)))
 			}
 		}
 	}
