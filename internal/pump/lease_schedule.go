@@ -140,6 +140,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	if l.maxExt <= 0 {
 		return
 	}
+	began := time.Now() // the answer's time is t plus the time since
 	var due []leaseRef
 	var ms []*message.Message // due[i]'s message is ms[i]
 	var was []uint64          // due[i]'s word before the call, restored after it
@@ -202,7 +203,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	sent := time.Now()
 	errs := l.ext.ExtendLeases(cctx, ms, d)
 	took := time.Since(sent)
-	answered := t + took // by the pump's clock, from the tick
+	answered := t + time.Since(began) // by the pump's clock
 	cancel()
 	l.mu.Lock()
 	defer l.mu.Unlock()

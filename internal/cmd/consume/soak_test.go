@@ -913,10 +913,11 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	}) {
 		t.Errorf("the source still holds %d messages: %v", len(left), left)
 	}
-	kills, graceful, stopsInHand, settleFailed, lapsed := 0, 0, 0, 0, 0
+	kills, graceful, stopsInHand, settleFailed, lapsed, extendFailed := 0, 0, 0, 0, 0, 0
 	for _, p := range all {
 		settleFailed += p.events.count("settle-failed")
 		lapsed += p.events.count("lease-lapsed")
+		extendFailed += p.events.count("lease-extend-failed")
 		if p.killed {
 			kills++
 		}
@@ -964,9 +965,9 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	}
 	sort.Strings(br)
 	t.Logf("soak %s: %s (chaos %s, every message settled %s later, final stop %s), %d rounds, %d messages, %d processes, %d SIGKILLs, %d graceful stops (%d with work in hand: %d runs held at SIGTERM, %d runs started after it), %d connection resets, %d dead-letter outages (%d routings refused), %d dead-lettered (budget: %s)\n"+
-		"/events: %d settle-failed, %d lease-lapsed records; %d deliveries reached no handler (gaps in the presented counts)\nduplicates: %d acknowledgements more than once (bound %d: ack runs cut off by a SIGKILL or a lease or settle failure) over %d messages\nreport (each must be 0):\n%s",
+		"/events: %d settle-failed, %d lease-extend-failed, %d lease-lapsed records; %d deliveries reached no handler (gaps in the presented counts)\nduplicates: %d acknowledgements more than once (bound %d: ack runs cut off by a SIGKILL or a lease or settle failure) over %d messages\nreport (each must be 0):\n%s",
 		c.name, time.Since(start).Round(time.Second), chaos.Round(time.Second), settle.Round(time.Second), finalStop.Round(100*time.Millisecond), round, len(ids), len(all), kills, graceful, stopsInHand, heldTotal, drained, proxy.Resets(), outages, refused, len(dlq), strings.Join(br, ", "),
-		settleFailed, lapsed, gaps, dupTotal, dupBound, len(dup), strings.Join(lines, "\n"))
+		settleFailed, extendFailed, lapsed, gaps, dupTotal, dupBound, len(dup), strings.Join(lines, "\n"))
 	if refused == 0 {
 		t.Errorf("no routing was refused in %d dead-letter outages: the outage window did not reach the dead-letter destination", outages)
 	}
