@@ -3,6 +3,7 @@ package pump
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -96,6 +97,18 @@ func (l *leases) due(t time.Duration) (left, call time.Duration) {
 	return l.lease / leaseExtendAt, min(max(l.lease/4, minLeaseCall), maxLeaseCall)
 }
 
+// ErrExtendedAfterLapse is the Err of an EventLeaseExtendFailed for an
+// extension the broker answered with success only after the lease it
+// extends had lapsed by the pump's lease clock (which starts after the
+// broker's): the call may have reached the broker after the lease ended,
+// when the broker may already have handed the message out again, and a
+// broker that does not report a superseded receipt (Pub/Sub outside
+// exactly-once delivery) answers such a call with success all the same.
+// The lease is treated as lapsed: the message is dropped before dispatch
+// and its settle is late (docs/adr/0005-leases.md decisions 5 and 6). It
+// wraps broker.ErrStaleReceipt.
+var ErrExtendedAfterLapse = fmt.Errorf("%w: the lease extension was answered after the lease it extends had lapsed by the pump's lease clock; the broker may have handed the message out again", broker.ErrStaleReceipt)
+
 // run extends due leases every tick until stop is closed. ctx bounds the
 // extension calls (each gets its own deadline too).
 func (l *leases) run(ctx context.Context, stop <-chan struct{}) {
@@ -117,11 +130,17 @@ func (l *leases) run(ctx context.Context, stop <-chan struct{}) {
 // left), up to the cap: a message's lease
 // never runs past its first lease plus maxExt. A message that reaches the
 // cap is extended no more (EventLeaseCapped); its lease lapses and the
-// broker redelivers it. It runs in one goroutine only (run).
+// broker redelivers it. A message whose lease lapsed by the pump's clock
+// (which starts after the broker's: leases.holdSince) is not extended, and
+// an extension answered only once the lease it extends had so lapsed does
+// not count (ErrExtendedAfterLapse): either stays lapsed, so that it is
+// never dispatched and its settle is late, whatever the broker answered. It
+// runs in one goroutine only (run).
 func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	if l.maxExt <= 0 {
 		return
 	}
+	began := time.Now() // the answer's time is t plus the time since
 	var due []leaseRef
 	var ms []*message.Message // due[i]'s message is ms[i]
 	var was []uint64          // due[i]'s word before the call, restored after it
@@ -140,6 +159,15 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			expires := l.expires(b, st)
 			if !(ref.held(w) || absorbed) || expires-t > at {
 				continue // ended, at the cap or not due
+			}
+			if expires <= t {
+				// Lapsed by the pump's clock, which starts after the
+				// broker's (every call failed while it lasted, or the
+				// tick came late): the broker may have handed the message
+				// out again, and Pub/Sub answers an extension of a
+				// superseded ack id with success all the same. It stays
+				// lapsed: dropped before dispatch, its settle late.
+				continue
 			}
 			m := b.ms[i]
 			// The longest this message may still be held: up to its first
@@ -175,6 +203,7 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 	sent := time.Now()
 	errs := l.ext.ExtendLeases(cctx, ms, d)
 	took := time.Since(sent)
+	answered := t + time.Since(began) // by the pump's clock
 	cancel()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -186,6 +215,13 @@ func (l *leases) extendDue(ctx context.Context, now time.Time) {
 			err = errs[i]
 		}
 		m := ms[i]
+		if err == nil && answered >= t+lefts[i] {
+			// Answered only once the lease it extends had lapsed by the
+			// pump's clock: the call may have reached the broker after
+			// the lease, and the success says nothing (Pub/Sub's outside
+			// exactly-once delivery). The lease is not counted as kept.
+			err = ErrExtendedAfterLapse
+		}
 		switch {
 		case err == nil:
 			l.setExpires(ref.b, st, start+d)

@@ -175,3 +175,77 @@ func TestLeaseScheduleWaryAfterAFailedCall(t *testing.T) {
 		})
 	}
 }
+
+// lateExtender is a memory consumer whose extension calls take took (real
+// time) and then answer success, as Pub/Sub answers an extension of an ack
+// id it has superseded.
+type lateExtender struct {
+	*memory.Consumer
+	took  time.Duration
+	calls int
+}
+
+func (c *lateExtender) ExtendLeases(ctx context.Context, ms []*message.Message, _ time.Duration) []error {
+	c.calls++
+	time.Sleep(c.took)
+	return make([]error, len(ms))
+}
+
+// TestLapsedLeaseNeverExtended (ADR 0005 decisions 5 and 6): a held
+// message whose lease lapsed by the pump's clock is not extended, and an
+// extension answered with success only once the lease it extends had
+// lapsed does not count (ErrExtendedAfterLapse): either way the message
+// stays lapsed, never dispatched, whatever the broker answered; an
+// extension answered in time keeps it. The clock of the ticks is
+// injected; the slow call takes real time.
+func TestLapsedLeaseNeverExtended(t *testing.T) {
+	const lease = 400 * time.Millisecond // the half-lease schedule: extended with 200 ms left
+	for _, tc := range []struct {
+		name    string
+		tickAt  time.Duration // the tick, from the receive
+		took    time.Duration // the call's answer
+		calls   int
+		lapsed  bool
+		failure bool
+	}{
+		{name: "answered in time", tickAt: lease / 2, took: 0, calls: 1},
+		{name: "answered after the lease", tickAt: lease / 2, took: 250 * time.Millisecond, calls: 1, lapsed: true, failure: true},
+		{name: "lapsed before the tick", tickAt: lease + time.Millisecond, took: 0, calls: 0, lapsed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &lateExtender{Consumer: memory.NewBroker(false).NewConsumer(memory.ConsumerOptions{Queue: "q", VisibilityTimeout: lease}), took: tc.took}
+			var events []Event
+			l := newLeases(c, time.Hour, func(e Event) { events = append(events, e) })
+			m := &message.Message{Receipt: 1, Header: message.Header{MessageID: "held"}}
+			h := l.hold([]*message.Message{m})
+			received := l.base.Add(h.b.received)
+			tick := received.Add(tc.tickAt)
+			l.extendDue(t.Context(), tick)
+			if c.calls != tc.calls {
+				t.Errorf("%d extension calls, want %d", c.calls, tc.calls)
+			}
+			// Dispatch is asked just after the call's answer.
+			after := tick.Add(tc.took + time.Millisecond)
+			if got := l.lapsed(h.at(0), after); got != tc.lapsed {
+				t.Errorf("lapsed at dispatch = %v, want %v (events %v)", got, tc.lapsed, events)
+			}
+			failed := false
+			for _, e := range events {
+				switch e.Kind {
+				case EventLeaseExtendFailed:
+					failed = true
+					if !errors.Is(e.Err, ErrExtendedAfterLapse) {
+						t.Errorf("lease-extend-failed with %v, want ErrExtendedAfterLapse", e.Err)
+					}
+				case EventLeaseExtended:
+					if tc.lapsed {
+						t.Errorf("a lapsed lease reported extended: %+v", e)
+					}
+				}
+			}
+			if failed != tc.failure {
+				t.Errorf("lease-extend-failed reported: %v, want %v (events %v)", failed, tc.failure, events)
+			}
+		})
+	}
+}

@@ -672,3 +672,91 @@ func TestStreamConsumerClientLease(t *testing.T) {
 		t.Fatalf("acknowledge: %v", err)
 	}
 }
+
+// Pull, every lease extension failing while the handler holds one message
+// and the other waits in the buffer, until both leases lapsed by the
+// pump's clock and the emulator handed the waiting one out to another
+// subscriber, which handled it: once extensions succeed again, neither
+// lapsed lease is extended (Pub/Sub answers an extension of a superseded
+// ack id with success all the same, and the lapsed delivery would be
+// dispatched as if its lease held), and the waiting message is dropped as
+// lapsed, never handled here (R-4; docs/adr/0005-leases.md decisions 5
+// and 6).
+func TestPullLapsedLeaseNotExtendedOnceExtensionsSucceedAgain_R4(t *testing.T) {
+	t.Parallel()
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 2, AckDeadline: gcpLease})
+			e.send(t, "orders", newMsg("lapse-1"))
+			e.send(t, "orders", newMsg("lapse-2"))
+			e.faults.FailModifyAckDeadline(true)
+			release := make(chan struct{})
+			var first atomic.Pointer[string]
+			r := pumptest.Start(t, c, pumptest.Options(v, 2), func(ctx context.Context, m *message.Message) pump.Result {
+				id := m.Header.MessageID
+				if first.CompareAndSwap(nil, &id) {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return pump.Result{Outcome: pump.Ack}
+			})
+			defer close(release)
+			// Both held: one in the handler, the other waiting, each with
+			// a failed extension.
+			pumptest.WaitUntil(t, 30*time.Second, "a failed extension of each message", func() bool {
+				ids := map[string]bool{}
+				for _, ev := range r.Of(pump.EventLeaseExtendFailed) {
+					ids[ev.Message.Header.MessageID] = true
+				}
+				return len(ids) == 2 && first.Load() != nil
+			})
+			waiting := "lapse-1"
+			if *first.Load() == waiting {
+				waiting = "lapse-2"
+			}
+			// Another subscriber receives the waiting message once its ack
+			// deadline lapsed on the emulator, and acknowledges it.
+			deadline := time.Now().Add(60 * time.Second)
+			for got := false; !got; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the emulator did not hand %s out again within 60s of its lapsed ack deadline", waiting)
+				}
+				ctx := ctxT(t, 10*time.Second)
+				resp, err := e.client.SubscriptionAdminClient.Pull(ctx, &pubsubpb.PullRequest{Subscription: SubscriptionName(e.project, "orders-sub"), MaxMessages: 2})
+				if err != nil {
+					t.Fatalf("pull: %v", err)
+				}
+				for _, rm := range resp.ReceivedMessages {
+					got = got || rm.GetMessage().GetAttributes()[AttrID] == waiting
+					if err := e.client.SubscriptionAdminClient.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: SubscriptionName(e.project, "orders-sub"), AckIds: []string{rm.AckId}}); err != nil {
+						t.Fatalf("acknowledge: %v", err)
+					}
+				}
+			}
+			if r.Count(pump.EventLeaseLapsed) > 0 {
+				t.Fatalf("a message was dropped as lapsed before the extensions came back: %v", r.Of(pump.EventLeaseLapsed))
+			}
+			e.faults.FailModifyAckDeadline(false)
+			calls := e.faults.Calls("ModifyAckDeadline")
+			// Extensions succeed again: several ticks (a quarter of the
+			// lease at most) pass, and no lapsed lease is extended.
+			pumptest.Stays(t, gcpLease, "a lease that had lapsed was extended", func() bool {
+				return r.Count(pump.EventLeaseExtended) == 0
+			})
+			if n := e.faults.Calls("ModifyAckDeadline") - calls; n > 0 {
+				t.Errorf("%d ModifyAckDeadline calls for leases that had lapsed", n)
+			}
+			release <- struct{}{}
+			r.Await(t, pump.EventLeaseLapsed, 30*time.Second, func(ev pump.Event) bool { return ev.Message.Header.MessageID == waiting })
+			r.Stop(t)
+			if n := r.Handled()[waiting]; n != 0 {
+				t.Errorf("%s handled %d times here after another subscriber received it again, want 0: its lapsed lease was extended and the delivery dispatched", waiting, n)
+			}
+		})
+	}
+}

@@ -267,6 +267,10 @@ type soakRecord struct {
 	Description string    `json:"description"`
 	Error       string    `json:"error"`
 	Dropped     uint64    `json:"dropped"`
+	Count       int       `json:"deliveryCount"`
+	Outcome     string    `json:"outcome"`
+	Retry       bool      `json:"routingRetry"`
+	AckRetry    bool      `json:"ackRetry"`
 }
 
 // soakEvents reads a consume process's /events (NDJSON) from its start to
@@ -348,6 +352,10 @@ type soakCase struct {
 	// deadLetterDown makes the dead-letter destination refuse (true) or
 	// take (false) the routed copies.
 	deadLetterDown func(bool)
+	// broker describes what the broker itself recorded of a message
+	// (by message id), for a report row that must be explained; nil
+	// when the broker keeps no such record.
+	broker func(id string) string
 }
 
 // TestSoak is the soak harness (docs/reliability.md): messages go through
@@ -436,7 +444,7 @@ func TestSoak(t *testing.T) {
 			direct:   fmt.Sprintf("  gcp:\n    projectId: soak\n    emulatorHost: %s\n", ps.Addr),
 			settings: gcpScaleOut("pull", chanName("gcp")),
 			source:   "pubsub://projects/soak/subscriptions/" + chanName("gcp"), sourceFlags: []string{"--endpoint", ps.Addr},
-			deadLetterDown: psDown.Store}, psProxy},
+			deadLetterDown: psDown.Store, broker: func(id string) string { return pstestRecord(ps, id) }}, psProxy},
 	}
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
@@ -823,7 +831,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 				allowed += soakAcksBeforeLast(runs, proc)
 			}
 			if n > allowed {
-				overBudget = append(overBudget, fmt.Sprintf("%s (plan %s): %d handler runs in consume %d, budget %d (%d allowed): %s", id, plan.name, n, proc, soakBudget, allowed, soakRunsText(runs)))
+				overBudget = append(overBudget, fmt.Sprintf("%s (plan %s): %d handler runs in consume %d, budget %d (%d allowed): %s\n%s", id, plan.name, n, proc, soakBudget, allowed, soakRunsText(runs), soakExplain(all, c, id)))
 			}
 		}
 		gaps += soakCountGaps(runs)
@@ -869,7 +877,7 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 			}
 			dupBound += explained
 			if explained < acks-1 {
-				dupExplained = append(dupExplained, fmt.Sprintf("%s (plan %s): acknowledged %d times, %d explained by a SIGKILL or a lease or settle failure: %s", id, plan.name, acks, explained, soakRunsText(runs)))
+				dupExplained = append(dupExplained, fmt.Sprintf("%s (plan %s): acknowledged %d times, %d explained by a SIGKILL or a lease or settle failure: %s\n%s", id, plan.name, acks, explained, soakRunsText(runs), soakExplain(all, c, id)))
 			}
 		}
 	}
@@ -905,10 +913,11 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	}) {
 		t.Errorf("the source still holds %d messages: %v", len(left), left)
 	}
-	kills, graceful, stopsInHand, settleFailed, lapsed := 0, 0, 0, 0, 0
+	kills, graceful, stopsInHand, settleFailed, lapsed, extendFailed := 0, 0, 0, 0, 0, 0
 	for _, p := range all {
 		settleFailed += p.events.count("settle-failed")
 		lapsed += p.events.count("lease-lapsed")
+		extendFailed += p.events.count("lease-extend-failed")
 		if p.killed {
 			kills++
 		}
@@ -956,9 +965,9 @@ func soak(t *testing.T, c soakCase, proxy *faultproxy.Proxy, channel string, d t
 	}
 	sort.Strings(br)
 	t.Logf("soak %s: %s (chaos %s, every message settled %s later, final stop %s), %d rounds, %d messages, %d processes, %d SIGKILLs, %d graceful stops (%d with work in hand: %d runs held at SIGTERM, %d runs started after it), %d connection resets, %d dead-letter outages (%d routings refused), %d dead-lettered (budget: %s)\n"+
-		"/events: %d settle-failed, %d lease-lapsed records; %d deliveries reached no handler (gaps in the presented counts)\nduplicates: %d acknowledgements more than once (bound %d: ack runs cut off by a SIGKILL or a lease or settle failure) over %d messages\nreport (each must be 0):\n%s",
+		"/events: %d settle-failed, %d lease-extend-failed, %d lease-lapsed records; %d deliveries reached no handler (gaps in the presented counts)\nduplicates: %d acknowledgements more than once (bound %d: ack runs cut off by a SIGKILL or a lease or settle failure) over %d messages\nreport (each must be 0):\n%s",
 		c.name, time.Since(start).Round(time.Second), chaos.Round(time.Second), settle.Round(time.Second), finalStop.Round(100*time.Millisecond), round, len(ids), len(all), kills, graceful, stopsInHand, heldTotal, drained, proxy.Resets(), outages, refused, len(dlq), strings.Join(br, ", "),
-		settleFailed, lapsed, gaps, dupTotal, dupBound, len(dup), strings.Join(lines, "\n"))
+		settleFailed, extendFailed, lapsed, gaps, dupTotal, dupBound, len(dup), strings.Join(lines, "\n"))
 	if refused == 0 {
 		t.Errorf("no routing was refused in %d dead-letter outages: the outage window did not reach the dead-letter destination", outages)
 	}
@@ -1046,6 +1055,54 @@ func soakLeaseTroubled(rs []soakRecord) bool {
 		}
 	}
 	return false
+}
+
+// soakExplain describes what every process's /events and the broker
+// recorded of message id: what a report row that must be explained
+// prints beside the runs.
+func soakExplain(procs []*soakProc, c soakCase, id string) string {
+	var b strings.Builder
+	for _, p := range procs {
+		rs := p.events.of(id)
+		if len(rs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  consume %d (%s) /events:", p.index, p.variant)
+		for _, r := range rs {
+			fmt.Fprintf(&b, "\n    %s %s count=%d", r.Time.Format("15:04:05.000"), r.Kind, r.Count)
+			if r.Outcome != "" {
+				fmt.Fprintf(&b, " outcome=%s", r.Outcome)
+			}
+			if r.Retry || r.AckRetry {
+				fmt.Fprintf(&b, " retry")
+			}
+			if r.Error != "" {
+				fmt.Fprintf(&b, " error=%q", r.Error)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if c.broker != nil {
+		b.WriteString("  broker: " + c.broker(id))
+	}
+	return b.String()
+}
+
+// pstestRecord is what pstest recorded of the message whose ce-id is id:
+// its deliveries, acknowledgements and ModifyAckDeadline calls.
+func pstestRecord(ps *pstest.Server, id string) string {
+	var b strings.Builder
+	for _, m := range ps.Messages() {
+		if m.Attributes["ce-id"] != id {
+			continue
+		}
+		fmt.Fprintf(&b, "%s on %s: %d deliveries, %d acks, modacks:", m.ID, m.Topic, m.Deliveries, m.Acks)
+		for _, ma := range m.Modacks {
+			fmt.Fprintf(&b, " %s %s:%ds", ma.ReceivedAt.Format("15:04:05.000"), ma.AckID, ma.AckDeadline)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
 }
 
 // soakRejectionNamesRuns reports whether a budget rejection's message names
