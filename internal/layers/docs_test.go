@@ -25,20 +25,26 @@ var requirementID = regexp.MustCompile(`\b(?:R|NFR|AC|C|A)-[0-9]+\b`)
 // requirementAnchor matches the anchor that defines an id in requirementsDoc.
 var requirementAnchor = regexp.MustCompile(`<a id="((?:r|nfr|ac|c|a)-[0-9]+)"></a>`)
 
-// outsideNames are the names of the team's documents that live outside the
-// repository: a file that names one cites something a clone cannot read.
-// They are spelt in pieces so that this file does not cite them itself.
-var outsideNames = []string{
-	"../" + "shared",
-	"DESIGN" + ".md",
-	"local-" + "brokers",
-	"brighter-" + "semantics",
-	"GO-" + "MAPPING",
-}
+// outsideName matches the name of one of the team's documents that live
+// outside the repository: a file that names one cites something a clone
+// cannot read. The design notes are matched as the bare word (their file
+// name, or "the notes' rule" written without it), the others as spelt in
+// file names. The names are spelt in pieces so that this file does not
+// cite them itself.
+var outsideName = regexp.MustCompile(strings.Join([]string{
+	`\.\./` + `shared`,
+	`\b` + `DES` + `IGN\b`,
+	`local-` + `brokers`,
+	`brighter-` + `semantics`,
+	`GO-` + `MAPPING`,
+}, "|"))
 
-// referenceSection is how a comment cites a section of the team's notes on
-// .NET Brighter's wire formats and pump, which live outside the repository.
-var referenceSection = "reference " + "§"
+// referenceSection matches how a comment cites a section of the team's
+// notes on .NET Brighter's wire formats and pump, which live outside the
+// repository: the word, then a section sign, on one line or across a
+// comment's line break ("reference", a new line, "// ", the sign). The sign
+// is written as an escape so that this file does not cite a section.
+var referenceSection = regexp.MustCompile(`(?i)\breference(?:\s|//|#)*\x{00a7}`)
 
 // citesOutsideToday lists the files allowed to cite a document outside
 // the repository: none. Never add a file.
@@ -95,8 +101,9 @@ func docProblems(files map[string]string, allowOutside []string) []string {
 		case len(lines) == 0 && listed:
 			out = append(out, fmt.Sprintf("%s no longer cites a document outside the repository: remove it from citesOutsideToday (the list only shrinks)", path))
 		}
-		if strings.Contains(text, referenceSection) {
-			out = append(out, fmt.Sprintf("%s cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR", path))
+		if refs := matchLines(text, referenceSection); len(refs) > 0 {
+			out = append(out, fmt.Sprintf("%s cites a section of the notes on .NET Brighter, outside the repository (%s): say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+				path, strings.Join(refs, ", ")))
 		}
 	}
 	for id, paths := range undefined {
@@ -114,16 +121,23 @@ func docProblems(files map[string]string, allowOutside []string) []string {
 }
 
 // outsideLines returns the numbers (from 1) of the lines of text that name
-// a document outside the repository (outsideNames), as text.
+// a document outside the repository (outsideName), as text.
 func outsideLines(text string) []string {
 	var out []string
 	for i, line := range strings.Split(text, "\n") {
-		for _, n := range outsideNames {
-			if strings.Contains(line, n) {
-				out = append(out, "line "+strconv.Itoa(i+1))
-				break
-			}
+		if outsideName.MatchString(line) {
+			out = append(out, "line "+strconv.Itoa(i+1))
 		}
+	}
+	return out
+}
+
+// matchLines returns the line (from 1) of the start of each match of re in
+// text, as "line N", without spelling the match out.
+func matchLines(text string, re *regexp.Regexp) []string {
+	var out []string
+	for _, m := range re.FindAllStringIndex(text, -1) {
+		out = append(out, "line "+strconv.Itoa(1+strings.Count(text[:m[0]], "\n")))
 	}
 	return out
 }
@@ -194,22 +208,28 @@ func TestDocs_RepositoryCarriesItsOwnDesign(t *testing.T) {
 
 // TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations feeds the checker
 // the cases it must flag (an id defined nowhere, an unlisted file citing
-// outside, a listed file that no longer does, a reference section in a Go
-// file and in a document) and the ones it must allow, so the documentation
-// test cannot pass by checking nothing.
+// outside, the design notes named by their bare word, a listed file that no
+// longer does, a reference section in a Go file, across a comment's line
+// break, and in a document) and the ones it must allow, so the
+// documentation test cannot pass by checking nothing. The section sign is
+// written as an escape, so that this file cites no section.
 func TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations(t *testing.T) {
+	const sect = "\u00a7"
+	design := "DES" + "IGN"
 	files := map[string]string{
-		requirementsDoc:      `<a id="r-4"></a>**R-4.** The budget. <a id="ac-3"></a>**AC-3.** Three deliveries.`,
-		"internal/pump/x.go": "// budget (R-4, AC-3, R-" + "99, NFR-1)",
-		"docs/a.md":          "# A\n\nas " + "DESIGN" + ".md says\n\nand " + "../" + "shared too",
-		"internal/old.go":    "// was (see " + "local-" + "brokers.md §2c)",
-		"internal/stale.go":  "// nothing outside any more",
-		"internal/ref.go":    "// " + referenceSection + "8",
-		"docs/ref.md":        referenceSection + "3",
-		"compose/x.json":     "R-" + "77 is not a citation in JSON",
-		"Makefile":           "# C-12",
-		"testdata/s.txtar":   "# AC-3 and R-4",
-		"internal/sqsafe.go": "// SNS->SQS, I12-3, FR-23: not requirement ids",
+		requirementsDoc:       `<a id="r-4"></a>**R-4.** The budget. <a id="ac-3"></a>**AC-3.** Three deliveries.`,
+		"internal/pump/x.go":  "// budget (R-4, AC-3, R-" + "99, NFR-1)",
+		"docs/a.md":           "# A\n\nas " + design + ".md says\n\nand " + "../" + "shared too",
+		"docs/b.md":           "# B\n\n(" + design + "'s rule for optional caches)\n",
+		"internal/old.go":     "// was (see " + "local-" + "brokers.md " + sect + "2c)",
+		"internal/stale.go":   "// nothing outside any more; " + design + "ATED and UN" + design + "ED are words",
+		"internal/ref.go":     "// " + "reference " + sect + "8",
+		"internal/refwrap.go": "package p\n\n// leaves the rest on the broker (" + "reference\n// " + sect + "8.5).\n",
+		"docs/ref.md":         "Reference " + sect + "3",
+		"compose/x.json":      "R-" + "77 is not a citation in JSON",
+		"Makefile":            "# C-12",
+		"testdata/s.txtar":    "# AC-3 and R-4",
+		"internal/sqsafe.go":  "// SNS->SQS, I" + "12-3, FR-23: not requirement ids; a reference, then " + sect + "9 of nothing",
 	}
 	got := docProblems(files, []string{"internal/old.go", "internal/stale.go", "internal/gone.go"})
 	want := []string{
@@ -217,9 +237,11 @@ func TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations(t *testing.T) {
 		"NFR-1 is cited (internal/pump/x.go) and not defined in docs/requirements.md: add <a id=\"nfr-1\"></a> with its definition",
 		"R-" + "99 is cited (internal/pump/x.go) and not defined in docs/requirements.md: add <a id=\"r-" + "99\"></a> with its definition",
 		"docs/a.md cites a document outside the repository (line 3, line 5): cite docs/requirements.md, docs/emulators.md, docs/wire-format.md, ARCHITECTURE.md or an ADR instead",
-		"docs/ref.md cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+		"docs/b.md cites a document outside the repository (line 3): cite docs/requirements.md, docs/emulators.md, docs/wire-format.md, ARCHITECTURE.md or an ADR instead",
+		"docs/ref.md cites a section of the notes on .NET Brighter, outside the repository (line 1): say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
 		"internal/gone.go is listed and does not exist: remove it from the list",
-		"internal/ref.go cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+		"internal/ref.go cites a section of the notes on .NET Brighter, outside the repository (line 1): say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+		"internal/refwrap.go cites a section of the notes on .NET Brighter, outside the repository (line 3): say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
 		"internal/stale.go no longer cites a document outside the repository: remove it from citesOutsideToday (the list only shrinks)",
 	}
 	slices.Sort(want)
