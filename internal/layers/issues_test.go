@@ -15,17 +15,13 @@ import (
 // "(#N)". Group 1 is an owner/name written just before
 // the word issue, group 2 the "#": a citation with both names another
 // project's public tracker (aws/aws-sdk-go-v2 issues #1825), which a clone
-// can read. Numbers that are not issue references ("HTTP 404", a
-// section number, "%23") do not match.
-var issueCitation = regexp.MustCompile(`(?i)(?:\b([a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*)\s+)?\bissues?(?:\s|//)+(#?)[0-9]+\b|\(#[0-9]+\)`)
-
-// disguisedIssue matches an issue number worn as an id (N and n stand for
-// numbers, so that this comment cites none): a conformance row or test id
-// made of the letter I and the issue's number ("I<N>-<n>", "I<N>/name")
-// and a test named after the issue ("TestX_Issue<N>"). A clone has no
-// tracker to say what the number was; an id says what the row or test
-// proves. Case matters: "i386-64" is not an id.
-var disguisedIssue = regexp.MustCompile(`\bI[0-9]+(?:-[0-9]+\b|/[A-Za-z][A-Za-z0-9-]*)|[Ii]ssue[0-9]+\b`)
+// can read. Numbers that are not issue references ("HTTP 404", "§10.1",
+// "%23") do not match. A conformance row id made of an issue number (a
+// capital I, the number, then "-" and a row number, "/" and a name, or
+// "_" and a name as in a subtest's name) is a citation too: it names the
+// issue and nothing a clone can look up; a row is named by its requirement
+// and what it checks ("R-4/ack-hold").
+var issueCitation = regexp.MustCompile(`(?i)(?:\b([a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*)\s+)?\bissues?(?:\s|//)+(#?)[0-9]+\b|\(#[0-9]+\)|(?-i:\bI[0-9]+(?:-[0-9]+|/[a-z]+(?:-[a-z]+)*|_[a-z]+)\b)`)
 
 // mutantsDir holds the mutant catalogue, whose descriptions may keep the
 // history of the rule each mutant breaks.
@@ -78,26 +74,16 @@ func issueText(path, text string) string {
 	return text[:i] + table + text[j:]
 }
 
-// issueCitations returns each issue citation in text (issueCitation,
-// disguisedIssue) as "line N: match" (N from 1), in the order they occur,
-// leaving out those of another project's tracker.
+// issueCitations returns each issue citation in text as "line N: match"
+// (N from 1), leaving out those of another project's tracker.
 func issueCitations(text string) []string {
-	type cite struct{ at, end int }
-	var found []cite
+	var out []string
 	for _, m := range issueCitation.FindAllStringSubmatchIndex(text, -1) {
 		if m[2] >= 0 && m[5] > m[4] {
 			continue // owner/name issue #N: another project's public tracker
 		}
-		found = append(found, cite{m[0], m[1]})
-	}
-	for _, m := range disguisedIssue.FindAllStringIndex(text, -1) {
-		found = append(found, cite{m[0], m[1]})
-	}
-	slices.SortFunc(found, func(a, b cite) int { return a.at - b.at })
-	var out []string
-	for _, c := range found {
-		line := 1 + strings.Count(text[:c.at], "\n")
-		out = append(out, fmt.Sprintf("line %d: %q", line, text[c.at:c.end]))
+		line := 1 + strings.Count(text[:m[0]], "\n")
+		out = append(out, fmt.Sprintf("line %d: %q", line, text[m[0]:m[1]]))
 	}
 	return out
 }
@@ -190,27 +176,27 @@ func repositoryFiles(t *testing.T, ext string, least int, want ...string) map[st
 
 // TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest feeds the checker
 // the citations it must flag (in a comment, across a comment line break,
-// with a "#", a bare "(#N)", in a test file, in a Markdown heading, a row
-// id and a test name that wear the number), the files and numbers it must
-// leave alone (the mutant catalogue, a test script, another project's
-// tracker, HTTP statuses, section signs, requirement ids, words that only
-// look like ids), a listed file that no longer cites one and a listed file
-// that does not exist, so the check cannot pass by checking nothing. The
-// citations are written with <i> for the word issue and <id> for the
-// letter of a row id, so that this file does not cite an issue itself.
+// with a "#", a bare "(#N)", in a test file, in a Markdown heading, a
+// conformance row id made of an issue number, written <row> here), the
+// files and numbers it must leave alone (the mutant catalogue, a test
+// script, another project's tracker, HTTP statuses, section signs), a
+// listed file that no longer cites one and a
+// listed file that does not exist, so the check cannot pass by checking
+// nothing. The citations are written with <i> for the word issue, so that
+// this file does not cite an issue itself.
 func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
-	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<#", "(#", "<id>", "I", "<s>", "\u00a7").Replace
+	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<#", "(#", "<row>", "I"+"28").Replace
 	files := map[string]string{
 		"internal/a.go":                  cite("package a\n\n// Release waits (at most 600 s; <i> 13).\n"),
 		"internal/b.go":                  cite("// a row (<i>\n// 28): later messages\n\t// <I> 30: dlq archive\n"),
 		"internal/c.go":                  cite("// see <i>s #7 and #8, and <#41)\n"),
-		"internal/d.go":                  cite("// smithy-go closes the body (aws/aws-sdk-go-v2 <i>s #1825 and\n// #2737); HTTP 404 and 503; <s>10.1; %23DLQ; R-4, AC-3, i386-64, AI2-1, I/O, IPv4-only, SNS->SQS.\n"),
+		"internal/d.go":                  cite("// smithy-go closes the body (aws/aws-sdk-go-v2 <i>s #1825 and\n// #2737); HTTP 404 and 503; §10.1; %23DLQ; R-4, AC-3, R-4/ack-hold, I/O.\n"),
+		"internal/f.go":                  cite("\t{\"<row>-1\", \"R-4\", \"a row\"},\n\tg.Run(t, \"<row>/ack-hold\", f, v, nil) // -run <row>_ackhold\n"),
 		"internal/e.go":                  "// the client issues a request per message\n",
 		"internal/a_test.go":             cite("// TestX_<I>31 (<i> 31)\n"),
-		"internal/conformance/rows.go":   cite("const rowFIFO = \"<id>28-2\"\n\nconst rowHold = \"<id>28/lapse-hold\" // as TestSoak_<I>31 and Test<i>7\n"),
-		mutantsDir + "set_x.go":          cite("// the survivors of <i> 28's audit, killed by <id>28-2\n"),
+		mutantsDir + "set_x.go":          cite("// the survivors of <i> 28's audit\n"),
 		"docs/adr/0001-x.md":             cite("## 9. Hostile counts (<i> 14)\n"),
-		"testdata/scripts/x.txtar":       cite("# a host that never answers (<i> 13, <id>13-1)\n"),
+		"testdata/scripts/x.txtar":       cite("# a host that never answers (<i> 13)\n"),
 		"internal/listed.go":             cite("// still (<i> 12)\n"),
 		"internal/stale.go":              "// says the behaviour now\n",
 		"internal/upstream_no_hash.go":   cite("// aws/aws-sdk-go-v2 <i> 1825\n"),
@@ -223,8 +209,8 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 		cite(`internal/a.go cites an issue number (line 3: "<i> 13")` + advice),
 		cite(`internal/b.go cites an issue number (line 1: "<i>\n// 28", line 3: "<I> 30")` + advice),
 		cite(`internal/c.go cites an issue number (line 1: "<i>s #7", line 1: "<#41)")` + advice),
-		cite(`internal/a_test.go cites an issue number (line 1: "<I>31", line 1: "<i> 31")` + advice),
-		cite(`internal/conformance/rows.go cites an issue number (line 1: "<id>28-2", line 3: "<id>28/lapse-hold", line 3: "<I>31", line 3: "<i>7")` + advice),
+		cite(`internal/a_test.go cites an issue number (line 1: "<i> 31")` + advice),
+		cite(`internal/f.go cites an issue number (line 1: "<row>-1", line 2: "<row>/ack-hold", line 2: "<row>_ackhold")` + advice),
 		cite(`internal/upstream_no_hash.go cites an issue number (line 1: "aws/aws-sdk-go-v2 <i> 1825")` + advice),
 		"internal/gone.go is listed and does not exist: remove it from citesIssueToday",
 		"internal/stale.go no longer cites an issue number: remove it from citesIssueToday (the list only shrinks)",
@@ -236,25 +222,25 @@ func TestDocs_IssueCheckerFlagsCitationsAndAllowsTheRest(t *testing.T) {
 }
 
 // TestDocs_IssueCheckerReadsMarkdown feeds the checker Markdown: citations
-// in a heading, a status line, prose broken across lines, a table row and
-// row ids that wear an issue's number are flagged with their line numbers;
-// docs/conformance.md is flagged outside its mutant table and not inside
-// it (the line numbers after the table still hold), and read whole when
-// its markers are missing; another project's tracker, an anchor link, a
-// descriptive row id and the verb "issues" are left alone. The citations
-// are written with <i> for the word issue and <id> for the letter of a row
-// id, so that this file does not cite an issue itself.
+// in a heading, a status line, prose broken across lines and a table row
+// are flagged with their line numbers; docs/conformance.md is flagged
+// outside its mutant table and not inside it (the line numbers after the
+// table still hold), and read whole when its markers are missing; a
+// conformance row id made of an issue number is flagged; another project's
+// tracker, an anchor link, a conformance row id named for its requirement
+// and the verb "issues" are left alone. The citations are written with <i> for the word
+// issue, so that this file does not cite an issue itself.
 func TestDocs_IssueCheckerReadsMarkdown(t *testing.T) {
-	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<id>", "I", "<s>", "\u00a7").Replace
-	table := cite(mutantTableBegin + "\n| docs-x | a doc cites <i> 29, row <id>28-2 | killed |\n" + mutantTableEnd + "\n")
+	cite := strings.NewReplacer("<i>", "issue", "<I>", "Issue", "<row>", "I"+"12").Replace
+	table := cite(mutantTableBegin + "\n| docs-x | a doc cites <i> 29 | killed |\n" + mutantTableEnd + "\n")
 	files := map[string]string{
 		"README.md":         cite("# brighter\n\n## Leases (<i> 12)\n"),
 		"docs/adr/0009.md":  cite("# ADR\n\nStatus: accepted (<i> 12; ceilings: <i> 28)\n"),
 		"docs/prose.md":     cite("the deadline (<i>\n31) of each\n| rule | warning | refused (<i> 28) |\n"),
-		conformanceDoc:      cite("# Ledger\n\n| <id>12-1 | (<i> 5) |\n") + table + cite("after the table (<I> 7)\n"),
+		conformanceDoc:      cite("# Ledger\n\n| R-4/lease-overrun | (<i> 5) |\n") + table + cite("after the table (<I> 7)\n"),
 		"docs/missing.md":   "nothing cited\n",
-		"docs/clean.md":     cite("SDK bug (aws/aws-sdk-go-v2 <i>s #1825); see [<s>10](#10-exhausted); row fifo-ordered-deferral; the client issues a call per message\n"),
-		"docs/rows.md":      cite("rows <id>12-1 and\n<id>34-2, and <id>28/ack-hold\n"),
+		"docs/clean.md":     cite("SDK bug (aws/aws-sdk-go-v2 <i>s #1825); see [§10](#10-exhausted); rows R-4/lease-overrun and AC-3; the client issues a call per message\n"),
+		"docs/rows.md":      cite("the rows <row>-1 and\n<row>/lease-overrun\n"),
 		"docs/adr/other.md": cite("## 9. Hostile counts\n"),
 	}
 	got := issueProblems(files, nil)
@@ -263,8 +249,8 @@ func TestDocs_IssueCheckerReadsMarkdown(t *testing.T) {
 		cite(`README.md cites an issue number (line 3: "<i> 12")` + advice),
 		cite(`docs/adr/0009.md cites an issue number (line 3: "<i> 12", line 3: "<i> 28")` + advice),
 		cite(`docs/prose.md cites an issue number (line 1: "<i>\n31", line 3: "<i> 28")` + advice),
-		cite(`docs/rows.md cites an issue number (line 1: "<id>12-1", line 2: "<id>34-2", line 2: "<id>28/ack-hold")` + advice),
-		cite(conformanceDoc + ` cites an issue number (line 3: "<id>12-1", line 3: "<i> 5", line 7: "<I> 7")` + advice),
+		cite(conformanceDoc + ` cites an issue number (line 3: "<i> 5", line 7: "<I> 7")` + advice),
+		cite(`docs/rows.md cites an issue number (line 1: "<row>-1", line 2: "<row>/lease-overrun")` + advice),
 	}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

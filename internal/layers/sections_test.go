@@ -25,7 +25,8 @@ import (
 //     ("## 9. ...", "### 9.2 ...") or a numbered item at the start of a
 //     line ("6. **Failures ...**", an ADR's numbered decisions).
 //
-// The signs in this file are written as escapes, so that it cites nothing.
+// The checks' own sources (internal/layers, checksSections) are not read:
+// their fixtures hold the signs they check.
 
 // sectionCite matches a section sign (group 4: the section, as written
 // after it) and the document named just before it, if any: group 1 an
@@ -53,6 +54,10 @@ func sections(text string) (map[string]bool, bool) {
 	return out, headings
 }
 
+// checksSections reports whether the section check reads the file at
+// path: every text file but the checks' own sources.
+func checksSections(path string) bool { return !strings.HasPrefix(path, "internal/layers/") }
+
 // adrPath returns the path of ADR number n among files ("" when the
 // repository has none).
 func adrPath(files map[string]string, n string) string {
@@ -65,7 +70,8 @@ func adrPath(files map[string]string, n string) string {
 }
 
 // sectionProblems returns one line per file of files (path relative to the
-// repository root, with slashes -> content) whose section signs do not
+// repository root, with slashes -> content) that the check reads
+// (checksSections) and whose section signs do not
 // resolve to a section of a document of the repository, each sign by line
 // and section number (the sign, and a document the repository lacks, are
 // not spelt out, so that a report written into the repository cites
@@ -73,6 +79,9 @@ func adrPath(files map[string]string, n string) string {
 func sectionProblems(files map[string]string) []string {
 	var out []string
 	for p, text := range files {
+		if !checksSections(p) {
+			continue
+		}
 		var bad []string
 		for _, m := range sectionCite.FindAllStringSubmatchIndex(text, -1) {
 			group := func(i int) string {
@@ -153,17 +162,19 @@ func TestDocs_SectionSignsNameRepositorySections(t *testing.T) {
 // numbered heading, a path relative to the citing file) and those it must
 // flag (a Go comment's bare sign, a section an ADR lacks, an ADR or a
 // document the repository does not have, a document citing itself without
-// numbered headings, a section with a letter).
+// numbered headings, a section with a letter), and leaves the checks' own
+// sources alone.
 func TestDocs_SectionCheckerFlagsSectionsAClonelacks(t *testing.T) {
 	r := strings.NewReplacer("<s>", "\u00a7").Replace
 	files := map[string]string{
-		"docs/adr/0001-count.md":   r("# ADR 0001\n\n## 9. Hostile\n\n### 9.2 Routed\n\n## 10. Exhausted\n\nas <s>9.2 says; see [<s>10](#10-exhausted).\n"),
-		"docs/adr/0005-leases.md":  r("# ADR 0005\n\n## Decisions\n\n1. **Keep.**\n6. **Stale.** as in Brighter, <s>4.3.\n"),
-		"docs/commands/consume.md": r("[ADR 0001 <s>10](../adr/0001-count.md) and ADR\n  0001 <s>9.2; ../adr/0001-count.md <s>9, ../../docs/adr/0005-leases.md <s>1 and <s>3\n"),
-		"internal/a.go":            r("// (ADR 0001 <s>9) and (docs/adr/0001 <s>10.) and (docs/adr/0001-count.md\n// <s>9.2), ADR 0005 <s>6\n"),
-		"internal/b.go":            r("// Defaults of the DeadLetterPolicy (<s>9.3).\n// leaves the rest (ADR 0001 <s>8.5)\n"),
-		"internal/c.go":            r("// (ADR 0009 <s>1), (notes.md <s>2c), (ADR 0001 <s>2c), ADR 0005 <s>1.4\n"),
-		"testdata/x.sarif":         r(`{"text": "judged on its own deliveries, ADR 0001 <s>9), nor\n"}`),
+		"docs/adr/0001-count.md":    r("# ADR 0001\n\n## 9. Hostile\n\n### 9.2 Routed\n\n## 10. Exhausted\n\nas <s>9.2 says; see [<s>10](#10-exhausted).\n"),
+		"docs/adr/0005-leases.md":   r("# ADR 0005\n\n## Decisions\n\n1. **Keep.**\n6. **Stale.** as in Brighter, <s>4.3.\n"),
+		"docs/commands/consume.md":  r("[ADR 0001 <s>10](../adr/0001-count.md) and ADR\n  0001 <s>9.2; ../adr/0001-count.md <s>9, ../../docs/adr/0005-leases.md <s>1 and <s>3\n"),
+		"internal/a.go":             r("// (ADR 0001 <s>9) and (docs/adr/0001 <s>10.) and (docs/adr/0001-count.md\n// <s>9.2), ADR 0005 <s>6\n"),
+		"internal/b.go":             r("// Defaults of the DeadLetterPolicy (<s>9.3).\n// leaves the rest (ADR 0001 <s>8.5)\n"),
+		"internal/c.go":             r("// (ADR 0009 <s>1), (notes.md <s>2c), (ADR 0001 <s>2c), ADR 0005 <s>1.4\n"),
+		"testdata/x.sarif":          r(`{"text": "judged on its own deliveries, ADR 0001 <s>9), nor\n"}`),
+		"internal/layers/x_test.go": r("// a fixture: (<s>9.3), reference <s>8\n"),
 	}
 	got := sectionProblems(files)
 	const advice = ": say what the section says, or cite a numbered heading or decision of a repository document, named just before the sign (ADR 0001 \u00a79)"
