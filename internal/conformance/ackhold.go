@@ -61,6 +61,9 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			mu    sync.Mutex
 			runs  = map[string]int{}
 			early []string
+			// together: the second message had been handed out when the
+			// first's first run began (a receive returned both).
+			together atomic.Bool
 		)
 		h := func(_ context.Context, m *message.Message) pump.Result {
 			s, ok := seq[m.OriginalID()]
@@ -70,6 +73,9 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 			mu.Lock()
 			defer mu.Unlock()
 			runs[m.OriginalID()]++
+			if s == 0 && runs[m.OriginalID()] == 1 {
+				together.Store(rec.Handed(ids[1]) > 0)
+			}
 			if s > 0 && !sent[s-1].Load() {
 				early = append(early, fmt.Sprintf("message %d handled before message %d was acknowledged", s, s-1))
 			}
@@ -89,6 +95,9 @@ func runAckHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		defer mu.Unlock()
 		if !failed.Load() {
 			t.Fatal("no acknowledgement of the first message was made to fail")
+		}
+		if !together.Load() && batchesGroups(f) {
+			t.Fatalf("the second message had not been handed out when the first's handler ran: no receive returned two messages of the key, so the row did not take the path it proves (%s returns several messages of a group in one receive: is the FIFOBatcher in front of the emulator?)", f.Configuration())
 		}
 		for _, e := range early {
 			t.Errorf("%s (its first acknowledgement failed, so it was still on the broker)", e)

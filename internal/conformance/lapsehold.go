@@ -40,7 +40,9 @@ var errExtendFault = errors.New("conformance: injected lease extension failure (
 // was extended, must be released unhandled rather than handled before the
 // second comes back. Where the broker hands out a group one message at a
 // time (RocketMQ FIFO groups) nothing lapses, and the cell proves only
-// that no message is handled early or twice.
+// that no message is handled early or twice. Where the fixture always
+// hands a group out together (batchesGroups: SQS FIFO) the cell fails
+// when the second message was not handed out with the first.
 func runLapseHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 	if !f.Ordered() {
 		return
@@ -109,6 +111,9 @@ func runLapseHold(t *testing.T, g *Group, f Fixture, v pump.Variant) {
 		running.Quit(t)
 		mu.Lock()
 		defer mu.Unlock()
+		if !together.Load() && batchesGroups(f) {
+			t.Fatalf("the second message was not handed out while the first's handler ran: no receive returned two messages of the key, so the row did not take the path it proves (%s returns several messages of a group in one receive: is the FIFOBatcher in front of the emulator?)", f.Configuration())
+		}
 		if together.Load() && lapsed.Load() == 0 {
 			t.Fatal("the second message was handed out with the first, but its lease never lapsed before dispatch: the row did not take the path it proves")
 		}

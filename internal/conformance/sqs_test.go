@@ -62,6 +62,11 @@ func (f *sqsFixture) Ordered() bool         { return f.fifo }
 // most 20 s (longPollFixture).
 func (f *sqsFixture) LongPolls() bool { return true }
 
+// BatchesGroups reports true for FIFO queues: opened with
+// Setup.FIFOBatches, the channel is served through sqstest.FIFOBatcher,
+// whose receive returns every waiting message of a group.
+func (f *sqsFixture) BatchesGroups() bool { return f.fifo }
+
 // HoldsToACeiling reports true: SQS keeps a message from other consumers
 // at most 12 hours from its receive (Setup.HoldCeiling shortens it).
 func (f *sqsFixture) HoldsToACeiling() bool { return true }

@@ -24,7 +24,9 @@
 //
 // docs_test.go checks that the repository carries its
 // own design: every requirement id cited is defined in docs/requirements.md,
-// and no file cites a document outside the repository. issues_test.go
-// checks that no Go file and no Markdown document cites an issue number,
-// which a clone has no tracker for.
+// and no file cites a document outside the repository. sections_test.go
+// checks that every section sign names a numbered section of a document the
+// repository has. issues_test.go checks that no Go file and no Markdown
+// document cites an issue number, or wears one as a row or test id, which a
+// clone has no tracker for.
 package layers

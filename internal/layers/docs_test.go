@@ -28,17 +28,26 @@ var requirementAnchor = regexp.MustCompile(`<a id="((?:r|nfr|ac|c|a)-[0-9]+)"></
 // outsideNames are the names of the team's documents that live outside the
 // repository: a file that names one cites something a clone cannot read.
 // They are spelt in pieces so that this file does not cite them itself.
+// The design notes are matched as a word (outsideWord).
 var outsideNames = []string{
 	"../" + "shared",
-	"DESIGN" + ".md",
 	"local-" + "brokers",
 	"brighter-" + "semantics",
 	"GO-" + "MAPPING",
 }
 
+// outsideWord matches the design notes by their name as a word, with or
+// without ".md" ("the notes' rule", written with their name): spelt in
+// pieces, as outsideNames.
+var outsideWord = regexp.MustCompile(`\b` + "DES" + "IGN" + `\b`)
+
 // referenceSection is how a comment cites a section of the team's notes on
 // .NET Brighter's wire formats and pump, which live outside the repository.
 var referenceSection = "reference " + "§"
+
+// referenceCite matches referenceSection also across a comment's line
+// break ("reference", a new line, "// ", the sign), in any case.
+var referenceCite = regexp.MustCompile("(?i)" + strings.ReplaceAll(regexp.QuoteMeta(referenceSection), " ", `(?:\s|//|#)*`))
 
 // citesOutsideToday lists the files allowed to cite a document outside
 // the repository: none. Never add a file.
@@ -95,7 +104,7 @@ func docProblems(files map[string]string, allowOutside []string) []string {
 		case len(lines) == 0 && listed:
 			out = append(out, fmt.Sprintf("%s no longer cites a document outside the repository: remove it from citesOutsideToday (the list only shrinks)", path))
 		}
-		if strings.Contains(text, referenceSection) {
+		if referenceCite.MatchString(text) {
 			out = append(out, fmt.Sprintf("%s cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR", path))
 		}
 	}
@@ -118,6 +127,10 @@ func docProblems(files map[string]string, allowOutside []string) []string {
 func outsideLines(text string) []string {
 	var out []string
 	for i, line := range strings.Split(text, "\n") {
+		if outsideWord.MatchString(line) {
+			out = append(out, "line "+strconv.Itoa(i+1))
+			continue
+		}
 		for _, n := range outsideNames {
 			if strings.Contains(line, n) {
 				out = append(out, "line "+strconv.Itoa(i+1))
@@ -201,7 +214,7 @@ func TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations(t *testing.T) {
 	files := map[string]string{
 		requirementsDoc:      `<a id="r-4"></a>**R-4.** The budget. <a id="ac-3"></a>**AC-3.** Three deliveries.`,
 		"internal/pump/x.go": "// budget (R-4, AC-3, R-" + "99, NFR-1)",
-		"docs/a.md":          "# A\n\nas " + "DESIGN" + ".md says\n\nand " + "../" + "shared too",
+		"docs/a.md":          "# A\n\nas " + "DES" + "IGN" + ".md says\n\nand " + "../" + "shared too",
 		"internal/old.go":    "// was (see " + "local-" + "brokers.md §2c)",
 		"internal/stale.go":  "// nothing outside any more",
 		"internal/ref.go":    "// " + referenceSection + "8",
@@ -228,5 +241,29 @@ func TestDocs_CheckerFlagsUndefinedIDsAndOutsideCitations(t *testing.T) {
 	}
 	if got := docProblems(map[string]string{"README.md": "R-1"}, nil); !slices.Contains(got, requirementsDoc+": missing") {
 		t.Errorf("a missing %s is not reported: %v", requirementsDoc, got)
+	}
+}
+
+// TestDocs_CheckerFlagsTheNotesByWordAndAReferenceAcrossLines feeds the
+// checker the design notes named as a bare word, a reference to a section
+// of the notes on .NET Brighter split across a comment's line break and
+// across a Markdown line, and the words it must leave alone.
+func TestDocs_CheckerFlagsTheNotesByWordAndAReferenceAcrossLines(t *testing.T) {
+	design := "DES" + "IGN"
+	files := map[string]string{
+		requirementsDoc:       `<a id="r-4"></a>**R-4.** The budget.`,
+		"docs/adr/0001-x.md":  "# ADR\n\n3. never the message (" + design + "'s rule for optional caches)\n",
+		"internal/refwrap.go": "package p\n\n// leaves the rest on the broker (reference\n// " + strings.TrimPrefix(referenceSection, "reference ") + "8.5).\n",
+		"docs/ref.md":         "as the\nReference\n" + strings.TrimPrefix(referenceSection, "reference ") + "3 says\n",
+		"internal/words.go":   "// " + design + "ATED and UN" + design + "ED are words; a reference, then the sign: " + strings.TrimPrefix(referenceSection, "reference ") + "9\n",
+	}
+	got := docProblems(files, nil)
+	want := []string{
+		"docs/adr/0001-x.md cites a document outside the repository (line 3): cite docs/requirements.md, docs/emulators.md, docs/wire-format.md, ARCHITECTURE.md or an ADR instead",
+		"docs/ref.md cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+		"internal/refwrap.go cites a section of the notes on .NET Brighter, outside the repository: say what Brighter does, or cite docs/wire-format.md, the code or an ADR",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -32,7 +32,7 @@ var docsMutants = []mutant{
 	{Name: "docs-cites-outside", What: "the README sends contributors to a design document outside the repository",
 		File: "README.md",
 		Old:  "- [ARCHITECTURE.md](ARCHITECTURE.md): the layers",
-		New:  "- [ARCHITECTURE.md](ARCHITECTURE.md) (see ../" + "shared/" + "DESIGN" + ".md): the layers",
+		New:  "- [ARCHITECTURE.md](ARCHITECTURE.md) (see ../" + "shared/" + "DES" + "IGN" + ".md): the layers",
 		Pkg:  "./internal/layers", Run: "^TestDocs_RepositoryCarriesItsOwnDesign$"},
 	{Name: "docs-cites-issue-number", What: "a production package comment cites the issue that asked for it instead of saying the behaviour alone",
 		File: "internal/redact/redact.go",

@@ -23,5 +23,5 @@ var exportMutants = []mutant{
 		File: "internal/export/export.go",
 		Old:  "\tenc.SetIndent(\"\", \"  \")\n",
 		New:  "",
-		Pkg:  "./internal/export ./internal/lint", Run: "^(TestWriteJSON_IndentedDocumentEscapedAsEncodingJSON|TestFormats_Golden)$"},
+		Pkg:  "./internal/export ./internal/lint", Run: "^(TestWriteJSON_IndentedDocumentHTMLCharactersAsThemselves|TestFormats_Golden)$"},
 }

@@ -55,4 +55,11 @@ var keysMutants = []mutant{
 		Old:  "if d == 0 || ext < d {",
 		New:  "if d == 0 || ext > d {",
 		Pkg:  "./internal/pump", Run: "^TestBatchExtensionNeverPassesAMessagesCap$"},
+	// The key-hold rows are selected by the end of their cell names, which
+	// stays when a row's id is renamed.
+	{Name: "fifo-batcher-unwired", What: "the SQS FIFO conformance channels bypass the FIFOBatcher: fauxqs returns one message of a group per receive, so no later message of a key arrives with one held back and the ordered rows would pass without taking the path they prove",
+		File: "internal/conformance/sqs_test.go",
+		Old:  "\tif s.FIFOBatches && f.fifo {\n",
+		New:  "\tif s.FIFOBatches && f.fifo && false {\n",
+		Run:  sqsStd + "/SqsFifo/reactor/_(ackhold|lapsehold)$"},
 }
