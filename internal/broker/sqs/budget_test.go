@@ -1,0 +1,146 @@
+package sqs
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/message"
+	"github.com/brightergo/brighter/internal/pump"
+	"github.com/brightergo/brighter/internal/pump/pumptest"
+)
+
+// A handler cut off by every graceful stop (it outlasts drainTimeout each
+// time) spends a delivery per stop on SQS, which counts receives: with
+// requeueCount 2 the budget forgives up to 2 such deliveries, so after 4
+// stops the 5th delivery is dead-lettered without a handler run, in both
+// variants. Each stop's warning says the delivery counts and what is
+// forgiven, and the rejection message says exactly that, not that handlers
+// spent the budget (docs/adr/0001-delivery-count-contract.md §10).
+func TestHandlerCutOffByEveryStopIsRoutedPastTheForgivenDeliveries_R4(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q, dlq := uniq("cutoff-"+string(v)), uniq("cutoff-dlq-"+string(v))
+			ch := ChannelOptions{Queue: q, DeadLetter: dlq}
+			k := setup(t, c, ch, ConsumerOptions{VisibilityTimeout: time.Minute})
+			send(t, c, ProducerOptions{}, newMessage(q))
+			const budget, stops = 2, 4
+			started := make(chan struct{}, 1)
+			cutOff := func(ctx context.Context, _ *message.Message) pump.Result {
+				started <- struct{}{}
+				<-ctx.Done() // outlasts every drain
+				return pump.Result{Outcome: pump.Defer, Err: ctx.Err()}
+			}
+			opts := pump.Options{Subscription: "cutoff", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: budget,
+				DrainTimeout: 100 * time.Millisecond, EmptyChannelDelay: 10 * time.Millisecond}
+			for i := range stops {
+				sink, logger := newSink()
+				p, err := pump.New(k, cutOff, opts, pump.LogObserver{Logger: logger})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- p.Run(ctx) }()
+				select {
+				case <-started:
+				case <-time.After(20 * time.Second):
+					cancel()
+					t.Fatalf("stop %d: the handler never ran", i+1)
+				}
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("stop %d: Run = %v", i+1, err)
+				}
+				rec, ok := sink.find(slog.LevelWarn, pump.LogCutOff)
+				if !ok {
+					t.Fatalf("stop %d: no %q warning", i+1, pump.LogCutOff)
+				}
+				if rec.Attrs["budget"] != "2" || rec.Attrs["delivery_count"] != strconv.Itoa(i) {
+					t.Errorf("stop %d: cut-off warning attributes %v, want budget 2 and delivery_count %d", i+1, rec.Attrs, i)
+				}
+			}
+			// The 5th delivery: 4 before it, the 2 forgiven and 2 more.
+			events := pumptest.NewEvents()
+			ran := make(chan struct{}, 1)
+			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
+				ran <- struct{}{}
+				return pump.Result{Outcome: pump.Ack}
+			}, opts, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			reader, err := NewConsumer(c, ConsumerOptions{Queue: dlq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := receiveOne(t, reader, 20*time.Second)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if len(ran) != 0 {
+				t.Error("the handler ran on the delivery past the forgiven ones")
+			}
+			want := "redelivery budget exhausted: delivered 5 times on this channel, handled 0 times here; the 4 deliveries before this one exceed requeueCount 2 by 2, " +
+				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 2; routed without a handler run"
+			if desc, _ := dead.Header.Bag.String(message.KeyRejectionMessage); desc != want {
+				t.Errorf("rejection message\n%q, want\n%q", desc, want)
+			}
+		})
+	}
+}
+
+// A message whose first delivery carries a stamped count that reached the
+// budget (as a .NET publisher or another consumer's requeue may stamp it)
+// is dead-lettered on that delivery without a handler run, in both
+// variants, and its rejection message says so: the stamp, one delivery on
+// this channel, not "delivered 6 times".
+func TestStampedCountAtTheBudgetIsDeadLetteredWithAnHonestReason_R4(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q, dlq := uniq("stamped-"+string(v)), uniq("stamped-dlq-"+string(v))
+			k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: dlq}, ConsumerOptions{VisibilityTimeout: time.Minute})
+			m := newMessage(q)
+			m.Header.HandledCount = 5
+			send(t, c, ProducerOptions{}, m)
+			ran := make(chan struct{}, 1)
+			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
+				ran <- struct{}{}
+				return pump.Result{Outcome: pump.Defer}
+			}, pump.Options{Subscription: "stamped", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, EmptyChannelDelay: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			reader, err := NewConsumer(c, ConsumerOptions{Queue: dlq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := receiveOne(t, reader, 20*time.Second)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if len(ran) != 0 {
+				t.Error("the handler ran")
+			}
+			want := "redelivery budget exhausted: its stamped count 5 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel) " +
+				"reached requeueCount 3; delivered 1 time on this channel, handled 0 times here; routed without a handler run"
+			if desc, _ := dead.Header.Bag.String(message.KeyRejectionMessage); desc != want {
+				t.Errorf("rejection message\n%q, want\n%q", desc, want)
+			}
+		})
+	}
+}
