@@ -204,9 +204,11 @@ func TestStop_DeferredMessageStaysAwayForItsDelay(t *testing.T) {
 				case <-time.After(20 * time.Second):
 					t.Fatal("Run did not return")
 				}
+				closing := time.Now()
 				if err := c.Close(ctxT(t, 15*time.Second)); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
+				t.Logf("Close took %s, returned %s after the deferral", time.Since(closing), time.Since(at))
 				after := e.consumer(t, modePull, ConsumerOptions{Subscription: "held-sub"})
 				for time.Since(at) < delay+50*time.Second { // a Nack that meets the closing stream on Google's emulator comes back after its ack deadline
 					ms, err := after.Receive(ctxT(t, 10*time.Second), time.Second)
