@@ -144,3 +144,67 @@ func TestStampedCountAtTheBudgetIsDeadLetteredWithAnHonestReason_R4(t *testing.T
 		})
 	}
 }
+
+// A graceful stop while a deferred message waits out its requeue delay
+// leaves it invisible for the rest of the delay, in both variants: the
+// deferral is one ChangeMessageVisibility, and neither the pump's stop nor
+// the consumer's Close touches it (docs/commands/consume.md#pubsub-redelivery-gaps
+// compares the Pub/Sub stream, which needs its Close to keep the hold).
+func TestStopDuringADeferralLeavesTheMessageAwayForItsDelay_R7(t *testing.T) {
+	const delay = 4 * time.Second
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q := uniq("held-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{VisibilityTimeout: time.Minute})
+			send(t, c, ProducerOptions{}, newMessage(q))
+			deferred := make(chan time.Time, 4)
+			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
+				deferred <- time.Now()
+				return pump.Result{Outcome: pump.Defer}
+			}, pump.Options{Subscription: "held", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, RequeueDelay: delay,
+				DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			var at time.Time
+			select {
+			case at = <-deferred:
+			case <-time.After(20 * time.Second):
+				cancel()
+				t.Fatal("the message was never handled")
+			}
+			time.Sleep(500 * time.Millisecond) // the deferral's visibility change made
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if err := k.Close(context.Background()); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			reader, err := NewConsumer(c, ConsumerOptions{Queue: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for time.Since(at) < delay+20*time.Second {
+				ms, err := reader.Receive(context.Background(), time.Second)
+				if err != nil {
+					t.Fatalf("receive: %v", err)
+				}
+				if len(ms) == 0 {
+					continue
+				}
+				// Measured as the Receive returns, up to its wait after the arrival.
+				if back := time.Since(at); back < delay {
+					t.Fatalf("the deferred message came back %s after its deferral, before its delay %s", back, delay)
+				}
+				return
+			}
+			t.Fatal("the deferred message never came back")
+		})
+	}
+}
