@@ -24,10 +24,11 @@ const (
 	// (Reject or Unacceptable) and its routing failed; route it again with
 	// the same rejection, without a handler run.
 	arrivalRejectionRetry
-	// arrivalSpentByHandlers: its count is past the budget by more than
-	// stops and kills can explain (a stamped count that reached the budget,
-	// or more than twice the budget's deliveries on this channel); route it
-	// without a handler run.
+	// arrivalSpentByHandlers: its count is past the budget by more than the
+	// deliveries the budget forgives to stops and kills (a stamped count that
+	// reached the budget, or more than twice the budget's deliveries on this
+	// channel, whether stops, kills or handlers spent them: the broker does
+	// not say); route it without a handler run.
 	arrivalSpentByHandlers
 	// arrivalAckRetry: this process's handler acknowledged the message and
 	// the acknowledgement failed, or was still waiting in the settle
@@ -52,7 +53,8 @@ const (
 //     (handledHere): the handler had every run the budget allows, and a
 //     dead-letter destination that is down must not make it run again;
 //   - or spentByHandlers reaches the budget: the count is past the budget by
-//     more than stops and kills can explain.
+//     more than the b deliveries forgiven to stops and kills (so a message
+//     whose handler every stop cuts off is routed too, after 2 x b).
 //
 // Anything else reached the budget through deliveries no handler may have
 // seen (a graceful stop's releases, a kill, a lapsed lease): the handler
@@ -87,14 +89,53 @@ func (r *run) exhausted(m *message.Message, ackWaiting bool) arrival {
 
 // spentByHandlers is how many of the deliveries before m's (broker.BudgetSpent
 // less one) are beyond what stops and kills can explain: every delivery
-// counted in a stamped count (the publisher counted a handler's deferral),
-// and the broker's delivery attempts before this one less b of them (each
-// stop or kill that caught the message in a buffer or a handler may have
-// wasted one). b is the budget, at least 1.
+// counted in a stamped count (the count its sender wrote, taken as
+// deferrals by handlers before it reached this channel), and the broker's
+// delivery attempts before this one less b of them (each stop or kill that
+// caught the message in a buffer or a handler may have wasted one: the
+// allowance forgives up to b deliveries that no handler finished). b is the
+// budget, at least 1.
 func spentByHandlers(m *message.Message, b int) int {
 	before := broker.BudgetSpent(m) - 1
 	attemptsBefore := max(m.DeliveryAttempt, 1) - 1
 	return before - min(attemptsBefore, b)
+}
+
+// spentByHandlersReason is the rejection message of m, routed on arrival
+// because spentByHandlers reached the budget (requeueCount budget): it says
+// which deliveries were counted and which forgiven, as the broker and the
+// stamp counted them, and how many handler runs this process made of it.
+// A stop or a kill forgives no more than b deliveries, so a message whose
+// handler is cut off by every stop reaches the dead-letter destination
+// after 2 x b deliveries: the text says so rather than blame handlers.
+func spentByHandlersReason(m *message.Message, budget, runs int) string {
+	b := max(budget, 1)
+	delivered := broker.BudgetSpent(m)
+	attemptsBefore := max(m.DeliveryAttempt, 1) - 1
+	limit := fmt.Sprintf("requeueCount %d", budget)
+	if budget < 1 {
+		limit = fmt.Sprintf("requeueCount %d (a budget of %d)", budget, b)
+	}
+	forgiven := fmt.Sprintf("deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to %d", b)
+	if m.HasRejectionMetadata() {
+		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s here; the %d deliveries before this one exceed %s by %d, and %s; routed without a handler run",
+			m.Header.HandledCount, routedFrom(m), times(delivered), times(runs), delivered-1, limit, delivered-1-b, forgiven)
+	}
+	stamped := max(m.Header.HandledCount-attemptsBefore, 0)
+	if stamped == 0 {
+		return fmt.Sprintf("redelivery budget exhausted: delivered %s on this channel, handled %s here; the %d deliveries before this one exceed %s by %d, and %s; routed without a handler run",
+			times(delivered), times(runs), delivered-1, limit, delivered-1-b, forgiven)
+	}
+	counted := fmt.Sprintf("its stamped count %d (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel)", stamped)
+	switch extra := attemptsBefore - min(attemptsBefore, b); {
+	case attemptsBefore == 0:
+	case extra == 0:
+		counted += fmt.Sprintf(", the %d deliveries before this one on this channel forgiven (up to %d that no handler finished are: stops and kills of consumers, lapsed leases),", attemptsBefore, b)
+	default:
+		counted += fmt.Sprintf(" plus %d of the %d deliveries before this one on this channel (up to %d that no handler finished are forgiven: stops and kills of consumers, lapsed leases)", extra, attemptsBefore, b)
+	}
+	return fmt.Sprintf("redelivery budget exhausted: %s reached %s; delivered %s on this channel, handled %s here; routed without a handler run",
+		counted, limit, times(attemptsBefore+1), times(runs))
 }
 
 // rejectExhausted routes a message that arrived with its budget spent
@@ -126,14 +167,9 @@ func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 		}
 		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here); routing retried after it failed; not handled again",
 			judged, budget, times(delivered), times(runs))
-	case m.HasRejectionMetadata():
-		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: delivered, Outcome: Defer})
-		desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel, after requeueCount %d, more than stops and kills of consumers explain (a routed copy; stamped count %d from %s; handled %s here); not handled again",
-			delivered, budget, m.Header.HandledCount, routedFrom(m), times(runs))
 	default:
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: delivered, Outcome: Defer})
-		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d had reached requeueCount %d before this delivery, by more than stops and kills of consumers explain (delivered %s, handled %s here); not handled again",
-			m.Header.HandledCount, budget, times(delivered), times(runs))
+		desc = spentByHandlersReason(m, budget, runs)
 	}
 	end := r.reject(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: desc}, Defer, 0, why == arrivalRoutingRetry)
 	r.budgetRouted(m, end)

@@ -28,8 +28,8 @@ const (
 	EventDeferred
 	// EventBudgetExhausted: the redelivery budget judged the message
 	// exhausted, once per message: a Defer reached the budget, or a delivery
-	// arrived with its count past the budget by more than stops and kills
-	// explain. A DeliveryError rejection follows. A retried routing
+	// arrived with its count past the budget by more than the deliveries it
+	// forgives to stops and kills. A DeliveryError rejection follows. A retried routing
 	// of a message judged before emits none (Event.Retry).
 	EventBudgetExhausted
 	// EventRejected: the message was rejected; Reason, Route and Destination
@@ -211,8 +211,9 @@ const (
 	LogBudgetExhausted = "redelivery budget exhausted; rejecting message"
 	LogHandlerFailed   = "handler failed; message deferred"
 	// LogCutOff is logged (Warn) for a handler cut off by a stop's drain
-	// timeout: its message was released, not counted (ErrCutOff).
-	LogCutOff       = "handler cut off by the stop; message released, its redelivery budget not charged"
+	// timeout: its message was released unjudged (ErrCutOff), with budget,
+	// the requeueCount whose deliveries that no handler finished are forgiven.
+	LogCutOff       = "handler cut off by the stop; message released unjudged: the broker counts this delivery, and the budget forgives at most requeueCount deliveries that no handler finished"
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
 	// LogAckRetried is logged (Info) for a delivery acknowledged without a
 	// handler run because the handler acknowledged an earlier delivery of
@@ -281,7 +282,7 @@ func (o LogObserver) Observe(e Event) {
 	switch e.Kind {
 	case EventReceived, EventAcknowledged, EventDeferred:
 		if errors.Is(e.Err, ErrCutOff) {
-			l.Warn(LogCutOff, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
+			l.Warn(LogCutOff, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount, "budget", e.Budget)
 			return
 		}
 		if errors.Is(e.Err, ErrHeldBack) {

@@ -13,9 +13,13 @@ import (
 // ErrCutOff is the Err of the EventDeferred emitted for a message whose
 // handler was still running when a stop's DrainTimeout expired: the
 // handler was cancelled and did not get to decide, so the message is
-// released (requeue 0) without counting a delivery or applying the
-// redelivery budget (R-4 judges handler outcomes, not our shutdown).
-var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released, its redelivery budget not charged")
+// released (requeue 0) unjudged: the pump stamps no count and applies no
+// budget (R-4 judges handler outcomes, not our shutdown). The broker still
+// counts the delivery; the budget forgives at most max(requeueCount, 1)
+// deliveries that no handler finished (exhausted, spentByHandlers), so a
+// message cut off by every stop is routed on its delivery after twice that
+// many.
+var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released unjudged: the broker counts the delivery, and the budget forgives at most requeueCount deliveries that no handler finished")
 
 // ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
 // unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).

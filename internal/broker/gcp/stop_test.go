@@ -155,3 +155,79 @@ func TestStreamStop_WhileMessagesArriveLosesNone(t *testing.T) {
 		})
 	}
 }
+
+// A graceful stop while a deferred message waits out its requeue delay
+// does not bring it back early, in both modes and both variants: pull's
+// Requeue already set its ack deadline to the delay, and the stream
+// consumer's Close keeps a hold that ends within its CloseTimeout and Nacks
+// it as the delay ends (docs/commands/consume.md#pubsub-redelivery-gaps).
+// Before, the stream's Close Nacked it at once and it came back about a
+// second after the stop.
+func TestStop_DeferredMessageStaysAwayForItsDelay(t *testing.T) {
+	const delay = 6 * time.Second
+	for _, md := range modes {
+		for _, v := range []pump.Variant{pump.Reactor, pump.Proactor} {
+			t.Run(string(md)+"/"+string(v), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				e.channels(t, ChannelOptions{Topic: "held", Subscription: "held-sub", RequeueCount: -1})
+				c := e.consumer(t, md, ConsumerOptions{Subscription: "held-sub"})
+				deferred := make(chan time.Time, 4)
+				opts := pumptest.Options(v, 10)
+				opts.RequeueCount = 3
+				opts.RequeueDelay = delay
+				opts.DrainTimeout = time.Second
+				p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
+					deferred <- time.Now()
+					return pump.Result{Outcome: pump.Defer}
+				}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- p.Run(ctx) }()
+				e.send(t, "held", newMsg("held-1"))
+				var at time.Time
+				select {
+				case at = <-deferred:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the message was never handled")
+				}
+				time.Sleep(time.Second) // the hold under way
+				cancel()
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatalf("Run = %v", err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatal("Run did not return")
+				}
+				closing := time.Now()
+				if err := c.Close(ctxT(t, 15*time.Second)); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				t.Logf("Close took %s, returned %s after the deferral", time.Since(closing), time.Since(at))
+				after := e.consumer(t, modePull, ConsumerOptions{Subscription: "held-sub"})
+				for time.Since(at) < delay+50*time.Second { // a Nack that meets the closing stream on Google's emulator comes back after its ack deadline
+					ms, err := after.Receive(ctxT(t, 10*time.Second), time.Second)
+					if err != nil {
+						t.Fatalf("Receive after the stop: %v", err)
+					}
+					if len(ms) == 0 {
+						continue
+					}
+					// Measured as the Receive returns, up to its wait after the
+					// arrival: the early Nack brought it back about 4 s early.
+					if back := time.Since(at); back < delay {
+						t.Fatalf("the deferred message came back %s after its deferral, before its delay %s", back, delay)
+					}
+					t.Logf("back after %s, attempt %d", time.Since(at), ms[0].DeliveryAttempt)
+					return
+				}
+				t.Fatal("the deferred message never came back")
+			})
+		}
+	}
+}
