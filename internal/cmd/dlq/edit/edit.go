@@ -112,7 +112,7 @@ its destination, and changes nothing.`,
 			}
 			// Signals are handled from the start, connecting included.
 			defer o.HoldSignals()()
-			return runEdit(cmd.Context(), o)
+			return o.EndRun(runEdit(cmd.Context(), o))
 		},
 	}
 	o.AddCommon(cmd)
@@ -258,7 +258,7 @@ func (o *Options) showDryRun(c *message.Message) error {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
 	if o.Format == export.JSON {
-		if err := export.NewLines(o.IO.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
+		if err := export.NewLines(o.Out()).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
 			return fmt.Errorf("show the edited message: %w", err)
 		}
 		return nil
@@ -267,6 +267,6 @@ func (o *Options) showDryRun(c *message.Message) error {
 	if err := json.Indent(&buf, rec, "", "  "); err != nil {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "would send:\n%s\n", buf.Bytes())
+	_, err = fmt.Fprintf(o.Out(), "would send:\n%s\n", buf.Bytes())
 	return err
 }

@@ -90,7 +90,7 @@ message group and gets a fresh deduplication id.`,
 			}
 			// Signals are handled from the start, connecting included.
 			defer o.HoldSignals()()
-			return runRestore(cmd.Context(), o)
+			return o.EndRun(runRestore(cmd.Context(), o))
 		},
 	}
 	o.AddCommon(cmd)
@@ -205,7 +205,7 @@ func runRestore(ctx context.Context, o *Options) error {
 	sctx, stop := o.Interruptible(ctx, logger)
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
-		records = inspect.NewRunJSON(o.IO.Out)
+		records = inspect.NewRunJSON(o.Out())
 	}
 	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, inspect.RecordRestores(ctx, o.RetryHistory(t), shared.ArchiveName(file), dest, o.Now, logger, func(id string, err error) {
 		if records != nil {
@@ -213,10 +213,10 @@ func runRestore(ctx context.Context, o *Options) error {
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(o.IO.Out, "failed %s: publish to %s: %v\n", id, dest, err)
+			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %v\n", id, dest, err)
 			return
 		}
-		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, dest)
+		fmt.Fprintf(o.Out(), "restored %s -> %s\n", id, dest)
 	}))
 	stopped := sctx.Err() != nil
 	stop()
@@ -231,7 +231,7 @@ func runRestore(ctx context.Context, o *Options) error {
 			cerr = errors.Join(cerr, err)
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
+		fmt.Fprintf(o.Out(), "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
 	}
 	switch {
 	case rerr != nil && stopped:
@@ -288,7 +288,7 @@ func (o *Options) alreadyThere(ctx context.Context, t *transport.Target, dt tran
 func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, dest string, skipped int) error {
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
-		records = inspect.NewRunJSON(o.IO.Out)
+		records = inspect.NewRunJSON(o.Out())
 	}
 	dups := 0
 	for _, m := range ms {
@@ -305,9 +305,9 @@ func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, des
 			}
 			records.Record(r)
 		case n > 0:
-			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
+			fmt.Fprintf(o.Out(), "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
 		default:
-			fmt.Fprintf(o.IO.Out, "would restore %s -> %s\n", id, dest)
+			fmt.Fprintf(o.Out(), "would restore %s -> %s\n", id, dest)
 		}
 	}
 	if records != nil {
@@ -317,6 +317,6 @@ func (o *Options) restoreDryRun(ms []*message.Message, there map[string]int, des
 		}
 		return nil
 	}
-	fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
+	fmt.Fprintf(o.Out(), "would restore %d, skipped %d, already there %d (dry run, nothing published)\n", len(ms), skipped, dups)
 	return nil
 }
