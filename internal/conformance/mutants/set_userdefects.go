@@ -89,7 +89,7 @@ var endpointNameMutants = []mutant{
 		Old:  "\t\t\tm.Header.Bag[sqs.AttrMessageDeduplicationID] = m.Header.MessageID\n",
 		New:  "",
 		Run:  "^TestSendCountToAFIFOQueueDeliversEveryCopy$", Pkg: "./internal/cmd/send"},
-	{Name: "sigpipe-unhandled", What: "SIGPIPE is not handled: a reader of stdout that leaves early (| head) kills brighter at its next write, silently, with what it held left invisible (a peek) or removed unread (an archive)",
+	{Name: "sigpipe-unhandled", What: "SIGPIPE is not handled: a reader of stdout that leaves early (head) kills brighter at its next write, silently, with what it held left invisible (a peek) or removed unread (an archive)",
 		File: "internal/cmd/cmdutil/brokenpipe.go",
 		Old:  "\tsignal.Notify(ch, syscall.SIGPIPE)\n",
 		New:  "\t_ = syscall.SIGPIPE\n\t_ = signal.Notify\n",

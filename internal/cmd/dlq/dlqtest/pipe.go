@@ -50,13 +50,16 @@ func PipeRun(t *testing.T, read func(r *os.File) []byte, args ...string) (code i
 	return code, kept, errOut.String()
 }
 
-// ReadLines is a PipeRun reader that keeps the first n lines, as head -n
-// does: it reads what the pipe holds a buffer at a time and stops at the
-// n-th line.
-func ReadLines(n int) func(r *os.File) []byte {
+// HeadLines is a PipeRun reader that behaves as a `head -n n` started
+// late: it waits delay (brighter meanwhile writes what the pipe takes),
+// then reads once, a buffer of 64 KiB, and keeps the first n lines of
+// that read, as head keeps n lines of the buffer it read and exits; when
+// that read holds fewer than n lines it reads on, a read at a time.
+func HeadLines(n int, delay time.Duration) func(r *os.File) []byte {
 	return func(r *os.File) []byte {
+		time.Sleep(delay)
 		var kept []byte
-		buf := make([]byte, 8192)
+		buf := make([]byte, 64*1024)
 		for n > 0 {
 			k, err := r.Read(buf)
 			for _, b := range buf[:k] {
