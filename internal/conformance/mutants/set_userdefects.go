@@ -104,4 +104,9 @@ var endpointNameMutants = []mutant{
 		Old:  "\terr = shared.RunStoppable(ectx, c, !o.IO.InTTY && !onTerminal(o.IO.ErrOut))\n",
 		New:  "\t_ = ectx\n\terr = c.Run()\n",
 		Run:  "^TestDLQEdit_SignalStopsTheEditor$", Pkg: "./internal/cmd/dlq/edit"},
+	{Name: "rate-nan-accepted", What: "dlq replay takes --rate NaN (no limit: NaN fails every comparison) and --rate Inf without a word, while --rate -1 is refused",
+		File: "internal/cmd/dlq/shared/replay.go",
+		Old:  "\t\tif err := cmdutil.FiniteFloat(\"rate\", o.Rate); err != nil {\n",
+		New:  "\t\tif err := error(nil); err != nil {\n",
+		Run:  "^TestScripts$/^dlq_flag_ranges$", Pkg: "./internal/cmd/root"},
 }
