@@ -10,7 +10,9 @@
 // command (internal/cmd/root) and exits with its code. Each command is a
 // package of internal/cmd (ARCHITECTURE.md, "Adding a command"). Exit
 // codes: 0 clean stop, 1 runtime failure, 2 usage or configuration error,
-// 130 a dlq command interrupted by SIGINT or SIGTERM.
+// 130 a dlq command interrupted by SIGINT or SIGTERM, 141 a command whose
+// stdout's reader went away (SIGPIPE is handled: the write fails with
+// EPIPE and the command stops as at an interruption).
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.

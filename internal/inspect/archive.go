@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"syscall"
 
 	"github.com/google/uuid"
 
@@ -32,6 +33,26 @@ type ArchiveSummary struct {
 	// Failed is how many were written but could not be removed (each is in
 	// both places) or could not be encoded (each stays in place).
 	Failed int `json:"failed"`
+	// Unconfirmed, for an archive to a Pipe that stopped because the
+	// reader went away, are the ids of the receive removed last: the
+	// reader had read every byte of their records and was still there
+	// when the next receive's went into the pipe, but a reader that stops
+	// early (head -n) may have kept only some of them. Empty otherwise.
+	Unconfirmed []string `json:"unconfirmed,omitempty"`
+}
+
+// Pipe is the reader at the other end of an archive written to a pipe (or
+// a socket), which keeps nothing itself: ArchiveWith removes a receive's
+// messages only once the reader has read every byte of their records
+// (Drained) and is seen still there after that (a later receive's
+// records went into the pipe, or Present at the end).
+type Pipe interface {
+	// Drained waits until the reader has read every byte written so far.
+	// It returns an error wrapping EPIPE when the reader goes away first,
+	// ctx's error when ctx ends first.
+	Drained(ctx context.Context) error
+	// Present returns an error wrapping EPIPE when the reader has gone.
+	Present() error
 }
 
 // Archive scans the source and, for each message the filter selects,
@@ -63,7 +84,7 @@ type ArchiveSummary struct {
 // released; what was written is removed first. It returns the summary and
 // the first error of the scan, the write or the sync.
 func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error) (ArchiveSummary, error) {
-	return ArchiveWith(ctx, src, f, w, sync, nil)
+	return ArchiveWith(ctx, src, f, w, sync, nil, nil)
 }
 
 // ArchiveWith is Archive that also tells done (when not nil) about each
@@ -71,7 +92,22 @@ func Archive(ctx context.Context, src *Source, f Filter, w io.Writer, sync func(
 // synced and removed; else why not (`dlq archive -o json`). It is
 // called from one goroutine at a time, in the order the messages were
 // received (with src.ShortPoll, not the caller's).
-func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, done func(id string, err error)) (ArchiveSummary, error) {
+//
+// With pipe not nil, w is a pipe to a reader that keeps nothing of what
+// it does not read, and a receive's messages are removed only when (1)
+// their records were written and flushed, (2) the reader then read every
+// byte of them (pipe.Drained; the next receive's records are written only
+// after that), and (3) after that the reader is still there: the next
+// receive's records went into the pipe, or, for the last receive,
+// pipe.Present at the end. A reader that goes away (EPIPE) stops the
+// archive: the receive whose records it had not all read, and the one
+// held back for (3), are released, not removed; ArchiveSummary.Unconfirmed
+// names the receive removed last, the only one whose records the reader
+// may have read and not kept (a reader that stops within a receive never
+// reads the next, so never lets it be removed). No rule can say what a
+// reader keeps of what it reads: one that reads everything and keeps some
+// (awk 'NR<=2') takes the rest out of the destination as /dev/null would.
+func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync func() error, pipe Pipe, done func(id string, err error)) (ArchiveSummary, error) {
 	tell := func(m *message.Message, err error) {
 		if done != nil {
 			done(m.Header.MessageID, err)
@@ -89,7 +125,13 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		commitErr error
 		commits   int
 		settled   int
+		// kept (with pipe): the receive written and read by the reader,
+		// removed once a later write shows the reader still there.
+		kept []*message.Message
 	)
+	// dctx: a wait for a pipe's reader ends with an interrupt (commit
+	// itself runs on ctx without its cancellation).
+	dctx := ctx
 	holds := func(ms []*message.Message) []held {
 		hs := make([]held, len(ms))
 		for i, m := range ms {
@@ -97,7 +139,48 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		}
 		return hs
 	}
-	// commit writes batch, syncs, then removes it.
+	// remove acknowledges written (their records are in the archive) and
+	// releases back and those it could not remove.
+	remove := func(ctx context.Context, written, back []*message.Message) {
+		aerr := acknowledgeAll(ctx, src.Consumer, written)
+		for i, m := range written {
+			if aerr[i] != nil {
+				sum.Failed++
+				log.ErrorContext(ctx, LogArchiveRemoveFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", aerr[i])
+				tell(m, fmt.Errorf("archived but not removed (it is now in both places): %w", aerr[i]))
+				back = append(back, m)
+				continue
+			}
+			sum.Archived++
+			tell(m, nil)
+		}
+		release(ctx, src, holds(back))
+	}
+	// removeKept removes the receive held back for a pipe's reader.
+	removeKept := func(ctx context.Context) {
+		if len(kept) == 0 {
+			return
+		}
+		sum.Unconfirmed = sum.Unconfirmed[:0]
+		for _, m := range kept {
+			sum.Unconfirmed = append(sum.Unconfirmed, m.Header.MessageID)
+		}
+		remove(ctx, kept, nil)
+		kept = nil
+	}
+	// unkeep releases the receive held back for a pipe's reader, which
+	// went away (err) before it could be removed.
+	unkeep := func(ctx context.Context, err error) []held {
+		for _, m := range kept {
+			log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+			tell(m, fmt.Errorf("write the archive: %w", err))
+		}
+		hs := holds(kept)
+		kept = nil
+		return hs
+	}
+	// commit writes batch, syncs, then removes it (with pipe: removes the
+	// receive held back, and holds batch back once the reader read it).
 	commit := func(ctx context.Context, batch []*message.Message) error {
 		commits++
 		written := batch[:0:0]
@@ -125,21 +208,25 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
 				tell(m, fmt.Errorf("write the archive: %w", err))
 			}
+			release(ctx, src, append(holds(append(back, written...)), unkeep(ctx, err)...))
+			return fmt.Errorf("write the archive: %w", err)
+		}
+		if pipe == nil {
+			remove(ctx, written, back)
+			return nil
+		}
+		// This receive's records went into the pipe after the reader had
+		// read all of the one held back: that one goes.
+		removeKept(ctx)
+		if err := pipe.Drained(dctx); err != nil {
+			for _, m := range written {
+				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+				tell(m, fmt.Errorf("write the archive: %w", err))
+			}
 			release(ctx, src, holds(append(back, written...)))
 			return fmt.Errorf("write the archive: %w", err)
 		}
-		aerr := acknowledgeAll(ctx, src.Consumer, written)
-		for i, m := range written {
-			if aerr[i] != nil {
-				sum.Failed++
-				log.ErrorContext(ctx, LogArchiveRemoveFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", aerr[i])
-				tell(m, fmt.Errorf("archived but not removed (it is now in both places): %w", aerr[i]))
-				back = append(back, m)
-				continue
-			}
-			sum.Archived++
-			tell(m, nil)
-		}
+		kept = written
 		release(ctx, src, holds(back))
 		return nil
 	}
@@ -206,6 +293,22 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		pending = nil
 	} else if len(pending) > 0 {
 		err = commit(nctx, pending)
+	}
+	if len(kept) > 0 {
+		// The last receive the reader read: removed if it is still there
+		// (reading on to the end of the archive), else released.
+		if perr := pipe.Present(); perr != nil {
+			release(nctx, src, unkeep(nctx, perr))
+			if err == nil {
+				err = fmt.Errorf("write the archive: %w", perr)
+			}
+		} else {
+			removeKept(nctx)
+			sum.Unconfirmed = nil
+		}
+	}
+	if pipe == nil || !errors.Is(err, syscall.EPIPE) {
+		sum.Unconfirmed = nil
 	}
 	sum.Skipped = counts.Skipped
 	return sum, err

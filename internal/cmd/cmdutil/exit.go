@@ -15,6 +15,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/brightergo/brighter/internal/config"
@@ -97,4 +98,17 @@ func PositiveDuration(name string, d time.Duration, bound string) error {
 		bound = " (" + bound + ")"
 	}
 	return UsageErr(fmt.Errorf("--%s %s: must be more than 0s%s", name, config.FormatDuration(d), bound))
+}
+
+// FiniteFloat refuses a float flag's value v that is not a number (NaN) or
+// is infinite, a usage error (exit 2) naming the flag and the value:
+// "--NAME NaN: must be a finite number". pflag parses "NaN", "Inf" and
+// "+Inf" as floats, and NaN compares false with every bound, so a range
+// check alone lets it through (a --rate NaN replayed with no limit).
+// Every float flag of the commands goes through it before its range check.
+func FiniteFloat(name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return UsageErr(fmt.Errorf("--%s %g: must be a finite number", name, v))
+	}
+	return nil
 }

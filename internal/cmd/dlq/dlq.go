@@ -70,7 +70,10 @@ exits 130 at once, leaving held messages invisible until --visibility lapses;
 signals within half a second of the first (timeout(1) signals the command and
 then its process group) are the same stop.
 A signal while a command is still connecting to the broker gives up the
-connection at once: exit 130, nothing read or changed.
+connection at once: exit 130, nothing read or changed. A reader of stdout
+that goes away early (| head) stops a command the same way (what it holds
+is released), exit 141; archive to a pipe removes a receive only once the
+reader has read it and is still reading after it.
 
 On the memory transport the dead letters live in the subscription's
 memory.output file (JSON lines, every queue of the run): peek and stats read

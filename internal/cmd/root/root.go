@@ -180,7 +180,9 @@ func unknownSubcommand(parent *cobra.Command, arg string) error {
 // Run executes the command line args (without the program's name) with
 // the dependencies of f and returns the process exit code: 0 clean stop,
 // 1 runtime failure, 2 usage or configuration error, 130 a dlq command
-// interrupted. The error that ends a failed run is written to stderr,
+// interrupted, 141 (cmdutil.ExitBrokenPipe) a command whose output's
+// reader went away (EPIPE; SIGPIPE is handled for the run, so the write
+// fails instead of killing the process). The error that ends a failed run is written to stderr,
 // redacted.
 func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	return runTree(ctx, f, args, namedFirst(args))
@@ -217,6 +219,10 @@ func runTree(ctx context.Context, f *factory.Factory, args []string, only string
 			io.Redactor.Add(v)
 		}
 	}
+	// A reader of stdout that leaves early (| head) makes the next write
+	// fail with EPIPE rather than kill the process: each command stops
+	// there as at an interrupt, releasing what it holds.
+	defer cmdutil.HandleBrokenPipe()()
 	root := newCmdRoot(f, only)
 	// Never nil: cobra reads os.Args for nil args (a test binary's flags).
 	root.SetArgs(append([]string{}, args...))
@@ -227,6 +233,11 @@ func runTree(ctx context.Context, f *factory.Factory, args []string, only string
 	code := cmdutil.ExitUsage
 	if ee, ok := cmdutil.AsExitError(err); ok {
 		code = ee.Code
+	}
+	if cmdutil.IsBrokenPipe(err) && code != cmdutil.ExitInterrupted {
+		// Whatever the command made of it, a run that ended because its
+		// output's reader went away exits as a writer SIGPIPE ended.
+		code = cmdutil.ExitBrokenPipe
 	}
 	// Errors cobra reports itself (unknown command or flag, bad args) are
 	// usage errors.

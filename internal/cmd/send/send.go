@@ -409,8 +409,11 @@ func runSend(ctx context.Context, o *Options) error {
 		logger.Log(ctx, level, logSent, "message_id", id, "topic", topic, "transport", string(s.Transport))
 		if bar != nil {
 			bar.Done(inspect.Outcome{ID: id})
-		} else {
-			fmt.Fprintln(o.io.Out, id)
+		} else if _, err := fmt.Fprintln(o.io.Out, id); err != nil {
+			// stdout's reader went away (| head): no further message is
+			// sent, as at a signal.
+			logger.Info(logSentBulk, "count", sent, "topic", topic, "transport", string(s.Transport), "interrupted", true)
+			return cmdutil.WrapExit(cmdutil.ExitFailure, err, "send to %s: stopped after %d of %d sent, their ids not all printed", topic, sent, o.count)
 		}
 	}
 	if bulk {

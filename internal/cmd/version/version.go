@@ -67,6 +67,8 @@ func runVersion(_ context.Context, opts *Options) error {
 		}
 		return nil
 	}
-	fmt.Fprintln(opts.IO.Out, v)
+	if _, err := fmt.Fprintln(opts.IO.Out, v); err != nil {
+		return cmdutil.FailureErr(err)
+	}
 	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
@@ -112,7 +114,7 @@ its destination, and changes nothing.`,
 			}
 			// Signals are handled from the start, connecting included.
 			defer o.HoldSignals()()
-			return runEdit(cmd.Context(), o)
+			return o.EndRun(runEdit(cmd.Context(), o))
 		},
 	}
 	o.AddCommon(cmd)
@@ -164,7 +166,7 @@ func runEdit(ctx context.Context, o *Options) error {
 		}
 		o.EditFound = len(cs.selected)
 		cs.announce(o.IO.ErrOut, src.Name)
-		e, err := o.edit(cs.selected[0])
+		e, err := o.edit(ctx, cs.selected[0])
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +191,11 @@ func runEdit(ctx context.Context, o *Options) error {
 // edit makes the edit of orig the flags ask for: editor or --body-file,
 // --headers, --set; a JSON body that does not parse reopens the editor on a
 // terminal and is a usage error otherwise.
-func (o *Options) edit(orig *message.Message) (inspect.Edit, error) {
+//
+// A SIGINT or SIGTERM while the editor is open stops it (SIGTERM, then
+// SIGKILL) and ends the edit with exit 130, nothing sent; nothing is held
+// then (the copies read were released). A second signal exits at once.
+func (o *Options) edit(ctx context.Context, orig *message.Message) (inspect.Edit, error) {
 	var body []byte
 	if o.bodyFile != "" {
 		var err error
@@ -215,8 +221,8 @@ func (o *Options) edit(orig *message.Message) (inspect.Edit, error) {
 			if f, ok := o.IO.In.(*os.File); ok {
 				c.Stdin = f
 			}
-			if err := c.Run(); err != nil {
-				return inspect.Edit{}, cmdutil.FailureErr(fmt.Errorf("editor %s: %w (nothing was sent)", redact.Cut(c.String()), err))
+			if err := o.runEditor(ctx, c); err != nil {
+				return inspect.Edit{}, err
 			}
 		}
 		e, err := s.Result(body, o.sets, o.Now())
@@ -228,6 +234,31 @@ func (o *Options) edit(orig *message.Message) (inspect.Edit, error) {
 		}
 		return inspect.Edit{}, cmdutil.UsageErr(fmt.Errorf("dlq edit %s: %w; nothing was sent", redact.Quoted(orig.Header.MessageID), err))
 	}
+}
+
+// runEditor runs the editor c, watching signals meanwhile: a signal stops
+// it (shared.RunStoppable) and is an interruption (exit 130, nothing sent).
+func (o *Options) runEditor(ctx context.Context, c *exec.Cmd) error {
+	logger, err := o.Factory.Logger()
+	if err != nil {
+		return err
+	}
+	ectx, done := o.Editing(ctx, logger)
+	err = shared.RunStoppable(ectx, c, !o.IO.InTTY && !onTerminal(o.IO.ErrOut))
+	if done() {
+		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("edit %s: interrupted while the editor was open; the editor was stopped and nothing was sent", redact.Quoted(o.id))}
+	}
+	if err != nil {
+		return cmdutil.FailureErr(fmt.Errorf("editor %s: %w (nothing was sent)", redact.Cut(c.String()), err))
+	}
+	return nil
+}
+
+// onTerminal reports whether w is a terminal (the editor's stderr: an
+// editor on a terminal must stay in its foreground process group).
+func onTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // askReopen says why the edit is refused and asks whether to edit again.
@@ -258,7 +289,7 @@ func (o *Options) showDryRun(c *message.Message) error {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
 	if o.Format == export.JSON {
-		if err := export.NewLines(o.IO.Out).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
+		if err := export.NewLines(o.Out()).Encode(editedRecord{Type: "edited", Message: rec}); err != nil {
 			return fmt.Errorf("show the edited message: %w", err)
 		}
 		return nil
@@ -267,6 +298,6 @@ func (o *Options) showDryRun(c *message.Message) error {
 	if err := json.Indent(&buf, rec, "", "  "); err != nil {
 		return fmt.Errorf("show the edited message: %w", err)
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "would send:\n%s\n", buf.Bytes())
+	_, err = fmt.Fprintf(o.Out(), "would send:\n%s\n", buf.Bytes())
 	return err
 }

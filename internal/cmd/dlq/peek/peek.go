@@ -66,9 +66,9 @@ func runPeek(ctx context.Context, o *Options) error { return o.Scan(ctx, o.peek)
 func (o *Options) peek(rs *shared.ReadScan) error {
 	var out inspect.Exporter
 	if o.Output == export.JSON {
-		out = inspect.NewJSONLines(o.IO.Out)
+		out = inspect.NewJSONLines(o.Out())
 	} else {
-		tb := inspect.NewTable(o.IO.Out, o.IO.OutTTY && o.IO.Color, o.Now)
+		tb := inspect.NewTable(o.Out(), o.IO.OutTTY && o.IO.Color, o.Now)
 		if !o.RedriveTarget(rs.T) {
 			tb.NotRedriveTarget()
 		}
@@ -76,7 +76,9 @@ func (o *Options) peek(rs *shared.ReadScan) error {
 		out = tb
 	}
 	counts, err := inspect.Peek(rs.Ctx, rs.Source, rs.F, out)
-	if rs.Ctx.Err() != nil {
+	if rs.Ctx.Err() != nil || o.StdoutGone() {
+		// A signal, or stdout's reader went away (| head): what the scan
+		// held is released either way.
 		rs.Summarise("%d shown, %d read (interrupted)", counts.Selected, counts.Scanned)
 		return shared.Interrupted("peek " + rs.T.URL)
 	}

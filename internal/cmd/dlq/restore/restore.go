@@ -90,7 +90,7 @@ message group and gets a fresh deduplication id.`,
 			}
 			// Signals are handled from the start, connecting included.
 			defer o.HoldSignals()()
-			return runRestore(cmd.Context(), o)
+			return o.EndRun(runRestore(cmd.Context(), o))
 		},
 	}
 	o.AddCommon(cmd)
@@ -211,7 +211,7 @@ func runRestore(ctx context.Context, o *Options) error {
 	sctx, stop := o.Interruptible(ctx, logger)
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
-		records = inspect.NewRunJSON(o.IO.Out)
+		records = inspect.NewRunJSON(o.Out())
 	}
 	sum, rerr := inspect.Restore(sctx, p, ms, dest, logger, inspect.RecordRestores(ctx, o.RetryHistory(t), shared.ArchiveName(file), dest, o.Now, logger, func(id string, err error) {
 		if records != nil {
@@ -219,10 +219,10 @@ func runRestore(ctx context.Context, o *Options) error {
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(o.IO.Out, "failed %s: publish to %s: %v\n", id, dest, err)
+			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %v\n", id, dest, err)
 			return
 		}
-		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, dest)
+		fmt.Fprintf(o.Out(), "restored %s -> %s\n", id, dest)
 	}))
 	stopped := sctx.Err() != nil
 	stop()
@@ -237,7 +237,7 @@ func runRestore(ctx context.Context, o *Options) error {
 			cerr = errors.Join(cerr, err)
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
+		fmt.Fprintf(o.Out(), "restored %d, skipped %d, failed %d\n", sum.Restored, skipped, sum.Failed)
 	}
 	switch {
 	case rerr != nil && stopped:
@@ -299,7 +299,7 @@ func (o *Options) alreadyThere(ctx context.Context, t *transport.Target, dt tran
 func (o *Options) restoreDryRun(name string, ms []*message.Message, there map[string]int, dest string, skipped int, check func(*message.Message) error) error {
 	var records *inspect.RunJSON
 	if o.format == export.JSON {
-		records = inspect.NewRunJSON(o.IO.Out)
+		records = inspect.NewRunJSON(o.Out())
 	}
 	dups, failed := 0, 0
 	for _, m := range ms {
@@ -325,11 +325,11 @@ func (o *Options) restoreDryRun(name string, ms []*message.Message, there map[st
 			}
 			records.Record(r)
 		case cerr != nil:
-			fmt.Fprintf(o.IO.Out, "failed %s: publish to %s: %v\n", id, dest, cerr)
+			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %v\n", id, dest, cerr)
 		case n > 0:
-			fmt.Fprintf(o.IO.Out, "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
+			fmt.Fprintf(o.Out(), "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
 		default:
-			fmt.Fprintf(o.IO.Out, "would restore %s -> %s\n", id, dest)
+			fmt.Fprintf(o.Out(), "would restore %s -> %s\n", id, dest)
 		}
 	}
 	if records != nil {
@@ -338,7 +338,7 @@ func (o *Options) restoreDryRun(name string, ms []*message.Message, there map[st
 			return cmdutil.FailureErr(fmt.Errorf("restore: %w", err))
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "would restore %d, skipped %d, already there %d, failed %d (dry run, nothing published)\n", len(ms)-failed, skipped, dups, failed)
+		fmt.Fprintf(o.Out(), "would restore %d, skipped %d, already there %d, failed %d (dry run, nothing published)\n", len(ms)-failed, skipped, dups, failed)
 	}
 	if failed > 0 {
 		return cmdutil.FailureErr(fmt.Errorf("restore %s: %s would fail (dry run, nothing published)", name, shared.Plural(failed, "message")))

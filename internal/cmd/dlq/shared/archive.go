@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/export"
@@ -70,10 +71,16 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 		sync  func() error
 		close = func() error { return nil }
 	)
+	// pipe: stdout is a pipe or a socket, whose reader keeps nothing of
+	// what it does not read (inspect.ArchiveWith's rule for a Pipe).
+	var pipe inspect.Pipe
 	if !o.Purge {
 		w = o.IO.Out
 		if out, ok := o.IO.Out.(*os.File); ok {
 			sync = Fsyncer(out)
+		}
+		if o.File == "-" {
+			pipe = StdoutPipe(o.IO.Out)
 		}
 	}
 	var af ArchiveFile
@@ -107,11 +114,11 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 		done    func(id string, err error)
 	)
 	if o.Format == export.JSON {
-		records = inspect.NewRunJSON(o.IO.Out)
+		records = inspect.NewRunJSON(o.Out())
 		done = func(id string, err error) { records.Message(id, "", verb, err) }
 	}
 	sctx, stop := o.Interruptible(ctx, logger)
-	sum, aerr := inspect.ArchiveWith(sctx, o.Source(t, ch, logger), f, w, sync, done)
+	sum, aerr := inspect.ArchiveWith(sctx, o.Source(t, ch, logger), f, w, sync, pipe, done)
 	stopped := sctx.Err() != nil
 	stop()
 	cerr := errors.Join(ch.Close(context.WithoutCancel(ctx)), close())
@@ -134,6 +141,9 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 	switch {
 	case stopped:
 		return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.URL, verb)}
+	case pipe != nil && cmdutil.IsBrokenPipe(aerr):
+		return cmdutil.BrokenPipeErr(fmt.Errorf("%s %s: stopped: %w; %s archived, each removed only once the reader had read its record and was still reading after it; the rest are still in the destination, visible%s",
+			what, t.URL, aerr, Plural(sum.Archived, "message"), unconfirmed(sum.Unconfirmed)))
 	case aerr != nil:
 		return cmdutil.FailureErr(Naming(t, what, aerr))
 	case cerr != nil:
@@ -161,4 +171,14 @@ func SameAsOut(path string, out io.Writer) bool {
 		return false
 	}
 	return os.SameFile(fi, oi)
+}
+
+// unconfirmed is what an archive to a pipe whose reader went away says of
+// inspect.ArchiveSummary.Unconfirmed: "" when empty.
+func unconfirmed(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the reader read the records of the %s removed last and then went away, so it may not have kept them all: %s",
+		Plural(len(ids), "message"), strings.Join(ids, " "))
 }

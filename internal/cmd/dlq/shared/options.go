@@ -64,6 +64,8 @@ type Options struct {
 	// receiving tracks the run's receives in flight (Source), for the
 	// line the first signal logs (LogDLQAwaitingReceive).
 	receiving receiving
+	// stdout records a write to Out whose reader had gone (EPIPE).
+	stdout stdoutWatch
 
 	// Dest is the destination the command line names (the argument or
 	// -s/--subscription), set by RunWith before the verb runs.
@@ -182,7 +184,7 @@ func (o *Options) RunWith(run func(cmd *cobra.Command) error) func(*cobra.Comman
 		// One subscription for the whole run: a signal while connecting
 		// is handled as one while scanning is, and none is lost between.
 		defer o.HoldSignals()()
-		return run(cmd)
+		return o.EndRun(run(cmd))
 	}
 }
 

@@ -101,6 +101,9 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		if err := cmdutil.ParseOutput(cmdutil.RunFormats, &o.Format); err != nil {
 			return err
 		}
+		if err := cmdutil.FiniteFloat("rate", o.Rate); err != nil {
+			return err
+		}
 		if o.Rate < 0 {
 			return cmdutil.UsageErr(fmt.Errorf("--rate %g: must be 0 or more", o.Rate))
 		}
@@ -250,7 +253,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 	}
 	var bar *inspect.Bar
 	if o.Format == export.JSON {
-		o.json = inspect.NewReplayJSON(o.IO.Out)
+		o.json = inspect.NewReplayJSON(o.Out())
 		o.json.Refusal = o.refusal()
 		opts.Progress = o.json
 	} else if o.IO.OutTTY {
@@ -258,7 +261,7 @@ func (o *ReplayOptions) Run(ctx context.Context, arg string) error {
 		bar.Refusal = o.refusal()
 		opts.Progress = bar
 	} else {
-		lines := inspect.NewLines(o.IO.Out)
+		lines := inspect.NewLines(o.Out())
 		lines.Refusal = o.refusal()
 		opts.Progress = lines
 	}

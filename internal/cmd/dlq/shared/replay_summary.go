@@ -73,18 +73,18 @@ func (o *ReplayOptions) writeSummary(sum inspect.Summary, interrupted bool) erro
 		sum.Skipped = 0
 	}
 	if o.EditID != "" && o.Format != export.JSON {
-		if _, err := fmt.Fprintf(o.IO.Out, "edit %s: %s\n", redact.Quoted(o.EditID), editOutcome(sum, interrupted, o.EditFound)); err != nil {
+		if _, err := fmt.Fprintf(o.Out(), "edit %s: %s\n", redact.Quoted(o.EditID), editOutcome(sum, interrupted, o.EditFound)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil
 	}
 	if o.Format == export.JSON {
 		if o.json == nil { // nothing was selected: no message records
-			o.json = inspect.NewReplayJSON(o.IO.Out)
+			o.json = inspect.NewReplayJSON(o.Out())
 		}
 		return o.json.WriteSummary(sum, interrupted)
 	}
-	return inspect.WriteSummary(o.IO.Out, sum)
+	return inspect.WriteSummary(o.Out(), sum)
 }
 
 // editOutcome is what became of dlq edit's message (found stored copies

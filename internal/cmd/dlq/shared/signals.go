@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -65,11 +66,23 @@ func (o *Options) unsubscribe() {
 	o.watch = nil
 }
 
-// Interruptible returns a context that ends on the first SIGINT/SIGTERM;
-// a second signal exits the process with exitInterrupted at once. stop ends
-// the watch.
+// Interruptible returns a context that ends on the first SIGINT/SIGTERM,
+// or when a write to Out fails because stdout's reader went away (logged
+// as LogDLQStdoutGone); a second signal exits the process with
+// exitInterrupted at once. stop ends the watch.
 func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
 	ictx, cancel := context.WithCancel(ctx)
+	// A write to stdout whose reader went away stops the run as a first
+	// signal does.
+	o.stdout.init()
+	go func() {
+		select {
+		case <-o.stdout.gone:
+			logger.Warn(LogDLQStdoutGone)
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
 	sigs := o.subscribe()
 	if sigs == nil {
 		return ictx, cancel
@@ -155,4 +168,60 @@ func ConnectInterrupted(url string) error {
 // Interrupted is the error of a run stopped by a signal: exit code 130.
 func Interrupted(what string) error {
 	return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: interrupted; every message read was made visible again", what)}
+}
+
+// LogDLQEditorStopping is logged (Warning) for a signal while dlq edit's
+// editor is open: the editor is stopped (SIGTERM, then SIGKILL after
+// EditorStopGrace) and nothing is sent.
+const LogDLQEditorStopping = "signal received while the editor is open; stopping the editor, nothing is sent (send it again to exit at once)"
+
+// EditorStopGrace is how long a stopped editor has to exit after its
+// SIGTERM before it is killed (SIGKILL).
+const EditorStopGrace = 300 * time.Millisecond
+
+// Editing returns a context for the time an editor is open (dlq edit)
+// that the first SIGINT/SIGTERM cancels (logged as LogDLQEditorStopping);
+// a second signal, later than o.MergeWindow after it, exits the process
+// with ExitInterrupted at once. done ends the watch and reports whether a
+// signal came.
+func (o *Options) Editing(ctx context.Context, logger *slog.Logger) (ectx context.Context, done func() bool) {
+	sigs := o.subscribe()
+	if sigs == nil {
+		return ctx, func() bool { return false }
+	}
+	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
+		Stopping: LogDLQEditorStopping, Forced: LogDLQForced, Exit: o.Exit})
+}
+
+// RunStoppable runs c (an editor) until it exits or ctx ends; then c is
+// sent SIGTERM and, when it has not exited EditorStopGrace later, killed.
+// With group (stdin is not a terminal, so c needs no terminal's
+// foreground) c runs in a process group of its own and the signals go to
+// the whole group: what c started (a script's children) stops too, and
+// none keeps brighter's stderr open. On a terminal c stays in brighter's
+// group (a terminal editor must be in the foreground group to read it)
+// and only c is signalled. It returns c's error (ctx's when ctx ended
+// first).
+func RunStoppable(ctx context.Context, c *exec.Cmd, group bool) error {
+	if group {
+		ownGroup(c)
+	}
+	if err := c.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+	}
+	stopEditor(c, false)
+	select {
+	case <-exited:
+	case <-time.After(EditorStopGrace):
+		stopEditor(c, true)
+		<-exited
+	}
+	return ctx.Err()
 }

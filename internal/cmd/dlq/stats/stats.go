@@ -64,9 +64,9 @@ func (o *Options) stats(rs *shared.ReadScan) error {
 		st.SetNotes(notes)
 	}
 	if o.Output == export.JSON {
-		err = st.WriteJSON(o.IO.Out)
+		err = st.WriteJSON(o.Out())
 	} else {
-		err = st.WriteTable(o.IO.Out, o.IO.OutTTY && o.IO.Color, o.Now())
+		err = st.WriteTable(o.Out(), o.IO.OutTTY && o.IO.Color, o.Now())
 	}
 	if stopped {
 		rs.Summarise("interrupted after %s; the counts cover only those", shared.Plural(st.Total, "message"))

@@ -1,0 +1,52 @@
+package archive
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+)
+
+// TestDLQArchive_PipeReaderLeavesEarly: against fauxqs, `dlq archive --all
+// --file - | head -n 2` over 30 messages, head starting half a second late
+// (so its one read takes every record brighter wrote meanwhile, the first
+// receive's whole). head keeps two lines and exits; brighter's next write to the pipe fails (EPIPE)
+// instead of killing it with SIGPIPE. It exits 141 saying so, and no
+// message is lost or left invisible: each of the 30 is in the queue again
+// at once (made visible, not waiting out --visibility), or among the lines
+// head kept, or named on stderr as removed with its record read but
+// perhaps not kept (the one receive the rule may lose, when head was
+// still there at the next write). Before the fix brighter died of SIGPIPE
+// with nothing on stderr, the first ten deleted (eight in no queue and no
+// file) and the next ten invisible for five minutes.
+func TestDLQArchive_PipeReaderLeavesEarly(t *testing.T) {
+	t.Parallel()
+	const n = 30
+	dlq, _, conn := dlqtest.CrashQueue(t, n)
+	code, kept, errOut := dlqtest.PipeRun(t, dlqtest.HeadLines(2, 500*time.Millisecond), append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", "-"}, conn...)...)
+	if code != cmdutil.ExitBrokenPipe || !strings.Contains(errOut, "broken pipe") || strings.Contains(errOut, "goroutine ") {
+		t.Fatalf("archive | head -n 2: exit %d, want %d and the broken pipe named on stderr:\n%s", code, cmdutil.ExitBrokenPipe, errOut)
+	}
+	unconfirmed := map[string]bool{}
+	if m := regexp.MustCompile(`may not have kept them all: (.*)`).FindStringSubmatch(errOut); m != nil {
+		for _, id := range strings.Fields(m[1]) {
+			unconfirmed[id] = true
+		}
+	}
+	if len(unconfirmed) > 10 {
+		t.Errorf("%d messages named as read and perhaps not kept, want at most one receive's (10):\n%s", len(unconfirmed), errOut)
+	}
+	read := dlqtest.CrashIDs(t, kept)
+	left := dlqtest.CrashDestIDs(t, dlq, conn)
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		if left[id] == 0 && read[id] == 0 && !unconfirmed[id] {
+			t.Errorf("%s is in no queue, not among the lines head kept, and not named on stderr", id)
+		}
+	}
+	t.Logf("head kept %d, %d named unconfirmed, %d visible in the queue; stderr:\n%s", len(read), len(unconfirmed), len(left), dlqtest.LastLines(errOut, 3))
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package shared
+
+import "os/exec"
+
+// ownGroup does nothing where there are no process groups.
+func ownGroup(c *exec.Cmd) {}
+
+// stopEditor kills c.
+func stopEditor(c *exec.Cmd, kill bool) { _ = c.Process.Kill() }
