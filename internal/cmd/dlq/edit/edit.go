@@ -192,9 +192,12 @@ func runEdit(ctx context.Context, o *Options) error {
 // --headers, --set; a JSON body that does not parse reopens the editor on a
 // terminal and is a usage error otherwise.
 //
-// A SIGINT or SIGTERM while the editor is open stops it (SIGTERM, then
-// SIGKILL) and ends the edit with exit 130, nothing sent; nothing is held
-// then (the copies read were released). A second signal exits at once.
+// A SIGTERM while the editor is open stops it (SIGTERM, then SIGKILL)
+// and ends the edit with exit 130, nothing sent; nothing is held then
+// (the copies read were released). A second signal exits at once. SIGINT
+// does the same for an editor off a terminal; on a terminal it is the
+// editor's (a ctrl+c typed into vi reaches brighter too) and is passed
+// over while the editor runs.
 func (o *Options) edit(ctx context.Context, orig *message.Message) (inspect.Edit, error) {
 	var body []byte
 	if o.bodyFile != "" {
@@ -243,8 +246,9 @@ func (o *Options) runEditor(ctx context.Context, c *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	ectx, done := o.Editing(ctx, logger)
-	err = shared.RunStoppable(ectx, c, !o.IO.InTTY && !onTerminal(o.IO.ErrOut))
+	terminal := o.IO.InTTY || onTerminal(o.IO.ErrOut)
+	ectx, done := o.Editing(ctx, logger, terminal)
+	err = shared.RunStoppable(ectx, c, !terminal)
 	if done() {
 		return &cmdutil.ExitError{Code: shared.ExitInterrupted, Err: fmt.Errorf("edit %s: interrupted while the editor was open; the editor was stopped and nothing was sent", redact.Quoted(o.id))}
 	}

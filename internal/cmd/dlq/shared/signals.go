@@ -179,18 +179,67 @@ const LogDLQEditorStopping = "signal received while the editor is open; stopping
 // SIGTERM before it is killed (SIGKILL).
 const EditorStopGrace = 300 * time.Millisecond
 
+// LogDLQEditorInterruptIgnored is logged (Info) for a SIGINT while an
+// editor runs on the terminal: the terminal sent it to the editor too
+// (a ctrl+c typed into vi), and the editor decides what it means.
+const LogDLQEditorInterruptIgnored = "SIGINT while the editor has the terminal; left to the editor (SIGTERM stops the edit)"
+
 // Editing returns a context for the time an editor is open (dlq edit)
 // that the first SIGINT/SIGTERM cancels (logged as LogDLQEditorStopping);
 // a second signal, later than o.MergeWindow after it, exits the process
 // with ExitInterrupted at once. done ends the watch and reports whether a
 // signal came.
-func (o *Options) Editing(ctx context.Context, logger *slog.Logger) (ectx context.Context, done func() bool) {
+//
+// With onTerminal (the editor runs in the terminal's foreground process
+// group, as brighter does), SIGINT is passed over while the editor runs,
+// as git does: a ctrl+c typed into the editor reaches both, and is the
+// editor's to handle. SIGTERM (and SIGINT sent by kill to an editor off a
+// terminal) still stops the edit.
+func (o *Options) Editing(ctx context.Context, logger *slog.Logger, onTerminal bool) (ectx context.Context, done func() bool) {
 	sigs := o.subscribe()
 	if sigs == nil {
 		return ctx, func() bool { return false }
 	}
-	return cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
+	stopFilter := func() {}
+	if onTerminal {
+		sigs, stopFilter = passOverInterrupts(sigs, logger)
+	}
+	ectx, watchDone := cmdutil.WatchSignals(ctx, sigs, cmdutil.SignalWatch{Logger: logger, MergeWindow: o.MergeWindow, Merged: cmdutil.LogSignalMerged,
 		Stopping: LogDLQEditorStopping, Forced: LogDLQForced, Exit: o.Exit})
+	return ectx, func() bool {
+		signalled := watchDone()
+		stopFilter()
+		return signalled
+	}
+}
+
+// passOverInterrupts forwards every signal of sigs but SIGINT (logged as
+// LogDLQEditorInterruptIgnored) until stop is called; stop waits for the
+// forwarder to end, so no later signal of sigs is taken from the run's
+// next phase.
+func passOverInterrupts(sigs <-chan os.Signal, logger *slog.Logger) (<-chan os.Signal, func()) {
+	out := make(chan os.Signal, 1)
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-sigs:
+				if s == os.Interrupt {
+					logger.Info(LogDLQEditorInterruptIgnored)
+					continue
+				}
+				select {
+				case out <- s:
+				case <-quit:
+					return
+				}
+			}
+		}
+	}()
+	return out, func() { close(quit); <-ended }
 }
 
 // RunStoppable runs c (an editor) until it exits or ctx ends; then c is

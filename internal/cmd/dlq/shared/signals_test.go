@@ -76,3 +76,46 @@ func TestConnecting_UnwatchedWhenTheRunTakesItsSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestEditing_TerminalEditorKeepsItsInterrupts: with the editor on the
+// terminal, a SIGINT (a ctrl+c typed into the editor, which the terminal
+// sends to brighter too) leaves the edit running and is logged; a SIGTERM
+// then stops it. Off a terminal a SIGINT stops the edit at once.
+func TestEditing_TerminalEditorKeepsItsInterrupts(t *testing.T) {
+	for _, terminal := range []bool{true, false} {
+		sigs := make(chan os.Signal) // a send returns once it was taken
+		o := &Options{Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} }, Exit: func(int) {}}
+		var log bytes.Buffer
+		ctx, done := o.Editing(context.Background(), slog.New(slog.NewTextHandler(&log, nil)), terminal)
+		sigs <- syscall.SIGINT
+		wait := 5 * time.Second // off a terminal: the stop comes
+		if terminal {
+			wait = 200 * time.Millisecond // on one: nothing comes
+		}
+		select {
+		case <-ctx.Done():
+			if terminal {
+				t.Fatalf("a SIGINT stopped an edit whose editor has the terminal; log:\n%s", log.String())
+			}
+			if !done() {
+				t.Errorf("off a terminal: done() = false after the SIGINT that stopped the edit")
+			}
+			o.unsubscribe()
+			continue
+		case <-time.After(wait):
+			if !terminal {
+				t.Fatalf("off a terminal a SIGINT left the edit running")
+			}
+		}
+		sigs <- syscall.SIGTERM
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a SIGTERM left the edit running after a passed-over SIGINT")
+		}
+		if !done() || !strings.Contains(log.String(), LogDLQEditorInterruptIgnored) || !strings.Contains(log.String(), LogDLQEditorStopping) {
+			t.Errorf("on a terminal: want the SIGINT logged as passed over and the SIGTERM as the stop; log:\n%s", log.String())
+		}
+		o.unsubscribe()
+	}
+}
