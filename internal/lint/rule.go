@@ -121,6 +121,9 @@ const (
 	// RuleRejectionCycle is a cross-subscription rule (cycles.go): the
 	// rejection destinations of a file's subscriptions form a cycle.
 	RuleRejectionCycle = "rejection-cycle"
+	// RuleUnboundedRedelivery is requeueCount -1 with no native limit and
+	// a handler that can defer (R-6): a poison message loops for ever.
+	RuleUnboundedRedelivery = "unbounded-redelivery"
 )
 
 // RuleOrderingSpendsBudget is the rule of ordered channels under deferral
@@ -234,6 +237,25 @@ That is rarely what a budget was set for.
 Fix: set deadLetterRoutingKey to a queue or topic that keeps rejected
 messages (brighter dlq peek / replay read it), or set requeueCount: -1 if
 the broker's own redrive should handle poison messages.`,
+	},
+	{
+		ID: RuleUnboundedRedelivery, Requirement: "R-6", Severity: SeverityWarning,
+		Summary: "no budget and no native redelivery limit: a message the handler keeps deferring loops for ever",
+		Explanation: `requeueCount -1 turns the budget off (R-6): the pump never rejects a
+deferred message, however often it has come back. When the broker has no
+limit of its own either (SQS sqs.redrivePolicy.maxReceiveCount, Pub/Sub
+gcp.deadLetterPolicy.maxDeliveryAttempts, RocketMQ
+rocketmq.maxDeliveryAttempts), nothing ends a poison message: it is
+redelivered every requeueDelay (at once with 0s) for as long as consume
+runs, costing a receive and a handler run each time, and is never
+dead-lettered. Reported for handlers that can defer (exec, http, the
+builtins defer and fail, a script), not for the builtins log, ack, reject
+and unacceptable. Not on the memory transport, whose messages end with
+the process.
+
+Fix: set requeueCount (say 3) with a deadLetterRoutingKey, so the pump
+dead-letters a message that exhausts it; or give the channel a native
+limit, so the broker moves it.`,
 	},
 	{
 		ID: RuleDeadLetterIsSource, Severity: SeverityError,

@@ -7,6 +7,11 @@ package main
 // lint, so no conformance row can observe them: internal/lint's rule tests
 // kill them.
 var lintBudgetMutants = []mutant{
+	{Name: "lint-unbounded-redelivery-native-ignored", What: "unbounded-redelivery ignores the native limit: a subscription with no budget whose broker moves poison messages (sqs.redrivePolicy, gcp.deadLetterPolicy) is still reported as looping for ever",
+		File: "internal/lint/lint.go",
+		Old:  "\t\tif _, ok := tr.NativeLimit(s); !ok {\n\t\t\tc.add(RuleUnboundedRedelivery,",
+		New:  "\t\tif _, ok := tr.NativeLimit(s); true || !ok {\n\t\t\tc.add(RuleUnboundedRedelivery,",
+		Run:  "^TestUnboundedRedelivery_R6$", Pkg: "./internal/lint"},
 	{Name: "lint-restarts-budget-edge", What: "restarts-spend-budget misses a budget one lost delivery brings down to a single handler run (requeueCount 2 against a kill)",
 		File: "internal/lint/restarts.go",
 		Old:  "spends := r <= rc.lost+1",
