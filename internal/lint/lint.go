@@ -264,6 +264,14 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 			"subscription %q: requeueCount %d is set but deadLetterRoutingKey is not: a message that exhausts the budget is acknowledged and discarded; set deadLetterRoutingKey, or requeueCount: -1",
 			name, s.RequeueCount)
 	}
+	// an unacceptable message (undecodable, or marked so by the
+	// handler) with nowhere to go is acknowledged and discarded. Not on
+	// memory, whose messages end with the process anyway.
+	if s.DeadLetterRoutingKey == "" && s.InvalidMessageRoutingKey == "" && s.Transport != config.TransportMemory {
+		c.add(RuleUnacceptableDiscarded, pick(s, "invalidMessageRoutingKey", "deadLetterRoutingKey"),
+			"subscription %q: neither invalidMessageRoutingKey nor deadLetterRoutingKey is set: an unacceptable message (one that cannot be decoded, or that the handler marks unacceptable) is acknowledged and discarded, with only a Warning log line; set invalidMessageRoutingKey (or deadLetterRoutingKey) to keep it",
+			name)
+	}
 	// Destinations equal to the source loop rejected messages.
 	for _, d := range []struct{ field, value string }{
 		{"deadLetterRoutingKey", s.DeadLetterRoutingKey},

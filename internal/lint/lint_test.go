@@ -731,3 +731,17 @@ func TestUnboundedRedelivery_R6(t *testing.T) {
 		{name: "memory ends with the process", yaml: deferring("memory"), want: 0},
 	})
 }
+
+// TestUnacceptableDiscarded_R17: a subscription with neither an
+// invalid-message nor a dead-letter destination gets a Note that an
+// unacceptable message is acknowledged and discarded; either destination
+// ends it.
+func TestUnacceptableDiscarded_R17(t *testing.T) {
+	runCases(t, lint.RuleUnacceptableDiscarded, []ruleCase{
+		{name: "neither trips", yaml: sub("sqs"), want: 1, severity: lint.SeverityNote,
+			contains: []string{`"orders"`, "invalidMessageRoutingKey", "discarded"}},
+		{name: "memory ends with the process", yaml: sub("memory"), want: 0},
+		{name: "invalid-message key ends it", yaml: sub("sqs", "invalidMessageRoutingKey: bad"), want: 0},
+		{name: "dead-letter key ends it", yaml: sub("sqs", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}

@@ -124,6 +124,10 @@ const (
 	// RuleUnboundedRedelivery is requeueCount -1 with no native limit and
 	// a handler that can defer (R-6): a poison message loops for ever.
 	RuleUnboundedRedelivery = "unbounded-redelivery"
+	// RuleUnacceptableDiscarded is a subscription with neither an
+	// invalid-message nor a dead-letter destination (R-17): an
+	// unacceptable message is acknowledged and discarded.
+	RuleUnacceptableDiscarded = "unacceptable-discarded"
 )
 
 // RuleOrderingSpendsBudget is the rule of ordered channels under deferral
@@ -237,6 +241,23 @@ That is rarely what a budget was set for.
 Fix: set deadLetterRoutingKey to a queue or topic that keeps rejected
 messages (brighter dlq peek / replay read it), or set requeueCount: -1 if
 the broker's own redrive should handle poison messages.`,
+	},
+	{
+		ID: RuleUnacceptableDiscarded, Requirement: "R-17", Severity: SeverityNote,
+		Summary: "no invalid-message or dead-letter destination: unacceptable messages are acknowledged and discarded",
+		Explanation: `An unacceptable message (one brighter cannot decode, or one the handler marks
+unacceptable: the builtin unacceptable, an exec handler's exit 65) is
+rejected at once, whatever the budget, and routed to invalidMessageRoutingKey,
+falling back to deadLetterRoutingKey. With neither set it is acknowledged
+and discarded (R-17): only a Warning log line with its id and reason
+records it, and the message itself is gone.
+
+It is a Note: a subscription that means to drop what it cannot read may
+leave both unset. Not on the memory transport, whose messages end with the
+process.
+
+Fix: set invalidMessageRoutingKey (or deadLetterRoutingKey) to a queue or
+topic that keeps such messages, where brighter dlq peek and replay read them.`,
 	},
 	{
 		ID: RuleUnboundedRedelivery, Requirement: "R-6", Severity: SeverityWarning,
