@@ -59,6 +59,8 @@ const (
 	// DefaultKillGrace is how long the exec handler waits, after SIGTERM to
 	// the handler's process group, before it sends SIGKILL.
 	DefaultKillGrace = 2 * time.Second
+	// killWait bounds the wait for a SIGKILLed process group to be gone.
+	killWait = time.Second
 	// MaxCapture bounds the stdout and stderr kept of one run, per stream,
 	// in bytes; the rest is discarded.
 	MaxCapture = 64 << 10
@@ -100,13 +102,19 @@ type ExecOptions struct {
 	// and the message deferred.
 	Timeout time.Duration
 	// KillGrace is how long a process of the run's group has to exit after
-	// SIGTERM before it is sent SIGKILL; 0 or less means DefaultKillGrace.
+	// SIGTERM before the whole group is sent SIGKILL, whatever sent the
+	// SIGTERM (the command's exit, its timeout, the pump's stop); 0 or less
+	// means DefaultKillGrace.
 	KillGrace time.Duration
 	// WaitDelay bounds how long the handler waits for output pipes after the
 	// command exited or was killed; 0 or less means DefaultWaitDelay.
 	WaitDelay time.Duration
 	// Logger receives the command's output and failures; nil discards them.
 	Logger *slog.Logger
+	// Groups, when not nil, records the process group of each run while
+	// it is under way, so that the command can end every group still
+	// running before it exits (Groups.End).
+	Groups *Groups
 	// Redactor is the run's: its secrets (every secret of the
 	// subscriptions file, the AWS keys of the environment) are masked in
 	// the handler's errors, logs and reasons as well as the handler's own.
@@ -211,11 +219,13 @@ func (e *execHandler) run(ctx context.Context, m *message.Message) pump.Result {
 	}
 	cmd.Env = append(append(make([]string, 0, len(e.base)+16), e.base...), menv...)
 	cmd.WaitDelay = e.opts.WaitDelay
-	killGroup(cmd)
+	group := killGroup(cmd, e.opts.KillGrace)
 
 	start := time.Now()
-	runErr := runWithParentDeath(cmd)
-	if n := endGroup(cmd, e.opts.KillGrace); n > 0 {
+	runErr := runWithParentDeath(cmd, func() { e.opts.Groups.add(group) })
+	n := endGroup(group)
+	e.opts.Groups.remove(group)
+	if n > 0 {
 		e.log.LogAttrs(ctx, slog.LevelInfo, msgExecGroupEnded, slog.String("message_id", m.Header.MessageID),
 			slog.String("command", e.opts.Command), slog.Bool("killed", n > 1))
 	}

@@ -117,3 +117,68 @@ exit 0`)
 		t.Errorf("group-ended record %v, want killed=true", rec)
 	}
 }
+
+// TestExec_StopEndsTermIgnoringGroupWithinGrace: a run whose command and
+// background child both ignore SIGTERM, cut off by the pump's stop (its
+// context cancelled), returns once KillGrace has passed since the
+// SIGTERM, with its whole group gone: SIGKILL goes to the group, not to
+// the command alone after WaitDelay with the grace starting again.
+func TestExec_StopEndsTermIgnoringGroupWithinGrace(t *testing.T) {
+	dir := t.TempDir()
+	cmd := script(t, dir, "s", `trap '' TERM; echo $$ > "$DIR/group"; sleep 300 & echo $! > "$DIR/child"; touch "$DIR/running"; sleep 300`)
+	grace := 500 * time.Millisecond
+	groups := NewGroups()
+	h := mustExec(t, ExecOptions{Command: cmd, Env: []string{"DIR=" + dir}, Timeout: time.Minute, KillGrace: grace, WaitDelay: 3 * time.Second, Groups: groups})
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled time.Time
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "running")); err == nil {
+				cancelled = time.Now()
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // poll for the file
+		}
+	}()
+	if r := h(ctx, testMessage(0)); r.Outcome != pump.Defer || r.Err == nil {
+		t.Fatalf("%+v, want a deferral with the cut-off error", r)
+	}
+	if el := time.Since(cancelled); el < grace || el > grace+time.Second {
+		t.Errorf("handler returned %s after the stop, want the %s grace and little more", el, grace)
+	}
+	requireGroupEnded(t, readPid(t, filepath.Join(dir, "group")), "stop")
+	waitGone(t, readPid(t, filepath.Join(dir, "child")))
+	if n := len(groups.live); n != 0 {
+		t.Errorf("Groups holds %d runs after the handler returned, want none", n)
+	}
+}
+
+// TestGroups_EndEndsRunsUnderWay: Groups.End, called while a run whose
+// processes ignore SIGTERM is under way (its context never cancelled),
+// returns only once that run's whole group is gone, and reports it.
+func TestGroups_EndEndsRunsUnderWay(t *testing.T) {
+	dir := t.TempDir()
+	cmd := script(t, dir, "s", `trap '' TERM; echo $$ > "$DIR/group"; sleep 300 & echo $! > "$DIR/child"; touch "$DIR/running"; sleep 300`)
+	groups := NewGroups()
+	h := mustExec(t, ExecOptions{Command: cmd, Env: []string{"DIR=" + dir}, Timeout: time.Minute, KillGrace: 300 * time.Millisecond, Groups: groups})
+	done := make(chan pump.Result, 1)
+	go func() { done <- h(context.Background(), testMessage(0)) }()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "running")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // poll for the file
+	}
+	pgid := readPid(t, filepath.Join(dir, "group"))
+	if n := groups.End(); n != 1 {
+		t.Errorf("End reported %d groups, want 1", n)
+	}
+	requireGroupEnded(t, pgid, "End")
+	waitGone(t, readPid(t, filepath.Join(dir, "child")))
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not return after its group was ended")
+	}
+}

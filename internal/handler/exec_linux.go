@@ -21,15 +21,19 @@ import (
 // returns: the Go runtime never ends a locked thread's life while its
 // goroutine still holds it, so the signal fires only when the process dies.
 // The handler's own children get no such signal; a clean stop still kills
-// the whole group (killGroup).
-func runWithParentDeath(cmd *exec.Cmd) error {
+// the whole group (killGroup). started is called once the process runs.
+func runWithParentDeath(cmd *exec.Cmd, started func()) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	started()
+	return cmd.Wait()
 }
 
 // groupAlive reports whether any process of group pgid is alive: kill(2)

@@ -17,8 +17,14 @@ import (
 type Option func(*options)
 
 type options struct {
-	red *redact.Redactor
+	red    *redact.Redactor
+	groups *Groups
 }
+
+// WithGroups gives New the command's Groups: an exec handler records the
+// process group of each run in it while the run is under way, so that the
+// command can end them all before it exits (Groups.End).
+func WithGroups(g *Groups) Option { return func(o *options) { o.groups = g } }
 
 // WithRedactor gives New the run's Redactor (every secret of the
 // subscriptions file, config.File.Secrets, and the AWS keys of the
@@ -61,7 +67,7 @@ func New(cfg config.Handler, logger *slog.Logger, opts ...Option) (pump.Handler,
 		for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 			env = append(env, k+"="+cfg.Env[k])
 		}
-		h, err = Exec(ExecOptions{Command: cfg.Command, Args: cfg.Args, Env: env, Timeout: cfg.Timeout, Logger: logger, Redactor: o.red})
+		h, err = Exec(ExecOptions{Command: cfg.Command, Args: cfg.Args, Env: env, Timeout: cfg.Timeout, Logger: logger, Redactor: o.red, Groups: o.groups})
 	case config.HandlerHTTP:
 		hopts := HTTPOptions{URL: cfg.URL, Headers: cfg.Headers, Timeout: cfg.Timeout, Logger: logger, Redactor: o.red}
 		if cfg.TLS != nil {

@@ -264,6 +264,14 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 			"subscription %q: requeueCount %d is set but deadLetterRoutingKey is not: a message that exhausts the budget is acknowledged and discarded; set deadLetterRoutingKey, or requeueCount: -1",
 			name, s.RequeueCount)
 	}
+	// an unacceptable message (undecodable, or marked so by the
+	// handler) with nowhere to go is acknowledged and discarded. Not on
+	// memory, whose messages end with the process anyway.
+	if s.DeadLetterRoutingKey == "" && s.InvalidMessageRoutingKey == "" && s.Transport != config.TransportMemory {
+		c.add(RuleUnacceptableDiscarded, pick(s, "invalidMessageRoutingKey", "deadLetterRoutingKey"),
+			"subscription %q: neither invalidMessageRoutingKey nor deadLetterRoutingKey is set: an unacceptable message (one that cannot be decoded, or that the handler marks unacceptable) is acknowledged and discarded, with only a Warning log line; set invalidMessageRoutingKey (or deadLetterRoutingKey) to keep it",
+			name)
+	}
 	// Destinations equal to the source loop rejected messages.
 	for _, d := range []struct{ field, value string }{
 		{"deadLetterRoutingKey", s.DeadLetterRoutingKey},
@@ -319,6 +327,16 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 				name)
 		}
 	}
+	// no budget and no native limit, with a handler that can defer:
+	// a poison message is redelivered for as long as consume runs. Not
+	// on memory, whose messages end with the process.
+	if !budget && s.Transport != config.TransportMemory && mayDefer(s.Handler) {
+		if _, ok := tr.NativeLimit(s); !ok {
+			c.add(RuleUnboundedRedelivery, pick(s, "requeueCount", "handler"),
+				"subscription %q: requeueCount -1 (no budget) and no native redelivery limit: a message the handler keeps deferring is redelivered every %s for as long as consume runs, never dead-lettered; set requeueCount (with deadLetterRoutingKey) or a native limit (%s)",
+				name, redeliveryEvery(s), nativeLimitField(s.Transport))
+		}
+	}
 	// the budget cannot run down.
 	if budget {
 		if ok, why, fix := tr.BudgetCanRunDown(s); !ok {
@@ -360,6 +378,40 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 		c.out = append(c.out, c.finding(f))
 	}
 	return c.out
+}
+
+// mayDefer reports whether handler h can defer a message: every handler
+// but the builtins that never do (log, ack, reject, unacceptable).
+func mayDefer(h config.Handler) bool {
+	if h.Type != config.HandlerBuiltin || len(h.Script) > 0 {
+		return true
+	}
+	switch h.Name {
+	case "log", "ack", "reject", "unacceptable":
+		return false
+	}
+	return true
+}
+
+// redeliveryEvery says how often a deferred message of s comes back.
+func redeliveryEvery(s *config.Subscription) string {
+	if s.RequeueDelay <= 0 {
+		return "time it is received (requeueDelay 0s: at once)"
+	}
+	return config.FormatDuration(s.RequeueDelay) + " (requeueDelay)"
+}
+
+// nativeLimitField names the native redelivery limit of transport t.
+func nativeLimitField(t config.Transport) string {
+	switch t {
+	case config.TransportSQS:
+		return "sqs.redrivePolicy.maxReceiveCount"
+	case config.TransportGCP:
+		return "gcp.deadLetterPolicy.maxDeliveryAttempts"
+	case config.TransportRocketMQ:
+		return "rocketmq.maxDeliveryAttempts"
+	}
+	return "the broker's redrive limit"
 }
 
 func suffix(field string) string {

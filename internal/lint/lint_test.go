@@ -709,3 +709,39 @@ subscriptions:
 		}
 	}
 }
+
+// TestUnboundedRedelivery_R6: requeueCount -1 (the default) with no
+// native limit and a handler that can defer is a Warning naming the
+// transport's native limit; a budget, a native limit, a handler that
+// never defers or the memory transport end it.
+func TestUnboundedRedelivery_R6(t *testing.T) {
+	deferring := func(transport string, extra ...string) string {
+		return strings.Replace(sub(transport, extra...), "name: ack", "name: defer", 1)
+	}
+	runCases(t, lint.RuleUnboundedRedelivery, []ruleCase{
+		{name: "sqs no budget no redrive trips", yaml: deferring("sqs", "requeueCount: -1", "requeueDelay: 0s"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{`"orders"`, "requeueCount -1", "at once", "sqs.redrivePolicy.maxReceiveCount", "never dead-lettered"}, line: 12},
+		{name: "default budget trips", yaml: deferring("sqs", "requeueDelay: 5s"), want: 1, severity: lint.SeverityWarning, contains: []string{"every 5s (requeueDelay)"}},
+		{name: "gcp names its limit", yaml: deferring("gcp"), want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts"}},
+		{name: "exec handler trips", yaml: strings.Replace(sub("sqs"), "type: builtin\n      name: ack", "type: exec\n      command: sh", 1), want: 1, severity: lint.SeverityWarning},
+		{name: "sqs redrive policy bounds it", yaml: deferring("sqs", "sqs:\n  redrivePolicy: {deadLetterQueue: orders-native, maxReceiveCount: 5}"), want: 0},
+		{name: "gcp dead-letter policy bounds it", yaml: deferring("gcp", "gcp:\n  deadLetterPolicy: {topic: orders-native, maxDeliveryAttempts: 5}"), want: 0},
+		{name: "a budget bounds it", yaml: deferring("sqs", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "ack never defers", yaml: sub("sqs"), want: 0},
+		{name: "memory ends with the process", yaml: deferring("memory"), want: 0},
+	})
+}
+
+// TestUnacceptableDiscarded_R17: a subscription with neither an
+// invalid-message nor a dead-letter destination gets a Note that an
+// unacceptable message is acknowledged and discarded; either destination
+// ends it.
+func TestUnacceptableDiscarded_R17(t *testing.T) {
+	runCases(t, lint.RuleUnacceptableDiscarded, []ruleCase{
+		{name: "neither trips", yaml: sub("sqs"), want: 1, severity: lint.SeverityNote,
+			contains: []string{`"orders"`, "invalidMessageRoutingKey", "discarded"}},
+		{name: "memory ends with the process", yaml: sub("memory"), want: 0},
+		{name: "invalid-message key ends it", yaml: sub("sqs", "invalidMessageRoutingKey: bad"), want: 0},
+		{name: "dead-letter key ends it", yaml: sub("sqs", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}

@@ -121,6 +121,13 @@ const (
 	// RuleRejectionCycle is a cross-subscription rule (cycles.go): the
 	// rejection destinations of a file's subscriptions form a cycle.
 	RuleRejectionCycle = "rejection-cycle"
+	// RuleUnboundedRedelivery is requeueCount -1 with no native limit and
+	// a handler that can defer: a poison message loops for ever.
+	RuleUnboundedRedelivery = "unbounded-redelivery"
+	// RuleUnacceptableDiscarded is a subscription with neither an
+	// invalid-message nor a dead-letter destination: an
+	// unacceptable message is acknowledged and discarded.
+	RuleUnacceptableDiscarded = "unacceptable-discarded"
 )
 
 // RuleOrderingSpendsBudget is the rule of ordered channels under deferral

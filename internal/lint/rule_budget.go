@@ -86,6 +86,42 @@ messages (brighter dlq peek / replay read it), or set requeueCount: -1 if
 the broker's own redrive should handle poison messages.`,
 	},
 	{
+		ID: RuleUnacceptableDiscarded, Requirement: "R-17", Severity: SeverityNote,
+		Summary: "no invalid-message or dead-letter destination: unacceptable messages are acknowledged and discarded",
+		Explanation: `An unacceptable message (one brighter cannot decode, or one the handler marks
+unacceptable: the builtin unacceptable, an exec handler's exit 65) is
+rejected at once, whatever the budget, and routed to invalidMessageRoutingKey,
+falling back to deadLetterRoutingKey. With neither set it is acknowledged
+and discarded (R-17): only a Warning log line with its id and reason
+records it, and the message itself is gone.
+
+It is a Note: a subscription that means to drop what it cannot read may
+leave both unset. Not on the memory transport, whose messages end with the
+process.
+
+Fix: set invalidMessageRoutingKey (or deadLetterRoutingKey) to a queue or
+topic that keeps such messages, where brighter dlq peek and replay read them.`,
+	},
+	{
+		ID: RuleUnboundedRedelivery, Requirement: "R-6", Severity: SeverityWarning,
+		Summary: "no budget and no native redelivery limit: a message the handler keeps deferring loops for ever",
+		Explanation: `requeueCount -1 turns the budget off (R-6): the pump never rejects a
+deferred message, however often it has come back. When the broker has no
+limit of its own either (SQS sqs.redrivePolicy.maxReceiveCount, Pub/Sub
+gcp.deadLetterPolicy.maxDeliveryAttempts, RocketMQ
+rocketmq.maxDeliveryAttempts), nothing ends a poison message: it is
+redelivered every requeueDelay (at once with 0s) for as long as consume
+runs, costing a receive and a handler run each time, and is never
+dead-lettered. Reported for handlers that can defer (exec, http, the
+builtins defer and fail, a script), not for the builtins log, ack, reject
+and unacceptable. Not on the memory transport, whose messages end with
+the process.
+
+Fix: set requeueCount (say 3) with a deadLetterRoutingKey, so the pump
+dead-letters a message that exhausts it; or give the channel a native
+limit, so the broker moves it.`,
+	},
+	{
 		ID: RuleDeadLetterIsSource, Severity: SeverityError,
 		Summary: "a dead-letter or invalid-message destination is the subscription's own source",
 		Explanation: `deadLetterRoutingKey, invalidMessageRoutingKey (and the native

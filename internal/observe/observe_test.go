@@ -168,7 +168,9 @@ func TestListenAddr_OutOfRangePortQuotedAsGiven(t *testing.T) {
 		"99999":      `"99999": port 99999 is out of range: valid ports are 0 to 65535`,
 		"host:70000": `"host:70000": port 70000 is out of range: valid ports are 0 to 65535`,
 		"-1":         `"-1": port -1 is out of range: valid ports are 0 to 65535`,
-		"host:http":  `"host:http": port "http" is not a number: want a port from 0 to 65535`,
+		"host:http":  `"host:http": port "http" is not a number: want HOST:PORT or :PORT (127.0.0.1:9464, :9464) or a port alone, a port from 0 to 65535`,
+		"http://x":   `"http://x": a URL; want HOST:PORT or :PORT (127.0.0.1:9464, :9464) or a port alone (9464), with no scheme`,
+		"http://x:1": `"http://x:1": a URL; want HOST:PORT or :PORT (127.0.0.1:9464, :9464) or a port alone (9464), with no scheme`,
 	} {
 		if _, err := ListenAddr(in); err == nil || err.Error() != want {
 			t.Errorf("ListenAddr(%q) = %v, want %q", in, err, want)

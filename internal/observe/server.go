@@ -67,12 +67,16 @@ type Server struct {
 // ListenAddr normalises a --listen value: "9464" or ":9464" becomes
 // "127.0.0.1:9464" (loopback unless a host is given); "host:port" is kept.
 // It returns an error, quoting addr as given, for anything that is not
-// [host]:port with a numeric port, and for a port outside 0..65535.
+// [host]:port with a numeric port (a URL such as http://host:9464 is named
+// as one), and for a port outside 0..65535.
 func ListenAddr(addr string) (string, error) {
 	if addr == "" {
 		return "", errors.New("empty address: give a port (9464) or host:port (127.0.0.1:9464)")
 	}
 	given := addr // errors quote what was given, not the normalised form
+	if scheme, _, ok := strings.Cut(addr, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, ":[]") {
+		return "", fmt.Errorf("%q: a URL; want HOST:PORT or :PORT (127.0.0.1:9464, :9464) or a port alone (9464), with no scheme", given)
+	}
 	if _, err := strconv.Atoi(addr); err == nil {
 		addr = ":" + addr
 	}
@@ -82,7 +86,7 @@ func ListenAddr(addr string) (string, error) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil {
-		return "", fmt.Errorf("%q: port %q is not a number: want a port from 0 to 65535", given, port)
+		return "", fmt.Errorf("%q: port %q is not a number: want HOST:PORT or :PORT (127.0.0.1:9464, :9464) or a port alone, a port from 0 to 65535", given, port)
 	}
 	if n < 0 || n > 65535 {
 		return "", fmt.Errorf("%q: port %d is out of range: valid ports are 0 to 65535", given, n)

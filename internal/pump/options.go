@@ -99,6 +99,13 @@ type Options struct {
 	// to finish; after it their context is cancelled and Run returns,
 	// leaving unsettled messages to the broker.
 	DrainTimeout time.Duration
+	// CutOffGrace is how long, at least, Run waits after cutting handlers
+	// off (DrainTimeout expired, or CutOff) for them to return so that
+	// their messages are released: an exec handler ends its process group
+	// first (SIGTERM, SIGKILL after its kill grace). The wait is also at
+	// least a second and at least TimeOut plus 3s (a receive in flight);
+	// 0 or less adds nothing.
+	CutOffGrace time.Duration
 	// MaxLeaseExtension caps lease extension: a held message's lease is
 	// extended (when the consumer implements broker.LeaseExtender) until it
 	// is settled, but never past its first lease plus this much; at the cap

@@ -181,7 +181,7 @@ func (p *Pump) Run(ctx context.Context) error {
 			// to the broker.
 			select {
 			case <-done:
-			case <-time.After(max(time.Second, p.opts.TimeOut+receiveGrace)):
+			case <-time.After(max(time.Second, p.opts.TimeOut+receiveGrace, p.opts.CutOffGrace)):
 			}
 		}
 	}

@@ -59,6 +59,7 @@ func (t *Memory) Open(ctx context.Context, f *config.File, s *config.Subscriptio
 	})
 	closeFn := func(ctx context.Context) error {
 		if m.Output == "" {
+			discardedWarning(logger, b, s)
 			return nil
 		}
 		out, err := os.Create(m.Output)
@@ -68,6 +69,34 @@ func (t *Memory) Open(ctx context.Context, f *config.File, s *config.Subscriptio
 		return errors.Join(b.Dump(out), out.Close())
 	}
 	return &Channel{Consumer: c, Close: closeFn}, nil
+}
+
+// LogMemoryDiscarded is logged (Warning) at stop for a memory
+// subscription with no memory.output whose dead-letter or invalid-message
+// queue holds messages: they end with the process.
+const LogMemoryDiscarded = "memory transport: messages routed to this subscription's destinations are discarded with the process (no memory.output)"
+
+// discardedWarning logs LogMemoryDiscarded for s when its dead-letter or
+// invalid-message queue on b holds messages, with how many each holds.
+func discardedWarning(logger *slog.Logger, b *memory.Broker, s *config.Subscription) {
+	var attrs []any
+	total := 0
+	seen := map[string]bool{}
+	for _, q := range []string{s.DeadLetterRoutingKey, s.InvalidMessageRoutingKey} {
+		if q == "" || seen[q] {
+			continue
+		}
+		seen[q] = true
+		if n := b.Depth(q); n > 0 {
+			total += n
+			attrs = append(attrs, slog.Int(q, n))
+		}
+	}
+	if total == 0 {
+		return
+	}
+	logger.Warn(LogMemoryDiscarded, "messages", total, slog.Group("queues", attrs...),
+		"fix", "set memory.output to a file to keep what the queues hold at stop")
 }
 
 // Producer refuses (a UsageError): the memory transport lives inside one

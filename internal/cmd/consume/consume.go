@@ -79,8 +79,11 @@ SIGINT, SIGTERM or SIGHUP (the terminal closed, an ssh session dropped)
 stops receiving and lets in-flight messages finish within drainTimeout, and
 a receive already waiting on the broker end (at most its
 timeOut, 20s on SQS: "draining: waiting for the receive in flight to return"
-says so), then exits 0; a second signal exits at once, leaving unsettled
-messages to the broker. Signals within half a second of the first (timeout(1)
+says so), then exits 0. A handler still running when the drain ends is cut
+off and its message released; an exec handler's process group is sent
+SIGTERM, then SIGKILL after 2s, and consume never exits before it is gone. A
+second signal cuts the handlers off that way at once and exits 1, leaving
+unsettled messages to the broker. Signals within half a second of the first (timeout(1)
 signals the command and then its process group) are the same stop. A signal
 while the channels are still connecting gives up the connection at once and
 exits 0 (nothing was received); a second one then exits 130 at once.
@@ -174,8 +177,14 @@ const (
 	// draining.
 	logConsumeQuitForced = "dashboard quit again; exiting at once, unsettled messages are left to the broker"
 	// forcedExitGrace is how long a second signal waits for cut-off
-	// handlers (exec process groups killed) before the process exits.
-	forcedExitGrace = 2 * time.Second
+	// handlers before the process exits: an exec handler's group has
+	// handler.DefaultKillGrace after SIGTERM before SIGKILL, and then its
+	// message is released.
+	forcedExitGrace = handler.DefaultKillGrace + 2*time.Second
+	// logHandlerGroupsEnded is logged (Warning) when exec handlers'
+	// process groups were still running when the pumps returned (or at a
+	// second signal's exit) and consume ended them.
+	logHandlerGroupsEnded = "exec handlers' process groups were still running at the end; ended them (SIGTERM, then SIGKILL after the grace) before exiting"
 	// signalMergeWindow: a signal that arrives within this of the first is
 	// the same stop, not a second signal. timeout(1) sends its signal to
 	// the command and then to the whole process group, and a terminal's ^C
@@ -190,6 +199,17 @@ const (
 	// before a start-up failure fails.
 	logCloseFailed = "close channel failed"
 )
+
+// errForcedStop ends a run a second stop request cut short (exit 1).
+var errForcedStop = errors.New("stopped by a second signal; unsettled messages were left to the broker")
+
+// endHandlerGroups ends the exec handler process groups still running
+// (handler.Groups.End) and logs how many there were, if any.
+func endHandlerGroups(logger *slog.Logger, groups *handler.Groups) {
+	if n := groups.End(); n > 0 {
+		logger.Warn(logHandlerGroupsEnded, "groups", n)
+	}
+}
 
 // runConsume runs the pumps of the selected subscriptions until a stop
 // request (SIGINT, SIGTERM, q on the dashboard) has drained them, or one
@@ -296,9 +316,12 @@ func runConsume(ctx context.Context, o *Options) error {
 		v, _ := o.io.Getenv(k)
 		return v
 	}
+	// Every exec handler's runs: their process groups are ended before
+	// consume returns or exits, whether or not a pump waited for them.
+	groups := handler.NewGroups()
 	for i, s := range subs {
 		sl := logger.With("subscription", s.Name)
-		h, err := handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor))
+		h, err := handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor), handler.WithGroups(groups))
 		if err != nil {
 			closeAll()
 			return cmdutil.UsageErr(fmt.Errorf("%s: subscription %s: handler: %w", s.Pos("handler"), s.Name, err))
@@ -324,7 +347,9 @@ func runConsume(ctx context.Context, o *Options) error {
 			return cmdutil.WrapExit(cmdutil.ExitFailure, err, "subscription %s: open channel", s.Name)
 		}
 		obs.addDepth(o.transports, s, ch.Consumer)
-		p, err := pump.New(ch.Consumer, tel.Wrap(h), pumpOptions(s), append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
+		popts := pumpOptions(s)
+		popts.CutOffGrace = handler.CutOffGrace(s.Handler)
+		p, err := pump.New(ch.Consumer, tel.Wrap(h), popts, append(obs.observers(pump.LogObserver{Logger: logger, StopErrorReported: true}), tel.Observers()...)...)
 		if err != nil {
 			_ = ch.Close(ctx)
 			closeAll()
@@ -348,6 +373,10 @@ func runConsume(ctx context.Context, o *Options) error {
 			for _, u := range units {
 				u.pump.CutOff()
 			}
+		},
+		EndHandlers: func() { endHandlerGroups(logger, groups) },
+		Final: func(code int) {
+			cmdutil.WriteFinalError(o.io.ErrOut, o.io.Redactor, o.global.LogFormat == "json", errForcedStop, code)
 		},
 		Restore: dash.kill, Exit: o.exit,
 		MergeWindow: signalMergeWindow, Grace: forcedExitGrace,
@@ -381,6 +410,9 @@ func runConsume(ctx context.Context, o *Options) error {
 		}()
 	}
 	wg.Wait()
+	// A handler a pump stopped waiting for may still be ending its
+	// process group: nothing it started outlives consume.
+	endHandlerGroups(logger, groups)
 	close(pumpsReturned)
 	sup.PumpsDone()
 	// The terminal back before the last lines: they go to stderr again.
@@ -388,7 +420,9 @@ func runConsume(ctx context.Context, o *Options) error {
 	// After a second signal the run ends in failure however the pumps
 	// returned: the process must not exit 0 before the exit above does.
 	if sup.Forced() {
-		return cmdutil.FailureErr(errors.New("stopped by a second signal; unsettled messages were left to the broker"))
+		// The Supervisor ends the process and writes its last line.
+		sup.AwaitExit()
+		return cmdutil.FailureErr(errForcedStop)
 	}
 	// The channels are closed before the run is called stopped: a close
 	// that fails (memory.output not written) is a failure, exit 1. A

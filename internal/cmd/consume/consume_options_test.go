@@ -10,9 +10,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-// notFromTheFile are the pump options consume leaves to the pump's own
-// defaults: no field of the subscriptions file sets them.
-var notFromTheFile = []string{"ReceiveMargin"}
+// notFromTheFile are the pump options no field of the subscriptions file
+// sets: consume leaves ReceiveMargin to the pump's default and takes
+// CutOffGrace from the handler's type (handler.CutOffGrace).
+var notFromTheFile = []string{"ReceiveMargin", "CutOffGrace"}
 
 // TestConsume_PumpOptionsFollowTheFieldTable: every field of the
 // subscriptions file that the field table maps to a pump option reaches

@@ -2,6 +2,7 @@ package consume_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/consume"
+	"github.com/brightergo/brighter/internal/transport"
 )
 
 // memoryDeadLetterFile writes, in a new directory, three messages and a
@@ -105,6 +107,35 @@ func TestConsumeMemoryOutput_WriteFailureAtStopFails(t *testing.T) {
 			listenMust(t, err)
 			if n := strings.Count(string(b), `"topic":"orders.dlq"`); n != 3 {
 				t.Errorf("memory.output holds %d dead letters, want 3:\n%s", n, b)
+			}
+		})
+	}
+}
+
+// TestConsumeMemory_DiscardedDestinationsWarned (both pump variants): a
+// memory subscription with no memory.output that dead-letters its three
+// messages exits 0 with a Warning saying the three messages its
+// dead-letter queue holds are discarded with the process (there was
+// nothing saying they are gone).
+func TestConsumeMemory_DiscardedDestinationsWarned(t *testing.T) {
+	for _, variant := range []string{"reactor", "proactor"} {
+		t.Run(variant, func(t *testing.T) {
+			cfg := memoryDeadLetterFile(t, variant, "out.jsonl", "{type: builtin, name: defer}")
+			data, err := os.ReadFile(cfg)
+			listenMust(t, err)
+			listenMust(t, os.WriteFile(cfg, []byte(strings.Replace(string(data), "output: out.jsonl, ", "", 1)), 0o644))
+			code, stderr := runMemoryConsume(t, cfg)
+			if code != cmdutil.ExitOK {
+				t.Fatalf("consume exited %d, want 0; stderr:\n%s", code, stderr)
+			}
+			var rec map[string]any
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.Contains(l, transport.LogMemoryDiscarded) {
+					listenMust(t, json.Unmarshal([]byte(l), &rec))
+				}
+			}
+			if rec == nil || rec["level"] != "WARN" || rec["messages"] != float64(3) || fmt.Sprint(rec["queues"]) != "map[orders.dlq:3]" {
+				t.Fatalf("no Warning that orders.dlq's 3 messages are discarded (%v); stderr:\n%s", rec, stderr)
 			}
 		})
 	}

@@ -32,8 +32,17 @@ type Supervisor struct {
 	// CutOff cancels the running handlers (each pump's CutOff), on the
 	// second request.
 	CutOff func()
+	// EndHandlers ends the process groups of the exec handlers still
+	// running (handler.Groups.End), after the wait for the pumps and
+	// before Exit: nothing a handler started outlives consume. nil does
+	// nothing.
+	EndHandlers func()
 	// Restore gives the terminal back (the dashboard's kill) before Exit.
 	Restore func()
+	// Final writes the run's last line (the `brighter: ...` error line,
+	// or the JSON record), after Restore and before Exit: the exit skips
+	// the line a returned error would get. nil writes nothing.
+	Final func(code int)
 	// Exit ends the process (os.Exit) after the second request.
 	Exit func(code int)
 	// MergeWindow is how close to the first signal another is the same
@@ -41,14 +50,14 @@ type Supervisor struct {
 	// return before Exit.
 	MergeWindow, Grace time.Duration
 
-	forced, pumpsDone, finished chan struct{}
+	forced, pumpsDone, finished, exited chan struct{}
 }
 
 // Start watches for stop requests until Finish. runCtx is the run's
 // context: when it ends before any request (Stop called for a reason of
 // the run's own), the next request is the second.
 func (s *Supervisor) Start(runCtx context.Context) {
-	s.forced, s.pumpsDone, s.finished = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s.forced, s.pumpsDone, s.finished, s.exited = make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go s.watch(runCtx)
 }
 
@@ -66,6 +75,11 @@ func (s *Supervisor) Forced() bool {
 		return false
 	}
 }
+
+// AwaitExit waits until a forced stop has called Exit: after a second
+// request the run must not end (and write its own last line) before the
+// exit does. It returns only when Exit returns (a test's).
+func (s *Supervisor) AwaitExit() { <-s.exited }
 
 // Finish ends the watch: the run has returned.
 func (s *Supervisor) Finish() { close(s.finished) }
@@ -110,7 +124,15 @@ second:
 	case <-s.pumpsDone:
 	case <-time.After(s.Grace):
 	}
-	// Give the terminal back before the process ends.
+	if s.EndHandlers != nil {
+		s.EndHandlers()
+	}
+	// Give the terminal back before the process ends, then say why it
+	// ends.
 	s.Restore()
+	if s.Final != nil {
+		s.Final(cmdutil.ExitFailure)
+	}
 	s.Exit(cmdutil.ExitFailure)
+	close(s.exited)
 }

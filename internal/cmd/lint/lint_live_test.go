@@ -229,7 +229,8 @@ func TestLintLiveMissingDestinations(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"sqs-dead-letter", "sqs-invalid-message", "sqs-redrive", "sqs-held-redrive", "sns-topic", "sns-subscription",
+	for _, k := range []string{"sqs-source", "sqs-dead-letter", "sqs-invalid-message", "sqs-redrive",
+		"gcp-subscription", "sqs-held-redrive", "sns-topic", "sns-subscription",
 		"gcp-dead-letter", "gcp-invalid-message", "gcp-dead-letter-unsubscribed", "gcp-dead-letter-policy", "gcp-held-dead-letter-policy",
 		"rocketmq-dead-letter", "rocketmq-invalid-message"} {
 		if !kinds[k] {

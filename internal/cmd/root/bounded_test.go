@@ -94,8 +94,8 @@ func TestUsageErrors_HugeCommandLineValuesAreCut(t *testing.T) {
 				t.Fatalf("exit 0 for a 200 KB value with --log-format json")
 			}
 			recs := jsonLines(t, stderr)
-			if len(stderr) > maxUsageError || len(recs) != 1 || recs[0]["msg"] != msgRunFailed {
-				t.Fatalf("--log-format json: stderr is %d bytes in %d record(s), want one %q record: %.600s", len(stderr), len(recs), msgRunFailed, stderr)
+			if len(stderr) > maxUsageError || len(recs) != 1 || recs[0]["msg"] != cmdutil.MsgRunFailed {
+				t.Fatalf("--log-format json: stderr is %d bytes in %d record(s), want one %q record: %.600s", len(stderr), len(recs), cmdutil.MsgRunFailed, stderr)
 			}
 			if text, _ := recs[0]["error"].(string); !length.MatchString(text) || strings.Contains(text, huge[:redact.MaxQuoted+1]) {
 				t.Fatalf("--log-format json: error is not cut with its length: %.600s", text)

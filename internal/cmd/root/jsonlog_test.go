@@ -108,8 +108,8 @@ func TestLogFormatJSON_EveryStderrLineIsJSON(t *testing.T) {
 				t.Fatalf("no record on stderr")
 			}
 			last := recs[len(recs)-1]
-			if last["level"] != "ERROR" || last["msg"] != msgRunFailed || last["error"] == "" || last["exit_code"] != float64(code) {
-				t.Errorf("final record %v, want level ERROR, msg %q, the error and exit_code %d", last, msgRunFailed, code)
+			if last["level"] != "ERROR" || last["msg"] != cmdutil.MsgRunFailed || last["error"] == "" || last["exit_code"] != float64(code) {
+				t.Errorf("final record %v, want level ERROR, msg %q, the error and exit_code %d", last, cmdutil.MsgRunFailed, code)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -261,21 +260,12 @@ func askedJSON(args []string) bool {
 	return false
 }
 
-// msgRunFailed is the stable message of the final error record.
-const msgRunFailed = "brighter: run failed"
-
-// finalError writes the error that ends the run on stderr, redacted: the
-// line "brighter: ERROR", or with --log-format json one JSON record (level
-// ERROR, msg msgRunFailed, error, exit_code), so that every line of a JSON
-// run parses (what a crash-looping pod shows). Every value in it
-// is cut at redact.MaxQuoted bytes with its length shown (redact.Bound): the
-// errors cobra and pflag build quote the command line whole.
+// finalError writes the error that ends the run on stderr, redacted
+// (cmdutil.WriteFinalError): a line, or with --log-format json one JSON
+// record. Every value in it is cut at redact.MaxQuoted bytes with its
+// length shown: the errors cobra and pflag build quote the command line
+// whole.
 func finalError(io *iostreams.IOStreams, root *cobra.Command, args []string, err error, code int) {
-	text := redact.Bound(io.Redactor.String(err.Error()))
-	if f := root.PersistentFlags().Lookup("log-format"); (f != nil && f.Value.String() == "json") || askedJSON(args) {
-		log := slog.New(slog.NewJSONHandler(io.ErrOut, nil))
-		log.Error(msgRunFailed, "error", text, "exit_code", code)
-		return
-	}
-	fmt.Fprintln(io.ErrOut, "brighter:", text)
+	f := root.PersistentFlags().Lookup("log-format")
+	cmdutil.WriteFinalError(io.ErrOut, io.Redactor, (f != nil && f.Value.String() == "json") || askedJSON(args), err, code)
 }

@@ -7,6 +7,16 @@ package main
 // lint, so no conformance row can observe them: internal/lint's rule tests
 // kill them.
 var lintBudgetMutants = []mutant{
+	{Name: "lint-unacceptable-discarded-invalid-ignored", What: "unacceptable-discarded ignores invalidMessageRoutingKey: a subscription that keeps its unacceptable messages there is told they are discarded",
+		File: "internal/lint/lint.go",
+		Old:  `if s.DeadLetterRoutingKey == "" && s.InvalidMessageRoutingKey == "" && s.Transport != config.TransportMemory {`,
+		New:  `if s.DeadLetterRoutingKey == "" && s.Transport != config.TransportMemory {`,
+		Run:  "^TestUnacceptableDiscarded_R17$", Pkg: "./internal/lint"},
+	{Name: "lint-unbounded-redelivery-native-ignored", What: "unbounded-redelivery ignores the native limit: a subscription with no budget whose broker moves poison messages (sqs.redrivePolicy, gcp.deadLetterPolicy) is still reported as looping for ever",
+		File: "internal/lint/lint.go",
+		Old:  "\t\tif _, ok := tr.NativeLimit(s); !ok {\n\t\t\tc.add(RuleUnboundedRedelivery,",
+		New:  "\t\tif _, ok := tr.NativeLimit(s); true || !ok {\n\t\t\tc.add(RuleUnboundedRedelivery,",
+		Run:  "^TestUnboundedRedelivery_R6$", Pkg: "./internal/lint"},
 	{Name: "lint-restarts-budget-edge", What: "restarts-spend-budget misses a budget one lost delivery brings down to a single handler run (requeueCount 2 against a kill)",
 		File: "internal/lint/restarts.go",
 		Old:  "spends := r <= rc.lost+1",

@@ -11,8 +11,8 @@ package main
 var redactMutants = []mutant{
 	{Name: "consume-handler-unredacted", What: "consume builds its handlers without the run's redactor: a secret a handler prints (an exec argument from ${VAR}) is masked in the log line but stored in clear in the dead-letter copy",
 		File: "internal/cmd/consume/consume.go",
-		Old:  "handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor))",
-		New:  "handler.New(s.Handler, sl)",
+		Old:  "handler.New(s.Handler, sl, handler.WithRedactor(o.io.Redactor), handler.WithGroups(groups))",
+		New:  "handler.New(s.Handler, sl, handler.WithGroups(groups))",
 		Run:  "^TestScripts$/^consume_secrets_in_handler_output$", Pkg: "./internal/cmd/root"},
 	{Name: "redactor-first-secret-only", What: "a Redactor masks only the first of its secrets a text holds, so a password added after the user name it holds leaks its tail",
 		File: "internal/redact/redactor.go",

@@ -85,6 +85,14 @@ type Declarer interface {
 // nothing for that setting and reports no live-check-failed.
 var ErrUndecided = errors.New("not decided by the infrastructure files")
 
+// ErrChannelNotFound is wrapped by a Prober's error when the broker
+// answered that the subscription's own channel (its SQS queue, its Pub/Sub
+// subscription) does not exist: a check made, not one that failed. Check
+// then reports nothing for the subscription (no live-check-failed, so the
+// lint completes); CheckChannels' missing-destination says what is
+// missing when makeChannels validates, and create makes it from the file.
+var ErrChannelNotFound = errors.New("does not exist on the broker")
+
 // source names where the settings in force come from, in Check's messages.
 type source struct {
 	// name is "the broker" or the declaration; on says where ("on the
@@ -120,7 +128,9 @@ func (src source) at(fd lint.Finding, pos config.Position) lint.Finding {
 }
 
 // Check probes every subscription of f whose transport has a prober and
-// returns the findings: live-check-failed when the probe fails,
+// returns the findings: live-check-failed when the probe fails (not when
+// the broker answers that the subscription's channel does not exist,
+// ErrChannelNotFound: nothing is reported for it then),
 // native-limit-drift when the broker's limit differs from the file's, and
 // budget-outranked (R-10) when the budget is at or above the broker's limit
 // but not the file's (the file check already reported the other case), and
@@ -166,6 +176,12 @@ func checkLimit(ctx context.Context, f *config.File, s *config.Subscription, p P
 	live, liveOK, err := p.NativeLimit(ctx, f, s)
 	if errors.Is(err, ErrUndecided) {
 		return nil, false
+	}
+	if errors.Is(err, ErrChannelNotFound) {
+		// A definitive answer, not a failed check: there is nothing to
+		// compare (CheckChannels reports the channel missing when
+		// makeChannels validates; create makes it from the file).
+		return nil, true
 	}
 	if err != nil {
 		return []lint.Finding{checkFailed(s, fmt.Sprintf("subscription %q: could not read its native limit from the broker", s.Name), err)}, true
@@ -241,6 +257,9 @@ func (p SQS) NativeLimit(ctx context.Context, f *config.File, s *config.Subscrip
 	}
 	u, err := c.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: &name})
 	if err != nil {
+		if nq := (*sqstypes.QueueDoesNotExist)(nil); errors.As(err, &nq) {
+			return lint.Limit{}, false, fmt.Errorf("%w: %w", ErrChannelNotFound, sqsQueueErr(f, name, "", err))
+		}
 		return lint.Limit{}, false, sqsQueueErr(f, name, "", err)
 	}
 	attrs, err := c.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
@@ -302,7 +321,7 @@ func (p GCP) NativeLimit(ctx context.Context, f *config.File, s *config.Subscrip
 	sub, err := c.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
-			return lint.Limit{}, false, fmt.Errorf("subscription %s does not exist", name)
+			return lint.Limit{}, false, fmt.Errorf("subscription %s does not exist: %w", name, ErrChannelNotFound)
 		}
 		return lint.Limit{}, false, fmt.Errorf("subscription %s: %w", name, err)
 	}
