@@ -101,7 +101,7 @@ var endpointNameMutants = []mutant{
 		Run:  "^TestDLQArchive_PipeReaderLeavesEarly$", Pkg: "./internal/cmd/dlq/archive"},
 	{Name: "edit-editor-ignores-signals", What: "dlq edit runs $EDITOR without watching signals: a SIGTERM waits until the editor exits (20 s with a slow one) instead of stopping it",
 		File: "internal/cmd/dlq/edit/edit.go",
-		Old:  "\terr = shared.RunStoppable(ectx, c, !o.IO.InTTY && !onTerminal(o.IO.ErrOut))\n",
+		Old:  "\terr = shared.RunStoppable(ectx, c, !terminal)\n",
 		New:  "\t_ = ectx\n\terr = c.Run()\n",
 		Run:  "^TestDLQEdit_SignalStopsTheEditor$", Pkg: "./internal/cmd/dlq/edit"},
 	{Name: "rate-nan-accepted", What: "dlq replay takes --rate NaN (no limit: NaN fails every comparison) and --rate Inf without a word, while --rate -1 is refused",
@@ -109,4 +109,9 @@ var endpointNameMutants = []mutant{
 		Old:  "\t\tif err := cmdutil.FiniteFloat(\"rate\", o.Rate); err != nil {\n",
 		New:  "\t\tif err := error(nil); err != nil {\n",
 		Run:  "^TestScripts$/^dlq_flag_ranges$", Pkg: "./internal/cmd/root"},
+	{Name: "edit-terminal-interrupt-ends-edit", What: "dlq edit takes a SIGINT as a stop while a terminal editor runs: a ctrl+c typed into vi reaches brighter too and ends the edit",
+		File: "internal/cmd/dlq/shared/signals.go",
+		Old:  "\tif onTerminal {\n\t\tsigs, stopFilter = passOverInterrupts(sigs, logger)\n",
+		New:  "\tif false {\n\t\tsigs, stopFilter = passOverInterrupts(sigs, logger)\n",
+		Run:  "^TestEditing_TerminalEditorKeepsItsInterrupts$", Pkg: "./internal/cmd/dlq/shared"},
 }
