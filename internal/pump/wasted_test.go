@@ -34,20 +34,48 @@ func (e *env) waste(t *testing.T, n int) {
 	}
 }
 
+// runAfterWaste runs a pump of variant v, requeueCount 3 and handler h
+// over srcQueue, which holds m (the message "m1" when m is nil) after
+// wasted deliveries spent without a handler run, until the queue is empty,
+// failing the test unless Run returns nil. It returns the environment for
+// the test's own checks.
+func runAfterWaste(t *testing.T, v pump.Variant, m *message.Message, wasted int, h pump.Handler) *env {
+	t.Helper()
+	e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
+	if m == nil {
+		e.publish(t, srcQueue, "m1", "")
+	} else {
+		e.publishMsg(t, srcQueue, m)
+	}
+	if wasted > 0 {
+		e.waste(t, wasted)
+	}
+	opts := fastOptions(v)
+	opts.RequeueCount = 3
+	e.start(t, opts, h)
+	if err := e.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	return e
+}
+
+// oneDeadLetter returns the one message dlqQueue holds, failing the test
+// unless it holds exactly one.
+func (e *env) oneDeadLetter(t *testing.T) *message.Message {
+	t.Helper()
+	dl := e.receiveAll(t, dlqQueue)
+	if len(dl) != 1 {
+		t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
+	}
+	return dl[0]
+}
+
 // A message whose deliveries reached the budget through stops and kills
 // (received, never handled) still gets its handler run: a handler that
 // acknowledges keeps it out of the dead-letter queue.
 func TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
-		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
-		e.publish(t, srcQueue, "m1", "")
-		e.waste(t, 3) // delivered three times, handled never
-		opts := fastOptions(v)
-		opts.RequeueCount = 3
-		e.start(t, opts, ack)
-		if err := e.wait(t, 10*time.Second); err != nil {
-			t.Fatalf("Run = %v", err)
-		}
+		e := runAfterWaste(t, v, nil, 3, ack) // delivered three times, handled never
 		if got := e.calls.Load(); got != 1 {
 			t.Fatalf("handler invocations = %d, want 1 (its chance)", got)
 		}
@@ -65,24 +93,13 @@ func TestBudgetReachedByWastedDeliveriesStillRunsTheHandler_R4(t *testing.T) {
 // handled once here.
 func TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
-		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
-		e.publish(t, srcQueue, "m1", "")
-		e.waste(t, 3)
-		opts := fastOptions(v)
-		opts.RequeueCount = 3
-		e.start(t, opts, deferAlways)
-		if err := e.wait(t, 10*time.Second); err != nil {
-			t.Fatalf("Run = %v", err)
-		}
+		e := runAfterWaste(t, v, nil, 3, deferAlways)
 		if got := e.calls.Load(); got != 1 {
 			t.Fatalf("handler invocations = %d, want 1", got)
 		}
-		dl := e.receiveAll(t, dlqQueue)
-		if len(dl) != 1 {
-			t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
-		}
-		requireFiveKeys(t, dl[0], "DeliveryError")
-		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+		dl := e.oneDeadLetter(t)
+		requireFiveKeys(t, dl, "DeliveryError")
+		desc, _ := dl.Header.Bag.String(message.KeyRejectionMessage)
 		if !strings.Contains(desc, "(delivered 4 times, handled 1 time here)") {
 			t.Errorf("rejection message %q, want it to say delivered 4 times, handled 1 time here", desc)
 		}
@@ -101,23 +118,11 @@ func TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4(t *testing.T) {
 		wasted, wantRuns int
 	}{{wasted: 6, wantRuns: 0}, {wasted: 5, wantRuns: 1}} {
 		forEachVariant(t, func(t *testing.T, v pump.Variant) {
-			e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
-			e.publish(t, srcQueue, "m1", "")
-			e.waste(t, tc.wasted)
-			opts := fastOptions(v)
-			opts.RequeueCount = 3
-			e.start(t, opts, deferAlways)
-			if err := e.wait(t, 10*time.Second); err != nil {
-				t.Fatalf("Run = %v", err)
-			}
+			e := runAfterWaste(t, v, nil, tc.wasted, deferAlways)
 			if got := e.calls.Load(); got != int64(tc.wantRuns) {
 				t.Fatalf("%d deliveries wasted: handler invocations = %d, want %d", tc.wasted, got, tc.wantRuns)
 			}
-			dl := e.receiveAll(t, dlqQueue)
-			if len(dl) != 1 {
-				t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
-			}
-			desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
+			desc, _ := e.oneDeadLetter(t).Header.Bag.String(message.KeyRejectionMessage)
 			want := "redelivery budget exhausted: delivered 7 times on this channel, handled 0 times here; the 6 deliveries before this one exceed requeueCount 3 by 3, " +
 				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 3; routed without a handler run"
 			if tc.wantRuns == 0 && desc != want {
@@ -148,27 +153,13 @@ func TestStampedCountReachingTheBudgetIsNamedInTheReason_R4(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("stamped%d-wasted%d", tc.stamped, tc.wasted), func(t *testing.T) {
 			forEachVariant(t, func(t *testing.T, v pump.Variant) {
-				e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
 				m := message.New("m1", srcQueue, message.MTCommand, []byte(`{}`))
 				m.Header.HandledCount = tc.stamped
-				e.publishMsg(t, srcQueue, m)
-				if tc.wasted > 0 {
-					e.waste(t, tc.wasted)
-				}
-				opts := fastOptions(v)
-				opts.RequeueCount = 3
-				e.start(t, opts, deferAlways)
-				if err := e.wait(t, 10*time.Second); err != nil {
-					t.Fatalf("Run = %v", err)
-				}
+				e := runAfterWaste(t, v, m, tc.wasted, deferAlways)
 				if got := e.calls.Load(); got != 0 {
 					t.Fatalf("handler invocations = %d, want 0", got)
 				}
-				dl := e.receiveAll(t, dlqQueue)
-				if len(dl) != 1 {
-					t.Fatalf("dead-letter queue holds %d, want 1", len(dl))
-				}
-				if desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage); desc != tc.want {
+				if desc, _ := e.oneDeadLetter(t).Header.Bag.String(message.KeyRejectionMessage); desc != tc.want {
 					t.Errorf("stamped %d, %d wasted: rejection message\n%q, want\n%q", tc.stamped, tc.wasted, desc, tc.want)
 				}
 			})
