@@ -1,13 +1,10 @@
 package rocketmq_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/brightergo/brighter/internal/broker/rocketmq"
-	"github.com/brightergo/brighter/internal/message"
-	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
@@ -22,33 +19,7 @@ func TestStopDuringADeferralLeavesTheMessageAwayForItsDelay_R7(t *testing.T) {
 			e := newEnv(t, "orders")
 			c := e.consumer(rocketmq.ConsumerOptions{Topic: "orders", ConsumerGroup: "g1", InvisibleDuration: time.Minute})
 			e.send("orders", "held-1")
-			deferred := make(chan time.Time, 4)
-			p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
-				deferred <- time.Now()
-				return pump.Result{Outcome: pump.Defer}
-			}, pump.Options{Subscription: "held", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, RequeueDelay: delay,
-				DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
-			var at time.Time
-			select {
-			case at = <-deferred:
-			case <-time.After(30 * time.Second):
-				cancel()
-				t.Fatal("the message was never handled")
-			}
-			time.Sleep(500 * time.Millisecond) // the deferral's invisible duration set
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run = %v", err)
-			}
-			if err := c.Close(context.Background()); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
+			at := pumptest.DeferredThenStopped(t, v, c, delay, 30*time.Second)
 			after := e.consumer(rocketmq.ConsumerOptions{Topic: "orders", ConsumerGroup: "g1"})
 			m := e.receiveOne(after, delay+20*time.Second)
 			// Measured as the Receive returns, up to its wait after the arrival.

@@ -159,33 +159,7 @@ func TestStopDuringADeferralLeavesTheMessageAwayForItsDelay_R7(t *testing.T) {
 			q := uniq("held-" + string(v))
 			k := setup(t, c, ChannelOptions{Queue: q}, ConsumerOptions{VisibilityTimeout: time.Minute})
 			send(t, c, ProducerOptions{}, newMessage(q))
-			deferred := make(chan time.Time, 4)
-			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
-				deferred <- time.Now()
-				return pump.Result{Outcome: pump.Defer}
-			}, pump.Options{Subscription: "held", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, RequeueDelay: delay,
-				DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
-			var at time.Time
-			select {
-			case at = <-deferred:
-			case <-time.After(20 * time.Second):
-				cancel()
-				t.Fatal("the message was never handled")
-			}
-			time.Sleep(500 * time.Millisecond) // the deferral's visibility change made
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run = %v", err)
-			}
-			if err := k.Close(context.Background()); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
+			at := pumptest.DeferredThenStopped(t, v, k, delay, 20*time.Second)
 			reader, err := NewConsumer(c, ConsumerOptions{Queue: q})
 			if err != nil {
 				t.Fatal(err)

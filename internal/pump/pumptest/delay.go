@@ -46,3 +46,35 @@ func AppliedDelayReported(t *testing.T, v pump.Variant, c broker.Consumer, asked
 		t.Errorf("no %q line in the log:\n%s", pump.LogDeferred, r.LogText())
 	}
 }
+
+// DeferredThenStopped runs a pump of variant v over c, whose channel holds
+// a message, with a handler that defers it asking for delay (requeueCount
+// 3, drainTimeout 1 s), waits up to within for that deferral, stops the
+// pump half a second after it (time for the deferral's call to the broker)
+// and closes c. It fails the test if the handler never ran, Run returns an
+// error or Close fails, and returns when the handler deferred.
+func DeferredThenStopped(t *testing.T, v pump.Variant, c broker.Consumer, delay, within time.Duration) time.Time {
+	t.Helper()
+	deferred := make(chan time.Time, 4)
+	cancel, done := start(t, c, func(context.Context, *message.Message) pump.Result {
+		deferred <- time.Now()
+		return pump.Result{Outcome: pump.Defer}
+	}, pump.Options{Subscription: "held", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, RequeueDelay: delay,
+		DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond})
+	var at time.Time
+	select {
+	case at = <-deferred:
+	case <-time.After(within):
+		cancel()
+		t.Fatal("the message was never handled")
+	}
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return at
+}
