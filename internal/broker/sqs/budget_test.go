@@ -12,6 +12,36 @@ import (
 	"github.com/brightergo/brighter/internal/pump/pumptest"
 )
 
+// routedPastTheHandler runs a pump of opts over k with a handler that
+// returns outcome, until dlq holds a dead-letter copy, then stops it. It
+// fails the test if no copy arrives within 20 s or Run returns an error,
+// and returns the copy's rejection message and whether the handler ran.
+func routedPastTheHandler(t *testing.T, c *Clients, k *Consumer, opts pump.Options, outcome pump.Outcome, dlq string, obs ...pump.Observer) (desc string, ran bool) {
+	t.Helper()
+	runs := make(chan struct{}, 1)
+	p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
+		runs <- struct{}{}
+		return pump.Result{Outcome: outcome}
+	}, opts, obs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	reader, err := NewConsumer(c, ConsumerOptions{Queue: dlq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := receiveOne(t, reader, 20*time.Second)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	desc, _ = dead.Header.Bag.String(message.KeyRejectionMessage)
+	return desc, len(runs) != 0
+}
+
 // A handler cut off by every graceful stop (it outlasts drainTimeout each
 // time) spends a delivery per stop on SQS, which counts receives: with
 // requeueCount 2 the budget forgives up to 2 such deliveries, so after 4
@@ -65,33 +95,13 @@ func TestHandlerCutOffByEveryStopIsRoutedPastTheForgivenDeliveries_R4(t *testing
 				}
 			}
 			// The 5th delivery: 4 before it, the 2 forgiven and 2 more.
-			events := pumptest.NewEvents()
-			ran := make(chan struct{}, 1)
-			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
-				ran <- struct{}{}
-				return pump.Result{Outcome: pump.Ack}
-			}, opts, events)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
-			reader, err := NewConsumer(c, ConsumerOptions{Queue: dlq})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dead := receiveOne(t, reader, 20*time.Second)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run = %v", err)
-			}
-			if len(ran) != 0 {
+			desc, ran := routedPastTheHandler(t, c, k, opts, pump.Ack, dlq, pumptest.NewEvents())
+			if ran {
 				t.Error("the handler ran on the delivery past the forgiven ones")
 			}
 			want := "redelivery budget exhausted: delivered 5 times on this channel, handled 0 times here; the 4 deliveries before this one exceed requeueCount 2 by 2, " +
 				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 2; routed without a handler run"
-			if desc, _ := dead.Header.Bag.String(message.KeyRejectionMessage); desc != want {
+			if desc != want {
 				t.Errorf("rejection message\n%q, want\n%q", desc, want)
 			}
 		})
@@ -113,32 +123,14 @@ func TestStampedCountAtTheBudgetIsDeadLetteredWithAnHonestReason_R4(t *testing.T
 			m := newMessage(q)
 			m.Header.HandledCount = 5
 			send(t, c, ProducerOptions{}, m)
-			ran := make(chan struct{}, 1)
-			p, err := pump.New(k, func(context.Context, *message.Message) pump.Result {
-				ran <- struct{}{}
-				return pump.Result{Outcome: pump.Defer}
-			}, pump.Options{Subscription: "stamped", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, EmptyChannelDelay: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
-			reader, err := NewConsumer(c, ConsumerOptions{Queue: dlq})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dead := receiveOne(t, reader, 20*time.Second)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run = %v", err)
-			}
-			if len(ran) != 0 {
+			desc, ran := routedPastTheHandler(t, c, k, pump.Options{Subscription: "stamped", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3,
+				EmptyChannelDelay: 10 * time.Millisecond}, pump.Defer, dlq)
+			if ran {
 				t.Error("the handler ran")
 			}
 			want := "redelivery budget exhausted: its stamped count 5 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel) " +
 				"reached requeueCount 3; delivered 1 time on this channel, handled 0 times here; routed without a handler run"
-			if desc, _ := dead.Header.Bag.String(message.KeyRejectionMessage); desc != want {
+			if desc != want {
 				t.Errorf("rejection message\n%q, want\n%q", desc, want)
 			}
 		})
