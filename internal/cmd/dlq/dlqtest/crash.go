@@ -20,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
+	"github.com/brightergo/brighter/internal/inspect"
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -104,6 +105,55 @@ func CrashDestIDs(t *testing.T, queue string, conn []string) map[string]int {
 		t.Fatalf("peek %s: %v", queue, err)
 	}
 	return CrashIDs(t, out)
+}
+
+// CrashDestCopies reads queue once (peek -o json) and returns, per message
+// id, the replay ids of its copies there (inspect.KeyReplayID), in the
+// order read.
+func CrashDestCopies(t *testing.T, queue string, conn []string) map[string][]string {
+	t.Helper()
+	raw, err := CrashCmd(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...)...).Output()
+	if err != nil {
+		t.Fatalf("peek %s: %v", queue, err)
+	}
+	got := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			ID  string         `json:"id"`
+			Bag map[string]any `json:"bag"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("peek line %q: %v", sc.Text(), err)
+		}
+		rid, _ := r.Bag[inspect.KeyReplayID].(string)
+		got[r.ID] = append(got[r.ID], rid)
+	}
+	return got
+}
+
+// CrashDuplicatesInFlight reports an error (the test goes on) for each id
+// c0..c<n-1> that got (from CrashDestCopies) lacks, and for each it holds
+// more than once whose first copy's replay id is not in inFlight (the
+// journal's "sending" entries at kill, which names the kill or kills in
+// the message). It returns how many ids got holds more than once.
+func CrashDuplicatesInFlight(t *testing.T, got map[string][]string, n int, inFlight map[string]bool, kill string) int {
+	t.Helper()
+	dups := 0
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		switch copies := got[id]; {
+		case len(copies) == 0:
+			t.Errorf("%s is not at the destination", id)
+		case len(copies) > 1:
+			dups++
+			if !inFlight[copies[0]] {
+				t.Errorf("%s is at the destination %d times, but its copy was not in flight at %s (replay id %s)", id, len(copies), kill, copies[0])
+			}
+		}
+	}
+	return dups
 }
 
 // LastLines is the last n lines of s.

@@ -1,10 +1,6 @@
 package replay
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,7 +9,6 @@ import (
 	"time"
 
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
-	"github.com/brightergo/brighter/internal/inspect"
 )
 
 // TestDLQ_ReplayCopySIGKILL_KeepsEveryDeadLetter: dlq replay --copy
@@ -73,37 +68,7 @@ func TestDLQ_ReplaySIGKILL_ResumesExactlyOnce(t *testing.T) {
 	if _, err := os.Stat(journal); !os.IsNotExist(err) {
 		t.Errorf("the journal %s was kept after a complete replay (stat: %v)", journal, err)
 	}
-	got := map[string][]string{} // id -> replay ids of its copies
-	raw, err := dlqtest.CrashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
-	if err != nil {
-		t.Fatalf("peek the destination: %v", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct {
-			ID  string         `json:"id"`
-			Bag map[string]any `json:"bag"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("peek line %q: %v", sc.Text(), err)
-		}
-		rid, _ := r.Bag[inspect.KeyReplayID].(string)
-		got[r.ID] = append(got[r.ID], rid)
-	}
-	dups := 0
-	for i := range n {
-		id := fmt.Sprintf("c%d", i)
-		switch copies := got[id]; {
-		case len(copies) == 0:
-			t.Errorf("%s is not at the destination", id)
-		case len(copies) > 1:
-			dups++
-			if !inFlight[copies[0]] {
-				t.Errorf("%s is at the destination %d times, but its copy was not in flight at any kill (replay id %s)", id, len(copies), copies[0])
-			}
-		}
-	}
+	dups := dlqtest.CrashDuplicatesInFlight(t, dlqtest.CrashDestCopies(t, dest, conn), n, inFlight, "any kill")
 	t.Logf("%d of %d delivered twice, each in flight at a kill", dups, n)
 	if left := dlqtest.CrashDestIDs(t, dlq, conn); len(left) != 0 {
 		t.Fatalf("the DLQ still holds %d messages after a complete replay", len(left))

@@ -1,9 +1,7 @@
 package triage
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
-	"github.com/brightergo/brighter/internal/inspect"
 )
 
 // replayProgress matches the console's progress line of a replay of n
@@ -220,37 +217,7 @@ func TestDLQTriage_TmuxKilledReplayResumedByDLQReplay(t *testing.T) {
 	if sentNotRemoved > 0 && !strings.Contains(string(out), "resuming: the journal "+journal) {
 		t.Errorf("dlq replay does not resume the console's journal %s (%d copies sent and not removed):\n%s", journal, sentNotRemoved, dlqtest.LastLines(string(out), 6))
 	}
-	raw, err := dlqtest.CrashCmd(t, append([]string{"dlq", "peek", "sqs://" + dest, "-o", "json", "--wait", "1s"}, conn...)...).Output()
-	if err != nil {
-		t.Fatalf("peek the destination: %v", err)
-	}
-	got := map[string][]string{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct {
-			ID  string         `json:"id"`
-			Bag map[string]any `json:"bag"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("peek line %q: %v", sc.Text(), err)
-		}
-		rid, _ := r.Bag[inspect.KeyReplayID].(string)
-		got[r.ID] = append(got[r.ID], rid)
-	}
-	dups := 0
-	for k := range n {
-		id := fmt.Sprintf("c%d", k)
-		switch copies := got[id]; {
-		case len(copies) == 0:
-			t.Errorf("%s is not at the destination", id)
-		case len(copies) > 1:
-			dups++
-			if !inFlight[copies[0]] {
-				t.Errorf("%s is at the destination %d times, but its copy was not in flight at the kill (replay id %s)", id, len(copies), copies[0])
-			}
-		}
-	}
+	dups := dlqtest.CrashDuplicatesInFlight(t, dlqtest.CrashDestCopies(t, dest, conn), n, inFlight, "the kill")
 	t.Logf("%d of %d delivered twice, each in flight at the kill", dups, n)
 	if left := dlqtest.CrashDestIDs(t, dlq, conn); len(left) != 0 {
 		t.Errorf("the dead-letter queue still holds %d messages after dlq replay", len(left))
