@@ -37,6 +37,34 @@ func WriteYAML(t *testing.T, yaml string) string {
 	return file
 }
 
+// RedriveSubscriptions writes a subscriptions file reaching fauxqs by conn
+// (from FauxqsQueues) with one SQS subscription "orders" on queue source,
+// whose redrivePolicy moves a message to queue target after 5 receives;
+// with routed, target is also its deadLetterRoutingKey (the pump's
+// dead-letter destination). It returns the file's path.
+func RedriveSubscriptions(t *testing.T, conn []string, source, target string, routed bool) string {
+	t.Helper()
+	dlk := ""
+	if routed {
+		dlk = "\n    deadLetterRoutingKey: " + target
+	}
+	return WriteYAML(t, fmt.Sprintf(`connections:
+  aws:
+    region: %s
+    endpoint: %s
+subscriptions:
+  - name: orders
+    transport: sqs
+    channelName: %s%s
+    makeChannels: assume
+    handler: {type: builtin, name: ack}
+    sqs:
+      redrivePolicy:
+        deadLetterQueue: %s
+        maxReceiveCount: 5
+`, conn[3], conn[1], source, dlk, target))
+}
+
 // FauxqsQueues makes the standard queues NAME-RUN on the shared fauxqs, RUN
 // being prefix and a number unique to the call, and returns RUN, a producer
 // that sends to existing queues, and the flags that reach fauxqs.

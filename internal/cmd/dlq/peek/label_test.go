@@ -29,22 +29,7 @@ func TestDLQPeek_SaysRedriveOnlyOfARedriveTarget(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	file := dlqtest.WriteYAML(t, fmt.Sprintf(`connections:
-  aws:
-    region: %s
-    endpoint: %s
-subscriptions:
-  - name: orders
-    transport: sqs
-    channelName: %s
-    deadLetterRoutingKey: %s
-    makeChannels: assume
-    handler: {type: builtin, name: ack}
-    sqs:
-      redrivePolicy:
-        deadLetterQueue: %s
-        maxReceiveCount: 5
-`, conn[3], conn[1], orders, redrive, redrive))
+	file := dlqtest.RedriveSubscriptions(t, conn, orders, redrive, true)
 	for _, c := range []struct {
 		name string
 		args []string

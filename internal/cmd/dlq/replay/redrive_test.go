@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -34,21 +33,7 @@ func TestDLQ_NoMetadataSaidAlikeAndReplayedToItsRedriveSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	file := dlqtest.WriteYAML(t, fmt.Sprintf(`connections:
-  aws:
-    region: %s
-    endpoint: %s
-subscriptions:
-  - name: orders
-    transport: sqs
-    channelName: %s
-    makeChannels: assume
-    handler: {type: builtin, name: ack}
-    sqs:
-      redrivePolicy:
-        deadLetterQueue: %s
-        maxReceiveCount: 5
-`, conn[3], conn[1], orders, redrive))
+	file := dlqtest.RedriveSubscriptions(t, conn, orders, redrive, false)
 	row := func(args ...string) []string {
 		t.Helper()
 		code, out, errOut := cmdtest.BrighterExit(t, dir, append(append([]string{"dlq", "peek"}, args...), "--wait", "1s")...)
