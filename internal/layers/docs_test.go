@@ -141,6 +141,17 @@ func outsideLines(text string) []string {
 	return out
 }
 
+// mustReadRepository is readRepository of the repository's root, failing
+// t if it cannot be read.
+func mustReadRepository(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := readRepository("../..")
+	if err != nil {
+		t.Fatalf("read the repository: %v", err)
+	}
+	return files
+}
+
 // readRepository returns every text file of the repository at root (path
 // with slashes -> content), skipping skipDirs and binary files (a NUL byte).
 func readRepository(root string) (map[string]string, error) {
@@ -182,10 +193,7 @@ func readRepository(root string) (map[string]string, error) {
 // listed file that no longer cites one), and on any citation of a section
 // of the notes on .NET Brighter (docs/wire-format.md says the wire format).
 func TestDocs_RepositoryCarriesItsOwnDesign(t *testing.T) {
-	files, err := readRepository("../..")
-	if err != nil {
-		t.Fatalf("read the repository: %v", err)
-	}
+	files := mustReadRepository(t)
 	cited := 0
 	for path, text := range files {
 		if citesIDs(path) {

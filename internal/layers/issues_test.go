@@ -148,17 +148,13 @@ func TestDocs_MarkdownCitesNoIssueNumbers(t *testing.T) {
 }
 
 // repositoryFiles returns the files of the repository whose names end in
-// ext and that the issue check reads (path relative to the root, with
+// ext (every one for "") and that the issue check reads (path relative to the root, with
 // slashes -> content); it fails t when fewer than least are read or one of
 // want is missing, so that the check cannot pass by reading nothing.
 func repositoryFiles(t *testing.T, ext string, least int, want ...string) map[string]string {
 	t.Helper()
-	all, err := readRepository("../..")
-	if err != nil {
-		t.Fatalf("read the repository: %v", err)
-	}
 	files := map[string]string{}
-	for path, text := range all {
+	for path, text := range mustReadRepository(t) {
 		if strings.HasSuffix(path, ext) && checksIssues(path) {
 			files[path] = text
 		}

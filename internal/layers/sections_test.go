@@ -140,10 +140,7 @@ func sectionProblems(files map[string]string) []string {
 // a document outside the repository, or of an ADR that has no such
 // section, leaves a reader of a clone nothing to read.
 func TestDocs_SectionSignsNameRepositorySections(t *testing.T) {
-	files, err := readRepository("../..")
-	if err != nil {
-		t.Fatalf("read the repository: %v", err)
-	}
+	files := mustReadRepository(t)
 	signs := 0
 	for _, text := range files {
 		signs += len(sectionCite.FindAllStringIndex(text, -1))

@@ -42,19 +42,7 @@ func issueNameProblems(files map[string]string) []string {
 // document the issue check reads and fails on a name that wears an issue
 // number (a test renamed since, or a document naming it).
 func TestDocs_NoTestNamedAfterAnIssue(t *testing.T) {
-	all, err := readRepository("../..")
-	if err != nil {
-		t.Fatalf("read the repository: %v", err)
-	}
-	files := map[string]string{}
-	for path, text := range all {
-		if checksIssues(path) {
-			files[path] = text
-		}
-	}
-	if _, ok := files["docs/testing.md"]; !ok || len(files) < 400 {
-		t.Fatalf("only %d files read, docs/testing.md among them: %v: the test would check nothing", len(files), ok)
-	}
+	files := repositoryFiles(t, "", 400, "docs/testing.md")
 	for _, p := range issueNameProblems(files) {
 		t.Error(p)
 	}
