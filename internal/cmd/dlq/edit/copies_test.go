@@ -43,6 +43,31 @@ func stored(t *testing.T, p broker.Producer, dlq, id, topic, body string, at tim
 	}
 }
 
+// editedEveryCopy runs `dlq edit` with args, which edit m1 in src where it
+// is stored three times (twice as one failure from d1, once from d2),
+// failing the test unless it exits 0, and reports an error unless stdout
+// lists the three copies (d1's second one removed, not sent again) and
+// stderr says the edit is applied to each.
+func editedEveryCopy(t *testing.T, args []string, src, d1, d2 string) {
+	t.Helper()
+	code, out, errOut := dlqtest.DLQRun(t, args...)
+	if code != cmdutil.ExitOK {
+		t.Fatalf("edit of an id stored three times: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"edit m1: found 3 stored copies; replayed 3\n", "replayed m1 -> " + d2 + "\n",
+		"replayed m1 -> " + d1 + " (another copy of the same failure; removed, not sent again)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "replayed m1 -> "+d1) != 2 {
+		t.Errorf("stdout does not list both copies of the d1 failure:\n%s", out)
+	}
+	if !strings.Contains(errOut, "3 stored copies in "+src) || !strings.Contains(errOut, "the edit is applied to each") {
+		t.Errorf("stderr does not say the edit goes to every copy:\n%s", errOut)
+	}
+}
+
 // TestDLQEdit_EveryCopyStoredBeforeIsEdited: message m1 is stored three
 // times in the dead-letter queue before the edit (fauxqs): twice as one
 // failure from queue d1 (same rejection time: a duplicate delivery), once
@@ -61,22 +86,7 @@ func TestDLQEdit_EveryCopyStoredBeforeIsEdited(t *testing.T) {
 	stored(t, p, dlq, "m1", d2, `{"n":1}`, at.Add(time.Second), nil)
 	stored(t, p, dlq, "m2", d1, `{"n":2}`, at, nil)
 
-	code, out, errOut := dlqtest.DLQRun(t, append([]string{"edit", "m1", "sqs://" + dlq, "--allow-any-destination", "--body-file", fixedBody(t), "--journal", "", "--wait", "1s"}, conn...)...)
-	if code != cmdutil.ExitOK {
-		t.Fatalf("edit of an id stored three times: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"edit m1: found 3 stored copies; replayed 3\n", "replayed m1 -> " + d2 + "\n",
-		"replayed m1 -> " + d1 + " (another copy of the same failure; removed, not sent again)\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, "replayed m1 -> "+d1) != 2 {
-		t.Errorf("stdout does not list both copies of the d1 failure:\n%s", out)
-	}
-	if !strings.Contains(errOut, "3 stored copies in sqs://"+dlq) || !strings.Contains(errOut, "the edit is applied to each") {
-		t.Errorf("stderr does not say the edit goes to every copy:\n%s", errOut)
-	}
+	editedEveryCopy(t, append([]string{"edit", "m1", "sqs://" + dlq, "--allow-any-destination", "--body-file", fixedBody(t), "--journal", "", "--wait", "1s"}, conn...), "sqs://"+dlq, d1, d2)
 	if left := dlqtest.CrashDestIDs(t, dlq, conn); len(left) != 1 || left["m2"] != 1 {
 		t.Errorf("the dead-letter queue holds %v, want m2 only", left)
 	}
@@ -279,22 +289,7 @@ func TestDLQEdit_EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ(t *testing.T) {
 			}
 
 			args := append([]string{"edit", "m1", b.src, "--allow-any-destination", "--body-file", fixedBody(t), "--set", "fixedBy=ops", "--journal", "", "--wait", "2s"}, b.flags...)
-			code, out, errOut := dlqtest.DLQRun(t, args...)
-			if code != cmdutil.ExitOK {
-				t.Fatalf("edit of an id stored three times: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-			}
-			for _, want := range []string{"edit m1: found 3 stored copies; replayed 3\n", "replayed m1 -> " + d2 + "\n",
-				"replayed m1 -> " + d1 + " (another copy of the same failure; removed, not sent again)\n"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("stdout lacks %q:\n%s", want, out)
-				}
-			}
-			if strings.Count(out, "replayed m1 -> "+d1) != 2 {
-				t.Errorf("stdout does not list both copies of the d1 failure:\n%s", out)
-			}
-			if !strings.Contains(errOut, "3 stored copies in "+b.src) || !strings.Contains(errOut, "the edit is applied to each") {
-				t.Errorf("stderr does not say the edit goes to every copy:\n%s", errOut)
-			}
+			editedEveryCopy(t, args, b.src, d1, d2)
 			if left := peek(b.src); strings.Count(left, `"id":"m2"`) != 1 || strings.Contains(left, `"id":"m1"`) {
 				t.Errorf("the dead-letter destination holds, want m2 only:\n%s", left)
 			}
