@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/brightergo/brighter/internal/message"
 )
 
@@ -35,15 +33,7 @@ func TestTriageOneActionAtATime(t *testing.T) {
 		rejected("t1", "orders", "timeout", `{"a":1}`, now.Add(-time.Hour)),
 		rejected("t2", "orders", "timeout", `{"a":2}`, now.Add(-time.Minute)),
 	}, edit: ed}, release: make(chan struct{})}
-	m := New(context.Background(), f, func() time.Time { return now })
-	m = run(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	m = run(t, m, m.Init()())
-	m = press(t, m, "enter", "r")
-	nm, running := m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	m = nm.(Model)
-	if running == nil || m.busy == "" {
-		t.Fatal("y did not start the replay")
-	}
+	m, running := replaying(t, context.Background(), f, now)
 	for _, k := range []string{"a", "R", "r", "e"} {
 		m = press(t, m, k)
 		if m.ask != nil {

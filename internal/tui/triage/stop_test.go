@@ -65,15 +65,7 @@ func TestTriageStoppedActionEnds(t *testing.T) {
 			}}, flood: 300, started: make(chan struct{}), ended: make(chan error, 1)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			m := New(ctx, f, func() time.Time { return now })
-			m = run(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
-			m = run(t, m, m.Init()())
-			m = press(t, m, "enter", "r")
-			nm, running := m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
-			m = nm.(Model)
-			if running == nil || m.busy == "" {
-				t.Fatal("y did not start the replay")
-			}
+			m, _ := replaying(t, ctx, f, now)
 			<-f.started
 			// The console ends; nobody reads the action's channel again
 			// (running is never called).

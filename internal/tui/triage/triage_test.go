@@ -118,6 +118,24 @@ func run(t *testing.T, m Model, msg tea.Msg) Model {
 	return m
 }
 
+// replaying starts a console over act at now on an 80x24 screen, reads,
+// opens the first group and confirms its replay with y, failing the test
+// unless that started the replay (the console busy, a command returned).
+// It returns the console and the command that runs the replay.
+func replaying(t *testing.T, ctx context.Context, act Actions, now time.Time) (Model, tea.Cmd) {
+	t.Helper()
+	m := New(ctx, act, func() time.Time { return now })
+	m = run(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = run(t, m, m.Init()())
+	m = press(t, m, "enter", "r")
+	nm, running := m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	m = nm.(Model)
+	if running == nil || m.busy == "" {
+		t.Fatal("y did not start the replay")
+	}
+	return m, running
+}
+
 func press(t *testing.T, m Model, keys ...string) Model {
 	t.Helper()
 	for _, k := range keys {
