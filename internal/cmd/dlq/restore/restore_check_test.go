@@ -13,6 +13,17 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
+// writeArchive writes lines (archive records, one a line) to dir/a.jsonl
+// and returns its path.
+func writeArchive(t *testing.T, dir, lines string) string {
+	t.Helper()
+	archive := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return archive
+}
+
 // TestDLQRestore_RefusesIDsAlreadyThere: a restore whose file holds an id
 // the dead-letter queue already holds is refused (exit 2) naming the id,
 // publishing nothing; --dry-run lists what would happen and publishes
@@ -28,11 +39,8 @@ func TestDLQRestore_RefusesIDsAlreadyThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	archive := filepath.Join(dir, "a.jsonl")
 	lines := `{"id":"a-` + run + `","topic":"` + dest + `","body":"{}"}` + "\n" + `{"id":"b-` + run + `","topic":"` + dest + `","body":"{}"}` + "\n"
-	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	archive := writeArchive(t, dir, lines)
 	restore := append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)
 	inDLQ := func() []string {
 		return cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...)
@@ -88,12 +96,9 @@ func TestDLQRestore_DryRunFailsWhatTheRunWould(t *testing.T) {
 	run, _, conn := dlqtest.FauxqsQueues(t, "rd", "dlq")
 	dlq := "dlq-" + run
 	dir := t.TempDir()
-	archive := filepath.Join(dir, "a.jsonl")
 	lines := `{"id":"bin-` + run + `","topic":"t","contentType":"application/octet-stream","body":"//4A","bodyEncoding":"base64"}` + "\n" +
 		`{"id":"txt-` + run + `","topic":"t","body":"{}"}` + "\n"
-	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	archive := writeArchive(t, dir, lines)
 	restore := append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)
 	for _, dry := range []bool{true, false} {
 		args := restore
@@ -123,12 +128,9 @@ func TestDLQRestore_RefusesInvalidUTF8(t *testing.T) {
 	run, _, conn := dlqtest.FauxqsQueues(t, "ru", "dlq")
 	dlq := "dlq-" + run
 	dir := t.TempDir()
-	archive := filepath.Join(dir, "a.jsonl")
 	lines := `{"id":"ok-` + run + `","topic":"t","body":"{}"}` + "\n" +
 		`{"id":"bad-` + run + `","topic":"t","body":"x` + "\xff\xfe" + `","bodyEncoding":"utf8"}` + "\n"
-	if err := os.WriteFile(archive, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	archive := writeArchive(t, dir, lines)
 	code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)...)
 	if code != cmdutil.ExitUsage || !strings.Contains(errOut, archive+":2: ") || !strings.Contains(errOut, "not UTF-8") {
 		t.Fatalf("restore of a record holding invalid UTF-8: exit %d, want %d naming line 2\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitUsage, out, errOut)
