@@ -28,6 +28,16 @@ import (
 // handler times are fractions and multiples of it.
 const gcpLease = 2 * time.Second
 
+// leasedOrders makes an environment with topic "orders" and subscription
+// "orders-sub" lending gcpLease leases (no redelivery budget), and a
+// consumer of mode md on it holding up to bufferSize messages.
+func leasedOrders(t *testing.T, md mode, bufferSize int) (*env, broker.Consumer) {
+	t.Helper()
+	e := newEnv(t)
+	e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
+	return e, e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: bufferSize, AckDeadline: gcpLease})
+}
+
 // drain pulls and acknowledges everything sub holds now, returning the
 // message ids (the Brighter id attribute, else the Pub/Sub id) it read.
 func (e *env) drain(t *testing.T, sub string) []string {
@@ -115,9 +125,7 @@ func TestAckHandlerSlowerThanAckDeadlineHandlesOnce_R4(t *testing.T) {
 			t.Run(string(md)+"/"+string(v), func(t *testing.T) {
 				t.Parallel()
 				const msgs = 2
-				e := newEnv(t)
-				e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
-				c := e.consumer(t, md, ConsumerOptions{Subscription: "orders-sub", BufferSize: msgs, AckDeadline: gcpLease})
+				e, c := leasedOrders(t, md, msgs)
 				for i := range msgs {
 					e.send(t, "orders", newMsg(fmt.Sprintf("a-%d", i)))
 				}
@@ -186,9 +194,7 @@ func TestPullFailedExtensionLoggedAndReleased(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 1, AckDeadline: gcpLease})
+			e, c := leasedOrders(t, modePull, 1)
 			e.faults.FailModifyAckDeadline(true)
 			e.send(t, "orders", newMsg("f-1"))
 			var first atomic.Bool
@@ -687,9 +693,7 @@ func TestPullLapsedLeaseNotExtendedOnceExtensionsSucceedAgain_R4(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			e.channels(t, ChannelOptions{Topic: "orders", Subscription: "orders-sub", RequeueCount: -1, AckDeadline: gcpLease})
-			c := e.consumer(t, modePull, ConsumerOptions{Subscription: "orders-sub", BufferSize: 2, AckDeadline: gcpLease})
+			e, c := leasedOrders(t, modePull, 2)
 			e.send(t, "orders", newMsg("lapse-1"))
 			e.send(t, "orders", newMsg("lapse-2"))
 			e.faults.FailModifyAckDeadline(true)
