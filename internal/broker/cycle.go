@@ -80,3 +80,24 @@ func (r *Router) resolve(name string) string {
 	}
 	return r.Resolve(name)
 }
+
+// redrivenFrom returns the message to stamp for a redriven copy m (see
+// redriven) routed to dest again: a copy of m whose topic is the channel
+// it came back to, so that the new copy's originalTopic names the source
+// and not dest (a moved-back copy still carries the topic its routing to
+// dest wrote). The source is the originalTopic its last rejection wrote,
+// when that names another channel than dest, else Router.Source. m itself
+// is left unchanged, so its receipt can still release it.
+func (r *Router) redrivenFrom(m *message.Message, dest string) *message.Message {
+	src := r.Source
+	if prev, ok := m.Header.Bag.String(message.KeyOriginalTopic); ok && prev != "" && r.resolve(prev) != r.resolve(dest) {
+		src = prev
+	}
+	if src == "" {
+		return m
+	}
+	c := m.Clone()
+	c.Receipt, c.WireMessageType = m.Receipt, m.WireMessageType
+	c.Header.Topic = src
+	return c
+}

@@ -108,6 +108,11 @@ func TestRouterRoutesARedrivenCopyAgain(t *testing.T) {
 		if got := m.Header.Bag[message.KeyRejectionMessage]; got != rej.Description {
 			t.Fatalf("copy %d carries rejectionMessage %v, want %q", round, got, rej.Description)
 		}
+		// Its originalTopic names the source it was moved back to, never
+		// the dead-letter queue whose topic the moved copy still carries.
+		if got := m.Header.Bag[message.KeyOriginalTopic]; got != "orders" {
+			t.Fatalf("copy %d carries originalTopic %v, want orders (the source)", round, got)
+		}
 		m.Receipt = &receipt{handle: fmt.Sprintf("rh-%d", round)}
 	}
 	want := strings.TrimSuffix(strings.Repeat("orders-dlq,", broker.MaxRedrives+1), ",")

@@ -236,11 +236,13 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	if fellBack {
 		log.InfoContext(ctx, LogFallbackDeadLetter, "message_id", id, "destination", dest)
 	}
+	stamped := m
 	if message.RoutedTo(m, dest) {
 		if !r.redriven(m, dest) {
 			return r.refuseCycle(ctx, log, m, rej, res)
 		}
 		log.InfoContext(ctx, LogRedriven, "message_id", id, "route", string(route), "destination", dest, "rejection_path", message.RejectionPath(m))
+		stamped = r.redrivenFrom(m, dest)
 	}
 	now := time.Now
 	if r.Now != nil {
@@ -249,13 +251,13 @@ func (r *Router) Reject(ctx context.Context, m *message.Message, rej message.Rej
 	// The rejection message is stored on the broker and shown by dlq peek:
 	// it passes the redaction rule before anything cuts it.
 	rej.Description = redact.Text(rej.Description)
-	routed := message.Stamp(m, dest, rej, now())
+	routed := message.Stamp(stamped, dest, rej, now())
 	err := r.publish(ctx, dest, routed)
 	if errors.Is(err, ErrTooLarge) && len(rej.Description) > ShortRejectionMessage {
 		log.WarnContext(ctx, LogRoutingShortened, "message_id", id, "destination", dest, "error", err)
 		short := rej
 		short.Description = message.TruncateBytes(rej.Description, ShortRejectionMessage)
-		err = r.publish(ctx, dest, message.Stamp(m, dest, short, now()))
+		err = r.publish(ctx, dest, message.Stamp(stamped, dest, short, now()))
 	}
 	if err != nil {
 		res.Released = true

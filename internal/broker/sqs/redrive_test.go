@@ -102,9 +102,12 @@ func TestRedrivenCopyIsDeadLetteredAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := strings.TrimSuffix(strings.Repeat(dq+",", redrives+1), ",")
+			// Its originalTopic names the source it was moved back to, not the
+			// dead-letter queue whose topic the moved copy still carried.
 			if message.RejectionPath(got) != want || got.Header.Bag[message.KeyRejectionMessage] != fmt.Sprintf("poison %d", redrives+1) ||
-				got.Header.Bag[message.KeyRejectionReason] != message.ReasonDeliveryError.String() {
-				t.Errorf("copy dead-lettered after %d redrives: rejectionPath %q, bag %v; want %q and poison %d", redrives, message.RejectionPath(got), got.Header.Bag, want, redrives+1)
+				got.Header.Bag[message.KeyRejectionReason] != message.ReasonDeliveryError.String() ||
+				got.Header.Bag[message.KeyOriginalTopic] != m.Header.Topic {
+				t.Errorf("copy dead-lettered after %d redrives: rejectionPath %q, bag %v; want %q, poison %d and originalTopic %s", redrives, message.RejectionPath(got), got.Header.Bag, want, redrives+1, m.Header.Topic)
 			}
 			if rec, held := sink.find(slog.LevelError, broker.LogRoutingCycle); held {
 				t.Errorf("a redriven copy was held as a cycle: %v", rec.Attrs)
