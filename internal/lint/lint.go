@@ -381,12 +381,27 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 }
 
 // mayDefer reports whether handler h can defer a message: every handler
-// but the builtins that never do (log, ack, reject, unacceptable).
+// but the builtins that never do (log, ack, reject, unacceptable), and a
+// builtin script only when one of its outcomes can.
 func mayDefer(h config.Handler) bool {
-	if h.Type != config.HandlerBuiltin || len(h.Script) > 0 {
+	if h.Type != config.HandlerBuiltin {
 		return true
 	}
-	switch h.Name {
+	if len(h.Script) > 0 {
+		for _, outcome := range h.Script {
+			if builtinMayDefer(outcome) {
+				return true
+			}
+		}
+		return false
+	}
+	return builtinMayDefer(h.Name)
+}
+
+// builtinMayDefer reports whether the builtin outcome name can defer a
+// message (defer, fail: an error is a deferral).
+func builtinMayDefer(name string) bool {
+	switch name {
 	case "log", "ack", "reject", "unacceptable":
 		return false
 	}

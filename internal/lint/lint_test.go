@@ -728,6 +728,8 @@ func TestUnboundedRedelivery_R6(t *testing.T) {
 		{name: "gcp dead-letter policy bounds it", yaml: deferring("gcp", "gcp:\n  deadLetterPolicy: {topic: orders-native, maxDeliveryAttempts: 5}"), want: 0},
 		{name: "a budget bounds it", yaml: deferring("sqs", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 0},
 		{name: "ack never defers", yaml: sub("sqs"), want: 0},
+		{name: "a script that never defers", yaml: strings.Replace(sub("sqs"), "name: ack", "script: reject", 1), want: 0},
+		{name: "a script that can defer trips", yaml: strings.Replace(sub("sqs"), "name: ack", `script: "defer,ack"`, 1), want: 1, severity: lint.SeverityWarning},
 		{name: "memory ends with the process", yaml: deferring("memory"), want: 0},
 	})
 }

@@ -113,8 +113,8 @@ rocketmq.maxDeliveryAttempts), nothing ends a poison message: it is
 redelivered every requeueDelay (at once with 0s) for as long as consume
 runs, costing a receive and a handler run each time, and is never
 dead-lettered. Reported for handlers that can defer (exec, http, the
-builtins defer and fail, a script), not for the builtins log, ack, reject
-and unacceptable. Not on the memory transport, whose messages end with
+builtins defer and fail, a script with one of them), not for the builtins
+log, ack, reject and unacceptable or a script of only those. Not on the memory transport, whose messages end with
 the process.
 
 Fix: set requeueCount (say 3) with a deadLetterRoutingKey, so the pump
