@@ -11,6 +11,20 @@ import (
 	"time"
 )
 
+// StopSignals returns the signals a command takes as a stop request (the
+// first stops cleanly, a second exits at once): SIGINT, SIGTERM, and SIGHUP,
+// sent when the terminal it runs in closes or an ssh session drops (by
+// default SIGHUP would end the process at once, with no clean-up). SIGHUP is
+// left out when the process was started with it ignored (nohup):
+// subscribing to it would undo that.
+func StopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
 // ExitInterrupted is the exit code of a command ended at once by a second
 // SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,20 +23,6 @@ import (
 	"github.com/brightergo/brighter/internal/transport"
 )
 
-// stopSignals returns the signals consume takes as a stop request (the
-// first drains, a second exits at once): SIGINT, SIGTERM, and SIGHUP, sent
-// when the terminal it runs in closes or an ssh session drops (by default
-// it would end the process at once, with no drain, leaving exec handlers'
-// process groups running). SIGHUP is left out when the process was
-// started with it ignored (nohup): subscribing to it would undo that.
-func stopSignals() []os.Signal {
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	return sigs
-}
-
 // Options are consume's flags and dependencies.
 type Options struct {
 	io            *iostreams.IOStreams
@@ -48,7 +33,7 @@ type Options struct {
 	// listen is --listen (observability address, "" = off); tui is --tui.
 	listen string
 	tui    bool
-	// signals delivers the stop signals (stopSignals); tests may replace
+	// signals delivers the stop signals (cmdutil.StopSignals); tests may replace
 	// it.
 	signals func() (<-chan os.Signal, func())
 	// exit ends the process on a second signal.
@@ -62,7 +47,7 @@ func NewCmdConsume(f *factory.Factory, runF func(*Options) error) *cobra.Command
 	io := f.IOStreams
 	o := &Options{io: io, global: f, transports: f.Transports(), exit: os.Exit, signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, stopSignals()...)
+		signal.Notify(ch, cmdutil.StopSignals()...)
 		return ch, func() { signal.Stop(ch) }
 	}}
 	cmd := &cobra.Command{

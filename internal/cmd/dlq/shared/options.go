@@ -9,7 +9,6 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -119,7 +118,7 @@ type Options struct {
 func NewOptions(f *factory.Factory) *Options {
 	o := &Options{IO: f.IOStreams, Factory: f, Transports: f.Transports(), Now: time.Now, Exit: os.Exit, MergeWindow: cmdutil.SignalMergeWindow, Signals: func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		signal.Notify(ch, cmdutil.StopSignals()...)
 		return ch, func() { signal.Stop(ch) }
 	}}
 	if f.Signals != nil {
