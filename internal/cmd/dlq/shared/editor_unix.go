@@ -24,3 +24,6 @@ func stopEditor(c *exec.Cmd, kill bool) {
 	}
 	_ = c.Process.Signal(sig)
 }
+
+// groupAlive reports whether a process of c's own process group is alive.
+func groupAlive(c *exec.Cmd) bool { return syscall.Kill(-c.Process.Pid, 0) == nil }

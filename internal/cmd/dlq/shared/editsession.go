@@ -78,17 +78,29 @@ func NewEditSession(orig *message.Message, headers, body bool) (*EditSession, er
 // EditsBody reports whether the editor edits the body.
 func (s *EditSession) EditsBody() bool { return s.BodyPath != "" || s.headersPath != "" }
 
-// Commands are the editor runs of the session, the headers first: editor
-// is run by sh, so EDITOR may carry arguments ("code --wait").
+// Commands are the editor runs of the session, the headers first. As git
+// does, an editor without shell characters (editorShellChars) is run
+// itself with the file as its argument, so a terminal's ctrl+c reaches
+// only the editor and brighter; any other is run by sh, so EDITOR may carry
+// arguments ("code --wait").
 func (s *EditSession) Commands(editor string) []*exec.Cmd {
 	var cs []*exec.Cmd
 	for _, p := range []string{s.headersPath, s.BodyPath} {
-		if p != "" {
+		if p == "" {
+			continue
+		}
+		if strings.ContainsAny(editor, editorShellChars) {
 			cs = append(cs, exec.Command("sh", "-c", editor+` "$1"`, "sh", p))
+		} else {
+			cs = append(cs, exec.Command(editor, p))
 		}
 	}
 	return cs
 }
+
+// editorShellChars are the characters that make an EDITOR a shell
+// command (git's list): one without them names the editor alone.
+const editorShellChars = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // Result reads the edited files back: body (when not nil) replaces the
 // body file's; sets are applied to the headers; the body must be valid for

@@ -247,10 +247,14 @@ func passOverInterrupts(sigs <-chan os.Signal, logger *slog.Logger) (<-chan os.S
 // With group (stdin is not a terminal, so c needs no terminal's
 // foreground) c runs in a process group of its own and the signals go to
 // the whole group: what c started (a script's children) stops too, and
-// none keeps brighter's stderr open. On a terminal c stays in brighter's
-// group (a terminal editor must be in the foreground group to read it)
-// and only c is signalled. It returns c's error (ctx's when ctx ended
-// first).
+// none keeps brighter's stderr open. A process of the group still alive
+// EditorStopGrace after the SIGTERM is killed (SIGKILL to the group) even
+// when c itself has exited (a shell that ran the editor dies at once,
+// what ignores SIGTERM lives on), and RunStoppable returns once the group
+// is gone (or, at the most, editorGroupGone after the SIGKILL). On a
+// terminal c stays in brighter's group (a terminal editor must be in the
+// foreground group to read it) and only c is signalled. It returns c's
+// error (ctx's when ctx ended first).
 func RunStoppable(ctx context.Context, c *exec.Cmd, group bool) error {
 	if group {
 		ownGroup(c)
@@ -266,11 +270,53 @@ func RunStoppable(ctx context.Context, c *exec.Cmd, group bool) error {
 	case <-ctx.Done():
 	}
 	stopEditor(c, false)
+	grace := time.After(EditorStopGrace)
+	if group {
+		stopGroup(c, exited, grace)
+		return ctx.Err()
+	}
 	select {
 	case <-exited:
-	case <-time.After(EditorStopGrace):
+	case <-grace:
 		stopEditor(c, true)
 		<-exited
 	}
 	return ctx.Err()
+}
+
+// editorGroupGone bounds the wait for a stopped editor's process group to
+// be gone after its SIGKILL.
+const editorGroupGone = 2 * time.Second
+
+// stopGroup ends the stop of c, run in a group of its own and sent
+// SIGTERM: it waits for c to exit and its group to be gone until grace
+// ends, then kills the group (SIGKILL) if any of it is alive, and waits for
+// c and (at the most editorGroupGone) for the group to be gone.
+func stopGroup(c *exec.Cmd, exited <-chan error, grace <-chan time.Time) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	waited := false
+wait:
+	for !waited || groupAlive(c) {
+		select {
+		case <-exited:
+			waited = true
+		case <-tick.C:
+		case <-grace:
+			break wait
+		}
+	}
+	if !waited || groupAlive(c) {
+		stopEditor(c, true)
+		if !waited {
+			<-exited
+		}
+		for gone := time.After(editorGroupGone); groupAlive(c); {
+			select {
+			case <-tick.C:
+			case <-gone:
+				return
+			}
+		}
+	}
 }
