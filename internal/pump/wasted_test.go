@@ -123,8 +123,8 @@ func TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4(t *testing.T) {
 				t.Fatalf("%d deliveries wasted: handler invocations = %d, want %d", tc.wasted, got, tc.wantRuns)
 			}
 			desc, _ := e.oneDeadLetter(t).Header.Bag.String(message.KeyRejectionMessage)
-			want := "redelivery budget exhausted: delivered 7 times on this channel, handled 0 times here; the 6 deliveries before this one exceed requeueCount 3 by 3, " +
-				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 3; routed without a handler run"
+			want := "redelivery budget exhausted: delivered 7 times on this channel, handled 0 times here; of the 6 deliveries before this one, at most 3 are forgiven " +
+				"as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other 3 reach requeueCount 3; routed without a handler run"
 			if tc.wantRuns == 0 && desc != want {
 				t.Errorf("rejection message %q, want %q: what was counted and what forgiven", desc, want)
 			}
