@@ -121,12 +121,12 @@ func spentByHandlersReason(m *message.Message, budget, runs int) string {
 	arithmetic := fmt.Sprintf("of the %d deliveries before this one, at most %d are forgiven as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other %d reach %s",
 		delivered-1, b, delivered-1-b, limit)
 	if m.HasRejectionMetadata() {
-		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s here; %s; routed without a handler run",
+		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s in this process; %s; routed without a handler run",
 			m.Header.HandledCount, routedFrom(m), times(delivered), times(runs), arithmetic)
 	}
 	stamped := max(m.Header.HandledCount-attemptsBefore, 0)
 	if stamped == 0 {
-		return fmt.Sprintf("redelivery budget exhausted: delivered %s on this channel, handled %s here; %s; routed without a handler run",
+		return fmt.Sprintf("redelivery budget exhausted: delivered %s on this channel, handled %s in this process; %s; routed without a handler run",
 			times(delivered), times(runs), arithmetic)
 	}
 	counted := fmt.Sprintf("its stamped count %d (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel)", stamped)
@@ -137,7 +137,7 @@ func spentByHandlersReason(m *message.Message, budget, runs int) string {
 	default:
 		counted += fmt.Sprintf(" plus %d of the %d deliveries before this one on this channel (up to %d that no handler finished are forgiven: stops and kills of consumers, lapsed leases)", extra, attemptsBefore, b)
 	}
-	return fmt.Sprintf("redelivery budget exhausted: %s reached %s; delivered %s on this channel, handled %s here; routed without a handler run",
+	return fmt.Sprintf("redelivery budget exhausted: %s reached %s; delivered %s on this channel, handled %s in this process; routed without a handler run",
 		counted, limit, times(attemptsBefore+1), times(runs))
 }
 
@@ -168,7 +168,7 @@ func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 			// the deliveries of the failed routings raised it to.
 			m.Header.HandledCount = judged
 		}
-		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here); routing retried after it failed; not handled again",
+		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s in this process); routing retried after it failed; not handled again",
 			judged, budget, times(delivered), times(runs))
 	default:
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: delivered, Outcome: Defer})
