@@ -312,9 +312,9 @@ func closeConsumer(t *testing.T, c broker.Consumer) {
 	}
 }
 
-// rejectionCounts reads "delivered N times, handled M times here" from a
+// rejectionCounts reads "delivered N times, handled M times in this process" from a
 // rejection message.
-var rejectionCounts = regexp.MustCompile(`delivered (\d+) times?, handled (\d+) times? here`)
+var rejectionCounts = regexp.MustCompile(`delivered (\d+) times?, handled (\d+) times? in this process`)
 
 // killsAttempt runs R4/kill-cost once on a fresh channel of f.
 //
@@ -436,7 +436,7 @@ func killsAttempt(t *testing.T, f Fixture, v pump.Variant) string {
 			t.Errorf("%s: rejection message %q says delivered %d times; the broker counted %d at the routed delivery and the runs received it %d times", id, desc, deliveries, want, received)
 		}
 		if handled != last {
-			t.Errorf("%s: rejection message %q says handled %d times here; the last run's handler ran %d times", id, desc, handled, last)
+			t.Errorf("%s: rejection message %q says handled %d times in this process; the last run's handler ran %d times", id, desc, handled, last)
 		}
 	}
 	t.Logf("%d of %d messages caught by every kill; deliveries %v", caught, len(ids), deliveriesOf(runs, ids))

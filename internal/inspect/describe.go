@@ -103,8 +103,8 @@ var (
 	reNumber = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?`)
 	reSpace  = regexp.MustCompile(`\s+`)
 	// reTimes is a count of times after its number became <n>: "1 time"
-	// and "3 times" are one group ("handled 1 time here", "handled 3
-	// times here" in the pump's budget messages).
+	// and "3 times" are one group ("handled 1 time in this process", "handled 3
+	// times in this process" in the pump's budget messages).
 	reTimes = regexp.MustCompile(`<n> times?\b`)
 )
 
@@ -112,7 +112,7 @@ var (
 // and hexadecimal ids (8 or more characters, mixing digits and letters)
 // become "<id>", other numbers "<n>", and runs of white space one space, so
 // "order 42 failed" and "order 43 failed" count together; a count of
-// times reads "<n> time(s)", so "handled 1 time here" and "handled 3 times
+// times reads "<n> time(s)", so "handled 1 time in this process" and "handled 3 times
 // here" count together too.
 func Normalise(s string) string {
 	s = reUUID.ReplaceAllString(s, "<id>")

@@ -17,7 +17,7 @@ import (
 // whole.
 func TestTablesShowWhatTellsCausesApart(t *testing.T) {
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	const prefix = "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times here); last error: "
+	const prefix = "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times in this process); last error: "
 	ms := []*message.Message{
 		routed("p1", "payments", message.ReasonDeliveryError, prefix+"card declined", now.Add(-time.Minute)),
 		routed("s1", "shipping", message.ReasonDeliveryError, prefix+"carrier down", now.Add(-time.Minute)),

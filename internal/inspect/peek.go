@@ -363,8 +363,8 @@ func FoldShared(texts []string, width int) []string {
 // long: the start of the word the texts part in, moved back so that the
 // part shown reads on its own: to the "(" of a parenthesis the texts part
 // inside when the text from there fits width ("…(delivered 5 times,
-// handled 2 times here)", not "…2 times here)"), else, when that word is
-// a number, to the word before it ("…handled 2 times here)").
+// handled 2 times in this process)", not "…2 times in this process)"), else, when that word is
+// a number, to the word before it ("…handled 2 times in this process)").
 func foldPoint(t string, n, width int) int {
 	n = strings.LastIndexAny(t[:n], " /:,(=") + 1
 	if open := unclosedParen(t[:n]); open >= 0 && (width <= 0 || utf8.RuneCountInString(t[open:]) < width) {

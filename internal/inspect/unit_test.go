@@ -21,12 +21,12 @@ func TestNormalise(t *testing.T) {
 	for in, want := range map[string]string{
 		"order 42 failed":    "order <n> failed",
 		"order 43  failed\n": "order <n> failed",
-		"id 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b not found": "id <id> not found",
-		"trace deadbeef01 lost":                             "trace <id> lost",
-		"no customer":                                       "no customer",
-		"delivered 4 times, handled 1 time here":            "delivered <n> time(s), handled <n> time(s) here",
-		"delivered 4 times, handled 3 times here":           "delivered <n> time(s), handled <n> time(s) here",
-		"order 7 timed out":                                 "order <n> timed out",
+		"id 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b not found":  "id <id> not found",
+		"trace deadbeef01 lost":                              "trace <id> lost",
+		"no customer":                                        "no customer",
+		"delivered 4 times, handled 1 time in this process":  "delivered <n> time(s), handled <n> time(s) in this process",
+		"delivered 4 times, handled 3 times in this process": "delivered <n> time(s), handled <n> time(s) in this process",
+		"order 7 timed out":                                  "order <n> timed out",
 	} {
 		if got := inspect.Normalise(in); got != want {
 			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
@@ -321,9 +321,9 @@ func TestDescribe_DeliveriesAtRejection(t *testing.T) {
 		want    int
 	}{
 		{"handler rejection on the first delivery", 0, message.Rejection{Reason: message.ReasonUnacceptable, Description: "no customer"}, 1},
-		{"budget of 3", 3, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 3 reached requeueCount 3 (delivered 3 times, handled 3 times here): timeout"}, 3},
-		{"budget of 1", 1, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time here)"}, 1},
-		{"routed copy", 5, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery 4 on this channel reached requeueCount 4 (a routed copy; stamped count 5 from orders; handled 4 times here)"}, 4},
+		{"budget of 3", 3, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 3 reached requeueCount 3 (delivered 3 times, handled 3 times in this process): timeout"}, 3},
+		{"budget of 1", 1, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time in this process)"}, 1},
+		{"routed copy", 5, message.Rejection{Reason: message.ReasonDeliveryError, Description: "redelivery budget exhausted: delivery 4 on this channel reached requeueCount 4 (a routed copy; stamped count 5 from orders; handled 4 times in this process)"}, 4},
 		{"a handler's DeliveryError quoting no count", 2, message.Rejection{Reason: message.ReasonDeliveryError, Description: "delivered 9 times by a broken client"}, 3},
 	} {
 		m := message.New("d1", "orders", message.MTEvent, []byte(`{}`))

@@ -250,7 +250,7 @@ func (c *failingRouter) Reject(ctx context.Context, m *message.Message, r messag
 // is judged and counted once: one budget-exhausted event, the later
 // routings marked retries, the copy stamped with the count the budget
 // judged and its rejection message saying delivered 6 times, handled 3
-// times here.
+// times in this process.
 func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, StopWhenEmpty: true})
@@ -295,7 +295,7 @@ func TestExhaustedMessageNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 			t.Errorf("copy's handled count = %d, want 3 (the count the budget judged, not the retries' deliveries)", got)
 		}
 		desc, _ := dl[0].Header.Bag.String(message.KeyRejectionMessage)
-		if !strings.Contains(desc, "(delivered 6 times, handled 3 times here); routing retried after it failed") {
+		if !strings.Contains(desc, "(delivered 6 times, handled 3 times in this process); routing retried after it failed") {
 			t.Errorf("rejection message %q, want the deliveries, the runs and the retry", desc)
 		}
 	})

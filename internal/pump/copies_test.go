@@ -14,7 +14,7 @@ import (
 // Two stored copies of one message id (a duplicate delivery, a message
 // sent twice) deferred side by side until the budget of 3 routes each: the
 // rejection message of each copy says what happened to that copy,
-// "(delivered 3 times, handled 3 times here)". The handler runs of the
+// "(delivered 3 times, handled 3 times in this process)". The handler runs of the
 // other copy are not counted in (the first copy routed would say 5 or 6
 // runs, more than its deliveries), nor lost when the other copy is routed
 // first (the second would say 1 or 2).
@@ -40,7 +40,7 @@ func TestBudgetTextCountsEachStoredCopyOfAnID_R4(t *testing.T) {
 		}
 		for _, m := range dl {
 			desc, _ := m.Header.Bag.String(message.KeyRejectionMessage)
-			if !strings.Contains(desc, "(delivered 3 times, handled 3 times here)") {
+			if !strings.Contains(desc, "(delivered 3 times, handled 3 times in this process)") {
 				t.Errorf("a copy's rejection message %q, want it to count that copy's deliveries and runs (3 and 3)", desc)
 			}
 		}

@@ -116,15 +116,18 @@ func spentByHandlersReason(m *message.Message, budget, runs int) string {
 	if budget < 1 {
 		limit = fmt.Sprintf("requeueCount %d (a budget of %d)", budget, b)
 	}
-	forgiven := fmt.Sprintf("deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to %d", b)
+	// arithmetic says of the deliveries before this one how many at most
+	// the allowance forgives and that the rest reach the budget.
+	arithmetic := fmt.Sprintf("of the %d deliveries before this one, at most %d are forgiven as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other %d reach %s",
+		delivered-1, b, delivered-1-b, limit)
 	if m.HasRejectionMetadata() {
-		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s here; the %d deliveries before this one exceed %s by %d, and %s; routed without a handler run",
-			m.Header.HandledCount, routedFrom(m), times(delivered), times(runs), delivered-1, limit, delivered-1-b, forgiven)
+		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s in this process; %s; routed without a handler run",
+			m.Header.HandledCount, routedFrom(m), times(delivered), times(runs), arithmetic)
 	}
 	stamped := max(m.Header.HandledCount-attemptsBefore, 0)
 	if stamped == 0 {
-		return fmt.Sprintf("redelivery budget exhausted: delivered %s on this channel, handled %s here; the %d deliveries before this one exceed %s by %d, and %s; routed without a handler run",
-			times(delivered), times(runs), delivered-1, limit, delivered-1-b, forgiven)
+		return fmt.Sprintf("redelivery budget exhausted: delivered %s on this channel, handled %s in this process; %s; routed without a handler run",
+			times(delivered), times(runs), arithmetic)
 	}
 	counted := fmt.Sprintf("its stamped count %d (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel)", stamped)
 	switch extra := attemptsBefore - min(attemptsBefore, b); {
@@ -134,7 +137,7 @@ func spentByHandlersReason(m *message.Message, budget, runs int) string {
 	default:
 		counted += fmt.Sprintf(" plus %d of the %d deliveries before this one on this channel (up to %d that no handler finished are forgiven: stops and kills of consumers, lapsed leases)", extra, attemptsBefore, b)
 	}
-	return fmt.Sprintf("redelivery budget exhausted: %s reached %s; delivered %s on this channel, handled %s here; routed without a handler run",
+	return fmt.Sprintf("redelivery budget exhausted: %s reached %s; delivered %s on this channel, handled %s in this process; routed without a handler run",
 		counted, limit, times(attemptsBefore+1), times(runs))
 }
 
@@ -165,7 +168,7 @@ func (r *run) rejectExhausted(m *message.Message, why arrival) settleEnd {
 			// the deliveries of the failed routings raised it to.
 			m.Header.HandledCount = judged
 		}
-		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here); routing retried after it failed; not handled again",
+		desc = fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s in this process); routing retried after it failed; not handled again",
 			judged, budget, times(delivered), times(runs))
 	default:
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: delivered, Outcome: Defer})

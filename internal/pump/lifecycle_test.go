@@ -482,7 +482,7 @@ func TestBudgetExhausted_DescriptionCarriesTheLastError_R18(t *testing.T) {
 		})
 		polltest.Until(t, 5*time.Second, "a rejection", func() bool { return e.events.Count(pump.EventRejected) == 1 })
 		rj := e.events.Of(pump.EventRejected)[0]
-		if !strings.HasPrefix(rj.Description, "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time here)") ||
+		if !strings.HasPrefix(rj.Description, "redelivery budget exhausted: delivery count 1 reached requeueCount 1 (delivered 1 time, handled 1 time in this process)") ||
 			!strings.HasSuffix(rj.Description, ": exit status 1: poison body") {
 			t.Fatalf("description %q, want the budget text and the handler's error", rj.Description)
 		}

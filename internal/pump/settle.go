@@ -240,9 +240,9 @@ func (r *run) requeue(m *message.Message, res Result, took time.Duration) settle
 	if budget != -1 && spent >= budget {
 		p.emit(Event{Kind: EventBudgetExhausted, Message: m, DeliveryCount: m.Header.HandledCount, Spent: spent, Outcome: Defer, Duration: took, Err: res.Err})
 		p.countUnacceptable(r)
-		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s here)", m.Header.HandledCount, budget, times(spent), times(runs))
+		desc := fmt.Sprintf("redelivery budget exhausted: delivery count %d reached requeueCount %d (delivered %s, handled %s in this process)", m.Header.HandledCount, budget, times(spent), times(runs))
 		if m.HasRejectionMetadata() {
-			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s; handled %s here)",
+			desc = fmt.Sprintf("redelivery budget exhausted: delivery %d on this channel reached requeueCount %d (a routed copy; stamped count %d from %s; handled %s in this process)",
 				spent, budget, presented, routedFrom(m), times(runs))
 		}
 		// The last failure's cause, so the dead-letter copy says why.

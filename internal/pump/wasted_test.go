@@ -100,8 +100,8 @@ func TestBudgetReachedByWastedDeliveriesRoutesAfterOneRun_R4(t *testing.T) {
 		dl := e.oneDeadLetter(t)
 		requireFiveKeys(t, dl, "DeliveryError")
 		desc, _ := dl.Header.Bag.String(message.KeyRejectionMessage)
-		if !strings.Contains(desc, "(delivered 4 times, handled 1 time here)") {
-			t.Errorf("rejection message %q, want it to say delivered 4 times, handled 1 time here", desc)
+		if !strings.Contains(desc, "(delivered 4 times, handled 1 time in this process)") {
+			t.Errorf("rejection message %q, want it to say delivered 4 times, handled 1 time in this process", desc)
 		}
 		if n := e.events.Count(pump.EventBudgetExhausted); n != 1 {
 			t.Errorf("budget-exhausted events = %d, want 1", n)
@@ -123,8 +123,8 @@ func TestDeliveriesPastTwiceTheBudgetAreRoutedWithoutARun_R4(t *testing.T) {
 				t.Fatalf("%d deliveries wasted: handler invocations = %d, want %d", tc.wasted, got, tc.wantRuns)
 			}
 			desc, _ := e.oneDeadLetter(t).Header.Bag.String(message.KeyRejectionMessage)
-			want := "redelivery budget exhausted: delivered 7 times on this channel, handled 0 times here; the 6 deliveries before this one exceed requeueCount 3 by 3, " +
-				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 3; routed without a handler run"
+			want := "redelivery budget exhausted: delivered 7 times on this channel, handled 0 times in this process; of the 6 deliveries before this one, at most 3 are forgiven " +
+				"as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other 3 reach requeueCount 3; routed without a handler run"
 			if tc.wantRuns == 0 && desc != want {
 				t.Errorf("rejection message %q, want %q: what was counted and what forgiven", desc, want)
 			}
@@ -143,13 +143,13 @@ func TestStampedCountReachingTheBudgetIsNamedInTheReason_R4(t *testing.T) {
 		want            string
 	}{
 		{5, 0, "redelivery budget exhausted: its stamped count 5 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel) " +
-			"reached requeueCount 3; delivered 1 time on this channel, handled 0 times here; routed without a handler run"},
+			"reached requeueCount 3; delivered 1 time on this channel, handled 0 times in this process; routed without a handler run"},
 		{3, 2, "redelivery budget exhausted: its stamped count 3 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel), " +
 			"the 2 deliveries before this one on this channel forgiven (up to 3 that no handler finished are: stops and kills of consumers, lapsed leases), " +
-			"reached requeueCount 3; delivered 3 times on this channel, handled 0 times here; routed without a handler run"},
+			"reached requeueCount 3; delivered 3 times on this channel, handled 0 times in this process; routed without a handler run"},
 		{1, 5, "redelivery budget exhausted: its stamped count 1 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel) " +
 			"plus 2 of the 5 deliveries before this one on this channel (up to 3 that no handler finished are forgiven: stops and kills of consumers, lapsed leases) " +
-			"reached requeueCount 3; delivered 6 times on this channel, handled 0 times here; routed without a handler run"},
+			"reached requeueCount 3; delivered 6 times on this channel, handled 0 times in this process; routed without a handler run"},
 	} {
 		t.Run(fmt.Sprintf("stamped%d-wasted%d", tc.stamped, tc.wasted), func(t *testing.T) {
 			forEachVariant(t, func(t *testing.T, v pump.Variant) {

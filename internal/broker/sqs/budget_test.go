@@ -100,8 +100,8 @@ func TestHandlerCutOffByEveryStopIsRoutedPastTheForgivenDeliveries_R4(t *testing
 				}
 			}
 			// The 5th delivery: 4 before it, the 2 forgiven and 2 more.
-			want := "redelivery budget exhausted: delivered 5 times on this channel, handled 0 times here; the 4 deliveries before this one exceed requeueCount 2 by 2, " +
-				"and deliveries that no handler finished (stops and kills of consumers, lapsed leases) are forgiven only up to 2; routed without a handler run"
+			want := "redelivery budget exhausted: delivered 5 times on this channel, handled 0 times in this process; of the 4 deliveries before this one, at most 2 are forgiven " +
+				"as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other 2 reach requeueCount 2; routed without a handler run"
 			routedPastTheHandler(t, c, k, opts, pump.Ack, dlq, want, pumptest.NewEvents())
 		})
 	}
@@ -123,7 +123,7 @@ func TestStampedCountAtTheBudgetIsDeadLetteredWithAnHonestReason_R4(t *testing.T
 			m.Header.HandledCount = 5
 			send(t, c, ProducerOptions{}, m)
 			want := "redelivery budget exhausted: its stamped count 5 (the handled-count its sender wrote, taken as deferrals by handlers before it reached this channel) " +
-				"reached requeueCount 3; delivered 1 time on this channel, handled 0 times here; routed without a handler run"
+				"reached requeueCount 3; delivered 1 time on this channel, handled 0 times in this process; routed without a handler run"
 			routedPastTheHandler(t, c, k, pump.Options{Subscription: "stamped", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3,
 				EmptyChannelDelay: 10 * time.Millisecond}, pump.Defer, dlq, want)
 		})

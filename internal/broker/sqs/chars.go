@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
 	"github.com/brightergo/brighter/internal/broker"
@@ -63,6 +65,36 @@ func charsWhy(body string) string {
 		return fmt.Sprintf("the body holds characters above U+FFFF (%U at byte %d), which AWS takes but an emulator may refuse (fauxqs does)", r, above)
 	}
 	return "the body's characters are all valid, so an attribute value holds one that is not"
+}
+
+// checkChars returns, for in, a SendMessage request, the refusal SQS
+// would answer it with for its characters (charsRefusal, in the same
+// words), without any call: when its body or an attribute value holds a
+// character SQS does not take (takenBySQS, or bytes that are not UTF-8);
+// nil otherwise. Characters above U+FFFF pass: AWS takes them.
+func checkChars(in *sqs.SendMessageInput) error {
+	body := aws.ToString(in.MessageBody)
+	bad := !allTakenBySQS(body)
+	for _, v := range in.MessageAttributes {
+		bad = bad || !allTakenBySQS(aws.ToString(v.StringValue))
+	}
+	if bad {
+		return charsRefusal(body)
+	}
+	return nil
+}
+
+// allTakenBySQS reports whether s is UTF-8 and SQS takes each of its
+// characters.
+func allTakenBySQS(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !takenBySQS(r) || r == utf8.RuneError && n <= 1 {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // takenBySQS reports whether SQS takes r in a message.

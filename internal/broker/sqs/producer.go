@@ -103,15 +103,20 @@ func (p *Producer) Send(ctx context.Context, m *message.Message) error {
 // CheckSendable reports, without any call, whether m can be sent as it is
 // by a Producer with options sns and fifo: the errors Send returns before
 // its call (ErrBodyNotText, ErrTooManyAttributes, broker.ErrTooLarge, all
-// wrapped), nil when none applies. A dry run uses it so that it refuses
-// what the real run would.
+// wrapped) and, into SQS, the refusal of a body or attribute value holding
+// a character SQS does not take, in the words of SQS's own refusal
+// (ErrInvalidChars and broker.ErrPermanent, wrapped); nil when none
+// applies. A dry run uses it so that it refuses what the real run would.
 func CheckSendable(m *message.Message, sns, fifo bool) error {
 	if sns {
 		_, err := snsPublishInput("arn:aws:sns:us-east-1:000000000000:dry-run", m, nil, fifo)
 		return err
 	}
-	_, err := sqsSendInput("https://sqs.us-east-1.amazonaws.com/000000000000/dry-run", m, nil)
-	return err
+	in, err := sqsSendInput("https://sqs.us-east-1.amazonaws.com/000000000000/dry-run", m, nil)
+	if err != nil {
+		return err
+	}
+	return checkChars(in)
 }
 
 // CheckDestination looks up, without sending anything, the queue (or SNS

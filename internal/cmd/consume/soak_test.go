@@ -48,7 +48,7 @@ const soakRejectionRunsEnv = "BRIGHTER_SOAK_CHECK_REJECTION_RUNS"
 // soakCheckRejectionRuns is whether the rejection-message check runs when
 // soakRejectionRunsEnv is unset: on, since the pump's budget rejection names
 // the deliveries and the handler runs here ("delivered N times, handled M
-// times here"); BRIGHTER_SOAK_CHECK_REJECTION_RUNS=0 turns it off.
+// times in this process"); BRIGHTER_SOAK_CHECK_REJECTION_RUNS=0 turns it off.
 const soakCheckRejectionRuns = true
 
 // soakShort is the length of the soak in the suite (make test).
@@ -1107,7 +1107,7 @@ func pstestRecord(ps *pstest.Server, id string) string {
 
 // soakRejectionNamesRuns reports whether a budget rejection's message names
 // the deliveries and the handler runs ("... delivered N times, handled M
-// times here ...").
+// times in this process ...").
 func soakRejectionNamesRuns(msg string) bool {
 	return regexp.MustCompile(`delivered \d+ times?\b.*handled \d+ times?\b`).MatchString(msg)
 }

@@ -18,7 +18,7 @@ import (
 // budgetCause is the rejection message of a spent redelivery budget: the
 // same long prefix for every handler, what tells failures apart after it.
 func budgetCause(last string) string {
-	return "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times here); last error: " + last
+	return "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times in this process); last error: " + last
 }
 
 // screenAt renders m at w x h, checking every line fits.

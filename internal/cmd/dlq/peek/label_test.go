@@ -57,8 +57,8 @@ func TestDLQPeek_SaysRedriveOnlyOfARedriveTarget(t *testing.T) {
 }
 
 // TestDLQPeek_KeepsTheDifferingPartReadable: two budget rejections that
-// differ only in how often they were handled here are told apart in the
-// peek table by a readable part, not "…2 times here)" (fauxqs).
+// differ only in how often they were handled in this process are told apart in the
+// peek table by a readable part, not "…2 times in this process)" (fauxqs).
 func TestDLQPeek_KeepsTheDifferingPartReadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -66,7 +66,7 @@ func TestDLQPeek_KeepsTheDifferingPartReadable(t *testing.T) {
 	dlq := "dlq-" + run
 	for i, handled := range []string{"2 times", "3 times"} {
 		m := message.New(fmt.Sprintf("f%d-%s", i, run), "orders", message.MTCommand, []byte(`{}`))
-		why := "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled " + handled + " here)"
+		why := "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled " + handled + " in this process)"
 		if err := p.Send(ctx, message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, time.Now())); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestDLQPeek_KeepsTheDifferingPartReadable(t *testing.T) {
 	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"…(delivered 5 times, handled 2 times here)", "…(delivered 5 times, handled 3 times here)"} {
+	for _, want := range []string{"…handled 2 times in this process)", "…handled 3 times in this process)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the peek table lacks %q:\n%s", want, out)
 		}

@@ -139,3 +139,46 @@ func TestDLQRestore_RefusesInvalidUTF8(t *testing.T) {
 		t.Fatalf("after the refusal the queue holds %v, want nothing", ids)
 	}
 }
+
+// TestDLQRestore_DryRunRefusesCharactersSQSRefuses: archive records whose
+// bodies hold characters SQS does not take (U+0001, U+0000, U+FFFE) fail
+// restore --dry-run (exit 1), each naming its character in the words of
+// SQS's own refusal, as they fail the real run; the other record is listed
+// as would-restore by the dry run and restored by the real one (fauxqs).
+func TestDLQRestore_DryRunRefusesCharactersSQSRefuses(t *testing.T) {
+	t.Parallel()
+	run, _, conn := dlqtest.FauxqsQueues(t, "rx", "dlq")
+	dlq := "dlq-" + run
+	dir := t.TempDir()
+	bad := map[string]string{"c1-" + run: `bad\u0001x`, "c0-" + run: `a\u0000b`, "fffe-" + run: `a\ufffeb`}
+	named := map[string]string{"c1-" + run: "the body holds U+0001 at byte 3", "c0-" + run: "the body holds U+0000 at byte 1", "fffe-" + run: "the body holds U+FFFE at byte 1"}
+	lines := `{"id":"ok-` + run + `","topic":"t","body":"{}"}` + "\n"
+	for id, body := range bad {
+		lines += `{"id":"` + id + `","topic":"t","body":"` + body + `"}` + "\n"
+	}
+	archive := writeArchive(t, dir, lines)
+	restore := append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)
+	for _, dry := range []bool{true, false} {
+		args := restore
+		if dry {
+			args = append(args[:len(args):len(args)], "--dry-run")
+		}
+		code, out, errOut := cmdtest.BrighterExit(t, dir, args...)
+		if code != cmdutil.ExitFailure {
+			t.Fatalf("restore of bodies SQS refuses (dry run %v): exit %d, want %d\nstdout:\n%s\nstderr:\n%s", dry, code, cmdutil.ExitFailure, out, errOut)
+		}
+		for id, words := range named {
+			line := "failed " + id + ": publish to " + dlq + ": "
+			i := strings.Index(out, line)
+			if i < 0 || !strings.Contains(strings.SplitN(out[i:], "\n", 2)[0], "SQS refused the message's characters (InvalidMessageContents): "+words+"; SQS takes #x9") {
+				t.Fatalf("restore (dry run %v): want %s failed naming %q\nstdout:\n%s\nstderr:\n%s", dry, id, words, out, errOut)
+			}
+		}
+		if dry && !strings.Contains(out, "would restore ok-"+run+" -> "+dlq+"\n") || dry && !strings.Contains(out, "would restore 1, skipped 0, already there 0, failed 3") {
+			t.Fatalf("restore --dry-run: want the good record listed and the summary counting 3 failed\n%s", out)
+		}
+		if ids := cmdtest.PeekIDs(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...); dry && len(ids) != 0 || !dry && !dlqtest.SameIDs(ids, "ok-"+run) {
+			t.Fatalf("after the restore (dry run %v) the queue holds %v", dry, ids)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func (s tmuxSession) searchesBodyAndID(run string) {
 // topic: the long shared prefix, then the handler's last error.
 func budgetSpent(id, topic, dlq, last string, order int, at time.Time) *message.Message {
 	m := message.New(id, topic, message.MTCommand, []byte(fmt.Sprintf(`{"orderId":%d}`, order)))
-	why := "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times here); last error: " + last
+	why := "redelivery budget exhausted: delivery count 5 reached requeueCount 5 (delivered 5 times, handled 5 times in this process); last error: " + last
 	return message.Stamp(m, dlq, message.Rejection{Reason: message.ReasonDeliveryError, Description: why}, at)
 }
 
