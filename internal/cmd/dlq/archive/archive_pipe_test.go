@@ -9,6 +9,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
+	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 )
 
 // TestDLQArchive_PipeReaderLeavesEarly: against fauxqs, `dlq archive --all
@@ -28,8 +29,8 @@ func TestDLQArchive_PipeReaderLeavesEarly(t *testing.T) {
 	const n = 30
 	dlq, _, conn := dlqtest.CrashQueue(t, n)
 	code, kept, errOut := dlqtest.PipeRun(t, dlqtest.HeadLines(2, 500*time.Millisecond), append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", "-"}, conn...)...)
-	if code != cmdutil.ExitBrokenPipe || !strings.Contains(errOut, "broken pipe") || strings.Contains(errOut, "goroutine ") {
-		t.Fatalf("archive | head -n 2: exit %d, want %d and the broken pipe named on stderr:\n%s", code, cmdutil.ExitBrokenPipe, errOut)
+	if code != cmdutil.ExitBrokenPipe || !strings.Contains(errOut, "broken pipe") || !strings.Contains(errOut, shared.LogDLQStdoutGone) || strings.Contains(errOut, "goroutine ") {
+		t.Fatalf("archive | head -n 2: exit %d, want %d, the broken pipe named on stderr and its Warning logged:\n%s", code, cmdutil.ExitBrokenPipe, errOut)
 	}
 	unconfirmed := map[string]bool{}
 	if m := regexp.MustCompile(`may not have kept them all: (.*)`).FindStringSubmatch(errOut); m != nil {

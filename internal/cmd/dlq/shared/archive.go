@@ -75,7 +75,9 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 	// what it does not read (inspect.ArchiveWith's rule for a Pipe).
 	var pipe inspect.Pipe
 	if !o.Purge {
-		w = o.IO.Out
+		// Through Out: a write whose reader went away stops the run at
+		// once and is logged (LogDLQStdoutGone), as for the other verbs.
+		w = o.Out()
 		if out, ok := o.IO.Out.(*os.File); ok {
 			sync = Fsyncer(out)
 		}
