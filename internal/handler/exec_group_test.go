@@ -4,6 +4,7 @@ package handler
 
 import (
 	"context"
+	"github.com/brightergo/brighter/internal/polltest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,12 +165,10 @@ func TestGroups_EndEndsRunsUnderWay(t *testing.T) {
 	h := mustExec(t, ExecOptions{Command: cmd, Env: []string{"DIR=" + dir}, Timeout: time.Minute, KillGrace: 300 * time.Millisecond, Groups: groups})
 	done := make(chan pump.Result, 1)
 	go func() { done <- h(context.Background(), testMessage(0)) }()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "running")); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // poll for the file
-	}
+	polltest.Until(t, 30*time.Second, "the handler's script running", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "running"))
+		return err == nil
+	})
 	pgid := readPid(t, filepath.Join(dir, "group"))
 	if n := groups.End(); n != 1 {
 		t.Errorf("End reported %d groups, want 1", n)
