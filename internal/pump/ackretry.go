@@ -56,7 +56,7 @@ import (
 func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting bool) {
 	p := r.p
 	id := m.Header.MessageID
-	f, late := r.leases.settling(m, st, now, true)
+	f, late, until := r.leases.settling(m, st, now, true)
 	if f != nil {
 		m.Receipt = f.Receipt
 	}
@@ -69,6 +69,9 @@ func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting b
 	r.holds.ackSettled(m, done, before, err)
 	if late {
 		r.leases.settledLate(id, err, true)
+	} else if at := time.Now(); err == nil && r.leases.answeredLate(until, at) {
+		late = true
+		r.leases.lateAnswered(id, at)
 	}
 	if err == nil && !late {
 		p.here.forget(id, m.StoredID)

@@ -500,20 +500,33 @@ func (l *leases) lapsed(ref leaseRef, now time.Time) bool {
 // end stops tracking ref's message before it is settled, waiting for an
 // extension call in progress for it. It may be called more than once, and
 // with the zero ref.
-func (l *leases) end(ref leaseRef) {
+func (l *leases) end(ref leaseRef) { l.endAt(ref) }
+
+// endAt is end, reporting when ref's lease ends by the pump's clock (an
+// offset from l.base), read as its tracking ended, and true; 0 and false
+// when ref tracked nothing or had ended already.
+func (l *leases) endAt(ref leaseRef) (time.Duration, bool) {
 	st := ref.state()
 	if l == nil || st == nil {
-		return
+		return 0, false
 	}
 	for {
 		w := st.word.Load()
 		switch {
 		case !ref.tracked(w):
-			return
+			return 0, false
 		case w == ref.word(leaseExtending):
 			l.waitExtension(ref)
-		case st.word.CompareAndSwap(w, ref.word(leaseEnded)):
-			return
+		default:
+			// Read before the word ends: once ended, the batch may be
+			// reused. An extension between the read and the swap leaves
+			// the word as it found it only in a rare tick; the end read
+			// is then the earlier one, which only makes a settle
+			// answered near it count as late.
+			exp := l.expires(ref.b, st)
+			if st.word.CompareAndSwap(w, ref.word(leaseEnded)) {
+				return exp, true
+			}
 		}
 	}
 }

@@ -160,7 +160,7 @@ func (h *keyHolds) heldBack(m *message.Message, now time.Time) (bool, time.Durat
 // held back too). It reports the release as EventDeferred with ErrHeldBack.
 func (r *run) holdBack(m *message.Message, st leaseRef, delay time.Duration) {
 	p := r.p
-	if f, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
+	if f, _, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
 		m.Receipt = f.Receipt // the freshest receipt
 	}
 	before := time.Now() // see run.unsettled

@@ -285,35 +285,49 @@ func (l *leases) takeFresher(id string, holder leaseRef) (*message.Message, leas
 // remembered from now until it ends (settledLate) and for keepLate after:
 // a later delivery received meanwhile was handed out before it
 // (supersededBy).
-func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final bool) (fresher *message.Message, late bool) {
+//
+// until is when the receipt the settle uses lapses by the pump's lease
+// clock, less the same margin (an offset from leases.base; 0 when no lease
+// was tracked): a settle begun in time whose broker call is answered at
+// or after until may have reached the broker after the message was handed
+// out again (answeredLate), and is as late as one begun after it.
+func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final bool) (fresher *message.Message, late bool, until time.Duration) {
 	st := ref.state()
 	if l == nil || st == nil {
-		return nil, false
+		return nil, false, 0
 	}
 	late = ref.tracked(st.word.Load()) && l.lapsing(ref, now)
-	l.end(ref)
+	if exp, ok := l.endAt(ref); ok {
+		until = exp - l.lease/leaseMarginDiv
+	}
 	id := m.Header.MessageID
 	if id == "" || (!late && l.nfresher.Load() == 0) {
-		return nil, late
+		return nil, late, until
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	freshLapsed := false
+	var freshUntil time.Duration
 	if d, ok := l.fresher[id]; ok && d != ref {
 		delete(l.fresher, id)
 		l.nfresher.Add(-1)
 		fresher = d.b.ms[d.i]
 		freshLapsed = l.lapsing(d, now)
+		freshUntil = l.expires(d.b, d.state()) - l.lease/leaseMarginDiv
 		l.swapWord(d, func(w uint64) bool { return w == d.word(leaseAbsorbed) }, d.word(leaseEnded))
 	}
 	if late {
 		l.sameMessage(id, ref, func(d leaseRef, dm *message.Message, _ uint64) bool {
 			lapsed := l.lapsing(d, now) // read while d is still tracked
+			dUntil := l.expires(d.b, d.state()) - l.lease/leaseMarginDiv
 			if l.swapWord(d, func(w uint64) bool { return d.held(w) || w == d.word(leaseCapped) }, d.word(leaseEnded)) && fresher == nil {
-				fresher, freshLapsed = dm, lapsed // the newest: the list runs newest first
+				fresher, freshLapsed, freshUntil = dm, lapsed, dUntil // the newest: the list runs newest first
 			}
 			return true
 		})
+	}
+	if fresher != nil {
+		until = freshUntil
 	}
 	// A later delivery's receipt lapses as the first one's did when
 	// nothing extends it: the settle with it is as late.
@@ -326,7 +340,36 @@ func (l *leases) settling(m *message.Message, ref leaseRef, now time.Time, final
 		*e = lateSettle{id: id, at: settlePending}
 		l.lateNext = (l.lateNext + 1) % lateRing
 	}
-	return fresher, late
+	return fresher, late, until
+}
+
+// answeredLate reports whether a settle whose receipt lapses at until (as
+// settling returned it; 0: not tracked) was answered at at or after that:
+// the broker may have taken the call after it had handed the message out
+// again, when SQS's DeleteMessage and Pub/Sub's acknowledgement do nothing
+// and answer success. Such a settle is reported as stale
+// (ErrLapsedReceipt), as one begun after its lease lapsed is.
+func (l *leases) answeredLate(until time.Duration, at time.Time) bool {
+	return l != nil && until > 0 && l.at(at) >= until
+}
+
+// lateAnswered remembers a final settle of id, begun in time and answered
+// at at after its lease lapsed (answeredLate) with success, as a late
+// settle that ended then and was reported as stale: a later delivery whose
+// Receive began before at was handed out before the broker took it
+// (supersededBy), and is acknowledged without running the handler again.
+func (l *leases) lateAnswered(id string, at time.Time) {
+	if l == nil || id == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := &l.late[l.lateNext]
+	if e.id == "" {
+		l.nlate.Add(1)
+	}
+	*e = lateSettle{id: id, at: l.at(at), stale: true}
+	l.lateNext = (l.lateNext + 1) % lateRing
 }
 
 // settlePending is a late entry's at while its settle is under way: a

@@ -53,7 +53,7 @@ func TestClientLeasedTrackerSupersedesBufferedRedeliveries(t *testing.T) {
 	if adm := l.admit(first, b.at(0), now); adm.kind != admitDispatch {
 		t.Fatalf("a delivery whose client lease ran out while it waited: admit = %v, want dispatched", adm.kind)
 	}
-	if _, late := l.settling(first, b.at(0), now, true); !late {
+	if _, late, _ := l.settling(first, b.at(0), now, true); !late {
 		t.Fatal("an acknowledgement 20 s after a 10 s client lease began is not late")
 	}
 	l.settledLate("a", nil, true)

@@ -317,3 +317,78 @@ func TestLapsedReceiptRequeueAndRejectReportedAsStale(t *testing.T) {
 		})
 	}
 }
+
+// slowFirstAck behaves as SQS does with a superseded receipt (silentStale),
+// and answers the first acknowledgement only once its lease has lapsed and
+// the broker has handed the message out again; the receive that returns
+// that later delivery is held back until the acknowledgement was
+// answered, so the run learns of the later delivery only after the
+// answer, from a receive that began before it.
+type slowFirstAck struct {
+	*silentStale
+	delay    time.Duration
+	once     sync.Once
+	answered chan struct{}
+}
+
+func (c *slowFirstAck) Receive(ctx context.Context, d time.Duration) ([]*message.Message, error) {
+	ms, err := c.silentStale.Receive(ctx, d)
+	for _, m := range ms {
+		if m.DeliveryAttempt > 1 {
+			select {
+			case <-c.answered:
+				time.Sleep(testLease / 5) // past the batch's own end too
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}
+	return ms, err
+}
+
+func (c *slowFirstAck) AcknowledgeBatch(ctx context.Context, ms []*message.Message) []error {
+	first := false
+	c.once.Do(func() { first = true })
+	if first {
+		time.Sleep(c.delay)
+		defer close(c.answered)
+	}
+	return c.silentStale.AcknowledgeBatch(ctx, ms)
+}
+
+// An acknowledgement begun inside its lease and answered only after the
+// lease lapsed, when the broker had handed the message out again, used a
+// superseded receipt (SQS answers success and deletes nothing): it is
+// reported as a stale settle, and the later delivery, received by a
+// receive begun before that answer, is acknowledged without the handler
+// running again and counted once; in both variants.
+func TestSettleAnsweredAfterLapseSupersededByLaterDelivery(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{BufferSize: 1, VisibilityTimeout: testLease, StopWhenEmpty: true})
+		sent := e.publish(t, srcQueue, "m0", "")
+		c := &slowFirstAck{silentStale: &silentStale{Consumer: e.c, noHold: true}, delay: testLease * 3 / 2, answered: make(chan struct{})}
+		opts := fastOptions(v)
+		opts.BufferSize = 1
+		opts.NoOfPerformers = 1
+		opts.RequeueCount = 3
+		var calls perID
+		e.startWith(t, c, opts, func(context.Context, *message.Message) pump.Result {
+			calls.add(sent.Header.MessageID)
+			return pump.Result{Outcome: pump.Ack}
+		})
+		if err := e.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := calls.get()[sent.Header.MessageID]; n != 1 {
+			t.Errorf("handled %d times, want once", n)
+		}
+		if n := lapsedAcks(e.events.Of(pump.EventStaleSettle)); n != 1 {
+			t.Errorf("%d acknowledgements reported as stale, want 1 (the one answered after the lease)", n)
+		}
+		if n := e.events.Count(pump.EventAcknowledged); n != 1 {
+			t.Errorf("acknowledged = %d, want 1 (the later delivery's)", n)
+		}
+		if d := e.b.Depth(srcQueue); d != 0 {
+			t.Errorf("source depth = %d, want 0", d)
+		}
+	})
+}

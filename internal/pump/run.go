@@ -445,7 +445,7 @@ func (r *run) release(m *message.Message, st leaseRef) {
 	if r.leases.usedUp(m, st) {
 		return // an earlier delivery of it settled with its receipt
 	}
-	if f, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
+	if f, _, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
 		m.Receipt = f.Receipt
 	}
 	r.keep(m)

@@ -99,7 +99,7 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 	}
 	if m.Header.MessageType == message.MTUnacceptable {
 		// Just admitted: its lease has not lapsed.
-		if f, _ := r.leases.settling(m, st, now, false); f != nil {
+		if f, _, _ := r.leases.settling(m, st, now, false); f != nil {
 			m.Receipt = f.Receipt
 		}
 		p.countUnacceptable(r)
@@ -127,15 +127,14 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 		}
 		// Final, as a handler's Reject is: the settle uses the freshest
 		// receipt.
-		f, late := r.leases.settling(m, st, now, true)
+		f, late, until := r.leases.settling(m, st, now, true)
 		if f != nil {
 			m.Receipt = f.Receipt
 		}
 		end := r.rejectExhausted(m, why)
-		r.unsettled(m, time.Now(), end)
-		if late {
-			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
-		}
+		ended := time.Now()
+		r.unsettled(m, ended, end)
+		r.settledFinal(m, Reject, end.gone, late, until, ended)
 		return
 	}
 	start := now
@@ -146,7 +145,7 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 	// a later delivery received while the handler ran.
 	cut := res.Outcome != Ack && r.handlerCtx.Err() != nil
 	final := !cut && (res.Outcome == Ack || res.Outcome == Reject || res.Outcome == Unacceptable)
-	f, late := r.leases.settling(m, st, settling, final)
+	f, late, until := r.leases.settling(m, st, settling, final)
 	if f != nil {
 		m.Receipt = f.Receipt
 	}
@@ -167,7 +166,7 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 				sent = acks.sent
 				sent.Add(1)
 			}
-			if acks.hand(r, ackItem{m: m, took: took, late: late, done: r.holds.ackPending(m), sent: sent}) {
+			if acks.hand(r, ackItem{m: m, took: took, late: late, until: until, done: r.holds.ackPending(m), sent: sent}) {
 				return sent != nil, time.Time{} // it sent a batch: a broker call
 			}
 			return sent != nil, settling
@@ -178,6 +177,9 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 		p.settled(err)
 		if late {
 			r.leases.settledLate(m.Header.MessageID, err, true)
+		} else if at := time.Now(); err == nil && r.leases.answeredLate(until, at) {
+			late = true
+			r.leases.lateAnswered(m.Header.MessageID, at)
 		}
 		if err != nil {
 			r.holds.hold(m, settling, 0)
@@ -190,24 +192,37 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 		p.countUnacceptable(r)
 		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonDeliveryError, Description: res.Reason}, Reject, took)
 		r.unsettled(m, settling, end)
-		if late {
-			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Reject, end.gone, 0))
-		}
+		r.settledFinal(m, Reject, end.gone, late, until, time.Now())
 	case Unacceptable:
 		p.countUnacceptable(r)
 		end := r.rejectHandled(m, message.Rejection{Reason: message.ReasonUnacceptable, Description: res.Reason}, Unacceptable, took)
 		r.unsettled(m, settling, end)
-		if late {
-			r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, Unacceptable, end.gone, 0))
-		}
+		r.settledFinal(m, Unacceptable, end.gone, late, until, time.Now())
 	default: // Defer, and anything unknown: never lose the message.
 		end := r.requeue(m, res, took)
 		r.unsettled(m, settling, end)
-		if late {
+		if late || r.leases.answeredLate(until, time.Now()) {
 			r.staleSettle(m, Defer, end.requeued, end.delay)
 		}
 	}
 	return false, time.Time{}
+}
+
+// settledFinal reports the end, at ended, of a final settle of m (a
+// rejection: outcome o) that removed it from the source (gone) or not:
+// begun after its lease lapsed (late), it ends the late record settling
+// began; begun in time but ended at or after until (the lapse of the
+// receipt it used, as settling returned it), it is reported as stale too
+// and remembered (leases.lateAnswered), since the broker may have taken
+// the source's removal after handing the message out again.
+func (r *run) settledFinal(m *message.Message, o Outcome, gone, late bool, until time.Duration, ended time.Time) {
+	switch {
+	case late:
+		r.leases.settledLate(m.Header.MessageID, nil, r.staleSettle(m, o, gone, 0))
+	case gone && r.leases.answeredLate(until, ended):
+		r.staleSettle(m, o, true, 0)
+		r.leases.lateAnswered(m.Header.MessageID, ended)
+	}
 }
 
 // dispatch calls the handler, turning a panic into a Defer with an error.

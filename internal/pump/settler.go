@@ -365,6 +365,7 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 	ctx, cancel := r.callAt(before)
 	errs := ba.AcknowledgeBatch(ctx, ms)
 	cancel()
+	var answered time.Time // read once a batch, when one of it may be late
 	for i, a := range batch {
 		var err error
 		if i < len(errs) {
@@ -374,8 +375,17 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 		// A failed acknowledgement leaves the message on the broker:
 		// its key's later messages wait for it.
 		r.holds.ackSettled(a.m, a.done, before, err)
-		if a.late {
+		late := a.late
+		if late {
 			r.leases.settledLate(a.m.Header.MessageID, err, true)
+		} else if err == nil && a.until > 0 {
+			if answered.IsZero() {
+				answered = time.Now()
+			}
+			if r.leases.answeredLate(a.until, answered) {
+				late = true
+				r.leases.lateAnswered(a.m.Header.MessageID, answered)
+			}
 		}
 		if err == nil {
 			// Answered success: its deferrals here are forgotten, even
@@ -386,7 +396,7 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 			r.p.here.ackFailed(a.m.Header.MessageID) // its next delivery here: retryAck
 		}
 		if len(r.p.observers) > 0 { // an Event is built only for someone to tell
-			r.p.emit(ackEvent(a.m, a.took, a.late, err))
+			r.p.emit(ackEvent(a.m, a.took, late, err))
 		}
 		if a.sent != nil {
 			a.sent.Done()
@@ -446,6 +456,10 @@ type ackItem struct {
 	m    *message.Message
 	took time.Duration
 	late bool // settled after its lease lapsed (leases.settledLate)
+	// until is when the receipt it uses lapses by the pump's lease clock
+	// (leases.settling): answered at or after it, the acknowledgement is
+	// as late (leases.answeredLate).
+	until time.Duration
 	// done is closed when the acknowledgement has been sent (keyed
 	// messages only: keyHolds.ackPending; nil otherwise).
 	done chan struct{}

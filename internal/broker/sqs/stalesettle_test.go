@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +78,55 @@ func lapsedAcks(es []pump.Event) int {
 		}
 	}
 	return n
+}
+
+// An acknowledgement begun well inside its lease whose DeleteMessageBatch
+// reaches the queue only after the visibility timeout (a slow network, a
+// retried call) may remove nothing: the queue had handed the message out
+// again, and answers the stale receipt's delete with success. With the
+// first delete held back past the lease, in both variants, the handler
+// runs once; that acknowledgement is reported as a stale settle, never
+// counted, and the later delivery is acknowledged without the handler and
+// counted once; the queue ends empty.
+func TestAcknowledgementAnsweredAfterLapseReportedStale(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			const visibility = 2 * time.Second
+			var held atomic.Bool
+			c, _ := faultyClients(t, func(op, _ string) error {
+				if (op == "DeleteMessageBatch" || op == "DeleteMessage") && held.CompareAndSwap(false, true) {
+					time.Sleep(visibility + 2*time.Second) // sent once the queue has handed the message out again
+				}
+				return nil
+			})
+			q := uniq("late-answer-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: q + "-dlq"}, ConsumerOptions{BufferSize: 1, VisibilityTimeout: visibility})
+			m := newMessage(q)
+			send(t, testClients(t), ProducerOptions{}, m)
+			opts := pumptest.Options(v, 1)
+			opts.RequeueCount = 3
+			opts.CallTimeout = 4 * visibility
+			var runs atomic.Int32
+			r := pumptest.Start(t, k, opts, func(context.Context, *message.Message) pump.Result {
+				runs.Add(1)
+				return pump.Result{Outcome: pump.Ack}
+			})
+			pumptest.WaitUntil(t, 30*time.Second, "an acknowledgement reported as stale", func() bool { return lapsedAcks(r.Of(pump.EventStaleSettle)) > 0 })
+			pumptest.WaitUntil(t, 30*time.Second, "the later delivery acknowledged", func() bool { return r.Count(pump.EventAcknowledged) > 0 })
+			r.Stop(t)
+			if left := readAll(t, testClients(t), q); len(left) != 0 {
+				t.Errorf("source still holds %d messages", len(left))
+			}
+			if n := runs.Load(); n != 1 {
+				t.Errorf("handler ran %d times, want once", n)
+			}
+			if n := r.Count(pump.EventAcknowledged); n != 1 {
+				t.Errorf("acknowledged = %d, want 1 (the later delivery's, with its live receipt)", n)
+			}
+			if !held.Load() {
+				t.Error("no delete was held back: the test proved nothing")
+			}
+		})
+	}
 }

@@ -389,7 +389,8 @@ func TestSoak(t *testing.T) {
 
 	emu := cmdtest.SharedSQS(t)
 	sqsDown := &atomic.Bool{}
-	sqsProxy := startProxy(t, strings.TrimPrefix(refusingSQS(t, emu.Endpoint, "/"+chanName("sqs")+"-dlq", sqsDown), "http://"))
+	sqsTrace := &sqsWire{}
+	sqsProxy := startProxy(t, strings.TrimPrefix(refusingSQS(t, emu.Endpoint, "/"+chanName("sqs")+"-dlq", sqsDown, sqsTrace), "http://"))
 
 	rmq, err := rmqtest.Start(rmqtest.Options{AutoCreateTopics: true})
 	if err != nil {
@@ -432,7 +433,7 @@ func TestSoak(t *testing.T) {
 			direct:   fmt.Sprintf("  aws:\n    region: %s\n    endpoint: %s\n", sqstest.Region, emu.Endpoint),
 			settings: "    sqs: {visibilityTimeout: 4s}\n",
 			source:   "sqs://" + chanName("sqs"), sourceFlags: []string{"--endpoint", emu.Endpoint, "--region", sqstest.Region},
-			deadLetterDown: sqsDown.Store}, sqsProxy},
+			deadLetterDown: sqsDown.Store, broker: sqsTrace.explain}, sqsProxy},
 		{soakCase{name: "rocketmq",
 			conn:     fmt.Sprintf("  rocketmq:\n    endpoint: %s\n", rmqProxy.Addr()),
 			direct:   fmt.Sprintf("  rocketmq:\n    endpoint: %s\n", rmq.Endpoint()),
@@ -473,7 +474,7 @@ func (r *refusePublish) React(req any) (bool, any, error) {
 // down is set, a SendMessage or SendMessageBatch to the queue whose URL
 // ends with queueSuffix answers 500 (the routed copy is refused); every
 // other request passes. It returns the middleware's URL.
-func refusingSQS(t *testing.T, target, queueSuffix string, down *atomic.Bool) string {
+func refusingSQS(t *testing.T, target, queueSuffix string, down *atomic.Bool, trace *sqsWire) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -483,7 +484,7 @@ func refusingSQS(t *testing.T, target, queueSuffix string, down *atomic.Bool) st
 	// A request its client gave up on (a reset, a black hole) is the
 	// soak's doing, not news: answer 502 without a log line.
 	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(trace.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() && strings.Contains(r.Header.Get("X-Amz-Target"), "SendMessage") {
 			body, _ := io.ReadAll(r.Body)
 			var req struct{ QueueUrl string }
@@ -496,7 +497,7 @@ func refusingSQS(t *testing.T, target, queueSuffix string, down *atomic.Bool) st
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		rp.ServeHTTP(w, r)
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
