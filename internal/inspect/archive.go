@@ -21,6 +21,7 @@ import (
 const (
 	LogArchiveRemoveFailed = "dlq message archived but not removed; it is now in both places"
 	LogArchiveWriteFailed  = "dlq messages could not be written to the archive; they stay in the dead-letter destination"
+	LogArchiveReaderLeft   = "dlq messages left in the dead-letter destination: the archive's reader went away before it had read their records"
 	LogRestoreFailed       = "dlq message restore failed; it is still in the archive file"
 )
 
@@ -33,6 +34,14 @@ type ArchiveSummary struct {
 	// Failed is how many were written but could not be removed (each is in
 	// both places) or could not be encoded (each stays in place).
 	Failed int `json:"failed"`
+	// Left, for an archive to a Pipe that stopped because the reader went
+	// away (EPIPE), is how many were written to the pipe but not removed:
+	// the reader had not read all of their receive's records, or was not
+	// seen still reading after them. They stay in the dead-letter
+	// destination, visible, and are logged once at Warn
+	// (LogArchiveReaderLeft), not as failures: nothing failed but the
+	// reader's interest. 0 otherwise.
+	Left int `json:"left,omitempty"`
 	// Unconfirmed, for an archive to a Pipe that stopped because the
 	// reader went away, are the ids of the receive removed last: the
 	// reader had read every byte of their records and was still there
@@ -156,6 +165,28 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		}
 		release(ctx, src, holds(back))
 	}
+	// notWritten reports ms, whose records did not reach the archive for
+	// err and which stay in the source: at Error with each id, or, when a
+	// pipe's reader went away (EPIPE), as left (sum.Left), logged once at
+	// Warn with their ids.
+	notWritten := func(ctx context.Context, ms []*message.Message, err error) {
+		if len(ms) == 0 {
+			return
+		}
+		left := pipe != nil && errors.Is(err, syscall.EPIPE)
+		ids := make([]string, 0, len(ms))
+		for _, m := range ms {
+			if !left {
+				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
+			}
+			ids = append(ids, m.Header.MessageID)
+			tell(m, fmt.Errorf("write the archive: %w", err))
+		}
+		if left {
+			sum.Left += len(ms)
+			log.WarnContext(ctx, LogArchiveReaderLeft, "message_ids", ids, "source", src.Name)
+		}
+	}
 	// removeKept removes the receive held back for a pipe's reader.
 	removeKept := func(ctx context.Context) {
 		if len(kept) == 0 {
@@ -171,10 +202,7 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 	// unkeep releases the receive held back for a pipe's reader, which
 	// went away (err) before it could be removed.
 	unkeep := func(ctx context.Context, err error) []held {
-		for _, m := range kept {
-			log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
-			tell(m, fmt.Errorf("write the archive: %w", err))
-		}
+		notWritten(ctx, kept, err)
 		hs := holds(kept)
 		kept = nil
 		return hs
@@ -189,6 +217,12 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 			line, err := message.MarshalRecordJSON(m)
 			if err == nil {
 				_, err = bw.Write(append(line, '\n'))
+				if err != nil && pipe != nil && errors.Is(err, syscall.EPIPE) {
+					// The reader went away as the buffer filled: this
+					// record and the rest go as the flush's below do.
+					written = append(written, m)
+					continue
+				}
 			}
 			if err != nil {
 				sum.Failed++
@@ -204,10 +238,7 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 			err = sync()
 		}
 		if err != nil {
-			for _, m := range written {
-				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
-				tell(m, fmt.Errorf("write the archive: %w", err))
-			}
+			notWritten(ctx, written, err)
 			release(ctx, src, append(holds(append(back, written...)), unkeep(ctx, err)...))
 			return fmt.Errorf("write the archive: %w", err)
 		}
@@ -219,10 +250,7 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 		// read all of the one held back: that one goes.
 		removeKept(ctx)
 		if err := pipe.Drained(dctx); err != nil {
-			for _, m := range written {
-				log.ErrorContext(ctx, LogArchiveWriteFailed, "message_id", m.Header.MessageID, "source", src.Name, "error", err)
-				tell(m, fmt.Errorf("write the archive: %w", err))
-			}
+			notWritten(ctx, written, err)
 			release(ctx, src, holds(append(back, written...)))
 			return fmt.Errorf("write the archive: %w", err)
 		}

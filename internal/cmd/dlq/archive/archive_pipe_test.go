@@ -3,6 +3,7 @@ package archive
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
+	"github.com/brightergo/brighter/internal/inspect"
 )
 
 // TestDLQArchive_PipeReaderLeavesEarly: against fauxqs, `dlq archive --all
@@ -48,6 +50,17 @@ func TestDLQArchive_PipeReaderLeavesEarly(t *testing.T) {
 		if left[id] == 0 && read[id] == 0 && !unconfirmed[id] {
 			t.Errorf("%s is in no queue, not among the lines head kept, and not named on stderr", id)
 		}
+	}
+	// The messages written to the pipe and not removed are reported as
+	// left, once at Warn, not as failures: the summary says failed 0.
+	if strings.Contains(errOut, inspect.LogArchiveWriteFailed) || !strings.Contains(errOut, inspect.LogArchiveReaderLeft) {
+		t.Errorf("stderr logs the messages head did not read as failures (%q) or not as left (%q):\n%s", inspect.LogArchiveWriteFailed, inspect.LogArchiveReaderLeft, errOut)
+	}
+	m := regexp.MustCompile(`failed 0, left (\d+) \(the reader went away`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Errorf("the summary does not say failed 0 and how many were left:\n%s", errOut)
+	} else if n, _ := strconv.Atoi(m[1]); n < 1 || n > len(left) {
+		t.Errorf("summary says %s left, want 1 to the %d visible in the queue", m[1], len(left))
 	}
 	t.Logf("head kept %d, %d named unconfirmed, %d visible in the queue; stderr:\n%s", len(read), len(unconfirmed), len(left), dlqtest.LastLines(errOut, 3))
 }

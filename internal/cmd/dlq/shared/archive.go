@@ -135,7 +135,11 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 			cerr = errors.Join(cerr, err)
 		}
 	} else {
-		fmt.Fprintf(o.IO.ErrOut, "%s: %s %d, skipped %d, failed %d\n", t.URL, verb, sum.Archived, sum.Skipped, sum.Failed)
+		line := fmt.Sprintf("%s: %s %d, skipped %d, failed %d", t.URL, verb, sum.Archived, sum.Skipped, sum.Failed)
+		if sum.Left > 0 {
+			line += fmt.Sprintf(", left %d (the reader went away before reading them; they are still there, visible)", sum.Left)
+		}
+		fmt.Fprintln(o.IO.ErrOut, line)
 	}
 	if !stopped {
 		NoteHeld(o.IO.ErrOut, t, ch)
