@@ -136,7 +136,8 @@ func WatchSignals(ctx context.Context, sigs <-chan os.Signal, w SignalWatch) (co
 	}
 }
 
-// NotifySignals subscribes to the process's SIGINT and SIGTERM, or returns
+// NotifySignals subscribes to the process's stop signals (StopSignals:
+// SIGINT, SIGTERM, and SIGHUP unless started under nohup), or returns
 // inject() when inject is not nil (factory.Factory.Signals: a test's
 // channel): the channel the signals arrive on and the function that ends
 // the subscription.
@@ -145,7 +146,7 @@ func NotifySignals(inject func() (<-chan os.Signal, func())) (<-chan os.Signal, 
 		return inject()
 	}
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, StopSignals()...)
 	return ch, func() { signal.Stop(ch) }
 }
 

@@ -81,7 +81,7 @@ and stays the default.
 The narration goes to stdout; logs go to stderr. With --keep-running the
 emulator stays up afterwards, and the demo prints the PUBSUB_EMULATOR_HOST
 and a subscriptions file to use with brighter consume, send and dlq; Ctrl-C
-(SIGINT or SIGTERM) then stops the emulator, removes the subscriptions file
+(SIGINT, SIGTERM or SIGHUP) then stops the emulator, removes the subscriptions file
 the demo wrote in the temporary directory (a --write-config file stays) and
 exits 0. A signal during the story stops its pump and the emulator: exit 130.`,
 		Example: `  # The story, start to finish, in a few seconds

@@ -111,7 +111,7 @@ or a file that cannot be read. When a file (--infra ones too) cannot be read,
 the files that could are still reported, but in place of the summary the
 report says the lint did not complete.
 
-With --live, SIGINT or SIGTERM stops the look-ups: no report is written (it
+With --live, SIGINT, SIGTERM or SIGHUP stops the look-ups: no report is written (it
 would be partial), the command ends with "lint: interrupted during the --live
 look-ups; no report was written", exit 130.
 
@@ -265,7 +265,7 @@ func runLint(ctx context.Context, o *Options) error {
 	l := lint.New(o.transports)
 	var probers map[config.Transport]live.Prober
 	var validators map[config.Transport]live.ChannelValidator
-	// interrupted reports whether SIGINT or SIGTERM stopped --live's
+	// interrupted reports whether SIGINT, SIGTERM or SIGHUP stopped --live's
 	// look-ups: the lint then writes no report (it would be partial).
 	interrupted := func() bool { return false }
 	stopWatch := func() {}

@@ -71,7 +71,7 @@ func NewCmdSend(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Long: `Publish a message to a subscription's topic (its routingKey) in the wire format
 Brighter uses on that transport. The body comes from --body, --file, or stdin.
 
-SIGINT or SIGTERM stops the send: no further message is sent, the summary line
+SIGINT, SIGTERM or SIGHUP stops the send: no further message is sent, the summary line
 ("messages sent", with interrupted=true) says how many were, and the command
 ends with "interrupted; N of M sent", exit 130. Signals within half a second of
 the first are the same stop; a later one exits 130 at once.`,
@@ -256,7 +256,7 @@ const (
 // subscription's topic: nil when every message was sent, a usage error
 // (exit 2) for a wrong file or flag or a message the transport cannot
 // carry (transport.MessageRefused), a failure (exit 1) for a send the
-// broker refused, cmdutil.ExitInterrupted (130) when SIGINT or SIGTERM
+// broker refused, cmdutil.ExitInterrupted (130) when SIGINT, SIGTERM or SIGHUP
 // stopped it (then the summary line, marked interrupted, and the error say
 // how many were sent).
 func runSend(ctx context.Context, o *Options) error {

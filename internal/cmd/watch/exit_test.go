@@ -11,9 +11,9 @@ import (
 )
 
 // TestWatch_QuitExits0_InterruptExits130 runs `brighter watch` in a
-// terminal (tmux) and ends it four ways: q quits (exit 0); ctrl+c, SIGINT
-// and SIGTERM interrupt it (exit 130, as every interrupted command and
-// dlq triage's ctrl+c), saying so.
+// terminal (tmux) and ends it five ways: q quits (exit 0); ctrl+c, SIGINT,
+// SIGTERM and SIGHUP interrupt it (exit 130, as every interrupted command
+// and dlq triage's ctrl+c), saying so.
 func TestWatch_QuitExits0_InterruptExits130(t *testing.T) {
 	cmdtest.NeedTmux(t, "the dashboard")
 	b := cmdtest.NewSilentBroker(t)
@@ -26,6 +26,9 @@ func TestWatch_QuitExits0_InterruptExits130(t *testing.T) {
 		{"ctrl+c", func(w cmdtest.TmuxBrighter) { w.Keys(false, "C-c") }, "130"},
 		{"SIGINT", func(w cmdtest.TmuxBrighter) { w.Signal(syscall.SIGINT) }, "130"},
 		{"SIGTERM", func(w cmdtest.TmuxBrighter) { w.Signal(syscall.SIGTERM) }, "130"},
+		// The terminal closed, an ssh session dropped: a stop, not a
+		// death by the signal's default action (exit 129, unsaid).
+		{"SIGHUP", func(w cmdtest.TmuxBrighter) { w.Signal(syscall.SIGHUP) }, "130"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := cmdtest.StartBrighterInTmux(t, fmt.Sprintf("watch-exit-%d", time.Now().UnixNano()), "watch -t "+b.URL, []string{"NO_COLOR=1"})

@@ -71,7 +71,7 @@ deadline. NO_COLOR turns colour off.
 
 Keys: / filter, s sort, p pause, tab switch panel, enter details, ? help, q quit.
 
-Exit codes: 0 after q; 130 when ctrl+c, SIGINT or SIGTERM interrupts it (a
+Exit codes: 0 after q; 130 when ctrl+c, SIGINT, SIGTERM or SIGHUP interrupts it (a
 second signal ends it at once); 1 when the dashboard fails; 2 for a usage
 error (a bad --target, no terminal on stdout).`,
 		Example: `  # A consumer on this machine
@@ -156,7 +156,7 @@ func isPortOnly(s string) bool {
 
 // runWatch draws the dashboard of the targets until the user quits it or
 // ctx ends; it needs a terminal on stdout. q quits (nil: exit 0); ctrl+c,
-// SIGINT or SIGTERM interrupt it (cmdutil.ExitInterrupted, 130, as every
+// SIGINT, SIGTERM or SIGHUP interrupt it (cmdutil.ExitInterrupted, 130, as every
 // interrupted command), a second signal ending it at once.
 func runWatch(ctx context.Context, o *Options) error {
 	if !o.io.OutTTY {
