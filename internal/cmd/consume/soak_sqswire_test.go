@@ -9,7 +9,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 )
 
 // sqsWire records what the soak's consumers and the SQS emulator said to
@@ -172,3 +180,60 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the writer underneath (the
 // reverse proxy flushes through it).
 func (r *recordingWriter) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// The soak's wire trace explains a message by what passed the proxy: on
+// fauxqs, a message received twice (its first receipt's visibility set to
+// 0) and deleted with its first receipt, then its second, is described as
+// two hand-outs, the visibility change and both deletes naming their
+// receipts, in order; a message it never saw is said to be unseen.
+func TestSQSWireTraceExplainsAMessage(t *testing.T) {
+	t.Parallel()
+	emu := cmdtest.SharedSQS(t)
+	trace := &sqsWire{}
+	endpoint := refusingSQS(t, emu.Endpoint, "/never", &atomic.Bool{}, trace)
+	cfg := sqstest.Config()
+	c := awssqs.NewFromConfig(cfg, func(o *awssqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	ctx := t.Context()
+	q, err := c.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("wire-%d", time.Now().UnixNano()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "wire-trace-id-1"
+	if _, err := c.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(`{"id":"` + id + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	receive := func() string {
+		t.Helper()
+		out, err := c.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, WaitTimeSeconds: 1})
+		if err != nil || len(out.Messages) != 1 {
+			t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+		}
+		return aws.ToString(out.Messages[0].ReceiptHandle)
+	}
+	first := receive()
+	if _, err := c.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{QueueUrl: q.QueueUrl, ReceiptHandle: aws.String(first), VisibilityTimeout: 0}); err != nil {
+		t.Fatal(err)
+	}
+	second := receive()
+	for _, rh := range []string{first, second} {
+		if _, err := c.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: aws.String(rh)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := trace.explain(id)
+	want := []string{"handed out as receipt #1", "ChangeMessageVisibility to 0s of receipt #1", "handed out as receipt #2", "DeleteMessage of receipt #1, answered", "DeleteMessage of receipt #2, answered"}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(got[at:], w)
+		if i < 0 {
+			t.Fatalf("the trace lacks %q after what came before it:\n%s", w, got)
+		}
+		at += i + len(w)
+	}
+	if !strings.Contains(got, "with 200") {
+		t.Errorf("the trace does not give the answers' status:\n%s", got)
+	}
+	if s := trace.explain("some-other-id"); !strings.Contains(s, "no delivery of it seen") {
+		t.Errorf("a message never received is explained as %q", s)
+	}
+}
