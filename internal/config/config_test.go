@@ -179,8 +179,8 @@ func TestParse_ExplicitValues(t *testing.T) {
 
 // TestParse_ExecCommandRelativeToTheFile: an exec command given as a
 // relative path resolves against the file's directory, as memory paths do
-// (a fresh user's ./handler.sh passed lint and failed consume when run from
-// another directory); a bare name is left for the PATH lookup.
+// (else ./handler.sh passes lint and fails consume when run from another
+// directory); a bare name is left for the PATH lookup.
 func TestParse_ExecCommandRelativeToTheFile(t *testing.T) {
 	for _, tc := range []struct{ file, command, want string }{
 		{filepath.Join("conf", "b.yaml"), "./handler.sh", "conf/handler.sh"},

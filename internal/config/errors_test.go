@@ -494,11 +494,11 @@ func TestError_Format(t *testing.T) {
 // the message names what a budget means rather than the int64 bounds.
 const requeueCountRange = "valid values are -1 (no limit) or the delivery count at which a deferred message is rejected, such as 3 (any whole number that fits in 64 bits)"
 
-// TestErrors_NewUserFindings_EnvValueAndOverflowRange: a value from ${VAR}
+// TestErrors_EnvValueAndOverflowRangeNamed: a value from ${VAR}
 // that is not valid says it is the variable's value (never showing it:
 // environment values may be secrets, docs/security.md), and an integer too large
 // for 64 bits is told both bounds, not "any integer" or ">= 0".
-func TestErrors_NewUserFindings_EnvValueAndOverflowRange(t *testing.T) {
+func TestErrors_EnvValueAndOverflowRangeNamed(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"subscriptions:\n  - name: a\n    transport: memory\n    requeueCount: ${NU_RC:-abc}\n    handler: {type: builtin, name: ack}\n",
 			`subscriptions[0].requeueCount: must be an integer, got the value of "${NU_RC:-abc}" (not shown: environment values may be secrets)`},

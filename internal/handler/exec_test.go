@@ -155,8 +155,8 @@ func TestExec_EnvironmentAndStdin_R1(t *testing.T) {
 }
 
 // A bag too long for the environment (Linux refuses any one string over
-// 128 KiB: "argument list too long", which a fresh user hit with three
-// 100 KB headers) reaches the handler in a file named by BRIGHTER_BAG_FILE,
+// 128 KiB: "argument list too long", as three 100 KB headers
+// do) reaches the handler in a file named by BRIGHTER_BAG_FILE,
 // removed after the run; the command starts and acknowledges.
 func TestExec_LargeBagGoesThroughAFile(t *testing.T) {
 	dir := t.TempDir()

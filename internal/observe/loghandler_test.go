@@ -30,7 +30,7 @@ func takeAll(rd *Reader) []Record {
 // publishes the Warn and Error ones to the stream as KindLog records with
 // the stable text, subscription and message_id in their fields and the
 // other attributes in order (With's first, groups dotted).
-func TestLogTee_PublishesWarnAndError_I13(t *testing.T) {
+func TestLogTee_PublishesWarnAndErrorToTheStream(t *testing.T) {
 	st := NewStream(64, 0)
 	rd := st.Subscribe()
 	defer rd.Close()
@@ -84,7 +84,7 @@ func TestLogTee_PublishesWarnAndError_I13(t *testing.T) {
 // the inner handler is slog.DiscardHandler: Warn and Error still reach the
 // stream; Info does not. Under RateLimit the stream sees what the inner
 // handler would: the suppressed count on the next record that passes.
-func TestLogTee_DiscardInnerAndRateLimit_I13(t *testing.T) {
+func TestLogTee_DiscardInnerAndRateLimit(t *testing.T) {
 	st := NewStream(64, 0)
 	rd := st.Subscribe()
 	defer rd.Close()
@@ -108,7 +108,7 @@ func TestLogTee_DiscardInnerAndRateLimit_I13(t *testing.T) {
 
 // Channel-failure records carry since when and how many calls have failed,
 // so a dashboard that joins late says since when.
-func TestFromEvent_ChannelFailureSince_I13(t *testing.T) {
+func TestFromEvent_ChannelFailureCarriesSince(t *testing.T) {
 	since := time.Date(2026, 5, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	r := FromEvent(pump.Event{Kind: pump.EventChannelFailure, Subscription: "orders", Err: errors.New("refused"), Since: since, Failures: 4, Time: since.Add(time.Minute)})
 	if r.Kind != "channel-failure" || !r.Since.Equal(since) || r.Since.Location() != time.UTC || r.Failures != 4 || r.Error != "refused" {

@@ -423,10 +423,10 @@ func TestStopLetsTheReceiveInProgressEndAndHandlesWhatItBrought_NFR8(t *testing.
 }
 
 // A handler cut off by the drain timeout did not get to decide: its message
-// is released at once, neither counted nor judged, so a stop can never
-// dead-letter a healthy message (with requeueCount 1 a counted Defer would
-// have exhausted the budget). A fresh user saw a slow handler's message
-// dead-lettered after two restarts.
+// is released at once, neither counted nor judged, so a stop does not spend
+// the redelivery budget the way a handler's Defer does (with requeueCount
+// 1 a counted Defer would have exhausted it, and a slow handler's message
+// was dead-lettered after two restarts).
 func TestDrainTimeoutCutOff_ReleasesWithoutCountingOrRejecting_NFR8(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v pump.Variant) {
 		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue})

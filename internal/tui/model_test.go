@@ -207,7 +207,7 @@ func TestModel_Totals_FromMetricsWin(t *testing.T) {
 }
 
 // Between two scrapes the subscription row moves with the events: the last
-// /metrics totals plus what arrived since (a fresh user saw the row lag the
+// /metrics totals plus what arrived since (otherwise the row lags the
 // messages panel by the scrape interval).
 func TestModel_Totals_PlusEventsSinceTheScrape(t *testing.T) {
 	m := feed(newTestModel("a"), poisonRun())
@@ -227,7 +227,7 @@ func TestModel_Totals_PlusEventsSinceTheScrape(t *testing.T) {
 }
 
 // Pause freezes the subscription row too, and resuming does not count the
-// held events twice (a fresh user saw 5/1 -> 6/2 while paused, then 7/3).
+// held events twice (5/1 must not become 6/2 while paused, then 7/3).
 func TestModel_Pause_FreezesTotalsWithoutDoubleCounting(t *testing.T) {
 	m := feed(newTestModel("a"), poisonRun())
 	m, _ = m.Update(TotalsMsg{Target: "a", Totals: map[string]observe.Totals{"orders": {Received: 5, Acknowledged: 1}}})
@@ -319,7 +319,7 @@ func failingRun() []observe.Record {
 // or failing since when, for how long, how many calls, whether it is
 // stalled (not ready), and the last error cut in the middle so both the
 // failed call and the reason fit the width.
-func TestModel_Status_FailingSinceWithLastError_I13_Golden(t *testing.T) {
+func TestModel_Status_FailingSinceWithLastError_Golden(t *testing.T) {
 	m := feed(newTestModel(), failingRun())
 	s := golden(t, "status_failing", m)
 	for _, want := range []string{
@@ -359,7 +359,7 @@ func TestModel_Status_FailingSinceWithLastError_I13_Golden(t *testing.T) {
 // A dashboard that joins during a failure (brighter watch connecting late)
 // says since when from the record's Since, not from the first record it
 // happened to see.
-func TestModel_Status_SinceFromTheRecord_I13(t *testing.T) {
+func TestModel_Status_SinceFromTheRecordNotTheFirstSeen(t *testing.T) {
 	m := feed(newTestModel(), []observe.Record{{Kind: "channel-failure", Time: t0.Add(4 * time.Second), Subscription: "orders", Budget: 3,
 		Since: t0.Add(-55 * time.Second), Failures: 40, Error: "receive: connection refused"}})
 	s := ansi.Strip(m.(Model).Render())
@@ -385,7 +385,7 @@ func logRecords(n int) []observe.Record {
 // The last Warn/Error log lines are in a panel at the bottom,
 // oldest of the five first, with their attributes (message_id among them)
 // in slog's text form; the title counts every line seen.
-func TestModel_LogPanel_LastFiveWarnAndError_I13_Golden(t *testing.T) {
+func TestModel_LogPanel_LastFiveWarnAndError_Golden(t *testing.T) {
 	m := feed(newTestModel(), append(poisonRun(), logRecords(7)...))
 	s := golden(t, "log_panel", m)
 	for _, want := range []string{
@@ -431,7 +431,7 @@ func TestModel_LogPanel_LastFiveWarnAndError_I13_Golden(t *testing.T) {
 // drain and the dashboard stays, saying how many messages are in flight as
 // they settle; q again asks it to exit at once. Nothing quits the program
 // but its caller.
-func TestModel_Draining_AfterQ_I13_Golden(t *testing.T) {
+func TestModel_Draining_AfterQ_Golden(t *testing.T) {
 	interrupts := 0
 	o := Options{Title: "brighter consume", NoColor: true, Now: func() time.Time { return t0.Add(5 * time.Second) }, Location: time.UTC, Tick: -1,
 		Interrupt: func() { interrupts++ }}
@@ -469,7 +469,7 @@ func TestModel_Draining_AfterQ_I13_Golden(t *testing.T) {
 }
 
 // A consumer draining for a reason of its own (a signal) shows it too.
-func TestModel_Draining_Msg_I13(t *testing.T) {
+func TestModel_Draining_ShowsTheConsumersOwnReason(t *testing.T) {
 	m := feed(newTestModel(), poisonRun())
 	m, _ = m.Update(DrainingMsg{})
 	if s := ansi.Strip(m.(Model).Render()); !strings.Contains(s, "draining (1 in flight)...") {
@@ -480,7 +480,7 @@ func TestModel_Draining_Msg_I13(t *testing.T) {
 // brighter watch with two replicas of one consumer: each target's channel
 // status is its own, so one replica's recovery does not hide the other's
 // failure.
-func TestModel_Status_PerTarget_I13(t *testing.T) {
+func TestModel_Status_IsPerTargetSoOneRecoveryHidesNoFailure(t *testing.T) {
 	a, b := "http://orders-1:9464", "http://orders-2:9464"
 	m := tea.Model(newTestModel(a, b))
 	fail := func(ms int) observe.Record {
@@ -509,7 +509,9 @@ func TestModel_Status_PerTarget_I13(t *testing.T) {
 	}
 }
 
-func TestBatcher_StampsItsTarget_I13(t *testing.T) {
+// A batcher stamps each record it sends with its target, so the
+// dashboard keeps each target's channel status apart.
+func TestBatcher_StampsItsTarget(t *testing.T) {
 	b := NewBatcher(time.Hour, 0)
 	b.Target = "http://orders-1:9464"
 	b.Add(observe.Record{Kind: "received"})

@@ -29,7 +29,7 @@ func closedPort(t *testing.T) string {
 // since when with the last error, and the Error log lines in its log
 // panel; stderr, not a terminal here, still gets every line. After q it
 // says "draining (0 in flight)..." and the consumer exits 0.
-func TestConsumeTUI_BrokerDown_StatusLogPanelAndDraining_I13(t *testing.T) {
+func TestConsumeTUI_BrokerDown_StatusLogPanelAndDraining(t *testing.T) {
 	cfg := brokerDownConfig(t)
 	r := startTUIRun(t, cfg, false)
 	// The renderer writes only what changed, so each phrase is looked for

@@ -117,13 +117,13 @@ func TestCommandTreeRefusesUnknownSubcommandsAndArguments(t *testing.T) {
 	}
 }
 
-// TestCommandTreeExclusiveFlagsSayWhichAndWhy_NewUser4 walks the whole
+// TestCommandTreeExclusiveFlagsSayWhichAndWhy walks the whole
 // command tree and gives, on every command with a group of mutually
 // exclusive flags (cobra's MarkFlagsMutuallyExclusive), two flags of the
 // group: the run exits 2 with brighter's message naming the flags given,
 // never cobra's raw "if any flags in the group [...] are set none of the
-// others can be" (a new user's defect 4: `dlq peek --native --invalid`).
-func TestCommandTreeExclusiveFlagsSayWhichAndWhy_NewUser4(t *testing.T) {
+// others can be" (as `dlq peek --native --invalid` once did).
+func TestCommandTreeExclusiveFlagsSayWhichAndWhy(t *testing.T) {
 	t.Chdir(t.TempDir())
 	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: os.LookupEnv})
 	const cobraExclusive = "cobra_annotation_mutually_exclusive" // cobra's (unexported) annotation key
