@@ -75,7 +75,7 @@ func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting b
 	}
 	if err == nil && !late {
 		p.here.forget(id, m.StoredID)
-	} else if err != nil && waiting {
+	} else if err != nil && waiting || err == nil && late {
 		p.here.ackFailed(id) // the earlier acknowledgement may remove nothing (SQS: an older receipt)
 	}
 	e := ackEvent(m, 0, late, err)

@@ -68,7 +68,9 @@ type handledEntry struct {
 	// did. Its next delivery here retries the routing without a handler run.
 	rejected *handlerRejection
 	// ackFailed: the handler acknowledged the message here and that
-	// acknowledgement failed (the message stays on the broker). Its next
+	// acknowledgement failed (the message stays on the broker), or was
+	// answered with success for a receipt whose lease had lapsed by the
+	// pump's clock (a stale settle: it may have removed nothing). Its next
 	// delivery here is acknowledged without a handler run.
 	ackFailed bool
 }

@@ -217,9 +217,10 @@ const (
 	LogSettleFailed = "settle failed; message stays on the broker for redelivery"
 	// LogAckRetried is logged (Info) for a delivery acknowledged without a
 	// handler run because the handler acknowledged an earlier delivery of
-	// the message here and that acknowledgement failed (EventAcknowledged
-	// marked Retry).
-	LogAckRetried = "acknowledgement retried without a handler run: the handler acknowledged an earlier delivery here and that acknowledgement failed"
+	// the message here and that acknowledgement failed, or was sent with a
+	// receipt whose lease had lapsed and may have removed nothing (reported
+	// as a stale settle) (EventAcknowledged marked Retry).
+	LogAckRetried = "acknowledgement retried without a handler run: the handler acknowledged an earlier delivery here and that acknowledgement failed or may have removed nothing (its lease had lapsed)"
 	// LogAckWhileWaiting is logged (Info) for a delivery acknowledged
 	// without a handler run because the handler acknowledged an earlier
 	// delivery of the message here and that acknowledgement was still

@@ -185,7 +185,7 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 			r.holds.hold(m, settling, 0)
 			r.p.here.ackFailed(m.Header.MessageID) // its next delivery here: retryAck
 		} else {
-			r.acknowledged(m) // as in the settler: a lapsed receipt included
+			r.acknowledged(m, late) // as in the settler: a lapsed receipt included
 		}
 		p.emit(ackEvent(m, took, late, err))
 	case Reject:
@@ -311,7 +311,7 @@ func routedFrom(m *message.Message) string {
 func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome, took time.Duration) settleEnd {
 	end := r.reject(m, rej, o, took, false)
 	if end.gone {
-		r.acknowledged(m)
+		r.acknowledged(m, false)
 	} else {
 		r.p.here.rejectionFailed(m.Header.MessageID, rej, o)
 	}
@@ -320,10 +320,18 @@ func (r *run) rejectHandled(m *message.Message, rej message.Rejection, o Outcome
 
 // acknowledged forgets m in the record of messages handled here: it is gone
 // from the broker. A first delivery was never recorded (only deferrals are),
-// so it costs no look-up.
-func (r *run) acknowledged(m *message.Message) {
+// so it costs no look-up. stale: the acknowledgement was reported as a
+// stale settle (its receipt's lease had lapsed by the pump's clock when it
+// began or was answered), so it may have removed nothing: the record then
+// notes the handler's acknowledgement (handledHere.ackFailed), and the
+// message's next delivery here is acknowledged without a handler run and
+// without judging its budget (retryAck), whatever its delivery count.
+func (r *run) acknowledged(m *message.Message, stale bool) {
 	if m.Header.HandledCount > 0 || m.DeliveryAttempt > 1 {
 		r.p.here.forget(m.Header.MessageID, m.StoredID)
+	}
+	if stale {
+		r.p.here.ackFailed(m.Header.MessageID)
 	}
 }
 

@@ -390,8 +390,10 @@ func (r *run) settleBatch(ba broker.BatchAcknowledger, batch []ackItem, ms []*me
 		if err == nil {
 			// Answered success: its deferrals here are forgotten, even
 			// when the receipt had lapsed (a stale settle must never
-			// make its return look spent).
-			r.acknowledged(a.m)
+			// make its return look spent), and a stale one is recorded so
+			// that the message's return is acknowledged, not handled or
+			// judged again.
+			r.acknowledged(a.m, late)
 		} else {
 			r.p.here.ackFailed(a.m.Header.MessageID) // its next delivery here: retryAck
 		}

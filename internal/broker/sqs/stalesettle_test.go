@@ -130,3 +130,81 @@ func TestAcknowledgementAnsweredAfterLapseReportedStale(t *testing.T) {
 		})
 	}
 }
+
+// Two consumers of one queue whose handler (acknowledging, slower than
+// the lease) outlives the lease even extended (maxLeaseExtension caps it):
+// each consumer's acknowledgement is sent with a lapsed receipt and
+// reported as stale, and when the message comes back to a consumer whose
+// handler acknowledged it, that consumer acknowledges the delivery without
+// running the handler again and without judging its budget (a Proactor
+// may instead receive it while its handler runs, and acknowledge with
+// that delivery's receipt). The handler runs at most once per consumer,
+// the message is never dead-lettered though its delivery count passes
+// requeueCount, and the queue ends empty; both variants.
+func TestStaleAcknowledgementNeverRunsTheHandlerAgainInItsProcess(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q := uniq("stale-two-" + string(v))
+			ch := ChannelOptions{Queue: q, DeadLetter: q + "-dlq"}
+			co := ConsumerOptions{BufferSize: 1, VisibilityTimeout: 2 * time.Second}
+			m := newMessage(q)
+			opts := pumptest.Options(v, 1)
+			opts.RequeueCount = 1 // the second delivery would reach it, were it judged
+			opts.MaxLeaseExtension = time.Second
+			runs := map[string]int{} // consumer -> handler runs
+			var mu sync.Mutex
+			var running atomic.Int32
+			handler := func(name string) pump.Handler {
+				return func(ctx context.Context, _ *message.Message) pump.Result {
+					running.Add(1)
+					defer running.Add(-1)
+					mu.Lock()
+					runs[name]++
+					mu.Unlock()
+					pumptest.SleepFor(ctx, 5*time.Second) // past the lease and its capped extension
+					return pump.Result{Outcome: pump.Ack}
+				}
+			}
+			a := pumptest.Start(t, setup(t, c, ch, co), opts, handler("a"))
+			send(t, c, ProducerOptions{}, m)
+			b := pumptest.Start(t, setup(t, c, ch, co), opts, handler("b"))
+			t.Cleanup(func() {
+				if t.Failed() {
+					for name, r := range map[string]*pumptest.Run{"a": a, "b": b} {
+						for _, e := range r.Snapshot() {
+							t.Logf("%s: %s count=%d retry=%v err=%v", name, e.Kind, e.DeliveryCount, e.Retry, e.Err)
+						}
+					}
+				}
+			})
+			// The message goes with an acknowledgement made with a live
+			// receipt: a later delivery acknowledged without a handler run
+			// (the Reactor), or one the Proactor received while its
+			// handler ran, whose receipt the handler's acknowledgement
+			// used.
+			pumptest.WaitUntil(t, 60*time.Second, "an acknowledgement with a live receipt", func() bool {
+				return a.Count(pump.EventAcknowledged)+b.Count(pump.EventAcknowledged) > 0
+			})
+			pumptest.WaitUntil(t, 30*time.Second, "no handler running", func() bool { return running.Load() == 0 })
+			a.Stop(t)
+			b.Stop(t)
+			mu.Lock()
+			got := map[string]int{"a": runs["a"], "b": runs["b"]}
+			mu.Unlock()
+			if got["a"] > 1 || got["b"] > 1 {
+				t.Errorf("handler runs per consumer %v, want at most one each: a consumer whose handler acknowledged the message ran it again", got)
+			}
+			if n := a.Count(pump.EventRejected) + b.Count(pump.EventRejected); n != 0 {
+				t.Errorf("rejected %d times, want never: every handler run acknowledged it", n)
+			}
+			if left := readAll(t, c, q+"-dlq"); len(left) != 0 {
+				t.Errorf("the dead-letter queue holds %d messages, want none", len(left))
+			}
+			if left := readAll(t, c, q); len(left) != 0 {
+				t.Errorf("source still holds %d messages", len(left))
+			}
+		})
+	}
+}

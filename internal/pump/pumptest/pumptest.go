@@ -71,6 +71,13 @@ func (l *Events) Observe(e pump.Event) {
 	}
 }
 
+// Snapshot returns a copy of every event recorded so far, in order.
+func (l *Events) Snapshot() []pump.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]pump.Event(nil), l.events...)
+}
+
 // Count returns how many events of kind k were recorded.
 func (l *Events) Count(k pump.EventKind) int { return len(l.Of(k)) }
 
