@@ -117,8 +117,11 @@ func spentByHandlersReason(m *message.Message, budget, runs int) string {
 		limit = fmt.Sprintf("requeueCount %d (a budget of %d)", budget, b)
 	}
 	// arithmetic says of the deliveries before this one how many at most
-	// the allowance forgives and that the rest reach the budget.
-	arithmetic := fmt.Sprintf("of the %d deliveries before this one, at most %d are forgiven as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other %d reach %s",
+	// the allowance forgives, and that the rest are counted against the
+	// budget as handlers' deferrals would be, though brighter cannot tell
+	// them from deliveries no handler ran (a message caught by every stop
+	// or crash ends here with none).
+	arithmetic := fmt.Sprintf("of the %d deliveries before this one, at most %d are forgiven as deliveries no handler finished (stops and kills of consumers, lapsed leases); the other %d count against %s as handlers' deferrals would, though no handler may have run it (brighter cannot tell them apart)",
 		delivered-1, b, delivered-1-b, limit)
 	if m.HasRejectionMetadata() {
 		return fmt.Sprintf("redelivery budget exhausted: a routed copy (stamped count %d from %s), delivered %s on this channel, handled %s in this process; %s; routed without a handler run",
