@@ -343,8 +343,8 @@ func (t *Memory) Live() (live.Prober, live.ChannelValidator, func()) { return ni
 // the RocketMQ group's maximum deliveries) and channel validators (SQS,
 // Pub/Sub, RocketMQ) of the registry's transports, and a function that
 // closes their clients. The validators run the validation Open runs at
-// start-up with makeChannels: validate (validateChannels), so the two
-// agree.
+// start-up with makeChannels: validate (validateSQSChannels,
+// validateGCPChannels, validateRocketMQChannels), so the two agree.
 func (r Registry) LiveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
 	probers := map[config.Transport]live.Prober{}
 	validators := map[config.Transport]live.ChannelValidator{}
