@@ -500,7 +500,8 @@ type RocketMQ struct {
 	InvisibleDuration time.Duration
 	// Tag is the filter expression; default "*".
 	Tag string
-	// MaxDeliveryAttempts is the group's broker retry policy, >= 1;
+	// MaxDeliveryAttempts is the consumer group's maximum delivery
+	// attempts on the broker (its retry policy), >= 1;
 	// default 16. Lint compares it with requeueCount.
 	MaxDeliveryAttempts int
 }

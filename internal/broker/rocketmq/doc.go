@@ -41,7 +41,7 @@
 //     invisible duration well over AwaitDuration: a message popped near the
 //     end of a poll starts with that much less of it by their count.
 //   - Native dead-lettering: the broker moves a message that used up its
-//     consumer group's max delivery attempts to %DLQ%<group>, with no
+//     consumer group's maximum delivery attempts to %DLQ%<group>, with no
 //     rejection metadata; when that maximum is below requeueCount it wins.
 //   - The client's own log goes to DefaultClientLogDir, not /logs and never
 //     the user's terminal (ConfigureClientLog).
