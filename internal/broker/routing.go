@@ -177,9 +177,10 @@ type Router struct {
 const MaxRedrives = 3
 
 // Select returns the route and destination for a reason (docs/wire-format.md#rejection):
-// Unacceptable goes to the invalid-message channel, falling back to the
-// dead-letter queue; every other reason goes to the dead-letter queue; with no
-// destination the route is RouteNone. fellBack reports the fallback.
+// Unacceptable goes to the invalid-message destination, falling back to the
+// dead-letter destination; every other reason goes to the dead-letter
+// destination; with no destination the route is RouteNone. fellBack reports
+// the fallback.
 func (r *Router) Select(reason message.RejectionReason) (route Route, destination string, fellBack bool) {
 	if reason == message.ReasonUnacceptable {
 		if r.Invalid != "" {

@@ -66,7 +66,7 @@ func TestHostileFilesGetClearErrors(t *testing.T) {
 		}
 		var es config.Errors
 		if !errors.As(err, &es) || !strings.Contains(err.Error(), path+want) && !strings.Contains(err.Error(), want) {
-			t.Errorf("%s:\n got %v\nwant %s%s", path, err, path, want)
+			t.Errorf("internal/config/%s:\n got %v\nwant %s%s", filepath.ToSlash(path), err, path, want)
 		}
 		if f != nil {
 			t.Errorf("%s: a file with errors returned a *File", path)

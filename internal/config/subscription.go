@@ -110,7 +110,7 @@ var subscriptionTable = []field[Subscription]{
 		Doc: "delay of a requeue (SQS at most 12h)"},
 		at: func(s *Subscription) any { return &s.RequeueDelay }},
 	{Field: Field{Name: "unacceptableMessageLimit", Kind: KindInteger, Default: "0", PumpOption: "UnacceptableMessageLimit",
-		Doc: "stop after this many unacceptable messages (0 = never)"},
+		Doc: "stop after this many rejections of any kind: a handler's reject or unacceptable, a message that could not be decoded, a spent redelivery budget (0 = never)"},
 		at: func(s *Subscription) any { return &s.UnacceptableMessageLimit }, lo: 0, hi: math.MaxInt},
 	{Field: Field{Name: "unacceptableMessageLimitWindow", Kind: KindDuration, Default: "0s", PumpOption: "UnacceptableMessageLimitWindow",
 		Doc: "the count restarts when older than this (0 = never)"},

@@ -92,7 +92,7 @@ var rocketmqTable = []field[RocketMQ]{
 				r.Tag = "*"
 			}
 		}},
-	{Field: Field{Name: "maxDeliveryAttempts", Kind: KindInteger, Doc: "the group's broker retry maximum"},
+	{Field: Field{Name: "maxDeliveryAttempts", Kind: KindInteger, Doc: "the consumer group's maximum delivery attempts on the broker"},
 		at: func(r *RocketMQ) any { return &r.MaxDeliveryAttempts }, def: 16, lo: 1, hi: math.MaxInt},
 }
 

@@ -201,8 +201,11 @@ type Subscription struct {
 	RequeueCount int
 	// RequeueDelay is the delay of a requeue, >= 0; SQS at most 12h.
 	RequeueDelay time.Duration
-	// UnacceptableMessageLimit stops the pump after that many unacceptable
-	// messages (within the window, if set); 0 never stops. >= 0.
+	// UnacceptableMessageLimit stops the pump after that many rejections
+	// (within the window, if set): every rejection counts, a handler's
+	// Reject or Unacceptable, a message that could not be decoded and a
+	// spent redelivery budget alike, as .NET Brighter counts them; 0 never
+	// stops. >= 0.
 	UnacceptableMessageLimit int
 	// UnacceptableMessageLimitWindow is the window of the limit; 0 means
 	// the whole run. >= 0.
@@ -497,7 +500,8 @@ type RocketMQ struct {
 	InvisibleDuration time.Duration
 	// Tag is the filter expression; default "*".
 	Tag string
-	// MaxDeliveryAttempts is the group's broker retry policy, >= 1;
+	// MaxDeliveryAttempts is the consumer group's maximum delivery
+	// attempts on the broker (its retry policy), >= 1;
 	// default 16. Lint compares it with requeueCount.
 	MaxDeliveryAttempts int
 }

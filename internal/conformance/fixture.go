@@ -35,7 +35,7 @@ type Setup struct {
 	// The channel implements HealableChannel.
 	DeadLetterDown bool
 	// NativeMaxDeliveries configures the broker's own redrive limit (SQS
-	// maxReceiveCount, Pub/Sub maxDeliveryAttempts, RocketMQ group maximum);
+	// maxReceiveCount, Pub/Sub maxDeliveryAttempts, RocketMQ consumer group's maximum delivery attempts);
 	// 0 means none, or the transport's test default where one is required
 	// for the count to advance.
 	NativeMaxDeliveries int

@@ -59,9 +59,10 @@ func (a composeAdmin) SetMaxDeliveryAttempts(group string, n int) {
 	a.mqadmin("updateSubGroup", "-n", "namesrv:9876", "-c", "DefaultCluster", "-g", group, "-r", strconv.Itoa(max(n-1, 0)))
 }
 
-// rmqNoNativeLimit stands for "no native redrive within the run": RocketMQ
-// always has a group maximum (16 by default), so a Setup without one gets a
-// maximum no test reaches (AC-5's precondition).
+// rmqNoNativeLimit stands for "no native redrive within the run": a RocketMQ
+// consumer group always has its maximum delivery attempts (16 by default),
+// so a Setup without one gets a maximum no test reaches (AC-5's
+// precondition).
 const rmqNoNativeLimit = 10000
 
 func init() {

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(gcptest.Main(m)) }
 // emulator, so that parallel runs never see each other's messages.
 var projects atomic.Int64
 
-// TestDemo_StoryEndsWithRoutedCopies runs the whole story in both
+// TestDemo_StoryEndsWithRoutedCopies_R4_R28 runs the whole story in both
 // consumers and both pump variants: two acks, the poison order presents
 // counts 0, 1, 2 and is dead-lettered on its third delivery (R-1, R-2,
 // R-4), the routed copies carry the five metadata keys and their stamped

@@ -47,7 +47,7 @@ type Filter struct {
 func (f Filter) Validate() error {
 	for _, r := range f.Reasons {
 		if _, ok := canonicalReason(r); !ok {
-			return fmt.Errorf("--reason %q: valid values are None, Unacceptable, DeliveryError, %s", redact.Quoted(r), ReasonNativeRedrive)
+			return fmt.Errorf("--reason %q: valid values are %s", redact.Quoted(r), strings.Join(reasonNames(), ", "))
 		}
 	}
 	for _, t := range f.Topics {
@@ -69,13 +69,27 @@ func (f Filter) Validate() error {
 	return nil
 }
 
+// reasonNames are the names --reason takes: the message package's
+// rejection reasons (message.RejectionReasons), then ReasonNativeRedrive.
+func reasonNames() []string {
+	var names []string
+	for r := range message.RejectionReasons() {
+		names = append(names, r.String())
+	}
+	return append(names, ReasonNativeRedrive)
+}
+
+// canonicalReason returns a --reason value as Describe names the reason
+// (case-insensitive; "native" is ReasonNativeRedrive), or false for a name
+// that is no reason. It takes the reasons from message.RejectionReasons,
+// so a new reason is known here without a change.
 func canonicalReason(s string) (string, bool) {
-	for _, r := range []string{"None", "Unacceptable", "DeliveryError", ReasonNativeRedrive} {
-		if strings.EqualFold(r, s) {
-			return r, true
+	for r := range message.RejectionReasons() {
+		if name := r.String(); strings.EqualFold(name, s) {
+			return name, true
 		}
 	}
-	if strings.EqualFold(s, "native") {
+	if strings.EqualFold(s, ReasonNativeRedrive) || strings.EqualFold(s, "native") {
 		return ReasonNativeRedrive, true
 	}
 	return "", false

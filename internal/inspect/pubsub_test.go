@@ -96,7 +96,7 @@ func (e *psEnv) seed(t *testing.T) (dlq, a, b string) {
 	return dlq, a, b
 }
 
-// drainPS pulls and acknowledges a subscription until want messages came or
+// drain pulls and acknowledges a subscription until want messages came or
 // the deadline passes.
 func (e *psEnv) drain(t *testing.T, sub string, want int) []*message.Message {
 	t.Helper()

@@ -17,8 +17,13 @@
 // count can advance, the lease a message is held for, a transport's own
 // ranges) is not decided here: each transport answers through the
 // TransportRules interface, and the caller passes one implementation per
-// transport (see internal/lint/rules). This package contains no switch over
-// transports.
+// transport (see internal/lint/rules). What stays here is naming and
+// resolution a new transport must also learn: how a channel name resolves
+// for the cross-subscription rules (readKey and destKey, pairs.go), what a
+// transport's channels and native limit are called in messages
+// (transportNoun, names.go; nativeLimitField, lint.go), and the memory
+// transport's exemptions from the rules of Linter.appendSubscription, whose
+// messages end with the process.
 //
 // Its layer, and so what it may depend on, is in the table of
 // ARCHITECTURE.md#layers, which internal/layers enforces.

@@ -323,7 +323,7 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	if s.Transport != config.TransportMemory && (s.DeadLetterRoutingKey != "" || s.InvalidMessageRoutingKey != "") {
 		if _, ok := tr.NativeLimit(s); !ok {
 			c.add(RuleRoutingNoNativeLimit, pick(s, "deadLetterRoutingKey", "invalidMessageRoutingKey"),
-				"subscription %q: no native redrive limit: a message whose rejection cannot be routed is redelivered every 10 minutes for ever; give the subscription a native redrive limit above requeueCount as a backstop",
+				"subscription %q: no native redrive limit: a message whose rejection cannot be routed is released with a delay growing from 1s to at most 10 minutes and redelivered for ever; give the subscription a native redrive limit above requeueCount as a backstop",
 				name)
 		}
 	}

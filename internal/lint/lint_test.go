@@ -579,8 +579,13 @@ func TestEveryRuleHasExplanation(t *testing.T) {
 			t.Errorf("duplicate rule id %s", r.ID)
 		}
 		seen[r.ID] = true
-		if r.Summary == "" || len(r.Explanation) < 80 {
-			t.Errorf("rule %s: summary or explanation missing", r.ID)
+		if r.Summary == "" {
+			t.Errorf("rule %s: summary missing", r.ID)
+		}
+		if n := len(r.Explanation); n == 0 {
+			t.Errorf("rule %s: explanation missing", r.ID)
+		} else if n < 80 {
+			t.Errorf("rule %s: explanation too short (%d < 80 characters): say why it matters and the fix", r.ID, n)
 		}
 		got, ok := lint.Lookup(r.ID)
 		if !ok || got.ID != r.ID {

@@ -61,7 +61,7 @@ Fix: make the file and the broker agree: apply the file (makeChannels:
 create updates the policy) or change the file to what the broker has.`,
 	},
 	{
-		ID: RuleMissingDestination, Requirement: "R-20", Severity: SeverityError,
+		ID: RuleMissingDestination, Requirement: "R-30", Severity: SeverityError,
 		Summary: "a queue, topic or subscription the subscription names is missing on the broker (--live)",
 		Explanation: `With --live, lint looks up on the broker every channel a subscription with
 makeChannels: validate or assume names: its queue or subscription and topic,

@@ -24,8 +24,8 @@ deferral deliberately.`,
 		ID: RuleBudgetOutranked, Requirement: "R-10", Severity: SeverityWarning,
 		Summary: "requeueCount is at or above the native redrive limit, which fires first",
 		Explanation: `The broker has its own redelivery limit (SQS redrivePolicy.maxReceiveCount,
-Pub/Sub deadLetterPolicy.maxDeliveryAttempts, RocketMQ's consumer-group
-maxDeliveryAttempts). When requeueCount R is not -1 and R >= that limit M,
+Pub/Sub deadLetterPolicy.maxDeliveryAttempts, the RocketMQ consumer group's
+maximum delivery attempts). When requeueCount R is not -1 and R >= that limit M,
 brighter's budget cannot be relied on to fire first: the broker moves its
 stored copy to its own dead-letter destination, without brighter's rejection
 metadata, on delivery M. The effective limit is M. At R == M which one fires
@@ -65,10 +65,10 @@ minutes. A routing that can never succeed (a copy over the broker's size
 limit, a destination name the broker refuses) is released with that longest
 delay at once. Either way only the broker's own redrive limit ends the loop:
 SQS redrivePolicy.maxReceiveCount, Pub/Sub deadLetterPolicy
-.maxDeliveryAttempts, RocketMQ's consumer-group maxDeliveryAttempts. Without
-one such a message comes back every 10 minutes for ever, logged at Error
-each time (brighter_routing_failures_total,
-brighter_routing_permanent_failures_total).
+.maxDeliveryAttempts, the RocketMQ consumer group's maximum delivery
+attempts. Without one such a message comes back for ever, at least once
+every 10 minutes, logged at Error each time
+(brighter_routing_failures_total, brighter_routing_permanent_failures_total).
 
 Fix: give the subscription a native redrive limit above requeueCount, so the
 broker's dead-letter destination is the backstop.`,

@@ -3,6 +3,7 @@ package message
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 )
 
@@ -91,32 +92,47 @@ const (
 	ReasonDeliveryError RejectionReason = 2
 )
 
+// reasonNames are the enum names of the rejection reasons, indexed by
+// their number: the one list String, ParseRejectionReason and
+// RejectionReasons read, so a new reason is named here alone.
+var reasonNames = [...]string{
+	ReasonNone:          "None",
+	ReasonUnacceptable:  "Unacceptable",
+	ReasonDeliveryError: "DeliveryError",
+}
+
 // String returns the enum name written as rejectionReason: "None",
-// "Unacceptable" or "DeliveryError".
+// "Unacceptable" or "DeliveryError"; a reason with no name is written as
+// its number.
 func (r RejectionReason) String() string {
-	switch r {
-	case ReasonNone:
-		return "None"
-	case ReasonUnacceptable:
-		return "Unacceptable"
-	case ReasonDeliveryError:
-		return "DeliveryError"
+	if r >= 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
 	}
 	return strconv.Itoa(int(r))
 }
 
 // ParseRejectionReason reads an enum name ("None", "Unacceptable",
-// "DeliveryError"); it reports false for anything else.
+// "DeliveryError"), as String writes it; it reports false for anything
+// else.
 func ParseRejectionReason(s string) (RejectionReason, bool) {
-	switch s {
-	case "None":
-		return ReasonNone, true
-	case "Unacceptable":
-		return ReasonUnacceptable, true
-	case "DeliveryError":
-		return ReasonDeliveryError, true
+	for i, name := range reasonNames {
+		if name == s {
+			return RejectionReason(i), true
+		}
 	}
 	return ReasonNone, false
+}
+
+// RejectionReasons yields every rejection reason, in the order of their
+// numbers.
+func RejectionReasons() iter.Seq[RejectionReason] {
+	return func(yield func(RejectionReason) bool) {
+		for i := range reasonNames {
+			if !yield(RejectionReason(i)) {
+				return
+			}
+		}
+	}
 }
 
 // Rejection is a reason with an optional description (Brighter's

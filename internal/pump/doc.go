@@ -1,7 +1,8 @@
 // Package pump is brighter's message pump: receive, dispatch to a Handler,
 // settle. It enforces the redelivery budget (requeueCount, R-4..R-7), applies
-// the requeue delay, rejects unacceptable messages and stops at
-// unacceptableMessageLimit, backs off on channel failures and empty polls,
+// the requeue delay, rejects unacceptable messages, stops after
+// unacceptableMessageLimit rejections of any kind (as .NET Brighter counts
+// them), backs off on channel failures and empty polls,
 // and drains gracefully. It comes in Brighter's two variants (docs/wire-format.md#pump):
 //
 //   - Reactor: noOfPerformers goroutines, each receiving a batch and handling
@@ -15,7 +16,7 @@
 //     broker.BatchAcknowledger.
 //
 // Every event is reported to Observers. The pump sees a transport only as a
-// broker.Consumer; cmd/brighter joins the two.
+// broker.Consumer; the consume command (internal/cmd/consume) joins the two.
 //
 // Files, one job each:
 //

@@ -198,13 +198,13 @@ func (r leaseRef) state() *leaseState {
 // word is the state word of phase ph in r's use.
 func (r leaseRef) word(ph uint64) uint64 { return genWord(r.gen, ph) }
 
-// held reports whether w, a state word, is leaseHeld in r's use: it was
-// written in no later use than the one before (the zero word, or the word
-// an earlier use ended with), or it is heldWord(r.gen).
+// held reports whether w, a state word, is held in r's use: it was written
+// in no later use than the one before (the zero word, or the word an
+// earlier use ended with), or it is heldWord(r.gen).
 func (r leaseRef) held(w uint64) bool { return w < genWord(r.gen, 0) }
 
 // Phases of a leaseState in one use of its batch (the low bits of its
-// word). Held is not among them: a state is leaseHeld in use g while its
+// word). Held is not among them: a state is held in use g while its
 // word is below genWord(g, 0), so a batch reused for use g+1 needs no
 // write per state to make them all held again; heldWord(g) is the word an
 // extension leaves.
@@ -222,7 +222,7 @@ const (
 // genWord is the state word of phase ph in use gen.
 func genWord(gen, ph uint64) uint64 { return gen<<leasePhaseBits | ph }
 
-// heldWord is a word that is leaseHeld in use gen.
+// heldWord is a word that is held in use gen.
 func heldWord(gen uint64) uint64 { return genWord(gen, 0) - 1 }
 
 // leaseState is one held message's lease. Its zero value is a message
@@ -232,7 +232,7 @@ func heldWord(gen uint64) uint64 { return genWord(gen, 0) - 1 }
 // It holds no pointer, so a batch's states cost the garbage collector no
 // scan, and it is 16 bytes: what every message carries is kept small.
 type leaseState struct {
-	// word is the state's use and phase (genWord): leaseHeld below
+	// word is the state's use and phase (genWord): held below
 	// genWord(gen, 0), else leaseExtending, leaseCapped or leaseEnded. An
 	// end or lapse check that finds leaseExtending waits for the call (on
 	// leases.extended) so that no extension lands after a settle began (an
@@ -381,7 +381,7 @@ func (l *leases) holdFrom(ms []*message.Message, received, started time.Duration
 		}
 	}
 	b.ms, b.n, b.received, b.started = ms, len(ms), received, started
-	// Every state is leaseHeld with its first lease: only a message that
+	// Every state is held with its first lease: only a message that
 	// lends no lease is written.
 	live := false
 	for i, m := range ms {

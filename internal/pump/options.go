@@ -59,10 +59,14 @@ type Options struct {
 	RequeueCount int
 	// RequeueDelay is the delay of a Defer that asks for none.
 	RequeueDelay time.Duration
-	// UnacceptableMessageLimit stops the pump after that many unacceptable
-	// messages (0 or less = never stop).
+	// UnacceptableMessageLimit stops the pump after that many rejections
+	// (0 or less = never stop). Every rejection counts, as in .NET
+	// Brighter's pump: a handler's Reject (DeliveryError) or Unacceptable,
+	// an MT_UNACCEPTABLE message rejected at admission, and a Defer that
+	// spent the redelivery budget (countUnacceptable, settle.go). A message
+	// that arrives with its budget already spent is not counted again.
 	UnacceptableMessageLimit int
-	// UnacceptableMessageLimitWindow resets the unacceptable count when more
+	// UnacceptableMessageLimitWindow resets the rejection count when more
 	// than this much time passed since the count started (0 = never).
 	UnacceptableMessageLimitWindow time.Duration
 	// EmptyChannelDelay is the pause after an empty Receive.

@@ -22,7 +22,8 @@ import (
 var ErrCutOff = errors.New("handler cut off by the stop's drain timeout; message released unjudged: the broker counts the delivery, and the budget forgives at most requeueCount deliveries that no handler finished")
 
 // ErrUnacceptableLimit is returned by Run when unacceptableMessageLimit
-// unacceptable messages were seen (Brighter's MP_LIMIT_EXCEEDED).
+// rejections were counted (Brighter's MP_LIMIT_EXCEEDED): every rejection
+// counts, not only Unacceptable ones (countUnacceptable).
 var ErrUnacceptableLimit = errors.New("unacceptable message limit reached")
 
 // handle dispatches one message and settles it. With acks.to not nil,
@@ -353,7 +354,10 @@ func (r *run) reject(m *message.Message, rej message.Rejection, o Outcome, took 
 
 // countUnacceptable implements Brighter's unacceptable-message window
 // (docs/wire-format.md#pump: the count starts again once its first message
-// is older than the window) and stops the pump at the limit.
+// is older than the window) and stops the pump at the limit. Despite its
+// name it counts every rejection, as .NET Brighter's pump does: it is
+// called for a handler's Reject and Unacceptable, an MT_UNACCEPTABLE
+// message and a spent budget.
 func (p *Pump) countUnacceptable(r *run) {
 	if p.opts.UnacceptableMessageLimit <= 0 {
 		return

@@ -98,7 +98,7 @@ func (t *Memory) DLQProducer(ctx context.Context, tg *Target, logger *slog.Logge
 // receive, each held for o.visibility. The rejection routes are empty: dlq
 // never rejects. A long poll (--wait of 1s or more) that returns nothing
 // has asked every server, so the receive that confirms it is a short poll
-// (shortPoll).
+// (Channel.ShortPoll).
 func (t *SQS) DLQReader(ctx context.Context, tg *Target, o ReadOptions, logger *slog.Logger) (*Channel, error) {
 	c, err := t.clientsFor(ctx, tg.F, logger)
 	if err != nil {

@@ -26,17 +26,17 @@ type FanOut interface {
 	// out (SQS: only a subscription fed by SNS).
 	FansOut(t *Target) bool
 	// TopicSubscribers lists the subscriptions of topic (a name as a replay
-	// from t publishes to it), named as subscriberName names them.
+	// from t publishes to it), named as SubscriberName names them.
 	TopicSubscribers(ctx context.Context, t *Target, topic string) ([]string, error)
-	// SubscriberName is s's subscription as topicSubscribers names it.
+	// SubscriberName is s's subscription as TopicSubscribers names it.
 	SubscriberName(t *Target, s *config.Subscription) string
-	// ReaderName is the subscription t reads, as topicSubscribers names
+	// ReaderName is the subscription t reads, as TopicSubscribers names
 	// it ("" when t is not a subscription of a topic).
 	ReaderName(t *Target) string
 	// DirectQueue is where a copy for s alone goes ("" when the transport
 	// cannot address one subscription of a topic).
 	DirectQueue(t *Target, s *config.Subscription) string
-	// DirectProducer publishes to the names directQueue returns.
+	// DirectProducer publishes to the names DirectQueue returns.
 	DirectProducer(ctx context.Context, t *Target, logger *slog.Logger) (broker.Producer, error)
 }
 

@@ -230,7 +230,7 @@ func (t *GCP) Live() (live.Prober, live.ChannelValidator, func()) {
 }
 
 // liveRocketMQ keeps what one `lint --live` run learnt of its RocketMQ
-// endpoints: each look-up (the group's maximum deliveries, the channel
+// endpoints: each look-up (the group's maximum delivery attempts, the channel
 // validation) is cut off after deadline, and an endpoint that let one run
 // out is not asked again.
 type liveRocketMQ struct {
@@ -312,7 +312,7 @@ func (c *liveRocketMQ) lookup(ctx context.Context, conn rocketmq.Connection, fn 
 	return c.remember(conn, fmt.Errorf("RocketMQ at %s (%s) did not answer within %s: the look-up was cut off: %w", conn.Endpoint, conn.EndpointFrom, c.deadline, context.DeadlineExceeded))
 }
 
-// Live returns the RocketMQ prober (the group's maximum deliveries) and
+// Live returns the RocketMQ prober (the group's maximum delivery attempts) and
 // channel validator of one lint --live run; they keep no clients. Each
 // look-up is cut off after t.LookupTimeout (LiveLookupTimeout when 0), and
 // an endpoint that did not answer one is not asked again in the run.
@@ -340,11 +340,11 @@ func (t RocketMQ) Live() (live.Prober, live.ChannelValidator, func()) {
 func (t *Memory) Live() (live.Prober, live.ChannelValidator, func()) { return nil, nil, func() {} }
 
 // LiveCheckers returns the --live probers (native limits: SQS, Pub/Sub,
-// the RocketMQ group's maximum deliveries) and channel validators (SQS,
+// the RocketMQ consumer group's maximum delivery attempts) and channel validators (SQS,
 // Pub/Sub, RocketMQ) of the registry's transports, and a function that
 // closes their clients. The validators run the validation Open runs at
-// start-up with makeChannels: validate (validateChannels), so the two
-// agree.
+// start-up with makeChannels: validate (validateSQSChannels,
+// validateGCPChannels, validateRocketMQChannels), so the two agree.
 func (r Registry) LiveCheckers() (map[config.Transport]live.Prober, map[config.Transport]live.ChannelValidator, func()) {
 	probers := map[config.Transport]live.Prober{}
 	validators := map[config.Transport]live.ChannelValidator{}

@@ -11,12 +11,20 @@
 //     delivery_attempt only on a subscription with a DeadLetterPolicy; without
 //     one the count never advances and a budget (requeueCount != -1) cannot
 //     run down, which EnsureChannels reports once with a Warning.
-//   - consumer.go: PullConsumer (unary Pull of up to bufferSize messages,
-//     never extends a deadline) and StreamConsumer (streaming pull, flow
-//     control bufferSize x noOfPerformers, configurable MaxExtension). Both
-//     reject through broker.Router (R-15..R-19): publish the stamped copy to
-//     the destination topic, then acknowledge; on a failed publish release at
-//     once (pull: ModifyAckDeadline 0, stream: Nack).
+//   - pull.go: PullConsumer, unary Pull of up to bufferSize messages; the
+//     pump keeps a held message's ack deadline through ExtendLeases
+//     (ModifyAckDeadline, lease.go; a broker.LeaseExtender).
+//   - stream.go: StreamConsumer, streaming pull, flow control bufferSize x
+//     noOfPerformers; the client extends its messages' leases itself, up to
+//     a configurable MaxExtension (a broker.ClientLeaser).
+//   - consumer.go: what the two share. Both reject through broker.Router
+//     (R-15..R-19): publish the stamped copy to the destination topic, then
+//     acknowledge; on a failed publish release the original with the
+//     Router's growing delay (broker.RoutingFailureDelay: 1 s doubling with
+//     each delivery attempt, at most 600 s, Pub/Sub's longest ack deadline;
+//     the longest at once for a publish Pub/Sub refuses as it is), as a
+//     Requeue does it (pull: ModifyAckDeadline to the delay; stream: the
+//     message held for the delay, then Nack).
 //   - Requeue delay: both consumers hold a deferred message for its delay
 //     themselves (pull: ModifyAckDeadline to the delay; stream: the lease
 //     kept, then Nack), at most 600 s, so it never comes back sooner. A

@@ -21,8 +21,9 @@ type pullReceipt struct{ ackID string }
 // PullConsumer reads a subscription with unary Pull: each Receive pulls up
 // to BufferSize messages; the pump keeps a held message's ack deadline with
 // ExtendLeases (ModifyAckDeadline, lease.go). Requeue is
-// ModifyAckDeadline (one call); Reject goes through broker.Router with a
-// release of ModifyAckDeadline 0. It implements broker.Consumer,
+// ModifyAckDeadline (one call); Reject goes through broker.Router, whose
+// release of a failed routing is a ModifyAckDeadline to the Router's growing
+// delay (broker.RoutingFailureDelay, at most 600 s; R-19). It implements broker.Consumer,
 // broker.BatchAcknowledger and broker.LeaseExtender.
 // Safe for concurrent use; it does not own the
 // client.
@@ -220,8 +221,10 @@ func (c *PullConsumer) AppliedDelay(delay time.Duration) time.Duration {
 
 // Reject routes m by reason through broker.Router (R-16..R-19): it publishes
 // the stamped copy (which carries no receipt) to the destination topic and
-// then acknowledges; on a failed publish it releases m with
-// ModifyAckDeadline 0. It always settles and never returns an error.
+// then acknowledges; on a failed publish it releases m with a
+// ModifyAckDeadline to the Router's growing delay
+// (broker.RoutingFailureDelay, at most 600 s). It always settles and never
+// returns an error.
 func (c *PullConsumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
 	return c.router.Reject(ctx, m, r)
 }

@@ -475,8 +475,10 @@ func (c *StreamConsumer) keyDelayed(k string) bool {
 }
 
 // Reject routes m through broker.Router (R-16..R-19): publish the stamped
-// copy, then Ack; on a failed publish Nack (prompt redelivery, never left
-// outstanding). It always settles and never returns an error.
+// copy, then Ack; on a failed publish the original is released with the
+// Router's growing delay (broker.RoutingFailureDelay, at most 600 s): held
+// for the delay, then Nacked, as Requeue does, never left outstanding. It
+// always settles and never returns an error.
 func (c *StreamConsumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
 	return c.router.Reject(ctx, m, r)
 }

@@ -421,7 +421,8 @@ func (c *Consumer) Release(ctx context.Context, m *message.Message, delay time.D
 
 // Reject routes the message through broker.Router: the routed copy is sent to
 // the dead-letter or invalid-message topic, then the original is acknowledged;
-// a failed send releases it with ChangeInvisibleDuration 0 and logs an Error;
+// a failed send releases it (Release: ChangeInvisibleDuration to
+// broker.RoutingFailureDelay) and logs an Error;
 // no destination acknowledges it with a Warning (R-15..R-19). It always
 // settles the message.
 func (c *Consumer) Reject(ctx context.Context, m *message.Message, rej message.Rejection) broker.RejectResult {

@@ -210,7 +210,7 @@ func TestConsumer_FailedSendReleasesForRedelivery_R19(t *testing.T) {
 	}
 }
 
-// When the consumer group's max delivery attempts is below the budget, the
+// When the consumer group's maximum delivery attempts is below the budget, the
 // broker's native dead-lettering wins: the %DLQ% copy carries no rejection
 // metadata (R-9's case for RocketMQ).
 func TestConsumer_NativeDeadLetterWinsBelowBudget_R9(t *testing.T) {

@@ -15,8 +15,11 @@
 //     redelivers with DeliveryAttempt + 1.
 //   - Reject: broker.Router, sending the routed copy to the dead-letter or
 //     invalid-message topic with the Producer, then Ack; a failed send
-//     releases the original with ChangeInvisibleDuration 0 and logs an Error;
-//     no destination acks with a Warning.
+//     releases the original with ChangeInvisibleDuration to the Router's
+//     growing delay (broker.RoutingFailureDelay: 1 s doubling with each
+//     delivery attempt, at most 10 min; the longest at once for a send the
+//     broker refuses as it is) and logs an Error; no destination acks with
+//     a Warning.
 //   - Ack: the client reports success even when the broker refuses the
 //     receipt handle (docs/emulators.md#rmqtest-rocketmq-5). The consumer refuses to ack a
 //     message whose invisible duration it knows has lapsed (ErrLeaseExpired);
@@ -38,7 +41,7 @@
 //     invisible duration well over AwaitDuration: a message popped near the
 //     end of a poll starts with that much less of it by their count.
 //   - Native dead-lettering: the broker moves a message that used up its
-//     consumer group's max delivery attempts to %DLQ%<group>, with no
+//     consumer group's maximum delivery attempts to %DLQ%<group>, with no
 //     rejection metadata; when that maximum is below requeueCount it wins.
 //   - The client's own log goes to DefaultClientLogDir, not /logs and never
 //     the user's terminal (ConfigureClientLog).

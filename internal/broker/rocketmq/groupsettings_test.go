@@ -11,7 +11,7 @@ import (
 )
 
 // TestGroupMaxDeliveryAttempts reads a consumer group's broker-side
-// maximum deliveries from the proxy's answer to a consumer's Settings (the
+// maximum delivery attempts from the proxy's answer to a consumer's Settings (the
 // test broker answers as a real proxy does): the default, a group set lower,
 // and a proxy that does not say (ErrGroupSettingsNotReported, promptly). It
 // takes no message from the group.

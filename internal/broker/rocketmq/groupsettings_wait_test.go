@@ -10,7 +10,7 @@ import (
 )
 
 // TestGroupSettingsUnansweredEndsAtItsOwnWait: reading a consumer
-// group's maximum deliveries (lint --live) from a proxy that never answers
+// group's maximum delivery attempts (lint --live) from a proxy that never answers
 // the Settings gives up at GroupSettingsWait with
 // ErrGroupSettingsNotReported, though the caller's deadline is much later:
 // lint --live does not hang on a proxy that does not say (the test broker

@@ -82,7 +82,7 @@ func NewChannelMaker(c *Clients, opts ChannelOptions) *ChannelMaker {
 	return &ChannelMaker{c: c, opts: opts}
 }
 
-// EnsureChannels applies makeChannels (R-20, docs/wire-format.md#sqs-names). create makes
+// EnsureChannels applies makeChannels (R-30, docs/wire-format.md#sqs-names). create makes
 // the dead-letter and invalid-message queues, the native redrive queue, the
 // queue (standard or FIFO, visibility timeout, RedrivePolicy), and for a
 // topic the SNS topic, the queue's subscription (RawMessageDelivery "true"

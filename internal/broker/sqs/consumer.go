@@ -559,8 +559,9 @@ func (k *Consumer) Release(ctx context.Context, m *message.Message, delay time.D
 
 // Reject routes the message through the shared broker.Router (R-15..R-19):
 // SendMessage of the stamped copy to the dead-letter or invalid-message
-// queue, then DeleteMessage; on a failed send ChangeMessageVisibility 0 and
-// an Error log. The copy never carries the receipt handle and keeps the
+// queue, then DeleteMessage; on a failed send a release (Release:
+// ChangeMessageVisibility to broker.RoutingFailureDelay) and an Error log.
+// The copy never carries the receipt handle and keeps the
 // FIFO group id (its partition key).
 func (k *Consumer) Reject(ctx context.Context, m *message.Message, r message.Rejection) broker.RejectResult {
 	return k.router.Reject(ctx, m, r)

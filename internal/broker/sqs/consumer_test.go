@@ -259,7 +259,8 @@ func TestFailedDeadLetterSendReleasesOriginal_R19(t *testing.T) {
 	if r, ok := sink.find(slog.LevelError, broker.LogRoutingFailed); !ok || r.Attrs["message_id"] != m0.Header.MessageID {
 		t.Errorf("no Error %q naming the message", broker.LogRoutingFailed)
 	}
-	// Released with ChangeMessageVisibility 0: back well before the 30 s timeout.
+	// Released with ChangeMessageVisibility to the first attempt's
+	// RoutingFailureDelay (1 s): back well before the 30 s timeout.
 	again := receiveOne(t, k, 5*time.Second)
 	if again.Header.MessageID != m0.Header.MessageID || again.Header.HandledCount <= m.Header.HandledCount {
 		t.Errorf("redelivered %s with count %d, want %s with a greater count", again.Header.MessageID, again.Header.HandledCount, m0.Header.MessageID)

@@ -26,12 +26,16 @@
 //     capped at 12 h); the stored message is never rewritten (NFR-3).
 //   - Reject goes through broker.Router: SendMessage of the stamped copy to
 //     the dead-letter or invalid-message queue, then DeleteMessage; on a
-//     failed send ChangeMessageVisibility 0 and an Error log. The
-//     receipt handle lives in message.Message.Receipt, never in the bag, so
-//     a routed copy never carries it.
+//     failed send the original is released with ChangeMessageVisibility to
+//     the Router's growing delay (broker.RoutingFailureDelay: 1 s doubling
+//     with each delivery attempt, at most 10 min; the longest at once for a
+//     send SQS refuses as it is) and an Error log. The receipt
+//     handle lives in message.Message.Receipt, never in the bag, so a routed
+//     copy never carries it.
 //   - Receive asks for bufferSize (1..10) messages and long-polls for the
-//     pump's timeOut (at most 20 s); the Proactor acknowledges with
-//     DeleteMessageBatch (broker.BatchAcknowledger).
+//     pump's timeOut (at most 20 s); both pump variants acknowledge with
+//     DeleteMessageBatch through the pump's settle batcher
+//     (broker.BatchAcknowledger).
 //   - Lease start: SQS starts a message's visibility timeout when
 //     ReceiveMessage hands it out, which ends the long poll; the pump's
 //     lease clock starts when the receive returns (docs/adr/0005-leases.md,

@@ -164,7 +164,7 @@ func readPidFile(t *testing.T, dir, name string) int {
 	return pid
 }
 
-// procStat returns the process group and state of pid from
+// procGroupState returns the process group and state of pid from
 // /proc/PID/stat (ok false when there is no such process).
 func procGroupState(pid int) (pgid int, state byte, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

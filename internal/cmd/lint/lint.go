@@ -117,7 +117,7 @@ look-ups; no report was written", exit 130.
 
 With --live, lint also asks the brokers for the native limits in force (SQS
 GetQueueAttributes RedrivePolicy, Pub/Sub GetSubscription DeadLetterPolicy,
-the RocketMQ consumer group's maximum deliveries as the proxy reports it),
+the RocketMQ consumer group's maximum delivery attempts as the proxy reports it),
 reports drift from the file (native-limit-drift) and checks budget-outranked
 against the broker's value; a broker that does not report its limit is a
 live-check-failed finding, which names the endpoint and what was looked

@@ -115,7 +115,7 @@ func rocketmqFile(t *testing.T, endpoint string) string {
 // TestLintLive_SilentRocketMQEndpointIsCutOffNamingIt runs `lint --live`
 // on a file of two RocketMQ subscriptions whose proxy (a listener of the
 // test) accepts connections and never answers. The first look-up (the
-// consumer group's maximum deliveries) is cut off at the look-up deadline,
+// consumer group's maximum delivery attempts) is cut off at the look-up deadline,
 // not at the client library's own dial timeout (5s) nor at --live-timeout;
 // its finding names the endpoint, where it came from, the deadline and
 // that the look-up was cut off; every later look-up there (the channel
@@ -159,7 +159,7 @@ func TestLintLive_RefusingRocketMQEndpointSaysRefusedAtOnce(t *testing.T) {
 // TestLintLive_RocketMQChannelValidationIsCutOff: on the RocketMQ test
 // broker holding every route query (QueryRoute), which the channel
 // validation's producer start-up makes, while it answers the group's
-// settings, lint --live reads the group's maximum deliveries and cuts the
+// settings, lint --live reads the group's maximum delivery attempts and cuts the
 // channel validation off at the look-up deadline, not at the client
 // library's 3s request timeout; its finding names the endpoint and the
 // deadline, and the second subscription's validation is not asked.

@@ -173,10 +173,6 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdWaitFile is the testscript command `waitfile NAME [TIMEOUT]`: it waits
-// until the file NAME exists (a handler writes it), polling every 20 ms, and
-// fails after TIMEOUT (default 60s). Scripts use it instead of sleeping for a
-// guessed time before they signal a background consume.
 // cmdPubSubCreate is `pubsub-create TOPIC [SUBSCRIPTION...]`: it makes the
 // topic and its subscriptions (60s ack deadline) in the scripts' project on
 // Google's emulator.
@@ -220,6 +216,10 @@ func cmdPubSubDeadLetter(ts *testscript.TestScript, neg bool, args []string, c *
 	}
 }
 
+// cmdWaitFile is the testscript command `waitfile NAME [TIMEOUT]`: it waits
+// until the file NAME exists (a handler writes it), polling every 20 ms, and
+// fails after TIMEOUT (default 60s). Scripts use it instead of sleeping for a
+// guessed time before they signal a background consume.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: waitfile NAME [TIMEOUT]")

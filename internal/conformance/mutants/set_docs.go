@@ -16,7 +16,7 @@ var docsMutants = []mutant{
 		Pkg:  "./internal/layers", Run: "^TestPackageDocs_ImportClaimsMatchTheCode$"},
 	{Name: "docs-import-rule-in-prose", What: "the pump's package comment restates its imports in prose, which nothing checks",
 		File: "internal/pump/doc.go",
-		Old:  "// broker.Consumer; cmd/brighter joins the two.\n",
+		Old:  "// broker.Consumer; the consume command (internal/cmd/consume) joins the two.\n",
 		New:  "// broker.Consumer. The pump imports internal/broker and internal/message only.\n",
 		Pkg:  "./internal/layers", Run: "^TestPackageDocs_ImportClaimsMatchTheCode$"},
 	{Name: "docs-import-forbidden", What: "the pump comes to depend on cobra, which its package comment says it must not import",

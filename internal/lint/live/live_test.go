@@ -155,8 +155,6 @@ subscriptions:
 	}
 }
 
-// TestSQSDrift_R10 seeds a drift on the SQS emulator (fauxqs): the file says
-// maxReceiveCount 5, the queue has 3.
 // sqsEmulator starts fauxqs for one test and returns a context bounding
 // it, the clients, and mk, which creates a queue with attributes.
 func sqsEmulator(t *testing.T) (context.Context, *sqs.Clients, func(name string, attrs map[string]string)) {
@@ -176,6 +174,8 @@ func sqsEmulator(t *testing.T) (context.Context, *sqs.Clients, func(name string,
 	}
 }
 
+// TestSQSDrift_R10 seeds a drift on the SQS emulator (fauxqs): the file says
+// maxReceiveCount 5, the queue has 3.
 func TestSQSDrift_R10(t *testing.T) {
 	ctx, c, mk := sqsEmulator(t)
 	run := fmt.Sprintf("live%d", time.Now().UnixNano()%1e9)

@@ -16,7 +16,7 @@ import (
 )
 
 // TestRocketMQGroupMaximum: `lint --live` reads each RocketMQ
-// consumer group's broker-side maximum deliveries from the RocketMQ test
+// consumer group's broker-side maximum delivery attempts from the RocketMQ test
 // broker (driven by the real client library's connection and signing) and
 // reports a group whose maximum is below the file's budget
 // (budget-outranked) and differs from rocketmq.maxDeliveryAttempts
@@ -61,7 +61,7 @@ subscriptions:
 	}}
 	fs := live.Check(ctx, f, probers, rules.Default())
 	if o := find(fs, "orders", lint.RuleBudgetOutranked); o == nil || !strings.Contains(o.Message, "requeueCount 5 >= rocketmq.maxDeliveryAttempts 3 on the broker") {
-		t.Errorf("orders: the group's maximum 3 is below the budget 5: budget-outranked = %+v%s", o, dump(fs))
+		t.Errorf("orders: the group's maximum delivery attempts, 3, are below the budget 5: budget-outranked = %+v%s", o, dump(fs))
 	}
 	if d := find(fs, "orders", lint.RuleNativeLimitDrift); d == nil || !strings.Contains(d.Message, "maxDeliveryAttempts 16 but the broker has 3") {
 		t.Errorf("orders drift = %+v%s", d, dump(fs))
@@ -75,7 +75,7 @@ subscriptions:
 	srv.HideGroupRetryPolicy(true)
 	fs = live.Check(ctx, f, probers, rules.Default())
 	for _, sub := range []string{"orders", "refunds"} {
-		if g := find(fs, sub, lint.RuleLiveCheckFailed); g == nil || !strings.Contains(g.Message, "did not report consumer group brighter-"+sub+"'s maximum retry count") {
+		if g := find(fs, sub, lint.RuleLiveCheckFailed); g == nil || !strings.Contains(g.Message, "did not report consumer group brighter-"+sub+"'s maximum delivery attempts") {
 			t.Errorf("%s with the retry policy not reported: live-check-failed = %+v%s", sub, g, dump(fs))
 		}
 	}

@@ -20,7 +20,7 @@ const DLQPrefix = "%DLQ%"
 // dead-lettering.
 const sweepInterval = 50 * time.Millisecond
 
-// SetMaxDeliveryAttempts sets one consumer group's maximum deliveries of a
+// SetMaxDeliveryAttempts sets one consumer group's maximum delivery attempts of a
 // message before native dead-lettering (n <= 0 restores the default).
 func (s *Server) SetMaxDeliveryAttempts(group string, n int) {
 	if n <= 0 {

@@ -17,7 +17,7 @@
 //   - Telemetry: reads the client's Settings until the stream ends, records
 //     each consumer group's long-polling timeout and, as a real proxy does,
 //     answers a consumer's Settings with them plus the group's retry policy
-//     (backoff_policy.max_attempts: the group's maximum deliveries,
+//     (backoff_policy.max_attempts: the group's maximum delivery attempts,
 //     SetMaxDeliveryAttempts; HideGroupRetryPolicy turns the answer off).
 //     Heartbeat answers OK.
 //   - SendMessage: stores each message on its topic, in a queue chosen by
@@ -95,7 +95,7 @@
 //   - receive.go: ReceiveMessage: long polls, TAG filters, invisible
 //     durations, delivery attempts and message-group order.
 //   - ack.go: receipt handles, AckMessage and ChangeInvisibleDuration.
-//   - deadletter.go: the maximum deliveries and native dead-lettering to
+//   - deadletter.go: the maximum delivery attempts and native dead-lettering to
 //     %DLQ%<group>, on receive and by the sweeper.
 //   - faults.go: Fault, StatusError and the FailSend ... FailQueryRoute
 //     switches.

@@ -78,7 +78,7 @@ func (s *Server) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 		}
 		// As a RocketMQ 5 proxy does (GrpcClientSettingsManager): answer a
 		// consumer's Settings with them merged with the group's retry
-		// policy, whose max_attempts is the group's maximum deliveries.
+		// policy, whose max_attempts is the group's maximum delivery attempts.
 		answer := proto.Clone(cmd.GetSettings()).(*v2.Settings)
 		answer.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: int32(maxAttempts)}
 		if err := stream.Send(&v2.TelemetryCommand{Status: ok(), Command: &v2.TelemetryCommand_Settings{Settings: answer}}); err != nil {

@@ -91,7 +91,7 @@ func SigkillAfter(t *testing.T, d time.Duration, args ...string) {
 	t.Logf("%v after %s; stderr: %s", args[:2], d, errOut.String())
 }
 
-// CrashPeekIDs is crashAwaitAll over the SQS queue (fauxqs, flags conn).
+// CrashPeekIDs is CrashAwaitAll over the SQS queue (fauxqs, flags conn).
 func CrashPeekIDs(t *testing.T, queue string, conn []string, n int, also map[string]int) map[string]int {
 	t.Helper()
 	return CrashAwaitAll(t, append([]string{"dlq", "peek", "sqs://" + queue, "-o", "json", "--wait", "1s"}, conn...), n, also)
@@ -163,7 +163,7 @@ func LastLines(s string, n int) string {
 }
 
 // CrashCmd is `brighter args...` with fauxqs's static credentials
-// (scaleOutEnv): the crash tests run in parallel, so none sets them in the
+// (cmdtest.Env): the crash tests run in parallel, so none sets them in the
 // test process's own environment.
 func CrashCmd(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
@@ -217,7 +217,7 @@ type CrashBroker struct {
 }
 
 // CrashBrokers makes the RocketMQ test broker's and Google's Pub/Sub
-// emulator's crashBroker, each holding n routed copies.
+// emulator's CrashBroker, each holding n routed copies.
 func CrashBrokers(t *testing.T, n int) []CrashBroker {
 	t.Helper()
 	ctx := context.Background()

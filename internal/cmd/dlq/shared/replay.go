@@ -61,7 +61,7 @@ type ReplayOptions struct {
 	// edit read (and edited) before the replay: a replay that handles fewer
 	// of them fails, naming how many it did not reach.
 	EditFound int
-	// Journal is --journal: the replay journal's file ("" with journalSet:
+	// Journal is --journal: the replay journal's file ("" with JournalSet:
 	// none; unset: under $XDG_STATE_HOME).
 	Journal    string
 	JournalSet bool

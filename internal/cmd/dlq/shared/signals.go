@@ -69,7 +69,7 @@ func (o *Options) unsubscribe() {
 // Interruptible returns a context that ends on the first SIGINT/SIGTERM,
 // or when a write to Out fails because stdout's reader went away (logged
 // as LogDLQStdoutGone); a second signal exits the process with
-// exitInterrupted at once. stop ends the watch.
+// ExitInterrupted at once. stop ends the watch.
 func (o *Options) Interruptible(ctx context.Context, logger *slog.Logger) (context.Context, func()) {
 	ictx, cancel := context.WithCancel(ctx)
 	// A write to stdout whose reader went away stops the run as a first
