@@ -1,6 +1,7 @@
 package cmdtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,13 +29,21 @@ type Process struct {
 }
 
 // StartBrighter starts `brighter args...` in dir with Env plus env
-// (KEY=VALUE entries, later ones win), with StartChild; the process is
-// killed when t ends if it still runs.
+// (KEY=VALUE entries, later ones win), with Start.
 func StartBrighter(t *testing.T, dir string, env []string, args ...string) *Process {
 	t.Helper()
 	cmd := exec.Command("brighter", args...)
 	cmd.Dir = dir
 	cmd.Env = append(Env(), env...)
+	return Start(t, cmd)
+}
+
+// Start starts cmd, a process the caller has made (its path, arguments,
+// directory and environment: `brighter` through a launcher such as nohup,
+// say), with StartChild, its stdout and stderr kept in the Process; the
+// process is killed when t ends if it still runs.
+func Start(t *testing.T, cmd *exec.Cmd) *Process {
+	t.Helper()
 	p := &Process{cmd: cmd, Stdout: &LockedBuffer{}, Stderr: &LockedBuffer{}, exited: make(chan int, 1)}
 	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
 	done, err := StartChild(cmd)
@@ -50,14 +59,22 @@ func StartBrighter(t *testing.T, dir string, env []string, args ...string) *Proc
 // it exits first or 30s pass.
 func (p *Process) AwaitStdout(t *testing.T, text string) {
 	t.Helper()
+	p.Await(t, fmt.Sprintf("writing %q", text), func() bool { return strings.Contains(p.Stdout.String(), text) })
+}
+
+// Await waits until cond holds (it is called at once, then every 10ms),
+// failing t when the process exits first or 30s pass; what names the
+// awaited state for the failure ("holding a message").
+func (p *Process) Await(t *testing.T, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.After(30 * time.Second)
-	for !strings.Contains(p.Stdout.String(), text) {
+	for !cond() {
 		select {
 		case code := <-p.exited:
 			p.exited <- code
-			t.Fatalf("brighter exited %d before writing %q; stdout:\n%s\nstderr:\n%s", code, text, p.Stdout.String(), p.Stderr.String())
+			t.Fatalf("brighter exited %d before %s; stdout:\n%s\nstderr:\n%s", code, what, p.Stdout.String(), p.Stderr.String())
 		case <-deadline:
-			t.Fatalf("brighter did not write %q within 30s; stdout:\n%s\nstderr:\n%s", text, p.Stdout.String(), p.Stderr.String())
+			t.Fatalf("brighter was not %s within 30s; stdout:\n%s\nstderr:\n%s", what, p.Stdout.String(), p.Stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -71,13 +88,23 @@ func (p *Process) Signal(sig os.Signal) { _ = p.cmd.Process.Signal(sig) }
 func (p *Process) Wait(t *testing.T) (code int, took time.Duration) {
 	t.Helper()
 	start := time.Now()
+	code, exited := p.ExitedWithin(time.Minute)
+	if !exited {
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("brighter still running after a minute; stderr:\n%s", p.Stderr.String())
+	}
+	return code, time.Since(start)
+}
+
+// ExitedWithin waits at most d for the process to exit: its exit code (-1
+// when a signal killed it) and true once it has, false when it still runs
+// after d (it is left running).
+func (p *Process) ExitedWithin(d time.Duration) (code int, exited bool) {
 	select {
 	case code := <-p.exited:
 		p.exited <- code
-		return code, time.Since(start)
-	case <-time.After(time.Minute):
-		_ = p.cmd.Process.Kill()
-		t.Fatalf("brighter still running after a minute; stderr:\n%s", p.Stderr.String())
-		return 0, 0
+		return code, true
+	case <-time.After(d):
+		return 0, false
 	}
 }

@@ -1,14 +1,12 @@
 package dlq_test
 
 import (
-	"errors"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 )
 
@@ -19,27 +17,14 @@ import (
 // --visibility), so a second peek right after reads it.
 func TestDLQPeek_SIGHUPStopsAsSIGTERM(t *testing.T) {
 	t.Parallel()
-	run, p, conn := dlqtest.FauxqsQueues(t, "hup", "dlq")
-	dlq := "dlq-" + run
-	id := "hup-" + run
-	if err := p.Send(t.Context(), dlqtest.Stamped(id, "orders", dlq)); err != nil {
-		t.Fatal(err)
+	dlq, id, conn := dlqtest.OneDeadLetter(t, "hup")
+	p := dlqtest.StartPeek(t, "brighter", dlq, id, conn, holdingPeek...)
+	p.Signal(syscall.SIGHUP)
+	if code, _ := p.Wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130 (a clean stop); stderr:\n%s", code, p.Stderr.String())
 	}
-	cmd, exited, _, stderr := startHoldingPeek(t, "brighter", dlq, id, conn)
-	var err error
-	_ = cmd.Process.Signal(syscall.SIGHUP)
-	select {
-	case err = <-exited:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("peek still running a minute after SIGHUP; stderr:\n%s", stderr.String())
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130 (a clean stop); stderr:\n%s", err, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	if !strings.Contains(p.Stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", p.Stderr.String())
 	}
 	code, out, errOut := dlqtest.DLQRun(t, append([]string{"peek", "sqs://" + dlq, "--wait", "1s", "-o", "json"}, conn...)...)
 	if code != 0 || !strings.Contains(out, id) {
@@ -56,64 +41,22 @@ func TestDLQPeek_SIGHUPIgnoredUnderNohup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nohup (coreutils) is not on PATH: %v", err)
 	}
-	run, p, conn := dlqtest.FauxqsQueues(t, "nohup", "dlq")
-	dlq := "dlq-" + run
-	id := "nohup-" + run
-	if err := p.Send(t.Context(), dlqtest.Stamped(id, "orders", dlq)); err != nil {
-		t.Fatal(err)
+	dlq, id, conn := dlqtest.OneDeadLetter(t, "nohup")
+	p := dlqtest.StartPeek(t, nohup, dlq, id, conn, holdingPeek...)
+	p.Signal(syscall.SIGHUP)
+	if code, exited := p.ExitedWithin(500 * time.Millisecond); exited {
+		t.Fatalf("under nohup a SIGHUP ended peek (exit %d); stderr:\n%s", code, p.Stderr.String())
 	}
-	cmd, exited, _, stderr := startHoldingPeek(t, nohup, dlq, id, conn)
-	_ = cmd.Process.Signal(syscall.SIGHUP)
-	select {
-	case err := <-exited:
-		t.Fatalf("under nohup a SIGHUP ended peek (%v); stderr:\n%s", err, stderr.String())
-	case <-time.After(500 * time.Millisecond):
+	if strings.Contains(p.Stderr.String(), "interrupted") {
+		t.Fatalf("under nohup a SIGHUP was taken as a stop; stderr:\n%s", p.Stderr.String())
 	}
-	if strings.Contains(stderr.String(), "interrupted") {
-		t.Fatalf("under nohup a SIGHUP was taken as a stop; stderr:\n%s", stderr.String())
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err = <-exited:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("peek still running a minute after SIGTERM; stderr:\n%s", stderr.String())
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v after SIGTERM, want 130; stderr:\n%s", err, stderr.String())
+	p.Signal(syscall.SIGTERM)
+	if code, _ := p.Wait(t); code != 130 {
+		t.Fatalf("exit %d after SIGTERM, want 130; stderr:\n%s", code, p.Stderr.String())
 	}
 }
 
-// startHoldingPeek starts `brighter dlq peek` of the SQS queue dlq (through
-// launcher: "brighter", or nohup, which execs it in the same process) and
-// returns once it has printed the message id, which its scan then holds
+// holdingPeek are the flags of the peek the SIGHUP tests signal
+// (dlqtest.StartPeek): once it has printed the message, its scan holds it
 // (--visibility 5m) while it waits in its next receive (--wait 3s).
-func startHoldingPeek(t *testing.T, launcher, dlq, id string, conn []string) (*exec.Cmd, <-chan error, *cmdtest.LockedBuffer, *cmdtest.LockedBuffer) {
-	t.Helper()
-	args := append([]string{"dlq", "peek", "sqs://" + dlq, "--wait", "3s", "--visibility", "5m", "-o", "json"}, conn...)
-	if launcher != "brighter" {
-		args = append([]string{"brighter"}, args...)
-	}
-	cmd := exec.Command(launcher, args...)
-	cmd.Dir, cmd.Env = t.TempDir(), cmdtest.Env()
-	var stdout, stderr cmdtest.LockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	exited, err := cmdtest.StartChild(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stdout.String(), id) {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("peek printed no row in 30s; stderr:\n%s", stderr.String())
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("peek exited (%v) before its signal; stderr:\n%s", err, stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return cmd, exited, &stdout, &stderr
-}
+var holdingPeek = []string{"--wait", "3s", "--visibility", "5m"}

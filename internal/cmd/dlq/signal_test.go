@@ -4,28 +4,23 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/brightergo/brighter/internal/broker"
 	"github.com/brightergo/brighter/internal/broker/sqs"
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
 	"github.com/brightergo/brighter/internal/cmd/factory"
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
-	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/transport"
 )
 
@@ -39,44 +34,20 @@ func TestDLQ_Interrupt_ReleasesAndExits130(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	const n = 15
+	queue, _, conn := dlqtest.CrashQueue(t, n)
 	c := sqs.NewClientsFromConfig(sqstest.Config(), emu.Endpoint)
-	queue := fmt.Sprintf("sig-dlq-%d", time.Now().UnixNano()%1e9)
-	if err := sqs.NewChannelMaker(c, sqs.ChannelOptions{Queue: queue}).EnsureChannels(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	p := sqs.NewProducer(c, sqs.ProducerOptions{MakeChannels: broker.MakeValidate})
-	for i := range n {
-		m := message.New(fmt.Sprintf("s%d", i), queue, message.MTCommand, []byte(`{}`))
-		routed := message.Stamp(m, queue, message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, time.Now())
-		if err := p.Send(context.Background(), routed); err != nil {
-			t.Fatal(err)
-		}
-	}
 	invisible := func() int {
-		u, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
-		if err != nil {
-			return 0
-		}
-		out, err := c.SQS.GetQueueAttributes(context.Background(), &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
-		if err != nil {
-			return 0
-		}
-		v, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+		v, _ := dlqtest.QueueCount(c, queue, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
 		return v
 	}
 	visible := func() int {
-		u, err := c.SQS.GetQueueUrl(context.Background(), &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+		v, err := dlqtest.QueueCount(c, queue, types.QueueAttributeNameApproximateNumberOfMessages)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := c.SQS.GetQueueAttributes(context.Background(), &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
 		return v
 	}
-	base := []string{"sqs://" + queue, "--endpoint", emu.Endpoint, "--region", sqstest.Region, "--wait", "2s"}
+	base := append(append([]string{"sqs://" + queue}, conn...), "--wait", "2s")
 	for _, args := range [][]string{
 		{"peek"},
 		{"stats"},

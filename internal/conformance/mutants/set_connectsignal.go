@@ -66,7 +66,7 @@ var connectSignalMutants = []mutant{
 		New:  "\t\tm.interrupted = false\n",
 		Run:  "^TestDLQTriage_TmuxExitCodes$", Pkg: "./internal/cmd/dlq/triage"},
 	{Name: "triage-sigterm-quits-0", What: "a SIGTERM to dlq triage ends the console as q does: exit 0, not 130",
-		File: "internal/cmd/dlq/triage/triage.go",
+		File: "internal/cmd/dlq/triage/run.go",
 		Old:  "\t\tsignalled.Store(true)\n",
 		New:  "\t\tsignalled.Store(false)\n",
 		Run:  "^TestDLQTriage_TmuxExitCodes$", Pkg: "./internal/cmd/dlq/triage"},

@@ -11,7 +11,7 @@ var consoleMutants = []mutant{
 		New:  "\t\tm.selGroup = id\n",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageSelectionBelongsToItsGroup$"},
 	{Name: "triage-console-allow-list-dropped", What: "the console's replays (r, R, e) are not given the allow-list: a dead letter whose originalTopic is forged is published to the queue it names",
-		File: "internal/cmd/dlq/triage/triage.go",
+		File: "internal/cmd/dlq/triage/replay.go",
 		Old:  "opts := inspect.ReplayOptions{To: a.to, Allow: a.allow,",
 		New:  "opts := inspect.ReplayOptions{To: a.to, Allow: nil,",
 		Pkg:  "./internal/cmd/dlq/triage", Run: "^TestDLQTriage_ConsoleAppliesTheAllowList$"},

@@ -24,7 +24,7 @@ var editMutants = []mutant{
 		New:  "o.IDs, o.Limit, o.GroupIDs = []string{id}, 1, nil",
 		Run:  "^TestDLQEdit_(EveryCopyStoredBeforeIsEdited|EveryCopyStoredBeforeIsEdited_PubSubAndRocketMQ|PubSubTwoFailuresOfOneID_BothEdited)$", Pkg: "./internal/cmd/dlq/edit"},
 	{Name: "triage-edit-one-copy-of-several", What: "the triage console's edit replays one stored copy of an id stored twice and leaves the other",
-		File: "internal/cmd/dlq/triage/triage.go",
+		File: "internal/cmd/dlq/triage/replay.go",
 		Old:  "\t\tf.Limit = 0\n",
 		New:  "\t\tf.Limit = len(ids)\n",
 		Run:  "^TestDLQTriageEdit_EveryStoredCopyOfTheID$", Pkg: "./internal/cmd/dlq/triage"},

@@ -113,7 +113,7 @@ var triageConsoleMutants = []mutant{
 		New:  "\t\tch <- msg\n",
 		Pkg:  "./internal/tui/triage", Run: "^TestTriageStoppedActionEnds$"},
 	{Name: "triage-replay-keeps-no-journal", What: "the console's replays keep no replay journal: a console replay killed between a publish and its remove is published again by the next replay (console or dlq replay)",
-		File: "internal/cmd/dlq/triage/triage.go",
+		File: "internal/cmd/dlq/triage/replay.go",
 		Old:  "\tif !dryRun {\n\t\tj, err := a.o.OpenJournal(a.t)\n",
 		New:  "\tif false {\n\t\tj, err := a.o.OpenJournal(a.t)\n",
 		Pkg:  "./internal/cmd/dlq/triage", Run: "^TestDLQTriage_ConsoleReplayResumesTheJournal$"},

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/brightergo/brighter/internal/broker"
@@ -161,6 +163,24 @@ func HoldMessages(t *testing.T, queue string, n int, visibility time.Duration) {
 		}
 		held += len(got.Messages)
 	}
+}
+
+// QueueCount is the count name of queue that SQS estimates (through c):
+// types.QueueAttributeNameApproximateNumberOfMessages, the visible
+// messages, or ...NotVisible, those a reader holds; an error when it cannot
+// be read. It does not fail a test itself, so a goroutine may call it.
+func QueueCount(c *sqs.Clients, queue string, name types.QueueAttributeName) (int, error) {
+	ctx := context.Background()
+	u, err := c.SQS.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		return 0, err
+	}
+	out, err := c.SQS.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{name}})
+	if err != nil {
+		return 0, err
+	}
+	v, _ := strconv.Atoi(out.Attributes[string(name)])
+	return v, nil
 }
 
 // SameIDs reports whether ids are want, in any order.

@@ -1,16 +1,14 @@
 package edit
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/cmd/dlq/dlqtest"
 	"github.com/brightergo/brighter/internal/cmd/dlq/shared"
@@ -33,31 +31,21 @@ func TestDLQEdit_SignalStopsTheEditor(t *testing.T) {
 	}
 	cmd := dlqtest.CrashCmd(t, append([]string{"dlq", "edit", "c0", "sqs://" + dlq, "--to", dest}, conn...)...)
 	cmd.Env = append(cmd.Env, "EDITOR="+editor)
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := cmdtest.Start(t, cmd)
 	polltest.Until(t, 30*time.Second, "the editor to start", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
 	})
 	signalled := time.Now()
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-exited:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("dlq edit still runs 15 s after SIGTERM with its editor open; stderr:\n%s", errOut.String())
+	p.Signal(syscall.SIGTERM)
+	code, exited := p.ExitedWithin(15 * time.Second)
+	if !exited {
+		t.Fatalf("dlq edit still runs 15 s after SIGTERM with its editor open; stderr:\n%s", p.Stderr.String())
 	}
 	took := time.Since(signalled)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != cmdutil.ExitInterrupted || !strings.Contains(errOut.String(), shared.LogDLQEditorStopping) ||
-		!strings.Contains(errOut.String(), "nothing was sent") {
-		t.Fatalf("dlq edit after SIGTERM with its editor open: %v, want exit %d saying the editor was stopped and nothing sent\n%s", err, cmdutil.ExitInterrupted, errOut.String())
+	if errOut := p.Stderr.String(); code != cmdutil.ExitInterrupted || !strings.Contains(errOut, shared.LogDLQEditorStopping) ||
+		!strings.Contains(errOut, "nothing was sent") {
+		t.Fatalf("dlq edit after SIGTERM with its editor open: exit %d, want exit %d saying the editor was stopped and nothing sent\n%s", code, cmdutil.ExitInterrupted, errOut)
 	}
 	if took > 5*time.Second {
 		t.Errorf("dlq edit took %s to exit after SIGTERM with its editor open, want well under 5s", took)

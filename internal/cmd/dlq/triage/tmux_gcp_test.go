@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,13 +54,7 @@ func TestDLQTriage_TmuxEndToEnd_PubSub(t *testing.T) {
 		}
 	}
 	peek := func(name string) string {
-		cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
-		cmd.Env = cmdtest.Env()
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("peek %s: %v", name, err)
-		}
-		return string(out)
+		return cmdtest.Brighter(t, t.TempDir(), "dlq", "peek", "pubsub://"+sub(name), "--endpoint", ps.Addr, "-o", "json")
 	}
 	triageEditArchiveQuit(t, run, fmt.Sprintf("pubsub://%s --to pubsub://%s --endpoint %s", sub("dlq"), topic("dest"), ps.Addr),
 		[]string{"NO_COLOR=1"}, func() string { return peek("dlq") }, func() string { return peek("dest") })

@@ -3,7 +3,6 @@ package triage
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -72,11 +71,7 @@ func TestDLQTriage_TmuxPurge(t *testing.T) {
 	s.Keys(true, "q")
 	s.AwaitExit(exitFile)
 
-	out, err := exec.Command(cmdtest.Bin(t), append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...).Output()
-	if err != nil {
-		t.Fatalf("peek: %v", err)
-	}
-	ids := dlqtest.CrashIDs(t, out)
+	ids := dlqtest.CrashIDs(t, []byte(cmdtest.Brighter(t, t.TempDir(), append([]string{"dlq", "peek", "sqs://" + dlq, "-o", "json"}, conn...)...)))
 	other := "a1-" + run
 	if purged == other {
 		other = "a2-" + run

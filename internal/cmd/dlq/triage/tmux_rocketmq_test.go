@@ -3,7 +3,6 @@ package triage
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -45,13 +44,7 @@ func TestDLQTriage_TmuxEndToEnd_RocketMQ(t *testing.T) {
 	}
 	peek := func(url string) func() string {
 		return func() string {
-			cmd := exec.Command(cmdtest.Bin(t), "dlq", "peek", url, "--rocketmq-endpoint", srv.Endpoint(), "-o", "json")
-			cmd.Env = cmdtest.Env()
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("peek %s: %v", url, err)
-			}
-			return string(out)
+			return cmdtest.Brighter(t, t.TempDir(), "dlq", "peek", url, "--rocketmq-endpoint", srv.Endpoint(), "-o", "json")
 		}
 	}
 	reader := "rocketmq://" + dlq + "?group=reader-" + run

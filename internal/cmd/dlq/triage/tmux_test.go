@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,11 +160,7 @@ func TestDLQTriage_TmuxEndToEnd(t *testing.T) {
 	// from outside: the DLQ is empty, the destination holds the edited a2
 	// and b1, the archive holds a1
 	peek := func(q string) string {
-		out, err := exec.Command(cmdtest.Bin(t), append([]string{"dlq", "peek", "sqs://" + q, "-o", "json"}, conn...)...).Output()
-		if err != nil {
-			t.Fatalf("peek %s: %v", q, err)
-		}
-		return string(out)
+		return cmdtest.Brighter(t, t.TempDir(), append([]string{"dlq", "peek", "sqs://" + q, "-o", "json"}, conn...)...)
 	}
 	if left := peek(dlq); strings.TrimSpace(left) != "" {
 		t.Errorf("the DLQ still holds:\n%s", left)
