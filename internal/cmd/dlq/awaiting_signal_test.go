@@ -48,6 +48,10 @@ func TestDLQPeek_InterruptSaysHowLongItWaits(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	// Time for the long poll to begin: nothing outside brighter can see
+	// that its second receive is waiting on fauxqs, and the interrupt must
+	// find it waiting. A second is well inside --wait 8s, so the receive
+	// still has most of its wait left (up_to) when the signal comes.
 	time.Sleep(time.Second)
 	signalled := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGINT)
