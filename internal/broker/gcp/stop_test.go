@@ -40,11 +40,15 @@ func TestStreamStop_EndsTheIdleReceiveAtOnce(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- p.Run(ctx) }()
-			// Time for the stream to open and a Receive to wait on it: no
-			// test can see a Receive waiting inside the consumer, and the
-			// stop must find one. Too short a time cannot make the test
-			// fail, only prove less.
-			time.Sleep(500 * time.Millisecond)
+			// The stop must find a Receive waiting: the first Receive starts
+			// the stream (c.done), and with nothing published it waits out
+			// its 20 s timeOut.
+			sc := c.(*StreamConsumer)
+			polltest.Until(t, 10*time.Second, "a Receive on the stream", func() bool {
+				sc.mu.Lock()
+				defer sc.mu.Unlock()
+				return sc.done != nil
+			})
 			stopped := time.Now()
 			cancel()
 			select {
