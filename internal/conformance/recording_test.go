@@ -90,7 +90,7 @@ func TestAckCrossed_OnlyAReceiveUnderWayAtTheAnswerCrosses(t *testing.T) {
 
 	// r2 acknowledged; a Receive begun after that answer hands out r3.
 	ack(d2)
-	time.Sleep(2 * time.Millisecond)
+	time.Sleep(2 * time.Millisecond) // the clock moves past the answer: the order under test
 	sc.out <- []*message.Message{delivery("r3")}
 	receive()
 	if rc.AckCrossed("m1", 2) {

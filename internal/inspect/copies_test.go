@@ -102,7 +102,7 @@ func TestCopies_ReplayRemovesEveryCopyPublishesOnce(t *testing.T) {
 	if got := drain(t, c, topic, false, 1); len(got) != 1 {
 		t.Fatalf("the destination got %d copies, want 1", len(got))
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a window for what must NOT happen: a second copy arriving
 	if n := depth(t, c, topic); n != 0 {
 		t.Fatalf("the destination holds %d more copies, want the failure published once", n)
 	}

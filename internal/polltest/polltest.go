@@ -17,7 +17,7 @@
 //
 // Imports: none
 //
-// Imported by: internal/cmd/cmdtest, internal/conformance, internal/pump/pumptest
+// Imported by: internal/cmd/cmdtest, internal/cmd/dlq/dlqtest, internal/conformance, internal/pump/pumptest
 package polltest
 
 import (

@@ -2,6 +2,7 @@ package pump_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ func TestAwaitingReceive_OnlyWhileTheDrainWaitsForAReceive(t *testing.T) {
 		e := newEnv(t, memory.ConsumerOptions{})
 		e.publish(t, srcQueue, "slow-1", "")
 		started, release := make(chan struct{}), make(chan struct{})
+		var receives atomic.Int32 // Receive calls begun (the broker's fault hook sees each)
+		e.b.SetReceiveFault(func(string, *message.Message) error { receives.Add(1); return nil })
 		opts := fastOptions(v)
 		opts.NoOfPerformers = 2 // a Reactor performer polls while the other handles
 		opts.TimeOut = 2 * time.Second
@@ -35,7 +38,9 @@ func TestAwaitingReceive_OnlyWhileTheDrainWaitsForAReceive(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- p.Run(ctx) }()
 		<-started
-		time.Sleep(100 * time.Millisecond) // the next receive is waiting on the empty queue
+		// The receive after the one that took the message is waiting on
+		// the empty queue.
+		polltest.Until(t, 5*time.Second, "a second Receive call", func() bool { return receives.Load() >= 2 })
 		if p.AwaitingReceive() {
 			t.Fatal("AwaitingReceive before any stop")
 		}

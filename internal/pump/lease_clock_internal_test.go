@@ -79,7 +79,7 @@ type slowExtender struct {
 }
 
 func (c slowExtender) ExtendLeases(ctx context.Context, ms []*message.Message, d time.Duration) []error {
-	time.Sleep(c.took)
+	time.Sleep(c.took) // the slow answer under test, injected on purpose
 	return c.scheduleConsumer.ExtendLeases(ctx, ms, d)
 }
 

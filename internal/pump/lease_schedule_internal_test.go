@@ -187,7 +187,7 @@ type lateExtender struct {
 
 func (c *lateExtender) ExtendLeases(ctx context.Context, ms []*message.Message, _ time.Duration) []error {
 	c.calls++
-	time.Sleep(c.took)
+	time.Sleep(c.took) // the slow answer under test, injected on purpose
 	return make([]error, len(ms))
 }
 

@@ -349,7 +349,7 @@ func (c *slowFirstAck) AcknowledgeBatch(ctx context.Context, ms []*message.Messa
 	first := false
 	c.once.Do(func() { first = true })
 	if first {
-		time.Sleep(c.delay)
+		time.Sleep(c.delay) // the late answer under test, injected on purpose
 		defer close(c.answered)
 	}
 	return c.silentStale.AcknowledgeBatch(ctx, ms)

@@ -43,7 +43,7 @@ func (c *timedAcks) AcknowledgeBatch(ctx context.Context, ms []*message.Message)
 		c.sentAt[m.Header.MessageID] = now
 	}
 	c.mu.Unlock()
-	time.Sleep(c.took)
+	time.Sleep(c.took) // the acknowledgement's round trip under test, injected on purpose
 	errs := c.Consumer.AcknowledgeBatch(ctx, ms)
 	c.mu.Lock()
 	c.settled += len(ms)
@@ -215,7 +215,7 @@ func TestGracefulStopSendsEveryBatchedAcknowledgement(t *testing.T) {
 				defer cancel()
 				var handled atomic.Int64
 				h := func(context.Context, *message.Message) Result {
-					time.Sleep(2 * time.Millisecond)
+					time.Sleep(2 * time.Millisecond) // the handler's work
 					if handled.Add(1) == n {
 						cancel() // the stop begins while this handler runs
 					}
@@ -265,7 +265,7 @@ func TestReactorReceivesAgainOnlyOnceItsLateAcknowledgementsAreSent(t *testing.T
 			}
 		}
 		h := func(context.Context, *message.Message) Result {
-			time.Sleep(25 * time.Millisecond)
+			time.Sleep(25 * time.Millisecond) // the handler's work: every lease lapses in it
 			mu.Lock()
 			acked++
 			mu.Unlock()

@@ -40,7 +40,15 @@ func TestStreamStop_EndsTheIdleReceiveAtOnce(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- p.Run(ctx) }()
-			time.Sleep(500 * time.Millisecond) // the stream open, a Receive waiting on it
+			// The stop must find a Receive waiting: the first Receive starts
+			// the stream (c.done), and with nothing published it waits out
+			// its 20 s timeOut.
+			sc := c.(*StreamConsumer)
+			polltest.Until(t, 10*time.Second, "a Receive on the stream", func() bool {
+				sc.mu.Lock()
+				defer sc.mu.Unlock()
+				return sc.done != nil
+			})
 			stopped := time.Now()
 			cancel()
 			select {
@@ -177,10 +185,11 @@ func TestStop_DeferredMessageStaysAwayForItsDelay(t *testing.T) {
 				opts.RequeueCount = 3
 				opts.RequeueDelay = delay
 				opts.DrainTimeout = time.Second
+				events := pumptest.NewEvents()
 				p, err := pump.New(c, func(context.Context, *message.Message) pump.Result {
 					deferred <- time.Now()
 					return pump.Result{Outcome: pump.Defer}
-				}, opts)
+				}, opts, events)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,7 +203,9 @@ func TestStop_DeferredMessageStaysAwayForItsDelay(t *testing.T) {
 				case <-time.After(20 * time.Second):
 					t.Fatal("the message was never handled")
 				}
-				time.Sleep(time.Second) // the hold under way
+				// The stop comes once the requeue has returned (the pump
+				// reports EventDeferred after it): the hold is under way.
+				events.Await(t, pump.EventDeferred, 20*time.Second, nil)
 				cancel()
 				select {
 				case err := <-done:

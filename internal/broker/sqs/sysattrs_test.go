@@ -54,7 +54,10 @@ func TestReceiveAsksForTheSystemAttributesDecodeReads(t *testing.T) {
 	kr := setup(t, c, ChannelOptions{Queue: raw}, ConsumerOptions{})
 	before := time.Now().Add(-time.Second)
 	rawSend(t, testClients(t), raw, "not brighter", nil)
-	time.Sleep(1100 * time.Millisecond) // "now" at decode is past the send
+	// The time under test: decoded more than a second after the send, a
+	// timestamp taken at decode instead of from SentTimestamp falls outside
+	// [before, after].
+	time.Sleep(1100 * time.Millisecond)
 	after := time.Now().Add(-100 * time.Millisecond)
 	got := receiveOne(t, kr, 10*time.Second)
 	if ts := got.Header.Timestamp; ts.Before(before) || ts.After(after) {

@@ -133,7 +133,7 @@ func TestWatchSignals(t *testing.T) {
 		const window = 100 * time.Millisecond
 		w := watch(context.Background(), sigs, window, true)
 		send(t, sigs, syscall.SIGTERM)
-		time.Sleep(window + 50*time.Millisecond)
+		time.Sleep(window + 50*time.Millisecond) // the gap under test: past the merge window
 		send(t, sigs, syscall.SIGINT)
 		if code := w.exitCode(t); code != cmdutil.ExitInterrupted {
 			t.Fatalf("Exit(%d), want %d", code, cmdutil.ExitInterrupted)
@@ -170,7 +170,7 @@ func TestWatchSignals(t *testing.T) {
 		w := watch(context.Background(), sigs, 0, true)
 		w.done()
 		send(t, sigs, syscall.SIGTERM)
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a window for what must NOT happen: the signal taken
 		if len(sigs) != 1 || w.ctx.Err() != nil {
 			t.Fatalf("a signal after done was taken (%d left) or cancelled the context (%v)", len(sigs), w.ctx.Err())
 		}

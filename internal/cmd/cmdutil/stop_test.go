@@ -35,6 +35,9 @@ func TestStopOnSignals_ReportingASignalKeepsWatching(t *testing.T) {
 		t.Fatal("signalled is false after the first signal")
 	}
 	sigs <- syscall.SIGINT // the same stop (timeout(1)'s repeat)
+	// The gap under test, not a wait for something: the repeat must not
+	// exit within the merge window, and the SIGTERM after it is a second
+	// signal.
 	time.Sleep(SignalMergeWindow + 100*time.Millisecond)
 	select {
 	case code := <-exited:

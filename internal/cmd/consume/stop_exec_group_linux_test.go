@@ -24,6 +24,7 @@ import (
 	"github.com/brightergo/brighter/internal/broker/sqs/sqstest"
 	"github.com/brightergo/brighter/internal/cmd/cmdtest"
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
+	"github.com/brightergo/brighter/internal/cmd/consume"
 	"github.com/brightergo/brighter/internal/pump"
 )
 
@@ -127,13 +128,20 @@ subscriptions:
 	}
 }
 
-// forceStop sends SIGTERM, and another a second later, and requires the
+// forceStop sends SIGTERM, waits for consume to log that it took it
+// (LogConsumeStopping), sends another once the signal-merge window has
+// passed since (cmdutil.SignalMergeWindow), and requires the
 // process to exit 1 within a minute with the JSON final record (msg
 // cmdutil.MsgRunFailed, exit_code 1) as its last line.
 func (p *consumeProc) forceStop(t *testing.T) {
 	t.Helper()
 	listenMust(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(time.Second) // past the merge window: a second signal
+	waitFor(t, 10*time.Second, "consume to take the first signal", func() bool {
+		return strings.Contains(p.stderr.String(), consume.LogConsumeStopping)
+	}, p)
+	// The gap under test, not a wait for something: a signal within the
+	// merge window is the same stop, one past it is a second signal.
+	time.Sleep(cmdutil.SignalMergeWindow + 200*time.Millisecond)
 	listenMust(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case p.err = <-p.done:

@@ -173,6 +173,7 @@ func TestConsumeStop_EndsWithAMetricsPoller(t *testing.T) {
 	stopVariants(t, func(t *testing.T, variant string) {
 		p := startStoppedConsume(t, variant)
 		var exited, drainingReady, drainingMetrics atomic.Bool
+		var rounds atomic.Int32 // the poller's rounds so far
 		polled := make(chan struct{})
 		go func() {
 			defer close(polled)
@@ -186,10 +187,11 @@ func TestConsumeStop_EndsWithAMetricsPoller(t *testing.T) {
 				if code, _ := get("/metrics"); code == http.StatusOK && drainingReady.Load() {
 					drainingMetrics.Store(true)
 				}
+				rounds.Add(1)
 				time.Sleep(20 * time.Millisecond) // poll interval
 			}
 		}()
-		time.Sleep(200 * time.Millisecond) // a few polls before the stop
+		waitFor(t, 30*time.Second, "a few polls before the stop", func() bool { return rounds.Load() >= 3 }, p)
 		sigtermExitsWithinBound(t, p)
 		exited.Store(true)
 		<-polled

@@ -22,6 +22,10 @@ func TestDLQPeek_InterruptSaysHowLongItWaits(t *testing.T) {
 	// The record is printed once the first receive has been visited; the
 	// second receive (the long poll) starts right after it.
 	p := dlqtest.StartPeek(t, "brighter", dlq, id, conn, "--wait", "8s")
+	// Time for the long poll to begin: nothing outside brighter can see
+	// that its second receive is waiting on fauxqs, and the interrupt must
+	// find it waiting. A second is well inside --wait 8s, so the receive
+	// still has most of its wait left (up_to) when the signal comes.
 	time.Sleep(time.Second)
 	p.Signal(syscall.SIGINT)
 	code, took := p.Wait(t)

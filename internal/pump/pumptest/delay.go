@@ -49,26 +49,38 @@ func AppliedDelayReported(t *testing.T, v pump.Variant, c broker.Consumer, asked
 
 // DeferredThenStopped runs a pump of variant v over c, whose channel holds
 // a message, with a handler that defers it asking for delay (requeueCount
-// 3, drainTimeout 1 s), waits up to within for that deferral, stops the
-// pump half a second after it (time for the deferral's call to the broker)
-// and closes c. It fails the test if the handler never ran, Run returns an
-// error or Close fails, and returns when the handler deferred.
+// 3, drainTimeout 1 s), waits up to within for that deferral and for the
+// pump to report it (pump.EventDeferred: the broker answered the requeue),
+// then stops the pump and closes c. It fails the test if the handler never
+// ran or the requeue was not reported within within, Run returns an error
+// or Close fails, and returns when the handler deferred.
 func DeferredThenStopped(t *testing.T, v pump.Variant, c broker.Consumer, delay, within time.Duration) time.Time {
 	t.Helper()
 	deferred := make(chan time.Time, 4)
+	events := NewEvents()
 	cancel, done := start(t, c, func(context.Context, *message.Message) pump.Result {
 		deferred <- time.Now()
 		return pump.Result{Outcome: pump.Defer}
 	}, pump.Options{Subscription: "held", Variant: v, BufferSize: 1, TimeOut: time.Second, RequeueCount: 3, RequeueDelay: delay,
-		DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond})
+		DrainTimeout: time.Second, EmptyChannelDelay: 10 * time.Millisecond}, events)
+	deadline := time.After(within)
 	var at time.Time
 	select {
 	case at = <-deferred:
-	case <-time.After(within):
+	case <-deadline:
 		cancel()
 		t.Fatal("the message was never handled")
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The stop comes once the broker has answered the requeue (the pump
+	// reports EventDeferred after it), not a guessed time after the handler.
+	for events.Count(pump.EventDeferred) == 0 {
+		select {
+		case <-events.kinds:
+		case <-deadline:
+			cancel()
+			t.Fatalf("the pump did not report the deferral within %s; events: %d settle failures", within, events.Count(pump.EventSettleFailed))
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)

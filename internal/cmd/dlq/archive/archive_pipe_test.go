@@ -15,9 +15,9 @@ import (
 )
 
 // TestDLQArchive_PipeReaderLeavesEarly: against fauxqs, `dlq archive --all
-// --file - | head -n 2` over 30 messages, head starting half a second late
-// (so its one read takes every record brighter wrote meanwhile, the first
-// receive's whole). head keeps two lines and exits; brighter's next write to the pipe fails (EPIPE)
+// --file - | head -n 2` over 30 messages, head reading only once brighter
+// waits for it (so its one read takes the first receive's records whole).
+// head keeps two lines and exits; brighter's next write to the pipe fails (EPIPE)
 // instead of killing it with SIGPIPE. It exits 141 saying so, and no
 // message is lost or left invisible: each of the 30 is in the queue again
 // at once (made visible, not waiting out --visibility), or among the lines
@@ -30,7 +30,7 @@ func TestDLQArchive_PipeReaderLeavesEarly(t *testing.T) {
 	t.Parallel()
 	const n = 30
 	dlq, _, conn := dlqtest.CrashQueue(t, n)
-	code, kept, errOut := dlqtest.PipeRun(t, dlqtest.HeadLines(2, 500*time.Millisecond), append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", "-"}, conn...)...)
+	code, kept, errOut := dlqtest.PipeRun(t, dlqtest.HeadLines(t, 2, 30*time.Second), append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", "-"}, conn...)...)
 	if code != cmdutil.ExitBrokenPipe || !strings.Contains(errOut, "broken pipe") || !strings.Contains(errOut, shared.LogDLQStdoutGone) || strings.Contains(errOut, "goroutine ") {
 		t.Fatalf("archive | head -n 2: exit %d, want %d, the broken pipe named on stderr and its Warning logged:\n%s", code, cmdutil.ExitBrokenPipe, errOut)
 	}

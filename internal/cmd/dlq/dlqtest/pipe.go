@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/brightergo/brighter/internal/polltest"
 )
 
 // PipeRun runs `brighter args...` (CrashCmd: fauxqs's credentials) with
@@ -27,6 +29,7 @@ func PipeRun(t *testing.T, read func(r *os.File) []byte, args ...string) (code i
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // when read failed the test; after Wait it does nothing
 	_ = w.Close()
 	kept = read(r)
 	_ = r.Close()
@@ -50,14 +53,31 @@ func PipeRun(t *testing.T, read func(r *os.File) []byte, args ...string) (code i
 	return code, kept, errOut.String()
 }
 
-// HeadLines is a PipeRun reader that behaves as a `head -n n` started
-// late: it waits delay (brighter meanwhile writes what the pipe takes),
+// HeadLines is a PipeRun reader that behaves as a `head -n n` that reads
+// only once brighter has written a receive's records and waits for them to
+// be read (on Linux brighter waits for its stdout's pipe to drain before it
+// receives again): it polls how much the pipe holds every
+// polltest.Interval until it holds something and has stopped growing
+// between two polls, failing the test if that takes longer than within,
 // then reads once, a buffer of 64 KiB, and keeps the first n lines of
 // that read, as head keeps n lines of the buffer it read and exits; when
 // that read holds fewer than n lines it reads on, a read at a time.
-func HeadLines(n int, delay time.Duration) func(r *os.File) []byte {
+// Elsewhere than on Linux it reads at once.
+func HeadLines(t testing.TB, n int, within time.Duration) func(r *os.File) []byte {
 	return func(r *os.File) []byte {
-		time.Sleep(delay)
+		t.Helper()
+		last := -1
+		if _, err := unread(r); err == nil {
+			polltest.Until(t, within, "brighter's first records in the pipe, and no more coming", func() bool {
+				held, err := unread(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				settled := held > 0 && held == last
+				last = held
+				return settled
+			})
+		}
 		var kept []byte
 		buf := make([]byte, 64*1024)
 		for n > 0 {

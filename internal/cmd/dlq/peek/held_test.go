@@ -67,8 +67,14 @@ func TestDLQ_HeldNoteIsAnEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dlqtest.HoldMessages(t, dlq, 2, time.Second)
-	time.Sleep(2 * time.Second) // the hold has lapsed
+	const hold = time.Second
+	dlqtest.HoldMessages(t, dlq, 2, hold)
+	// The hold lapsing is the state under test, and a fixed wait is the
+	// only way to reach it: nothing but a receive can see that a hold has
+	// lapsed (fauxqs still counts it as held), and a receive would end the
+	// state. The hold began before HoldMessages returned; the quarter
+	// second is margin for the emulator's clock.
+	time.Sleep(hold + 250*time.Millisecond)
 	code, out, errOut := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "peek", "sqs://" + dlq, "--wait", "1s"}, conn...)...)
 	if code != cmdutil.ExitOK || !strings.Contains(errOut, "3 shown, 3 read") {
 		t.Fatalf("peek after the hold lapsed: exit %d, want %d and all 3 read\nstdout:\n%s\nstderr:\n%s", code, cmdutil.ExitOK, out, errOut)
