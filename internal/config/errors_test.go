@@ -378,6 +378,18 @@ subscriptions:
 			},
 		},
 		{
+			// What the http handler (net/http) refuses when consume starts
+			// it, in its words; a value is never shown (a secret).
+			name: "http handler headers net/http refuses",
+			src: "subscriptions:\n  - name: a\n    transport: memory\n    handler:\n      type: http\n      url: http://localhost:8080/h\n      headers:\n" +
+				"        X-A: \"a\\r\\nInjected: 1\"\n        X-Nul: \"a\\0b\"\n        \"Bad Name\": ok\n        X-Tab: \"a\\tb\"\n        X-Utf8: \"caf\u00e9\"\n",
+			want: []string{
+				`test.yaml:8:9: subscriptions[0].handler.headers.X-A: header "X-A": value is not a valid header value (no CR, LF or other control byte but tab)`,
+				`test.yaml:9:9: subscriptions[0].handler.headers.X-Nul: header "X-Nul": value is not a valid header value (no CR, LF or other control byte but tab)`,
+				"test.yaml:10:9: subscriptions[0].handler.headers.Bad Name: header name \"Bad Name\" is not valid (an HTTP token: letters, digits and !#$%&'*+-.^_`|~)",
+			},
+		},
+		{
 			name: "wrong shapes",
 			src: `subscriptions:
   - just-a-name

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // The handler block of a subscription: the code run for each message.
@@ -37,7 +40,8 @@ var handlerTable = []field[Handler]{
 		at:    func(h *Handler) any { return &h.URL },
 		after: func(d *decoder, e entry, h *Handler) { d.httpURL(e, h.URL) }},
 	{Field: Field{Name: "headers", Kind: KindMap, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "extra request headers (secrets: redacted wherever they appear)"},
-		at: func(h *Handler) any { return &h.Headers }},
+		at:    func(h *Handler) any { return &h.Headers },
+		after: func(d *decoder, e entry, h *Handler) { d.httpHeaders(e, h.Headers) }},
 	{Field: Field{Name: "tls", Kind: KindBlock, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "the http client's TLS"}},
 }
 
@@ -72,6 +76,27 @@ var (
 		return out
 	}()
 )
+
+// httpHeaders refuses what Go's net/http refuses to send, as the http
+// handler does when consume starts the subscription (internal/handler's
+// HTTP, in the same words): a header name that is not an HTTP token, and a
+// value holding CR, LF or another control byte but tab. A value is a
+// secret (secretField), so it is never shown.
+func (d *decoder) httpHeaders(e entry, headers map[string]string) {
+	ents, ok := d.mapEntries(e.val, e.path, nil)
+	if !ok {
+		return
+	}
+	for _, he := range ents {
+		v, ok := headers[he.key]
+		switch {
+		case !httpguts.ValidHeaderFieldName(he.key):
+			d.errorf(he.keyN, he.path, "header name %s is not valid (an HTTP token: letters, digits and !#$%%&'*+-.^_`|~)", redact.Quote(he.key))
+		case ok && !httpguts.ValidHeaderFieldValue(v):
+			d.errorf(he.keyN, he.path, "header %s: value is not a valid header value (no CR, LF or other control byte but tab)", redact.Quote(he.key))
+		}
+	}
+}
 
 // resolveCommand makes an exec command given as a relative path (one with a
 // slash, like ./handler.sh) relative to the config file's directory, as

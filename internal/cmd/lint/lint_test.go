@@ -219,7 +219,7 @@ func TestLint_RefusesWhatConsumeCannotStart(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errOut)
 	}
 	for _, want := range []string{
-		bad + `:4:27: warning handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
+		bad + `:4:27: error handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
 		bad + `:9:7: error memory-seed-invalid: subscription "seeded": memory.seed "` + filepath.Join(sub, "nosuch.jsonl") + `": no such file or directory`,
 		bad + `:13:14: error memory-seed-invalid: subscription "garbled": memory.seed "` + filepath.Join(sub, "bad.jsonl") + `": line 1: `,
 	} {

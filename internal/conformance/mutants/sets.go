@@ -53,6 +53,7 @@ func extraSets() [][]mutant {
 		yamlV3Mutants,
 		cfgLintMutants,
 		cfgLintLocalMutants,
+		startCheckMutants,
 		sqsDecodeMutants,
 		hotPathMutants,
 		pubsubDecodeMutants,
