@@ -33,3 +33,20 @@ var lintBudgetMutants = []mutant{
 		New:  "behind := atOnce",
 		Run:  "^TestOrderingSpendsBudget_CostOfOneDeferral$", Pkg: "./internal/lint"},
 }
+
+// lintNativeLimitMutants break restarts-reach-native-limit (a native
+// redrive limit within the deliveries the budget forgives) and what
+// restarts-spend-budget says of stops and crashes that catch one message
+// every time.
+var lintNativeLimitMutants = []mutant{
+	{Name: "lint-native-limit-forgiveness-ignored", What: "restarts-reach-native-limit takes requeueCount + 1 deliveries for what brighter needs before it routes, so a native limit between requeueCount and 2 x requeueCount (the old examples' maxReceiveCount 5 for requeueCount 3) passes and stops and crashes move messages there with no reason",
+		File: "internal/lint/lint.go",
+		Old:  "func ForgivenDeliveries(requeueCount int) int { return 2 * max(requeueCount, 1) }",
+		New:  "func ForgivenDeliveries(requeueCount int) int { return max(requeueCount, 1) }",
+		Run:  "^(TestRestartsReachNativeLimit_R10|TestRestartsSpendBudget)$", Pkg: "./internal/lint"},
+	{Name: "lint-native-limit-at-2r-plus-1", What: "restarts-reach-native-limit also reports a native limit of exactly 2 x requeueCount + 1, which lets the delivery brighter routes on reach it",
+		File: "internal/lint/lint.go",
+		Old:  "} else if ok && m.Value < ForgivenDeliveries(s.RequeueCount)+1 {",
+		New:  "} else if ok && m.Value <= ForgivenDeliveries(s.RequeueCount)+1 {",
+		Run:  "^(TestRestartsReachNativeLimit_R10|TestExamplesHaveNoWarnings_AC32)$", Pkg: "./internal/lint"},
+}

@@ -54,6 +54,7 @@ func extraSets() [][]mutant {
 		cfgLintMutants,
 		cfgLintLocalMutants,
 		startCheckMutants,
+		lintNativeLimitMutants,
 		sqsDecodeMutants,
 		hotPathMutants,
 		pubsubDecodeMutants,
