@@ -186,6 +186,29 @@ func TestRestartsReachNativeLimit_R10(t *testing.T) {
 	})
 }
 
+// TestRequeueDelayLostAtStop_R4: a Pub/Sub stream subscription (gcp.mode
+// stream, or no mode: stream is the default) whose requeueDelay is above
+// the 9s its consumer keeps a hold through a stop trips, at requeueDelay,
+// advising pull; 9s itself, pull mode and other transports do not.
+func TestRequeueDelayLostAtStop_R4(t *testing.T) {
+	gcp := func(mode, delay string) string {
+		block := "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 10"
+		if mode != "" {
+			block += "\n  mode: " + mode
+		}
+		return sub("gcp", "requeueCount: 3", "requeueDelay: "+delay, "deadLetterRoutingKey: dlq", block)
+	}
+	runCases(t, lint.RuleRequeueDelayLostAtStop, []ruleCase{
+		{name: "stream with 30s trips", yaml: gcp("stream", "30s"), want: 1, severity: lint.SeverityWarning, line: 13,
+			contains: []string{`"orders"`, "gcp.mode stream with requeueDelay 30s", "longer than the 9s", "Nacked at once", "use gcp.mode: pull", "at most 9s"}},
+		{name: "the default mode is stream", yaml: gcp("", "10s"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 10s"}},
+		{name: "stream with 9s does not trip: the hold is kept", yaml: gcp("stream", "9s"), want: 0},
+		{name: "stream with 9.5s trips", yaml: gcp("stream", "9500ms"), want: 1, severity: lint.SeverityWarning},
+		{name: "pull with 30s does not trip", yaml: gcp("pull", "30s"), want: 0},
+		{name: "sqs with 30s does not trip", yaml: sub("sqs", "requeueCount: 3", "requeueDelay: 30s", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}
+
 func TestBudgetCannotRunDown_R11_AC11(t *testing.T) {
 	runCases(t, lint.RuleBudgetCannotRunDown, []ruleCase{
 		{name: "gcp without dead-letter policy trips", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,

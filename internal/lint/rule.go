@@ -136,6 +136,11 @@ const (
 // later messages unhandled, which spends their budget.
 const RuleOrderingSpendsBudget = "ordering-spends-budget"
 
+// RuleRequeueDelayLostAtStop is a Pub/Sub stream subscription whose
+// requeueDelay is longer than the hold its consumer keeps through a stop:
+// at every stop those deferrals come back at once.
+const RuleRequeueDelayLostAtStop = "requeue-delay-lost-at-stop"
+
 // RuleRestartsReachNativeLimit is the rule of a native redrive limit above
 // requeueCount but within the deliveries the budget forgives to stops and
 // kills: the broker's redrive can take a message that stops and crashes

@@ -50,3 +50,18 @@ var lintNativeLimitMutants = []mutant{
 		New:  "} else if ok && m.Value <= ForgivenDeliveries(s.RequeueCount)+1 {",
 		Run:  "^(TestRestartsReachNativeLimit_R10|TestExamplesHaveNoWarnings_AC32)$", Pkg: "./internal/lint"},
 }
+
+// lintStreamHoldMutants break requeue-delay-lost-at-stop: a Pub/Sub stream
+// subscription whose requeueDelay a stop does not keep.
+var lintStreamHoldMutants = []mutant{
+	{Name: "lint-stream-hold-mode-ignored", What: "requeue-delay-lost-at-stop also reports a Pub/Sub subscription in pull mode, whose deferral the broker keeps across stops, and advises the mode it already has",
+		File: "internal/lint/rules/rules.go",
+		Old:  "if s.GCP.Mode != config.GCPModePull && s.RequeueDelay > limits.PubSubStreamHoldAcrossStop {",
+		New:  "if s.RequeueDelay > limits.PubSubStreamHoldAcrossStop {",
+		Run:  "^TestRequeueDelayLostAtStop_R4$", Pkg: "./internal/lint"},
+	{Name: "lint-stream-hold-unchecked", What: "a Pub/Sub stream subscription with a requeueDelay longer than a stop keeps passes lint, and every rolling deploy brings its deferrals back at once",
+		File: "internal/lint/rules/rules.go",
+		Old:  "if s.GCP.Mode != config.GCPModePull && s.RequeueDelay > limits.PubSubStreamHoldAcrossStop {",
+		New:  "if s.GCP.Mode != config.GCPModePull && s.RequeueDelay > 100*limits.PubSubStreamHoldAcrossStop {",
+		Run:  "^TestRequeueDelayLostAtStop_R4$", Pkg: "./internal/lint"},
+}

@@ -55,6 +55,7 @@ func extraSets() [][]mutant {
 		cfgLintLocalMutants,
 		startCheckMutants,
 		lintNativeLimitMutants,
+		lintStreamHoldMutants,
 		sqsDecodeMutants,
 		hotPathMutants,
 		pubsubDecodeMutants,
