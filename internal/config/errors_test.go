@@ -378,6 +378,20 @@ subscriptions:
 			},
 		},
 		{
+			// What the exec handler refuses when consume starts it (an
+			// empty name), or what no process can be given (NUL) or would
+			// see as another variable ('=' in a name); values never shown.
+			name: "exec handler env and args a process cannot be given",
+			src: "subscriptions:\n  - name: a\n    transport: memory\n    handler:\n      type: exec\n      command: sh\n      args: [ok, \"a\\0b\"]\n" +
+				"      env: {\"\": x, \"A=B\": y, C: \"d\\0e\", D: fine}\n",
+			want: []string{
+				`test.yaml:7:18: subscriptions[0].handler.args[1]: item 2 holds a NUL byte, which no process can be given`,
+				`test.yaml:8:13: subscriptions[0].handler.env.: environment variable name "" is not valid: it must be non-empty and hold no '=' or NUL byte`,
+				`test.yaml:8:20: subscriptions[0].handler.env.A=B: environment variable name "A=B" is not valid: it must be non-empty and hold no '=' or NUL byte`,
+				`test.yaml:8:30: subscriptions[0].handler.env.C: environment variable "C": its value holds a NUL byte, which no process can be given`,
+			},
+		},
+		{
 			// What the http handler (net/http) refuses when consume starts
 			// it, in its words; a value is never shown (a secret).
 			name: "http handler headers net/http refuses",

@@ -18,8 +18,9 @@ import (
 // 2, before any message moves) is an error of lint in the same words, and
 // the other way round: an exec handler whose #! line names a missing
 // interpreter (consume's start-up reads it; it used to start and defer
-// every message to its dead-letter queue), and an http handler header
-// value net/http refuses (consume refused it, lint passed it).
+// every message to its dead-letter queue), an http handler header value
+// net/http refuses and an exec env entry with no name (consume refused
+// both, lint passed them).
 func TestConsumeRefusesWhatLintRefuses(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "h.sh"), []byte("#!/usr/bin/python9\nprint(1)\n"), 0o755); err != nil {
@@ -32,6 +33,8 @@ func TestConsumeRefusesWhatLintRefuses(t *testing.T) {
 			words: `cannot be run: its #! line names interpreter \"/usr/bin/python9\": no such file or directory`},
 		{name: "a header value with CR LF", handler: `{type: http, url: "http://127.0.0.1:1/h", headers: {X-A: "a\r\nInjected: 1"}}`,
 			words: `header \"X-A\": value is not a valid header value`},
+		{name: "an exec env entry with no name", handler: `{type: exec, command: sh, env: {"": x}}`,
+			words: `environment variable name \"\" is not valid`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := filepath.Join(dir, "b.yaml")

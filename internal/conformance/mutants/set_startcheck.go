@@ -39,3 +39,19 @@ var startCheckMutants = []mutant{
 		Run:  "^TestCheck_WhatConsumeRefusesToStart$",
 		Pkg:  "./internal/lint/local"},
 }
+
+// startCheckEnvMutants break the subscriptions file's check of an exec
+// handler's environment, which the handler refuses or no process takes.
+var startCheckEnvMutants = []mutant{
+	{Name: "config-exec-env-name-unchecked", What: "an exec handler env entry with an empty name passes the subscriptions file and lint, and consume refuses it at start-up (exit 2)",
+		File: "internal/config/handler.go",
+		Old:  "\t\tcase ve.key == \"\" || strings.ContainsAny(ve.key, \"=\\x00\"):\n",
+		New:  "\t\tcase false:\n",
+		Run:  "^(TestParse_BrokenFiles|TestConsumeRefusesWhatLintRefuses)$",
+		Pkg:  "./internal/config ./internal/cmd/consume"},
+	{Name: "config-exec-nul-unchecked", What: "an exec handler argument holding NUL passes start-up, and every run then fails to start and spends its message's budget",
+		File: "internal/config/handler.go",
+		Old:  "\t\tif strings.IndexByte(a, 0) < 0 {\n",
+		New:  "\t\tif a != \"\\x00\" || true {\n",
+		Run:  "^TestParse_BrokenFiles$", Pkg: "./internal/config"},
+}

@@ -54,6 +54,7 @@ func extraSets() [][]mutant {
 		cfgLintMutants,
 		cfgLintLocalMutants,
 		startCheckMutants,
+		startCheckEnvMutants,
 		lintNativeLimitMutants,
 		lintStreamHoldMutants,
 		sqsDecodeMutants,
