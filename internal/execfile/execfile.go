@@ -14,6 +14,7 @@ package execfile
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,8 @@ var ErrNotFound = errors.New("no executable file of that name on PATH")
 // relative path to an executable file; with #!/usr/bin/env NAME, NAME on
 // path, the PATH the command will run with, or the process's own when path
 // is ""). A file of text with no #! line is refused too (the kernel cannot
-// start it: exec format error). The error says which file fails and why,
+// start it: exec format error), and so is a dynamically linked ELF program
+// whose loader (PT_INTERP) is missing. The error says which file fails and why,
 // in words that do not repeat command: "no such file or directory",
 // `its #! line names interpreter "/usr/bin/python9": no such file or
 // directory`.
@@ -77,6 +79,9 @@ func startable(file, path string, depth int) error {
 	}
 	if len(head) == 0 {
 		return errors.New("it is empty, which the kernel cannot start (exec format error)")
+	}
+	if bytes.HasPrefix(head, []byte(elf.ELFMAG)) {
+		return elfInterpreter(file)
 	}
 	line, ok := bytes.CutPrefix(head, []byte("#!"))
 	if !ok {
@@ -114,6 +119,42 @@ func startable(file, path string, depth int) error {
 	}
 	if err := startable(found, path, depth+1); err != nil {
 		return fmt.Errorf("its #! line runs %s (%s): %w", strconv.Quote(name), found, err)
+	}
+	return nil
+}
+
+// elfInterpreter checks the program interpreter a dynamically linked ELF
+// file names (its PT_INTERP, the dynamic loader such as
+// /lib/ld-musl-x86_64.so.1): the kernel starts the loader, and a missing one
+// fails the start with "no such file or directory" (a binary built for
+// another C library or distribution). A file debug/elf cannot read is left
+// to the kernel.
+func elfInterpreter(file string) error {
+	f, err := elf.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		b := make([]byte, min(p.Filesz, 4096))
+		if _, err := p.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil
+		}
+		interp := string(bytes.TrimRight(b, "\x00"))
+		if interp == "" {
+			return nil
+		}
+		st, err := os.Stat(interp)
+		if err != nil {
+			return fmt.Errorf("it is a dynamically linked program whose loader %s is missing: %w", strconv.Quote(interp), pathless(err))
+		}
+		if st.IsDir() {
+			return fmt.Errorf("it is a dynamically linked program whose loader %s is a directory", strconv.Quote(interp))
+		}
+		return nil
 	}
 	return nil
 }

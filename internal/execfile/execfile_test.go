@@ -1,6 +1,7 @@
 package execfile_test
 
 import (
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -86,5 +87,65 @@ func TestLook_TheCommandAndItsInterpreter(t *testing.T) {
 	}
 	if _, err := execfile.Look("brighter-no-such-command", ""); !errors.Is(err, execfile.ErrNotFound) {
 		t.Errorf("a bare name on no directory of PATH: %v, want ErrNotFound", err)
+	}
+}
+
+// TestLook_ELFLoader: a dynamically linked program whose loader
+// (PT_INTERP) is missing, a binary built for another C library, is refused,
+// naming the loader; the same program with its loader present is found.
+func TestLook_ELFLoader(t *testing.T) {
+	src := ""
+	for _, p := range []string{"/bin/sh", "/usr/bin/env", "/bin/ls"} {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			if f, err := elf.Open(r); err == nil {
+				for _, pr := range f.Progs {
+					if pr.Type == elf.PT_INTERP {
+						src = r
+					}
+				}
+				f.Close()
+			}
+		}
+		if src != "" {
+			break
+		}
+	}
+	if src == "" {
+		t.Skip("no dynamically linked program here")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off, size uint64
+	for _, pr := range f.Progs {
+		if pr.Type == elf.PT_INTERP {
+			off, size = pr.Off, pr.Filesz
+		}
+	}
+	f.Close()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(good, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := execfile.Look(good, ""); err != nil {
+		t.Fatalf("a program whose loader is there: %v", err)
+	}
+	// The loader's path with its last byte changed names no file.
+	loader := strings.TrimRight(string(data[off:off+size]), "\x00")
+	broken := append([]byte(nil), data...)
+	broken[off+uint64(len(loader))-1] = 'Q'
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := `it is a dynamically linked program whose loader "` + loader[:len(loader)-1] + `Q" is missing: no such file or directory`
+	if _, err := execfile.Look(bad, ""); err == nil || err.Error() != want {
+		t.Fatalf("Look error %v, want %q", err, want)
 	}
 }

@@ -13,8 +13,9 @@ directory) must name an executable file, and a bare name (python3) must be
 found on PATH. A command that starts with a #! line (a script) is started
 by the kernel through the interpreter that line names, so consume checks
 that interpreter as it checks the command: an absolute path that must name
-an executable file, or, for #!/usr/bin/env NAME, a NAME found on PATH. When
-any of these is not so, consume refuses to start (exit 2): otherwise every
+an executable file, or, for #!/usr/bin/env NAME, a NAME found on PATH; a
+dynamically linked program is started through its loader (PT_INTERP, such
+as /lib/ld-musl-x86_64.so.1), which must exist. When any of these is not so, consume refuses to start (exit 2): otherwise every
 run would fail to start and every message would spend its budget.
 
 It is an error, as consume's refusal is. This rule reads the file system
