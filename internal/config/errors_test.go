@@ -378,6 +378,32 @@ subscriptions:
 			},
 		},
 		{
+			// What the exec handler refuses when consume starts it (an
+			// empty name), or what no process can be given (NUL) or would
+			// see as another variable ('=' in a name); values never shown.
+			name: "exec handler env and args a process cannot be given",
+			src: "subscriptions:\n  - name: a\n    transport: memory\n    handler:\n      type: exec\n      command: sh\n      args: [ok, \"a\\0b\"]\n" +
+				"      env: {\"\": x, \"A=B\": y, C: \"d\\0e\", D: fine}\n",
+			want: []string{
+				`test.yaml:7:18: subscriptions[0].handler.args[1]: item 2 holds a NUL byte, which no process can be given`,
+				`test.yaml:8:13: subscriptions[0].handler.env.: environment variable name "" is not valid: it must be non-empty and hold no '=' or NUL byte`,
+				`test.yaml:8:20: subscriptions[0].handler.env.A=B: environment variable name "A=B" is not valid: it must be non-empty and hold no '=' or NUL byte`,
+				`test.yaml:8:30: subscriptions[0].handler.env.C: environment variable "C": its value holds a NUL byte, which no process can be given`,
+			},
+		},
+		{
+			// What the http handler (net/http) refuses when consume starts
+			// it, in its words; a value is never shown (a secret).
+			name: "http handler headers net/http refuses",
+			src: "subscriptions:\n  - name: a\n    transport: memory\n    handler:\n      type: http\n      url: http://localhost:8080/h\n      headers:\n" +
+				"        X-A: \"a\\r\\nInjected: 1\"\n        X-Nul: \"a\\0b\"\n        \"Bad Name\": ok\n        X-Tab: \"a\\tb\"\n        X-Utf8: \"caf\u00e9\"\n",
+			want: []string{
+				`test.yaml:8:9: subscriptions[0].handler.headers.X-A: header "X-A": value is not a valid header value (no CR, LF or other control byte but tab)`,
+				`test.yaml:9:9: subscriptions[0].handler.headers.X-Nul: header "X-Nul": value is not a valid header value (no CR, LF or other control byte but tab)`,
+				"test.yaml:10:9: subscriptions[0].handler.headers.Bad Name: header name \"Bad Name\" is not valid (an HTTP token: letters, digits and !#$%&'*+-.^_`|~)",
+			},
+		},
+		{
 			name: "wrong shapes",
 			src: `subscriptions:
   - just-a-name

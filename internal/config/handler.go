@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/brightergo/brighter/internal/redact"
 )
 
 // The handler block of a subscription: the code run for each message.
@@ -29,15 +32,18 @@ var handlerTable = []field[Handler]{
 		at: func(h *Handler) any { return &h.Command }, nonEmpty: true,
 		after: func(d *decoder, _ entry, h *Handler) { h.Command = d.resolveCommand(h.Command) }},
 	{Field: Field{Name: "args", Kind: KindList, HandlerTypes: []HandlerType{HandlerExec}, Doc: "the command's arguments"},
-		at: func(h *Handler) any { return &h.Args }},
+		at:    func(h *Handler) any { return &h.Args },
+		after: func(d *decoder, e entry, h *Handler) { d.execArgs(e, h.Args) }},
 	{Field: Field{Name: "env", Kind: KindMap, HandlerTypes: []HandlerType{HandlerExec}, Doc: "extra environment of the command"},
-		at: func(h *Handler) any { return &h.Env }},
+		at:    func(h *Handler) any { return &h.Env },
+		after: func(d *decoder, e entry, h *Handler) { d.execEnv(e, h.Env) }},
 	{Field: Field{Name: "url", Kind: KindText, HandlerTypes: []HandlerType{HandlerHTTP},
 		Doc: "the http or https URL each message is POSTed to"},
 		at:    func(h *Handler) any { return &h.URL },
 		after: func(d *decoder, e entry, h *Handler) { d.httpURL(e, h.URL) }},
 	{Field: Field{Name: "headers", Kind: KindMap, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "extra request headers (secrets: redacted wherever they appear)"},
-		at: func(h *Handler) any { return &h.Headers }},
+		at:    func(h *Handler) any { return &h.Headers },
+		after: func(d *decoder, e entry, h *Handler) { d.httpHeaders(e, h.Headers) }},
 	{Field: Field{Name: "tls", Kind: KindBlock, HandlerTypes: []HandlerType{HandlerHTTP}, Doc: "the http client's TLS"}},
 }
 
@@ -72,6 +78,71 @@ var (
 		return out
 	}()
 )
+
+// httpHeaders refuses what Go's net/http refuses to send, as the http
+// handler does when consume starts the subscription (internal/handler's
+// HTTP, in the same words): a header name that is not an HTTP token, and a
+// value holding CR, LF or another control byte but tab. A value is a
+// secret (secretField), so it is never shown.
+func (d *decoder) httpHeaders(e entry, headers map[string]string) {
+	if headers == nil {
+		return // not a mapping: reported as such
+	}
+	ents, ok := d.mapEntries(e.val, e.path, nil)
+	if !ok {
+		return
+	}
+	for _, he := range ents {
+		v, ok := headers[he.key]
+		switch {
+		case !httpguts.ValidHeaderFieldName(he.key):
+			d.errorf(he.keyN, he.path, "header name %s is not valid (an HTTP token: letters, digits and !#$%%&'*+-.^_`|~)", redact.Quote(he.key))
+		case ok && !httpguts.ValidHeaderFieldValue(v):
+			d.errorf(he.keyN, he.path, "header %s: value is not a valid header value (no CR, LF or other control byte but tab)", redact.Quote(he.key))
+		}
+	}
+}
+
+// execArgs refuses an exec handler argument holding a NUL byte: no
+// process can be given one, so every run would fail to start and every
+// message spend its budget. An argument may be a secret: never shown.
+func (d *decoder) execArgs(e entry, args []string) {
+	n := d.resolve(e.val, e.path)
+	for i, a := range args {
+		if strings.IndexByte(a, 0) < 0 {
+			continue
+		}
+		at := n
+		if n != nil && n.Kind == yaml.SequenceNode && i < len(n.Content) {
+			at = n.Content[i]
+		}
+		d.errorf(at, fmt.Sprintf("%s[%d]", e.path, i), "item %d holds a NUL byte, which no process can be given", i+1)
+	}
+}
+
+// execEnv refuses what the exec handler refuses when consume starts it
+// (internal/handler's Exec: an empty name, "environment entry ... is not
+// NAME=value") and what would run wrong or not at all: a name holding '='
+// (the process would see another variable) or NUL, a value holding NUL (no
+// process can be given one). A value is a secret: never shown.
+func (d *decoder) execEnv(e entry, env map[string]string) {
+	if env == nil {
+		return // not a mapping: reported as such
+	}
+	ents, ok := d.mapEntries(e.val, e.path, nil)
+	if !ok {
+		return
+	}
+	for _, ve := range ents {
+		v, ok := env[ve.key]
+		switch {
+		case ve.key == "" || strings.ContainsAny(ve.key, "=\x00"):
+			d.errorf(ve.keyN, ve.path, "environment variable name %s is not valid: it must be non-empty and hold no '=' or NUL byte", redact.Quote(ve.key))
+		case ok && strings.IndexByte(v, 0) >= 0:
+			d.errorf(ve.keyN, ve.path, "environment variable %s: its value holds a NUL byte, which no process can be given", redact.Quote(ve.key))
+		}
+	}
+}
 
 // resolveCommand makes an exec command given as a relative path (one with a
 // slash, like ./handler.sh) relative to the config file's directory, as

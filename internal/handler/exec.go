@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brightergo/brighter/internal/execfile"
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/pump"
 	"github.com/brightergo/brighter/internal/redact"
@@ -143,14 +144,18 @@ type ExecOptions struct {
 // reason, error and log line the handler writes, so the text that
 // reaches the rejection message, /events and the logs holds none of them.
 //
-// Exec returns an error when Command is empty or cannot be found.
+// Exec returns an error when Command is empty or cannot be started: not
+// found, not an executable file, or a script whose #! line names an
+// interpreter that cannot be started (execfile.Look; with
+// #!/usr/bin/env NAME, NAME is looked up on the PATH the command runs
+// with, opts.Env's when it sets one).
 func Exec(opts ExecOptions) (pump.Handler, error) {
 	if opts.Command == "" {
 		return nil, errors.New("exec handler: no command given")
 	}
-	path, err := exec.LookPath(opts.Command)
+	path, err := execfile.Look(opts.Command, envPath(opts.Env))
 	if err != nil {
-		return nil, fmt.Errorf("exec handler: command %q: %w", opts.Command, err)
+		return nil, fmt.Errorf("exec handler: command %q cannot be run: %w", opts.Command, err)
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -285,6 +290,18 @@ func (e *execHandler) run(ctx context.Context, m *message.Message) pump.Result {
 		return fail(fmt.Errorf("exec handler: %s: %s", e.opts.Command, cmd.ProcessState))
 	}
 	return fail(fmt.Errorf("exec handler: %s: exit status %d: %s", e.opts.Command, code, lastLine(stderr.Bytes(), "no stderr")))
+}
+
+// envPath is the PATH entry of env ("NAME=value" entries), or "" when env
+// sets none (the command inherits the process's).
+func envPath(env []string) string {
+	p := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			p = v
+		}
+	}
+	return p
 }
 
 // messageEnv returns the environment entries that describe m.

@@ -314,15 +314,75 @@ func TestExec_CancelledContextDefers(t *testing.T) {
 	}
 }
 
+// TestExec_FailureToStartDefers: a command whose interpreter is gone
+// after the start-up check (an image changed under a running consumer)
+// fails to start at run time, and the message is deferred.
 func TestExec_FailureToStartDefers(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "s")
-	if err := os.WriteFile(p, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+	interp := filepath.Join(dir, "interp")
+	if err := os.WriteFile(interp, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := mustExec(t, ExecOptions{Command: p})(context.Background(), testMessage(0))
+	p := filepath.Join(dir, "s")
+	if err := os.WriteFile(p, []byte("#!"+interp+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := mustExec(t, ExecOptions{Command: p})
+	if err := os.Remove(interp); err != nil {
+		t.Fatal(err)
+	}
+	r := h(context.Background(), testMessage(0))
 	if r.Outcome != pump.Defer || r.Err == nil || !strings.Contains(r.Err.Error(), "could not start") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestExec_RefusesACommandThatCannotStart: Exec, which consume runs when it
+// starts the subscription, refuses a command the kernel cannot start,
+// reading a script's #! line: an interpreter that is missing or not
+// executable, an env-style name on no directory of the PATH the command
+// runs with (opts.Env's PATH when it sets one), a text file with no #!
+// line; it builds one whose interpreter is there.
+func TestExec_RefusesACommandThatCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := write("plain", "#!/bin/sh\n", 0o644)
+	for _, tc := range []struct {
+		name, content string
+		env           []string
+		want          string // "" when Exec builds it
+	}{
+		{name: "a missing interpreter", content: "#!/usr/bin/python9\nprint(1)\n",
+			want: `cannot be run: its #! line names interpreter "/usr/bin/python9": no such file or directory`},
+		{name: "an interpreter that is not executable", content: "#!" + plain + "\n",
+			want: `its #! line names interpreter "` + plain + `": permission denied`},
+		{name: "an env-style name not on PATH", content: "#!/usr/bin/env python9\n",
+			want: `its #! line runs "python9" through /usr/bin/env: no executable file of that name on PATH`},
+		{name: "an env-style name not on the command's own PATH", content: "#!/usr/bin/env sh\n", env: []string{"PATH=" + dir},
+			want: `its #! line runs "sh" through /usr/bin/env`},
+		{name: "a text file with no #! line", content: "exit 0\n", want: "no #! line"},
+		{name: "an env-style name on PATH", content: "#!/usr/bin/env sh\nexit 0\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write("s", tc.content, 0o755)
+			_, err := Exec(ExecOptions{Command: p, Env: tc.env})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Exec: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), `exec handler: command "`+p+`" `) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Exec error %v, want one naming the command and saying %q", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -43,7 +43,8 @@ func level(pkg string) (lvl int, group string, ok bool) {
 		pkg == "internal/faultproxy", // test support (a TCP fault proxy), imports nothing of ours
 		pkg == "internal/tui/kit",    // what the terminal screens share (styles, keys, lines), imports nothing of ours
 		pkg == "internal/export",     // the output formats of -o and the one JSON writer
-		pkg == "internal/tlsfiles":   // a TLS client configuration from PEM files (the http handler's, checked by lint)
+		pkg == "internal/tlsfiles",   // a TLS client configuration from PEM files (the http handler's, checked by lint)
+		pkg == "internal/execfile":   // an exec handler's command and its #! interpreter (the handler's start-up check, lint's)
 		return levelBase, pkg, true
 	case pkg == "internal/broker":
 		return levelBroker, pkg, true

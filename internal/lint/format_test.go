@@ -152,7 +152,7 @@ func TestTextFormat_LinesAndColour(t *testing.T) {
 	if !strings.Contains(plain.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, plain.String())
 	}
-	if !strings.HasSuffix(plain.String(), "5 errors, 7 warnings, 4 notes in 2 files\n") {
+	if !strings.HasSuffix(plain.String(), "5 errors, 8 warnings, 4 notes in 2 files\n") {
 		t.Errorf("text output summary:\n%s", plain.String())
 	}
 	var empty bytes.Buffer

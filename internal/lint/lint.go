@@ -315,6 +315,13 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 			c.add(RuleBudgetOutranked, pick(s, "requeueCount", m.Field),
 				"subscription %q: requeueCount %d >= %s %d: the native limit fires first, so the effective limit is %d; set requeueCount below %d or raise %s above %d",
 				name, s.RequeueCount, m.Field, m.Value, m.Value, m.Value, lastElem(m.Field), s.RequeueCount)
+		} else if ok && m.Value < ForgivenDeliveries(s.RequeueCount)+1 {
+			// R < M <= 2R: stops and kills can reach M before the
+			// budget routes a message (internal/pump's exhausted).
+			need := ForgivenDeliveries(s.RequeueCount) + 1
+			c.add(RuleRestartsReachNativeLimit, pick(s, m.Field, "requeueCount"),
+				"subscription %q: %s %d is above requeueCount %d but below %d (2 x requeueCount + 1): the budget forgives up to %d deliveries that no handler finished (a stop's release, a cut-off handler, a crash, a lapsed lease) and routes such a message with its rejection reason only on delivery %d, so %d stops or crashes that each catch a message move it to the broker's own dead-letter destination first, with no rejection reason; set %s to at least %d",
+				name, m.Field, m.Value, s.RequeueCount, need, max(s.RequeueCount, 1), need, m.Value, lastElem(m.Field), need)
 		}
 	}
 	// a routing that keeps failing is ended only by a
@@ -379,6 +386,16 @@ func (l *Linter) appendSubscription(out []Finding, s *config.Subscription) []Fin
 	}
 	return c.out
 }
+
+// ForgivenDeliveries is how many deliveries a message of budget
+// requeueCount may take before brighter routes it, however few of them a
+// handler finished: 2 x max(requeueCount, 1). The pump forgives up to
+// max(requeueCount, 1) deliveries that no handler finished (stops, kills,
+// lapsed leases) and routes a delivery without a handler run once the
+// deliveries before it exceed that by the budget (internal/pump's
+// spentByHandlers), so it acts on delivery ForgivenDeliveries + 1; a native
+// redrive limit below that can act first.
+func ForgivenDeliveries(requeueCount int) int { return 2 * max(requeueCount, 1) }
 
 // mayDefer reports whether handler h can defer a message: every handler
 // but the builtins that never do (log, ack, reject, unacceptable), and a

@@ -151,6 +151,64 @@ func TestBudgetOutranked_R10_AC10(t *testing.T) {
 	})
 }
 
+// TestRestartsReachNativeLimit_R10: a native limit M above requeueCount R
+// but at most 2 x R (the deliveries the budget forgives, then counts; the
+// pump routes on delivery 2R + 1) trips, naming the limit, the delivery
+// brighter routes on and the fix (M of at least 2R + 1); M = 2R + 1 does not
+// (SQS hands a message out M times), nor does M <= R (budget-outranked's),
+// nor no budget; a budget of 0 behaves as 1.
+func TestRestartsReachNativeLimit_R10(t *testing.T) {
+	sqs := func(r, m int) string {
+		return sub("sqs", fmt.Sprintf("requeueCount: %d", r), "deadLetterRoutingKey: dlq",
+			fmt.Sprintf("sqs:\n  redrivePolicy:\n    deadLetterQueue: redrive\n    maxReceiveCount: %d", m))
+	}
+	gcp := func(r, m int) string {
+		return sub("gcp", fmt.Sprintf("requeueCount: %d", r), "deadLetterRoutingKey: dlq",
+			fmt.Sprintf("gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: %d", m))
+	}
+	runCases(t, lint.RuleRestartsReachNativeLimit, []ruleCase{
+		{name: "sqs R3 M5 trips (the old examples' layout)", yaml: sqs(3, 5), want: 1, severity: lint.SeverityWarning, line: 17,
+			contains: []string{`"orders"`, "sqs.redrivePolicy.maxReceiveCount 5 is above requeueCount 3 but below 7 (2 x requeueCount + 1)",
+				"forgives up to 3 deliveries that no handler finished", "only on delivery 7", "5 stops or crashes", "no rejection reason", "set maxReceiveCount to at least 7"}},
+		{name: "sqs R3 M6 trips", yaml: sqs(3, 6), want: 1, severity: lint.SeverityWarning, contains: []string{"at least 7"}},
+		{name: "sqs R3 M7 does not trip: delivery 7 reaches brighter", yaml: sqs(3, 7), want: 0},
+		{name: "sqs R3 M4 trips", yaml: sqs(3, 4), want: 1, severity: lint.SeverityWarning},
+		{name: "sqs R3 M3 is budget-outranked's", yaml: sqs(3, 3), want: 0},
+		{name: "sqs R1 M2 trips", yaml: sqs(1, 2), want: 1, severity: lint.SeverityWarning, contains: []string{"below 3", "at least 3"}},
+		{name: "sqs R1 M3 does not trip", yaml: sqs(1, 3), want: 0},
+		{name: "no budget does not trip", yaml: sqs(-1, 2), want: 0},
+		{name: "gcp R3 M5 trips", yaml: gcp(3, 5), want: 1, severity: lint.SeverityWarning, contains: []string{"gcp.deadLetterPolicy.maxDeliveryAttempts 5", "set maxDeliveryAttempts to at least 7"}},
+		{name: "gcp R3 M0 trips as Pub/Sub's default 5", yaml: gcp(3, 0), want: 1, severity: lint.SeverityWarning, contains: []string{"maxDeliveryAttempts 5"}},
+		{name: "gcp R2 M5 does not trip", yaml: gcp(2, 5), want: 0},
+		{name: "rocketmq R7 default M16 does not trip", yaml: sub("rocketmq", "requeueCount: 7", "deadLetterRoutingKey: dlq"), want: 0},
+		{name: "rocketmq R8 default M16 trips", yaml: sub("rocketmq", "requeueCount: 8", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
+			contains: []string{"rocketmq.maxDeliveryAttempts 16", "at least 17"}},
+	})
+}
+
+// TestRequeueDelayLostAtStop_R4: a Pub/Sub stream subscription (gcp.mode
+// stream, or no mode: stream is the default) whose requeueDelay is above
+// the 9s its consumer keeps a hold through a stop trips, at requeueDelay,
+// advising pull; 9s itself, pull mode and other transports do not.
+func TestRequeueDelayLostAtStop_R4(t *testing.T) {
+	gcp := func(mode, delay string) string {
+		block := "gcp:\n  deadLetterPolicy:\n    topic: native\n    maxDeliveryAttempts: 10"
+		if mode != "" {
+			block += "\n  mode: " + mode
+		}
+		return sub("gcp", "requeueCount: 3", "requeueDelay: "+delay, "deadLetterRoutingKey: dlq", block)
+	}
+	runCases(t, lint.RuleRequeueDelayLostAtStop, []ruleCase{
+		{name: "stream with 30s trips", yaml: gcp("stream", "30s"), want: 1, severity: lint.SeverityWarning, line: 13,
+			contains: []string{`"orders"`, "gcp.mode stream with requeueDelay 30s", "longer than the 9s", "Nacked at once", "use gcp.mode: pull", "at most 9s"}},
+		{name: "the default mode is stream", yaml: gcp("", "10s"), want: 1, severity: lint.SeverityWarning, contains: []string{"requeueDelay 10s"}},
+		{name: "stream with 9s does not trip: the hold is kept", yaml: gcp("stream", "9s"), want: 0},
+		{name: "stream with 9.5s trips", yaml: gcp("stream", "9500ms"), want: 1, severity: lint.SeverityWarning},
+		{name: "pull with 30s does not trip", yaml: gcp("pull", "30s"), want: 0},
+		{name: "sqs with 30s does not trip", yaml: sub("sqs", "requeueCount: 3", "requeueDelay: 30s", "deadLetterRoutingKey: dlq"), want: 0},
+	})
+}
+
 func TestBudgetCannotRunDown_R11_AC11(t *testing.T) {
 	runCases(t, lint.RuleBudgetCannotRunDown, []ruleCase{
 		{name: "gcp without dead-letter policy trips", yaml: sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: dlq"), want: 1, severity: lint.SeverityWarning,
@@ -484,7 +542,7 @@ func TestRestartsSpendBudget(t *testing.T) {
 	dlq := "deadLetterRoutingKey: orders-dlq"
 	runCases(t, lint.RuleRestartsSpendBudget, []ruleCase{
 		{name: "proactor of bufferSize 1 with requeueCount 2 trips: a kill costs the message received ahead", yaml: sub("sqs", "requeueCount: 2", dlq), want: 1, severity: lint.SeverityWarning, line: 12,
-			contains: []string{`"orders"`, "requeueCount 2", "up to 2: noOfPerformers 1 x bufferSize 1 received ahead, plus 1 in handlers", "spend 1 of a buffered message's 2 deliveries", "single handler run", "use requeueCount: 3 or more", "messagePumpType: reactor with bufferSize: 1"},
+			contains: []string{`"orders"`, "requeueCount 2", "up to 2: noOfPerformers 1 x bufferSize 1 received ahead, plus 1 in handlers", "spend 1 of a buffered message's 2 deliveries", "single handler run", "4 stops or crashes that each catch the same message (2 x requeueCount", "dead-letter it on its next delivery with no handler run at all", "use requeueCount: 3 or more", "messagePumpType: reactor with bufferSize: 1"},
 			absent:   []string{"drainTimeout"}},
 		{name: "requeueCount 3 against the kill alone does not trip", yaml: sub("sqs", "requeueCount: 3", dlq, "bufferSize: 10", "noOfPerformers: 10"), want: 0},
 		{name: "an unlimited budget never trips", yaml: withHandler("exec", "1m", "sqs", "requeueCount: -1", "bufferSize: 10", "noOfPerformers: 10", "drainTimeout: 1s"), want: 0},
@@ -502,7 +560,7 @@ func TestRestartsSpendBudget(t *testing.T) {
 		{name: "a short drain and requeueCount 2 need both fixes", yaml: withHandler("exec", "5s", "rocketmq", "requeueCount: 2", dlq, "drainTimeout: 9s"), want: 1, severity: lint.SeverityWarning,
 			contains: []string{"spend 2 of a buffered message's 2 deliveries", "set drainTimeout to at least 10s or lower bufferSize, and use requeueCount: 3 or more, or messagePumpType: reactor"}},
 		{name: "a short drain trips whatever the budget", yaml: withHandler("http", "5s", "sqs", "requeueCount: 10", dlq, "bufferSize: 10", "noOfPerformers: 2", "drainTimeout: 30s"), want: 1, severity: lint.SeverityWarning, line: 17,
-			contains: []string{"drainTimeout 30s cannot get through the buffer (a performer may hold 11 messages of up to handler.timeout 5s each, 55s)", "every graceful stop releases up to 20 waiting messages unhandled", "requeueCount 10", "set drainTimeout to at least 55s, or lower bufferSize"},
+			contains: []string{"drainTimeout 30s cannot get through the buffer (a performer may hold 11 messages of up to handler.timeout 5s each, 55s)", "every graceful stop releases up to 20 waiting messages unhandled", "requeueCount 10", "20 stops or crashes that each catch the same message", "with no handler run at all", "set drainTimeout to at least 55s, or lower bufferSize"},
 			absent:   []string{"single handler run"}},
 		{name: "a reactor's drain needs bufferSize x handler.timeout", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 15s"), want: 0},
 		{name: "a reactor's drain a second short trips", yaml: withHandler("exec", "5s", "sqs", "messagePumpType: reactor", "bufferSize: 3", "requeueCount: 10", dlq, "drainTimeout: 14s"), want: 1, severity: lint.SeverityWarning,
@@ -563,7 +621,7 @@ func TestConfigFindings_NotConfigErrors(t *testing.T) {
 func TestExamplesHaveNoWarnings_AC32(t *testing.T) {
 	// A clean, realistic file of every transport produces no finding at
 	// Warning or above.
-	yaml := sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: orders-dlq", "sqs:\n  redrivePolicy:\n    deadLetterQueue: orders-redrive\n    maxReceiveCount: 5") +
+	yaml := sub("sqs", "requeueCount: 3", "deadLetterRoutingKey: orders-dlq", "sqs:\n  redrivePolicy:\n    deadLetterQueue: orders-redrive\n    maxReceiveCount: 7") +
 		strings.Replace(sub("gcp", "requeueCount: 3", "deadLetterRoutingKey: pay-dlq", "gcp:\n  deadLetterPolicy:\n    topic: pay-native\n    maxDeliveryAttempts: 10"), "name: orders", "name: payments", 1)
 	for _, f := range lintYAML(t, yaml) {
 		if f.Severity >= lint.SeverityWarning {

@@ -73,7 +73,9 @@ func restartCostOf(s *config.Subscription) restartCost {
 // deploy when drainTimeout cannot get through the buffer. A budget of R
 // (at least 2) that those lost deliveries can bring down to a single
 // handler run (R <= lost + 1) is reported, and so is a drain too short for
-// the buffer whatever the budget. A budget of 1 (and 0 or below -1, which
+// the buffer whatever the budget; either finding says too that 2 x R stops
+// or crashes that each catch the same message dead-letter it with no
+// handler run at all (noRunLeft). A budget of 1 (and 0 or below -1, which
 // behave as 1) loses no run: a delivery that arrives with its budget spent
 // is still handed to its handler once. -1 is unlimited.
 func (c *check) restartsRule(s *config.Subscription) {
@@ -100,8 +102,8 @@ func (c *check) restartsRule(s *config.Subscription) {
 	}
 	if !spends {
 		c.add(RuleRestartsSpendBudget, pick(s, "drainTimeout", "bufferSize", "handler.timeout"),
-			"subscription %q: %s, so every graceful stop releases up to %s unhandled, each with a delivery of its requeueCount %d spent without a handler run; set drainTimeout to at least %s, or lower bufferSize",
-			s.Name, drain, waitingMessages(rc.waiting), r, config.FormatDuration(rc.drainNeeds))
+			"subscription %q: %s, so every graceful stop releases up to %s unhandled, each with a delivery of its requeueCount %d spent without a handler run; %s; set drainTimeout to at least %s, or lower bufferSize",
+			s.Name, drain, waitingMessages(rc.waiting), r, noRunLeft(r), config.FormatDuration(rc.drainNeeds))
 		return
 	}
 	var why strings.Builder
@@ -121,8 +123,17 @@ func (c *check) restartsRule(s *config.Subscription) {
 	}
 	fix += ", or messagePumpType: reactor with bufferSize: 1, where no message waits in a buffer"
 	c.add(RuleRestartsSpendBudget, pick(s, "requeueCount", "bufferSize"),
-		"subscription %q: requeueCount %d: %s; one rolling deploy and one crash can spend %d of a buffered message's %d deliveries and leave it a single handler run; %s",
-		s.Name, r, why.String(), rc.lost, r, fix)
+		"subscription %q: requeueCount %d: %s; one rolling deploy and one crash can spend %d of a buffered message's %d deliveries and leave it a single handler run; %s; %s",
+		s.Name, r, why.String(), rc.lost, r, noRunLeft(r), fix)
+}
+
+// noRunLeft says what stops and crashes that catch one message every time
+// cost it under requeueCount r (at least 2): the budget forgives r such
+// deliveries, and past 2 x r the message is dead-lettered without a run
+// (internal/pump's spentByHandlers; ForgivenDeliveries).
+func noRunLeft(r int) string {
+	return fmt.Sprintf("%d stops or crashes that each catch the same message (2 x requeueCount: a rolling deploy that releases it again and again, a crash loop) dead-letter it on its next delivery with no handler run at all, the rejection message saying so",
+		ForgivenDeliveries(r))
 }
 
 // waitingMessages is "1 waiting message" or "n waiting messages".

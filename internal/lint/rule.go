@@ -136,6 +136,17 @@ const (
 // later messages unhandled, which spends their budget.
 const RuleOrderingSpendsBudget = "ordering-spends-budget"
 
+// RuleRequeueDelayLostAtStop is a Pub/Sub stream subscription whose
+// requeueDelay is longer than the hold its consumer keeps through a stop:
+// at every stop those deferrals come back at once.
+const RuleRequeueDelayLostAtStop = "requeue-delay-lost-at-stop"
+
+// RuleRestartsReachNativeLimit is the rule of a native redrive limit above
+// requeueCount but within the deliveries the budget forgives to stops and
+// kills: the broker's redrive can take a message that stops and crashes
+// caught before brighter routes it with its rejection reason.
+const RuleRestartsReachNativeLimit = "restarts-reach-native-limit"
+
 // RuleRestartsSpendBudget is the rule of deliveries that stops and kills of
 // the consumer waste: a message waiting in the pump's buffer goes back to
 // the broker unhandled, and the broker counts that delivery against its

@@ -36,6 +36,35 @@ with metadata and the native limit stays a backstop; or raise the native
 limit above requeueCount.`,
 	},
 	{
+		ID: RuleRestartsReachNativeLimit, Requirement: "R-10", Severity: SeverityWarning,
+		Summary: "the native redrive limit is above requeueCount but below 2 x requeueCount + 1: stops and crashes can move a message there with no rejection reason",
+		Explanation: `The broker counts every delivery, also one no handler finished: a message a
+graceful stop released from the pump's buffer, a handler the stop cut off, a
+message in the pump when the process was killed, a lease that lapsed. The
+budget forgives up to requeueCount R such deliveries (at least 1), since
+brighter cannot mark them on the stored message: a message reaches its
+budget through deliveries that no handler may have seen, its handler still
+runs once, and only a message past 2 x R deliveries is routed without a run
+(docs/adr/0001-delivery-count-contract.md §10). So brighter may need up to
+2 x R + 1 deliveries of a message before it routes it to deadLetterRoutingKey
+with its rejection reason.
+
+The broker's own redrive limit M (SQS redrivePolicy.maxReceiveCount,
+Pub/Sub deadLetterPolicy.maxDeliveryAttempts, RocketMQ's consumer-group
+maxDeliveryAttempts) hands a message out at most M times: SQS moves it when
+its receive count would exceed M. With R < M < 2 x R + 1, a message that M
+stops or crashes each caught (a rolling deploy that keeps releasing the same
+buffered messages, a crash loop) is moved to the broker's dead-letter
+destination before brighter can route it: no rejection reason, no
+handled-count, nothing brighter dlq peek shows without --native, and consume
+logs nothing about it. (At R >= M the native limit fires first for every
+deferred message: budget-outranked.)
+
+Fix: set the native limit to at least 2 x requeueCount + 1 (7 for
+requeueCount 3), so that brighter routes every message it gives up on with
+its reason and the native limit stays a backstop for routings that fail.`,
+	},
+	{
 		ID: RuleBudgetCannotRunDown, Requirement: "R-11", Severity: SeverityWarning,
 		Summary: "requeueCount is set on a subscription whose delivery count cannot advance",
 		Explanation: `A budget runs down only if the delivery count a consumer presents advances on

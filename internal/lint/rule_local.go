@@ -4,27 +4,34 @@ package lint
 // (internal/lint/local): what consume opens or runs at start-up.
 var localRules = []Rule{
 	{
-		ID: RuleHandlerCommandNotFound, Severity: SeverityWarning,
-		Summary: "an exec handler's command is not an executable file (consume refuses to start)",
+		ID: RuleHandlerCommandNotFound, Severity: SeverityError,
+		Summary: "an exec handler's command, or the interpreter its #! line names, cannot be started (consume refuses to start)",
 		Explanation: `An exec handler runs handler.command for each message. consume looks the
 command up when it starts the subscription, as exec.LookPath does: a path
 (one with a slash; a relative one is relative to the subscriptions file's
 directory) must name an executable file, and a bare name (python3) must be
-found on PATH. When it is not, consume refuses to start (exit 2).
+found on PATH. A command that starts with a #! line (a script) is started
+by the kernel through the interpreter that line names, so consume checks
+that interpreter as it checks the command: an absolute path that must name
+an executable file, or, for #!/usr/bin/env NAME, a NAME found on PATH; a
+dynamically linked program is started through its loader (PT_INTERP, such
+as /lib/ld-musl-x86_64.so.1), which must exist. When any of these is not so, consume refuses to start (exit 2): otherwise every
+run would fail to start and every message would spend its budget.
 
-This rule reads the file system where lint runs, with lint's PATH: a
-command that is built or installed later (a CI job that lints before it
-builds the handler, a PATH that only the deployed image has) is reported
-although consume, run later elsewhere, would find it. That is why it is a
-warning, not an error: it fails a build only with --fail-on warning (or
-note). lint says nothing about the program itself: only that it can be
-started.
+It is an error, as consume's refusal is. This rule reads the file system
+where lint runs, with lint's PATH: a command that is built or installed
+later (a CI job that lints before it builds the handler, a PATH or an
+interpreter that only the deployed image has) is reported although consume,
+run later in that image, would find it. Lint where the command exists (in
+the image, or after the build). lint says nothing about the program itself:
+only that it can be started.
 
-Fix: correct handler.command, make the file executable (chmod +x), or lint
-where and after the command exists.`,
+Fix: correct handler.command or the script's #! line, install the
+interpreter, make the file executable (chmod +x), or lint where and after
+the command exists.`,
 	},
 	{
-		ID: RuleHandlerTLSUnreadable, Severity: SeverityWarning,
+		ID: RuleHandlerTLSUnreadable, Severity: SeverityError,
 		Summary: "an http handler's tls files cannot be loaded (consume refuses to start)",
 		Explanation: `An http handler's handler.tls names PEM files that consume loads when it
 starts the subscription: caFile (CA certificates trusted besides the
@@ -34,10 +41,9 @@ directory. A file that does not exist or cannot be read, a caFile with no
 PEM certificate, or a certificate and key that are not a pair makes
 consume refuse to start (exit 2).
 
-This rule reads the file system where lint runs: certificates are often
-mounted only where the consumer is deployed (a secret volume), so a file
-missing here may be there. That is why it is a warning, not an error: it
-fails a build only with --fail-on warning (or note).
+It is an error, as consume's refusal is. This rule reads the file system
+where lint runs: certificates are often mounted only where the consumer is
+deployed (a secret volume), so a file missing here may be there.
 
 Fix: correct the paths, or lint where the certificates are mounted.`,
 	},

@@ -79,7 +79,14 @@ is still handed to its handler once. It warns when that leaves a single
 run, R <= L + 1 (so R = 2 always, R = 3 when the drain is too short), and,
 whatever R, when drainTimeout cannot get through the buffer, since every
 graceful stop then spends a delivery of each message it releases. Each
-further kill costs one more. The finding shows how many messages one kill
+further kill costs one more, and the budget forgives at most R deliveries
+that no handler finished: a message that 2 x R stops or crashes each caught
+(a rolling deploy that releases the same buffered messages again and again,
+a crash loop) is dead-lettered on its next delivery with no handler run at
+all, the rejection message saying that it was routed without a run. The
+finding says so. A native redrive limit below 2 x R + 1 moves such a message
+to the broker's own dead-letter destination first, with no reason
+(restarts-reach-native-limit). The finding shows how many messages one kill
 reaches: noOfPerformers x bufferSize, Proactor plus noOfPerformers in
 handlers.
 

@@ -74,6 +74,25 @@ an Error.)
 Fix: use a requeueDelay within the transport's maximum.`,
 	},
 	{
+		ID: RuleRequeueDelayLostAtStop, Requirement: "R-4", Severity: SeverityWarning,
+		Summary: "a Pub/Sub stream subscription's requeueDelay is longer than the 9s a stop keeps it: every stop brings those deferrals back at once",
+		Explanation: `On a Pub/Sub subscription in gcp.mode stream (the default) brighter keeps a
+deferred message away for requeueDelay by holding it itself and Nacking it
+when the delay ends: the streaming client library can neither hand a
+message back with a deadline of its own nor let its lease lapse. When
+consume stops (a rolling deploy, a scale-down, a restart), the stream
+consumer keeps a hold that ends within 9s of the stop (its 10s close bound
+less 1s for the client to send the Nack) and Nacks every longer one at
+once: those messages are delivered again straight away, to the next
+consumer, each spending a delivery of its requeueCount. Over a rolling
+deploy (several stops in a row) a back-off meant to spare a struggling
+downstream collapses to nothing and the budget runs down in seconds
+(docs/commands/consume.md, Pub/Sub redelivery gaps).
+
+Fix: gcp.mode: pull, where a deferral is a ModifyAckDeadline the broker
+keeps across stops (up to 600s); or a requeueDelay of at most 9s.`,
+	},
+	{
 		ID: RuleGCPRetryPolicyRange, Severity: SeverityError,
 		Summary: "makeChannels: create would give the Pub/Sub subscription a retry policy Pub/Sub refuses, so consume cannot start",
 		Explanation: `With makeChannels: create (the default) and a requeueDelay above 0, consume

@@ -61,6 +61,12 @@ const (
 	// takes, as its minimum or its maximum (the service refuses a longer
 	// one, and a maximum below the minimum, with InvalidArgument).
 	PubSubMaxBackoff = 600 * time.Second
+	// PubSubStreamHoldAcrossStop is the longest requeueDelay whose hold a
+	// Pub/Sub stream consumer keeps through its Close (internal/broker/gcp:
+	// DefaultCloseTimeout, 10s, less the 1s it leaves the client to send the
+	// Nack and end the stream): a deferral whose hold ends later is Nacked
+	// as the stop begins and is delivered again at once.
+	PubSubStreamHoldAcrossStop = 9 * time.Second
 	// SQSMaxAttributes is the most message attributes SQS (and SNS) take
 	// per message.
 	SQSMaxAttributes = 10

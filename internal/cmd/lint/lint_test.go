@@ -128,7 +128,7 @@ func TestLintColourOnTerminal(t *testing.T) {
 
 // TestLintLive_GCPDrift runs `brighter lint --live` against the Pub/Sub
 // emulator (Google's, reached through connections.gcp.emulatorHost) with a
-// drift seeded there: the file says maxDeliveryAttempts 10, the subscription
+// drift seeded there: the file says maxDeliveryAttempts 13, the subscription
 // has 5, and requeueCount 6 is outranked on the broker only (R-10).
 func TestLintLive_GCPDrift(t *testing.T) {
 	ctx := context.Background()
@@ -160,7 +160,7 @@ subscriptions:
     gcp:
       deadLetterPolicy:
         topic: payments-native
-        maxDeliveryAttempts: 10
+        maxDeliveryAttempts: 13
 `
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ subscriptions:
 		t.Fatalf("lint --live: exit %d, want 0 (warnings only)\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"warning native-limit-drift: subscription \"payments\": the file sets gcp.deadLetterPolicy.maxDeliveryAttempts 10 but the broker has 5",
+		"warning native-limit-drift: subscription \"payments\": the file sets gcp.deadLetterPolicy.maxDeliveryAttempts 13 but the broker has 5",
 		"warning budget-outranked: subscription \"payments\": requeueCount 6 >= gcp.deadLetterPolicy.maxDeliveryAttempts 5 on the broker",
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -219,7 +219,7 @@ func TestLint_RefusesWhatConsumeCannotStart(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errOut)
 	}
 	for _, want := range []string{
-		bad + `:4:27: warning handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
+		bad + `:4:27: error handler-command-not-found: subscription "orders": handler.command "` + filepath.Join(sub, "nosuch.sh") + `" cannot be run: no such file or directory`,
 		bad + `:9:7: error memory-seed-invalid: subscription "seeded": memory.seed "` + filepath.Join(sub, "nosuch.jsonl") + `": no such file or directory`,
 		bad + `:13:14: error memory-seed-invalid: subscription "garbled": memory.seed "` + filepath.Join(sub, "bad.jsonl") + `": line 1: `,
 	} {

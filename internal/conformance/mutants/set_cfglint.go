@@ -44,8 +44,8 @@ var cfgLintMutants = []mutant{
 var cfgLintLocalMutants = []mutant{
 	{Name: "lint-local-command-unchecked", What: "an exec handler's command that cannot be run is not reported, so lint passes a file consume refuses (exit 2)",
 		File: "internal/lint/local/local.go",
-		Old:  "\t\t\tif err := commandError(h.Command); err != nil {\n",
-		New:  "\t\t\tif err := commandError(h.Command); err != nil && false {\n",
+		Old:  "\t\t\tif err := commandError(h.Command, h.Env[\"PATH\"]); err != nil {\n",
+		New:  "\t\t\tif err := commandError(h.Command, h.Env[\"PATH\"]); err != nil && false {\n",
 		Run:  "^TestCheck_WhatConsumeRefusesToStart$", Pkg: "./internal/lint/local"},
 	{Name: "lint-local-tls-unchecked", What: "an http handler's tls files are not loaded by lint, so a missing CA file or a certificate and key that are not a pair pass lint and consume refuses them",
 		File: "internal/lint/local/local.go",

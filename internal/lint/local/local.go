@@ -2,8 +2,8 @@
 // `brighter consume` opens or runs when it starts a subscription, looked up
 // the way consume looks it up, so that lint refuses a file consume would
 // refuse (exit 2) for a file it names. handler-command-not-found: an exec
-// handler's command that exec.LookPath does not find (internal/handler's
-// Exec); handler-tls-unreadable: an http handler's tls files that
+// handler's command that internal/execfile's Look refuses, as
+// internal/handler's Exec does (the command, or its #! interpreter); handler-tls-unreadable: an http handler's tls files that
 // internal/tlsfiles cannot load (as the http handler loads them); memory-seed-invalid: a memory transport's seed file that cannot
 // be opened or that the memory broker does not load (internal/transport's
 // Memory.Open); memory-output-unwritable: a memory transport's output
@@ -28,10 +28,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 
 	"github.com/brightergo/brighter/internal/broker/memory"
 	"github.com/brightergo/brighter/internal/config"
+	"github.com/brightergo/brighter/internal/execfile"
 	"github.com/brightergo/brighter/internal/lint"
 	"github.com/brightergo/brighter/internal/tlsfiles"
 )
@@ -47,7 +47,7 @@ func Check(ctx context.Context, f *config.File) []lint.Finding {
 	var out []lint.Finding
 	for _, s := range f.Subscriptions {
 		if h := s.Handler; h.Type == config.HandlerExec && h.Command != "" {
-			if err := commandError(h.Command); err != nil {
+			if err := commandError(h.Command, h.Env["PATH"]); err != nil {
 				out = append(out, lint.NewFinding(s, lint.RuleHandlerCommandNotFound, "handler.command", fmt.Sprintf(
 					"subscription %q: handler.command %q cannot be run: %v; consume refuses to start the subscription (a relative path is relative to the subscriptions file's directory)",
 					s.Name, h.Command, err)))
@@ -79,20 +79,12 @@ func Check(ctx context.Context, f *config.File) []lint.Finding {
 	return out
 }
 
-// commandError is why consume could not start command (exec.LookPath's
-// error, as internal/handler's Exec gets it), or nil.
-func commandError(command string) error {
-	_, err := exec.LookPath(command)
-	if err == nil {
-		return nil
-	}
-	// exec.Error repeats the name the finding already quotes.
-	if e := (*exec.Error)(nil); errors.As(err, &e) {
-		if errors.Is(e.Err, exec.ErrNotFound) {
-			return errors.New("no executable file of that name on PATH")
-		}
-		return pathless(e.Err)
-	}
+// commandError is why consume could not start command (execfile.Look's
+// error, as internal/handler's Exec gets it: the command, or the
+// interpreter its #! line names, with #!/usr/bin/env NAME looked up on
+// path, the PATH handler.env gives the command, else lint's), or nil.
+func commandError(command, path string) error {
+	_, err := execfile.Look(command, path)
 	return err
 }
 

@@ -101,7 +101,15 @@ func TestCheck_WhatConsumeRefusesToStart(t *testing.T) {
 			rule: lint.RuleHandlerCommandNotFound, contains: []string{"permission denied"}, line: 6},
 		{name: "a bare name not on PATH", yaml: execSub("brighter-no-such-handler"), rule: lint.RuleHandlerCommandNotFound,
 			contains: []string{`"brighter-no-such-handler" cannot be run: no executable file of that name on PATH`}, line: 6},
+		{name: "a script whose interpreter is missing", yaml: execSub("./handle.sh"), files: map[string]string{"handle.sh*": "#!/usr/bin/python9\n"},
+			rule: lint.RuleHandlerCommandNotFound, contains: []string{`handle.sh" cannot be run: its #! line names interpreter "/usr/bin/python9": no such file or directory;`}, line: 6},
+		{name: "a script whose env-style interpreter is not on PATH", yaml: execSub("./handle.sh"), files: map[string]string{"handle.sh*": "#!/usr/bin/env python9\n"},
+			rule: lint.RuleHandlerCommandNotFound, contains: []string{`its #! line runs "python9" through /usr/bin/env: no executable file of that name on PATH`}, line: 6},
+		{name: "a script whose env-style interpreter is not on the PATH handler.env gives it",
+			yaml: execSub("./handle.sh") + "      env: {PATH: /nonexistent}\n", files: map[string]string{"handle.sh*": "#!/usr/bin/env sh\n"},
+			rule: lint.RuleHandlerCommandNotFound, contains: []string{`its #! line runs "sh" through /usr/bin/env`}, line: 6},
 		{name: "an executable beside the file", yaml: execSub("./handle.sh"), files: map[string]string{"handle.sh*": "#!/bin/sh\n"}},
+		{name: "a script whose env-style interpreter is on PATH", yaml: execSub("./handle.sh"), files: map[string]string{"handle.sh*": "#!/usr/bin/env sh\n"}},
 		{name: "a bare name on PATH", yaml: execSub("sh")},
 		{name: "a missing tls caFile", yaml: httpSub("        caFile: ca.pem\n"), rule: lint.RuleHandlerTLSUnreadable,
 			contains: []string{"tls ca file", "ca.pem", "no such file or directory", "consume refuses"}, line: 7},
@@ -131,13 +139,8 @@ func TestCheck_WhatConsumeRefusesToStart(t *testing.T) {
 				t.Fatalf("findings %+v, want one of %s", fs, tc.rule)
 			}
 			f := fs[0]
-			// A missing command or certificate is a warning (lint may
-			// run where the command is not installed yet, or the
-			// certificates not mounted); a bad seed file an error.
+			// An error, as consume's refusal (exit 2) is.
 			want := lint.SeverityError
-			if tc.rule == lint.RuleHandlerCommandNotFound || tc.rule == lint.RuleHandlerTLSUnreadable {
-				want = lint.SeverityWarning
-			}
 			if r, _ := lint.Lookup(tc.rule); f.Severity != want || r.Severity != want {
 				t.Errorf("severity %s (rule %s), want %s", f.Severity, r.Severity, want)
 			}

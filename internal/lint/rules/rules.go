@@ -320,6 +320,15 @@ func (GCP) Check(s *config.Subscription) []lint.Finding {
 		}
 	}
 	ack("gcp.ackDeadline", s.GCP.AckDeadline)
+	// A stream consumer's Close keeps only the holds that end within
+	// PubSubStreamHoldAcrossStop of the stop; longer deferrals come back at
+	// once (internal/broker/gcp's StreamConsumer.Close).
+	if s.GCP.Mode != config.GCPModePull && s.RequeueDelay > limits.PubSubStreamHoldAcrossStop {
+		hold := config.FormatDuration(limits.PubSubStreamHoldAcrossStop)
+		out = append(out, lint.Finding{RuleID: lint.RuleRequeueDelayLostAtStop, Field: "requeueDelay",
+			Message: fmt.Sprintf("subscription %q: gcp.mode stream with requeueDelay %s, longer than the %s a stream consumer keeps a deferred message away across a stop: at every stop (a rolling deploy, a scale-down) such deferrals are Nacked at once and delivered again early, each spending a delivery the budget counts; use gcp.mode: pull (the broker keeps the delay across stops) or a requeueDelay of at most %s",
+				s.Name, config.FormatDuration(s.RequeueDelay), hold, hold)})
+	}
 	if p := s.GCP.DeadLetterPolicy; p != nil {
 		if m := p.MaxDeliveryAttempts; m != 0 && (m < GCPMinDeliveryAttempts || m > GCPMaxDeliveryAttempts) {
 			out = append(out, lint.Finding{RuleID: lint.RuleGCPMaxDeliveryAttempts, Field: "gcp.deadLetterPolicy.maxDeliveryAttempts",
