@@ -93,7 +93,7 @@ func TestPermanentSendEndsBounded(t *testing.T) {
 	}
 }
 
-// TestRefusedCredentials: RocketMQ refusing the credentials
+// TestRefusedCredentials_FailStartUpAndStallARunningConsumerUntilAccepted: RocketMQ refusing the credentials
 // (UNAUTHORIZED) at start-up fails NewConsumer with one error wrapping
 // broker.ErrNotAuthorized and naming the endpoint; while a consumer runs it
 // is a channel failure wrapping broker.ErrNotAuthorized: the pump backs off
@@ -101,7 +101,7 @@ func TestPermanentSendEndsBounded(t *testing.T) {
 // stalled after StallAfter (readiness 503), and recovers when the broker
 // accepts the credentials again, the waiting message then handled. Both
 // variants.
-func TestRefusedCredentials(t *testing.T) {
+func TestRefusedCredentials_FailStartUpAndStallARunningConsumerUntilAccepted(t *testing.T) {
 	refused := &rmqtest.StatusError{Code: v2.Code_UNAUTHORIZED, Message: "signature does not match"}
 	t.Run("start-up", func(t *testing.T) {
 		t.Parallel()
