@@ -21,8 +21,9 @@ func mustParse(t *testing.T, name, src string, env func(string) (string, bool)) 
 	return f
 }
 
-// TestParse_FillsBrighterDefaultsAndTransportBlocks checks Brighter's defaults (docs/configuration.md) and the
-// per-transport timeOut and blocks filled for the chosen transport.
+// TestParse_FillsBrighterDefaultsAndTransportBlocks checks Brighter's defaults
+// (docs/configuration.md) and the per-transport timeOut and blocks filled for
+// the chosen transport.
 func TestParse_FillsBrighterDefaultsAndTransportBlocks(t *testing.T) {
 	src := `connections:
   gcp: {projectId: proj}
@@ -117,8 +118,8 @@ func exported(s *config.Subscription) config.Subscription {
 	}
 }
 
-// TestParse_ReadsEveryExplicitField checks that every field set in the file is read
-// and that relative memory paths resolve against the file's directory.
+// TestParse_ReadsEveryExplicitField checks that every field set in the file is
+// read and that relative memory paths resolve against the file's directory.
 // (Enum values are spelt as the schema spells them:
 // TestSchemaAndLoaderAgreeOnWrongFiles.)
 func TestParse_ReadsEveryExplicitField(t *testing.T) {
@@ -265,8 +266,9 @@ func TestParse_NilEnvUsesProcessEnvironment(t *testing.T) {
 	}
 }
 
-// TestSubscriptionPos_KeepsKeyPositionsWithFallbacks checks the positions kept for lint: keys that were
-// present, nested keys, and the fall-backs for absent ones.
+// TestSubscriptionPos_KeepsKeyPositionsWithFallbacks checks the positions kept
+// for lint: keys that were present, nested keys, and the fall-backs for absent
+// ones.
 func TestSubscriptionPos_KeepsKeyPositionsWithFallbacks(t *testing.T) {
 	src := `connections:
   gcp:
@@ -381,8 +383,8 @@ func TestParse_AnchorsAndMergeKeys(t *testing.T) {
 	}
 }
 
-// TestLoad_ReadsFileAndWrapsAMissingOneAsReadError reads a file from disk, and reports a missing file as a wrapped
-// read error rather than config.Errors.
+// TestLoad_ReadsFileAndWrapsAMissingOneAsReadError reads a file from disk, and
+// reports a missing file as a wrapped read error rather than config.Errors.
 func TestLoad_ReadsFileAndWrapsAMissingOneAsReadError(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "b.yaml")
@@ -403,9 +405,9 @@ func TestLoad_ReadsFileAndWrapsAMissingOneAsReadError(t *testing.T) {
 	}
 }
 
-// TestExamples_AreValidAndEachShowsThePoisonDrill loads every examples/*.yaml: each must be valid, and each
-// shows the poison-message drill (requeueCount 3, a deferring handler, a
-// deadLetterRoutingKey) on its own transport.
+// TestExamples_AreValidAndEachShowsThePoisonDrill loads every examples/*.yaml:
+// each must be valid, and each shows the poison-message drill (requeueCount 3,
+// a deferring handler, a deadLetterRoutingKey) on its own transport.
 func TestExamples_AreValidAndEachShowsThePoisonDrill(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	if err != nil {

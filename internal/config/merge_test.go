@@ -134,10 +134,10 @@ subscriptions:
 	}
 }
 
-// TestExtensionFields_TopLevelXKeysIgnoredAnchorHoldersRefused: a top-level key starting with x- is read by
-// nothing, whatever it holds; a top-level key that holds an anchor and is
-// not one is refused with the prefix suggested; x- is no extension below
-// the top level.
+// TestExtensionFields_TopLevelXKeysIgnoredAnchorHoldersRefused: a top-level key
+// starting with x- is read by nothing, whatever it holds; a top-level key that
+// holds an anchor and is not one is refused with the prefix suggested; x- is no
+// extension below the top level.
 func TestExtensionFields_TopLevelXKeysIgnoredAnchorHoldersRefused(t *testing.T) {
 	ok := "x-defaults: &d {transport: memory, handler: {type: builtin, name: ack}}\nx-notes: [1, {a: b}]\nx-:\nsubscriptions:\n  - <<: *d\n    name: a\n"
 	f, err := config.Parse("x.yaml", []byte(ok), nil)

@@ -8,10 +8,10 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestEditTransform_AppliesTheEditAndRefusesAChangedBody: an edit applies its body, headers and bag to
-// the replay copy beside the replay's keys, records editedAt and
-// originalBodySha256, and refuses (ErrChanged) a message whose body is not
-// the one edited.
+// TestEditTransform_AppliesTheEditAndRefusesAChangedBody: an edit applies its
+// body, headers and bag to the replay copy beside the replay's keys, records
+// editedAt and originalBodySha256, and refuses (ErrChanged) a message whose
+// body is not the one edited.
 func TestEditTransform_AppliesTheEditAndRefusesAChangedBody(t *testing.T) {
 	orig := message.New("m1", "orders", message.MTEvent, []byte(`{"a":1}`))
 	orig.Header.Bag["tenant"] = "acme"

@@ -9,10 +9,10 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestGroupNotes_KeptPerDestinationAndGroupAndPersisted: a note is kept per destination and group (another
-// destination's group of the same id has its own), read back after a new
-// GroupNotes opens the file, replaced by a second Set, and removed by an
-// empty one; the file is private to its user.
+// TestGroupNotes_KeptPerDestinationAndGroupAndPersisted: a note is kept per
+// destination and group (another destination's group of the same id has its
+// own), read back after a new GroupNotes opens the file, replaced by a second
+// Set, and removed by an empty one; the file is private to its user.
 func TestGroupNotes_KeptPerDestinationAndGroupAndPersisted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "notes.json")
 	n := inspect.NewGroupNotes(path)

@@ -9,8 +9,8 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestTruncateBytes_CutsOnARuneBoundaryWithTheMarkerInsideTheLimit: the cut is by bytes, on a rune boundary, and the
-// marker counts toward the limit.
+// TestTruncateBytes_CutsOnARuneBoundaryWithTheMarkerInsideTheLimit: the cut is
+// by bytes, on a rune boundary, and the marker counts toward the limit.
 func TestTruncateBytes_CutsOnARuneBoundaryWithTheMarkerInsideTheLimit(t *testing.T) {
 	m := message.TruncationMarker
 	cases := []struct {

@@ -85,8 +85,8 @@ func TestStaleReceiptRejected(t *testing.T) {
 	}
 }
 
-// TestFaultHooks_FailEachCallOnDemand: The fault hooks make each call fail on demand; a receive fault is a
-// channel failure.
+// TestFaultHooks_FailEachCallOnDemand: the fault hooks make each call fail on
+// demand; a receive fault is a channel failure.
 func TestFaultHooks_FailEachCallOnDemand(t *testing.T) {
 	b := memory.NewBroker(false)
 	c := b.NewConsumer(memory.ConsumerOptions{Queue: "q"})
@@ -181,8 +181,9 @@ func TestReceiveWokenByPublish(t *testing.T) {
 	}
 }
 
-// TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9: Native redrive (MaxReceiveCount) moves the stored copy, unchanged and
-// without rejection metadata, on the receive after the limit (R-9).
+// TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9: Native redrive
+// (MaxReceiveCount) moves the stored copy, unchanged and without rejection
+// metadata, on the receive after the limit (R-9).
 func TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9(t *testing.T) {
 	b := memory.NewBroker(false)
 	c := b.NewConsumer(memory.ConsumerOptions{Queue: "q", MaxReceiveCount: 2, NativeDeadLetter: "q.native"})
@@ -206,7 +207,8 @@ func TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9(t *testing.T) {
 	}
 }
 
-// TestLoadDump_RoundTripsJSONLinesAndNamesABadLine: Load and Dump round-trip the JSON-lines shape; a bad line is named.
+// TestLoadDump_RoundTripsJSONLinesAndNamesABadLine: Load and Dump round-trip
+// the JSON-lines shape; a bad line is named.
 func TestLoadDump_RoundTripsJSONLinesAndNamesABadLine(t *testing.T) {
 	b := memory.NewBroker(false)
 	in := `{"id":"a","topic":"q","messageType":"MT_COMMAND","handledCount":2,"body":"x"}` + "\n\n" +

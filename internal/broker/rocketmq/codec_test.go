@@ -24,7 +24,8 @@ func full() *message.Message {
 	return m
 }
 
-// TestEncode_WritesBrighterPropertyNames: Brighter's exact property names go on the wire (docs/wire-format.md#rocketmq).
+// TestEncode_WritesBrighterPropertyNames: Brighter's exact property names go on
+// the wire (docs/wire-format.md#rocketmq).
 func TestEncode_WritesBrighterPropertyNames(t *testing.T) {
 	out := rocketmq.Encode(full(), "broker-topic", "", now)
 	want := map[string]string{
@@ -124,7 +125,8 @@ func TestCodec_RoundTripKeepsHeaderBagAndBody(t *testing.T) {
 	}
 }
 
-// TestDecode_ForeignMessageTakesBrighterFallbacks: Reading a foreign message follows Brighter's fallbacks.
+// TestDecode_ForeignMessageTakesBrighterFallbacks: reading a foreign message
+// follows Brighter's fallbacks.
 func TestDecode_ForeignMessageTakesBrighterFallbacks(t *testing.T) {
 	w := rocketmq.Wire{Topic: "t", MessageID: "bid", Keys: []string{"bid"}, Properties: map[string]string{"MessageType": "mt_document"}}
 	m, err := rocketmq.Decode(w, now)

@@ -76,8 +76,8 @@ func TestChannels_ValidateChecksRoutes(t *testing.T) {
 	}
 }
 
-// TestConfigureClientLog_RedirectsAwayFromLogs: The client's own log is redirected away from /logs
-// (docs/emulators.md#rmqtest-rocketmq-5).
+// TestConfigureClientLog_RedirectsAwayFromLogs: The client's own log is
+// redirected away from /logs (docs/emulators.md#rmqtest-rocketmq-5).
 func TestConfigureClientLog_RedirectsAwayFromLogs(t *testing.T) {
 	dir := rocketmq.ConfigureClientLog(t.TempDir())
 	if dir == "" || strings.HasPrefix(dir, "/logs") {

@@ -198,8 +198,9 @@ func TestSendBatch_CallFails_EveryEntryFails(t *testing.T) {
 	assertEmpty(t, k, time.Second)
 }
 
-// TestBatchChunks_BoundEntriesAndBytesInOrder: at most MaxBatchEntries entries and MaxBatchBytes bytes
-// a call, in order; an entry larger than the limit goes alone.
+// TestBatchChunks_BoundEntriesAndBytesInOrder: at most MaxBatchEntries entries
+// and MaxBatchBytes bytes a call, in order; an entry larger than the limit goes
+// alone.
 func TestBatchChunks_BoundEntriesAndBytesInOrder(t *testing.T) {
 	var es []batchEntry[int]
 	sizes := []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, MaxBatchBytes - 1, 2, MaxBatchBytes + 5, 3}

@@ -205,8 +205,9 @@ func TestReceiptHandlesAndAttempts(t *testing.T) {
 	}
 }
 
-// TestNativeDeadLetter_MovesUnchangedAfterMaxDeliveries: After the group's max deliveries the message moves, unchanged, to
-// %DLQ%<group> when its lease lapses, even with no one receiving.
+// TestNativeDeadLetter_MovesUnchangedAfterMaxDeliveries: after the group's max
+// deliveries the message moves, unchanged, to %DLQ%<group> when its lease
+// lapses, even with no one receiving.
 func TestNativeDeadLetter_MovesUnchangedAfterMaxDeliveries(t *testing.T) {
 	f := start(t, rmqtest.Options{MaxDeliveryAttempts: 2})
 	f.srv.CreateTopic("t")
