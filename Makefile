@@ -253,7 +253,7 @@ node_modules/.package-lock.json: package-lock.json
 # engine; not run in CI, which has none): records AC-23 on a real broker.
 conformance-rocketmq-real:
 	docker compose -f compose/docker-compose-rocketmq.yaml up -d --wait
-	BRIGHTER_ROCKETMQ_ENDPOINT=127.0.0.1:8081 $(GO) test -count=1 -v -run 'TestRocketMQ' ./internal/conformance
+	BRIGHTER_ROCKETMQ_ENDPOINT=127.0.0.1:8081 $(GO) test -count=1 -v -run 'TestRocketMQConformance' ./internal/conformance
 
 # Rewrite docs/conformance.md from a full conformance run.
 conformance-ledger: deps

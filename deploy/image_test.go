@@ -64,12 +64,12 @@ func digest(t *testing.T, img v1.Image) v1.Hash {
 	return d
 }
 
-// TestImage builds the image twice (same digest), writes it as a docker
-// archive and an OCI layout, reads both back with go-containerregistry,
-// checks the config, the labels and the one layer, extracts the
-// filesystem and runs the binary from it: version, and lint on a
-// subscriptions file where a ConfigMap would be mounted.
-func TestImage(t *testing.T) {
+// TestImage_ReproducibleAndRunsFromDockerAndOCIArchives builds the image twice
+// (same digest), writes it as a docker archive and an OCI layout, reads both
+// back with go-containerregistry, checks the config, the labels and the one
+// layer, extracts the filesystem and runs the binary from it: version, and lint
+// on a subscriptions file where a ConfigMap would be mounted.
+func TestImage_ReproducibleAndRunsFromDockerAndOCIArchives(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Fatalf("the image's binary runs on linux; this test runs it, so it needs linux (GOOS=%s)", runtime.GOOS)
 	}

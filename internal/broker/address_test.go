@@ -182,14 +182,13 @@ func TestAddressSchemes_PublishName(t *testing.T) {
 	}
 }
 
-// TestAddressSchemes_Same: each transport compares a replay's
-// destination with the one read as it resolves names. SQS applies
-// QueueName to both (dots are underscores, a FIFO name ends in .fifo,
+// TestAddressSchemes_SameComparesAsEachTransportResolvesNames: each transport
+// compares a replay's destination with the one read as it resolves names. SQS
+// applies QueueName to both (dots are underscores, a FIFO name ends in .fifo,
 // no name is cut: a name over 80 characters is another queue than its first
-// 80); Pub/Sub takes a
-// topic id as the topic of self's project; RocketMQ and memory compare
-// names as written, however long.
-func TestAddressSchemes_Same(t *testing.T) {
+// 80); Pub/Sub takes a topic id as the topic of self's project; RocketMQ and
+// memory compare names as written, however long.
+func TestAddressSchemes_SameComparesAsEachTransportResolvesNames(t *testing.T) {
 	sqsName := func(name string, fifo bool) broker.Address {
 		return broker.Address{Kind: broker.AddressQueue, Name: name, FIFO: fifo}
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/brightergo/brighter/internal/broker"
 )
 
-// TestNotSent: NotSent marks an error with ErrNotSent and keeps its text
-// and what it wraps; nil stays nil, and an unmarked error is not taken for
-// one.
-func TestNotSent(t *testing.T) {
+// TestNotSent_MarksErrorKeepingItsTextAndChain: NotSent marks an error with
+// ErrNotSent and keeps its text and what it wraps; nil stays nil, and an
+// unmarked error is not taken for one.
+func TestNotSent_MarksErrorKeepingItsTextAndChain(t *testing.T) {
 	if broker.NotSent(nil) != nil {
 		t.Fatal("NotSent(nil) is not nil")
 	}

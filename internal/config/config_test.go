@@ -21,9 +21,10 @@ func mustParse(t *testing.T, name, src string, env func(string) (string, bool)) 
 	return f
 }
 
-// TestParse_Defaults checks Brighter's defaults (docs/configuration.md) and the
-// per-transport timeOut and blocks filled for the chosen transport.
-func TestParse_Defaults(t *testing.T) {
+// TestParse_FillsBrighterDefaultsAndTransportBlocks checks Brighter's defaults
+// (docs/configuration.md) and the per-transport timeOut and blocks filled for
+// the chosen transport.
+func TestParse_FillsBrighterDefaultsAndTransportBlocks(t *testing.T) {
 	src := `connections:
   gcp: {projectId: proj}
   rocketmq: {endpoint: "127.0.0.1:8081"}
@@ -117,11 +118,11 @@ func exported(s *config.Subscription) config.Subscription {
 	}
 }
 
-// TestParse_ExplicitValues checks that every field set in the file is read
-// and that relative memory paths resolve against the file's directory.
+// TestParse_ReadsEveryExplicitField checks that every field set in the file is
+// read and that relative memory paths resolve against the file's directory.
 // (Enum values are spelt as the schema spells them:
 // TestSchemaAndLoaderAgreeOnWrongFiles.)
-func TestParse_ExplicitValues(t *testing.T) {
+func TestParse_ReadsEveryExplicitField(t *testing.T) {
 	src := `subscriptions:
   - name: all
     transport: memory
@@ -265,9 +266,10 @@ func TestParse_NilEnvUsesProcessEnvironment(t *testing.T) {
 	}
 }
 
-// TestSubscription_Pos checks the positions kept for lint: keys that were
-// present, nested keys, and the fall-backs for absent ones.
-func TestSubscription_Pos(t *testing.T) {
+// TestSubscriptionPos_KeepsKeyPositionsWithFallbacks checks the positions kept
+// for lint: keys that were present, nested keys, and the fall-backs for absent
+// ones.
+func TestSubscriptionPos_KeepsKeyPositionsWithFallbacks(t *testing.T) {
 	src := `connections:
   gcp:
     projectId: p
@@ -381,9 +383,9 @@ func TestParse_AnchorsAndMergeKeys(t *testing.T) {
 	}
 }
 
-// TestLoad reads a file from disk, and reports a missing file as a wrapped
-// read error rather than config.Errors.
-func TestLoad(t *testing.T) {
+// TestLoad_ReadsFileAndWrapsAMissingOneAsReadError reads a file from disk, and
+// reports a missing file as a wrapped read error rather than config.Errors.
+func TestLoad_ReadsFileAndWrapsAMissingOneAsReadError(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "b.yaml")
 	if err := os.WriteFile(p, []byte("subscriptions:\n  - name: a\n    transport: memory\n    handler: {type: builtin, name: ack}\n    memory: {seed: s.jsonl}\n"), 0o600); err != nil {
@@ -403,10 +405,10 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestExamples loads every examples/*.yaml: each must be valid, and each
-// shows the poison-message drill (requeueCount 3, a deferring handler, a
-// deadLetterRoutingKey) on its own transport.
-func TestExamples(t *testing.T) {
+// TestExamples_AreValidAndEachShowsThePoisonDrill loads every examples/*.yaml:
+// each must be valid, and each shows the poison-message drill (requeueCount 3,
+// a deferring handler, a deadLetterRoutingKey) on its own transport.
+func TestExamples_AreValidAndEachShowsThePoisonDrill(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -499,8 +499,9 @@ subscriptions: []
 	}
 }
 
-// TestError_Format checks the text and fields of one Error.
-func TestError_Format(t *testing.T) {
+// TestError_FormatsFileLineColumnAndField checks the text and fields of one
+// Error.
+func TestError_FormatsFileLineColumnAndField(t *testing.T) {
 	e := &config.Error{File: "b.yaml", Line: 3, Column: 7, Field: "subscriptions[0].bufferSize", Msg: "11 is out of range"}
 	if got, want := e.Error(), "b.yaml:3:7: subscriptions[0].bufferSize: 11 is out of range"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)

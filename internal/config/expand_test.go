@@ -43,8 +43,8 @@ func TestExpandEnv(t *testing.T) {
 	}
 }
 
-// TestClosest checks the typo suggestions.
-func TestClosest(t *testing.T) {
+// TestClosest_SuggestsOnlyNearTypos checks the typo suggestions.
+func TestClosest_SuggestsOnlyNearTypos(t *testing.T) {
 	valid := []string{"bufferSize", "requeueCount", "requeueDelay", "name"}
 	for in, want := range map[string]string{
 		"buffersize": "bufferSize", "requeuecount": "requeueCount", "requeuDelay": "requeueDelay",

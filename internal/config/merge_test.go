@@ -134,11 +134,11 @@ subscriptions:
 	}
 }
 
-// TestExtensionFields: a top-level key starting with x- is read by
-// nothing, whatever it holds; a top-level key that holds an anchor and is
-// not one is refused with the prefix suggested; x- is no extension below
-// the top level.
-func TestExtensionFields(t *testing.T) {
+// TestExtensionFields_TopLevelXKeysIgnoredAnchorHoldersRefused: a top-level key
+// starting with x- is read by nothing, whatever it holds; a top-level key that
+// holds an anchor and is not one is refused with the prefix suggested; x- is no
+// extension below the top level.
+func TestExtensionFields_TopLevelXKeysIgnoredAnchorHoldersRefused(t *testing.T) {
 	ok := "x-defaults: &d {transport: memory, handler: {type: builtin, name: ack}}\nx-notes: [1, {a: b}]\nx-:\nsubscriptions:\n  - <<: *d\n    name: a\n"
 	f, err := config.Parse("x.yaml", []byte(ok), nil)
 	if err != nil || len(f.Subscriptions) != 1 || f.Subscriptions[0].Transport != config.TransportMemory {

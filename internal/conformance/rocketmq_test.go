@@ -84,7 +84,7 @@ func init() {
 // docs/requirements.md, RocketMQ has one) over the test broker, driven by the
 // real Go client. rocketFixture opens channels on the one test broker of the
 // binary; base keeps the topics of two fixtures apart (the corpus and
-// TestRocketMQ run at once).
+// TestRocketMQConformance run at once).
 type rocketFixture struct {
 	base int64
 	seq  atomic.Int64
@@ -283,7 +283,10 @@ func (c *rocketChannel) Native(t testing.TB) broker.Consumer     { return c.read
 // channel routes to.
 func (c *rocketChannel) HealDeadLetter(t testing.TB) { rmqServer.CreateTopic(c.dlq) }
 
-func TestRocketMQ(t *testing.T) {
+// TestRocketMQConformance runs every conformance row against RocketMQ (the
+// rmqtest broker) in both pump variants, and the consumer and FIFO-group
+// rows once, recording each outcome in the ledger.
+func TestRocketMQConformance(t *testing.T) {
 	t.Parallel()
 	f := newRocketFixture()
 	for _, v := range Variants {

@@ -51,10 +51,10 @@ func roundTrip(addr string, limit time.Duration) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// TestModes: Pass forwards, Latency delays each way, BlackHole
-// accepts and never answers, Reset cuts an open connection, and Pass
-// forwards again afterwards.
-func TestModes(t *testing.T) {
+// TestModes_PassForwardsLatencyDelaysBlackHoleHangsResetCuts: Pass forwards,
+// Latency delays each way, BlackHole accepts and never answers, Reset cuts an
+// open connection, and Pass forwards again afterwards.
+func TestModes_PassForwardsLatencyDelaysBlackHoleHangsResetCuts(t *testing.T) {
 	p, err := Start(echo(t))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,10 @@ import (
 	"github.com/brightergo/brighter/internal/pump"
 )
 
-func TestBuiltin_Outcomes(t *testing.T) {
+// TestBuiltin_EachNameGivesItsOutcomeAndReason: each built-in handler
+// returns its own outcome (log and ack acknowledge, defer defers, reject and
+// unacceptable give their reasons).
+func TestBuiltin_EachNameGivesItsOutcomeAndReason(t *testing.T) {
 	cases := []struct {
 		name    string
 		outcome pump.Outcome
@@ -111,7 +114,10 @@ func TestScript_OutcomeByDeliveryCount_R1(t *testing.T) {
 	}
 }
 
-func TestScript_Errors(t *testing.T) {
+// TestScript_RefusesBadSpecsListingValidItems: an empty script, an empty
+// item, an unknown item or a wrongly cased one is refused with an error that
+// lists the valid items.
+func TestScript_RefusesBadSpecsListingValidItems(t *testing.T) {
 	for _, spec := range []string{"", "  ", "defer,,ack", "defer,explode", "Ack"} {
 		if _, err := Script(spec); err == nil {
 			t.Errorf("Script(%q) succeeded", spec)

@@ -473,7 +473,10 @@ func TestHTTP_ConfigErrors(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
+// TestRetryAfter_ReadsSecondsOrDateAndIgnoresBadValues: a Retry-After of
+// delay-seconds or an HTTP date gives that delay; zero, negative and
+// overflowing values give none.
+func TestRetryAfter_ReadsSecondsOrDateAndIgnoresBadValues(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for v, want := range map[string]time.Duration{
 		"0": 0, "-3": 0, " 4 ": 4 * time.Second, "99999999999999999999": 0,

@@ -49,7 +49,10 @@ func TestNew_BuildsEachType(t *testing.T) {
 	}
 }
 
-func TestNew_Errors(t *testing.T) {
+// TestNew_RefusesBadHandlerConfigs: New fails on an unknown type or built-
+// in, a bad script, a command not on PATH, a malformed URL and a CA file
+// that does not exist.
+func TestNew_RefusesBadHandlerConfigs(t *testing.T) {
 	missingCA := filepath.Join(t.TempDir(), "none.pem")
 	if _, err := os.Stat(missingCA); err == nil {
 		t.Fatal("setup: the CA file exists")

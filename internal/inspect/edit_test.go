@@ -8,11 +8,11 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestEditTransform: an edit applies its body, headers and bag to
-// the replay copy beside the replay's keys, records editedAt and
-// originalBodySha256, and refuses (ErrChanged) a message whose body is not
-// the one edited.
-func TestEditTransform(t *testing.T) {
+// TestEditTransform_AppliesTheEditAndRefusesAChangedBody: an edit applies its
+// body, headers and bag to the replay copy beside the replay's keys, records
+// editedAt and originalBodySha256, and refuses (ErrChanged) a message whose
+// body is not the one edited.
+func TestEditTransform_AppliesTheEditAndRefusesAChangedBody(t *testing.T) {
 	orig := message.New("m1", "orders", message.MTEvent, []byte(`{"a":1}`))
 	orig.Header.Bag["tenant"] = "acme"
 	stamped := message.Stamp(orig, "orders-dlq", message.Rejection{Reason: message.ReasonDeliveryError, Description: "x"}, time.Now())

@@ -9,11 +9,11 @@ import (
 	"github.com/brightergo/brighter/internal/inspect"
 )
 
-// TestGroupNotes: a note is kept per destination and group (another
-// destination's group of the same id has its own), read back after a new
-// GroupNotes opens the file, replaced by a second Set, and removed by an
-// empty one; the file is private to its user.
-func TestGroupNotes(t *testing.T) {
+// TestGroupNotes_KeptPerDestinationAndGroupAndPersisted: a note is kept per
+// destination and group (another destination's group of the same id has its
+// own), read back after a new GroupNotes opens the file, replaced by a second
+// Set, and removed by an empty one; the file is private to its user.
+func TestGroupNotes_KeptPerDestinationAndGroupAndPersisted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "notes.json")
 	n := inspect.NewGroupNotes(path)
 	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)

@@ -17,7 +17,10 @@ func routed(id, topic string, reason message.RejectionReason, desc string, at ti
 	return message.Stamp(m, "dlq", message.Rejection{Reason: reason, Description: desc}, at)
 }
 
-func TestNormalise(t *testing.T) {
+// TestNormalise_MasksNumbersAndIdentifiers: numbers become <n>, UUIDs and
+// hex ids <id>, plurals of time (s) and runs of spaces one, so reasons that
+// differ only there group together.
+func TestNormalise_MasksNumbersAndIdentifiers(t *testing.T) {
 	for in, want := range map[string]string{
 		"order 42 failed":    "order <n> failed",
 		"order 43  failed\n": "order <n> failed",
@@ -68,7 +71,11 @@ func TestFilter_Match_R9(t *testing.T) {
 	}
 }
 
-func TestFilter_Validate(t *testing.T) {
+// TestFilter_ValidateRefusesBadFilters: an unknown reason, a malformed topic
+// pattern, a negative limit and a since after until are refused;
+// ParseTimeBound refuses free text and reads a duration as that long before
+// now.
+func TestFilter_ValidateRefusesBadFilters(t *testing.T) {
 	for _, f := range []inspect.Filter{{Reasons: []string{"Nope"}}, {Topics: []string{"["}}, {Limit: -1}, {Since: time.Now(), Until: time.Now().Add(-time.Hour)}} {
 		if err := f.Validate(); err == nil {
 			t.Errorf("%+v: no error", f)

@@ -23,12 +23,13 @@ func cycleSub(name, transport string, extra ...string) string {
 	return s
 }
 
-// A rejection cycle among a file's subscriptions is an Error on each
-// subscription of it, naming every subscription of the shortest cycle
-// through it and each step's destination, pointing at the destination
-// that leads round; names are compared as the transport resolves them,
-// and chains, self-loops and different transports are no cycle.
-func TestRejectionCycle(t *testing.T) {
+// TestRejectionCycle_IsAnErrorOnEachSubscriptionOfTheCycle: A rejection cycle
+// among a file's subscriptions is an Error on each subscription of it, naming
+// every subscription of the shortest cycle through it and each step's
+// destination, pointing at the destination that leads round; names are compared
+// as the transport resolves them, and chains, self-loops and different
+// transports are no cycle.
+func TestRejectionCycle_IsAnErrorOnEachSubscriptionOfTheCycle(t *testing.T) {
 	runCases(t, lint.RuleRejectionCycle, []ruleCase{
 		{name: "two dead-letter queues of each other trip on both", yaml: cycleSub("qa", "memory", "deadLetterRoutingKey: qb") + cycleSub("qb", "memory", "deadLetterRoutingKey: qa"),
 			want: 2, severity: lint.SeverityError,

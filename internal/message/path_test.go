@@ -64,9 +64,10 @@ func TestRejectionPathBounded(t *testing.T) {
 	}
 }
 
-// TrailingRun counts the consecutive entries at the end of a path that
-// match; ExtendPath appends as Stamp does.
-func TestTrailingRun(t *testing.T) {
+// TestTrailingRun_CountsMatchingEntriesAtTheEnd: TrailingRun counts the
+// consecutive entries at the end of a path that match; ExtendPath appends as
+// Stamp does.
+func TestTrailingRun_CountsMatchingEntriesAtTheEnd(t *testing.T) {
 	isD := func(e string) bool { return e == "d" }
 	for path, want := range map[string]int{"": 0, "d": 1, "d,d": 2, "a,d,d": 2, "d,a": 0, "d,a,d": 1, "dd": 0, "x-d,d": 1} {
 		if got := message.TrailingRun(path, isD); got != want {

@@ -9,9 +9,9 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestTruncateBytes: the cut is by bytes, on a rune boundary, and the
-// marker counts toward the limit.
-func TestTruncateBytes(t *testing.T) {
+// TestTruncateBytes_CutsOnARuneBoundaryWithTheMarkerInsideTheLimit: the cut is
+// by bytes, on a rune boundary, and the marker counts toward the limit.
+func TestTruncateBytes_CutsOnARuneBoundaryWithTheMarkerInsideTheLimit(t *testing.T) {
 	m := message.TruncationMarker
 	cases := []struct {
 		name, in string

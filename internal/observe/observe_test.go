@@ -220,7 +220,9 @@ func TestEvents_NDJSONAndBacklog(t *testing.T) {
 	}
 }
 
-func TestEvents_SSE(t *testing.T) {
+// TestEvents_StreamsObservedEventsAsSSE: /events asked for text/event-stream
+// sends an event already observed as an SSE event line and a JSON data line.
+func TestEvents_StreamsObservedEventsAsSSE(t *testing.T) {
 	st := NewStream(8, 4)
 	st.Observe(poisonEvents("orders")[0])
 	base := startServer(t, &Server{Stream: st})
@@ -319,7 +321,10 @@ func TestPollDepth_PublishesAndSetsGauge(t *testing.T) {
 	}
 }
 
-func TestEffectiveLimit(t *testing.T) {
+// TestEffectiveLimit_IsTheSmallerOfTheLimitsThatApply: a poison message
+// leaves at min(budget, native) over the limits that apply (budget -1 and
+// native 0 do not), and -1 when neither does.
+func TestEffectiveLimit_IsTheSmallerOfTheLimitsThatApply(t *testing.T) {
 	for _, c := range []struct{ r, m, want int }{{3, 5, 3}, {10, 5, 5}, {-1, 5, 5}, {3, 0, 3}, {-1, 0, -1}} {
 		if got := EffectiveLimit(c.r, c.m); got != c.want {
 			t.Errorf("EffectiveLimit(%d, %d) = %d, want %d", c.r, c.m, got, c.want)

@@ -163,7 +163,8 @@ func TestModel_Pause_HoldsEventsUntilResumed(t *testing.T) {
 	}
 }
 
-func TestModel_Quit(t *testing.T) {
+// TestModel_QKeyQuits: the dashboard's q key returns tea.Quit.
+func TestModel_QKeyQuits(t *testing.T) {
 	_, cmd := newTestModel().Update(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	if cmd == nil {
 		t.Fatal("q returned no command")

@@ -76,9 +76,10 @@ func TestCodec_RoundTrip_Ref3(t *testing.T) {
 	}
 }
 
-// TestDecode_Defaults_Ref3: missing attributes take Brighter's defaults;
-// foreign attributes compared case-insensitively with the header names.
-func TestDecode_Defaults_Ref3(t *testing.T) {
+// TestDecode_MissingAttributesTakeBrighterDefaults_Ref3: missing attributes
+// take Brighter's defaults; foreign attributes compared case-insensitively with
+// the header names.
+func TestDecode_MissingAttributesTakeBrighterDefaults_Ref3(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	m, err := Decode(Wire{ID: "m7", Data: []byte("x"), Attributes: map[string]string{"TOPIC": "ignored-case", "MessageType": "nonsense", "ce-time": "garbage", "extra": "v"}}, now)
 	if err != nil {

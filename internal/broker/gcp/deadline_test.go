@@ -156,10 +156,11 @@ func TestBlackHoledRejectionPublishEndsAtCallTimeout(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy (pull): messages held for a few ack
-// deadlines cost at most two ModifyAckDeadline calls a lease per receive
-// batch, counted through the interceptor (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy(t *testing.T) {
+// TestExtensionEconomy_AtMostTwoModifyAckDeadlineCallsALeasePerBatch (pull):
+// messages held for a few ack deadlines cost at most two ModifyAckDeadline
+// calls a lease per receive batch, counted through the interceptor (NFR-3, ADR
+// 0005). Both variants.
+func TestExtensionEconomy_AtMostTwoModifyAckDeadlineCallsALeasePerBatch(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

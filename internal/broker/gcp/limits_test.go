@@ -12,11 +12,12 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestCheckLimits: Pub/Sub's attribute limits, in bytes, which the
-// emulator does not enforce: a value of exactly 1,024 bytes passes, 1,025
-// (or a multi-byte value over 1,024 bytes but under 1,024 characters) is
-// refused as too large; so are 101 attributes and a 257-byte key.
-func TestCheckLimits(t *testing.T) {
+// TestCheckLimits_RefusesOverPubSubAttributeLimits: Pub/Sub's attribute limits,
+// in bytes, which the emulator does not enforce: a value of exactly 1,024 bytes
+// passes, 1,025 (or a multi-byte value over 1,024 bytes but under 1,024
+// characters) is refused as too large; so are 101 attributes and a 257-byte
+// key.
+func TestCheckLimits_RefusesOverPubSubAttributeLimits(t *testing.T) {
 	ok := func(a map[string]string) Wire { return Wire{Data: []byte("{}"), Attributes: a} }
 	if err := CheckLimits(ok(map[string]string{"k": strings.Repeat("a", 1024)})); err != nil {
 		t.Errorf("a 1,024-byte value: %v", err)

@@ -85,9 +85,9 @@ func TestStaleReceiptRejected(t *testing.T) {
 	}
 }
 
-// The fault hooks make each call fail on demand; a receive fault is a
-// channel failure.
-func TestFaultHooks(t *testing.T) {
+// TestFaultHooks_FailEachCallOnDemand: the fault hooks make each call fail on
+// demand; a receive fault is a channel failure.
+func TestFaultHooks_FailEachCallOnDemand(t *testing.T) {
 	b := memory.NewBroker(false)
 	c := b.NewConsumer(memory.ConsumerOptions{Queue: "q"})
 	ctx := context.Background()
@@ -181,9 +181,10 @@ func TestReceiveWokenByPublish(t *testing.T) {
 	}
 }
 
-// Native redrive (MaxReceiveCount) moves the stored copy, unchanged and
-// without rejection metadata, on the receive after the limit (R-9).
-func TestNativeRedrive_R9(t *testing.T) {
+// TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9: Native redrive
+// (MaxReceiveCount) moves the stored copy, unchanged and without rejection
+// metadata, on the receive after the limit (R-9).
+func TestNativeRedrive_MovesStoredCopyUnchangedAfterTheLimit_R9(t *testing.T) {
 	b := memory.NewBroker(false)
 	c := b.NewConsumer(memory.ConsumerOptions{Queue: "q", MaxReceiveCount: 2, NativeDeadLetter: "q.native"})
 	publish(t, b, "q", "m1")
@@ -206,8 +207,9 @@ func TestNativeRedrive_R9(t *testing.T) {
 	}
 }
 
-// Load and Dump round-trip the JSON-lines shape; a bad line is named.
-func TestLoadDump(t *testing.T) {
+// TestLoadDump_RoundTripsJSONLinesAndNamesABadLine: Load and Dump round-trip
+// the JSON-lines shape; a bad line is named.
+func TestLoadDump_RoundTripsJSONLinesAndNamesABadLine(t *testing.T) {
 	b := memory.NewBroker(false)
 	in := `{"id":"a","topic":"q","messageType":"MT_COMMAND","handledCount":2,"body":"x"}` + "\n\n" +
 		`{"id":"b","topic":"q","bodyEncoding":"base64","body":"AP8="}` + "\n"

@@ -93,15 +93,15 @@ func TestPermanentSendEndsBounded(t *testing.T) {
 	}
 }
 
-// TestRefusedCredentials: RocketMQ refusing the credentials
-// (UNAUTHORIZED) at start-up fails NewConsumer with one error wrapping
-// broker.ErrNotAuthorized and naming the endpoint; while a consumer runs it
-// is a channel failure wrapping broker.ErrNotAuthorized: the pump backs off
-// (a few failures, not a hot loop), logs each at Error, reports the channel
-// stalled after StallAfter (readiness 503), and recovers when the broker
-// accepts the credentials again, the waiting message then handled. Both
-// variants.
-func TestRefusedCredentials(t *testing.T) {
+// TestRefusedCredentials_FailStartUpAndStallARunningConsumerUntilAccepted:
+// RocketMQ refusing the credentials (UNAUTHORIZED) at start-up fails
+// NewConsumer with one error wrapping broker.ErrNotAuthorized and naming the
+// endpoint; while a consumer runs it is a channel failure wrapping
+// broker.ErrNotAuthorized: the pump backs off (a few failures, not a hot loop),
+// logs each at Error, reports the channel stalled after StallAfter (readiness
+// 503), and recovers when the broker accepts the credentials again, the waiting
+// message then handled. Both variants.
+func TestRefusedCredentials_FailStartUpAndStallARunningConsumerUntilAccepted(t *testing.T) {
 	refused := &rmqtest.StatusError{Code: v2.Code_UNAUTHORIZED, Message: "signature does not match"}
 	t.Run("start-up", func(t *testing.T) {
 		t.Parallel()

@@ -24,8 +24,9 @@ func full() *message.Message {
 	return m
 }
 
-// Brighter's exact property names go on the wire (docs/wire-format.md#rocketmq).
-func TestEncode_PropertyNames(t *testing.T) {
+// TestEncode_WritesBrighterPropertyNames: Brighter's exact property names go on
+// the wire (docs/wire-format.md#rocketmq).
+func TestEncode_WritesBrighterPropertyNames(t *testing.T) {
 	out := rocketmq.Encode(full(), "broker-topic", "", now)
 	want := map[string]string{
 		"CE_id": "id-1", "Topic": "orders", "HandledCount": "3", "MessageType": "MT_COMMAND",
@@ -101,7 +102,10 @@ func TestCodec_DelayHasItsOwnProperty(t *testing.T) {
 	}
 }
 
-func TestCodec_RoundTrip(t *testing.T) {
+// TestCodec_RoundTripKeepsHeaderBagAndBody: a message encoded and decoded
+// again has the same header (bag with partition key and tag included) and
+// body.
+func TestCodec_RoundTripKeepsHeaderBagAndBody(t *testing.T) {
 	m := full()
 	m.Header.PartitionKey = "pk"
 	m.Header.Bag[rocketmq.BagTag] = "tg"
@@ -121,8 +125,9 @@ func TestCodec_RoundTrip(t *testing.T) {
 	}
 }
 
-// Reading a foreign message follows Brighter's fallbacks.
-func TestDecode_Fallbacks(t *testing.T) {
+// TestDecode_ForeignMessageTakesBrighterFallbacks: reading a foreign message
+// follows Brighter's fallbacks.
+func TestDecode_ForeignMessageTakesBrighterFallbacks(t *testing.T) {
 	w := rocketmq.Wire{Topic: "t", MessageID: "bid", Keys: []string{"bid"}, Properties: map[string]string{"MessageType": "mt_document"}}
 	m, err := rocketmq.Decode(w, now)
 	if err != nil {
@@ -141,7 +146,10 @@ func TestDecode_Fallbacks(t *testing.T) {
 	}
 }
 
-func TestDecode_Refuses(t *testing.T) {
+// TestDecode_RefusesBadPropertiesAndLocalMessageTypes: a HandledCount that
+// is not a non-negative integer or a Delayed that is not a duration is
+// ErrBadProperty; MT_QUIT and MT_NONE are ErrLocalMessageType.
+func TestDecode_RefusesBadPropertiesAndLocalMessageTypes(t *testing.T) {
 	for _, tc := range []struct {
 		props map[string]string
 		want  error

@@ -176,10 +176,11 @@ func TestExtendAfterLapseIsStale(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy: messages held for a few invisible durations
-// cost at most two ChangeInvisibleDuration calls a lease each (RocketMQ has
-// no batch form), counted by the broker (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy(t *testing.T) {
+// TestExtensionEconomy_AtMostTwoChangeInvisibleDurationCallsALease: messages
+// held for a few invisible durations cost at most two ChangeInvisibleDuration
+// calls a lease each (RocketMQ has no batch form), counted by the broker
+// (NFR-3, ADR 0005). Both variants.
+func TestExtensionEconomy_AtMostTwoChangeInvisibleDurationCallsALease(t *testing.T) {
 	t.Parallel()
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {

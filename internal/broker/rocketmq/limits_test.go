@@ -11,10 +11,10 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// TestCheckLimits: a proxy's default limits, in bytes, which
-// rmqtest does not enforce: 128 properties and 16 KiB of them together; a
-// routed copy with the longest rejection text fits.
-func TestCheckLimits(t *testing.T) {
+// TestCheckLimits_RefusesOverProxyPropertyLimits: a proxy's default limits, in
+// bytes, which rmqtest does not enforce: 128 properties and 16 KiB of them
+// together; a routed copy with the longest rejection text fits.
+func TestCheckLimits_RefusesOverProxyPropertyLimits(t *testing.T) {
 	enc := func(bag map[string]any) error {
 		m := message.New("id", "t", message.MTCommand, []byte("{}"))
 		for k, v := range bag {

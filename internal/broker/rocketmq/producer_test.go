@@ -76,9 +76,9 @@ func TestChannels_ValidateChecksRoutes(t *testing.T) {
 	}
 }
 
-// The client's own log is redirected away from /logs
-// (docs/emulators.md#rmqtest-rocketmq-5).
-func TestConfigureClientLog(t *testing.T) {
+// TestConfigureClientLog_RedirectsAwayFromLogs: The client's own log is
+// redirected away from /logs (docs/emulators.md#rmqtest-rocketmq-5).
+func TestConfigureClientLog_RedirectsAwayFromLogs(t *testing.T) {
 	dir := rocketmq.ConfigureClientLog(t.TempDir())
 	if dir == "" || strings.HasPrefix(dir, "/logs") {
 		t.Fatalf("client log dir %q", dir)

@@ -39,12 +39,13 @@ func (e *expiredToken) Do(r *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(body)), Request: r, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
-// TestRefusedCredentials: credentials SQS refuses (ExpiredToken)
-// are classified broker.ErrNotAuthorized, never a channel failure: at
-// start-up Resolve fails with one error naming the endpoint and the
-// credential source (consume exits 1 on it), and a receive refused later
-// is a fatal receive (the pump stops) rather than a back-off for ever.
-func TestRefusedCredentials(t *testing.T) {
+// TestRefusedCredentials_AreNotAuthorizedAtStartUpAndFatalOnReceive:
+// credentials SQS refuses (ExpiredToken) are classified
+// broker.ErrNotAuthorized, never a channel failure: at start-up Resolve fails
+// with one error naming the endpoint and the credential source (consume exits 1
+// on it), and a receive refused later is a fatal receive (the pump stops)
+// rather than a back-off for ever.
+func TestRefusedCredentials_AreNotAuthorizedAtStartUpAndFatalOnReceive(t *testing.T) {
 	t.Parallel()
 	ex := &expiredToken{inner: awshttp.NewBuildableClient(), ops: map[string]bool{"GetQueueUrl": true, "ReceiveMessage": true}}
 	cfg := sqstest.Config()

@@ -198,9 +198,10 @@ func TestSendBatch_CallFails_EveryEntryFails(t *testing.T) {
 	assertEmpty(t, k, time.Second)
 }
 
-// TestBatchChunks: at most MaxBatchEntries entries and MaxBatchBytes bytes
-// a call, in order; an entry larger than the limit goes alone.
-func TestBatchChunks(t *testing.T) {
+// TestBatchChunks_BoundEntriesAndBytesInOrder: at most MaxBatchEntries entries
+// and MaxBatchBytes bytes a call, in order; an entry larger than the limit goes
+// alone.
+func TestBatchChunks_BoundEntriesAndBytesInOrder(t *testing.T) {
 	var es []batchEntry[int]
 	sizes := []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, MaxBatchBytes - 1, 2, MaxBatchBytes + 5, 3}
 	for i, s := range sizes {

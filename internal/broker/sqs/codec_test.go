@@ -328,7 +328,11 @@ func TestCompressedBodyTravelsAsBase64(t *testing.T) {
 	}
 }
 
-func TestNaming(t *testing.T) {
+// TestQueueAndTopicNames_DotsBecomeUnderscoresAndAreNeverCut: QueueName
+// turns dots into underscores and appends .fifo for a FIFO queue (once);
+// neither QueueName nor TopicName cuts a long name (SQS refuses it rather
+// than another queue being used); an ARN gives its topic name.
+func TestQueueAndTopicNames_DotsBecomeUnderscoresAndAreNeverCut(t *testing.T) {
 	long := strings.Repeat("a", 100)
 	for _, c := range []struct {
 		in   string

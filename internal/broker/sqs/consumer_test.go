@@ -391,7 +391,11 @@ func TestAcknowledgeBatchDeletesAll_Proactor(t *testing.T) {
 	}
 }
 
-func TestReceiveErrors(t *testing.T) {
+// TestReceiveErrors_MissingQueueIsFatalUnreachableIsChannelFailure: a
+// receive from a queue that does not exist is a non-transient error, one
+// from an unreachable endpoint is broker.ErrChannelFailure, and a buffer
+// size over 10 is refused.
+func TestReceiveErrors_MissingQueueIsFatalUnreachableIsChannelFailure(t *testing.T) {
 	t.Parallel()
 	c := testClients(t)
 	k, err := NewConsumer(c, ConsumerOptions{Queue: uniq("never-made")})

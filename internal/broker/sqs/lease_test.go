@@ -285,10 +285,11 @@ func TestQueueOwnVisibilityTimeoutUnread(t *testing.T) {
 	}
 }
 
-// TestExtensionEconomy: messages held for a few visibility timeouts
-// cost at most two ChangeMessageVisibilityBatch calls a lease per receive
-// batch, counted on the wire (NFR-3, ADR 0005). Both variants.
-func TestExtensionEconomy(t *testing.T) {
+// TestExtensionEconomy_AtMostTwoChangeMessageVisibilityBatchCallsALeasePerBatch:
+// messages held for a few visibility timeouts cost at most two
+// ChangeMessageVisibilityBatch calls a lease per receive batch, counted on the
+// wire (NFR-3, ADR 0005). Both variants.
+func TestExtensionEconomy_AtMostTwoChangeMessageVisibilityBatchCallsALeasePerBatch(t *testing.T) {
 	for _, v := range pumptest.Variants {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()

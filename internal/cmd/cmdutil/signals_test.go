@@ -186,13 +186,13 @@ func TestWatchSignals(t *testing.T) {
 	})
 }
 
-// TestWatchSignals_Quit: a dashboard's q (SignalWatch.Quit) is a stop
-// request like a signal: the first, logged as QuitStopping, cancels the
-// context; a second request, q or a signal even within the merge window
-// (merging is for a signal repeated by timeout(1) or a terminal), logs its
-// Forced text and exits ExitInterrupted. Unread requests are left on the
-// channel once done.
-func TestWatchSignals_Quit(t *testing.T) {
+// TestWatchSignals_QuitStopsLikeASignalAndASecondRequestForcesExit: a
+// dashboard's q (SignalWatch.Quit) is a stop request like a signal: the first,
+// logged as QuitStopping, cancels the context; a second request, q or a signal
+// even within the merge window (merging is for a signal repeated by timeout(1)
+// or a terminal), logs its Forced text and exits ExitInterrupted. Unread
+// requests are left on the channel once done.
+func TestWatchSignals_QuitStopsLikeASignalAndASecondRequestForcesExit(t *testing.T) {
 	start := func(sigs <-chan os.Signal, quit <-chan struct{}) *watched {
 		w := &watched{log: &lockedLog{}, exited: make(chan int, 4)}
 		w.ctx, w.done = cmdutil.WatchSignals(context.Background(), sigs, cmdutil.SignalWatch{

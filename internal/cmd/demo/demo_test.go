@@ -11,13 +11,14 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 )
 
-// TestDemoEmulator runs `brighter demo --emulator HOST:PORT` against
-// Google's own Pub/Sub emulator (the test binary's shared one, so no second
-// Java start): the same story as on the embedded emulator, in a
-// project of its own, and with --keep-running a subscriptions file naming that emulator and
-// project, after which the demo returns (the emulator is not its to keep).
-// --listen with --emulator and a malformed address are usage errors.
-func TestDemoEmulator(t *testing.T) {
+// TestDemoEmulator_RunsTheStoryOnGooglesEmulator runs `brighter demo --emulator
+// HOST:PORT` against Google's own Pub/Sub emulator (the test binary's shared
+// one, so no second Java start): the same story as on the embedded emulator, in
+// a project of its own, and with --keep-running a subscriptions file naming
+// that emulator and project, after which the demo returns (the emulator is not
+// its to keep). --listen with --emulator and a malformed address are usage
+// errors.
+func TestDemoEmulator_RunsTheStoryOnGooglesEmulator(t *testing.T) {
 	t.Parallel() // waits on the shared Pub/Sub emulator, in a project of its own
 	emu, err := gcptest.Shared()
 	if err != nil {

@@ -44,12 +44,13 @@ var (
 // the file's subscriptions): each completes them in the shell.
 var enumerated = []string{"output", "format", "log-level", "log-format", "fail-on", "explain", "type", "pump", "mode", "reason", "subscription"}
 
-// TestFlagVocabulary walks the command tree and fails on a flag that breaks
-// the vocabulary: a long name with another shorthand, a shorthand used for
-// another name, a synonym, a command of the lists above without its flag,
-// an --output whose help does not list its values, an enumerated flag whose
-// values do not complete, or a command taking arguments without examples.
-func TestFlagVocabulary(t *testing.T) {
+// TestFlagVocabulary_EveryCommandFollowsIt walks the command tree and fails on
+// a flag that breaks the vocabulary: a long name with another shorthand, a
+// shorthand used for another name, a synonym, a command of the lists above
+// without its flag, an --output whose help does not list its values, an
+// enumerated flag whose values do not complete, or a command taking arguments
+// without examples.
+func TestFlagVocabulary_EveryCommandFollowsIt(t *testing.T) {
 	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard, Getenv: os.LookupEnv})
 	cmds := map[string]*cobra.Command{}
 	var walk func(c *cobra.Command)

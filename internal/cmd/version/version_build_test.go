@@ -48,7 +48,7 @@ var pseudoVersion = regexp.MustCompile(`^v0\.0\.0-\d{14}-([0-9a-f]{12})(\+dirty)
 // docs/commands/version.md describes:
 //   - make build stamps git describe's version and the commit (-ldflags, as
 //     make image does; the image itself is checked by
-//     deploy.TestImage);
+//     deploy.TestImage_ReproducibleAndRunsFromDockerAndOCIArchives);
 //   - go build from a clone with VCS stamping on: Go's pseudo-version and the
 //     commit;
 //   - go build with VCS stamping off (GOFLAGS=-buildvcs=false, or a git

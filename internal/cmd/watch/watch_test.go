@@ -12,7 +12,10 @@ import (
 	"github.com/brightergo/brighter/internal/cmd/iostreams"
 )
 
-func TestNormaliseTargets(t *testing.T) {
+// TestNormaliseTargets_AddsHTTPAndRefusesOtherSchemes: a --target without a
+// scheme gets http://, a trailing slash is dropped, and a scheme other than
+// http or https is refused.
+func TestNormaliseTargets_AddsHTTPAndRefusesOtherSchemes(t *testing.T) {
 	got, err := normaliseTargets([]string{"127.0.0.1:9464", "https://a.example/"})
 	if err != nil || fmt.Sprint(got) != "[http://127.0.0.1:9464 https://a.example]" {
 		t.Fatalf("got %v, %v", got, err)

@@ -81,7 +81,7 @@ func cells(test, path string, rows ...string) string {
 const (
 	sqsStd = "TestSQSConformance"
 	pubsub = "TestPubSubConformance"
-	rmq    = "TestRocketMQ"
+	rmq    = "TestRocketMQConformance"
 )
 
 // catalogue returns every maintained mutant: the conformance set below and

@@ -44,7 +44,7 @@ var cycleMutants = []mutant{
 		File: "internal/lint/cycles.go",
 		Old:  "cyc := x.cycles[s]",
 		New:  "cyc := x.cycles[nil]",
-		Pkg:  "./internal/lint", Run: "^(TestRejectionCycle|TestRejectionCycleInSubscriptionIn)$"},
+		Pkg:  "./internal/lint", Run: "^(TestRejectionCycle_IsAnErrorOnEachSubscriptionOfTheCycle|TestRejectionCycleInSubscriptionIn)$"},
 	{Name: "lint-source-raw-names", What: "dead-letter-is-source compares names as written: an SQS subscription reading lo.op whose deadLetterRoutingKey is lo_op (one queue) is not reported",
 		File: "internal/lint/names.go",
 		Old:  "if src.value == \"\" || destKey(s.Transport, src.value) != k {",

@@ -7,7 +7,7 @@ var leaseClockMutants = []mutant{
 		File: "internal/pump/lease.go",
 		Old:  "return l.holdFrom(ms, l.at(started), l.at(started))",
 		New:  "return l.holdFrom(ms, time.Since(l.base), l.at(started))",
-		Pkg:  "./internal/pump ./internal/broker/rocketmq ./internal/conformance", Run: "^(TestLeaseClockStartsAtTheReceiveCallsStart|TestMessageArrivingLateInALongPollKeepsItsLease|TestRocketMQ)$/^(reactor|proactor)$/^R4_lateinpoll$"},
+		Pkg:  "./internal/pump ./internal/broker/rocketmq ./internal/conformance", Run: "^(TestLeaseClockStartsAtTheReceiveCallsStart|TestMessageArrivingLateInALongPollKeepsItsLease|TestRocketMQConformance)$/^(reactor|proactor)$/^R4_lateinpoll$"},
 	{Name: "lease-clock-call-start-everywhere", What: "every batch's lease clock starts at the receive call's start, also where the broker hands a message out when the poll returns it: a message handed out late in a poll as long as its lease is dropped as lapsed on arrival, again and again",
 		File: "internal/pump/lease.go",
 		Old:  "\tif l.fromCall {\n",

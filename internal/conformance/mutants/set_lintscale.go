@@ -27,10 +27,10 @@ var lintScaleMutants = []mutant{
 		File: "internal/config/positions.go",
 		Old:  "\t\treturn s.Pos(rel)\n",
 		New:  "\t\treturn s.Pos(rel[:0])\n",
-		Run:  "^TestSubscription_Pos$", Pkg: "./internal/config"},
+		Run:  "^TestSubscriptionPos_KeepsKeyPositionsWithFallbacks$", Pkg: "./internal/config"},
 	{Name: "config-subscription-keys-in-file-table", What: "the keys under a subscription are recorded in the file's position table and not the subscription's, so every finding points at the subscription's first key",
 		File: "internal/config/yamltree.go",
 		Old:  "\tif d.sub != nil && strings.HasPrefix(path, d.subBase) {\n",
 		New:  "\tif false && d.sub != nil && strings.HasPrefix(path, d.subBase) {\n",
-		Run:  "^TestSubscription_Pos$", Pkg: "./internal/config"},
+		Run:  "^TestSubscriptionPos_KeepsKeyPositionsWithFallbacks$", Pkg: "./internal/config"},
 }

@@ -91,7 +91,7 @@ var triageConsoleMutants = []mutant{
 		File: "internal/inspect/notes.go",
 		Old:  "\t\tall[NoteKey(source, group)] = note\n",
 		New:  "\t\tall[NoteKey(\"\", group)] = note\n",
-		Pkg:  "./internal/inspect", Run: "^TestGroupNotes$"},
+		Pkg:  "./internal/inspect", Run: "^TestGroupNotes_KeptPerDestinationAndGroupAndPersisted$"},
 	{Name: "triage-grouping-by-reason-splits", What: "the console's grouping by reason still splits a reason by its rejection message: one exception type shows as several groups",
 		File: "internal/tui/triage/grouping.go",
 		Old:  "\t\tk = inspect.GroupKey{Reason: k.Reason}\n\t\treturn k, \"reason:\" + k.Reason\n",

@@ -11,8 +11,9 @@ import (
 	"github.com/brightergo/brighter/internal/lint/infra"
 )
 
-// TestDetect tells each format by content, whatever the file is named.
-func TestDetect(t *testing.T) {
+// TestDetect_TellsTheFormatByContentNotByFileName tells each format by content,
+// whatever the file is named.
+func TestDetect_TellsTheFormatByContentNotByFileName(t *testing.T) {
 	for _, c := range []struct {
 		name, data string
 		want       infra.Format

@@ -12,12 +12,13 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 )
 
-// The console's first screen, while dlq triage connects: which
-// destination, which transport and endpoint, and for how long (moving
-// with the clock); q is a quit and ctrl+c an interruption, as in the
-// console; ReadyMsg shows the console (at the terminal's size) and the
-// keys are its own from then on; StartFailedMsg ends the screen.
-func TestStarting(t *testing.T) {
+// TestStarting_ShowsTheConnectingScreenUntilReadyOrFailed: The console's first
+// screen, while dlq triage connects: which destination, which transport and
+// endpoint, and for how long (moving with the clock); q is a quit and ctrl+c an
+// interruption, as in the console; ReadyMsg shows the console (at the
+// terminal's size) and the keys are its own from then on; StartFailedMsg ends
+// the screen.
+func TestStarting_ShowsTheConnectingScreenUntilReadyOrFailed(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	now := t0.Add(3 * time.Second)
 	clock := func() time.Time { return now }

@@ -205,9 +205,10 @@ func TestReceiptHandlesAndAttempts(t *testing.T) {
 	}
 }
 
-// After the group's max deliveries the message moves, unchanged, to
-// %DLQ%<group> when its lease lapses, even with no one receiving.
-func TestNativeDeadLetter(t *testing.T) {
+// TestNativeDeadLetter_MovesUnchangedAfterMaxDeliveries: after the group's max
+// deliveries the message moves, unchanged, to %DLQ%<group> when its lease
+// lapses, even with no one receiving.
+func TestNativeDeadLetter_MovesUnchangedAfterMaxDeliveries(t *testing.T) {
 	f := start(t, rmqtest.Options{MaxDeliveryAttempts: 2})
 	f.srv.CreateTopic("t")
 	f.send("t", "m", "")
@@ -236,7 +237,11 @@ func TestNativeDeadLetter(t *testing.T) {
 	}
 }
 
-func TestFaults(t *testing.T) {
+// TestFaultHooks_FailCallsUntilClearedAndKeepHandlesUsable: FailSend,
+// FailChangeInvisibleDuration and FailAck make those calls fail (a failed
+// send stores nothing); once cleared, the receipt handle still acknowledges,
+// and every call is counted.
+func TestFaultHooks_FailCallsUntilClearedAndKeepHandlesUsable(t *testing.T) {
 	f := start(t, rmqtest.Options{})
 	f.srv.CreateTopic("t")
 	boom := func(string, string) error { return errors.New("boom") }

@@ -71,11 +71,11 @@ func TestRunStoppable_GroupOutlivingItsShellIsKilled(t *testing.T) {
 	polltest.Until(t, 5*time.Second, "the editor's process group to be gone", func() bool { return syscall.Kill(-pgid, 0) != nil })
 }
 
-// TestEditSession_Commands: an EDITOR that names a program alone is run
-// itself with the file as its argument (no sh between: a terminal's
-// ctrl+c reaches only it and brighter); one with arguments or other shell
-// characters is run by sh -c with the file as "$1".
-func TestEditSession_Commands(t *testing.T) {
+// TestEditSession_BareEditorRunsDirectlyOthersThroughSh: an EDITOR that names a
+// program alone is run itself with the file as its argument (no sh between: a
+// terminal's ctrl+c reaches only it and brighter); one with arguments or other
+// shell characters is run by sh -c with the file as "$1".
+func TestEditSession_BareEditorRunsDirectlyOthersThroughSh(t *testing.T) {
 	s := &EditSession{BodyPath: "/tmp/x/body.json"}
 	for _, tc := range []struct {
 		editor string
