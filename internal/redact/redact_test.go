@@ -225,6 +225,20 @@ func TestURLSecrets_UserInfoPathQueryRawAndDecoded(t *testing.T) {
 			t.Errorf("URLSecrets has %q, which is no secret: %q", not, got)
 		}
 	}
+	// A path of one word is no secret: it would be masked in every line
+	// (a lint finding's "6 messages" printed "6 REDACTED"); one of one
+	// token-like segment is.
+	if got := URLSecrets("http://payments-handler.default.svc:8080/messages"); len(got) != 0 {
+		t.Errorf("a one-word path: URLSecrets = %q, want nothing", got)
+	}
+	if got := URLSecrets("https://hooks.example/XyZtokenXyZtokenXyZ"); !slices.Contains(got, "XyZtokenXyZtokenXyZ") {
+		t.Errorf("a one-token path: URLSecrets = %q, want the token", got)
+	}
+	var r Redactor
+	r.Add(URLSecrets("http://h:8080/messages")...)
+	if got := r.String("a performer may hold 6 messages"); got != "a performer may hold 6 messages" {
+		t.Errorf("a one-word path's word masked in other text: %q", got)
+	}
 	if got := URLSecrets("http://admin:pa%zzword-1@h/"); !slices.Contains(got, "pa%zzword-1") {
 		t.Errorf("a URL net/url refuses: URLSecrets = %q, want its password", got)
 	}

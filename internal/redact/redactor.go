@@ -138,9 +138,9 @@ func maskAll(s string, secrets []string) string {
 // mask wherever else they appear: the user name and password, each as
 // written and percent-decoded; each query value as written and decoded;
 // the fragment; and the path (as written and decoded, without its leading
-// "/") when it is more than "/", with each of its segments that looks
-// like a token (at least MinSecret bytes holding a digit, or at least 16
-// bytes). The path is a secret because webhook endpoints carry their
+// "/") when it has more than one segment or its one segment looks like a
+// token, with each of its segments that looks like a token (at least
+// MinSecret bytes holding a digit, or at least 16 bytes). The path is a secret because webhook endpoints carry their
 // token in it (https://hooks.example/services/T000/TOKEN). raw need not
 // parse: the parts are found by their text as URL finds them.
 func URLSecrets(raw string) []string {
@@ -175,7 +175,13 @@ func URLSecrets(raw string) []string {
 		rest = ""
 	}
 	if p := strings.TrimPrefix(path, "/"); p != "" {
-		both(p)
+		// The whole path, where it is more than one word: a path of one
+		// segment ("/messages") is a secret only when it looks like a
+		// token, as a segment is, or the word would be masked in every
+		// line printed (a lint finding's "6 messages").
+		if strings.Contains(p, "/") || tokenLike(p) {
+			both(p)
+		}
 		for _, seg := range strings.Split(p, "/") {
 			if tokenLike(seg) {
 				both(seg)
