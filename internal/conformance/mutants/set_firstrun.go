@@ -1,9 +1,10 @@
 package main
 
-// newUserMutants: what a new user following the README met: an AWS SDK
-// line past --log-format json, tests writing the real replay history,
-// send creating or missing destinations silently, and usage errors.
-var newUserMutants = []mutant{
+// firstRunMutants break what a first run of the commands meets: the AWS
+// SDK's own log line past --log-format json, the replay history kept per
+// endpoint, send creating or missing destinations silently, and usage
+// errors.
+var firstRunMutants = []mutant{
 	{Name: "sqs-sdk-logger-default", What: "the AWS SDK keeps its default logger: its \"falling back to IMDSv1\" warning is a raw line on stderr, past --log-format json",
 		File: "internal/broker/sqs/clients.go",
 		Old:  "\topts = append(opts, config.WithLogger(newSDKLogger(conn.Logger)))\n",

@@ -1,9 +1,10 @@
 package main
 
-// userDefectMutants: what a new user trying the README met: a memory://
-// file path holding "+", lint --live on a silent SQS endpoint, and dlq
-// commands that ignored a signal while connecting.
-var userDefectMutants = []mutant{
+// cliEdgeMutants break the commands' edges: a memory:// file path holding
+// "+", lint --live's deadlines on a silent endpoint, the dlq commands'
+// signals while connecting, stdout readers that leave early, archive
+// files that are not regular files, and the editor's signals.
+var cliEdgeMutants = []mutant{
 	{Name: "memory-file-plus-as-space", What: "a \"+\" in memory://QUEUE?file=PATH is decoded as a space, so dlq reads (or creates) another file than the one named",
 		File: "internal/broker/memory/address.go",
 		Old:  "\t\tvalue, err := url.PathUnescape(v)\n",
