@@ -38,8 +38,8 @@ type Pump struct {
 
 // AwaitingReceive reports whether the Run under way is in a graceful
 // stop that waits only for receives in flight: the stop has begun, a
-// Receive is still waiting on the broker (it is let end, at most TimeOut,
-// so that the messages it takes are released rather than left invisible)
+// Receive is still waiting on the broker (it is let end, at most
+// ReceiveBound, so that the messages it takes are released rather than left invisible)
 // and no handler is running: no performer (Reactor) holds a received batch
 // and no worker (Proactor) a run of messages, whose handlers could still
 // start. false when no Run is under way, before a
@@ -51,6 +51,13 @@ func (p *Pump) AwaitingReceive() bool {
 	}
 	return r.receiving.Load() > 0 && r.handling.Load() == 0
 }
+
+// ReceiveBound is the longest a Receive may wait on the broker: TimeOut
+// plus ReceiveMargin (the defaults applied), the deadline the pump gives
+// each receive (run.receiveCtx). A graceful stop that waits only for a
+// receive in flight (AwaitingReceive) waits at most this long for it,
+// whether the broker answers at the end of its long poll or never.
+func (p *Pump) ReceiveBound() time.Duration { return p.opts.TimeOut + p.opts.ReceiveMargin }
 
 // CutOff stops the current Run (as cancelling its context does) and
 // cancels the context of every handler at once, as the drain timeout would:

@@ -21,4 +21,9 @@ var stopMutants = []mutant{
 		Old:  "closeOnce.Do(func() { close(closing) })\n\t\tctx, cancel := context.WithTimeout(ctx, timeout)",
 		New:  "closeOnce.Do(func() {})\n\t\tctx, cancel := context.WithCancel(ctx)",
 		Run:  "^TestConsumeStop_(EndsWithAnEventsReaderAttached|EndsWithBrighterWatchAttached)$", Pkg: "./internal/cmd/consume"},
+	{Name: "drain-up-to-timeout-only", What: "a drain waiting only for the receive in flight states its bound as the receive's timeOut, without the pump's receive margin: a broker that does not answer holds the stop 10s longer than up_to (and the --tui status line) says",
+		File: "internal/pump/run.go",
+		Old:  "func (p *Pump) ReceiveBound() time.Duration { return p.opts.TimeOut + p.opts.ReceiveMargin }",
+		New:  "func (p *Pump) ReceiveBound() time.Duration { return p.opts.TimeOut }",
+		Run:  "^TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo$", Pkg: "./internal/cmd/consume"},
 }
