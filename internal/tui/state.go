@@ -251,6 +251,10 @@ func (m *state) apply(r *observe.Record, target string) {
 	case "settle-failed":
 		s.counts.InFlight--
 		ms.state, ms.settled = "settle failed", true
+	case "released":
+		// Released unstarted at a stop: never counted received or in
+		// flight, back on the broker with a delivery spent.
+		ms.state, ms.settled = "released", true
 	}
 }
 
