@@ -161,6 +161,7 @@ func msgKey(sub, id string) string { return sub + "\x00" + id }
 
 // apply folds one record, from target, into the state.
 func (m *state) apply(r *observe.Record, target string) {
+	r = visibleRecord(r) // what a message or handler wrote shows escaped
 	switch r.Kind {
 	case observe.KindSubscription:
 		s := m.sub(r.Subscription)
