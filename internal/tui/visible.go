@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -61,8 +62,8 @@ func visibleLine(s string) string {
 
 // visibleDetail returns a copy of d with its texts through kit.Visible
 // (the body preview keeping its lines, a CRLF read as a line break; a bag
-// value that is not a string shown as fmt.Sprint shows it) and true, or
-// d and false when nothing needed escaping.
+// value that is not a string, number or boolean shown as fmt.Sprint
+// shows it) and true, or d and false when nothing needed escaping.
 func visibleDetail(d *observe.MessageDetail) (*observe.MessageDetail, bool) {
 	c := *d
 	c.Topic, c.MessageType, c.CorrelationID = kit.Visible(d.Topic), kit.Visible(d.MessageType), kit.Visible(d.CorrelationID)
@@ -71,29 +72,39 @@ func visibleDetail(d *observe.MessageDetail) (*observe.MessageDetail, bool) {
 	changed := c.Topic != d.Topic || c.MessageType != d.MessageType || c.CorrelationID != d.CorrelationID ||
 		c.ContentType != d.ContentType || c.PartitionKey != d.PartitionKey || c.TraceParent != d.TraceParent ||
 		c.BodyPreview != d.BodyPreview
-	bag := make(map[string]any, len(d.Bag))
+	var bag map[string]any // made only when an entry needs escaping
 	for k, v := range d.Bag {
-		s, ok := v.(string)
-		if !ok {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case nil, bool, float64, int, int64, json.Number:
+			if vk := kit.Visible(k); vk != k {
+				if bag == nil {
+					bag = maps.Clone(d.Bag)
+				}
+				delete(bag, k)
+				bag[vk] = v
+			}
+			continue
+		default:
 			s = fmt.Sprint(v)
 		}
 		vs, vk := kit.Visible(s), kit.Visible(k)
-		if vs != s || vk != k {
-			changed = true
+		if vs == s && vk == k {
+			continue
 		}
-		if ok || vs != s {
-			bag[vk] = vs
-		} else {
-			bag[vk] = v
+		if bag == nil {
+			bag = maps.Clone(d.Bag)
 		}
+		delete(bag, k)
+		bag[vk] = vs
+	}
+	if bag != nil {
+		c.Bag, changed = bag, true
 	}
 	if !changed {
 		return d, false
-	}
-	if len(d.Bag) > 0 {
-		c.Bag = bag
-	} else {
-		c.Bag = maps.Clone(d.Bag)
 	}
 	return &c, true
 }

@@ -79,4 +79,9 @@ var securityMutants = []mutant{
 		Old:  "keep := func(r rune) bool { return unicode.IsGraphic(r) || lines && (r == '\\n' || r == '\\t') }",
 		New:  "keep := func(r rune) bool { return unicode.IsGraphic(r) || r >= 0x80 && r < 0xa0 || lines && (r == '\\n' || r == '\\t') }",
 		Run:  "^(TestModel_ShowsControlCharactersEscaped|TestTriage_ShowsControlCharactersEscaped)$", Pkg: "./internal/tui ./internal/tui/triage"},
+	{Name: "replay-progress-controls-raw", What: "the progress lines of dlq replay name a message's id with its terminal control sequences raw",
+		File: "internal/inspect/progress.go",
+		Old:  "o.ID, o.NewID, o.Destination = kit.Visible(o.ID), kit.Visible(o.NewID), kit.Visible(o.Destination)",
+		New:  "o.Destination = kit.Visible(o.Destination)",
+		Run:  "^TestDLQPeekAndStats_ShowControlCharactersEscaped$", Pkg: "./internal/cmd/dlq/peek"},
 }

@@ -14,5 +14,6 @@
 //
 // Imports: none
 //
-// Imported by: internal/tui, internal/tui/triage, internal/inspect
+// Imported by: internal/tui, internal/tui/triage, internal/inspect,
+// internal/cmd/dlq/restore
 package kit

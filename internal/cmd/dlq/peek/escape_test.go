@@ -29,7 +29,8 @@ func rawControl(s string) rune {
 // clipboard write ended by BEL, a C1 CSI, DEL), as a sender or a handler
 // can write them, is shown by `dlq peek` and `dlq stats` with every
 // control character escaped (\x1b, \a, \u009b, \x7f), never raw, on
-// fauxqs; `dlq peek -o json` keeps the exact text.
+// fauxqs, and so do the progress lines of `dlq replay --dry-run`; `dlq
+// peek -o json` keeps the exact text.
 func TestDLQPeekAndStats_ShowControlCharactersEscaped(t *testing.T) {
 	t.Parallel()
 	q := dlqtest.NewFauxqsDLQ(t, "esc")
@@ -56,6 +57,14 @@ func TestDLQPeekAndStats_ShowControlCharactersEscaped(t *testing.T) {
 				t.Errorf("%s does not show %s escaped:\n%s", verb, w, out)
 			}
 		}
+	}
+	// A replay's progress lines name the id and the destination.
+	code, rout, rerr := cmdtest.BrighterExit(t, dir, append([]string{"dlq", "replay", "sqs://" + q.DLQ, "--dry-run", "--wait", "1s"}, q.Conn...)...)
+	if r := rawControl(rout + rerr); r >= 0 {
+		t.Errorf("replay --dry-run (exit %d) wrote the control character %U raw:\n%q\n%q", code, r, rout, rerr)
+	}
+	if !strings.Contains(rout, `ev\x1b]0;PWNED\ail-`) {
+		t.Errorf("replay --dry-run (exit %d) does not name the id escaped:\n%s\nstderr:\n%s", code, rout, rerr)
 	}
 	out := cmdtest.Brighter(t, dir, append([]string{"dlq", "peek", "sqs://" + q.DLQ, "--wait", "1s", "-o", "json"}, q.Conn...)...)
 	var got struct {
