@@ -110,6 +110,13 @@ func Visible(s string) string { return visible(s, false) }
 func VisibleLines(s string) string { return visible(s, true) }
 
 func visible(s string, lines bool) string {
+	ascii := true // printable ASCII, the common case: returned as it is
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] >= ' ' && s[i] < 0x7f
+	}
+	if ascii {
+		return s
+	}
 	keep := func(r rune) bool { return unicode.IsGraphic(r) || lines && (r == '\n' || r == '\t') }
 	i := strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || !keep(r) })
 	if i < 0 {
