@@ -488,6 +488,18 @@ subscriptions: []
 `,
 			want: []string{`test.yaml:4:14: subscriptions[0].handler: alias *h refers to no anchor`},
 		},
+		{
+			// 0s is refused, not read as the 10s default: an operator
+			// writing it for an immediate release would get 10s.
+			name: "drainTimeout 0s",
+			src: `subscriptions:
+  - name: a
+    transport: memory
+    drainTimeout: 0s
+    handler: {type: builtin, name: ack}
+`,
+			want: []string{`test.yaml:4:19: subscriptions[0].drainTimeout: 0s is out of range; valid values are > 0s`},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -227,7 +227,8 @@ type Subscription struct {
 	// success between before the subscription is reported stalled
 	// (/readyz 503, brighter_stalled 1); default 60s.
 	StallAfter time.Duration
-	// DrainTimeout bounds graceful shutdown; default 10s.
+	// DrainTimeout bounds graceful shutdown; default 10s; > 0 (a file
+	// setting 0s is refused).
 	DrainTimeout time.Duration
 	// MaxLeaseExtension caps how long past its first lease the pump keeps
 	// extending a held message's lease (SQS visibility timeout, Pub/Sub

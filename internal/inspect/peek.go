@@ -16,6 +16,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // Exporter writes the messages a peek selects, one at a time, so nothing but
@@ -285,8 +286,15 @@ var (
 	plainCell   = lipgloss.NewStyle().PaddingRight(2)
 )
 
-// renderTable writes one lipgloss table.
+// renderTable writes one lipgloss table. Every cell is shown through
+// kit.Visible: a message's or a handler's text (an id, a topic, a
+// rejection message) never reaches the terminal as a control sequence.
 func renderTable(w io.Writer, styled bool, headers []string, rows [][]string) error {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = kit.Visible(c)
+		}
+	}
 	tb := table.New().Headers(headers...).Rows(rows...)
 	if styled {
 		tb = tb.Border(lipgloss.RoundedBorder()).StyleFunc(func(row, col int) lipgloss.Style {

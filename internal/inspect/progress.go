@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/brightergo/brighter/internal/export"
 	"github.com/brightergo/brighter/internal/redact"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // Bar is the Progress of a replay on a terminal: a progress bar
@@ -52,6 +54,7 @@ func NewBar(w io.Writer, total int, description string) *Bar {
 
 // Done advances the bar by one.
 func (b *Bar) Done(o Outcome) {
+	o = o.visible()
 	if o.Left {
 		_ = b.bar.Clear()
 		fmt.Fprintf(b.w, "left %s: %s\n", o.ID, leftText)
@@ -86,6 +89,7 @@ func NewLines(w io.Writer) *Lines { return &Lines{w: w} }
 
 // Done writes the message's line.
 func (l *Lines) Done(o Outcome) {
+	o = o.visible()
 	switch {
 	case o.Left:
 		fmt.Fprintf(l.w, "left %s: %s\n", o.ID, leftText)
@@ -282,3 +286,16 @@ func (j *RunJSON) write(r ReplayRecord) {
 // credentials in a URL's user-info or query), so it passes the URL rule
 // (redact.URL) and is cut at redact.MaxQuoted bytes.
 func shownDestination(dest string) string { return redact.Cut(redact.URL(dest)) }
+
+// visible is o as a progress line shows it: its ids, destination and
+// error through kit.Visible, so that a message's id or topic never reaches
+// the terminal as a control sequence (docs/security.md).
+func (o Outcome) visible() Outcome {
+	o.ID, o.NewID, o.Destination = kit.Visible(o.ID), kit.Visible(o.NewID), kit.Visible(o.Destination)
+	if o.Err != nil {
+		if s := o.Err.Error(); kit.Visible(s) != s {
+			o.Err = errors.New(kit.Visible(s))
+		}
+	}
+	return o
+}

@@ -14,8 +14,11 @@ import (
 // Metric names. Every per-message metric has the label
 // "subscription".
 const (
-	MetricReceived        = "brighter_messages_received_total"
-	MetricAcknowledged    = "brighter_messages_acknowledged_total"
+	MetricReceived     = "brighter_messages_received_total"
+	MetricAcknowledged = "brighter_messages_acknowledged_total"
+	// MetricReleased counts messages released unstarted (pump.EventReleased),
+	// + reason: "stop" (the only one).
+	MetricReleased        = "brighter_messages_released_total"
 	MetricDeferred        = "brighter_messages_deferred_total"
 	MetricRejected        = "brighter_messages_rejected_total" // + reason, route
 	MetricRoutingFailures = "brighter_routing_failures_total"  // + reason, route
@@ -48,6 +51,10 @@ const (
 	MetricBrokerCalls = "brighter_broker_calls_total"
 )
 
+// ReleasedAtStop is MetricReleased's reason for a message a stop
+// released unstarted.
+const ReleasedAtStop = "stop"
+
 // Metrics is a pump.Observer that counts events into Prometheus metrics on
 // its own registry (one per consume run), and the broker.CallCounter the
 // run's transports count their broker calls into (CountCall). Observe
@@ -66,7 +73,7 @@ type Metrics struct {
 	inFlight, dlqDepth, stalled                               *prometheus.GaugeVec
 	ready                                                     prometheus.Gauge
 	leaseExt, leaseExtFail, leaseLapsed, leaseCapped          *prometheus.CounterVec
-	staleSettles                                              *prometheus.CounterVec
+	staleSettles, released                                    *prometheus.CounterVec
 	brokerCalls                                               *prometheus.CounterVec
 	runtime                                                   *runtimeCollectors // on reg
 
@@ -88,7 +95,8 @@ func NewMetrics() *Metrics {
 	m := &Metrics{
 		reg:              prometheus.NewRegistry(),
 		own:              prometheus.NewRegistry(),
-		received:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReceived, Help: "Messages received, per subscription."}, sub),
+		received:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReceived, Help: "Deliveries taken up for handling (handed to the handler, or settled on arrival without a run); not a delivery released unstarted at a stop (brighter_messages_released_total) or dropped with its lease lapsed (brighter_leases_lapsed_total)."}, sub),
+		released:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReleased, Help: "Messages received and released unstarted, by reason (stop: a stop released them from the receive-ahead buffer or a received batch); each cost its message a delivery the broker counts, with no handler run."}, []string{"subscription", "reason"}),
 		acked:            prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAcknowledged, Help: "Messages acknowledged after the handler acked."}, sub),
 		deferred:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeferred, Help: "Messages requeued after the handler deferred."}, sub),
 		exhausted:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricBudgetExhausted, Help: "Defers that reached the redelivery budget requeueCount and were rejected."}, sub),
@@ -121,7 +129,7 @@ func NewMetrics() *Metrics {
 	}
 	own := []prometheus.Collector{m.received, m.acked, m.deferred, m.exhausted, m.channelFailures, m.rejected, m.routingFailures, m.routingRetries, m.routingPermanent,
 		m.settleFailures, m.duration, m.deliveryCount, m.inFlight, m.dlqDepth, m.stalled, m.ready,
-		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles, m.brokerCalls}
+		m.leaseExt, m.leaseExtFail, m.leaseLapsed, m.leaseCapped, m.staleSettles, m.released, m.brokerCalls}
 	m.own.MustRegister(own...)
 	m.reg.MustRegister(own...)
 	m.runtime = &runtimeCollectors{}
@@ -287,6 +295,8 @@ func (m *Metrics) Observe(e pump.Event) {
 		if errors.Is(e.Err, broker.ErrStaleReceipt) {
 			m.staleSettles.WithLabelValues(e.Subscription, "extend").Inc()
 		}
+	case pump.EventReleased:
+		m.released.WithLabelValues(e.Subscription, ReleasedAtStop).Inc()
 	case pump.EventLeaseLapsed:
 		m.leaseLapsed.WithLabelValues(e.Subscription).Inc()
 	case pump.EventLeaseCapped:

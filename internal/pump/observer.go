@@ -88,10 +88,19 @@ const (
 	// A settle the broker refused as stale is EventSettleFailed with an
 	// Err wrapping broker.ErrStaleReceipt.
 	EventStaleSettle
+	// EventReleased: a message received but never handed to its handler
+	// (waiting in the receive-ahead buffer or a received batch, or taken by
+	// the receive in flight) was released to the broker at a stop, visible
+	// again at once: no handler ran, no count was stamped and no budget
+	// applied, but the broker counts the delivery (DeliveryCount is the
+	// presented count). One per message, after its release call succeeded
+	// (a failed one is EventSettleFailed); the stop's EventStopped lists
+	// their ids (Event.Released).
+	EventReleased
 )
 
 var eventNames = [...]string{"received", "acknowledged", "deferred", "budget-exhausted", "rejected", "settle-failed", "channel-failure", "started", "stopped", "stalled", "channel-recovered",
-	"lease-extended", "lease-extend-failed", "lease-lapsed", "lease-capped", "stale-settle"}
+	"lease-extended", "lease-extend-failed", "lease-lapsed", "lease-capped", "stale-settle", "released"}
 
 // String returns the event's kebab-case name, e.g. "budget-exhausted".
 func (k EventKind) String() string {
@@ -176,6 +185,10 @@ type Event struct {
 	// handling in place of EventAcknowledged (an acknowledgement sent with
 	// a lapsed receipt): the handler's run ends here, Duration its length.
 	EndsFlight bool
+	// Released is, on a stopped event, the ids of the messages the stop
+	// released unstarted (one EventReleased each), in release order; nil
+	// when it released none.
+	Released []string
 	// Ceiling is the broker's ceiling on holding a message
 	// (broker.LeaseCeiling, SQS's 12 h) on a lease-capped event when that
 	// ceiling, not maxLeaseExtension, stopped the extension; 0 otherwise.
@@ -258,8 +271,16 @@ const (
 	LogChannelFailure = "channel failure; backing off"
 	LogStalled        = "channel stalled: no successful broker call"
 	LogRecovered      = "channel recovered"
-	LogStarted        = "message pump started"
-	LogStopped        = "message pump stopped"
+	// LogReleased is logged (Info) once per stop that released messages
+	// unstarted (EventStopped with Released): how many and their ids.
+	// Each cost its message a delivery the broker counts, with no handler
+	// run.
+	LogReleased = "stop released messages no handler had started; the broker counts each a delivery"
+	// LogReleasedOne is logged (Debug) for each message a stop released
+	// unstarted (EventReleased).
+	LogReleasedOne = "message released unstarted by the stop"
+	LogStarted     = "message pump started"
+	LogStopped     = "message pump stopped"
 )
 
 // LogObserver writes events to a slog.Logger: receives and
@@ -362,7 +383,12 @@ func (o LogObserver) Observe(e Event) {
 		l.Info(LogRecovered, "subscription", e.Subscription, "failed_for", time.Since(e.Since).Round(time.Millisecond), "failures", e.Failures)
 	case EventStarted:
 		l.Info(LogStarted, "subscription", e.Subscription)
+	case EventReleased:
+		l.Debug(LogReleasedOne, "subscription", e.Subscription, "message_id", e.MessageID(), "delivery_count", e.DeliveryCount)
 	case EventStopped:
+		if len(e.Released) > 0 {
+			l.Info(LogReleased, "subscription", e.Subscription, "released", len(e.Released), "message_ids", e.Released)
+		}
 		if e.Err != nil && o.StopErrorReported {
 			l.Info(LogStopped, "subscription", e.Subscription, "failed", true)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +39,8 @@ type Pump struct {
 
 // AwaitingReceive reports whether the Run under way is in a graceful
 // stop that waits only for receives in flight: the stop has begun, a
-// Receive is still waiting on the broker (it is let end, at most TimeOut,
-// so that the messages it takes are released rather than left invisible)
+// Receive is still waiting on the broker (it is let end, at most
+// ReceiveBound, so that the messages it takes are released rather than left invisible)
 // and no handler is running: no performer (Reactor) holds a received batch
 // and no worker (Proactor) a run of messages, whose handlers could still
 // start. false when no Run is under way, before a
@@ -51,6 +52,13 @@ func (p *Pump) AwaitingReceive() bool {
 	}
 	return r.receiving.Load() > 0 && r.handling.Load() == 0
 }
+
+// ReceiveBound is the longest a Receive may wait on the broker: TimeOut
+// plus ReceiveMargin (the defaults applied), the deadline the pump gives
+// each receive (run.receiveCtx). A graceful stop that waits only for a
+// receive in flight (AwaitingReceive) waits at most this long for it,
+// whether the broker answers at the end of its long poll or never.
+func (p *Pump) ReceiveBound() time.Duration { return p.opts.TimeOut + p.opts.ReceiveMargin }
 
 // CutOff stops the current Run (as cancelling its context does) and
 // cancels the context of every handler at once, as the drain timeout would:
@@ -187,7 +195,7 @@ func (p *Pump) Run(ctx context.Context) error {
 	}
 	err := r.err()
 	p.endHealth()
-	p.emit(Event{Kind: EventStopped, Err: err})
+	p.emit(Event{Kind: EventStopped, Err: err, Released: r.releasedIDs()})
 	return err
 }
 
@@ -304,9 +312,12 @@ type run struct {
 	// around each handle cost the no-op pump a measurable share.
 	receiving, handling atomic.Int32
 	heldMu              sync.Mutex
-	held                []*message.Message // released at the end of a stop (release)
-	errMu               sync.Mutex
-	fatal               error
+	held                []heldMsg // released at the end of a stop (release)
+	// released are the ids of the messages releaseHeld released unstarted
+	// (EventReleased), in order, for the stop's EventStopped; under heldMu.
+	released []string
+	errMu    sync.Mutex
+	fatal    error
 }
 
 // halt stops receiving; err, if not nil, is what Run will return. A halt
@@ -448,33 +459,60 @@ func (r *run) release(m *message.Message, st leaseRef) {
 	if f, _, _ := r.leases.settling(m, st, time.Now(), false); f != nil {
 		m.Receipt = f.Receipt
 	}
-	r.keep(m)
+	r.hold(m, true)
 }
 
-// keep holds m, a received message no longer tracked, for releaseHeld.
-func (r *run) keep(m *message.Message) {
+// heldMsg is a message held for releaseHeld: unstarted when no handler
+// ran for this delivery (release), not when its handler was cut off
+// (keep).
+type heldMsg struct {
+	m         *message.Message
+	unstarted bool
+}
+
+// keep holds m, a received message no longer tracked whose handler was
+// cut off by the stop, for releaseHeld.
+func (r *run) keep(m *message.Message) { r.hold(m, false) }
+
+// hold holds m for releaseHeld; unstarted: see heldMsg.
+func (r *run) hold(m *message.Message, unstarted bool) {
 	if m.Header.MessageType == message.MTQuit || m.Receipt == nil {
 		return
 	}
 	r.heldMu.Lock()
-	r.held = append(r.held, m)
+	r.held = append(r.held, heldMsg{m, unstarted})
 	r.heldMu.Unlock()
 }
 
-// releaseHeld releases what release held; it runs once every receive loop
-// has returned.
+// releaseHeld releases what release and keep held; it runs once every
+// receive loop has returned. Each message released unstarted is told
+// (EventReleased) and its id kept for the stop's EventStopped.
 func (r *run) releaseHeld() {
 	r.heldMu.Lock()
 	held := r.held
 	r.held = nil
 	r.heldMu.Unlock()
-	for _, m := range held {
+	for _, h := range held {
+		m := h.m
 		ctx, cancel := r.call()
 		err := r.p.consumer.Requeue(ctx, m, 0)
 		cancel()
 		r.p.settled(err)
-		if err != nil {
+		switch {
+		case err != nil:
 			r.p.emit(Event{Kind: EventSettleFailed, Message: m, DeliveryCount: m.Header.HandledCount, Outcome: Defer, Err: err})
+		case h.unstarted:
+			r.heldMu.Lock()
+			r.released = append(r.released, m.Header.MessageID)
+			r.heldMu.Unlock()
+			r.p.emit(Event{Kind: EventReleased, Message: m, DeliveryCount: m.Header.HandledCount})
 		}
 	}
+}
+
+// releasedIDs returns the ids of the messages released unstarted so far.
+func (r *run) releasedIDs() []string {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	return slices.Clone(r.released)
 }

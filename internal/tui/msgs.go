@@ -44,7 +44,8 @@ type DrainingMsg struct{}
 
 // AwaitingReceiveMsg tells the in-process dashboard of a draining consumer
 // that the drain of Subscription waits only for the receive in flight on
-// its broker (an SQS long poll), for at most UpTo (its timeOut): the
+// its broker (an SQS long poll), for at most UpTo (its timeOut plus the pump's receive margin, the
+// receive's deadline): the
 // status line says so instead of "handlers finish and settle", since no
 // handler is running.
 type AwaitingReceiveMsg struct {

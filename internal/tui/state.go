@@ -161,6 +161,7 @@ func msgKey(sub, id string) string { return sub + "\x00" + id }
 
 // apply folds one record, from target, into the state.
 func (m *state) apply(r *observe.Record, target string) {
+	r = visibleRecord(r) // what a message or handler wrote shows escaped
 	switch r.Kind {
 	case observe.KindSubscription:
 		s := m.sub(r.Subscription)
@@ -251,6 +252,10 @@ func (m *state) apply(r *observe.Record, target string) {
 	case "settle-failed":
 		s.counts.InFlight--
 		ms.state, ms.settled = "settle failed", true
+	case "released":
+		// Released unstarted at a stop: never counted received or in
+		// flight, back on the broker with a delivery spent.
+		ms.state, ms.settled = "released", true
 	}
 }
 

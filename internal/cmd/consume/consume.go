@@ -63,8 +63,8 @@ rejection metadata Brighter writes.
 SIGINT, SIGTERM or SIGHUP (the terminal closed, an ssh session dropped)
 stops receiving and lets in-flight messages finish within drainTimeout, and
 a receive already waiting on the broker end (at most its
-timeOut, 20s on SQS: "draining: waiting for the receive in flight to return"
-says so), then exits 0. A handler still running when the drain ends is cut
+timeOut + 10s, 30s on SQS: "draining: waiting for the receive in flight to
+return" says so), then exits 0. A handler still running when the drain ends is cut
 off and its message released; an exec handler's process group is sent
 SIGTERM, then SIGKILL after 2s, and consume never exits before it is gone. A
 second signal cuts the handlers off that way at once and exits 1, leaving
@@ -373,10 +373,10 @@ func runConsume(ctx context.Context, o *Options) error {
 	obs.running(runCtx)
 	// A drain that waits only for a receive in flight says so (logged,
 	// and on the dashboard): an SQS long poll may hold the stop for up to
-	// its timeOut.
+	// its timeOut, and a broker that does not answer it to its deadline.
 	watched := make([]drainWatched, len(units))
 	for i, u := range units {
-		watched[i] = drainWatched{name: u.sub.Name, pump: u.pump, timeOut: u.sub.TimeOut}
+		watched[i] = drainWatched{name: u.sub.Name, pump: u.pump}
 	}
 	pumpsReturned := make(chan struct{})
 	go watchDrain(runCtx, pumpsReturned, logger, watched, dash.awaitingReceive)

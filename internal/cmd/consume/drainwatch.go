@@ -10,7 +10,9 @@ import (
 // stop's drain is waiting only for the receive in flight on its broker (an
 // SQS long poll, up to the subscription's timeOut): the pump lets it end so
 // that the messages it takes are released rather than left invisible. Its
-// attributes are the subscription and up_to, its timeOut.
+// attributes are the subscription and up_to, the bound of that wait:
+// timeOut plus the pump's receive margin (pump.Pump.ReceiveBound), which a
+// broker that never answers makes the receive wait in full.
 const logConsumeAwaitingReceive = "draining: waiting for the receive in flight to return; its messages will be released"
 
 // awaitingReceivePoll is how often a drain looks whether a pump is waiting
@@ -22,14 +24,14 @@ const awaitingReceivePoll = 100 * time.Millisecond
 // awaitingPump is a pump as the drain watch sees it (pump.Pump).
 type awaitingPump interface {
 	AwaitingReceive() bool
+	ReceiveBound() time.Duration
 }
 
-// drainWatched is one subscription the drain watch follows: its name, its
-// pump and its timeOut (how long its receive in flight may still wait).
+// drainWatched is one subscription the drain watch follows: its name and
+// its pump (whose ReceiveBound is how long its receive in flight may wait).
 type drainWatched struct {
-	name    string
-	pump    awaitingPump
-	timeOut time.Duration
+	name string
+	pump awaitingPump
 }
 
 // watchDrain waits for runCtx to end (a stop) and then, until done closes
@@ -37,7 +39,7 @@ type drainWatched struct {
 // waiting only for the receive in flight: logged (Info,
 // logConsumeAwaitingReceive) and told to notify (the dashboard's status
 // line). Once it has said so for every subscription it stops polling
-// (the rest of a stop's wait, up to a timeOut, wakes nothing).
+// (the rest of a stop's wait, up to a ReceiveBound, wakes nothing).
 func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logger, subs []drainWatched, notify func(sub string, upTo time.Duration)) {
 	select {
 	case <-runCtx.Done():
@@ -65,8 +67,9 @@ func watchDrain(runCtx context.Context, done <-chan struct{}, logger *slog.Logge
 			}
 			if seen[i]++; seen[i] >= 2 {
 				seen[i] = -1
-				logger.Info(logConsumeAwaitingReceive, "subscription", s.name, "up_to", s.timeOut)
-				notify(s.name, s.timeOut)
+				upTo := s.pump.ReceiveBound()
+				logger.Info(logConsumeAwaitingReceive, "subscription", s.name, "up_to", upTo)
+				notify(s.name, upTo)
 				said++
 			}
 		}

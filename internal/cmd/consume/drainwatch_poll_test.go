@@ -18,6 +18,8 @@ type countingPump struct {
 
 func (p *countingPump) AwaitingReceive() bool { p.polls.Add(1); return p.awaiting }
 
+func (p *countingPump) ReceiveBound() time.Duration { return time.Second }
+
 // TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid: once the drain
 // watch has said for every subscription that its drain waits only for the
 // receive in flight, it polls no more (the rest of the stop's wait, up to
@@ -34,7 +36,7 @@ func TestWatchDrain_StopsPollingOnceEverySubscriptionIsSaid(t *testing.T) {
 	done := make(chan struct{})
 	returned := make(chan struct{})
 	go func() {
-		watchDrain(runCtx, done, logger, []drainWatched{{name: "a", pump: a, timeOut: time.Second}, {name: "b", pump: b, timeOut: time.Second}},
+		watchDrain(runCtx, done, logger, []drainWatched{{name: "a", pump: a}, {name: "b", pump: b}},
 			func(sub string, _ time.Duration) { said <- sub })
 		close(returned)
 	}()

@@ -21,11 +21,12 @@ import (
 // sends SIGINT: with no handler running, the drain waits only for that
 // receive (let end so that what it takes is released, not left
 // invisible), and consume says so at once, once, naming the subscription
-// and how long at most (its timeOut), before the pump stops; then it
-// exits 0.
+// and how long at most: its timeOut plus the pump's receive margin (10s),
+// the receive's own deadline, which a broker that never answers makes it
+// wait in full; then it exits 0.
 func TestConsumeStop_WaitingOnlyForTheReceiveInFlightSaysSo(t *testing.T) {
 	emu := cmdtest.SharedSQS(t)
-	const line = `msg="draining: waiting for the receive in flight to return; its messages will be released" subscription=orders up_to=6s`
+	const line = `msg="draining: waiting for the receive in flight to return; its messages will be released" subscription=orders up_to=16s`
 	for _, variant := range []string{"reactor", "proactor"} {
 		t.Run(variant, func(t *testing.T) {
 			t.Parallel()

@@ -19,4 +19,9 @@ var fieldsMutants = []mutant{
 		Old:  "\t\tStallAfter:                     s.StallAfter,\n",
 		New:  "",
 		Pkg:  "./internal/cmd/consume", Run: "^TestConsume_PumpOptionsFollowTheFieldTable$"},
+	{Name: "config-drain-zero-accepted", What: "drainTimeout: 0s is accepted again, and the pump reads it as its 10s default: an operator writing 0s for an immediate release gets a 10s drain",
+		File: "internal/config/subscription.go",
+		Old:  "def: DefaultDrainTimeout, dur: durRange{positive: true}}",
+		New:  "def: DefaultDrainTimeout}",
+		Pkg:  "./internal/config", Run: "^TestParse_BrokenFiles$"},
 }

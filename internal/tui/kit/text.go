@@ -1,7 +1,11 @@
 package kit
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -87,3 +91,52 @@ func Wrap(s string, width int) string {
 // CollapseSpace turns every run of white space in s (line breaks and tabs
 // among it) into one space and trims both ends.
 func CollapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Visible returns s with every character that is not graphic written as
+// its Go escape (strconv.QuoteRune's: ESC as \x1b, BEL as \a, a line
+// break as \n, DEL as \x7f, the C1 CSI introducer as \u009b, a
+// bidirectional override as \u202e) and every byte that is not UTF-8 as
+// \xNN, so that text a message, a handler or a broker supplied (an id, a
+// topic, a rejection message, a header or bag value, a body) never
+// reaches a terminal as a control sequence: the one rule every console
+// view of the dlq commands, brighter watch and consume --tui applies to
+// such text (docs/security.md). Graphic text, spaces among it, is
+// returned unchanged, with no allocation; a backslash is not escaped, so
+// the exact text is what -o json prints.
+func Visible(s string) string { return visible(s, false) }
+
+// VisibleLines is Visible keeping line breaks (\n) and tabs as they are:
+// for text shown over several lines (a body).
+func VisibleLines(s string) string { return visible(s, true) }
+
+func visible(s string, lines bool) string {
+	ascii := true // printable ASCII, the common case: returned as it is
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] >= ' ' && s[i] < 0x7f
+	}
+	if ascii {
+		return s
+	}
+	keep := func(r rune) bool { return unicode.IsGraphic(r) || lines && (r == '\n' || r == '\t') }
+	i := strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || !keep(r) })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for s = s[i:]; s != ""; {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case keep(r):
+			b.WriteString(s[:n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}

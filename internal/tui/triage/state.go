@@ -378,9 +378,9 @@ func (m Model) allSelected(ms []*message.Message) bool {
 // stored copies when there is more than one ("o1 ×2").
 func (m Model) idCell(id string) string {
 	if n := m.copies[id]; n > 1 {
-		return fmt.Sprintf("%s ×%d", id, n) + m.restoredMark(id)
+		return fmt.Sprintf("%s ×%d", kit.Visible(id), n) + m.restoredMark(id)
 	}
-	return id + m.restoredMark(id)
+	return kit.Visible(id) + m.restoredMark(id)
 }
 
 func ids(ms []*message.Message) []string {

@@ -110,16 +110,16 @@ func (m Model) bottomLines() []string {
 	// of a destructive action are always shown whole.
 	switch {
 	case m.ask != nil:
-		for l := range strings.SplitSeq(kit.Wrap(m.ask.prompt, m.width), "\n") {
+		for l := range strings.SplitSeq(kit.Wrap(kit.VisibleLines(m.ask.prompt), m.width), "\n") {
 			bottom = append(bottom, m.styles.Section.Render(l))
 		}
 	case m.busy != "":
 		bottom = append(bottom, fmt.Sprintf("%s: %d of %d done, %d failed...", m.busy, m.done+m.failed, m.total, m.failed))
 		if m.status != "" {
-			bottom = append(bottom, m.status)
+			bottom = append(bottom, kit.Visible(m.status))
 		}
 	case m.status != "":
-		bottom = append(bottom, strings.Split(kit.Wrap(m.status, m.width), "\n")...)
+		bottom = append(bottom, strings.Split(kit.Wrap(kit.VisibleLines(m.status), m.width), "\n")...)
 	}
 	for _, l := range m.keys.barLines(m.width) {
 		bottom = append(bottom, m.styles.Dim.Render(l))

@@ -10,15 +10,16 @@ import (
 	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
-// cause is a message's rejection message on one line ("" when none).
-func cause(d inspect.Described) string { return kit.CollapseSpace(d.RejectionMessage) }
+// cause is a message's rejection message on one line ("" when none), its
+// control characters escaped (kit.Visible).
+func cause(d inspect.Described) string { return kit.Visible(kit.CollapseSpace(d.RejectionMessage)) }
 
 func (m Model) groupLines() []string {
 	gs := m.visibleGroups()
 	wide := m.width >= 110
 	topicW := 6
 	for _, g := range gs {
-		topicW = max(topicW, len([]rune(g.key.OriginalTopic)))
+		topicW = max(topicW, len([]rune(kit.Visible(g.key.OriginalTopic))))
 	}
 	topicW = min(topicW, max(m.width/4, 12))
 	head := fmt.Sprintf(" %5s %-7s %-7s ", "COUNT", "OLDEST", "NEWEST")
@@ -32,7 +33,7 @@ func (m Model) groupLines() []string {
 	}
 	causes := make([]string, len(gs))
 	for i, g := range gs {
-		causes[i] = g.key.Message
+		causes[i] = kit.Visible(g.key.Message)
 		if c := cause(inspect.Describe(g.msgs[0])); c != "" {
 			causes[i] = c
 		}
@@ -47,7 +48,7 @@ func (m Model) groupLines() []string {
 		}
 		row := fmt.Sprintf("%s%5d %-7s %-7s ", mark, len(g.msgs), m.ago(g.oldest), m.ago(g.newest))
 		if wide {
-			row += fmt.Sprintf("%-12s %-13s ", g.id, g.key.Reason)
+			row += fmt.Sprintf("%-12s %-13s ", kit.Visible(g.id), kit.Visible(g.key.Reason))
 		}
 		c := causes[i]
 		if m.noteOf(g.id) != "" {
@@ -58,7 +59,7 @@ func (m Model) groupLines() []string {
 				c = fmt.Sprintf("[%d match] %s", n, c)
 			}
 		}
-		row += fmt.Sprintf("%-*s %s", topicW, kit.Cut(g.key.OriginalTopic, topicW), c)
+		row += fmt.Sprintf("%-*s %s", topicW, kit.Cut(kit.Visible(g.key.OriginalTopic), topicW), c)
 		if i == m.cursor[viewGroups] {
 			row = m.styles.Selected.Render(kit.Cut(row, m.width))
 		}

@@ -68,9 +68,9 @@ func (m Model) detailLines() []string {
 	}
 	w := max(m.width-2, 10)
 	lines := []string{
-		m.styles.Section.Render("message " + h.MessageID + sel),
+		m.styles.Section.Render("message " + kit.Visible(h.MessageID) + sel),
 		"rejection",
-		fmt.Sprintf("  %s from %s after %s, %s (%s)", d.Reason, d.OriginalTopic, times(deliveries(d)), m.ago(d.RejectedAt), wireTime(d.RejectedAt)),
+		fmt.Sprintf("  %s from %s after %s, %s (%s)", kit.Visible(d.Reason), kit.Visible(d.OriginalTopic), times(deliveries(d)), m.ago(d.RejectedAt), wireTime(d.RejectedAt)),
 	}
 	if m.restoredMark(h.MessageID) != "" {
 		lines = append(lines, "  ↺ restored: the dead-letter destination holds this id again (the archive file keeps its record)")
@@ -82,7 +82,7 @@ func (m Model) detailLines() []string {
 		lines = append(lines, "  "+l)
 	}
 	for _, hl := range m.historyLines(x) {
-		for i, l := range strings.Split(kit.Wrap(hl, max(w-4, 10)), "\n") {
+		for i, l := range strings.Split(kit.Wrap(kit.Visible(hl), max(w-4, 10)), "\n") {
 			if i > 0 {
 				l = "    " + l
 			}
@@ -101,7 +101,7 @@ func (m Model) detailLines() []string {
 		if bag && (slices.Contains(message.RejectionKeys[:], f[0]) || f[0] == message.KeyPumpRejectionReason) && f[0] != message.KeyOriginalTopic {
 			continue // shown as the rejection above
 		}
-		for i, l := range strings.Split(kit.Wrap(f[0]+": "+f[1], w), "\n") {
+		for i, l := range strings.Split(kit.Wrap(kit.Visible(f[0]+": "+f[1]), w), "\n") {
 			if i > 0 {
 				l = "  " + l
 			}
@@ -109,7 +109,7 @@ func (m Model) detailLines() []string {
 		}
 	}
 	lines = append(lines, "body")
-	for l := range strings.SplitSeq(PrettyBody(h.ContentType, x.Body), "\n") {
+	for l := range strings.SplitSeq(kit.VisibleLines(PrettyBody(h.ContentType, x.Body)), "\n") {
 		lines = append(lines, "  "+l)
 	}
 	start := min(m.cursor[viewMessage], max(len(lines)-1, 0))

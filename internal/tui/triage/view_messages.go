@@ -11,9 +11,9 @@ import (
 
 func (m Model) messageLines() []string {
 	g := m.cur
-	title := fmt.Sprintf("group %s · %s · %s · %s", g.id, g.key.OriginalTopic, g.key.Reason, count(len(g.msgs)))
+	title := fmt.Sprintf("group %s · %s · %s · %s", kit.Visible(g.id), kit.Visible(g.key.OriginalTopic), kit.Visible(g.key.Reason), count(len(g.msgs)))
 	if m.groupBy != byCause {
-		title = fmt.Sprintf("group %s · %s", g.id, count(len(g.msgs)))
+		title = fmt.Sprintf("group %s · %s", kit.Visible(g.id), count(len(g.msgs)))
 	}
 	if n := m.noteOf(g.id); n != "" && g.search == "" {
 		title += " · ✎"
@@ -27,7 +27,7 @@ func (m Model) messageLines() []string {
 		retryW = max(retryW, len([]rune(m.retryCell(x.Header.MessageID))))
 		idW = max(idW, len([]rune(m.idCell(x.Header.MessageID))))
 		if g.search != "" || m.width >= 110 {
-			topicW = max(topicW, 6, len([]rune(inspect.Describe(x).OriginalTopic)))
+			topicW = max(topicW, 6, len([]rune(kit.Visible(inspect.Describe(x).OriginalTopic))))
 		}
 	}
 	idW, topicW = min(idW, 40), min(topicW, 24)
@@ -57,7 +57,7 @@ func (m Model) messageLines() []string {
 			row += fmt.Sprintf("%-*s ", retryW, m.retryCell(d.ID))
 		}
 		if topicW > 0 {
-			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(d.OriginalTopic, topicW))
+			row += fmt.Sprintf("%-*s ", topicW, kit.Cut(kit.Visible(d.OriginalTopic), topicW))
 		}
 		row += causes[i]
 		if i == m.cursor[viewMessages] {

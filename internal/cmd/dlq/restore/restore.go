@@ -20,6 +20,7 @@ import (
 	"github.com/brightergo/brighter/internal/message"
 	"github.com/brightergo/brighter/internal/redact"
 	"github.com/brightergo/brighter/internal/transport"
+	"github.com/brightergo/brighter/internal/tui/kit"
 )
 
 // Options are dlq restore's flags: the shared ones and its own.
@@ -219,10 +220,10 @@ func runRestore(ctx context.Context, o *Options) error {
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %v\n", id, dest, err)
+			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %s\n", kit.Visible(id), kit.Visible(dest), kit.Visible(err.Error()))
 			return
 		}
-		fmt.Fprintf(o.Out(), "restored %s -> %s\n", id, dest)
+		fmt.Fprintf(o.Out(), "restored %s -> %s\n", kit.Visible(id), kit.Visible(dest))
 	}))
 	stopped := sctx.Err() != nil
 	stop()
@@ -325,11 +326,11 @@ func (o *Options) restoreDryRun(name string, ms []*message.Message, there map[st
 			}
 			records.Record(r)
 		case cerr != nil:
-			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %v\n", id, dest, cerr)
+			fmt.Fprintf(o.Out(), "failed %s: publish to %s: %s\n", kit.Visible(id), kit.Visible(dest), kit.Visible(cerr.Error()))
 		case n > 0:
-			fmt.Fprintf(o.Out(), "would restore %s -> %s (already there: %s)\n", id, dest, shared.Plural(n, "copy"))
+			fmt.Fprintf(o.Out(), "would restore %s -> %s (already there: %s)\n", kit.Visible(id), kit.Visible(dest), shared.Plural(n, "copy"))
 		default:
-			fmt.Fprintf(o.Out(), "would restore %s -> %s\n", id, dest)
+			fmt.Fprintf(o.Out(), "would restore %s -> %s\n", kit.Visible(id), kit.Visible(dest))
 		}
 	}
 	if records != nil {
