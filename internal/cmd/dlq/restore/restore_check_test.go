@@ -182,3 +182,30 @@ func TestDLQRestore_DryRunRefusesCharactersSQSRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestDLQRestore_ProgressShowsControlCharactersEscaped: an archive record
+// whose id holds terminal control characters (ESC, BEL) is named in
+// restore's progress lines with them escaped (\x1b, \a), never raw, so an
+// archive cannot drive the operator's terminal (fauxqs, a dry run and a
+// run: SQS refuses those characters, and the failure names the id too).
+func TestDLQRestore_ProgressShowsControlCharactersEscaped(t *testing.T) {
+	t.Parallel()
+	run, _, conn := dlqtest.FauxqsQueues(t, "resc", "dlq")
+	dlq := "dlq-" + run
+	dir := t.TempDir()
+	archive := writeArchive(t, dir, `{"id":"esc-`+run+`\u001b[31mred\u0007","topic":"t","body":"{}"}`+"\n")
+	restore := append([]string{"dlq", "restore", archive, "-s", "sqs://" + dlq}, conn...)
+	for _, dry := range []bool{true, false} {
+		args := restore
+		if dry {
+			args = append(args[:len(args):len(args)], "--dry-run")
+		}
+		_, out, errOut := cmdtest.BrighterExit(t, dir, args...)
+		if strings.ContainsAny(out+errOut, "\x1b\a") {
+			t.Fatalf("restore (dry run %v) wrote control characters raw:\nstdout: %q\nstderr: %q", dry, out, errOut)
+		}
+		if !strings.Contains(out, `esc-`+run+`\x1b[31mred\a`) {
+			t.Fatalf("restore (dry run %v) does not name the record with its control characters escaped:\nstdout: %q", dry, out)
+		}
+	}
+}
