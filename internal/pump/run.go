@@ -494,6 +494,9 @@ func (r *run) releaseHeld() {
 	r.heldMu.Unlock()
 	for _, h := range held {
 		m := h.m
+		if h.unstarted && r.routeSpentAtRelease(m) {
+			continue
+		}
 		ctx, cancel := r.call()
 		err := r.p.consumer.Requeue(ctx, m, 0)
 		cancel()
@@ -508,6 +511,27 @@ func (r *run) releaseHeld() {
 			r.p.emit(Event{Kind: EventReleased, Message: m, DeliveryCount: m.Header.HandledCount})
 		}
 	}
+}
+
+// routeSpentAtRelease routes m, a message a stop would release unstarted,
+// when it arrived with its redelivery budget spent by handlers (the
+// delivery the budget routes without a handler run, exhausted), instead
+// of releasing it, and reports whether it did. Released, it would come
+// back on a delivery past 2 x requeueCount + 1, where a native redrive
+// limit set at that delivery (the layout lint recommends) moves it to the
+// broker's own dead-letter destination without a rejection reason. A
+// routing that fails releases it with the Router's back-off, as any
+// rejection.
+func (r *run) routeSpentAtRelease(m *message.Message) bool {
+	if r.p.opts.RequeueCount == -1 || m.Header.MessageType == message.MTQuit {
+		return false
+	}
+	switch why := r.exhausted(m, false); why {
+	case arrivalSpentByHandlers, arrivalRoutingRetry:
+		r.rejectExhausted(m, why)
+		return true
+	}
+	return false
 }
 
 // releasedIDs returns the ids of the messages released unstarted so far.

@@ -269,3 +269,49 @@ func TestHandlerRejectionNeverHandledAgainWhileRoutingFails_AC3(t *testing.T) {
 		})
 	}
 }
+
+// A message that arrives with its budget spent by handlers (here: a
+// stamped count at requeueCount) and waits unstarted in the buffer when a
+// stop comes is routed by the stop, not released: released, it would come
+// back past the delivery the budget routes on, where a native redrive
+// limit of 2 x requeueCount + 1 moves it to the broker's own dead-letter
+// destination with no rejection reason. The message ahead of it, whose
+// handler the stop cuts off, is released as ever; both variants.
+func TestStopRoutesABufferedMessageWhoseBudgetIsSpent_R4(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v pump.Variant) {
+		e := newEnv(t, memory.ConsumerOptions{DeadLetter: dlqQueue, BufferSize: 2})
+		e.publish(t, srcQueue, "slow", "")
+		spent := message.New("spent", srcQueue, message.MTEvent, []byte(`{}`))
+		spent.Header.HandledCount = 3
+		e.publishMsg(t, srcQueue, spent)
+		opts := fastOptions(v)
+		opts.RequeueCount = 3
+		opts.BufferSize = 2
+		opts.NoOfPerformers = 1
+		opts.DrainTimeout = 100 * time.Millisecond
+		started := make(chan struct{}, 1)
+		e.start(t, opts, func(ctx context.Context, m *message.Message) pump.Result {
+			if m.Header.MessageID == "slow" {
+				started <- struct{}{}
+				<-ctx.Done() // held until the stop cuts it off
+			}
+			return pump.Result{Outcome: pump.Defer}
+		})
+		<-started // spent came in the same receive (bufferSize 2), and waits behind slow
+		if err := e.stop(t); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		dl := e.oneDeadLetter(t)
+		if dl.Header.MessageID != "spent" {
+			t.Fatalf("dead-lettered %s, want spent", dl.Header.MessageID)
+		}
+		requireFiveKeys(t, dl, "DeliveryError")
+		left := e.receiveAll(t, srcQueue)
+		if len(left) != 1 || left[0].Header.MessageID != "slow" {
+			t.Errorf("source holds %v, want only slow (released by the stop)", left)
+		}
+		if n := e.calls.Load(); n != 1 {
+			t.Errorf("handler runs = %d, want 1 (slow's; spent is routed without one)", n)
+		}
+	})
+}
