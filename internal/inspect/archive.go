@@ -335,7 +335,10 @@ func ArchiveWith(ctx context.Context, src *Source, f Filter, w io.Writer, sync f
 			sum.Unconfirmed = nil
 		}
 	}
-	if pipe == nil || !errors.Is(err, syscall.EPIPE) {
+	// The receive removed last is named while its reader is gone, whether
+	// the run saw that in a write (EPIPE) or stopped first (an interrupt,
+	// as the command's broken-pipe watch makes one).
+	if pipe == nil || !errors.Is(err, syscall.EPIPE) && pipe.Present() == nil {
 		sum.Unconfirmed = nil
 	}
 	sum.Skipped = counts.Skipped

@@ -64,3 +64,35 @@ func TestDLQArchive_PipeReaderLeavesEarly(t *testing.T) {
 	}
 	t.Logf("head kept %d, %d named unconfirmed, %d visible in the queue; stderr:\n%s", len(read), len(unconfirmed), len(left), dlqtest.LastLines(errOut, 3))
 }
+
+// TestDLQArchive_PipeReaderLeavesEarlyNamesWhatWasRemovedLast: `dlq
+// archive --all --file - | head -n 15` over 30 messages (fauxqs): head
+// reads the first receive's ten records, then five of the second's, and
+// exits. A receive removed once its records were read and the reader was
+// seen still there is named in full in the error as read and perhaps not
+// kept, whatever way the stop came (the write's EPIPE, or the
+// broken-pipe watch that stops the run as an interrupt does), and says how
+// many were archived; exit 141.
+func TestDLQArchive_PipeReaderLeavesEarlyNamesWhatWasRemovedLast(t *testing.T) {
+	t.Parallel()
+	dlq, _, conn := dlqtest.CrashQueue(t, 30)
+	code, _, errOut := dlqtest.PipeRun(t, dlqtest.HeadLines(t, 15, 30*time.Second), append([]string{"dlq", "archive", "sqs://" + dlq, "--all", "--file", "-"}, conn...)...)
+	if code != cmdutil.ExitBrokenPipe {
+		t.Fatalf("archive | head -n 15: exit %d, want %d:\n%s", code, cmdutil.ExitBrokenPipe, errOut)
+	}
+	m := regexp.MustCompile(`archived (\d+), skipped`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no summary line:\n%s", errOut)
+	}
+	archived, _ := strconv.Atoi(m[1])
+	named := 0
+	if u := regexp.MustCompile(`may not have kept them all: (.*)`).FindStringSubmatch(errOut); u != nil {
+		named = len(strings.Fields(u[1]))
+	}
+	// When brighter stops before its next write (the reader left at once),
+	// nothing was removed and nothing is named; otherwise the receive
+	// removed last is named in full.
+	if archived > 10 || named != archived {
+		t.Errorf("archived %d, %d named as read and perhaps not kept; want every message of the receive removed last (at most 10) named:\n%s", archived, named, errOut)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/brightergo/brighter/internal/cmd/cmdutil"
 	"github.com/brightergo/brighter/internal/export"
@@ -145,11 +146,18 @@ func (o *ArchiveOptions) RunArchive(ctx context.Context, arg string) error {
 		NoteHeld(o.IO.ErrOut, t, ch)
 	}
 	switch {
+	case pipe != nil && (cmdutil.IsBrokenPipe(aerr) || o.StdoutGone()):
+		// Before the interrupt's case: a reader that went away stops the
+		// run as an interrupt does, and the messages removed last must
+		// still be named.
+		perr := aerr
+		if !cmdutil.IsBrokenPipe(perr) {
+			perr = fmt.Errorf("write the archive: %w", syscall.EPIPE)
+		}
+		return cmdutil.BrokenPipeErr(fmt.Errorf("%s %s: stopped: %w; %s archived, each removed only once the reader had read its record and was still reading after it; the rest are still in the destination, visible%s",
+			what, t.URL, perr, Plural(sum.Archived, "message"), unconfirmed(sum.Unconfirmed)))
 	case stopped:
 		return &cmdutil.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s %s: interrupted; what was %s is gone from the destination, the rest is still there, visible", what, t.URL, verb)}
-	case pipe != nil && cmdutil.IsBrokenPipe(aerr):
-		return cmdutil.BrokenPipeErr(fmt.Errorf("%s %s: stopped: %w; %s archived, each removed only once the reader had read its record and was still reading after it; the rest are still in the destination, visible%s",
-			what, t.URL, aerr, Plural(sum.Archived, "message"), unconfirmed(sum.Unconfirmed)))
 	case aerr != nil:
 		return cmdutil.FailureErr(Naming(t, what, aerr))
 	case cerr != nil:
