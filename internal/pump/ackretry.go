@@ -69,9 +69,11 @@ func (r *run) retryAck(m *message.Message, st leaseRef, now time.Time, waiting b
 	r.holds.ackSettled(m, done, before, err)
 	if late {
 		r.leases.settledLate(id, err, true)
-	} else if at := time.Now(); err == nil && r.leases.answeredLate(until, at) {
-		late = true
-		r.leases.lateAnswered(id, at)
+	} else if err == nil && until > 0 {
+		if at := time.Now(); r.leases.answeredLate(until, at) {
+			late = true
+			r.leases.lateAnswered(id, at)
+		}
 	}
 	if err == nil && !late {
 		p.here.forget(id, m.StoredID)

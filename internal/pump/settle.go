@@ -178,9 +178,11 @@ func (r *run) handleAt(m *message.Message, st leaseRef, acks ackSink, last time.
 		p.settled(err)
 		if late {
 			r.leases.settledLate(m.Header.MessageID, err, true)
-		} else if at := time.Now(); err == nil && r.leases.answeredLate(until, at) {
-			late = true
-			r.leases.lateAnswered(m.Header.MessageID, at)
+		} else if err == nil && until > 0 {
+			if at := time.Now(); r.leases.answeredLate(until, at) { // a clock reading only where a lease was tracked
+				late = true
+				r.leases.lateAnswered(m.Header.MessageID, at)
+			}
 		}
 		if err != nil {
 			r.holds.hold(m, settling, 0)

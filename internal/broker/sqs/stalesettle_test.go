@@ -208,3 +208,57 @@ func TestStaleAcknowledgementNeverRunsTheHandlerAgainInItsProcess(t *testing.T) 
 		})
 	}
 }
+
+// A stop on fauxqs whose buffer holds, unstarted, a message that arrived
+// with its budget spent by handlers (a stamped count at requeueCount)
+// routes it to the dead-letter queue with its rejection metadata instead
+// of releasing it: released, its next receive could pass a native redrive
+// limit and reach SQS's own dead-letter queue without a reason. The message
+// whose handler the stop cut off is released to the source; both variants.
+func TestStopRoutesABufferedMessageWhoseBudgetIsSpent(t *testing.T) {
+	for _, v := range pumptest.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			c := testClients(t)
+			q := uniq("stop-spent-" + string(v))
+			k := setup(t, c, ChannelOptions{Queue: q, DeadLetter: q + "-dlq"}, ConsumerOptions{BufferSize: 2, VisibilityTimeout: 30 * time.Second})
+			slow := newMessage(q)
+			spent := newMessage(q)
+			spent.Header.HandledCount = 3
+			send(t, c, ProducerOptions{}, slow)
+			send(t, c, ProducerOptions{}, spent)
+			opts := pumptest.Options(v, 2)
+			opts.RequeueCount = 3
+			opts.DrainTimeout = 200 * time.Millisecond
+			started := make(chan string, 2)
+			r := pumptest.Start(t, k, opts, func(ctx context.Context, m *message.Message) pump.Result {
+				started <- m.Header.MessageID
+				<-ctx.Done() // held until the stop cuts it off
+				return pump.Result{Outcome: pump.Defer}
+			})
+			var first string
+			select {
+			case first = <-started:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no handler started")
+			}
+			if first != slow.Header.MessageID {
+				t.Fatalf("the handler started on %s first, want %s (the spent message waits behind it)", first, slow.Header.MessageID)
+			}
+			r.Stop(t)
+			dl := readAll(t, c, q+"-dlq")
+			if len(dl) != 1 || dl[0].Header.MessageID != spent.Header.MessageID || !dl[0].HasRejectionMetadata() {
+				t.Fatalf("dead-letter queue holds %d messages (%v), want the spent one with its rejection metadata", len(dl), dl)
+			}
+			left := readAll(t, c, q)
+			if len(left) != 1 || left[0].Header.MessageID != slow.Header.MessageID {
+				t.Errorf("source holds %v, want only the cut-off message, released", left)
+			}
+			select {
+			case id := <-started:
+				t.Errorf("a handler ran on %s too; the spent message must be routed without one", id)
+			default:
+			}
+		})
+	}
+}

@@ -62,5 +62,5 @@ var rejectionRetryMutants = []mutant{
 		File: "internal/pump/run.go",
 		Old:  "\t\tif h.unstarted && r.routeSpentAtRelease(m) {",
 		New:  "\t\tif false && h.unstarted && r.routeSpentAtRelease(m) {",
-		Pkg:  "./internal/pump", Run: "^TestStopRoutesABufferedMessageWhoseBudgetIsSpent_R4$"},
+		Pkg:  "./internal/pump ./internal/broker/sqs", Run: "^(TestStopRoutesABufferedMessageWhoseBudgetIsSpent_R4|TestStopRoutesABufferedMessageWhoseBudgetIsSpent)$"},
 }
